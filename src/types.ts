@@ -1,0 +1,292 @@
+/**
+ * Types shared by every stage. Internal values are camelCase with units in the
+ * name; the result file's shapes (ResultFile and below) are snake_case because
+ * they are the public `servegate.result/v1` contract (see ARCHITECTURE.md).
+ */
+
+export type Api = 'completions' | 'chat'
+
+/** One fixed input/output shape, in tokens. */
+export interface Shape {
+  inputLen: number
+  outputLen: number
+}
+
+/** The interactivity target: `percentile` of `metric` must stay at or under `thresholdMs`. */
+export interface Target {
+  metric: 'tpot' | 'itl'
+  percentile: number
+  thresholdMs: number
+}
+
+// ---------------------------------------------------------------------------
+// plan → load
+// ---------------------------------------------------------------------------
+
+/** One request ready to send: everything the client needs, nothing it must compute. */
+export interface PlannedRequest {
+  /** Sent as `x-request-id`; unique within a sweep. */
+  id: string
+  /** Absolute URL of the endpoint to POST to. */
+  url: string
+  /** JSON request body, already serialised. */
+  body: string
+  /** Extra headers (e.g. authorization); never logged. */
+  headers: Record<string, string>
+  api: Api
+  /** Prompt length in tokens as planned. */
+  promptTokens: number
+  /** `max_tokens` asked for (with ignore_eos, the expected output length). */
+  maxTokens: number
+}
+
+/** Why a request failed. */
+export type ErrorKind =
+  | 'http_status' // non-200 answer
+  | 'transport' // connection refused/reset, socket error
+  | 'stream_error' // an `error` object inside the SSE stream
+  | 'malformed' // an SSE data line that is not valid JSON / not the expected shape
+  | 'timeout' // no byte for longer than the request timeout
+  | 'no_tokens' // stream ended without any content token
+
+/** What the client measured for one request. Times are client monotonic clock. */
+export interface RequestRecord {
+  id: string
+  /** Send time, ms since the run's epoch (the load runner's start). */
+  startMs: number
+  /** Time to first non-empty content/reasoning chunk, ms since send; null if none arrived. */
+  ttftMs: number | null
+  /** Arrival of every content chunk, ms since send (first entry equals ttftMs). */
+  chunkArrivalsMs: number[]
+  /** Last content chunk, ms since send (E2EL, vLLM's definition); null if none. */
+  e2elMs: number | null
+  /** End of the stream (last byte), ms since send. */
+  streamEndMs: number
+  /** Number of SSE chunks that carried non-empty content or reasoning text. */
+  contentChunks: number
+  /** Server's usage.completion_tokens (null when the server sent no usage). */
+  usageCompletionTokens: number | null
+  /** Server's usage.prompt_tokens (null when the server sent no usage). */
+  usagePromptTokens: number | null
+  /** Planned prompt and output lengths (copied for analysis). */
+  promptTokens: number
+  maxTokens: number
+  /** Generated text (content + reasoning), kept for re-tokenisation checks. */
+  text: string
+  /** Whether the final `[DONE]` sentinel was seen. */
+  sawDone: boolean
+  /** Number of `finish_reason` values seen and the last one. */
+  finishReason: string | null
+  error: { kind: ErrorKind; detail: string } | null
+}
+
+// ---------------------------------------------------------------------------
+// load → metrics: one run's raw material
+// ---------------------------------------------------------------------------
+
+/** Figures the load runner keeps about the client itself (saturation evidence). */
+export interface ClientStats {
+  workers: number
+  /** Highest event-loop utilisation (0..1) seen by any worker during the run. */
+  eventLoopUtilization: number
+  /** p99 event-loop delay across workers, ms. */
+  eventLoopDelayP99Ms: number
+  /** Lag between a slot becoming free and the next request actually being sent, ms. */
+  sendLagP50Ms: number
+  sendLagP99Ms: number
+  /** Time-weighted mean number of requests in flight over the measured window. */
+  meanInFlight: number
+  /** Token (chunk) events per second the client processed. */
+  eventsPerSecond: number
+}
+
+/** Everything one measured run produced, before any summarising. */
+export interface RawRun {
+  concurrency: number
+  records: RequestRecord[]
+  warmupRequests: number
+  /** Measured window: first send to last completion, ms since epoch. */
+  startMs: number
+  endMs: number
+  client: ClientStats
+  startedAt: string
+  finishedAt: string
+}
+
+// ---------------------------------------------------------------------------
+// The result file (servegate.result/v1). snake_case: this is the public contract.
+// ---------------------------------------------------------------------------
+
+export const RESULT_SCHEMA = 'servegate.result/v1'
+
+export interface LatencyStats {
+  mean: number | null
+  p50: number | null
+  p95: number | null
+  p99: number | null
+}
+
+export type ValidityCode =
+  | 'client_saturated'
+  | 'token_count_mismatch'
+  | 'output_len_mismatch'
+  | 'prefix_cache_contaminated'
+  | 'ramp_dominated'
+  | 'requests_failed'
+  | 'too_few_requests'
+  | 'gpu_throttled'
+  | 'gpu_shared'
+
+export interface ValidityIssue {
+  code: ValidityCode
+  detail: string
+}
+
+export interface Validity {
+  valid: boolean
+  issues: ValidityIssue[]
+}
+
+/** Throughput and latencies over the window in which all C slots were busy. */
+export interface SteadyState {
+  start_s: number
+  end_s: number
+  /** Share of the run's duration outside the all-slots-busy window (0..1). */
+  ramp_fraction: number
+  completed: number
+  output_throughput: number
+  ttft_ms: LatencyStats
+  tpot_ms: LatencyStats
+  itl_ms: LatencyStats
+}
+
+/** Server-side figures from the engine's Prometheus /metrics, never mixed with client ones. */
+export interface ServerSide {
+  source: 'prometheus'
+  ttft_ms: LatencyStats
+  itl_ms: LatencyStats | null
+  tpot_ms: LatencyStats | null
+  e2el_ms: LatencyStats
+  prompt_tokens: number | null
+  generation_tokens: number | null
+  prefix_cache_queries: number | null
+  prefix_cache_hits: number | null
+}
+
+export interface TokenCounts {
+  /** Output tokens expected (requests × max_tokens with ignore_eos). */
+  expected: number
+  /** Sum of usage.completion_tokens (null if the server never reported usage). */
+  server_usage: number | null
+  /** Sum of content chunks counted by the client. */
+  client_chunks: number
+  /** Tokens of the generated text re-tokenised with the server's /tokenize (null if unavailable). */
+  retokenized: number | null
+  /** Mean tokens per content chunk (>1 means multi-token chunks, e.g. speculative decoding). */
+  tokens_per_chunk: number | null
+}
+
+export interface GpuSample {
+  index: number
+  name: string
+  utilization_pct: number | null
+  sm_clock_mhz: number | null
+  max_sm_clock_mhz: number | null
+  power_w: number | null
+  temperature_c: number | null
+  throttle_reasons: string[]
+  foreign_processes: number | null
+}
+
+export interface RunResult {
+  repeat: number
+  seed: number
+  warmup_requests: number
+  num_prompts: number
+  completed: number
+  failed: number
+  duration_s: number
+  output_throughput: number
+  total_token_throughput: number
+  request_throughput: number
+  tok_s_per_user: number | null
+  ttft_ms: LatencyStats
+  tpot_ms: LatencyStats
+  itl_ms: LatencyStats
+  e2el_ms: LatencyStats
+  validity: Validity
+  // ---- beyond the minimum contract ----
+  started_at: string
+  finished_at: string
+  /** ITL divided per token when chunks carry several tokens (equals itl_ms otherwise). */
+  itl_per_token_ms: LatencyStats
+  tokens: TokenCounts
+  errors: Record<string, number>
+  steady_state: SteadyState | null
+  server_side: ServerSide | null
+  client: {
+    workers: number
+    event_loop_utilization: number
+    event_loop_delay_p99_ms: number
+    send_lag_p50_ms: number
+    send_lag_p99_ms: number
+    mean_in_flight: number
+    events_per_second: number
+  }
+  gpu: GpuSample[] | null
+}
+
+export interface PointResult {
+  input_len: number
+  output_len: number
+  concurrency: number
+  runs: RunResult[]
+}
+
+export type AtTargetBound = 'interpolated' | 'lower_bound' | 'unreachable' | 'exact'
+
+export interface AtTargetRun {
+  repeat: number
+  /** Output tok/s at the target; null when the target is unreachable. */
+  throughput: number | null
+  /** Concurrency implied (interpolated) or of the last passing point. */
+  concurrency: number | null
+  bound: AtTargetBound
+}
+
+export interface AtTargetShape {
+  input_len: number
+  output_len: number
+  runs: AtTargetRun[]
+}
+
+export interface ResultTarget {
+  metric: 'tpot' | 'itl'
+  percentile: number
+  threshold_ms: number
+}
+
+/** The environment a result was measured in. Anything not found is the string 'unknown'. */
+export interface EnvRecord {
+  engine: { name: string; version: string }
+  model: { id: string; revision: string; root: string }
+  gpu: { names: string[]; count: number | 'unknown'; driver_version: string; cuda_version: string; clocks: string }
+  container_digest: string
+  serve_command: string
+  harness: { version: string; git_commit: string; node_version: string }
+  host: { hostname: string; platform: string; cpus: number }
+  base_url: string
+  started_at: string
+  finished_at: string
+  definitions: Record<string, string>
+}
+
+export interface ResultFile {
+  schema: typeof RESULT_SCHEMA
+  harness: { name: 'servegate'; version: string }
+  env: EnvRecord
+  config: Record<string, unknown>
+  target: ResultTarget
+  points: PointResult[]
+  at_target: AtTargetShape[]
+}
