@@ -1,0 +1,164 @@
+/**
+ * Parsing of `servegate run`'s raw flag strings. Each parser returns a value or
+ * pushes one specific message (`--concurrency "1,4,x": expected …`) onto an
+ * error list, so every bad flag is reported at once.
+ */
+import type { Api, Target } from '../types.js'
+
+/** The raw flags of `servegate run`, as commander hands them over (camelCase keys). */
+export interface RunFlags {
+  config?: string
+  baseUrl?: string
+  model?: string
+  api?: string
+  inputLen?: string
+  outputLen?: string
+  concurrency?: string
+  promptsPerConcurrency?: string
+  warmup?: string
+  repeats?: string
+  target?: string
+  seed?: string
+  out?: string
+  sweep?: string
+  resume?: boolean
+  workers?: string
+  containerDigest?: string
+  serveCommand?: string
+  timeoutMs?: string
+}
+
+/** Collects problems; `flag` names are written as the user typed them (`--input-len`). */
+export type Problems = string[]
+
+const INT = /^\d+$/
+
+function quote(value: string): string {
+  return JSON.stringify(value)
+}
+
+/** A positive integer flag (≥ 1); undefined when absent. */
+export function positiveIntFlag(flag: string, raw: string | undefined, problems: Problems): number | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  const n = Number(s)
+  if (!INT.test(s) || !Number.isSafeInteger(n) || n < 1) {
+    problems.push(`${flag} ${quote(String(raw))}: expected a positive integer`)
+    return undefined
+  }
+  return n
+}
+
+/** A seed: an integer in [0, 2^32). */
+export function seedFlag(flag: string, raw: string | undefined, problems: Problems): number | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  const n = Number(s)
+  if (!INT.test(s) || n > 0xffffffff) {
+    problems.push(`${flag} ${quote(String(raw))}: expected an integer from 0 to 4294967295`)
+    return undefined
+  }
+  return n
+}
+
+/** `1,4,16` → [1, 4, 16], sorted ascending; duplicates are an error. */
+export function concurrencyFlag(raw: string | undefined, problems: Problems): number[] | undefined {
+  if (raw === undefined) return undefined
+  const parts = String(raw).split(',').map((p) => p.trim())
+  const values = parts.map(Number)
+  if (parts.some((p) => !INT.test(p)) || values.some((v) => !Number.isSafeInteger(v) || v < 1)) {
+    problems.push(`--concurrency ${quote(String(raw))}: expected positive integers separated by commas, e.g. 1,4,16`)
+    return undefined
+  }
+  if (new Set(values).size !== values.length) {
+    problems.push(`--concurrency ${quote(String(raw))}: expected each concurrency once (duplicates found)`)
+    return undefined
+  }
+  return [...values].sort((a, b) => a - b)
+}
+
+/** `--warmup N` or `--warmup auto`. */
+export function warmupFlag(raw: string | undefined, problems: Problems): number | 'auto' | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  if (s === 'auto') return 'auto'
+  if (!INT.test(s) || !Number.isSafeInteger(Number(s))) {
+    problems.push(`--warmup ${quote(String(raw))}: expected a non-negative integer (requests per point) or "auto"`)
+    return undefined
+  }
+  return Number(s)
+}
+
+/** `--workers N` or `--workers auto`. */
+export function workersFlag(raw: string | undefined, problems: Problems): number | 'auto' | undefined {
+  if (raw === undefined) return undefined
+  if (String(raw).trim() === 'auto') return 'auto'
+  const n = positiveIntFlag('--workers', raw, [])
+  if (n === undefined) problems.push(`--workers ${quote(String(raw))}: expected a positive integer or "auto"`)
+  return n
+}
+
+/** `--api completions|chat`. */
+export function apiFlag(raw: string | undefined, problems: Problems): Api | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  if (s === 'completions' || s === 'chat') return s
+  problems.push(`--api ${quote(String(raw))}: expected "completions" or "chat"`)
+  return undefined
+}
+
+const TARGET = /^(tpot|itl):p?(\d+(?:\.\d+)?):(\d+(?:\.\d+)?)(?:ms)?$/i
+
+/** `tpot:p95:50` (metric : percentile : threshold in ms); `tpot:95:50` and `itl:p99:30ms` are accepted too. */
+export function parseTarget(raw: string): Target | string {
+  const m = TARGET.exec(raw.trim())
+  const expected = 'expected METRIC:pPERCENTILE:MS with METRIC tpot or itl, e.g. tpot:p95:50'
+  if (!m) return expected
+  const percentile = Number(m[2])
+  const thresholdMs = Number(m[3])
+  if (!(percentile > 0 && percentile < 100)) return 'expected a percentile between 0 and 100 (exclusive), e.g. tpot:p95:50'
+  if (!(thresholdMs > 0)) return 'expected a threshold above 0 ms, e.g. tpot:p95:50'
+  return { metric: m[1]!.toLowerCase() as Target['metric'], percentile, thresholdMs }
+}
+
+/** `--target tpot:p95:50`. */
+export function targetFlag(raw: string | undefined, problems: Problems): Target | undefined {
+  if (raw === undefined) return undefined
+  const t = parseTarget(String(raw))
+  if (typeof t === 'string') {
+    problems.push(`--target ${quote(String(raw))}: ${t}`)
+    return undefined
+  }
+  return t
+}
+
+/** A non-empty string flag (model, out, serve command, …). */
+export function textFlag(flag: string, raw: string | undefined, problems: Problems): string | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  if (s === '') {
+    problems.push(`${flag} "": expected a non-empty value`)
+    return undefined
+  }
+  return s
+}
+
+/**
+ * The server's root URL without a trailing slash or `/v1` (both accepted on
+ * input, as `vllm bench serve` accepts them); a string describing the problem otherwise.
+ */
+export function normalizeBaseUrl(raw: string): string | { problem: string } {
+  let url: URL
+  try {
+    url = new URL(raw.trim())
+  } catch {
+    return { problem: 'expected an http(s) URL such as http://127.0.0.1:8000' }
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `expected an http(s) URL, not ${url.protocol}` }
+  if (url.search || url.hash) return { problem: 'expected a URL without a query or fragment' }
+  // The base URL is written to the result file; credentials must never be.
+  if (url.username || url.password) return { problem: 'expected a URL without credentials (name the key\'s environment variable in server.api_key_env)' }
+  let path = url.pathname.replace(/\/+$/, '')
+  if (path.endsWith('/v1')) path = path.slice(0, -3)
+  return `${url.protocol}//${url.host}${path}`
+}

@@ -1,0 +1,226 @@
+/**
+ * One resolved configuration from defaults ← config file ← flags ← environment.
+ * Flags override the file; the API key is read from the environment variable
+ * the file names and never leaves this object except to build request headers.
+ */
+import { UsageError } from '../errors.js'
+import type { Api, Shape, Target } from '../types.js'
+import { DEFAULTS } from './defaults.js'
+import {
+  apiFlag,
+  concurrencyFlag,
+  normalizeBaseUrl,
+  positiveIntFlag,
+  seedFlag,
+  targetFlag,
+  textFlag,
+  warmupFlag,
+  workersFlag,
+  type Problems,
+  type RunFlags,
+} from './flags.js'
+import type { ConfigFile, SweepConfig } from './schema.js'
+
+export type { RunFlags } from './flags.js'
+
+/** Gate tolerances as given (the gate stage applies its own defaults to what is absent). */
+export interface GateSettings {
+  /** Smallest relative change, in percent, that may count as a regression, per metric kind. */
+  tolerancePct: { itl?: number; tpot?: number; ttft?: number; throughput?: number }
+  /** Failed requests tolerated per run before the gate calls it unusable; null: not set. */
+  maxFailedRequests: number | null
+}
+
+export interface ResolvedConfig {
+  /** The config file used, or null. */
+  configPath: string | null
+  server: {
+    /** Server root without trailing `/` or `/v1`; null: start the built-in simulator. */
+    baseUrl: string | null
+    /** null: the first model of /v1/models. */
+    model: string | null
+    api: Api
+    apiKeyEnv: string | null
+  }
+  /** The key itself, from env[apiKeyEnv]. Never written anywhere: see configForResult. */
+  apiKey: string | null
+  target: Target
+  sweepName: string
+  shapes: Shape[]
+  /** Ascending, distinct. */
+  concurrency: number[]
+  promptsPerConcurrency: number
+  /** Warmup requests per point, or 'auto' (see autoWarmupRequests). */
+  warmup: number | 'auto'
+  repeats: number
+  seed: number
+  out: string
+  resume: boolean
+  workers: number | 'auto'
+  containerDigest: string | null
+  serveCommand: string | null
+  /** A request with no byte for this long fails with `timeout`, ms. */
+  idleTimeoutMs: number
+  gate: GateSettings
+}
+
+export interface ResolveInput {
+  file: ConfigFile | null
+  filePath: string | null
+  flags: RunFlags
+  env: NodeJS.ProcessEnv
+}
+
+/** Merge defaults, the config file, flags and environment into one ResolvedConfig; throws UsageError listing every problem. */
+export function resolveConfig(input: ResolveInput): ResolvedConfig {
+  const { file, filePath, flags, env } = input
+  const problems: Problems = []
+  const fileName = filePath ?? 'the config file'
+
+  const { name: sweepName, sweep } = pickSweep(file, fileName, flags.sweep, problems)
+
+  // Flags (each parser reports its own problem).
+  const flagBaseUrl = textFlag('--base-url', flags.baseUrl, problems)
+  const flagModel = textFlag('--model', flags.model, problems)
+  const flagApi = apiFlag(flags.api, problems)
+  const flagInputLen = positiveIntFlag('--input-len', flags.inputLen, problems)
+  const flagOutputLen = positiveIntFlag('--output-len', flags.outputLen, problems)
+  const flagConcurrency = concurrencyFlag(flags.concurrency, problems)
+  const flagPrompts = positiveIntFlag('--prompts-per-concurrency', flags.promptsPerConcurrency, problems)
+  const flagWarmup = warmupFlag(flags.warmup, problems)
+  const flagRepeats = positiveIntFlag('--repeats', flags.repeats, problems)
+  const flagTarget = targetFlag(flags.target, problems)
+  const flagSeed = seedFlag('--seed', flags.seed, problems)
+  const flagOut = textFlag('--out', flags.out, problems)
+  const flagWorkers = workersFlag(flags.workers, problems)
+  const flagDigest = textFlag('--container-digest', flags.containerDigest, problems)
+  const flagServe = textFlag('--serve-command', flags.serveCommand, problems)
+  const flagTimeout = positiveIntFlag('--timeout-ms', flags.timeoutMs, problems)
+
+  let baseUrl: string | null = null
+  const rawBase = flagBaseUrl ?? file?.server?.base_url
+  if (rawBase !== undefined) {
+    const n = normalizeBaseUrl(rawBase)
+    if (typeof n === 'string') baseUrl = n
+    else problems.push(flagBaseUrl !== undefined ? `--base-url ${JSON.stringify(rawBase)}: ${n.problem}` : `${fileName}: server.base_url ${JSON.stringify(rawBase)}: ${n.problem}`)
+  }
+
+  const apiKeyEnv = file?.server?.api_key_env ?? null
+  let apiKey: string | null = null
+  if (apiKeyEnv !== null) {
+    const value = env[apiKeyEnv]
+    if (value !== undefined && value !== '') apiKey = value
+    // Only a real server needs the key; the built-in simulator ignores it.
+    else if (baseUrl !== null) problems.push(`${fileName}: server.api_key_env names ${apiKeyEnv}, which is not set in the environment`)
+  }
+
+  const fileShapes: Shape[] = sweep ? sweep.shapes.map((s) => ({ inputLen: s.input_len, outputLen: s.output_len })) : DEFAULTS.shapes.map((s) => ({ ...s }))
+  const shapes = dedupeShapes(
+    fileShapes.map((s) => ({ inputLen: flagInputLen ?? s.inputLen, outputLen: flagOutputLen ?? s.outputLen })),
+  )
+  const concurrency = flagConcurrency ?? (sweep ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency])
+
+  const fileTarget = file?.target
+  const target: Target = flagTarget ?? {
+    metric: fileTarget?.metric ?? DEFAULTS.target.metric,
+    percentile: fileTarget?.percentile ?? DEFAULTS.target.percentile,
+    thresholdMs: fileTarget?.threshold_ms ?? DEFAULTS.target.thresholdMs,
+  }
+
+  const digestFromEnv = env.SERVEGATE_CONTAINER_DIGEST?.trim()
+
+  if (problems.length > 0) {
+    const message = problems.length === 1 ? problems[0]! : `invalid options:\n${problems.map((p) => `  ${p}`).join('\n')}`
+    throw new UsageError(message, 'Run `servegate run --help` for every flag and its format.')
+  }
+
+  return {
+    configPath: filePath,
+    server: { baseUrl, model: flagModel ?? file?.server?.model ?? null, api: flagApi ?? file?.server?.api ?? DEFAULTS.api, apiKeyEnv },
+    apiKey,
+    target,
+    sweepName,
+    shapes,
+    concurrency,
+    promptsPerConcurrency: flagPrompts ?? sweep?.prompts_per_concurrency ?? DEFAULTS.promptsPerConcurrency,
+    warmup: flagWarmup ?? sweep?.warmup ?? DEFAULTS.warmup,
+    repeats: flagRepeats ?? sweep?.repeats ?? DEFAULTS.repeats,
+    seed: flagSeed ?? file?.seed ?? DEFAULTS.seed,
+    out: flagOut ?? DEFAULTS.out,
+    resume: flags.resume === true,
+    workers: flagWorkers ?? DEFAULTS.workers,
+    containerDigest: flagDigest ?? (digestFromEnv ? digestFromEnv : null),
+    serveCommand: flagServe ?? null,
+    idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
+    gate: {
+      tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
+      maxFailedRequests: file?.gate?.max_failed_requests ?? null,
+    },
+  }
+}
+
+// --sweep NAME picks a named sweep; otherwise the file's `full`, else its only sweep; no file or no sweeps: defaults.
+function pickSweep(
+  file: ConfigFile | null,
+  fileName: string,
+  requested: string | undefined,
+  problems: Problems,
+): { name: string; sweep: SweepConfig | null } {
+  const sweeps = file?.sweeps ?? {}
+  const names = Object.keys(sweeps)
+  if (requested !== undefined) {
+    if (file === null) {
+      problems.push(`--sweep ${JSON.stringify(requested)}: named sweeps come from a config file; add --config FILE`)
+      return { name: requested, sweep: null }
+    }
+    const sweep = sweeps[requested]
+    if (!sweep) {
+      problems.push(
+        names.length === 0
+          ? `--sweep ${JSON.stringify(requested)}: ${fileName} defines no sweeps`
+          : `--sweep ${JSON.stringify(requested)}: ${fileName} has no sweep of that name; its sweeps are: ${names.join(', ')}`,
+      )
+      return { name: requested, sweep: null }
+    }
+    return { name: requested, sweep }
+  }
+  if (names.length === 0) return { name: DEFAULTS.sweepName, sweep: null }
+  if (sweeps.full) return { name: 'full', sweep: sweeps.full }
+  if (names.length === 1) return { name: names[0]!, sweep: sweeps[names[0]!]! }
+  problems.push(`${fileName} has several sweeps (${names.join(', ')}) and none is named "full": choose one with --sweep NAME`)
+  return { name: DEFAULTS.sweepName, sweep: null }
+}
+
+function dedupeShapes(shapes: Shape[]): Shape[] {
+  const seen = new Set<string>()
+  return shapes.filter((s) => {
+    const k = `${s.inputLen}x${s.outputLen}`
+    if (seen.has(k)) return false
+    seen.add(k)
+    return true
+  })
+}
+
+/** The resolved config as recorded in the result file (snake_case; never the API key). */
+export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
+  return {
+    config_file: cfg.configPath,
+    sweep: cfg.sweepName,
+    server: { base_url: cfg.server.baseUrl, model: cfg.server.model, api: cfg.server.api, api_key_env: cfg.server.apiKeyEnv },
+    target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
+    shapes: cfg.shapes.map((s) => ({ input_len: s.inputLen, output_len: s.outputLen })),
+    concurrency: [...cfg.concurrency],
+    prompts_per_concurrency: cfg.promptsPerConcurrency,
+    warmup: cfg.warmup,
+    repeats: cfg.repeats,
+    seed: cfg.seed,
+    workers: cfg.workers,
+    idle_timeout_ms: cfg.idleTimeoutMs,
+    container_digest: cfg.containerDigest,
+    serve_command: cfg.serveCommand,
+    gate: {
+      tolerance_pct: { ...cfg.gate.tolerancePct },
+      max_failed_requests: cfg.gate.maxFailedRequests,
+    },
+  }
+}

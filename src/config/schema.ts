@@ -1,0 +1,86 @@
+/**
+ * The config file's shape (YAML or JSON, snake_case keys; see ARCHITECTURE.md
+ * "Config file"). Every object is strict: an unknown key is an error, because a
+ * misspelt `prompts_per_concurency` silently ignored would change the benchmark.
+ */
+import { z } from 'zod'
+
+const positiveInt = (what: string) =>
+  z.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` })
+
+const nonNegativeInt = (what: string) =>
+  z.number({ error: `expected ${what} (a non-negative integer)` }).int({ error: `expected ${what} (a non-negative integer)` }).nonnegative({ error: `expected ${what} (a non-negative integer)` })
+
+/** One fixed shape: prompt and output length in tokens. */
+export const shapeSchema = z.strictObject({
+  input_len: positiveInt('a prompt length in tokens'),
+  output_len: positiveInt('an output length in tokens'),
+})
+
+/** A named sweep: the grid of shapes × concurrencies, each point repeated. */
+export const sweepSchema = z.strictObject({
+  shapes: z.array(shapeSchema, { error: 'expected a list of {input_len, output_len}' }).min(1, { error: 'expected at least one shape' }),
+  concurrency: z
+    .array(positiveInt('a concurrency'), { error: 'expected a list of positive integers, e.g. [1, 4, 16]' })
+    .min(1, { error: 'expected at least one concurrency' })
+    .refine((cs) => new Set(cs).size === cs.length, { error: 'expected each concurrency once (duplicates found)' }),
+  prompts_per_concurrency: positiveInt('prompts per concurrency').optional(),
+  warmup: z.union([nonNegativeInt('a warmup request count'), z.literal('auto')], { error: 'expected a non-negative integer or "auto"' }).optional(),
+  repeats: positiveInt('a repeat count').optional(),
+})
+
+const toleranceSchema = z.number({ error: 'expected a percentage (a number ≥ 0)' }).nonnegative({ error: 'expected a percentage (a number ≥ 0)' })
+
+/**
+ * Gate tolerances, passed through to the gate stage. Each `tolerance_pct` is
+ * the smallest relative change (in percent) that may count as a regression.
+ */
+export const gateSchema = z.strictObject({
+  tolerance_pct: z
+    .strictObject({
+      itl: toleranceSchema.optional(),
+      tpot: toleranceSchema.optional(),
+      ttft: toleranceSchema.optional(),
+      throughput: toleranceSchema.optional(),
+    })
+    .optional(),
+  max_failed_requests: nonNegativeInt('a request count').optional(),
+})
+
+export const serverSchema = z.strictObject({
+  base_url: z.string({ error: 'expected a URL such as http://127.0.0.1:8000' }).min(1, { error: 'expected a URL such as http://127.0.0.1:8000' }).optional(),
+  model: z.string({ error: 'expected a model id' }).min(1, { error: 'expected a model id' }).optional(),
+  api: z.enum(['completions', 'chat'], { error: 'expected "completions" or "chat"' }).optional(),
+  api_key_env: z
+    .string({ error: 'expected the NAME of an environment variable holding the key' })
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected the NAME of an environment variable holding the key (letters, digits, _)' })
+    .optional(),
+})
+
+export const targetSchema = z.strictObject({
+  metric: z.enum(['tpot', 'itl'], { error: 'expected "tpot" or "itl"' }).optional(),
+  percentile: z
+    .number({ error: 'expected a percentile between 0 and 100 (exclusive), e.g. 95' })
+    .gt(0, { error: 'expected a percentile between 0 and 100 (exclusive), e.g. 95' })
+    .lt(100, { error: 'expected a percentile between 0 and 100 (exclusive), e.g. 95' })
+    .optional(),
+  threshold_ms: z.number({ error: 'expected a latency in ms (a positive number)' }).positive({ error: 'expected a latency in ms (a positive number)' }).optional(),
+})
+
+/** The whole config file. */
+export const configFileSchema = z.strictObject({
+  server: serverSchema.optional(),
+  target: targetSchema.optional(),
+  seed: nonNegativeInt('a seed').max(0xffffffff, { error: 'expected a seed below 2^32' }).optional(),
+  sweeps: z
+    .record(z.string().regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected a sweep name of letters, digits, "_", "-" or "."' }), sweepSchema, {
+      error: 'expected a map of sweep names to sweeps',
+    })
+    .refine((s) => Object.keys(s).length > 0, { error: 'expected at least one named sweep' })
+    .optional(),
+  gate: gateSchema.optional(),
+})
+
+export type ConfigFile = z.infer<typeof configFileSchema>
+export type SweepConfig = z.infer<typeof sweepSchema>
+export type GateConfig = z.infer<typeof gateSchema>

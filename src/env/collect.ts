@@ -1,0 +1,77 @@
+/** The environment record of a result: engine, model, GPU, container, harness, host, times, definitions. */
+import { cpus, hostname, platform, release, arch } from 'node:os'
+import type { EnvRecord } from '../types.js'
+import { DEFINITIONS } from './definitions.js'
+import { createExec, type ExecFn } from './exec.js'
+import { createFetchJson, type FetchJsonFn } from './fetch-json.js'
+import { findHarnessRoot, harnessGitCommit, harnessVersion } from './harness.js'
+import { queryGpuInventory } from './nvidia-smi.js'
+import { queryServerInfo } from './server-info.js'
+
+export interface EnvDeps {
+  /** Server root (no trailing `/v1`). */
+  baseUrl: string
+  /** The model benchmarked; null: the first of /v1/models. */
+  model: string | null
+  containerDigest: string | null
+  serveCommand: string | null
+  /** ISO time the sweep started. */
+  startedAt: string
+  /** ISO time it finished; absent: 'unknown' (set it later with withFinishedAt). */
+  finishedAt?: string | null
+  fetchJson: FetchJsonFn
+  exec: ExecFn
+  /** servegate's package directory; default: found from this module. */
+  harnessRoot?: string | null
+  /** Overrides for tests; default: this host. */
+  host?: EnvRecord['host']
+  nodeVersion?: string
+}
+
+/** Collects everything known about where a result is measured; whatever cannot be found is 'unknown'. */
+export async function collectEnv(deps: EnvDeps): Promise<EnvRecord> {
+  const root = deps.harnessRoot === undefined ? findHarnessRoot() : deps.harnessRoot
+  const [server, gpu, gitCommit] = await Promise.all([
+    queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model),
+    queryGpuInventory(deps.exec),
+    harnessGitCommit(deps.exec, root),
+  ])
+  return {
+    engine: server.engine,
+    model: server.model,
+    gpu,
+    container_digest: deps.containerDigest ?? 'unknown',
+    serve_command: deps.serveCommand ?? 'unknown',
+    harness: { version: harnessVersion(root), git_commit: gitCommit, node_version: deps.nodeVersion ?? process.version },
+    host: deps.host ?? { hostname: hostname(), platform: `${platform()} ${arch()} ${release()}`, cpus: cpus().length },
+    base_url: deps.baseUrl,
+    started_at: deps.startedAt,
+    finished_at: deps.finishedAt ?? 'unknown',
+    definitions: { ...DEFINITIONS },
+  }
+}
+
+/** The same record with its finish time set (ISO). */
+export function withFinishedAt(env: EnvRecord, finishedAt: string): EnvRecord {
+  return { ...env, finished_at: finishedAt }
+}
+
+/** EnvDeps over the real world: global fetch (with the API key) and child_process with this process's PATH. */
+export function defaultEnvDeps(input: {
+  root: string
+  model: string | null
+  apiKey: string | null
+  containerDigest: string | null
+  serveCommand: string | null
+  startedAt: string
+}): EnvDeps {
+  return {
+    baseUrl: input.root,
+    model: input.model,
+    containerDigest: input.containerDigest,
+    serveCommand: input.serveCommand,
+    startedAt: input.startedAt,
+    fetchJson: createFetchJson({ apiKey: input.apiKey }),
+    exec: createExec(),
+  }
+}

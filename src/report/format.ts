@@ -1,0 +1,62 @@
+/** Number formatting, medians with spread, and plain words for validity codes — shared by the report renderers. */
+import type { ValidityCode } from '../types.js'
+
+/** n, median, min and max of the finite values; null when there are none. */
+export function summarize(values: readonly (number | null | undefined)[]): { n: number; median: number; min: number; max: number } | null {
+  const xs = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v)).sort((a, b) => a - b)
+  if (xs.length === 0) return null
+  const mid = xs.length >> 1
+  const median = xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2
+  return { n: xs.length, median, min: xs[0]!, max: xs[xs.length - 1]! }
+}
+
+/** Thousands separators, fixed decimals. */
+function grouped(x: number, decimals: number): string {
+  return x.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
+}
+
+/** A latency in ms: 2 decimals under 10 ms, 1 under 100 ms, whole ms above. */
+export function fmtMs(x: number): string {
+  const a = Math.abs(x)
+  return grouped(x, a < 10 ? 2 : a < 100 ? 1 : 0)
+}
+
+/** A rate (tok/s): 1 decimal under 100, whole numbers with separators above. */
+export function fmtRate(x: number): string {
+  return grouped(x, Math.abs(x) < 100 ? 1 : 0)
+}
+
+/** A token count with separators (4,096). */
+export function fmtInt(x: number): string {
+  return grouped(x, 0)
+}
+
+/**
+ * A median across repeats with its spread: `412 (±1.8%)`, where ±X% is half
+ * the min–max range as a share of the median; a single run has no spread.
+ */
+export function withSpread(values: readonly (number | null | undefined)[], fmt: (x: number) => string): string {
+  const s = summarize(values)
+  if (s === null) return 'n/a'
+  if (s.n < 2) return fmt(s.median)
+  if (s.median === 0) return `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`
+  const pct = ((s.max - s.min) / 2 / Math.abs(s.median)) * 100
+  return `${fmt(s.median)} (±${pct.toFixed(1)}%)`
+}
+
+const PLAIN: Record<ValidityCode, string> = {
+  client_saturated: 'the load generator was saturated (the client, not the server, was the bottleneck)',
+  token_count_mismatch: 'server and client token counts disagree',
+  output_len_mismatch: 'outputs were shorter than requested',
+  prefix_cache_contaminated: 'prompts were served from the prefix cache',
+  ramp_dominated: 'ramp-up and drain took too much of the run to trust it',
+  requests_failed: 'requests failed',
+  too_few_requests: 'too few measured requests for the percentiles reported',
+  gpu_throttled: 'the GPU was throttled',
+  gpu_shared: 'another process was using the GPU',
+}
+
+/** A validity code in plain words. */
+export function plainValidity(code: ValidityCode): string {
+  return PLAIN[code] ?? code
+}

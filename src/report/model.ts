@@ -1,0 +1,170 @@
+/**
+ * The methodology's table as data, built once from a result and drawn by the
+ * console and markdown renderers. A cell holds a measured median or the word
+ * `pending` — never an estimate (METHODOLOGY: "Deliberately empty rather than
+ * filled with a plausible guess"). Pure.
+ */
+import type { AtTargetShape, EnvRecord, PointResult, ResultFile, ResultTarget, RunResult } from '../types.js'
+import { fmtInt, fmtMs, fmtRate, plainValidity, summarize, withSpread } from './format.js'
+
+export const COLUMNS = ['Concurrency', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user'] as const
+
+export interface ReportRow {
+  /** The five cells, in COLUMNS order. */
+  cells: [string, string, string, string, string]
+}
+
+export interface ShapeReport {
+  title: string
+  inputLen: number
+  outputLen: number
+  rows: ReportRow[]
+  /** Footnotes referenced as [n] in the concurrency cell. */
+  notes: string[]
+  /** The throughput-at-target sentence. */
+  atTarget: string
+}
+
+export interface ReportModel {
+  sweep: string | null
+  target: string
+  env: EnvRecord
+  shapes: ShapeReport[]
+}
+
+/** `p95 TPOT ≤ 50 ms` */
+export function targetText(t: ResultTarget): string {
+  return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`
+}
+
+/** Builds the table model of every shape: planned rows from result.config, measured ones from result.points. */
+export function buildReportModel(result: ResultFile): ReportModel {
+  const cfg = result.config ?? {}
+  const planned = plannedGrid(cfg, result.points)
+  const shapes = planned.shapes.map(([inputLen, outputLen]) => {
+    const points = result.points.filter((p) => p.input_len === inputLen && p.output_len === outputLen)
+    const concurrencies = [...new Set([...planned.concurrency, ...points.map((p) => p.concurrency)])].sort((a, b) => a - b)
+    const notes: string[] = []
+    const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes))
+    const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
+    return {
+      title: `${fmtInt(inputLen)} in / ${fmtInt(outputLen)} out`,
+      inputLen,
+      outputLen,
+      rows,
+      notes,
+      atTarget: atTargetSentence(result.target, at, concurrencies, {
+        pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
+      }),
+    }
+  })
+  return { sweep: typeof cfg.sweep === 'string' ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes }
+}
+
+function plannedGrid(cfg: Record<string, unknown>, points: PointResult[]): { shapes: [number, number][]; concurrency: number[]; repeats: number | null } {
+  const shapes: [number, number][] = []
+  const add = (i: number, o: number): void => {
+    if (!shapes.some(([a, b]) => a === i && b === o)) shapes.push([i, o])
+  }
+  if (Array.isArray(cfg.shapes)) {
+    for (const s of cfg.shapes as unknown[]) {
+      const r = s as { input_len?: unknown; output_len?: unknown } | null
+      if (typeof r?.input_len === 'number' && typeof r.output_len === 'number') add(r.input_len, r.output_len)
+    }
+  }
+  for (const p of points) add(p.input_len, p.output_len)
+  const concurrency = Array.isArray(cfg.concurrency) ? (cfg.concurrency as unknown[]).filter((c): c is number => typeof c === 'number') : []
+  const repeats = typeof cfg.repeats === 'number' ? cfg.repeats : null
+  return { shapes, concurrency, repeats }
+}
+
+function buildRow(concurrency: number, point: PointResult | null, plannedRepeats: number | null, notes: string[]): ReportRow {
+  const runs = point?.runs ?? []
+  if (runs.length === 0) return { cells: [String(concurrency), 'pending', 'pending', 'pending', 'pending'] }
+  const valid = runs.filter((r) => r.validity.valid)
+  const rowNotes: string[] = []
+  for (const r of runs) if (!r.validity.valid) rowNotes.push(invalidNote(concurrency, r))
+  if (plannedRepeats !== null && runs.length < plannedRepeats) {
+    rowNotes.push(`C=${concurrency}: ${runs.length} of ${plannedRepeats} repeats measured so far.`)
+  }
+  const refs = rowNotes.map((n) => {
+    notes.push(n)
+    return `[${notes.length}]`
+  })
+  const label = refs.length > 0 ? `${concurrency} ${refs.join('')}` : String(concurrency)
+  if (valid.length === 0) return { cells: [label, 'invalid', 'invalid', 'invalid', 'invalid'] }
+  const pair = (a: (r: RunResult) => number | null, b: (r: RunResult) => number | null): string =>
+    `${withSpread(valid.map(a), fmtMs)} / ${withSpread(valid.map(b), fmtMs)}`
+  return {
+    cells: [
+      label,
+      pair((r) => r.ttft_ms.p50, (r) => r.ttft_ms.p99),
+      pair((r) => r.itl_ms.p50, (r) => r.itl_ms.p99),
+      withSpread(valid.map((r) => r.output_throughput), fmtRate),
+      withSpread(valid.map((r) => r.tok_s_per_user), fmtRate),
+    ],
+  }
+}
+
+function invalidNote(concurrency: number, run: RunResult): string {
+  const issues = run.validity.issues.map((i) => {
+    const detail = i.detail.trim().replace(/\.$/, '')
+    return detail ? `${plainValidity(i.code)} — ${detail}` : plainValidity(i.code)
+  })
+  return `C=${concurrency}, repeat ${run.repeat} is invalid and left out of the medians: ${issues.length > 0 ? issues.join('; ') : 'no reason recorded'}.`
+}
+
+const BOUND_WORDS = {
+  interpolated: 'interpolated between the last passing and first failing concurrency',
+  exact: 'measured exactly at a swept concurrency',
+  lower_bound: 'lower bound: target held at every concurrency',
+  unreachable: 'unreachable',
+} as const
+
+/** The throughput-at-target sentence for one shape: median and range across repeats, implied concurrency, bound. */
+export function atTargetSentence(target: ResultTarget, at: AtTargetShape | null, concurrencies: number[], opts: { pending?: boolean } = {}): string {
+  const head = `Throughput at ${targetText(target)}:`
+  if (at === null || at.runs.length === 0) return `${head} pending`
+  const lowest = concurrencies[0]
+  const reached = at.runs.filter((r) => r.bound !== 'unreachable' && r.throughput !== null)
+  const unreachable = at.runs.length - reached.length
+  if (reached.length === 0) {
+    return `${head} unreachable: even C=${lowest ?? '?'} misses the target${at.runs.length > 1 ? ` (all ${at.runs.length} repeats)` : ''}`
+  }
+  const tput = summarize(reached.map((r) => r.throughput))!
+  const conc = summarize(reached.map((r) => r.concurrency))
+  const bounds = [...new Set(reached.map((r) => r.bound))]
+  const allLower = bounds.length === 1 && bounds[0] === 'lower_bound'
+  let text = `${head} ${allLower ? '≥ ' : ''}${fmtRate(tput.median)} tok/s`
+  if (tput.n > 1) text += ` (median of ${tput.n} repeats, range ${fmtRate(tput.min)}–${fmtRate(tput.max)})`
+  if (conc !== null) text += ` at C ≈ ${Number.isInteger(conc.median) ? conc.median : conc.median.toFixed(1)}`
+  if (bounds.length === 1) text += ` — ${BOUND_WORDS[bounds[0]!]}`
+  else {
+    const counts = bounds.map((b) => `${reached.filter((r) => r.bound === b).length} ${b.replace('_', ' ')}`)
+    text += ` — bounds differ across repeats: ${counts.join(', ')}`
+  }
+  if (allLower && concurrencies.length > 0) {
+    const highest = concurrencies[concurrencies.length - 1]!
+    // A lower bound also arises when the first failing point has no figure to interpolate with.
+    text += reached.every((r) => r.concurrency === highest) ? ` (up to C=${highest})` : ', as far as measured figures reach'
+  }
+  if (unreachable > 0) text += `; ${unreachable} repeat${unreachable > 1 ? 's' : ''} missed the target even at C=${lowest ?? '?'}`
+  if (opts.pending) text += ' (so far: some concurrencies are still pending)'
+  return text
+}
+
+/** One line naming engine, model and GPU ('unknown' where the environment did not say). */
+export function environmentLine(env: EnvRecord): string {
+  const engine = env.engine.name === 'unknown' && env.engine.version === 'unknown' ? 'unknown' : `${env.engine.name} ${env.engine.version}`
+  const revision = env.model.revision !== 'unknown' ? ` (revision ${env.model.revision})` : ''
+  const counts = new Map<string, number>()
+  for (const n of env.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1)
+  const gpus = counts.size === 0 ? 'unknown' : [...counts].map(([n, k]) => `${k}× ${n}`).join(', ')
+  const driver = env.gpu.driver_version !== 'unknown' ? ` (driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version})` : ''
+  return `Engine: ${engine} · Model: ${env.model.id}${revision} · GPU: ${gpus}${driver}`
+}
+
+/** The clock and aggregation statement every table carries. */
+export const CLOCK_LINE =
+  'Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). ' +
+  'Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.'

@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { loadConfigFile, parseConfigText } from '../../src/config/load.js'
+import { UsageError } from '../../src/errors.js'
+
+const EXAMPLE = `
+server:
+  base_url: http://127.0.0.1:8000
+  model: zai-org/GLM-5.3-Flash
+  api: completions
+  api_key_env: OPENAI_API_KEY
+target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  full:
+    shapes: [{input_len: 4096, output_len: 512}]
+    concurrency: [1, 4, 16, 64, 128, 256]
+    prompts_per_concurrency: 12
+    warmup: 16
+    repeats: 3
+  gate:
+    shapes: [{input_len: 4096, output_len: 512}]
+    concurrency: [1, 16, 64]
+    repeats: 3
+`
+
+function errorOf(fn: () => unknown): UsageError {
+  try {
+    fn()
+  } catch (err) {
+    if (err instanceof UsageError) return err
+    throw err
+  }
+  throw new Error('expected a UsageError')
+}
+
+describe('parseConfigText', () => {
+  it('accepts the ARCHITECTURE.md example and keeps every value', () => {
+    const cfg = parseConfigText(EXAMPLE, 'servegate.yaml')
+    expect(cfg.server).toEqual({ base_url: 'http://127.0.0.1:8000', model: 'zai-org/GLM-5.3-Flash', api: 'completions', api_key_env: 'OPENAI_API_KEY' })
+    expect(cfg.target).toEqual({ metric: 'tpot', percentile: 95, threshold_ms: 50 })
+    expect(cfg.sweeps?.full?.concurrency).toEqual([1, 4, 16, 64, 128, 256])
+    expect(cfg.sweeps?.gate?.warmup).toBeUndefined()
+  })
+
+  it('reads JSON files as JSON', () => {
+    const cfg = parseConfigText('{"seed": 7, "gate": {"tolerance_pct": {"itl": 5}, "max_failed_requests": 0}}', 'c.json')
+    expect(cfg).toEqual({ seed: 7, gate: { tolerance_pct: { itl: 5 }, max_failed_requests: 0 } })
+  })
+
+  it('treats an empty YAML file as an empty config', () => {
+    expect(parseConfigText('', 'empty.yaml')).toEqual({})
+  })
+
+  it('names the file, the path of an unknown key, the keys allowed there and the near miss', () => {
+    const err = errorOf(() => parseConfigText('server:\n  baseUrl: http://x\n', 'my.yaml'))
+    expect(err.message).toBe(
+      'my.yaml is not a valid servegate config:\n  server.baseUrl: unknown key (allowed here: base_url, model, api, api_key_env); did you mean "base_url"?',
+    )
+    expect(err.hint).toMatch(/Unknown keys are errors/)
+  })
+
+  it('finds unknown keys inside a named sweep', () => {
+    const err = errorOf(() =>
+      parseConfigText('sweeps:\n  quick:\n    shapes: [{input_len: 8, output_len: 8}]\n    concurrency: [1]\n    prompts_per_concurency: 3\n', 'c.yaml'),
+    )
+    expect(err.message).toContain('sweeps.quick.prompts_per_concurency: unknown key')
+    expect(err.message).toContain('did you mean "prompts_per_concurrency"?')
+  })
+
+  it('reports every failing field at once, with what was expected', () => {
+    const err = errorOf(() =>
+      parseConfigText(
+        'server: {api: grpc}\ntarget: {percentile: 100}\nsweeps:\n  full:\n    shapes: [{input_len: 0, output_len: 8}]\n    concurrency: [1, 4, x, 4]\n',
+        'bad.yaml',
+      ),
+    )
+    const lines = err.message.split('\n').slice(1).map((l) => l.trim())
+    expect(lines).toEqual([
+      'server.api: expected "completions" or "chat"',
+      'target.percentile: expected a percentile between 0 and 100 (exclusive), e.g. 95',
+      'sweeps.full.shapes[0].input_len: expected a prompt length in tokens (a positive integer)',
+      'sweeps.full.concurrency[2]: expected a concurrency (a positive integer)',
+    ])
+  })
+
+  it('rejects a repeated concurrency', () => {
+    const err = errorOf(() => parseConfigText('sweeps:\n  full:\n    shapes: [{input_len: 8, output_len: 8}]\n    concurrency: [4, 4]\n', 'c.yaml'))
+    expect(err.message).toContain('sweeps.full.concurrency: expected each concurrency once (duplicates found)')
+  })
+
+  it('says which file is not valid YAML', () => {
+    const err = errorOf(() => parseConfigText('server: [unclosed', 'broken.yaml'))
+    expect(err.message).toMatch(/^broken\.yaml is not valid YAML: /)
+  })
+})
+
+describe('loadConfigFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'servegate-config-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('reads and validates a file from disk', async () => {
+    const path = join(dir, 'ok.yaml')
+    writeFileSync(path, EXAMPLE)
+    expect((await loadConfigFile(path)).sweeps?.gate?.concurrency).toEqual([1, 16, 64])
+  })
+
+  it('names a file it cannot read', async () => {
+    const path = join(dir, 'missing.yaml')
+    await expect(loadConfigFile(path)).rejects.toThrow(`cannot read config file ${path}`)
+  })
+})

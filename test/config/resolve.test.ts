@@ -1,0 +1,216 @@
+import { describe, expect, it } from 'vitest'
+import { DEFAULTS } from '../../src/config/defaults.js'
+import { parseConfigText } from '../../src/config/load.js'
+import { configForResult, resolveConfig, type RunFlags } from '../../src/config/resolve.js'
+import { normalizeBaseUrl, parseTarget } from '../../src/config/flags.js'
+import { UsageError } from '../../src/errors.js'
+
+const FILE = parseConfigText(
+  `
+server: {base_url: "http://gpu-box:8000/v1/", model: m, api_key_env: SG_KEY}
+target: {metric: itl, percentile: 99, threshold_ms: 30}
+seed: 9
+sweeps:
+  full:
+    shapes: [{input_len: 4096, output_len: 512}, {input_len: 1024, output_len: 128}]
+    concurrency: [64, 1, 16]
+    prompts_per_concurrency: 10
+    warmup: 16
+    repeats: 2
+  gate:
+    shapes: [{input_len: 4096, output_len: 512}]
+    concurrency: [1, 16]
+gate: {tolerance_pct: {itl: 5, throughput: 3}, max_failed_requests: 0}
+`,
+  'sg.yaml',
+)
+
+const resolve = (flags: RunFlags, file = FILE as typeof FILE | null, env: NodeJS.ProcessEnv = { SG_KEY: 'sk-secret' }) =>
+  resolveConfig({ file, filePath: file ? 'sg.yaml' : null, flags, env })
+
+function problemOf(fn: () => unknown): string {
+  try {
+    fn()
+  } catch (err) {
+    if (err instanceof UsageError) return err.message
+    throw err
+  }
+  throw new Error('expected a UsageError')
+}
+
+describe('resolveConfig', () => {
+  it('uses the documented defaults when nothing is given', () => {
+    const cfg = resolve({}, null, {})
+    expect(cfg).toMatchObject({
+      configPath: null,
+      server: { baseUrl: null, model: null, api: 'completions', apiKeyEnv: null },
+      apiKey: null,
+      target: { metric: 'tpot', percentile: 95, thresholdMs: 50 },
+      sweepName: 'default',
+      shapes: [{ inputLen: 128, outputLen: 32 }],
+      concurrency: [1, 4, 16],
+      promptsPerConcurrency: 12,
+      warmup: 'auto',
+      repeats: 3,
+      seed: 42,
+      out: 'servegate-result.json',
+      resume: false,
+      workers: 'auto',
+      containerDigest: null,
+      serveCommand: null,
+      idleTimeoutMs: DEFAULTS.idleTimeoutMs,
+      gate: { tolerancePct: {}, maxFailedRequests: null },
+    })
+  })
+
+  it("takes the file's `full` sweep when no --sweep is given, concurrencies ascending", () => {
+    const cfg = resolve({})
+    expect(cfg.sweepName).toBe('full')
+    expect(cfg.concurrency).toEqual([1, 16, 64])
+    expect(cfg.shapes).toEqual([
+      { inputLen: 4096, outputLen: 512 },
+      { inputLen: 1024, outputLen: 128 },
+    ])
+    expect([cfg.promptsPerConcurrency, cfg.warmup, cfg.repeats, cfg.seed]).toEqual([10, 16, 2, 9])
+    expect(cfg.target).toEqual({ metric: 'itl', percentile: 99, thresholdMs: 30 })
+    expect(cfg.server).toEqual({ baseUrl: 'http://gpu-box:8000', model: 'm', api: 'completions', apiKeyEnv: 'SG_KEY' })
+    expect(cfg.apiKey).toBe('sk-secret')
+    expect(cfg.gate).toEqual({ tolerancePct: { itl: 5, throughput: 3 }, maxFailedRequests: 0 })
+  })
+
+  it('picks a named sweep and fills what it leaves out with defaults', () => {
+    const cfg = resolve({ sweep: 'gate' })
+    expect(cfg).toMatchObject({ sweepName: 'gate', concurrency: [1, 16], promptsPerConcurrency: 12, warmup: 'auto', repeats: 3 })
+  })
+
+  it("takes a file's only sweep even when it is not called full", () => {
+    const file = parseConfigText('sweeps:\n  quick:\n    shapes: [{input_len: 8, output_len: 4}]\n    concurrency: [2]\n', 'q.yaml')
+    expect(resolve({}, file).sweepName).toBe('quick')
+  })
+
+  it('asks for --sweep when a file has several sweeps and none is full', () => {
+    const file = parseConfigText('sweeps:\n  a: {shapes: [{input_len: 8, output_len: 4}], concurrency: [2]}\n  b: {shapes: [{input_len: 8, output_len: 4}], concurrency: [2]}\n', 'two.yaml')
+    expect(problemOf(() => resolve({}, file))).toBe('sg.yaml has several sweeps (a, b) and none is named "full": choose one with --sweep NAME')
+  })
+
+  it('lists the sweep names when --sweep names none of them', () => {
+    expect(problemOf(() => resolve({ sweep: 'nightly' }))).toBe('--sweep "nightly": sg.yaml has no sweep of that name; its sweeps are: full, gate')
+  })
+
+  it('refuses --sweep without a config file', () => {
+    expect(problemOf(() => resolve({ sweep: 'gate' }, null))).toMatch(/^--sweep "gate": named sweeps come from a config file/)
+  })
+
+  it('lets flags override the file', () => {
+    const cfg = resolve({
+      baseUrl: 'http://127.0.0.1:9000',
+      model: 'other',
+      api: 'chat',
+      concurrency: '8,2',
+      promptsPerConcurrency: '5',
+      warmup: '0',
+      repeats: '1',
+      target: 'tpot:p90:40',
+      seed: '123',
+      out: 'x.json',
+      resume: true,
+      workers: '3',
+      timeoutMs: '5000',
+      serveCommand: 'vllm serve m',
+    })
+    expect(cfg).toMatchObject({
+      server: { baseUrl: 'http://127.0.0.1:9000', model: 'other', api: 'chat' },
+      concurrency: [2, 8],
+      promptsPerConcurrency: 5,
+      warmup: 0,
+      repeats: 1,
+      target: { metric: 'tpot', percentile: 90, thresholdMs: 40 },
+      seed: 123,
+      out: 'x.json',
+      resume: true,
+      workers: 3,
+      idleTimeoutMs: 5000,
+      serveCommand: 'vllm serve m',
+    })
+  })
+
+  it('applies --output-len to every shape of the sweep and drops shapes that become equal', () => {
+    expect(resolve({ outputLen: '64' }).shapes).toEqual([
+      { inputLen: 4096, outputLen: 64 },
+      { inputLen: 1024, outputLen: 64 },
+    ])
+    expect(resolve({ inputLen: '10', outputLen: '5' }).shapes).toEqual([{ inputLen: 10, outputLen: 5 }])
+  })
+
+  it.each([
+    [{ concurrency: '1,4,x' }, '--concurrency "1,4,x": expected positive integers separated by commas, e.g. 1,4,16'],
+    [{ concurrency: '1,0' }, '--concurrency "1,0": expected positive integers separated by commas, e.g. 1,4,16'],
+    [{ concurrency: '4,4' }, '--concurrency "4,4": expected each concurrency once (duplicates found)'],
+    [{ inputLen: '12.5' }, '--input-len "12.5": expected a positive integer'],
+    [{ outputLen: '0' }, '--output-len "0": expected a positive integer'],
+    [{ warmup: '-1' }, '--warmup "-1": expected a non-negative integer (requests per point) or "auto"'],
+    [{ workers: 'many' }, '--workers "many": expected a positive integer or "auto"'],
+    [{ api: 'grpc' }, '--api "grpc": expected "completions" or "chat"'],
+    [{ target: 'ttft:p95:50' }, '--target "ttft:p95:50": expected METRIC:pPERCENTILE:MS with METRIC tpot or itl, e.g. tpot:p95:50'],
+    [{ target: 'tpot:p100:50' }, '--target "tpot:p100:50": expected a percentile between 0 and 100 (exclusive), e.g. tpot:p95:50'],
+    [{ seed: '4294967296' }, '--seed "4294967296": expected an integer from 0 to 4294967295'],
+    [{ baseUrl: 'localhost:8000' }, '--base-url "localhost:8000": expected an http(s) URL, not localhost:'],
+    [{ baseUrl: 'http://u:p@host:8000' }, "--base-url \"http://u:p@host:8000\": expected a URL without credentials (name the key's environment variable in server.api_key_env)"],
+  ] as [RunFlags, string][])('rejects %o with a specific message', (flags, message) => {
+    expect(problemOf(() => resolve(flags, null, {}))).toBe(message)
+  })
+
+  it('reports every bad flag at once', () => {
+    expect(problemOf(() => resolve({ repeats: 'three', concurrency: 'a' }, null, {}))).toBe(
+      'invalid options:\n  --concurrency "a": expected positive integers separated by commas, e.g. 1,4,16\n  --repeats "three": expected a positive integer',
+    )
+  })
+
+  it('requires the API key variable the file names when a server is given', () => {
+    expect(problemOf(() => resolve({}, FILE, {}))).toBe('sg.yaml: server.api_key_env names SG_KEY, which is not set in the environment')
+  })
+
+  it('takes the container digest from SERVEGATE_CONTAINER_DIGEST unless the flag gives one', () => {
+    const env = { SG_KEY: 'k', SERVEGATE_CONTAINER_DIGEST: 'sha256:aaa' }
+    expect(resolve({}, FILE, env).containerDigest).toBe('sha256:aaa')
+    expect(resolve({ containerDigest: 'sha256:bbb' }, FILE, env).containerDigest).toBe('sha256:bbb')
+  })
+})
+
+describe('configForResult', () => {
+  it('records the resolved settings in snake_case and never the API key', () => {
+    const cfg = resolve({ sweep: 'gate' })
+    const rec = configForResult(cfg)
+    expect(JSON.stringify(rec)).not.toContain('sk-secret')
+    expect(rec).toMatchObject({
+      config_file: 'sg.yaml',
+      sweep: 'gate',
+      server: { base_url: 'http://gpu-box:8000', model: 'm', api: 'completions', api_key_env: 'SG_KEY' },
+      target: { metric: 'itl', percentile: 99, threshold_ms: 30 },
+      shapes: [{ input_len: 4096, output_len: 512 }],
+      concurrency: [1, 16],
+      prompts_per_concurrency: 12,
+      repeats: 3,
+      seed: 9,
+    })
+  })
+})
+
+describe('normalizeBaseUrl', () => {
+  it.each([
+    ['http://host:8000', 'http://host:8000'],
+    ['http://host:8000/', 'http://host:8000'],
+    ['http://host:8000/v1', 'http://host:8000'],
+    ['https://host/llm/v1/', 'https://host/llm'],
+    ['http://host/llm', 'http://host/llm'],
+  ])('turns %s into the root %s', (raw, root) => {
+    expect(normalizeBaseUrl(raw)).toBe(root)
+  })
+})
+
+describe('parseTarget', () => {
+  it('accepts the percentile with or without p and a trailing ms', () => {
+    expect(parseTarget('itl:99:30ms')).toEqual({ metric: 'itl', percentile: 99, thresholdMs: 30 })
+    expect(parseTarget('TPOT:p99.9:12.5')).toEqual({ metric: 'tpot', percentile: 99.9, thresholdMs: 12.5 })
+  })
+})
