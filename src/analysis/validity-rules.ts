@@ -1,0 +1,195 @@
+/**
+ * The validity rules, one function each: (run, context, thresholds) → an
+ * issue with a plain-words detail carrying the numbers that tripped it, or
+ * null. Thresholds are explained in validity-thresholds.ts.
+ */
+import type { GpuSample, RunResult, ValidityIssue } from '../types.js'
+import type { ValidityThresholds } from './validity-thresholds.js'
+
+export interface RuleContext {
+  /** Requested concurrency C. */
+  concurrency: number
+  /** Whether requests asked the server to ignore end-of-sequence (fixed output length). */
+  ignoreEos: boolean
+  /** Whether every prompt was meant to be unique (so the prefix cache must miss). */
+  expectPrefixCacheMisses: boolean
+}
+
+export type Rule = (run: RunResult, ctx: RuleContext, t: ValidityThresholds) => ValidityIssue | null
+
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`
+const num = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(2))
+const relDiff = (a: number, b: number): number => (a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b)))
+
+/** Output tokens the client believes it got: server usage when reported, else content chunks. */
+export function clientOutputTokens(run: RunResult): number {
+  return run.tokens.server_usage ?? run.tokens.client_chunks
+}
+
+export const clientSaturated: Rule = (run, ctx, t) => {
+  const c = run.client
+  const why: string[] = []
+  if (c.event_loop_utilization >= t.clientEluMax) {
+    why.push(`event-loop utilisation reached ${pct(c.event_loop_utilization)} (limit ${pct(t.clientEluMax)})`)
+  }
+  const lagLimitMs = Math.max(t.sendLagP99MaxMs, t.sendLagP99MaxShareOfE2el * (run.e2el_ms.p50 ?? 0))
+  if (c.send_lag_p99_ms > lagLimitMs) {
+    why.push(`p99 send lag was ${num(c.send_lag_p99_ms)} ms (limit ${num(lagLimitMs)} ms)`)
+  }
+  // Only meaningful while requests were queued for a slot.
+  if (run.num_prompts > ctx.concurrency && c.mean_in_flight < t.inFlightMinFraction * ctx.concurrency) {
+    why.push(`only ${num(c.mean_in_flight)} of ${ctx.concurrency} requests were in flight on average while more were waiting (limit ${pct(t.inFlightMinFraction)})`)
+  }
+  if (why.length === 0) return null
+  const util = meanUtilization(run.gpu)
+  const gpuNote = util !== null && util < t.gpuBusyUtilizationPct ? `; GPU utilisation averaged only ${num(util)}% meanwhile, so the harness, not the engine, was the limit` : ''
+  return { code: 'client_saturated', detail: `The load generator could not keep up: ${why.join('; ')}${gpuNote}.` }
+}
+
+export const tokenCountMismatch: Rule = (run, _ctx, t) => {
+  const k = run.tokens
+  const why: string[] = []
+  if (k.server_usage !== null && k.server_usage < k.client_chunks * (1 - t.tokenCountTolerance)) {
+    why.push(`the server's usage reports ${k.server_usage} output tokens but the client received ${k.client_chunks} content chunks, and every chunk carries at least one token`)
+  }
+  if (k.server_usage !== null && k.server_usage > k.expected * (1 + t.tokenCountTolerance)) {
+    why.push(`the server's usage reports ${k.server_usage} output tokens, more than the ${k.expected} that max_tokens allows`)
+  }
+  const reference = clientOutputTokens(run)
+  if (k.retokenized !== null && relDiff(k.retokenized, reference) > t.retokenizedTolerance) {
+    const what = k.server_usage !== null ? "the server's usage" : 'the client chunk count'
+    why.push(`re-tokenising the text gives ${k.retokenized} tokens, ${what} says ${reference} (${pct(relDiff(k.retokenized, reference))} apart, tolerance ${pct(t.retokenizedTolerance)})`)
+  }
+  const gen = run.server_side?.generation_tokens ?? null
+  if (gen !== null) {
+    // Failed requests generate tokens the client never counts, so then only "fewer" is impossible.
+    const off = run.failed === 0 ? relDiff(gen, reference) > t.tokenCountTolerance : gen < reference * (1 - t.tokenCountTolerance)
+    if (off) why.push(`the server's /metrics counted ${gen} generated tokens during the run, the client ${reference}`)
+  }
+  if (why.length === 0) return null
+  return { code: 'token_count_mismatch', detail: `Output tokens counted two ways disagree: ${why.join('; ')}.` }
+}
+
+export const outputLenMismatch: Rule = (run, ctx, t) => {
+  const k = run.tokens
+  if (!ctx.ignoreEos || run.completed === 0 || k.expected === 0) return null
+  const produced = Math.max(k.server_usage ?? 0, k.client_chunks)
+  if (produced >= k.expected * (1 - t.outputShortfallTolerance)) return null
+  const how = k.server_usage === null ? ' (counted as content chunks: the server sent no usage)' : ''
+  return {
+    code: 'output_len_mismatch',
+    detail: `Completed requests produced ${produced} output tokens${how}, ${pct(produced / k.expected)} of the ${k.expected} asked for with ignore_eos: the server stopped early, so its speed is not comparable.`,
+  }
+}
+
+export const prefixCacheContaminated: Rule = (run, ctx, t) => {
+  const s = run.server_side
+  if (!ctx.expectPrefixCacheMisses || s === null || s.prefix_cache_hits === null || s.prefix_cache_hits <= 0) return null
+  const q = s.prefix_cache_queries
+  if (q !== null && q > 0 && s.prefix_cache_hits / q <= t.prefixCacheMaxHitFraction) return null
+  const share = q !== null && q > 0 ? ` of ${q} queried (${pct(s.prefix_cache_hits / q)})` : ''
+  return {
+    code: 'prefix_cache_contaminated',
+    detail: `The server's prefix cache served ${s.prefix_cache_hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered.`,
+  }
+}
+
+export const rampDominated: Rule = (run, ctx, t) => {
+  if (ctx.concurrency <= 1 || run.completed === 0) return null
+  const ss = run.steady_state
+  if (ss === null) {
+    return { code: 'ramp_dominated', detail: `At no moment were all ${ctx.concurrency} requests in flight at once, so no figure describes the engine at that concurrency.` }
+  }
+  if (ss.ramp_fraction <= t.rampFractionMax) return null
+  return {
+    code: 'ramp_dominated',
+    detail: `${pct(ss.ramp_fraction)} of the run was ramp-up or drain outside the window in which all ${ctx.concurrency} slots were busy (limit ${pct(t.rampFractionMax)}); use more prompts per concurrency.`,
+  }
+}
+
+export const requestsFailed: Rule = (run) => {
+  if (run.failed === 0) return null
+  const kinds = Object.entries(run.errors)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, n]) => `${kind} ×${n}`)
+    .join(', ')
+  return { code: 'requests_failed', detail: `${run.failed} of ${run.completed + run.failed} requests failed (${kinds || 'unknown'}).` }
+}
+
+export const tooFewRequests: Rule = (run, _ctx, t) => {
+  const why: string[] = []
+  if (run.completed < t.minCompletedRequests) {
+    why.push(`only ${run.completed} requests completed (at least ${t.minCompletedRequests} are needed)`)
+  }
+  // Each request gives one ITL sample per gap between its chunks.
+  const itlSamples = Math.max(0, run.tokens.client_chunks - run.completed)
+  if (run.completed > 0 && itlSamples < t.minItlSamples) {
+    why.push(`only ${itlSamples} inter-token gaps were measured (at least ${t.minItlSamples} are needed for a p99)`)
+  }
+  if (why.length === 0) return null
+  return { code: 'too_few_requests', detail: `Too little data for the percentiles reported: ${why.join('; ')}.` }
+}
+
+const normaliseReason = (r: string): string =>
+  r.trim().toLowerCase().replace(/^clocks_(throttle|event)_reasons\./, '').replace(/[\s-]+/g, '_')
+
+export const gpuThrottled: Rule = (run, _ctx, t) => {
+  if (run.gpu === null) return null
+  const benign = new Set(t.benignThrottleReasons.map(normaliseReason))
+  const why: string[] = []
+  for (const [index, samples] of byGpu(run.gpu)) {
+    const name = samples[0]?.name ?? 'GPU'
+    const reasons = new Map<string, number>()
+    for (const s of samples) {
+      for (const r of new Set(s.throttle_reasons.map(normaliseReason))) if (!benign.has(r)) reasons.set(r, (reasons.get(r) ?? 0) + 1)
+    }
+    for (const [r, n] of reasons) why.push(`GPU ${index} (${name}) reported ${r} in ${n} of ${samples.length} samples`)
+    const slow = samples.filter(
+      (s) =>
+        s.utilization_pct !== null && s.utilization_pct >= t.gpuBusyUtilizationPct &&
+        s.sm_clock_mhz !== null && s.max_sm_clock_mhz !== null && s.max_sm_clock_mhz > 0 &&
+        s.sm_clock_mhz < t.smClockMinFraction * s.max_sm_clock_mhz,
+    )
+    const worst = slow.sort((a, b) => (a.sm_clock_mhz as number) - (b.sm_clock_mhz as number))[0]
+    if (worst !== undefined) {
+      why.push(`GPU ${index} (${name}) ran its SM clock at ${worst.sm_clock_mhz} of ${worst.max_sm_clock_mhz} MHz under load (limit ${pct(t.smClockMinFraction)}) in ${slow.length} samples`)
+    }
+  }
+  if (why.length === 0) return null
+  return { code: 'gpu_throttled', detail: `The GPU was throttled during the run: ${why.join('; ')}.` }
+}
+
+export const gpuShared: Rule = (run) => {
+  if (run.gpu === null) return null
+  const why: string[] = []
+  for (const [index, samples] of byGpu(run.gpu)) {
+    const most = Math.max(0, ...samples.map((s) => s.foreign_processes ?? 0))
+    if (most > 0) why.push(`GPU ${index} (${samples[0]?.name ?? 'GPU'}) had up to ${most} other process${most === 1 ? '' : 'es'}`)
+  }
+  if (why.length === 0) return null
+  return { code: 'gpu_shared', detail: `Something else was using the GPU during the run: ${why.join('; ')}.` }
+}
+
+function byGpu(samples: readonly GpuSample[]): Map<number, GpuSample[]> {
+  const out = new Map<number, GpuSample[]>()
+  for (const s of samples) out.set(s.index, [...(out.get(s.index) ?? []), s])
+  return new Map([...out.entries()].sort((a, b) => a[0] - b[0]))
+}
+
+function meanUtilization(samples: readonly GpuSample[] | null): number | null {
+  const xs = (samples ?? []).map((s) => s.utilization_pct).filter((u): u is number => u !== null)
+  return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length
+}
+
+/** All rules in the order issues are listed. */
+export const RULES: readonly Rule[] = [
+  requestsFailed,
+  tooFewRequests,
+  clientSaturated,
+  tokenCountMismatch,
+  outputLenMismatch,
+  prefixCacheContaminated,
+  rampDominated,
+  gpuThrottled,
+  gpuShared,
+]

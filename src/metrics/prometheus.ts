@@ -1,0 +1,202 @@
+/**
+ * Server-side figures from the engine's Prometheus `/metrics`, scraped before
+ * and after a run: the run's share is the difference (counters and histogram
+ * buckets only grow). Series of one metric are summed across label sets
+ * (several models or engines behind one endpoint). Seconds become ms.
+ *
+ * Percentiles follow Prometheus' histogram_quantile: rank = q × count; the
+ * first bucket whose cumulative count reaches the rank is interpolated
+ * linearly between its lower bound (the previous `le`, or 0) and its `le`;
+ * a rank in the +Inf bucket returns the highest finite `le`. The mean is
+ * Δ_sum / Δ_count. These are bucket estimates, never as fine as the client's.
+ */
+import type { LatencyStats, ServerSide } from '../types.js'
+import { parsePrometheusText, parseValue, type PromSample } from './prom-text.js'
+
+export { parsePrometheusText, type PromExposition, type PromSample } from './prom-text.js'
+
+/** Cumulative bucket counts of a histogram ({le, count}, le ascending, last le = +Inf), with _sum and _count. */
+export interface PromHistogramData {
+  buckets: Array<{ le: number; count: number }>
+  sum: number
+  count: number
+}
+
+function seriesKey(labels: Record<string, string>, omit: string): string {
+  return Object.keys(labels)
+    .filter((k) => k !== omit)
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(labels[k])}`)
+    .join(',')
+}
+
+/** Sum by label set (ignoring `le`) of the samples named `name`. */
+function byLabelSet(samples: readonly PromSample[], name: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const s of samples) if (s.name === name) out.set(seriesKey(s.labels, ''), s.value)
+  return out
+}
+
+/** Counter delta after − before summed over label sets; null when absent from `after` or reset (went down). */
+export function counterDelta(before: readonly PromSample[], after: readonly PromSample[], name: string): number | null {
+  const a = byLabelSet(after, name)
+  if (a.size === 0) return null
+  const b = byLabelSet(before, name)
+  let total = 0
+  for (const [key, v] of a) {
+    const d = v - (b.get(key) ?? 0)
+    if (!(d >= 0)) return null
+    total += d
+  }
+  return total
+}
+
+/**
+ * Histogram `base` (without _bucket/_sum/_count) as after − before, summed
+ * across label sets; null when absent from `after` or any series went down.
+ * Series with different bucket bounds are summed over the union of bounds,
+ * each counting at a bound what it had at its own largest bound below it.
+ */
+export function histogramDelta(before: readonly PromSample[], after: readonly PromSample[], base: string): PromHistogramData | null {
+  const perSeries = (samples: readonly PromSample[]): Map<string, Map<number, number>> => {
+    const out = new Map<string, Map<number, number>>()
+    for (const s of samples) {
+      if (s.name !== `${base}_bucket` || s.labels.le === undefined) continue
+      const le = parseValue(s.labels.le)
+      if (le === null || Number.isNaN(le)) continue
+      const key = seriesKey(s.labels, 'le')
+      const m = out.get(key) ?? new Map<number, number>()
+      m.set(le, s.value)
+      out.set(key, m)
+    }
+    return out
+  }
+  const a = perSeries(after)
+  if (a.size === 0) return null
+  const b = perSeries(before)
+  const deltas: Array<Array<[number, number]>> = []
+  const bounds = new Set<number>()
+  for (const [key, buckets] of a) {
+    const prev = b.get(key)
+    const series: Array<[number, number]> = []
+    for (const [le, v] of buckets) {
+      const d = v - (prev?.get(le) ?? 0)
+      if (!(d >= 0)) return null
+      series.push([le, d])
+      bounds.add(le)
+    }
+    deltas.push(series.sort((x, y) => x[0] - y[0]))
+  }
+  bounds.add(Number.POSITIVE_INFINITY)
+  const les = [...bounds].sort((x, y) => x - y)
+  const buckets = les.map((le) => {
+    let count = 0
+    for (const series of deltas) {
+      let at = 0
+      for (const [l, c] of series) if (l <= le) at = c
+      count += at
+    }
+    return { le, count }
+  })
+  const sum = counterDelta(before, after, `${base}_sum`)
+  const count = counterDelta(before, after, `${base}_count`)
+  const total = buckets[buckets.length - 1]?.count ?? 0
+  return { buckets, sum: sum ?? Number.NaN, count: count ?? total }
+}
+
+/** histogram_quantile(q) over cumulative buckets (q in 0..1); null when there are no observations. */
+export function bucketQuantile(q: number, buckets: ReadonlyArray<{ le: number; count: number }>): number | null {
+  const total = buckets[buckets.length - 1]?.count ?? 0
+  if (!(total > 0)) return null
+  const rank = q * total
+  let i = buckets.findIndex((bk) => bk.count >= rank)
+  if (i < 0) i = buckets.length - 1
+  const bucket = buckets[i] as { le: number; count: number }
+  if (bucket.le === Number.POSITIVE_INFINITY) {
+    // The +Inf bucket has no width: answer with the highest finite bound.
+    return i > 0 ? (buckets[i - 1] as { le: number }).le : null
+  }
+  const lower = i > 0 ? (buckets[i - 1] as { le: number }).le : 0
+  const below = i > 0 ? (buckets[i - 1] as { count: number }).count : 0
+  if (i === 0 && bucket.le <= 0) return bucket.le
+  const inBucket = bucket.count - below
+  if (inBucket <= 0) return bucket.le
+  return lower + (bucket.le - lower) * ((rank - below) / inBucket)
+}
+
+/** Mean and p50/p95/p99 of a histogram delta, converted from seconds to ms. */
+export function histogramStatsMs(h: PromHistogramData): LatencyStats {
+  const q = (p: number): number | null => {
+    const v = bucketQuantile(p, h.buckets)
+    return v === null ? null : v * 1000
+  }
+  const mean = h.count > 0 && Number.isFinite(h.sum) ? (h.sum / h.count) * 1000 : null
+  return { mean, p50: q(0.5), p95: q(0.95), p99: q(0.99) }
+}
+
+/** Metric names, newest first: servegate takes the first one the server exposes. */
+const NAMES = {
+  ttft: ['vllm:time_to_first_token_seconds'],
+  // Older engines call the per-token gap histogram time_per_output_token.
+  itl: ['vllm:inter_token_latency_seconds', 'vllm:time_per_output_token_seconds'],
+  tpot: ['vllm:request_time_per_output_token_seconds'],
+  e2el: ['vllm:e2e_request_latency_seconds'],
+  promptTokens: ['vllm:prompt_tokens_total', 'vllm:prompt_tokens'],
+  generationTokens: ['vllm:generation_tokens_total', 'vllm:generation_tokens'],
+  prefixQueries: [
+    'vllm:prefix_cache_queries_total',
+    'vllm:gpu_prefix_cache_queries_total',
+    'vllm:prefix_cache_queries',
+    'vllm:gpu_prefix_cache_queries',
+  ],
+  prefixHits: [
+    'vllm:prefix_cache_hits_total',
+    'vllm:gpu_prefix_cache_hits_total',
+    'vllm:prefix_cache_hits',
+    'vllm:gpu_prefix_cache_hits',
+  ],
+} as const
+
+function firstHistogram(before: PromSample[], after: PromSample[], names: readonly string[]): PromHistogramData | null | 'reset' {
+  for (const name of names) {
+    if (!after.some((s) => s.name === `${name}_bucket`)) continue
+    return histogramDelta(before, after, name) ?? 'reset'
+  }
+  return null
+}
+
+function firstCounter(before: PromSample[], after: PromSample[], names: readonly string[]): number | null {
+  for (const name of names) {
+    if (after.some((s) => s.name === name)) return counterDelta(before, after, name)
+  }
+  return null
+}
+
+/**
+ * Server-side TTFT, ITL, TPOT and E2EL (ms) and token/prefix-cache counts for
+ * the run between two scrapes. Null when the engine exposes no TTFT or E2E
+ * histogram, or a histogram went backwards (the server restarted mid-run).
+ */
+export function serverSideFigures(before: string, after: string): ServerSide | null {
+  const b = parsePrometheusText(before).samples
+  const a = parsePrometheusText(after).samples
+  const ttft = firstHistogram(b, a, NAMES.ttft)
+  const e2el = firstHistogram(b, a, NAMES.e2el)
+  const itl = firstHistogram(b, a, NAMES.itl)
+  const tpot = firstHistogram(b, a, NAMES.tpot)
+  if (ttft === null || e2el === null) return null
+  if ([ttft, e2el, itl, tpot].includes('reset')) return null
+  const stats = (h: PromHistogramData | null | 'reset'): LatencyStats | null =>
+    h === null || h === 'reset' ? null : histogramStatsMs(h)
+  return {
+    source: 'prometheus',
+    ttft_ms: stats(ttft) as LatencyStats,
+    itl_ms: stats(itl),
+    tpot_ms: stats(tpot),
+    e2el_ms: stats(e2el) as LatencyStats,
+    prompt_tokens: firstCounter(b, a, NAMES.promptTokens),
+    generation_tokens: firstCounter(b, a, NAMES.generationTokens),
+    prefix_cache_queries: firstCounter(b, a, NAMES.prefixQueries),
+    prefix_cache_hits: firstCounter(b, a, NAMES.prefixHits),
+  }
+}
