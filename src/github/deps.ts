@@ -1,0 +1,71 @@
+/**
+ * Everything the action's `run` touches, as one injectable object: the runner
+ * (inputs, outputs, log, summary), the event, GitHub's API, git, files, and the
+ * servegate stages. Tests pass typed fakes; real-deps.ts builds the real one.
+ */
+import type { ConfigFile } from '../config/schema.js'
+import type { ResolvedConfig, ResolveInput } from '../config/resolve.js'
+import type { Baseline, Verdict } from '../gate/types.js'
+import type { ResultFile } from '../types.js'
+import type { EventPayload } from './context.js'
+import type { CurveSeries } from './curves.js'
+import type { GitHubClient } from './publish.js'
+import type { GitRunner } from './refresh-commit.js'
+
+/** The parts of the Actions runtime the action uses (the real one wraps @actions/core). */
+export interface ActionCore {
+  /** Raw input value, '' when unset. */
+  getInput(name: string): string
+  setOutput(name: string, value: string): void
+  setFailed(message: string): void
+  /** Mask a value in every later log line. */
+  setSecret(secret: string): void
+  info(message: string): void
+  warning(message: string): void
+  error(message: string): void
+  /** Append markdown to the job summary (GITHUB_STEP_SUMMARY). */
+  appendSummary(markdown: string): Promise<void>
+}
+
+/** What a refresh records besides the result (the commit measured, from GITHUB_SHA). */
+export interface RefreshInfo {
+  name: string
+  commit: string | null
+}
+
+/** The servegate stages the action calls, with the signatures their modules export. */
+export interface ActionStages {
+  loadConfigFile(path: string): Promise<ConfigFile>
+  resolveConfig(input: ResolveInput): ResolvedConfig
+  runSweep(cfg: ResolvedConfig, deps: { log(line: string): void; signal?: AbortSignal }): Promise<{ result: ResultFile; resultPath: string }>
+  writeResultFile(path: string, result: ResultFile): Promise<void>
+  /** The first result with the runs of `extra` appended (confirmation repeats). */
+  mergeResults(first: ResultFile, extra: ResultFile): ResultFile
+  readBaseline(path: string): Promise<Baseline>
+  compareToBaseline(baseline: Baseline, candidate: ResultFile, cfg: ResolvedConfig): Verdict
+  appendRefresh(existing: Baseline | null, result: ResultFile, info: RefreshInfo, cfg: ResolvedConfig): Baseline
+  writeBaseline(path: string, baseline: Baseline): Promise<void>
+  renderVerdictMarkdown(verdict: Verdict): string
+  renderMarkdownReport(result: ResultFile): string
+  renderMermaidCurve(series: CurveSeries[], opts: { title: string; xLabel: string; yLabel: string }): string
+}
+
+export interface ActionFiles {
+  exists(path: string): boolean
+  writeText(path: string, text: string): Promise<void>
+}
+
+export interface ActionDeps {
+  core: ActionCore
+  env: Record<string, string | undefined>
+  /** The directory the runner started the action in (the workspace). */
+  cwd: string
+  event: { name: string; payload: EventPayload }
+  /** An API client for the token (created only when a comment is to be posted). */
+  github(token: string): GitHubClient
+  stages: ActionStages
+  git: GitRunner
+  files: ActionFiles
+  /** Aborted when the job is cancelled: the sweep stops between requests. */
+  signal?: AbortSignal
+}

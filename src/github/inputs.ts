@@ -1,0 +1,173 @@
+/**
+ * The action's inputs (see action.yml), read as raw strings and validated with
+ * zod so that every bad input is reported at once, naming the input and what
+ * it accepts.
+ */
+import { z } from 'zod'
+import { UsageError } from '../errors.js'
+
+export const MODES = ['gate', 'full', 'refresh'] as const
+export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const
+export const FAIL_ON_POLICIES = ['regression', 'inconclusive', 'never'] as const
+
+export type Mode = (typeof MODES)[number]
+export type CommentPolicy = (typeof COMMENT_POLICIES)[number]
+export type FailOnPolicy = (typeof FAIL_ON_POLICIES)[number]
+
+/** Validated inputs. Empty optional strings become undefined; defaults are applied. */
+export interface ActionInputs {
+  mode: Mode
+  config?: string
+  /** Sweep name; when absent, chosen by mode (see chooseSweep). */
+  sweep?: string
+  baseUrl?: string
+  model?: string
+  /** Baseline path, relative to the working directory; when absent `baselines/<sweep>.json`. */
+  baseline?: string
+  comment: CommentPolicy
+  failOn: FailOnPolicy
+  githubToken?: string
+  containerDigest?: string
+  serveCommand?: string
+  allowFork: boolean
+  /** When the verdict is inconclusive, run the extra repeats the gate asks for and decide over all runs. */
+  confirm: boolean
+  refreshCommit: boolean
+  refreshPush: boolean
+  workingDirectory: string
+  out: string
+  /** NAME in the sticky comment's marker `<!-- servegate:NAME -->`; when absent the baseline's file stem. */
+  commentKey?: string
+}
+
+/** Reads one input by its action.yml name; returns '' when unset (as GitHub does). */
+export type InputReader = (name: string) => string
+
+/** Every input name action.yml declares, in order. */
+export const INPUT_NAMES = [
+  'mode',
+  'config',
+  'sweep',
+  'base-url',
+  'model',
+  'baseline',
+  'comment',
+  'fail-on',
+  'github-token',
+  'container-digest',
+  'serve-command',
+  'allow-fork',
+  'confirm',
+  'refresh-commit',
+  'refresh-push',
+  'working-directory',
+  'out',
+  'comment-key',
+] as const
+
+const optional = z.string().transform((s) => (s === '' ? undefined : s))
+
+// YAML 1.2 core-schema booleans, the spellings GitHub documents for boolean inputs.
+const bool = (fallback: boolean) =>
+  z
+    .string()
+    .transform((s, ctx) => {
+      if (s === '') return fallback
+      if (['true', 'True', 'TRUE'].includes(s)) return true
+      if (['false', 'False', 'FALSE'].includes(s)) return false
+      ctx.addIssue({ code: 'custom', message: `"${s}" is not a boolean; expected true or false` })
+      return z.NEVER
+    })
+
+const oneOf = <T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
+  z
+    .string()
+    .transform((s, ctx) => {
+      const v = s === '' ? fallback : s
+      if ((values as readonly string[]).includes(v)) return v as T[number]
+      ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected one of ${values.join(', ')}` })
+      return z.NEVER
+    })
+
+const schema = z.object({
+  mode: oneOf(MODES, 'gate'),
+  config: optional,
+  sweep: optional,
+  'base-url': optional,
+  model: optional,
+  baseline: optional,
+  comment: oneOf(COMMENT_POLICIES, 'always'),
+  'fail-on': oneOf(FAIL_ON_POLICIES, 'regression'),
+  'github-token': optional,
+  'container-digest': optional,
+  'serve-command': optional,
+  'allow-fork': bool(false),
+  confirm: bool(true),
+  'refresh-commit': bool(true),
+  'refresh-push': bool(true),
+  'working-directory': optional,
+  out: optional,
+  'comment-key': optional.refine((s) => s === undefined || /^[A-Za-z0-9._-]+$/.test(s), {
+    message: 'expected letters, digits, ".", "_" or "-" (it goes inside an HTML comment)',
+  }),
+})
+
+/** Read and validate every input; throws one UsageError listing all problems. */
+export function readInputs(read: InputReader): ActionInputs {
+  const raw: Record<string, string> = {}
+  for (const name of INPUT_NAMES) raw[name] = read(name).trim()
+  const parsed = schema.safeParse(raw)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  input "${i.path.join('.')}": ${i.message}`)
+    throw new UsageError(`servegate action inputs are invalid:\n${lines.join('\n')}`, 'See the inputs in action.yml or docs/action.md.')
+  }
+  const p = parsed.data
+  return {
+    mode: p.mode,
+    config: p.config,
+    sweep: p.sweep,
+    baseUrl: p['base-url'],
+    model: p.model,
+    baseline: p.baseline,
+    comment: p.comment,
+    failOn: p['fail-on'],
+    githubToken: p['github-token'],
+    containerDigest: p['container-digest'],
+    serveCommand: p['serve-command'],
+    allowFork: p['allow-fork'],
+    confirm: p.confirm,
+    refreshCommit: p['refresh-commit'],
+    refreshPush: p['refresh-push'],
+    workingDirectory: p['working-directory'] ?? '.',
+    out: p.out ?? 'servegate-result.json',
+    commentKey: p['comment-key'],
+  }
+}
+
+/** The sweep a mode runs when the input names none: a refresh records the profile the gate compares against. */
+export function modeSweep(mode: Mode): string {
+  return mode === 'full' ? 'full' : 'gate'
+}
+
+/**
+ * The sweep to ask the config for: the input's; else the mode's default when
+ * the file defines it; else none (the config stage then picks the file's
+ * `full` or only sweep, or its built-in default when there is no file).
+ */
+export function chooseSweep(inputs: Pick<ActionInputs, 'mode' | 'sweep'>, fileSweeps: readonly string[] | null): string | undefined {
+  if (inputs.sweep !== undefined) return inputs.sweep
+  const wanted = modeSweep(inputs.mode)
+  return fileSweeps?.includes(wanted) ? wanted : undefined
+}
+
+/** Baseline path (relative to the working directory) for a resolved sweep name. */
+export function baselinePathFor(inputs: Pick<ActionInputs, 'baseline'>, sweepName: string): string {
+  return inputs.baseline ?? `baselines/${sweepName}.json`
+}
+
+/** The marker NAME: the input's, else the baseline file's stem. */
+export function commentKeyFor(inputs: Pick<ActionInputs, 'commentKey'>, baselinePath: string): string {
+  if (inputs.commentKey !== undefined) return inputs.commentKey
+  const stem = baselinePath.replace(/^.*[\\/]/, '').replace(/\.json$/i, '')
+  return stem.replace(/[^A-Za-z0-9._-]/g, '-') || 'servegate'
+}

@@ -1,0 +1,80 @@
+/**
+ * The real ActionDeps: @actions/core for inputs, outputs, logs and the job
+ * summary; @actions/github for the event and the REST API; git on PATH; the
+ * file system; and servegate's stages. Only this folder imports @actions/*.
+ */
+import * as core from '@actions/core'
+import { context, getOctokit } from '@actions/github'
+import { existsSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { loadConfigFile } from '../config/load.js'
+import { resolveConfig } from '../config/resolve.js'
+import { compareToBaseline, mergeResults } from '../gate/index.js'
+import { renderMarkdownReport } from '../report/markdown.js'
+import { renderMermaidCurve } from '../report/mermaid.js'
+import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
+import { appendRefresh, readBaseline, writeBaseline } from '../store/baseline.js'
+import { writeResultFile } from '../store/result-file.js'
+import { runSweep } from '../sweep/run-sweep.js'
+import type { EventPayload } from './context.js'
+import type { ActionDeps } from './deps.js'
+import { gateOptionsFrom } from './gate-options.js'
+import { octokitComments, tokenIdentity } from './octokit-api.js'
+import { execGit } from './refresh-commit.js'
+
+/** Deps wired to the Actions runtime; a cancelled job (SIGINT/SIGTERM) aborts the sweep. */
+export function realActionDeps(): ActionDeps {
+  const abort = new AbortController()
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      core.warning(`servegate: ${sig} received (job cancelled?); stopping the sweep.`)
+      abort.abort(new Error(`${sig} received`))
+    })
+  }
+  return {
+    core: {
+      getInput: (name) => core.getInput(name),
+      setOutput: (name, value) => core.setOutput(name, value),
+      setFailed: (message) => core.setFailed(message),
+      setSecret: (secret) => core.setSecret(secret),
+      info: (message) => core.info(message),
+      warning: (message) => core.warning(message),
+      error: (message) => core.error(message),
+      appendSummary: async (markdown) => {
+        await core.summary.addRaw(markdown, true).write()
+      },
+    },
+    env: process.env,
+    cwd: process.cwd(),
+    event: { name: context.eventName ?? '', payload: context.payload as EventPayload },
+    github: (token) => {
+      const octokit = getOctokit(token)
+      const { owner, repo } = context.repo
+      return { comments: octokitComments(octokit, owner, repo), identity: () => tokenIdentity(octokit, token, (m) => core.warning(m)) }
+    },
+    stages: {
+      loadConfigFile,
+      resolveConfig,
+      runSweep,
+      writeResultFile,
+      mergeResults,
+      readBaseline,
+      compareToBaseline: (baseline, candidate, cfg) => compareToBaseline(baseline, candidate, gateOptionsFrom(cfg.gate)),
+      appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
+      writeBaseline,
+      renderVerdictMarkdown,
+      renderMarkdownReport,
+      renderMermaidCurve,
+    },
+    git: execGit,
+    files: {
+      exists: (path) => existsSync(path),
+      writeText: async (path, text) => {
+        await mkdir(dirname(path), { recursive: true })
+        await writeFile(path, text, 'utf8')
+      },
+    },
+    signal: abort.signal,
+  }
+}

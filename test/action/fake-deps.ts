@@ -1,0 +1,190 @@
+/** Typed fakes of everything `run(deps)` touches, recording what the action did. */
+import type { ResolvedConfig, ResolveInput } from '../../src/config/resolve.js'
+import type { Baseline, Verdict } from '../../src/gate/types.js'
+import type { ActionDeps, RefreshInfo } from '../../src/github/deps.js'
+import type { EventPayload } from '../../src/github/context.js'
+import type { GitHubClient } from '../../src/github/publish.js'
+import type { GitResult } from '../../src/github/refresh-commit.js'
+import type { IssueComment } from '../../src/github/sticky-comment.js'
+import type { ResultFile } from '../../src/types.js'
+import { baseline as baselineFixture, result as resultFixture } from './fixtures.js'
+
+export interface Recorded {
+  outputs: Map<string, string>
+  failed: string[]
+  secrets: string[]
+  info: string[]
+  warnings: string[]
+  errors: string[]
+  summary: string
+  sweeps: ResolvedConfig[]
+  resolveInputs: ResolveInput[]
+  comments: IssueComment[]
+  commentCalls: string[]
+  written: Map<string, string>
+  baselinesWritten: Array<{ path: string; baseline: Baseline }>
+  refreshInfo: RefreshInfo[]
+  git: string[][]
+}
+
+export interface FakeOptions {
+  inputs?: Record<string, string>
+  env?: Record<string, string | undefined>
+  eventName?: string
+  payload?: EventPayload
+  /** Verdicts returned by successive compareToBaseline calls (the last repeats). */
+  verdicts?: Verdict[]
+  /** Absolute paths that exist. */
+  existing?: string[]
+  /** Make the comment API fail with this HTTP status. */
+  apiStatus?: number
+  /** Throw this from runSweep. */
+  sweepError?: Error
+  apiKey?: string | null
+  baseUrl?: string | null
+  /** Comments already on the PR. */
+  comments?: IssueComment[]
+}
+
+export const CWD = '/ws'
+export const PR_PAYLOAD: EventPayload = {
+  pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false } }, base: { repo: { full_name: 'acme/infer', fork: false } } },
+}
+export const FORK_PAYLOAD: EventPayload = {
+  pull_request: { number: 8, head: { repo: { full_name: 'mallory/infer', fork: true } }, base: { repo: { full_name: 'acme/infer', fork: false } } },
+}
+
+export function resolved(flags: ResolveInput['flags'], o: FakeOptions): ResolvedConfig {
+  return {
+    configPath: null,
+    server: { baseUrl: o.baseUrl === undefined ? 'http://gpu:8000' : o.baseUrl, model: null, api: 'completions', apiKeyEnv: null },
+    apiKey: o.apiKey ?? null,
+    target: { metric: 'tpot', percentile: 95, thresholdMs: 50 },
+    sweepName: flags.sweep ?? 'default',
+    shapes: [{ inputLen: 128, outputLen: 32 }],
+    concurrency: [1, 16],
+    promptsPerConcurrency: 12,
+    warmup: 2,
+    repeats: 3,
+    seed: 1,
+    out: flags.out ?? 'servegate-result.json',
+    resume: false,
+    workers: 'auto',
+    containerDigest: null,
+    serveCommand: null,
+    idleTimeoutMs: 30_000,
+    gate: { tolerancePct: {}, maxFailedRequests: null },
+  }
+}
+
+/** Fake deps plus what they recorded. */
+export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded } {
+  const rec: Recorded = {
+    outputs: new Map(),
+    failed: [],
+    secrets: [],
+    info: [],
+    warnings: [],
+    errors: [],
+    summary: '',
+    sweeps: [],
+    resolveInputs: [],
+    comments: [...(o.comments ?? [])],
+    commentCalls: [],
+    written: new Map(),
+    baselinesWritten: [],
+    refreshInfo: [],
+    git: [],
+  }
+  const inputs: Record<string, string> = { 'github-token': 'ghs_token123', ...o.inputs }
+  let compareCalls = 0
+  let nextId = 500
+  const apiFail = (): void => {
+    if (o.apiStatus !== undefined) throw Object.assign(new Error(`HTTP ${o.apiStatus}`), { status: o.apiStatus })
+  }
+  const client: GitHubClient = {
+    identity: async () => ({ login: 'github-actions[bot]', type: 'Bot' }),
+    comments: {
+      async *listComments(issue) {
+        rec.commentCalls.push(`list ${issue}`)
+        apiFail()
+        yield rec.comments
+      },
+      async createComment(issue, body) {
+        rec.commentCalls.push(`create ${issue}`)
+        apiFail()
+        const c = { id: nextId++, body, user: { login: 'github-actions[bot]', type: 'Bot' } }
+        rec.comments.push(c)
+        return c
+      },
+      async updateComment(id, body) {
+        rec.commentCalls.push(`update ${id}`)
+        apiFail()
+        const c = rec.comments.find((x) => x.id === id)!
+        c.body = body
+        return c
+      },
+    },
+  }
+  const gitAnswers = (args: readonly string[]): GitResult => {
+    const ok = (stdout = ''): GitResult => ({ code: 0, stdout, stderr: '' })
+    if (args[0] === 'diff') return { code: 1, stdout: '', stderr: '' } // the baseline changed
+    if (args[0] === 'config') return { code: 1, stdout: '', stderr: '' } // no identity configured
+    if (args[0] === 'rev-parse' && args[1] === 'HEAD') return ok('0123456789abcdef0123\n')
+    return ok()
+  }
+  const deps: ActionDeps = {
+    core: {
+      getInput: (name) => inputs[name] ?? '',
+      setOutput: (name, value) => void rec.outputs.set(name, value),
+      setFailed: (m) => void rec.failed.push(m),
+      setSecret: (s) => void rec.secrets.push(s),
+      info: (m) => void rec.info.push(m),
+      warning: (m) => void rec.warnings.push(m),
+      error: (m) => void rec.errors.push(m),
+      appendSummary: async (md) => void (rec.summary += md),
+    },
+    env: { GITHUB_REPOSITORY: 'acme/infer', RUNNER_ENVIRONMENT: 'self-hosted', GITHUB_SHA: 'cafe', GITHUB_REF: 'refs/heads/main', ...o.env },
+    cwd: CWD,
+    event: { name: o.eventName ?? 'pull_request', payload: o.payload ?? PR_PAYLOAD },
+    github: () => client,
+    git: async (args) => {
+      rec.git.push([...args])
+      return gitAnswers(args)
+    },
+    files: {
+      exists: (p) => (o.existing ?? []).includes(p),
+      writeText: async (p, t) => void rec.written.set(p, t),
+    },
+    stages: {
+      loadConfigFile: async () => ({ sweeps: { gate: { shapes: [{ input_len: 128, output_len: 32 }], concurrency: [1, 16] } } }),
+      resolveConfig: (input) => {
+        rec.resolveInputs.push(input)
+        return resolved(input.flags, o)
+      },
+      runSweep: async (cfg): Promise<{ result: ResultFile; resultPath: string }> => {
+        rec.sweeps.push(cfg)
+        if (o.sweepError) throw o.sweepError
+        return { result: resultFixture(), resultPath: cfg.out }
+      },
+      writeResultFile: async (p) => void rec.written.set(p, 'result'),
+      mergeResults: (first) => first,
+      readBaseline: async () => baselineFixture(),
+      compareToBaseline: () => {
+        const vs = o.verdicts ?? []
+        const v = vs[Math.min(compareCalls++, vs.length - 1)]
+        if (v === undefined) throw new Error('test gave no verdict')
+        return v
+      },
+      appendRefresh: (existing, _result, info) => {
+        rec.refreshInfo.push(info)
+        return existing ?? baselineFixture()
+      },
+      writeBaseline: async (path, b) => void rec.baselinesWritten.push({ path, baseline: b }),
+      renderVerdictMarkdown: (v) => `VERDICT-TABLE(${v.verdict})`,
+      renderMarkdownReport: () => 'METHODOLOGY-TABLE',
+      renderMermaidCurve: (series, opts) => `MERMAID(${opts.title}: ${series.map((s) => s.label).join('+')})`,
+    },
+  }
+  return { deps, rec }
+}

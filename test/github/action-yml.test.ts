@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { INPUT_NAMES, readInputs } from '../../src/github/inputs.js'
+
+const action = parse(readFileSync(new URL('../../action.yml', import.meta.url), 'utf8')) as {
+  inputs: Record<string, { description: string; default?: string }>
+  outputs: Record<string, { description: string }>
+  runs: { using: string; main: string }
+}
+
+describe('action.yml', () => {
+  it('declares exactly the inputs the action reads, each with a description and a default', () => {
+    expect(Object.keys(action.inputs)).toEqual([...INPUT_NAMES])
+    for (const [name, spec] of Object.entries(action.inputs)) {
+      expect(spec.description.length, name).toBeGreaterThan(10)
+      expect(typeof spec.default, name).toBe('string')
+    }
+  })
+
+  it('has defaults that validate, and the workflow token as the default token', () => {
+    const defaults = Object.fromEntries(Object.entries(action.inputs).map(([k, v]) => [k, v.default ?? '']))
+    expect(defaults['github-token']).toBe('${{ github.token }}')
+    expect(readInputs((n) => defaults[n] ?? '')).toMatchObject({ mode: 'gate', comment: 'always', failOn: 'regression', allowFork: false })
+  })
+
+  it('runs dist/index.js on node24 and declares the documented outputs', () => {
+    expect(action.runs).toEqual({ using: 'node24', main: 'dist/index.js' })
+    expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['verdict', 'result-path', 'report-path', 'comment-id', 'regressions']))
+  })
+})

@@ -1,0 +1,150 @@
+/**
+ * A small stand-in for GitHub's REST API on 127.0.0.1:0: issue comments
+ * (paginated with Link headers), create, update, GET /user. Records every call
+ * and can be told to answer errors (403 on forks, 429 rate limits, 5xx).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface FakeUser {
+  login: string
+  type: 'Bot' | 'User'
+}
+
+export interface FakeComment {
+  id: number
+  issue: number
+  body: string
+  user: FakeUser
+}
+
+export interface RecordedCall {
+  method: string
+  path: string
+  query: Record<string, string>
+  body: unknown
+  authorization: string | undefined
+}
+
+export interface Failure {
+  status: number
+  /** Only calls with this method fail (default: every call). */
+  method?: string
+  /** How many calls fail before answering normally again (default: all). */
+  times?: number
+}
+
+export interface FakeGitHub {
+  url: string
+  calls: RecordedCall[]
+  comments: FakeComment[]
+  /** Who the token authenticates as: the author of created comments and GET /user. */
+  actor: FakeUser
+  /** Largest page the server returns, whatever per_page asks (to exercise pagination). */
+  maxPerPage: number
+  addComment(issue: number, body: string, user: FakeUser): FakeComment
+  fail(f: Failure | null): void
+  close(): Promise<void>
+}
+
+const BOT: FakeUser = { login: 'github-actions[bot]', type: 'Bot' }
+
+/** Start the fake API; `close()` stops it. */
+export async function startFakeGitHub(opts: { maxPerPage?: number; actor?: FakeUser } = {}): Promise<FakeGitHub> {
+  let nextId = 1000
+  let failure: Failure | null = null
+  const server = createServer()
+  const fake: FakeGitHub = {
+    url: '',
+    calls: [],
+    comments: [],
+    actor: opts.actor ?? BOT,
+    maxPerPage: opts.maxPerPage ?? 100,
+    addComment(issue, body, user) {
+      const c = { id: nextId++, issue, body, user }
+      fake.comments.push(c)
+      return c
+    },
+    fail(f) {
+      failure = f
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+
+  const view = (c: FakeComment) => ({
+    id: c.id,
+    body: c.body,
+    user: { login: c.user.login, type: c.user.type },
+    html_url: `https://github.test/o/r/issues/${c.issue}#issuecomment-${c.id}`,
+  })
+
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers })
+    res.end(JSON.stringify(body))
+  }
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    let raw = ''
+    req.setEncoding('utf8')
+    req.on('data', (d: string) => (raw += d))
+    req.on('end', () => {
+      const u = new URL(req.url ?? '/', fake.url)
+      const body = raw === '' ? undefined : (JSON.parse(raw) as unknown)
+      fake.calls.push({ method: req.method ?? '', path: u.pathname, query: Object.fromEntries(u.searchParams), body, authorization: req.headers.authorization })
+      if (failure !== null && (failure.method === undefined || failure.method === req.method)) {
+        const f = failure
+        if (f.times !== undefined && --f.times <= 0) failure = null
+        const headers: Record<string, string> = f.status === 429 ? { 'retry-after': '60', 'x-ratelimit-remaining': '0' } : {}
+        const message = f.status === 403 ? 'Resource not accessible by integration' : f.status === 429 ? 'API rate limit exceeded' : 'Server Error'
+        return send(res, f.status, { message }, headers)
+      }
+      route(req.method ?? '', u, body, res)
+    })
+  })
+
+  function route(method: string, u: URL, body: unknown, res: ServerResponse): void {
+    const list = u.pathname.match(/^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/)
+    const one = u.pathname.match(/^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)$/)
+    if (method === 'GET' && u.pathname === '/user') return send(res, 200, fake.actor)
+    if (list && method === 'GET') {
+      const issue = Number(list[3])
+      const all = fake.comments.filter((c) => c.issue === issue)
+      const perPage = Math.min(Number(u.searchParams.get('per_page') ?? 30), fake.maxPerPage)
+      const page = Number(u.searchParams.get('page') ?? 1)
+      const last = Math.max(1, Math.ceil(all.length / perPage))
+      const links: string[] = []
+      const at = (p: number) => {
+        const l = new URL(u.href)
+        l.searchParams.set('per_page', String(perPage))
+        l.searchParams.set('page', String(p))
+        return l.href
+      }
+      if (page < last) links.push(`<${at(page + 1)}>; rel="next"`, `<${at(last)}>; rel="last"`)
+      if (page > 1) links.push(`<${at(1)}>; rel="first"`, `<${at(page - 1)}>; rel="prev"`)
+      const headers: Record<string, string> = links.length > 0 ? { link: links.join(', ') } : {}
+      return send(res, 200, all.slice((page - 1) * perPage, page * perPage).map(view), headers)
+    }
+    if (list && method === 'POST') {
+      const text = (body as { body?: unknown } | undefined)?.body
+      if (typeof text !== 'string') return send(res, 422, { message: 'body is required' })
+      if (text.length > 65536) return send(res, 422, { message: 'Body is too long (maximum is 65536 characters)' })
+      return send(res, 201, view(fake.addComment(Number(list[3]), text, fake.actor)))
+    }
+    if (one && method === 'PATCH') {
+      const c = fake.comments.find((x) => x.id === Number(one[3]))
+      const text = (body as { body?: unknown } | undefined)?.body
+      if (c === undefined) return send(res, 404, { message: 'Not Found' })
+      if (typeof text !== 'string') return send(res, 422, { message: 'body is required' })
+      if (text.length > 65536) return send(res, 422, { message: 'Body is too long (maximum is 65536 characters)' })
+      // GitHub lets only the author (or an admin) edit; servegate must never try anyone else's.
+      if (c.user.login !== fake.actor.login) return send(res, 403, { message: 'Must have admin rights to Repository.' })
+      c.body = text
+      return send(res, 200, view(c))
+    }
+    send(res, 404, { message: 'Not Found' })
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return fake
+}
