@@ -1,0 +1,69 @@
+import type { Command } from 'commander'
+import { loadConfigFile } from '../config/load.js'
+import { resolveConfig, type RunFlags } from '../config/resolve.js'
+import { runSweep } from '../sweep/run-sweep.js'
+import { renderConsoleTable } from '../report/table.js'
+import { createProgress } from '../report/progress.js'
+
+/** `servegate run`: measure a sweep and print the methodology's table. */
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('Run a benchmark sweep (starts the built-in simulator when no --base-url is given)')
+    .option('--config <file>', 'YAML or JSON config file; flags override it')
+    .option('--sweep <name>', 'named sweep of the config file (e.g. full, gate)')
+    .option('--base-url <url>', 'server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)')
+    .option('--model <id>', 'model to request (default: the first of /v1/models)')
+    .option('--api <api>', 'completions or chat')
+    .option('--input-len <n>', 'prompt length in tokens')
+    .option('--output-len <n>', 'output length in tokens (sent as max_tokens with ignore_eos)')
+    .option('--concurrency <list>', 'concurrency levels, e.g. 1,4,16')
+    .option('--prompts-per-concurrency <n>', 'measured requests per point = concurrency × N (default 12)')
+    .option('--warmup <n>', 'warmup requests per point, discarded (default: one per slot, at least 4)')
+    .option('--repeats <n>', 'runs per point (default 3)')
+    .option('--target <spec>', 'interactivity target metric:pNN:ms (default tpot:p95:50)')
+    .option('--seed <n>', 'seed for prompts')
+    .option('--workers <n>', 'load-generator worker threads, or auto')
+    .option('--timeout-ms <n>', 'fail a request after this long without a byte')
+    .option('--container-digest <digest>', 'image digest of the server, recorded in the result')
+    .option('--serve-command <cmd>', 'the command that started the server, recorded in the result')
+    .option('--out <file>', 'result file (default servegate-result.json)')
+    .option('--resume', 'continue an interrupted sweep in --out without redoing finished runs')
+    .action(async (opts: Record<string, string | boolean | undefined>) => {
+      const flags = opts as RunFlags
+      const configPath = typeof opts.config === 'string' ? opts.config : null
+      const file = configPath ? await loadConfigFile(configPath) : null
+      const cfg = resolveConfig({ file, filePath: configPath, flags, env: process.env })
+      const log = (line: string): void => void process.stderr.write(`${line}\n`)
+      const total = cfg.shapes.length * cfg.concurrency.length * cfg.repeats
+      const progress = createProgress(total, { stream: process.stderr, tty: Boolean(process.stderr.isTTY) && !process.env.CI })
+      const onSignal = (): void => {
+        progress.stop()
+        log(`\nInterrupted. Finished runs are saved in ${cfg.out}; continue with: servegate run --resume ${process.argv.slice(3).join(' ')}`)
+        process.exit(130)
+      }
+      process.once('SIGINT', onSignal)
+      process.once('SIGTERM', onSignal)
+      try {
+        const { result, resultPath } = await runSweep(cfg, {
+          log,
+          onPointStart: (p) => progress.start(label(p)),
+          onPointDone: (p, run) =>
+            progress.done(
+              label(p),
+              `${run.output_throughput.toFixed(0)} tok/s, ITL p50 ${run.itl_ms.p50?.toFixed(2) ?? '–'} ms${run.validity.valid ? '' : ` — INVALID: ${run.validity.issues.map((i) => i.code).join(', ')}`}`,
+            ),
+        })
+        progress.stop()
+        process.stdout.write(`${renderConsoleTable(result)}\n`)
+        log(`Result written to ${resultPath}`)
+      } finally {
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+      }
+    })
+}
+
+function label(p: { shape: { inputLen: number; outputLen: number }; concurrency: number; repeat: number }): string {
+  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`
+}

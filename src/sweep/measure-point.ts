@@ -1,0 +1,70 @@
+import { runPoint } from '../load/run-point.js'
+import { scrapeMetrics, tokenizeCount } from '../client/endpoints.js'
+import { summarizeRun } from '../metrics/summarize.js'
+import { serverSideFigures } from '../metrics/prometheus.js'
+import { assessValidity } from '../analysis/validity.js'
+import { buildRequests } from '../plan/prompts.js'
+import type { PlanPoint } from '../plan/plan.js'
+import type { Api, GpuSample, RequestRecord, RunResult } from '../types.js'
+
+/** Everything measuring one point needs from outside. */
+export interface MeasureContext {
+  root: string
+  model: string
+  api: Api
+  apiKey: string | null
+  workers: number | 'auto'
+  idleTimeoutMs: number
+  /** Starts sampling the GPU; stop() returns the samples (empty without nvidia-smi). */
+  sampleGpu: () => { stop(): Promise<GpuSample[]> | GpuSample[] }
+}
+
+/**
+ * Run one (shape, concurrency, repeat) point: warmup, measured requests, the
+ * server's /metrics before and after, GPU samples, then the run's summary
+ * and validity. Never throws for server faults: they are in the records.
+ */
+export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promise<RunResult> {
+  const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey })
+  // METHODOLOGY: warmup requests run at the point's concurrency and are then
+  // discarded; /metrics is scraped only after them, so the server-side
+  // figures cover exactly the measured requests, like the client's.
+  const opts = { concurrency: point.concurrency, workers: ctx.workers, idleTimeoutMs: ctx.idleTimeoutMs }
+  if (warmup.length > 0) await runPoint({ ...opts, warmup: [], measured: warmup })
+  const before = await scrapeMetrics(ctx.root)
+  const sampler = ctx.sampleGpu()
+  const raw = await runPoint({ ...opts, warmup: [], measured })
+  const gpu = await sampler.stop()
+  const after = await scrapeMetrics(ctx.root)
+  raw.warmupRequests = warmup.length
+
+  const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts })
+  run.server_side = before !== null && after !== null ? serverSideFigures(before, after) : null
+  run.gpu = gpu.length > 0 ? gpu : null
+  run.tokens.retokenized = await retokenize(raw.records, ctx)
+  run.validity = assessValidity(run, {
+    concurrency: point.concurrency,
+    ignoreEos: true,
+    expectPrefixCacheMisses: true,
+  })
+  return run
+}
+
+/** Re-tokenise every completed request's text with the server's /tokenize; null when unavailable. */
+async function retokenize(records: readonly RequestRecord[], ctx: MeasureContext): Promise<number | null> {
+  const done = records.filter((r) => r.error === null)
+  if (done.length === 0) return null
+  let total = 0
+  let next = 0
+  let unavailable = false
+  const worker = async (): Promise<void> => {
+    while (!unavailable && next < done.length) {
+      const rec = done[next++]!
+      const n = await tokenizeCount(ctx.root, ctx.model, rec.text)
+      if (n === null) unavailable = true
+      else total += n
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, worker))
+  return unavailable ? null : total
+}

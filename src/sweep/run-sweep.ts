@@ -1,0 +1,128 @@
+import { existsSync } from 'node:fs'
+import { UsageError } from '../errors.js'
+import { normalizeBaseUrl } from '../client/endpoints.js'
+import { startSim, type SimHandle } from '../sim/index.js'
+import { buildPlan, type PlanPoint } from '../plan/plan.js'
+import { configForResult, type ResolvedConfig } from '../config/resolve.js'
+import { collectEnv, defaultEnvDeps } from '../env/collect.js'
+import { startGpuSampler } from '../env/gpu-sampler.js'
+import { atTargetForResult } from '../analysis/at-target.js'
+import { readResultFile, writeResultFile } from '../store/result-file.js'
+import { HARNESS_VERSION } from '../version.js'
+import { RESULT_SCHEMA, type PointResult, type ResultFile, type RunResult } from '../types.js'
+import { measurePoint } from './measure-point.js'
+import { planKey, checkResumable } from './resume.js'
+
+/** How a sweep talks to the outside world (the terminal, an abort signal). */
+export interface SweepDeps {
+  log(line: string): void
+  /** Called before and after each point (for progress displays). */
+  onPointStart?(point: PlanPoint, index: number, total: number): void
+  onPointDone?(point: PlanPoint, run: RunResult, index: number, total: number): void
+  signal?: AbortSignal
+  /** Simulator options used when no base URL is configured (tests shorten time). */
+  simOptions?: Parameters<typeof startSim>[0]
+}
+
+/**
+ * Run a whole sweep: every (shape, concurrency, repeat) of the plan, writing
+ * the result file after each finished run so an interrupted sweep keeps what
+ * it measured, and `resume` continues without redoing finished runs.
+ */
+export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ result: ResultFile; resultPath: string }> {
+  let sim: SimHandle | null = null
+  let root: string
+  if (cfg.server.baseUrl === null) {
+    const simOptions = deps.simOptions ?? { profile: 'default' }
+    sim = await startSim(simOptions)
+    root = sim.url
+    deps.log(`No --base-url given: started servegate's built-in simulator at ${sim.url} (${describeSim(simOptions)}); its numbers are illustrative, not a GPU measurement.`)
+  } else {
+    root = normalizeBaseUrl(cfg.server.baseUrl).root
+  }
+  try {
+    return await sweepAgainst(root, cfg, deps)
+  } finally {
+    await sim?.close()
+  }
+}
+
+async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps): Promise<{ result: ResultFile; resultPath: string }> {
+  const { preflight } = await import('./preflight.js')
+  const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey)
+  const plan = buildPlan(cfg)
+  const resultPath = cfg.out
+  const startedAt = new Date().toISOString()
+
+  let result: ResultFile
+  if (cfg.resume && existsSync(resultPath)) {
+    result = await readResultFile(resultPath)
+    checkResumable(result, cfg, resultPath)
+    // The sweep may have grown (more concurrencies or repeats): record the plan now in force.
+    result.config = { ...configForResult(cfg), model }
+    deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`)
+  } else {
+    if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`)
+    const env = await collectEnv(defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }))
+    result = {
+      schema: RESULT_SCHEMA,
+      harness: { name: 'servegate', version: HARNESS_VERSION },
+      env,
+      config: { ...configForResult(cfg), model },
+      target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
+      points: [],
+      at_target: [],
+    }
+    // Write the empty result first: a bad --out path fails before any load is sent.
+    await writeResultFile(resultPath, result)
+  }
+
+  const done = new Set(result.points.flatMap((p) => p.runs.map((r) => planKey(p.input_len, p.output_len, p.concurrency, r.repeat))))
+  const gpuExec = defaultEnvDeps({ root, model, apiKey: null, containerDigest: null, serveCommand: null, startedAt }).exec
+  for (const [i, point] of plan.entries()) {
+    if (deps.signal?.aborted) throw new UsageError('Sweep interrupted; finished runs are saved.', `Continue with: servegate run --resume --out ${resultPath}`)
+    if (done.has(planKey(point.shape.inputLen, point.shape.outputLen, point.concurrency, point.repeat))) continue
+    deps.onPointStart?.(point, i, plan.length)
+    const run = await measurePoint(point, {
+      root,
+      model,
+      api: cfg.server.api,
+      apiKey: cfg.apiKey,
+      workers: cfg.workers,
+      idleTimeoutMs: cfg.idleTimeoutMs,
+      sampleGpu: () => {
+        const s = startGpuSampler(gpuExec, 1000)
+        return { stop: () => s.stopAndWait() }
+      },
+    })
+    addRun(result, point, run)
+    result.at_target = atTargetForResult(result.points, result.target)
+    result.env.finished_at = new Date().toISOString()
+    await writeResultFile(resultPath, result)
+    deps.onPointDone?.(point, run, i, plan.length)
+  }
+  return { result, resultPath }
+}
+
+/** Insert a run into its point (created in plan order when new). */
+function addRun(result: ResultFile, point: PlanPoint, run: RunResult): void {
+  let p = result.points.find(
+    (q) => q.input_len === point.shape.inputLen && q.output_len === point.shape.outputLen && q.concurrency === point.concurrency,
+  )
+  if (!p) {
+    p = { input_len: point.shape.inputLen, output_len: point.shape.outputLen, concurrency: point.concurrency, runs: [] } satisfies PointResult
+    result.points.push(p)
+  }
+  p.runs.push(run)
+  p.runs.sort((a, b) => a.repeat - b.repeat)
+}
+
+function countRuns(result: ResultFile): number {
+  return result.points.reduce((n, p) => n + p.runs.length, 0)
+}
+
+function describeSim(opts: Parameters<typeof startSim>[0] = {}): string {
+  if (opts.ttftMs !== undefined && opts.itlMs !== undefined) return `deterministic, TTFT ${opts.ttftMs} ms, ITL ${opts.itlMs} ms`
+  const profile = typeof opts.profile === 'string' ? opts.profile : 'custom'
+  return `profile ${profile ?? 'default'}${opts.timeScale !== undefined && opts.timeScale !== 1 ? `, time scale ${opts.timeScale}` : ''}`
+}

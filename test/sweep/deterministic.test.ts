@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startSim, type SimHandle } from '../../src/sim/index.js'
+import { resolveConfig } from '../../src/config/resolve.js'
+import { runSweep } from '../../src/sweep/run-sweep.js'
+import type { ResultFile } from '../../src/types.js'
+
+// Issue 2's acceptance, as a user would check it: a deterministic server whose
+// every token time is known, and a sweep whose numbers must match it.
+describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)', () => {
+  let sim: SimHandle
+  let dir: string
+  let result: ResultFile
+
+  beforeAll(async () => {
+    sim = await startSim({ ttftMs: 100, itlMs: 20 })
+    dir = mkdtempSync(join(tmpdir(), 'servegate-det-'))
+    const cfg = resolveConfig({
+      file: null,
+      filePath: null,
+      flags: {
+        baseUrl: sim.url,
+        inputLen: '128',
+        outputLen: '64',
+        concurrency: '1,16,64',
+        repeats: '1',
+        out: join(dir, 'result.json'),
+      },
+      env: {},
+    })
+    result = (await runSweep(cfg, { log: () => {} })).result
+  }, 180_000)
+
+  afterAll(async () => {
+    await sim?.close()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('measures one point per concurrency', () => {
+    expect(result.points.map((p) => p.concurrency)).toEqual([1, 16, 64])
+  })
+
+  for (const c of [1, 16, 64]) {
+    describe(`at C=${c}`, () => {
+      const run = () => result.points.find((p) => p.concurrency === c)!.runs[0]!
+
+      it('completes 12 × C requests with none failed, after a discarded warmup', () => {
+        expect(run().num_prompts).toBe(12 * c)
+        expect(run().completed).toBe(12 * c)
+        expect(run().failed).toBe(0)
+        expect(run().warmup_requests).toBeGreaterThan(0)
+      })
+
+      it('reports TTFT p50 within 3 ms above the server’s 100 ms', () => {
+        expect(run().ttft_ms.p50).toBeGreaterThanOrEqual(100)
+        expect(run().ttft_ms.p50).toBeLessThanOrEqual(103)
+      })
+
+      it('reports ITL p50 and TPOT p50 within 0.5 ms of 20 ms', () => {
+        for (const v of [run().itl_ms.p50, run().tpot_ms.p50]) {
+          expect(v).toBeGreaterThanOrEqual(19.5)
+          expect(v).toBeLessThanOrEqual(20.5)
+        }
+      })
+
+      it('counts 64 output tokens per request by the server’s usage and by content chunks', () => {
+        expect(run().tokens.server_usage).toBe(64 * 12 * c)
+        expect(run().tokens.client_chunks).toBe(64 * 12 * c)
+      })
+
+      it('is valid', () => {
+        expect(run().validity.issues).toEqual([])
+      })
+    })
+  }
+})
