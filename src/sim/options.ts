@@ -1,0 +1,152 @@
+/**
+ * Options of the simulated engine: their types, defaults and validation.
+ * Used by `startSim` (programmatic) and by `servegate sim` (flags).
+ */
+import { z } from 'zod'
+import { UsageError } from '../errors.js'
+import type { SimProfile } from './profiles.js'
+
+export const FAULT_KINDS = ['http500', 'http429', 'disconnect', 'stall', 'malformed', 'stream-error'] as const
+export type FaultKind = (typeof FAULT_KINDS)[number]
+
+/** One injected failure: each request suffers it with probability `rate` (0..1). */
+export interface FaultSpec {
+  kind: FaultKind
+  rate: number
+}
+
+export interface SimOptions {
+  host: string
+  /** 0 picks a free port. */
+  port: number
+  /** The one model id served. */
+  model: string
+  /** Deterministic mode (with itlMs): first token this long after the request reaches the engine. */
+  ttftMs?: number
+  /** Deterministic mode (with ttftMs): one chunk every this many ms, whatever the load. */
+  itlMs?: number
+  /** Batching mode: a built-in profile name, a YAML/JSON file path, or a profile object. */
+  profile?: string | SimProfile
+  /**
+   * Wall time = model time × timeScale (0.1 runs ten times faster). Means stay
+   * exact at any scale; per-token gaps below a few wall ms show the ~1 ms timer
+   * granularity, so keep steps ≥ ~5 ms wall where p50 gaps matter.
+   */
+  timeScale: number
+  seed: number
+  /** All step times (and deterministic TTFT/ITL) × slowdown: a fake regression. */
+  slowdown: number
+  /** Coefficient of variation of the run-to-run factor drawn at start. */
+  noiseCv: number
+  /** Coefficient of variation of the per-step (per-chunk) factor. */
+  jitterCv: number
+  faults: FaultSpec[]
+  /** How long a `stall` fault holds a stream, ms (model time). */
+  stallMs: number
+  /** Tokens per content chunk (speculative-decoding-like). */
+  tokensPerChunk: number
+  /** Chat only: this many `reasoning_content` tokens precede the content. */
+  reasoningTokens: number
+  /** Reported usage.completion_tokens = round(true × usageSkew). */
+  usageSkew: number
+  /** Stop every request after this many tokens, even with ignore_eos. */
+  stopEarlyAt: number | null
+  /** Reuse the KV of repeated prompt prefixes (in blocks) and count hits in /metrics. */
+  prefixCache: boolean
+  /** Write `: keep-alive` SSE comments. */
+  keepAliveComments: boolean
+  /** End SSE lines with CRLF. */
+  crlf: boolean
+  /** Never send `data: [DONE]`. */
+  omitDone: boolean
+  /** Delay before a request reaches the engine (a proxy in front), ms; not in /metrics. */
+  frontDelayMs: number
+  /** Keep the ground-truth traces of at most this many requests (oldest dropped). */
+  traceLimit: number
+}
+
+export const DEFAULT_SIM_OPTIONS: SimOptions = {
+  host: '127.0.0.1',
+  port: 0,
+  model: 'servegate/sim-model',
+  timeScale: 1,
+  seed: 0,
+  slowdown: 1,
+  noiseCv: 0,
+  jitterCv: 0,
+  faults: [],
+  stallMs: 2000,
+  tokensPerChunk: 1,
+  reasoningTokens: 0,
+  usageSkew: 1,
+  stopEarlyAt: null,
+  prefixCache: false,
+  keepAliveComments: false,
+  crlf: false,
+  omitDone: false,
+  frontDelayMs: 0,
+  traceLimit: 8192,
+}
+
+const positive = z.number().finite().positive()
+const nonNegative = z.number().finite().nonnegative()
+const posInt = z.number().int().positive()
+
+const optionsSchema = z
+  .object({
+    host: z.string().min(1),
+    port: z.number().int().min(0).max(65535),
+    model: z.string().min(1),
+    ttftMs: nonNegative.optional(),
+    itlMs: nonNegative.optional(),
+    profile: z.union([z.string().min(1), z.object({}).passthrough()]).optional(),
+    timeScale: positive,
+    seed: z.number().int(),
+    slowdown: positive,
+    noiseCv: nonNegative,
+    jitterCv: nonNegative,
+    faults: z.array(z.object({ kind: z.enum(FAULT_KINDS), rate: z.number().min(0).max(1) })),
+    stallMs: nonNegative,
+    tokensPerChunk: posInt,
+    reasoningTokens: z.number().int().nonnegative(),
+    usageSkew: nonNegative,
+    stopEarlyAt: posInt.nullable(),
+    prefixCache: z.boolean(),
+    keepAliveComments: z.boolean(),
+    crlf: z.boolean(),
+    omitDone: z.boolean(),
+    frontDelayMs: nonNegative,
+    traceLimit: posInt,
+  })
+  .strict()
+
+/** Fill defaults and check every field; throws UsageError naming each bad field. */
+export function resolveSimOptions(partial: Partial<SimOptions>): SimOptions {
+  const merged = { ...DEFAULT_SIM_OPTIONS, ...dropUndefined(partial) }
+  const r = optionsSchema.safeParse(merged)
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  ${i.path.join('.') || '(top level)'}: ${i.message}`)
+    throw new UsageError(`invalid simulator options:\n${lines.join('\n')}`)
+  }
+  const det = [merged.ttftMs, merged.itlMs].filter((v) => v !== undefined).length
+  if (det === 1) {
+    throw new UsageError('simulator: --ttft-ms and --itl-ms go together (deterministic mode needs both)')
+  }
+  if (det === 2 && merged.profile !== undefined) {
+    throw new UsageError(
+      'simulator: choose either deterministic mode (--ttft-ms/--itl-ms) or a batching --profile, not both',
+    )
+  }
+  return merged
+}
+
+/** True when the options select deterministic mode. */
+export function isDeterministic(o: SimOptions): o is SimOptions & { ttftMs: number; itlMs: number } {
+  return o.ttftMs !== undefined && o.itlMs !== undefined
+}
+
+function dropUndefined<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {}
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v
+  return out
+}

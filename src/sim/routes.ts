@@ -1,0 +1,98 @@
+/**
+ * The simulator's HTTP surface, routed by method and path: the OpenAI/vLLM
+ * endpoints plus GET /sim/trace/:id (ground truth) and DELETE /sim/traces.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { HARNESS_VERSION } from '../version.js'
+import { ApiError } from './api-error.js'
+import { nowNs } from './clock.js'
+import type { SimContext } from './context.js'
+import { handleGenerate } from './generate.js'
+import { readJsonBody, sendError, sendJson, sendThrown } from './http-util.js'
+import { messagesText, textTokenIds, type ChatMessageLike } from './tokenizer.js'
+import { traceToJson } from './trace.js'
+
+/** Engine name reported by GET /version. */
+export const SIM_ENGINE_NAME = 'servegate-sim'
+
+const CREATED = Math.floor(Date.now() / 1000)
+
+/** Route one request. Never throws: failures become vLLM-style error responses. */
+export function handleRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
+  const arrivalNs = nowNs()
+  const url = req.url ?? '/'
+  const q = url.indexOf('?')
+  const path = q < 0 ? url : url.slice(0, q)
+  const method = req.method ?? 'GET'
+  const run = (p: Promise<void>): void => {
+    p.catch((err: unknown) => sendThrown(res, err))
+  }
+  if (method === 'POST') {
+    if (path === '/v1/completions') return run(handleGenerate(ctx, 'completions', req, res, arrivalNs))
+    if (path === '/v1/chat/completions') return run(handleGenerate(ctx, 'chat', req, res, arrivalNs))
+    if (path === '/tokenize') return run(tokenize(ctx, req, res))
+  } else if (method === 'GET') {
+    if (path === '/health') {
+      res.writeHead(200, { 'content-length': 0 })
+      res.end()
+      return
+    }
+    if (path === '/version') return sendJson(res, 200, { version: HARNESS_VERSION, engine: SIM_ENGINE_NAME })
+    if (path === '/v1/models') return sendJson(res, 200, models(ctx))
+    if (path === '/metrics') {
+      const text = ctx.metrics.render(ctx.opts.model, ctx.engine.gauges())
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' })
+      res.end(text)
+      return
+    }
+    if (path.startsWith('/sim/trace/')) {
+      const id = decodeURIComponent(path.slice('/sim/trace/'.length))
+      const t = ctx.traces.get(id)
+      if (!t) return sendError(res, 404, `No trace for request id \`${id}\` (unknown, or dropped beyond the trace limit).`)
+      return sendJson(res, 200, traceToJson(t))
+    }
+  } else if (method === 'DELETE' && path === '/sim/traces') {
+    ctx.traces.clear()
+    res.writeHead(204)
+    res.end()
+    return
+  }
+  const known = ['/v1/completions', '/v1/chat/completions', '/tokenize', '/health', '/version', '/v1/models', '/metrics']
+  if (known.includes(path)) return sendError(res, 405, `Method ${method} not allowed on ${path}`)
+  sendError(res, 404, `Not Found: ${method} ${path}`)
+}
+
+function models(ctx: SimContext): unknown {
+  const m = ctx.opts.model
+  return {
+    object: 'list',
+    data: [
+      {
+        id: m,
+        object: 'model',
+        created: CREATED,
+        owned_by: 'servegate',
+        root: m,
+        parent: null,
+        max_model_len: ctx.maxModelLen,
+        revision: ctx.revision,
+        permission: [],
+      },
+    ],
+  }
+}
+
+async function tokenize(ctx: SimContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readJsonBody(req)
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'Request body must be a JSON object')
+  const b = body as Record<string, unknown>
+  if (b.model !== undefined && b.model !== null && b.model !== ctx.opts.model) {
+    throw new ApiError(404, `The model \`${String(b.model)}\` does not exist.`, 'model')
+  }
+  let tokens: number[]
+  if (typeof b.prompt === 'string') tokens = textTokenIds(b.prompt)
+  else if (Array.isArray(b.prompt) && b.prompt.every((x) => Number.isInteger(x) && (x as number) >= 0)) tokens = b.prompt as number[]
+  else if (Array.isArray(b.messages)) tokens = textTokenIds(messagesText(b.messages as ChatMessageLike[]))
+  else throw new ApiError(400, 'Either `prompt` (string or token ids) or `messages` is required', 'prompt')
+  sendJson(res, 200, { count: tokens.length, max_model_len: ctx.maxModelLen, tokens })
+}
