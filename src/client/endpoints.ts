@@ -1,0 +1,130 @@
+/**
+ * Small non-streaming calls to an OpenAI-compatible server that other stages
+ * need (model list, version, Prometheus metrics, tokenizer), and the one rule
+ * for turning a user's `--base-url` into the server root.
+ */
+import { request, type Dispatcher } from 'undici'
+import { describeError, UsageError } from '../errors.js'
+
+/** The server root (no trailing slash, no trailing `/v1`), e.g. `http://host:8000` or `http://host/llm`. */
+export function normalizeBaseUrl(input: string): { root: string } {
+  const bad = (): UsageError =>
+    new UsageError(`--base-url "${input}": expected an http(s) URL such as http://127.0.0.1:8000`)
+  let u: URL
+  try {
+    u = new URL(input.trim())
+  } catch {
+    throw bad()
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw bad()
+  let path = u.pathname.replace(/\/+$/, '')
+  if (path.endsWith('/v1')) path = path.slice(0, -3)
+  path = path.replace(/\/+$/, '')
+  return { root: `${u.protocol}//${u.host}${path}` }
+}
+
+export interface FetchOptions {
+  method?: 'GET' | 'POST'
+  /** JSON-serialisable body (sent with content-type application/json). */
+  body?: unknown
+  headers?: Record<string, string>
+  /** Give up after this long, ms (default 10000). */
+  timeoutMs?: number
+  dispatcher?: Dispatcher
+}
+
+/**
+ * GET or POST `url` and parse the JSON answer. Throws UsageError naming the URL
+ * when the server is unreachable, answers non-2xx, or answers something not JSON.
+ */
+export async function fetchJson(url: string, opts: FetchOptions = {}): Promise<unknown> {
+  const method = opts.method ?? (opts.body === undefined ? 'GET' : 'POST')
+  const timeoutMs = opts.timeoutMs ?? 10_000
+  const headers: Record<string, string> = { accept: 'application/json', ...opts.headers }
+  if (opts.body !== undefined) headers['content-type'] = 'application/json'
+  let res: Dispatcher.ResponseData
+  try {
+    res = await request(url, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
+    })
+  } catch (err) {
+    throw new UsageError(`${method} ${url}: ${describeError(err)}`, 'Is the server running and is --base-url right?')
+  }
+  const text = await res.body.text().catch((err: unknown) => {
+    throw new UsageError(`${method} ${url}: ${describeError(err)}`)
+  })
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    throw new HttpStatusError(`${method} ${url}: HTTP ${res.statusCode}${text ? `: ${text.trim().slice(0, 200)}` : ''}`, res.statusCode)
+  }
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    throw new UsageError(`${method} ${url}: expected JSON, got ${JSON.stringify(text.slice(0, 80))}`)
+  }
+}
+
+/** A non-2xx answer from fetchJson (a UsageError that keeps the status). */
+export class HttpStatusError extends UsageError {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message, 'Check --base-url (the server root, e.g. http://127.0.0.1:8000) and --model.')
+  }
+}
+
+/** The Prometheus text of `{root}/metrics`, or null when absent (404) or unreachable. */
+export async function scrapeMetrics(baseUrl: string, dispatcher?: Dispatcher): Promise<string | null> {
+  const url = `${normalizeBaseUrl(baseUrl).root}/metrics`
+  try {
+    const res = await request(url, {
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+      ...(dispatcher ? { dispatcher } : {}),
+    })
+    const text = await res.body.text()
+    return res.statusCode === 200 ? text : null
+  } catch {
+    return null
+  }
+}
+
+/** Token count of `text` by the server's own tokenizer (`POST {root}/tokenize`), or null if unavailable. */
+export async function tokenizeCount(baseUrl: string, model: string, text: string, dispatcher?: Dispatcher): Promise<number | null> {
+  const url = `${normalizeBaseUrl(baseUrl).root}/tokenize`
+  try {
+    // add_special_tokens false: count the generated text only, not a BOS token.
+    const j = (await fetchJson(url, { body: { model, prompt: text, add_special_tokens: false }, ...(dispatcher ? { dispatcher } : {}) })) as {
+      count?: unknown
+      tokens?: unknown
+    }
+    if (typeof j.count === 'number') return j.count
+    if (Array.isArray(j.tokens)) return j.tokens.length
+    return null
+  } catch {
+    return null
+  }
+}
+
+/** Model ids served at `{root}/v1/models`; throws UsageError when the server cannot be asked. */
+export async function listModels(baseUrl: string, dispatcher?: Dispatcher): Promise<string[]> {
+  const url = `${normalizeBaseUrl(baseUrl).root}/v1/models`
+  const j = (await fetchJson(url, dispatcher ? { dispatcher } : {})) as { data?: unknown }
+  if (!Array.isArray(j.data)) throw new UsageError(`GET ${url}: expected {"data": [...]} listing models`)
+  return j.data.flatMap((m: unknown) => (m !== null && typeof m === 'object' && typeof (m as { id?: unknown }).id === 'string' ? [(m as { id: string }).id] : []))
+}
+
+/** The engine version from `{root}/version` (`{"version": "..."}`), or null when absent. */
+export async function getVersion(baseUrl: string, dispatcher?: Dispatcher): Promise<string | null> {
+  try {
+    const j = (await fetchJson(`${normalizeBaseUrl(baseUrl).root}/version`, dispatcher ? { dispatcher } : {})) as { version?: unknown }
+    return typeof j.version === 'string' ? j.version : null
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * One streaming request to an OpenAI-compatible server, measured.
+ *
+ * It uses undici's raw dispatch handler rather than `request()`: the handler's
+ * callbacks run synchronously inside the socket's data event, so each chunk is
+ * timestamped as it arrives, before any stream or promise machinery, and the
+ * send time is taken as the request is written to its socket.
+ */
+import type { Dispatcher } from 'undici'
+import { describeError } from '../errors.js'
+import type { ErrorKind, PlannedRequest, RequestRecord } from '../types.js'
+import { SseParser } from './sse-parser.js'
+import { applyEvent, newStreamState, textOf, type StreamState } from './stream-events.js'
+
+export interface ClientDeps {
+  dispatcher: Dispatcher
+  /** Monotonic clock, ns (process.hrtime.bigint, shared by all threads of the process). */
+  now: () => bigint
+  /** The run's epoch on the same clock; RequestRecord.startMs counts from it. */
+  epochNs: bigint
+  /** Fail the request when no byte arrives for this long, ms. */
+  idleTimeoutMs: number
+}
+
+/** Keep at most this much of an error response body for the message. */
+const MAX_ERROR_BODY = 4096
+
+const originCache = new Map<string, { origin: string; path: string }>()
+
+function splitUrl(url: string): { origin: string; path: string } {
+  let hit = originCache.get(url)
+  if (hit === undefined) {
+    const u = new URL(url)
+    hit = { origin: u.origin, path: `${u.pathname}${u.search}` }
+    if (originCache.size > 1000) originCache.clear()
+    originCache.set(url, hit)
+  }
+  return hit
+}
+
+/** Send `req`, stream its answer and measure it; never throws (failures are records). */
+export function streamRequest(req: PlannedRequest, deps: ClientDeps): Promise<RequestRecord> {
+  return new Promise<RequestRecord>((resolve) => {
+    const { now, epochNs } = deps
+    const dispatchNs = now()
+    let sentNs = dispatchNs
+    let lastNs = dispatchNs
+    let status = 0
+    let errorBody = ''
+    let settled = false
+    let abort: ((err?: Error) => void) | null = null
+    const parser = new SseParser()
+    const state: StreamState = newStreamState(req.maxTokens)
+
+    const finish = (endNs: bigint, error: { kind: ErrorKind; detail: string } | null): void => {
+      if (settled) return
+      settled = true
+      const err = error ?? state.error ?? (state.count === 0 ? { kind: 'no_tokens' as const, detail: noTokensDetail(state) } : null)
+      resolve(toRecord(req, state, sentNs, endNs, epochNs, err))
+    }
+
+    /** Record a failure found in the stream and stop reading it. */
+    const failNow = (at: bigint): void => {
+      finish(at, state.error)
+      abort?.(new Error('servegate: stream abandoned after an error'))
+    }
+
+    const handler: Dispatcher.DispatchHandler = {
+      onConnect(a) {
+        // undici calls this as it writes the request to a socket: the "request
+        // sent" instant. Dispatch → here is client-side queueing (send lag),
+        // kept out of TTFT. (After the write returns would be too late: on
+        // loopback the server may already have read the request by then.)
+        sentNs = now()
+        abort = a
+      },
+      onHeaders(statusCode, rawHeaders) {
+        status = statusCode
+        if (status === 200) {
+          const type = headerValue(rawHeaders, 'content-type')
+          // A JSON answer to a streaming request means `stream: true` was ignored.
+          if (type !== null && !type.includes('text/event-stream') && type.includes('json')) {
+            state.error = { kind: 'malformed', detail: `expected an SSE stream (text/event-stream), got ${type}` }
+            failNow(now())
+            return false
+          }
+        }
+        return true
+      },
+      onData(chunk) {
+        // Timestamp at arrival, before parsing: a split TCP segment must not delay TTFT.
+        const at = now()
+        lastNs = at
+        if (settled) return true
+        if (status !== 200) {
+          if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8', 0, MAX_ERROR_BODY)
+          return true
+        }
+        const events = parser.push(chunk)
+        for (let i = 0; i < events.length; i++) {
+          if (!applyEvent(state, events[i] as string, at, sentNs)) {
+            failNow(at)
+            return false
+          }
+        }
+        return true
+      },
+      onComplete() {
+        const at = now()
+        if (settled) return
+        if (status !== 200) {
+          finish(at, { kind: 'http_status', detail: httpDetail(status, errorBody) })
+          return
+        }
+        const events = parser.end()
+        for (let i = 0; i < events.length; i++) {
+          if (!applyEvent(state, events[i] as string, lastNs, sentNs)) break
+        }
+        finish(at, null)
+      },
+      onError(err) {
+        finish(now(), { kind: classify(err), detail: describeError(err) })
+      },
+    }
+
+    try {
+      const { origin, path } = splitUrl(req.url)
+      deps.dispatcher.dispatch(
+        {
+          origin,
+          path,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': req.id, ...req.headers },
+          body: req.body,
+          headersTimeout: deps.idleTimeoutMs,
+          bodyTimeout: deps.idleTimeoutMs,
+        },
+        handler,
+      )
+    } catch (err) {
+      finish(now(), { kind: 'transport', detail: describeError(err) })
+    }
+  })
+}
+
+/** One header's value from undici's raw [name, value, ...] list; null when absent. */
+function headerValue(raw: Buffer[] | string[] | null | undefined, name: string): string | null {
+  if (!raw) return null
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (String(raw[i]).toLowerCase() === name) return String(raw[i + 1]).toLowerCase()
+  }
+  return null
+}
+
+function classify(err: Error): ErrorKind {
+  const code = (err as { code?: unknown }).code
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout'
+  return 'transport'
+}
+
+/** `HTTP 404: <the server's message>` from an OpenAI-, vLLM- or FastAPI-style error body. */
+export function httpDetail(status: number, body: string): string {
+  let message = body.trim().slice(0, 300)
+  try {
+    const j = JSON.parse(body) as Record<string, unknown>
+    const e = j.error
+    if (e !== null && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string') {
+      message = (e as { message: string }).message
+    } else if (typeof e === 'string') message = e
+    else if (typeof j.message === 'string') message = j.message
+    else if (typeof j.detail === 'string') message = j.detail
+    else if (j.detail !== undefined) message = JSON.stringify(j.detail).slice(0, 300)
+  } catch {
+    // Not JSON: keep the raw text.
+  }
+  return message.length > 0 ? `HTTP ${status}: ${message}` : `HTTP ${status}`
+}
+
+function noTokensDetail(state: StreamState): string {
+  return `stream ended without a content token (${state.events} events${state.sawDone ? ', [DONE] seen' : ''})`
+}
+
+function toRecord(
+  req: PlannedRequest,
+  state: StreamState,
+  sentNs: bigint,
+  endNs: bigint,
+  epochNs: bigint,
+  error: { kind: ErrorKind; detail: string } | null,
+): RequestRecord {
+  const n = state.count
+  const arrivals = new Array<number>(n)
+  for (let i = 0; i < n; i++) arrivals[i] = state.arrivalsMs[i] as number
+  return {
+    id: req.id,
+    startMs: Number(sentNs - epochNs) / 1e6,
+    ttftMs: n > 0 ? (arrivals[0] as number) : null,
+    chunkArrivalsMs: arrivals,
+    e2elMs: n > 0 ? (arrivals[n - 1] as number) : null,
+    streamEndMs: Number(endNs - sentNs) / 1e6,
+    contentChunks: n,
+    usageCompletionTokens: state.usageCompletion,
+    usagePromptTokens: state.usagePrompt,
+    promptTokens: req.promptTokens,
+    maxTokens: req.maxTokens,
+    text: textOf(state),
+    sawDone: state.sawDone,
+    finishReason: state.finishReason,
+    error,
+  }
+}
