@@ -1,0 +1,54 @@
+/** `servegate baseline update RESULT --into FILE`: append a refresh to a stored baseline (creating it if absent). */
+import { existsSync } from 'node:fs'
+import { basename } from 'node:path'
+import type { Command } from 'commander'
+import { UsageError } from '../errors.js'
+import { DEFAULT_MAX_HISTORY, appendRefresh, readBaseline, writeBaseline } from '../store/baseline.js'
+import { readResultFile } from '../store/result-file.js'
+
+export interface BaselineIo {
+  print(text: string): void
+}
+
+const defaultIo: BaselineIo = { print: (t) => void process.stdout.write(t) }
+
+function positiveInt(flag: string, raw: string): number {
+  const n = Number(raw)
+  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(n) || n < 1) throw new UsageError(`${flag} ${JSON.stringify(raw)}: expected a positive integer`)
+  return n
+}
+
+/** Register `servegate baseline update`. */
+export function registerBaselineCommand(program: Command, io: BaselineIo = defaultIo): void {
+  const baseline = program.command('baseline').description('Manage stored baselines (servegate.baseline/v1)')
+  baseline
+    .command('update')
+    .description('Append RESULT as the newest refresh of the baseline in --into (created when absent), keeping the last N refreshes')
+    .argument('<result>', 'result file of a gated sweep (servegate.result/v1)')
+    .requiredOption('--into <file>', 'baseline file, e.g. baselines/gate.json')
+    .option('--max-history <n>', `refreshes to keep (default ${DEFAULT_MAX_HISTORY})`)
+    .option('--name <name>', 'name of a new baseline (default: the file name)')
+    .option('--commit <sha>', 'commit of the project measured, recorded with the refresh')
+    .option('--reset', 'start a new history (after an intentional performance change) instead of appending')
+    .action(async (resultPath: string, opts: { into: string; maxHistory?: string; name?: string; commit?: string; reset?: boolean }) => {
+      const maxHistory = opts.maxHistory === undefined ? DEFAULT_MAX_HISTORY : positiveInt('--max-history', opts.maxHistory)
+      const result = await readResultFile(resultPath)
+      const existing = !opts.reset && existsSync(opts.into) ? await readBaseline(opts.into) : null
+      const name = existing?.name ?? opts.name ?? basename(opts.into).replace(/\.json$/i, '')
+      const updated = appendRefresh(existing, result, {
+        name,
+        maxHistory,
+        source: resultPath,
+        ...(opts.commit === undefined ? {} : { commit: opts.commit }),
+      })
+      await writeBaseline(opts.into, updated)
+      const newest = updated.refreshes.at(-1)!
+      const lines = [
+        `baseline ${updated.name}: ${existing === null ? 'created' : 'appended'} a refresh from ${resultPath}; ${updated.refreshes.length} refresh${updated.refreshes.length === 1 ? '' : 'es'} kept (max ${maxHistory}) in ${opts.into}`,
+      ]
+      if (newest.invalid.length > 0) {
+        lines.push(`  left out of the statistics (invalid runs): ${newest.invalid.map((i) => `${i.scope} run ${i.repeat} (${i.codes.join(', ')})`).join('; ')}`)
+      }
+      io.print(`${lines.join('\n')}\n`)
+    })
+}

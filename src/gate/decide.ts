@@ -1,0 +1,166 @@
+/**
+ * The decision rule for one metric (docs/gate.md): D = ln(candidate median /
+ * baseline centre), oriented so positive is worse; bar L = max(ln(1 + tol),
+ * k · σ_diff); regression when D > L and the candidate's runs agree; pass when
+ * D ≤ L − passMargin · σ_diff; inconclusive in between.
+ */
+import { estimateNoise, sigmaDiff } from './noise.js'
+import { median } from './stats.js'
+import type { GateOptions } from './types.js'
+
+export interface MetricInput {
+  /** Valid run values per baseline refresh, oldest first (an empty list: no data that time). */
+  history: readonly (readonly number[])[]
+  /** Valid candidate run values. */
+  candidate: readonly number[]
+  higherIsBetter: boolean
+  /** Fraction, e.g. 0.05. */
+  tolerance: number
+}
+
+export type DecisionStatus = 'regression' | 'improvement' | 'pass' | 'inconclusive' | 'missing'
+
+export interface Decision {
+  status: DecisionStatus
+  /** Baseline centre and candidate median, in the metric's unit (null when absent). */
+  baseline: number | null
+  candidate: number | null
+  /** Oriented log-ratio (positive = worse); null when either side is absent. */
+  d: number | null
+  /** Regression bar L, width of the inconclusive band below it, and σ_diff, log units. */
+  bar: number | null
+  margin: number | null
+  sigma: number | null
+  /** Log change in the worse direction that is caught with ~95 % probability. */
+  mdc: number | null
+  nBaseline: number
+  nCandidate: number
+  history: number
+  /** For an inconclusive decision: extra candidate repeats likely to resolve it within budget, else null. */
+  extraRepeats: number | null
+  notes: string[]
+}
+
+type DecideOptions = Pick<
+  GateOptions,
+  'k' | 'earlyK' | 'passMargin' | 'centerWindow' | 'minHistory' | 'dayFloor' | 'withinFloor' | 'maxRepeats'
+>
+
+/** An oriented log change shown as the metric's own signed % change: latency up is "+", throughput down is "−". */
+function worseChange(x: number, higherIsBetter: boolean): string {
+  const pct = (higherIsBetter ? Math.exp(-x) - 1 : Math.exp(x) - 1) * 100
+  return `${pct >= 0 ? '+' : '−'}${Math.abs(pct).toFixed(1)} %`
+}
+
+/** Runs that may point the other way and still count as agreement: none up to 4 runs, then one in five. */
+export function allowedDisagreements(n: number): number {
+  return Math.floor(n / 5)
+}
+
+interface Bars {
+  /** Regression bar, pass threshold and σ_diff, log units. */
+  bar: number
+  passBar: number
+  sigma: number
+}
+
+// One-sided 95 % normal quantile, for the minimum detectable change.
+const Z95 = 1.645
+
+// ln with 0 → −∞ so an unreachable target (throughput 0) still orders correctly.
+const ln = (x: number): number => (x > 0 ? Math.log(x) : -Infinity)
+
+/** Decide one metric from its baseline history and candidate runs. */
+export function decideMetric(input: MetricInput, opts: DecideOptions): Decision {
+  const histLogs = input.history.map((r) => r.map(ln))
+  const candLogs = input.candidate.map(ln)
+  const used = histLogs.filter((r) => r.length > 0)
+  const window = used.slice(-Math.max(1, opts.centerWindow))
+  const base: Decision = {
+    status: 'missing',
+    baseline: null,
+    candidate: null,
+    d: null,
+    bar: null,
+    margin: null,
+    sigma: null,
+    mdc: null,
+    nBaseline: window.reduce((a, r) => a + r.length, 0),
+    nCandidate: candLogs.length,
+    history: used.length,
+    extraRepeats: null,
+    notes: [],
+  }
+  const center = used.length > 0 ? median(window.map((r) => median(r))) : null
+  const cand = candLogs.length > 0 ? median(candLogs) : null
+  if (center !== null) base.baseline = Math.exp(center)
+  if (cand !== null) base.candidate = Math.exp(cand)
+  if (center === null || cand === null) {
+    base.notes.push(center === null ? 'no valid baseline runs' : 'no valid candidate runs')
+    return base
+  }
+
+  // Noise only from finite logs: a zero (unreachable target) has no log spread.
+  const finite = (r: number[]): number[] => r.filter(Number.isFinite)
+  const noise = estimateNoise(used.map(finite), finite(candLogs), opts)
+  const sign = input.higherIsBetter ? -1 : 1
+  const d = center === cand ? 0 : sign * (cand - center)
+  const tolBar = Math.log(1 + input.tolerance)
+  const bars = (n: number): Bars => {
+    const sigma = sigmaDiff(noise, n)
+    // With confirmation left, clearer evidence is asked for both ways; at the budget the
+    // rule must decide, so the band closes and the bar is the final k.
+    const early = n < opts.maxRepeats
+    const kNow = early ? Math.max(opts.k, opts.earlyK) : opts.k
+    const passBar = Math.max(tolBar, opts.k * sigma) - (early ? opts.passMargin * sigma : 0)
+    return { bar: Math.max(tolBar, kNow * sigma), passBar, sigma }
+  }
+  const { bar, passBar, sigma } = bars(candLogs.length)
+  const worse = candLogs.filter((x) => sign * (x - center) > 0).length
+  const better = candLogs.filter((x) => sign * (x - center) < 0).length
+  const n = candLogs.length
+  Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: bar + Z95 * sigma })
+  if (noise.refreshes < opts.minHistory) {
+    base.notes.push(`short history (${noise.refreshes} refresh${noise.refreshes === 1 ? '' : 'es'}): noise floors in use`)
+  }
+
+  if (d > bar) {
+    if (worse >= n - allowedDisagreements(n)) return { ...base, status: 'regression' }
+    base.notes.push(`only ${worse} of ${n} runs are worse than the baseline`)
+    return { ...base, status: 'inconclusive', extraRepeats: repeatsForAgreement(n, n - worse, opts.maxRepeats - n) }
+  }
+  if (-d > bar) {
+    if (better >= n - allowedDisagreements(n)) return { ...base, status: 'improvement' }
+    return { ...base, status: 'pass' }
+  }
+  if (d <= passBar) return { ...base, status: 'pass' }
+  const show = (x: number): string => worseChange(x, input.higherIsBetter)
+  base.notes.push(`${show(d)} lies between the pass threshold ${show(passBar)} and the bar ${show(bar)}`)
+  return { ...base, status: 'inconclusive', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) }
+}
+
+/**
+ * Extra repeats to ask for: the fewest after which D (assumed unchanged) leaves the
+ * band; failing that the whole budget, provided it shrinks σ_diff by at least 10 %
+ * (otherwise the noise is day-to-day drift that same-day repeats cannot average away).
+ */
+function repeatsToResolve(
+  d: number,
+  n: number,
+  bars: (n: number) => Bars,
+  budget: number,
+): number | null {
+  for (let extra = 1; extra <= budget; extra++) {
+    const { bar, passBar } = bars(n + extra)
+    if (d > bar || d <= passBar) return extra
+  }
+  return budget > 0 && bars(n + budget).sigma <= 0.9 * bars(n).sigma ? budget : null
+}
+
+/** Smallest extra repeats (all assumed to agree) after which `disagree` runs are tolerated. */
+function repeatsForAgreement(n: number, disagree: number, budget: number): number | null {
+  for (let extra = 1; extra <= budget; extra++) {
+    if (allowedDisagreements(n + extra) >= disagree) return extra
+  }
+  return null
+}

@@ -1,0 +1,8 @@
+export * from './types.js'
+export { compareToBaseline } from './compare.js'
+export { decideMetric, allowedDisagreements, type Decision, type MetricInput } from './decide.js'
+export { DEFAULT_GATE_OPTIONS, resolveGateOptions, toleranceFor } from './options.js'
+export { extractFigures, type FigureRun } from './extract.js'
+export { diffEnv } from './env-diff.js'
+export { mergeResults } from './merge.js'
+export { KIND_INFO, METRIC_KINDS, metricKey, parseMetricKey, humanLabel, pointLabel, shapeLabel } from './metric-keys.js'

@@ -1,0 +1,135 @@
+/**
+ * Types of the regression gate: the stored baseline (`servegate.baseline/v1`,
+ * snake_case because it is a file contract), the options of the decision rule,
+ * and the verdict with its rows.
+ */
+import type { EnvRecord, ResultTarget } from '../types.js'
+
+export const BASELINE_SCHEMA = 'servegate.baseline/v1'
+
+/** What a row measures. Latencies are p95 over requests of one run, throughputs per run. */
+export type MetricKind =
+  | 'itl_p95'
+  | 'tput_at_target'
+  | 'ttft_p95'
+  | 'tpot_p95'
+  | 'e2el_p95'
+  | 'req_tput'
+  | 'output_tput'
+
+/** Tolerance per metric kind, as a fraction (0.05 = 5 %). */
+export type Tolerances = Partial<Record<MetricKind, number>>
+
+/** One invalid run of a stored refresh, kept so the history says why a figure is absent. */
+export interface BaselineInvalidRun {
+  /** Point label `4096x512@c16` or shape label `4096x512` (throughput at target). */
+  scope: string
+  repeat: number
+  codes: string[]
+}
+
+/** One refresh of the baseline: a full gated sweep measured on one occasion. */
+export interface BaselineRefresh {
+  /** ISO time the refresh's result finished. */
+  at: string
+  env: EnvRecord
+  /** Commit of the project measured (not servegate's own), when known. */
+  commit?: string
+  /** Metric key (`itl_p95@4096x512@c16`, `tput_at_target@4096x512`, `out_tok@…`) → one value per valid run. */
+  runs: Record<string, number[]>
+  invalid: BaselineInvalidRun[]
+}
+
+/** The `servegate.baseline/v1` file. */
+export interface Baseline {
+  schema: typeof BASELINE_SCHEMA
+  name: string
+  target: ResultTarget
+  /** The gated sweep every refresh and candidate must use. */
+  profile: { shapes: Array<{ input_len: number; output_len: number }>; concurrency: number[] }
+  /** Newest last, trimmed to the configured history length. */
+  refreshes: BaselineRefresh[]
+  tolerances?: Tolerances
+}
+
+/** Knobs of the decision rule (defaults and their justification: docs/gate.md). */
+export interface GateOptions {
+  /** Metric kinds whose regression fails the gate; the others are reported only. */
+  gated: MetricKind[]
+  /** Smallest change (fraction) that counts as a regression, per kind; unset kinds use `defaultTolerance`. */
+  tolerances: Tolerances
+  defaultTolerance: number
+  /** Noise multiplier of the bar once no confirmation is left: L = max(ln(1 + tolerance), k · σ_diff). */
+  k: number
+  /**
+   * Noise multiplier of the regression bar while the candidate has fewer than `maxRepeats`
+   * runs: a confirmation is cheaper than a false alarm, so early regressions must be clearer.
+   */
+  earlyK: number
+  /** Width of the inconclusive band, in σ_diff: pass needs D ≤ max(ln(1 + tolerance), k · σ_diff) − passMargin · σ_diff. */
+  passMargin: number
+  /** How many newest refreshes form the baseline centre (median of their medians). */
+  centerWindow: number
+  /** Refreshes needed before the history's own day-to-day spread is trusted. */
+  minHistory: number
+  /** Assumed day-to-day σ (log units) while the history is shorter than `minHistory`. */
+  dayFloor: number
+  /** Assumed run-to-run σ (log units) while the history is shorter than `minHistory`. */
+  withinFloor: number
+  /** Largest share of failed requests a candidate run may have before its row is invalid. */
+  failedRequestBudget: number
+  /** Failed requests a candidate run may have, as a count; when set it replaces `failedRequestBudget`. */
+  maxFailedRequests: number | null
+  /** Largest relative change of output tokens per request before a point is not comparable. */
+  tokenCountTolerance: number
+  /** Candidate runs per point confirmation may reach in total (initial repeats + extra). */
+  maxRepeats: number
+}
+
+export type RowStatus = 'regression' | 'improvement' | 'pass' | 'inconclusive' | 'missing' | 'invalid'
+
+/** One compared metric. Percentages are relative changes; `sigma_pct` is σ_diff expressed as %. */
+export interface GateRow {
+  key: string
+  kind: MetricKind
+  label: string
+  unit: string
+  higher_is_better: boolean
+  gated: boolean
+  /** Baseline centre and candidate median, in `unit`. */
+  baseline: number | null
+  candidate: number | null
+  /** Candidate vs baseline, signed as measured (+ = larger). */
+  delta_pct: number | null
+  /** How far the metric must move in the worse direction (up for latency, down for throughput) to regress, % (unsigned). */
+  bar_pct: number | null
+  sigma_pct: number | null
+  /** Valid runs in the baseline centre window, and in the candidate. */
+  n_baseline: number
+  n_candidate: number
+  /** Refreshes in the history the noise came from. */
+  history: number
+  /** Change in the worse direction detected with ~95 % probability at this noise, % (unsigned). */
+  mdc_pct: number | null
+  status: RowStatus
+  notes: string[]
+}
+
+export type VerdictKind = 'pass' | 'regression' | 'inconclusive' | 'not_comparable'
+
+export interface EnvChange {
+  field: string
+  baseline: string
+  candidate: string
+}
+
+export interface Verdict {
+  verdict: VerdictKind
+  rows: GateRow[]
+  envChanges: EnvChange[]
+  reasons: string[]
+  /** Human labels of regressed gated rows. */
+  regressions: string[]
+  /** Extra repeats of the gated sweep that would likely resolve an inconclusive verdict. */
+  confirm: { extraRepeats: number } | null
+}

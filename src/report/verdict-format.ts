@@ -1,0 +1,69 @@
+/** Formatting shared by the verdict renderers (pure). */
+import type { GateRow, RowStatus, Verdict, VerdictKind } from '../gate/types.js'
+
+const STATUS_ORDER: Record<RowStatus, number> = {
+  regression: 0,
+  invalid: 1,
+  missing: 2,
+  inconclusive: 3,
+  improvement: 4,
+  pass: 5,
+}
+
+/** Rows in reading order: regressions first, then what blocks a pass, improvements, passes; stable otherwise. */
+export function sortRows(rows: readonly GateRow[]): GateRow[] {
+  return rows
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => STATUS_ORDER[a.r.status] - STATUS_ORDER[b.r.status] || a.i - b.i)
+    .map(({ r }) => r)
+}
+
+/** The verdict as one uppercase word (no emoji: logs and screen readers read it as is). */
+export function verdictWord(v: VerdictKind): string {
+  return v === 'not_comparable' ? 'NOT COMPARABLE' : v.toUpperCase()
+}
+
+/** One sentence under the verdict line. */
+export function verdictSummary(v: Verdict): string {
+  const gated = v.rows.filter((r) => r.gated)
+  switch (v.verdict) {
+    case 'regression':
+      return `${v.regressions.length} gated metric${v.regressions.length === 1 ? '' : 's'} regressed: ${v.regressions.join(', ')}.`
+    case 'pass': {
+      const better = gated.filter((r) => r.status === 'improvement').length
+      return `All ${gated.length} gated metrics are within their bars${better > 0 ? ` (${better} improved)` : ''}.`
+    }
+    case 'inconclusive': {
+      const open = gated.filter((r) => r.status !== 'pass' && r.status !== 'improvement').length
+      const more = v.confirm ? ` ${v.confirm.extraRepeats} more repeat${v.confirm.extraRepeats === 1 ? '' : 's'} would likely settle it.` : ''
+      return `${open} of ${gated.length} gated metrics could not be decided; no regression was shown, but this is not a pass.${more}`
+    }
+    case 'not_comparable':
+      return 'Baseline and candidate were measured under conditions that cannot be compared; no verdict on performance.'
+  }
+}
+
+/** A figure in its unit with sensible precision; "–" when absent. */
+export function fmtValue(x: number | null, unit: string): string {
+  if (x === null) return '–'
+  const digits = Math.abs(x) >= 1000 ? 0 : Math.abs(x) >= 100 ? 1 : 2
+  return `${x.toFixed(digits)} ${unit}`
+}
+
+/** Signed percentage change: "+12.3 %", "−4.0 %". */
+export function fmtSignedPct(x: number | null): string {
+  if (x === null) return '–'
+  const v = Math.abs(x) < 0.05 ? 0 : x
+  return `${v > 0 ? '+' : v < 0 ? '−' : '±'}${Math.abs(v).toFixed(1)} %`
+}
+
+/** Unsigned percentage: "5.0 %". */
+export function fmtPct(x: number | null): string {
+  return x === null ? '–' : `${x.toFixed(1)} %`
+}
+
+/** Bar in the worse direction, with its sign: latency "+5.0 %", throughput "−4.8 %". */
+export function fmtBar(r: GateRow): string {
+  if (r.bar_pct === null) return '–'
+  return `${r.higher_is_better ? '−' : '+'}${r.bar_pct.toFixed(1)} %`
+}

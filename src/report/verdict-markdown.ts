@@ -1,0 +1,36 @@
+/** The verdict as GitHub-flavoured markdown: the PR comment / job summary body (pure). */
+import type { GateRow, Verdict } from '../gate/types.js'
+import { fmtBar, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
+
+const HEADER = '| Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|'
+
+function row(r: GateRow): string {
+  const status = r.status === 'regression' ? '**regression**' : r.status
+  return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtBar(r)} | ${fmtPct(r.sigma_pct)} | ${fmtPct(r.mdc_pct)} | ${r.n_baseline}/${r.n_candidate} |`
+}
+
+// Pipes and newlines would break a table cell.
+const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
+
+/** Markdown for a verdict: status line, gated table, reported table (collapsed), environment changes, reasons. */
+export function renderVerdictMarkdown(v: Verdict): string {
+  const out: string[] = [`### servegate verdict: ${verdictWord(v.verdict)}`, '', verdictSummary(v), '']
+  const gated = sortRows(v.rows.filter((r) => r.gated))
+  const reported = sortRows(v.rows.filter((r) => !r.gated))
+  out.push('**Gated metrics**', '', HEADER, ...gated.map(row), '')
+  if (reported.length > 0) {
+    out.push('<details><summary>Reported, not gated</summary>', '', HEADER, ...reported.map(row), '', '</details>', '')
+  }
+  if (v.envChanges.length > 0) {
+    out.push('**Environment changes**', '', '| Field | Baseline | Candidate |', '|---|---|---|')
+    for (const c of v.envChanges) out.push(`| ${cell(c.field)} | ${cell(c.baseline)} | ${cell(c.candidate)} |`)
+    out.push('')
+  } else {
+    out.push('Environment: no changes recorded between baseline and candidate.', '')
+  }
+  if (v.reasons.length > 0) out.push('**Why**', '', ...v.reasons.map((r) => `- ${r}`), '')
+  out.push(
+    '<sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, k·σ). σ: combined noise of the difference. MDC: the smallest change caught with ~95 % probability at this noise.</sub>',
+  )
+  return `${out.join('\n')}\n`
+}

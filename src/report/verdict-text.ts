@@ -1,0 +1,43 @@
+/** The verdict for a terminal: one status line, aligned columns, readable at a glance (pure). */
+import type { GateRow, Verdict } from '../gate/types.js'
+import { fmtBar, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
+
+const COLUMNS = ['STATUS', 'METRIC', 'BASELINE', 'CANDIDATE', 'CHANGE', 'BAR', 'σ', 'MDC', 'N'] as const
+// Text columns align left, numbers right.
+const RIGHT = [false, false, true, true, true, true, true, true, true]
+
+function cells(r: GateRow): string[] {
+  return [
+    r.status,
+    r.label,
+    fmtValue(r.baseline, r.unit),
+    fmtValue(r.candidate, r.unit),
+    fmtSignedPct(r.delta_pct),
+    fmtBar(r),
+    fmtPct(r.sigma_pct),
+    fmtPct(r.mdc_pct),
+    `${r.n_baseline}/${r.n_candidate}`,
+  ]
+}
+
+function table(rows: readonly GateRow[], indent: string): string[] {
+  const body = rows.map(cells)
+  const all = [[...COLUMNS], ...body]
+  const widths = COLUMNS.map((_, i) => Math.max(...all.map((r) => r[i]!.length)))
+  return all.map((r) => indent + r.map((c, i) => (RIGHT[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd())
+}
+
+/** Plain-text verdict: status line, summary, gated table, reported table, environment changes, reasons. */
+export function renderVerdictText(v: Verdict): string {
+  const out: string[] = [`servegate verdict: ${verdictWord(v.verdict)}`, `  ${verdictSummary(v)}`, '']
+  const gated = sortRows(v.rows.filter((r) => r.gated))
+  const reported = sortRows(v.rows.filter((r) => !r.gated))
+  out.push('gated:', ...table(gated, '  '), '')
+  if (reported.length > 0) out.push('reported, not gated:', ...table(reported, '  '), '')
+  if (v.envChanges.length > 0) {
+    const w = Math.max(...v.envChanges.map((c) => c.field.length))
+    out.push('environment changes:', ...v.envChanges.map((c) => `  ${c.field.padEnd(w)}  ${c.baseline} → ${c.candidate}`), '')
+  }
+  if (v.reasons.length > 0) out.push('why:', ...v.reasons.map((r) => `  - ${r}`), '')
+  return `${out.join('\n').trimEnd()}\n`
+}

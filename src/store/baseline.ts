@@ -1,0 +1,136 @@
+/**
+ * The baseline store: build a `servegate.baseline/v1` file from results, append
+ * refreshes (newest last, history trimmed), and read/write it safely.
+ */
+import { UsageError } from '../errors.js'
+import { extractFigures } from '../gate/extract.js'
+import { shapeLabel } from '../gate/metric-keys.js'
+import { BASELINE_SCHEMA, type Baseline, type BaselineInvalidRun, type BaselineRefresh } from '../gate/types.js'
+import { RESULT_SCHEMA, type ResultFile } from '../types.js'
+import { writeFileAtomic } from './atomic-write.js'
+import { baselineSchema } from './baseline-schema.js'
+import { formatIssues, readJsonFile } from './json-file.js'
+
+/** Refreshes kept by default: enough for a robust day-to-day spread, recent enough to reflect today's machine. */
+export const DEFAULT_MAX_HISTORY = 10
+
+export interface AppendOptions {
+  /** Name of a new baseline (ignored when appending to an existing one). */
+  name?: string
+  /** Refreshes to keep, newest last. */
+  maxHistory?: number
+  /** Commit of the project measured. */
+  commit?: string
+  /** Where the result came from, for error messages. */
+  source?: string
+}
+
+/** The gated sweep a result was measured with: its shapes and concurrencies, sorted. */
+export function profileOf(result: ResultFile): Baseline['profile'] {
+  const shapes = new Map<string, { input_len: number; output_len: number }>()
+  for (const p of [...result.points, ...result.at_target]) {
+    shapes.set(shapeLabel(p.input_len, p.output_len), { input_len: p.input_len, output_len: p.output_len })
+  }
+  return {
+    shapes: [...shapes.values()].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len),
+    concurrency: [...new Set(result.points.map((p) => p.concurrency))].sort((a, b) => a - b),
+  }
+}
+
+/** One refresh: the valid per-run figures of every key, and which runs were left out and why. */
+export function refreshFromResult(result: ResultFile, commit?: string): BaselineRefresh {
+  const runs: Record<string, number[]> = {}
+  const invalid: BaselineInvalidRun[] = []
+  for (const [key, list] of extractFigures(result)) {
+    runs[key] = list.flatMap((r) => (r.valid && r.value !== null ? [r.value] : []))
+    // One entry per scope and repeat: take it from the key that exists once per scope.
+    if (key.startsWith('itl_p95@') || key.startsWith('tput_at_target@')) {
+      const scope = key.slice(key.indexOf('@') + 1)
+      for (const r of list) if (!r.valid) invalid.push({ scope, repeat: r.repeat, codes: r.codes })
+    }
+  }
+  const at = result.env.finished_at !== 'unknown' ? result.env.finished_at : result.env.started_at
+  return { at, env: result.env, ...(commit === undefined ? {} : { commit }), runs, invalid }
+}
+
+/** A one-refresh baseline from a result (also how `compare` treats a result given as BASELINE). */
+export function baselineFromResult(result: ResultFile, name: string, commit?: string): Baseline {
+  return appendRefresh(null, result, { name, ...(commit === undefined ? {} : { commit }) })
+}
+
+/** `existing` (or a new baseline) with `result` appended as its newest refresh; throws when the result's config differs. */
+export function appendRefresh(existing: Baseline | null, result: ResultFile, opts: AppendOptions = {}): Baseline {
+  const source = opts.source ?? 'the result'
+  const maxHistory = opts.maxHistory ?? DEFAULT_MAX_HISTORY
+  if (!Number.isInteger(maxHistory) || maxHistory < 1) {
+    throw new UsageError(`--max-history ${maxHistory}: expected a positive integer`)
+  }
+  const profile = profileOf(result)
+  if (profile.shapes.length === 0 || profile.concurrency.length === 0) {
+    throw new UsageError(`${source} has no measured points; nothing to store in a baseline`)
+  }
+  const refresh = refreshFromResult(result, opts.commit)
+  if (!Object.values(refresh.runs).some((v) => v.length > 0)) {
+    throw new UsageError(`${source} has no valid runs; a baseline refresh needs at least one`, 'Look at the validity issues of its runs.')
+  }
+  if (existing === null) {
+    return {
+      schema: BASELINE_SCHEMA,
+      name: opts.name ?? 'baseline',
+      target: result.target,
+      profile,
+      refreshes: [refresh],
+    }
+  }
+  assertSameConfig(existing, result, profile, source)
+  return { ...existing, refreshes: [...existing.refreshes, refresh].slice(-maxHistory) }
+}
+
+function assertSameConfig(b: Baseline, result: ResultFile, profile: Baseline['profile'], source: string): void {
+  const problems: string[] = []
+  const t = result.target
+  if (b.target.metric !== t.metric || b.target.percentile !== t.percentile || b.target.threshold_ms !== t.threshold_ms) {
+    problems.push(`target: baseline ${describeTarget(b.target)}, result ${describeTarget(t)}`)
+  }
+  const shapes = (p: Baseline['profile']): string => p.shapes.map((s) => shapeLabel(s.input_len, s.output_len)).join(', ')
+  if (shapes(b.profile) !== shapes(profile)) problems.push(`shapes: baseline ${shapes(b.profile)}, result ${shapes(profile)}`)
+  const conc = (p: Baseline['profile']): string => [...p.concurrency].sort((x, y) => x - y).join(', ')
+  if (conc(b.profile) !== conc(profile)) problems.push(`concurrency: baseline ${conc(b.profile)}, result ${conc(profile)}`)
+  if (problems.length > 0) {
+    throw new UsageError(
+      `${source} was measured with a different gated sweep than baseline ${b.name}:\n${problems.map((p) => `  ${p}`).join('\n')}`,
+      'Run the same sweep as the baseline, or start a new baseline file for the new configuration.',
+    )
+  }
+}
+
+function describeTarget(t: Baseline['target']): string {
+  return `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`
+}
+
+/** Validate parsed JSON from `source` as a baseline file. */
+export function parseBaseline(json: unknown, source: string): Baseline {
+  const schema = (json as { schema?: unknown } | null)?.schema
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new UsageError(`${source} is not a servegate baseline: expected a JSON object`)
+  }
+  if (schema !== BASELINE_SCHEMA) {
+    throw new UsageError(
+      `${source} is not a servegate baseline: schema is ${JSON.stringify(schema)}, expected "${BASELINE_SCHEMA}"`,
+      schema === RESULT_SCHEMA ? 'This is a result file; `servegate baseline update RESULT --into FILE` turns it into a baseline.' : undefined,
+    )
+  }
+  const r = baselineSchema.safeParse(json)
+  if (!r.success) throw new UsageError(`${source} is not a valid servegate baseline:\n${formatIssues(r.error)}`)
+  return r.data
+}
+
+/** Read and validate a baseline file. */
+export async function readBaseline(path: string): Promise<Baseline> {
+  return parseBaseline(await readJsonFile(path), path)
+}
+
+/** Write a baseline atomically (pretty JSON, trailing newline). */
+export async function writeBaseline(path: string, b: Baseline): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(b, null, 2)}\n`)
+}

@@ -1,0 +1,35 @@
+/** Read, validate and write `servegate.result/v1` files. */
+import { UsageError } from '../errors.js'
+import { RESULT_SCHEMA, type ResultFile } from '../types.js'
+import { writeFileAtomic } from './atomic-write.js'
+import { formatIssues, readJsonFile } from './json-file.js'
+import { resultFileSchema } from './result-schema.js'
+
+/** Validate parsed JSON from `source` as a result file; every problem is listed in one UsageError. */
+export function parseResult(json: unknown, source: string): ResultFile {
+  const schema = (json as { schema?: unknown } | null)?.schema
+  if (typeof json === 'object' && json !== null && schema !== RESULT_SCHEMA) {
+    throw new UsageError(
+      `${source} is not a servegate result: schema is ${JSON.stringify(schema)}, expected "${RESULT_SCHEMA}"`,
+      schema === 'servegate.baseline/v1' ? 'This is a baseline file; pass a result written by `servegate run`.' : undefined,
+    )
+  }
+  const r = resultFileSchema.safeParse(json)
+  if (!r.success) {
+    throw new UsageError(
+      `${source} is not a valid servegate result file:\n${formatIssues(r.error)}`,
+      'Result files are written by `servegate run`; was this one edited by hand or produced by another version?',
+    )
+  }
+  return r.data
+}
+
+/** Read and validate a result file. */
+export async function readResultFile(path: string): Promise<ResultFile> {
+  return parseResult(await readJsonFile(path), path)
+}
+
+/** Write a result file atomically (pretty JSON, trailing newline). */
+export async function writeResultFile(path: string, result: ResultFile): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}\n`)
+}

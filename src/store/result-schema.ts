@@ -1,0 +1,161 @@
+/**
+ * zod schema of the `servegate.result/v1` file. src/types.ts is the source of
+ * truth: the compile-time check at the bottom fails if the two ever differ.
+ * Only `config` (the resolved config as given) and `env.definitions` are open
+ * records; every other object lists its keys (unknown ones are dropped on read).
+ */
+import { z } from 'zod'
+import { RESULT_SCHEMA, type ResultFile } from '../types.js'
+
+const count = z.number().int().nonnegative()
+const num = z.number()
+const latency = z.object({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
+
+const validityCode = z.enum([
+  'client_saturated',
+  'token_count_mismatch',
+  'output_len_mismatch',
+  'prefix_cache_contaminated',
+  'ramp_dominated',
+  'requests_failed',
+  'too_few_requests',
+  'gpu_throttled',
+  'gpu_shared',
+])
+
+const steadyState = z.object({
+  start_s: num,
+  end_s: num,
+  ramp_fraction: num,
+  completed: count,
+  output_throughput: num,
+  ttft_ms: latency,
+  tpot_ms: latency,
+  itl_ms: latency,
+})
+
+const serverSide = z.object({
+  source: z.literal('prometheus'),
+  ttft_ms: latency,
+  itl_ms: latency.nullable(),
+  tpot_ms: latency.nullable(),
+  e2el_ms: latency,
+  prompt_tokens: num.nullable(),
+  generation_tokens: num.nullable(),
+  prefix_cache_queries: num.nullable(),
+  prefix_cache_hits: num.nullable(),
+})
+
+const gpuSample = z.object({
+  index: count,
+  name: z.string(),
+  utilization_pct: num.nullable(),
+  sm_clock_mhz: num.nullable(),
+  max_sm_clock_mhz: num.nullable(),
+  power_w: num.nullable(),
+  temperature_c: num.nullable(),
+  throttle_reasons: z.array(z.string()),
+  foreign_processes: num.nullable(),
+})
+
+const runResult = z.object({
+  repeat: count,
+  seed: num,
+  warmup_requests: count,
+  num_prompts: count,
+  completed: count,
+  failed: count,
+  duration_s: num,
+  output_throughput: num,
+  total_token_throughput: num,
+  request_throughput: num,
+  tok_s_per_user: num.nullable(),
+  ttft_ms: latency,
+  tpot_ms: latency,
+  itl_ms: latency,
+  e2el_ms: latency,
+  validity: z.object({ valid: z.boolean(), issues: z.array(z.object({ code: validityCode, detail: z.string() })) }),
+  started_at: z.string(),
+  finished_at: z.string(),
+  itl_per_token_ms: latency,
+  tokens: z.object({
+    expected: num,
+    server_usage: num.nullable(),
+    client_chunks: num,
+    retokenized: num.nullable(),
+    tokens_per_chunk: num.nullable(),
+  }),
+  errors: z.record(z.string(), num),
+  steady_state: steadyState.nullable(),
+  server_side: serverSide.nullable(),
+  client: z.object({
+    workers: num,
+    event_loop_utilization: num,
+    event_loop_delay_p99_ms: num,
+    send_lag_p50_ms: num,
+    send_lag_p99_ms: num,
+    mean_in_flight: num,
+    events_per_second: num,
+  }),
+  gpu: z.array(gpuSample).nullable(),
+})
+
+/** Result targets: the interactivity target a sweep was measured against. */
+export const resultTargetSchema = z.object({
+  metric: z.enum(['tpot', 'itl']),
+  percentile: num.positive().max(100),
+  threshold_ms: num.positive(),
+})
+
+/** The environment record, shared by result and baseline files. */
+export const envRecordSchema = z.object({
+  engine: z.object({ name: z.string(), version: z.string() }),
+  model: z.object({ id: z.string(), revision: z.string(), root: z.string() }),
+  gpu: z.object({
+    names: z.array(z.string()),
+    count: z.union([count, z.literal('unknown')]),
+    driver_version: z.string(),
+    cuda_version: z.string(),
+    clocks: z.string(),
+  }),
+  container_digest: z.string(),
+  serve_command: z.string(),
+  harness: z.object({ version: z.string(), git_commit: z.string(), node_version: z.string() }),
+  host: z.object({ hostname: z.string(), platform: z.string(), cpus: num }),
+  base_url: z.string(),
+  started_at: z.string(),
+  finished_at: z.string(),
+  definitions: z.record(z.string(), z.string()),
+})
+
+const positiveInt = z.number().int().positive()
+
+export const resultFileSchema = z.object({
+  schema: z.literal(RESULT_SCHEMA),
+  harness: z.object({ name: z.literal('servegate'), version: z.string() }),
+  env: envRecordSchema,
+  config: z.record(z.string(), z.unknown()),
+  target: resultTargetSchema,
+  points: z.array(
+    z.object({ input_len: positiveInt, output_len: positiveInt, concurrency: positiveInt, runs: z.array(runResult) }),
+  ),
+  at_target: z.array(
+    z.object({
+      input_len: positiveInt,
+      output_len: positiveInt,
+      runs: z.array(
+        z.object({
+          repeat: count,
+          throughput: num.nullable(),
+          concurrency: num.nullable(),
+          bound: z.enum(['interpolated', 'lower_bound', 'unreachable', 'exact']),
+        }),
+      ),
+    }),
+  ),
+})
+
+// Compile-time guarantee that the schema and types.ts describe the same shape.
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+const schemaMatchesTypes: Equals<z.infer<typeof resultFileSchema>, ResultFile> = true
+void schemaMatchesTypes

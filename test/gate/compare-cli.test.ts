@@ -1,0 +1,100 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Command } from 'commander'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { registerCompareCommand } from '../../src/cli/compare.js'
+import { UsageError } from '../../src/errors.js'
+import type { Baseline } from '../../src/gate/types.js'
+import { appendRefresh, writeBaseline } from '../../src/store/baseline.js'
+import { writeResultFile } from '../../src/store/result-file.js'
+import { dayResult } from './fixtures.js'
+
+let dir: string
+let printed: string
+const savedExit = process.exitCode
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'servegate-compare-'))
+  printed = ''
+  process.exitCode = undefined
+})
+afterEach(async () => {
+  process.exitCode = savedExit
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function compare(...args: string[]): Promise<number> {
+  const program = new Command().exitOverride()
+  registerCompareCommand(program, { print: (t) => void (printed += t) })
+  await program.parseAsync(['compare', ...args], { from: 'user' })
+  return Number(process.exitCode ?? 0)
+}
+
+async function files(factor: number, mutate?: (r: ReturnType<typeof dayResult>) => void): Promise<{ base: string; cand: string }> {
+  let b: Baseline | null = null
+  for (let d = 0; d < 10; d++) b = appendRefresh(b, dayResult(d), { name: 'gate' })
+  const base = join(dir, 'baselines', 'gate.json')
+  await writeBaseline(base, b!)
+  const r = dayResult(10, factor)
+  mutate?.(r)
+  const cand = join(dir, 'cand.json')
+  await writeResultFile(cand, r)
+  return { base, cand }
+}
+
+describe('servegate compare', () => {
+  it('exits 0 and prints PASS for an unchanged candidate', async () => {
+    const { base, cand } = await files(1)
+    expect(await compare(base, cand)).toBe(0)
+    expect(printed).toMatch(/^servegate verdict: PASS/)
+  })
+
+  it('exits 1 on a regression and writes markdown and JSON naming the regressed metrics', async () => {
+    const { base, cand } = await files(1.15)
+    const md = join(dir, 'out', 'verdict.md')
+    const json = join(dir, 'out', 'verdict.json')
+    expect(await compare(base, cand, '--markdown', md, '--json', json)).toBe(1)
+    expect(await readFile(md, 'utf8')).toMatch(/servegate verdict: REGRESSION[\s\S]*\*\*regression\*\* \| p95 ITL 4096×512 c=16/)
+    const doc = JSON.parse(await readFile(json, 'utf8')) as { schema: string; verdict: string; regressions: string[] }
+    expect(doc.schema).toBe('servegate.verdict/v1')
+    expect(doc.verdict).toBe('regression')
+    expect(doc.regressions).toContain('throughput at target 4096×512')
+  })
+
+  it('exits 2 when the GPU differs', async () => {
+    const { base, cand } = await files(1, (r) => {
+      r.env.gpu.names = ['NVIDIA H100', 'NVIDIA H100']
+    })
+    expect(await compare(base, cand)).toBe(2)
+    expect(printed).toMatch(/NOT COMPARABLE/)
+  })
+
+  it('exits 0 on inconclusive but says so, and 1 with --fail-on inconclusive', async () => {
+    const { base, cand } = await files(1, (r) => {
+      r.points[0]!.runs[0]!.validity = { valid: false, issues: [{ code: 'gpu_shared', detail: 'another process' }] }
+    })
+    expect(await compare(base, cand)).toBe(0)
+    expect(printed).toMatch(/INCONCLUSIVE[\s\S]*Inconclusive exits 0/)
+    expect(await compare(base, cand, '--fail-on', 'inconclusive')).toBe(1)
+  })
+
+  it('accepts a result file as a one-refresh baseline', async () => {
+    const base = join(dir, 'base-result.json')
+    const cand = join(dir, 'cand.json')
+    await writeResultFile(base, dayResult(0))
+    await writeResultFile(cand, dayResult(1, 1.3))
+    expect(await compare(base, cand)).toBe(1)
+  })
+
+  it('raises a usage error for a corrupt baseline, a wrong schema or a bad flag', async () => {
+    const { base, cand } = await files(1)
+    await writeFile(join(dir, 'cut.json'), (await readFile(base, 'utf8')).slice(0, 300))
+    await expect(compare(join(dir, 'cut.json'), cand)).rejects.toThrow(/ends early \(truncated/)
+    await writeFile(join(dir, 'other.json'), '{"schema":"something/v9"}')
+    await expect(compare(join(dir, 'other.json'), cand)).rejects.toThrow(UsageError)
+    await expect(compare(join(dir, 'other.json'), cand)).rejects.toThrow(/neither a servegate baseline nor a result/)
+    await expect(compare(base, base)).rejects.toThrow(/is not a servegate result/)
+    await expect(compare(base, cand, '--fail-on', 'maybe')).rejects.toThrow(/--fail-on "maybe": expected regression or inconclusive/)
+  })
+})

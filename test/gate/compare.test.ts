@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import type { Baseline } from '../../src/gate/types.js'
+import { appendRefresh } from '../../src/store/baseline.js'
+import type { ResultFile } from '../../src/types.js'
+import { dayResult, makeResult } from './fixtures.js'
+
+/** A baseline of ten refreshes (days 0–9), ITL 10/20 ms at c=1/16, 1000 tok/s at target. */
+function history(days = 10): Baseline {
+  let b: Baseline | null = null
+  for (let d = 0; d < days; d++) b = appendRefresh(b, dayResult(d), { name: 'gate' })
+  return b!
+}
+
+const row = (v: ReturnType<typeof compareToBaseline>, key: string) => v.rows.find((r) => r.key === key)!
+
+describe('compareToBaseline', () => {
+  it('passes an unchanged candidate with exit-0 semantics and no confirmation', () => {
+    const v = compareToBaseline(history(), dayResult(10))
+    expect(v.verdict).toBe('pass')
+    expect(v.regressions).toEqual([])
+    expect(v.confirm).toBeNull()
+    expect(v.envChanges).toEqual([])
+  })
+
+  it('gates p95 ITL per concurrency and throughput at target per shape, and reports the rest', () => {
+    const v = compareToBaseline(history(), dayResult(10))
+    expect(v.rows.filter((r) => r.gated).map((r) => r.key)).toEqual([
+      'itl_p95@4096x512@c1',
+      'itl_p95@4096x512@c16',
+      'tput_at_target@4096x512',
+    ])
+    expect(v.rows.filter((r) => !r.gated).map((r) => r.kind)).toContain('ttft_p95')
+    const itl = row(v, 'itl_p95@4096x512@c16')
+    expect(itl).toMatchObject({ unit: 'ms', n_baseline: 30, n_candidate: 3, history: 10, status: 'pass' })
+    expect(itl.bar_pct!).toBeGreaterThanOrEqual(5)
+    expect(itl.mdc_pct!).toBeGreaterThan(itl.bar_pct!)
+  })
+
+  it('names the regressed metrics of a 15 % slowdown', () => {
+    const v = compareToBaseline(history(), dayResult(10, 1.15))
+    expect(v.verdict).toBe('regression')
+    expect(v.regressions).toEqual(['p95 ITL 4096×512 c=1', 'p95 ITL 4096×512 c=16', 'throughput at target 4096×512'])
+    const t = row(v, 'tput_at_target@4096x512')
+    expect(t.delta_pct!).toBeCloseTo((1 / 1.15 - 1) * 100, 0)
+    expect(v.reasons[0]).toMatch(/^p95 ITL 4096×512 c=1: \+1[45]\.\d %, beyond the bar of \+5\.0 %$/)
+  })
+
+  it('shows a 15 % speed-up as improvements and passes', () => {
+    const v = compareToBaseline(history(), dayResult(10, 1 / 1.15))
+    expect(v.verdict).toBe('pass')
+    expect(v.rows.filter((r) => r.gated).every((r) => r.status === 'improvement')).toBe(true)
+  })
+
+  it('is not comparable on a different GPU model, even with a regression', () => {
+    const cand = dayResult(10, 1.2)
+    cand.env.gpu.names = ['NVIDIA H100', 'NVIDIA H100']
+    const v = compareToBaseline(history(), cand)
+    expect(v.verdict).toBe('not_comparable')
+    expect(v.reasons[0]).toBe('not comparable: GPU differs: baseline 2 × NVIDIA B200, candidate 2 × NVIDIA H100')
+    expect(v.regressions).toEqual([])
+  })
+
+  it('is not comparable on a different GPU count, but an unknown GPU only shows as a change', () => {
+    const more = dayResult(10)
+    more.env.gpu.count = 4
+    expect(compareToBaseline(history(), more).verdict).toBe('not_comparable')
+    const unknown = dayResult(10)
+    unknown.env.gpu = { ...unknown.env.gpu, names: [], count: 'unknown' }
+    const v = compareToBaseline(history(), unknown)
+    expect(v.verdict).toBe('pass')
+    expect(v.envChanges.map((c) => c.field)).toEqual(['GPU', 'GPU count'])
+  })
+
+  it('lists every environment change beside the verdict', () => {
+    const cand = dayResult(10)
+    cand.env.engine.version = '0.9.1'
+    cand.env.gpu.driver_version = '575.0'
+    cand.env.container_digest = 'sha256:bbbb'
+    cand.env.model.revision = 'def456'
+    expect(compareToBaseline(history(), cand).envChanges).toEqual([
+      { field: 'engine', baseline: 'vllm 0.9.0', candidate: 'vllm 0.9.1' },
+      { field: 'model revision', baseline: 'abc123', candidate: 'def456' },
+      { field: 'driver', baseline: '570.1', candidate: '575.0' },
+      { field: 'container digest', baseline: 'sha256:aaaa', candidate: 'sha256:bbbb' },
+    ])
+  })
+
+  it('is not comparable when the interactivity target differs', () => {
+    const cand = dayResult(10)
+    cand.target = { metric: 'tpot', percentile: 99, threshold_ms: 50 }
+    const v = compareToBaseline(history(), cand)
+    expect(v.verdict).toBe('not_comparable')
+    expect(v.reasons[0]).toMatch(/interactivity target differs/)
+  })
+
+  it('is not comparable when the candidate measured points outside the baseline sweep', () => {
+    const cand = makeResult({ itl: { 1: [10, 10, 10], 64: [30, 30, 30] } })
+    expect(compareToBaseline(history(), cand).verdict).toBe('not_comparable')
+  })
+
+  it('is inconclusive, never pass, when a gated point is missing', () => {
+    const cand = makeResult({ itl: { 1: [10, 10.1, 9.9] } })
+    const v = compareToBaseline(history(), cand)
+    expect(v.verdict).toBe('inconclusive')
+    expect(row(v, 'itl_p95@4096x512@c16')).toMatchObject({ status: 'missing', candidate: null, n_candidate: 0 })
+    expect(v.reasons).toContain('p95 ITL 4096×512 c=16: missing — candidate has no runs for this point')
+  })
+
+  it('is inconclusive, never pass, when a candidate run is invalid', () => {
+    const cand = dayResult(10)
+    cand.points[1]!.runs[2]!.validity = { valid: false, issues: [{ code: 'client_saturated', detail: 'ELU 0.99' }] }
+    const v = compareToBaseline(history(), cand)
+    expect(v.verdict).toBe('inconclusive')
+    expect(row(v, 'itl_p95@4096x512@c16')).toMatchObject({ status: 'invalid', n_candidate: 2 })
+    expect(row(v, 'itl_p95@4096x512@c16').notes).toContain('run 2 invalid (client_saturated)')
+    // Throughput at target of repeat 2 rests on that point.
+    expect(row(v, 'tput_at_target@4096x512').status).toBe('invalid')
+  })
+
+  it('keeps a regression shown by the valid runs even when another run is invalid', () => {
+    const cand = dayResult(10, 1.3)
+    cand.points[1]!.runs[2]!.validity = { valid: false, issues: [{ code: 'gpu_throttled', detail: 'x' }] }
+    expect(compareToBaseline(history(), cand).verdict).toBe('regression')
+  })
+
+  it('is inconclusive when failed requests exceed the budget', () => {
+    const cand = dayResult(10)
+    cand.points[0]!.runs[0]!.failed = 5
+    const v = compareToBaseline(history(), cand)
+    expect(v.verdict).toBe('inconclusive')
+    expect(row(v, 'itl_p95@4096x512@c1').notes).toContain('run 0: 9.4 % of requests failed (budget 1.0 %)')
+    // A count budget, when configured, replaces the share.
+    expect(compareToBaseline(history(), cand, { maxFailedRequests: 5 }).verdict).toBe('pass')
+  })
+
+  it('is inconclusive when the output tokens per request changed (different work, faster ITL)', () => {
+    const cand = makeResult({
+      itl: { 1: [9, 9, 9], 16: [18, 18, 18] },
+      run: () => ({ outTokens: 400 }),
+    })
+    const v = compareToBaseline(history(), cand)
+    expect(v.verdict).toBe('inconclusive')
+    expect(row(v, 'itl_p95@4096x512@c1').notes).toContain('4096x512@c1: output tokens per request changed from 512 to 400')
+  })
+
+  it('only gates what is configured, and uses configured tolerances', () => {
+    const cand = dayResult(10)
+    for (const p of cand.points) for (const r of p.runs) r.ttft_ms.p95 = 300
+    expect(compareToBaseline(history(), cand).verdict).toBe('pass')
+    const v = compareToBaseline(history(), cand, { gated: ['itl_p95', 'tput_at_target', 'ttft_p95'] })
+    expect(v.verdict).toBe('regression')
+    expect(v.regressions).toContain('p95 TTFT 4096×512 c=1')
+    // A huge tolerance on ITL lets a 15 % slowdown of ITL through (throughput still regresses).
+    const slow = compareToBaseline(history(), dayResult(10, 1.15), { tolerances: { itl_p95: 0.5 } })
+    expect(slow.regressions).toEqual(['throughput at target 4096×512'])
+  })
+
+  it('takes tolerances from the baseline file when the caller gives none', () => {
+    const b = { ...history(), tolerances: { itl_p95: 0.5, tput_at_target: 0.5 } }
+    expect(compareToBaseline(b, dayResult(10, 1.15)).verdict).toBe('pass')
+  })
+
+  it('asks for confirmation repeats when a gated row is inconclusive', () => {
+    // A +4 % drift against a history of identical refreshes sits in the band.
+    let b: Baseline | null = null
+    const same = (): ResultFile => makeResult({ itl: { 1: [10, 10, 10], 16: [20, 20, 20] } })
+    for (let d = 0; d < 10; d++) b = appendRefresh(b, same(), {})
+    const v = compareToBaseline(b!, makeResult({ itl: { 1: [10.4, 10.4, 10.4], 16: [20, 20, 20] } }))
+    expect(v.verdict).toBe('inconclusive')
+    expect(v.confirm).toEqual({ extraRepeats: 6 })
+    expect(v.reasons.at(-1)).toBe('6 more repeats of the gated sweep would likely settle it; decide over all runs')
+  })
+
+  it('treats a one-refresh baseline with its short-history floors', () => {
+    const v = compareToBaseline(history(1), dayResult(10))
+    expect(v.verdict).toBe('pass')
+    expect(row(v, 'itl_p95@4096x512@c1').notes[0]).toMatch(/short history/)
+    expect(row(v, 'itl_p95@4096x512@c1').bar_pct!).toBeGreaterThan(8)
+  })
+})

@@ -1,0 +1,147 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { decideMetric, type MetricInput } from '../../src/gate/decide.js'
+import { estimateNoise, sigmaDiff } from '../../src/gate/noise.js'
+import { DEFAULT_GATE_OPTIONS } from '../../src/gate/options.js'
+import { wiggle } from './fixtures.js'
+
+const opts = DEFAULT_GATE_OPTIONS
+const flat = (v: number, refreshes: number, runs = 3): number[][] => Array.from({ length: refreshes }, () => Array(runs).fill(v))
+/** Ten refreshes of realistic ±1 % wiggles around `base`. */
+const noisy = (base: number): number[][] => Array.from({ length: 10 }, (_, d) => [0, 1, 2].map((r) => wiggle(base, d, r)))
+const latency = (history: number[][], candidate: number[]): MetricInput => ({ history, candidate, higherIsBetter: false, tolerance: 0.05 })
+const throughput = (history: number[][], candidate: number[]): MetricInput => ({ history, candidate, higherIsBetter: true, tolerance: 0.05 })
+
+describe('estimateNoise', () => {
+  it('uses the data where they are noisier than the prior, and the prior where there are none', () => {
+    // One refresh, logs 0, ±0.02: s² = 0.0004 (not below the 2 % within prior, so kept);
+    // no day-to-day data, so day σ² is the 1.5 % prior: 0.000225.
+    const n = estimateNoise([[0, 0.02, -0.02]], [0, 0, 0], opts)
+    expect(n.within2).toBeCloseTo(0.0004, 10)
+    expect(n.day2).toBeCloseTo(0.000225, 10)
+    // Centre is that single refresh's median: var = day2 + Var(median of 3) · within2.
+    expect(n.center2).toBeCloseTo(0.000225 + 0.4487 * 0.0004, 10)
+    expect(sigmaDiff(n, 3)).toBeCloseTo(Math.sqrt(0.000225 + 0.4487 * 0.0004 + n.center2), 10)
+  })
+
+  it('blends a too-quiet history with the prior by degrees of freedom', () => {
+    // Ten identical refreshes: 20 within df of zero vs a prior worth 8 df of 0.02².
+    const n = estimateNoise(flat(0, 10), [0, 0, 0], opts)
+    expect(n.within2).toBeCloseTo((8 * 0.0004) / 28, 12)
+    expect(n.day2).toBeCloseTo((4 * 0.000225) / 13, 12)
+  })
+
+  it('trusts a candidate whose runs spread far wider than the history says runs do', () => {
+    const n = estimateNoise(flat(0, 10), [0, 0.1, 0.2], opts)
+    expect(n.candidateWithin2).toBeCloseTo(0.01, 12)
+    expect(n.candidateWithin2).toBeGreaterThan(n.within2)
+  })
+})
+
+describe('decideMetric', () => {
+  it('passes an unchanged candidate', () => {
+    const d = decideMetric(latency(noisy(10), [10.05, 9.9, 10.1]), opts)
+    expect(d.status).toBe('pass')
+    expect(d.nBaseline).toBe(30)
+    expect(d.history).toBe(10)
+  })
+
+  it('flags a 15 % latency rise as a regression', () => {
+    const d = decideMetric(latency(noisy(10), [11.5, 11.6, 11.4]), opts)
+    expect(d.status).toBe('regression')
+    expect(d.d).toBeCloseTo(Math.log(11.5 / d.baseline!), 10)
+  })
+
+  it('orients throughput: a fall is a regression, a rise an improvement', () => {
+    expect(decideMetric(throughput(noisy(1000), [850, 860, 840]), opts).status).toBe('regression')
+    expect(decideMetric(throughput(noisy(1000), [1150, 1160, 1140]), opts).status).toBe('improvement')
+  })
+
+  it('orients latency: a fall is an improvement', () => {
+    expect(decideMetric(latency(noisy(10), [8.5, 8.6, 8.4]), opts).status).toBe('improvement')
+  })
+
+  it('with zero variance the bar is the tolerance itself', () => {
+    const d = decideMetric(latency(flat(10, 10), [10.6, 10.6, 10.6]), opts)
+    expect(d.status).toBe('regression')
+    expect(d.bar).toBeCloseTo(Math.log(1.05), 12)
+    expect(decideMetric(latency(flat(10, 10), [10, 10, 10]), opts)).toMatchObject({ status: 'pass', d: 0 })
+  })
+
+  it('is inconclusive just under the bar, asks for the repeats that settle it, and decides over all runs', () => {
+    // Zero-variance history: bar ln 1.05 = 4.88 %, pass needs D ≤ 4.88 % − 1.5 σ ≈ 3.1 % while
+    // confirmation is left; +4 % sits in between. At 9 runs the band closes and +4 % passes.
+    const d = decideMetric(latency(flat(10, 10), [10.4, 10.4, 10.4]), opts)
+    expect(d.status).toBe('inconclusive')
+    expect(d.notes).toEqual([expect.stringMatching(/^\+4\.0 % lies between the pass threshold \+3\.\d % and the bar \+5\.0 %$/)])
+    expect(d.extraRepeats).toBe(6)
+    expect(decideMetric(latency(flat(10, 10), Array(9).fill(10.4)), opts).status).toBe('pass')
+  })
+
+  it('is inconclusive when the median is beyond the bar but the runs disagree', () => {
+    // Wide but consistent history (±5 % runs), so the candidate's spread is not abnormal.
+    const history = Array.from({ length: 10 }, () => [9.5, 10, 10.5])
+    const d = decideMetric(latency(history, [11.5, 11.5, 9.95]), opts)
+    expect(d.d!).toBeGreaterThan(d.bar!)
+    expect(d.status).toBe('inconclusive')
+    expect(d.notes).toContain('only 2 of 3 runs are worse than the baseline')
+    // Five runs tolerate one dissenter.
+    expect(d.extraRepeats).toBe(2)
+  })
+
+  it('widens the bar with a short history, so the same change is not yet a regression', () => {
+    const long = decideMetric(latency(flat(10, 10), [10.8, 10.8, 10.8]), opts)
+    const short = decideMetric(latency(flat(10, 1), [10.8, 10.8, 10.8]), opts)
+    expect(long.status).toBe('regression')
+    expect(short.status).toBe('inconclusive')
+    // Priors only: σ² = 0.000225 + 0.4487·0.00032 + (0.000225 + 0.4487·0.00032); bar 3.5 σ.
+    const s2 = 0.000225 + 0.4487 * 0.00032
+    expect(short.sigma).toBeCloseTo(Math.sqrt(2 * s2), 6)
+    expect(short.bar).toBeCloseTo(3.5 * Math.sqrt(2 * s2), 6)
+    expect(short.notes[0]).toMatch(/short history \(1 refresh\)/)
+  })
+
+  it('is missing without candidate runs or without baseline runs', () => {
+    expect(decideMetric(latency(noisy(10), []), opts)).toMatchObject({ status: 'missing', notes: ['no valid candidate runs'] })
+    expect(decideMetric(latency([[], []], [10]), opts)).toMatchObject({ status: 'missing', notes: ['no valid baseline runs'] })
+  })
+
+  it('treats an unreachable target (zero throughput) as a regression, not an error', () => {
+    const d = decideMetric(throughput(noisy(1000), [0, 0, 0]), opts)
+    expect(d.status).toBe('regression')
+    expect(d.candidate).toBe(0)
+  })
+
+  it('takes the baseline centre from the newest refreshes only', () => {
+    const history = [...flat(20, 5), ...flat(10, 10)]
+    const d = decideMetric(latency(history, [10, 10, 10]), opts)
+    expect(d.baseline).toBeCloseTo(10, 10)
+    expect(d.nBaseline).toBe(30)
+  })
+
+  it('depends only on ratios: scaling every figure by one factor never changes the decision', () => {
+    const values = fc.array(fc.double({ min: 0.8, max: 1.25, noNaN: true }), { minLength: 1, maxLength: 5 })
+    fc.assert(
+      fc.property(fc.array(values, { minLength: 1, maxLength: 10 }), values, fc.double({ min: 0.01, max: 1000, noNaN: true }), fc.boolean(), (hist, cand, scale, hib) => {
+        const a = decideMetric({ history: hist, candidate: cand, higherIsBetter: hib, tolerance: 0.05 }, opts)
+        const b = decideMetric({ history: hist.map((r) => r.map((x) => x * scale)), candidate: cand.map((x) => x * scale), higherIsBetter: hib, tolerance: 0.05 }, opts)
+        return a.status === b.status
+      }),
+      { numRuns: 300, seed: 7 },
+    )
+  })
+
+  it('mirrors orientation: a latency regression read as a throughput is an improvement or a pass, never a regression', () => {
+    const values = fc.array(fc.double({ min: 0.8, max: 1.25, noNaN: true }), { minLength: 1, maxLength: 5 })
+    fc.assert(
+      fc.property(fc.array(values, { minLength: 1, maxLength: 10 }), values, (hist, cand) => {
+        const lat = decideMetric({ history: hist, candidate: cand, higherIsBetter: false, tolerance: 0.05 }, opts)
+        const tput = decideMetric({ history: hist, candidate: cand, higherIsBetter: true, tolerance: 0.05 }, opts)
+        if (lat.status === 'regression') return tput.status === 'improvement'
+        if (tput.status === 'regression') return lat.status === 'improvement'
+        return true
+      }),
+      { numRuns: 300, seed: 11 },
+    )
+  })
+})

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import { mergeResults } from '../../src/gate/merge.js'
+import { baselineFromResult } from '../../src/store/baseline.js'
+import { makeResult } from './fixtures.js'
+
+describe('mergeResults', () => {
+  it('appends the extra runs per point and shifts their repeat numbers past the first result', () => {
+    const first = makeResult({ itl: { 1: [10, 11, 12], 16: [20, 21, 22] }, tput: [900, 910, 920] })
+    const extra = makeResult({ itl: { 1: [13, 14], 16: [23, 24] }, tput: [930, 940] })
+    const m = mergeResults(first, extra)
+    expect(m.points.map((p) => p.runs.map((r) => [r.repeat, r.itl_ms.p95]))).toEqual([
+      [[0, 10], [1, 11], [2, 12], [3, 13], [4, 14]],
+      [[0, 20], [1, 21], [2, 22], [3, 23], [4, 24]],
+    ])
+    expect(m.at_target[0]!.runs.map((r) => [r.repeat, r.throughput])).toEqual([[0, 900], [1, 910], [2, 920], [3, 930], [4, 940]])
+    // The inputs are left untouched.
+    expect(first.points[0]!.runs).toHaveLength(3)
+  })
+
+  it('lets an invalid extra run still make its own throughput-at-target repeat invalid', () => {
+    const first = makeResult({ itl: { 1: [10, 10, 10] } })
+    const extra = makeResult({ itl: { 1: [10] }, run: () => ({ invalid: ['gpu_shared'] }) })
+    const v = compareToBaseline(baselineFromResult(first, 'b'), mergeResults(first, extra))
+    const t = v.rows.find((r) => r.key === 'tput_at_target@4096x512')!
+    expect(t.status).toBe('invalid')
+    expect(t.notes).toContain('run 3 invalid (gpu_shared)')
+  })
+})

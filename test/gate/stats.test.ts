@@ -1,0 +1,65 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { chi2MedianRatio, chi2Ratio, clippedSd, median, robustSd, sampleVariance, varMedianFactor } from '../../src/gate/stats.js'
+
+describe('median', () => {
+  it('takes the middle value, or the mean of the middle two', () => {
+    expect(median([3, 1, 2])).toBe(2)
+    expect(median([4, 1, 3, 2])).toBe(2.5)
+    expect(() => median([])).toThrow()
+  })
+})
+
+describe('sampleVariance', () => {
+  it('uses the n − 1 denominator', () => {
+    expect(sampleVariance([1, 2, 3, 4])).toBeCloseTo(5 / 3, 12)
+    expect(sampleVariance([7])).toBe(0)
+  })
+})
+
+describe('robustSd', () => {
+  it('is 1.4826 · MAD times the small-sample factor', () => {
+    // median 2, |dev| = 1,0,1 → MAD 1; n = 3 factor 1.495.
+    expect(robustSd([1, 2, 3])).toBeCloseTo(1.4826 * 1.495, 10)
+    // n = 12 → factor 12 / 11.2.
+    const xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    expect(robustSd(xs)).toBeCloseTo(1.4826 * 3 * (12 / 11.2), 10)
+  })
+
+  it('ignores one wild value that the sample σ cannot', () => {
+    expect(robustSd([10, 10.1, 9.9, 10.05, 1000])).toBeLessThan(0.5)
+  })
+})
+
+describe('clippedSd', () => {
+  it('equals the sample σ when nothing strays', () => {
+    expect(clippedSd([1, 2, 3, 4])).toBeCloseTo(Math.sqrt(5 / 3), 12)
+  })
+
+  it('drops a value beyond three robust σ before taking the sample σ', () => {
+    const xs = [1, 2, 3, 2, 1, 2, 3, 50]
+    expect(clippedSd(xs)).toBeCloseTo(Math.sqrt(sampleVariance([1, 2, 3, 2, 1, 2, 3])), 12)
+  })
+})
+
+describe('varMedianFactor', () => {
+  it('is 1 for one value, 1/2 for two and tends to π/(2n)', () => {
+    expect(varMedianFactor(1)).toBe(1)
+    expect(varMedianFactor(2)).toBe(0.5)
+    expect(varMedianFactor(3)).toBeCloseTo(0.4487, 4)
+    expect(varMedianFactor(40)).toBeCloseTo(Math.PI / 80, 12)
+  })
+
+  it('never grows with more values', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 200 }), (n) => varMedianFactor(n + 1) <= varMedianFactor(n)))
+  })
+})
+
+describe('chi2Ratio', () => {
+  it('matches the Wilson–Hilferty approximation of χ² quantiles', () => {
+    // Median of χ²₂/2 is ln 2 = 0.693; WH gives (8/9)³.
+    expect(chi2MedianRatio(2)).toBeCloseTo((8 / 9) ** 3, 12)
+    // 95 % quantile of χ²₂/2 is 2.996.
+    expect(chi2Ratio(2, 1.645)).toBeCloseTo(2.996, 1)
+  })
+})

@@ -1,0 +1,61 @@
+/** A hand-made verdict so renderer tests do not move when the decision rule is retuned. */
+import type { GateRow, Verdict } from '../../src/gate/types.js'
+
+function r(over: Partial<GateRow> & Pick<GateRow, 'key' | 'label' | 'status'>): GateRow {
+  return {
+    kind: 'itl_p95',
+    unit: 'ms',
+    higher_is_better: false,
+    gated: true,
+    baseline: 20,
+    candidate: 20.1,
+    delta_pct: 0.5,
+    bar_pct: 5,
+    sigma_pct: 1.2,
+    n_baseline: 30,
+    n_candidate: 3,
+    history: 10,
+    mdc_pct: 7.1,
+    notes: [],
+    ...over,
+  }
+}
+
+export const REGRESSION: Verdict = {
+  verdict: 'regression',
+  rows: [
+    r({ key: 'itl_p95@4096x512@c1', label: 'p95 ITL 4096×512 c=1', status: 'pass', baseline: 10.02, candidate: 10.1, delta_pct: 0.8 }),
+    r({ key: 'itl_p95@4096x512@c16', label: 'p95 ITL 4096×512 c=16', status: 'regression', baseline: 20.04, candidate: 23.1, delta_pct: 15.27 }),
+    r({
+      key: 'tput_at_target@4096x512',
+      kind: 'tput_at_target',
+      label: 'throughput at target 4096×512',
+      unit: 'tok/s',
+      higher_is_better: true,
+      status: 'improvement',
+      baseline: 1002.4,
+      candidate: 1180.9,
+      delta_pct: 17.81,
+      bar_pct: 4.8,
+      sigma_pct: 1.5,
+      mdc_pct: 7.0,
+    }),
+    r({ key: 'ttft_p95@4096x512@c1', kind: 'ttft_p95', label: 'p95 TTFT 4096×512 c=1', status: 'inconclusive', gated: false, baseline: 150, candidate: 157, delta_pct: 4.67 }),
+  ],
+  envChanges: [{ field: 'engine', baseline: 'vllm 0.9.0', candidate: 'vllm 0.9.1' }],
+  reasons: ['p95 ITL 4096×512 c=16: +15.3 %, beyond the bar of +5.0 %'],
+  regressions: ['p95 ITL 4096×512 c=16'],
+  confirm: null,
+}
+
+export const INCONCLUSIVE: Verdict = {
+  verdict: 'inconclusive',
+  rows: [
+    r({ key: 'itl_p95@4096x512@c1', label: 'p95 ITL 4096×512 c=1', status: 'missing', baseline: 10, candidate: null, delta_pct: null, bar_pct: null, sigma_pct: null, mdc_pct: null, n_candidate: 0 }),
+    r({ key: 'itl_p95@4096x512@c16', label: 'p95 ITL 4096×512 c=16', status: 'inconclusive', delta_pct: 4.1 }),
+  ],
+  envChanges: [],
+  reasons: ['p95 ITL 4096×512 c=1: missing — candidate has no runs for this point', '6 more repeats of the gated sweep would likely settle it; decide over all runs'],
+  regressions: [],
+  confirm: { extraRepeats: 6 },
+}

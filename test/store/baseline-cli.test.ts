@@ -1,0 +1,77 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Command } from 'commander'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { registerBaselineCommand } from '../../src/cli/baseline.js'
+import { readBaseline } from '../../src/store/baseline.js'
+import { writeResultFile } from '../../src/store/result-file.js'
+import { dayResult, makeResult } from '../gate/fixtures.js'
+
+let dir: string
+let printed: string
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'servegate-bl-'))
+  printed = ''
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function update(...args: string[]): Promise<void> {
+  const program = new Command().exitOverride()
+  registerBaselineCommand(program, { print: (t) => void (printed += t) })
+  await program.parseAsync(['baseline', 'update', ...args], { from: 'user' })
+}
+
+describe('servegate baseline update', () => {
+  it('creates the baseline named after its file, then appends and trims to --max-history', async () => {
+    const into = join(dir, 'baselines', 'gate.json')
+    for (let d = 0; d < 4; d++) {
+      const r = join(dir, `r${d}.json`)
+      await writeResultFile(r, dayResult(d))
+      await update(r, '--into', into, '--max-history', '3', '--commit', `c${d}`)
+    }
+    const b = await readBaseline(into)
+    expect(b.name).toBe('gate')
+    expect(b.refreshes.map((x) => x.commit)).toEqual(['c1', 'c2', 'c3'])
+    expect(printed).toMatch(/baseline gate: created a refresh/)
+    expect(printed).toMatch(/appended a refresh .* 3 refreshes kept \(max 3\)/)
+  })
+
+  it('says which runs were left out as invalid', async () => {
+    const r = join(dir, 'r.json')
+    await writeResultFile(r, makeResult({ itl: { 1: [10, 10, 10] }, run: (_c, rep) => (rep === 0 ? { invalid: ['ramp_dominated'] } : {}) }))
+    await update(r, '--into', join(dir, 'b.json'))
+    expect(printed).toContain('left out of the statistics (invalid runs): 4096x512@c1 run 0 (ramp_dominated)')
+  })
+
+  it('refuses a result of another sweep and leaves the file untouched', async () => {
+    const into = join(dir, 'b.json')
+    await writeResultFile(join(dir, 'a.json'), dayResult(0))
+    await update(join(dir, 'a.json'), '--into', into)
+    const before = await readFile(into, 'utf8')
+    await writeResultFile(join(dir, 'other.json'), makeResult({ itl: { 1: [10], 16: [20], 64: [40] } }))
+    await expect(update(join(dir, 'other.json'), '--into', into)).rejects.toThrow(/different gated sweep/)
+    expect(await readFile(into, 'utf8')).toBe(before)
+  })
+
+  it('starts a new history with --reset', async () => {
+    const into = join(dir, 'b.json')
+    await writeResultFile(join(dir, 'a.json'), dayResult(0))
+    await update(join(dir, 'a.json'), '--into', into)
+    await update(join(dir, 'a.json'), '--into', into)
+    await update(join(dir, 'a.json'), '--into', into, '--reset')
+    expect((await readBaseline(into)).refreshes).toHaveLength(1)
+  })
+
+  it('rejects a corrupt existing baseline and a bad --max-history', async () => {
+    const into = join(dir, 'b.json')
+    await writeFile(into, '{"schema": "servegate.baseline/v1", "name": ')
+    await writeResultFile(join(dir, 'a.json'), dayResult(0))
+    await expect(update(join(dir, 'a.json'), '--into', into)).rejects.toThrow(/b\.json is not valid JSON: the file ends early/)
+    await expect(update(join(dir, 'a.json'), '--into', join(dir, 'c.json'), '--max-history', '0')).rejects.toThrow(
+      /--max-history "0": expected a positive integer/,
+    )
+  })
+})
