@@ -5,7 +5,7 @@
 import type { GateSettings } from '../config/resolve.js'
 import type { GateOptions, Tolerances } from '../gate/types.js'
 
-/** `gate.tolerance_pct` → GateOptions.tolerances; unset families keep the gate's defaults. */
+/** `gate.tolerance_pct` → GateOptions.tolerances and `gate.max_failed_requests` → maxFailedRequests; unset keys keep the gate's defaults. */
 export function gateOptionsFrom(settings: GateSettings): Partial<GateOptions> {
   const pct = settings.tolerancePct
   const tolerances: Tolerances = {}
@@ -16,5 +16,8 @@ export function gateOptionsFrom(settings: GateSettings): Partial<GateOptions> {
     tolerances.tput_at_target = pct.throughput / 100
     tolerances.output_tput = pct.throughput / 100
   }
-  return Object.keys(tolerances).length === 0 ? {} : { tolerances }
+  const opts: Partial<GateOptions> = {}
+  if (Object.keys(tolerances).length > 0) opts.tolerances = tolerances
+  if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests
+  return opts
 }

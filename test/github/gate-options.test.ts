@@ -11,4 +11,8 @@ describe('gateOptionsFrom', () => {
   it('leaves the gate its defaults when nothing is configured', () => {
     expect(gateOptionsFrom({ tolerancePct: {}, maxFailedRequests: null })).toEqual({})
   })
+
+  it('passes the failed-request budget on as a per-run count', () => {
+    expect(gateOptionsFrom({ tolerancePct: {}, maxFailedRequests: 3 })).toEqual({ maxFailedRequests: 3 })
+  })
 })
