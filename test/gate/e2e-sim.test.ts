@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startSim, type SimOptions } from '../../src/sim/index.js'
+import { resolveConfig } from '../../src/config/resolve.js'
+import { runSweep } from '../../src/sweep/run-sweep.js'
+import { appendRefresh, writeBaseline } from '../../src/store/baseline.js'
+import type { Baseline } from '../../src/gate/types.js'
+
+const root = join(import.meta.dirname, '..', '..')
+
+// Issue 6's acceptance against the simulator: a baseline of three refreshes of
+// a small gated sweep, then candidates that are slower, unchanged, or failing.
+describe('the gate end to end against the simulator', () => {
+  let dir: string
+  const out = (name: string): string => join(dir, `${name}.json`)
+
+  /** One gated sweep (64 in / 16 out, C = 1 and 4, 3 repeats) against a fresh simulator. */
+  async function sweep(name: string, sim: Partial<SimOptions> = {}): Promise<string> {
+    const handle = await startSim({ ttftMs: 20, itlMs: 10, seed: 7, ...sim })
+    try {
+      const cfg = resolveConfig({
+        file: null,
+        filePath: null,
+        flags: { baseUrl: handle.url, inputLen: '64', outputLen: '16', concurrency: '1,4', repeats: '3', out: out(name) },
+        env: {},
+      })
+      await runSweep(cfg, { log: () => {} })
+    } finally {
+      await handle.close()
+    }
+    return out(name)
+  }
+
+  function compare(candidate: string): { code: number | null; stdout: string; markdown: string } {
+    const md = join(dir, `${candidate.split('/').pop()}.md`)
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'compare', out('baseline'), candidate, '--markdown', md], {
+      cwd: root,
+      encoding: 'utf8',
+    })
+    return { code: r.status, stdout: r.stdout + r.stderr, markdown: r.status === 2 ? '' : readFileSync(md, 'utf8') }
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'servegate-gate-e2e-'))
+    let baseline: Baseline | null = null
+    for (const i of [1, 2, 3]) {
+      const { readResultFile } = await import('../../src/store/result-file.js')
+      baseline = appendRefresh(baseline, await readResultFile(await sweep(`refresh-${i}`)), { name: 'baseline' })
+    }
+    await writeBaseline(out('baseline'), baseline!)
+  }, 240_000)
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('keeps three refreshes in the baseline', () => {
+    const b = JSON.parse(readFileSync(out('baseline'), 'utf8')) as Baseline
+    expect(b.refreshes).toHaveLength(3)
+  })
+
+  it('fails a 15% slower candidate with exit 1 and names the regressed metrics', async () => {
+    const r = compare(await sweep('slow', { slowdown: 1.15 }))
+    expect(r.code, r.stdout).toBe(1)
+    expect(r.markdown).toMatch(/regression/i)
+    expect(r.markdown).toMatch(/ITL/)
+  }, 120_000)
+
+  it('does not fail an unchanged candidate (exit 0)', async () => {
+    const r = compare(await sweep('same'))
+    expect(r.code, r.stdout).toBe(0)
+    expect(r.markdown).not.toMatch(/verdict[^\n]*regression/i)
+  }, 120_000)
+
+  it('never passes a candidate whose runs had failed requests', async () => {
+    const r = compare(await sweep('failing', { faults: [{ kind: 'http500', rate: 0.05 }] }))
+    expect(r.markdown).not.toMatch(/^\**verdict\**:?\s*\**pass/im)
+    expect(r.stdout).not.toMatch(/^verdict:?\s*pass/im)
+    expect(r.stdout).toMatch(/inconclusive|regression|invalid/i)
+  }, 120_000)
+})
