@@ -29,21 +29,32 @@ export function clientOutputTokens(run: RunResult): number {
 export const clientSaturated: Rule = (run, ctx, t) => {
   const c = run.client
   const why: string[] = []
-  if (c.event_loop_utilization >= t.clientEluMax) {
-    why.push(`event-loop utilisation reached ${pct(c.event_loop_utilization)} (limit ${pct(t.clientEluMax)})`)
+  const delayed = c.event_loop_delay_p99_ms > t.clientEventLoopDelayP99MaxMs
+  const busy = c.event_loop_utilization >= t.clientEluMax
+  if (delayed) {
+    why.push(`event-loop delay p99 was ${num(c.event_loop_delay_p99_ms)} ms (limit ${num(t.clientEventLoopDelayP99MaxMs)} ms), so token timestamps were late by up to that much`)
   }
-  const lagLimitMs = Math.max(t.sendLagP99MaxMs, t.sendLagP99MaxShareOfE2el * (run.e2el_ms.p50 ?? 0))
-  if (c.send_lag_p99_ms > lagLimitMs) {
-    why.push(`p99 send lag was ${num(c.send_lag_p99_ms)} ms (limit ${num(lagLimitMs)} ms)`)
+  if (busy) {
+    why.push(`event-loop utilisation reached ${pct(c.event_loop_utilization)} (limit ${pct(t.clientEluMax)}), so tokens arriving together queued behind each other`)
+  } else if (delayed) {
+    // A late loop that was mostly idle was kept off the CPU: name the cause the figures point to.
+    why.push(`the loop itself was busy only ${pct(c.event_loop_utilization)} of the time, so the CPU was shared (the server on the same host, or other processes)`)
   }
   // Only meaningful while requests were queued for a slot.
   if (run.num_prompts > ctx.concurrency && c.mean_in_flight < t.inFlightMinFraction * ctx.concurrency) {
     why.push(`only ${num(c.mean_in_flight)} of ${ctx.concurrency} requests were in flight on average while more were waiting (limit ${pct(t.inFlightMinFraction)})`)
   }
   if (why.length === 0) return null
-  const util = meanUtilization(run.gpu)
-  const gpuNote = util !== null && util < t.gpuBusyUtilizationPct ? `; GPU utilisation averaged only ${num(util)}% meanwhile, so the harness, not the engine, was the limit` : ''
-  return { code: 'client_saturated', detail: `The load generator could not keep up: ${why.join('; ')}${gpuNote}.` }
+  const load = `${Math.round(c.events_per_second)} token events/s on ${c.workers} load thread${c.workers === 1 ? '' : 's'}, send lag p99 ${num(c.send_lag_p99_ms)} ms`
+  return { code: 'client_saturated', detail: `The load generator could not keep up: ${why.join('; ')} (${load})${gpuNote(run.gpu, t)}.` }
+}
+
+/** What the GPU did while the client was saturated: low utilisation means the harness, not the engine, was the limit. */
+function gpuNote(samples: readonly GpuSample[] | null, t: ValidityThresholds): string {
+  const util = meanUtilization(samples)
+  if (util === null) return ''
+  if (util < t.gpuBusyUtilizationPct) return `; GPU utilisation averaged only ${num(util)}% meanwhile, so the harness, not the engine, was the limit`
+  return `; GPU utilisation averaged ${num(util)}% meanwhile`
 }
 
 export const tokenCountMismatch: Rule = (run, _ctx, t) => {

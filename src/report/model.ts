@@ -5,6 +5,7 @@
  * filled with a plausible guess"). Pure.
  */
 import type { AtTargetShape, EnvRecord, PointResult, ResultFile, ResultTarget, RunResult } from '../types.js'
+import { tokenNotes } from '../analysis/validity.js'
 import { fmtInt, fmtMs, fmtRate, plainValidity, summarize, withSpread } from './format.js'
 
 export const COLUMNS = ['Concurrency', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user'] as const
@@ -84,6 +85,11 @@ function buildRow(concurrency: number, point: PointResult | null, plannedRepeats
   const valid = runs.filter((r) => r.validity.valid)
   const rowNotes: string[] = []
   for (const r of runs) if (!r.validity.valid) rowNotes.push(invalidNote(concurrency, r))
+  // Observations that are not faults (multi-token chunks, no usage from the server) are shown, never hidden.
+  for (const r of runs) {
+    const t = tokenNotes(r)
+    if (t.length > 0) rowNotes.push(`C=${concurrency}, repeat ${r.repeat}: ${t.join(' ')}`)
+  }
   if (plannedRepeats !== null && runs.length < plannedRepeats) {
     rowNotes.push(`C=${concurrency}: ${runs.length} of ${plannedRepeats} repeats measured so far.`)
   }
