@@ -47,16 +47,22 @@ export function buildReportModel(result: ResultFile): ReportModel {
     const concurrencies = [...new Set([...planned.concurrency, ...points.map((p) => p.concurrency)])].sort((a, b) => a - b)
     const notes: string[] = []
     const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes))
-    const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
+    const atAll = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
+    // A repeat whose curve includes an invalid run has no trustworthy throughput at target.
+    const invalidRepeats = new Set(points.flatMap((p) => p.runs.filter((r) => !r.validity.valid).map((r) => r.repeat)))
+    const at = atAll && { ...atAll, runs: atAll.runs.filter((r) => !invalidRepeats.has(r.repeat)) }
+    const leftOut = (atAll?.runs.length ?? 0) - (at?.runs.length ?? 0)
     return {
       title: `${fmtInt(inputLen)} in / ${fmtInt(outputLen)} out`,
       inputLen,
       outputLen,
       rows,
       notes,
-      atTarget: atTargetSentence(result.target, at, concurrencies, {
-        pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
-      }),
+      atTarget:
+        atTargetSentence(result.target, at, concurrencies, {
+          pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
+          invalidOnly: leftOut > 0 && at !== null && at.runs.length === 0,
+        }) + (leftOut > 0 && at !== null && at.runs.length > 0 ? ` (${leftOut} repeat${leftOut > 1 ? 's' : ''} left out: an invalid run in the curve)` : ''),
     }
   })
   return { sweep: typeof cfg.sweep === 'string' ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes }
@@ -128,8 +134,14 @@ const BOUND_WORDS = {
 } as const
 
 /** The throughput-at-target sentence for one shape: median and range across repeats, implied concurrency, bound. */
-export function atTargetSentence(target: ResultTarget, at: AtTargetShape | null, concurrencies: number[], opts: { pending?: boolean } = {}): string {
+export function atTargetSentence(
+  target: ResultTarget,
+  at: AtTargetShape | null,
+  concurrencies: number[],
+  opts: { pending?: boolean; invalidOnly?: boolean } = {},
+): string {
   const head = `Throughput at ${targetText(target)}:`
+  if (opts.invalidOnly) return `${head} invalid: every repeat's curve includes an invalid run (see the notes)`
   if (at === null || at.runs.length === 0) return `${head} pending`
   const lowest = concurrencies[0]
   const reached = at.runs.filter((r) => r.bound !== 'unreachable' && r.throughput !== null)
