@@ -155,7 +155,7 @@ describe('atTargetSentence', () => {
     expect(atTargetSentence(t, null, [1])).toBe('Throughput at p95 TPOT ≤ 50 ms: pending')
   })
 
-  it('gives no number when every repeat's curve includes an invalid run', () => {
+  it("gives no number when every repeat's curve includes an invalid run", () => {
     expect(atTargetSentence(t, shape([]), [1, 16], { invalidOnly: true })).toBe(
       "Throughput at p95 TPOT ≤ 50 ms: invalid: every repeat's curve includes an invalid run (see the notes)",
     )
