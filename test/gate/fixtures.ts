@@ -1,5 +1,6 @@
 /** Small builders of synthetic result files for the gate and store tests. */
 import type { EnvRecord, LatencyStats, ResultFile, ResultTarget, RunResult, ValidityCode } from '../../src/types.js'
+import { quietClient } from '../fixtures/client.js'
 
 export function lat(p95: number | null, mean = p95): LatencyStats {
   return { mean, p50: p95 === null ? null : p95 * 0.8, p95, p99: p95 === null ? null : p95 * 1.2 }
@@ -63,15 +64,7 @@ export function makeRun(s: RunSpec): RunResult {
     errors: failed > 0 ? { http_status: failed } : {},
     steady_state: null,
     server_side: null,
-    client: {
-      workers: 1,
-      event_loop_utilization: 0.1,
-      event_loop_delay_p99_ms: 1,
-      send_lag_p50_ms: 0.1,
-      send_lag_p99_ms: 0.5,
-      mean_in_flight: 4,
-      events_per_second: 1000,
-    },
+    client: quietClient({ mean_in_flight: 4, events_per_second: 1000 }),
     gpu: null,
   }
 }

@@ -1,4 +1,5 @@
 import type { AtTargetShape, EnvRecord, LatencyStats, PointResult, ResultFile, RunResult, ValidityIssue } from '../../src/types.js'
+import { quietClient } from '../fixtures/client.js'
 
 const lat = (p50: number, p99: number): LatencyStats => ({ mean: p50, p50, p95: (p50 + p99) / 2, p99 })
 
@@ -32,15 +33,7 @@ export function run(
     errors: {},
     steady_state: null,
     server_side: null,
-    client: {
-      workers: 1,
-      event_loop_utilization: 0.1,
-      event_loop_delay_p99_ms: 1,
-      send_lag_p50_ms: 0.1,
-      send_lag_p99_ms: 0.5,
-      mean_in_flight: 1,
-      events_per_second: 100,
-    },
+    client: quietClient(),
     gpu: null,
   }
 }
