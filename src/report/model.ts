@@ -141,7 +141,8 @@ export function atTargetSentence(
   opts: { pending?: boolean; invalidOnly?: boolean } = {},
 ): string {
   const head = `Throughput at ${targetText(target)}:`
-  if (opts.invalidOnly) return `${head} invalid: every repeat's curve includes an invalid run (see the notes)`
+  const soFar = opts.pending ? ' (so far: some concurrencies are still pending)' : ''
+  if (opts.invalidOnly) return `${head} invalid: every repeat's curve includes an invalid run (see the notes)${soFar}`
   if (at === null || at.runs.length === 0) return `${head} pending`
   const lowest = concurrencies[0]
   const reached = at.runs.filter((r) => r.bound !== 'unreachable' && r.throughput !== null)
@@ -167,8 +168,7 @@ export function atTargetSentence(
     text += reached.every((r) => r.concurrency === highest) ? ` (up to C=${highest})` : ', as far as measured figures reach'
   }
   if (unreachable > 0) text += `; ${unreachable} repeat${unreachable > 1 ? 's' : ''} missed the target even at C=${lowest ?? '?'}`
-  if (opts.pending) text += ' (so far: some concurrencies are still pending)'
-  return text
+  return text + soFar
 }
 
 /** One line naming engine, model and GPU ('unknown' where the environment did not say). */

@@ -1,40 +1,69 @@
 import { UsageError } from '../errors.js'
 import type { ResolvedConfig } from '../config/resolve.js'
-import type { ResultFile } from '../types.js'
+import type { EnvRecord, ResultFile } from '../types.js'
 
 /** Stable identity of one planned run, used to skip finished runs on --resume. */
 export function planKey(inputLen: number, outputLen: number, concurrency: number, repeat: number): string {
   return `${inputLen}x${outputLen}@c${concurrency}#r${repeat}`
 }
 
+/** What the server is now, as far as resuming needs to know (absent: not checked). */
+export interface ResumeNow {
+  /** The model the sweep will request (after preflight). */
+  model?: string
+  /** The environment as collected now. */
+  env?: Pick<EnvRecord, 'engine' | 'model' | 'gpu' | 'container_digest'>
+}
+
 /**
- * Refuse to resume into a result measured with different settings: mixing
- * two configurations in one file would produce a curve nobody measured.
+ * Refuse to resume into a result measured with different settings, or on a
+ * different engine, model revision, GPU or driver: mixing two configurations
+ * in one file would produce a curve nobody measured. The sweep may grow
+ * (more shapes, concurrencies or repeats); it may not change what a finished
+ * run measured.
  */
-export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: string): void {
+export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: string, now: ResumeNow = {}): void {
   const problems: string[] = []
   const t = result.target
   if (t.metric !== cfg.target.metric || t.percentile !== cfg.target.percentile || t.threshold_ms !== cfg.target.thresholdMs) {
     problems.push(`target ${t.metric}:p${t.percentile}:${t.threshold_ms} in the file, ${cfg.target.metric}:p${cfg.target.percentile}:${cfg.target.thresholdMs} now`)
   }
   const c = result.config as Record<string, unknown>
-  const same = (key: string, now: unknown): void => {
-    if (key in c && JSON.stringify(c[key]) !== JSON.stringify(now)) problems.push(`${key} ${JSON.stringify(c[key])} in the file, ${JSON.stringify(now)} now`)
+  const same = (key: string, inFile: unknown, current: unknown): void => {
+    if (inFile !== undefined && JSON.stringify(inFile) !== JSON.stringify(current)) {
+      problems.push(`${key} ${JSON.stringify(inFile)} in the file, ${JSON.stringify(current)} now`)
+    }
   }
   const server = (c.server ?? {}) as Record<string, unknown>
-  if ('api' in server && server.api !== cfg.server.api) problems.push(`api ${String(server.api)} in the file, ${cfg.server.api} now`)
-  same('prompts_per_concurrency', cfg.promptsPerConcurrency)
-  same('seed', cfg.seed)
+  same('api', server.api, cfg.server.api)
+  same('prompts_per_concurrency', c.prompts_per_concurrency, cfg.promptsPerConcurrency)
+  // Warmup decides how warm the engine is when measuring starts: part of what a run measured.
+  same('warmup', c.warmup, cfg.warmup)
+  same('seed', c.seed, cfg.seed)
+  if (now.model !== undefined) same('model', c.model, now.model)
+  if (now.env !== undefined) {
+    const e = result.env
+    same('engine', `${e.engine.name} ${e.engine.version}`, `${now.env.engine.name} ${now.env.engine.version}`)
+    same('model revision', e.model.revision, now.env.model.revision)
+    same('GPUs', e.gpu.names, now.env.gpu.names)
+    same('GPU driver', e.gpu.driver_version, now.env.gpu.driver_version)
+    // A digest is often given only on some invocations: compare it only when both are known.
+    if (e.container_digest !== 'unknown' && now.env.container_digest !== 'unknown') same('container digest', e.container_digest, now.env.container_digest)
+  }
   const shapes = new Set(cfg.shapes.map((s) => `${s.inputLen}x${s.outputLen}`))
   for (const p of result.points) {
     if (!shapes.has(`${p.input_len}x${p.output_len}`) || !cfg.concurrency.includes(p.concurrency)) {
       problems.push(`point ${p.input_len}x${p.output_len} at C=${p.concurrency} is not in the current sweep`)
     }
+    const extra = p.runs.filter((r) => r.repeat > cfg.repeats).map((r) => r.repeat)
+    if (extra.length > 0) {
+      problems.push(`point ${p.input_len}x${p.output_len} at C=${p.concurrency} has repeat ${extra.join(', ')} in the file, only ${cfg.repeats} repeat(s) now`)
+    }
   }
   if (problems.length > 0) {
     throw new UsageError(
       `Cannot resume ${path}: it was measured with other settings:\n  ${problems.join('\n  ')}`,
-      'Resume with the same flags and config, or choose another --out.',
+      'Resume with the same flags, config and server, or choose another --out.',
     )
   }
 }

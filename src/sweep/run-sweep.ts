@@ -19,6 +19,8 @@ export interface SweepDeps {
   /** Called before and after each point (for progress displays). */
   onPointStart?(point: PlanPoint, index: number, total: number): void
   onPointDone?(point: PlanPoint, run: RunResult, index: number, total: number): void
+  /** Called once on --resume with the runs already in the file, so a progress display can count them as done. */
+  onResume?(alreadyMeasured: number, total: number): void
   signal?: AbortSignal
   /** Simulator options used when no base URL is configured (tests shorten time). */
   simOptions?: Parameters<typeof startSim>[0]
@@ -54,16 +56,25 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   const resultPath = cfg.out
   const startedAt = new Date().toISOString()
 
+  const envDeps = defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt })
   let result: ResultFile
   if (cfg.resume && existsSync(resultPath)) {
     result = await readResultFile(resultPath)
-    checkResumable(result, cfg, resultPath)
+    // METHODOLOGY: "Record the environment" — a resumed sweep on another engine version, model
+    // revision or GPU would mix two environments in one curve, so it is refused.
+    checkResumable(result, cfg, resultPath, { model, env: await collectEnv(envDeps) })
     // The sweep may have grown (more concurrencies or repeats): record the plan now in force.
     result.config = { ...configForResult(cfg), model }
     deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`)
+    deps.onResume?.(countRuns(result), plan.length)
   } else {
     if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`)
-    const env = await collectEnv(defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }))
+    // Say so when a new sweep replaces finished runs: the user may have meant --resume.
+    const previous = existsSync(resultPath) ? await readResultFile(resultPath).catch(() => null) : null
+    if (previous !== null && countRuns(previous) > 0) {
+      deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`)
+    }
+    const env = await collectEnv(envDeps)
     result = {
       schema: RESULT_SCHEMA,
       harness: { name: 'servegate', version: HARNESS_VERSION },
@@ -78,7 +89,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   }
 
   const done = new Set(result.points.flatMap((p) => p.runs.map((r) => planKey(p.input_len, p.output_len, p.concurrency, r.repeat))))
-  const gpuExec = defaultEnvDeps({ root, model, apiKey: null, containerDigest: null, serveCommand: null, startedAt }).exec
+  const gpuExec = envDeps.exec
   for (const [i, point] of plan.entries()) {
     if (deps.signal?.aborted) throw new UsageError('Sweep interrupted; finished runs are saved.', `Continue with: servegate run --resume --out ${resultPath}`)
     if (done.has(planKey(point.shape.inputLen, point.shape.outputLen, point.concurrency, point.repeat))) continue
