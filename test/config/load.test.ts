@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfigFile, parseConfigText } from '../../src/config/load.js'
 import { UsageError } from '../../src/errors.js'
+import { usageErrorOf } from '../fixtures/errors.js'
 
 const EXAMPLE = `
 server:
@@ -25,15 +26,7 @@ sweeps:
     repeats: 3
 `
 
-function errorOf(fn: () => unknown): UsageError {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof UsageError) return err
-    throw err
-  }
-  throw new Error('expected a UsageError')
-}
+const errorOf = usageErrorOf
 
 describe('parseConfigText', () => {
   it('accepts the ARCHITECTURE.md example and keeps every value', () => {

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors.js'
 import { parseResult, readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import { dayResult } from '../gate/fixtures.js'
+import { usageErrorOf } from '../fixtures/errors.js'
 
 let dir: string
 beforeEach(async () => {
@@ -14,15 +15,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-function usage(fn: () => unknown): UsageError {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof UsageError) return err
-    throw err
-  }
-  throw new Error('expected a UsageError')
-}
+const usage = usageErrorOf
 
 describe('result files', () => {
   it('round-trips a result through write and read unchanged', async () => {
