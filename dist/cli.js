@@ -44537,7 +44537,7 @@ var require_PackedHistogram = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     var JsHistogram_12 = require_JsHistogram();
     var PackedArray_1 = require_PackedArray();
-    var PackedHistogram2 = class _PackedHistogram extends JsHistogram_12.default {
+    var PackedHistogram = class _PackedHistogram extends JsHistogram_12.default {
       constructor(lowestDiscernibleValue, highestTrackableValue, numberOfSignificantValueDigits) {
         super(lowestDiscernibleValue, highestTrackableValue, numberOfSignificantValueDigits);
         this._totalCount = 0;
@@ -44574,7 +44574,7 @@ var require_PackedHistogram = __commonJS({
         return `PackedHistogram ${JSON.stringify(this, null, 2)}`;
       }
     };
-    exports2.default = PackedHistogram2;
+    exports2.default = PackedHistogram;
   }
 });
 
@@ -44677,12 +44677,12 @@ var require_Int32Histogram = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     var TypedArrayHistogram_1 = require_TypedArrayHistogram();
-    var Int32Histogram = class extends TypedArrayHistogram_1.default {
+    var Int32Histogram2 = class extends TypedArrayHistogram_1.default {
       constructor(lowestDiscernibleValue, highestTrackableValue, numberOfSignificantValueDigits) {
         super(Uint32Array, lowestDiscernibleValue, highestTrackableValue, numberOfSignificantValueDigits);
       }
     };
-    exports2.default = Int32Histogram;
+    exports2.default = Int32Histogram2;
   }
 });
 
@@ -69427,7 +69427,7 @@ var SIGNIFICANT_DIGITS = 5;
 var US_PER_MS = 1e3;
 var BLOCK_SHIFT = 3;
 var LatencyHistogram = class _LatencyHistogram {
-  hist = new import_hdr_histogram_js.PackedHistogram(1, 2, SIGNIFICANT_DIGITS);
+  hist = new import_hdr_histogram_js.Int32Histogram(1, 2, SIGNIFICANT_DIGITS);
   sumUs = 0;
   minUs = Number.POSITIVE_INFINITY;
   maxUs = Number.NEGATIVE_INFINITY;

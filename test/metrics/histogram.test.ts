@@ -100,12 +100,45 @@ describe('LatencyHistogram', () => {
     expect(back.count).toBe(4)
   })
 
-  it('stays small in memory: 100k ITL samples plus long E2ELs under 200 KB', () => {
-    const h = new LatencyHistogram()
-    for (let i = 0; i < 100_000; i++) h.record(20 + 5 * Math.sin(i))
-    for (let i = 0; i < 1000; i++) h.record(1000 + i * 600)
-    const footprint = (h as unknown as { hist: { estimatedFootprintInBytes: number } }).hist.estimatedFootprintInBytes
-    expect(footprint).toBeLessThan(200_000)
+  it('keeps every count when tens of thousands of distinct values are recorded', () => {
+    // Every µs from 1.000 to 40.999 ms, ten times over: 40,000 distinct values, the
+    // shape of a high-concurrency ITL distribution. A packed counts array lost counts here.
+    const values: number[] = []
+    for (let r = 0; r < 10; r++) for (let us = 1000; us < 41_000; us++) values.push(us / 1000)
+    const h = new LatencyHistogram().recordAll(values)
+    expect(h.count).toBe(400_000)
+    for (const p of [1, 50, 95, 99, 99.9]) {
+      const exact = exactPercentile(values, p)
+      expect(Math.abs((h.percentileMs(p) as number) - exact)).toBeLessThanOrEqual(bound(exact))
+    }
+    expect(h.toSnapshot().buckets.reduce((n, [, c]) => n + c, 0)).toBe(400_000)
+  })
+
+  it('matches an exact sort on large, dense random samples', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => {
+        let x = seed
+        const next = () => ((x = (Math.imul(x, 48271) >>> 0) % 2147483647) / 2147483647)
+        const values = Array.from({ length: 60_000 }, () => 5 + 95 * next() ** 3)
+        const s = latencyStats(values)
+        for (const [p, got] of [[50, s.p50], [95, s.p95], [99, s.p99]] as const) {
+          const exact = exactPercentile(values, p)
+          expect(Math.abs((got as number) - exact)).toBeLessThanOrEqual(bound(exact))
+        }
+      }),
+      { numRuns: 5 },
+    )
+  })
+
+  it('sizes memory by the largest value, not by how many values were recorded', () => {
+    const footprint = (h: LatencyHistogram) => (h as unknown as { hist: { estimatedFootprintInBytes: number } }).hist.estimatedFootprintInBytes
+    const few = new LatencyHistogram().recordAll([20, 25, 30])
+    const many = new LatencyHistogram()
+    for (let i = 0; i < 200_000; i++) many.record(20 + 10 * Math.abs(Math.sin(i)))
+    expect(footprint(many)).toBe(footprint(few))
+    expect(footprint(many)).toBeLessThan(1_200_000)
+    const minute = new LatencyHistogram().recordAll([60_000])
+    expect(footprint(minute)).toBeLessThan(6_000_000)
   })
 
   it('reads percentiles of minute-long values by visiting only occupied blocks, not every slot', () => {

@@ -22,20 +22,26 @@ async function tpots(s: SimHandle, c: number, inputLen: number, outputLen: numbe
 
 describe('batching mode (default profile)', () => {
   it('slowdown 1.10 raises ITL by 10% ± 2% at fixed concurrency', async () => {
+    // A stall of the test machine only ever lengthens a step, so each side takes the
+    // fastest of three batches: the figure closest to the model's step time.
+    const fastestTpot = async (s: SimHandle): Promise<number> => {
+      await tpots(s, 8, 16, 8) // warm-up
+      const medians: number[] = []
+      for (let i = 0; i < 3; i++) medians.push(percentile(await tpots(s, 8, 16, 120), 50))
+      return Math.min(...medians)
+    }
     sim = await startSim({ profile: 'default', seed: 3 })
-    await tpots(sim, 8, 16, 8) // warm-up
-    const base = percentile(await tpots(sim, 8, 16, 120), 50)
+    const base = await fastestTpot(sim)
     await sim.close()
     sim = await startSim({ profile: 'default', seed: 3, slowdown: 1.1 })
-    await tpots(sim, 8, 16, 8)
-    const slow = percentile(await tpots(sim, 8, 16, 120), 50)
+    const slow = await fastestTpot(sim)
     if (process.env.SIM_DEBUG) console.log({ base, slow, ratio: slow / base })
     // Model: 9.9 + 0.1 × 8 = 10.7 ms per step.
     expect(base).toBeGreaterThan(10.7 * 0.95)
     expect(base).toBeLessThan(10.7 * 1.05)
     expect(slow / base).toBeGreaterThan(1.08)
     expect(slow / base).toBeLessThan(1.12)
-  }, 20_000)
+  }, 40_000)
 
   it('spikes p99 ITL above p50 when long prompts arrive during decode', async () => {
     sim = await startSim({ profile: 'default', timeScale: 0.5 })
