@@ -68617,6 +68617,33 @@ function targetValueMs(run, target) {
   const stats = target.metric === "tpot" ? run.tpot_ms : run.itl_ms;
   return stats[key];
 }
+function curveValueMs(run, target) {
+  return run.validity.valid ? targetValueMs(run, target) : null;
+}
+function repeatsCutByInvalidRuns(points, inputLen, outputLen, target) {
+  const byRepeat = /* @__PURE__ */ new Map();
+  for (const p of points) {
+    if (p.input_len !== inputLen || p.output_len !== outputLen) continue;
+    for (const run of p.runs) {
+      const list = byRepeat.get(run.repeat) ?? [];
+      list.push({ concurrency: p.concurrency, run });
+      byRepeat.set(run.repeat, list);
+    }
+  }
+  const cut = /* @__PURE__ */ new Set();
+  for (const [repeat, list] of byRepeat) {
+    list.sort((a, b) => a.concurrency - b.concurrency);
+    for (const { run } of list) {
+      if (!run.validity.valid) {
+        cut.add(repeat);
+        break;
+      }
+      const v = targetValueMs(run, target);
+      if (v === null || v > target.threshold_ms) break;
+    }
+  }
+  return cut;
+}
 function atTargetForResult(points, target) {
   const shapes = /* @__PURE__ */ new Map();
   for (const point of points) {
@@ -68628,7 +68655,7 @@ function atTargetForResult(points, target) {
     }
     for (const run of point.runs) {
       const curve = shape.byRepeat.get(run.repeat) ?? [];
-      curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) });
+      curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: curveValueMs(run, target) });
       shape.byRepeat.set(run.repeat, curve);
     }
   }
@@ -70742,7 +70769,7 @@ function buildReportModel(result) {
     const notes = [];
     const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes));
     const atAll = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null;
-    const invalidRepeats = new Set(points.flatMap((p) => p.runs.filter((r) => !r.validity.valid).map((r) => r.repeat)));
+    const invalidRepeats = repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target);
     const at = atAll && { ...atAll, runs: atAll.runs.filter((r) => !invalidRepeats.has(r.repeat)) };
     const leftOut = (atAll?.runs.length ?? 0) - (at?.runs.length ?? 0);
     return {
@@ -70754,7 +70781,7 @@ function buildReportModel(result) {
       atTarget: atTargetSentence(result.target, at, concurrencies, {
         pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
         invalidOnly: leftOut > 0 && at !== null && at.runs.length === 0
-      }) + (leftOut > 0 && at !== null && at.runs.length > 0 ? ` (${leftOut} repeat${leftOut > 1 ? "s" : ""} left out: an invalid run in the curve)` : "")
+      }) + (leftOut > 0 && at !== null && at.runs.length > 0 ? ` (${leftOut} repeat${leftOut > 1 ? "s" : ""} left out: an invalid run before the crossing)` : "")
     };
   });
   return { sweep: typeof cfg.sweep === "string" ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes };
@@ -70821,7 +70848,7 @@ var BOUND_WORDS = {
 function atTargetSentence(target, at, concurrencies, opts = {}) {
   const head = `Throughput at ${targetText(target)}:`;
   const soFar = opts.pending ? " (so far: some concurrencies are still pending)" : "";
-  if (opts.invalidOnly) return `${head} invalid: every repeat's curve includes an invalid run (see the notes)${soFar}`;
+  if (opts.invalidOnly) return `${head} invalid: in every repeat an invalid run comes before the crossing (see the notes)${soFar}`;
   if (at === null || at.runs.length === 0) return `${head} pending`;
   const lowest = concurrencies[0];
   const reached = at.runs.filter((r) => r.bound !== "unreachable" && r.throughput !== null);
@@ -71368,8 +71395,7 @@ function extractFigures(result) {
         push(metricKey(kind, scope), { repeat: run.repeat, value: get(run), valid: run.validity.valid, codes, failedShare: share, failed: run.failed });
       }
       const rk = `${shapeLabel(pt.input_len, pt.output_len)}#${run.repeat}`;
-      const st = repeatState.get(rk) ?? { valid: true, codes: /* @__PURE__ */ new Set(), failedShare: 0, failed: 0 };
-      st.valid &&= run.validity.valid;
+      const st = repeatState.get(rk) ?? { codes: /* @__PURE__ */ new Set(), failedShare: 0, failed: 0 };
       for (const c of codes) st.codes.add(c);
       st.failedShare = Math.max(st.failedShare, share);
       st.failed = Math.max(st.failed, run.failed);
@@ -71378,13 +71404,14 @@ function extractFigures(result) {
   }
   for (const sh of result.at_target) {
     const scope = shapeLabel(sh.input_len, sh.output_len);
+    const cut = repeatsCutByInvalidRuns(result.points, sh.input_len, sh.output_len, result.target);
     for (const run of sh.runs) {
       const st = repeatState.get(`${scope}#${run.repeat}`);
       const value = run.throughput ?? (run.bound === "unreachable" ? 0 : null);
       push(metricKey("tput_at_target", scope), {
         repeat: run.repeat,
         value,
-        valid: st?.valid ?? true,
+        valid: !cut.has(run.repeat),
         codes: st ? [...st.codes] : [],
         failedShare: st?.failedShare ?? 0,
         failed: st?.failed ?? 0

@@ -21,6 +21,13 @@
  *   value to interpolate with → the last passing point's figures (the true
  *   figure is at least this);
  * - 'unreachable': the lowest concurrency already misses → nulls.
+ *
+ * An invalid run (METHODOLOGY: an invalid number is not a measurement) has no
+ * value here: its point counts as failing without a value, so no figure is
+ * ever built from an invalid run's numbers. A repeat whose walk stopped at or
+ * before an invalid run is then only a lower bound set by bad data, so
+ * `repeatsCutByInvalidRuns` names those repeats for the report and the gate
+ * to leave out; an invalid run beyond the crossing changes nothing.
  */
 import type { AtTargetBound, AtTargetRun, AtTargetShape, PointResult, ResultTarget, RunResult } from '../types.js'
 
@@ -78,6 +85,41 @@ export function targetValueMs(run: RunResult, target: ResultTarget): number | nu
   return stats[key]
 }
 
+/** The value the curve walk uses for one run: null for an invalid run (see the file header). */
+function curveValueMs(run: RunResult, target: ResultTarget): number | null {
+  return run.validity.valid ? targetValueMs(run, target) : null
+}
+
+/**
+ * Repeats of one shape whose throughput at target is decided by an invalid run:
+ * walking up the concurrencies, an invalid run comes before (or is) the first
+ * point that misses the target.
+ */
+export function repeatsCutByInvalidRuns(points: readonly PointResult[], inputLen: number, outputLen: number, target: ResultTarget): Set<number> {
+  const byRepeat = new Map<number, Array<{ concurrency: number; run: RunResult }>>()
+  for (const p of points) {
+    if (p.input_len !== inputLen || p.output_len !== outputLen) continue
+    for (const run of p.runs) {
+      const list = byRepeat.get(run.repeat) ?? []
+      list.push({ concurrency: p.concurrency, run })
+      byRepeat.set(run.repeat, list)
+    }
+  }
+  const cut = new Set<number>()
+  for (const [repeat, list] of byRepeat) {
+    list.sort((a, b) => a.concurrency - b.concurrency)
+    for (const { run } of list) {
+      if (!run.validity.valid) {
+        cut.add(repeat)
+        break
+      }
+      const v = targetValueMs(run, target)
+      if (v === null || v > target.threshold_ms) break
+    }
+  }
+  return cut
+}
+
 /** Throughput at target per shape (first-seen order) and per repeat (ascending), from a result's points. */
 export function atTargetForResult(points: PointResult[], target: ResultTarget): AtTargetShape[] {
   const shapes = new Map<string, { input_len: number; output_len: number; byRepeat: Map<number, CurvePoint[]> }>()
@@ -90,7 +132,7 @@ export function atTargetForResult(points: PointResult[], target: ResultTarget): 
     }
     for (const run of point.runs) {
       const curve = shape.byRepeat.get(run.repeat) ?? []
-      curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) })
+      curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: curveValueMs(run, target) })
       shape.byRepeat.set(run.repeat, curve)
     }
   }

@@ -2,6 +2,7 @@
  * Per-run figures of a result, keyed the way baselines store them. Invalid runs
  * are kept (flagged) so the caller can say why a row is not decided.
  */
+import { repeatsCutByInvalidRuns } from '../analysis/at-target.js'
 import type { LatencyStats, ResultFile, RunResult } from '../types.js'
 import { OUT_TOK, metricKey, pointLabel, shapeLabel } from './metric-keys.js'
 import type { MetricKind } from './types.js'
@@ -12,7 +13,7 @@ export interface FigureRun {
   /** null when the run produced no such figure (e.g. no p95 without requests). */
   value: number | null
   valid: boolean
-  /** Validity codes of the run (for throughput at target: of every point of that repeat). */
+  /** Validity codes of the run (for throughput at target: of every point of that repeat; it is invalid only when an invalid run comes before the crossing). */
   codes: string[]
   /** Failed / (completed + failed) requests; for throughput at target the worst point of the repeat. */
   failedShare: number
@@ -53,8 +54,8 @@ export function extractFigures(result: ResultFile): Map<string, FigureRun[]> {
     if (list) list.push(run)
     else out.set(key, [run])
   }
-  // Per shape and repeat: validity of all its points, so throughput at target inherits it.
-  const repeatState = new Map<string, { valid: boolean; codes: Set<string>; failedShare: number; failed: number }>()
+  // Per shape and repeat: codes and failures of all its points, so throughput at target reports them.
+  const repeatState = new Map<string, { codes: Set<string>; failedShare: number; failed: number }>()
   for (const pt of result.points) {
     const scope = pointLabel(pt.input_len, pt.output_len, pt.concurrency)
     for (const run of pt.runs) {
@@ -64,8 +65,7 @@ export function extractFigures(result: ResultFile): Map<string, FigureRun[]> {
         push(metricKey(kind, scope), { repeat: run.repeat, value: get(run), valid: run.validity.valid, codes, failedShare: share, failed: run.failed })
       }
       const rk = `${shapeLabel(pt.input_len, pt.output_len)}#${run.repeat}`
-      const st = repeatState.get(rk) ?? { valid: true, codes: new Set<string>(), failedShare: 0, failed: 0 }
-      st.valid &&= run.validity.valid
+      const st = repeatState.get(rk) ?? { codes: new Set<string>(), failedShare: 0, failed: 0 }
       for (const c of codes) st.codes.add(c)
       st.failedShare = Math.max(st.failedShare, share)
       st.failed = Math.max(st.failed, run.failed)
@@ -74,6 +74,8 @@ export function extractFigures(result: ResultFile): Map<string, FigureRun[]> {
   }
   for (const sh of result.at_target) {
     const scope = shapeLabel(sh.input_len, sh.output_len)
+    // Only an invalid run met before the crossing spoils the figure (analysis/at-target.ts).
+    const cut = repeatsCutByInvalidRuns(result.points, sh.input_len, sh.output_len, result.target)
     for (const run of sh.runs) {
       const st = repeatState.get(`${scope}#${run.repeat}`)
       // An unreachable target is a throughput of zero at the target, not a missing figure.
@@ -81,7 +83,7 @@ export function extractFigures(result: ResultFile): Map<string, FigureRun[]> {
       push(metricKey('tput_at_target', scope), {
         repeat: run.repeat,
         value,
-        valid: st?.valid ?? true,
+        valid: !cut.has(run.repeat),
         codes: st ? [...st.codes] : [],
         failedShare: st?.failedShare ?? 0,
         failed: st?.failed ?? 0,

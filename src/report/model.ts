@@ -5,6 +5,7 @@
  * filled with a plausible guess"). Pure.
  */
 import type { AtTargetShape, EnvRecord, PointResult, ResultFile, ResultTarget, RunResult } from '../types.js'
+import { repeatsCutByInvalidRuns } from '../analysis/at-target.js'
 import { tokenNotes } from '../analysis/validity.js'
 import { fmtInt, fmtMs, fmtRate, plainValidity, summarize, withSpread } from './format.js'
 
@@ -48,8 +49,8 @@ export function buildReportModel(result: ResultFile): ReportModel {
     const notes: string[] = []
     const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes))
     const atAll = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
-    // A repeat whose curve includes an invalid run has no trustworthy throughput at target.
-    const invalidRepeats = new Set(points.flatMap((p) => p.runs.filter((r) => !r.validity.valid).map((r) => r.repeat)))
+    // A repeat whose walk up the curve met an invalid run before the crossing has no trustworthy figure.
+    const invalidRepeats = repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target)
     const at = atAll && { ...atAll, runs: atAll.runs.filter((r) => !invalidRepeats.has(r.repeat)) }
     const leftOut = (atAll?.runs.length ?? 0) - (at?.runs.length ?? 0)
     return {
@@ -62,7 +63,7 @@ export function buildReportModel(result: ResultFile): ReportModel {
         atTargetSentence(result.target, at, concurrencies, {
           pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
           invalidOnly: leftOut > 0 && at !== null && at.runs.length === 0,
-        }) + (leftOut > 0 && at !== null && at.runs.length > 0 ? ` (${leftOut} repeat${leftOut > 1 ? 's' : ''} left out: an invalid run in the curve)` : ''),
+        }) + (leftOut > 0 && at !== null && at.runs.length > 0 ? ` (${leftOut} repeat${leftOut > 1 ? 's' : ''} left out: an invalid run before the crossing)` : ''),
     }
   })
   return { sweep: typeof cfg.sweep === 'string' ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes }
@@ -142,7 +143,7 @@ export function atTargetSentence(
 ): string {
   const head = `Throughput at ${targetText(target)}:`
   const soFar = opts.pending ? ' (so far: some concurrencies are still pending)' : ''
-  if (opts.invalidOnly) return `${head} invalid: every repeat's curve includes an invalid run (see the notes)${soFar}`
+  if (opts.invalidOnly) return `${head} invalid: in every repeat an invalid run comes before the crossing (see the notes)${soFar}`
   if (at === null || at.runs.length === 0) return `${head} pending`
   const lowest = concurrencies[0]
   const reached = at.runs.filter((r) => r.bound !== 'unreachable' && r.throughput !== null)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { atTargetForResult, throughputAtTarget } from '../../src/analysis/at-target.js'
-import type { PointResult } from '../../src/types.js'
+import { atTargetForResult, repeatsCutByInvalidRuns, throughputAtTarget } from '../../src/analysis/at-target.js'
+import type { PointResult, Validity } from '../../src/types.js'
 import { cleanRun, stats } from './run-fixture.js'
 
 const pt = (concurrency: number, targetValueMs: number | null, outputThroughput: number) => ({ concurrency, targetValueMs, outputThroughput })
@@ -86,5 +86,32 @@ describe('atTargetForResult', () => {
 
   it('throws for a percentile other than 50, 95 or 99', () => {
     expect(() => atTargetForResult(points, { metric: 'tpot', percentile: 90, threshold_ms: 50 })).toThrow(/90 is not supported: use 50, 95 or 99/)
+  })
+})
+
+describe('invalid runs and throughput at target', () => {
+  const target = { metric: 'tpot', percentile: 95, threshold_ms: 50 } as const
+  const bad: Validity = { valid: false, issues: [{ code: 'client_saturated', detail: 'ELU 0.99' }] }
+  const run = (repeat: number, tpotP95: number, thr: number, valid = true) =>
+    cleanRun({ repeat, tpot_ms: stats(tpotP95), output_throughput: thr, ...(valid ? {} : { validity: bad }) })
+  const curve = (c4Valid: boolean, c64Valid: boolean): PointResult[] => [
+    { input_len: 128, output_len: 64, concurrency: 1, runs: [run(0, 20, 100)] },
+    { input_len: 128, output_len: 64, concurrency: 4, runs: [run(0, 30, 300, c4Valid)] },
+    { input_len: 128, output_len: 64, concurrency: 16, runs: [run(0, 70, 900)] },
+    { input_len: 128, output_len: 64, concurrency: 64, runs: [run(0, 200, 1000, c64Valid)] },
+  ]
+
+  it('never builds a figure from an invalid run: its point counts as failing without a value', () => {
+    // With C = 4 valid the crossing is interpolated between 4 and 16; invalid, the curve stops at C = 1.
+    expect(atTargetForResult(curve(true, true), target)[0]?.runs[0]?.bound).toBe('interpolated')
+    expect(atTargetForResult(curve(false, true), target)[0]?.runs[0]).toEqual({ repeat: 0, throughput: 100, concurrency: 1, bound: 'lower_bound' })
+  })
+
+  it('names the repeats whose walk meets an invalid run before the crossing, and only those', () => {
+    expect(repeatsCutByInvalidRuns(curve(false, true), 128, 64, target)).toEqual(new Set([0]))
+    // An invalid run past the first failing point (C = 16) does not touch the figure.
+    expect(repeatsCutByInvalidRuns(curve(true, false), 128, 64, target)).toEqual(new Set())
+    expect(atTargetForResult(curve(true, false), target)).toEqual(atTargetForResult(curve(true, true), target))
+    expect(repeatsCutByInvalidRuns(curve(false, true), 512, 64, target)).toEqual(new Set())
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
+import { extractFigures } from '../../src/gate/extract.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { appendRefresh } from '../../src/store/baseline.js'
 import type { ResultFile } from '../../src/types.js'
@@ -116,6 +117,27 @@ describe('compareToBaseline', () => {
     expect(row(v, 'itl_p95@4096x512@c16').notes).toContain('run 2 invalid (client_saturated)')
     // Throughput at target of repeat 2 rests on that point.
     expect(row(v, 'tput_at_target@4096x512').status).toBe('invalid')
+  })
+
+  it('keeps throughput at target decided when the invalid run lies past the crossing', () => {
+    // p95 TPOT 10 → 20 → 80 → 200 ms: the 50 ms target is crossed between C = 16 and C = 64.
+    const cand = makeResult({
+      itl: { 1: [10, 10, 10], 16: [20, 20, 20], 64: [80, 80, 80], 256: [200, 200, 200] },
+      run: (c, r) => (c === 256 && r === 2 ? { invalid: ['client_saturated'] } : {}),
+    })
+    const figures = extractFigures(cand).get('tput_at_target@4096x512')!
+    expect(figures.map((f) => f.valid)).toEqual([true, true, true])
+    const early = makeResult({
+      itl: { 1: [10, 10, 10], 16: [20, 20, 20], 64: [80, 80, 80] },
+      run: (c, r) => (c === 16 && r === 2 ? { invalid: ['client_saturated'] } : {}),
+    })
+    expect(extractFigures(early).get('tput_at_target@4096x512')!.map((f) => f.valid)).toEqual([true, true, false])
+    // The first failing point itself sets the interpolation, so an invalid run there counts too.
+    const atCrossing = makeResult({
+      itl: { 1: [10, 10, 10], 16: [20, 20, 20], 64: [80, 80, 80] },
+      run: (c, r) => (c === 64 && r === 0 ? { invalid: ['client_saturated'] } : {}),
+    })
+    expect(extractFigures(atCrossing).get('tput_at_target@4096x512')!.map((f) => f.valid)).toEqual([false, true, true])
   })
 
   it('keeps a regression shown by the valid runs even when another run is invalid', () => {

@@ -35,7 +35,7 @@ describe('renderConsoleTable', () => {
                 1  101 (±1.0%) / 112 (±1.8%)  20.2 (±1.0%) / 26.0 (±3.8%)  49.0 (±2.0%)  49.5 (±0.7%)
            16 [1]  155 (±3.2%) / 310 (±3.2%)  30.5 (±1.6%) / 46.0 (±2.2%)   510 (±2.0%)  32.5 (±1.5%)
                64  pending                    pending                           pending       pending
-      Throughput at p95 TPOT ≤ 50 ms: 605 tok/s (median of 2 repeats, range 600–610) at C ≈ 10.3 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (1 repeat left out: an invalid run in the curve)
+      Throughput at p95 TPOT ≤ 50 ms: 605 tok/s (median of 2 repeats, range 600–610) at C ≈ 10.3 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (1 repeat left out: an invalid run before the crossing)
       [1] C=16, repeat 2 is invalid and left out of the medians: requests failed — 3 of 192 requests failed (http_status ×3)."
     `)
   })
@@ -74,7 +74,7 @@ describe('renderMarkdownReport', () => {
       | 16 [1] | 155 (±3.2%) / 310 (±3.2%) | 30.5 (±1.6%) / 46.0 (±2.2%) | 510 (±2.0%) | 32.5 (±1.5%) |
       | 64 | pending | pending | pending | pending |
 
-      **Throughput at p95 TPOT ≤ 50 ms: 605 tok/s (median of 2 repeats, range 600–610) at C ≈ 10.3 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (1 repeat left out: an invalid run in the curve)**
+      **Throughput at p95 TPOT ≤ 50 ms: 605 tok/s (median of 2 repeats, range 600–610) at C ≈ 10.3 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (1 repeat left out: an invalid run before the crossing)**
 
       1. C=16, repeat 2 is invalid and left out of the medians: requests failed — 3 of 192 requests failed (http_status ×3).
 
@@ -157,7 +157,7 @@ describe('atTargetSentence', () => {
 
   it("gives no number when every repeat's curve includes an invalid run", () => {
     expect(atTargetSentence(t, shape([]), [1, 16], { invalidOnly: true })).toBe(
-      "Throughput at p95 TPOT ≤ 50 ms: invalid: every repeat's curve includes an invalid run (see the notes)",
+      "Throughput at p95 TPOT ≤ 50 ms: invalid: in every repeat an invalid run comes before the crossing (see the notes)",
     )
   })
 })
