@@ -70933,32 +70933,35 @@ function formatDuration(ms) {
 function createProgress(total, opts) {
   const now = opts.now ?? Date.now;
   const began = now();
-  let finished = 0;
-  const eta = () => finished === 0 ? "unknown" : formatDuration((now() - began) / finished * Math.max(0, total - finished));
-  return opts.tty ? barProgress(total, opts.stream, eta, () => finished++) : lineProgress(total, opts.stream, now, began, eta, () => ++finished);
+  const count2 = { finished: 0, skipped: 0 };
+  const eta = () => count2.finished === 0 ? "unknown" : formatDuration((now() - began) / count2.finished * Math.max(0, total - count2.skipped - count2.finished));
+  return opts.tty ? barProgress(total, opts.stream, eta, count2) : lineProgress(total, opts.stream, now, began, eta, count2);
 }
-function lineProgress(total, stream, now, began, eta, finishOne) {
-  let started = 0;
+function lineProgress(total, stream, now, began, eta, count2) {
   let stopped = false;
   const write = (line) => void stream.write(`${line}
 `);
   return {
     start(label2) {
       if (stopped) return;
-      started++;
-      write(`[${started}/${total}] running ${label2} (elapsed ${formatDuration(now() - began)})`);
+      write(`[${count2.skipped + count2.finished + 1}/${total}] running ${label2} (elapsed ${formatDuration(now() - began)})`);
     },
     done(label2, summary) {
       if (stopped) return;
-      const n = finishOne();
-      write(`[${n}/${total}] done ${label2}: ${summary} (elapsed ${formatDuration(now() - began)}, about ${eta()} left)`);
+      count2.finished++;
+      write(`[${count2.skipped + count2.finished}/${total}] done ${label2}: ${summary} (elapsed ${formatDuration(now() - began)}, about ${eta()} left)`);
+    },
+    skip(n) {
+      if (stopped || n <= 0) return;
+      count2.skipped += n;
+      write(`[${count2.skipped}/${total}] already measured (resumed)`);
     },
     stop() {
       stopped = true;
     }
   };
 }
-function barProgress(total, stream, eta, finishOne) {
+function barProgress(total, stream, eta, count2) {
   const multi = new import_cli_progress.default.MultiBar({
     stream,
     format: "{bar} {value}/{total} points | elapsed {duration_formatted} | left ≈ {left} | {label}",
@@ -70976,11 +70979,16 @@ function barProgress(total, stream, eta, finishOne) {
     },
     done(label2, summary) {
       if (stopped) return;
-      finishOne();
+      count2.finished++;
       multi.log(`✓ ${label2}: ${summary}
 `);
       bar.increment(1, { left: eta(), label: "next point" });
       multi.update();
+    },
+    skip(n) {
+      if (stopped || n <= 0) return;
+      count2.skipped += n;
+      bar.increment(n, { label: `${count2.skipped} already measured (resumed)` });
     },
     stop() {
       if (stopped) return;
@@ -71005,7 +71013,7 @@ function registerRunCommand(program2) {
     const onSignal = () => {
       progress.stop();
       log(`
-Interrupted. Finished runs are saved in ${cfg.out}; continue with: servegate run --resume ${process.argv.slice(3).join(" ")}`);
+Interrupted. Finished runs are saved in ${cfg.out}; continue with: ${resumeCommand(process.argv.slice(3))}`);
       process.exit(130);
     };
     process.once("SIGINT", onSignal);
@@ -71013,6 +71021,7 @@ Interrupted. Finished runs are saved in ${cfg.out}; continue with: servegate run
     try {
       const { result, resultPath } = await runSweep(cfg, {
         log,
+        onResume: (already) => progress.skip(already),
         onPointStart: (p) => progress.start(label(p)),
         onPointDone: (p, run) => progress.done(
           label(p),
@@ -71028,6 +71037,13 @@ Interrupted. Finished runs are saved in ${cfg.out}; continue with: servegate run
       process.off("SIGTERM", onSignal);
     }
   });
+}
+function resumeCommand(args) {
+  const rest = args.filter((a) => a !== "--resume");
+  return ["servegate", "run", "--resume", ...rest].map(shellQuote).join(" ");
+}
+function shellQuote(arg) {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
 }
 function label(p) {
   return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`;

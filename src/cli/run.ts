@@ -39,7 +39,7 @@ export function registerRunCommand(program: Command): void {
       const progress = createProgress(total, { stream: process.stderr, tty: Boolean(process.stderr.isTTY) && !process.env.CI })
       const onSignal = (): void => {
         progress.stop()
-        log(`\nInterrupted. Finished runs are saved in ${cfg.out}; continue with: servegate run --resume ${process.argv.slice(3).join(' ')}`)
+        log(`\nInterrupted. Finished runs are saved in ${cfg.out}; continue with: ${resumeCommand(process.argv.slice(3))}`)
         process.exit(130)
       }
       process.once('SIGINT', onSignal)
@@ -47,6 +47,7 @@ export function registerRunCommand(program: Command): void {
       try {
         const { result, resultPath } = await runSweep(cfg, {
           log,
+          onResume: (already) => progress.skip(already),
           onPointStart: (p) => progress.start(label(p)),
           onPointDone: (p, run) =>
             progress.done(
@@ -62,6 +63,17 @@ export function registerRunCommand(program: Command): void {
         process.off('SIGTERM', onSignal)
       }
     })
+}
+
+/** The command that continues this sweep: the same arguments (shell-quoted), with --resume once. */
+export function resumeCommand(args: readonly string[]): string {
+  const rest = args.filter((a) => a !== '--resume')
+  return ['servegate', 'run', '--resume', ...rest].map(shellQuote).join(' ')
+}
+
+/** Quote one argument for a POSIX shell when it holds anything but plain word characters. */
+function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`
 }
 
 function label(p: { shape: { inputLen: number; outputLen: number }; concurrency: number; repeat: number }): string {

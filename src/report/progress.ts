@@ -11,6 +11,8 @@ export interface Progress {
   start(label: string): void
   /** A point has finished; `summary` is a one-line result (throughput, ITL, validity). */
   done(label: string, summary: string): void
+  /** `n` points were already measured before this session (a resumed sweep): count them as done. */
+  skip(n: number): void
   /** Ends the display (also after an interruption); safe to call twice. */
   stop(): void
 }
@@ -30,10 +32,18 @@ export function formatDuration(ms: number): string {
 export function createProgress(total: number, opts: { stream: NodeJS.WritableStream; tty: boolean; now?: () => number }): Progress {
   const now = opts.now ?? Date.now
   const began = now()
-  let finished = 0
-  // Estimate from the points finished in this session (a resumed sweep skips some): mean time per point × points left.
-  const eta = (): string => (finished === 0 ? 'unknown' : formatDuration(((now() - began) / finished) * Math.max(0, total - finished)))
-  return opts.tty ? barProgress(total, opts.stream, eta, () => finished++) : lineProgress(total, opts.stream, now, began, eta, () => ++finished)
+  const count = { finished: 0, skipped: 0 }
+  // Estimate from the points finished in this session (resumed ones took no time here): mean time per point × points left.
+  const eta = (): string =>
+    count.finished === 0 ? 'unknown' : formatDuration(((now() - began) / count.finished) * Math.max(0, total - count.skipped - count.finished))
+  return opts.tty ? barProgress(total, opts.stream, eta, count) : lineProgress(total, opts.stream, now, began, eta, count)
+}
+
+interface Counts {
+  /** Points finished in this session. */
+  finished: number
+  /** Points finished before it (resumed). */
+  skipped: number
 }
 
 function lineProgress(
@@ -42,21 +52,24 @@ function lineProgress(
   now: () => number,
   began: number,
   eta: () => string,
-  finishOne: () => number,
+  count: Counts,
 ): Progress {
-  let started = 0
   let stopped = false
   const write = (line: string): void => void stream.write(`${line}\n`)
   return {
     start(label) {
       if (stopped) return
-      started++
-      write(`[${started}/${total}] running ${label} (elapsed ${formatDuration(now() - began)})`)
+      write(`[${count.skipped + count.finished + 1}/${total}] running ${label} (elapsed ${formatDuration(now() - began)})`)
     },
     done(label, summary) {
       if (stopped) return
-      const n = finishOne()
-      write(`[${n}/${total}] done ${label}: ${summary} (elapsed ${formatDuration(now() - began)}, about ${eta()} left)`)
+      count.finished++
+      write(`[${count.skipped + count.finished}/${total}] done ${label}: ${summary} (elapsed ${formatDuration(now() - began)}, about ${eta()} left)`)
+    },
+    skip(n) {
+      if (stopped || n <= 0) return
+      count.skipped += n
+      write(`[${count.skipped}/${total}] already measured (resumed)`)
     },
     stop() {
       stopped = true
@@ -64,7 +77,7 @@ function lineProgress(
   }
 }
 
-function barProgress(total: number, stream: NodeJS.WritableStream, eta: () => string, finishOne: () => void): Progress {
+function barProgress(total: number, stream: NodeJS.WritableStream, eta: () => string, count: Counts): Progress {
   const multi = new cliProgress.MultiBar({
     stream,
     format: '{bar} {value}/{total} points | elapsed {duration_formatted} | left ≈ {left} | {label}',
@@ -82,11 +95,16 @@ function barProgress(total: number, stream: NodeJS.WritableStream, eta: () => st
     },
     done(label, summary) {
       if (stopped) return
-      finishOne()
+      count.finished++
       multi.log(`✓ ${label}: ${summary}\n`)
       bar.increment(1, { left: eta(), label: 'next point' })
       // Draw now: the log line would otherwise wait for the next scheduled frame.
       multi.update()
+    },
+    skip(n) {
+      if (stopped || n <= 0) return
+      count.skipped += n
+      bar.increment(n, { label: `${count.skipped} already measured (resumed)` })
     },
     stop() {
       if (stopped) return

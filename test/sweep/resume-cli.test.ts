@@ -66,6 +66,10 @@ describe('servegate run killed mid-sweep, then --resume', () => {
     expect(resumed.stderr).not.toMatch(/crashed/)
     expect(resumed.code).toBe(0)
     expect(resumed.stderr).toContain(`Resuming ${out}: ${runCount(partial)} of ${TOTAL} runs already measured.`)
+    // The progress count starts from the kept runs and ends at the total.
+    expect(resumed.stderr).toContain(`[${runCount(partial)}/${TOTAL}] already measured (resumed)`)
+    expect(resumed.stderr).toContain(`[${runCount(partial) + 1}/${TOTAL}] running`)
+    expect(resumed.stderr).toMatch(new RegExp(`\\[${TOTAL}/${TOTAL}\\] done`))
   })
 
   it('ends with every planned point measured exactly once', () => {
@@ -113,3 +117,31 @@ describe('servegate run killed mid-sweep, then --resume', () => {
   })
 })
 
+
+describe('servegate run interrupted with Ctrl-C', () => {
+  it('exits 130, keeps the finished runs and prints a resume command that works as pasted', async () => {
+    const sim = await startSim({ profile: 'default', timeScale: 0.5 })
+    const dir = mkdtempSync(join(tmpdir(), 'servegate-sigint-'))
+    try {
+      // A path with a space and a quote: the printed command must quote it.
+      const out = join(dir, "my team's results.json")
+      const args = ['run', '--base-url', sim.url, '--input-len', '128', '--output-len', '16', '--concurrency', '1,4,16',
+        '--repeats', '2', '--prompts-per-concurrency', '4', '--out', out]
+      const run = startCli(args)
+      await waitFor(() => runCount(readResult(out)) >= 1, run, 60_000)
+      run.child.kill('SIGINT')
+      const r = await run.done
+      expect(r.code).toBe(130)
+      expect(runCount(readResult(out))).toBeGreaterThanOrEqual(1)
+      const hint = /continue with: (.*)$/m.exec(r.stderr)?.[1]
+      expect(hint).toMatch(/^servegate run --resume --base-url /)
+      // The same shell words, parsed back by a real shell, are the original arguments plus --resume.
+      const { execFileSync } = await import('node:child_process')
+      const words = execFileSync('bash', ['-c', `printf '%s\\n' ${hint}`], { encoding: 'utf8' }).trimEnd().split('\n')
+      expect(words).toEqual(['servegate', 'run', '--resume', ...args.slice(1)])
+    } finally {
+      await sim.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 90_000)
+})
