@@ -68617,9 +68617,6 @@ function targetValueMs(run, target) {
   const stats = target.metric === "tpot" ? run.tpot_ms : run.itl_ms;
   return stats[key];
 }
-function curveValueMs(run, target) {
-  return run.validity.valid ? targetValueMs(run, target) : null;
-}
 function repeatsCutByInvalidRuns(points, inputLen, outputLen, target) {
   const byRepeat = /* @__PURE__ */ new Map();
   for (const p of points) {
@@ -68655,14 +68652,17 @@ function atTargetForResult(points, target) {
     }
     for (const run of point.runs) {
       const curve = shape.byRepeat.get(run.repeat) ?? [];
-      curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: curveValueMs(run, target) });
+      if (run.validity.valid) {
+        curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) });
+      }
       shape.byRepeat.set(run.repeat, curve);
     }
   }
   return [...shapes.values()].map((shape) => ({
     input_len: shape.input_len,
     output_len: shape.output_len,
-    runs: [...shape.byRepeat.entries()].sort((a, b) => a[0] - b[0]).map(([repeat, curve]) => ({ repeat, ...throughputAtTarget(curve, target.threshold_ms) }))
+    // A repeat without a single valid point has no figure at all (not "unreachable").
+    runs: [...shape.byRepeat.entries()].filter(([, curve]) => curve.length > 0).sort((a, b) => a[0] - b[0]).map(([repeat, curve]) => ({ repeat, ...throughputAtTarget(curve, target.threshold_ms) }))
   }));
 }
 
@@ -70768,10 +70768,10 @@ function buildReportModel(result) {
     const concurrencies = [.../* @__PURE__ */ new Set([...planned.concurrency, ...points.map((p) => p.concurrency)])].sort((a, b) => a - b);
     const notes = [];
     const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes));
-    const atAll = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null;
-    const invalidRepeats = repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target);
-    const at = atAll && { ...atAll, runs: atAll.runs.filter((r) => !invalidRepeats.has(r.repeat)) };
-    const leftOut = (atAll?.runs.length ?? 0) - (at?.runs.length ?? 0);
+    const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null;
+    const widened = [...repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target)].sort((a, b) => a - b);
+    const repeatsWithRuns = new Set(points.flatMap((p) => p.runs.map((r) => r.repeat)));
+    const noValidRun = [...repeatsWithRuns].filter((r) => !(at?.runs ?? []).some((x) => x.repeat === r));
     return {
       title: `${fmtInt(inputLen)} in / ${fmtInt(outputLen)} out`,
       inputLen,
@@ -70780,8 +70780,8 @@ function buildReportModel(result) {
       notes,
       atTarget: atTargetSentence(result.target, at, concurrencies, {
         pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
-        invalidOnly: leftOut > 0 && at !== null && at.runs.length === 0
-      }) + (leftOut > 0 && at !== null && at.runs.length > 0 ? ` (${leftOut} repeat${leftOut > 1 ? "s" : ""} left out: an invalid run before the crossing)` : "")
+        invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0
+      }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0)
     };
   });
   return { sweep: typeof cfg.sweep === "string" ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes };
@@ -70845,10 +70845,19 @@ var BOUND_WORDS = {
   lower_bound: "lower bound: target held at every concurrency",
   unreachable: "unreachable"
 };
+function invalidCurveNote(widened, noValidRun, hasFigure) {
+  if (!hasFigure) return "";
+  const parts = [];
+  const list = (rs) => `repeat${rs.length > 1 ? "s" : ""} ${rs.join(", ")}`;
+  if (noValidRun.length > 0) parts.push(`${list(noValidRun)} left out: no valid run`);
+  const shown = widened.filter((r) => !noValidRun.includes(r));
+  if (shown.length > 0) parts.push(`${list(shown)} drawn through valid runs only, an invalid run being at or below the crossing`);
+  return parts.length > 0 ? ` (${parts.join("; ")})` : "";
+}
 function atTargetSentence(target, at, concurrencies, opts = {}) {
   const head = `Throughput at ${targetText(target)}:`;
   const soFar = opts.pending ? " (so far: some concurrencies are still pending)" : "";
-  if (opts.invalidOnly) return `${head} invalid: in every repeat an invalid run comes before the crossing (see the notes)${soFar}`;
+  if (opts.invalidOnly) return `${head} invalid: no repeat has a valid run (see the notes)${soFar}`;
   if (at === null || at.runs.length === 0) return `${head} pending`;
   const lowest = concurrencies[0];
   const reached = at.runs.filter((r) => r.bound !== "unreachable" && r.throughput !== null);

@@ -22,12 +22,13 @@
  *   figure is at least this);
  * - 'unreachable': the lowest concurrency already misses → nulls.
  *
- * An invalid run (METHODOLOGY: an invalid number is not a measurement) has no
- * value here: its point counts as failing without a value, so no figure is
- * ever built from an invalid run's numbers. A repeat whose walk stopped at or
- * before an invalid run is then only a lower bound set by bad data, so
- * `repeatsCutByInvalidRuns` names those repeats for the report and the gate
- * to leave out; an invalid run beyond the crossing changes nothing.
+ * An invalid run (METHODOLOGY: an invalid number is not a measurement) is
+ * left out of its repeat's curve, so no figure is ever built from an invalid
+ * run's numbers: the curve runs through the valid points only. When an
+ * invalid run sits at or below the crossing, the bracket the figure comes from
+ * is wider than the sweep planned; `repeatsCutByInvalidRuns` names those
+ * repeats so the report can say so and the gate can refuse to decide on them.
+ * An invalid run beyond the crossing changes nothing.
  */
 import type { AtTargetBound, AtTargetRun, AtTargetShape, PointResult, ResultTarget, RunResult } from '../types.js'
 
@@ -85,15 +86,11 @@ export function targetValueMs(run: RunResult, target: ResultTarget): number | nu
   return stats[key]
 }
 
-/** The value the curve walk uses for one run: null for an invalid run (see the file header). */
-function curveValueMs(run: RunResult, target: ResultTarget): number | null {
-  return run.validity.valid ? targetValueMs(run, target) : null
-}
-
 /**
- * Repeats of one shape whose throughput at target is decided by an invalid run:
- * walking up the concurrencies, an invalid run comes before (or is) the first
- * point that misses the target.
+ * Repeats of one shape whose throughput at target an invalid run may have
+ * moved: walking up the concurrencies, an invalid run comes before (or at) the
+ * first valid point that misses the target, so the figure's bracket is wider
+ * than planned or its starting point unknown.
  */
 export function repeatsCutByInvalidRuns(points: readonly PointResult[], inputLen: number, outputLen: number, target: ResultTarget): Set<number> {
   const byRepeat = new Map<number, Array<{ concurrency: number; run: RunResult }>>()
@@ -132,14 +129,18 @@ export function atTargetForResult(points: PointResult[], target: ResultTarget): 
     }
     for (const run of point.runs) {
       const curve = shape.byRepeat.get(run.repeat) ?? []
-      curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: curveValueMs(run, target) })
+      if (run.validity.valid) {
+        curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) })
+      }
       shape.byRepeat.set(run.repeat, curve)
     }
   }
   return [...shapes.values()].map((shape) => ({
     input_len: shape.input_len,
     output_len: shape.output_len,
+    // A repeat without a single valid point has no figure at all (not "unreachable").
     runs: [...shape.byRepeat.entries()]
+      .filter(([, curve]) => curve.length > 0)
       .sort((a, b) => a[0] - b[0])
       .map(([repeat, curve]): AtTargetRun => ({ repeat, ...throughputAtTarget(curve, target.threshold_ms) })),
   }))

@@ -48,11 +48,11 @@ export function buildReportModel(result: ResultFile): ReportModel {
     const concurrencies = [...new Set([...planned.concurrency, ...points.map((p) => p.concurrency)])].sort((a, b) => a - b)
     const notes: string[] = []
     const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes))
-    const atAll = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
-    // A repeat whose walk up the curve met an invalid run before the crossing has no trustworthy figure.
-    const invalidRepeats = repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target)
-    const at = atAll && { ...atAll, runs: atAll.runs.filter((r) => !invalidRepeats.has(r.repeat)) }
-    const leftOut = (atAll?.runs.length ?? 0) - (at?.runs.length ?? 0)
+    const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
+    // The figure comes from valid runs only; say when an invalid run at or below the crossing widened its bracket.
+    const widened = [...repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target)].sort((a, b) => a - b)
+    const repeatsWithRuns = new Set(points.flatMap((p) => p.runs.map((r) => r.repeat)))
+    const noValidRun = [...repeatsWithRuns].filter((r) => !(at?.runs ?? []).some((x) => x.repeat === r))
     return {
       title: `${fmtInt(inputLen)} in / ${fmtInt(outputLen)} out`,
       inputLen,
@@ -62,8 +62,8 @@ export function buildReportModel(result: ResultFile): ReportModel {
       atTarget:
         atTargetSentence(result.target, at, concurrencies, {
           pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
-          invalidOnly: leftOut > 0 && at !== null && at.runs.length === 0,
-        }) + (leftOut > 0 && at !== null && at.runs.length > 0 ? ` (${leftOut} repeat${leftOut > 1 ? 's' : ''} left out: an invalid run before the crossing)` : ''),
+          invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0,
+        }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0),
     }
   })
   return { sweep: typeof cfg.sweep === 'string' ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes }
@@ -134,6 +134,17 @@ const BOUND_WORDS = {
   unreachable: 'unreachable',
 } as const
 
+/** What invalid runs did to the throughput-at-target figure, or '' when nothing. */
+function invalidCurveNote(widened: number[], noValidRun: number[], hasFigure: boolean): string {
+  if (!hasFigure) return ''
+  const parts: string[] = []
+  const list = (rs: number[]): string => `repeat${rs.length > 1 ? 's' : ''} ${rs.join(', ')}`
+  if (noValidRun.length > 0) parts.push(`${list(noValidRun)} left out: no valid run`)
+  const shown = widened.filter((r) => !noValidRun.includes(r))
+  if (shown.length > 0) parts.push(`${list(shown)} drawn through valid runs only, an invalid run being at or below the crossing`)
+  return parts.length > 0 ? ` (${parts.join('; ')})` : ''
+}
+
 /** The throughput-at-target sentence for one shape: median and range across repeats, implied concurrency, bound. */
 export function atTargetSentence(
   target: ResultTarget,
@@ -143,7 +154,7 @@ export function atTargetSentence(
 ): string {
   const head = `Throughput at ${targetText(target)}:`
   const soFar = opts.pending ? ' (so far: some concurrencies are still pending)' : ''
-  if (opts.invalidOnly) return `${head} invalid: in every repeat an invalid run comes before the crossing (see the notes)${soFar}`
+  if (opts.invalidOnly) return `${head} invalid: no repeat has a valid run (see the notes)${soFar}`
   if (at === null || at.runs.length === 0) return `${head} pending`
   const lowest = concurrencies[0]
   const reached = at.runs.filter((r) => r.bound !== 'unreachable' && r.throughput !== null)

@@ -101,10 +101,21 @@ describe('invalid runs and throughput at target', () => {
     { input_len: 128, output_len: 64, concurrency: 64, runs: [run(0, 200, 1000, c64Valid)] },
   ]
 
-  it('never builds a figure from an invalid run: its point counts as failing without a value', () => {
-    // With C = 4 valid the crossing is interpolated between 4 and 16; invalid, the curve stops at C = 1.
-    expect(atTargetForResult(curve(true, true), target)[0]?.runs[0]?.bound).toBe('interpolated')
-    expect(atTargetForResult(curve(false, true), target)[0]?.runs[0]).toEqual({ repeat: 0, throughput: 100, concurrency: 1, bound: 'lower_bound' })
+  it('never builds a figure from an invalid run: the curve runs through the valid points only', () => {
+    // With C = 4 valid the crossing is interpolated between 4 (30 ms) and 16 (70 ms);
+    // without it, between 1 (20 ms, 100 tok/s) and 16 (70 ms, 900 tok/s): f = 30/50.
+    expect(atTargetForResult(curve(true, true), target)[0]?.runs[0]).toEqual({ repeat: 0, throughput: 300 + 0.5 * 600, concurrency: 10, bound: 'interpolated' })
+    expect(atTargetForResult(curve(false, true), target)[0]?.runs[0]).toEqual({ repeat: 0, throughput: 100 + 0.6 * 800, concurrency: 1 + 0.6 * 15, bound: 'interpolated' })
+  })
+
+  it('gives a repeat without one valid run no figure, rather than calling the target unreachable', () => {
+    const allBad: PointResult[] = [
+      { input_len: 128, output_len: 64, concurrency: 1, runs: [run(0, 20, 100, false), run(1, 20, 100)] },
+      { input_len: 128, output_len: 64, concurrency: 4, runs: [run(0, 30, 300, false), run(1, 60, 300)] },
+    ]
+    expect(atTargetForResult(allBad, target)[0]?.runs).toEqual([
+      { repeat: 1, throughput: 100 + (30 / 40) * 200, concurrency: 1 + (30 / 40) * 3, bound: 'interpolated' },
+    ])
   })
 
   it('names the repeats whose walk meets an invalid run before the crossing, and only those', () => {

@@ -35,7 +35,7 @@ describe('renderConsoleTable', () => {
                 1  101 (±1.0%) / 112 (±1.8%)  20.2 (±1.0%) / 26.0 (±3.8%)  49.0 (±2.0%)  49.5 (±0.7%)
            16 [1]  155 (±3.2%) / 310 (±3.2%)  30.5 (±1.6%) / 46.0 (±2.2%)   510 (±2.0%)  32.5 (±1.5%)
                64  pending                    pending                           pending       pending
-      Throughput at p95 TPOT ≤ 50 ms: 605 tok/s (median of 2 repeats, range 600–610) at C ≈ 10.3 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (1 repeat left out: an invalid run before the crossing)
+      Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (median of 3 repeats, range 600–620) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)
       [1] C=16, repeat 2 is invalid and left out of the medians: requests failed — 3 of 192 requests failed (http_status ×3)."
     `)
   })
@@ -74,7 +74,7 @@ describe('renderMarkdownReport', () => {
       | 16 [1] | 155 (±3.2%) / 310 (±3.2%) | 30.5 (±1.6%) / 46.0 (±2.2%) | 510 (±2.0%) | 32.5 (±1.5%) |
       | 64 | pending | pending | pending | pending |
 
-      **Throughput at p95 TPOT ≤ 50 ms: 605 tok/s (median of 2 repeats, range 600–610) at C ≈ 10.3 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (1 repeat left out: an invalid run before the crossing)**
+      **Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (median of 3 repeats, range 600–620) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)**
 
       1. C=16, repeat 2 is invalid and left out of the medians: requests failed — 3 of 192 requests failed (http_status ×3).
 
@@ -155,9 +155,19 @@ describe('atTargetSentence', () => {
     expect(atTargetSentence(t, null, [1])).toBe('Throughput at p95 TPOT ≤ 50 ms: pending')
   })
 
-  it("gives no number when every repeat's curve includes an invalid run", () => {
+  it("gives no number when no repeat has a valid run", () => {
     expect(atTargetSentence(t, shape([]), [1, 16], { invalidOnly: true })).toBe(
-      "Throughput at p95 TPOT ≤ 50 ms: invalid: in every repeat an invalid run comes before the crossing (see the notes)",
+      "Throughput at p95 TPOT ≤ 50 ms: invalid: no repeat has a valid run (see the notes)",
     )
+  })
+})
+
+describe('throughput at target with invalid runs', () => {
+  it('names a repeat left without a figure because none of its runs is valid', () => {
+    const bad = [{ code: 'client_saturated' as const, detail: 'ELU 0.99' }]
+    const p1 = point(1, [run(1, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 }), run(2, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8, issues: bad })])
+    const p16 = point(16, [run(1, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33 }), run(2, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33, issues: bad })])
+    const r = result([p1, p16], [{ input_len: 4096, output_len: 512, runs: [{ repeat: 1, throughput: 600, concurrency: 10, bound: 'interpolated' }] }])
+    expect(renderConsoleTable(r)).toContain('at C ≈ 10 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (repeat 2 left out: no valid run)')
   })
 })
