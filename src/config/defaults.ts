@@ -10,6 +10,9 @@
  */
 import type { Api, Shape, Target } from '../types.js'
 
+/** Percentiles a target can name: the ones every run records (p50, p95, p99). */
+export const TARGET_PERCENTILES = [50, 95, 99] as const
+
 export const DEFAULTS: {
   readonly api: Api
   readonly target: Readonly<Target>

@@ -4,6 +4,7 @@
  * error list, so every bad flag is reported at once.
  */
 import type { Api, Target } from '../types.js'
+import { TARGET_PERCENTILES } from './defaults.js'
 
 /** The raw flags of `servegate run`, as commander hands them over (camelCase keys). */
 export interface RunFlags {
@@ -116,7 +117,7 @@ export function parseTarget(raw: string): Target | string {
   if (!m) return expected
   const percentile = Number(m[2])
   const thresholdMs = Number(m[3])
-  if (!(percentile > 0 && percentile < 100)) return 'expected a percentile between 0 and 100 (exclusive), e.g. tpot:p95:50'
+  if (!(TARGET_PERCENTILES as readonly number[]).includes(percentile)) return 'expected percentile p50, p95 or p99 (the ones every run records), e.g. tpot:p95:50'
   if (!(thresholdMs > 0)) return 'expected a threshold above 0 ms, e.g. tpot:p95:50'
   return { metric: m[1]!.toLowerCase() as Target['metric'], percentile, thresholdMs }
 }

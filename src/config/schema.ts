@@ -4,6 +4,7 @@
  * misspelt `prompts_per_concurency` silently ignored would change the benchmark.
  */
 import { z } from 'zod'
+import { TARGET_PERCENTILES } from './defaults.js'
 
 const positiveInt = (what: string) =>
   z.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` })
@@ -60,9 +61,8 @@ export const serverSchema = z.strictObject({
 export const targetSchema = z.strictObject({
   metric: z.enum(['tpot', 'itl'], { error: 'expected "tpot" or "itl"' }).optional(),
   percentile: z
-    .number({ error: 'expected a percentile between 0 and 100 (exclusive), e.g. 95' })
-    .gt(0, { error: 'expected a percentile between 0 and 100 (exclusive), e.g. 95' })
-    .lt(100, { error: 'expected a percentile between 0 and 100 (exclusive), e.g. 95' })
+    .number({ error: 'expected 50, 95 or 99 (the percentiles every run records)' })
+    .refine((p) => (TARGET_PERCENTILES as readonly number[]).includes(p), { error: 'expected 50, 95 or 99 (the percentiles every run records)' })
     .optional(),
   threshold_ms: z.number({ error: 'expected a latency in ms (a positive number)' }).positive({ error: 'expected a latency in ms (a positive number)' }).optional(),
 })

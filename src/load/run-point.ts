@@ -28,6 +28,12 @@ export interface RunPointOptions {
    * silently skipped. Why: see share.ts.
    */
   priority?: number | null
+  /**
+   * Runs once every thread has finished its warmup and before any measured
+   * request is sent (e.g. scrape the server's /metrics, start GPU sampling),
+   * so the measured window excludes the warmup while the threads stay warm.
+   */
+  beforeMeasure?: () => Promise<void>
 }
 
 /** File name of the worker emitted next to the bundle (dist/load-worker.js); its entry is src/load/worker.ts. */
@@ -137,10 +143,11 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
   }))
 
   let startedAt = new Date().toISOString()
-  const onGo = (): void => {
+  const onGo = async (): Promise<void> => {
+    await opts.beforeMeasure?.()
     startedAt = new Date().toISOString()
   }
-  const results = workers === 0 ? [await runShare(inputs[0] as ShareInput, async () => onGo())] : await runInWorkers(inputs, onGo)
+  const results = workers === 0 ? [await runShare(inputs[0] as ShareInput, onGo)] : await runInWorkers(inputs, onGo)
   const finishedAt = new Date().toISOString()
 
   const records = new Array<RequestRecord>(opts.measured.length)
@@ -173,7 +180,7 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
 type WorkerMessage = { type: 'warm' } | { type: 'done'; result: ShareResult } | { type: 'error'; message: string }
 
 /** Start one worker per share; release them together once all are warm; collect their results. */
-async function runInWorkers(inputs: ShareInput[], onGo: () => void): Promise<ShareResult[]> {
+async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<void>): Promise<ShareResult[]> {
   const workers = inputs.map((input) => spawnLoadWorker(input))
   let warm = 0
   try {
@@ -185,8 +192,9 @@ async function runInWorkers(inputs: ShareInput[], onGo: () => void): Promise<Sha
               if (m.type === 'warm') {
                 // Barrier: the measured window starts when every thread is warm.
                 if (++warm === workers.length) {
-                  onGo()
-                  for (const x of workers) x.postMessage('go')
+                  onGo().then(() => {
+                    for (const x of workers) x.postMessage('go')
+                  }, reject)
                 }
               } else if (m.type === 'done') resolve(m.result)
               else reject(new Error(`load worker failed: ${m.message}`))

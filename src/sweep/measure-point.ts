@@ -27,16 +27,26 @@ export interface MeasureContext {
 export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promise<RunResult> {
   const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey })
   // METHODOLOGY: warmup requests run at the point's concurrency and are then
-  // discarded; /metrics is scraped only after them, so the server-side
-  // figures cover exactly the measured requests, like the client's.
-  const opts = { concurrency: point.concurrency, workers: ctx.workers, idleTimeoutMs: ctx.idleTimeoutMs }
-  if (warmup.length > 0) await runPoint({ ...opts, warmup: [], measured: warmup })
-  const before = await scrapeMetrics(ctx.root)
-  const sampler = ctx.sampleGpu()
-  const raw = await runPoint({ ...opts, warmup: [], measured })
-  const gpu = await sampler.stop()
+  // discarded; /metrics is scraped only after them (at the barrier between
+  // warmup and measurement), so the server-side figures cover exactly the
+  // measured requests, like the client's. Both phases run in the same load
+  // threads, so the measured requests find warm connection pools and a heap
+  // already collected (load/share.ts).
+  let before: Awaited<ReturnType<typeof scrapeMetrics>> = null
+  let sampler: ReturnType<MeasureContext['sampleGpu']> | null = null
+  const raw = await runPoint({
+    concurrency: point.concurrency,
+    workers: ctx.workers,
+    idleTimeoutMs: ctx.idleTimeoutMs,
+    warmup,
+    measured,
+    beforeMeasure: async () => {
+      before = await scrapeMetrics(ctx.root)
+      sampler = ctx.sampleGpu()
+    },
+  })
+  const gpu = sampler === null ? [] : await (sampler as ReturnType<MeasureContext['sampleGpu']>).stop()
   const after = await scrapeMetrics(ctx.root)
-  raw.warmupRequests = warmup.length
 
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts })
   run.server_side = before !== null && after !== null ? serverSideFigures(before, after) : null

@@ -72,7 +72,7 @@ describe('parseConfigText', () => {
     const lines = err.message.split('\n').slice(1).map((l) => l.trim())
     expect(lines).toEqual([
       'server.api: expected "completions" or "chat"',
-      'target.percentile: expected a percentile between 0 and 100 (exclusive), e.g. 95',
+      'target.percentile: expected 50, 95 or 99 (the percentiles every run records)',
       'sweeps.full.shapes[0].input_len: expected a prompt length in tokens (a positive integer)',
       'sweeps.full.concurrency[2]: expected a concurrency (a positive integer)',
     ])

@@ -39,6 +39,26 @@ describe('runPoint', () => {
     expect(firstMeasured).toBeGreaterThanOrEqual(lastWarmEnd)
   })
 
+  it.each([0, 2])('with workers=%i calls beforeMeasure between warmup and measurement, and measures on the warmed connections', async (workers) => {
+    const before = server.requests().length
+    const acceptedBefore = server.stats().accepted
+    let seenAtHook: Array<{ id: string; closeMs: number }> = []
+    const warmup = plan(server.url, 6, `hw${workers}`, 3)
+    const measured = plan(server.url, 18, `hm${workers}`, 4)
+    await runPoint({
+      warmup, measured, concurrency: 6, workers,
+      beforeMeasure: async () => {
+        await new Promise((r) => setTimeout(r, 20))
+        seenAtHook = server.requests().slice(before)
+      },
+    })
+    // Every warmup request had ended and no measured one had been sent when the hook ran.
+    expect(seenAtHook.map((r) => r.id).sort()).toEqual(warmup.map((r) => r.id).sort())
+    expect(seenAtHook.every((r) => Number.isFinite(r.closeMs))).toBe(true)
+    // The measured requests reused the warmup's keep-alive connections: one per slot, not two.
+    expect(server.stats().accepted - acceptedBefore).toBe(6)
+  })
+
   it('splits C across workers so the server still sees C streams at once', async () => {
     server.resetStats()
     await runPoint({ warmup: [], measured: plan(server.url, 14, 'split', 8), concurrency: 7, workers: 2 })

@@ -10,6 +10,8 @@ export interface StreamServerStats {
   openArea: number
   served: number
   sockets: number
+  /** Connections ever accepted. */
+  accepted: number
 }
 export interface ServerRequestLog {
   id: string

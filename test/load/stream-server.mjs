@@ -111,7 +111,9 @@ export async function startStreamServer(cfg) {
   }
 
   const sockets = new Set()
+  let accepted = 0
   server.on('connection', (sock) => {
+    accepted++
     sockets.add(sock)
     sock.on('close', () => sockets.delete(sock))
   })
@@ -120,10 +122,10 @@ export async function startStreamServer(cfg) {
   return {
     port: server.address().port,
     url: `http://127.0.0.1:${server.address().port}`,
-    /** Streams open now, the most ever open at once, ∫open dt (ms), requests served, sockets. */
+    /** Streams open now, the most ever open at once, ∫open dt (ms), requests served, sockets open, connections ever accepted. */
     stats() {
       const t = performance.now()
-      return { open, maxOpen, openArea: openArea + open * (t - lastChange), served, sockets: sockets.size }
+      return { open, maxOpen, openArea: openArea + open * (t - lastChange), served, sockets: sockets.size, accepted }
     },
     /** Every request so far: id, opened and closed (ms, this process's performance.now()), arrival (hrtime ns as a string). */
     requests() {
