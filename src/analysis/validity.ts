@@ -56,7 +56,7 @@ export function tokenNotes(run: RunResult, thresholds?: Partial<ValidityThreshol
   }
   if (k.tokens_per_chunk !== null && k.tokens_per_chunk > 1 + t.tokenCountTolerance) {
     notes.push(
-      `Chunks carried ${k.tokens_per_chunk.toFixed(2)} tokens on average (${clientOutputTokens(run)} tokens in ${k.client_chunks} chunks), as with speculative decoding; itl_ms is per chunk and itl_per_token_ms divides each gap by the tokens it carried.`,
+      `Chunks carried ${k.tokens_per_chunk.toFixed(2)} tokens on average (${clientOutputTokens(run)} tokens in ${k.client_chunks} chunks), as with speculative decoding; itl_ms is per chunk and itl_per_token_ms divides each gap by the request's mean tokens per chunk (a stream does not say how many tokens each chunk held).`,
     )
   }
   return notes
