@@ -21,7 +21,7 @@ describe('validity in the report', () => {
   })
 
   it('reports multi-token chunks as a note, not as an invalid run', () => {
-    expect(notes).toContain('C=16, repeat 1: Chunks carried 4.00 tokens on average (6144 tokens in 1536 chunks), as with speculative decoding; itl_ms is per chunk and itl_per_token_ms divides each gap by the request's mean tokens per chunk (a stream does not say how many tokens each chunk held).')
+    expect(notes).toContain("C=16, repeat 1: Chunks carried 4.00 tokens on average (6144 tokens in 1536 chunks), as with speculative decoding; itl_ms is per chunk and itl_per_token_ms divides each gap by the request's mean tokens per chunk (a stream does not say how many tokens each chunk held).")
     expect(model.shapes[0]!.rows[0]!.cells[0]).toBe('16 [1][2]')
   })
 
