@@ -101,7 +101,7 @@ export const prefixCacheContaminated: Rule = (run, ctx, t) => {
   const share = q !== null && q > 0 ? ` of ${q} queried (${pct(s.prefix_cache_hits / q)})` : ''
   return {
     code: 'prefix_cache_contaminated',
-    detail: `The server's prefix cache served ${s.prefix_cache_hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered.`,
+    detail: `The server's prefix cache served ${s.prefix_cache_hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered. The same --seed run earlier against this server sends the same prompts: pick another --seed or clear the server's cache (restart it).`,
   }
 }
 

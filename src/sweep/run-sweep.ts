@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js'
 import { normalizeBaseUrl } from '../client/endpoints.js'
 import { startSim, type SimHandle } from '../sim/index.js'
 import { buildPlan, type PlanPoint } from '../plan/plan.js'
+import { deriveSeed } from '../util/rng.js'
 import { configForResult, type ResolvedConfig } from '../config/resolve.js'
 import { collectEnv, defaultEnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
@@ -89,10 +90,16 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   }
 
   const done = new Set(result.points.flatMap((p) => p.runs.map((r) => planKey(p.input_len, p.output_len, p.concurrency, r.repeat))))
+  // The run that was cut off already sent its prompts, and a server with prefix caching
+  // (vLLM's default) would serve them again from cache: a resumed sweep gives every run it
+  // still measures prompts of its own, salted with this invocation's start (run.seed records it).
+  const usedSeeds = new Set([...result.points.flatMap((p) => p.runs.map((r) => r.seed)), ...plan.map((p) => p.seed)])
+  const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null
   const gpuExec = envDeps.exec
-  for (const [i, point] of plan.entries()) {
+  for (const [i, planned] of plan.entries()) {
     if (deps.signal?.aborted) throw new UsageError('Sweep interrupted; finished runs are saved.', `Continue with: servegate run --resume --out ${resultPath}`)
-    if (done.has(planKey(point.shape.inputLen, point.shape.outputLen, point.concurrency, point.repeat))) continue
+    if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue
+    const point = resumeSalt === null ? planned : { ...planned, seed: freshSeed(planned.seed, resumeSalt, usedSeeds) }
     deps.onPointStart?.(point, i, plan.length)
     const run = await measurePoint(point, {
       root,
@@ -113,6 +120,14 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
     deps.onPointDone?.(point, run, i, plan.length)
   }
   return { result, resultPath }
+}
+
+/** A seed derived from `seed` and `salt` that no other run of the sweep uses (recorded in `used`). */
+function freshSeed(seed: number, salt: string, used: Set<number>): number {
+  let s = deriveSeed(seed, 'resume', salt)
+  for (let k = 1; used.has(s); k++) s = deriveSeed(seed, 'resume', salt, k)
+  used.add(s)
+  return s
 }
 
 /** Insert a run into its point (created in plan order when new). */

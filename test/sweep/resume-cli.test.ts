@@ -32,7 +32,9 @@ describe('servegate run killed mid-sweep, then --resume', () => {
     r.points.flatMap((p) => p.runs.map((x) => [planKey(p.input_len, p.output_len, p.concurrency, x.repeat), x] as const)).find(([k]) => k === key)?.[1]
 
   beforeAll(async () => {
-    sim = await startSim({ profile: 'default', timeScale: 0.5 })
+    // Prefix caching on, as vLLM has it by default: the run cut off by the kill already sent
+    // its prompts, and a resumed run that sent them again would be served from cache.
+    sim = await startSim({ profile: 'default', timeScale: 0.5, prefixCache: true })
     dir = mkdtempSync(join(tmpdir(), 'servegate-resume-'))
     out = join(dir, 'result.json')
     args = ['run', '--base-url', sim.url, '--input-len', '128', '--output-len', '16', '--concurrency', CONCURRENCY.join(','),
@@ -82,6 +84,12 @@ describe('servegate run killed mid-sweep, then --resume', () => {
   it('keeps the finished runs byte for byte (figures, seed, started_at)', () => {
     for (const key of keysOf(partial)) expect(findRun(final, key)).toEqual(findRun(partial, key))
     expect(final.env.started_at).toBe(partial.env.started_at)
+  })
+
+  it('gives the re-measured runs prompts of their own: no prefix-cache hit, no seed reused', () => {
+    const runs = final.points.flatMap((p) => p.runs)
+    expect(runs.filter((r) => r.validity.issues.some((i) => i.code === 'prefix_cache_contaminated'))).toEqual([])
+    expect(new Set(runs.map((r) => r.seed)).size).toBe(TOTAL)
   })
 
   it('sends no request for a finished run, and sends the unfinished ones', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
@@ -51,6 +51,27 @@ describe('runSweep around --resume', () => {
     const { result } = await s.run
     expect(s.resumed).toEqual([[1, 2]])
     expect(result.points.map((p) => [p.concurrency, p.runs.length])).toEqual([[1, 1], [2, 1]])
+  })
+
+  it('gives the runs a resumed sweep measures fresh prompts, so a prefix cache holding the cut-off run cannot serve them', async () => {
+    const cached = await startSim({ ttftMs: 2, itlMs: 1, prefixCache: true })
+    try {
+      // The whole sweep ran once (the server has cached every prompt); then pretend the file
+      // was cut off before C = 2 was saved, as when the process dies mid-run.
+      const full = await sweep(cached, 'cut.json', { inputLen: '64' }).run
+      const path = join(dir, 'cut.json')
+      const partial = { ...full.result, points: full.result.points.filter((p) => p.concurrency === 1) }
+      writeFileSync(path, JSON.stringify(partial))
+      const { result } = await sweep(cached, 'cut.json', { inputLen: '64', resume: true }).run
+      const c2 = result.points.find((p) => p.concurrency === 2)!.runs[0]!
+      expect(c2.validity.issues.map((i) => i.code)).not.toContain('prefix_cache_contaminated')
+      expect(c2.seed).not.toBe(full.result.points.find((p) => p.concurrency === 2)!.runs[0]!.seed)
+      // Without a resume the same seed gives the same prompts, and the cache does catch them.
+      const again = await sweep(cached, 'again.json', { inputLen: '64' }).run
+      expect(again.result.points.flatMap((p) => p.runs).every((r) => r.validity.issues.some((i) => i.code === 'prefix_cache_contaminated'))).toBe(true)
+    } finally {
+      await cached.close()
+    }
   })
 
   it('warns when a new sweep replaces a file holding finished runs', async () => {
