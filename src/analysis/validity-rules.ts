@@ -3,7 +3,7 @@
  * issue with a plain-words detail carrying the numbers that tripped it, or
  * null. Thresholds are explained in validity-thresholds.ts.
  */
-import type { GpuSample, RunResult, ValidityIssue } from '../types.js'
+import type { Api, GpuSample, RunResult, ValidityIssue } from '../types.js'
 import type { ValidityThresholds } from './validity-thresholds.js'
 
 export interface RuleContext {
@@ -13,6 +13,12 @@ export interface RuleContext {
   ignoreEos: boolean
   /** Whether every prompt was meant to be unique (so the prefix cache must miss). */
   expectPrefixCacheMisses: boolean
+  /**
+   * The API the prompts went to. Chat prompts share the template's preamble
+   * (role markers, a default system prompt) before their unique part;
+   * completions prompts are token ids that differ from the first token.
+   */
+  api?: Api
 }
 
 export type Rule = (run: RunResult, ctx: RuleContext, t: ValidityThresholds) => ValidityIssue | null
@@ -98,6 +104,9 @@ export const prefixCacheContaminated: Rule = (run, ctx, t) => {
   if (!ctx.expectPrefixCacheMisses || s === null || s.prefix_cache_hits === null || s.prefix_cache_hits <= 0) return null
   const q = s.prefix_cache_queries
   if (q !== null && q > 0 && s.prefix_cache_hits / q <= t.prefixCacheMaxHitFraction) return null
+  // The shared preamble may be served from cache for every request; only hits beyond it are reuse.
+  const requests = run.completed + run.failed
+  if (s.prefix_cache_hits <= (ctx.api === 'chat' ? t.chatPreambleTokens : 0) * requests) return null
   const share = q !== null && q > 0 ? ` of ${q} queried (${pct(s.prefix_cache_hits / q)})` : ''
   return {
     code: 'prefix_cache_contaminated',

@@ -18,6 +18,8 @@ export interface ValidityThresholds {
   outputShortfallTolerance: number
   /** prefix_cache_contaminated: prefix-cache hits as a share of queried tokens above which a unique-prompt run was served from cache. */
   prefixCacheMaxHitFraction: number
+  /** prefix_cache_contaminated with the chat API: cache hits per request tolerated for the chat template's shared preamble. */
+  chatPreambleTokens: number
   /** ramp_dominated: share of the run outside the all-slots-busy window above which the point describes the ramp, not the load. */
   rampFractionMax: number
   /** too_few_requests: completed requests below which percentiles are a handful of samples. */
@@ -61,6 +63,12 @@ export const DEFAULT_VALIDITY_THRESHOLDS: Readonly<ValidityThresholds> = Object.
   outputShortfallTolerance: 0,
   // Prompts are seeded and unique per repeat: any hit means reuse.
   prefixCacheMaxHitFraction: 0,
+  // Chat prompts are wrapped in the model's template, whose preamble (role markers, a default
+  // system prompt: ~25–30 tokens for Llama 3 and Qwen templates) is the same for every request,
+  // so an engine that caches in 16-token blocks (vLLM) hits one or two blocks and a token-level
+  // cache (SGLang's radix tree) every preamble token. 64 per request covers both; a repeated
+  // prompt of the sizes servegate sends (hundreds to thousands of tokens) is far above it.
+  chatPreambleTokens: 64,
   // With 12 prompts per slot a healthy run spends ~5–15% filling and draining.
   rampFractionMax: 0.25,
   // Fewer than 10 requests make TTFT/TPOT/E2EL p50 and p95 single samples. The methodology's

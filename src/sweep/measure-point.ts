@@ -56,6 +56,7 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
     concurrency: point.concurrency,
     ignoreEos: true,
     expectPrefixCacheMisses: true,
+    api: ctx.api,
   })
   return run
 }

@@ -98,6 +98,14 @@ describe('assessValidity', () => {
       expect(codes(hit, { ...CTX, expectPrefixCacheMisses: false })).toEqual([])
       expect(codes(hit, { ...CTX, thresholds: { prefixCacheMaxHitFraction: 0.1 } })).toEqual([])
     })
+    it('lets chat prompts share the template preamble (64 tokens a request), and no more', () => {
+      // 48 requests: up to 48 × 64 = 3,072 preamble tokens may come from the cache.
+      const preamble = cleanRun({ server_side: server({ prefix_cache_hits: 48 * 32 }) })
+      expect(codes(preamble, { ...CTX, api: 'chat' })).toEqual([])
+      expect(codes(preamble, { ...CTX, api: 'completions' })).toEqual(['prefix_cache_contaminated'])
+      const repeated = cleanRun({ server_side: server({ prefix_cache_hits: 48 * 64 + 1 }) })
+      expect(codes(repeated, { ...CTX, api: 'chat' })).toEqual(['prefix_cache_contaminated'])
+    })
   })
 
   describe('ramp_dominated', () => {
