@@ -5,7 +5,7 @@ import { DEFINITIONS } from './definitions.js'
 import { createExec, type ExecFn } from './exec.js'
 import { createFetchJson, type FetchJsonFn } from './fetch-json.js'
 import { findHarnessRoot, harnessGitCommit, harnessVersion } from './harness.js'
-import { queryGpuInventory } from './nvidia-smi.js'
+import { queryGpuInventory, unknownGpuInventory } from './nvidia-smi.js'
 import { queryServerInfo } from './server-info.js'
 
 export interface EnvDeps {
@@ -25,6 +25,8 @@ export interface EnvDeps {
   harnessRoot?: string | null
   /** Overrides for tests; default: this host. */
   host?: EnvRecord['host']
+  /** Whether the server runs on this host, so that its GPUs are the ones nvidia-smi sees (default true). */
+  gpuOnThisHost?: boolean
   nodeVersion?: string
 }
 
@@ -33,7 +35,7 @@ export async function collectEnv(deps: EnvDeps): Promise<EnvRecord> {
   const root = deps.harnessRoot === undefined ? findHarnessRoot() : deps.harnessRoot
   const [server, gpu, gitCommit] = await Promise.all([
     queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model),
-    queryGpuInventory(deps.exec),
+    deps.gpuOnThisHost === false ? Promise.resolve(unknownGpuInventory()) : queryGpuInventory(deps.exec),
     harnessGitCommit(deps.exec, root),
   ])
   return {

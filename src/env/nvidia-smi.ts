@@ -59,13 +59,18 @@ export interface GpuInventory {
 
 const UNKNOWN_INVENTORY: GpuInventory = { names: [], count: 'unknown', driver_version: 'unknown', cuda_version: 'unknown', clocks: 'unknown' }
 
+/** The inventory when nothing is known (no nvidia-smi, or the server is on another host). */
+export function unknownGpuInventory(): GpuInventory {
+  return { ...UNKNOWN_INVENTORY, names: [] }
+}
+
 /** Names, count, driver, CUDA version and clocks of the local GPUs; every field 'unknown' without nvidia-smi. */
 export async function queryGpuInventory(exec: ExecFn): Promise<GpuInventory> {
   const fields = ['index', 'name', 'driver_version', 'clocks.sm', 'clocks.max.sm', 'clocks.mem', 'clocks.max.mem']
   const res = await exec('nvidia-smi', [`--query-gpu=${fields.join(',')}`, '--format=csv,noheader,nounits'])
-  if (!res) return { ...UNKNOWN_INVENTORY, names: [] }
+  if (!res) return unknownGpuInventory()
   const rows = lines(res.stdout).map(splitCsvLine).filter((r) => r.length >= fields.length)
-  if (rows.length === 0) return { ...UNKNOWN_INVENTORY, names: [] }
+  if (rows.length === 0) return unknownGpuInventory()
   const drivers = [...new Set(rows.map((r) => textField(r[2])))]
   const clocks = rows
     .map((r) => {

@@ -7,6 +7,7 @@ import { deriveSeed } from '../util/rng.js'
 import { configForResult, type ResolvedConfig } from '../config/resolve.js'
 import { collectEnv, defaultEnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
+import { isServerOnThisHost } from '../env/local-host.js'
 import { atTargetForResult } from '../analysis/at-target.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { HARNESS_VERSION } from '../version.js'
@@ -57,7 +58,10 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   const resultPath = cfg.out
   const startedAt = new Date().toISOString()
 
-  const envDeps = defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt })
+  // nvidia-smi sees this host's GPUs: they describe the server (and may judge its health) only when it runs here.
+  const gpuOnThisHost = isServerOnThisHost(root)
+  if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`)
+  const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost }
   let result: ResultFile
   if (cfg.resume && existsSync(resultPath)) {
     result = await readResultFile(resultPath)
@@ -109,6 +113,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
       workers: cfg.workers,
       idleTimeoutMs: cfg.idleTimeoutMs,
       sampleGpu: () => {
+        if (!gpuOnThisHost) return { stop: () => [] }
         const s = startGpuSampler(gpuExec, 1000)
         return { stop: () => s.stopAndWait() }
       },

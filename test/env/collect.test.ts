@@ -118,4 +118,9 @@ describe('collectEnv', () => {
     expect(env.gpu).toEqual({ names: [], count: 'unknown', driver_version: 'unknown', cuda_version: 'unknown', clocks: 'unknown' })
     expect(withFinishedAt(env, '2025-01-01T00:01:00.000Z').finished_at).toBe('2025-01-01T00:01:00.000Z')
   })
+
+  it("leaves GPU fields unknown when the server is on another host, even with this host's nvidia-smi answering", async () => {
+    const env = await collectEnv({ ...deps, exec: smi.exec, gpuOnThisHost: false })
+    expect(env.gpu).toEqual({ names: [], count: 'unknown', driver_version: 'unknown', cuda_version: 'unknown', clocks: 'unknown' })
+  })
 })
