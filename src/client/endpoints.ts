@@ -5,6 +5,7 @@
  */
 import { request, type Dispatcher } from 'undici'
 import { describeError, UsageError } from '../errors.js'
+import { authHeaders } from '../util/auth.js'
 
 /** The server root (no trailing slash, no trailing `/v1`), e.g. `http://host:8000` or `http://host/llm`. */
 export function normalizeBaseUrl(input: string): { root: string } {
@@ -79,10 +80,12 @@ export class HttpStatusError extends UsageError {
 }
 
 /** The Prometheus text of `{root}/metrics`, or null when absent (404) or unreachable. */
-export async function scrapeMetrics(baseUrl: string, dispatcher?: Dispatcher): Promise<string | null> {
+export async function scrapeMetrics(baseUrl: string, apiKey: string | null = null, dispatcher?: Dispatcher): Promise<string | null> {
   const url = `${normalizeBaseUrl(baseUrl).root}/metrics`
   try {
     const res = await request(url, {
+      // A server behind a gateway may guard every path, /metrics included.
+      headers: authHeaders(apiKey),
       headersTimeout: 10_000,
       bodyTimeout: 10_000,
       ...(dispatcher ? { dispatcher } : {}),
@@ -95,11 +98,11 @@ export async function scrapeMetrics(baseUrl: string, dispatcher?: Dispatcher): P
 }
 
 /** Token count of `text` by the server's own tokenizer (`POST {root}/tokenize`), or null if unavailable. */
-export async function tokenizeCount(baseUrl: string, model: string, text: string, dispatcher?: Dispatcher): Promise<number | null> {
+export async function tokenizeCount(baseUrl: string, model: string, text: string, apiKey: string | null = null, dispatcher?: Dispatcher): Promise<number | null> {
   const url = `${normalizeBaseUrl(baseUrl).root}/tokenize`
   try {
     // add_special_tokens false: count the generated text only, not a BOS token.
-    const j = (await fetchJson(url, { body: { model, prompt: text, add_special_tokens: false }, ...(dispatcher ? { dispatcher } : {}) })) as {
+    const j = (await fetchJson(url, { body: { model, prompt: text, add_special_tokens: false }, headers: authHeaders(apiKey), ...(dispatcher ? { dispatcher } : {}) })) as {
       count?: unknown
       tokens?: unknown
     }

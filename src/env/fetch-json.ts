@@ -1,4 +1,5 @@
 /** Fetching a server's info endpoints for the environment record; a failure is null, never a throw. */
+import { authHeaders } from '../util/auth.js'
 
 /** GETs `url` and gives its JSON body, or null on any error, non-200 answer or invalid JSON. */
 export type FetchJsonFn = (url: string) => Promise<unknown | null>
@@ -8,8 +9,7 @@ export function createFetchJson(options: { apiKey?: string | null; timeoutMs?: n
   const timeoutMs = options.timeoutMs ?? 5000
   return async (url) => {
     try {
-      const headers: Record<string, string> = { accept: 'application/json' }
-      if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`
+      const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(options.apiKey) }
       const res = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) })
       if (res.status !== 200) {
         await res.body?.cancel()

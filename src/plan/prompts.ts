@@ -12,6 +12,7 @@
  */
 import type { Api, PlannedRequest } from '../types.js'
 import { createRng, deriveSeed } from '../util/rng.js'
+import { authHeaders } from '../util/auth.js'
 import type { PlanPoint } from './plan.js'
 import { WORDS } from './words.js'
 
@@ -59,8 +60,7 @@ function buildRequest(point: PlanPoint, target: RequestTarget, serial: number, i
     target.api === 'chat'
       ? { ...common, messages: [{ role: 'user', content: promptWords(point.seed, serial, inputLen).join(' ') }] }
       : { ...common, prompt: promptTokenIds(point.seed, serial, inputLen) }
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
-  if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...authHeaders(target.apiKey) }
   return {
     id,
     url: endpointUrl(target.root, target.api),

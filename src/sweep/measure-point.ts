@@ -41,12 +41,12 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
     warmup,
     measured,
     beforeMeasure: async () => {
-      before = await scrapeMetrics(ctx.root)
+      before = await scrapeMetrics(ctx.root, ctx.apiKey)
       sampler = ctx.sampleGpu()
     },
   })
   const gpu = sampler === null ? [] : await (sampler as ReturnType<MeasureContext['sampleGpu']>).stop()
-  const after = await scrapeMetrics(ctx.root)
+  const after = await scrapeMetrics(ctx.root, ctx.apiKey)
 
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts })
   run.server_side = before !== null && after !== null ? serverSideFigures(before, after) : null
@@ -71,7 +71,7 @@ async function retokenize(records: readonly RequestRecord[], ctx: MeasureContext
   const worker = async (): Promise<void> => {
     while (!unavailable && next < done.length) {
       const rec = done[next++]!
-      const n = await tokenizeCount(ctx.root, ctx.model, rec.text)
+      const n = await tokenizeCount(ctx.root, ctx.model, rec.text, ctx.apiKey)
       if (n === null) unavailable = true
       else total += n
     }

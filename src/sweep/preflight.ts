@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js'
 import { streamRequest } from '../client/stream-request.js'
 import { fetchJson } from '../client/endpoints.js'
+import { authHeaders } from '../util/auth.js'
 import type { Api, PlannedRequest } from '../types.js'
 import { Agent } from 'undici'
 
@@ -17,7 +18,7 @@ export interface ServerInfo {
 export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null): Promise<ServerInfo> {
   let models: string[]
   try {
-    const j = (await fetchJson(`${root}/v1/models`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} })) as { data?: unknown }
+    const j = (await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey) })) as { data?: unknown }
     models = Array.isArray(j.data) ? j.data.flatMap((m: { id?: unknown }) => (typeof m?.id === 'string' ? [m.id] : [])) : []
   } catch (err) {
     throw new UsageError(
@@ -44,7 +45,7 @@ export async function preflight(root: string, model: string | null, api: Api, ap
         id: `sg-preflight-${attempt}`,
         url: root + path,
         body: JSON.stringify({ ...body, max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
-        headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+        headers: authHeaders(apiKey),
         api,
         promptTokens: 2,
         maxTokens: 2,
