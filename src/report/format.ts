@@ -31,6 +31,33 @@ export function fmtInt(x: number): string {
   return grouped(x, 0)
 }
 
+/** A fraction as a percentage with one decimal (0.016 → 1.6%), like the ±X% of withSpread. */
+export function fmtPct(fraction: number): string {
+  return `${(fraction * 100).toFixed(1)}%`
+}
+
+/** A fraction as a percentage, at most one decimal, for limits and prose (0.25 → 25%, 0.034 → 3.4%). */
+export function fmtPctShort(fraction: number): string {
+  return `${pctNumber(fraction)}%`
+}
+
+// `+` drops a trailing .0.
+function pctNumber(fraction: number): string {
+  return String(+(fraction * 100).toFixed(1))
+}
+
+/** `lo–hi` of the values, or the one value when both ends print the same. */
+export function fmtRange(values: readonly number[], fmt: (x: number) => string): string {
+  const lo = fmt(Math.min(...values))
+  const hi = fmt(Math.max(...values))
+  return lo === hi ? lo : `${lo}–${hi}`
+}
+
+/** A range of fractions as percentages with one % sign: 3–12%. */
+export function fmtPctRange(fractions: readonly number[]): string {
+  return `${fmtRange(fractions, pctNumber)}%`
+}
+
 /**
  * A median across repeats with its spread: `412 (±1.8%)`, where ±X% is half
  * the min–max range as a share of the median; a single run has no spread.

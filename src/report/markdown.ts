@@ -1,8 +1,13 @@
 /** The methodology's table as GitHub markdown (report files, job summaries). Pure. */
 import type { ResultFile } from '../types.js'
 import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine } from './model.js'
+import { SERVER_COLUMNS, SERVER_SIDE_CAPTION, SERVER_SIDE_TITLE } from './server-side.js'
+import { SPREAD_COLUMNS } from './spread-rows.js'
 
-/** Renders a result as markdown: environment, then per shape the table, throughput at target and notes. */
+/**
+ * Renders a result as markdown: environment, then per shape the table, warmup and ramp, throughput at
+ * target, notes, the server's own table and (collapsed) the spread across repeats of every figure.
+ */
 export function renderMarkdownReport(result: ResultFile): string {
   const model = buildReportModel(result)
   const env = model.env
@@ -12,13 +17,23 @@ export function renderMarkdownReport(result: ResultFile): string {
   out.push(CLOCK_LINE, '')
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, '')
-    out.push(`| ${COLUMNS.join(' | ')} |`)
-    out.push('|---:|---|---|---:|---:|')
-    for (const r of shape.rows) out.push(`| ${r.cells.map(escapeCell).join(' | ')} |`)
+    out.push(...table(COLUMNS, '|---:|---|---|---:|---:|', shape.rows.map((r) => r.cells)))
+    if (shape.warmup !== null) out.push('', escapeCell(shape.warmup))
     out.push('', `**${escapeCell(shape.atTarget)}**`)
     if (shape.notes.length > 0) {
       out.push('')
       for (const [i, n] of shape.notes.entries()) out.push(`${i + 1}. ${escapeCell(n)}`)
+    }
+    if (shape.serverSide !== null) {
+      out.push('', `#### ${escapeCell(SERVER_SIDE_TITLE)}`, '', escapeCell(SERVER_SIDE_CAPTION), '')
+      out.push(...table(SERVER_COLUMNS, '|---:|---|---|---|---|---:|---:|', shape.serverSide))
+    }
+    if (shape.spread.length > 0) {
+      // Collapsed: the table's cells already carry the median and ±half range; this is the full account.
+      out.push('', '<details><summary>Spread across repeats</summary>', '')
+      out.push('Valid runs only; CV = sample standard deviation / mean.', '')
+      out.push(...table(SPREAD_COLUMNS, '|---:|---|---:|---:|---:|---:|---:|', shape.spread))
+      out.push('', '</details>')
     }
     out.push('')
   }
@@ -40,6 +55,11 @@ export function renderMarkdownReport(result: ResultFile): string {
   for (const [k, v] of rows) out.push(`| ${k} | ${escapeCell(v)} |`)
   out.push('', '</details>', '')
   return out.join('\n')
+}
+
+/** A markdown table: header, the alignment row given, escaped cells. */
+function table(columns: readonly string[], align: string, rows: readonly (readonly string[])[]): string[] {
+  return [`| ${columns.join(' | ')} |`, align, ...rows.map((r) => `| ${r.map(escapeCell).join(' | ')} |`)]
 }
 
 // A pipe inside a cell would split it; markdown text must not open HTML either.

@@ -6,8 +6,12 @@
  */
 import type { AtTargetShape, EnvRecord, PointResult, ResultFile, ResultTarget, RunResult } from '../types.js'
 import { repeatsCutByInvalidRuns } from '../analysis/at-target.js'
+import { spread } from '../analysis/spread.js'
 import { tokenNotes } from '../analysis/validity.js'
-import { fmtInt, fmtMs, fmtRate, plainValidity, summarize, withSpread } from './format.js'
+import { fmtInt, fmtMs, fmtPct, fmtRate, plainValidity, summarize, withSpread } from './format.js'
+import { buildServerSideRows } from './server-side.js'
+import { buildSpreadRows } from './spread-rows.js'
+import { warmupRampLine } from './warmup-line.js'
 
 export const COLUMNS = ['Concurrency', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user'] as const
 
@@ -25,6 +29,12 @@ export interface ShapeReport {
   notes: string[]
   /** The throughput-at-target sentence. */
   atTarget: string
+  /** Warmup discarded and ramp share of the shape's runs (./warmup-line.ts); null before any run. */
+  warmup: string | null
+  /** The server's own figures, cells in SERVER_COLUMNS order (./server-side.ts); null when no run has any. */
+  serverSide: string[][] | null
+  /** Median, min, max and CV of each table figure, cells in SPREAD_COLUMNS order (./spread-rows.ts). */
+  spread: string[][]
 }
 
 export interface ReportModel {
@@ -61,9 +71,14 @@ export function buildReportModel(result: ResultFile): ReportModel {
       notes,
       atTarget:
         atTargetSentence(result.target, at, concurrencies, {
-          pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
+          // Pending while any planned run is missing: a repeat cut short at a lower concurrency
+          // would otherwise enter the median as a smaller lower bound, unannounced.
+          pending: concurrencies.some((c) => (points.find((p) => p.concurrency === c)?.runs.length ?? 0) < (planned.repeats ?? 1)),
           invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0,
         }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0),
+      warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
+      serverSide: buildServerSideRows(concurrencies, points),
+      spread: buildSpreadRows(concurrencies, points),
     }
   })
   return { sweep: typeof cfg.sweep === 'string' ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes }
@@ -153,7 +168,7 @@ export function atTargetSentence(
   opts: { pending?: boolean; invalidOnly?: boolean } = {},
 ): string {
   const head = `Throughput at ${targetText(target)}:`
-  const soFar = opts.pending ? ' (so far: some concurrencies are still pending)' : ''
+  const soFar = opts.pending ? ' (so far: some planned runs are still pending)' : ''
   if (opts.invalidOnly) return `${head} invalid: no repeat has a valid run (see the notes)${soFar}`
   if (at === null || at.runs.length === 0) return `${head} pending`
   const lowest = concurrencies[0]
@@ -162,12 +177,13 @@ export function atTargetSentence(
   if (reached.length === 0) {
     return `${head} unreachable: even C=${lowest ?? '?'} misses the target${at.runs.length > 1 ? ` (all ${at.runs.length} repeats)` : ''}`
   }
-  const tput = summarize(reached.map((r) => r.throughput))!
+  // spread(), not summarize(): the sentence also gives the CV across repeats.
+  const tput = spread(reached.flatMap((r) => (r.throughput !== null && Number.isFinite(r.throughput) ? [r.throughput] : [])))!
   const conc = summarize(reached.map((r) => r.concurrency))
   const bounds = [...new Set(reached.map((r) => r.bound))]
   const allLower = bounds.length === 1 && bounds[0] === 'lower_bound'
   let text = `${head} ${allLower ? '≥ ' : ''}${fmtRate(tput.median)} tok/s`
-  if (tput.n > 1) text += ` (median of ${tput.n} repeats, range ${fmtRate(tput.min)}–${fmtRate(tput.max)})`
+  if (tput.n > 1) text += ` (median of ${tput.n} repeats, range ${fmtRate(tput.min)}–${fmtRate(tput.max)}, CV ${fmtPct(tput.cv)})`
   if (conc !== null) text += ` at C ≈ ${Number.isInteger(conc.median) ? conc.median : conc.median.toFixed(1)}`
   if (bounds.length === 1) text += ` — ${BOUND_WORDS[bounds[0]!]}`
   else {

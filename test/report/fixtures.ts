@@ -1,7 +1,28 @@
-import type { AtTargetShape, EnvRecord, LatencyStats, PointResult, ResultFile, RunResult, ValidityIssue } from '../../src/types.js'
+import type { AtTargetShape, EnvRecord, LatencyStats, PointResult, ResultFile, RunResult, ServerSide, SteadyState, ValidityIssue } from '../../src/types.js'
 import { quietClient } from '../fixtures/client.js'
 
 const lat = (p50: number, p99: number): LatencyStats => ({ mean: p50, p50, p95: (p50 + p99) / 2, p99 })
+
+/** A steady-state window leaving `ramp` (0..1) of a 10 s run outside it. */
+export function steady(ramp: number): SteadyState {
+  const empty: LatencyStats = { mean: null, p50: null, p95: null, p99: null }
+  return { start_s: ramp * 5, end_s: 10 - ramp * 5, ramp_fraction: ramp, completed: 12, output_throughput: 0, ttft_ms: empty, tpot_ms: empty, itl_ms: empty }
+}
+
+/** Server-side figures as an engine's /metrics gives them; itl/tpot null when the engine has no such histogram. */
+export function serverSide(f: { ttft: [number, number]; itl: [number, number] | null; tpot: [number, number] | null; e2el: [number, number]; generated: number | null }): ServerSide {
+  return {
+    source: 'prometheus',
+    ttft_ms: lat(...f.ttft),
+    itl_ms: f.itl && lat(...f.itl),
+    tpot_ms: f.tpot && lat(...f.tpot),
+    e2el_ms: lat(...f.e2el),
+    prompt_tokens: null,
+    generation_tokens: f.generated,
+    prefix_cache_queries: null,
+    prefix_cache_hits: null,
+  }
+}
 
 /** A run with the figures a report reads; everything else zero. */
 export function run(
@@ -58,7 +79,7 @@ export function result(points: PointResult[], atTarget: AtTargetShape[], concurr
     schema: 'servegate.result/v1',
     harness: { name: 'servegate', version: '0.1.0' },
     env: ENV,
-    config: { sweep: 'full', shapes: [{ input_len: 4096, output_len: 512 }], concurrency, repeats: 3 },
+    config: { sweep: 'full', shapes: [{ input_len: 4096, output_len: 512 }], concurrency, warmup: 'auto', repeats: 3 },
     target: { metric: 'tpot', percentile: 95, threshold_ms: 50 },
     points,
     at_target: atTarget,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { fmtMs, fmtRate, summarize, withSpread } from '../../src/report/format.js'
+import { fmtInt, fmtMs, fmtPct, fmtPctRange, fmtPctShort, fmtRange, fmtRate, summarize, withSpread } from '../../src/report/format.js'
 
 describe('withSpread', () => {
   it('shows the median and half the min–max range as a share of it', () => {
@@ -38,5 +38,19 @@ describe('number formats', () => {
 
   it('summarizes n, median, min and max', () => {
     expect(summarize([3, 1, 2, Number.NaN])).toEqual({ n: 3, median: 2, min: 1, max: 3 })
+  })
+
+  it('writes CVs with one fixed decimal, limits and ramps without a trailing .0', () => {
+    expect(fmtPct(0.01)).toBe('1.0%')
+    expect(fmtPct(0.0164)).toBe('1.6%')
+    expect(fmtPctShort(0.25)).toBe('25%')
+    expect(fmtPctShort(0.034)).toBe('3.4%')
+    expect(fmtPctRange([0.12, 0.03, 0.08])).toBe('3–12%')
+    expect(fmtPctRange([0.05, 0.0501])).toBe('5%')
+  })
+
+  it('writes a range as lo–hi, or one value when both ends print the same', () => {
+    expect(fmtRange([16, 4, 8], fmtInt)).toBe('4–16')
+    expect(fmtRange([4, 4], fmtInt)).toBe('4')
   })
 })

@@ -35,7 +35,8 @@ describe('renderConsoleTable', () => {
                 1  101 (±1.0%) / 112 (±1.8%)  20.2 (±1.0%) / 26.0 (±3.8%)  49.0 (±2.0%)  49.5 (±0.7%)
            16 [1]  155 (±3.2%) / 310 (±3.2%)  30.5 (±1.6%) / 46.0 (±2.2%)   510 (±2.0%)  32.5 (±1.5%)
                64  pending                    pending                           pending       pending
-      Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (median of 3 repeats, range 600–620) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)
+      Warmup: 4 requests per run discarded before measuring (auto: one per slot, at least 4).
+      Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (median of 3 repeats, range 600–620, CV 1.6%) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)
       [1] C=16, repeat 2 is invalid and left out of the medians: requests failed — 3 of 192 requests failed (http_status ×3)."
     `)
   })
@@ -74,9 +75,32 @@ describe('renderMarkdownReport', () => {
       | 16 [1] | 155 (±3.2%) / 310 (±3.2%) | 30.5 (±1.6%) / 46.0 (±2.2%) | 510 (±2.0%) | 32.5 (±1.5%) |
       | 64 | pending | pending | pending | pending |
 
-      **Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (median of 3 repeats, range 600–620) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)**
+      Warmup: 4 requests per run discarded before measuring (auto: one per slot, at least 4).
+
+      **Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (median of 3 repeats, range 600–620, CV 1.6%) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)**
 
       1. C=16, repeat 2 is invalid and left out of the medians: requests failed — 3 of 192 requests failed (http_status ×3).
+
+      <details><summary>Spread across repeats</summary>
+
+      Valid runs only; CV = sample standard deviation / mean.
+
+      | Concurrency | Figure | Valid runs | Median | Min | Max | CV |
+      |---:|---|---:|---:|---:|---:|---:|
+      | 1 | TTFT p50 (ms) | 3 | 101 | 100 | 102 | 1.0% |
+      | 1 | TTFT p99 (ms) | 3 | 112 | 110 | 114 | 1.8% |
+      | 1 | ITL p50 (ms) | 3 | 20.2 | 20.0 | 20.4 | 1.0% |
+      | 1 | ITL p99 (ms) | 3 | 26.0 | 25.0 | 27.0 | 3.8% |
+      | 1 | Output tok/s | 3 | 49.0 | 48.0 | 50.0 | 2.0% |
+      | 1 | Tok/s/user | 3 | 49.5 | 49.1 | 49.8 | 0.7% |
+      | 16 | TTFT p50 (ms) | 2 | 155 | 150 | 160 | 4.6% |
+      | 16 | TTFT p99 (ms) | 2 | 310 | 300 | 320 | 4.6% |
+      | 16 | ITL p50 (ms) | 2 | 30.5 | 30.0 | 31.0 | 2.3% |
+      | 16 | ITL p99 (ms) | 2 | 46.0 | 45.0 | 47.0 | 3.1% |
+      | 16 | Output tok/s | 2 | 510 | 500 | 520 | 2.8% |
+      | 16 | Tok/s/user | 2 | 32.5 | 32.0 | 33.0 | 2.2% |
+
+      </details>
 
       <details><summary>Environment</summary>
 
@@ -122,7 +146,7 @@ describe('atTargetSentence', () => {
 
   it('calls an all-pass curve a lower bound', () => {
     expect(atTargetSentence(t, shape(runs('lower_bound', [900, 1000, 950], [64, 64, 64])), [1, 16, 64])).toBe(
-      'Throughput at p95 TPOT ≤ 50 ms: ≥ 950 tok/s (median of 3 repeats, range 900–1,000) at C ≈ 64 — lower bound: target held at every concurrency (up to C=64)',
+      'Throughput at p95 TPOT ≤ 50 ms: ≥ 950 tok/s (median of 3 repeats, range 900–1,000, CV 5.3%) at C ≈ 64 — lower bound: target held at every concurrency (up to C=64)',
     )
   })
 
@@ -135,7 +159,7 @@ describe('atTargetSentence', () => {
   it('says when repeats disagree on the bound, and leaves unreachable repeats out of the median', () => {
     const mixed = [...runs('interpolated', [500], [12]), ...runs('lower_bound', [700], [16]).map((r) => ({ ...r, repeat: 2 })), { repeat: 3, throughput: null, concurrency: null, bound: 'unreachable' as const }]
     expect(atTargetSentence(t, shape(mixed), [1, 16])).toBe(
-      'Throughput at p95 TPOT ≤ 50 ms: 600 tok/s (median of 2 repeats, range 500–700) at C ≈ 14 — bounds differ across repeats: 1 interpolated, 1 lower bound; 1 repeat missed the target even at C=1',
+      'Throughput at p95 TPOT ≤ 50 ms: 600 tok/s (median of 2 repeats, range 500–700, CV 23.6%) at C ≈ 14 — bounds differ across repeats: 1 interpolated, 1 lower bound; 1 repeat missed the target even at C=1',
     )
   })
 
@@ -147,7 +171,7 @@ describe('atTargetSentence', () => {
 
   it('says the figure is provisional while concurrencies are pending', () => {
     expect(atTargetSentence(t, shape(runs('lower_bound', [48], [1])), [1, 16], { pending: true })).toBe(
-      'Throughput at p95 TPOT ≤ 50 ms: ≥ 48.0 tok/s at C ≈ 1 — lower bound: target held at every concurrency, as far as measured figures reach (so far: some concurrencies are still pending)',
+      'Throughput at p95 TPOT ≤ 50 ms: ≥ 48.0 tok/s at C ≈ 1 — lower bound: target held at every concurrency, as far as measured figures reach (so far: some planned runs are still pending)',
     )
   })
 
@@ -168,6 +192,19 @@ describe('throughput at target with invalid runs', () => {
     const p1 = point(1, [run(1, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 }), run(2, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8, issues: bad })])
     const p16 = point(16, [run(1, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33 }), run(2, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33, issues: bad })])
     const r = result([p1, p16], [{ input_len: 4096, output_len: 512, runs: [{ repeat: 1, throughput: 600, concurrency: 10, bound: 'interpolated' }] }])
-    expect(renderConsoleTable(r)).toContain('at C ≈ 10 — interpolated between the last passing and first failing concurrency (so far: some concurrencies are still pending) (repeat 2 left out: no valid run)')
+    expect(renderConsoleTable(r)).toContain('at C ≈ 10 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 left out: no valid run)')
+  })
+})
+
+describe('a partial sweep', () => {
+  it('says "so far" while a planned repeat is missing, even when every concurrency has some runs', () => {
+    const r1 = run(1, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 })
+    const r2 = run(2, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 })
+    const r3 = run(3, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 })
+    const at = [{ input_len: 4096, output_len: 512, runs: [1, 2, 3].map((repeat) => ({ repeat, throughput: 48, concurrency: 1, bound: 'lower_bound' as const })) }]
+    const complete = result([point(1, [r1, r2, r3])], at, [1])
+    const cut = result([point(1, [r1, r2])], at, [1])
+    expect(renderConsoleTable(complete)).not.toContain('so far')
+    expect(renderConsoleTable(cut)).toContain('(so far: some planned runs are still pending)')
   })
 })

@@ -1,0 +1,37 @@
+/**
+ * The line under each shape's table saying what the figures leave out: the
+ * warmup requests (run, never measured) and the ramp outside the
+ * all-slots-busy window (measured, flagged when it dominates). Without it a
+ * reader cannot tell a cold-start-free figure from one that includes it. Pure.
+ */
+import { DEFAULT_VALIDITY_THRESHOLDS } from '../analysis/validity-thresholds.js'
+import { autoWarmupRequests } from '../config/defaults.js'
+import type { RunResult } from '../types.js'
+import { fmtInt, fmtPctRange, fmtPctShort, fmtRange } from './format.js'
+
+/**
+ * `Warmup: 4–16 requests per run discarded before measuring (…). Ramp: 3–12% …`
+ * over every run of a shape (valid or not: both were run this way); null
+ * before any run. `warmupSetting` is the result's config.warmup.
+ */
+export function warmupRampLine(runs: readonly RunResult[], warmupSetting: unknown): string | null {
+  if (runs.length === 0) return null
+  const warm = runs.map((r) => r.warmup_requests)
+  const most = Math.max(...warm)
+  let text: string
+  if (most === 0) text = 'Warmup: none (no request discarded before measuring).'
+  else {
+    // autoWarmupRequests(0) is the floor of the auto rule (max(4, C)).
+    const how = warmupSetting === 'auto' ? ` (auto: one per slot, at least ${autoWarmupRequests(0)})` : typeof warmupSetting === 'number' ? ' (as configured)' : ''
+    text = `Warmup: ${fmtRange(warm, fmtInt)} request${most === 1 ? '' : 's'} per run discarded before measuring${how}.`
+  }
+  const ramps = runs.flatMap((r) => (r.steady_state !== null ? [r.steady_state.ramp_fraction] : []))
+  if (ramps.length === 0) return text
+  const windowless = runs.filter((r) => r.steady_state === null && r.completed > 0).length
+  const none = windowless > 0 ? ` (${windowless} run${windowless === 1 ? '' : 's'} had no such window)` : ''
+  // The rule as docs/validity.md states it: C > 1, over the threshold or no window at all.
+  return (
+    `${text} Ramp: ${fmtPctRange(ramps)} of each run's duration fell outside the steady-state window in which all C slots were busy${none}; ` +
+    `at C > 1 a run over ${fmtPctShort(DEFAULT_VALIDITY_THRESHOLDS.rampFractionMax)}, or with no such window, is flagged ramp_dominated.`
+  )
+}
