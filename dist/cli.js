@@ -369,9 +369,9 @@ var require_help = __commonJS({
        * @returns {number}
        */
       longestSubcommandTermLength(cmd, helper) {
-        return helper.visibleCommands(cmd).reduce((max2, command) => {
+        return helper.visibleCommands(cmd).reduce((max3, command) => {
           return Math.max(
-            max2,
+            max3,
             this.displayWidth(
               helper.styleSubcommandTerm(helper.subcommandTerm(command))
             )
@@ -386,9 +386,9 @@ var require_help = __commonJS({
        * @returns {number}
        */
       longestOptionTermLength(cmd, helper) {
-        return helper.visibleOptions(cmd).reduce((max2, option) => {
+        return helper.visibleOptions(cmd).reduce((max3, option) => {
           return Math.max(
-            max2,
+            max3,
             this.displayWidth(helper.styleOptionTerm(helper.optionTerm(option)))
           );
         }, 0);
@@ -401,9 +401,9 @@ var require_help = __commonJS({
        * @returns {number}
        */
       longestGlobalOptionTermLength(cmd, helper) {
-        return helper.visibleGlobalOptions(cmd).reduce((max2, option) => {
+        return helper.visibleGlobalOptions(cmd).reduce((max3, option) => {
           return Math.max(
-            max2,
+            max3,
             this.displayWidth(helper.styleOptionTerm(helper.optionTerm(option)))
           );
         }, 0);
@@ -416,9 +416,9 @@ var require_help = __commonJS({
        * @returns {number}
        */
       longestArgumentTermLength(cmd, helper) {
-        return helper.visibleArguments(cmd).reduce((max2, argument) => {
+        return helper.visibleArguments(cmd).reduce((max3, argument) => {
           return Math.max(
-            max2,
+            max3,
             this.displayWidth(
               helper.styleArgumentTerm(helper.argumentTerm(argument))
             )
@@ -5429,7 +5429,7 @@ ${indent}${line}` : "\n";
           str2 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines2.reduce((sum, line) => sum + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines2.reduce((sum2, line) => sum2 + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
             str2 += ",";
@@ -5445,7 +5445,7 @@ ${indent}${line}` : "\n";
         return start + end;
       } else {
         if (!reqNewline) {
-          const len = lines2.reduce((sum, line) => sum + line.length + 2, 2);
+          const len = lines2.reduce((sum2, line) => sum2 + line.length + 2, 2);
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
@@ -13737,14 +13737,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname: hostname4, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname4;
+          const sessionKey = servername || hostname5;
           assert2(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -13759,7 +13759,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname4
+            host: hostname5
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -13773,7 +13773,7 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname4
+            host: hostname5
           });
           if (useH2c === true) {
             socket.alpnProtocol = "h2";
@@ -13783,7 +13783,7 @@ var require_connect = __commonJS({
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = util.setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname4, port });
+        const clearConnectTimeout = util.setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname5, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -15311,10 +15311,10 @@ var require_webidl = __commonJS({
         }
       };
     };
-    webidl.argumentLengthCheck = function({ length }, min, ctx) {
-      if (length < min) {
+    webidl.argumentLengthCheck = function({ length }, min2, ctx) {
+      if (length < min2) {
         throw webidl.errors.exception({
-          message: `${min} argument${min !== 1 ? "s" : ""} required, but${length ? " only" : ""} ${length} found.`,
+          message: `${min2} argument${min2 !== 1 ? "s" : ""} required, but${length ? " only" : ""} ${length} found.`,
           header: ctx
         });
       }
@@ -17157,7 +17157,7 @@ var require_body = __commonJS({
     var { parseJSONFromBytes } = require_infra();
     var { utf8DecodeBytes } = require_encoding();
     var { runtimeFeatures } = require_runtime_features();
-    var random = runtimeFeatures.has("crypto") ? __require("node:crypto").randomInt : (max2) => Math.floor(Math.random() * max2);
+    var random = runtimeFeatures.has("crypto") ? __require("node:crypto").randomInt : (max3) => Math.floor(Math.random() * max3);
     var textEncoder = new TextEncoder();
     function noop() {
     }
@@ -19073,8 +19073,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream = null;
-      const { hostname: hostname4, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname4}${port ? `:${port}` : ""}`;
+      const { hostname: hostname5, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname5}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (err) => {
         if (request2.aborted || request2.completed) {
@@ -19811,20 +19811,20 @@ var require_client = __commonJS({
     function connect(client) {
       assert2(!client[kConnecting]);
       assert2(!client[kHTTPContext]);
-      let { host, hostname: hostname4, protocol, port } = client[kUrl];
-      if (hostname4[0] === "[") {
-        const idx = hostname4.indexOf("]");
+      let { host, hostname: hostname5, protocol, port } = client[kUrl];
+      if (hostname5[0] === "[") {
+        const idx = hostname5.indexOf("]");
         assert2(idx !== -1);
-        const ip = hostname4.substring(1, idx);
+        const ip = hostname5.substring(1, idx);
         assert2(net.isIPv6(ip));
-        hostname4 = ip;
+        hostname5 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname: hostname4,
+            hostname: hostname5,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -19837,14 +19837,14 @@ var require_client = __commonJS({
       try {
         client[kConnector]({
           host,
-          hostname: hostname4,
+          hostname: hostname5,
           protocol,
           port,
           servername: client[kServerName],
           localAddress: client[kLocalAddress]
         }, (err, socket) => {
           if (err) {
-            handleConnectError(client, err, { host, hostname: hostname4, protocol, port });
+            handleConnectError(client, err, { host, hostname: hostname5, protocol, port });
             client[kResume]();
             return;
           }
@@ -19858,7 +19858,7 @@ var require_client = __commonJS({
             client[kHTTPContext] = socket.alpnProtocol === "h2" ? connectH2(client, socket) : connectH1(client, socket);
           } catch (err2) {
             socket.destroy().on("error", noop);
-            handleConnectError(client, err2, { host, hostname: hostname4, protocol, port });
+            handleConnectError(client, err2, { host, hostname: hostname5, protocol, port });
             client[kResume]();
             return;
           }
@@ -19871,7 +19871,7 @@ var require_client = __commonJS({
             channels.connected.publish({
               connectParams: {
                 host,
-                hostname: hostname4,
+                hostname: hostname5,
                 protocol,
                 port,
                 version: client[kHTTPContext]?.version,
@@ -19886,11 +19886,11 @@ var require_client = __commonJS({
           client[kResume]();
         });
       } catch (err) {
-        handleConnectError(client, err, { host, hostname: hostname4, protocol, port });
+        handleConnectError(client, err, { host, hostname: hostname5, protocol, port });
         client[kResume]();
       }
     }
-    function handleConnectError(client, err, { host, hostname: hostname4, protocol, port }) {
+    function handleConnectError(client, err, { host, hostname: hostname5, protocol, port }) {
       if (client.destroyed) {
         return;
       }
@@ -19899,7 +19899,7 @@ var require_client = __commonJS({
         channels.connectError.publish({
           connectParams: {
             host,
-            hostname: hostname4,
+            hostname: hostname5,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -21768,10 +21768,10 @@ var require_env_http_proxy_agent = __commonJS({
         ]);
       }
       #getProxyAgentForUrl(url2) {
-        let { protocol, host: hostname4, port } = url2;
-        hostname4 = hostname4.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname5, port } = url2;
+        hostname5 = hostname5.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname4, port)) {
+        if (!this.#shouldProxy(hostname5, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -21779,7 +21779,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname4, port) {
+      #shouldProxy(hostname5, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -21794,10 +21794,10 @@ var require_env_http_proxy_agent = __commonJS({
           if (entry.port && entry.port !== port) {
             continue;
           }
-          if (hostname4 === entry.hostname) {
+          if (hostname5 === entry.hostname) {
             return false;
           }
-          if (hostname4.slice(-(entry.hostname.length + 1)) === `.${entry.hostname}`) {
+          if (hostname5.slice(-(entry.hostname.length + 1)) === `.${entry.hostname}`) {
             return false;
           }
         }
@@ -25999,14 +25999,14 @@ var require_dns = __commonJS({
       get size() {
         return this.#records.size;
       }
-      get(hostname4) {
-        return this.#records.get(hostname4) ?? null;
+      get(hostname5) {
+        return this.#records.get(hostname5) ?? null;
       }
-      set(hostname4, records) {
-        this.#records.set(hostname4, records);
+      set(hostname5, records) {
+        this.#records.set(hostname5, records);
       }
-      delete(hostname4) {
-        this.#records.delete(hostname4);
+      delete(hostname5) {
+        this.#records.delete(hostname5);
       }
       // Delegate to storage decide can we do more lookups or not
       full() {
@@ -37462,6 +37462,16 @@ ${captureLines}` : capture.stack;
   }
 });
 
+// src/util/auth.ts
+function authHeaders(apiKey) {
+  return apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+}
+var init_auth = __esm({
+  "src/util/auth.ts"() {
+    "use strict";
+  }
+});
+
 // src/client/endpoints.ts
 function normalizeBaseUrl2(input2) {
   const bad = () => new UsageError(`--base-url "${input2}": expected an http(s) URL such as http://127.0.0.1:8000`);
@@ -37507,10 +37517,12 @@ async function fetchJson(url2, opts = {}) {
     throw new UsageError(`${method} ${url2}: expected JSON, got ${JSON.stringify(text.slice(0, 80))}`);
   }
 }
-async function scrapeMetrics(baseUrl, dispatcher) {
+async function scrapeMetrics(baseUrl, apiKey = null, dispatcher) {
   const url2 = `${normalizeBaseUrl2(baseUrl).root}/metrics`;
   try {
     const res = await (0, import_undici.request)(url2, {
+      // A server behind a gateway may guard every path, /metrics included.
+      headers: authHeaders(apiKey),
       headersTimeout: 1e4,
       bodyTimeout: 1e4,
       ...dispatcher ? { dispatcher } : {}
@@ -37521,10 +37533,10 @@ async function scrapeMetrics(baseUrl, dispatcher) {
     return null;
   }
 }
-async function tokenizeCount(baseUrl, model, text, dispatcher) {
+async function tokenizeCount(baseUrl, model, text, apiKey = null, dispatcher) {
   const url2 = `${normalizeBaseUrl2(baseUrl).root}/tokenize`;
   try {
-    const j = await fetchJson(url2, { body: { model, prompt: text, add_special_tokens: false }, ...dispatcher ? { dispatcher } : {} });
+    const j = await fetchJson(url2, { body: { model, prompt: text, add_special_tokens: false }, headers: authHeaders(apiKey), ...dispatcher ? { dispatcher } : {} });
     if (typeof j.count === "number") return j.count;
     if (Array.isArray(j.tokens)) return j.tokens.length;
     return null;
@@ -37538,6 +37550,7 @@ var init_endpoints = __esm({
     "use strict";
     import_undici = __toESM(require_undici(), 1);
     init_errors();
+    init_auth();
     HttpStatusError = class extends UsageError {
       constructor(message, status) {
         super(message, "Check --base-url (the server root, e.g. http://127.0.0.1:8000) and --model.");
@@ -38319,7 +38332,7 @@ var require_JsHistogram = __commonJS({
     var formatters_1 = require_formatters();
     var ulp_1 = require_ulp();
     var Histogram_1 = require_Histogram();
-    var { pow, floor, ceil, log2, max: max2, min } = Math;
+    var { pow, floor, ceil, log2, max: max3, min: min2 } = Math;
     var JsHistogram = class _JsHistogram {
       incrementTotalCount() {
         this._totalCount++;
@@ -38488,7 +38501,7 @@ var require_JsHistogram = __commonJS({
        * @return the lowest (and therefore highest precision) bucket index that can represent the value
        */
       getBucketIndex(value) {
-        return max2(floor(log2(value)) - this.subBucketHalfCountMagnitude - this.unitMagnitude, 0);
+        return max3(floor(log2(value)) - this.subBucketHalfCountMagnitude - this.unitMagnitude, 0);
       }
       getSubBucketIndex(value, bucketIndex) {
         return floor(value / pow(2, bucketIndex + this.unitMagnitude));
@@ -38517,9 +38530,9 @@ var require_JsHistogram = __commonJS({
        * value that all value entries in the histogram are either larger than or equivalent to.
        */
       getValueAtPercentile(percentile2) {
-        const requestedPercentile = min(percentile2, 100);
+        const requestedPercentile = min2(percentile2, 100);
         const fpCountAtPercentile = requestedPercentile / 100 * this.totalCount;
-        const countAtPercentile = max2(
+        const countAtPercentile = max3(
           ceil(fpCountAtPercentile - (0, ulp_1.default)(fpCountAtPercentile)),
           // round up
           1
@@ -38625,7 +38638,7 @@ var require_JsHistogram = __commonJS({
         }
         return totalValue / this.totalCount;
       }
-      getStdDeviation(mean = this.mean) {
+      getStdDeviation(mean2 = this.mean) {
         if (this.totalCount === 0) {
           return 0;
         }
@@ -38633,7 +38646,7 @@ var require_JsHistogram = __commonJS({
         this.recordedValuesIterator.reset();
         while (this.recordedValuesIterator.hasNext()) {
           const iterationValue = this.recordedValuesIterator.next();
-          const deviation = this.medianEquivalentValue(iterationValue.valueIteratedTo) - mean;
+          const deviation = this.medianEquivalentValue(iterationValue.valueIteratedTo) - mean2;
           geometric_deviation_total += deviation * deviation * iterationValue.countAddedInThisIterationStep;
         }
         const std_deviation = Math.sqrt(geometric_deviation_total / this.totalCount);
@@ -38648,12 +38661,12 @@ var require_JsHistogram = __commonJS({
         if (this.totalCount === 0) {
           return 0;
         }
-        const mean = this.mean;
+        const mean2 = this.mean;
         let geometric_deviation_total = 0;
         this.recordedValuesIterator.reset();
         while (this.recordedValuesIterator.hasNext()) {
           const iterationValue = this.recordedValuesIterator.next();
-          const deviation = this.medianEquivalentValue(iterationValue.valueIteratedTo) - mean;
+          const deviation = this.medianEquivalentValue(iterationValue.valueIteratedTo) - mean2;
           geometric_deviation_total += deviation * deviation * iterationValue.countAddedInThisIterationStep;
         }
         const std_deviation = Math.sqrt(geometric_deviation_total / this.totalCount);
@@ -38708,15 +38721,15 @@ var require_JsHistogram = __commonJS({
         if (!useCsvFormat) {
           const formatter = (0, formatters_1.floatFormatter)(12, this.numberOfSignificantValueDigits);
           const _mean = this.mean;
-          const mean = formatter(_mean / outputValueUnitScalingRatio);
+          const mean2 = formatter(_mean / outputValueUnitScalingRatio);
           const std_deviation = formatter(this.getStdDeviation(_mean) / outputValueUnitScalingRatio);
-          const max3 = formatter(this.maxValue / outputValueUnitScalingRatio);
+          const max4 = formatter(this.maxValue / outputValueUnitScalingRatio);
           const intFormatter = (0, formatters_1.integerFormatter)(12);
           const totalCount = intFormatter(this.totalCount);
           const bucketCount = intFormatter(this.bucketCount);
           const subBucketCount = intFormatter(this.subBucketCount);
-          result += `#[Mean    = ${mean}, StdDeviation   = ${std_deviation}]
-#[Max     = ${max3}, Total count    = ${totalCount}]
+          result += `#[Mean    = ${mean2}, StdDeviation   = ${std_deviation}]
+#[Max     = ${max4}, Total count    = ${totalCount}]
 #[Buckets = ${bucketCount}, SubBuckets     = ${subBucketCount}]
 `;
         }
@@ -38866,8 +38879,8 @@ var require_JsHistogram = __commonJS({
             }
           }
           this.setTotalCount(this.totalCount + observedOtherTotalCount);
-          this.updatedMaxValue(max2(this.maxValue, otherHistogram.maxValue));
-          this.updateMinNonZeroValue(min(this.minNonZeroValue, otherHistogram.minNonZeroValue));
+          this.updatedMaxValue(max3(this.maxValue, otherHistogram.maxValue));
+          this.updateMinNonZeroValue(min2(this.minNonZeroValue, otherHistogram.minNonZeroValue));
         } else {
           const otherMaxIndex = otherHistogram.countsArrayIndex(otherHistogram.maxValue);
           let otherCount = otherHistogram.getCountAtIndex(otherMaxIndex);
@@ -38879,8 +38892,8 @@ var require_JsHistogram = __commonJS({
             }
           }
         }
-        this.startTimeStampMsec = min(this.startTimeStampMsec, otherHistogram.startTimeStampMsec);
-        this.endTimeStampMsec = max2(this.endTimeStampMsec, otherHistogram.endTimeStampMsec);
+        this.startTimeStampMsec = min2(this.startTimeStampMsec, otherHistogram.startTimeStampMsec);
+        this.endTimeStampMsec = max3(this.endTimeStampMsec, otherHistogram.endTimeStampMsec);
       }
       /**
        * Get the count of recorded values at a specific value (to within the histogram resolution at the value level).
@@ -38890,7 +38903,7 @@ var require_JsHistogram = __commonJS({
        * {@literal >=} lowestEquivalentValue(<i>value</i>) and {@literal <=} highestEquivalentValue(<i>value</i>)
        */
       getCountAtValue(value) {
-        const index = min(max2(0, this.countsArrayIndex(value)), this.countsArrayLength - 1);
+        const index = min2(max3(0, this.countsArrayIndex(value)), this.countsArrayLength - 1);
         return this.getCountAtIndex(index);
       }
       /**
@@ -39851,15 +39864,15 @@ var require_crc32 = __commonJS({
   "node_modules/pako/lib/zlib/crc32.js"(exports2, module2) {
     "use strict";
     function makeTable() {
-      var c, table2 = [];
+      var c, table3 = [];
       for (var n = 0; n < 256; n++) {
         c = n;
         for (var k = 0; k < 8; k++) {
           c = c & 1 ? 3988292384 ^ c >>> 1 : c >>> 1;
         }
-        table2[n] = c;
+        table3[n] = c;
       }
-      return table2;
+      return table3;
     }
     var crcTable = makeTable();
     function crc32(crc, buf, len, pos) {
@@ -41036,9 +41049,9 @@ var require_strings = __commonJS({
       }
       return buf;
     };
-    exports2.buf2string = function(buf, max2) {
+    exports2.buf2string = function(buf, max3) {
       var i, out, c, c_len;
-      var len = max2 || buf.length;
+      var len = max3 || buf.length;
       var utf16buf = new Array(len * 2);
       for (out = 0, i = 0; i < len; ) {
         c = buf[i++];
@@ -41071,23 +41084,23 @@ var require_strings = __commonJS({
       }
       return buf2binstring(utf16buf, out);
     };
-    exports2.utf8border = function(buf, max2) {
+    exports2.utf8border = function(buf, max3) {
       var pos;
-      max2 = max2 || buf.length;
-      if (max2 > buf.length) {
-        max2 = buf.length;
+      max3 = max3 || buf.length;
+      if (max3 > buf.length) {
+        max3 = buf.length;
       }
-      pos = max2 - 1;
+      pos = max3 - 1;
       while (pos >= 0 && (buf[pos] & 192) === 128) {
         pos--;
       }
       if (pos < 0) {
-        return max2;
+        return max3;
       }
       if (pos === 0) {
-        return max2;
+        return max3;
       }
-      return pos + _utf8len[buf[pos]] > max2 ? pos : max2;
+      return pos + _utf8len[buf[pos]] > max3 ? pos : max3;
     };
   }
 });
@@ -41653,11 +41666,11 @@ var require_inftrees = __commonJS({
       64,
       64
     ];
-    module2.exports = function inflate_table(type, lens, lens_index, codes, table2, table_index, work, opts) {
+    module2.exports = function inflate_table(type, lens, lens_index, codes, table3, table_index, work, opts) {
       var bits = opts.bits;
       var len = 0;
       var sym = 0;
-      var min = 0, max2 = 0;
+      var min2 = 0, max3 = 0;
       var root = 0;
       var curr = 0;
       var drop = 0;
@@ -41684,27 +41697,27 @@ var require_inftrees = __commonJS({
         count2[lens[lens_index + sym]]++;
       }
       root = bits;
-      for (max2 = MAXBITS; max2 >= 1; max2--) {
-        if (count2[max2] !== 0) {
+      for (max3 = MAXBITS; max3 >= 1; max3--) {
+        if (count2[max3] !== 0) {
           break;
         }
       }
-      if (root > max2) {
-        root = max2;
+      if (root > max3) {
+        root = max3;
       }
-      if (max2 === 0) {
-        table2[table_index++] = 1 << 24 | 64 << 16 | 0;
-        table2[table_index++] = 1 << 24 | 64 << 16 | 0;
+      if (max3 === 0) {
+        table3[table_index++] = 1 << 24 | 64 << 16 | 0;
+        table3[table_index++] = 1 << 24 | 64 << 16 | 0;
         opts.bits = 1;
         return 0;
       }
-      for (min = 1; min < max2; min++) {
-        if (count2[min] !== 0) {
+      for (min2 = 1; min2 < max3; min2++) {
+        if (count2[min2] !== 0) {
           break;
         }
       }
-      if (root < min) {
-        root = min;
+      if (root < min2) {
+        root = min2;
       }
       left = 1;
       for (len = 1; len <= MAXBITS; len++) {
@@ -41714,7 +41727,7 @@ var require_inftrees = __commonJS({
           return -1;
         }
       }
-      if (left > 0 && (type === CODES || max2 !== 1)) {
+      if (left > 0 && (type === CODES || max3 !== 1)) {
         return -1;
       }
       offs[1] = 0;
@@ -41742,7 +41755,7 @@ var require_inftrees = __commonJS({
       }
       huff = 0;
       sym = 0;
-      len = min;
+      len = min2;
       next = table_index;
       curr = root;
       drop = 0;
@@ -41766,10 +41779,10 @@ var require_inftrees = __commonJS({
         }
         incr = 1 << len - drop;
         fill = 1 << curr;
-        min = fill;
+        min2 = fill;
         do {
           fill -= incr;
-          table2[next + (huff >> drop) + fill] = here_bits << 24 | here_op << 16 | here_val | 0;
+          table3[next + (huff >> drop) + fill] = here_bits << 24 | here_op << 16 | here_val | 0;
         } while (fill !== 0);
         incr = 1 << len - 1;
         while (huff & incr) {
@@ -41783,7 +41796,7 @@ var require_inftrees = __commonJS({
         }
         sym++;
         if (--count2[len] === 0) {
-          if (len === max2) {
+          if (len === max3) {
             break;
           }
           len = lens[lens_index + work[sym]];
@@ -41792,10 +41805,10 @@ var require_inftrees = __commonJS({
           if (drop === 0) {
             drop = root;
           }
-          next += min;
+          next += min2;
           curr = len - drop;
           left = 1 << curr;
-          while (curr + drop < max2) {
+          while (curr + drop < max3) {
             left -= count2[curr + drop];
             if (left <= 0) {
               break;
@@ -41808,11 +41821,11 @@ var require_inftrees = __commonJS({
             return 1;
           }
           low = huff & mask;
-          table2[low] = root << 24 | curr << 16 | next - table_index | 0;
+          table3[low] = root << 24 | curr << 16 | next - table_index | 0;
         }
       }
       if (huff !== 0) {
-        table2[next + huff] = len - drop << 24 | 64 << 16 | 0;
+        table3[next + huff] = len - drop << 24 | 64 << 16 | 0;
       }
       opts.bits = root;
       return 0;
@@ -43396,7 +43409,7 @@ var require_umd = __commonJS({
       function postInstantiate(extendedExports, instance) {
         const exports4 = instance.exports;
         const memory = exports4.memory;
-        const table2 = exports4.table;
+        const table3 = exports4.table;
         const __new = exports4.__new || F_NO_EXPORT_RUNTIME;
         const __pin = exports4.__pin || F_NO_EXPORT_RUNTIME;
         const __unpin = exports4.__unpin || F_NO_EXPORT_RUNTIME;
@@ -43534,9 +43547,9 @@ var require_umd = __commonJS({
         }
         extendedExports.__getArrayBuffer = __getArrayBuffer;
         function __getFunction(ptr) {
-          if (!table2) throw Error(E_NO_EXPORT_TABLE);
+          if (!table3) throw Error(E_NO_EXPORT_TABLE);
           const index = new Uint32Array(memory.buffer)[ptr >>> 2];
-          return table2.get(index);
+          return table3.get(index);
         }
         extendedExports.__getFunction = __getFunction;
         function getTypedArray(Type, alignLog2, ptr) {
@@ -43572,7 +43585,7 @@ var require_umd = __commonJS({
         }
         extendedExports.__instanceof = __instanceof;
         extendedExports.memory = extendedExports.memory || memory;
-        extendedExports.table = extendedExports.table || table2;
+        extendedExports.table = extendedExports.table || table3;
         return demangle(exports4, extendedExports);
       }
       function isResponse(src) {
@@ -43965,7 +43978,7 @@ var require_PackedArrayContext = __commonJS({
     var NON_LEAF_ENTRY_HEADER_SIZE_IN_SHORTS = 1;
     var PACKED_ARRAY_GROWTH_INCREMENT = 16;
     var PACKED_ARRAY_GROWTH_FRACTION_POW2 = 4;
-    var { pow, ceil, log2, max: max2 } = Math;
+    var { pow, ceil, log2, max: max3 } = Math;
     var bitCount = (n) => {
       var bits = 0;
       while (n !== 0) {
@@ -44078,7 +44091,7 @@ var require_PackedArrayContext = __commonJS({
       expandArrayIfNeeded(entryLengthInLongs) {
         const currentLength = this.length();
         if (currentLength < this.getPopulatedLongLength() + entryLengthInLongs) {
-          const growthIncrement = max2(entryLengthInLongs, PACKED_ARRAY_GROWTH_INCREMENT, this.getPopulatedLongLength() >> PACKED_ARRAY_GROWTH_FRACTION_POW2);
+          const growthIncrement = max3(entryLengthInLongs, PACKED_ARRAY_GROWTH_INCREMENT, this.getPopulatedLongLength() >> PACKED_ARRAY_GROWTH_FRACTION_POW2);
           this.resizeArray(currentLength + growthIncrement);
         }
       }
@@ -44220,7 +44233,7 @@ var require_PackedArrayContext = __commonJS({
         const sizeMagnitude = ceil(log2(virtualLength));
         const eightsSizeMagnitude = sizeMagnitude - 3;
         let multipleOfFourSizeMagnitude = ceil(eightsSizeMagnitude / 4) * 4;
-        multipleOfFourSizeMagnitude = max2(multipleOfFourSizeMagnitude, 8);
+        multipleOfFourSizeMagnitude = max3(multipleOfFourSizeMagnitude, 8);
         const topLevelShiftNeeded = multipleOfFourSizeMagnitude - 4 + 3;
         return topLevelShiftNeeded;
       }
@@ -45198,8 +45211,8 @@ var require_HistogramLogWriter = __commonJS({
         const base644 = (0, encoding_1.encodeIntoCompressedBase64)(histogram);
         const start = timeFormatter(startTimeStampSec);
         const duration3 = timeFormatter(endTimeStampSec - startTimeStampSec);
-        const max2 = timeFormatter(histogram.maxValue / maxValueUnitRatio);
-        const lineContent = `${start},${duration3},${max2},${base644}
+        const max3 = timeFormatter(histogram.maxValue / maxValueUnitRatio);
+        const lineContent = `${start},${duration3},${max3},${base644}
 `;
         if (histogram.tag && histogram.tag !== Histogram_1.NO_TAG) {
           this.log(`Tag=${histogram.tag},${lineContent}`);
@@ -45485,7 +45498,7 @@ __export(preflight_exports, {
 async function preflight(root, model, api, apiKey) {
   let models2;
   try {
-    const j = await fetchJson(`${root}/v1/models`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} });
+    const j = await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey) });
     models2 = Array.isArray(j.data) ? j.data.flatMap((m) => typeof m?.id === "string" ? [m.id] : []) : [];
   } catch (err) {
     throw new UsageError(
@@ -45508,7 +45521,7 @@ async function preflight(root, model, api, apiKey) {
         id: `sg-preflight-${attempt}`,
         url: root + path,
         body: JSON.stringify({ ...body, max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
-        headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+        headers: authHeaders(apiKey),
         api,
         promptTokens: 2,
         maxTokens: 2
@@ -45529,6 +45542,7 @@ var init_preflight = __esm({
     init_errors();
     init_stream_request();
     init_endpoints();
+    init_auth();
     import_undici3 = __toESM(require_undici(), 1);
   }
 });
@@ -47611,9 +47625,9 @@ function sizeCaps(defChecks) {
     const d = ch._zod.def;
     if (!/_(length|size)$|_equals$/.test(d.check))
       break;
-    const max2 = d.maximum ?? d.length ?? d.size;
-    if (max2 >= 0)
-      caps.push([max2, ch]);
+    const max3 = d.maximum ?? d.length ?? d.size;
+    if (max3 >= 0)
+      caps.push([max3, ch]);
   }
   return caps;
 }
@@ -47756,9 +47770,9 @@ var Class = class {
   constructor(..._args) {
   }
 };
-function members(proto, table2) {
-  for (const key in table2) {
-    const desc = Object.getOwnPropertyDescriptor(table2, key);
+function members(proto, table3) {
+  for (const key in table3) {
+    const desc = Object.getOwnPropertyDescriptor(table3, key);
     if (desc.get)
       Object.defineProperty(proto, key, { ...desc, enumerable: false });
     else
@@ -47773,10 +47787,10 @@ function hide(inst, key, value) {
   return own(inst, key, value, false);
 }
 // @__NO_SIDE_EFFECTS__
-function derived(computes, table2) {
+function derived(computes, table3) {
   for (const key in computes) {
     const compute = computes[key];
-    Object.defineProperty(table2, key, {
+    Object.defineProperty(table3, key, {
       configurable: true,
       enumerable: true,
       get() {
@@ -47787,7 +47801,7 @@ function derived(computes, table2) {
       }
     });
   }
-  return table2;
+  return table3;
 }
 function defineBound(proto, key, fn) {
   Object.defineProperty(proto, key, {
@@ -49260,9 +49274,9 @@ var asciiTabOrNewline = /[\t\n\r]/g;
 function stripTabAndNewline(value) {
   return value.replace(asciiTabOrNewline, "");
 }
-function urlHostnameOk(url2, hostname4) {
-  hostname4.lastIndex = 0;
-  return hostname4.test(url2.hostname);
+function urlHostnameOk(url2, hostname5) {
+  hostname5.lastIndex = 0;
+  return hostname5.test(url2.hostname);
 }
 function urlProtocolOk(url2, protocol) {
   protocol.lastIndex = 0;
@@ -49503,13 +49517,13 @@ var CC_SANITIZE = /[- ]/g;
 function isLuhnAlgo(digits) {
   let length = digits.length;
   let bit = 1;
-  let sum = 0;
+  let sum2 = 0;
   while (length) {
     const value = digits.charCodeAt(--length) - 48;
     bit ^= 1;
-    sum += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
+    sum2 += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
   }
-  return sum % 10 === 0;
+  return sum2 % 10 === 0;
 }
 function isValidCreditCard(input2) {
   if (!creditCard.test(input2))
@@ -49802,8 +49816,8 @@ function capSize(inst, size) {
   inst._zod.parse = (payload, ctx) => {
     const n = size(payload.value);
     if (n > cap && !ctx?.skipChecks && ctx?.direction !== "backward") {
-      for (const [max2, ch] of sizeCaps(inst._zod.def.checks)) {
-        if (n > max2 && ch._zod.def.when(payload)) {
+      for (const [max3, ch] of sizeCaps(inst._zod.def.checks)) {
+        if (n > max3 && ch._zod.def.when(payload)) {
           const start = payload.issues.length;
           ch._zod.check(payload);
           payload.issues[start].continue = false;
@@ -51516,11 +51530,11 @@ function isRecursive(inst, stack, resolve2) {
         result = answer;
     }
   };
-  const shape = (sh, spread) => {
+  const shape = (sh, spread2) => {
     let answer = NONE;
     for (const key of Reflect.ownKeys(sh)) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
-      if (spread && !desc.enumerable)
+      if (spread2 && !desc.enumerable)
         continue;
       const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve2) : NONE;
       if (child > answer)
@@ -59591,15 +59605,15 @@ function generateChecks(doc, ctx, schema, accessor) {
         generateNumberFormatCheck(doc, def, currentAccessor);
         break;
       case "min_length": {
-        const min = numericOperand(def.minimum, "min_length");
-        const len = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length >= ${min} && ${currentAccessor}.length < ${def.minimum * 2}`);
-        doc.write(`if (${len} < ${min}) return INVALID;`);
+        const min2 = numericOperand(def.minimum, "min_length");
+        const len = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length >= ${min2} && ${currentAccessor}.length < ${def.minimum * 2}`);
+        doc.write(`if (${len} < ${min2}) return INVALID;`);
         break;
       }
       case "max_length": {
-        const max2 = numericOperand(def.maximum, "max_length");
-        const len = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length > ${max2}`);
-        doc.write(`if (${len} > ${max2}) return INVALID;`);
+        const max3 = numericOperand(def.maximum, "max_length");
+        const len = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length > ${max3}`);
+        doc.write(`if (${len} > ${max3}) return INVALID;`);
         break;
       }
       case "length_equals": {
@@ -60417,8 +60431,8 @@ function generateNullableCheck(doc, ctx, schema, accessor, buildsValue = true) {
   return outputVar;
 }
 function generateSizeGate(doc, schema, size) {
-  for (const [max2, check2] of sizeCaps(schema._zod.def.checks)) {
-    doc.write(`if (${size} > ${numericOperand(max2, check2._zod.def.check)}) return INVALID;`);
+  for (const [max3, check2] of sizeCaps(schema._zod.def.checks)) {
+    doc.write(`if (${size} > ${numericOperand(max3, check2._zod.def.check)}) return INVALID;`);
   }
 }
 function generateArrayCheck(doc, ctx, schema, accessor, buildsValue = true) {
@@ -66151,6 +66165,29 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/config/defaults.ts
+var TARGET_PERCENTILES = [50, 95, 99];
+var DEFAULTS = {
+  api: "completions",
+  // METHODOLOGY: "fix a target, say 50 ms between tokens, and report the throughput achievable while holding it at p95".
+  target: { metric: "tpot", percentile: 95, thresholdMs: 50 },
+  sweepName: "default",
+  shapes: [{ inputLen: 128, outputLen: 32 }],
+  concurrency: [1, 4, 16],
+  promptsPerConcurrency: 12,
+  warmup: "auto",
+  repeats: 3,
+  seed: 42,
+  out: "servegate-result.json",
+  workers: "auto",
+  // A stream silent this long is dead. Generous: at high concurrency a real engine may queue a request
+  // (no byte sent) for tens of seconds before its prefill is scheduled.
+  idleTimeoutMs: 12e4
+};
+function autoWarmupRequests(concurrency) {
+  return Math.max(4, concurrency);
+}
+
 // src/config/schema.ts
 var positiveInt = (what) => external_exports.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` });
 var nonNegativeInt = (what) => external_exports.number({ error: `expected ${what} (a non-negative integer)` }).int({ error: `expected ${what} (a non-negative integer)` }).nonnegative({ error: `expected ${what} (a non-negative integer)` });
@@ -66183,7 +66220,7 @@ var serverSchema = external_exports.strictObject({
 });
 var targetSchema = external_exports.strictObject({
   metric: external_exports.enum(["tpot", "itl"], { error: 'expected "tpot" or "itl"' }).optional(),
-  percentile: external_exports.number({ error: "expected a percentile between 0 and 100 (exclusive), e.g. 95" }).gt(0, { error: "expected a percentile between 0 and 100 (exclusive), e.g. 95" }).lt(100, { error: "expected a percentile between 0 and 100 (exclusive), e.g. 95" }).optional(),
+  percentile: external_exports.number({ error: "expected 50, 95 or 99 (the percentiles every run records)" }).refine((p) => TARGET_PERCENTILES.includes(p), { error: "expected 50, 95 or 99 (the percentiles every run records)" }).optional(),
   threshold_ms: external_exports.number({ error: "expected a latency in ms (a positive number)" }).positive({ error: "expected a latency in ms (a positive number)" }).optional()
 });
 var configFileSchema = external_exports.strictObject({
@@ -66295,28 +66332,6 @@ function editDistance(a, b) {
 // src/config/resolve.ts
 init_errors();
 
-// src/config/defaults.ts
-var DEFAULTS = {
-  api: "completions",
-  // METHODOLOGY: "fix a target, say 50 ms between tokens, and report the throughput achievable while holding it at p95".
-  target: { metric: "tpot", percentile: 95, thresholdMs: 50 },
-  sweepName: "default",
-  shapes: [{ inputLen: 128, outputLen: 32 }],
-  concurrency: [1, 4, 16],
-  promptsPerConcurrency: 12,
-  warmup: "auto",
-  repeats: 3,
-  seed: 42,
-  out: "servegate-result.json",
-  workers: "auto",
-  // A stream silent this long is dead. Generous: at high concurrency a real engine may queue a request
-  // (no byte sent) for tens of seconds before its prefill is scheduled.
-  idleTimeoutMs: 12e4
-};
-function autoWarmupRequests(concurrency) {
-  return Math.max(4, concurrency);
-}
-
 // src/config/flags.ts
 var INT = /^\d+$/;
 function quote(value) {
@@ -66387,7 +66402,7 @@ function parseTarget(raw) {
   if (!m) return expected;
   const percentile2 = Number(m[2]);
   const thresholdMs = Number(m[3]);
-  if (!(percentile2 > 0 && percentile2 < 100)) return "expected a percentile between 0 and 100 (exclusive), e.g. tpot:p95:50";
+  if (!TARGET_PERCENTILES.includes(percentile2)) return "expected percentile p50, p95 or p99 (the ones every run records), e.g. tpot:p95:50";
   if (!(thresholdMs > 0)) return "expected a threshold above 0 ms, e.g. tpot:p95:50";
   return { metric: m[1].toLowerCase(), percentile: percentile2, thresholdMs };
 }
@@ -66685,9 +66700,9 @@ var BatchScheduler = class {
   }
   /** Earliest end of a stall among running items (for waking an otherwise idle engine). */
   nextStallEnd() {
-    let min = null;
-    for (const e of this.running) if (!e.item.done && (min === null || e.item.stallUntilNs < min)) min = e.item.stallUntilNs;
-    return min;
+    let min2 = null;
+    for (const e of this.running) if (!e.item.done && (min2 === null || e.item.stallUntilNs < min2)) min2 = e.item.stallUntilNs;
+    return min2;
   }
   /** Plan the step starting at `nowNs`; null when there is nothing to compute. */
   plan(nowNs2) {
@@ -68320,12 +68335,12 @@ function createExec(options = {}) {
 }
 
 // src/env/fetch-json.ts
+init_auth();
 function createFetchJson(options = {}) {
   const timeoutMs = options.timeoutMs ?? 5e3;
   return async (url2) => {
     try {
-      const headers = { accept: "application/json" };
-      if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+      const headers = { accept: "application/json", ...authHeaders(options.apiKey) };
       const res = await fetch(url2, { headers, signal: AbortSignal.timeout(timeoutMs) });
       if (res.status !== 200) {
         await res.body?.cancel();
@@ -68416,12 +68431,15 @@ function textField(value) {
   return v === "" || /^\[?(n\/a|not supported)\]?$/i.test(v) ? "unknown" : v;
 }
 var UNKNOWN_INVENTORY = { names: [], count: "unknown", driver_version: "unknown", cuda_version: "unknown", clocks: "unknown" };
+function unknownGpuInventory() {
+  return { ...UNKNOWN_INVENTORY, names: [] };
+}
 async function queryGpuInventory(exec) {
   const fields = ["index", "name", "driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem"];
   const res = await exec("nvidia-smi", [`--query-gpu=${fields.join(",")}`, "--format=csv,noheader,nounits"]);
-  if (!res) return { ...UNKNOWN_INVENTORY, names: [] };
+  if (!res) return unknownGpuInventory();
   const rows = lines(res.stdout).map(splitCsvLine).filter((r) => r.length >= fields.length);
-  if (rows.length === 0) return { ...UNKNOWN_INVENTORY, names: [] };
+  if (rows.length === 0) return unknownGpuInventory();
   const drivers = [...new Set(rows.map((r) => textField(r[2])))];
   const clocks = rows.map((r) => {
     const mhz = (v) => numberField(v) === null ? "?" : String(numberField(v));
@@ -68517,7 +68535,7 @@ async function collectEnv(deps) {
   const root = deps.harnessRoot === void 0 ? findHarnessRoot() : deps.harnessRoot;
   const [server, gpu, gitCommit] = await Promise.all([
     queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model),
-    queryGpuInventory(deps.exec),
+    deps.gpuOnThisHost === false ? Promise.resolve(unknownGpuInventory()) : queryGpuInventory(deps.exec),
     harnessGitCommit(deps.exec, root)
   ]);
   return {
@@ -68579,6 +68597,24 @@ function startGpuSampler(exec, intervalMs, opts = {}) {
       return stop();
     }
   };
+}
+
+// src/env/local-host.ts
+import { hostname as hostname4, networkInterfaces } from "node:os";
+function isServerOnThisHost(url2, host = { name: hostname4(), addresses: localAddresses() }) {
+  let h;
+  try {
+    h = new URL(url2).hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  } catch {
+    return false;
+  }
+  if (h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "0.0.0.0") return true;
+  const name = host.name.toLowerCase();
+  if (h === name || h.split(".")[0] === name) return true;
+  return host.addresses.some((a) => a.toLowerCase() === h);
+}
+function localAddresses() {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
 }
 
 // src/analysis/at-target.ts
@@ -68921,8 +68957,8 @@ function startLoopMonitor() {
       h.disable();
       const elu = performance3.eventLoopUtilization(elu0).utilization;
       const p99 = h.count > 0 ? Math.max(0, h.percentile(99) / 1e6 - DELAY_RESOLUTION_MS) : 0;
-      const max2 = h.count > 0 ? Math.max(0, h.max / 1e6 - DELAY_RESOLUTION_MS) : 0;
-      return { elu: Number.isFinite(elu) ? elu : 0, delayP99Ms: p99, delayMaxMs: max2 };
+      const max3 = h.count > 0 ? Math.max(0, h.max / 1e6 - DELAY_RESOLUTION_MS) : 0;
+      return { elu: Number.isFinite(elu) ? elu : 0, delayP99Ms: p99, delayMaxMs: max3 };
     }
   };
 }
@@ -69149,10 +69185,11 @@ async function runPoint(opts) {
     measured: (measIdx[w] ?? []).map((i) => opts.measured[i])
   }));
   let startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const onGo = () => {
+  const onGo = async () => {
+    await opts.beforeMeasure?.();
     startedAt = (/* @__PURE__ */ new Date()).toISOString();
   };
-  const results = workers === 0 ? [await runShare(inputs[0], async () => onGo())] : await runInWorkers(inputs, onGo);
+  const results = workers === 0 ? [await runShare(inputs[0], onGo)] : await runInWorkers(inputs, onGo);
   const finishedAt = (/* @__PURE__ */ new Date()).toISOString();
   const records = new Array(opts.measured.length);
   const sendLagsMs = [];
@@ -69190,8 +69227,9 @@ async function runInWorkers(inputs, onGo) {
           w.on("message", (m) => {
             if (m.type === "warm") {
               if (++warm === workers.length) {
-                onGo();
-                for (const x of workers) x.postMessage("go");
+                onGo().then(() => {
+                  for (const x of workers) x.postMessage("go");
+                }, reject);
               }
             } else if (m.type === "done") resolve2(m.result);
             else reject(new Error(`load worker failed: ${m.message}`));
@@ -69210,6 +69248,89 @@ async function runInWorkers(inputs, onGo) {
 init_endpoints();
 
 // node_modules/simple-statistics/dist/simple-statistics.mjs
+function sum(x) {
+  if (x.length === 0) {
+    return 0;
+  }
+  var sum2 = x[0];
+  var correction = 0;
+  var transition;
+  if (typeof sum2 !== "number") {
+    return Number.NaN;
+  }
+  for (var i = 1; i < x.length; i++) {
+    if (typeof x[i] !== "number") {
+      return Number.NaN;
+    }
+    transition = sum2 + x[i];
+    if (Math.abs(sum2) >= Math.abs(x[i])) {
+      correction += sum2 - transition + x[i];
+    } else {
+      correction += x[i] - transition + sum2;
+    }
+    sum2 = transition;
+  }
+  return sum2 + correction;
+}
+function mean(x) {
+  if (x.length === 0) {
+    throw new Error("mean requires at least one data point");
+  }
+  return sum(x) / x.length;
+}
+function sumNthPowerDeviations(x, n) {
+  var meanValue = mean(x);
+  var sum2 = 0;
+  var tempValue;
+  var i;
+  if (n === 2) {
+    for (i = 0; i < x.length; i++) {
+      tempValue = x[i] - meanValue;
+      sum2 += tempValue * tempValue;
+    }
+  } else {
+    for (i = 0; i < x.length; i++) {
+      sum2 += Math.pow(x[i] - meanValue, n);
+    }
+  }
+  return sum2;
+}
+function sampleVariance(x) {
+  if (x.length < 2) {
+    throw new Error("sampleVariance requires at least two data points");
+  }
+  var sumSquaredDeviationsValue = sumNthPowerDeviations(x, 2);
+  var besselsCorrection = x.length - 1;
+  return sumSquaredDeviationsValue / besselsCorrection;
+}
+function sampleStandardDeviation(x) {
+  var sampleVarianceX = sampleVariance(x);
+  return Math.sqrt(sampleVarianceX);
+}
+function max2(x) {
+  if (x.length === 0) {
+    throw new Error("max requires at least one data point");
+  }
+  var value = x[0];
+  for (var i = 1; i < x.length; i++) {
+    if (x[i] > value) {
+      value = x[i];
+    }
+  }
+  return value;
+}
+function min(x) {
+  if (x.length === 0) {
+    throw new Error("min requires at least one data point");
+  }
+  var value = x[0];
+  for (var i = 1; i < x.length; i++) {
+    if (x[i] < value) {
+      value = x[i];
+    }
+  }
+  return value;
+}
 function quantileSorted(x, p) {
   var idx = (x.length - 1) * p;
   if (x.length === 0) {
@@ -69396,13 +69517,13 @@ var g = 607 / 128;
 var LOGSQRT2PI = Math.log(Math.sqrt(2 * Math.PI));
 var SQRT_2PI$1 = Math.sqrt(2 * Math.PI);
 function cumulativeDistribution(z3) {
-  var sum = z3;
+  var sum2 = z3;
   var tmp = z3;
   for (var i = 1; i < 30; i++) {
     tmp *= z3 * z3 / (2 * i + 1);
-    sum += tmp;
+    sum2 += tmp;
   }
-  return Math.round((0.5 + sum / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
+  return Math.round((0.5 + sum2 / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
 }
 var standardNormalTable = [];
 for (z2 = 0; z2 <= 3.09; z2 += 0.01) {
@@ -69891,10 +70012,10 @@ function histogramDelta(before, after, base) {
     }
     return { le, count: count3 };
   });
-  const sum = counterDelta(before, after, `${base}_sum`);
+  const sum2 = counterDelta(before, after, `${base}_sum`);
   const count2 = counterDelta(before, after, `${base}_count`);
   const total = buckets[buckets.length - 1]?.count ?? 0;
-  return { buckets, sum: sum ?? Number.NaN, count: count2 ?? total };
+  return { buckets, sum: sum2 ?? Number.NaN, count: count2 ?? total };
 }
 function bucketQuantile(q, buckets) {
   const total = buckets[buckets.length - 1]?.count ?? 0;
@@ -69918,8 +70039,8 @@ function histogramStatsMs(h) {
     const v = bucketQuantile(p, h.buckets);
     return v === null ? null : v * 1e3;
   };
-  const mean = h.count > 0 && Number.isFinite(h.sum) ? h.sum / h.count * 1e3 : null;
-  return { mean, p50: q(0.5), p95: q(0.95), p99: q(0.99) };
+  const mean2 = h.count > 0 && Number.isFinite(h.sum) ? h.sum / h.count * 1e3 : null;
+  return { mean: mean2, p50: q(0.5), p95: q(0.95), p99: q(0.99) };
 }
 var NAMES = {
   ttft: ["vllm:time_to_first_token_seconds"],
@@ -70049,10 +70170,12 @@ var prefixCacheContaminated = (run, ctx, t) => {
   if (!ctx.expectPrefixCacheMisses || s === null || s.prefix_cache_hits === null || s.prefix_cache_hits <= 0) return null;
   const q = s.prefix_cache_queries;
   if (q !== null && q > 0 && s.prefix_cache_hits / q <= t.prefixCacheMaxHitFraction) return null;
+  const requests = run.completed + run.failed;
+  if (s.prefix_cache_hits <= (ctx.api === "chat" ? t.chatPreambleTokens : 0) * requests) return null;
   const share = q !== null && q > 0 ? ` of ${q} queried (${pct(s.prefix_cache_hits / q)})` : "";
   return {
     code: "prefix_cache_contaminated",
-    detail: `The server's prefix cache served ${s.prefix_cache_hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered.`
+    detail: `The server's prefix cache served ${s.prefix_cache_hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered. The same --seed run earlier against this server sends the same prompts: pick another --seed or clear the server's cache (restart it).`
   };
 };
 var rampDominated = (run, ctx, t) => {
@@ -70167,6 +70290,12 @@ var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
   outputShortfallTolerance: 0,
   // Prompts are seeded and unique per repeat: any hit means reuse.
   prefixCacheMaxHitFraction: 0,
+  // Chat prompts are wrapped in the model's template, whose preamble (role markers, a default
+  // system prompt: ~25–30 tokens for Llama 3 and Qwen templates) is the same for every request,
+  // so an engine that caches in 16-token blocks (vLLM) hits one or two blocks and a token-level
+  // cache (SGLang's radix tree) every preamble token. 64 per request covers both; a repeated
+  // prompt of the sizes servegate sends (hundreds to thousands of tokens) is far above it.
+  chatPreambleTokens: 64,
   // With 12 prompts per slot a healthy run spends ~5–15% filling and draining.
   rampFractionMax: 0.25,
   // Fewer than 10 requests make TTFT/TPOT/E2EL p50 and p95 single samples. The methodology's
@@ -70196,11 +70325,14 @@ function tokenNotes(run, thresholds) {
   }
   if (k.tokens_per_chunk !== null && k.tokens_per_chunk > 1 + t.tokenCountTolerance) {
     notes.push(
-      `Chunks carried ${k.tokens_per_chunk.toFixed(2)} tokens on average (${clientOutputTokens(run)} tokens in ${k.client_chunks} chunks), as with speculative decoding; itl_ms is per chunk and itl_per_token_ms divides each gap by the tokens it carried.`
+      `Chunks carried ${k.tokens_per_chunk.toFixed(2)} tokens on average (${clientOutputTokens(run)} tokens in ${k.client_chunks} chunks), as with speculative decoding; itl_ms is per chunk and itl_per_token_ms divides each gap by the request's mean tokens per chunk (a stream does not say how many tokens each chunk held).`
     );
   }
   return notes;
 }
+
+// src/plan/prompts.ts
+init_auth();
 
 // src/plan/words.ts
 var WORDS2 = [
@@ -70490,8 +70622,7 @@ function buildRequest(point, target, serial, id) {
     temperature: 0
   };
   const body = target.api === "chat" ? { ...common, messages: [{ role: "user", content: promptWords(point.seed, serial, inputLen).join(" ") }] } : { ...common, prompt: promptTokenIds(point.seed, serial, inputLen) };
-  const headers = { "content-type": "application/json" };
-  if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+  const headers = { "content-type": "application/json", ...authHeaders(target.apiKey) };
   return {
     id,
     url: endpointUrl(target.root, target.api),
@@ -70528,14 +70659,21 @@ function promptWords(pointSeed, serial, length) {
 // src/sweep/measure-point.ts
 async function measurePoint(point, ctx) {
   const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey });
-  const opts = { concurrency: point.concurrency, workers: ctx.workers, idleTimeoutMs: ctx.idleTimeoutMs };
-  if (warmup.length > 0) await runPoint({ ...opts, warmup: [], measured: warmup });
-  const before = await scrapeMetrics(ctx.root);
-  const sampler = ctx.sampleGpu();
-  const raw = await runPoint({ ...opts, warmup: [], measured });
-  const gpu = await sampler.stop();
-  const after = await scrapeMetrics(ctx.root);
-  raw.warmupRequests = warmup.length;
+  let before = null;
+  let sampler = null;
+  const raw = await runPoint({
+    concurrency: point.concurrency,
+    workers: ctx.workers,
+    idleTimeoutMs: ctx.idleTimeoutMs,
+    warmup,
+    measured,
+    beforeMeasure: async () => {
+      before = await scrapeMetrics(ctx.root, ctx.apiKey);
+      sampler = ctx.sampleGpu();
+    }
+  });
+  const gpu = sampler === null ? [] : await sampler.stop();
+  const after = await scrapeMetrics(ctx.root, ctx.apiKey);
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts });
   run.server_side = before !== null && after !== null ? serverSideFigures(before, after) : null;
   run.gpu = gpu.length > 0 ? gpu : null;
@@ -70543,7 +70681,8 @@ async function measurePoint(point, ctx) {
   run.validity = assessValidity(run, {
     concurrency: point.concurrency,
     ignoreEos: true,
-    expectPrefixCacheMisses: true
+    expectPrefixCacheMisses: true,
+    api: ctx.api
   });
   return run;
 }
@@ -70556,7 +70695,7 @@ async function retokenize(records, ctx) {
   const worker = async () => {
     while (!unavailable && next < done.length) {
       const rec = done[next++];
-      const n = await tokenizeCount(ctx.root, ctx.model, rec.text);
+      const n = await tokenizeCount(ctx.root, ctx.model, rec.text, ctx.apiKey);
       if (n === null) unavailable = true;
       else total += n;
     }
@@ -70639,7 +70778,9 @@ async function sweepAgainst(root, cfg, deps) {
   const plan = buildPlan(cfg);
   const resultPath = cfg.out;
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const envDeps = defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt });
+  const gpuOnThisHost = isServerOnThisHost(root);
+  if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`);
+  const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost };
   let result;
   if (cfg.resume && existsSync2(resultPath)) {
     result = await readResultFile(resultPath);
@@ -70666,10 +70807,13 @@ async function sweepAgainst(root, cfg, deps) {
     await writeResultFile(resultPath, result);
   }
   const done = new Set(result.points.flatMap((p) => p.runs.map((r) => planKey(p.input_len, p.output_len, p.concurrency, r.repeat))));
+  const usedSeeds = /* @__PURE__ */ new Set([...result.points.flatMap((p) => p.runs.map((r) => r.seed)), ...plan.map((p) => p.seed)]);
+  const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null;
   const gpuExec = envDeps.exec;
-  for (const [i, point] of plan.entries()) {
+  for (const [i, planned] of plan.entries()) {
     if (deps.signal?.aborted) throw new UsageError("Sweep interrupted; finished runs are saved.", `Continue with: servegate run --resume --out ${resultPath}`);
-    if (done.has(planKey(point.shape.inputLen, point.shape.outputLen, point.concurrency, point.repeat))) continue;
+    if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue;
+    const point = resumeSalt === null ? planned : { ...planned, seed: freshSeed(planned.seed, resumeSalt, usedSeeds) };
     deps.onPointStart?.(point, i, plan.length);
     const run = await measurePoint(point, {
       root,
@@ -70679,6 +70823,7 @@ async function sweepAgainst(root, cfg, deps) {
       workers: cfg.workers,
       idleTimeoutMs: cfg.idleTimeoutMs,
       sampleGpu: () => {
+        if (!gpuOnThisHost) return { stop: () => [] };
         const s = startGpuSampler(gpuExec, 1e3);
         return { stop: () => s.stopAndWait() };
       }
@@ -70690,6 +70835,12 @@ async function sweepAgainst(root, cfg, deps) {
     deps.onPointDone?.(point, run, i, plan.length);
   }
   return { result, resultPath };
+}
+function freshSeed(seed, salt, used) {
+  let s = deriveSeed(seed, "resume", salt);
+  for (let k = 1; used.has(s); k++) s = deriveSeed(seed, "resume", salt, k);
+  used.add(s);
+  return s;
 }
 function addRun(result, point, run) {
   let p = result.points.find(
@@ -70709,6 +70860,25 @@ function describeSim(opts = {}) {
   if (opts.ttftMs !== void 0 && opts.itlMs !== void 0) return `deterministic, TTFT ${opts.ttftMs} ms, ITL ${opts.itlMs} ms`;
   const profile = typeof opts.profile === "string" ? opts.profile : "custom";
   return `profile ${profile ?? "default"}${opts.timeScale !== void 0 && opts.timeScale !== 1 ? `, time scale ${opts.timeScale}` : ""}`;
+}
+
+// src/analysis/spread.ts
+function spread(values) {
+  if (values.length === 0) return null;
+  for (const v of values) {
+    if (!Number.isFinite(v)) throw new RangeError(`spread: values must be finite numbers, got ${v}`);
+  }
+  const xs = [...values];
+  const m = mean(xs);
+  const sd = xs.length > 1 ? sampleStandardDeviation(xs) : 0;
+  return {
+    n: xs.length,
+    median: median(xs),
+    min: min(xs),
+    max: max2(xs),
+    mean: m,
+    cv: sd === 0 ? 0 : sd / Math.abs(m)
+  };
 }
 
 // src/report/format.ts
@@ -70732,6 +70902,23 @@ function fmtRate(x) {
 function fmtInt(x) {
   return grouped(x, 0);
 }
+function fmtPct(fraction2) {
+  return `${(fraction2 * 100).toFixed(1)}%`;
+}
+function fmtPctShort(fraction2) {
+  return `${pctNumber(fraction2)}%`;
+}
+function pctNumber(fraction2) {
+  return String(+(fraction2 * 100).toFixed(1));
+}
+function fmtRange(values, fmt2) {
+  const lo = fmt2(Math.min(...values));
+  const hi = fmt2(Math.max(...values));
+  return lo === hi ? lo : `${lo}–${hi}`;
+}
+function fmtPctRange(fractions) {
+  return `${fmtRange(fractions, pctNumber)}%`;
+}
 function withSpread(values, fmt2) {
   const s = summarize(values);
   if (s === null) return "n/a";
@@ -70753,6 +70940,85 @@ var PLAIN = {
 };
 function plainValidity(code) {
   return PLAIN[code] ?? code;
+}
+
+// src/report/server-side.ts
+var SERVER_SIDE_TITLE = "Server-side (from the server's /metrics, the server's own clock)";
+var SERVER_SIDE_CAPTION = "Each cell: median across valid repeats (±half the min–max range); percentiles are interpolated within the server's histogram buckets. Generated tokens: the server's counter over the run; output tokens (client): the responses' usage, or content chunks without it.";
+var SERVER_COLUMNS = [
+  "Concurrency",
+  "TTFT p50 / p99",
+  "ITL p50 / p99",
+  "TPOT p50 / p99",
+  "E2E p50 / p99",
+  "Generated tokens (server)",
+  "Output tokens (client)"
+];
+function buildServerSideRows(concurrencies, points) {
+  if (!points.some((p) => p.runs.some((r) => r.server_side !== null))) return null;
+  return concurrencies.map((c) => serverRow(c, points.find((p) => p.concurrency === c)?.runs ?? []));
+}
+function serverRow(concurrency, runs) {
+  const label2 = String(concurrency);
+  const fill = (word) => [label2, ...SERVER_COLUMNS.slice(1).map(() => word)];
+  if (runs.length === 0) return fill("pending");
+  const valid = runs.filter((r) => r.validity.valid);
+  if (valid.length === 0) return fill("invalid");
+  const pair = (stats) => {
+    const p50 = withSpread(valid.map((r) => stats(r)?.p50), fmtMs);
+    const p99 = withSpread(valid.map((r) => stats(r)?.p99), fmtMs);
+    return p50 === "n/a" && p99 === "n/a" ? "n/a" : `${p50} / ${p99}`;
+  };
+  return [
+    label2,
+    pair((r) => r.server_side?.ttft_ms),
+    pair((r) => r.server_side?.itl_ms),
+    pair((r) => r.server_side?.tpot_ms),
+    pair((r) => r.server_side?.e2el_ms),
+    withSpread(valid.map((r) => r.server_side?.generation_tokens), fmtInt),
+    withSpread(valid.map(clientOutputTokens), fmtInt)
+  ];
+}
+
+// src/report/spread-rows.ts
+var SPREAD_COLUMNS = ["Concurrency", "Figure", "Valid runs", "Median", "Min", "Max", "CV"];
+var FIGURES = [
+  ["TTFT p50 (ms)", (r) => r.ttft_ms.p50, fmtMs],
+  ["TTFT p99 (ms)", (r) => r.ttft_ms.p99, fmtMs],
+  ["ITL p50 (ms)", (r) => r.itl_ms.p50, fmtMs],
+  ["ITL p99 (ms)", (r) => r.itl_ms.p99, fmtMs],
+  ["Output tok/s", (r) => r.output_throughput, fmtRate],
+  ["Tok/s/user", (r) => r.tok_s_per_user, fmtRate]
+];
+function buildSpreadRows(concurrencies, points) {
+  const rows = [];
+  for (const c of concurrencies) {
+    const valid = (points.find((p) => p.concurrency === c)?.runs ?? []).filter((r) => r.validity.valid);
+    for (const [name, get, fmt2] of FIGURES) {
+      const s = spread(valid.map(get).filter((v) => v !== null && Number.isFinite(v)));
+      if (s === null) continue;
+      rows.push([String(c), name, String(s.n), fmt2(s.median), fmt2(s.min), fmt2(s.max), s.n > 1 ? fmtPct(s.cv) : "n/a"]);
+    }
+  }
+  return rows;
+}
+
+// src/report/warmup-line.ts
+function warmupRampLine(runs, warmupSetting) {
+  if (runs.length === 0) return null;
+  const warm = runs.map((r) => r.warmup_requests);
+  const most = Math.max(...warm);
+  let text;
+  if (most === 0) text = "Warmup: none (no request discarded before measuring).";
+  else {
+    const how = warmupSetting === "auto" ? ` (auto: one per slot, at least ${autoWarmupRequests(0)})` : typeof warmupSetting === "number" ? " (as configured)" : "";
+    text = `Warmup: ${fmtRange(warm, fmtInt)} request${most === 1 ? "" : "s"} per run discarded before measuring${how}.`;
+  }
+  const ramps = runs.flatMap((r) => r.steady_state !== null ? [r.steady_state.ramp_fraction] : []);
+  if (ramps.length === 0) return text;
+  const windowless = runs.filter((r) => r.steady_state === null && r.completed > 0).length;
+  const none = windowless > 0 ? ` (${windowless} run${windowless === 1 ? "" : "s"} had no such window)` : "";
+  return `${text} Ramp: ${fmtPctRange(ramps)} of each run's duration fell outside the steady-state window in which all C slots were busy${none}; at C > 1 a run over ${fmtPctShort(DEFAULT_VALIDITY_THRESHOLDS.rampFractionMax)}, or with no such window, is flagged ramp_dominated.`;
 }
 
 // src/report/model.ts
@@ -70779,9 +71045,14 @@ function buildReportModel(result) {
       rows,
       notes,
       atTarget: atTargetSentence(result.target, at, concurrencies, {
-        pending: concurrencies.some((c) => !points.some((p) => p.concurrency === c && p.runs.length > 0)),
+        // Pending while any planned run is missing: a repeat cut short at a lower concurrency
+        // would otherwise enter the median as a smaller lower bound, unannounced.
+        pending: concurrencies.some((c) => (points.find((p) => p.concurrency === c)?.runs.length ?? 0) < (planned.repeats ?? 1)),
         invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0
-      }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0)
+      }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0),
+      warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
+      serverSide: buildServerSideRows(concurrencies, points),
+      spread: buildSpreadRows(concurrencies, points)
     };
   });
   return { sweep: typeof cfg.sweep === "string" ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes };
@@ -70856,7 +71127,7 @@ function invalidCurveNote(widened, noValidRun, hasFigure) {
 }
 function atTargetSentence(target, at, concurrencies, opts = {}) {
   const head = `Throughput at ${targetText(target)}:`;
-  const soFar = opts.pending ? " (so far: some concurrencies are still pending)" : "";
+  const soFar = opts.pending ? " (so far: some planned runs are still pending)" : "";
   if (opts.invalidOnly) return `${head} invalid: no repeat has a valid run (see the notes)${soFar}`;
   if (at === null || at.runs.length === 0) return `${head} pending`;
   const lowest = concurrencies[0];
@@ -70865,12 +71136,12 @@ function atTargetSentence(target, at, concurrencies, opts = {}) {
   if (reached.length === 0) {
     return `${head} unreachable: even C=${lowest ?? "?"} misses the target${at.runs.length > 1 ? ` (all ${at.runs.length} repeats)` : ""}`;
   }
-  const tput = summarize(reached.map((r) => r.throughput));
+  const tput = spread(reached.flatMap((r) => r.throughput !== null && Number.isFinite(r.throughput) ? [r.throughput] : []));
   const conc = summarize(reached.map((r) => r.concurrency));
   const bounds = [...new Set(reached.map((r) => r.bound))];
   const allLower = bounds.length === 1 && bounds[0] === "lower_bound";
   let text = `${head} ${allLower ? "≥ " : ""}${fmtRate(tput.median)} tok/s`;
-  if (tput.n > 1) text += ` (median of ${tput.n} repeats, range ${fmtRate(tput.min)}–${fmtRate(tput.max)})`;
+  if (tput.n > 1) text += ` (median of ${tput.n} repeats, range ${fmtRate(tput.min)}–${fmtRate(tput.max)}, CV ${fmtPct(tput.cv)})`;
   if (conc !== null) text += ` at C ≈ ${Number.isInteger(conc.median) ? conc.median : conc.median.toFixed(1)}`;
   if (bounds.length === 1) text += ` — ${BOUND_WORDS[bounds[0]]}`;
   else {
@@ -70904,19 +71175,22 @@ function renderConsoleTable(result) {
   out.push(CLOCK_LINE);
   for (const shape of model.shapes) {
     out.push("", shape.title);
-    const rows = [COLUMNS, ...shape.rows.map((r) => r.cells)];
-    const widths = COLUMNS.map((_, i) => Math.max(...rows.map((r) => width(r[i]))));
-    const line = (cells2) => (
-      // Concurrency and the numeric columns right-aligned, like the markdown table.
-      cells2.map((c, i) => i === 0 || i >= 3 ? padStart(c, widths[i]) : padEnd(c, widths[i])).join("  ").trimEnd()
-    );
-    out.push(line(rows[0]));
-    out.push(widths.map((w) => "-".repeat(w)).join("  "));
-    for (const r of rows.slice(1)) out.push(line(r));
+    out.push(...drawTable(COLUMNS, shape.rows.map((r) => r.cells), (i) => i === 0 || i >= 3));
+    if (shape.warmup !== null) out.push(shape.warmup);
     out.push(shape.atTarget);
     for (const [i, n] of shape.notes.entries()) out.push(`[${i + 1}] ${n}`);
+    if (shape.serverSide !== null) {
+      out.push("", SERVER_SIDE_TITLE, SERVER_SIDE_CAPTION);
+      out.push(...drawTable(SERVER_COLUMNS, shape.serverSide, (i) => i === 0 || i >= 5));
+    }
   }
   return out.join("\n");
+}
+function drawTable(columns, body, rightAligned) {
+  const rows = [columns, ...body];
+  const widths = columns.map((_, i) => Math.max(...rows.map((r) => width(r[i] ?? ""))));
+  const line = (cells2) => cells2.map((c, i) => rightAligned(i) ? padStart(c, widths[i]) : padEnd(c, widths[i])).join("  ").trimEnd();
+  return [line(columns), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)];
 }
 function width(s) {
   return [...s].length;
@@ -71156,10 +71430,10 @@ function median2(xs) {
   const mid = s.length >> 1;
   return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
-function sampleVariance(xs) {
+function sampleVariance2(xs) {
   if (xs.length < 2) return 0;
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  return xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1);
+  const mean2 = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return xs.reduce((a, x) => a + (x - mean2) ** 2, 0) / (xs.length - 1);
 }
 var MAD_CORRECTION = [NaN, NaN, 1.196, 1.495, 1.363, 1.206, 1.2, 1.14, 1.129, 1.107];
 function robustSd(xs) {
@@ -71174,7 +71448,7 @@ function clippedSd(xs, clip2 = 3) {
   const s0 = robustSd(xs);
   const m = median2(xs);
   const kept = s0 > 0 ? xs.filter((x) => Math.abs(x - m) <= clip2 * s0) : xs;
-  return Math.sqrt(sampleVariance(kept.length >= 2 ? kept : xs));
+  return Math.sqrt(sampleVariance2(kept.length >= 2 ? kept : xs));
 }
 var VAR_MEDIAN = [NaN, 1, 0.5, 0.4487, 0.2982, 0.2868, 0.2147, 0.2104, 0.1682, 0.1661, 0.1383, 0.1374, 0.1173];
 function varMedianFactor(n) {
@@ -71203,7 +71477,7 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
   let within2 = 0;
   let withinDf = 0;
   if (groups.length > 0) {
-    const vars = groups.map((g2) => ({ v: sampleVariance(g2), df: g2.length - 1 }));
+    const vars = groups.map((g2) => ({ v: sampleVariance2(g2), df: g2.length - 1 }));
     const typicalDf = median2(vars.map((g2) => g2.df));
     const robust2 = median2(vars.map((g2) => g2.v)) / chi2MedianRatio(typicalDf);
     const kept = vars.filter((g2) => g2.v <= robust2 * chi2Ratio(g2.df, 2.576));
@@ -71211,7 +71485,7 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
     within2 = withinDf > 0 ? kept.reduce((a, g2) => a + g2.v * g2.df, 0) / withinDf : robust2;
   }
   within2 = withPrior(within2, withinDf, opts.withinFloor, priorDf * 2);
-  const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance(candidateLogs);
+  const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance2(candidateLogs);
   const candidateWithin2 = candidateLogs.length >= 2 && candVar > within2 * chi2Ratio(candidateLogs.length - 1, 1.645) ? candVar : within2;
   const runsPerRefresh = refreshes.length > 0 ? Math.round(median2(refreshes.map((r) => r.length))) : 1;
   let day2 = 0;
@@ -71680,7 +71954,7 @@ function fmtSignedPct(x) {
   const v = Math.abs(x) < 0.05 ? 0 : x;
   return `${v > 0 ? "+" : v < 0 ? "−" : "±"}${Math.abs(v).toFixed(1)} %`;
 }
-function fmtPct(x) {
+function fmtPct2(x) {
   return x === null ? "–" : `${x.toFixed(1)} %`;
 }
 function fmtBar(r) {
@@ -71692,7 +71966,7 @@ function fmtBar(r) {
 var HEADER = "| Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|";
 function row(r) {
   const status = r.status === "regression" ? "**regression**" : r.status;
-  return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtBar(r)} | ${fmtPct(r.sigma_pct)} | ${fmtPct(r.mdc_pct)} | ${r.n_baseline}/${r.n_candidate} |`;
+  return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtBar(r)} | ${fmtPct2(r.sigma_pct)} | ${fmtPct2(r.mdc_pct)} | ${r.n_baseline}/${r.n_candidate} |`;
 }
 var cell = (s) => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
 function renderVerdictMarkdown(v) {
@@ -71729,8 +72003,8 @@ function cells(r) {
     fmtValue(r.candidate, r.unit),
     fmtSignedPct(r.delta_pct),
     fmtBar(r),
-    fmtPct(r.sigma_pct),
-    fmtPct(r.mdc_pct),
+    fmtPct2(r.sigma_pct),
+    fmtPct2(r.mdc_pct),
     `${r.n_baseline}/${r.n_candidate}`
   ];
 }
@@ -71984,13 +72258,22 @@ function renderMarkdownReport(result) {
   out.push(CLOCK_LINE, "");
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, "");
-    out.push(`| ${COLUMNS.join(" | ")} |`);
-    out.push("|---:|---|---|---:|---:|");
-    for (const r of shape.rows) out.push(`| ${r.cells.map(escapeCell).join(" | ")} |`);
+    out.push(...table2(COLUMNS, "|---:|---|---|---:|---:|", shape.rows.map((r) => r.cells)));
+    if (shape.warmup !== null) out.push("", escapeCell(shape.warmup));
     out.push("", `**${escapeCell(shape.atTarget)}**`);
     if (shape.notes.length > 0) {
       out.push("");
       for (const [i, n] of shape.notes.entries()) out.push(`${i + 1}. ${escapeCell(n)}`);
+    }
+    if (shape.serverSide !== null) {
+      out.push("", `#### ${escapeCell(SERVER_SIDE_TITLE)}`, "", escapeCell(SERVER_SIDE_CAPTION), "");
+      out.push(...table2(SERVER_COLUMNS, "|---:|---|---|---|---|---:|---:|", shape.serverSide));
+    }
+    if (shape.spread.length > 0) {
+      out.push("", "<details><summary>Spread across repeats</summary>", "");
+      out.push("Valid runs only; CV = sample standard deviation / mean.", "");
+      out.push(...table2(SPREAD_COLUMNS, "|---:|---|---:|---:|---:|---:|---:|", shape.spread));
+      out.push("", "</details>");
     }
     out.push("");
   }
@@ -72012,6 +72295,9 @@ function renderMarkdownReport(result) {
   for (const [k, v] of rows) out.push(`| ${k} | ${escapeCell(v)} |`);
   out.push("", "</details>", "");
   return out.join("\n");
+}
+function table2(columns, align, rows) {
+  return [`| ${columns.join(" | ")} |`, align, ...rows.map((r) => `| ${r.map(escapeCell).join(" | ")} |`)];
 }
 function escapeCell(s) {
   return s.replace(/\|/g, "\\|").replace(/</g, "&lt;").replace(/>/g, "&gt;");
