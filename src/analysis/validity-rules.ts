@@ -156,20 +156,23 @@ const normaliseReason = (r: string): string =>
 export const gpuThrottled: Rule = (run, _ctx, t) => {
   if (run.gpu === null) return null
   const benign = new Set(t.benignThrottleReasons.map(normaliseReason))
+  const clockBound = new Set(t.clockBoundThrottleReasons.map(normaliseReason))
+  const isSlow = (s: GpuSample): boolean =>
+    s.utilization_pct !== null && s.utilization_pct >= t.gpuBusyUtilizationPct &&
+    s.sm_clock_mhz !== null && s.max_sm_clock_mhz !== null && s.max_sm_clock_mhz > 0 &&
+    s.sm_clock_mhz < t.smClockMinFraction * s.max_sm_clock_mhz
   const why: string[] = []
   for (const [index, samples] of byGpu(run.gpu)) {
     const name = samples[0]?.name ?? 'GPU'
     const reasons = new Map<string, number>()
     for (const s of samples) {
-      for (const r of new Set(s.throttle_reasons.map(normaliseReason))) if (!benign.has(r)) reasons.set(r, (reasons.get(r) ?? 0) + 1)
+      for (const r of new Set(s.throttle_reasons.map(normaliseReason))) {
+        if (benign.has(r) || (clockBound.has(r) && !isSlow(s))) continue
+        reasons.set(r, (reasons.get(r) ?? 0) + 1)
+      }
     }
     for (const [r, n] of reasons) why.push(`GPU ${index} (${name}) reported ${r} in ${n} of ${samples.length} samples`)
-    const slow = samples.filter(
-      (s) =>
-        s.utilization_pct !== null && s.utilization_pct >= t.gpuBusyUtilizationPct &&
-        s.sm_clock_mhz !== null && s.max_sm_clock_mhz !== null && s.max_sm_clock_mhz > 0 &&
-        s.sm_clock_mhz < t.smClockMinFraction * s.max_sm_clock_mhz,
-    )
+    const slow = samples.filter(isSlow)
     const worst = slow.sort((a, b) => (a.sm_clock_mhz as number) - (b.sm_clock_mhz as number))[0]
     if (worst !== undefined) {
       why.push(`GPU ${index} (${name}) ran its SM clock at ${worst.sm_clock_mhz} of ${worst.max_sm_clock_mhz} MHz under load (limit ${pct(t.smClockMinFraction)}) in ${slow.length} samples`)

@@ -32,6 +32,8 @@ export interface ValidityThresholds {
   gpuBusyUtilizationPct: number
   /** gpu_throttled: clock-event reasons that are not throttling (idle, user-set application clocks, sync boost). */
   benignThrottleReasons: readonly string[]
+  /** gpu_throttled: reasons that count only in a sample whose SM clock under load is also below smClockMinFraction. */
+  clockBoundThrottleReasons: readonly string[]
 }
 
 /** The defaults; see each field. */
@@ -81,4 +83,8 @@ export const DEFAULT_VALIDITY_THRESHOLDS: Readonly<ValidityThresholds> = Object.
   smClockMinFraction: 0.8,
   gpuBusyUtilizationPct: 50,
   benignThrottleReasons: Object.freeze(['gpu_idle', 'idle', 'applications_clocks_setting', 'sync_boost', 'none', 'not_active']),
+  // A data-centre GPU under heavy load routinely runs at its power limit and reports
+  // sw_power_cap while its clock stays near the maximum: that is the GPU doing its job, and
+  // flagging it would void most heavy runs. It counts when the clock really dropped.
+  clockBoundThrottleReasons: Object.freeze(['sw_power_cap']),
 })

@@ -146,6 +146,11 @@ describe('assessValidity', () => {
       const run = cleanRun({ gpu: [gpu({ throttle_reasons: ['clocks_event_reasons.hw_thermal_slowdown'] }), gpu()] })
       expect(detail(run, 'gpu_throttled')).toMatch(/GPU 0 \(NVIDIA B200\) reported hw_thermal_slowdown in 1 of 2 samples/)
     })
+    it('counts sw_power_cap only when the SM clock under load really dropped', () => {
+      // At its power limit with the clock near maximum: the GPU doing its job.
+      expect(codes(cleanRun({ gpu: [gpu({ throttle_reasons: ['sw_power_cap'], sm_clock_mhz: 1900 })] }))).toEqual([])
+      expect(detail(cleanRun({ gpu: [gpu({ throttle_reasons: ['sw_power_cap'], sm_clock_mhz: 1200 })] }), 'gpu_throttled')).toMatch(/reported sw_power_cap in 1 of 1 samples/)
+    })
     it('fires on an SM clock well below max under load, not when idle', () => {
       expect(detail(cleanRun({ gpu: [gpu({ sm_clock_mhz: 1200 })] }), 'gpu_throttled')).toMatch(/1200 of 1965 MHz/)
       expect(codes(cleanRun({ gpu: [gpu({ sm_clock_mhz: 1200, utilization_pct: 10 })] }))).toEqual([])
