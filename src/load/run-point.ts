@@ -96,6 +96,20 @@ export function resolveWorkers(workers: number | 'auto', concurrency: number, co
   return Math.max(1, Math.min(byCores, byStreams))
 }
 
+/**
+ * A warning when an explicit `--workers N` gives load threads more of the CPU
+ * than `auto` would (half the cores, one on ≤ 2): the threads then compete
+ * with each other and with a server on the same host, and the saturation
+ * check, which reads each thread on its own, misses runs it should flag
+ * (10 of 27 broken 2-thread runs on 2 cores, docs/validity.md). Null when fine.
+ */
+export function workersWarning(workers: number | 'auto', cores: number = availableParallelism()): string | null {
+  if (workers === 'auto' || workers <= 1) return null
+  const fair = cores <= 2 ? 1 : Math.floor(cores / 2)
+  if (workers <= fair) return null
+  return `--workers ${workers} on ${cores} core${cores === 1 ? '' : 's'}: more load threads than half the cores compete for the CPU (with a server on this host too), and client_saturated can miss runs whose timestamps were late; --workers auto would use ${fair}.`
+}
+
 /** Split `total` into `parts` near-equal integers (the first ones get the remainder). */
 export function splitEven(total: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0))

@@ -8,6 +8,7 @@ import { configForResult, type ResolvedConfig } from '../config/resolve.js'
 import { collectEnv, defaultEnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
 import { isServerOnThisHost } from '../env/local-host.js'
+import { workersWarning } from '../load/run-point.js'
 import { atTargetForResult } from '../analysis/at-target.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { HARNESS_VERSION } from '../version.js'
@@ -58,6 +59,8 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   const resultPath = cfg.out
   const startedAt = new Date().toISOString()
 
+  const tooManyThreads = workersWarning(cfg.workers)
+  if (tooManyThreads !== null) deps.log(`Warning: ${tooManyThreads}`)
   // nvidia-smi sees this host's GPUs: they describe the server (and may judge its health) only when it runs here.
   const gpuOnThisHost = isServerOnThisHost(root)
   if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`)

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { dealByShare, LOAD_WORKER_BUNDLE_NAME, resolveWorkers, runPoint, splitEven, workerEntry } from '../../src/load/run-point.js'
+import { dealByShare, LOAD_WORKER_BUNDLE_NAME, resolveWorkers, runPoint, splitEven, workerEntry, workersWarning } from '../../src/load/run-point.js'
 import { plan } from './plan-fixture.js'
 import { startStreamServer, type StreamServerHandle } from './stream-server.mjs'
 
@@ -63,6 +63,20 @@ describe('runPoint', () => {
     server.resetStats()
     await runPoint({ warmup: [], measured: plan(server.url, 14, 'split', 8), concurrency: 7, workers: 2 })
     expect(server.stats().maxOpen).toBe(7)
+  })
+})
+
+describe('workersWarning', () => {
+  it.each([
+    ['auto', 2, false],
+    [1, 2, false],
+    [2, 2, true],
+    [4, 8, false],
+    [5, 8, true],
+  ] as const)('--workers %s on %i cores warns: %s', (workers, cores, warns) => {
+    const w = workersWarning(workers, cores)
+    expect(w !== null).toBe(warns)
+    if (w !== null) expect(w).toContain(`--workers auto would use ${cores <= 2 ? 1 : cores / 2}`)
   })
 })
 
