@@ -67,14 +67,18 @@ export const targetSchema = z.strictObject({
   threshold_ms: z.number({ error: 'expected a latency in ms (a positive number)' }).positive({ error: 'expected a latency in ms (a positive number)' }).optional(),
 })
 
+const SWEEP_NAME = /^[A-Za-z0-9_.-]+$/
+const SWEEP_NAME_RULE = 'expected a sweep name of letters, digits, "_", "-" or "."'
+
 /** The whole config file. */
 export const configFileSchema = z.strictObject({
   server: serverSchema.optional(),
   target: targetSchema.optional(),
   seed: nonNegativeInt('a seed').max(0xffffffff, { error: 'expected a seed below 2^32' }).optional(),
   sweeps: z
-    .record(z.string().regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected a sweep name of letters, digits, "_", "-" or "."' }), sweepSchema, {
-      error: 'expected a map of sweep names to sweeps',
+    .record(z.string().regex(SWEEP_NAME, { error: SWEEP_NAME_RULE }), sweepSchema, {
+      // This option would also word a bad key's issue: keep the name rule for those.
+      error: (iss) => (iss.code === 'invalid_key' ? SWEEP_NAME_RULE : 'expected a map of sweep names to sweeps'),
     })
     .refine((s) => Object.keys(s).length > 0, { error: 'expected at least one named sweep' })
     .optional(),

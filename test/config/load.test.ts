@@ -78,6 +78,13 @@ describe('parseConfigText', () => {
     ])
   })
 
+  it('names the rule for a bad sweep name, and still says what sweeps must be', () => {
+    const bad = errorOf(() => parseConfigText('sweeps:\n  "bad name":\n    concurrency: [1]\n', 'c.yaml'))
+    expect(bad.message).toContain('sweeps.bad name: expected a sweep name of letters, digits, "_", "-" or "."')
+    const notMap = errorOf(() => parseConfigText('sweeps: [1, 2]\n', 'c.yaml'))
+    expect(notMap.message).toContain('sweeps: expected a map of sweep names to sweeps')
+  })
+
   it('rejects a repeated concurrency', () => {
     const err = errorOf(() => parseConfigText('sweeps:\n  full:\n    shapes: [{input_len: 8, output_len: 8}]\n    concurrency: [4, 4]\n', 'c.yaml'))
     expect(err.message).toContain('sweeps.full.concurrency: expected each concurrency once (duplicates found)')
