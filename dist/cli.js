@@ -66223,12 +66223,15 @@ var targetSchema = external_exports.strictObject({
   percentile: external_exports.number({ error: "expected 50, 95 or 99 (the percentiles every run records)" }).refine((p) => TARGET_PERCENTILES.includes(p), { error: "expected 50, 95 or 99 (the percentiles every run records)" }).optional(),
   threshold_ms: external_exports.number({ error: "expected a latency in ms (a positive number)" }).positive({ error: "expected a latency in ms (a positive number)" }).optional()
 });
+var SWEEP_NAME = /^[A-Za-z0-9_.-]+$/;
+var SWEEP_NAME_RULE = 'expected a sweep name of letters, digits, "_", "-" or "."';
 var configFileSchema = external_exports.strictObject({
   server: serverSchema.optional(),
   target: targetSchema.optional(),
   seed: nonNegativeInt("a seed").max(4294967295, { error: "expected a seed below 2^32" }).optional(),
-  sweeps: external_exports.record(external_exports.string().regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected a sweep name of letters, digits, "_", "-" or "."' }), sweepSchema, {
-    error: "expected a map of sweep names to sweeps"
+  sweeps: external_exports.record(external_exports.string().regex(SWEEP_NAME, { error: SWEEP_NAME_RULE }), sweepSchema, {
+    // This option would also word a bad key's issue: keep the name rule for those.
+    error: (iss) => iss.code === "invalid_key" ? SWEEP_NAME_RULE : "expected a map of sweep names to sweeps"
   }).refine((s) => Object.keys(s).length > 0, { error: "expected at least one named sweep" }).optional(),
   gate: gateSchema.optional()
 });
@@ -68617,6 +68620,318 @@ function localAddresses() {
   return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
 }
 
+// src/load/run-point.ts
+import { existsSync, readFileSync as readFileSync3 } from "node:fs";
+import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
+import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+
+// src/load/monitor.ts
+import { monitorEventLoopDelay, performance as performance3 } from "node:perf_hooks";
+var DELAY_RESOLUTION_MS = 10;
+function startLoopMonitor() {
+  const elu0 = performance3.eventLoopUtilization();
+  const h = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS });
+  h.enable();
+  return {
+    stop() {
+      h.disable();
+      const elu = performance3.eventLoopUtilization(elu0).utilization;
+      const p99 = h.count > 0 ? Math.max(0, h.percentile(99) / 1e6 - DELAY_RESOLUTION_MS) : 0;
+      const max3 = h.count > 0 ? Math.max(0, h.max / 1e6 - DELAY_RESOLUTION_MS) : 0;
+      return { elu: Number.isFinite(elu) ? elu : 0, delayP99Ms: p99, delayMaxMs: max3 };
+    }
+  };
+}
+function percentile(values, p) {
+  if (values.length === 0) return 0;
+  const sorted = Float64Array.from(values).sort();
+  const rank = Math.ceil(p / 100 * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+function meanInFlight(records, fromMs, toMs) {
+  const span = toMs - fromMs;
+  if (!(span > 0)) return 0;
+  let area = 0;
+  for (const r of records) {
+    const a = Math.max(r.startMs, fromMs);
+    const b = Math.min(r.startMs + r.streamEndMs, toMs);
+    if (b > a) area += b - a;
+  }
+  return area / span;
+}
+function issuingWindow(records) {
+  let first = Infinity;
+  let last = -Infinity;
+  let end = -Infinity;
+  for (const r of records) {
+    first = Math.min(first, r.startMs);
+    last = Math.max(last, r.startMs);
+    end = Math.max(end, r.startMs + r.streamEndMs);
+  }
+  if (records.length === 0) return { fromMs: 0, toMs: 0 };
+  return last - first >= 1 ? { fromMs: first, toMs: last } : { fromMs: first, toMs: end };
+}
+function summariseClient(input2) {
+  const { fromMs, toMs } = issuingWindow(input2.records);
+  let events = 0;
+  for (const r of input2.records) events += r.contentChunks;
+  const seconds = (input2.endMs - input2.startMs) / 1e3;
+  return {
+    workers: input2.workers,
+    eventLoopUtilization: Math.max(0, ...input2.loops.map((l) => l.elu)),
+    // Threads' histograms are not merged: the worst thread's p99 is the figure that matters.
+    eventLoopDelayP99Ms: Math.max(0, ...input2.loops.map((l) => l.delayP99Ms)),
+    sendLagP50Ms: percentile(input2.sendLagsMs, 50),
+    sendLagP99Ms: percentile(input2.sendLagsMs, 99),
+    meanInFlight: meanInFlight(input2.records, fromMs, toMs),
+    eventsPerSecond: seconds > 0 ? events / seconds : 0
+  };
+}
+
+// src/load/share.ts
+import { getPriority, setPriority } from "node:os";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+// src/load/closed-loop.ts
+var import_undici2 = __toESM(require_undici(), 1);
+init_stream_request();
+function createLoadDispatcher(concurrency) {
+  return new import_undici2.Agent({
+    connections: Math.max(1, concurrency),
+    pipelining: 1,
+    keepAliveTimeout: 6e4,
+    keepAliveMaxTimeout: 6e5,
+    connect: { timeout: 3e4 }
+  });
+}
+async function runClosedLoop(requests, opts) {
+  const { now, epochNs } = opts;
+  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs };
+  const toMs = (ns) => Number(ns - epochNs) / 1e6;
+  const n = requests.length;
+  const records = new Array(n);
+  const sendLagsMs = new Array(n);
+  const loopStartMs = toMs(now());
+  let next = 0;
+  const slot = async () => {
+    let freeMs = loopStartMs;
+    while (next < n) {
+      const i = next++;
+      const rec = await streamRequest(requests[i], deps);
+      records[i] = rec;
+      sendLagsMs[i] = Math.max(0, rec.startMs - freeMs);
+      freeMs = rec.startMs + rec.streamEndMs;
+    }
+  };
+  const slots = Math.max(1, Math.min(Math.floor(opts.concurrency), n));
+  await Promise.all(Array.from({ length: slots }, slot));
+  let firstSendMs = Infinity;
+  let lastSendMs = -Infinity;
+  let endMs = loopStartMs;
+  for (const r of records) {
+    if (r.startMs < firstSendMs) firstSendMs = r.startMs;
+    if (r.startMs > lastSendMs) lastSendMs = r.startMs;
+    if (r.startMs + r.streamEndMs > endMs) endMs = r.startMs + r.streamEndMs;
+  }
+  if (n === 0) firstSendMs = lastSendMs = loopStartMs;
+  return { records, sendLagsMs, loopStartMs, firstSendMs, lastSendMs, endMs };
+}
+
+// src/load/share.ts
+async function runShare(input2, go) {
+  const now = process.hrtime.bigint;
+  const restore = raisePriority(input2.priority);
+  const dispatcher = createLoadDispatcher(input2.concurrency);
+  const base = { concurrency: input2.concurrency, dispatcher, now, epochNs: input2.epochNs, idleTimeoutMs: input2.idleTimeoutMs };
+  try {
+    if (input2.warmup.length > 0) await runClosedLoop(input2.warmup, base);
+    collectGarbage();
+    await go();
+    const monitor = startLoopMonitor();
+    const measured = await runClosedLoop(input2.measured, base);
+    const loop = monitor.stop();
+    return { warmupRequests: input2.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop };
+  } finally {
+    restore();
+    await dispatcher.destroy().catch(() => {
+    });
+  }
+}
+function collectGarbage() {
+  try {
+    let gc = globalThis.gc;
+    if (typeof gc !== "function") {
+      setFlagsFromString("--expose-gc");
+      gc = runInNewContext("gc");
+    }
+    gc();
+  } catch {
+  }
+}
+function raisePriority(priority) {
+  if (priority === null) return () => {
+  };
+  let before;
+  try {
+    before = getPriority();
+    if (priority >= before) return () => {
+    };
+    setPriority(priority);
+  } catch {
+    return () => {
+    };
+  }
+  return () => {
+    try {
+      setPriority(before);
+    } catch {
+    }
+  };
+}
+
+// src/load/run-point.ts
+var LOAD_WORKER_BUNDLE_NAME = "load-worker.js";
+function workerEntry(moduleUrl = import.meta.url) {
+  if (moduleUrl.endsWith(".ts")) {
+    return { url: new URL("./worker.ts", moduleUrl), tsxApi: tsxEsmApi(moduleUrl) };
+  }
+  const bundled = new URL(`./${LOAD_WORKER_BUNDLE_NAME}`, moduleUrl);
+  if (existsSync(fileURLToPath2(bundled))) return { url: bundled, tsxApi: null };
+  return { url: new URL("./worker.js", moduleUrl), tsxApi: null };
+}
+function tsxEsmApi(moduleUrl) {
+  let pkgPath;
+  try {
+    pkgPath = createRequire(moduleUrl).resolve("tsx/package.json");
+  } catch {
+    pkgPath = createRequire(import.meta.url).resolve("tsx/package.json");
+  }
+  const pkg = JSON.parse(readFileSync3(pkgPath, "utf8"));
+  return new URL(pkg.exports["./esm/api"]?.import.default ?? "./dist/esm/api/index.mjs", pathToFileURL(pkgPath)).href;
+}
+function spawnLoadWorker(data, moduleUrl = import.meta.url) {
+  const entry = workerEntry(moduleUrl);
+  if (entry.tsxApi === null) return new Worker(entry.url, { workerData: data });
+  const code = `import(${JSON.stringify(entry.tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry.url.href)}) })`;
+  return new Worker(code, { eval: true, workerData: data });
+}
+var DEFAULT_PRIORITY = -10;
+var STREAMS_PER_WORKER = 64;
+function resolveWorkers(workers, concurrency, cores = availableParallelism()) {
+  if (workers !== "auto") return Math.max(0, Math.min(Math.floor(workers), Math.max(1, concurrency)));
+  if (cores <= 2) return 1;
+  const byCores = Math.min(8, Math.floor(cores / 2));
+  const byStreams = Math.ceil(concurrency / STREAMS_PER_WORKER);
+  return Math.max(1, Math.min(byCores, byStreams));
+}
+function workersWarning(workers, cores = availableParallelism()) {
+  if (workers === "auto" || workers <= 1) return null;
+  const fair = cores <= 2 ? 1 : Math.floor(cores / 2);
+  if (workers <= fair) return null;
+  return `--workers ${workers} on ${cores} core${cores === 1 ? "" : "s"}: more load threads than half the cores compete for the CPU (with a server on this host too), and client_saturated can miss runs whose timestamps were late; --workers auto would use ${fair}.`;
+}
+function splitEven(total, parts) {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}
+function dealByShare(items, shares) {
+  const total = shares.reduce((a, b) => a + b, 0);
+  const out = shares.map(() => []);
+  const given = shares.map(() => 0);
+  for (let i = 0; i < items.length; i++) {
+    let best = 0;
+    let bestDeficit = -Infinity;
+    for (let w = 0; w < shares.length; w++) {
+      const deficit = (i + 1) * shares[w] / total - given[w];
+      if (deficit > bestDeficit + 1e-12) {
+        bestDeficit = deficit;
+        best = w;
+      }
+    }
+    out[best]?.push(i);
+    given[best] = given[best] + 1;
+  }
+  return out;
+}
+async function runPoint(opts) {
+  const concurrency = Math.max(1, Math.floor(opts.concurrency));
+  const idleTimeoutMs = opts.idleTimeoutMs ?? 12e4;
+  const epochNs = opts.epochNs ?? process.hrtime.bigint();
+  const workers = resolveWorkers(opts.workers, concurrency);
+  const threads = Math.max(1, workers);
+  const shares = splitEven(concurrency, threads);
+  const warmIdx = dealByShare(opts.warmup, shares);
+  const measIdx = dealByShare(opts.measured, shares);
+  const inputs = shares.map((c, w) => ({
+    priority: opts.priority === void 0 ? DEFAULT_PRIORITY : opts.priority,
+    concurrency: c,
+    idleTimeoutMs,
+    epochNs,
+    warmup: (warmIdx[w] ?? []).map((i) => opts.warmup[i]),
+    measured: (measIdx[w] ?? []).map((i) => opts.measured[i])
+  }));
+  let startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const onGo = async () => {
+    await opts.beforeMeasure?.();
+    startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  };
+  const results = workers === 0 ? [await runShare(inputs[0], onGo)] : await runInWorkers(inputs, onGo);
+  const finishedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const records = new Array(opts.measured.length);
+  const sendLagsMs = [];
+  results.forEach((r, w) => {
+    const idx = measIdx[w] ?? [];
+    r.records.forEach((rec, k) => records[idx[k]] = rec);
+    sendLagsMs.push(...r.sendLagsMs);
+  });
+  let startMs = Infinity;
+  let endMs = -Infinity;
+  for (const r of records) {
+    startMs = Math.min(startMs, r.startMs);
+    endMs = Math.max(endMs, r.startMs + r.streamEndMs);
+  }
+  if (records.length === 0) startMs = endMs = 0;
+  const loops = results.map((r) => r.loop);
+  return {
+    concurrency,
+    records,
+    warmupRequests: results.reduce((a, r) => a + r.warmupRequests, 0),
+    startMs,
+    endMs,
+    client: summariseClient({ workers, loops, sendLagsMs, records, startMs, endMs }),
+    startedAt,
+    finishedAt
+  };
+}
+async function runInWorkers(inputs, onGo) {
+  const workers = inputs.map((input2) => spawnLoadWorker(input2));
+  let warm = 0;
+  try {
+    return await Promise.all(
+      workers.map(
+        (w) => new Promise((resolve2, reject) => {
+          w.on("message", (m) => {
+            if (m.type === "warm") {
+              if (++warm === workers.length) {
+                onGo().then(() => {
+                  for (const x of workers) x.postMessage("go");
+                }, reject);
+              }
+            } else if (m.type === "done") resolve2(m.result);
+            else reject(new Error(`load worker failed: ${m.message}`));
+          });
+          w.on("error", reject);
+          w.on("exit", (code) => reject(new Error(`load worker exited with code ${code} before finishing`)));
+        })
+      )
+    );
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
+
 // src/analysis/at-target.ts
 function throughputAtTarget(points, thresholdMs) {
   const sorted = [...points].sort((a, b) => a.concurrency - b.concurrency);
@@ -68936,312 +69251,6 @@ async function readResultFile(path) {
 async function writeResultFile(path, result) {
   await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}
 `);
-}
-
-// src/load/run-point.ts
-import { existsSync, readFileSync as readFileSync3 } from "node:fs";
-import { createRequire } from "node:module";
-import { availableParallelism } from "node:os";
-import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
-
-// src/load/monitor.ts
-import { monitorEventLoopDelay, performance as performance3 } from "node:perf_hooks";
-var DELAY_RESOLUTION_MS = 10;
-function startLoopMonitor() {
-  const elu0 = performance3.eventLoopUtilization();
-  const h = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS });
-  h.enable();
-  return {
-    stop() {
-      h.disable();
-      const elu = performance3.eventLoopUtilization(elu0).utilization;
-      const p99 = h.count > 0 ? Math.max(0, h.percentile(99) / 1e6 - DELAY_RESOLUTION_MS) : 0;
-      const max3 = h.count > 0 ? Math.max(0, h.max / 1e6 - DELAY_RESOLUTION_MS) : 0;
-      return { elu: Number.isFinite(elu) ? elu : 0, delayP99Ms: p99, delayMaxMs: max3 };
-    }
-  };
-}
-function percentile(values, p) {
-  if (values.length === 0) return 0;
-  const sorted = Float64Array.from(values).sort();
-  const rank = Math.ceil(p / 100 * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
-}
-function meanInFlight(records, fromMs, toMs) {
-  const span = toMs - fromMs;
-  if (!(span > 0)) return 0;
-  let area = 0;
-  for (const r of records) {
-    const a = Math.max(r.startMs, fromMs);
-    const b = Math.min(r.startMs + r.streamEndMs, toMs);
-    if (b > a) area += b - a;
-  }
-  return area / span;
-}
-function issuingWindow(records) {
-  let first = Infinity;
-  let last = -Infinity;
-  let end = -Infinity;
-  for (const r of records) {
-    first = Math.min(first, r.startMs);
-    last = Math.max(last, r.startMs);
-    end = Math.max(end, r.startMs + r.streamEndMs);
-  }
-  if (records.length === 0) return { fromMs: 0, toMs: 0 };
-  return last - first >= 1 ? { fromMs: first, toMs: last } : { fromMs: first, toMs: end };
-}
-function summariseClient(input2) {
-  const { fromMs, toMs } = issuingWindow(input2.records);
-  let events = 0;
-  for (const r of input2.records) events += r.contentChunks;
-  const seconds = (input2.endMs - input2.startMs) / 1e3;
-  return {
-    workers: input2.workers,
-    eventLoopUtilization: Math.max(0, ...input2.loops.map((l) => l.elu)),
-    // Threads' histograms are not merged: the worst thread's p99 is the figure that matters.
-    eventLoopDelayP99Ms: Math.max(0, ...input2.loops.map((l) => l.delayP99Ms)),
-    sendLagP50Ms: percentile(input2.sendLagsMs, 50),
-    sendLagP99Ms: percentile(input2.sendLagsMs, 99),
-    meanInFlight: meanInFlight(input2.records, fromMs, toMs),
-    eventsPerSecond: seconds > 0 ? events / seconds : 0
-  };
-}
-
-// src/load/share.ts
-import { getPriority, setPriority } from "node:os";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
-
-// src/load/closed-loop.ts
-var import_undici2 = __toESM(require_undici(), 1);
-init_stream_request();
-function createLoadDispatcher(concurrency) {
-  return new import_undici2.Agent({
-    connections: Math.max(1, concurrency),
-    pipelining: 1,
-    keepAliveTimeout: 6e4,
-    keepAliveMaxTimeout: 6e5,
-    connect: { timeout: 3e4 }
-  });
-}
-async function runClosedLoop(requests, opts) {
-  const { now, epochNs } = opts;
-  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs };
-  const toMs = (ns) => Number(ns - epochNs) / 1e6;
-  const n = requests.length;
-  const records = new Array(n);
-  const sendLagsMs = new Array(n);
-  const loopStartMs = toMs(now());
-  let next = 0;
-  const slot = async () => {
-    let freeMs = loopStartMs;
-    while (next < n) {
-      const i = next++;
-      const rec = await streamRequest(requests[i], deps);
-      records[i] = rec;
-      sendLagsMs[i] = Math.max(0, rec.startMs - freeMs);
-      freeMs = rec.startMs + rec.streamEndMs;
-    }
-  };
-  const slots = Math.max(1, Math.min(Math.floor(opts.concurrency), n));
-  await Promise.all(Array.from({ length: slots }, slot));
-  let firstSendMs = Infinity;
-  let lastSendMs = -Infinity;
-  let endMs = loopStartMs;
-  for (const r of records) {
-    if (r.startMs < firstSendMs) firstSendMs = r.startMs;
-    if (r.startMs > lastSendMs) lastSendMs = r.startMs;
-    if (r.startMs + r.streamEndMs > endMs) endMs = r.startMs + r.streamEndMs;
-  }
-  if (n === 0) firstSendMs = lastSendMs = loopStartMs;
-  return { records, sendLagsMs, loopStartMs, firstSendMs, lastSendMs, endMs };
-}
-
-// src/load/share.ts
-async function runShare(input2, go) {
-  const now = process.hrtime.bigint;
-  const restore = raisePriority(input2.priority);
-  const dispatcher = createLoadDispatcher(input2.concurrency);
-  const base = { concurrency: input2.concurrency, dispatcher, now, epochNs: input2.epochNs, idleTimeoutMs: input2.idleTimeoutMs };
-  try {
-    if (input2.warmup.length > 0) await runClosedLoop(input2.warmup, base);
-    collectGarbage();
-    await go();
-    const monitor = startLoopMonitor();
-    const measured = await runClosedLoop(input2.measured, base);
-    const loop = monitor.stop();
-    return { warmupRequests: input2.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop };
-  } finally {
-    restore();
-    await dispatcher.destroy().catch(() => {
-    });
-  }
-}
-function collectGarbage() {
-  try {
-    let gc = globalThis.gc;
-    if (typeof gc !== "function") {
-      setFlagsFromString("--expose-gc");
-      gc = runInNewContext("gc");
-    }
-    gc();
-  } catch {
-  }
-}
-function raisePriority(priority) {
-  if (priority === null) return () => {
-  };
-  let before;
-  try {
-    before = getPriority();
-    if (priority >= before) return () => {
-    };
-    setPriority(priority);
-  } catch {
-    return () => {
-    };
-  }
-  return () => {
-    try {
-      setPriority(before);
-    } catch {
-    }
-  };
-}
-
-// src/load/run-point.ts
-var LOAD_WORKER_BUNDLE_NAME = "load-worker.js";
-function workerEntry(moduleUrl = import.meta.url) {
-  if (moduleUrl.endsWith(".ts")) {
-    return { url: new URL("./worker.ts", moduleUrl), tsxApi: tsxEsmApi(moduleUrl) };
-  }
-  const bundled = new URL(`./${LOAD_WORKER_BUNDLE_NAME}`, moduleUrl);
-  if (existsSync(fileURLToPath2(bundled))) return { url: bundled, tsxApi: null };
-  return { url: new URL("./worker.js", moduleUrl), tsxApi: null };
-}
-function tsxEsmApi(moduleUrl) {
-  let pkgPath;
-  try {
-    pkgPath = createRequire(moduleUrl).resolve("tsx/package.json");
-  } catch {
-    pkgPath = createRequire(import.meta.url).resolve("tsx/package.json");
-  }
-  const pkg = JSON.parse(readFileSync3(pkgPath, "utf8"));
-  return new URL(pkg.exports["./esm/api"]?.import.default ?? "./dist/esm/api/index.mjs", pathToFileURL(pkgPath)).href;
-}
-function spawnLoadWorker(data, moduleUrl = import.meta.url) {
-  const entry = workerEntry(moduleUrl);
-  if (entry.tsxApi === null) return new Worker(entry.url, { workerData: data });
-  const code = `import(${JSON.stringify(entry.tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry.url.href)}) })`;
-  return new Worker(code, { eval: true, workerData: data });
-}
-var DEFAULT_PRIORITY = -10;
-var STREAMS_PER_WORKER = 64;
-function resolveWorkers(workers, concurrency, cores = availableParallelism()) {
-  if (workers !== "auto") return Math.max(0, Math.min(Math.floor(workers), Math.max(1, concurrency)));
-  if (cores <= 2) return 1;
-  const byCores = Math.min(8, Math.floor(cores / 2));
-  const byStreams = Math.ceil(concurrency / STREAMS_PER_WORKER);
-  return Math.max(1, Math.min(byCores, byStreams));
-}
-function splitEven(total, parts) {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
-}
-function dealByShare(items, shares) {
-  const total = shares.reduce((a, b) => a + b, 0);
-  const out = shares.map(() => []);
-  const given = shares.map(() => 0);
-  for (let i = 0; i < items.length; i++) {
-    let best = 0;
-    let bestDeficit = -Infinity;
-    for (let w = 0; w < shares.length; w++) {
-      const deficit = (i + 1) * shares[w] / total - given[w];
-      if (deficit > bestDeficit + 1e-12) {
-        bestDeficit = deficit;
-        best = w;
-      }
-    }
-    out[best]?.push(i);
-    given[best] = given[best] + 1;
-  }
-  return out;
-}
-async function runPoint(opts) {
-  const concurrency = Math.max(1, Math.floor(opts.concurrency));
-  const idleTimeoutMs = opts.idleTimeoutMs ?? 12e4;
-  const epochNs = opts.epochNs ?? process.hrtime.bigint();
-  const workers = resolveWorkers(opts.workers, concurrency);
-  const threads = Math.max(1, workers);
-  const shares = splitEven(concurrency, threads);
-  const warmIdx = dealByShare(opts.warmup, shares);
-  const measIdx = dealByShare(opts.measured, shares);
-  const inputs = shares.map((c, w) => ({
-    priority: opts.priority === void 0 ? DEFAULT_PRIORITY : opts.priority,
-    concurrency: c,
-    idleTimeoutMs,
-    epochNs,
-    warmup: (warmIdx[w] ?? []).map((i) => opts.warmup[i]),
-    measured: (measIdx[w] ?? []).map((i) => opts.measured[i])
-  }));
-  let startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const onGo = async () => {
-    await opts.beforeMeasure?.();
-    startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  };
-  const results = workers === 0 ? [await runShare(inputs[0], onGo)] : await runInWorkers(inputs, onGo);
-  const finishedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const records = new Array(opts.measured.length);
-  const sendLagsMs = [];
-  results.forEach((r, w) => {
-    const idx = measIdx[w] ?? [];
-    r.records.forEach((rec, k) => records[idx[k]] = rec);
-    sendLagsMs.push(...r.sendLagsMs);
-  });
-  let startMs = Infinity;
-  let endMs = -Infinity;
-  for (const r of records) {
-    startMs = Math.min(startMs, r.startMs);
-    endMs = Math.max(endMs, r.startMs + r.streamEndMs);
-  }
-  if (records.length === 0) startMs = endMs = 0;
-  const loops = results.map((r) => r.loop);
-  return {
-    concurrency,
-    records,
-    warmupRequests: results.reduce((a, r) => a + r.warmupRequests, 0),
-    startMs,
-    endMs,
-    client: summariseClient({ workers, loops, sendLagsMs, records, startMs, endMs }),
-    startedAt,
-    finishedAt
-  };
-}
-async function runInWorkers(inputs, onGo) {
-  const workers = inputs.map((input2) => spawnLoadWorker(input2));
-  let warm = 0;
-  try {
-    return await Promise.all(
-      workers.map(
-        (w) => new Promise((resolve2, reject) => {
-          w.on("message", (m) => {
-            if (m.type === "warm") {
-              if (++warm === workers.length) {
-                onGo().then(() => {
-                  for (const x of workers) x.postMessage("go");
-                }, reject);
-              }
-            } else if (m.type === "done") resolve2(m.result);
-            else reject(new Error(`load worker failed: ${m.message}`));
-          });
-          w.on("error", reject);
-          w.on("exit", (code) => reject(new Error(`load worker exited with code ${code} before finishing`)));
-        })
-      )
-    );
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
-  }
 }
 
 // src/sweep/measure-point.ts
@@ -70211,17 +70220,20 @@ var normaliseReason = (r) => r.trim().toLowerCase().replace(/^clocks_(throttle|e
 var gpuThrottled = (run, _ctx, t) => {
   if (run.gpu === null) return null;
   const benign = new Set(t.benignThrottleReasons.map(normaliseReason));
+  const clockBound = new Set(t.clockBoundThrottleReasons.map(normaliseReason));
+  const isSlow = (s) => s.utilization_pct !== null && s.utilization_pct >= t.gpuBusyUtilizationPct && s.sm_clock_mhz !== null && s.max_sm_clock_mhz !== null && s.max_sm_clock_mhz > 0 && s.sm_clock_mhz < t.smClockMinFraction * s.max_sm_clock_mhz;
   const why = [];
   for (const [index, samples] of byGpu(run.gpu)) {
     const name = samples[0]?.name ?? "GPU";
     const reasons = /* @__PURE__ */ new Map();
     for (const s of samples) {
-      for (const r of new Set(s.throttle_reasons.map(normaliseReason))) if (!benign.has(r)) reasons.set(r, (reasons.get(r) ?? 0) + 1);
+      for (const r of new Set(s.throttle_reasons.map(normaliseReason))) {
+        if (benign.has(r) || clockBound.has(r) && !isSlow(s)) continue;
+        reasons.set(r, (reasons.get(r) ?? 0) + 1);
+      }
     }
     for (const [r, n] of reasons) why.push(`GPU ${index} (${name}) reported ${r} in ${n} of ${samples.length} samples`);
-    const slow = samples.filter(
-      (s) => s.utilization_pct !== null && s.utilization_pct >= t.gpuBusyUtilizationPct && s.sm_clock_mhz !== null && s.max_sm_clock_mhz !== null && s.max_sm_clock_mhz > 0 && s.sm_clock_mhz < t.smClockMinFraction * s.max_sm_clock_mhz
-    );
+    const slow = samples.filter(isSlow);
     const worst = slow.sort((a, b) => a.sm_clock_mhz - b.sm_clock_mhz)[0];
     if (worst !== void 0) {
       why.push(`GPU ${index} (${name}) ran its SM clock at ${worst.sm_clock_mhz} of ${worst.max_sm_clock_mhz} MHz under load (limit ${pct(t.smClockMinFraction)}) in ${slow.length} samples`);
@@ -70307,7 +70319,11 @@ var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
   // Boost clocks vary by a few %; 20% below max under load is a power or thermal cut.
   smClockMinFraction: 0.8,
   gpuBusyUtilizationPct: 50,
-  benignThrottleReasons: Object.freeze(["gpu_idle", "idle", "applications_clocks_setting", "sync_boost", "none", "not_active"])
+  benignThrottleReasons: Object.freeze(["gpu_idle", "idle", "applications_clocks_setting", "sync_boost", "none", "not_active"]),
+  // A data-centre GPU under heavy load routinely runs at its power limit and reports
+  // sw_power_cap while its clock stays near the maximum: that is the GPU doing its job, and
+  // flagging it would void most heavy runs. It counts when the clock really dropped.
+  clockBoundThrottleReasons: Object.freeze(["sw_power_cap"])
 });
 
 // src/analysis/validity.ts
@@ -70778,6 +70794,8 @@ async function sweepAgainst(root, cfg, deps) {
   const plan = buildPlan(cfg);
   const resultPath = cfg.out;
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const tooManyThreads = workersWarning(cfg.workers);
+  if (tooManyThreads !== null) deps.log(`Warning: ${tooManyThreads}`);
   const gpuOnThisHost = isServerOnThisHost(root);
   if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`);
   const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost };
