@@ -66615,6 +66615,12 @@ function deriveSeed(seed, ...parts) {
   }
   return h >>> 0;
 }
+function deriveUnusedSeed(used, seed, ...parts) {
+  let s = deriveSeed(seed, ...parts);
+  for (let k = 1; used.has(s); k++) s = deriveSeed(seed, ...parts, k);
+  used.add(s);
+  return s;
+}
 
 // src/sim/clock.ts
 import { performance as performance2 } from "node:perf_hooks";
@@ -68285,9 +68291,7 @@ function buildPlan(cfg) {
     for (const concurrency of cfg.concurrency) {
       for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
         const key = pointKey(shape, concurrency, repeat);
-        let seed = deriveSeed(cfg.seed, key);
-        for (let salt = 1; used.has(seed); salt++) seed = deriveSeed(cfg.seed, key, salt);
-        used.add(seed);
+        const seed = deriveUnusedSeed(used, cfg.seed, key);
         points.push({
           key,
           shape: { ...shape },
@@ -70675,8 +70679,7 @@ function promptWords(pointSeed, serial, length) {
 // src/sweep/measure-point.ts
 async function measurePoint(point, ctx) {
   const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey });
-  let before = null;
-  let sampler = null;
+  const atStart = { metrics: null, sampler: null };
   const raw = await runPoint({
     concurrency: point.concurrency,
     workers: ctx.workers,
@@ -70684,14 +70687,14 @@ async function measurePoint(point, ctx) {
     warmup,
     measured,
     beforeMeasure: async () => {
-      before = await scrapeMetrics(ctx.root, ctx.apiKey);
-      sampler = ctx.sampleGpu();
+      atStart.metrics = await scrapeMetrics(ctx.root, ctx.apiKey);
+      atStart.sampler = ctx.sampleGpu();
     }
   });
-  const gpu = sampler === null ? [] : await sampler.stop();
+  const gpu = atStart.sampler === null ? [] : await atStart.sampler.stop();
   const after = await scrapeMetrics(ctx.root, ctx.apiKey);
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts });
-  run.server_side = before !== null && after !== null ? serverSideFigures(before, after) : null;
+  run.server_side = atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null;
   run.gpu = gpu.length > 0 ? gpu : null;
   run.tokens.retokenized = await retokenize(raw.records, ctx);
   run.validity = assessValidity(run, {
@@ -70831,7 +70834,7 @@ async function sweepAgainst(root, cfg, deps) {
   for (const [i, planned] of plan.entries()) {
     if (deps.signal?.aborted) throw new UsageError("Sweep interrupted; finished runs are saved.", `Continue with: servegate run --resume --out ${resultPath}`);
     if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue;
-    const point = resumeSalt === null ? planned : { ...planned, seed: freshSeed(planned.seed, resumeSalt, usedSeeds) };
+    const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, "resume", resumeSalt) };
     deps.onPointStart?.(point, i, plan.length);
     const run = await measurePoint(point, {
       root,
@@ -70853,12 +70856,6 @@ async function sweepAgainst(root, cfg, deps) {
     deps.onPointDone?.(point, run, i, plan.length);
   }
   return { result, resultPath };
-}
-function freshSeed(seed, salt, used) {
-  let s = deriveSeed(seed, "resume", salt);
-  for (let k = 1; used.has(s); k++) s = deriveSeed(seed, "resume", salt, k);
-  used.add(s);
-  return s;
 }
 function addRun(result, point, run) {
   let p = result.points.find(

@@ -6,7 +6,7 @@
 import { autoWarmupRequests } from '../config/defaults.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { Shape } from '../types.js'
-import { deriveSeed } from '../util/rng.js'
+import { deriveUnusedSeed } from '../util/rng.js'
 
 /** One run to perform: a shape at a concurrency, one repeat of it. */
 export interface PlanPoint {
@@ -39,9 +39,7 @@ export function buildPlan(cfg: Pick<ResolvedConfig, 'shapes' | 'concurrency' | '
         const key = pointKey(shape, concurrency, repeat)
         // Prompts start with the point seed, so distinct seeds mean distinct prompts across the
         // whole sweep; a (very unlikely) 32-bit collision is salted away, deterministically.
-        let seed = deriveSeed(cfg.seed, key)
-        for (let salt = 1; used.has(seed); salt++) seed = deriveSeed(cfg.seed, key, salt)
-        used.add(seed)
+        const seed = deriveUnusedSeed(used, cfg.seed, key)
         points.push({
           key,
           shape: { ...shape },

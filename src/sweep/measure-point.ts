@@ -16,7 +16,12 @@ export interface MeasureContext {
   workers: number | 'auto'
   idleTimeoutMs: number
   /** Starts sampling the GPU; stop() returns the samples (empty without nvidia-smi). */
-  sampleGpu: () => { stop(): Promise<GpuSample[]> | GpuSample[] }
+  sampleGpu: () => GpuSampling
+}
+
+/** A running GPU sampler: stop() returns its samples. */
+export interface GpuSampling {
+  stop(): Promise<GpuSample[]> | GpuSample[]
 }
 
 /**
@@ -32,8 +37,8 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
   // measured requests, like the client's. Both phases run in the same load
   // threads, so the measured requests find warm connection pools and a heap
   // already collected (load/share.ts).
-  let before: Awaited<ReturnType<typeof scrapeMetrics>> = null
-  let sampler: ReturnType<MeasureContext['sampleGpu']> | null = null
+  // Filled at the barrier, inside runPoint.
+  const atStart: { metrics: string | null; sampler: GpuSampling | null } = { metrics: null, sampler: null }
   const raw = await runPoint({
     concurrency: point.concurrency,
     workers: ctx.workers,
@@ -41,15 +46,15 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
     warmup,
     measured,
     beforeMeasure: async () => {
-      before = await scrapeMetrics(ctx.root, ctx.apiKey)
-      sampler = ctx.sampleGpu()
+      atStart.metrics = await scrapeMetrics(ctx.root, ctx.apiKey)
+      atStart.sampler = ctx.sampleGpu()
     },
   })
-  const gpu = sampler === null ? [] : await (sampler as ReturnType<MeasureContext['sampleGpu']>).stop()
+  const gpu = atStart.sampler === null ? [] : await atStart.sampler.stop()
   const after = await scrapeMetrics(ctx.root, ctx.apiKey)
 
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts })
-  run.server_side = before !== null && after !== null ? serverSideFigures(before, after) : null
+  run.server_side = atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null
   run.gpu = gpu.length > 0 ? gpu : null
   run.tokens.retokenized = await retokenize(raw.records, ctx)
   run.validity = assessValidity(run, {

@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js'
 import { normalizeBaseUrl } from '../client/endpoints.js'
 import { startSim, type SimHandle } from '../sim/index.js'
 import { buildPlan, type PlanPoint } from '../plan/plan.js'
-import { deriveSeed } from '../util/rng.js'
+import { deriveUnusedSeed } from '../util/rng.js'
 import { configForResult, type ResolvedConfig } from '../config/resolve.js'
 import { collectEnv, defaultEnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
@@ -106,7 +106,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   for (const [i, planned] of plan.entries()) {
     if (deps.signal?.aborted) throw new UsageError('Sweep interrupted; finished runs are saved.', `Continue with: servegate run --resume --out ${resultPath}`)
     if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue
-    const point = resumeSalt === null ? planned : { ...planned, seed: freshSeed(planned.seed, resumeSalt, usedSeeds) }
+    const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, 'resume', resumeSalt) }
     deps.onPointStart?.(point, i, plan.length)
     const run = await measurePoint(point, {
       root,
@@ -128,14 +128,6 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
     deps.onPointDone?.(point, run, i, plan.length)
   }
   return { result, resultPath }
-}
-
-/** A seed derived from `seed` and `salt` that no other run of the sweep uses (recorded in `used`). */
-function freshSeed(seed: number, salt: string, used: Set<number>): number {
-  let s = deriveSeed(seed, 'resume', salt)
-  for (let k = 1; used.has(s); k++) s = deriveSeed(seed, 'resume', salt, k)
-  used.add(s)
-  return s
 }
 
 /** Insert a run into its point (created in plan order when new). */

@@ -48,3 +48,16 @@ export function deriveSeed(seed: number, ...parts: Array<string | number>): numb
   }
   return h >>> 0
 }
+
+/**
+ * deriveSeed(seed, ...parts), or, when `used` already holds that, the first of
+ * deriveSeed(seed, ...parts, 1), (…, 2), … that it does not; the result is added
+ * to `used`. Deterministic, so a (very unlikely) 32-bit collision is salted away
+ * the same way every time.
+ */
+export function deriveUnusedSeed(used: Set<number>, seed: number, ...parts: Array<string | number>): number {
+  let s = deriveSeed(seed, ...parts)
+  for (let k = 1; used.has(s); k++) s = deriveSeed(seed, ...parts, k)
+  used.add(s)
+  return s
+}
