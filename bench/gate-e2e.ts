@@ -160,8 +160,8 @@ function server(seed: number, slowdown: number): Promise<SimHandle> {
 }
 
 function outcomeOf(v: Verdict): Outcome {
-  if (v.verdict === 'not_comparable') throw new Refusal(`not_comparable: ${v.reasons.join('; ')}`)
-  return v.verdict
+  if (v.verdict === 'not_comparable' || v.verdict === 'broken' || v.verdict === 'incomplete') throw new Refusal(`${v.verdict}: ${v.reasons.join('; ')}`)
+  return v.verdict === 'improvement' ? 'pass' : v.verdict
 }
 
 const f2 = (x: number | null): string => (x === null ? '–' : x.toFixed(1))

@@ -9,6 +9,7 @@ import { basename } from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { compareToBaseline } from '../gate/compare.js'
+import { DEFAULT_FAIL_ON, FAIL_ON_VERDICTS, gateExit } from '../gate/outcome.js'
 import { BASELINE_SCHEMA, type Baseline, type Verdict } from '../gate/types.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
 import { renderVerdictText } from '../report/verdict-text.js'
@@ -38,16 +39,7 @@ export async function loadBaselineOrResult(path: string): Promise<Baseline> {
 
 /** Exit code for a verdict (see the file comment). */
 export function exitCodeFor(v: Verdict, failOnInconclusive: boolean): number {
-  switch (v.verdict) {
-    case 'pass':
-      return 0
-    case 'regression':
-      return 1
-    case 'inconclusive':
-      return failOnInconclusive ? 1 : 0
-    case 'not_comparable':
-      return 2
-  }
+  return gateExit(v.verdict, failOnInconclusive ? FAIL_ON_VERDICTS : DEFAULT_FAIL_ON)
 }
 
 /** Register `servegate compare`. */

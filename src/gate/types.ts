@@ -115,7 +115,15 @@ export interface GateRow {
   notes: string[]
 }
 
-export type VerdictKind = 'pass' | 'regression' | 'inconclusive' | 'not_comparable'
+/**
+ * The gate's verdicts, by blame: `broken` (the candidate broke: failed requests
+ * beyond the budget, an early stop, changed output tokens, a dead server),
+ * `incomplete` (planned runs or points missing), `not_comparable` (other
+ * hardware, target or measurement settings), `inconclusive` (host or harness
+ * spoiled runs, or the statistics cannot decide: never a pass). Consequences:
+ * gate/outcome.ts.
+ */
+export type VerdictKind = 'pass' | 'improvement' | 'regression' | 'inconclusive' | 'not_comparable' | 'broken' | 'incomplete'
 
 export interface EnvChange {
   field: string

@@ -33,7 +33,10 @@ export interface ReportInput {
 
 const ICON: Record<Outcome, string> = {
   pass: '✅',
+  improvement: '✅',
   regression: '❌',
+  broken: '💥',
+  incomplete: '🧩',
   inconclusive: '⚠️',
   not_comparable: '⛔',
   none: '📊',
@@ -42,7 +45,10 @@ const ICON: Record<Outcome, string> = {
 
 const WORDS: Record<Outcome, string> = {
   pass: 'pass',
+  improvement: 'improvement',
   regression: 'regression',
+  broken: 'candidate broke',
+  incomplete: 'incomplete run',
   inconclusive: 'inconclusive',
   not_comparable: 'not comparable',
   none: 'measured (no baseline to compare with)',

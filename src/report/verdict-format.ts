@@ -38,8 +38,14 @@ export function verdictSummary(v: Verdict): string {
       const more = v.confirm ? ` ${v.confirm.extraRepeats} more repeat${v.confirm.extraRepeats === 1 ? '' : 's'} would likely settle it.` : ''
       return `${open} of ${gated.length} gated metrics could not be decided; no regression was shown, but this is not a pass.${more}`
     }
+    case 'improvement':
+      return `All ${gated.length} gated metrics are within their bars and ${gated.filter((r) => r.status === 'improvement').length} improved.`
     case 'not_comparable':
       return 'Baseline and candidate were measured under conditions that cannot be compared; no verdict on performance.'
+    case 'broken':
+      return 'The candidate broke (failed requests, an early stop or changed output); nothing was certified.'
+    case 'incomplete':
+      return 'The candidate run is incomplete (planned runs or points missing); nothing was certified.'
   }
 }
 
