@@ -76,7 +76,8 @@ export async function commitBaseline(git: GitRunner, opts: RefreshCommitOptions)
   let r = await git(push, cwd)
   if (r.code !== 0) {
     // Another commit may have landed on the branch meanwhile: replay ours on top once, then retry.
-    const pull = await git([...identity, 'pull', '--rebase', 'origin', branch], cwd)
+    // --autostash: whatever else the workflow staged is put aside for the replay and restored after it.
+    const pull = await git([...identity, 'pull', '--rebase', '--autostash', 'origin', branch], cwd)
     if (pull.code === 0) r = await git(push, cwd)
     else {
       // A conflicted rebase would leave the checkout mid-rebase for every later step: undo it.
