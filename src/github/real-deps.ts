@@ -19,10 +19,29 @@ import { parseJsonText } from '../store/json-file.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { runSweep } from '../sweep/run-sweep.js'
 import type { EventPayload } from './context.js'
-import type { ActionDeps } from './deps.js'
+import type { ActionDeps, ActionStages } from './deps.js'
 import { gateOptionsFrom } from './gate-options.js'
 import { octokitComments, tokenIdentity } from './octokit-api.js'
 import { execGit } from './refresh-commit.js'
+
+/** servegate's stages as the action calls them (the gate options come from the resolved config's gate block). */
+export const realStages: ActionStages = {
+  loadConfigFile,
+  parseConfigText,
+  resolveConfig,
+  runSweep,
+  writeResultFile,
+  mergeResults,
+  readBaseline,
+  parseBaselineText: (text, source) => parseBaseline(parseJsonText(text, source), source),
+  readResultFile,
+  compareToBaseline: (baseline, candidate, cfg) => compareToBaseline(baseline, candidate, gateOptionsFrom(cfg.gate)),
+  appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
+  writeBaseline,
+  renderVerdictMarkdown,
+  renderMarkdownReport,
+  renderMermaidCurve,
+}
 
 /** Deps wired to the Actions runtime; a cancelled job (SIGINT/SIGTERM) aborts the sweep. */
 export function realActionDeps(): ActionDeps {
@@ -56,23 +75,7 @@ export function realActionDeps(): ActionDeps {
       const { owner, repo } = context.repo
       return { comments: octokitComments(octokit, owner, repo), identity: () => tokenIdentity(octokit, token, (m) => core.warning(m)) }
     },
-    stages: {
-      loadConfigFile,
-      parseConfigText,
-      resolveConfig,
-      runSweep,
-      writeResultFile,
-      mergeResults,
-      readBaseline,
-      parseBaselineText: (text, source) => parseBaseline(parseJsonText(text, source), source),
-      readResultFile,
-      compareToBaseline: (baseline, candidate, cfg) => compareToBaseline(baseline, candidate, gateOptionsFrom(cfg.gate)),
-      appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
-      writeBaseline,
-      renderVerdictMarkdown,
-      renderMarkdownReport,
-      renderMermaidCurve,
-    },
+    stages: realStages,
     git: execGit,
     files: {
       exists: (path) => existsSync(path),
