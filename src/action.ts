@@ -5,18 +5,17 @@
  * effect goes through `deps`, so tests drive it with typed fakes.
  */
 import { resolve } from 'node:path'
-import type { ConfigFile } from './config/schema.js'
-import type { ResolvedConfig, RunFlags } from './config/resolve.js'
+import type { ResolvedConfig } from './config/resolve.js'
 import type { Baseline, Verdict } from './gate/types.js'
 import type { ResultFile } from './types.js'
 import { deriveSeed } from './util/rng.js'
 import { UsageError, describeError } from './errors.js'
 import { failOnWarning } from './gate/outcome.js'
-import { resolveBaseRev, showAtRev, termDifferences, termsNotice, withBaseTerms } from './github/base-terms.js'
+import { readGateTerms } from './github/base-terms.js'
 import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
 import { curvesFor } from './github/curves.js'
 import type { ActionDeps } from './github/deps.js'
-import { baselinePathFor, chooseSweep, commentKeyFor, modeSweep, readInputs, secretsInCommand, type ActionInputs } from './github/inputs.js'
+import { baselinePathFor, commentKeyFor, modeSweep, readInputs, secretsInCommand, type ActionInputs } from './github/inputs.js'
 import { commentAction, gateFailure, verdictAnnotation } from './github/policy.js'
 import { publishComment } from './github/publish.js'
 import { refreshBaseline } from './github/refresh.js'
@@ -80,7 +79,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
 
   const wd = resolve(deps.cwd, inputs.workingDirectory)
   const notes: string[] = []
-  const terms = await readTerms(deps, inputs, ctx, wd, notes)
+  const terms = await readGateTerms(deps, inputs, ctx, wd, notes)
   const cfg = terms.cfg
   if (cfg.apiKey !== null) core.setSecret(cfg.apiKey)
   const { baselineRel, baseline } = terms
@@ -180,74 +179,6 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const failure = gateFailure(outcome, inputs.failOn, verdict?.regressions ?? [], verdict?.reasons ?? [])
   if (failure !== null) core.setFailed(failure)
   else core.info(`servegate: ${outcome}`)
-}
-
-interface Terms {
-  cfg: ResolvedConfig
-  baselineRel: string
-  baselineAbs: string
-  baseline: Baseline | null
-  /** `main (1a2b3c4d5e6f)` when the terms came from the base branch; null when from this checkout. */
-  baseLabel: string | null
-}
-
-/**
- * The config and the baseline. In gate and check mode on a pull request the
- * gate's terms (the config's target and gate blocks, the baseline file) are
- * read from the base branch; when the PR changes them, a note and a warning
- * say so. Everything else (server, sweep) comes from this checkout.
- */
-async function readTerms(deps: ActionDeps, inputs: ActionInputs, ctx: RunContext, wd: string, notes: string[]): Promise<Terms> {
-  const { stages } = deps
-  const configRel = inputs.config
-  const configPath = configRel === undefined ? null : resolve(wd, configRel)
-  const prFile = configPath === null ? null : await stages.loadConfigFile(configPath)
-  const fromBase = (inputs.mode === 'gate' || inputs.mode === 'check') && ctx.base !== null
-  let file: ConfigFile | null = prFile
-  let baseFile: ConfigFile | null = null
-  let rev: string | null = null
-  let baseLabel: string | null = null
-  if (fromBase && ctx.base !== null) {
-    rev = await resolveBaseRev(deps.git, wd, ctx.base)
-    baseLabel = `${ctx.base.ref} (${rev.startsWith('refs/') ? rev : rev.slice(0, 12)})`
-    const baseText = configRel === undefined ? null : await showAtRev(deps.git, wd, rev, configRel)
-    baseFile = baseText === null ? null : stages.parseConfigText(baseText, `${configRel} on ${baseLabel}`)
-    file = withBaseTerms(prFile, baseFile)
-  }
-  const cfg = stages.resolveConfig({ file, filePath: configPath, flags: runFlags(inputs, wd, file?.sweeps ? Object.keys(file.sweeps) : null), env: deps.env })
-  const baselineRel = baselinePathFor(inputs, cfg.sweepName)
-  const baselineAbs = resolve(wd, baselineRel)
-  const changed = fromBase ? termDifferences(prFile, baseFile) : []
-  let baseline: Baseline | null
-  if (rev !== null && baseLabel !== null) {
-    const text = await showAtRev(deps.git, wd, rev, baselineRel)
-    baseline = text === null ? null : stages.parseBaselineText(text, `${baselineRel} on ${baseLabel}`)
-    // The PR's copy counts as changed when it parses to something else (formatting alone is no change).
-    if (baseline !== null && deps.files.exists(baselineAbs)) {
-      const ours = await stages.readBaseline(baselineAbs).catch(() => null)
-      if (ours === null || JSON.stringify(ours) !== JSON.stringify(baseline)) changed.push(baselineRel)
-    }
-  } else {
-    // Read the baseline before sweeping: a missing or corrupt one must not cost a GPU run first.
-    baseline = deps.files.exists(baselineAbs) ? await stages.readBaseline(baselineAbs) : null
-  }
-  const notice = termsNotice(changed, baseLabel ?? 'the base branch')
-  if (notice !== null) {
-    notes.push(notice.message)
-    deps.core.warning(notice.message, { title: notice.title })
-  }
-  return { cfg, baselineRel, baselineAbs, baseline, baseLabel }
-}
-
-function runFlags(inputs: ActionInputs, wd: string, fileSweeps: readonly string[] | null): RunFlags {
-  const flags: RunFlags = { out: resolve(wd, inputs.out) }
-  const sweep = chooseSweep(inputs, fileSweeps)
-  if (sweep !== undefined) flags.sweep = sweep
-  if (inputs.baseUrl !== undefined) flags.baseUrl = inputs.baseUrl
-  if (inputs.model !== undefined) flags.model = inputs.model
-  if (inputs.containerDigest !== undefined) flags.containerDigest = inputs.containerDigest
-  if (inputs.serveCommand !== undefined) flags.serveCommand = inputs.serveCommand
-  return flags
 }
 
 function charts(deps: ActionDeps, result: ReportInput['result'], baseline: ReportInput['baseline']): string[] {

@@ -6,9 +6,14 @@
  * sweep settings still come from the PR (they are what is being tested), and
  * the gate checks that the sweep matches the baseline's profile.
  */
+import { resolve } from 'node:path'
+import type { ResolvedConfig, RunFlags } from '../config/resolve.js'
 import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
-import type { BaseRef } from './context.js'
+import type { Baseline } from '../gate/types.js'
+import type { BaseRef, RunContext } from './context.js'
+import type { ActionDeps } from './deps.js'
+import { baselinePathFor, chooseSweep, type ActionInputs } from './inputs.js'
 import type { GitRunner } from './refresh-commit.js'
 
 /** The config keys that are terms of the gate (read from the base branch). */
@@ -90,4 +95,73 @@ export function termsNotice(changed: readonly string[], baseRef: string): { titl
       `This pull request changes ${changed.join(', ')}. The gate used the versions on ${baseRef}; ` +
       'the new terms apply once this pull request is merged.',
   }
+}
+
+/** What a run is held to: the resolved config and the baseline, and where the terms came from. */
+export interface Terms {
+  cfg: ResolvedConfig
+  baselineRel: string
+  baselineAbs: string
+  baseline: Baseline | null
+  /** `main (1a2b3c4d5e6f)` when the terms came from the base branch; null when from this checkout. */
+  baseLabel: string | null
+}
+
+/**
+ * The config and the baseline. In gate and check mode on a pull request the
+ * gate's terms (the config's target and gate blocks, the baseline file) are
+ * read from the base branch; when the PR changes them, a note and a warning
+ * say so. Everything else (server, sweep) comes from this checkout.
+ */
+export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx: RunContext, wd: string, notes: string[]): Promise<Terms> {
+  const { stages } = deps
+  const configRel = inputs.config
+  const configPath = configRel === undefined ? null : resolve(wd, configRel)
+  const prFile = configPath === null ? null : await stages.loadConfigFile(configPath)
+  const fromBase = (inputs.mode === 'gate' || inputs.mode === 'check') && ctx.base !== null
+  let file: ConfigFile | null = prFile
+  let baseFile: ConfigFile | null = null
+  let rev: string | null = null
+  let baseLabel: string | null = null
+  if (fromBase && ctx.base !== null) {
+    rev = await resolveBaseRev(deps.git, wd, ctx.base)
+    baseLabel = `${ctx.base.ref} (${rev.startsWith('refs/') ? rev : rev.slice(0, 12)})`
+    const baseText = configRel === undefined ? null : await showAtRev(deps.git, wd, rev, configRel)
+    baseFile = baseText === null ? null : stages.parseConfigText(baseText, `${configRel} on ${baseLabel}`)
+    file = withBaseTerms(prFile, baseFile)
+  }
+  const cfg = stages.resolveConfig({ file, filePath: configPath, flags: runFlags(inputs, wd, file?.sweeps ? Object.keys(file.sweeps) : null), env: deps.env })
+  const baselineRel = baselinePathFor(inputs, cfg.sweepName)
+  const baselineAbs = resolve(wd, baselineRel)
+  const changed = fromBase ? termDifferences(prFile, baseFile) : []
+  let baseline: Baseline | null
+  if (rev !== null && baseLabel !== null) {
+    const text = await showAtRev(deps.git, wd, rev, baselineRel)
+    baseline = text === null ? null : stages.parseBaselineText(text, `${baselineRel} on ${baseLabel}`)
+    // The PR's copy counts as changed when it parses to something else (formatting alone is no change).
+    if (baseline !== null && deps.files.exists(baselineAbs)) {
+      const ours = await stages.readBaseline(baselineAbs).catch(() => null)
+      if (ours === null || JSON.stringify(ours) !== JSON.stringify(baseline)) changed.push(baselineRel)
+    }
+  } else {
+    // Read the baseline before sweeping: a missing or corrupt one must not cost a GPU run first.
+    baseline = deps.files.exists(baselineAbs) ? await stages.readBaseline(baselineAbs) : null
+  }
+  const notice = termsNotice(changed, baseLabel ?? 'the base branch')
+  if (notice !== null) {
+    notes.push(notice.message)
+    deps.core.warning(notice.message, { title: notice.title })
+  }
+  return { cfg, baselineRel, baselineAbs, baseline, baseLabel }
+}
+
+function runFlags(inputs: ActionInputs, wd: string, fileSweeps: readonly string[] | null): RunFlags {
+  const flags: RunFlags = { out: resolve(wd, inputs.out) }
+  const sweep = chooseSweep(inputs, fileSweeps)
+  if (sweep !== undefined) flags.sweep = sweep
+  if (inputs.baseUrl !== undefined) flags.baseUrl = inputs.baseUrl
+  if (inputs.model !== undefined) flags.model = inputs.model
+  if (inputs.containerDigest !== undefined) flags.containerDigest = inputs.containerDigest
+  if (inputs.serveCommand !== undefined) flags.serveCommand = inputs.serveCommand
+  return flags
 }
