@@ -6,7 +6,7 @@
  * sweep settings still come from the PR (they are what is being tested), and
  * the gate checks that the sweep matches the baseline's profile.
  */
-import { resolve } from 'node:path'
+import { relative, resolve } from 'node:path'
 import type { ResolvedConfig, RunFlags } from '../config/resolve.js'
 import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
@@ -126,7 +126,7 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
   if (fromBase && ctx.base !== null) {
     rev = await resolveBaseRev(deps.git, wd, ctx.base)
     baseLabel = `${ctx.base.ref} (${rev.startsWith('refs/') ? rev : rev.slice(0, 12)})`
-    const baseText = configRel === undefined ? null : await showAtRev(deps.git, wd, rev, configRel)
+    const baseText = configPath === null ? null : await showAtRev(deps.git, wd, rev, relative(wd, configPath))
     baseFile = baseText === null ? null : stages.parseConfigText(baseText, `${configRel} on ${baseLabel}`)
     file = withBaseTerms(prFile, baseFile)
   }
@@ -136,7 +136,7 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
   const changed = fromBase ? termDifferences(prFile, baseFile) : []
   let baseline: Baseline | null
   if (rev !== null && baseLabel !== null) {
-    const text = await showAtRev(deps.git, wd, rev, baselineRel)
+    const text = await showAtRev(deps.git, wd, rev, relative(wd, baselineAbs))
     baseline = text === null ? null : stages.parseBaselineText(text, `${baselineRel} on ${baseLabel}`)
     // The PR's copy counts as changed when it parses to something else (formatting alone is no change).
     if (baseline !== null && deps.files.exists(baselineAbs)) {
