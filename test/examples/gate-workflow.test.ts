@@ -117,6 +117,16 @@ describe('examples/servegate-gate.yml', () => {
     expect(started.filter((id) => selfHosted(wf.jobs[id] as Job))).toEqual([])
   })
 
+  it.each([
+    ['a fork', pr({ headRepo: 'mallory/serving' })],
+    ['a deleted fork (no head repository)', pr({ headRepo: null })],
+  ])('fails a check for a pull request from %s on a GitHub-hosted runner, instead of leaving only skipped (green) jobs', (_, ctx) => {
+    const started = jobsThatRun(wf, ctx, { changes: { serving: 'true' } }).map((id) => wf.jobs[id] as Job)
+    const refusals = started.filter((j) => !selfHosted(j) && steps(j).some((s) => /\bexit 1\b/.test(s.run ?? '')))
+    expect(refusals.length).toBe(1)
+    expect(steps(refusals[0] as Job).every((s) => s.uses === undefined)).toBe(true)
+  })
+
   it('guards every self-hosted job that can run for a pull request at job level, on the head repository', () => {
     expect(gpuJobs.length).toBeGreaterThan(0)
     for (const [id, job] of gpuJobs) {
