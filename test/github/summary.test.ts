@@ -125,7 +125,7 @@ describe('summary and comment', () => {
   it('the comment links to the run and its artifacts, and stays under the comment limit with a huge report', () => {
     const md = buildComment(input({ renderers: { verdict: (v) => `VERDICT ${v.verdict}`, report: () => 'r'.repeat(200_000) } }))
     expect(md.length).toBeLessThanOrEqual(COMMENT_LIMIT_CHARS)
-    expect(md).toContain(`[Workflow run and full job summary](${RUN})`)
+    expect(md).toContain(`[Workflow run and full job summary](${RUN}) · [artifacts](${RUN}#artifacts)`)
     expect(md).toContain(
       `left out to stay under GitHub's 65,536-character comment limit: the methodology's table. The full report is in the job summary and [the run's artifacts](${RUN}#artifacts).`,
     )
