@@ -4,6 +4,7 @@
  * the file names and never leaves this object except to build request headers.
  */
 import { UsageError } from '../errors.js'
+import { redactSecrets, secretValuesFromEnv } from '../util/redact.js'
 import type { Api, Shape, Target } from '../types.js'
 import { DEFAULTS } from './defaults.js'
 import {
@@ -133,6 +134,8 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     const message = problems.length === 1 ? problems[0]! : `invalid options:\n${problems.map((p) => `  ${p}`).join('\n')}`
     throw new UsageError(message, 'Run `servegate run --help` for every flag and its format.')
   }
+  // Recorded text leaves through results, baselines and comments: redact it once, here.
+  const recorded = (text: string | null | undefined): string | null => (text ? redactSecrets(text, [apiKey, ...secretValuesFromEnv(env)]) : null)
 
   return {
     configPath: filePath,
@@ -149,8 +152,8 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     out: flagOut ?? DEFAULTS.out,
     resume: flags.resume === true,
     workers: flagWorkers ?? DEFAULTS.workers,
-    containerDigest: flagDigest ?? (digestFromEnv ? digestFromEnv : null),
-    serveCommand: flagServe ?? null,
+    containerDigest: recorded(flagDigest ?? digestFromEnv),
+    serveCommand: recorded(flagServe),
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
     gate: {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
