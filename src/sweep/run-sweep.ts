@@ -11,6 +11,7 @@ import { isServerOnThisHost } from '../env/local-host.js'
 import { workersWarning } from '../load/run-point.js'
 import { atTargetForResult } from '../analysis/at-target.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
+import { assertWritableOutput } from '../store/output-path.js'
 import { HARNESS_VERSION } from '../version.js'
 import { RESULT_SCHEMA, type PointResult, type ResultFile, type RunResult } from '../types.js'
 import { measurePoint } from './measure-point.js'
@@ -35,6 +36,8 @@ export interface SweepDeps {
  * it measured, and `resume` continues without redoing finished runs.
  */
 export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ result: ResultFile; resultPath: string }> {
+  // Before the simulator starts or the server is contacted: an unwritable --out would waste the whole sweep.
+  assertWritableOutput(cfg.out, '--out')
   let sim: SimHandle | null = null
   let root: string
   if (cfg.server.baseUrl === null) {
