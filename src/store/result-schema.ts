@@ -2,14 +2,28 @@
  * zod schema of the `servegate.result/v1` file. src/types.ts is the source of
  * truth: the compile-time check at the bottom fails if the two ever differ.
  * Only `config` (the resolved config as given) and `env.definitions` are open
- * records; every other object lists its keys (unknown ones are dropped on read).
+ * records; every other object lists its keys (unknown ones are dropped on read),
+ * except latency figures, which hold exactly the statistics every run records
+ * (mean, p50, p95, p99): a `p90` there is a file servegate did not write, and a
+ * gate reading it would compare something nobody measured.
+ *
+ * Beyond shapes, a file must make sense as one sweep: each point (shape ×
+ * concurrency) once, each repeat once per point, the client's latencies
+ * finite and > 0, and a target percentile that runs record.
  */
 import { z } from 'zod'
+import { TARGET_PERCENTILES } from '../config/defaults.js'
 import { RESULT_SCHEMA, type ResultFile } from '../types.js'
 
 const count = z.number().int().nonnegative()
 const num = z.number()
-const latency = z.object({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
+const latency = z.strictObject({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
+
+// A measured latency is a time between two events: 0, negative or infinite is a broken or hand-edited file
+// (JSON has no NaN, but 0, -1 and 1e999 → Infinity all parse). Null stays: no request, no figure.
+const LATENCY_RULE = 'expected a latency in ms: a finite number > 0, or null'
+const latencyMs = z.number({ error: LATENCY_RULE }).positive({ error: LATENCY_RULE }).nullable()
+const measuredLatency = z.strictObject({ mean: latencyMs, p50: latencyMs, p95: latencyMs, p99: latencyMs })
 
 const validityCode = z.enum([
   'client_saturated',
@@ -70,10 +84,10 @@ const runResult = z.object({
   total_token_throughput: num,
   request_throughput: num,
   tok_s_per_user: num.nullable(),
-  ttft_ms: latency,
-  tpot_ms: latency,
-  itl_ms: latency,
-  e2el_ms: latency,
+  ttft_ms: measuredLatency,
+  tpot_ms: measuredLatency,
+  itl_ms: measuredLatency,
+  e2el_ms: measuredLatency,
   validity: z.object({ valid: z.boolean(), issues: z.array(z.object({ code: validityCode, detail: z.string() })) }),
   started_at: z.string(),
   finished_at: z.string(),
@@ -101,9 +115,10 @@ const runResult = z.object({
 })
 
 /** Result targets: the interactivity target a sweep was measured against. */
+const PERCENTILE_RULE = `expected ${TARGET_PERCENTILES.join(', ')} (the percentiles every run records)`
 export const resultTargetSchema = z.object({
   metric: z.enum(['tpot', 'itl']),
-  percentile: num.positive().max(100),
+  percentile: z.number({ error: PERCENTILE_RULE }).refine((p) => (TARGET_PERCENTILES as readonly number[]).includes(p), { error: PERCENTILE_RULE }),
   threshold_ms: num.positive(),
 })
 
@@ -130,30 +145,60 @@ export const envRecordSchema = z.object({
 
 const positiveInt = z.number().int().positive()
 
-export const resultFileSchema = z.object({
-  schema: z.literal(RESULT_SCHEMA),
-  harness: z.object({ name: z.literal('servegate'), version: z.string() }),
-  env: envRecordSchema,
-  config: z.record(z.string(), z.unknown()),
-  target: resultTargetSchema,
-  points: z.array(
-    z.object({ input_len: positiveInt, output_len: positiveInt, concurrency: positiveInt, runs: z.array(runResult) }),
-  ),
-  at_target: z.array(
-    z.object({
-      input_len: positiveInt,
-      output_len: positiveInt,
-      runs: z.array(
-        z.object({
-          repeat: count,
-          throughput: num.nullable(),
-          concurrency: num.nullable(),
-          bound: z.enum(['interpolated', 'lower_bound', 'unreachable', 'exact']),
-        }),
-      ),
-    }),
-  ),
-})
+export const resultFileSchema = z
+  .object({
+    schema: z.literal(RESULT_SCHEMA),
+    harness: z.object({ name: z.literal('servegate'), version: z.string() }),
+    env: envRecordSchema,
+    config: z.record(z.string(), z.unknown()),
+    target: resultTargetSchema,
+    points: z.array(
+      z.object({ input_len: positiveInt, output_len: positiveInt, concurrency: positiveInt, runs: z.array(runResult) }),
+    ),
+    at_target: z.array(
+      z.object({
+        input_len: positiveInt,
+        output_len: positiveInt,
+        runs: z.array(
+          z.object({
+            repeat: count,
+            throughput: num.nullable(),
+            concurrency: num.nullable(),
+            bound: z.enum(['interpolated', 'lower_bound', 'unreachable', 'exact']),
+          }),
+        ),
+      }),
+    ),
+  })
+  .superRefine((file, ctx) => {
+    // One sweep measures each point once and each repeat of it once: a second copy would be
+    // counted twice by every median, n and noise estimate downstream.
+    const firstPoint = new Map<string, number>()
+    file.points.forEach((p, i) => {
+      const key = `${p.input_len}x${p.output_len} at C=${p.concurrency}`
+      const seen = firstPoint.get(key)
+      if (seen === undefined) firstPoint.set(key, i)
+      else ctx.addIssue({ code: 'custom', path: ['points', i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency appears once` })
+      duplicateRepeats(p.runs, ['points', i, 'runs'], ctx)
+    })
+    const firstShape = new Map<string, number>()
+    file.at_target.forEach((s, i) => {
+      const key = `${s.input_len}x${s.output_len}`
+      const seen = firstShape.get(key)
+      if (seen === undefined) firstShape.set(key, i)
+      else ctx.addIssue({ code: 'custom', path: ['at_target', i], message: `duplicate shape ${key} (also at_target.${seen}); each shape appears once` })
+      duplicateRepeats(s.runs, ['at_target', i, 'runs'], ctx)
+    })
+  })
+
+function duplicateRepeats(runs: ReadonlyArray<{ repeat: number }>, path: Array<string | number>, ctx: z.RefinementCtx): void {
+  const first = new Map<number, number>()
+  runs.forEach((r, k) => {
+    const seen = first.get(r.repeat)
+    if (seen === undefined) first.set(r.repeat, k)
+    else ctx.addIssue({ code: 'custom', path: [...path, k, 'repeat'], message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once` })
+  })
+}
 
 // Compile-time guarantee that the schema and types.ts describe the same shape.
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
