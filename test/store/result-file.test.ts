@@ -7,6 +7,7 @@ import { parseResult, readResultFile, writeResultFile } from '../../src/store/re
 import { dayResult } from '../gate/fixtures.js'
 import { usageErrorOf } from '../fixtures/errors.js'
 import { runCli } from '../sweep/cli-child.js'
+import { listProblems } from '../../src/store/json-file.js'
 
 let dir: string
 beforeEach(async () => {
@@ -150,5 +151,15 @@ describe('a bad result file through the CLI', () => {
     expect(r.stderr).toContain(`servegate: ${path} is not a valid servegate result file:`)
     expect(r.stderr).toMatch(/points\.\d+: duplicate point/)
     expect(r.stderr).not.toMatch(/^\s+at /m)
+  })
+})
+
+describe('listProblems (the formatter every validation message shares)', () => {
+  const lines = (n: number) => Array.from({ length: n }, (_, i) => `field${i}: bad`)
+  it('lists up to six problems in full: "… and 1 more" would hide a line to save none', () => {
+    expect(listProblems(lines(6)).split('\n')).toEqual(lines(6).map((l) => `  ${l}`))
+  })
+  it('lists five of seven, then how many more', () => {
+    expect(listProblems(lines(7)).split('\n')).toEqual([...lines(5).map((l) => `  ${l}`), '  … and 2 more'])
   })
 })
