@@ -9,7 +9,7 @@
  *
  * Beyond shapes, a file must make sense as one sweep: each point (shape ×
  * concurrency) once, each repeat once per point, the client's latencies
- * finite and > 0, and a target percentile that runs record.
+ * finite and not negative (TTFT and E2EL > 0), and a target percentile that runs record.
  */
 import { z } from 'zod'
 import { TARGET_PERCENTILES } from '../config/defaults.js'
@@ -19,11 +19,17 @@ const count = z.number().int().nonnegative()
 const num = z.number()
 const latency = z.strictObject({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
 
-// A measured latency is a time between two events: 0, negative or infinite is a broken or hand-edited file
-// (JSON has no NaN, but 0, -1 and 1e999 → Infinity all parse). Null stays: no request, no figure.
-const LATENCY_RULE = 'expected a latency in ms: a finite number > 0, or null'
-const latencyMs = z.number({ error: LATENCY_RULE }).positive({ error: LATENCY_RULE }).nullable()
-const measuredLatency = z.strictObject({ mean: latencyMs, p50: latencyMs, p95: latencyMs, p99: latencyMs })
+// The client's own latencies come from a monotonic clock. JSON has no NaN, but 0, -1 and
+// 1e999 (Infinity once parsed) all parse: none is a measurement. TTFT and E2EL are above 0 (a
+// request takes time); ITL and TPOT may be 0 when chunks arrive in one read (the gate leaves such
+// a figure undecided), never negative. Null stays: no request, no figure.
+const msOf = (min: 'positive' | 'nonnegative') => {
+  const rule = `expected a latency in ms: a finite number ${min === 'positive' ? '> 0' : '≥ 0'}, or null`
+  const n = min === 'positive' ? z.number({ error: rule }).positive({ error: rule }) : z.number({ error: rule }).nonnegative({ error: rule })
+  return z.strictObject({ mean: n.nullable(), p50: n.nullable(), p95: n.nullable(), p99: n.nullable() })
+}
+const elapsedMs = msOf('positive')
+const gapMs = msOf('nonnegative')
 
 const validityCode = z.enum([
   'client_saturated',
@@ -84,14 +90,14 @@ const runResult = z.object({
   total_token_throughput: num,
   request_throughput: num,
   tok_s_per_user: num.nullable(),
-  ttft_ms: measuredLatency,
-  tpot_ms: measuredLatency,
-  itl_ms: measuredLatency,
-  e2el_ms: measuredLatency,
+  ttft_ms: elapsedMs,
+  tpot_ms: gapMs,
+  itl_ms: gapMs,
+  e2el_ms: elapsedMs,
   validity: z.object({ valid: z.boolean(), issues: z.array(z.object({ code: validityCode, detail: z.string() })) }),
   started_at: z.string(),
   finished_at: z.string(),
-  itl_per_token_ms: latency,
+  itl_per_token_ms: gapMs,
   tokens: z.object({
     expected: num,
     server_usage: num.nullable(),

@@ -46,7 +46,7 @@ describe('result files', () => {
     json.target.metric = 'ttft'
     const err = usage(() => parseResult(json, 'cand.json'))
     expect(err.message).toContain('cand.json is not a valid servegate result file')
-    expect(err.message).toContain('points.0.runs.1.itl_ms.p95: expected a latency in ms: a finite number > 0, or null')
+    expect(err.message).toContain('points.0.runs.1.itl_ms.p95: expected a latency in ms: a finite number ≥ 0, or null')
     expect(err.message).toContain('env.gpu.driver_version: Invalid input: expected string, received undefined')
     expect(err.message).toMatch(/target\.metric: .*"tpot"\|"itl"/)
   })
@@ -108,11 +108,13 @@ describe('result files that no sweep could have written', () => {
   })
 
   it.each([
-    ['0', 'ttft_ms', 'p50'],
-    ['-3.5', 'itl_ms', 'p95'],
-    ['1e999', 'e2el_ms', 'p99'],
-    ['0', 'tpot_ms', 'mean'],
-  ])('rejects a latency of %s (%s.%s) in the file as written, naming the field', async (text, stat, key) => {
+    ['0', 'ttft_ms', 'p50', '> 0'],
+    ['0', 'e2el_ms', 'mean', '> 0'],
+    ['-3.5', 'itl_ms', 'p95', '≥ 0'],
+    ['-0.1', 'tpot_ms', 'p50', '≥ 0'],
+    ['1e999', 'e2el_ms', 'p99', '> 0'],
+    ['1e999', 'itl_ms', 'p99', '≥ 0'],
+  ])('rejects a latency of %s (%s.%s) in the file as written, naming the field', async (text, stat, key, rule) => {
     const json = copy()
     json.points[0].runs[1][stat][key] = 123456.789
     const path = join(dir, 'lat.json')
@@ -123,18 +125,25 @@ describe('result files that no sweep could have written', () => {
       (e: unknown) => e as Error,
     )
     expect(err).toBeInstanceOf(UsageError)
-    expect(err!.message).toContain(`points.0.runs.1.${stat}.${key}: expected a latency in ms: a finite number > 0, or null`)
+    expect(err!.message).toContain(`points.0.runs.1.${stat}.${key}: expected a latency in ms: a finite number ${rule}, or null`)
+  })
+
+  it('accepts an ITL or TPOT of 0: chunks that arrive in one read are 0 ms apart', () => {
+    const json = copy()
+    json.points[0].runs[0].itl_ms.p50 = 0
+    json.points[0].runs[0].tpot_ms.p50 = 0
+    expect(parseResult(json, 'r.json').points[0]!.runs[0]!.itl_ms.p50).toBe(0)
   })
 
   it('lists the first five problems of a badly broken file, then how many more', () => {
     const json = copy()
     const runs = json.points.flatMap((p: { runs: unknown[] }) => p.runs) as Array<Record<string, any>>
-    for (const r of runs) r.itl_ms.p95 = r.itl_ms.p99 = 0
+    for (const r of runs) r.ttft_ms.p95 = r.ttft_ms.p99 = 0
     expect(runs.length).toBe(6)
     const err = usage(() => parseResult(json, 'many.json'))
     const lines = err.message.split('\n')
     expect(lines[0]).toBe('many.json is not a valid servegate result file:')
-    expect(lines.slice(1, 6).every((l) => /^ {2}points\.\d+\.runs\.\d+\.itl_ms\.p9[59]: expected a latency/.test(l))).toBe(true)
+    expect(lines.slice(1, 6).every((l) => /^ {2}points\.\d+\.runs\.\d+\.ttft_ms\.p9[59]: expected a latency/.test(l))).toBe(true)
     expect(lines[6]).toBe(`  … and ${2 * runs.length - 5} more`)
     expect(lines).toHaveLength(7)
   })
