@@ -5,6 +5,7 @@ import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { DEFAULT_MAX_HISTORY, appendRefresh, readBaseline, writeBaseline } from '../store/baseline.js'
 import { readResultFile } from '../store/result-file.js'
+import { assertWritableOutput } from '../store/output-path.js'
 
 export interface BaselineIo {
   print(text: string): void
@@ -32,6 +33,7 @@ export function registerBaselineCommand(program: Command, io: BaselineIo = defau
     .option('--reset', 'start a new history (after an intentional performance change) instead of appending')
     .action(async (resultPath: string, opts: { into: string; maxHistory?: string; name?: string; commit?: string; reset?: boolean }) => {
       const maxHistory = opts.maxHistory === undefined ? DEFAULT_MAX_HISTORY : positiveInt('--max-history', opts.maxHistory)
+      assertWritableOutput(opts.into, '--into')
       const result = await readResultFile(resultPath)
       const existing = !opts.reset && existsSync(opts.into) ? await readBaseline(opts.into) : null
       const name = existing?.name ?? opts.name ?? basename(opts.into).replace(/\.json$/i, '')

@@ -17,6 +17,7 @@ import { writeFileAtomic } from '../store/atomic-write.js'
 import { baselineFromResult, parseBaseline } from '../store/baseline.js'
 import { readJsonFile } from '../store/json-file.js'
 import { parseResult } from '../store/result-file.js'
+import { assertWritableOutput } from '../store/output-path.js'
 import { RESULT_SCHEMA } from '../types.js'
 
 export interface CompareIo {
@@ -56,6 +57,7 @@ export function registerCompareCommand(program: Command, io: CompareIo = default
       if (opts.failOn !== 'regression' && opts.failOn !== 'inconclusive') {
         throw new UsageError(`--fail-on ${JSON.stringify(opts.failOn)}: expected regression or inconclusive`)
       }
+      for (const [path, flag] of [[opts.markdown, '--markdown'], [opts.json, '--json']] as const) assertWritableOutput(path, flag)
       const baseline = await loadBaselineOrResult(baselinePath)
       const candidate = parseResult(await readJsonFile(candidatePath), candidatePath)
       const verdict = compareToBaseline(baseline, candidate)

@@ -54,7 +54,14 @@ export interface ResolvedConfig {
   /** Warmup requests per point, or 'auto' (see autoWarmupRequests). */
   warmup: number | 'auto'
   repeats: number
+  /** Seed of the prompts: the pinned one, or the default that runSweep replaces with a fresh seed (see seedPinned). */
   seed: number
+  /**
+   * true when --seed or the config's `seed` pinned it: prompts are the same on every invocation.
+   * false or absent: each `servegate run` draws a fresh seed, so a server's prefix cache filled
+   * by an earlier sweep cannot serve this one's prompts.
+   */
+  seedPinned?: boolean
   out: string
   resume: boolean
   workers: number | 'auto'
@@ -149,6 +156,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     warmup: flagWarmup ?? sweep?.warmup ?? DEFAULTS.warmup,
     repeats: flagRepeats ?? sweep?.repeats ?? DEFAULTS.repeats,
     seed: flagSeed ?? file?.seed ?? DEFAULTS.seed,
+    seedPinned: flagSeed !== undefined || file?.seed !== undefined,
     out: flagOut ?? DEFAULTS.out,
     resume: flags.resume === true,
     workers: flagWorkers ?? DEFAULTS.workers,
@@ -217,6 +225,7 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
     warmup: cfg.warmup,
     repeats: cfg.repeats,
     seed: cfg.seed,
+    seed_pinned: cfg.seedPinned === true,
     workers: cfg.workers,
     idle_timeout_ms: cfg.idleTimeoutMs,
     container_digest: cfg.containerDigest,
