@@ -10,6 +10,10 @@ import { RESULT_SCHEMA, type ResultFile } from '../types.js'
 const count = z.number().int().nonnegative()
 const num = z.number()
 const latency = z.object({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
+// The client's own latencies: a time from a monotonic clock is positive, and the gate takes logs of them.
+// (zod 4 already refuses Infinity; JSON cannot hold NaN.)
+const positiveMs = z.number().positive('expected a latency in ms greater than 0')
+const clientLatency = z.object({ mean: positiveMs.nullable(), p50: positiveMs.nullable(), p95: positiveMs.nullable(), p99: positiveMs.nullable() })
 
 const validityCode = z.enum([
   'client_saturated',
@@ -70,14 +74,14 @@ const runResult = z.object({
   total_token_throughput: num,
   request_throughput: num,
   tok_s_per_user: num.nullable(),
-  ttft_ms: latency,
-  tpot_ms: latency,
-  itl_ms: latency,
-  e2el_ms: latency,
+  ttft_ms: clientLatency,
+  tpot_ms: clientLatency,
+  itl_ms: clientLatency,
+  e2el_ms: clientLatency,
   validity: z.object({ valid: z.boolean(), issues: z.array(z.object({ code: validityCode, detail: z.string() })) }),
   started_at: z.string(),
   finished_at: z.string(),
-  itl_per_token_ms: latency,
+  itl_per_token_ms: clientLatency,
   tokens: z.object({
     expected: num,
     server_usage: num.nullable(),
@@ -130,6 +134,19 @@ export const envRecordSchema = z.object({
 
 const positiveInt = z.number().int().positive()
 
+/** The measurement fingerprint (gate/fingerprint.ts), shared by result and baseline files. */
+export const fingerprintSchema = z.object({
+  api: z.string(),
+  model: z.string(),
+  shapes: z.array(z.string()),
+  concurrency: z.array(positiveInt),
+  prompts_per_concurrency: z.union([positiveInt, z.literal('unknown')]),
+  warmup: z.union([count, z.literal('auto'), z.literal('unknown')]),
+  target: z.string(),
+  ignore_eos: z.boolean(),
+  tokens_per_chunk: z.record(z.string(), num.nullable()),
+})
+
 export const resultFileSchema = z.object({
   schema: z.literal(RESULT_SCHEMA),
   harness: z.object({ name: z.literal('servegate'), version: z.string() }),
@@ -153,6 +170,7 @@ export const resultFileSchema = z.object({
       ),
     }),
   ),
+  fingerprint: fingerprintSchema.optional(),
 })
 
 // Compile-time guarantee that the schema and types.ts describe the same shape.
