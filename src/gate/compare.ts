@@ -59,10 +59,13 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       const tpc = kind === 'itl_p95' ? perToken.get(scope) : undefined
       const dataKey = tpc ? metricKey(ITL_TOK, scope) : key
       const runs = figures.get(dataKey) ?? []
+      // A repeat whose curve lacks points of the sweep has a throughput at target drawn
+      // through the wrong bracket: it enters no statistics (the row says incomplete).
+      const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, number[]>()
       const decision = decideMetric(
         {
           history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []),
-          candidate: runs.flatMap((r) => (r.valid && r.value !== null ? [r.value] : [])),
+          candidate: runs.flatMap((r) => (r.valid && r.value !== null && !cut.has(r.repeat) ? [r.value] : [])),
           higherIsBetter: KIND_INFO[kind].higherIsBetter,
           tolerance: toleranceFor(opts, kind),
         },
@@ -70,7 +73,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       )
       const { problems, notes } = runProblems(runs, opts)
       problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
-      problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned))
+      problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
       if (tpc) {
         notes.unshift(
           `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): gating p95 ITL per token (each gap over its request's mean tokens per chunk)`,
@@ -151,6 +154,7 @@ function completenessProblems(
   scope: string,
   runs: readonly FigureRun[],
   planned: number | null,
+  cut: ReadonlyMap<number, number[]>,
 ): Problem[] {
   const problems: Problem[] = []
   const fromBaseline = refreshRuns(baseline, metricKey(kind, scope), scope)
@@ -169,14 +173,27 @@ function completenessProblems(
   }
   const concs = baseline.profile.concurrency
   for (const rep of repeats) {
-    const have = concs.filter((c) => shapePoints.some((p) => p.concurrency === c && p.runs.some((r) => r.repeat === rep)))
-    if (have.length < concs.length) {
+    const have = cut.get(rep)
+    if (have !== undefined) {
       problems.push({ blame: 'incomplete', text: `repeat ${rep}: the curve stopped early (measured c=${have.join(', ') || 'none'} of ${concs.join(', ')})` })
     } else if (!runs.some((r) => r.repeat === rep)) {
       problems.push({ blame: 'inconclusive', text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` })
     }
   }
   return problems
+}
+
+/** Repeats of a shape whose curve lacks some of the baseline's concurrencies → the concurrencies it has. */
+function cutRepeats(baseline: Baseline, candidate: ResultFile, shape: string): Map<number, number[]> {
+  const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape)
+  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))
+  const concs = baseline.profile.concurrency
+  const out = new Map<number, number[]>()
+  for (const rep of repeats) {
+    const have = concs.filter((c) => shapePoints.some((p) => p.concurrency === c && p.runs.some((r) => r.repeat === rep)))
+    if (have.length < concs.length) out.set(rep, have)
+  }
+  return out
 }
 
 /** Point scopes whose output-token counts a row depends on (a shape row depends on all its points). */
