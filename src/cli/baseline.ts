@@ -46,6 +46,11 @@ export function registerBaselineCommand(program: Command, io: BaselineIo = defau
       const lines = [
         `baseline ${updated.name}: ${existing === null ? 'created' : 'appended'} a refresh from ${resultPath}; ${updated.refreshes.length} refresh${updated.refreshes.length === 1 ? '' : 'es'} kept (max ${maxHistory}) in ${opts.into}`,
       ]
+      const tol = Object.entries(updated.tolerances ?? {}).map(([k, v]) => `${k} ${Math.round(v * 1000) / 10} %`)
+      if (tol.length > 0 || updated.max_failed_requests !== undefined) {
+        const parts = [...(tol.length > 0 ? [`tolerances ${tol.join(', ')}`] : []), ...(updated.max_failed_requests !== undefined ? [`at most ${updated.max_failed_requests} failed requests per run`] : [])]
+        lines.push(`  gate settings stored: ${parts.join('; ')}`)
+      }
       if (newest.invalid.length > 0) {
         lines.push(`  left out of the statistics (invalid runs): ${newest.invalid.map((i) => `${i.scope} run ${i.repeat} (${i.codes.join(', ')})`).join('; ')}`)
       }
