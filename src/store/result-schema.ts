@@ -10,10 +10,15 @@ import { RESULT_SCHEMA, type ResultFile } from '../types.js'
 const count = z.number().int().nonnegative()
 const num = z.number()
 const latency = z.object({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
-// The client's own latencies: a time from a monotonic clock is positive, and the gate takes logs of them.
-// (zod 4 already refuses Infinity; JSON cannot hold NaN.)
-const positiveMs = z.number().positive('expected a latency in ms greater than 0')
-const clientLatency = z.object({ mean: positiveMs.nullable(), p50: positiveMs.nullable(), p95: positiveMs.nullable(), p99: positiveMs.nullable() })
+// The client's own latencies come from a monotonic clock: never negative (zod 4 already
+// refuses Infinity; JSON cannot hold NaN). TTFT and E2EL are above 0 (a request takes time);
+// ITL and TPOT may be 0 when chunks arrive in one read, and the gate leaves such a figure undecided.
+const msOf = (min: 'positive' | 'nonnegative') => {
+  const n = min === 'positive' ? z.number().positive('expected a latency in ms greater than 0') : z.number().nonnegative('expected a latency in ms of 0 or more')
+  return z.object({ mean: n.nullable(), p50: n.nullable(), p95: n.nullable(), p99: n.nullable() })
+}
+const elapsedMs = msOf('positive')
+const gapMs = msOf('nonnegative')
 
 const validityCode = z.enum([
   'client_saturated',
@@ -74,14 +79,14 @@ const runResult = z.object({
   total_token_throughput: num,
   request_throughput: num,
   tok_s_per_user: num.nullable(),
-  ttft_ms: clientLatency,
-  tpot_ms: clientLatency,
-  itl_ms: clientLatency,
-  e2el_ms: clientLatency,
+  ttft_ms: elapsedMs,
+  tpot_ms: gapMs,
+  itl_ms: gapMs,
+  e2el_ms: elapsedMs,
   validity: z.object({ valid: z.boolean(), issues: z.array(z.object({ code: validityCode, detail: z.string() })) }),
   started_at: z.string(),
   finished_at: z.string(),
-  itl_per_token_ms: clientLatency,
+  itl_per_token_ms: gapMs,
   tokens: z.object({
     expected: num,
     server_usage: num.nullable(),

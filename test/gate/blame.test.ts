@@ -119,6 +119,17 @@ describe('the verdict by blame', () => {
   })
 })
 
+describe('a latency of zero', () => {
+  it('leaves a row whose p95 ITL is 0 (every chunk in one read) undecided, never a pass', () => {
+    const gaps: Record<number, number> = { 1: 0, 4: 20, 16: 80 }
+    const cand = pipeDay(7, 1, { itl: (c) => gaps[c]! })
+    expect(cand.points[0]!.runs[0]!.itl_ms.p95).toBe(0)
+    const v = compareToBaseline(base, cand)
+    expect(row(v, 'itl_p95@64x16@c1')).toMatchObject({ status: 'inconclusive', candidate: null, delta_pct: null })
+    expect(['pass', 'improvement']).not.toContain(v.verdict)
+  })
+})
+
 describe('throughput at an unreachable target', () => {
   // 60 ms per token at every C: the 50 ms target is never met, so throughput at target is 0.
   const never = (factor = 1): Partial<Parameters<typeof pipelineResult>[0]> => ({ itl: () => 60 * factor })

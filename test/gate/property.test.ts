@@ -125,17 +125,19 @@ describe('the gate as a property', () => {
     }
   })
 
-  it('rejects a non-finite or non-positive latency when the result is read (exit 2, naming the field)', () => {
+  it('rejects a non-finite or negative latency, and a TTFT or E2EL of 0, when the result is read (exit 2, naming the field)', () => {
     const text = JSON.stringify(pipeDay(3))
     const fields = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2el_ms', 'itl_per_token_ms'] as const
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 2 }),
         fc.integer({ min: 0, max: 2 }),
-        fc.constantFrom(...fields),
+        fc.oneof(
+          fc.tuple(fc.constantFrom(...fields), fc.constantFrom('-3.5', '1e999', '-1e999')),
+          fc.tuple(fc.constantFrom('ttft_ms' as const, 'e2el_ms' as const), fc.constant('0')),
+        ),
         fc.constantFrom('p50', 'p95', 'p99', 'mean'),
-        fc.constantFrom('0', '-3.5', '1e999', '-1e999'),
-        (pi, ri, field, stat, bad) => {
+        (pi, ri, [field, bad], stat) => {
           const json = JSON.parse(text) as { points: Array<{ runs: Array<Record<string, Record<string, number>>> }> }
           // Mark the one statistic, then write the bad number in its place as the file would hold it.
           json.points[pi]!.runs[ri]![field]![stat] = 0
