@@ -83,6 +83,17 @@ describe('servegate baseline update', () => {
     expect(printed).toMatch(/gate settings stored: tolerances itl_p95 12 %, tput_at_target 8 %, output_tput 8 %; at most 3 failed requests per run/)
   })
 
+  it('stores a config file\'s gate settings with --config, over those the result recorded', async () => {
+    const into = join(dir, 'b.json')
+    const cfg = join(dir, 'servegate.yaml')
+    await writeFile(cfg, 'gate:\n  tolerance_pct: {itl: 7}\n')
+    await writeResultFile(join(dir, 'a.json'), pipeDay(0, 1, { config: { gate: { tolerance_pct: { itl: 12 }, max_failed_requests: 3 } } }))
+    await update(join(dir, 'a.json'), '--into', into, '--config', cfg)
+    const b = await readBaseline(into)
+    expect(b.tolerances).toEqual({ itl_p95: 0.07 })
+    expect(b.max_failed_requests).toBeUndefined()
+  })
+
   it('starts a new history with --reset', async () => {
     const into = join(dir, 'b.json')
     await writeResultFile(join(dir, 'a.json'), dayResult(0))
