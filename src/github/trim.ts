@@ -4,6 +4,7 @@
  * a verdict table too big on its own loses its least telling rows, never all of them.
  */
 import type { GateRow, Verdict } from '../gate/types.js'
+import { STATUS_ORDER } from '../report/verdict-format.js'
 
 /** GitHub rejects a step summary over 1 MiB (bytes); keep a margin for what other steps append. */
 export const SUMMARY_LIMIT_BYTES = 1_000_000
@@ -92,8 +93,9 @@ export function hardCut(text: string, limit: number, size: SizeOf, where: string
   return cut + note
 }
 
-// Passes go first, then improvements; regressions and what blocks a pass stay longest. Gated rows outlast reported ones.
-const ROW_WEIGHT: Record<GateRow['status'], number> = { regression: 0, invalid: 1, missing: 2, inconclusive: 3, improvement: 4, pass: 5 }
+// Passes go first, then improvements; regressions and what blocks a pass stay longest (the
+// verdict table's own reading order). Gated rows outlast reported ones.
+const ROW_WEIGHT = STATUS_ORDER
 
 /** The verdict with only its `keep` most telling rows (original order), the reasons about kept rows, and how many rows went. */
 export function keepVerdictRows(v: Verdict, keep: number): { verdict: Verdict; leftOut: number } {

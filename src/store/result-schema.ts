@@ -151,6 +151,19 @@ export const envRecordSchema = z.object({
 
 const positiveInt = z.number().int().positive()
 
+/** The measurement fingerprint (gate/fingerprint.ts), shared by result and baseline files. */
+export const fingerprintSchema = z.object({
+  api: z.string(),
+  model: z.string(),
+  shapes: z.array(z.string()),
+  concurrency: z.array(positiveInt),
+  prompts_per_concurrency: z.union([positiveInt, z.literal('unknown')]),
+  warmup: z.union([count, z.literal('auto'), z.literal('unknown')]),
+  target: z.string(),
+  ignore_eos: z.boolean(),
+  tokens_per_chunk: z.record(z.string(), num.nullable()),
+})
+
 export const resultFileSchema = z
   .object({
     schema: z.literal(RESULT_SCHEMA),
@@ -175,6 +188,7 @@ export const resultFileSchema = z
         ),
       }),
     ),
+    fingerprint: fingerprintSchema.optional(),
   })
   .superRefine((file, ctx) => {
     // One sweep measures each point once and each repeat of it once: a second copy would be

@@ -11,6 +11,7 @@ import { startGpuSampler } from '../env/gpu-sampler.js'
 import { isServerOnThisHost } from '../env/local-host.js'
 import { workersWarning } from '../load/run-point.js'
 import { atTargetForResult } from '../analysis/at-target.js'
+import { fingerprintOf } from '../gate/fingerprint.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { HARNESS_VERSION } from '../version.js'
@@ -136,6 +137,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
     })
     addRun(result, point, run)
     result.at_target = atTargetForResult(result.points, result.target)
+    result.fingerprint = fingerprintOf(result)
     result.env.finished_at = new Date().toISOString()
     await writeResultFile(resultPath, result)
     deps.onPointDone?.(point, run, i, plan.length)
