@@ -139,6 +139,10 @@ async function dropInvalidRuns(path: string): Promise<string[]> {
   return dropped
 }
 
+function fmtLoad(load: number[]): string {
+  return load.map((x) => x.toFixed(2)).join(' / ')
+}
+
 function fmtDuration(ms: number): string {
   const m = Math.floor(ms / 60_000)
   return `${m} min ${Math.round((ms - m * 60_000) / 1000)} s`
@@ -179,6 +183,8 @@ async function main(): Promise<void> {
     sim.child.kill('SIGTERM')
   }
   const wallMs = Date.now() - t0
+  const load1 = loadavg()
+  process.stderr.write(`load average (1 / 5 / 15 min): ${fmtLoad(load0)} before the sweep, ${fmtLoad(load1)} at the end\n`)
   const issues = problems(result)
   if (issues.length > 0) {
     process.stderr.write(`\nNot writing ${DOC}: the result is not a complete, valid table.\n${issues.map((i) => `  - ${i}`).join('\n')}\nResult kept in ${OUT}\n`)
@@ -203,7 +209,7 @@ async function main(): Promise<void> {
     `- Grid: ${grid.inputLen} in / ${grid.outputLen} out, C = ${grid.concurrency.split(',').join(', ')}, 12 prompts per slot (C × 12 measured requests), one warmup wave per point, ${grid.repeats} repeats${isMethodologyGrid ? ' — the grid of METHODOLOGY.txt' : ' (a reduced grid, not the methodology\'s)'}.`,
     `- Time scale ${TIME_SCALE}: the simulator runs its model ${TIME_SCALE === 1 ? 'in real time' : `${1 / TIME_SCALE}× as fast as real time`}, so every latency below is the profile's model time × ${TIME_SCALE} and every throughput is ÷ ${TIME_SCALE}.` +
       ` The target is scaled alike: \`${TARGET}\` of wall time${TARGET === `tpot:p95:${50 * TIME_SCALE}` ? ' = p95 TPOT ≤ 50 ms of model time, the methodology\'s target' : ''}.`,
-    `- Host: ${result.env.host.cpus} CPUs (${result.env.host.platform}), Node ${result.env.harness.node_version}, load average ${load0.map((x) => x.toFixed(2)).join(' / ')} at the start (other work shared the machine).`,
+    `- Host: ${result.env.host.cpus} CPUs (${result.env.host.platform}), Node ${result.env.harness.node_version}, load average (1 / 5 / 15 min) ${fmtLoad(load0)} before the sweep started — other work on the machine, the bench had not started — and ${fmtLoad(load1)} at its end, which includes the bench's own client and simulator.`,
     ...(remeasured.length > 0 ? [`- Re-measured after being invalid in an earlier attempt (\`--resume --rerun-invalid\`): ${remeasured.join('; ')}.`] : []),
     `- Checked before writing: all ${result.points.reduce((n, p) => n + p.runs.length, 0)} runs are valid, every cell is measured, and in every run the client's ITL p50 and p95 lie within 1.5× of the simulator's own /metrics figures; the full result file was ${relative(ROOT, OUT).startsWith('..') ? 'written outside the repository' : `\`${relative(ROOT, OUT)}\``} (not committed).`,
     '',

@@ -20,7 +20,7 @@ import { commentAction, gateFailure, verdictAnnotation } from './github/policy.j
 import { publishComment } from './github/publish.js'
 import { refreshBaseline } from './github/refresh.js'
 import { checkRefreshCommit } from './github/refresh-commit.js'
-import { STATE, fenced, publishStatusComment, safeSummary, type StatusTarget } from './github/run-status.js'
+import { STATE, publishStatusComment, safeSummary, type StatusTarget } from './github/run-status.js'
 import { statusCommentBody, type RunState } from './github/status-comment.js'
 import { buildComment, buildFullReport, buildSummary, failureSummary, type Outcome, type ReportInput } from './github/summary.js'
 
@@ -35,6 +35,8 @@ interface Progress {
   verdictSet: boolean
   resultPath: string | null
   planned: number | null
+  /** Values redacted from status details (the token, the API key, serve-command credentials). */
+  secrets: string[]
 }
 
 /** A sweep stopped by its abort signal (SweepCancelled from the sweep stage, matched by shape to keep this entry light). */
@@ -45,7 +47,7 @@ function cancelledCounts(err: unknown): { done: number; planned: number } | null
 
 /** Run the action once; never throws (a crash fails the step with `servegate crashed: …`). */
 export async function run(deps: ActionDeps): Promise<void> {
-  const progress: Progress = { inputs: null, ctx: null, key: null, verdictSet: false, resultPath: null, planned: null }
+  const progress: Progress = { inputs: null, ctx: null, key: null, verdictSet: false, resultPath: null, planned: null, secrets: [] }
   try {
     await runAction(deps, progress)
   } catch (err) {
@@ -58,8 +60,9 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const { core, stages } = deps
   const inputs = readInputs((name) => core.getInput(name))
   progress.inputs = inputs
-  if (inputs.githubToken !== undefined) core.setSecret(inputs.githubToken)
-  for (const secret of secretsInCommand(inputs.serveCommand ?? '')) core.setSecret(secret)
+  const secrets = [...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...secretsInCommand(inputs.serveCommand ?? '')]
+  for (const secret of secrets) core.setSecret(secret)
+  progress.secrets.push(...secrets)
   const failOnNote = failOnWarning(inputs.failOn)
   if (failOnNote !== null) core.warning(`servegate: ${failOnNote}.`, { title: 'servegate: fail-on lets a broken run pass' })
 
@@ -81,7 +84,10 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const notes: string[] = []
   const terms = await readGateTerms(deps, inputs, ctx, wd, notes)
   const cfg = terms.cfg
-  if (cfg.apiKey !== null) core.setSecret(cfg.apiKey)
+  if (cfg.apiKey !== null) {
+    core.setSecret(cfg.apiKey)
+    progress.secrets.push(cfg.apiKey)
+  }
   const { baselineRel, baseline } = terms
   progress.key = commentKeyFor(inputs, baselineRel)
   if (baseline === null && (inputs.mode === 'gate' || (inputs.mode === 'check' && ctx.base !== null))) {
@@ -118,7 +124,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   core.saveState(STATE.phase, 'started')
 
   core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.server.baseUrl ?? 'the built-in simulator'}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
-  if (inputs.mode !== 'refresh') await publishStatusComment(deps, target(progress), statusCommentBody('running', runStamp(ctx, new Date().toISOString()), `Sweep "${cfg.sweepName}" (${progress.planned} runs) started.`))
+  if (inputs.mode !== 'refresh') await publishStatusComment(deps, target(progress), statusCommentBody('running', runStamp(ctx, new Date().toISOString()), `Sweep "${cfg.sweepName}" (${progress.planned} runs) started.`, undefined, progress.secrets))
   const { result } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) })
 
   if (cfg.server.baseUrl === null) notes.push("No base-url was given: these numbers come from servegate's built-in simulator, not a GPU server.")
@@ -164,6 +170,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
     charts: charts(deps, measured, baseline),
     notes,
     runUrl: ctx.runUrl,
+    stamp: runStamp(ctx, new Date().toISOString()),
   }
 
   try {
@@ -250,7 +257,7 @@ async function reportStatus(
 ): Promise<void> {
   if (!progress.verdictSet) deps.core.setOutput('verdict', state)
   const stamp = runStamp(progress.ctx ?? { headSha: deps.env['GITHUB_SHA'] ?? null, runAttempt: deps.env['GITHUB_RUN_ATTEMPT'] ?? null, runUrl: null }, new Date().toISOString())
-  const body = statusCommentBody(state, stamp, detail, partial)
+  const body = statusCommentBody(state, stamp, detail, partial, progress.secrets)
   if (summary) await safeSummary(deps, body.replace(/^### /, '## '))
   if (progress.inputs !== null) await publishStatusComment(deps, target(progress), body)
   deps.core.saveState(STATE.phase, 'published')
@@ -270,13 +277,13 @@ async function reportCrash(deps: ActionDeps, progress: Progress, err: unknown): 
   if (err instanceof UsageError) {
     const detail = `${err.message}${err.hint ? `\nhint: ${err.hint}` : ''}`
     if (progress.verdictSet) await safeSummary(deps, failureSummary('servegate could not finish', detail))
-    else await reportStatus(deps, progress, 'error', `servegate could not run:\n\n${fenced(detail)}`)
+    else await reportStatus(deps, progress, 'error', `servegate could not run: ${detail}`)
     core.setFailed(`servegate could not run: ${err.message}${err.hint ? ` (${err.hint})` : ''}`)
     return
   }
   const stack = err instanceof Error ? (err.stack ?? err.message) : String(err)
   core.error(stack)
   await safeSummary(deps, failureSummary('servegate crashed (a bug, please report it)', stack))
-  if (!progress.verdictSet) await reportStatus(deps, progress, 'error', `servegate crashed (a bug):\n\n${fenced(describeError(err))}`, undefined, false)
+  if (!progress.verdictSet) await reportStatus(deps, progress, 'error', `servegate crashed (a bug): ${describeError(err)}`, undefined, false)
   core.setFailed(`servegate crashed: ${describeError(err)}`)
 }

@@ -281,6 +281,24 @@ export interface EnvRecord {
   definitions: Record<string, string>
 }
 
+/**
+ * What was measured and how (gate/fingerprint.ts): results whose fingerprints differ
+ * are not comparable. Tokens per chunk (per point label, to 0.1) is what the server did.
+ */
+export interface Fingerprint {
+  api: string
+  model: string
+  /** Shape labels `4096x512`, sorted. */
+  shapes: string[]
+  concurrency: number[]
+  prompts_per_concurrency: number | 'unknown'
+  warmup: number | 'auto' | 'unknown'
+  /** `tpot p95 ≤ 50 ms` */
+  target: string
+  ignore_eos: boolean
+  tokens_per_chunk: Record<string, number | null>
+}
+
 export interface ResultFile {
   schema: typeof RESULT_SCHEMA
   harness: { name: 'servegate'; version: string }
@@ -289,4 +307,6 @@ export interface ResultFile {
   target: ResultTarget
   points: PointResult[]
   at_target: AtTargetShape[]
+  /** Absent in results written before it was recorded; gate/fingerprint.ts derives it then. */
+  fingerprint?: Fingerprint
 }

@@ -3,8 +3,11 @@ import { existsSync } from 'node:fs'
 import { basename } from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
+import type { Baseline, GateOptions } from '../gate/types.js'
+import { gateOptionsOfConfig } from './compare.js'
 import { DEFAULT_MAX_HISTORY, appendRefresh, readBaseline, writeBaseline } from '../store/baseline.js'
 import { readResultFile } from '../store/result-file.js'
+import { assertWritableOutput } from '../store/output-path.js'
 
 export interface BaselineIo {
   print(text: string): void
@@ -16,6 +19,18 @@ function positiveInt(flag: string, raw: string): number {
   const n = Number(raw)
   if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(n) || n < 1) throw new UsageError(`${flag} ${JSON.stringify(raw)}: expected a positive integer`)
   return n
+}
+
+/** `b` with the given gate options' tolerances and failed-request count as its stored settings. */
+function withGateSettings(b: Baseline, o: Partial<GateOptions>): Baseline {
+  const { tolerances: _t, max_failed_requests: _m, ...rest } = b
+  void _t
+  void _m
+  return {
+    ...rest,
+    ...(o.tolerances ? { tolerances: o.tolerances } : {}),
+    ...(o.maxFailedRequests !== undefined && o.maxFailedRequests !== null ? { max_failed_requests: o.maxFailedRequests } : {}),
+  }
 }
 
 /** Register `servegate baseline update`. */
@@ -30,22 +45,30 @@ export function registerBaselineCommand(program: Command, io: BaselineIo = defau
     .option('--name <name>', 'name of a new baseline (default: the file name)')
     .option('--commit <sha>', 'commit of the project measured, recorded with the refresh')
     .option('--reset', 'start a new history (after an intentional performance change) instead of appending')
-    .action(async (resultPath: string, opts: { into: string; maxHistory?: string; name?: string; commit?: string; reset?: boolean }) => {
+    .option('--config <file>', "store this config's gate settings (gate.tolerance_pct, gate.max_failed_requests) instead of those the result recorded")
+    .action(async (resultPath: string, opts: { into: string; maxHistory?: string; name?: string; commit?: string; reset?: boolean; config?: string }) => {
       const maxHistory = opts.maxHistory === undefined ? DEFAULT_MAX_HISTORY : positiveInt('--max-history', opts.maxHistory)
+      assertWritableOutput(opts.into, '--into')
       const result = await readResultFile(resultPath)
       const existing = !opts.reset && existsSync(opts.into) ? await readBaseline(opts.into) : null
       const name = existing?.name ?? opts.name ?? basename(opts.into).replace(/\.json$/i, '')
-      const updated = appendRefresh(existing, result, {
+      const appended = appendRefresh(existing, result, {
         name,
         maxHistory,
         source: resultPath,
         ...(opts.commit === undefined ? {} : { commit: opts.commit }),
       })
+      const updated = opts.config === undefined ? appended : withGateSettings(appended, await gateOptionsOfConfig(opts.config))
       await writeBaseline(opts.into, updated)
       const newest = updated.refreshes.at(-1)!
       const lines = [
         `baseline ${updated.name}: ${existing === null ? 'created' : 'appended'} a refresh from ${resultPath}; ${updated.refreshes.length} refresh${updated.refreshes.length === 1 ? '' : 'es'} kept (max ${maxHistory}) in ${opts.into}`,
       ]
+      const tol = Object.entries(updated.tolerances ?? {}).map(([k, v]) => `${k} ${Math.round(v * 1000) / 10} %`)
+      if (tol.length > 0 || updated.max_failed_requests !== undefined) {
+        const parts = [...(tol.length > 0 ? [`tolerances ${tol.join(', ')}`] : []), ...(updated.max_failed_requests !== undefined ? [`at most ${updated.max_failed_requests} failed requests per run`] : [])]
+        lines.push(`  gate settings stored: ${parts.join('; ')}`)
+      }
       if (newest.invalid.length > 0) {
         lines.push(`  left out of the statistics (invalid runs): ${newest.invalid.map((i) => `${i.scope} run ${i.repeat} (${i.codes.join(', ')})`).join('; ')}`)
       }

@@ -1,22 +1,28 @@
 /**
  * `servegate compare BASELINE CANDIDATE`: the gate's verdict at a terminal or in
- * any CI. Exit codes (set on process.exitCode; cli.ts owns the process):
- *   0 pass, and inconclusive unless `--fail-on inconclusive` (it is printed as such);
- *   1 regression (and inconclusive with `--fail-on inconclusive`);
+ * any CI. Exit codes (set on process.exitCode; cli.ts owns the process) follow
+ * gate/outcome.ts `gateExit`, the table the Action's step uses too:
+ *   0 pass, improvement, and any verdict left out of --fail-on (inconclusive by default, printed as such);
+ *   1 regression, broken, incomplete (and inconclusive when listed);
  *   2 not comparable, or unusable input (UsageError, printed by cli.ts).
+ * `--config FILE` applies the config's gate settings exactly as the Action does.
  */
 import { basename } from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { compareToBaseline } from '../gate/compare.js'
-import { DEFAULT_FAIL_ON, FAIL_ON_VERDICTS, gateExit } from '../gate/outcome.js'
-import { BASELINE_SCHEMA, type Baseline, type Verdict } from '../gate/types.js'
+import { loadConfigFile } from '../config/load.js'
+import { resolveConfig } from '../config/resolve.js'
+import { DEFAULT_FAIL_ON, failOnWarning, gateExit, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
+import { optionsFromGateSettings } from '../gate/settings.js'
+import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from '../gate/types.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
 import { renderVerdictText } from '../report/verdict-text.js'
 import { writeFileAtomic } from '../store/atomic-write.js'
 import { baselineFromResult, parseBaseline } from '../store/baseline.js'
 import { readJsonFile } from '../store/json-file.js'
 import { parseResult } from '../store/result-file.js'
+import { assertWritableOutput } from '../store/output-path.js'
 import { RESULT_SCHEMA } from '../types.js'
 
 export interface CompareIo {
@@ -38,36 +44,56 @@ export async function loadBaselineOrResult(path: string): Promise<Baseline> {
 }
 
 /** Exit code for a verdict (see the file comment). */
-export function exitCodeFor(v: Verdict, failOnInconclusive: boolean): number {
-  return gateExit(v.verdict, failOnInconclusive ? FAIL_ON_VERDICTS : DEFAULT_FAIL_ON)
+export function exitCodeFor(v: Verdict, failOn: readonly FailOnVerdict[] = DEFAULT_FAIL_ON): number {
+  return gateExit(v.verdict, failOn)
+}
+
+/**
+ * The gate options of a config file, resolved the way the Action resolves them
+ * (resolveConfig, then the config's `gate` settings). The server section is left
+ * out: comparing needs no server, so an unset API key variable is no error here.
+ */
+export async function gateOptionsOfConfig(path: string): Promise<Partial<GateOptions>> {
+  const file = await loadConfigFile(path)
+  const { server: _server, ...rest } = file
+  void _server
+  const cfg = resolveConfig({ file: rest, filePath: path, flags: {}, env: {} })
+  return optionsFromGateSettings(cfg.gate)
 }
 
 /** Register `servegate compare`. */
 export function registerCompareCommand(program: Command, io: CompareIo = defaultIo): void {
   program
     .command('compare')
-    .description('Compare a candidate result with a baseline: exit 0 pass, 1 regression, 2 not comparable or invalid input')
+    .description('Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete, 2 not comparable or invalid input')
     .argument('<baseline>', 'baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline')
     .argument('<candidate>', 'result file of the candidate (servegate.result/v1)')
     .option('--markdown <file>', 'also write the verdict as markdown (PR comment / job summary)')
     .option('--json <file>', 'also write the verdict as JSON')
-    .option('--fail-on <what>', 'regression (default) or inconclusive: exit 1 on an inconclusive verdict too', 'regression')
-    .action(async (baselinePath: string, candidatePath: string, opts: { markdown?: string; json?: string; failOn: string }) => {
-      if (opts.failOn !== 'regression' && opts.failOn !== 'inconclusive') {
-        throw new UsageError(`--fail-on ${JSON.stringify(opts.failOn)}: expected regression or inconclusive`)
-      }
+    .option('--config <file>', "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests) apply, as in the Action")
+    .option(
+      '--fail-on <list>',
+      `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(',')}; add inconclusive, or never)`,
+      DEFAULT_FAIL_ON.join(','),
+    )
+    .action(async (baselinePath: string, candidatePath: string, opts: { markdown?: string; json?: string; failOn: string; config?: string }) => {
+      const failOn = parseFailOn(opts.failOn, '--fail-on')
+      for (const [path, flag] of [[opts.markdown, '--markdown'], [opts.json, '--json']] as const) assertWritableOutput(path, flag)
+      const gateOptions = opts.config === undefined ? {} : await gateOptionsOfConfig(opts.config)
       const baseline = await loadBaselineOrResult(baselinePath)
       const candidate = parseResult(await readJsonFile(candidatePath), candidatePath)
-      const verdict = compareToBaseline(baseline, candidate)
+      const verdict = compareToBaseline(baseline, candidate, gateOptions)
       io.print(renderVerdictText(verdict))
-      if (verdict.verdict === 'inconclusive' && opts.failOn === 'regression') {
-        io.print('Inconclusive exits 0: no regression was shown, but this is not a pass (use --fail-on inconclusive to fail).\n')
+      const warning = failOnWarning(failOn)
+      if (warning !== null) io.print(`Warning: ${warning}.\n`)
+      if (verdict.verdict !== 'pass' && verdict.verdict !== 'improvement' && gateExit(verdict.verdict, failOn) === 0) {
+        io.print(`${verdict.verdict} exits 0 because --fail-on leaves it out, but this is not a pass.\n`)
       }
       if (opts.markdown) await writeFileAtomic(opts.markdown, renderVerdictMarkdown(verdict))
       if (opts.json) {
         const doc = { schema: 'servegate.verdict/v1', baseline: baselinePath, candidate: candidatePath, ...verdict }
         await writeFileAtomic(opts.json, `${JSON.stringify(doc, null, 2)}\n`)
       }
-      process.exitCode = exitCodeFor(verdict, opts.failOn === 'inconclusive')
+      process.exitCode = exitCodeFor(verdict, failOn)
     })
 }

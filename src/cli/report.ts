@@ -4,6 +4,7 @@ import { describeError, UsageError } from '../errors.js'
 import { renderMarkdownReport } from '../report/markdown.js'
 import { renderConsoleTable } from '../report/table.js'
 import type { ResultFile } from '../types.js'
+import { assertWritableOutput } from '../store/output-path.js'
 
 export interface ReportCommandDeps {
   /** Reads and validates a result file (throws UsageError when it is not one). */
@@ -24,6 +25,7 @@ export function registerReportCommand(program: Command, deps: ReportCommandDeps)
     .argument('<result>', 'result file written by servegate run')
     .option('--markdown <file>', 'also write the report as markdown to FILE')
     .action(async (resultPath: string, opts: { markdown?: string }) => {
+      assertWritableOutput(opts.markdown, '--markdown', { createsDirs: false })
       const result = await deps.readResult(resultPath)
       const stdout = deps.stdout ?? process.stdout
       stdout.write(`${renderConsoleTable(result)}\n`)

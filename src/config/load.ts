@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
 import { describeError, UsageError } from '../errors.js'
+import { listProblems } from '../store/json-file.js'
 import { configFileSchema, type ConfigFile } from './schema.js'
 
 const HINT = 'Unknown keys are errors; see "Config file" in the README (ARCHITECTURE.md) for every key and its type.'
@@ -31,7 +32,7 @@ export function parseConfigText(text: string, source: string): ConfigFile {
   const r = configFileSchema.safeParse(data)
   if (r.success) return r.data
   const lines = r.error.issues.flatMap((issue) => formatIssue(issue))
-  throw new UsageError(`${source} is not a valid servegate config:\n${lines.map((l) => `  ${l}`).join('\n')}`, HINT)
+  throw new UsageError(`${source} is not a valid servegate config:\n${listProblems(lines)}`, HINT)
 }
 
 /** `sweeps.full.shapes[0].input_len` style path. */

@@ -4,6 +4,7 @@
  * the file names and never leaves this object except to build request headers.
  */
 import { UsageError } from '../errors.js'
+import { redactSecrets, secretValuesFromEnv } from '../util/redact.js'
 import type { Api, Shape, Target } from '../types.js'
 import { DEFAULTS } from './defaults.js'
 import {
@@ -53,7 +54,14 @@ export interface ResolvedConfig {
   /** Warmup requests per point, or 'auto' (see autoWarmupRequests). */
   warmup: number | 'auto'
   repeats: number
+  /** Seed of the prompts: the pinned one, or the default that runSweep replaces with a fresh seed (see seedPinned). */
   seed: number
+  /**
+   * true when --seed or the config's `seed` pinned it: prompts are the same on every invocation.
+   * false or absent: each `servegate run` draws a fresh seed, so a server's prefix cache filled
+   * by an earlier sweep cannot serve this one's prompts.
+   */
+  seedPinned?: boolean
   out: string
   resume: boolean
   workers: number | 'auto'
@@ -133,6 +141,8 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     const message = problems.length === 1 ? problems[0]! : `invalid options:\n${problems.map((p) => `  ${p}`).join('\n')}`
     throw new UsageError(message, 'Run `servegate run --help` for every flag and its format.')
   }
+  // Recorded text leaves through results, baselines and comments: redact it once, here.
+  const recorded = (text: string | null | undefined): string | null => (text ? redactSecrets(text, [apiKey, ...secretValuesFromEnv(env)]) : null)
 
   return {
     configPath: filePath,
@@ -146,11 +156,12 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     warmup: flagWarmup ?? sweep?.warmup ?? DEFAULTS.warmup,
     repeats: flagRepeats ?? sweep?.repeats ?? DEFAULTS.repeats,
     seed: flagSeed ?? file?.seed ?? DEFAULTS.seed,
+    seedPinned: flagSeed !== undefined || file?.seed !== undefined,
     out: flagOut ?? DEFAULTS.out,
     resume: flags.resume === true,
     workers: flagWorkers ?? DEFAULTS.workers,
-    containerDigest: flagDigest ?? (digestFromEnv ? digestFromEnv : null),
-    serveCommand: flagServe ?? null,
+    containerDigest: recorded(flagDigest ?? digestFromEnv),
+    serveCommand: recorded(flagServe),
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
     gate: {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
@@ -214,6 +225,7 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
     warmup: cfg.warmup,
     repeats: cfg.repeats,
     seed: cfg.seed,
+    seed_pinned: cfg.seedPinned === true,
     workers: cfg.workers,
     idle_timeout_ms: cfg.idleTimeoutMs,
     container_digest: cfg.containerDigest,

@@ -1,10 +1,12 @@
-/** Compare a candidate result with a stored baseline and reach a verdict (pure). */
+/** Compare a candidate result with a stored baseline and reach a verdict by blame (pure). */
 import type { ResultFile } from '../types.js'
 import { decideMetric, type Decision } from './decide.js'
 import { diffEnv } from './env-diff.js'
 import { extractFigures, type FigureRun } from './extract.js'
-import { invariantProblems, tokenCountProblems } from './invariants.js'
-import { KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, shapeLabel } from './metric-keys.js'
+import { diffFingerprint, resultFingerprint, tokensPerChunkChanges } from './fingerprint.js'
+import { completenessProblems, cutRepeats, plannedRepeats } from './completeness.js'
+import { runProblems, tokenCountProblems, type Problem } from './invariants.js'
+import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, shapeLabel } from './metric-keys.js'
 import { resolveGateOptions, toleranceFor } from './options.js'
 import type { Baseline, GateOptions, GateRow, MetricKind, RowStatus, Verdict, VerdictKind } from './types.js'
 
@@ -21,7 +23,7 @@ function scopesOf(baseline: Baseline, kind: MetricKind): string[] {
   return shapes.flatMap((s) => concurrency.map((c) => pointLabel(s.input_len, s.output_len, c)))
 }
 
-/** Verdict for `candidate` against `baseline`; see docs/gate.md for the rule and its constants. */
+/** Verdict for `candidate` against `baseline`; see docs/gate.md for the rule, the blame table and the precedence. */
 export function compareToBaseline(baseline: Baseline, candidate: ResultFile, options: Partial<GateOptions> = {}): Verdict {
   const opts = resolveGateOptions(baseline, options)
   const reasons: string[] = []
@@ -36,9 +38,16 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       `interactivity target differs: baseline ${bt.metric} p${bt.percentile} ≤ ${bt.threshold_ms} ms, candidate ${ct.metric} p${ct.percentile} ≤ ${ct.threshold_ms} ms`,
     )
   }
+  const candFp = resultFingerprint(candidate)
+  // The target was compared above, also for baselines stored before fingerprints.
+  for (const d of newest?.fingerprint ? diffFingerprint(newest.fingerprint, candFp) : []) {
+    if (d.field !== 'target') incomparable.push(`measurement settings differ: ${d.field}: baseline ${d.baseline}, candidate ${d.candidate}`)
+  }
+  const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp)
   if (baseline.refreshes.length === 0) reasons.push(`baseline ${baseline.name} has no refreshes yet`)
 
-  const figures = extractFigures(candidate)
+  const figures = extractFigures(candidate, opts)
+  const planned = plannedRepeats(candidate)
   const rows: GateRow[] = []
   const extraRepeats: number[] = []
   let unresolvable = 0
@@ -46,18 +55,32 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     const gated = opts.gated.includes(kind)
     for (const scope of scopesOf(baseline, kind)) {
       const key = metricKey(kind, scope)
-      const runs = figures.get(key) ?? []
+      // Chunks carrying another number of tokens than the baseline's: per-chunk ITL measures
+      // something else, so the row gates ITL per token (both sides measured it).
+      const tpc = kind === 'itl_p95' ? perToken.get(scope) : undefined
+      const dataKey = tpc ? metricKey(ITL_TOK, scope) : key
+      const runs = figures.get(dataKey) ?? []
+      // A repeat whose curve lacks points of the sweep has a throughput at target drawn
+      // through the wrong bracket: it enters no statistics (the row says incomplete).
+      const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, number[]>()
       const decision = decideMetric(
         {
-          history: baseline.refreshes.map((r) => r.runs[key] ?? []),
-          candidate: runs.flatMap((r) => (r.valid && r.value !== null ? [r.value] : [])),
+          history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []),
+          candidate: runs.flatMap((r) => (r.valid && r.value !== null && !cut.has(r.repeat) ? [r.value] : [])),
           higherIsBetter: KIND_INFO[kind].higherIsBetter,
           tolerance: toleranceFor(opts, kind),
         },
         opts,
       )
-      const problems = [...invariantProblems(runs, opts), ...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts)]
-      const row = toRow(key, kind, gated, decision, runs, problems)
+      const { problems, notes } = runProblems(runs, opts)
+      problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
+      problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
+      if (tpc) {
+        notes.unshift(
+          `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): gating p95 ITL per token (each gap over its request's mean tokens per chunk)`,
+        )
+      }
+      const row = toRow(key, kind, gated, decision, runs, problems, notes, tpc !== undefined)
       rows.push(row)
       if (gated && row.status === 'inconclusive') {
         if (decision.extraRepeats === null) unresolvable++
@@ -65,23 +88,37 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       }
     }
   }
+  if (perToken.size > 0 && opts.gated.includes('itl_p95')) {
+    const where = [...perToken.entries()].map(([sc, t]) => `${sc} (${t.baseline.toFixed(1)} → ${t.candidate.toFixed(1)})`)
+    reasons.push(`tokens per chunk changed at ${where.join(', ')}: p95 ITL is gated per token there, so fewer, larger chunks do not read as an ITL regression`)
+  }
   const extra = extraPoints(baseline, figures)
   if (extra.length > 0) incomparable.push(`candidate measured points outside the baseline's gated sweep: ${extra.join(', ')}`)
 
   const gatedRows = rows.filter((r) => r.gated)
-  const regressed = gatedRows.filter((r) => r.status === 'regression')
-  const undecided = gatedRows.filter((r) => r.status === 'inconclusive' || r.status === 'missing' || r.status === 'invalid')
+  // A broken or incomplete run is the candidate's, whichever metric shows it; the statistics count on gated rows only.
+  const any = (list: readonly GateRow[], ...s: RowStatus[]): GateRow[] => list.filter((r) => s.includes(r.status))
+  const regressed = any(gatedRows, 'regression')
   let verdict: VerdictKind
   if (incomparable.length > 0) verdict = 'not_comparable'
+  else if (any(rows, 'broken').length > 0) verdict = 'broken'
   else if (regressed.length > 0) verdict = 'regression'
-  else if (undecided.length > 0) verdict = 'inconclusive'
+  else if (any(rows, 'missing', 'incomplete').length > 0) verdict = 'incomplete'
+  else if (any(gatedRows, 'inconclusive', 'invalid').length > 0) verdict = 'inconclusive'
+  else if (any(gatedRows, 'improvement').length > 0) verdict = 'improvement'
   else verdict = 'pass'
 
   if (verdict === 'not_comparable') reasons.unshift(...incomparable.map((r) => `not comparable: ${r}`))
   // Rows keep their statuses, but on incomparable hardware no regression is claimed.
   const claimed = verdict === 'regression' ? regressed : []
   for (const r of claimed) reasons.push(`${r.label}: ${describeChange(r)}, beyond the bar of ${r.higher_is_better ? '−' : '+'}${(r.bar_pct ?? 0).toFixed(1)} %`)
-  for (const r of undecided) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join('; ')}` : ''}`)
+  const blocking: RowStatus[] = ['broken', 'missing', 'incomplete', 'invalid', 'inconclusive']
+  const explain = any(gatedRows, ...blocking)
+  // Reported rows explain only a blame no gated row shows (a gate that left ITL out).
+  for (const r of any(rows.filter((x) => !x.gated), 'broken', 'missing', 'incomplete')) {
+    if (!explain.some((g) => g.status === r.status)) explain.push(r)
+  }
+  for (const r of explain) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join('; ')}` : ''}`)
   let confirm: Verdict['confirm'] = null
   if (verdict === 'inconclusive' && extraRepeats.length > 0) {
     confirm = { extraRepeats: Math.max(...extraRepeats) }
@@ -99,35 +136,53 @@ function pointScopesFor(baseline: Baseline, kind: MetricKind, scope: string): st
   return baseline.profile.concurrency.map((c) => `${scope}@c${c}`)
 }
 
-function toRow(key: string, kind: MetricKind, gated: boolean, d: Decision, runs: readonly FigureRun[], problems: string[]): GateRow {
+/**
+ * The row's status, by precedence: broken, then a regression the valid runs show (broken
+ * runs cannot cancel it), incomplete, spoiled by host or harness (invalid), then the rule's.
+ */
+function rowStatus(d: Decision, runs: readonly FigureRun[], problems: readonly Problem[]): RowStatus {
+  const blames = new Set(problems.map((p) => p.blame))
+  if (runs.length === 0 && problems.length === 0) return 'missing'
+  if (blames.has('broken')) return 'broken'
+  if (d.status === 'regression') return 'regression'
+  if (blames.has('incomplete')) return 'incomplete'
+  if (blames.has('inconclusive')) return 'invalid'
+  // Runs but no decision (no valid value, or no baseline data): undecided, never a pass.
+  return d.status === 'missing' ? 'inconclusive' : d.status
+}
+
+const finiteOrNull = (x: number | null): number | null => (x !== null && Number.isFinite(x) ? x : null)
+
+function toRow(
+  key: string,
+  kind: MetricKind,
+  gated: boolean,
+  d: Decision,
+  runs: readonly FigureRun[],
+  problems: readonly Problem[],
+  extraNotes: readonly string[],
+  perToken: boolean,
+): GateRow {
   const scope = parseMetricKey(key)?.scope ?? key
-  let status: RowStatus = d.status
-  const notes = [...d.notes]
-  if (runs.length === 0) {
-    status = 'missing'
-    notes.splice(0, notes.length, 'candidate has no runs for this point')
-  } else if (problems.length > 0) {
-    notes.push(...problems)
-    // Valid runs that already show a regression keep it: the broken runs cannot undo it.
-    if (status !== 'regression' && d.baseline !== null) status = 'invalid'
-  }
+  const status = rowStatus(d, runs, problems)
+  const notes = status === 'missing' ? ['candidate has no runs for this point'] : [...extraNotes, ...d.notes, ...problems.map((p) => p.text)]
   const delta = d.baseline !== null && d.candidate !== null && d.baseline > 0 ? (d.candidate / d.baseline - 1) * 100 : null
   return {
     key,
     kind,
-    label: humanLabel(kind, scope),
+    label: perToken ? humanLabel(kind, scope).replace(KIND_INFO[kind].name, `${KIND_INFO[kind].name} per token`) : humanLabel(kind, scope),
     unit: KIND_INFO[kind].unit,
     higher_is_better: KIND_INFO[kind].higherIsBetter,
     gated,
-    baseline: d.baseline,
-    candidate: d.candidate,
-    delta_pct: delta,
-    bar_pct: worsePct(d.bar, KIND_INFO[kind].higherIsBetter),
-    sigma_pct: pct(d.sigma),
+    baseline: finiteOrNull(d.baseline),
+    candidate: finiteOrNull(d.candidate),
+    delta_pct: finiteOrNull(delta),
+    bar_pct: finiteOrNull(worsePct(d.bar, KIND_INFO[kind].higherIsBetter)),
+    sigma_pct: finiteOrNull(pct(d.sigma)),
     n_baseline: d.nBaseline,
     n_candidate: d.nCandidate,
     history: d.history,
-    mdc_pct: worsePct(d.mdc, KIND_INFO[kind].higherIsBetter),
+    mdc_pct: finiteOrNull(worsePct(d.mdc, KIND_INFO[kind].higherIsBetter)),
     status,
     notes,
   }

@@ -100,6 +100,10 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
     return base
   }
 
+  // A zero on either side (throughput at an unreachable target) has no log-scale distance:
+  // decide it outright, without noise, bars or confirmation repeats.
+  if (!Number.isFinite(center) || !Number.isFinite(cand)) return decideAtZero(base, center, cand, candLogs, input.higherIsBetter)
+
   // Noise only from finite logs: a zero (unreachable target) has no log spread.
   const finite = (r: number[]): number[] => r.filter(Number.isFinite)
   const noise = estimateNoise(used.map(finite), finite(candLogs), opts)
@@ -116,6 +120,11 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
     return { bar: Math.max(tolBar, kNow * sigma), passBar, sigma }
   }
   const { bar, passBar, sigma } = bars(candLogs.length)
+  if (!Number.isFinite(sigma) || !Number.isFinite(d)) {
+    // No finite baseline spread to judge against: say so rather than print an infinite bar.
+    base.notes.push('no finite baseline data to estimate the noise from')
+    return { ...base, d: Number.isFinite(d) ? d : null, status: 'inconclusive' }
+  }
   const worse = candLogs.filter((x) => sign * (x - center) > 0).length
   const better = candLogs.filter((x) => sign * (x - center) < 0).length
   const n = candLogs.length
@@ -137,6 +146,31 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   const show = (x: number): string => worseChange(x, input.higherIsBetter)
   base.notes.push(`${show(d)} lies between the pass threshold ${show(passBar)} and the bar ${show(bar)}`)
   return { ...base, status: 'inconclusive', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) }
+}
+
+/**
+ * A median of zero on one side or both (every log is −∞ there): 0 → 0 is a pass (the
+ * target was unreachable before and still is), > 0 → 0 a regression, 0 → > 0 an
+ * improvement — when the candidate's runs agree, else inconclusive. No figure of it
+ * is infinite: D, the bar, σ and the MDC stay null.
+ */
+function decideAtZero(base: Decision, center: number, cand: number, candLogs: readonly number[], higherIsBetter: boolean): Decision {
+  const n = candLogs.length
+  const zeros = candLogs.filter((x) => !Number.isFinite(x)).length
+  if (!Number.isFinite(center) && !Number.isFinite(cand)) {
+    base.notes.push('zero on both sides (e.g. the target is unreachable in baseline and candidate)')
+    return { ...base, status: 'pass' }
+  }
+  // Zero is the worst a throughput can be (and a latency of zero is refused at parse time).
+  const candidateIsZero = !Number.isFinite(cand)
+  const worse = candidateIsZero === higherIsBetter
+  const agreeing = candidateIsZero ? zeros : n - zeros
+  if (agreeing < n - allowedDisagreements(n)) {
+    base.notes.push(`only ${agreeing} of ${n} runs are ${candidateIsZero ? 'zero' : 'above zero'}`)
+    return { ...base, status: 'inconclusive' }
+  }
+  base.notes.push(candidateIsZero ? 'the candidate dropped to zero' : 'the candidate rose from zero')
+  return { ...base, status: worse ? 'regression' : 'improvement' }
 }
 
 /**

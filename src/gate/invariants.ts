@@ -1,45 +1,101 @@
 /**
- * Hard invariants checked without statistics: a row whose candidate runs broke
- * one can be a regression (the valid runs said so) or invalid, never a pass.
+ * Blame: why the candidate runs of one row cannot support a pass, and whose fault
+ * that is. Hard invariants, checked without statistics. The table (docs/gate.md,
+ * "Blame"):
+ *
+ * | cause                                                  | blame          |
+ * |--------------------------------------------------------|----------------|
+ * | `requests_failed` beyond the failed-request budget     | broken         |
+ * | `requests_failed` within the budget                    | none: the run keeps its figures, the row notes it |
+ * | a run with requests but none completed (dead server)   | broken         |
+ * | `output_len_mismatch` (stopped early despite ignore_eos) | broken       |
+ * | `token_count_mismatch` (the server's own counts disagree) | broken      |
+ * | output tokens per request changed vs the baseline      | broken         |
+ * | no candidate runs for a gated row                      | incomplete     |
+ * | fewer runs than planned (config repeats, baseline's runs per refresh) | incomplete |
+ * | a throughput-at-target repeat whose curve stopped early | incomplete    |
+ * | `client_saturated`, `gpu_shared`, `gpu_throttled`, `ramp_dominated`, `too_few_requests`, `prefix_cache_contaminated` | inconclusive (host or harness) |
+ * | other GPU model/count, target, measurement fingerprint, extra points | not_comparable (compare.ts) |
  */
-import type { FigureRun } from './extract.js'
+import type { ValidityCode } from '../types.js'
+import type { FailedBudget, FigureRun } from './extract.js'
 import { OUT_TOK, metricKey } from './metric-keys.js'
 import { median } from './stats.js'
 import type { Baseline, GateOptions } from './types.js'
 
-/** Why the candidate runs of one row cannot support a pass; empty when none. */
-export function invariantProblems(
-  runs: readonly FigureRun[],
-  opts: Pick<GateOptions, 'failedRequestBudget' | 'maxFailedRequests'>,
-): string[] {
-  const problems: string[] = []
+export type Blame = 'not_comparable' | 'broken' | 'incomplete' | 'inconclusive'
+
+/** One reason a row is not decided by the statistics, with its blame and its evidence. */
+export interface Problem {
+  blame: Blame
+  text: string
+}
+
+/**
+ * Blame of each validity code of a candidate run. `requests_failed` is broken only
+ * beyond the budget (see runProblems). `token_count_mismatch` is the server's fault:
+ * every count it compares (usage, the streamed chunks, /tokenize, /metrics) comes from
+ * the server, so when they disagree the server mis-accounted its own output.
+ * `prefix_cache_contaminated` is the harness's: it re-sent prompts the cache held.
+ */
+export const CODE_BLAME: Record<ValidityCode, Exclude<Blame, 'not_comparable' | 'incomplete'>> = {
+  requests_failed: 'broken',
+  output_len_mismatch: 'broken',
+  token_count_mismatch: 'broken',
+  client_saturated: 'inconclusive',
+  gpu_shared: 'inconclusive',
+  gpu_throttled: 'inconclusive',
+  ramp_dominated: 'inconclusive',
+  too_few_requests: 'inconclusive',
+  prefix_cache_contaminated: 'inconclusive',
+}
+
+const blameOf = (code: string): Blame => CODE_BLAME[code as ValidityCode] ?? 'inconclusive'
+
+function budgetText(opts: FailedBudget): string {
+  return opts.maxFailedRequests !== null ? `at most ${opts.maxFailedRequests} allowed` : `budget ${(opts.failedRequestBudget * 100).toFixed(1)} %`
+}
+
+function failedText(r: FigureRun): string {
+  return `${r.failed} request${r.failed === 1 ? '' : 's'} failed (${(r.failedShare * 100).toFixed(1)} %)`
+}
+
+/** Problems of a row's candidate runs, and notes that do not block (failures within the budget). */
+export function runProblems(runs: readonly FigureRun[], opts: FailedBudget): { problems: Problem[]; notes: string[] } {
+  const problems: Problem[] = []
+  const notes: string[] = []
   for (const r of runs) {
-    if (!r.valid) problems.push(`run ${r.repeat} invalid (${r.codes.join(', ') || 'no code given'})`)
-    if (opts.maxFailedRequests !== null) {
-      if (r.failed > opts.maxFailedRequests) {
-        problems.push(`run ${r.repeat}: ${r.failed} requests failed (at most ${opts.maxFailedRequests} allowed)`)
-      }
-    } else if (r.failedShare > opts.failedRequestBudget) {
-      problems.push(
-        `run ${r.repeat}: ${(r.failedShare * 100).toFixed(1)} % of requests failed (budget ${(opts.failedRequestBudget * 100).toFixed(1)} %)`,
-      )
+    if (r.completed <= 0 && r.failed > 0) {
+      problems.push({ blame: 'broken', text: `run ${r.repeat}: no request completed (${r.failed} failed): the server did not serve` })
+    } else if (r.failed > 0) {
+      // failedShare is the worst point's share for throughput at target, so each point is held to the budget.
+      const within = opts.maxFailedRequests !== null ? r.failed <= opts.maxFailedRequests : r.failedShare <= opts.failedRequestBudget
+      if (within) notes.push(`run ${r.repeat}: ${failedText(r)}, within the ${budgetText(opts)}`)
+      else problems.push({ blame: 'broken', text: `run ${r.repeat}: ${failedText(r)}, beyond the ${budgetText(opts)}` })
+    }
+    const broken = r.codes.filter((c) => c !== 'requests_failed' && blameOf(c) === 'broken')
+    if (broken.length > 0) problems.push({ blame: 'broken', text: `run ${r.repeat}: ${[...new Set(broken)].join(', ')}` })
+    if (!r.valid) {
+      const host = r.codes.filter((c) => blameOf(c) === 'inconclusive')
+      if (host.length > 0) problems.push({ blame: 'inconclusive', text: `run ${r.repeat} invalid (${[...new Set(host)].join(', ')})` })
+      else if (r.codes.length === 0) problems.push({ blame: 'inconclusive', text: `run ${r.repeat} invalid (no code given)` })
     }
   }
-  return problems
+  return { problems, notes }
 }
 
 /**
  * Output tokens per request of each given point scope, baseline centre vs candidate:
  * a change means the two did different work (early stop, other tokenizer), so the
- * latencies are not comparable whatever they say.
+ * latencies are not comparable whatever they say — the candidate broke the shape.
  */
 export function tokenCountProblems(
   baseline: Baseline,
   candidate: ReadonlyMap<string, FigureRun[]>,
   pointScopes: readonly string[],
   opts: Pick<GateOptions, 'tokenCountTolerance' | 'centerWindow'>,
-): string[] {
-  const problems: string[] = []
+): Problem[] {
+  const problems: Problem[] = []
   for (const scope of pointScopes) {
     const key = metricKey(OUT_TOK, scope)
     const hist = baseline.refreshes.map((r) => r.runs[key] ?? []).filter((v) => v.length > 0)
@@ -48,7 +104,7 @@ export function tokenCountProblems(
     const b = median(hist.slice(-Math.max(1, opts.centerWindow)).map((v) => median(v)))
     const c = median(cand)
     if (b > 0 && Math.abs(c / b - 1) > opts.tokenCountTolerance) {
-      problems.push(`${scope}: output tokens per request changed from ${fmt(b)} to ${fmt(c)}`)
+      problems.push({ blame: 'broken', text: `${scope}: output tokens per request changed from ${fmt(b)} to ${fmt(c)}` })
     }
   }
   return problems

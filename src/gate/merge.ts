@@ -1,5 +1,6 @@
 /** Confirmation: fold extra repeats of the gated sweep into the first result so the gate decides over all runs. */
 import type { ResultFile } from '../types.js'
+import { fingerprintOf } from './fingerprint.js'
 
 /**
  * `first` with the runs of `extra` appended per point and per shape. Repeat numbers of
@@ -32,5 +33,8 @@ export function mergeResults(first: ResultFile, extra: ResultFile): ResultFile {
     if (same) same.runs.push(...runs)
     else atTarget.push({ ...s, runs })
   }
-  return { ...first, env: { ...first.env, finished_at: extra.env.finished_at }, points, at_target: atTarget }
+  const merged: ResultFile = { ...first, env: { ...first.env, finished_at: extra.env.finished_at }, points, at_target: atTarget }
+  // Tokens per chunk now counts the extra runs too.
+  if (first.fingerprint !== undefined) merged.fingerprint = fingerprintOf(merged)
+  return merged
 }

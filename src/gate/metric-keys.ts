@@ -29,6 +29,12 @@ export const METRIC_KINDS = Object.keys(KIND_INFO) as MetricKind[]
 /** Prefix of the per-point invariant "output tokens per completed request" (stored, never a row). */
 export const OUT_TOK = 'out_tok'
 
+/**
+ * Prefix of the per-point p95 of ITL per token (each gap over the request's mean tokens
+ * per chunk): stored, and gated instead of per-chunk ITL when tokens per chunk changed.
+ */
+export const ITL_TOK = 'itl_tok_p95'
+
 /** `4096x512` */
 export function shapeLabel(inputLen: number, outputLen: number): string {
   return `${inputLen}x${outputLen}`
@@ -40,7 +46,7 @@ export function pointLabel(inputLen: number, outputLen: number, concurrency: num
 }
 
 /** Key of a figure: `kind@scope`. */
-export function metricKey(kind: MetricKind | typeof OUT_TOK, scope: string): string {
+export function metricKey(kind: MetricKind | typeof OUT_TOK | typeof ITL_TOK, scope: string): string {
   return `${kind}@${scope}`
 }
 

@@ -23,10 +23,11 @@ export const DEFAULT_GATE_OPTIONS: GateOptions = {
   maxRepeats: 9,
 }
 
-/** Defaults, then the baseline file's tolerances, then the caller's options. */
-export function resolveGateOptions(baseline: Pick<Baseline, 'tolerances'> | null, opts: Partial<GateOptions> = {}): GateOptions {
+/** Defaults, then the baseline file's tolerances and failed-request count, then the caller's options. */
+export function resolveGateOptions(baseline: Pick<Baseline, 'tolerances' | 'max_failed_requests'> | null, opts: Partial<GateOptions> = {}): GateOptions {
   return {
     ...DEFAULT_GATE_OPTIONS,
+    ...(baseline?.max_failed_requests !== undefined ? { maxFailedRequests: baseline.max_failed_requests } : {}),
     ...opts,
     tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances },
   }

@@ -3,7 +3,7 @@
  * snake_case because it is a file contract), the options of the decision rule,
  * and the verdict with its rows.
  */
-import type { EnvRecord, ResultTarget } from '../types.js'
+import type { EnvRecord, Fingerprint, ResultTarget } from '../types.js'
 
 export const BASELINE_SCHEMA = 'servegate.baseline/v1'
 
@@ -38,6 +38,8 @@ export interface BaselineRefresh {
   /** Metric key (`itl_p95@4096x512@c16`, `tput_at_target@4096x512`, `out_tok@…`) → one value per valid run. */
   runs: Record<string, number[]>
   invalid: BaselineInvalidRun[]
+  /** What was measured and how (gate/fingerprint.ts); absent in refreshes stored before it was recorded. */
+  fingerprint?: Fingerprint
 }
 
 /** The `servegate.baseline/v1` file. */
@@ -49,7 +51,10 @@ export interface Baseline {
   profile: { shapes: Array<{ input_len: number; output_len: number }>; concurrency: number[] }
   /** Newest last, trimmed to the configured history length. */
   refreshes: BaselineRefresh[]
+  /** The config's gate tolerances when the newest refresh was stored, so a bare `compare` decides like the Action. */
   tolerances?: Tolerances
+  /** The config's `gate.max_failed_requests` when the newest refresh was stored. */
+  max_failed_requests?: number
 }
 
 /** Knobs of the decision rule (defaults and their justification: docs/gate.md). */
@@ -86,7 +91,14 @@ export interface GateOptions {
   maxRepeats: number
 }
 
-export type RowStatus = 'regression' | 'improvement' | 'pass' | 'inconclusive' | 'missing' | 'invalid'
+/**
+ * A row's status. Besides the decision rule's own (regression, improvement, pass,
+ * inconclusive): `broken` (a candidate run broke: failures beyond the budget, an early
+ * stop, changed output tokens, a dead server), `missing` (no candidate runs at all),
+ * `incomplete` (fewer runs than planned, a curve cut short), `invalid` (the host or the
+ * harness spoiled runs). gate/blame.ts maps each cause to its blame.
+ */
+export type RowStatus = 'regression' | 'improvement' | 'pass' | 'inconclusive' | 'missing' | 'invalid' | 'broken' | 'incomplete'
 
 /** One compared metric. Percentages are relative changes; `sigma_pct` is σ_diff expressed as %. */
 export interface GateRow {

@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
+import { formatIssues } from '../store/json-file.js'
 
 /** `check`: only the guards (fork, base-branch terms), no sweep: a workflow runs it before anything is pulled. */
 export const MODES = ['gate', 'full', 'refresh', 'check'] as const
@@ -130,8 +131,7 @@ export function readInputs(read: InputReader): ActionInputs {
   for (const name of INPUT_NAMES) raw[name] = read(name).trim()
   const parsed = schema.safeParse(raw)
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  input "${i.path.join('.')}": ${i.message}`)
-    throw new UsageError(`servegate action inputs are invalid:\n${lines.join('\n')}`, 'See the inputs in action.yml or docs/action.md.')
+    throw new UsageError(`servegate action inputs are invalid:\n${formatIssues(parsed.error, (p) => `input "${p}"`)}`, 'See the inputs in action.yml or docs/action.md.')
   }
   const p = parsed.data
   return {

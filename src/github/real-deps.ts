@@ -4,7 +4,7 @@
  * file system; and servegate's stages. Only this folder imports @actions/*.
  */
 import * as core from '@actions/core'
-import { context, getOctokit } from '@actions/github'
+import { context } from '@actions/github'
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
@@ -21,7 +21,7 @@ import { runSweep } from '../sweep/run-sweep.js'
 import type { EventPayload } from './context.js'
 import type { ActionDeps, ActionStages } from './deps.js'
 import { gateOptionsFrom } from './gate-options.js'
-import { octokitComments, tokenIdentity } from './octokit-api.js'
+import { githubClient } from './octokit-api.js'
 import { execGit } from './refresh-commit.js'
 
 /** servegate's stages as the action calls them (the gate options come from the resolved config's gate block). */
@@ -70,11 +70,7 @@ export function realActionDeps(): ActionDeps {
     env: process.env,
     cwd: process.cwd(),
     event: { name: context.eventName ?? '', payload: context.payload as EventPayload },
-    github: (token) => {
-      const octokit = getOctokit(token)
-      const { owner, repo } = context.repo
-      return { comments: octokitComments(octokit, owner, repo), identity: () => tokenIdentity(octokit, token, (m) => core.warning(m)) }
-    },
+    github: (token) => githubClient(token, { ...context.repo, warn: (m) => core.warning(m) }),
     stages: realStages,
     git: execGit,
     files: {

@@ -47,9 +47,3 @@ export async function safeSummary(deps: ActionDeps, markdown: string): Promise<v
     deps.core.warning(`servegate could not write the job summary: ${describeError(err)}`)
   }
 }
-
-/** Text as a fenced block that cannot close early (safe inside a comment). */
-export function fenced(text: string): string {
-  const body = text.length > 20_000 ? `${text.slice(0, 20_000)}\n…` : text
-  return `\`\`\`text\n${body.replace(/```/g, "'''")}\n\`\`\``
-}

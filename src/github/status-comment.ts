@@ -4,6 +4,8 @@
  * posted while no verdict exists: running, error, refused, cancelled. A reader
  * can always tell a stale comment from a current one. Pure.
  */
+import { escapeMarkdown } from '../report/escape.js'
+import { redactSecrets } from '../util/redact.js'
 
 /** The run a comment describes. */
 export interface RunStamp {
@@ -34,11 +36,24 @@ export function stampLine(s: RunStamp): string {
   return s.runUrl === null ? line : `${line} · [run](${s.runUrl})`
 }
 
-/** The body for a run without a verdict; `detail` is already safe markdown. */
-export function statusCommentBody(state: RunState, stamp: RunStamp, detail: string, partial?: { done: number; planned: number }): string {
+/** Longest detail shown, in characters; the job log has the rest. */
+export const DETAIL_LIMIT = 2000
+
+/**
+ * The body for a run without a verdict. `detail` is plain text (an error message may quote the
+ * server): secrets are redacted, markdown and HTML escaped, and it is cut at DETAIL_LIMIT characters.
+ */
+export function statusCommentBody(
+  state: RunState,
+  stamp: RunStamp,
+  detail: string,
+  partial?: { done: number; planned: number },
+  secrets: readonly string[] = [],
+): string {
   const lines = [`### ${STATE_HEAD[state]}`, '', stampLine(stamp)]
   if (partial !== undefined) lines.push('', `Partial: ${partial.done} of ${partial.planned} planned runs were measured; nothing was certified.`)
-  if (detail !== '') lines.push('', detail)
+  const text = redactSecrets(detail.trim(), secrets)
+  if (text !== '') lines.push('', `> ${escapeMarkdown(text.length > DETAIL_LIMIT ? `${text.slice(0, DETAIL_LIMIT)} …` : text)}`)
   if (state !== 'running') lines.push('', 'Any earlier verdict in this comment no longer applies.')
   return lines.join('\n') + '\n'
 }

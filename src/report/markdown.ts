@@ -1,19 +1,26 @@
 /** The methodology's table as GitHub markdown (report files, job summaries). Pure. */
 import type { ResultFile } from '../types.js'
+import { escapeMarkdown, escapeStrings } from './escape.js'
 import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine } from './model.js'
 import { SERVER_COLUMNS, SERVER_SIDE_CAPTION, SERVER_SIDE_TITLE } from './server-side.js'
 import { SPREAD_COLUMNS } from './spread-rows.js'
 
+export interface MarkdownReportOptions {
+  /** Name the server's base URL and the load generator's host (default true; PR comments leave them out). */
+  showHost?: boolean
+}
+
 /**
  * Renders a result as markdown: environment, then per shape the table, warmup and ramp, throughput at
  * target, notes, the server's own table and (collapsed) the spread across repeats of every figure.
+ * Every string the server or host reported is escaped (./escape.ts): it renders as text, never as markup.
  */
-export function renderMarkdownReport(result: ResultFile): string {
+export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOptions = {}): string {
   const model = buildReportModel(result)
   const env = model.env
   const out: string[] = []
   out.push(`## servegate results${model.sweep ? ` — sweep \`${model.sweep}\`` : ''}`, '')
-  out.push(`Target: ${model.target}. ${environmentLine(env)}.`, '')
+  out.push(`Target: ${model.target}. ${environmentLine(escapeStrings(env))}.`, '')
   out.push(CLOCK_LINE, '')
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, '')
@@ -22,7 +29,8 @@ export function renderMarkdownReport(result: ResultFile): string {
     out.push('', `**${escapeCell(shape.atTarget)}**`)
     if (shape.notes.length > 0) {
       out.push('')
-      for (const [i, n] of shape.notes.entries()) out.push(`${i + 1}. ${escapeCell(n)}`)
+      // Notes quote validity details, which carry the server's own error text.
+      for (const [i, n] of shape.notes.entries()) out.push(`${i + 1}. ${escapeMarkdown(n)}`)
     }
     if (shape.serverSide !== null) {
       out.push('', `#### ${escapeCell(SERVER_SIDE_TITLE)}`, '', escapeCell(SERVER_SIDE_CAPTION), '')
@@ -38,7 +46,7 @@ export function renderMarkdownReport(result: ResultFile): string {
     out.push('')
   }
   out.push('<details><summary>Environment</summary>', '')
-  const rows: [string, string][] = [
+  const rows: [string, string | null][] = [
     ['Engine', `${env.engine.name} ${env.engine.version}`],
     ['Model', `${env.model.id} (revision ${env.model.revision}, root ${env.model.root})`],
     ['GPU', env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}` : 'unknown'],
@@ -46,13 +54,13 @@ export function renderMarkdownReport(result: ResultFile): string {
     ['Clocks', env.gpu.clocks],
     ['Container digest', env.container_digest],
     ['Serve command', env.serve_command],
-    ['Server', env.base_url],
+    ['Server', opts.showHost === false ? null : env.base_url],
     ['servegate', `${env.harness.version} (commit ${env.harness.git_commit}), Node ${env.harness.node_version}`],
-    ['Host', `${env.host.hostname}, ${env.host.platform}, ${env.host.cpus} CPUs`],
+    ['Host', opts.showHost === false ? `${env.host.platform}, ${env.host.cpus} CPUs` : `${env.host.hostname}, ${env.host.platform}, ${env.host.cpus} CPUs`],
     ['Measured', `${env.started_at} → ${env.finished_at}`],
   ]
   out.push('| | |', '|---|---|')
-  for (const [k, v] of rows) out.push(`| ${k} | ${escapeCell(v)} |`)
+  for (const [k, v] of rows) if (v !== null) out.push(`| ${k} | ${escapeMarkdown(v)} |`)
   out.push('', '</details>', '')
   return out.join('\n')
 }

@@ -1,16 +1,19 @@
 /** Formatting shared by the verdict renderers (pure). */
 import type { GateRow, RowStatus, Verdict, VerdictKind } from '../gate/types.js'
 
-const STATUS_ORDER: Record<RowStatus, number> = {
-  regression: 0,
-  invalid: 1,
+/** Reading order of row statuses: what blames the candidate first, passes last. */
+export const STATUS_ORDER: Record<RowStatus, number> = {
+  broken: 0,
+  regression: 1,
   missing: 2,
-  inconclusive: 3,
-  improvement: 4,
-  pass: 5,
+  incomplete: 3,
+  invalid: 4,
+  inconclusive: 5,
+  improvement: 6,
+  pass: 7,
 }
 
-/** Rows in reading order: regressions first, then what blocks a pass, improvements, passes; stable otherwise. */
+/** Rows in reading order, as the verdict's precedence: broken, regressions, what is missing or spoiled, improvements, passes; stable otherwise. */
 export function sortRows(rows: readonly GateRow[]): GateRow[] {
   return rows
     .map((r, i) => ({ r, i }))
@@ -42,34 +45,38 @@ export function verdictSummary(v: Verdict): string {
       return `All ${gated.length} gated metrics are within their bars and ${gated.filter((r) => r.status === 'improvement').length} improved.`
     case 'not_comparable':
       return 'Baseline and candidate were measured under conditions that cannot be compared; no verdict on performance.'
-    case 'broken':
-      return 'The candidate broke (failed requests, an early stop or changed output); nothing was certified.'
-    case 'incomplete':
-      return 'The candidate run is incomplete (planned runs or points missing); nothing was certified.'
+    case 'broken': {
+      const n = v.rows.filter((r) => r.status === 'broken').length
+      return `The candidate broke (failed requests beyond the budget, an early stop, changed output or a dead server) in ${n} row${n === 1 ? '' : 's'}; nothing was certified.`
+    }
+    case 'incomplete': {
+      const n = v.rows.filter((r) => r.status === 'missing' || r.status === 'incomplete').length
+      return `The candidate run is incomplete (planned runs or points missing, or a curve cut short) in ${n} row${n === 1 ? '' : 's'}; nothing was certified.`
+    }
   }
 }
 
 /** A figure in its unit with sensible precision; "–" when absent. */
 export function fmtValue(x: number | null, unit: string): string {
-  if (x === null) return '–'
+  if (x === null || !Number.isFinite(x)) return '–'
   const digits = Math.abs(x) >= 1000 ? 0 : Math.abs(x) >= 100 ? 1 : 2
   return `${x.toFixed(digits)} ${unit}`
 }
 
 /** Signed percentage change: "+12.3 %", "−4.0 %". */
 export function fmtSignedPct(x: number | null): string {
-  if (x === null) return '–'
+  if (x === null || !Number.isFinite(x)) return '–'
   const v = Math.abs(x) < 0.05 ? 0 : x
   return `${v > 0 ? '+' : v < 0 ? '−' : '±'}${Math.abs(v).toFixed(1)} %`
 }
 
 /** Unsigned percentage: "5.0 %". */
 export function fmtPct(x: number | null): string {
-  return x === null ? '–' : `${x.toFixed(1)} %`
+  return x === null || !Number.isFinite(x) ? '–' : `${x.toFixed(1)} %`
 }
 
 /** Bar in the worse direction, with its sign: latency "+5.0 %", throughput "−4.8 %". */
 export function fmtBar(r: GateRow): string {
-  if (r.bar_pct === null) return '–'
+  if (r.bar_pct === null || !Number.isFinite(r.bar_pct)) return '–'
   return `${r.higher_is_better ? '−' : '+'}${r.bar_pct.toFixed(1)} %`
 }

@@ -5,7 +5,7 @@ import { fmtBar, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdi
 const HEADER = '| Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|'
 
 function row(r: GateRow): string {
-  const status = r.status === 'regression' ? '**regression**' : r.status
+  const status = r.status === 'regression' || r.status === 'broken' ? `**${r.status}**` : r.status
   return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtBar(r)} | ${fmtPct(r.sigma_pct)} | ${fmtPct(r.mdc_pct)} | ${r.n_baseline}/${r.n_candidate} |`
 }
 

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
+import { formatIssues } from '../store/json-file.js'
 import type { SimProfile } from './profiles.js'
 
 export const FAULT_KINDS = ['http500', 'http429', 'disconnect', 'stall', 'malformed', 'stream-error'] as const
@@ -125,8 +126,7 @@ export function resolveSimOptions(partial: Partial<SimOptions>): SimOptions {
   const merged = { ...DEFAULT_SIM_OPTIONS, ...dropUndefined(partial) }
   const r = optionsSchema.safeParse(merged)
   if (!r.success) {
-    const lines = r.error.issues.map((i) => `  ${i.path.join('.') || '(top level)'}: ${i.message}`)
-    throw new UsageError(`invalid simulator options:\n${lines.join('\n')}`)
+    throw new UsageError(`invalid simulator options:\n${formatIssues(r.error)}`)
   }
   const det = [merged.ttftMs, merged.itlMs].filter((v) => v !== undefined).length
   if (det === 1) {

@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
+import { formatIssues } from '../store/json-file.js'
 
 export interface SimProfile {
   name: string
@@ -144,8 +145,7 @@ export function resolveProfile(ref: string | SimProfile | undefined): SimProfile
 export function profileFromFile(raw: unknown, source: string): SimProfile {
   const r = fileSchema.safeParse(raw ?? {})
   if (!r.success) {
-    const lines = r.error.issues.map((i) => `  ${i.path.join('.') || '(top level)'}: ${i.message}`)
-    throw new UsageError(`${source} is not a valid simulator profile:\n${lines.join('\n')}`)
+    throw new UsageError(`${source} is not a valid simulator profile:\n${formatIssues(r.error)}`)
   }
   const f = r.data
   const base = builtinProfile(f.base ?? 'default')

@@ -1,7 +1,7 @@
 /** zod schema of the `servegate.baseline/v1` file; the Baseline type in src/gate/types.ts is the source of truth. */
 import { z } from 'zod'
 import { BASELINE_SCHEMA, type Baseline } from '../gate/types.js'
-import { envRecordSchema, resultTargetSchema } from './result-schema.js'
+import { envRecordSchema, fingerprintSchema, resultTargetSchema } from './result-schema.js'
 
 // 0 is allowed: the bar is then the measured noise alone.
 const fraction = z.number().nonnegative().max(10)
@@ -33,9 +33,11 @@ export const baselineSchema = z.object({
       commit: z.string().optional(),
       runs: z.record(z.string(), z.array(z.number().nonnegative())),
       invalid: z.array(z.object({ scope: z.string(), repeat: z.number().int().nonnegative(), codes: z.array(z.string()) })),
+      fingerprint: fingerprintSchema.optional(),
     }),
   ),
   tolerances: tolerances.optional(),
+  max_failed_requests: z.number().int().nonnegative().optional(),
 })
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false

@@ -4,7 +4,9 @@
  */
 import { UsageError } from '../errors.js'
 import { extractFigures } from '../gate/extract.js'
+import { diffFingerprint, resultFingerprint } from '../gate/fingerprint.js'
 import { shapeLabel } from '../gate/metric-keys.js'
+import { gateSettingsOfResult, optionsFromGateSettings } from '../gate/settings.js'
 import { BASELINE_SCHEMA, type Baseline, type BaselineInvalidRun, type BaselineRefresh } from '../gate/types.js'
 import { RESULT_SCHEMA, type ResultFile } from '../types.js'
 import { writeFileAtomic } from './atomic-write.js'
@@ -50,7 +52,26 @@ export function refreshFromResult(result: ResultFile, commit?: string): Baseline
     }
   }
   const at = result.env.finished_at !== 'unknown' ? result.env.finished_at : result.env.started_at
-  return { at, env: result.env, ...(commit === undefined ? {} : { commit }), runs, invalid }
+  return { at, env: result.env, ...(commit === undefined ? {} : { commit }), runs, invalid, fingerprint: resultFingerprint(result) }
+}
+
+/**
+ * The gate settings the result was measured with (its config's `gate`), as the baseline
+ * stores them, so a bare `servegate compare` decides like the Action; none recorded: keep `existing`'s.
+ */
+function gateSettingsFor(result: ResultFile, existing: Baseline | null): Pick<Baseline, 'tolerances' | 'max_failed_requests'> {
+  const settings = gateSettingsOfResult(result.config)
+  if (settings === null) {
+    return {
+      ...(existing?.tolerances ? { tolerances: existing.tolerances } : {}),
+      ...(existing?.max_failed_requests !== undefined ? { max_failed_requests: existing.max_failed_requests } : {}),
+    }
+  }
+  const opts = optionsFromGateSettings(settings)
+  return {
+    ...(opts.tolerances ? { tolerances: opts.tolerances } : {}),
+    ...(opts.maxFailedRequests !== undefined && opts.maxFailedRequests !== null ? { max_failed_requests: opts.maxFailedRequests } : {}),
+  }
 }
 
 /** A one-refresh baseline from a result (also how `compare` treats a result given as BASELINE). */
@@ -80,10 +101,18 @@ export function appendRefresh(existing: Baseline | null, result: ResultFile, opt
       target: result.target,
       profile,
       refreshes: [refresh],
+      ...gateSettingsFor(result, null),
     }
   }
   assertSameConfig(existing, result, profile, source)
-  return { ...existing, refreshes: [...existing.refreshes, refresh].slice(-maxHistory) }
+  return {
+    schema: existing.schema,
+    name: existing.name,
+    target: existing.target,
+    profile: existing.profile,
+    refreshes: [...existing.refreshes, refresh].slice(-maxHistory),
+    ...gateSettingsFor(result, existing),
+  }
 }
 
 function assertSameConfig(b: Baseline, result: ResultFile, profile: Baseline['profile'], source: string): void {
@@ -96,10 +125,18 @@ function assertSameConfig(b: Baseline, result: ResultFile, profile: Baseline['pr
   if (shapes(b.profile) !== shapes(profile)) problems.push(`shapes: baseline ${shapes(b.profile)}, result ${shapes(profile)}`)
   const conc = (p: Baseline['profile']): string => [...p.concurrency].sort((x, y) => x - y).join(', ')
   if (conc(b.profile) !== conc(profile)) problems.push(`concurrency: baseline ${conc(b.profile)}, result ${conc(profile)}`)
+  // Measurement settings (api, model, prompts per concurrency, warmup, ignore_eos) against the newest refresh.
+  const newest = b.refreshes.at(-1)?.fingerprint
+  if (newest) {
+    const reported = new Set(['target', 'shapes', 'concurrency'])
+    for (const d of diffFingerprint(newest, resultFingerprint(result))) {
+      if (!reported.has(d.field)) problems.push(`${d.field}: baseline ${d.baseline}, result ${d.candidate}`)
+    }
+  }
   if (problems.length > 0) {
     throw new UsageError(
       `${source} was measured with a different gated sweep than baseline ${b.name}:\n${problems.map((p) => `  ${p}`).join('\n')}`,
-      'Run the same sweep as the baseline, or start a new baseline file for the new configuration.',
+      'Run the same sweep as the baseline, or start a new history with --reset (or a new baseline file) for the new configuration.',
     )
   }
 }

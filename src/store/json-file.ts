@@ -31,9 +31,30 @@ export async function readJsonFile(path: string): Promise<unknown> {
   return parseJsonText(text, path)
 }
 
-/** Every zod issue as `  field.path: message`, one per line. */
-export function formatIssues(error: z.ZodError): string {
-  return error.issues
-    .map((i) => `  ${i.path.length > 0 ? i.path.map(String).join('.') : '(top level)'}: ${i.message}`)
-    .join('\n')
+/** How many problems a validation message lists before summarising the rest. */
+export const MAX_LISTED_PROBLEMS = 5
+
+/**
+ * `  problem` lines for the first `max` problems, then `  … and N more`: a file
+ * with one systematic mistake (a renamed field in 90 runs) must not bury the
+ * first, telling line under 90 copies of it.
+ */
+export function listProblems(lines: readonly string[], max = MAX_LISTED_PROBLEMS): string {
+  const shown = lines.length > max + 1 ? lines.slice(0, max) : lines
+  const rest = lines.length - shown.length
+  return [...shown.map((l) => `  ${l}`), ...(rest > 0 ? [`  … and ${rest} more`] : [])].join('\n')
+}
+
+/** A zod issue path as `points.0.runs.1.itl_ms.p95`, or `(top level)`. */
+export function issuePath(path: ReadonlyArray<PropertyKey>): string {
+  return path.length > 0 ? path.map(String).join('.') : '(top level)'
+}
+
+/**
+ * The zod issues as `  field.path: message` lines, summarised by listProblems.
+ * `where` words the field (e.g. `input "mode"` for the Action's inputs).
+ * Every place that prints zod issues uses this (or listProblems over its own lines).
+ */
+export function formatIssues(error: { readonly issues: ReadonlyArray<z.core.$ZodIssue> }, where: (path: string) => string = (p) => p): string {
+  return listProblems(error.issues.map((i) => `${where(issuePath(i.path))}: ${i.message}`))
 }

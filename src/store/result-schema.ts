@@ -2,14 +2,34 @@
  * zod schema of the `servegate.result/v1` file. src/types.ts is the source of
  * truth: the compile-time check at the bottom fails if the two ever differ.
  * Only `config` (the resolved config as given) and `env.definitions` are open
- * records; every other object lists its keys (unknown ones are dropped on read).
+ * records; every other object lists its keys (unknown ones are dropped on read),
+ * except latency figures, which hold exactly the statistics every run records
+ * (mean, p50, p95, p99): a `p90` there is a file servegate did not write, and a
+ * gate reading it would compare something nobody measured.
+ *
+ * Beyond shapes, a file must make sense as one sweep: each point (shape ×
+ * concurrency) once, each repeat once per point, the client's latencies
+ * finite and not negative (TTFT and E2EL > 0), and a target percentile that runs record.
  */
 import { z } from 'zod'
+import { TARGET_PERCENTILES } from '../config/defaults.js'
 import { RESULT_SCHEMA, type ResultFile } from '../types.js'
 
 const count = z.number().int().nonnegative()
 const num = z.number()
-const latency = z.object({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
+const latency = z.strictObject({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
+
+// The client's own latencies come from a monotonic clock. JSON has no NaN, but 0, -1 and
+// 1e999 (Infinity once parsed) all parse: none is a measurement. TTFT and E2EL are above 0 (a
+// request takes time); ITL and TPOT may be 0 when chunks arrive in one read (the gate leaves such
+// a figure undecided), never negative. Null stays: no request, no figure.
+const msOf = (min: 'positive' | 'nonnegative') => {
+  const rule = `expected a latency in ms: a finite number ${min === 'positive' ? '> 0' : '≥ 0'}, or null`
+  const n = min === 'positive' ? z.number({ error: rule }).positive({ error: rule }) : z.number({ error: rule }).nonnegative({ error: rule })
+  return z.strictObject({ mean: n.nullable(), p50: n.nullable(), p95: n.nullable(), p99: n.nullable() })
+}
+const elapsedMs = msOf('positive')
+const gapMs = msOf('nonnegative')
 
 const validityCode = z.enum([
   'client_saturated',
@@ -70,14 +90,14 @@ const runResult = z.object({
   total_token_throughput: num,
   request_throughput: num,
   tok_s_per_user: num.nullable(),
-  ttft_ms: latency,
-  tpot_ms: latency,
-  itl_ms: latency,
-  e2el_ms: latency,
+  ttft_ms: elapsedMs,
+  tpot_ms: gapMs,
+  itl_ms: gapMs,
+  e2el_ms: elapsedMs,
   validity: z.object({ valid: z.boolean(), issues: z.array(z.object({ code: validityCode, detail: z.string() })) }),
   started_at: z.string(),
   finished_at: z.string(),
-  itl_per_token_ms: latency,
+  itl_per_token_ms: gapMs,
   tokens: z.object({
     expected: num,
     server_usage: num.nullable(),
@@ -101,9 +121,10 @@ const runResult = z.object({
 })
 
 /** Result targets: the interactivity target a sweep was measured against. */
+const PERCENTILE_RULE = `expected ${TARGET_PERCENTILES.join(', ')} (the percentiles every run records)`
 export const resultTargetSchema = z.object({
   metric: z.enum(['tpot', 'itl']),
-  percentile: num.positive().max(100),
+  percentile: z.number({ error: PERCENTILE_RULE }).refine((p) => (TARGET_PERCENTILES as readonly number[]).includes(p), { error: PERCENTILE_RULE }),
   threshold_ms: num.positive(),
 })
 
@@ -130,30 +151,74 @@ export const envRecordSchema = z.object({
 
 const positiveInt = z.number().int().positive()
 
-export const resultFileSchema = z.object({
-  schema: z.literal(RESULT_SCHEMA),
-  harness: z.object({ name: z.literal('servegate'), version: z.string() }),
-  env: envRecordSchema,
-  config: z.record(z.string(), z.unknown()),
-  target: resultTargetSchema,
-  points: z.array(
-    z.object({ input_len: positiveInt, output_len: positiveInt, concurrency: positiveInt, runs: z.array(runResult) }),
-  ),
-  at_target: z.array(
-    z.object({
-      input_len: positiveInt,
-      output_len: positiveInt,
-      runs: z.array(
-        z.object({
-          repeat: count,
-          throughput: num.nullable(),
-          concurrency: num.nullable(),
-          bound: z.enum(['interpolated', 'lower_bound', 'unreachable', 'exact']),
-        }),
-      ),
-    }),
-  ),
+/** The measurement fingerprint (gate/fingerprint.ts), shared by result and baseline files. */
+export const fingerprintSchema = z.object({
+  api: z.string(),
+  model: z.string(),
+  shapes: z.array(z.string()),
+  concurrency: z.array(positiveInt),
+  prompts_per_concurrency: z.union([positiveInt, z.literal('unknown')]),
+  warmup: z.union([count, z.literal('auto'), z.literal('unknown')]),
+  target: z.string(),
+  ignore_eos: z.boolean(),
+  tokens_per_chunk: z.record(z.string(), num.nullable()),
 })
+
+export const resultFileSchema = z
+  .object({
+    schema: z.literal(RESULT_SCHEMA),
+    harness: z.object({ name: z.literal('servegate'), version: z.string() }),
+    env: envRecordSchema,
+    config: z.record(z.string(), z.unknown()),
+    target: resultTargetSchema,
+    points: z.array(
+      z.object({ input_len: positiveInt, output_len: positiveInt, concurrency: positiveInt, runs: z.array(runResult) }),
+    ),
+    at_target: z.array(
+      z.object({
+        input_len: positiveInt,
+        output_len: positiveInt,
+        runs: z.array(
+          z.object({
+            repeat: count,
+            throughput: num.nullable(),
+            concurrency: num.nullable(),
+            bound: z.enum(['interpolated', 'lower_bound', 'unreachable', 'exact']),
+          }),
+        ),
+      }),
+    ),
+    fingerprint: fingerprintSchema.optional(),
+  })
+  .superRefine((file, ctx) => {
+    // One sweep measures each point once and each repeat of it once: a second copy would be
+    // counted twice by every median, n and noise estimate downstream.
+    const firstPoint = new Map<string, number>()
+    file.points.forEach((p, i) => {
+      const key = `${p.input_len}x${p.output_len} at C=${p.concurrency}`
+      const seen = firstPoint.get(key)
+      if (seen === undefined) firstPoint.set(key, i)
+      else ctx.addIssue({ code: 'custom', path: ['points', i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency appears once` })
+      duplicateRepeats(p.runs, ['points', i, 'runs'], ctx)
+    })
+    const firstShape = new Map<string, number>()
+    file.at_target.forEach((s, i) => {
+      const key = `${s.input_len}x${s.output_len}`
+      const seen = firstShape.get(key)
+      if (seen === undefined) firstShape.set(key, i)
+      else ctx.addIssue({ code: 'custom', path: ['at_target', i], message: `duplicate shape ${key} (also at_target.${seen}); each shape appears once` })
+      duplicateRepeats(s.runs, ['at_target', i, 'runs'], ctx)
+    })
+  })
+
+function duplicateRepeats(runs: ReadonlyArray<{ repeat: number }>, path: Array<string | number>, ctx: z.RefinementCtx): void {
+  const first = new Map<number, number>()
+  runs.forEach((r, k) => {
+    const seen = first.get(r.repeat)
+    if (seen === undefined) first.set(r.repeat, k)
+    else ctx.addIssue({ code: 'custom', path: [...path, k, 'repeat'], message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once` })
+  })
+}
 
 // Compile-time guarantee that the schema and types.ts describe the same shape.
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false

@@ -39,7 +39,8 @@ export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: st
   same('prompts_per_concurrency', c.prompts_per_concurrency, cfg.promptsPerConcurrency)
   // Warmup decides how warm the engine is when measuring starts: part of what a run measured.
   same('warmup', c.warmup, cfg.warmup)
-  same('seed', c.seed, cfg.seed)
+  // An unpinned seed is not a setting: the resumed sweep keeps the file's seed (see runSweep).
+  if (cfg.seedPinned === true) same('seed', c.seed, cfg.seed)
   if (now.model !== undefined) same('model', c.model, now.model)
   if (now.env !== undefined) {
     const e = result.env

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { UsageError } from '../errors.js'
 import { normalizeBaseUrl } from '../client/endpoints.js'
@@ -10,7 +11,9 @@ import { startGpuSampler } from '../env/gpu-sampler.js'
 import { isServerOnThisHost } from '../env/local-host.js'
 import { LoadAborted, workersWarning } from '../load/run-point.js'
 import { atTargetForResult } from '../analysis/at-target.js'
+import { fingerprintOf } from '../gate/fingerprint.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
+import { assertWritableOutput } from '../store/output-path.js'
 import { HARNESS_VERSION } from '../version.js'
 import { RESULT_SCHEMA, type PointResult, type ResultFile, type RunResult } from '../types.js'
 import { measurePoint } from './measure-point.js'
@@ -51,6 +54,8 @@ export class SweepCancelled extends UsageError {
  * it measured, and `resume` continues without redoing finished runs.
  */
 export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ result: ResultFile; resultPath: string }> {
+  // Before the simulator starts or the server is contacted: an unwritable --out would waste the whole sweep.
+  assertWritableOutput(cfg.out, '--out')
   let sim: SimHandle | null = null
   let root: string
   if (cfg.server.baseUrl === null) {
@@ -71,7 +76,6 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
 async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps): Promise<{ result: ResultFile; resultPath: string }> {
   const { preflight } = await import('./preflight.js')
   const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey)
-  const plan = buildPlan(cfg)
   const resultPath = cfg.out
   const startedAt = new Date().toISOString()
 
@@ -82,17 +86,27 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`)
   const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost }
   let result: ResultFile
+  let plan: PlanPoint[]
   if (cfg.resume && existsSync(resultPath)) {
     result = await readResultFile(resultPath)
     // METHODOLOGY: "Record the environment" — a resumed sweep on another engine version, model
     // revision or GPU would mix two environments in one curve, so it is refused.
     checkResumable(result, cfg, resultPath, { model, env: await collectEnv(envDeps) })
+    // An unpinned sweep continues from the seed it started with (its finished runs were planned from it).
+    const seed = cfg.seedPinned === true ? cfg.seed : (recordedSeed(result) ?? freshSeed())
+    plan = buildPlan({ ...cfg, seed })
     // The sweep may have grown (more concurrencies or repeats): record the plan now in force.
-    result.config = { ...configForResult(cfg), model }
+    result.config = { ...configForResult({ ...cfg, seed }), model }
     deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`)
     deps.onResume?.(countRuns(result), plan.length)
   } else {
     if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`)
+    // METHODOLOGY: prompts a server has seen before may be served from its prefix cache (vLLM's
+    // default), and a sweep against a long-running server follows earlier sweeps: each invocation
+    // draws prompts of its own unless the seed is pinned. The seed is recorded to replay them.
+    const seed = cfg.seedPinned === true ? cfg.seed : freshSeed()
+    if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`)
+    plan = buildPlan({ ...cfg, seed })
     // Say so when a new sweep replaces finished runs: the user may have meant --resume.
     const previous = existsSync(resultPath) ? await readResultFile(resultPath).catch(() => null) : null
     if (previous !== null && countRuns(previous) > 0) {
@@ -103,12 +117,12 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
       schema: RESULT_SCHEMA,
       harness: { name: 'servegate', version: HARNESS_VERSION },
       env,
-      config: { ...configForResult(cfg), model },
+      config: { ...configForResult({ ...cfg, seed }), model },
       target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
       points: [],
       at_target: [],
     }
-    // Write the empty result first: a bad --out path fails before any load is sent.
+    // Write the empty result first: a path that passed the check but still fails (a full disk) fails before any load is sent.
     await writeResultFile(resultPath, result)
   }
 
@@ -143,6 +157,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
     })
     addRun(result, point, run)
     result.at_target = atTargetForResult(result.points, result.target)
+    result.fingerprint = fingerprintOf(result)
     result.env.finished_at = new Date().toISOString()
     await writeResultFile(resultPath, result)
     deps.onPointDone?.(point, run, i, plan.length)
@@ -161,6 +176,17 @@ function addRun(result: ResultFile, point: PlanPoint, run: RunResult): void {
   }
   p.runs.push(run)
   p.runs.sort((a, b) => a.repeat - b.repeat)
+}
+
+/** A fresh 32-bit seed for a sweep's prompts (not predictable from the time, so two invocations in one millisecond differ). */
+function freshSeed(): number {
+  return randomInt(0, 2 ** 32)
+}
+
+/** The seed a result's sweep was planned from, when it recorded one. */
+function recordedSeed(result: ResultFile): number | null {
+  const seed = (result.config as { seed?: unknown }).seed
+  return typeof seed === 'number' && Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32 ? seed : null
 }
 
 function countRuns(result: ResultFile): number {

@@ -78,6 +78,16 @@ describe('parseConfigText', () => {
     ])
   })
 
+  it('lists the first five problems of a long list, then says how many more', () => {
+    // A config written for another tool: nine keys servegate does not know.
+    const keys = ['url', 'model_name', 'num_prompts', 'request_rate', 'dataset', 'tokenizer', 'backend', 'endpoint', 'seed_value']
+    const err = errorOf(() => parseConfigText(keys.map((k) => `${k}: 1`).join('\n'), 'other.yaml'))
+    const lines = err.message.split('\n')
+    expect(lines[0]).toBe('other.yaml is not a valid servegate config:')
+    expect(lines.slice(1, 6).map((l) => l.trim().split(':')[0])).toEqual(keys.slice(0, 5))
+    expect(lines.slice(6)).toEqual(['  … and 4 more'])
+  })
+
   it('names the rule for a bad sweep name, and still says what sweeps must be', () => {
     const bad = errorOf(() => parseConfigText('sweeps:\n  "bad name":\n    concurrency: [1]\n', 'c.yaml'))
     expect(bad.message).toContain('sweeps.bad name: expected a sweep name of letters, digits, "_", "-" or "."')

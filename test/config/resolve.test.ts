@@ -53,6 +53,7 @@ describe('resolveConfig', () => {
       warmup: 'auto',
       repeats: 3,
       seed: 42,
+      seedPinned: false,
       out: 'servegate-result.json',
       resume: false,
       workers: 'auto',
@@ -71,7 +72,7 @@ describe('resolveConfig', () => {
       { inputLen: 4096, outputLen: 512 },
       { inputLen: 1024, outputLen: 128 },
     ])
-    expect([cfg.promptsPerConcurrency, cfg.warmup, cfg.repeats, cfg.seed]).toEqual([10, 16, 2, 9])
+    expect([cfg.promptsPerConcurrency, cfg.warmup, cfg.repeats, cfg.seed, cfg.seedPinned]).toEqual([10, 16, 2, 9, true])
     expect(cfg.target).toEqual({ metric: 'itl', percentile: 99, thresholdMs: 30 })
     expect(cfg.server).toEqual({ baseUrl: 'http://gpu-box:8000', model: 'm', api: 'completions', apiKeyEnv: 'SG_KEY' })
     expect(cfg.apiKey).toBe('sk-secret')
@@ -126,6 +127,7 @@ describe('resolveConfig', () => {
       repeats: 1,
       target: { metric: 'tpot', percentile: 99, thresholdMs: 40 },
       seed: 123,
+      seedPinned: true,
       out: 'x.json',
       resume: true,
       workers: 3,
@@ -193,6 +195,7 @@ describe('configForResult', () => {
       prompts_per_concurrency: 12,
       repeats: 3,
       seed: 9,
+      seed_pinned: true,
     })
   })
 })

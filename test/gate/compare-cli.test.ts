@@ -6,9 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { registerCompareCommand } from '../../src/cli/compare.js'
 import { UsageError } from '../../src/errors.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { appendRefresh, writeBaseline } from '../../src/store/baseline.js'
-import { writeResultFile } from '../../src/store/result-file.js'
-import { dayResult } from './fixtures.js'
+import { appendRefresh, readBaseline, writeBaseline } from '../../src/store/baseline.js'
+import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
+import { realActionDeps } from '../../src/github/real-deps.js'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import { gateOptionsFrom } from '../../src/github/gate-options.js'
+import { dayResult, pipeDay } from './fixtures.js'
 
 let dir: string
 let printed: string
@@ -75,8 +78,43 @@ describe('servegate compare', () => {
       r.points[0]!.runs[0]!.validity = { valid: false, issues: [{ code: 'gpu_shared', detail: 'another process' }] }
     })
     expect(await compare(base, cand)).toBe(0)
-    expect(printed).toMatch(/INCONCLUSIVE[\s\S]*Inconclusive exits 0/)
+    expect(printed).toMatch(/INCONCLUSIVE[\s\S]*inconclusive exits 0 because --fail-on leaves it out, but this is not a pass/)
     expect(await compare(base, cand, '--fail-on', 'inconclusive')).toBe(1)
+    expect(await compare(base, cand, '--fail-on', 'regression,inconclusive')).toBe(1)
+  })
+
+  it('applies a config file\'s gate settings exactly as the Action\'s compare stage does', async () => {
+    const { base, cand } = await files(1.15)
+    const cfgPath = join(dir, 'servegate.yaml')
+    await writeFile(cfgPath, 'server:\n  base_url: http://127.0.0.1:8000\n  api_key_env: SERVEGATE_TEST_UNSET_KEY\ngate:\n  tolerance_pct: {itl: 50, throughput: 50}\n')
+    // What the Action's real stages return for the same two files and config.
+    const stages = realActionDeps().stages
+    const file = await stages.loadConfigFile(cfgPath)
+    const cfg = stages.resolveConfig({ file, filePath: cfgPath, flags: {}, env: { SERVEGATE_TEST_UNSET_KEY: 'k' } })
+    const action = stages.compareToBaseline(await stages.readBaseline(base), await readResultFile(cand), cfg)
+    expect(action).toEqual(compareToBaseline(await readBaseline(base), await readResultFile(cand), gateOptionsFrom(cfg.gate)))
+    expect(action.verdict).toBe('pass')
+    const json = join(dir, 'v.json')
+    expect(await compare(base, cand, '--config', cfgPath, '--json', json)).toBe(0)
+    expect((JSON.parse(await readFile(json, 'utf8')) as { verdict: string }).verdict).toBe(action.verdict)
+    // Without the config the default 5 % tolerance fails it.
+    expect(await compare(base, cand)).toBe(1)
+  })
+
+  it('exits 1 on a broken candidate, and warns when --fail-on lets it through', async () => {
+    // Built through the summarizer: the server stops after 12 of 16 tokens at C = 4.
+    let b: Baseline | null = null
+    for (let d = 0; d < 3; d++) b = appendRefresh(b, pipeDay(d), { name: 'gate' })
+    const base = join(dir, 'pipe-base.json')
+    const cand = join(dir, 'pipe-cand.json')
+    await writeBaseline(base, b!)
+    await writeResultFile(cand, pipeDay(5, 1, { run: (c) => (c === 4 ? { outTokens: 12 } : {}) }))
+    expect(await compare(base, cand)).toBe(1)
+    expect(printed).toMatch(/^servegate verdict: BROKEN/)
+    printed = ''
+    expect(await compare(base, cand, '--fail-on', 'never')).toBe(0)
+    expect(printed).toMatch(/Warning: fail-on leaves out broken, incomplete, not_comparable/)
+    expect(printed).toMatch(/broken exits 0 because --fail-on leaves it out, but this is not a pass/)
   })
 
   it('accepts a result file as a one-refresh baseline', async () => {
@@ -95,6 +133,6 @@ describe('servegate compare', () => {
     await expect(compare(join(dir, 'other.json'), cand)).rejects.toThrow(UsageError)
     await expect(compare(join(dir, 'other.json'), cand)).rejects.toThrow(/neither a servegate baseline nor a result/)
     await expect(compare(base, base)).rejects.toThrow(/is not a servegate result/)
-    await expect(compare(base, cand, '--fail-on', 'maybe')).rejects.toThrow(/--fail-on "maybe": expected regression or inconclusive/)
+    await expect(compare(base, cand, '--fail-on', 'maybe')).rejects.toThrow(/--fail-on "maybe": "maybe" is not a verdict; expected a comma-separated list of/)
   })
 })

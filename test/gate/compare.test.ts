@@ -47,9 +47,9 @@ describe('compareToBaseline', () => {
     expect(v.reasons[0]).toMatch(/^p95 ITL 4096×512 c=1: \+1[45]\.\d %, beyond the bar of \+5\.0 %$/)
   })
 
-  it('shows a 15 % speed-up as improvements and passes', () => {
+  it('shows a 15 % speed-up as an improvement', () => {
     const v = compareToBaseline(history(), dayResult(10, 1 / 1.15))
-    expect(v.verdict).toBe('pass')
+    expect(v.verdict).toBe('improvement')
     expect(v.rows.filter((r) => r.gated).every((r) => r.status === 'improvement')).toBe(true)
   })
 
@@ -100,10 +100,10 @@ describe('compareToBaseline', () => {
     expect(compareToBaseline(history(), cand).verdict).toBe('not_comparable')
   })
 
-  it('is inconclusive, never pass, when a gated point is missing', () => {
+  it('is incomplete, never pass, when a gated point is missing', () => {
     const cand = makeResult({ itl: { 1: [10, 10.1, 9.9] } })
     const v = compareToBaseline(history(), cand)
-    expect(v.verdict).toBe('inconclusive')
+    expect(v.verdict).toBe('incomplete')
     expect(row(v, 'itl_p95@4096x512@c16')).toMatchObject({ status: 'missing', candidate: null, n_candidate: 0 })
     expect(v.reasons).toContain('p95 ITL 4096×512 c=16: missing — candidate has no runs for this point')
   })
@@ -146,23 +146,13 @@ describe('compareToBaseline', () => {
     expect(compareToBaseline(history(), cand).verdict).toBe('regression')
   })
 
-  it('is inconclusive when failed requests exceed the budget', () => {
-    const cand = dayResult(10)
-    cand.points[0]!.runs[0]!.failed = 5
-    const v = compareToBaseline(history(), cand)
-    expect(v.verdict).toBe('inconclusive')
-    expect(row(v, 'itl_p95@4096x512@c1').notes).toContain('run 0: 9.4 % of requests failed (budget 1.0 %)')
-    // A count budget, when configured, replaces the share.
-    expect(compareToBaseline(history(), cand, { maxFailedRequests: 5 }).verdict).toBe('pass')
-  })
-
-  it('is inconclusive when the output tokens per request changed (different work, faster ITL)', () => {
+  it('is broken when the output tokens per request changed (different work, faster ITL)', () => {
     const cand = makeResult({
       itl: { 1: [9, 9, 9], 16: [18, 18, 18] },
       run: () => ({ outTokens: 400 }),
     })
     const v = compareToBaseline(history(), cand)
-    expect(v.verdict).toBe('inconclusive')
+    expect(v.verdict).toBe('broken')
     expect(row(v, 'itl_p95@4096x512@c1').notes).toContain('4096x512@c1: output tokens per request changed from 512 to 400')
   })
 

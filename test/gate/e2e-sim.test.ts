@@ -75,10 +75,12 @@ describe('the gate end to end against the simulator', () => {
     expect(r.markdown).not.toMatch(/verdict[^\n]*regression/i)
   }, 120_000)
 
-  it('never passes a candidate whose runs had failed requests', async () => {
+  it('fails a candidate whose runs had failed requests beyond the budget as broken (exit 1)', async () => {
     const r = compare(await sweep('failing', { faults: [{ kind: 'http500', rate: 0.05 }] }))
     expect(r.markdown).not.toMatch(/^\**verdict\**:?\s*\**pass/im)
     expect(r.stdout).not.toMatch(/^verdict:?\s*pass/im)
-    expect(r.stdout).toMatch(/inconclusive|regression|invalid/i)
+    expect(r.code, r.stdout).toBe(1)
+    expect(r.stdout).toMatch(/servegate verdict: BROKEN/)
+    expect(r.stdout).toMatch(/requests? failed \(\d+\.\d %\), beyond the budget 1\.0 %/)
   }, 120_000)
 })

@@ -1,5 +1,9 @@
 /** Small builders of synthetic result files for the gate and store tests. */
-import type { EnvRecord, LatencyStats, ResultFile, ResultTarget, RunResult, ValidityCode } from '../../src/types.js'
+import { atTargetForResult } from '../../src/analysis/at-target.js'
+import { assessValidity } from '../../src/analysis/validity.js'
+import { fingerprintOf } from '../../src/gate/fingerprint.js'
+import { summarizeRun } from '../../src/metrics/summarize.js'
+import type { EnvRecord, LatencyStats, PointResult, RawRun, RequestRecord, ResultFile, ResultTarget, RunResult, ValidityCode } from '../../src/types.js'
 import { quietClient } from '../fixtures/client.js'
 
 export function lat(p95: number | null, mean = p95): LatencyStats {
@@ -125,5 +129,151 @@ export function dayResult(day: number, factor = 1, runs = 3): ResultFile {
     env: (e) => {
       e.finished_at = `2025-01-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
     },
+  })
+}
+
+// ---------------------------------------------------------------------------
+// Results built the way a sweep builds them: request records → summarizeRun →
+// assessValidity → atTargetForResult → fingerprintOf. Defects are injected as
+// the raw causes a real run would record (failed requests, short outputs, a
+// late event loop, a foreign GPU process), never as hand-set validity.
+// ---------------------------------------------------------------------------
+
+/** How one run's requests behave. */
+export interface PipeRunSpec {
+  /** Gap between content chunks, ms (p95 ITL of the run, and its TPOT when chunks carry one token). */
+  itlMs: number
+  ttftMs: number
+  /** Requests that fail with HTTP 500 (the first ones of the run). */
+  failed: number
+  /** Output tokens each completed request returns (default: output_len; fewer = an early stop). */
+  outTokens?: number
+  /** Tokens per content chunk (speculative decoding); the per-token gap stays itlMs / tokensPerChunk. */
+  tokensPerChunk: number
+  /** The load generator's event loop ran late (client_saturated). */
+  saturated: boolean
+  /** Another process used the GPU (gpu_shared). */
+  gpuShared: boolean
+}
+
+export interface PipeSpec {
+  shape?: { input_len: number; output_len: number }
+  concurrency: number[]
+  repeats: number
+  /** Per-chunk gap, ms, by concurrency and repeat. */
+  itl: (concurrency: number, repeat: number) => number
+  run?: (concurrency: number, repeat: number) => Partial<PipeRunSpec>
+  /** Runs that were never measured (an interrupted sweep). */
+  skip?: (concurrency: number, repeat: number) => boolean
+  target?: ResultTarget
+  env?: (e: EnvRecord) => void
+  /** Overrides of the recorded config (api, model, prompts_per_concurrency, warmup, repeats, gate). */
+  config?: Record<string, unknown>
+}
+
+function pipeRun(c: number, repeat: number, outputLen: number, ppc: number, s: PipeRunSpec, api: 'completions' | 'chat'): RunResult {
+  const n = c * ppc
+  const out = s.outTokens ?? outputLen
+  const chunks = Math.max(1, Math.ceil(out / s.tokensPerChunk))
+  const records: RequestRecord[] = []
+  const slotFree = Array.from({ length: c }, () => 0)
+  for (let i = 0; i < n; i++) {
+    const slot = i % c
+    const startMs = slotFree[slot]!
+    const base = { id: `r${repeat}-${c}-${i}`, startMs, promptTokens: 64, maxTokens: outputLen, text: '', usagePromptTokens: 64 }
+    if (i < s.failed) {
+      records.push({ ...base, ttftMs: null, chunkArrivalsMs: [], e2elMs: null, streamEndMs: 1, contentChunks: 0, usageCompletionTokens: null, usagePromptTokens: null, sawDone: false, finishReason: null, error: { kind: 'http_status', detail: 'HTTP 500' } })
+      slotFree[slot] = startMs + 1
+      continue
+    }
+    const arrivals = Array.from({ length: chunks }, (_, k) => s.ttftMs + k * s.itlMs)
+    const e2el = arrivals.at(-1)!
+    records.push({ ...base, ttftMs: s.ttftMs, chunkArrivalsMs: arrivals, e2elMs: e2el, streamEndMs: e2el + 0.5, contentChunks: chunks, usageCompletionTokens: out, sawDone: true, finishReason: 'length', error: null })
+    slotFree[slot] = startMs + e2el + 0.5
+  }
+  const raw: RawRun = {
+    concurrency: c,
+    records,
+    warmupRequests: Math.max(4, c),
+    startMs: 0,
+    endMs: Math.max(...records.map((r) => r.startMs + r.streamEndMs)),
+    client: {
+      workers: 1,
+      eventLoopUtilization: 0.1,
+      eventLoopDelayP99Ms: s.saturated ? 25 : 1,
+      sendLagP50Ms: 0.1,
+      sendLagP99Ms: 0.5,
+      meanInFlight: c,
+      eventsPerSecond: 1000,
+    },
+    startedAt: '2025-01-01T00:00:00.000Z',
+    finishedAt: '2025-01-01T00:01:00.000Z',
+  }
+  const run = summarizeRun(raw, { repeat, seed: 1000 + repeat, numPrompts: n })
+  if (s.gpuShared) {
+    run.gpu = [{ index: 0, name: 'NVIDIA B200', utilization_pct: 90, sm_clock_mhz: 1900, max_sm_clock_mhz: 1965, power_w: 700, temperature_c: 60, throttle_reasons: [], foreign_processes: 1 }]
+  }
+  run.validity = assessValidity(run, { concurrency: c, ignoreEos: true, expectPrefixCacheMisses: true, api })
+  return run
+}
+
+/** A result as `servegate run` writes it (default 64 in / 16 out, 12 prompts per concurrency, target p95 TPOT ≤ 50 ms). */
+export function pipelineResult(spec: PipeSpec): ResultFile {
+  const shape = spec.shape ?? { input_len: 64, output_len: 16 }
+  const target = spec.target ?? TARGET
+  const config: Record<string, unknown> = {
+    config_file: null,
+    sweep: 'gate',
+    server: { base_url: 'http://127.0.0.1:8000', model: null, api: 'completions', api_key_env: null },
+    target: { ...target },
+    shapes: [{ ...shape }],
+    concurrency: [...spec.concurrency],
+    prompts_per_concurrency: 12,
+    warmup: 'auto',
+    repeats: spec.repeats,
+    seed: 1,
+    workers: 'auto',
+    model: 'org/model',
+    gate: { tolerance_pct: {}, max_failed_requests: null },
+    ...spec.config,
+  }
+  const api = (config['server'] as { api: 'completions' | 'chat' }).api
+  const ppc = config['prompts_per_concurrency'] as number
+  const points: PointResult[] = spec.concurrency.map((c) => ({
+    ...shape,
+    concurrency: c,
+    runs: Array.from({ length: spec.repeats }, (_, r) => r)
+      .filter((r) => !(spec.skip?.(c, r) ?? false))
+      .map((r) =>
+        pipeRun(c, r, shape.output_len, ppc, { itlMs: spec.itl(c, r), ttftMs: 20, failed: 0, tokensPerChunk: 1, saturated: false, gpuShared: false, ...spec.run?.(c, r) }, api),
+      ),
+  })).filter((p) => p.runs.length > 0)
+  const result: ResultFile = {
+    schema: 'servegate.result/v1',
+    harness: { name: 'servegate', version: '0.1.0' },
+    env: makeEnv(spec.env),
+    config,
+    target,
+    points,
+    at_target: atTargetForResult(points, target),
+  }
+  result.fingerprint = fingerprintOf(result)
+  return result
+}
+
+/**
+ * Day `day` of a history through the pipeline: C = 1, 4, 16 at 10, 20, 80 ms per chunk
+ * (the 50 ms target is crossed between C = 4 and 16), each × `factor` (worse = > 1).
+ */
+export function pipeDay(day: number, factor = 1, over: Partial<PipeSpec> = {}): ResultFile {
+  const base: Record<number, number> = { 1: 10, 4: 20, 16: 80 }
+  return pipelineResult({
+    concurrency: [1, 4, 16],
+    repeats: 3,
+    itl: (c, r) => wiggle(base[c] ?? 10 + c, day, r) * factor,
+    env: (e) => {
+      e.finished_at = `2025-01-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
+    },
+    ...over,
   })
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { mergeResults } from '../../src/gate/merge.js'
 import { baselineFromResult } from '../../src/store/baseline.js'
-import { makeResult } from './fixtures.js'
+import { makeResult, pipeDay } from './fixtures.js'
 
 describe('mergeResults', () => {
   it('appends the extra runs per point and shifts their repeat numbers past the first result', () => {
@@ -25,5 +25,16 @@ describe('mergeResults', () => {
     const t = v.rows.find((r) => r.key === 'tput_at_target@4096x512')!
     expect(t.status).toBe('invalid')
     expect(t.notes).toContain('run 3 invalid (gpu_shared)')
+  })
+})
+
+describe('mergeResults and the fingerprint', () => {
+  it('recounts tokens per chunk over the merged runs', () => {
+    const first = pipeDay(0, 1, { repeats: 1, config: { repeats: 1 } })
+    const extra = pipeDay(0, 1, { repeats: 1, config: { repeats: 1 }, run: () => ({ tokensPerChunk: 2 }) })
+    const merged = mergeResults(first, extra)
+    // 16 + 16 tokens over 16 + 8 chunks per request.
+    expect(merged.fingerprint?.tokens_per_chunk['64x16@c1']).toBe(1.3)
+    expect(first.fingerprint?.tokens_per_chunk['64x16@c1']).toBe(1)
   })
 })

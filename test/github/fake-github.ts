@@ -32,6 +32,12 @@ export interface Failure {
   method?: string
   /** How many calls fail before answering normally again (default: all). */
   times?: number
+  /** Response headers (default for 429: retry-after 60, x-ratelimit-remaining 0). */
+  headers?: Record<string, string>
+  /** The error message GitHub would send (default by status). */
+  message?: string
+  /** Carry out the request, then answer the failure anyway (GitHub stored the comment, the proxy answered 502). */
+  afterApply?: boolean
 }
 
 export interface FakeGitHub {
@@ -44,6 +50,8 @@ export interface FakeGitHub {
   maxPerPage: number
   addComment(issue: number, body: string, user: FakeUser): FakeComment
   fail(f: Failure | null): void
+  /** Failures answered in turn, each for its `times` calls (default 1), before normal answers resume. */
+  failInTurn(fs: Failure[]): void
   close(): Promise<void>
 }
 
@@ -53,6 +61,7 @@ const BOT: FakeUser = { login: 'github-actions[bot]', type: 'Bot' }
 export async function startFakeGitHub(opts: { maxPerPage?: number; actor?: FakeUser } = {}): Promise<FakeGitHub> {
   let nextId = 1000
   let failure: Failure | null = null
+  let queue: Failure[] = []
   const server = createServer()
   const fake: FakeGitHub = {
     url: '',
@@ -67,6 +76,11 @@ export async function startFakeGitHub(opts: { maxPerPage?: number; actor?: FakeU
     },
     fail(f) {
       failure = f
+      queue = []
+    },
+    failInTurn(fs) {
+      queue = fs.map((f) => ({ times: 1, ...f }))
+      failure = queue.shift() ?? null
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
@@ -78,7 +92,8 @@ export async function startFakeGitHub(opts: { maxPerPage?: number; actor?: FakeU
     html_url: `https://github.test/o/r/issues/${c.issue}#issuecomment-${c.id}`,
   })
 
-  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const send = (res: ServerResponse | null, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    if (res === null) return
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers })
     res.end(JSON.stringify(body))
   }
@@ -93,16 +108,18 @@ export async function startFakeGitHub(opts: { maxPerPage?: number; actor?: FakeU
       fake.calls.push({ method: req.method ?? '', path: u.pathname, query: Object.fromEntries(u.searchParams), body, authorization: req.headers.authorization })
       if (failure !== null && (failure.method === undefined || failure.method === req.method)) {
         const f = failure
-        if (f.times !== undefined && --f.times <= 0) failure = null
-        const headers: Record<string, string> = f.status === 429 ? { 'retry-after': '60', 'x-ratelimit-remaining': '0' } : {}
-        const message = f.status === 403 ? 'Resource not accessible by integration' : f.status === 429 ? 'API rate limit exceeded' : 'Server Error'
+        if (f.times !== undefined && --f.times <= 0) failure = queue.shift() ?? null
+        const headers: Record<string, string> = f.headers ?? (f.status === 429 ? { 'retry-after': '60', 'x-ratelimit-remaining': '0' } : {})
+        const message = f.message ?? (f.status === 403 ? 'Resource not accessible by integration' : f.status === 429 ? 'API rate limit exceeded' : 'Server Error')
+        if (f.afterApply === true) route(req.method ?? '', u, body, null)
         return send(res, f.status, { message }, headers)
       }
       route(req.method ?? '', u, body, res)
     })
   })
 
-  function route(method: string, u: URL, body: unknown, res: ServerResponse): void {
+  // `res` null: carry the request out without answering (the answer is a failure sent by the caller).
+  function route(method: string, u: URL, body: unknown, res: ServerResponse | null): void {
     const list = u.pathname.match(/^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/)
     const one = u.pathname.match(/^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)$/)
     if (method === 'GET' && u.pathname === '/user') return send(res, 200, fake.actor)

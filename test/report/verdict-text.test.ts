@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { renderVerdictText } from '../../src/report/verdict-text.js'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import type { Baseline } from '../../src/gate/types.js'
+import { appendRefresh } from '../../src/store/baseline.js'
+import { pipeDay } from '../gate/fixtures.js'
 import { INCONCLUSIVE, REGRESSION } from '../gate/verdict-fixture.js'
 
 describe('renderVerdictText', () => {
@@ -50,5 +54,26 @@ describe('renderVerdictText', () => {
     const table = lines.slice(start, start + 4)
     // The N column is right-aligned: every row ends at the same column.
     expect(new Set(table.map((l) => l.length)).size).toBe(1)
+  })
+})
+
+describe('renderVerdictText of the blame verdicts', () => {
+  let b: Baseline | null = null
+  for (let d = 0; d < 3; d++) b = appendRefresh(b, pipeDay(d), { name: 'gate' })
+
+  it('prints BROKEN with the broken rows first and the evidence under why', () => {
+    const text = renderVerdictText(compareToBaseline(b!, pipeDay(5, 1, { run: (c, r) => (c === 4 && r === 1 ? { outTokens: 10 } : {}) })))
+    expect(text).toMatch(/^servegate verdict: BROKEN\n {2}The candidate broke .* in \d+ rows?; nothing was certified\./)
+    const gated = text.slice(text.indexOf('gated:'), text.indexOf('reported, not gated:')).split('\n').slice(2, -2)
+    expect(gated[0]).toMatch(/^ {2}broken +p95 ITL 64×16 c=4 /)
+    expect(text).toMatch(/- p95 ITL 64×16 c=4: broken — .*run 1: output_len_mismatch/)
+  })
+
+  it('prints INCOMPLETE and IMPROVEMENT with their own summaries', () => {
+    const incomplete = renderVerdictText(compareToBaseline(b!, pipeDay(5, 1, { skip: (c, r) => c === 16 && r === 2 })))
+    expect(incomplete).toMatch(/^servegate verdict: INCOMPLETE\n {2}The candidate run is incomplete/)
+    expect(incomplete).toMatch(/repeat 2: the curve stopped early \(measured c=1, 4 of 1, 4, 16\)/)
+    const better = renderVerdictText(compareToBaseline(b!, pipeDay(5, 1 / 1.3)))
+    expect(better).toMatch(/^servegate verdict: IMPROVEMENT\n {2}All 4 gated metrics are within their bars and \d improved\./)
   })
 })

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { registerBaselineCommand } from '../../src/cli/baseline.js'
 import { readBaseline } from '../../src/store/baseline.js'
 import { writeResultFile } from '../../src/store/result-file.js'
-import { dayResult, makeResult } from '../gate/fixtures.js'
+import { UsageError } from '../../src/errors.js'
+import { dayResult, makeResult, pipeDay } from '../gate/fixtures.js'
 
 let dir: string
 let printed: string
@@ -54,6 +55,43 @@ describe('servegate baseline update', () => {
     await writeResultFile(join(dir, 'other.json'), makeResult({ itl: { 1: [10], 16: [20], 64: [40] } }))
     await expect(update(join(dir, 'other.json'), '--into', into)).rejects.toThrow(/different gated sweep/)
     expect(await readFile(into, 'utf8')).toBe(before)
+  })
+
+  it('refuses a result measured with other settings, naming the field, unless --reset', async () => {
+    const into = join(dir, 'b.json')
+    await writeResultFile(join(dir, 'a.json'), pipeDay(0))
+    await update(join(dir, 'a.json'), '--into', into)
+    const before = await readFile(into, 'utf8')
+    await writeResultFile(join(dir, 'warm.json'), pipeDay(1, 1, { config: { warmup: 2 } }))
+    const err = await update(join(dir, 'warm.json'), '--into', into).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UsageError)
+    expect((err as Error).message).toMatch(/different gated sweep than baseline b:\n {2}warmup: baseline auto, result 2/)
+    expect(await readFile(into, 'utf8')).toBe(before)
+    await update(join(dir, 'warm.json'), '--into', into, '--reset')
+    const b = await readBaseline(into)
+    expect(b.refreshes).toHaveLength(1)
+    expect(b.refreshes[0]!.fingerprint?.warmup).toBe(2)
+  })
+
+  it('stores the gate settings the result was measured with, so a bare compare agrees with the Action', async () => {
+    const into = join(dir, 'b.json')
+    await writeResultFile(join(dir, 'a.json'), pipeDay(0, 1, { config: { gate: { tolerance_pct: { itl: 12, throughput: 8 }, max_failed_requests: 3 } } }))
+    await update(join(dir, 'a.json'), '--into', into)
+    const b = await readBaseline(into)
+    expect(b.tolerances).toEqual({ itl_p95: 0.12, tput_at_target: 0.08, output_tput: 0.08 })
+    expect(b.max_failed_requests).toBe(3)
+    expect(printed).toMatch(/gate settings stored: tolerances itl_p95 12 %, tput_at_target 8 %, output_tput 8 %; at most 3 failed requests per run/)
+  })
+
+  it('stores a config file\'s gate settings with --config, over those the result recorded', async () => {
+    const into = join(dir, 'b.json')
+    const cfg = join(dir, 'servegate.yaml')
+    await writeFile(cfg, 'gate:\n  tolerance_pct: {itl: 7}\n')
+    await writeResultFile(join(dir, 'a.json'), pipeDay(0, 1, { config: { gate: { tolerance_pct: { itl: 12 }, max_failed_requests: 3 } } }))
+    await update(join(dir, 'a.json'), '--into', into, '--config', cfg)
+    const b = await readBaseline(into)
+    expect(b.tolerances).toEqual({ itl_p95: 0.07 })
+    expect(b.max_failed_requests).toBeUndefined()
   })
 
   it('starts a new history with --reset', async () => {

@@ -6,6 +6,8 @@ import { UsageError } from '../../src/errors.js'
 import { parseResult, readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import { dayResult } from '../gate/fixtures.js'
 import { usageErrorOf } from '../fixtures/errors.js'
+import { runCli } from '../sweep/cli-child.js'
+import { listProblems } from '../../src/store/json-file.js'
 
 let dir: string
 beforeEach(async () => {
@@ -44,7 +46,7 @@ describe('result files', () => {
     json.target.metric = 'ttft'
     const err = usage(() => parseResult(json, 'cand.json'))
     expect(err.message).toContain('cand.json is not a valid servegate result file')
-    expect(err.message).toContain('points.0.runs.1.itl_ms.p95: Invalid input: expected number, received string')
+    expect(err.message).toContain('points.0.runs.1.itl_ms.p95: expected a latency in ms: a finite number ≥ 0, or null')
     expect(err.message).toContain('env.gpu.driver_version: Invalid input: expected string, received undefined')
     expect(err.message).toMatch(/target\.metric: .*"tpot"\|"itl"/)
   })
@@ -72,5 +74,101 @@ describe('result files', () => {
   it('reports a missing file as a usage error naming it', async () => {
     await expect(readResultFile(join(dir, 'nope.json'))).rejects.toBeInstanceOf(UsageError)
     await expect(readResultFile(join(dir, 'nope.json'))).rejects.toThrow(/cannot read .*nope\.json/)
+  })
+})
+
+describe('result files that no sweep could have written', () => {
+  const copy = (): Record<string, any> => JSON.parse(JSON.stringify(dayResult(0))) as Record<string, any>
+
+  it('accepts only the statistics every run records, and a target percentile among them', () => {
+    const json = copy()
+    json.points[0].runs[0].itl_ms.p90 = 12
+    json.target.percentile = 90
+    const err = usage(() => parseResult(json, 'r.json'))
+    expect(err.message).toMatch(/points\.0\.runs\.0\.itl_ms: Unrecognized key: "p90"/)
+    expect(err.message).toContain('target.percentile: expected 50, 95, 99 (the percentiles every run records)')
+  })
+
+  it('rejects a point measured twice, naming both places', () => {
+    const json = copy()
+    json.points.push(structuredClone(json.points[0]))
+    const err = usage(() => parseResult(json, 'dup.json'))
+    expect(err.message).toContain('dup.json is not a valid servegate result file')
+    const p = json.points[0]
+    expect(err.message).toContain(`points.${json.points.length - 1}: duplicate point ${p.input_len}x${p.output_len} at C=${p.concurrency} (also points.0)`)
+  })
+
+  it('rejects a repeat twice within a point, and within a throughput-at-target shape', () => {
+    const json = copy()
+    json.points[1].runs[2].repeat = json.points[1].runs[0].repeat
+    json.at_target[0].runs.push(structuredClone(json.at_target[0].runs[1]))
+    const err = usage(() => parseResult(json, 'r.json'))
+    expect(err.message).toContain(`points.1.runs.2.repeat: duplicate repeat ${json.points[1].runs[0].repeat} (also runs.0)`)
+    expect(err.message).toContain(`at_target.0.runs.${json.at_target[0].runs.length - 1}.repeat: duplicate repeat`)
+  })
+
+  it.each([
+    ['0', 'ttft_ms', 'p50', '> 0'],
+    ['0', 'e2el_ms', 'mean', '> 0'],
+    ['-3.5', 'itl_ms', 'p95', '≥ 0'],
+    ['-0.1', 'tpot_ms', 'p50', '≥ 0'],
+    ['1e999', 'e2el_ms', 'p99', '> 0'],
+    ['1e999', 'itl_ms', 'p99', '≥ 0'],
+  ])('rejects a latency of %s (%s.%s) in the file as written, naming the field', async (text, stat, key, rule) => {
+    const json = copy()
+    json.points[0].runs[1][stat][key] = 123456.789
+    const path = join(dir, 'lat.json')
+    // Written as text: 1e999 only becomes Infinity when the file is parsed, as with a hand-edited file.
+    await writeFile(path, JSON.stringify(json).replace('123456.789', text))
+    const err = await readResultFile(path).then(
+      () => null,
+      (e: unknown) => e as Error,
+    )
+    expect(err).toBeInstanceOf(UsageError)
+    expect(err!.message).toContain(`points.0.runs.1.${stat}.${key}: expected a latency in ms: a finite number ${rule}, or null`)
+  })
+
+  it('accepts an ITL or TPOT of 0: chunks that arrive in one read are 0 ms apart', () => {
+    const json = copy()
+    json.points[0].runs[0].itl_ms.p50 = 0
+    json.points[0].runs[0].tpot_ms.p50 = 0
+    expect(parseResult(json, 'r.json').points[0]!.runs[0]!.itl_ms.p50).toBe(0)
+  })
+
+  it('lists the first five problems of a badly broken file, then how many more', () => {
+    const json = copy()
+    const runs = json.points.flatMap((p: { runs: unknown[] }) => p.runs) as Array<Record<string, any>>
+    for (const r of runs) r.ttft_ms.p95 = r.ttft_ms.p99 = 0
+    expect(runs.length).toBe(6)
+    const err = usage(() => parseResult(json, 'many.json'))
+    const lines = err.message.split('\n')
+    expect(lines[0]).toBe('many.json is not a valid servegate result file:')
+    expect(lines.slice(1, 6).every((l) => /^ {2}points\.\d+\.runs\.\d+\.ttft_ms\.p9[59]: expected a latency/.test(l))).toBe(true)
+    expect(lines[6]).toBe(`  … and ${2 * runs.length - 5} more`)
+    expect(lines).toHaveLength(7)
+  })
+})
+
+describe('a bad result file through the CLI', () => {
+  it('exits 2 with the file and the field, and no stack', async () => {
+    const json = JSON.parse(JSON.stringify(dayResult(0))) as Record<string, any>
+    json.points.push(structuredClone(json.points[0]))
+    const path = join(dir, 'twice.json')
+    await writeFile(path, JSON.stringify(json))
+    const r = await runCli(['report', path])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain(`servegate: ${path} is not a valid servegate result file:`)
+    expect(r.stderr).toMatch(/points\.\d+: duplicate point/)
+    expect(r.stderr).not.toMatch(/^\s+at /m)
+  })
+})
+
+describe('listProblems (the formatter every validation message shares)', () => {
+  const lines = (n: number) => Array.from({ length: n }, (_, i) => `field${i}: bad`)
+  it('lists up to six problems in full: "… and 1 more" would hide a line to save none', () => {
+    expect(listProblems(lines(6)).split('\n')).toEqual(lines(6).map((l) => `  ${l}`))
+  })
+  it('lists five of seven, then how many more', () => {
+    expect(listProblems(lines(7)).split('\n')).toEqual([...lines(5).map((l) => `  ${l}`), '  … and 2 more'])
   })
 })

@@ -74,6 +74,14 @@ describe('checkResumable', () => {
     expect(() => checkResumable(measured(), cfgOf(), 'r.json', { ...sameNow, env: { ...ENV, container_digest: 'unknown' } })).not.toThrow()
   })
 
+  it('compares the seed only when it is pinned now (an unpinned resume keeps the file\'s seed)', () => {
+    expect(cfgOf().seedPinned).toBe(false)
+    const file = measured()
+    file.config.seed = 987654
+    expect(() => checkResumable(file, cfgOf(), 'r.json', sameNow)).not.toThrow()
+    expect(problemsOf(() => checkResumable(file, cfgOf({ seed: '42' }), 'r.json', sameNow))).toContain('seed 987654 in the file, 42 now')
+  })
+
   it('lists every difference at once', () => {
     const msg = problemsOf(() => checkResumable(measured(), cfgOf({ seed: '9', warmup: '2' }), 'r.json', { ...sameNow, model: 'x' }))
     expect(msg.split('\n').slice(1)).toHaveLength(3)

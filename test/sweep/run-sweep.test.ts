@@ -58,20 +58,33 @@ describe('runSweep around --resume', () => {
     try {
       // The whole sweep ran once (the server has cached every prompt); then pretend the file
       // was cut off before C = 2 was saved, as when the process dies mid-run.
-      const full = await sweep(cached, 'cut.json', { inputLen: '64' }).run
+      // The seed is pinned: without a resume the same prompts would go out again.
+      const full = await sweep(cached, 'cut.json', { inputLen: '64', seed: '42' }).run
       const path = join(dir, 'cut.json')
       const partial = { ...full.result, points: full.result.points.filter((p) => p.concurrency === 1) }
       writeFileSync(path, JSON.stringify(partial))
-      const { result } = await sweep(cached, 'cut.json', { inputLen: '64', resume: true }).run
+      const { result } = await sweep(cached, 'cut.json', { inputLen: '64', seed: '42', resume: true }).run
       const c2 = result.points.find((p) => p.concurrency === 2)!.runs[0]!
       expect(c2.validity.issues.map((i) => i.code)).not.toContain('prefix_cache_contaminated')
       expect(c2.seed).not.toBe(full.result.points.find((p) => p.concurrency === 2)!.runs[0]!.seed)
       // Without a resume the same seed gives the same prompts, and the cache does catch them.
-      const again = await sweep(cached, 'again.json', { inputLen: '64' }).run
+      const again = await sweep(cached, 'again.json', { inputLen: '64', seed: '42' }).run
       expect(again.result.points.flatMap((p) => p.runs).every((r) => r.validity.issues.some((i) => i.code === 'prefix_cache_contaminated'))).toBe(true)
     } finally {
       await cached.close()
     }
+  })
+
+  it('continues an unpinned sweep from the seed it started with, and records it', async () => {
+    const first = await sweep(simA, 'unpinned.json', { concurrency: '1' }).run
+    const seed = first.result.config.seed
+    expect(first.result.config.seed_pinned).toBe(false)
+    const s = sweep(simA, 'unpinned.json', { resume: true })
+    const { result } = await s.run
+    expect(result.config.seed).toBe(seed)
+    expect(s.lines.some((l) => l.includes('fresh seed'))).toBe(false)
+    // The kept run still carries the seed it was measured with.
+    expect(result.points[0]!.runs[0]!.seed).toBe(first.result.points[0]!.runs[0]!.seed)
   })
 
   it('warns when a new sweep replaces a file holding finished runs', async () => {

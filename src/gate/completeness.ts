@@ -1,0 +1,76 @@
+/**
+ * Incomplete candidates (blame `incomplete`, see invariants.ts): fewer runs than
+ * planned, and throughput-at-target curves cut short. Pure.
+ */
+import type { ResultFile } from '../types.js'
+import type { FigureRun } from './extract.js'
+import type { Problem } from './invariants.js'
+import { KIND_INFO, metricKey, shapeLabel } from './metric-keys.js'
+import type { Baseline, MetricKind } from './types.js'
+
+/** Repeats the candidate planned per point (its recorded config), when known. */
+export function plannedRepeats(candidate: ResultFile): number | null {
+  const r = candidate.config['repeats']
+  return typeof r === 'number' && Number.isInteger(r) && r > 0 ? r : null
+}
+
+/** Runs (valid or not) the newest refresh had for a key: its stored values and the runs it left out. */
+function refreshRuns(baseline: Baseline, key: string, scope: string): number {
+  const newest = baseline.refreshes.at(-1)
+  if (!newest) return 0
+  return (newest.runs[key]?.length ?? 0) + newest.invalid.filter((i) => i.scope === scope).length
+}
+
+/**
+ * Incomplete candidates: fewer runs than planned (the candidate's own repeats, or the
+ * baseline's runs per refresh, whichever is more), and for throughput at target a repeat
+ * whose curve lacks points of the gated sweep.
+ */
+export function completenessProblems(
+  baseline: Baseline,
+  candidate: ResultFile,
+  kind: MetricKind,
+  scope: string,
+  runs: readonly FigureRun[],
+  planned: number | null,
+  cut: ReadonlyMap<number, number[]>,
+): Problem[] {
+  const problems: Problem[] = []
+  const fromBaseline = refreshRuns(baseline, metricKey(kind, scope), scope)
+  const expected = Math.max(planned ?? 0, fromBaseline)
+  const why = (planned ?? 0) >= fromBaseline ? `the ${planned} repeats it planned` : `the baseline's ${fromBaseline} runs per refresh`
+  if (!KIND_INFO[kind].perShape) {
+    if (runs.length > 0 && runs.length < expected) {
+      problems.push({ blame: 'incomplete', text: `${scope}: the candidate has ${runs.length} of ${why}` })
+    }
+    return problems
+  }
+  const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope)
+  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].sort((a, b) => a - b)
+  if (repeats.length > 0 && repeats.length < expected) {
+    problems.push({ blame: 'incomplete', text: `${scope}: the candidate has ${repeats.length} of ${why}` })
+  }
+  const concs = baseline.profile.concurrency
+  for (const rep of repeats) {
+    const have = cut.get(rep)
+    if (have !== undefined) {
+      problems.push({ blame: 'incomplete', text: `repeat ${rep}: the curve stopped early (measured c=${have.join(', ') || 'none'} of ${concs.join(', ')})` })
+    } else if (!runs.some((r) => r.repeat === rep)) {
+      problems.push({ blame: 'inconclusive', text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` })
+    }
+  }
+  return problems
+}
+
+/** Repeats of a shape whose curve lacks some of the baseline's concurrencies → the concurrencies it has. */
+export function cutRepeats(baseline: Baseline, candidate: ResultFile, shape: string): Map<number, number[]> {
+  const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape)
+  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))
+  const concs = baseline.profile.concurrency
+  const out = new Map<number, number[]>()
+  for (const rep of repeats) {
+    const have = concs.filter((c) => shapePoints.some((p) => p.concurrency === c && p.runs.some((r) => r.repeat === rep)))
+    if (have.length < concs.length) out.set(rep, have)
+  }
+  return out
+}

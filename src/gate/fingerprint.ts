@@ -1,0 +1,113 @@
+/**
+ * The measurement fingerprint of a result: every setting that changes what a
+ * figure means. Two results with different fingerprints measured different
+ * things, so the gate calls them `not_comparable` instead of judging speed.
+ * Tokens per chunk is the exception: it is what the server did (speculative
+ * decoding streams several tokens per chunk), so a change there switches the
+ * ITL rows to ITL per token instead of blocking the comparison. Pure.
+ */
+import type { Fingerprint, ResultFile } from '../types.js'
+import { pointLabel, shapeLabel } from './metric-keys.js'
+
+export type { Fingerprint } from '../types.js'
+
+const obj = (x: unknown): Record<string, unknown> | null =>
+  typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : null
+
+/** Tokens per chunk of a point, from its runs' server (else client) token counts over their content chunks, to 0.1. */
+function tokensPerChunk(runs: ResultFile['points'][number]['runs']): number | null {
+  let tokens = 0
+  let chunks = 0
+  for (const r of runs) {
+    if (r.completed <= 0 || r.tokens.client_chunks <= 0) continue
+    tokens += r.tokens.server_usage ?? r.tokens.client_chunks
+    chunks += r.tokens.client_chunks
+  }
+  return chunks > 0 ? Math.round((tokens / chunks) * 10) / 10 : null
+}
+
+/**
+ * The fingerprint of a result, from its recorded config (the sweep planned) and its
+ * runs (tokens per chunk). Settings an older result did not record are 'unknown'.
+ */
+export function fingerprintOf(result: ResultFile): Fingerprint {
+  const cfg = result.config
+  const server = obj(cfg['server'])
+  const planned = Array.isArray(cfg['shapes'])
+    ? (cfg['shapes'] as unknown[]).flatMap((s) => {
+        const o = obj(s)
+        return o && typeof o['input_len'] === 'number' && typeof o['output_len'] === 'number' ? [shapeLabel(o['input_len'], o['output_len'])] : []
+      })
+    : []
+  // The sweep as planned, not as measured: an interrupted sweep is incomplete, not another sweep.
+  // A result that did not record its plan has [] here, which compares with nothing.
+  const shapes = [...new Set(planned)].sort()
+  const conc = Array.isArray(cfg['concurrency']) && cfg['concurrency'].every((c) => typeof c === 'number') ? (cfg['concurrency'] as number[]) : []
+  const tpc: Record<string, number | null> = {}
+  for (const p of [...result.points].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency)) {
+    tpc[pointLabel(p.input_len, p.output_len, p.concurrency)] = tokensPerChunk(p.runs)
+  }
+  const text = (x: unknown): string => (typeof x === 'string' && x !== '' ? x : 'unknown')
+  const t = result.target
+  return {
+    api: text(server?.['api']),
+    model: typeof cfg['model'] === 'string' ? cfg['model'] : text(result.env.model.id),
+    shapes,
+    concurrency: [...new Set(conc)].sort((a, b) => a - b),
+    prompts_per_concurrency: typeof cfg['prompts_per_concurrency'] === 'number' ? cfg['prompts_per_concurrency'] : 'unknown',
+    warmup: typeof cfg['warmup'] === 'number' || cfg['warmup'] === 'auto' ? cfg['warmup'] : 'unknown',
+    target: `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`,
+    // servegate sends ignore_eos: true on every request (plan/prompts.ts); a result may record otherwise.
+    ignore_eos: typeof cfg['ignore_eos'] === 'boolean' ? cfg['ignore_eos'] : true,
+    tokens_per_chunk: tpc,
+  }
+}
+
+/** The stored fingerprint of a result, or the one derived from its contents for results written before it was stored. */
+export function resultFingerprint(result: ResultFile): Fingerprint {
+  return result.fingerprint ?? fingerprintOf(result)
+}
+
+export interface FingerprintDiff {
+  field: string
+  baseline: string
+  candidate: string
+}
+
+const FIELDS: Array<[string, (f: Fingerprint) => string]> = [
+  ['api', (f) => f.api],
+  ['model', (f) => f.model],
+  ['shapes', (f) => f.shapes.join(', ')],
+  ['concurrency', (f) => f.concurrency.join(', ')],
+  ['prompts per concurrency', (f) => String(f.prompts_per_concurrency)],
+  ['warmup', (f) => String(f.warmup)],
+  ['target', (f) => f.target],
+  ['ignore_eos', (f) => String(f.ignore_eos)],
+]
+
+/**
+ * Measurement settings that differ (tokens per chunk excluded: see the file comment).
+ * A setting unknown on either side (an older file) cannot prove a difference and is skipped.
+ */
+export function diffFingerprint(baseline: Fingerprint, candidate: Fingerprint): FingerprintDiff[] {
+  const out: FingerprintDiff[] = []
+  for (const [field, get] of FIELDS) {
+    const b = get(baseline)
+    const c = get(candidate)
+    if (b === c || b === 'unknown' || c === 'unknown' || b === '' || c === '') continue
+    out.push({ field, baseline: b, candidate: c })
+  }
+  return out
+}
+
+/** Points whose tokens per chunk (to 0.1) differ between the two fingerprints, with both values. */
+export function tokensPerChunkChanges(baseline: Fingerprint | undefined, candidate: Fingerprint): Map<string, { baseline: number; candidate: number }> {
+  const out = new Map<string, { baseline: number; candidate: number }>()
+  if (!baseline) return out
+  for (const [scope, c] of Object.entries(candidate.tokens_per_chunk)) {
+    const b = baseline.tokens_per_chunk[scope]
+    if (b === undefined || b === null || c === null || b === c) continue
+    out.set(scope, { baseline: b, candidate: c })
+  }
+  return out
+}

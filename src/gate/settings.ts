@@ -1,0 +1,39 @@
+/**
+ * The config's gate settings (`gate.tolerance_pct` in percent per metric family,
+ * `gate.max_failed_requests`) as gate options. One mapping for the Action, for
+ * `servegate compare --config` and for the tolerances a baseline stores, so the
+ * same two files get the same verdict everywhere. Pure.
+ */
+import type { GateSettings } from '../config/resolve.js'
+import type { GateOptions, Tolerances } from './types.js'
+
+/** `gate.tolerance_pct` → GateOptions.tolerances and `gate.max_failed_requests` → maxFailedRequests; unset keys keep the gate's defaults. */
+export function optionsFromGateSettings(settings: GateSettings): Partial<GateOptions> {
+  const pct = settings.tolerancePct
+  const tolerances: Tolerances = {}
+  if (pct.itl !== undefined) tolerances.itl_p95 = pct.itl / 100
+  if (pct.tpot !== undefined) tolerances.tpot_p95 = pct.tpot / 100
+  if (pct.ttft !== undefined) tolerances.ttft_p95 = pct.ttft / 100
+  if (pct.throughput !== undefined) {
+    tolerances.tput_at_target = pct.throughput / 100
+    tolerances.output_tput = pct.throughput / 100
+  }
+  const opts: Partial<GateOptions> = {}
+  if (Object.keys(tolerances).length > 0) opts.tolerances = tolerances
+  if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests
+  return opts
+}
+
+const finiteNonNegative = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x) && x >= 0
+
+/** The gate settings a result recorded in its config (`config.gate`, see configForResult); null when it recorded none. */
+export function gateSettingsOfResult(config: Record<string, unknown>): GateSettings | null {
+  const gate = config['gate']
+  if (typeof gate !== 'object' || gate === null) return null
+  const g = gate as Record<string, unknown>
+  const raw = typeof g['tolerance_pct'] === 'object' && g['tolerance_pct'] !== null ? (g['tolerance_pct'] as Record<string, unknown>) : {}
+  const tolerancePct: GateSettings['tolerancePct'] = {}
+  for (const k of ['itl', 'tpot', 'ttft', 'throughput'] as const) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k]
+  const max = g['max_failed_requests']
+  return { tolerancePct, maxFailedRequests: finiteNonNegative(max) && Number.isInteger(max) ? max : null }
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import { diffFingerprint, fingerprintOf, resultFingerprint, tokensPerChunkChanges } from '../../src/gate/fingerprint.js'
+import { appendRefresh } from '../../src/store/baseline.js'
+import { parseResult } from '../../src/store/result-file.js'
+import { dayResult, pipeDay } from './fixtures.js'
+
+describe('fingerprintOf', () => {
+  it('names what was measured and how, from the recorded config and the runs', () => {
+    expect(fingerprintOf(pipeDay(0))).toEqual({
+      api: 'completions',
+      model: 'org/model',
+      shapes: ['64x16'],
+      concurrency: [1, 4, 16],
+      prompts_per_concurrency: 12,
+      warmup: 'auto',
+      target: 'tpot p95 ≤ 50 ms',
+      ignore_eos: true,
+      tokens_per_chunk: { '64x16@c1': 1, '64x16@c4': 1, '64x16@c16': 1 },
+    })
+  })
+
+  it('rounds tokens per chunk to 0.1 from the server usage over the content chunks', () => {
+    // 16 tokens in chunks of 3: 6 chunks, 2.67 tokens each.
+    const fp = fingerprintOf(pipeDay(0, 1, { run: (c) => (c === 4 ? { tokensPerChunk: 3 } : {}) }))
+    expect(fp.tokens_per_chunk['64x16@c4']).toBe(2.7)
+    expect(tokensPerChunkChanges(fingerprintOf(pipeDay(0)), fp)).toEqual(new Map([['64x16@c4', { baseline: 1, candidate: 2.7 }]]))
+  })
+
+  it('derives a fingerprint for a result written before it was stored, equal to the stored one', () => {
+    const r = pipeDay(2)
+    const stored = r.fingerprint!
+    const { fingerprint: _, ...old } = JSON.parse(JSON.stringify(r)) as typeof r
+    void _
+    const parsed = parseResult(old, 'old.json')
+    expect(parsed.fingerprint).toBeUndefined()
+    expect(resultFingerprint(parsed)).toEqual(stored)
+    // And such a result still compares as before.
+    const base = appendRefresh(null, pipeDay(0), { name: 'g' })
+    expect(compareToBaseline(base, parsed).verdict).toBe(compareToBaseline(base, r).verdict)
+  })
+
+  it('skips settings an older file did not record, but names every one that differs', () => {
+    const unknown = fingerprintOf(dayResult(0))
+    expect(unknown).toMatchObject({ api: 'unknown', shapes: [], concurrency: [], prompts_per_concurrency: 'unknown', warmup: 'unknown' })
+    expect(diffFingerprint(unknown, fingerprintOf(pipeDay(0)))).toEqual([])
+    const other = fingerprintOf(pipeDay(0, 1, { config: { warmup: 4, prompts_per_concurrency: 6, server: { api: 'chat' } } }))
+    expect(diffFingerprint(fingerprintOf(pipeDay(0)), other)).toEqual([
+      { field: 'api', baseline: 'completions', candidate: 'chat' },
+      { field: 'prompts per concurrency', baseline: '12', candidate: '6' },
+      { field: 'warmup', baseline: 'auto', candidate: '4' },
+    ])
+  })
+})
