@@ -16,6 +16,7 @@ const dist = join(root, 'dist')
 // output name (without .js) → source. Only entries whose source exists are built.
 const ENTRIES = {
   index: 'src/action-main.ts',
+  post: 'src/action-post-main.ts',
   cli: 'src/cli.ts',
   'load-worker': 'src/load/worker.ts',
 }

@@ -5,70 +5,128 @@
  * effect goes through `deps`, so tests drive it with typed fakes.
  */
 import { resolve } from 'node:path'
-import type { ResolvedConfig, RunFlags } from './config/resolve.js'
+import type { ResolvedConfig } from './config/resolve.js'
 import type { Baseline, Verdict } from './gate/types.js'
 import type { ResultFile } from './types.js'
 import { deriveSeed } from './util/rng.js'
 import { UsageError, describeError } from './errors.js'
-import { forkRefusal, readRunContext } from './github/context.js'
+import { failOnWarning } from './gate/outcome.js'
+import { readGateTerms } from './github/base-terms.js'
+import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
 import { curvesFor } from './github/curves.js'
 import type { ActionDeps } from './github/deps.js'
-import { baselinePathFor, chooseSweep, commentKeyFor, readInputs, type ActionInputs } from './github/inputs.js'
-import { commentAction, gateFailure } from './github/policy.js'
+import { baselinePathFor, commentKeyFor, modeSweep, readInputs, secretsInCommand, type ActionInputs } from './github/inputs.js'
+import { commentAction, gateFailure, verdictAnnotation } from './github/policy.js'
 import { publishComment } from './github/publish.js'
 import { refreshBaseline } from './github/refresh.js'
+import { checkRefreshCommit } from './github/refresh-commit.js'
+import { STATE, publishStatusComment, safeSummary, type StatusTarget } from './github/run-status.js'
+import { statusCommentBody, type RunState } from './github/status-comment.js'
 import { buildComment, buildFullReport, buildSummary, failureSummary, type Outcome, type ReportInput } from './github/summary.js'
 
 export type { ActionDeps } from './github/deps.js'
 
+/** What the run has established so far, for the error, refusal and cancel reports. */
+interface Progress {
+  inputs: ActionInputs | null
+  ctx: RunContext | null
+  key: string | null
+  /** Set once the `verdict` output holds the gate's answer: a later crash must not rewrite it. */
+  verdictSet: boolean
+  resultPath: string | null
+  planned: number | null
+  /** Values redacted from status details (the token, the API key, serve-command credentials). */
+  secrets: string[]
+}
+
+/** A sweep stopped by its abort signal (SweepCancelled from the sweep stage, matched by shape to keep this entry light). */
+function cancelledCounts(err: unknown): { done: number; planned: number } | null {
+  const e = err as { done?: unknown; planned?: unknown } | null
+  return typeof e?.done === 'number' && typeof e.planned === 'number' ? { done: e.done, planned: e.planned } : null
+}
+
 /** Run the action once; never throws (a crash fails the step with `servegate crashed: …`). */
 export async function run(deps: ActionDeps): Promise<void> {
+  const progress: Progress = { inputs: null, ctx: null, key: null, verdictSet: false, resultPath: null, planned: null, secrets: [] }
   try {
-    await runAction(deps)
+    await runAction(deps, progress)
   } catch (err) {
-    await reportCrash(deps, err)
+    if (cancelledCounts(err) !== null || deps.signal?.aborted === true) await reportCancelled(deps, progress, err)
+    else await reportCrash(deps, progress, err)
   }
 }
 
-async function runAction(deps: ActionDeps): Promise<void> {
+async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const { core, stages } = deps
   const inputs = readInputs((name) => core.getInput(name))
-  if (inputs.githubToken !== undefined) core.setSecret(inputs.githubToken)
+  progress.inputs = inputs
+  const secrets = [...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...secretsInCommand(inputs.serveCommand ?? '')]
+  for (const secret of secrets) core.setSecret(secret)
+  progress.secrets.push(...secrets)
+  const failOnNote = failOnWarning(inputs.failOn)
+  if (failOnNote !== null) core.warning(`servegate: ${failOnNote}.`, { title: 'servegate: fail-on lets a broken run pass' })
 
   const ctx = readRunContext(deps.event.name, deps.event.payload, deps.env)
+  progress.ctx = ctx
+  // Until the config is read, the comment is named after the mode's sweep (what it is named in the common case).
+  progress.key = commentKeyFor(inputs, baselinePathFor(inputs, inputs.sweep ?? modeSweep(inputs.mode)))
   const refusal = forkRefusal(ctx, inputs.allowFork)
   if (refusal !== null) {
-    core.setOutput('verdict', 'refused')
-    await safeSummary(deps, `## ⛔ servegate refused to run\n\n${refusal}\n`)
+    await reportStatus(deps, progress, 'refused', refusal)
     core.setFailed(refusal)
     return
   }
-  if (ctx.pullRequest?.fromFork === true && ctx.runner.selfHosted) {
-    core.warning(`allow-fork is true: benchmarking pull request #${ctx.pullRequest.number} from a fork on a self-hosted runner.`)
+  if (ctx.untrusted !== null && ctx.runner.selfHosted) {
+    core.warning(`allow-fork is true: benchmarking ${ctx.untrusted.subject} (${ctx.untrusted.reason}) on a self-hosted runner.`)
   }
 
   const wd = resolve(deps.cwd, inputs.workingDirectory)
-  const configPath = inputs.config === undefined ? null : resolve(wd, inputs.config)
-  const file = configPath === null ? null : await stages.loadConfigFile(configPath)
-  const cfg = stages.resolveConfig({ file, filePath: configPath, flags: runFlags(inputs, wd, file?.sweeps ? Object.keys(file.sweeps) : null), env: deps.env })
-  if (cfg.apiKey !== null) core.setSecret(cfg.apiKey)
-
-  const baselineRel = baselinePathFor(inputs, cfg.sweepName)
-  const baselineAbs = resolve(wd, baselineRel)
-  // Read the baseline before sweeping: a missing or corrupt one must not cost a GPU run first.
-  const baseline = deps.files.exists(baselineAbs) ? await stages.readBaseline(baselineAbs) : null
-  if (baseline === null && inputs.mode === 'gate') {
+  const notes: string[] = []
+  const terms = await readGateTerms(deps, inputs, ctx, wd, notes)
+  const cfg = terms.cfg
+  if (cfg.apiKey !== null) {
+    core.setSecret(cfg.apiKey)
+    progress.secrets.push(cfg.apiKey)
+  }
+  const { baselineRel, baseline } = terms
+  progress.key = commentKeyFor(inputs, baselineRel)
+  if (baseline === null && (inputs.mode === 'gate' || (inputs.mode === 'check' && ctx.base !== null))) {
     throw new UsageError(
-      `there is no baseline at ${baselineRel} to gate against.`,
+      `there is no baseline at ${baselineRel}${terms.baseLabel === null ? '' : ` on ${terms.baseLabel}`} to gate against.`,
       'Record one first: run the action with mode: refresh on your default branch (see docs/action.md), or point the baseline input at an existing file.',
     )
   }
 
-  core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.server.baseUrl ?? 'the built-in simulator'}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
-  const { result, resultPath } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) })
-  core.setOutput('result-path', resultPath)
+  if (inputs.mode === 'check') {
+    const where = terms.baseLabel === null ? 'this checkout' : terms.baseLabel
+    core.setOutput('verdict', 'checked')
+    await safeSummary(deps, [`## ☑️ servegate: checks passed — the gate may run`, '', `Terms and baseline ${baselineRel} read from ${where}.`, ...notes.map((n) => `\n> ${n}`)].join('\n') + '\n')
+    core.info(`servegate check: ${ctx.untrusted === null ? 'the code is trusted' : 'untrusted code allowed by allow-fork'}; terms from ${where}`)
+    return
+  }
 
-  const notes: string[] = []
+  if (inputs.mode === 'refresh' && inputs.refreshCommit) {
+    const ref = deps.env['GITHUB_REF']
+    core.info(`servegate: ${await checkRefreshCommit(deps.git, { cwd: wd, push: inputs.refreshPush, ...(ref ? { ref } : {}) })}`)
+  }
+
+  // Before the sweep: a killed or cancelled job still names its files, and the post step can say what it measured.
+  const resultPath = cfg.out
+  const reportPath = resultPath.replace(/\.json$/i, '') + '.md'
+  progress.resultPath = resultPath
+  progress.planned = cfg.shapes.length * cfg.concurrency.length * cfg.repeats
+  core.setOutput('result-path', resultPath)
+  core.setOutput('report-path', reportPath)
+  core.saveState(STATE.resultPath, resultPath)
+  core.saveState(STATE.planned, String(progress.planned))
+  core.saveState(STATE.commentKey, progress.key)
+  core.saveState(STATE.pr, String(ctx.pullRequest?.number ?? ''))
+  core.saveState(STATE.phase, 'started')
+
+  core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.server.baseUrl ?? 'the built-in simulator'}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
+  if (inputs.mode !== 'refresh') await publishStatusComment(deps, target(progress), statusCommentBody('running', runStamp(ctx, new Date().toISOString()), `Sweep "${cfg.sweepName}" (${progress.planned} runs) started.`, undefined, progress.secrets))
+  const { result } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) })
+
   if (cfg.server.baseUrl === null) notes.push("No base-url was given: these numbers come from servegate's built-in simulator, not a GPU server.")
   let measured = result
   let verdict: Verdict | null = null
@@ -88,13 +146,16 @@ async function runAction(deps: ActionDeps): Promise<void> {
 
   if (inputs.mode === 'refresh') {
     const name = commentKeyFor(inputs, baselineRel)
-    notes.push(await refreshBaseline(deps, { inputs, wd, baselineRel, baselineAbs, name, existing: baseline, result, cfg, runUrl: ctx.runUrl }))
+    notes.push(await refreshBaseline(deps, { inputs, wd, baselineRel, baselineAbs: terms.baselineAbs, name, existing: baseline, result, cfg, runUrl: ctx.runUrl }))
   }
 
   const outcome: Outcome = inputs.mode === 'refresh' ? 'refreshed' : (verdict?.verdict ?? 'none')
   // Outputs first: whatever happens to the comment or the summary, the verdict is not lost.
   core.setOutput('verdict', outcome)
   core.setOutput('regressions', JSON.stringify(verdict?.regressions ?? []))
+  progress.verdictSet = true
+  const annotation = verdictAnnotation(outcome, verdict?.reasons ?? [])
+  if (annotation !== null) core.warning(annotation.message, { title: annotation.title })
 
   const report: ReportInput = {
     mode: inputs.mode,
@@ -109,33 +170,22 @@ async function runAction(deps: ActionDeps): Promise<void> {
     charts: charts(deps, measured, baseline),
     notes,
     runUrl: ctx.runUrl,
+    stamp: runStamp(ctx, new Date().toISOString()),
   }
 
-  const reportPath = resultPath.replace(/\.json$/i, '') + '.md'
   try {
     await deps.files.writeText(reportPath, buildFullReport(report))
-    core.setOutput('report-path', reportPath)
   } catch (err) {
     core.warning(`servegate could not write the markdown report ${reportPath}: ${describeError(err)}`)
   }
 
-  await postComment(deps, inputs, ctx.pullRequest?.number ?? null, commentKeyFor(inputs, baselineRel), report)
+  await postComment(deps, inputs, ctx.pullRequest?.number ?? null, progress.key, report)
   await safeSummary(deps, buildSummary(report))
+  core.saveState(STATE.phase, 'published')
 
   const failure = gateFailure(outcome, inputs.failOn, verdict?.regressions ?? [], verdict?.reasons ?? [])
   if (failure !== null) core.setFailed(failure)
   else core.info(`servegate: ${outcome}`)
-}
-
-function runFlags(inputs: ActionInputs, wd: string, fileSweeps: readonly string[] | null): RunFlags {
-  const flags: RunFlags = { out: resolve(wd, inputs.out) }
-  const sweep = chooseSweep(inputs, fileSweeps)
-  if (sweep !== undefined) flags.sweep = sweep
-  if (inputs.baseUrl !== undefined) flags.baseUrl = inputs.baseUrl
-  if (inputs.model !== undefined) flags.model = inputs.model
-  if (inputs.containerDigest !== undefined) flags.containerDigest = inputs.containerDigest
-  if (inputs.serveCommand !== undefined) flags.serveCommand = inputs.serveCommand
-  return flags
 }
 
 function charts(deps: ActionDeps, result: ReportInput['result'], baseline: ReportInput['baseline']): string[] {
@@ -191,25 +241,49 @@ async function confirmVerdict(
   return { measured, verdict: deps.stages.compareToBaseline(baseline, measured, cfg) }
 }
 
-async function safeSummary(deps: ActionDeps, markdown: string): Promise<void> {
-  try {
-    await deps.core.appendSummary(markdown)
-  } catch (err) {
-    deps.core.warning(`servegate could not write the job summary: ${describeError(err)}`)
-  }
+function target(progress: Progress): StatusTarget {
+  const inputs = progress.inputs
+  return { comment: inputs?.comment ?? 'never', githubToken: inputs?.githubToken, pr: progress.ctx?.pullRequest?.number ?? null, key: progress.key ?? 'servegate' }
 }
 
-async function reportCrash(deps: ActionDeps, err: unknown): Promise<void> {
+/** Summary and comment for a run with no verdict; the comment names the head commit, so a stale verdict is never left standing. */
+async function reportStatus(
+  deps: ActionDeps,
+  progress: Progress,
+  state: Exclude<RunState, 'running'>,
+  detail: string,
+  partial?: { done: number; planned: number },
+  summary = true,
+): Promise<void> {
+  if (!progress.verdictSet) deps.core.setOutput('verdict', state)
+  const stamp = runStamp(progress.ctx ?? { headSha: deps.env['GITHUB_SHA'] ?? null, runAttempt: deps.env['GITHUB_RUN_ATTEMPT'] ?? null, runUrl: null }, new Date().toISOString())
+  const body = statusCommentBody(state, stamp, detail, partial, progress.secrets)
+  if (summary) await safeSummary(deps, body.replace(/^### /, '## '))
+  if (progress.inputs !== null) await publishStatusComment(deps, target(progress), body)
+  deps.core.saveState(STATE.phase, 'published')
+}
+
+async function reportCancelled(deps: ActionDeps, progress: Progress, err: unknown): Promise<void> {
+  const counts = cancelledCounts(err)
+  const partial = counts ?? (progress.planned === null ? undefined : { done: 0, planned: progress.planned })
+  const what = partial === undefined ? 'cancelled' : `cancelled — partial (${partial.done} of ${partial.planned} runs)`
+  const saved = progress.resultPath === null ? '' : ` The runs finished before the cancel are in ${progress.resultPath}; the run in progress was dropped.`
+  await reportStatus(deps, progress, 'cancelled', `The job was cancelled while servegate was running: ${what}.${saved}`, partial)
+  deps.core.setFailed(`servegate ${what}: no verdict`)
+}
+
+async function reportCrash(deps: ActionDeps, progress: Progress, err: unknown): Promise<void> {
   const { core } = deps
-  core.setOutput('verdict', 'error')
   if (err instanceof UsageError) {
-    const message = `servegate could not run: ${err.message}${err.hint ? ` (${err.hint})` : ''}`
-    await safeSummary(deps, failureSummary('servegate could not run', `${err.message}${err.hint ? `\nhint: ${err.hint}` : ''}`))
-    core.setFailed(message)
+    const detail = `${err.message}${err.hint ? `\nhint: ${err.hint}` : ''}`
+    if (progress.verdictSet) await safeSummary(deps, failureSummary('servegate could not finish', detail))
+    else await reportStatus(deps, progress, 'error', `servegate could not run: ${detail}`)
+    core.setFailed(`servegate could not run: ${err.message}${err.hint ? ` (${err.hint})` : ''}`)
     return
   }
-  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err)
-  core.error(detail)
-  await safeSummary(deps, failureSummary('servegate crashed (a bug, please report it)', detail))
+  const stack = err instanceof Error ? (err.stack ?? err.message) : String(err)
+  core.error(stack)
+  await safeSummary(deps, failureSummary('servegate crashed (a bug, please report it)', stack))
+  if (!progress.verdictSet) await reportStatus(deps, progress, 'error', `servegate crashed (a bug): ${describeError(err)}`, undefined, false)
   core.setFailed(`servegate crashed: ${describeError(err)}`)
 }

@@ -4,14 +4,30 @@
  * self-hosted. Pure: it reads the event payload and environment it is given.
  */
 
+import type { RunStamp } from './status-comment.js'
+
+type RepoRef = { full_name?: string; fork?: boolean } | null
+
 /** The parts of a GitHub event payload servegate reads (everything optional: payloads vary). */
 export interface EventPayload {
   pull_request?: {
     number?: number
-    head?: { repo?: { full_name?: string; fork?: boolean } | null; sha?: string; ref?: string }
-    base?: { repo?: { full_name?: string; fork?: boolean } | null; ref?: string }
+    head?: { repo?: RepoRef; sha?: string; ref?: string }
+    base?: { repo?: RepoRef; sha?: string; ref?: string }
   }
-  repository?: { full_name?: string }
+  /** issue_comment: the issue (a pull request when `pull_request` is present) and the comment. */
+  issue?: { number?: number; pull_request?: object | null }
+  comment?: { author_association?: string; user?: { login?: string } | null }
+  /** workflow_run: the run that triggered this one; its code came from head_repository. */
+  workflow_run?: {
+    event?: string
+    head_sha?: string
+    head_branch?: string
+    head_repository?: RepoRef
+    repository?: RepoRef
+    pull_requests?: Array<{ number?: number; head?: { sha?: string; ref?: string }; base?: { sha?: string; ref?: string } }>
+  }
+  repository?: { full_name?: string; default_branch?: string }
 }
 
 export interface PullRequestInfo {
@@ -38,7 +54,27 @@ export interface RunContext {
   runner: RunnerInfo
   /** Link to this workflow run's page, when the environment names one. */
   runUrl: string | null
+  /**
+   * Why the code this job would run cannot be trusted (a fork, or a comment
+   * by someone without write access), with what it is; null when it can.
+   */
+  untrusted: { subject: string; reason: string } | null
+  /** The commit being measured: the PR's head, else the triggering run's head, else GITHUB_SHA. */
+  headSha: string | null
+  /** The branch a pull request would merge into, whose terms the gate uses; null outside a pull request. */
+  base: BaseRef | null
+  /** GITHUB_RUN_ATTEMPT, when set. */
+  runAttempt: string | null
 }
+
+/** The base of a pull request: its commit when the event names it, and its branch. */
+export interface BaseRef {
+  sha: string | null
+  ref: string
+}
+
+/** The comment authors an issue_comment trigger trusts: people with write access to the repository. */
+export const TRUSTED_ASSOCIATIONS = ['OWNER', 'MEMBER', 'COLLABORATOR'] as const
 
 /** Fork detection on a pull_request(-like) payload. */
 export function detectFork(pr: NonNullable<EventPayload['pull_request']>, repository: string): { fromFork: boolean; reason: string } {
@@ -68,27 +104,91 @@ export function detectRunner(env: Record<string, string | undefined>): RunnerInf
 export function readRunContext(eventName: string, payload: EventPayload, env: Record<string, string | undefined>): RunContext {
   const repository = env['GITHUB_REPOSITORY'] || payload.repository?.full_name || ''
   const [owner = '', repo = ''] = repository.split('/')
-  const pr = payload.pull_request
-  let pullRequest: PullRequestInfo | null = null
-  if (pr !== undefined && typeof pr.number === 'number') {
-    const fork = detectFork(pr, repository)
-    pullRequest = { number: pr.number, fromFork: fork.fromFork, forkReason: fork.reason }
-  }
+  const source = eventSource(eventName, payload, repository, env)
   const server = env['GITHUB_SERVER_URL'] || 'https://github.com'
   const runId = env['GITHUB_RUN_ID']
   const runUrl = runId && repository ? `${server}/${repository}/actions/runs/${runId}` : null
-  return { eventName, repository, owner, repo, pullRequest, runner: detectRunner(env), runUrl }
+  return { eventName, repository, owner, repo, runner: detectRunner(env), runUrl, runAttempt: env['GITHUB_RUN_ATTEMPT'] || null, ...source }
 }
 
-/** A refusal message when a fork PR would run on a self-hosted runner, or null when it may run. */
+type EventSource = Pick<RunContext, 'pullRequest' | 'untrusted' | 'headSha' | 'base'>
+
+/** Where the code under test comes from, for each trigger servegate understands. */
+function eventSource(eventName: string, payload: EventPayload, repository: string, env: Record<string, string | undefined>): EventSource {
+  const githubSha = env['GITHUB_SHA'] || null
+  const pr = payload.pull_request
+  if (pr !== undefined && typeof pr.number === 'number') {
+    const fork = detectFork(pr, repository)
+    const untrusted = fork.fromFork ? { subject: `pull request #${pr.number}`, reason: `it comes from a fork (${fork.reason})` } : null
+    const base = pr.base?.ref ? { sha: pr.base.sha ?? null, ref: pr.base.ref } : null
+    return { pullRequest: { number: pr.number, fromFork: fork.fromFork, forkReason: fork.reason }, untrusted, headSha: pr.head?.sha ?? githubSha, base }
+  }
+  const wr = payload.workflow_run
+  if (eventName === 'workflow_run' && wr !== undefined) return workflowRunSource(wr, repository, githubSha)
+  if (eventName === 'issue_comment' && payload.issue?.pull_request != null && typeof payload.issue.number === 'number') {
+    return issueCommentSource(payload, payload.issue.number)
+  }
+  return { pullRequest: null, untrusted: null, headSha: githubSha, base: null }
+}
+
+/** workflow_run runs with this repository's secrets on code from the triggering run's head repository. */
+function workflowRunSource(wr: NonNullable<EventPayload['workflow_run']>, repository: string, githubSha: string | null): EventSource {
+  const ours = wr.repository?.full_name ?? repository
+  const head = wr.head_repository
+  let reason: string | null = null
+  if (head === null || head === undefined) reason = 'the triggering run names no head repository (deleted fork?)'
+  else if (head.full_name === undefined) reason = 'the triggering run\'s head repository has no name in the event'
+  else if (head.full_name !== ours) reason = `the triggering run's head repository ${head.full_name} is not ${ours}`
+  // GitHub lists the pull requests of a workflow_run only when the head is in this repository.
+  const first = wr.pull_requests?.[0]
+  const number = typeof first?.number === 'number' ? first.number : null
+  const subject = number === null ? `the ${wr.event ?? 'triggering'} run of ${wr.head_branch ?? 'an unknown branch'}` : `pull request #${number}`
+  return {
+    pullRequest: number === null ? null : { number, fromFork: reason !== null, forkReason: reason ?? '' },
+    untrusted: reason === null ? null : { subject, reason: `it comes from a fork (${reason})` },
+    headSha: wr.head_sha ?? first?.head?.sha ?? githubSha,
+    base: first?.base?.ref ? { sha: first.base.sha ?? null, ref: first.base.ref } : null,
+  }
+}
+
+/**
+ * issue_comment on a pull request: the payload names neither the PR's head
+ * repository nor its base, and servegate does not call the API for them. The
+ * code is trusted only when the commenter has write access (OWNER, MEMBER,
+ * COLLABORATOR): anyone else could start a GPU run on a fork's code. The base
+ * is the repository's default branch.
+ */
+function issueCommentSource(payload: EventPayload, number: number): EventSource {
+  const association = payload.comment?.author_association ?? 'NONE'
+  const trusted = (TRUSTED_ASSOCIATIONS as readonly string[]).includes(association)
+  const who = payload.comment?.user?.login ?? 'an unknown user'
+  const reason = trusted
+    ? ''
+    : `the comment by ${who} (author_association ${association}) started it, and an issue_comment event does not say where the pull request's code comes from; only OWNER, MEMBER or COLLABORATOR comments are trusted`
+  const defaultBranch = payload.repository?.default_branch
+  return {
+    pullRequest: { number, fromFork: !trusted, forkReason: reason },
+    untrusted: trusted ? null : { subject: `pull request #${number}`, reason },
+    // GITHUB_SHA is the default branch's head here, not the pull request's.
+    headSha: null,
+    base: defaultBranch ? { sha: null, ref: defaultBranch } : null,
+  }
+}
+
+/** A refusal message when untrusted code would run on a self-hosted runner, or null when it may run. */
 export function forkRefusal(ctx: RunContext, allowFork: boolean): string | null {
-  const pr = ctx.pullRequest
-  if (pr === null || !pr.fromFork || !ctx.runner.selfHosted || allowFork) return null
+  const u = ctx.untrusted
+  if (u === null || !ctx.runner.selfHosted || allowFork) return null
   return (
-    `servegate refuses to benchmark pull request #${pr.number}: it comes from a fork (${pr.forkReason}) ` +
+    `servegate refuses to benchmark ${u.subject}: ${u.reason} ` +
     `and this job runs on a self-hosted runner (${ctx.runner.how}). Benchmarking would execute untrusted ` +
     `code from the fork on your GPU host, which keeps its state between jobs. Review the change, then run ` +
     `the benchmark from a branch in this repository, or set the input allow-fork: true if this runner is ` +
     `ephemeral and isolated.`
   )
+}
+
+/** What servegate's comment and status bodies say about this run (see status-comment.ts); `at` is an ISO time. */
+export function runStamp(ctx: Pick<RunContext, 'headSha' | 'runAttempt' | 'runUrl'>, at: string): RunStamp {
+  return { headSha: ctx.headSha, at, runAttempt: ctx.runAttempt, runUrl: ctx.runUrl }
 }

@@ -21,10 +21,14 @@ export interface ActionCore {
   /** Mask a value in every later log line. */
   setSecret(secret: string): void
   info(message: string): void
-  warning(message: string): void
+  /** A warning annotation; `title` heads it in the run's annotations. */
+  warning(message: string, opts?: { title?: string }): void
   error(message: string): void
   /** Append markdown to the job summary (GITHUB_STEP_SUMMARY). */
   appendSummary(markdown: string): Promise<void>
+  /** Keep a value for the post step (core.saveState); getState reads it there, '' when unset. */
+  saveState(name: string, value: string): void
+  getState(name: string): string
 }
 
 /** What a refresh records besides the result (the commit measured, from GITHUB_SHA). */
@@ -36,12 +40,18 @@ export interface RefreshInfo {
 /** The servegate stages the action calls, with the signatures their modules export. */
 export interface ActionStages {
   loadConfigFile(path: string): Promise<ConfigFile>
+  /** Parse config text (the base branch's copy); `source` names it in messages. */
+  parseConfigText(text: string, source: string): ConfigFile
   resolveConfig(input: ResolveInput): ResolvedConfig
   runSweep(cfg: ResolvedConfig, deps: { log(line: string): void; signal?: AbortSignal }): Promise<{ result: ResultFile; resultPath: string }>
   writeResultFile(path: string, result: ResultFile): Promise<void>
   /** The first result with the runs of `extra` appended (confirmation repeats). */
   mergeResults(first: ResultFile, extra: ResultFile): ResultFile
   readBaseline(path: string): Promise<Baseline>
+  /** Parse baseline JSON text (the base branch's copy); `source` names it in messages. */
+  parseBaselineText(text: string, source: string): Baseline
+  /** Read a result file (the post step counts the runs a killed sweep saved). */
+  readResultFile(path: string): Promise<ResultFile>
   compareToBaseline(baseline: Baseline, candidate: ResultFile, cfg: ResolvedConfig): Verdict
   appendRefresh(existing: Baseline | null, result: ResultFile, info: RefreshInfo, cfg: ResolvedConfig): Baseline
   writeBaseline(path: string, baseline: Baseline): Promise<void>

@@ -5,15 +5,20 @@
  */
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
+import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import { formatIssues } from '../store/json-file.js'
 
-export const MODES = ['gate', 'full', 'refresh'] as const
+/** `check`: only the guards (fork, base-branch terms), no sweep: a workflow runs it before anything is pulled. */
+export const MODES = ['gate', 'full', 'refresh', 'check'] as const
 export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const
-export const FAIL_ON_POLICIES = ['regression', 'inconclusive', 'never'] as const
 
 export type Mode = (typeof MODES)[number]
 export type CommentPolicy = (typeof COMMENT_POLICIES)[number]
-export type FailOnPolicy = (typeof FAIL_ON_POLICIES)[number]
+/** The verdicts that fail the step (empty: never fail on a verdict). */
+export type FailOnPolicy = readonly FailOnVerdict[]
+
+/** The fail-on default as action.yml spells it. */
+export const DEFAULT_FAIL_ON_INPUT = DEFAULT_FAIL_ON.join(',')
 
 /** Validated inputs. Empty optional strings become undefined; defaults are applied. */
 export interface ActionInputs {
@@ -98,7 +103,14 @@ const schema = z.object({
   model: optional,
   baseline: optional,
   comment: oneOf(COMMENT_POLICIES, 'always'),
-  'fail-on': oneOf(FAIL_ON_POLICIES, 'regression'),
+  'fail-on': z.string().transform((s, ctx) => {
+    try {
+      return parseFailOn(s, 'fail-on')
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `${(err as Error).message.replace(/^fail-on /, '')}` })
+      return z.NEVER
+    }
+  }),
   'github-token': optional,
   'container-digest': optional,
   'serve-command': optional,
@@ -170,4 +182,26 @@ export function commentKeyFor(inputs: Pick<ActionInputs, 'commentKey'>, baseline
   if (inputs.commentKey !== undefined) return inputs.commentKey
   const stem = baselinePath.replace(/^.*[\\/]/, '').replace(/\.json$/i, '')
   return stem.replace(/[^A-Za-z0-9._-]/g, '-') || 'servegate'
+}
+
+// Flag and variable names that carry credentials in a serve command line.
+const SECRET_NAME = /(key|token|secret|password|passwd|credential|auth)/i
+
+/**
+ * The credentials a serve command line carries, to mask in every log line:
+ * values of flags named like `--api-key` / `--hf-token=…`, of variables like
+ * `HF_TOKEN=…`, and `Bearer …` tokens. Values under 4 characters are left
+ * (masking "1" would blank every digit in the log).
+ */
+export function secretsInCommand(command: string): string[] {
+  const words = command.split(/\s+/).filter((w) => w !== '').map((w) => w.replace(/^['"]|['"]$/g, ''))
+  const out = new Set<string>()
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!
+    const assign = /^(--?[A-Za-z0-9_.-]+|[A-Za-z_][A-Za-z0-9_]*)=(.+)$/.exec(w)
+    if (assign !== null && SECRET_NAME.test(assign[1]!)) out.add(assign[2]!.replace(/^['"]|['"]$/g, ''))
+    else if (/^--?[A-Za-z0-9_.-]+$/.test(w) && SECRET_NAME.test(w) && i + 1 < words.length && !words[i + 1]!.startsWith('-')) out.add(words[i + 1]!)
+    else if (/^bearer$/i.test(w.replace(/^.*:/, '')) && i + 1 < words.length) out.add(words[i + 1]!)
+  }
+  return [...out].filter((s) => s.length >= 4)
 }

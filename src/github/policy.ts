@@ -1,20 +1,30 @@
 /**
  * What the inputs `fail-on` and `comment` decide for a given outcome. Pure.
+ * The step fails exactly when `gateExit` (the table `servegate compare` exits
+ * by) is not 0, so one pair of files can never pass in one and fail in the other.
  */
+import { gateExit } from '../gate/outcome.js'
 import type { CommentPolicy, FailOnPolicy } from './inputs.js'
 import type { Outcome } from './summary.js'
 
 /** The one-line reason to fail the step, or null when `fail-on` lets the outcome pass. */
 export function gateFailure(outcome: Outcome, failOn: FailOnPolicy, regressions: readonly string[], reasons: readonly string[]): string | null {
-  if (failOn === 'never') return null
+  // No verdict (nothing to compare with, or a refresh): nothing for fail-on to judge.
+  if (outcome === 'none' || outcome === 'refreshed') return null
+  if (gateExit(outcome, failOn) === 0) return null
   if (outcome === 'regression') {
     const what = regressions.length > 0 ? regressions.join('; ') : reasons[0] ?? 'see the job summary'
     return `servegate gate tripped: regression in ${what}`
   }
-  if (failOn === 'inconclusive' && (outcome === 'inconclusive' || outcome === 'not_comparable')) {
-    const why = reasons[0] ?? 'see the job summary'
-    return `servegate gate tripped: verdict ${outcome} (fail-on: inconclusive): ${why}`
-  }
+  const why = reasons[0] ?? 'see the job summary'
+  return `servegate gate tripped: verdict ${outcome} (fail-on: ${failOn.join(',')}): ${why}`.replace(/\s*\n\s*/g, ' ')
+}
+
+/** Title and text of the annotation a verdict that is not a certified answer raises, or null. */
+export function verdictAnnotation(outcome: Outcome, reasons: readonly string[]): { title: string; message: string } | null {
+  const why = reasons[0] ?? 'see the job summary'
+  if (outcome === 'inconclusive') return { title: 'servegate: inconclusive — not a pass', message: `The gate could not decide: ${why}` }
+  if (outcome === 'not_comparable') return { title: 'servegate: not comparable', message: `The candidate was not measured like the baseline: ${why}` }
   return null
 }
 

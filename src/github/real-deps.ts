@@ -8,20 +8,40 @@ import { context } from '@actions/github'
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { loadConfigFile } from '../config/load.js'
+import { loadConfigFile, parseConfigText } from '../config/load.js'
 import { resolveConfig } from '../config/resolve.js'
 import { compareToBaseline, mergeResults } from '../gate/index.js'
 import { renderMarkdownReport } from '../report/markdown.js'
 import { renderMermaidCurve } from '../report/mermaid.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
-import { appendRefresh, readBaseline, writeBaseline } from '../store/baseline.js'
-import { writeResultFile } from '../store/result-file.js'
+import { appendRefresh, parseBaseline, readBaseline, writeBaseline } from '../store/baseline.js'
+import { parseJsonText } from '../store/json-file.js'
+import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { runSweep } from '../sweep/run-sweep.js'
 import type { EventPayload } from './context.js'
-import type { ActionDeps } from './deps.js'
+import type { ActionDeps, ActionStages } from './deps.js'
 import { gateOptionsFrom } from './gate-options.js'
 import { githubClient } from './octokit-api.js'
 import { execGit } from './refresh-commit.js'
+
+/** servegate's stages as the action calls them (the gate options come from the resolved config's gate block). */
+export const realStages: ActionStages = {
+  loadConfigFile,
+  parseConfigText,
+  resolveConfig,
+  runSweep,
+  writeResultFile,
+  mergeResults,
+  readBaseline,
+  parseBaselineText: (text, source) => parseBaseline(parseJsonText(text, source), source),
+  readResultFile,
+  compareToBaseline: (baseline, candidate, cfg) => compareToBaseline(baseline, candidate, gateOptionsFrom(cfg.gate)),
+  appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
+  writeBaseline,
+  renderVerdictMarkdown,
+  renderMarkdownReport,
+  renderMermaidCurve,
+}
 
 /** Deps wired to the Actions runtime; a cancelled job (SIGINT/SIGTERM) aborts the sweep. */
 export function realActionDeps(): ActionDeps {
@@ -39,30 +59,19 @@ export function realActionDeps(): ActionDeps {
       setFailed: (message) => core.setFailed(message),
       setSecret: (secret) => core.setSecret(secret),
       info: (message) => core.info(message),
-      warning: (message) => core.warning(message),
+      warning: (message, opts) => core.warning(message, opts?.title === undefined ? {} : { title: opts.title }),
       error: (message) => core.error(message),
       appendSummary: async (markdown) => {
         await core.summary.addRaw(markdown, true).write()
       },
+      saveState: (name, value) => core.saveState(name, value),
+      getState: (name) => core.getState(name),
     },
     env: process.env,
     cwd: process.cwd(),
     event: { name: context.eventName ?? '', payload: context.payload as EventPayload },
     github: (token) => githubClient(token, { ...context.repo, warn: (m) => core.warning(m) }),
-    stages: {
-      loadConfigFile,
-      resolveConfig,
-      runSweep,
-      writeResultFile,
-      mergeResults,
-      readBaseline,
-      compareToBaseline: (baseline, candidate, cfg) => compareToBaseline(baseline, candidate, gateOptionsFrom(cfg.gate)),
-      appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
-      writeBaseline,
-      renderVerdictMarkdown,
-      renderMarkdownReport,
-      renderMermaidCurve,
-    },
+    stages: realStages,
     git: execGit,
     files: {
       exists: (path) => existsSync(path),

@@ -76,8 +76,18 @@ export async function commitBaseline(git: GitRunner, opts: RefreshCommitOptions)
   let r = await git(push, cwd)
   if (r.code !== 0) {
     // Another commit may have landed on the branch meanwhile: replay ours on top once, then retry.
-    const pull = await git([...identity, 'pull', '--rebase', 'origin', branch], cwd)
+    // --autostash: whatever else the workflow staged is put aside for the replay and restored after it.
+    const pull = await git([...identity, 'pull', '--rebase', '--autostash', 'origin', branch], cwd)
     if (pull.code === 0) r = await git(push, cwd)
+    else {
+      // A conflicted rebase would leave the checkout mid-rebase for every later step: undo it.
+      const abort = await git(['rebase', '--abort'], cwd)
+      throw new UsageError(
+        `servegate committed ${path} as ${sha.slice(0, 12)} but could not push it to ${branch}, and replaying it on the branch's new head failed: ${pull.stderr.trim() || pull.stdout.trim()}` +
+          (abort.code === 0 ? ' (the rebase was aborted; the commit is still on the local HEAD)' : ''),
+        'Another commit changed the baseline meanwhile: rerun the refresh job, or set refresh-push: false and merge the file in a later step.',
+      )
+    }
   }
   if (r.code !== 0) {
     throw new UsageError(
@@ -87,6 +97,28 @@ export async function commitBaseline(git: GitRunner, opts: RefreshCommitOptions)
   }
   const pushed = await must(git, ['rev-parse', 'HEAD'], cwd, 'read the pushed commit')
   return { committed: true, pushed: true, sha: pushed, note: `committed ${path} as ${pushed.slice(0, 12)} and pushed it to ${branch}` }
+}
+
+/**
+ * Before the GPU sweep: fail now, not after an hour of measuring, when the
+ * refreshed baseline could not be committed or pushed — no git repository,
+ * a detached HEAD with no branch in GITHUB_REF, or no permission to push
+ * (`git push --dry-run`). Returns a note for the log.
+ */
+export async function checkRefreshCommit(git: GitRunner, opts: Pick<RefreshCommitOptions, 'cwd' | 'push' | 'ref'>): Promise<string> {
+  const { cwd } = opts
+  await must(git, ['rev-parse', '--show-toplevel'], cwd, `find a git repository at ${cwd} (use actions/checkout before servegate, or set refresh-commit: false)`)
+  if (!opts.push) return 'the working directory is a git repository (refresh-push is false: nothing will be pushed)'
+  const branch = await pushTarget(git, cwd, opts.ref)
+  const r = await git(['push', '--dry-run', 'origin', `HEAD:refs/heads/${branch}`], cwd)
+  // Rejected as non-fast-forward means the server let us in: the real push replays on the new head.
+  if (r.code !== 0 && !/\[rejected\].*\((fetch first|non-fast-forward)\)/.test(r.stderr)) {
+    throw new UsageError(
+      `servegate would not be able to push the refreshed baseline to ${branch} (checked before the sweep): git push --dry-run exited ${r.code}: ${r.stderr.trim()}`,
+      'The refresh job needs "permissions: contents: write" and a checkout of the branch; or set refresh-push: false and push in a later step.',
+    )
+  }
+  return `the refreshed baseline can be pushed to ${branch}`
 }
 
 async function pushTarget(git: GitRunner, cwd: string, ref: string | undefined): Promise<string> {

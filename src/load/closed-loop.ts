@@ -16,6 +16,8 @@ export interface ClosedLoopOptions {
   epochNs: bigint
   /** Per-request idle timeout, ms. */
   idleTimeoutMs: number
+  /** Once aborted, no slot sends another request (the caller destroys the dispatcher to cut those in flight). */
+  signal?: AbortSignal
 }
 
 export interface ClosedLoopResult {
@@ -51,6 +53,7 @@ export async function runClosedLoop(requests: readonly PlannedRequest[], opts: C
   const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs }
   const toMs = (ns: bigint): number => Number(ns - epochNs) / 1e6
   const n = requests.length
+  // Sparse when aborted: requests never sent have no record (see runShare).
   const records = new Array<RequestRecord>(n)
   const sendLagsMs = new Array<number>(n)
   const loopStartMs = toMs(now())
@@ -58,7 +61,7 @@ export async function runClosedLoop(requests: readonly PlannedRequest[], opts: C
 
   const slot = async (): Promise<void> => {
     let freeMs = loopStartMs
-    while (next < n) {
+    while (next < n && opts.signal?.aborted !== true) {
       const i = next++
       const rec = await streamRequest(requests[i] as PlannedRequest, deps)
       records[i] = rec
@@ -74,6 +77,7 @@ export async function runClosedLoop(requests: readonly PlannedRequest[], opts: C
   let lastSendMs = -Infinity
   let endMs = loopStartMs
   for (const r of records) {
+    if (r === undefined) continue
     if (r.startMs < firstSendMs) firstSendMs = r.startMs
     if (r.startMs > lastSendMs) lastSendMs = r.startMs
     if (r.startMs + r.streamEndMs > endMs) endMs = r.startMs + r.streamEndMs

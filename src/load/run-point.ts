@@ -10,7 +10,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { PlannedRequest, RawRun, RequestRecord } from '../types.js'
 import { summariseClient, type LoopSample } from './monitor.js'
-import { runShare, type ShareInput, type ShareResult } from './share.js'
+import { LoadAborted, runShare, type ShareInput, type ShareResult } from './share.js'
+
+export { LoadAborted } from './share.js'
 
 export interface RunPointOptions {
   warmup: PlannedRequest[]
@@ -34,6 +36,12 @@ export interface RunPointOptions {
    * so the measured window excludes the warmup while the threads stay warm.
    */
   beforeMeasure?: () => Promise<void>
+  /**
+   * Cancels the run: no request is sent after it fires, those in flight are
+   * cut (worker threads are terminated), and runPoint rejects with LoadAborted
+   * — a cut-short run is never summarised as if it were complete.
+   */
+  signal?: AbortSignal
 }
 
 /** File name of the worker emitted next to the bundle (dist/load-worker.js); its entry is src/load/worker.ts. */
@@ -161,7 +169,8 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
     await opts.beforeMeasure?.()
     startedAt = new Date().toISOString()
   }
-  const results = workers === 0 ? [await runShare(inputs[0] as ShareInput, onGo)] : await runInWorkers(inputs, onGo)
+  if (opts.signal?.aborted === true) throw new LoadAborted()
+  const results = workers === 0 ? [await runShare(inputs[0] as ShareInput, onGo, opts.signal)] : await runInWorkers(inputs, onGo, opts.signal)
   const finishedAt = new Date().toISOString()
 
   const records = new Array<RequestRecord>(opts.measured.length)
@@ -194,11 +203,18 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
 type WorkerMessage = { type: 'warm' } | { type: 'done'; result: ShareResult } | { type: 'error'; message: string }
 
 /** Start one worker per share; release them together once all are warm; collect their results. */
-async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<void>): Promise<ShareResult[]> {
+async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<void>, signal?: AbortSignal): Promise<ShareResult[]> {
   const workers = inputs.map((input) => spawnLoadWorker(input))
   let warm = 0
+  // Cancelled: terminating a thread closes its sockets, which cuts its streams in flight.
+  let onAbort: () => void = () => {}
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(new LoadAborted())
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+  aborted.catch(() => {})
   try {
-    return await Promise.all(
+    return await Promise.race([aborted, Promise.all(
       workers.map(
         (w) =>
           new Promise<ShareResult>((resolve, reject) => {
@@ -217,8 +233,9 @@ async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<void>): Pr
             w.on('exit', (code) => reject(new Error(`load worker exited with code ${code} before finishing`)))
           }),
       ),
-    )
+    )])
   } finally {
+    signal?.removeEventListener('abort', onAbort)
     await Promise.all(workers.map((w) => w.terminate()))
   }
 }

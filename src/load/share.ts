@@ -32,11 +32,14 @@ export interface ShareResult {
  * Run warmup, wait for `go` (all threads warm), then the measured requests at
  * this share's concurrency. Warmup records are dropped here.
  */
-export async function runShare(input: ShareInput, go: () => Promise<void>): Promise<ShareResult> {
+export async function runShare(input: ShareInput, go: () => Promise<void>, signal?: AbortSignal): Promise<ShareResult> {
   const now = process.hrtime.bigint
   const restore = raisePriority(input.priority)
   const dispatcher = createLoadDispatcher(input.concurrency)
-  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs }
+  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs, ...(signal ? { signal } : {}) }
+  // Cancelled: cut the streams in flight at once (their records say transport error) and send no more.
+  const cut = (): void => void dispatcher.destroy(new LoadAborted()).catch(() => {})
+  signal?.addEventListener('abort', cut, { once: true })
   try {
     // METHODOLOGY: warmup requests run but never enter percentiles.
     if (input.warmup.length > 0) await runClosedLoop(input.warmup, base)
@@ -48,10 +51,20 @@ export async function runShare(input: ShareInput, go: () => Promise<void>): Prom
     const monitor = startLoopMonitor()
     const measured = await runClosedLoop(input.measured, base)
     const loop = monitor.stop()
+    if (signal?.aborted === true) throw new LoadAborted()
     return { warmupRequests: input.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop }
   } finally {
+    signal?.removeEventListener('abort', cut)
     restore()
     await dispatcher.destroy().catch(() => {})
+  }
+}
+
+/** The load was cancelled: the run is cut short and must not be summarised as if complete. */
+export class LoadAborted extends Error {
+  override readonly name = 'LoadAborted'
+  constructor() {
+    super('the load was cancelled; in-flight requests were cut')
   }
 }
 

@@ -17,6 +17,8 @@ export interface MeasureContext {
   idleTimeoutMs: number
   /** Starts sampling the GPU; stop() returns the samples (empty without nvidia-smi). */
   sampleGpu: () => GpuSampling
+  /** Cancels the point: runPoint cuts the load and rejects with LoadAborted (nothing of the point is kept). */
+  signal?: AbortSignal
 }
 
 /** A running GPU sampler: stop() returns its samples. */
@@ -39,17 +41,25 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
   // already collected (load/share.ts).
   // Filled at the barrier, inside runPoint.
   const atStart: { metrics: string | null; sampler: GpuSampling | null } = { metrics: null, sampler: null }
-  const raw = await runPoint({
-    concurrency: point.concurrency,
-    workers: ctx.workers,
-    idleTimeoutMs: ctx.idleTimeoutMs,
-    warmup,
-    measured,
-    beforeMeasure: async () => {
-      atStart.metrics = await scrapeMetrics(ctx.root, ctx.apiKey)
-      atStart.sampler = ctx.sampleGpu()
-    },
-  })
+  let raw: Awaited<ReturnType<typeof runPoint>>
+  try {
+    raw = await runPoint({
+      concurrency: point.concurrency,
+      workers: ctx.workers,
+      idleTimeoutMs: ctx.idleTimeoutMs,
+      warmup,
+      measured,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      beforeMeasure: async () => {
+        atStart.metrics = await scrapeMetrics(ctx.root, ctx.apiKey)
+        atStart.sampler = ctx.sampleGpu()
+      },
+    })
+  } catch (err) {
+    // A cancelled or failed point still stops the GPU sampler the barrier may have started.
+    await atStart.sampler?.stop()
+    throw err
+  }
   const gpu = atStart.sampler === null ? [] : await atStart.sampler.stop()
   const after = await scrapeMetrics(ctx.root, ctx.apiKey)
 

@@ -9,7 +9,7 @@ import { configForResult, type ResolvedConfig } from '../config/resolve.js'
 import { collectEnv, defaultEnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
 import { isServerOnThisHost } from '../env/local-host.js'
-import { workersWarning } from '../load/run-point.js'
+import { LoadAborted, workersWarning } from '../load/run-point.js'
 import { atTargetForResult } from '../analysis/at-target.js'
 import { fingerprintOf } from '../gate/fingerprint.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
@@ -30,6 +30,22 @@ export interface SweepDeps {
   signal?: AbortSignal
   /** Simulator options used when no base URL is configured (tests shorten time). */
   simOptions?: Parameters<typeof startSim>[0]
+}
+
+/**
+ * A sweep stopped by its abort signal. Every run finished before it is in the
+ * result file; the run that was cut off is dropped, never summarised.
+ */
+export class SweepCancelled extends UsageError {
+  constructor(
+    readonly resultPath: string,
+    /** Runs in the result file (finished before the cancel, including resumed ones). */
+    readonly done: number,
+    /** Runs the plan holds. */
+    readonly planned: number,
+  ) {
+    super(`Sweep interrupted after ${done} of ${planned} runs; finished runs are saved in ${resultPath}, the run in progress was dropped.`, `Continue with: servegate run --resume --out ${resultPath}`)
+  }
 }
 
 /**
@@ -118,11 +134,12 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null
   const gpuExec = envDeps.exec
   for (const [i, planned] of plan.entries()) {
-    if (deps.signal?.aborted) throw new UsageError('Sweep interrupted; finished runs are saved.', `Continue with: servegate run --resume --out ${resultPath}`)
+    if (deps.signal?.aborted) throw new SweepCancelled(resultPath, countRuns(result), plan.length)
     if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue
     const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, 'resume', resumeSalt) }
     deps.onPointStart?.(point, i, plan.length)
     const run = await measurePoint(point, {
+      ...(deps.signal ? { signal: deps.signal } : {}),
       root,
       model,
       api: cfg.server.api,
@@ -134,6 +151,9 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
         const s = startGpuSampler(gpuExec, 1000)
         return { stop: () => s.stopAndWait() }
       },
+    }).catch((err: unknown) => {
+      if (err instanceof LoadAborted || deps.signal?.aborted === true) throw new SweepCancelled(resultPath, countRuns(result), plan.length)
+      throw err
     })
     addRun(result, point, run)
     result.at_target = atTargetForResult(result.points, result.target)

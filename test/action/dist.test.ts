@@ -196,18 +196,22 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
     expect(r.code, r.stdout).toBe(0)
     expect(gh.comments.filter((c) => c.user.login === 'github-actions[bot]')).toHaveLength(1)
     expect(r.outputs['comment-id']).toBe(String(before.id))
-    expect(gh.calls.filter((c) => c.method === 'PATCH').map((c) => c.path)).toEqual([`/repos/acme/infer/issues/comments/${before.id}`])
+    // Each run edits it twice ("running", then the verdict); only the first run's "running" created it.
+    const path = `/repos/acme/infer/issues/comments/${before.id}`
+    expect(gh.calls.filter((c) => c.method === 'PATCH').map((c) => c.path)).toEqual([path, path, path])
     expect(gh.calls.filter((c) => c.method === 'POST')).toHaveLength(1)
   }, 120_000)
 
-  it('refuses a fork pull request on a self-hosted runner, explaining why', async () => {
-    const calls = gh.calls.length
+  it('refuses a fork pull request on a self-hosted runner, explaining why, and says so in the comment', async () => {
     const r = await step({ mode: 'gate', 'base-url': slowSim.url }, prEvent(true))
     expect(r.code).toBe(1)
     expect(r.outputs['verdict']).toBe('refused')
     expect(r.stdout).toMatch(/::error::servegate refuses to benchmark pull request #7: it comes from a fork/)
     expect(r.stdout).toContain('allow-fork: true')
-    expect(gh.calls.length).toBe(calls)
+    // The earlier verdict no longer stands for this head: the one comment says the run was refused.
+    const mine = gh.comments.filter((c) => c.user.login === 'github-actions[bot]')
+    expect(mine).toHaveLength(1)
+    expect(mine[0]!.body).toContain('⛔ servegate: refused to run — no verdict')
   }, 60_000)
 
   it('with allow-fork, runs the fork PR; a slowed engine fails the step with verdict regression', async () => {
@@ -221,4 +225,41 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
     expect(mine).toHaveLength(1)
     expect(mine[0]!.body).toContain('❌ servegate: regression')
   }, 120_000)
+
+  const post = join(DIST, '..', 'post.js')
+  it.skipIf(!existsSync(post))('post.js reports a main step that was killed mid-sweep, in the summary and the one comment', async () => {
+    const summary = join(dir, 'post-summary.md')
+    writeFileSync(summary, '')
+    const partial = join(dir, 'partial.json')
+    writeFileSync(partial, readFileSync(join(repo, 'servegate-result.json')))
+    const env = {
+      ...cleanEnv(),
+      ...defaultInputs(),
+      'INPUT_GITHUB-TOKEN': 'ghs_faketoken',
+      GITHUB_ACTIONS: 'true',
+      GITHUB_EVENT_NAME: 'pull_request',
+      GITHUB_EVENT_PATH: join(dir, 'event-2.json'),
+      GITHUB_STEP_SUMMARY: summary,
+      GITHUB_API_URL: gh.url,
+      GITHUB_REPOSITORY: 'acme/infer',
+      RUNNER_ENVIRONMENT: 'self-hosted',
+      // What core.saveState in the main step hands the post step.
+      'STATE_servegate-phase': 'started',
+      'STATE_servegate-result-path': partial,
+      'STATE_servegate-planned-runs': '9',
+      'STATE_servegate-pr': '7',
+      'STATE_servegate-comment-key': 'gate',
+    }
+    // Asynchronously: the stand-in GitHub API answers from this process.
+    const child = spawn(process.execPath, [post], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()))
+    const code = await new Promise<number>((res) => child.on('close', (c) => res(c ?? -1)))
+    expect(code, out).toBe(1)
+    expect(readFileSync(summary, 'utf8')).toContain('cancelled — partial (4 of 9 runs)')
+    const mine = gh.comments.filter((c) => c.user.login === 'github-actions[bot]')
+    expect(mine).toHaveLength(1)
+    expect(mine[0]!.body).toContain('🛑 servegate: cancelled — no verdict')
+  }, 60_000)
 })

@@ -15,7 +15,10 @@ export interface Recorded {
   secrets: string[]
   info: string[]
   warnings: string[]
+  /** Titles of the warnings that had one, in order. */
+  warningTitles: string[]
   errors: string[]
+  state: Map<string, string>
   summary: string
   sweeps: ResolvedConfig[]
   resolveInputs: ResolveInput[]
@@ -44,6 +47,8 @@ export interface FakeOptions {
   baseUrl?: string | null
   /** Comments already on the PR. */
   comments?: IssueComment[]
+  /** State saved by an earlier (main) step, as the post step sees it. */
+  state?: Map<string, string>
 }
 
 export const CWD = '/ws'
@@ -85,7 +90,9 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
     secrets: [],
     info: [],
     warnings: [],
+    warningTitles: [],
     errors: [],
+    state: new Map(o.state ?? []),
     summary: '',
     sweeps: [],
     resolveInputs: [],
@@ -140,9 +147,14 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
       setFailed: (m) => void rec.failed.push(m),
       setSecret: (s) => void rec.secrets.push(s),
       info: (m) => void rec.info.push(m),
-      warning: (m) => void rec.warnings.push(m),
+      warning: (m, opts) => {
+        rec.warnings.push(m)
+        if (opts?.title !== undefined) rec.warningTitles.push(opts.title)
+      },
       error: (m) => void rec.errors.push(m),
       appendSummary: async (md) => void (rec.summary += md),
+      saveState: (name, value) => void rec.state.set(name, value),
+      getState: (name) => rec.state.get(name) ?? '',
     },
     env: { GITHUB_REPOSITORY: 'acme/infer', RUNNER_ENVIRONMENT: 'self-hosted', GITHUB_SHA: 'cafe', GITHUB_REF: 'refs/heads/main', ...o.env },
     cwd: CWD,
@@ -158,6 +170,9 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
     },
     stages: {
       loadConfigFile: async () => ({ sweeps: { gate: { shapes: [{ input_len: 128, output_len: 32 }], concurrency: [1, 16] } } }),
+      parseConfigText: () => ({ sweeps: { gate: { shapes: [{ input_len: 128, output_len: 32 }], concurrency: [1, 16] } } }),
+      parseBaselineText: () => baselineFixture(),
+      readResultFile: async () => resultFixture(),
       resolveConfig: (input) => {
         rec.resolveInputs.push(input)
         return resolved(input.flags, o)

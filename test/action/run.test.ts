@@ -122,31 +122,32 @@ describe('run (comment policy)', () => {
     expect(rec.commentCalls).toEqual([])
   })
 
-  it('on-regression with a pass starts no comment', async () => {
+  it('on-regression with a pass starts no comment (neither the running one nor the verdict)', async () => {
     const { deps, rec } = gate({ inputs: { comment: 'on-regression' }, verdicts: [verdict('pass')] })
     await run(deps)
-    expect(rec.commentCalls).toEqual(['list 7'])
+    expect(rec.commentCalls).toEqual(['list 7', 'list 7'])
     expect(rec.outputs.has('comment-id')).toBe(false)
   })
 
   it('on-regression with a pass still updates an earlier regression comment', async () => {
     const { deps, rec } = gate({ inputs: { comment: 'on-regression' }, comments: [own(`${commentMarker('gate')}\nold regression`)], verdicts: [verdict('pass')] })
     await run(deps)
-    expect(rec.commentCalls).toEqual(['list 7', 'update 42'])
+    // First "running" (the old regression no longer stands), then the pass.
+    expect(rec.commentCalls).toEqual(['list 7', 'update 42', 'list 7', 'update 42'])
     expect(rec.comments[0]?.body).toContain('✅ servegate: pass')
   })
 
   it('on-regression with a regression creates the comment', async () => {
     const { deps, rec } = gate({ inputs: { comment: 'on-regression' }, verdicts: [verdict('regression')] })
     await run(deps)
-    expect(rec.commentCalls).toEqual(['list 7', 'create 7'])
+    expect(rec.commentCalls).toEqual(['list 7', 'list 7', 'create 7'])
   })
 
   it('ignores a marked comment written by someone else and creates its own', async () => {
     const other = { id: 9, body: commentMarker('gate'), user: { login: 'mallory', type: 'User' } }
     const { deps, rec } = gate({ comments: [other], verdicts: [verdict('pass')] })
     await run(deps)
-    expect(rec.commentCalls).toEqual(['list 7', 'create 7'])
+    expect(rec.commentCalls).toEqual(['list 7', 'create 7', 'list 7', 'update 500'])
     expect(rec.comments.find((c) => c.id === 9)?.body).toBe(commentMarker('gate'))
   })
 

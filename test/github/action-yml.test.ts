@@ -6,7 +6,7 @@ import { INPUT_NAMES, readInputs } from '../../src/github/inputs.js'
 const action = parse(readFileSync(new URL('../../action.yml', import.meta.url), 'utf8')) as {
   inputs: Record<string, { description: string; default?: string }>
   outputs: Record<string, { description: string }>
-  runs: { using: string; main: string }
+  runs: { using: string; main: string; post?: string; 'post-if'?: string }
 }
 
 describe('action.yml', () => {
@@ -21,11 +21,11 @@ describe('action.yml', () => {
   it('has defaults that validate, and the workflow token as the default token', () => {
     const defaults = Object.fromEntries(Object.entries(action.inputs).map(([k, v]) => [k, v.default ?? '']))
     expect(defaults['github-token']).toBe('${{ github.token }}')
-    expect(readInputs((n) => defaults[n] ?? '')).toMatchObject({ mode: 'gate', comment: 'always', failOn: 'regression', allowFork: false })
+    expect(readInputs((n) => defaults[n] ?? '')).toMatchObject({ mode: 'gate', comment: 'always', failOn: ['regression', 'broken', 'incomplete', 'not_comparable'], allowFork: false })
   })
 
-  it('runs dist/index.js on node24 and declares the documented outputs', () => {
-    expect(action.runs).toEqual({ using: 'node24', main: 'dist/index.js' })
+  it('runs dist/index.js on node24, reports a killed main step from dist/post.js always, and declares the documented outputs', () => {
+    expect(action.runs).toEqual({ using: 'node24', main: 'dist/index.js', post: 'dist/post.js', 'post-if': 'always()' })
     expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['verdict', 'result-path', 'report-path', 'comment-id', 'regressions']))
   })
 })

@@ -45,3 +45,69 @@ describe('readRunContext and forkRefusal', () => {
     expect(forkRefusal(readRunContext('pull_request', payload, { ...env, RUNNER_ENVIRONMENT: 'github-hosted' }), false)).toBeNull()
   })
 })
+
+describe('untrusted code from other triggers', () => {
+  const env = { GITHUB_REPOSITORY: 'acme/infer', RUNNER_ENVIRONMENT: 'self-hosted', GITHUB_SHA: 'd'.repeat(40), GITHUB_RUN_ATTEMPT: '2' }
+  // The fields GitHub sends on issue_comment for a comment on a pull request (trimmed).
+  const comment = (association: string) => ({
+    action: 'created',
+    issue: { number: 12, title: 'Bump vLLM', pull_request: { url: 'https://api.github.com/repos/acme/infer/pulls/12', html_url: 'https://github.com/acme/infer/pull/12' } },
+    comment: { id: 1, body: '/benchmark', author_association: association, user: { login: 'someone', type: 'User' } },
+    repository: { full_name: 'acme/infer', default_branch: 'main' },
+  })
+  // The fields GitHub sends on workflow_run (trimmed).
+  const workflowRun = (head: string, prs: Array<{ number: number }> = []) => ({
+    action: 'completed',
+    workflow_run: {
+      event: 'pull_request',
+      head_sha: 'e'.repeat(40),
+      head_branch: 'feature',
+      head_repository: { full_name: head, fork: head !== 'acme/infer' },
+      repository: { full_name: 'acme/infer', fork: false },
+      pull_requests: prs.map((p) => ({ number: p.number, head: { sha: 'e'.repeat(40), ref: 'feature' }, base: { sha: 'b'.repeat(40), ref: 'main' } })),
+    },
+    repository: { full_name: 'acme/infer', default_branch: 'main' },
+  })
+
+  it.each(['OWNER', 'MEMBER', 'COLLABORATOR'])('trusts an issue_comment by %s, gating against the default branch', (association) => {
+    const ctx = readRunContext('issue_comment', comment(association), env)
+    expect(ctx.untrusted).toBeNull()
+    expect(ctx.pullRequest).toMatchObject({ number: 12, fromFork: false })
+    expect(ctx.base).toEqual({ sha: null, ref: 'main' })
+    // GITHUB_SHA is the default branch's head on issue_comment, not the PR's.
+    expect(ctx.headSha).toBeNull()
+    expect(forkRefusal(ctx, false)).toBeNull()
+  })
+
+  it.each(['CONTRIBUTOR', 'FIRST_TIME_CONTRIBUTOR', 'NONE'])('refuses an issue_comment by %s on a self-hosted runner, saying why', (association) => {
+    const ctx = readRunContext('issue_comment', comment(association), env)
+    expect(forkRefusal(ctx, false)).toMatch(new RegExp(`refuses to benchmark pull request #12: the comment by someone \\(author_association ${association}\\).*only OWNER, MEMBER or COLLABORATOR.*allow-fork: true`))
+  })
+
+  it('ignores issue_comment on a plain issue', () => {
+    const payload = { ...comment('NONE'), issue: { number: 5 } }
+    const ctx = readRunContext('issue_comment', payload, env)
+    expect(ctx.pullRequest).toBeNull()
+    expect(forkRefusal(ctx, false)).toBeNull()
+  })
+
+  it('refuses a workflow_run whose head repository is a fork, even though GitHub lists no pull request for it', () => {
+    const ctx = readRunContext('workflow_run', workflowRun('mallory/infer'), env)
+    expect(ctx.pullRequest).toBeNull()
+    expect(ctx.headSha).toBe('e'.repeat(40))
+    expect(forkRefusal(ctx, false)).toMatch(/refuses to benchmark the pull_request run of feature: it comes from a fork \(the triggering run's head repository mallory\/infer is not acme\/infer\)/)
+    expect(forkRefusal(ctx, true)).toBeNull()
+  })
+
+  it('trusts a workflow_run from this repository and takes its pull request, head and base', () => {
+    const ctx = readRunContext('workflow_run', workflowRun('acme/infer', [{ number: 4 }]), env)
+    expect(ctx.untrusted).toBeNull()
+    expect(ctx).toMatchObject({ pullRequest: { number: 4, fromFork: false }, headSha: 'e'.repeat(40), base: { sha: 'b'.repeat(40), ref: 'main' }, runAttempt: '2' })
+  })
+
+  it('takes the head commit and base of a pull_request event, and GITHUB_SHA on a push', () => {
+    const payload = { pull_request: { number: 3, head: { repo: { full_name: 'acme/infer' }, sha: 'a'.repeat(40) }, base: { repo: { full_name: 'acme/infer' }, sha: 'b'.repeat(40), ref: 'main' } } }
+    expect(readRunContext('pull_request', payload, env)).toMatchObject({ headSha: 'a'.repeat(40), base: { sha: 'b'.repeat(40), ref: 'main' } })
+    expect(readRunContext('push', {}, env)).toMatchObject({ headSha: 'd'.repeat(40), base: null })
+  })
+})

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors.js'
-import { baselinePathFor, chooseSweep, commentKeyFor, readInputs } from '../../src/github/inputs.js'
+import { baselinePathFor, chooseSweep, commentKeyFor, readInputs, secretsInCommand } from '../../src/github/inputs.js'
 
 const reader = (values: Record<string, string>) => (name: string) => values[name] ?? ''
 
 describe('readInputs', () => {
   it('applies the defaults action.yml documents when every input is empty', () => {
     const i = readInputs(reader({}))
-    expect(i).toMatchObject({ mode: 'gate', comment: 'always', failOn: 'regression', allowFork: false, confirm: true, refreshCommit: true, refreshPush: true, workingDirectory: '.', out: 'servegate-result.json' })
+    expect(i).toMatchObject({ mode: 'gate', comment: 'always', failOn: ['regression', 'broken', 'incomplete', 'not_comparable'], allowFork: false, confirm: true, refreshCommit: true, refreshPush: true, workingDirectory: '.', out: 'servegate-result.json' })
     expect(i.config).toBeUndefined()
     expect(i.baseUrl).toBeUndefined()
     expect(i.githubToken).toBeUndefined()
@@ -16,7 +16,8 @@ describe('readInputs', () => {
   it('reads dashed names and trims values', () => {
     const i = readInputs(reader({ 'base-url': ' http://gpu:8000 ', 'fail-on': 'inconclusive', 'allow-fork': 'TRUE', 'refresh-commit': 'False' }))
     expect(i.baseUrl).toBe('http://gpu:8000')
-    expect(i.failOn).toBe('inconclusive')
+    // The legacy single word keeps its meaning: fail on everything but pass and improvement.
+    expect(i.failOn).toEqual(['regression', 'broken', 'incomplete', 'not_comparable', 'inconclusive'])
     expect(i.allowFork).toBe(true)
     expect(i.refreshCommit).toBe(false)
   })
@@ -33,6 +34,34 @@ describe('readInputs', () => {
     expect(msg).toContain('input "mode": "bench" is not allowed; expected one of gate, full, refresh')
     expect(msg).toContain('input "allow-fork": "yes" is not a boolean; expected true or false')
     expect(msg).toContain('input "comment-key"')
+  })
+
+  it.each([
+    ['regression, broken', ['regression', 'broken']],
+    ['regression incomplete not-comparable', ['regression', 'incomplete', 'not_comparable']],
+    ['never', []],
+  ])('reads fail-on %j as the list %j', (text, list) => {
+    expect(readInputs(reader({ 'fail-on': text })).failOn).toEqual(list)
+  })
+
+  it('names a fail-on word that is not a verdict, with the verdicts it accepts', () => {
+    expect(() => readInputs(reader({ 'fail-on': 'regression,slow' }))).toThrow(/input "fail-on": "regression,slow": "slow" is not a verdict; expected a comma-separated list of regression, broken, incomplete, not_comparable, inconclusive, or never/)
+  })
+
+  it('accepts mode check (guards only)', () => {
+    expect(readInputs(reader({ mode: 'check' })).mode).toBe('check')
+  })
+})
+
+describe('secretsInCommand', () => {
+  it.each([
+    ['vllm serve m --api-key sk-abcdef --port 8000', ['sk-abcdef']],
+    ['HF_TOKEN=hf_xyz123 vllm serve m', ['hf_xyz123']],
+    ['sglang --api-key=s3cr3t-key --tp 2', ['s3cr3t-key']],
+    ["curl -H 'Authorization: Bearer tok_9999' http://x", ['tok_9999']],
+    ['vllm serve org/model --tensor-parallel-size 4 --max-num-seqs 256', []],
+  ])('finds the credentials in %j', (cmd, secrets) => {
+    expect(secretsInCommand(cmd)).toEqual(secrets)
   })
 })
 
