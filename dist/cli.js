@@ -3959,7 +3959,7 @@ var require_anchors = __commonJS({
 var require_applyReviver = __commonJS({
   "node_modules/yaml/dist/doc/applyReviver.js"(exports2) {
     "use strict";
-    function applyReviver(reviver, obj, key, val) {
+    function applyReviver(reviver, obj2, key, val) {
       if (val && typeof val === "object") {
         if (Array.isArray(val)) {
           for (let i = 0, len = val.length; i < len; ++i) {
@@ -3999,7 +3999,7 @@ var require_applyReviver = __commonJS({
           }
         }
       }
-      return reviver.call(obj, key, val);
+      return reviver.call(obj2, key, val);
     }
     exports2.applyReviver = applyReviver;
   }
@@ -4935,10 +4935,10 @@ var require_stringify = __commonJS({
           return match.find((t) => t.format === item.format) ?? match[0];
       }
       let tagObj = void 0;
-      let obj;
+      let obj2;
       if (identity.isScalar(item)) {
-        obj = item.value;
-        let match = tags.filter((t) => t.identify?.(obj));
+        obj2 = item.value;
+        let match = tags.filter((t) => t.identify?.(obj2));
         if (match.length > 1) {
           const testMatch = match.filter((t) => t.test);
           if (testMatch.length > 0)
@@ -4946,11 +4946,11 @@ var require_stringify = __commonJS({
         }
         tagObj = match.find((t) => t.format === item.format) ?? match.find((t) => !t.format);
       } else {
-        obj = item;
-        tagObj = tags.find((t) => t.nodeClass && obj instanceof t.nodeClass);
+        obj2 = item;
+        tagObj = tags.find((t) => t.nodeClass && obj2 instanceof t.nodeClass);
       }
       if (!tagObj) {
-        const name = obj?.constructor?.name ?? (obj === null ? "null" : typeof obj);
+        const name = obj2?.constructor?.name ?? (obj2 === null ? "null" : typeof obj2);
         throw new Error(`Tag not resolved for ${name} value`);
       }
       return tagObj;
@@ -5506,23 +5506,23 @@ var require_YAMLMap = __commonJS({
        * A generic collection parsing method that can be extended
        * to other node classes that inherit from YAMLMap
        */
-      static from(schema, obj, ctx) {
+      static from(schema, obj2, ctx) {
         const { keepUndefined, replacer } = ctx;
         const map2 = new this(schema);
         const add = (key, value) => {
           if (typeof replacer === "function")
-            value = replacer.call(obj, key, value);
+            value = replacer.call(obj2, key, value);
           else if (Array.isArray(replacer) && !replacer.includes(key))
             return;
           if (value !== void 0 || keepUndefined)
             map2.items.push(Pair.createPair(key, value, ctx));
         };
-        if (obj instanceof Map) {
-          for (const [key, value] of obj)
+        if (obj2 instanceof Map) {
+          for (const [key, value] of obj2)
             add(key, value);
-        } else if (obj && typeof obj === "object") {
-          for (const key of Object.keys(obj))
-            add(key, obj[key]);
+        } else if (obj2 && typeof obj2 === "object") {
+          for (const key of Object.keys(obj2))
+            add(key, obj2[key]);
         }
         if (typeof schema.sortMapEntries === "function") {
           map2.items.sort(schema.sortMapEntries);
@@ -5632,7 +5632,7 @@ var require_map = __commonJS({
           onError("Expected a mapping for this tag");
         return map3;
       },
-      createNode: (schema, obj, ctx) => YAMLMap.YAMLMap.from(schema, obj, ctx)
+      createNode: (schema, obj2, ctx) => YAMLMap.YAMLMap.from(schema, obj2, ctx)
     };
     exports2.map = map2;
   }
@@ -5728,15 +5728,15 @@ var require_YAMLSeq = __commonJS({
           onComment
         });
       }
-      static from(schema, obj, ctx) {
+      static from(schema, obj2, ctx) {
         const { replacer } = ctx;
         const seq = new this(schema);
-        if (obj && Symbol.iterator in Object(obj)) {
+        if (obj2 && Symbol.iterator in Object(obj2)) {
           let i = 0;
-          for (let it of obj) {
+          for (let it of obj2) {
             if (typeof replacer === "function") {
-              const key = obj instanceof Set ? it : String(i++);
-              it = replacer.call(obj, key, it);
+              const key = obj2 instanceof Set ? it : String(i++);
+              it = replacer.call(obj2, key, it);
             }
             seq.items.push(createNode.createNode(it, void 0, ctx));
           }
@@ -5770,7 +5770,7 @@ var require_seq = __commonJS({
           onError("Expected a sequence for this tag");
         return seq2;
       },
-      createNode: (schema, obj, ctx) => YAMLSeq.YAMLSeq.from(schema, obj, ctx)
+      createNode: (schema, obj2, ctx) => YAMLSeq.YAMLSeq.from(schema, obj2, ctx)
     };
     exports2.seq = seq;
   }
@@ -11871,8 +11871,8 @@ var require_util = __commonJS({
         return body;
       }
     }
-    function isStream(obj) {
-      return obj && typeof obj === "object" && typeof obj.pipe === "function" && typeof obj.on === "function";
+    function isStream(obj2) {
+      return obj2 && typeof obj2 === "object" && typeof obj2.pipe === "function" && typeof obj2.on === "function";
     }
     function isBlobLike(object2) {
       if (object2 === null) {
@@ -11980,19 +11980,19 @@ var require_util = __commonJS({
       }
       return servername;
     }
-    function deepClone(obj) {
-      return JSON.parse(JSON.stringify(obj));
+    function deepClone(obj2) {
+      return JSON.parse(JSON.stringify(obj2));
     }
-    function isAsyncIterable(obj) {
-      return !!(obj != null && typeof obj[Symbol.asyncIterator] === "function");
+    function isAsyncIterable(obj2) {
+      return !!(obj2 != null && typeof obj2[Symbol.asyncIterator] === "function");
     }
-    function isIterable(obj) {
-      return !!(obj != null && (typeof obj[Symbol.iterator] === "function" || typeof obj[Symbol.asyncIterator] === "function"));
+    function isIterable(obj2) {
+      return !!(obj2 != null && (typeof obj2[Symbol.iterator] === "function" || typeof obj2[Symbol.asyncIterator] === "function"));
     }
-    function hasSafeIterator(obj) {
-      const prototype = Object.getPrototypeOf(obj);
-      const ownIterator = Object.prototype.hasOwnProperty.call(obj, Symbol.iterator);
-      return ownIterator || prototype != null && prototype !== Object.prototype && typeof obj[Symbol.iterator] === "function";
+    function hasSafeIterator(obj2) {
+      const prototype = Object.getPrototypeOf(obj2);
+      const ownIterator = Object.prototype.hasOwnProperty.call(obj2, Symbol.iterator);
+      return ownIterator || prototype != null && prototype !== Object.prototype && typeof obj2[Symbol.iterator] === "function";
     }
     function bodyLength(body) {
       if (body == null) {
@@ -12039,37 +12039,37 @@ var require_util = __commonJS({
     function bufferToLowerCasedHeaderName(value) {
       return tree.lookup(value) ?? value.toString("latin1").toLowerCase();
     }
-    function parseHeaders(headers, obj) {
-      if (obj === void 0) obj = {};
+    function parseHeaders(headers, obj2) {
+      if (obj2 === void 0) obj2 = {};
       for (let i = 0; i < headers.length; i += 2) {
         const key = headerNameToString(headers[i]);
-        let val = obj[key];
+        let val = obj2[key];
         if (val !== void 0) {
-          if (!Object.hasOwn(obj, key)) {
+          if (!Object.hasOwn(obj2, key)) {
             const headersValue = typeof headers[i + 1] === "string" ? headers[i + 1] : Array.isArray(headers[i + 1]) ? headers[i + 1].map((x) => x.toString("latin1")) : headers[i + 1].toString("latin1");
             if (key === "__proto__") {
-              Object.defineProperty(obj, key, {
+              Object.defineProperty(obj2, key, {
                 value: headersValue,
                 enumerable: true,
                 configurable: true,
                 writable: true
               });
             } else {
-              obj[key] = headersValue;
+              obj2[key] = headersValue;
             }
           } else {
             if (typeof val === "string") {
               val = [val];
-              obj[key] = val;
+              obj2[key] = val;
             }
             val.push(headers[i + 1].toString("latin1"));
           }
         } else {
           const headersValue = typeof headers[i + 1] === "string" ? headers[i + 1] : Array.isArray(headers[i + 1]) ? headers[i + 1].map((x) => x.toString("latin1")) : headers[i + 1].toString("latin1");
-          obj[key] = headersValue;
+          obj2[key] = headersValue;
         }
       }
-      return obj;
+      return obj2;
     }
     function parseRawHeaders(headers) {
       const headersLength = headers.length;
@@ -12499,20 +12499,20 @@ var require_util = __commonJS({
         size: m[3] ? parseInt(m[3]) : null
       } : null;
     }
-    function addListener(obj, name, listener) {
-      const listeners = obj[kListeners] ??= [];
+    function addListener(obj2, name, listener) {
+      const listeners = obj2[kListeners] ??= [];
       listeners.push([name, listener]);
-      obj.on(name, listener);
-      return obj;
+      obj2.on(name, listener);
+      return obj2;
     }
-    function removeAllListeners(obj) {
-      if (obj[kListeners] != null) {
-        for (const [name, listener] of obj[kListeners]) {
-          obj.removeListener(name, listener);
+    function removeAllListeners(obj2) {
+      if (obj2[kListeners] != null) {
+        for (const [name, listener] of obj2[kListeners]) {
+          obj2.removeListener(name, listener);
         }
-        obj[kListeners] = null;
+        obj2[kListeners] = null;
       }
-      return obj;
+      return obj2;
     }
     function errorRequest(client, request2, err) {
       try {
@@ -13575,9 +13575,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve2, reject) => {
+          return new Promise((resolve3, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve2(data);
+              return err ? reject(err) : resolve3(data);
             });
           });
         }
@@ -13615,9 +13615,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve2, reject) => {
+          return new Promise((resolve3, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve2(data);
+              return err2 ? reject(err2) : resolve3(data);
             });
           });
         }
@@ -13812,10 +13812,10 @@ var require_utils = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.enumToMap = enumToMap;
-    function enumToMap(obj, filter = [], exceptions = []) {
+    function enumToMap(obj2, filter = [], exceptions = []) {
       const emptyFilter = (filter?.length ?? 0) === 0;
       const emptyExceptions = (exceptions?.length ?? 0) === 0;
-      return Object.fromEntries(Object.entries(obj).filter(([, value]) => {
+      return Object.fromEntries(Object.entries(obj2).filter(([, value]) => {
         return typeof value === "number" && (emptyFilter || filter.includes(value)) && (emptyExceptions || !exceptions.includes(value));
       }));
     }
@@ -17123,8 +17123,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise2 = new Promise((resolve2, reject) => {
-        res = resolve2;
+      const promise2 = new Promise((resolve3, reject) => {
+        res = resolve3;
         rej = reject;
       });
       return { promise: promise2, resolve: res, reject: rej };
@@ -17473,7 +17473,7 @@ var require_client_h1 = __commonJS({
       kHTTPContext,
       kClosed
     } = require_symbols();
-    var constants = require_constants2();
+    var constants2 = require_constants2();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var removeAllListeners = util.removeAllListeners;
@@ -17609,7 +17609,7 @@ var require_client_h1 = __commonJS({
          */
       constructor(client, socket, { exports: exports3 }) {
         this.llhttp = exports3;
-        this.ptr = this.llhttp.llhttp_alloc(constants.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants2.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -17705,11 +17705,11 @@ var require_client_h1 = __commonJS({
             currentParser = null;
             currentBufferRef = null;
           }
-          if (ret !== constants.ERROR.OK) {
+          if (ret !== constants2.ERROR.OK) {
             const data = chunk.subarray(llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr);
-            if (ret === constants.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants2.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(data);
-            } else if (ret === constants.ERROR.PAUSED) {
+            } else if (ret === constants2.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(data);
             } else {
@@ -17732,10 +17732,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants.ERROR.OK) {
+        if (ret === constants2.ERROR.OK) {
           return null;
         }
-        if (ret === constants.ERROR.PAUSED || ret === constants.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants2.ERROR.PAUSED || ret === constants2.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -17752,7 +17752,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants.ERROR[ret], data);
+        return new HTTPParserError(message, constants2.ERROR[ret], data);
       }
       destroy() {
         assert2(currentParser === null);
@@ -17963,7 +17963,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants.ERROR.PAUSED : 0;
+        return pause ? constants2.ERROR.PAUSED : 0;
       }
       /**
        * @param {Buffer} buf
@@ -17989,7 +17989,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request2.onData(buf) === false) {
-          return constants.ERROR.PAUSED;
+          return constants2.ERROR.PAUSED;
         }
         return 0;
       }
@@ -18029,13 +18029,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert2(client[kRunning] === 0);
           util.destroy(socket, new InformationalError("reset"));
-          return constants.ERROR.PAUSED;
+          return constants2.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants.ERROR.PAUSED;
+          return constants2.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants.ERROR.PAUSED;
+          return constants2.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(client[kResume]);
         } else {
@@ -18550,12 +18550,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve2, reject) => {
+      const waitForDrain = () => new Promise((resolve3, reject) => {
         assert2(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve2;
+          callback = resolve3;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -19439,12 +19439,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve2, reject) => {
+      const waitForDrain = () => new Promise((resolve3, reject) => {
         assert2(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve2;
+          callback = resolve3;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -19761,16 +19761,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve2) => {
+        return new Promise((resolve3) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve2;
+            this[kClosedResolve] = resolve3;
           } else {
-            resolve2(null);
+            resolve3(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve2) => {
+        return new Promise((resolve3) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -19783,7 +19783,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve2(null);
+            resolve3(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -20190,8 +20190,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve2) => {
-            this[kClosedResolve] = resolve2;
+          return new Promise((resolve3) => {
+            this[kClosedResolve] = resolve3;
           });
         }
       }
@@ -21313,7 +21313,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve2, reject) => {
+        const socket = await new Promise((resolve3, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -21323,7 +21323,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve2(socket2);
+              resolve3(socket2);
             }
           });
         });
@@ -21333,14 +21333,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve2, reject) => {
+        await new Promise((resolve3, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve2();
+            resolve3();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -21349,14 +21349,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve2();
+            resolve3();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve2, reject) => {
+        await new Promise((resolve3, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -21364,7 +21364,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve2();
+            resolve3();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -21407,8 +21407,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve2, reject) => {
-                      finalSocket.once("secureConnect", resolve2);
+                    await new Promise((resolve3, reject) => {
+                      finalSocket.once("secureConnect", resolve3);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -22541,7 +22541,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve2, reject) => {
+        return new Promise((resolve3, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -22555,11 +22555,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve2(null);
+                resolve3(null);
               }
             });
           } else {
-            this.on("close", resolve2);
+            this.on("close", resolve3);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -22587,7 +22587,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert2(!stream[kConsume]);
-      return new Promise((resolve2, reject) => {
+      return new Promise((resolve3, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -22602,7 +22602,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve2,
+              resolve: resolve3,
               reject,
               length: 0,
               body: []
@@ -22676,18 +22676,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve2, stream, length } = consume2;
+      const { type, body, resolve: resolve3, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve2(chunksDecode(body, length, encoding));
+          resolve3(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve2(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve3(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve2(chunksConcat(body, length).buffer);
+          resolve3(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve2(new Blob(body, { type: stream[kContentType] }));
+          resolve3(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve2(chunksConcat(body, length));
+          resolve3(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -22877,9 +22877,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve2, reject) => {
+        return new Promise((resolve3, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve2(data);
+            return err ? reject(err) : resolve3(data);
           });
         });
       }
@@ -23091,9 +23091,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve2, reject) => {
+        return new Promise((resolve3, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve2(data);
+            return err ? reject(err) : resolve3(data);
           });
         });
       }
@@ -23381,9 +23381,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve2, reject) => {
+        return new Promise((resolve3, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve2(data);
+            return err ? reject(err) : resolve3(data);
           });
         });
       }
@@ -23476,9 +23476,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve2, reject) => {
+        return new Promise((resolve3, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve2(data);
+            return err ? reject(err) : resolve3(data);
           });
         });
       }
@@ -24752,7 +24752,7 @@ var require_snapshot_recorder = __commonJS({
   "node_modules/undici/lib/mock/snapshot-recorder.js"(exports2, module2) {
     "use strict";
     var { writeFile: writeFile2, readFile: readFile3, mkdir: mkdir2 } = __require("node:fs/promises");
-    var { dirname: dirname3, resolve: resolve2 } = __require("node:path");
+    var { dirname: dirname4, resolve: resolve3 } = __require("node:path");
     var { setTimeout: setTimeout2, clearTimeout: clearTimeout2 } = __require("node:timers");
     var { InvalidArgumentError: InvalidArgumentError2, UndiciError } = require_errors2();
     var { hashId, isUrlExcludedFactory, normalizeHeaders, createHeaderFilters } = require_snapshot_utils();
@@ -24953,7 +24953,7 @@ var require_snapshot_recorder = __commonJS({
           throw new InvalidArgumentError2("Snapshot path is required");
         }
         try {
-          const data = await readFile3(resolve2(path), "utf8");
+          const data = await readFile3(resolve3(path), "utf8");
           const parsed = JSON.parse(data);
           if (Array.isArray(parsed)) {
             this.#snapshots.clear();
@@ -24982,8 +24982,8 @@ var require_snapshot_recorder = __commonJS({
         if (!path) {
           throw new InvalidArgumentError2("Snapshot path is required");
         }
-        const resolvedPath = resolve2(path);
-        await mkdir2(dirname3(resolvedPath), { recursive: true });
+        const resolvedPath = resolve3(path);
+        await mkdir2(dirname4(resolvedPath), { recursive: true });
         const data = Array.from(this.#snapshots.entries()).map(([hash2, snapshot]) => ({
           hash: hash2,
           snapshot
@@ -32962,7 +32962,7 @@ var require_fetch = __commonJS({
         const agent = fetchParams.controller.dispatcher;
         const path = url2.pathname + url2.search;
         const hasTrailingQuestionMark = url2.search.length === 0 && url2.href[url2.href.length - url2.hash.length - 1] === "?";
-        return new Promise((resolve2, reject) => agent.dispatch(
+        return new Promise((resolve3, reject) => agent.dispatch(
           {
             path: hasTrailingQuestionMark ? `${path}?` : path,
             origin: url2.origin,
@@ -33050,7 +33050,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve2({
+              resolve3({
                 status,
                 statusText,
                 headersList,
@@ -33103,7 +33103,7 @@ var require_fetch = __commonJS({
                   headersList.append(headerName, String(value), true);
                 }
               }
-              resolve2({
+              resolve3({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -33127,7 +33127,7 @@ var require_fetch = __commonJS({
                   headersList.append(nameStr, value.toString("latin1"), true);
                 }
               }
-              resolve2({
+              resolve3({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -37686,18 +37686,18 @@ function applyEvent(state, data, atNs, sentNs) {
     state.sawDone = true;
     return true;
   }
-  let obj;
+  let obj2;
   try {
-    obj = JSON.parse(data);
+    obj2 = JSON.parse(data);
   } catch {
     state.error = { kind: "malformed", detail: `SSE data is not JSON: ${clip(data)}` };
     return false;
   }
-  if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
+  if (obj2 === null || typeof obj2 !== "object" || Array.isArray(obj2)) {
     state.error = { kind: "malformed", detail: `SSE data is not a JSON object: ${clip(data)}` };
     return false;
   }
-  const o = obj;
+  const o = obj2;
   if (o.error !== void 0 && o.error !== null) {
     state.error = { kind: "stream_error", detail: `error in stream: ${errorMessage(o.error)}` };
     return false;
@@ -37786,7 +37786,7 @@ function splitUrl(url2) {
   return hit;
 }
 function streamRequest(req, deps) {
-  return new Promise((resolve2) => {
+  return new Promise((resolve3) => {
     const { now, epochNs } = deps;
     const dispatchNs = now();
     let sentNs = dispatchNs;
@@ -37801,7 +37801,7 @@ function streamRequest(req, deps) {
       if (settled) return;
       settled = true;
       const err = error62 ?? state.error ?? (state.count === 0 ? { kind: "no_tokens", detail: noTokensDetail(state) } : null);
-      resolve2(toRecord(req, state, sentNs, endNs, epochNs, err));
+      resolve3(toRecord(req, state, sentNs, endNs, epochNs, err));
     };
     const failNow = (at) => {
       finish(at, state.error);
@@ -39109,10 +39109,10 @@ var require_common = __commonJS({
   "node_modules/pako/lib/utils/common.js"(exports2) {
     "use strict";
     var TYPED_OK = typeof Uint8Array !== "undefined" && typeof Uint16Array !== "undefined" && typeof Int32Array !== "undefined";
-    function _has(obj, key) {
-      return Object.prototype.hasOwnProperty.call(obj, key);
+    function _has(obj2, key) {
+      return Object.prototype.hasOwnProperty.call(obj2, key);
     }
-    exports2.assign = function(obj) {
+    exports2.assign = function(obj2) {
       var sources = Array.prototype.slice.call(arguments, 1);
       while (sources.length) {
         var source = sources.shift();
@@ -39124,11 +39124,11 @@ var require_common = __commonJS({
         }
         for (var p in source) {
           if (_has(source, p)) {
-            obj[p] = source[p];
+            obj2[p] = source[p];
           }
         }
       }
-      return obj;
+      return obj2;
     };
     exports2.shrinkBuf = function(buf, size) {
       if (buf.length === size) {
@@ -43320,9 +43320,9 @@ var require_pako = __commonJS({
     var assign = require_common().assign;
     var deflate = require_deflate2();
     var inflate = require_inflate2();
-    var constants = require_constants6();
+    var constants2 = require_constants6();
     var pako2 = {};
-    assign(pako2, deflate, inflate, constants);
+    assign(pako2, deflate, inflate, constants2);
     module2.exports = pako2;
   }
 });
@@ -43369,8 +43369,8 @@ var require_umd = __commonJS({
       const utf16 = new TextDecoder("utf-16le", {
         fatal: true
       });
-      Object.hasOwn = Object.hasOwn || function(obj, prop) {
-        return Object.prototype.hasOwnProperty.call(obj, prop);
+      Object.hasOwn = Object.hasOwn || function(obj2, prop) {
+        return Object.prototype.hasOwnProperty.call(obj2, prop);
       };
       function getStringImpl(buffer, ptr) {
         let len = new Uint32Array(buffer)[ptr + SIZE_OFFSET >>> 2] >>> 1;
@@ -43740,11 +43740,11 @@ var require_wasm = __commonJS({
     "use strict";
     var __awaiter = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve2) {
-          resolve2(value);
+        return value instanceof P ? value : new P(function(resolve3) {
+          resolve3(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve2, reject) {
+      return new (P || (P = Promise))(function(resolve3, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -43760,7 +43760,7 @@ var require_wasm = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve2(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve3(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -43813,7 +43813,7 @@ var require_wasm = __commonJS({
     };
     var remoteHistogramClassFor = (size) => size === "packed" ? "PackedHistogram" : `Histogram${size}`;
     var destroyedWasmHistogram = new Proxy({}, {
-      get: function(obj, prop) {
+      get: function(obj2, prop) {
         throw new Error("Cannot use a destroyed histogram");
       }
     });
@@ -46446,7 +46446,46 @@ var HARNESS_VERSION = "0.1.0";
 // src/config/load.ts
 var import_yaml = __toESM(require_dist(), 1);
 init_errors();
+import { readFile as readFile2 } from "node:fs/promises";
+
+// src/store/json-file.ts
+init_errors();
 import { readFile } from "node:fs/promises";
+function parseJsonText(text, source) {
+  if (text.trim() === "") throw new UsageError(`${source} is empty (truncated or never written)`);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    const pos = /position (\d+)/.exec(msg);
+    const truncated = /end of JSON/i.test(msg) || pos !== null && Number(pos[1]) >= text.trimEnd().length;
+    throw new UsageError(
+      `${source} is not valid JSON: ${truncated ? "the file ends early (truncated — was a write interrupted?)" : "corrupt content"} (${msg})`,
+      truncated ? "Re-create it: rerun the sweep or restore the file from version control." : void 0
+    );
+  }
+}
+async function readJsonFile(path) {
+  let text;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read ${path}: ${describeError(err)}`);
+  }
+  return parseJsonText(text, path);
+}
+var MAX_LISTED_PROBLEMS = 5;
+function listProblems(lines2, max3 = MAX_LISTED_PROBLEMS) {
+  const shown = lines2.length > max3 + 1 ? lines2.slice(0, max3) : lines2;
+  const rest = lines2.length - shown.length;
+  return [...shown.map((l) => `  ${l}`), ...rest > 0 ? [`  … and ${rest} more`] : []].join("\n");
+}
+function issuePath(path) {
+  return path.length > 0 ? path.map(String).join(".") : "(top level)";
+}
+function formatIssues(error62, where = (p) => p) {
+  return listProblems(error62.issues.map((i) => `${where(issuePath(i.path))}: ${i.message}`));
+}
 
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
@@ -47193,8 +47232,8 @@ function defineLazy(object2, key, getter) {
     configurable: true
   });
 }
-function objectClone(obj) {
-  return Object.create(Object.getPrototypeOf(obj), Object.getOwnPropertyDescriptors(obj));
+function objectClone(obj2) {
+  return Object.create(Object.getPrototypeOf(obj2), Object.getOwnPropertyDescriptors(obj2));
 }
 function assignProp(target, prop, value) {
   Object.defineProperty(target, prop, {
@@ -47265,10 +47304,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path) {
+function getElementAtPath(obj2, path) {
   if (!path)
-    return obj;
-  return path.reduce((acc, key) => acc?.[key], obj);
+    return obj2;
+  return path.reduce((acc, key) => acc?.[key], obj2);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -47704,9 +47743,9 @@ function parsedType(data) {
       if (Array.isArray(data)) {
         return "array";
       }
-      const obj = data;
-      if (obj && Object.getPrototypeOf(obj) !== Object.prototype && "constructor" in obj && obj.constructor) {
-        return obj.constructor.name;
+      const obj2 = data;
+      if (obj2 && Object.getPrototypeOf(obj2) !== Object.prototype && "constructor" in obj2 && obj2.constructor) {
+        return obj2.constructor.name;
       }
     }
   }
@@ -47724,8 +47763,8 @@ function issue(...args) {
   }
   return { ...iss };
 }
-function cleanEnum(obj) {
-  return Object.entries(obj).filter(([k, _]) => {
+function cleanEnum(obj2) {
+  return Object.entries(obj2).filter(([k, _]) => {
     return Number.isNaN(Number.parseInt(k, 10));
   }).map((el) => el[1]);
 }
@@ -48050,15 +48089,15 @@ var $ZodError = $constructor("$ZodError", initializer);
 var $ZodRealError = $constructor("$ZodError", initializer, void 0, {
   Parent: Error
 });
-function node(obj, key, make) {
-  if (!Object.prototype.hasOwnProperty.call(obj, key)) {
+function node(obj2, key, make) {
+  if (!Object.prototype.hasOwnProperty.call(obj2, key)) {
     if (key === "__proto__") {
-      Object.defineProperty(obj, key, { value: make(), writable: true, enumerable: true, configurable: true });
+      Object.defineProperty(obj2, key, { value: make(), writable: true, enumerable: true, configurable: true });
     } else {
-      obj[key] = make();
+      obj2[key] = make();
     }
   }
-  return obj[key];
+  return obj2[key];
 }
 function flattenError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = {};
@@ -51515,7 +51554,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve2) {
+function isRecursive(inst, stack, resolve3) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -51525,7 +51564,7 @@ function isRecursive(inst, stack, resolve2) {
   let result = NONE;
   const check2 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive(child, stack, resolve2);
+      const answer = isRecursive(child, stack, resolve3);
       if (answer > result)
         result = answer;
     }
@@ -51536,7 +51575,7 @@ function isRecursive(inst, stack, resolve2) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread2 && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve2) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve3) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -51600,7 +51639,7 @@ function isRecursive(inst, stack, resolve2) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve2 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve3 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -66241,7 +66280,7 @@ var HINT = 'Unknown keys are errors; see "Config file" in the README (ARCHITECTU
 async function loadConfigFile(path) {
   let text;
   try {
-    text = await readFile(path, "utf8");
+    text = await readFile2(path, "utf8");
   } catch (err) {
     throw new UsageError(`cannot read config file ${path}: ${describeError(err)}`, "Check the path given to --config.");
   }
@@ -66259,7 +66298,7 @@ function parseConfigText(text, source) {
   if (r.success) return r.data;
   const lines2 = r.error.issues.flatMap((issue2) => formatIssue(issue2));
   throw new UsageError(`${source} is not a valid servegate config:
-${lines2.map((l) => `  ${l}`).join("\n")}`, HINT);
+${listProblems(lines2)}`, HINT);
 }
 function formatPath(path) {
   let out = "";
@@ -66334,6 +66373,74 @@ function editDistance(a, b) {
 
 // src/config/resolve.ts
 init_errors();
+
+// src/util/redact.ts
+var REDACTED = "***";
+var MIN_KNOWN_SECRET = 4;
+var SECRET_WORDS = /* @__PURE__ */ new Set(["token", "secret", "password", "passwd", "apikey", "credential", "credentials"]);
+var SECRET_PAIRS = /* @__PURE__ */ new Set(["api-key", "access-key", "secret-key", "private-key"]);
+function isSecretFlagName(name) {
+  const words = name.toLowerCase().split(/[-_]+/).filter((w) => w !== "");
+  if (words.some((w) => SECRET_WORDS.has(w))) return true;
+  for (let i = 1; i < words.length; i++) if (SECRET_PAIRS.has(`${words[i - 1]}-${words[i]}`)) return true;
+  return false;
+}
+var WORD = String.raw`(?:"[^"]*"|'[^']*'|[^\s"']+)`;
+var FLAG = new RegExp(String.raw`(^|[\s"'(])(--?[A-Za-z][\w-]*)(=|\s+)(?!-)(${WORD})`, "g");
+var ASSIGN = new RegExp(String.raw`(^|[^\w$])((?:[A-Za-z_][A-Za-z0-9_]*_)?(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY|CREDENTIALS?))=(?!\*\*\*)(${WORD})`, "gi");
+var JSON_FIELD = /("[\w-]*(?:token|secret|password|passwd|api[-_]?key)"\s*:\s*")([^"]*)(")/gi;
+var BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/-]+=*/gi;
+var AUTH_HEADER = /\b(authorization\s*[:=]\s*["']?(?:token|basic)\s+)[A-Za-z0-9._~+/-]+=*/gi;
+var USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"']+@/gi;
+var QUERY = /([?&][\w.-]*(?:token|key|secret|password|passwd|sig|signature|auth|credential)[\w.-]*=)[^&#\s"']+/gi;
+var SHAPES = [
+  /(?<![\w-])sk-[A-Za-z0-9_-]{10,}/g,
+  // OpenAI and compatible keys (sk-…, sk-proj-…, sk-ant-…)
+  /(?<![\w-])hf_[A-Za-z0-9]{10,}(?![\w-])/g,
+  // Hugging Face
+  /(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g,
+  // GitHub tokens: personal, OAuth, user, server (ghs_ = Actions, Apps), refresh
+  /(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g,
+  // fine-grained GitHub tokens
+  /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}/g,
+  // GitLab
+  /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g,
+  // AWS access key ids
+  /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g
+  // Slack
+];
+function escapeRegExp(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+function redactWord(word) {
+  const q = word[0];
+  return (q === '"' || q === "'") && word.length >= 2 && word.endsWith(q) ? `${q}${REDACTED}${q}` : REDACTED;
+}
+function redactSecrets(text, known = []) {
+  let out = text;
+  const values = [...new Set(known.filter((k) => typeof k === "string" && k.length >= MIN_KNOWN_SECRET))].sort((a, b) => b.length - a.length);
+  for (const v of values) out = out.replace(new RegExp(escapeRegExp(v), "g"), REDACTED);
+  out = out.replace(USERINFO, `$1${REDACTED}@`);
+  out = out.replace(QUERY, `$1${REDACTED}`);
+  out = out.replace(
+    FLAG,
+    (all, lead, flag, sep, word) => isSecretFlagName(flag.replace(/^-+/, "")) ? `${lead}${flag}${sep}${redactWord(word)}` : all
+  );
+  out = out.replace(ASSIGN, (_all, lead, name, word) => `${lead}${name}=${redactWord(word)}`);
+  out = out.replace(JSON_FIELD, `$1${REDACTED}$3`);
+  out = out.replace(BEARER, `$1${REDACTED}`);
+  out = out.replace(AUTH_HEADER, `$1${REDACTED}`);
+  for (const shape of SHAPES) out = out.replace(shape, REDACTED);
+  return out;
+}
+var SECRET_ENV_NAME = /(?:^|_)(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY|CREDENTIALS?)$|^INPUT_.*(?:TOKEN|KEY|SECRET|PASSWORD)$/i;
+function secretValuesFromEnv(env) {
+  const out = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== void 0 && value.length >= 8 && SECRET_ENV_NAME.test(name)) out.push(value);
+  }
+  return out;
+}
 
 // src/config/flags.ts
 var INT = /^\d+$/;
@@ -66495,6 +66602,7 @@ function resolveConfig(input2) {
 ${problems.map((p) => `  ${p}`).join("\n")}`;
     throw new UsageError(message, "Run `servegate run --help` for every flag and its format.");
   }
+  const recorded = (text) => text ? redactSecrets(text, [apiKey, ...secretValuesFromEnv(env)]) : null;
   return {
     configPath: filePath,
     server: { baseUrl, model: flagModel ?? file2?.server?.model ?? null, api: flagApi ?? file2?.server?.api ?? DEFAULTS.api, apiKeyEnv },
@@ -66507,11 +66615,12 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     warmup: flagWarmup ?? sweep?.warmup ?? DEFAULTS.warmup,
     repeats: flagRepeats ?? sweep?.repeats ?? DEFAULTS.repeats,
     seed: flagSeed ?? file2?.seed ?? DEFAULTS.seed,
+    seedPinned: flagSeed !== void 0 || file2?.seed !== void 0,
     out: flagOut ?? DEFAULTS.out,
     resume: flags.resume === true,
     workers: flagWorkers ?? DEFAULTS.workers,
-    containerDigest: flagDigest ?? (digestFromEnv ? digestFromEnv : null),
-    serveCommand: flagServe ?? null,
+    containerDigest: recorded(flagDigest ?? digestFromEnv),
+    serveCommand: recorded(flagServe),
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
     gate: {
       tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
@@ -66563,6 +66672,7 @@ function configForResult(cfg) {
     warmup: cfg.warmup,
     repeats: cfg.repeats,
     seed: cfg.seed,
+    seed_pinned: cfg.seedPinned === true,
     workers: cfg.workers,
     idle_timeout_ms: cfg.idleTimeoutMs,
     container_digest: cfg.containerDigest,
@@ -66577,6 +66687,7 @@ function configForResult(cfg) {
 // src/sweep/run-sweep.ts
 init_errors();
 init_endpoints();
+import { randomInt } from "node:crypto";
 import { existsSync as existsSync2 } from "node:fs";
 
 // src/sim/server.ts
@@ -66680,9 +66791,9 @@ var Waker = class {
 
 // src/sim/batch-scheduler.ts
 var BatchScheduler = class {
-  constructor(profile, tokensPerChunk, cache) {
+  constructor(profile, tokensPerChunk2, cache) {
     this.profile = profile;
-    this.tokensPerChunk = tokensPerChunk;
+    this.tokensPerChunk = tokensPerChunk2;
     this.cache = cache;
     this.capacityBlocks = Math.floor(profile.kvCapacityTokens / profile.blockSize);
   }
@@ -67082,9 +67193,8 @@ function resolveSimOptions(partial2) {
   const merged = { ...DEFAULT_SIM_OPTIONS, ...dropUndefined(partial2) };
   const r = optionsSchema.safeParse(merged);
   if (!r.success) {
-    const lines2 = r.error.issues.map((i) => `  ${i.path.join(".") || "(top level)"}: ${i.message}`);
     throw new UsageError(`invalid simulator options:
-${lines2.join("\n")}`);
+${formatIssues(r.error)}`);
   }
   const det = [merged.ttftMs, merged.itlMs].filter((v) => v !== void 0).length;
   if (det === 1) {
@@ -67258,9 +67368,8 @@ function resolveProfile(ref) {
 function profileFromFile(raw, source) {
   const r = fileSchema.safeParse(raw ?? {});
   if (!r.success) {
-    const lines2 = r.error.issues.map((i) => `  ${i.path.join(".") || "(top level)"}: ${i.message}`);
     throw new UsageError(`${source} is not a valid simulator profile:
-${lines2.join("\n")}`);
+${formatIssues(r.error)}`);
   }
   const f = r.data;
   const base = builtinProfile(f.base ?? "default");
@@ -68008,17 +68117,17 @@ var TraceRecorder = class {
   /** The public, bigint form. */
   toTrace() {
     const chunkSendNs = new Array(this.n);
-    const tokensPerChunk = new Array(this.n);
+    const tokensPerChunk2 = new Array(this.n);
     for (let i = 0; i < this.n; i++) {
       chunkSendNs[i] = toHrtimeNs(this.sendNs[i]);
-      tokensPerChunk[i] = this.tokens[i];
+      tokensPerChunk2[i] = this.tokens[i];
     }
     return {
       requestId: this.requestId,
       arrivalNs: toHrtimeNs(this.arrivalNs),
       engineArrivalNs: toHrtimeNs(this.engineArrivalNs),
       chunkSendNs,
-      tokensPerChunk,
+      tokensPerChunk: tokensPerChunk2,
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
       complete: this.complete
@@ -68255,11 +68364,11 @@ async function startSim(partial2 = {}) {
     url: `http://${hostForUrl}:${port}`,
     port,
     close: () => {
-      closing ??= new Promise((resolve2) => {
+      closing ??= new Promise((resolve3) => {
         engine.close();
         for (const t of ctx.pending) clearTimeout(t);
         ctx.pending.clear();
-        server.close(() => resolve2());
+        server.close(() => resolve3());
         for (const s of sockets) s.destroy();
       });
       return closing;
@@ -68270,12 +68379,12 @@ async function startSim(partial2 = {}) {
   };
 }
 function listen(server, host, port) {
-  return new Promise((resolve2, reject) => {
+  return new Promise((resolve3, reject) => {
     server.once("error", reject);
     server.listen({ port, host, backlog: 4096 }, () => {
       server.off("error", reject);
       const addr = server.address();
-      resolve2(typeof addr === "object" && addr ? addr.port : port);
+      resolve3(typeof addr === "object" && addr ? addr.port : port);
     });
   });
 }
@@ -68328,14 +68437,14 @@ var DEFINITIONS = {
 import { execFile } from "node:child_process";
 function createExec(options = {}) {
   const timeout = options.timeoutMs ?? 5e3;
-  return (cmd, args, opts) => new Promise((resolve2) => {
+  return (cmd, args, opts) => new Promise((resolve3) => {
     execFile(
       cmd,
       [...args],
       { env: options.env ?? process.env, timeout, cwd: opts?.cwd, maxBuffer: 4 * 1024 * 1024, windowsHide: true },
       (err, stdout) => {
-        if (err) resolve2(null);
-        else resolve2({ stdout: String(stdout) });
+        if (err) resolve3(null);
+        else resolve3({ stdout: String(stdout) });
       }
     );
   });
@@ -68722,7 +68831,7 @@ async function runClosedLoop(requests, opts) {
   let next = 0;
   const slot = async () => {
     let freeMs = loopStartMs;
-    while (next < n) {
+    while (next < n && opts.signal?.aborted !== true) {
       const i = next++;
       const rec = await streamRequest(requests[i], deps);
       records[i] = rec;
@@ -68736,6 +68845,7 @@ async function runClosedLoop(requests, opts) {
   let lastSendMs = -Infinity;
   let endMs = loopStartMs;
   for (const r of records) {
+    if (r === void 0) continue;
     if (r.startMs < firstSendMs) firstSendMs = r.startMs;
     if (r.startMs > lastSendMs) lastSendMs = r.startMs;
     if (r.startMs + r.streamEndMs > endMs) endMs = r.startMs + r.streamEndMs;
@@ -68745,11 +68855,14 @@ async function runClosedLoop(requests, opts) {
 }
 
 // src/load/share.ts
-async function runShare(input2, go) {
+async function runShare(input2, go, signal) {
   const now = process.hrtime.bigint;
   const restore = raisePriority(input2.priority);
   const dispatcher = createLoadDispatcher(input2.concurrency);
-  const base = { concurrency: input2.concurrency, dispatcher, now, epochNs: input2.epochNs, idleTimeoutMs: input2.idleTimeoutMs };
+  const base = { concurrency: input2.concurrency, dispatcher, now, epochNs: input2.epochNs, idleTimeoutMs: input2.idleTimeoutMs, ...signal ? { signal } : {} };
+  const cut = () => void dispatcher.destroy(new LoadAborted()).catch(() => {
+  });
+  signal?.addEventListener("abort", cut, { once: true });
   try {
     if (input2.warmup.length > 0) await runClosedLoop(input2.warmup, base);
     collectGarbage();
@@ -68757,13 +68870,21 @@ async function runShare(input2, go) {
     const monitor = startLoopMonitor();
     const measured = await runClosedLoop(input2.measured, base);
     const loop = monitor.stop();
+    if (signal?.aborted === true) throw new LoadAborted();
     return { warmupRequests: input2.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop };
   } finally {
+    signal?.removeEventListener("abort", cut);
     restore();
     await dispatcher.destroy().catch(() => {
     });
   }
 }
+var LoadAborted = class extends Error {
+  name = "LoadAborted";
+  constructor() {
+    super("the load was cancelled; in-flight requests were cut");
+  }
+};
 function collectGarbage() {
   try {
     let gc = globalThis.gc;
@@ -68881,7 +69002,8 @@ async function runPoint(opts) {
     await opts.beforeMeasure?.();
     startedAt = (/* @__PURE__ */ new Date()).toISOString();
   };
-  const results = workers === 0 ? [await runShare(inputs[0], onGo)] : await runInWorkers(inputs, onGo);
+  if (opts.signal?.aborted === true) throw new LoadAborted();
+  const results = workers === 0 ? [await runShare(inputs[0], onGo, opts.signal)] : await runInWorkers(inputs, onGo, opts.signal);
   const finishedAt = (/* @__PURE__ */ new Date()).toISOString();
   const records = new Array(opts.measured.length);
   const sendLagsMs = [];
@@ -68909,13 +69031,21 @@ async function runPoint(opts) {
     finishedAt
   };
 }
-async function runInWorkers(inputs, onGo) {
+async function runInWorkers(inputs, onGo, signal) {
   const workers = inputs.map((input2) => spawnLoadWorker(input2));
   let warm = 0;
+  let onAbort = () => {
+  };
+  const aborted2 = new Promise((_resolve, reject) => {
+    onAbort = () => reject(new LoadAborted());
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  aborted2.catch(() => {
+  });
   try {
-    return await Promise.all(
+    return await Promise.race([aborted2, Promise.all(
       workers.map(
-        (w) => new Promise((resolve2, reject) => {
+        (w) => new Promise((resolve3, reject) => {
           w.on("message", (m) => {
             if (m.type === "warm") {
               if (++warm === workers.length) {
@@ -68923,15 +69053,16 @@ async function runInWorkers(inputs, onGo) {
                   for (const x of workers) x.postMessage("go");
                 }, reject);
               }
-            } else if (m.type === "done") resolve2(m.result);
+            } else if (m.type === "done") resolve3(m.result);
             else reject(new Error(`load worker failed: ${m.message}`));
           });
           w.on("error", reject);
           w.on("exit", (code) => reject(new Error(`load worker exited with code ${code} before finishing`)));
         })
       )
-    );
+    )]);
   } finally {
+    signal?.removeEventListener("abort", onAbort);
     await Promise.all(workers.map((w) => w.terminate()));
   }
 }
@@ -69021,6 +69152,115 @@ function atTargetForResult(points, target) {
   }));
 }
 
+// src/gate/metric-keys.ts
+var KIND_INFO = {
+  itl_p95: { name: "p95 ITL", unit: "ms", higherIsBetter: false, perShape: false },
+  tput_at_target: { name: "throughput at target", unit: "tok/s", higherIsBetter: true, perShape: true },
+  ttft_p95: { name: "p95 TTFT", unit: "ms", higherIsBetter: false, perShape: false },
+  tpot_p95: { name: "p95 TPOT", unit: "ms", higherIsBetter: false, perShape: false },
+  e2el_p95: { name: "p95 E2EL", unit: "ms", higherIsBetter: false, perShape: false },
+  req_tput: { name: "request throughput", unit: "req/s", higherIsBetter: true, perShape: false },
+  output_tput: { name: "output throughput", unit: "tok/s", higherIsBetter: true, perShape: false }
+};
+var METRIC_KINDS = Object.keys(KIND_INFO);
+var OUT_TOK = "out_tok";
+var ITL_TOK = "itl_tok_p95";
+function shapeLabel(inputLen, outputLen) {
+  return `${inputLen}x${outputLen}`;
+}
+function pointLabel(inputLen, outputLen, concurrency) {
+  return `${shapeLabel(inputLen, outputLen)}@c${concurrency}`;
+}
+function metricKey(kind, scope) {
+  return `${kind}@${scope}`;
+}
+function parseMetricKey(key) {
+  const at = key.indexOf("@");
+  if (at < 0) return null;
+  const kind = key.slice(0, at);
+  if (!(kind in KIND_INFO)) return null;
+  return { kind, scope: key.slice(at + 1) };
+}
+function humanLabel(kind, scope) {
+  const m = /^(\d+)x(\d+)(?:@c(\d+))?$/.exec(scope);
+  const where = m ? `${m[1]}×${m[2]}${m[3] === void 0 ? "" : ` c=${m[3]}`}` : scope;
+  return `${KIND_INFO[kind].name} ${where}`;
+}
+
+// src/gate/fingerprint.ts
+var obj = (x) => typeof x === "object" && x !== null && !Array.isArray(x) ? x : null;
+function tokensPerChunk(runs) {
+  let tokens = 0;
+  let chunks = 0;
+  for (const r of runs) {
+    if (r.completed <= 0 || r.tokens.client_chunks <= 0) continue;
+    tokens += r.tokens.server_usage ?? r.tokens.client_chunks;
+    chunks += r.tokens.client_chunks;
+  }
+  return chunks > 0 ? Math.round(tokens / chunks * 10) / 10 : null;
+}
+function fingerprintOf(result) {
+  const cfg = result.config;
+  const server = obj(cfg["server"]);
+  const planned = Array.isArray(cfg["shapes"]) ? cfg["shapes"].flatMap((s) => {
+    const o = obj(s);
+    return o && typeof o["input_len"] === "number" && typeof o["output_len"] === "number" ? [shapeLabel(o["input_len"], o["output_len"])] : [];
+  }) : [];
+  const shapes = [...new Set(planned)].sort();
+  const conc = Array.isArray(cfg["concurrency"]) && cfg["concurrency"].every((c) => typeof c === "number") ? cfg["concurrency"] : [];
+  const tpc = {};
+  for (const p of [...result.points].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency)) {
+    tpc[pointLabel(p.input_len, p.output_len, p.concurrency)] = tokensPerChunk(p.runs);
+  }
+  const text = (x) => typeof x === "string" && x !== "" ? x : "unknown";
+  const t = result.target;
+  return {
+    api: text(server?.["api"]),
+    model: typeof cfg["model"] === "string" ? cfg["model"] : text(result.env.model.id),
+    shapes,
+    concurrency: [...new Set(conc)].sort((a, b) => a - b),
+    prompts_per_concurrency: typeof cfg["prompts_per_concurrency"] === "number" ? cfg["prompts_per_concurrency"] : "unknown",
+    warmup: typeof cfg["warmup"] === "number" || cfg["warmup"] === "auto" ? cfg["warmup"] : "unknown",
+    target: `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`,
+    // servegate sends ignore_eos: true on every request (plan/prompts.ts); a result may record otherwise.
+    ignore_eos: typeof cfg["ignore_eos"] === "boolean" ? cfg["ignore_eos"] : true,
+    tokens_per_chunk: tpc
+  };
+}
+function resultFingerprint(result) {
+  return result.fingerprint ?? fingerprintOf(result);
+}
+var FIELDS = [
+  ["api", (f) => f.api],
+  ["model", (f) => f.model],
+  ["shapes", (f) => f.shapes.join(", ")],
+  ["concurrency", (f) => f.concurrency.join(", ")],
+  ["prompts per concurrency", (f) => String(f.prompts_per_concurrency)],
+  ["warmup", (f) => String(f.warmup)],
+  ["target", (f) => f.target],
+  ["ignore_eos", (f) => String(f.ignore_eos)]
+];
+function diffFingerprint(baseline, candidate) {
+  const out = [];
+  for (const [field, get] of FIELDS) {
+    const b = get(baseline);
+    const c = get(candidate);
+    if (b === c || b === "unknown" || c === "unknown" || b === "" || c === "") continue;
+    out.push({ field, baseline: b, candidate: c });
+  }
+  return out;
+}
+function tokensPerChunkChanges(baseline, candidate) {
+  const out = /* @__PURE__ */ new Map();
+  if (!baseline) return out;
+  for (const [scope, c] of Object.entries(candidate.tokens_per_chunk)) {
+    const b = baseline.tokens_per_chunk[scope];
+    if (b === void 0 || b === null || c === null || b === c) continue;
+    out.set(scope, { baseline: b, candidate: c });
+  }
+  return out;
+}
+
 // src/store/result-file.ts
 init_errors();
 
@@ -69062,40 +69302,17 @@ async function syncDir(dir) {
   }
 }
 
-// src/store/json-file.ts
-init_errors();
-import { readFile as readFile2 } from "node:fs/promises";
-function parseJsonText(text, source) {
-  if (text.trim() === "") throw new UsageError(`${source} is empty (truncated or never written)`);
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    const pos = /position (\d+)/.exec(msg);
-    const truncated = /end of JSON/i.test(msg) || pos !== null && Number(pos[1]) >= text.trimEnd().length;
-    throw new UsageError(
-      `${source} is not valid JSON: ${truncated ? "the file ends early (truncated — was a write interrupted?)" : "corrupt content"} (${msg})`,
-      truncated ? "Re-create it: rerun the sweep or restore the file from version control." : void 0
-    );
-  }
-}
-async function readJsonFile(path) {
-  let text;
-  try {
-    text = await readFile2(path, "utf8");
-  } catch (err) {
-    throw new UsageError(`cannot read ${path}: ${describeError(err)}`);
-  }
-  return parseJsonText(text, path);
-}
-function formatIssues(error62) {
-  return error62.issues.map((i) => `  ${i.path.length > 0 ? i.path.map(String).join(".") : "(top level)"}: ${i.message}`).join("\n");
-}
-
 // src/store/result-schema.ts
 var count = external_exports.number().int().nonnegative();
 var num = external_exports.number();
-var latency = external_exports.object({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() });
+var latency = external_exports.strictObject({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() });
+var msOf = (min2) => {
+  const rule = `expected a latency in ms: a finite number ${min2 === "positive" ? "> 0" : "≥ 0"}, or null`;
+  const n = min2 === "positive" ? external_exports.number({ error: rule }).positive({ error: rule }) : external_exports.number({ error: rule }).nonnegative({ error: rule });
+  return external_exports.strictObject({ mean: n.nullable(), p50: n.nullable(), p95: n.nullable(), p99: n.nullable() });
+};
+var elapsedMs = msOf("positive");
+var gapMs = msOf("nonnegative");
 var validityCode = external_exports.enum([
   "client_saturated",
   "token_count_mismatch",
@@ -69151,14 +69368,14 @@ var runResult = external_exports.object({
   total_token_throughput: num,
   request_throughput: num,
   tok_s_per_user: num.nullable(),
-  ttft_ms: latency,
-  tpot_ms: latency,
-  itl_ms: latency,
-  e2el_ms: latency,
+  ttft_ms: elapsedMs,
+  tpot_ms: gapMs,
+  itl_ms: gapMs,
+  e2el_ms: elapsedMs,
   validity: external_exports.object({ valid: external_exports.boolean(), issues: external_exports.array(external_exports.object({ code: validityCode, detail: external_exports.string() })) }),
   started_at: external_exports.string(),
   finished_at: external_exports.string(),
-  itl_per_token_ms: latency,
+  itl_per_token_ms: gapMs,
   tokens: external_exports.object({
     expected: num,
     server_usage: num.nullable(),
@@ -69180,9 +69397,10 @@ var runResult = external_exports.object({
   }),
   gpu: external_exports.array(gpuSample).nullable()
 });
+var PERCENTILE_RULE = `expected ${TARGET_PERCENTILES.join(", ")} (the percentiles every run records)`;
 var resultTargetSchema = external_exports.object({
   metric: external_exports.enum(["tpot", "itl"]),
-  percentile: num.positive().max(100),
+  percentile: external_exports.number({ error: PERCENTILE_RULE }).refine((p) => TARGET_PERCENTILES.includes(p), { error: PERCENTILE_RULE }),
   threshold_ms: num.positive()
 });
 var envRecordSchema = external_exports.object({
@@ -69205,6 +69423,17 @@ var envRecordSchema = external_exports.object({
   definitions: external_exports.record(external_exports.string(), external_exports.string())
 });
 var positiveInt2 = external_exports.number().int().positive();
+var fingerprintSchema = external_exports.object({
+  api: external_exports.string(),
+  model: external_exports.string(),
+  shapes: external_exports.array(external_exports.string()),
+  concurrency: external_exports.array(positiveInt2),
+  prompts_per_concurrency: external_exports.union([positiveInt2, external_exports.literal("unknown")]),
+  warmup: external_exports.union([count, external_exports.literal("auto"), external_exports.literal("unknown")]),
+  target: external_exports.string(),
+  ignore_eos: external_exports.boolean(),
+  tokens_per_chunk: external_exports.record(external_exports.string(), num.nullable())
+});
 var resultFileSchema = external_exports.object({
   schema: external_exports.literal(RESULT_SCHEMA),
   harness: external_exports.object({ name: external_exports.literal("servegate"), version: external_exports.string() }),
@@ -69227,8 +69456,34 @@ var resultFileSchema = external_exports.object({
         })
       )
     })
-  )
+  ),
+  fingerprint: fingerprintSchema.optional()
+}).superRefine((file2, ctx) => {
+  const firstPoint = /* @__PURE__ */ new Map();
+  file2.points.forEach((p, i) => {
+    const key = `${p.input_len}x${p.output_len} at C=${p.concurrency}`;
+    const seen = firstPoint.get(key);
+    if (seen === void 0) firstPoint.set(key, i);
+    else ctx.addIssue({ code: "custom", path: ["points", i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency appears once` });
+    duplicateRepeats(p.runs, ["points", i, "runs"], ctx);
+  });
+  const firstShape = /* @__PURE__ */ new Map();
+  file2.at_target.forEach((s, i) => {
+    const key = `${s.input_len}x${s.output_len}`;
+    const seen = firstShape.get(key);
+    if (seen === void 0) firstShape.set(key, i);
+    else ctx.addIssue({ code: "custom", path: ["at_target", i], message: `duplicate shape ${key} (also at_target.${seen}); each shape appears once` });
+    duplicateRepeats(s.runs, ["at_target", i, "runs"], ctx);
+  });
 });
+function duplicateRepeats(runs, path, ctx) {
+  const first = /* @__PURE__ */ new Map();
+  runs.forEach((r, k) => {
+    const seen = first.get(r.repeat);
+    if (seen === void 0) first.set(r.repeat, k);
+    else ctx.addIssue({ code: "custom", path: [...path, k, "repeat"], message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once` });
+  });
+}
 
 // src/store/result-file.ts
 function parseResult(json2, source) {
@@ -69255,6 +69510,57 @@ async function readResultFile(path) {
 async function writeResultFile(path, result) {
   await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}
 `);
+}
+
+// src/store/output-path.ts
+init_errors();
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname as dirname3, resolve as resolve2 } from "node:path";
+function assertWritableOutput(path, flag, opts = {}) {
+  if (path === void 0) return;
+  const problem = outputProblem(path, opts);
+  if (problem !== null) {
+    throw new UsageError(`${flag} ${path}: ${problem}`, "Choose a file in an existing, writable directory.");
+  }
+}
+function outputProblem(path, opts = {}) {
+  if (path.trim() === "") return "expected a file path, got an empty string";
+  const target = statOrNull(path);
+  if (target?.isDirectory()) return "is a directory, expected a file path";
+  const dir = dirname3(resolve2(path));
+  const parent = statOrNull(dir);
+  if (parent === null) {
+    if (opts.createsDirs === false) return `directory ${dir} does not exist`;
+    let above = dirname3(dir);
+    let st = statOrNull(above);
+    while (st === null && dirname3(above) !== above) {
+      above = dirname3(above);
+      st = statOrNull(above);
+    }
+    if (st === null) return `directory ${dir} does not exist and cannot be created`;
+    if (!st.isDirectory()) return `directory ${dir} does not exist and cannot be created: ${above} is not a directory`;
+    if (!canWrite(above)) return `directory ${dir} does not exist and cannot be created: ${above} is not writable`;
+    return null;
+  }
+  if (!parent.isDirectory()) return `${dir} is not a directory`;
+  if (!canWrite(dir)) return `directory ${dir} is not writable`;
+  if (target !== null && !canWrite(path)) return "the file exists and is not writable";
+  return null;
+}
+function statOrNull(path) {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
+function canWrite(path) {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // src/sweep/measure-point.ts
@@ -69739,14 +70045,14 @@ function requestFigures(rec) {
   const itlMs = [];
   for (let i = 1; i < arrivals.length; i++) itlMs.push(arrivals[i] - arrivals[i - 1]);
   const usage = rec.usageCompletionTokens;
-  const tokensPerChunk = usage !== null && rec.contentChunks > 0 ? usage / rec.contentChunks : 1;
+  const tokensPerChunk2 = usage !== null && rec.contentChunks > 0 ? usage / rec.contentChunks : 1;
   const outputTokens = usage ?? rec.contentChunks;
   const tpotMs = outputTokens > 1 && rec.ttftMs !== null && rec.e2elMs !== null ? (rec.e2elMs - rec.ttftMs) / (outputTokens - 1) : null;
   return {
     ttftMs: rec.ttftMs,
     e2elMs: rec.e2elMs,
     itlMs,
-    tokensPerChunk,
+    tokensPerChunk: tokensPerChunk2,
     outputTokens,
     promptTokens: rec.usagePromptTokens ?? rec.promptTokens,
     tpotMs
@@ -70680,17 +70986,24 @@ function promptWords(pointSeed, serial, length) {
 async function measurePoint(point, ctx) {
   const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey });
   const atStart = { metrics: null, sampler: null };
-  const raw = await runPoint({
-    concurrency: point.concurrency,
-    workers: ctx.workers,
-    idleTimeoutMs: ctx.idleTimeoutMs,
-    warmup,
-    measured,
-    beforeMeasure: async () => {
-      atStart.metrics = await scrapeMetrics(ctx.root, ctx.apiKey);
-      atStart.sampler = ctx.sampleGpu();
-    }
-  });
+  let raw;
+  try {
+    raw = await runPoint({
+      concurrency: point.concurrency,
+      workers: ctx.workers,
+      idleTimeoutMs: ctx.idleTimeoutMs,
+      warmup,
+      measured,
+      ...ctx.signal ? { signal: ctx.signal } : {},
+      beforeMeasure: async () => {
+        atStart.metrics = await scrapeMetrics(ctx.root, ctx.apiKey);
+        atStart.sampler = ctx.sampleGpu();
+      }
+    });
+  } catch (err) {
+    await atStart.sampler?.stop();
+    throw err;
+  }
   const gpu = atStart.sampler === null ? [] : await atStart.sampler.stop();
   const after = await scrapeMetrics(ctx.root, ctx.apiKey);
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts });
@@ -70744,7 +71057,7 @@ function checkResumable(result, cfg, path, now = {}) {
   same("api", server.api, cfg.server.api);
   same("prompts_per_concurrency", c.prompts_per_concurrency, cfg.promptsPerConcurrency);
   same("warmup", c.warmup, cfg.warmup);
-  same("seed", c.seed, cfg.seed);
+  if (cfg.seedPinned === true) same("seed", c.seed, cfg.seed);
   if (now.model !== void 0) same("model", c.model, now.model);
   if (now.env !== void 0) {
     const e = result.env;
@@ -70774,7 +71087,19 @@ function checkResumable(result, cfg, path, now = {}) {
 }
 
 // src/sweep/run-sweep.ts
+var SweepCancelled = class extends UsageError {
+  constructor(resultPath, done, planned) {
+    super(`Sweep interrupted after ${done} of ${planned} runs; finished runs are saved in ${resultPath}, the run in progress was dropped.`, `Continue with: servegate run --resume --out ${resultPath}`);
+    this.resultPath = resultPath;
+    this.done = done;
+    this.planned = planned;
+  }
+  resultPath;
+  done;
+  planned;
+};
 async function runSweep(cfg, deps) {
+  assertWritableOutput(cfg.out, "--out");
   let sim = null;
   let root;
   if (cfg.server.baseUrl === null) {
@@ -70794,7 +71119,6 @@ async function runSweep(cfg, deps) {
 async function sweepAgainst(root, cfg, deps) {
   const { preflight: preflight2 } = await Promise.resolve().then(() => (init_preflight(), preflight_exports));
   const { model } = await preflight2(root, cfg.server.model, cfg.server.api, cfg.apiKey);
-  const plan = buildPlan(cfg);
   const resultPath = cfg.out;
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
   const tooManyThreads = workersWarning(cfg.workers);
@@ -70803,14 +71127,20 @@ async function sweepAgainst(root, cfg, deps) {
   if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`);
   const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost };
   let result;
+  let plan;
   if (cfg.resume && existsSync2(resultPath)) {
     result = await readResultFile(resultPath);
     checkResumable(result, cfg, resultPath, { model, env: await collectEnv(envDeps) });
-    result.config = { ...configForResult(cfg), model };
+    const seed = cfg.seedPinned === true ? cfg.seed : recordedSeed(result) ?? freshSeed();
+    plan = buildPlan({ ...cfg, seed });
+    result.config = { ...configForResult({ ...cfg, seed }), model };
     deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`);
     deps.onResume?.(countRuns(result), plan.length);
   } else {
     if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`);
+    const seed = cfg.seedPinned === true ? cfg.seed : freshSeed();
+    if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`);
+    plan = buildPlan({ ...cfg, seed });
     const previous = existsSync2(resultPath) ? await readResultFile(resultPath).catch(() => null) : null;
     if (previous !== null && countRuns(previous) > 0) {
       deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`);
@@ -70820,7 +71150,7 @@ async function sweepAgainst(root, cfg, deps) {
       schema: RESULT_SCHEMA,
       harness: { name: "servegate", version: HARNESS_VERSION },
       env,
-      config: { ...configForResult(cfg), model },
+      config: { ...configForResult({ ...cfg, seed }), model },
       target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
       points: [],
       at_target: []
@@ -70832,11 +71162,12 @@ async function sweepAgainst(root, cfg, deps) {
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null;
   const gpuExec = envDeps.exec;
   for (const [i, planned] of plan.entries()) {
-    if (deps.signal?.aborted) throw new UsageError("Sweep interrupted; finished runs are saved.", `Continue with: servegate run --resume --out ${resultPath}`);
+    if (deps.signal?.aborted) throw new SweepCancelled(resultPath, countRuns(result), plan.length);
     if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue;
     const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, "resume", resumeSalt) };
     deps.onPointStart?.(point, i, plan.length);
     const run = await measurePoint(point, {
+      ...deps.signal ? { signal: deps.signal } : {},
       root,
       model,
       api: cfg.server.api,
@@ -70848,9 +71179,13 @@ async function sweepAgainst(root, cfg, deps) {
         const s = startGpuSampler(gpuExec, 1e3);
         return { stop: () => s.stopAndWait() };
       }
+    }).catch((err) => {
+      if (err instanceof LoadAborted || deps.signal?.aborted === true) throw new SweepCancelled(resultPath, countRuns(result), plan.length);
+      throw err;
     });
     addRun(result, point, run);
     result.at_target = atTargetForResult(result.points, result.target);
+    result.fingerprint = fingerprintOf(result);
     result.env.finished_at = (/* @__PURE__ */ new Date()).toISOString();
     await writeResultFile(resultPath, result);
     deps.onPointDone?.(point, run, i, plan.length);
@@ -70867,6 +71202,13 @@ function addRun(result, point, run) {
   }
   p.runs.push(run);
   p.runs.sort((a, b) => a.repeat - b.repeat);
+}
+function freshSeed() {
+  return randomInt(0, 2 ** 32);
+}
+function recordedSeed(result) {
+  const seed = result.config.seed;
+  return typeof seed === "number" && Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32 ? seed : null;
 }
 function countRuns(result) {
   return result.points.reduce((n, p) => n + p.runs.length, 0);
@@ -71088,7 +71430,7 @@ function plannedGrid(cfg, points) {
   const repeats = typeof cfg.repeats === "number" ? cfg.repeats : null;
   return { shapes, concurrency, repeats };
 }
-function buildRow(concurrency, point, plannedRepeats, notes) {
+function buildRow(concurrency, point, plannedRepeats2, notes) {
   const runs = point?.runs ?? [];
   if (runs.length === 0) return { cells: [String(concurrency), "pending", "pending", "pending", "pending"] };
   const valid = runs.filter((r) => r.validity.valid);
@@ -71098,8 +71440,8 @@ function buildRow(concurrency, point, plannedRepeats, notes) {
     const t = tokenNotes(r);
     if (t.length > 0) rowNotes.push(`C=${concurrency}, repeat ${r.repeat}: ${t.join(" ")}`);
   }
-  if (plannedRepeats !== null && runs.length < plannedRepeats) {
-    rowNotes.push(`C=${concurrency}: ${runs.length} of ${plannedRepeats} repeats measured so far.`);
+  if (plannedRepeats2 !== null && runs.length < plannedRepeats2) {
+    rowNotes.push(`C=${concurrency}: ${runs.length} of ${plannedRepeats2} repeats measured so far.`);
   }
   const refs = rowNotes.map((n) => {
     notes.push(n);
@@ -71404,11 +71746,11 @@ function parseSimFlags(f) {
   return out;
 }
 function waitForSignal() {
-  return new Promise((resolve2) => {
+  return new Promise((resolve3) => {
     const done = () => {
       process.off("SIGINT", done);
       process.off("SIGTERM", done);
-      resolve2();
+      resolve3();
     };
     process.on("SIGINT", done);
     process.on("SIGTERM", done);
@@ -71556,6 +71898,7 @@ function decideMetric(input2, opts) {
     base.notes.push(center === null ? "no valid baseline runs" : "no valid candidate runs");
     return base;
   }
+  if (!Number.isFinite(center) || !Number.isFinite(cand)) return decideAtZero(base, center, cand, candLogs, input2.higherIsBetter);
   const finite = (r) => r.filter(Number.isFinite);
   const noise = estimateNoise(used.map(finite), finite(candLogs), opts);
   const sign = input2.higherIsBetter ? -1 : 1;
@@ -71569,6 +71912,10 @@ function decideMetric(input2, opts) {
     return { bar: Math.max(tolBar, kNow * sigma2), passBar: passBar2, sigma: sigma2 };
   };
   const { bar, passBar, sigma } = bars(candLogs.length);
+  if (!Number.isFinite(sigma) || !Number.isFinite(d)) {
+    base.notes.push("no finite baseline data to estimate the noise from");
+    return { ...base, d: Number.isFinite(d) ? d : null, status: "inconclusive" };
+  }
   const worse = candLogs.filter((x) => sign * (x - center) > 0).length;
   const better = candLogs.filter((x) => sign * (x - center) < 0).length;
   const n = candLogs.length;
@@ -71590,6 +71937,23 @@ function decideMetric(input2, opts) {
   base.notes.push(`${show(d)} lies between the pass threshold ${show(passBar)} and the bar ${show(bar)}`);
   return { ...base, status: "inconclusive", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) };
 }
+function decideAtZero(base, center, cand, candLogs, higherIsBetter) {
+  const n = candLogs.length;
+  const zeros = candLogs.filter((x) => !Number.isFinite(x)).length;
+  if (!Number.isFinite(center) && !Number.isFinite(cand)) {
+    base.notes.push("zero on both sides (e.g. the target is unreachable in baseline and candidate)");
+    return { ...base, status: "pass" };
+  }
+  const candidateIsZero = !Number.isFinite(cand);
+  const worse = candidateIsZero === higherIsBetter;
+  const agreeing = candidateIsZero ? zeros : n - zeros;
+  if (agreeing < n - allowedDisagreements(n)) {
+    base.notes.push(`only ${agreeing} of ${n} runs are ${candidateIsZero ? "zero" : "above zero"}`);
+    return { ...base, status: "inconclusive" };
+  }
+  base.notes.push(candidateIsZero ? "the candidate dropped to zero" : "the candidate rose from zero");
+  return { ...base, status: worse ? "regression" : "improvement" };
+}
 function repeatsToResolve(d, n, bars, budget) {
   for (let extra = 1; extra <= budget; extra++) {
     const { bar, passBar } = bars(n + extra);
@@ -71605,7 +71969,7 @@ function repeatsForAgreement(n, disagree, budget) {
 }
 
 // src/gate/env-diff.ts
-var FIELDS = [
+var FIELDS2 = [
   ["engine", (e) => `${e.engine.name} ${e.engine.version}`],
   ["model", (e) => e.model.id],
   ["model revision", (e) => e.model.revision],
@@ -71625,7 +71989,7 @@ function gpuNames(e) {
 function diffEnv(baseline, candidate) {
   const changes = [];
   const incomparable = [];
-  for (const [field, get] of FIELDS) {
+  for (const [field, get] of FIELDS2) {
     const b = get(baseline);
     const c = get(candidate);
     if (b === c) continue;
@@ -71637,52 +72001,30 @@ function diffEnv(baseline, candidate) {
   return { changes, incomparable };
 }
 
-// src/gate/metric-keys.ts
-var KIND_INFO = {
-  itl_p95: { name: "p95 ITL", unit: "ms", higherIsBetter: false, perShape: false },
-  tput_at_target: { name: "throughput at target", unit: "tok/s", higherIsBetter: true, perShape: true },
-  ttft_p95: { name: "p95 TTFT", unit: "ms", higherIsBetter: false, perShape: false },
-  tpot_p95: { name: "p95 TPOT", unit: "ms", higherIsBetter: false, perShape: false },
-  e2el_p95: { name: "p95 E2EL", unit: "ms", higherIsBetter: false, perShape: false },
-  req_tput: { name: "request throughput", unit: "req/s", higherIsBetter: true, perShape: false },
-  output_tput: { name: "output throughput", unit: "tok/s", higherIsBetter: true, perShape: false }
-};
-var METRIC_KINDS = Object.keys(KIND_INFO);
-var OUT_TOK = "out_tok";
-function shapeLabel(inputLen, outputLen) {
-  return `${inputLen}x${outputLen}`;
-}
-function pointLabel(inputLen, outputLen, concurrency) {
-  return `${shapeLabel(inputLen, outputLen)}@c${concurrency}`;
-}
-function metricKey(kind, scope) {
-  return `${kind}@${scope}`;
-}
-function parseMetricKey(key) {
-  const at = key.indexOf("@");
-  if (at < 0) return null;
-  const kind = key.slice(0, at);
-  if (!(kind in KIND_INFO)) return null;
-  return { kind, scope: key.slice(at + 1) };
-}
-function humanLabel(kind, scope) {
-  const m = /^(\d+)x(\d+)(?:@c(\d+))?$/.exec(scope);
-  const where = m ? `${m[1]}×${m[2]}${m[3] === void 0 ? "" : ` c=${m[3]}`}` : scope;
-  return `${KIND_INFO[kind].name} ${where}`;
-}
-
 // src/gate/extract.ts
+function withinFailedBudget(run, budget) {
+  if (run.completed <= 0) return run.failed === 0;
+  if (budget.maxFailedRequests !== null) return run.failed <= budget.maxFailedRequests;
+  return failedShare(run) <= budget.failedRequestBudget;
+}
+function gateValid(run, budget) {
+  if (run.validity.valid) return true;
+  if (budget === null || run.failed === 0) return false;
+  return run.validity.issues.every((i) => i.code === "requests_failed") && withinFailedBudget(run, budget);
+}
 var POINT_FIGURES = [
   ["itl_p95", (r) => p95(r.itl_ms)],
   ["ttft_p95", (r) => p95(r.ttft_ms)],
   ["tpot_p95", (r) => p95(r.tpot_ms)],
   ["e2el_p95", (r) => p95(r.e2el_ms)],
-  ["req_tput", (r) => r.request_throughput],
-  ["output_tput", (r) => r.output_throughput],
-  [OUT_TOK, outputTokensPerRequest]
+  ["req_tput", (r) => usable(r.request_throughput)],
+  ["output_tput", (r) => usable(r.output_throughput)],
+  [OUT_TOK, outputTokensPerRequest],
+  [ITL_TOK, (r) => p95(r.itl_per_token_ms)]
 ];
+var usable = (x) => x !== null && Number.isFinite(x) && x > 0 ? x : null;
 function p95(s) {
-  return s.p95;
+  return usable(s.p95);
 }
 function outputTokensPerRequest(r) {
   if (r.completed <= 0) return null;
@@ -71692,7 +72034,28 @@ function failedShare(r) {
   const total = r.completed + r.failed;
   return total > 0 ? r.failed / total : 1;
 }
-function extractFigures(result) {
+function gateView(points, budget) {
+  const accepted = /* @__PURE__ */ new Set();
+  const view = points.map((p) => ({
+    ...p,
+    runs: p.runs.map((r) => {
+      if (r.validity.valid || !gateValid(r, budget)) return r;
+      accepted.add(shapeLabel(p.input_len, p.output_len));
+      return { ...r, validity: { valid: true, issues: [] } };
+    })
+  }));
+  return { points: view, accepted };
+}
+function extractFigures(result, budget = null) {
+  const view = gateView(result.points, budget);
+  const atTarget = result.at_target.map((sh) => {
+    if (!view.accepted.has(shapeLabel(sh.input_len, sh.output_len))) return sh;
+    const again = atTargetForResult(
+      view.points.filter((p) => p.input_len === sh.input_len && p.output_len === sh.output_len),
+      result.target
+    );
+    return again[0] ?? { ...sh, runs: [] };
+  });
   const out = /* @__PURE__ */ new Map();
   const push = (key, run) => {
     const list = out.get(key);
@@ -71700,57 +72063,133 @@ function extractFigures(result) {
     else out.set(key, [run]);
   };
   const repeatState = /* @__PURE__ */ new Map();
-  for (const pt of result.points) {
+  for (const [pi, pt] of result.points.entries()) {
     const scope = pointLabel(pt.input_len, pt.output_len, pt.concurrency);
-    for (const run of pt.runs) {
+    for (const [ri, run] of pt.runs.entries()) {
       const codes = run.validity.issues.map((i) => i.code);
       const share = failedShare(run);
+      const valid = view.points[pi].runs[ri].validity.valid;
       for (const [kind, get] of POINT_FIGURES) {
-        push(metricKey(kind, scope), { repeat: run.repeat, value: get(run), valid: run.validity.valid, codes, failedShare: share, failed: run.failed });
+        push(metricKey(kind, scope), { repeat: run.repeat, value: get(run), valid, codes, failedShare: share, failed: run.failed, completed: run.completed });
       }
       const rk = `${shapeLabel(pt.input_len, pt.output_len)}#${run.repeat}`;
-      const st = repeatState.get(rk) ?? { codes: /* @__PURE__ */ new Set(), failedShare: 0, failed: 0 };
+      const st = repeatState.get(rk) ?? { codes: /* @__PURE__ */ new Set(), failedShare: 0, failed: 0, completed: Infinity };
       for (const c of codes) st.codes.add(c);
       st.failedShare = Math.max(st.failedShare, share);
       st.failed = Math.max(st.failed, run.failed);
+      st.completed = Math.min(st.completed, run.completed);
       repeatState.set(rk, st);
     }
   }
-  for (const sh of result.at_target) {
+  for (const sh of atTarget) {
     const scope = shapeLabel(sh.input_len, sh.output_len);
-    const cut = repeatsCutByInvalidRuns(result.points, sh.input_len, sh.output_len, result.target);
+    const cut = repeatsCutByInvalidRuns(view.points, sh.input_len, sh.output_len, result.target);
     for (const run of sh.runs) {
       const st = repeatState.get(`${scope}#${run.repeat}`);
-      const value = run.throughput ?? (run.bound === "unreachable" ? 0 : null);
+      const raw = run.throughput ?? (run.bound === "unreachable" ? 0 : null);
+      const value = raw !== null && Number.isFinite(raw) && raw >= 0 ? raw : null;
       push(metricKey("tput_at_target", scope), {
         repeat: run.repeat,
         value,
         valid: !cut.has(run.repeat),
         codes: st ? [...st.codes] : [],
         failedShare: st?.failedShare ?? 0,
-        failed: st?.failed ?? 0
+        failed: st?.failed ?? 0,
+        completed: st && Number.isFinite(st.completed) ? st.completed : 0
       });
     }
   }
   return out;
 }
 
-// src/gate/invariants.ts
-function invariantProblems(runs, opts) {
+// src/gate/completeness.ts
+function plannedRepeats(candidate) {
+  const r = candidate.config["repeats"];
+  return typeof r === "number" && Number.isInteger(r) && r > 0 ? r : null;
+}
+function refreshRuns(baseline, key, scope) {
+  const newest = baseline.refreshes.at(-1);
+  if (!newest) return 0;
+  return (newest.runs[key]?.length ?? 0) + newest.invalid.filter((i) => i.scope === scope).length;
+}
+function completenessProblems(baseline, candidate, kind, scope, runs, planned, cut) {
   const problems = [];
-  for (const r of runs) {
-    if (!r.valid) problems.push(`run ${r.repeat} invalid (${r.codes.join(", ") || "no code given"})`);
-    if (opts.maxFailedRequests !== null) {
-      if (r.failed > opts.maxFailedRequests) {
-        problems.push(`run ${r.repeat}: ${r.failed} requests failed (at most ${opts.maxFailedRequests} allowed)`);
-      }
-    } else if (r.failedShare > opts.failedRequestBudget) {
-      problems.push(
-        `run ${r.repeat}: ${(r.failedShare * 100).toFixed(1)} % of requests failed (budget ${(opts.failedRequestBudget * 100).toFixed(1)} %)`
-      );
+  const fromBaseline = refreshRuns(baseline, metricKey(kind, scope), scope);
+  const expected = Math.max(planned ?? 0, fromBaseline);
+  const why = (planned ?? 0) >= fromBaseline ? `the ${planned} repeats it planned` : `the baseline's ${fromBaseline} runs per refresh`;
+  if (!KIND_INFO[kind].perShape) {
+    if (runs.length > 0 && runs.length < expected) {
+      problems.push({ blame: "incomplete", text: `${scope}: the candidate has ${runs.length} of ${why}` });
+    }
+    return problems;
+  }
+  const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope);
+  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].sort((a, b) => a - b);
+  if (repeats.length > 0 && repeats.length < expected) {
+    problems.push({ blame: "incomplete", text: `${scope}: the candidate has ${repeats.length} of ${why}` });
+  }
+  const concs = baseline.profile.concurrency;
+  for (const rep of repeats) {
+    const have = cut.get(rep);
+    if (have !== void 0) {
+      problems.push({ blame: "incomplete", text: `repeat ${rep}: the curve stopped early (measured c=${have.join(", ") || "none"} of ${concs.join(", ")})` });
+    } else if (!runs.some((r) => r.repeat === rep)) {
+      problems.push({ blame: "inconclusive", text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` });
     }
   }
   return problems;
+}
+function cutRepeats(baseline, candidate, shape) {
+  const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape);
+  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)));
+  const concs = baseline.profile.concurrency;
+  const out = /* @__PURE__ */ new Map();
+  for (const rep of repeats) {
+    const have = concs.filter((c) => shapePoints.some((p) => p.concurrency === c && p.runs.some((r) => r.repeat === rep)));
+    if (have.length < concs.length) out.set(rep, have);
+  }
+  return out;
+}
+
+// src/gate/invariants.ts
+var CODE_BLAME = {
+  requests_failed: "broken",
+  output_len_mismatch: "broken",
+  token_count_mismatch: "broken",
+  client_saturated: "inconclusive",
+  gpu_shared: "inconclusive",
+  gpu_throttled: "inconclusive",
+  ramp_dominated: "inconclusive",
+  too_few_requests: "inconclusive",
+  prefix_cache_contaminated: "inconclusive"
+};
+var blameOf = (code) => CODE_BLAME[code] ?? "inconclusive";
+function budgetText(opts) {
+  return opts.maxFailedRequests !== null ? `at most ${opts.maxFailedRequests} allowed` : `budget ${(opts.failedRequestBudget * 100).toFixed(1)} %`;
+}
+function failedText(r) {
+  return `${r.failed} request${r.failed === 1 ? "" : "s"} failed (${(r.failedShare * 100).toFixed(1)} %)`;
+}
+function runProblems(runs, opts) {
+  const problems = [];
+  const notes = [];
+  for (const r of runs) {
+    if (r.completed <= 0 && r.failed > 0) {
+      problems.push({ blame: "broken", text: `run ${r.repeat}: no request completed (${r.failed} failed): the server did not serve` });
+    } else if (r.failed > 0) {
+      const within = opts.maxFailedRequests !== null ? r.failed <= opts.maxFailedRequests : r.failedShare <= opts.failedRequestBudget;
+      if (within) notes.push(`run ${r.repeat}: ${failedText(r)}, within the ${budgetText(opts)}`);
+      else problems.push({ blame: "broken", text: `run ${r.repeat}: ${failedText(r)}, beyond the ${budgetText(opts)}` });
+    }
+    const broken = r.codes.filter((c) => c !== "requests_failed" && blameOf(c) === "broken");
+    if (broken.length > 0) problems.push({ blame: "broken", text: `run ${r.repeat}: ${[...new Set(broken)].join(", ")}` });
+    if (!r.valid) {
+      const host = r.codes.filter((c) => blameOf(c) === "inconclusive");
+      if (host.length > 0) problems.push({ blame: "inconclusive", text: `run ${r.repeat} invalid (${[...new Set(host)].join(", ")})` });
+      else if (r.codes.length === 0) problems.push({ blame: "inconclusive", text: `run ${r.repeat} invalid (no code given)` });
+    }
+  }
+  return { problems, notes };
 }
 function tokenCountProblems(baseline, candidate, pointScopes, opts) {
   const problems = [];
@@ -71762,7 +72201,7 @@ function tokenCountProblems(baseline, candidate, pointScopes, opts) {
     const b = median2(hist.slice(-Math.max(1, opts.centerWindow)).map((v) => median2(v)));
     const c = median2(cand);
     if (b > 0 && Math.abs(c / b - 1) > opts.tokenCountTolerance) {
-      problems.push(`${scope}: output tokens per request changed from ${fmt(b)} to ${fmt(c)}`);
+      problems.push({ blame: "broken", text: `${scope}: output tokens per request changed from ${fmt(b)} to ${fmt(c)}` });
     }
   }
   return problems;
@@ -71791,6 +72230,7 @@ var DEFAULT_GATE_OPTIONS = {
 function resolveGateOptions(baseline, opts = {}) {
   return {
     ...DEFAULT_GATE_OPTIONS,
+    ...baseline?.max_failed_requests !== void 0 ? { maxFailedRequests: baseline.max_failed_requests } : {},
     ...opts,
     tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances }
   };
@@ -71821,8 +72261,14 @@ function compareToBaseline(baseline, candidate, options = {}) {
       `interactivity target differs: baseline ${bt.metric} p${bt.percentile} ≤ ${bt.threshold_ms} ms, candidate ${ct.metric} p${ct.percentile} ≤ ${ct.threshold_ms} ms`
     );
   }
+  const candFp = resultFingerprint(candidate);
+  for (const d of newest?.fingerprint ? diffFingerprint(newest.fingerprint, candFp) : []) {
+    if (d.field !== "target") incomparable.push(`measurement settings differ: ${d.field}: baseline ${d.baseline}, candidate ${d.candidate}`);
+  }
+  const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp);
   if (baseline.refreshes.length === 0) reasons.push(`baseline ${baseline.name} has no refreshes yet`);
-  const figures = extractFigures(candidate);
+  const figures = extractFigures(candidate, opts);
+  const planned = plannedRepeats(candidate);
   const rows = [];
   const extraRepeats = [];
   let unresolvable = 0;
@@ -71830,18 +72276,28 @@ function compareToBaseline(baseline, candidate, options = {}) {
     const gated = opts.gated.includes(kind);
     for (const scope of scopesOf(baseline, kind)) {
       const key = metricKey(kind, scope);
-      const runs = figures.get(key) ?? [];
+      const tpc = kind === "itl_p95" ? perToken.get(scope) : void 0;
+      const dataKey = tpc ? metricKey(ITL_TOK, scope) : key;
+      const runs = figures.get(dataKey) ?? [];
+      const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : /* @__PURE__ */ new Map();
       const decision = decideMetric(
         {
-          history: baseline.refreshes.map((r) => r.runs[key] ?? []),
-          candidate: runs.flatMap((r) => r.valid && r.value !== null ? [r.value] : []),
+          history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []),
+          candidate: runs.flatMap((r) => r.valid && r.value !== null && !cut.has(r.repeat) ? [r.value] : []),
           higherIsBetter: KIND_INFO[kind].higherIsBetter,
           tolerance: toleranceFor(opts, kind)
         },
         opts
       );
-      const problems = [...invariantProblems(runs, opts), ...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts)];
-      const row2 = toRow(key, kind, gated, decision, runs, problems);
+      const { problems, notes } = runProblems(runs, opts);
+      problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts));
+      problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut));
+      if (tpc) {
+        notes.unshift(
+          `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): gating p95 ITL per token (each gap over its request's mean tokens per chunk)`
+        );
+      }
+      const row2 = toRow(key, kind, gated, decision, runs, problems, notes, tpc !== void 0);
       rows.push(row2);
       if (gated && row2.status === "inconclusive") {
         if (decision.extraRepeats === null) unresolvable++;
@@ -71849,20 +72305,32 @@ function compareToBaseline(baseline, candidate, options = {}) {
       }
     }
   }
+  if (perToken.size > 0 && opts.gated.includes("itl_p95")) {
+    const where = [...perToken.entries()].map(([sc, t]) => `${sc} (${t.baseline.toFixed(1)} → ${t.candidate.toFixed(1)})`);
+    reasons.push(`tokens per chunk changed at ${where.join(", ")}: p95 ITL is gated per token there, so fewer, larger chunks do not read as an ITL regression`);
+  }
   const extra = extraPoints(baseline, figures);
   if (extra.length > 0) incomparable.push(`candidate measured points outside the baseline's gated sweep: ${extra.join(", ")}`);
   const gatedRows = rows.filter((r) => r.gated);
-  const regressed = gatedRows.filter((r) => r.status === "regression");
-  const undecided = gatedRows.filter((r) => r.status === "inconclusive" || r.status === "missing" || r.status === "invalid");
+  const any2 = (list, ...s) => list.filter((r) => s.includes(r.status));
+  const regressed = any2(gatedRows, "regression");
   let verdict;
   if (incomparable.length > 0) verdict = "not_comparable";
+  else if (any2(rows, "broken").length > 0) verdict = "broken";
   else if (regressed.length > 0) verdict = "regression";
-  else if (undecided.length > 0) verdict = "inconclusive";
+  else if (any2(rows, "missing", "incomplete").length > 0) verdict = "incomplete";
+  else if (any2(gatedRows, "inconclusive", "invalid").length > 0) verdict = "inconclusive";
+  else if (any2(gatedRows, "improvement").length > 0) verdict = "improvement";
   else verdict = "pass";
   if (verdict === "not_comparable") reasons.unshift(...incomparable.map((r) => `not comparable: ${r}`));
   const claimed = verdict === "regression" ? regressed : [];
   for (const r of claimed) reasons.push(`${r.label}: ${describeChange(r)}, beyond the bar of ${r.higher_is_better ? "−" : "+"}${(r.bar_pct ?? 0).toFixed(1)} %`);
-  for (const r of undecided) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join("; ")}` : ""}`);
+  const blocking = ["broken", "missing", "incomplete", "invalid", "inconclusive"];
+  const explain = any2(gatedRows, ...blocking);
+  for (const r of any2(rows.filter((x) => !x.gated), "broken", "missing", "incomplete")) {
+    if (!explain.some((g2) => g2.status === r.status)) explain.push(r);
+  }
+  for (const r of explain) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join("; ")}` : ""}`);
   let confirm = null;
   if (verdict === "inconclusive" && extraRepeats.length > 0) {
     confirm = { extraRepeats: Math.max(...extraRepeats) };
@@ -71877,34 +72345,37 @@ function pointScopesFor(baseline, kind, scope) {
   if (!KIND_INFO[kind].perShape) return [scope];
   return baseline.profile.concurrency.map((c) => `${scope}@c${c}`);
 }
-function toRow(key, kind, gated, d, runs, problems) {
+function rowStatus(d, runs, problems) {
+  const blames = new Set(problems.map((p) => p.blame));
+  if (runs.length === 0 && problems.length === 0) return "missing";
+  if (blames.has("broken")) return "broken";
+  if (d.status === "regression") return "regression";
+  if (blames.has("incomplete")) return "incomplete";
+  if (blames.has("inconclusive")) return "invalid";
+  return d.status === "missing" ? "inconclusive" : d.status;
+}
+var finiteOrNull = (x) => x !== null && Number.isFinite(x) ? x : null;
+function toRow(key, kind, gated, d, runs, problems, extraNotes, perToken) {
   const scope = parseMetricKey(key)?.scope ?? key;
-  let status = d.status;
-  const notes = [...d.notes];
-  if (runs.length === 0) {
-    status = "missing";
-    notes.splice(0, notes.length, "candidate has no runs for this point");
-  } else if (problems.length > 0) {
-    notes.push(...problems);
-    if (status !== "regression" && d.baseline !== null) status = "invalid";
-  }
+  const status = rowStatus(d, runs, problems);
+  const notes = status === "missing" ? ["candidate has no runs for this point"] : [...extraNotes, ...d.notes, ...problems.map((p) => p.text)];
   const delta = d.baseline !== null && d.candidate !== null && d.baseline > 0 ? (d.candidate / d.baseline - 1) * 100 : null;
   return {
     key,
     kind,
-    label: humanLabel(kind, scope),
+    label: perToken ? humanLabel(kind, scope).replace(KIND_INFO[kind].name, `${KIND_INFO[kind].name} per token`) : humanLabel(kind, scope),
     unit: KIND_INFO[kind].unit,
     higher_is_better: KIND_INFO[kind].higherIsBetter,
     gated,
-    baseline: d.baseline,
-    candidate: d.candidate,
-    delta_pct: delta,
-    bar_pct: worsePct(d.bar, KIND_INFO[kind].higherIsBetter),
-    sigma_pct: pct2(d.sigma),
+    baseline: finiteOrNull(d.baseline),
+    candidate: finiteOrNull(d.candidate),
+    delta_pct: finiteOrNull(delta),
+    bar_pct: finiteOrNull(worsePct(d.bar, KIND_INFO[kind].higherIsBetter)),
+    sigma_pct: finiteOrNull(pct2(d.sigma)),
     n_baseline: d.nBaseline,
     n_candidate: d.nCandidate,
     history: d.history,
-    mdc_pct: worsePct(d.mdc, KIND_INFO[kind].higherIsBetter),
+    mdc_pct: finiteOrNull(worsePct(d.mdc, KIND_INFO[kind].higherIsBetter)),
     status,
     notes
   };
@@ -71923,17 +72394,81 @@ function extraPoints(baseline, figures) {
   return [...extra];
 }
 
+// src/gate/outcome.ts
+init_errors();
+var FAIL_ON_VERDICTS = ["regression", "broken", "incomplete", "not_comparable", "inconclusive"];
+var DEFAULT_FAIL_ON = ["regression", "broken", "incomplete", "not_comparable"];
+var FAIL_CLOSED_VERDICTS = ["broken", "incomplete", "not_comparable"];
+function parseFailOn(text, where) {
+  const words = text.split(/[\s,]+/).map((w) => w.trim()).filter((w) => w !== "");
+  if (words.length === 0) return [...DEFAULT_FAIL_ON];
+  if (words.length === 1 && words[0] === "never") return [];
+  if (words.length === 1 && words[0] === "inconclusive") return [...FAIL_ON_VERDICTS];
+  const out = [];
+  for (const w of words) {
+    const v = w.replace(/-/g, "_");
+    if (!FAIL_ON_VERDICTS.includes(v)) {
+      throw new UsageError(
+        `${where} ${JSON.stringify(text)}: "${w}" is not a verdict; expected a comma-separated list of ${FAIL_ON_VERDICTS.join(", ")}, or never`,
+        `The default is ${DEFAULT_FAIL_ON.join(",")}.`
+      );
+    }
+    if (!out.includes(v)) out.push(v);
+  }
+  return out;
+}
+function failOnWarning(failOn) {
+  const open3 = FAIL_CLOSED_VERDICTS.filter((v) => !failOn.includes(v));
+  if (open3.length === 0) return null;
+  return `fail-on leaves out ${open3.join(", ")}: such a verdict will not fail, although nothing about the candidate was certified`;
+}
+function gateExit(verdict, failOn) {
+  if (verdict === "pass" || verdict === "improvement") return 0;
+  if (!failOn.includes(verdict)) return 0;
+  return verdict === "not_comparable" ? 2 : 1;
+}
+
+// src/gate/settings.ts
+function optionsFromGateSettings(settings) {
+  const pct3 = settings.tolerancePct;
+  const tolerances2 = {};
+  if (pct3.itl !== void 0) tolerances2.itl_p95 = pct3.itl / 100;
+  if (pct3.tpot !== void 0) tolerances2.tpot_p95 = pct3.tpot / 100;
+  if (pct3.ttft !== void 0) tolerances2.ttft_p95 = pct3.ttft / 100;
+  if (pct3.throughput !== void 0) {
+    tolerances2.tput_at_target = pct3.throughput / 100;
+    tolerances2.output_tput = pct3.throughput / 100;
+  }
+  const opts = {};
+  if (Object.keys(tolerances2).length > 0) opts.tolerances = tolerances2;
+  if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests;
+  return opts;
+}
+var finiteNonNegative = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+function gateSettingsOfResult(config2) {
+  const gate = config2["gate"];
+  if (typeof gate !== "object" || gate === null) return null;
+  const g2 = gate;
+  const raw = typeof g2["tolerance_pct"] === "object" && g2["tolerance_pct"] !== null ? g2["tolerance_pct"] : {};
+  const tolerancePct = {};
+  for (const k of ["itl", "tpot", "ttft", "throughput"]) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k];
+  const max3 = g2["max_failed_requests"];
+  return { tolerancePct, maxFailedRequests: finiteNonNegative(max3) && Number.isInteger(max3) ? max3 : null };
+}
+
 // src/gate/types.ts
 var BASELINE_SCHEMA = "servegate.baseline/v1";
 
 // src/report/verdict-format.ts
 var STATUS_ORDER = {
-  regression: 0,
-  invalid: 1,
+  broken: 0,
+  regression: 1,
   missing: 2,
-  inconclusive: 3,
-  improvement: 4,
-  pass: 5
+  incomplete: 3,
+  invalid: 4,
+  inconclusive: 5,
+  improvement: 6,
+  pass: 7
 };
 function sortRows(rows) {
   return rows.map((r, i) => ({ r, i })).sort((a, b) => STATUS_ORDER[a.r.status] - STATUS_ORDER[b.r.status] || a.i - b.i).map(({ r }) => r);
@@ -71955,32 +72490,42 @@ function verdictSummary(v) {
       const more = v.confirm ? ` ${v.confirm.extraRepeats} more repeat${v.confirm.extraRepeats === 1 ? "" : "s"} would likely settle it.` : "";
       return `${open3} of ${gated.length} gated metrics could not be decided; no regression was shown, but this is not a pass.${more}`;
     }
+    case "improvement":
+      return `All ${gated.length} gated metrics are within their bars and ${gated.filter((r) => r.status === "improvement").length} improved.`;
     case "not_comparable":
       return "Baseline and candidate were measured under conditions that cannot be compared; no verdict on performance.";
+    case "broken": {
+      const n = v.rows.filter((r) => r.status === "broken").length;
+      return `The candidate broke (failed requests beyond the budget, an early stop, changed output or a dead server) in ${n} row${n === 1 ? "" : "s"}; nothing was certified.`;
+    }
+    case "incomplete": {
+      const n = v.rows.filter((r) => r.status === "missing" || r.status === "incomplete").length;
+      return `The candidate run is incomplete (planned runs or points missing, or a curve cut short) in ${n} row${n === 1 ? "" : "s"}; nothing was certified.`;
+    }
   }
 }
 function fmtValue(x, unit) {
-  if (x === null) return "–";
+  if (x === null || !Number.isFinite(x)) return "–";
   const digits = Math.abs(x) >= 1e3 ? 0 : Math.abs(x) >= 100 ? 1 : 2;
   return `${x.toFixed(digits)} ${unit}`;
 }
 function fmtSignedPct(x) {
-  if (x === null) return "–";
+  if (x === null || !Number.isFinite(x)) return "–";
   const v = Math.abs(x) < 0.05 ? 0 : x;
   return `${v > 0 ? "+" : v < 0 ? "−" : "±"}${Math.abs(v).toFixed(1)} %`;
 }
 function fmtPct2(x) {
-  return x === null ? "–" : `${x.toFixed(1)} %`;
+  return x === null || !Number.isFinite(x) ? "–" : `${x.toFixed(1)} %`;
 }
 function fmtBar(r) {
-  if (r.bar_pct === null) return "–";
+  if (r.bar_pct === null || !Number.isFinite(r.bar_pct)) return "–";
   return `${r.higher_is_better ? "−" : "+"}${r.bar_pct.toFixed(1)} %`;
 }
 
 // src/report/verdict-markdown.ts
 var HEADER = "| Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|";
 function row(r) {
-  const status = r.status === "regression" ? "**regression**" : r.status;
+  const status = r.status === "regression" || r.status === "broken" ? `**${r.status}**` : r.status;
   return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtBar(r)} | ${fmtPct2(r.sigma_pct)} | ${fmtPct2(r.mdc_pct)} | ${r.n_baseline}/${r.n_candidate} |`;
 }
 var cell = (s) => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
@@ -72073,10 +72618,12 @@ var baselineSchema = external_exports.object({
       env: envRecordSchema,
       commit: external_exports.string().optional(),
       runs: external_exports.record(external_exports.string(), external_exports.array(external_exports.number().nonnegative())),
-      invalid: external_exports.array(external_exports.object({ scope: external_exports.string(), repeat: external_exports.number().int().nonnegative(), codes: external_exports.array(external_exports.string()) }))
+      invalid: external_exports.array(external_exports.object({ scope: external_exports.string(), repeat: external_exports.number().int().nonnegative(), codes: external_exports.array(external_exports.string()) })),
+      fingerprint: fingerprintSchema.optional()
     })
   ),
-  tolerances: tolerances.optional()
+  tolerances: tolerances.optional(),
+  max_failed_requests: external_exports.number().int().nonnegative().optional()
 });
 
 // src/store/baseline.ts
@@ -72102,7 +72649,21 @@ function refreshFromResult(result, commit) {
     }
   }
   const at = result.env.finished_at !== "unknown" ? result.env.finished_at : result.env.started_at;
-  return { at, env: result.env, ...commit === void 0 ? {} : { commit }, runs, invalid };
+  return { at, env: result.env, ...commit === void 0 ? {} : { commit }, runs, invalid, fingerprint: resultFingerprint(result) };
+}
+function gateSettingsFor(result, existing) {
+  const settings = gateSettingsOfResult(result.config);
+  if (settings === null) {
+    return {
+      ...existing?.tolerances ? { tolerances: existing.tolerances } : {},
+      ...existing?.max_failed_requests !== void 0 ? { max_failed_requests: existing.max_failed_requests } : {}
+    };
+  }
+  const opts = optionsFromGateSettings(settings);
+  return {
+    ...opts.tolerances ? { tolerances: opts.tolerances } : {},
+    ...opts.maxFailedRequests !== void 0 && opts.maxFailedRequests !== null ? { max_failed_requests: opts.maxFailedRequests } : {}
+  };
 }
 function baselineFromResult(result, name, commit) {
   return appendRefresh(null, result, { name, ...commit === void 0 ? {} : { commit } });
@@ -72127,11 +72688,19 @@ function appendRefresh(existing, result, opts = {}) {
       name: opts.name ?? "baseline",
       target: result.target,
       profile,
-      refreshes: [refresh]
+      refreshes: [refresh],
+      ...gateSettingsFor(result, null)
     };
   }
   assertSameConfig(existing, result, profile, source);
-  return { ...existing, refreshes: [...existing.refreshes, refresh].slice(-maxHistory) };
+  return {
+    schema: existing.schema,
+    name: existing.name,
+    target: existing.target,
+    profile: existing.profile,
+    refreshes: [...existing.refreshes, refresh].slice(-maxHistory),
+    ...gateSettingsFor(result, existing)
+  };
 }
 function assertSameConfig(b, result, profile, source) {
   const problems = [];
@@ -72143,11 +72712,18 @@ function assertSameConfig(b, result, profile, source) {
   if (shapes(b.profile) !== shapes(profile)) problems.push(`shapes: baseline ${shapes(b.profile)}, result ${shapes(profile)}`);
   const conc = (p) => [...p.concurrency].sort((x, y) => x - y).join(", ");
   if (conc(b.profile) !== conc(profile)) problems.push(`concurrency: baseline ${conc(b.profile)}, result ${conc(profile)}`);
+  const newest = b.refreshes.at(-1)?.fingerprint;
+  if (newest) {
+    const reported = /* @__PURE__ */ new Set(["target", "shapes", "concurrency"]);
+    for (const d of diffFingerprint(newest, resultFingerprint(result))) {
+      if (!reported.has(d.field)) problems.push(`${d.field}: baseline ${d.baseline}, result ${d.candidate}`);
+    }
+  }
   if (problems.length > 0) {
     throw new UsageError(
       `${source} was measured with a different gated sweep than baseline ${b.name}:
 ${problems.map((p) => `  ${p}`).join("\n")}`,
-      "Run the same sweep as the baseline, or start a new baseline file for the new configuration."
+      "Run the same sweep as the baseline, or start a new history with --reset (or a new baseline file) for the new configuration."
     );
   }
 }
@@ -72189,29 +72765,35 @@ async function loadBaselineOrResult(path) {
     `${path} is neither a servegate baseline nor a result: schema is ${JSON.stringify(schema)}, expected "${BASELINE_SCHEMA}" or "${RESULT_SCHEMA}"`
   );
 }
-function exitCodeFor(v, failOnInconclusive) {
-  switch (v.verdict) {
-    case "pass":
-      return 0;
-    case "regression":
-      return 1;
-    case "inconclusive":
-      return failOnInconclusive ? 1 : 0;
-    case "not_comparable":
-      return 2;
-  }
+function exitCodeFor(v, failOn = DEFAULT_FAIL_ON) {
+  return gateExit(v.verdict, failOn);
+}
+async function gateOptionsOfConfig(path) {
+  const file2 = await loadConfigFile(path);
+  const { server: _server, ...rest } = file2;
+  void _server;
+  const cfg = resolveConfig({ file: rest, filePath: path, flags: {}, env: {} });
+  return optionsFromGateSettings(cfg.gate);
 }
 function registerCompareCommand(program2, io = defaultIo) {
-  program2.command("compare").description("Compare a candidate result with a baseline: exit 0 pass, 1 regression, 2 not comparable or invalid input").argument("<baseline>", "baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline").argument("<candidate>", "result file of the candidate (servegate.result/v1)").option("--markdown <file>", "also write the verdict as markdown (PR comment / job summary)").option("--json <file>", "also write the verdict as JSON").option("--fail-on <what>", "regression (default) or inconclusive: exit 1 on an inconclusive verdict too", "regression").action(async (baselinePath, candidatePath, opts) => {
-    if (opts.failOn !== "regression" && opts.failOn !== "inconclusive") {
-      throw new UsageError(`--fail-on ${JSON.stringify(opts.failOn)}: expected regression or inconclusive`);
-    }
+  program2.command("compare").description("Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete, 2 not comparable or invalid input").argument("<baseline>", "baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline").argument("<candidate>", "result file of the candidate (servegate.result/v1)").option("--markdown <file>", "also write the verdict as markdown (PR comment / job summary)").option("--json <file>", "also write the verdict as JSON").option("--config <file>", "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests) apply, as in the Action").option(
+    "--fail-on <list>",
+    `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")}; add inconclusive, or never)`,
+    DEFAULT_FAIL_ON.join(",")
+  ).action(async (baselinePath, candidatePath, opts) => {
+    const failOn = parseFailOn(opts.failOn, "--fail-on");
+    for (const [path, flag] of [[opts.markdown, "--markdown"], [opts.json, "--json"]]) assertWritableOutput(path, flag);
+    const gateOptions = opts.config === void 0 ? {} : await gateOptionsOfConfig(opts.config);
     const baseline = await loadBaselineOrResult(baselinePath);
     const candidate = parseResult(await readJsonFile(candidatePath), candidatePath);
-    const verdict = compareToBaseline(baseline, candidate);
+    const verdict = compareToBaseline(baseline, candidate, gateOptions);
     io.print(renderVerdictText(verdict));
-    if (verdict.verdict === "inconclusive" && opts.failOn === "regression") {
-      io.print("Inconclusive exits 0: no regression was shown, but this is not a pass (use --fail-on inconclusive to fail).\n");
+    const warning = failOnWarning(failOn);
+    if (warning !== null) io.print(`Warning: ${warning}.
+`);
+    if (verdict.verdict !== "pass" && verdict.verdict !== "improvement" && gateExit(verdict.verdict, failOn) === 0) {
+      io.print(`${verdict.verdict} exits 0 because --fail-on leaves it out, but this is not a pass.
+`);
     }
     if (opts.markdown) await writeFileAtomic(opts.markdown, renderVerdictMarkdown(verdict));
     if (opts.json) {
@@ -72219,7 +72801,7 @@ function registerCompareCommand(program2, io = defaultIo) {
       await writeFileAtomic(opts.json, `${JSON.stringify(doc, null, 2)}
 `);
     }
-    process.exitCode = exitCodeFor(verdict, opts.failOn === "inconclusive");
+    process.exitCode = exitCodeFor(verdict, failOn);
   });
 }
 
@@ -72233,24 +72815,41 @@ function positiveInt4(flag, raw) {
   if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(n) || n < 1) throw new UsageError(`${flag} ${JSON.stringify(raw)}: expected a positive integer`);
   return n;
 }
+function withGateSettings(b, o) {
+  const { tolerances: _t, max_failed_requests: _m, ...rest } = b;
+  void _t;
+  void _m;
+  return {
+    ...rest,
+    ...o.tolerances ? { tolerances: o.tolerances } : {},
+    ...o.maxFailedRequests !== void 0 && o.maxFailedRequests !== null ? { max_failed_requests: o.maxFailedRequests } : {}
+  };
+}
 function registerBaselineCommand(program2, io = defaultIo2) {
   const baseline = program2.command("baseline").description("Manage stored baselines (servegate.baseline/v1)");
-  baseline.command("update").description("Append RESULT as the newest refresh of the baseline in --into (created when absent), keeping the last N refreshes").argument("<result>", "result file of a gated sweep (servegate.result/v1)").requiredOption("--into <file>", "baseline file, e.g. baselines/gate.json").option("--max-history <n>", `refreshes to keep (default ${DEFAULT_MAX_HISTORY})`).option("--name <name>", "name of a new baseline (default: the file name)").option("--commit <sha>", "commit of the project measured, recorded with the refresh").option("--reset", "start a new history (after an intentional performance change) instead of appending").action(async (resultPath, opts) => {
+  baseline.command("update").description("Append RESULT as the newest refresh of the baseline in --into (created when absent), keeping the last N refreshes").argument("<result>", "result file of a gated sweep (servegate.result/v1)").requiredOption("--into <file>", "baseline file, e.g. baselines/gate.json").option("--max-history <n>", `refreshes to keep (default ${DEFAULT_MAX_HISTORY})`).option("--name <name>", "name of a new baseline (default: the file name)").option("--commit <sha>", "commit of the project measured, recorded with the refresh").option("--reset", "start a new history (after an intentional performance change) instead of appending").option("--config <file>", "store this config's gate settings (gate.tolerance_pct, gate.max_failed_requests) instead of those the result recorded").action(async (resultPath, opts) => {
     const maxHistory = opts.maxHistory === void 0 ? DEFAULT_MAX_HISTORY : positiveInt4("--max-history", opts.maxHistory);
+    assertWritableOutput(opts.into, "--into");
     const result = await readResultFile(resultPath);
     const existing = !opts.reset && existsSync3(opts.into) ? await readBaseline(opts.into) : null;
     const name = existing?.name ?? opts.name ?? basename3(opts.into).replace(/\.json$/i, "");
-    const updated = appendRefresh(existing, result, {
+    const appended = appendRefresh(existing, result, {
       name,
       maxHistory,
       source: resultPath,
       ...opts.commit === void 0 ? {} : { commit: opts.commit }
     });
+    const updated = opts.config === void 0 ? appended : withGateSettings(appended, await gateOptionsOfConfig(opts.config));
     await writeBaseline(opts.into, updated);
     const newest = updated.refreshes.at(-1);
     const lines2 = [
       `baseline ${updated.name}: ${existing === null ? "created" : "appended"} a refresh from ${resultPath}; ${updated.refreshes.length} refresh${updated.refreshes.length === 1 ? "" : "es"} kept (max ${maxHistory}) in ${opts.into}`
     ];
+    const tol = Object.entries(updated.tolerances ?? {}).map(([k, v]) => `${k} ${Math.round(v * 1e3) / 10} %`);
+    if (tol.length > 0 || updated.max_failed_requests !== void 0) {
+      const parts = [...tol.length > 0 ? [`tolerances ${tol.join(", ")}`] : [], ...updated.max_failed_requests !== void 0 ? [`at most ${updated.max_failed_requests} failed requests per run`] : []];
+      lines2.push(`  gate settings stored: ${parts.join("; ")}`);
+    }
     if (newest.invalid.length > 0) {
       lines2.push(`  left out of the statistics (invalid runs): ${newest.invalid.map((i) => `${i.scope} run ${i.repeat} (${i.codes.join(", ")})`).join("; ")}`);
     }
@@ -72263,13 +72862,28 @@ function registerBaselineCommand(program2, io = defaultIo2) {
 init_errors();
 import { writeFile } from "node:fs/promises";
 
+// src/report/escape.ts
+var ENTITY = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "&#124;" };
+var ZWJ = "‍";
+function escapeMarkdown(s) {
+  return s.replace(/\r\n|[\r\n\u2028\u2029]/g, " ").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/g, "").replace(/[&<>|]/g, (c) => ENTITY[c]).replace(/[\\`*[\]~]/g, "\\$&").replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, "\\_").replace(/@(?=[\w-])/g, `@${ZWJ}`);
+}
+function escapeStrings(value) {
+  if (typeof value === "string") return escapeMarkdown(value);
+  if (Array.isArray(value)) return value.map((v) => escapeStrings(v));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeStrings(v)]));
+  }
+  return value;
+}
+
 // src/report/markdown.ts
-function renderMarkdownReport(result) {
+function renderMarkdownReport(result, opts = {}) {
   const model = buildReportModel(result);
   const env = model.env;
   const out = [];
   out.push(`## servegate results${model.sweep ? ` — sweep \`${model.sweep}\`` : ""}`, "");
-  out.push(`Target: ${model.target}. ${environmentLine(env)}.`, "");
+  out.push(`Target: ${model.target}. ${environmentLine(escapeStrings(env))}.`, "");
   out.push(CLOCK_LINE, "");
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, "");
@@ -72278,7 +72892,7 @@ function renderMarkdownReport(result) {
     out.push("", `**${escapeCell(shape.atTarget)}**`);
     if (shape.notes.length > 0) {
       out.push("");
-      for (const [i, n] of shape.notes.entries()) out.push(`${i + 1}. ${escapeCell(n)}`);
+      for (const [i, n] of shape.notes.entries()) out.push(`${i + 1}. ${escapeMarkdown(n)}`);
     }
     if (shape.serverSide !== null) {
       out.push("", `#### ${escapeCell(SERVER_SIDE_TITLE)}`, "", escapeCell(SERVER_SIDE_CAPTION), "");
@@ -72301,13 +72915,13 @@ function renderMarkdownReport(result) {
     ["Clocks", env.gpu.clocks],
     ["Container digest", env.container_digest],
     ["Serve command", env.serve_command],
-    ["Server", env.base_url],
+    ["Server", opts.showHost === false ? null : env.base_url],
     ["servegate", `${env.harness.version} (commit ${env.harness.git_commit}), Node ${env.harness.node_version}`],
-    ["Host", `${env.host.hostname}, ${env.host.platform}, ${env.host.cpus} CPUs`],
+    ["Host", opts.showHost === false ? `${env.host.platform}, ${env.host.cpus} CPUs` : `${env.host.hostname}, ${env.host.platform}, ${env.host.cpus} CPUs`],
     ["Measured", `${env.started_at} → ${env.finished_at}`]
   ];
   out.push("| | |", "|---|---|");
-  for (const [k, v] of rows) out.push(`| ${k} | ${escapeCell(v)} |`);
+  for (const [k, v] of rows) if (v !== null) out.push(`| ${k} | ${escapeMarkdown(v)} |`);
   out.push("", "</details>", "");
   return out.join("\n");
 }
@@ -72321,6 +72935,7 @@ function escapeCell(s) {
 // src/cli/report.ts
 function registerReportCommand(program2, deps) {
   program2.command("report").description("Print the methodology's table for a result file (pending cells stay pending)").argument("<result>", "result file written by servegate run").option("--markdown <file>", "also write the report as markdown to FILE").action(async (resultPath, opts) => {
+    assertWritableOutput(opts.markdown, "--markdown", { createsDirs: false });
     const result = await deps.readResult(resultPath);
     const stdout = deps.stdout ?? process.stdout;
     stdout.write(`${renderConsoleTable(result)}

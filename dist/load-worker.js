@@ -27071,7 +27071,7 @@ async function runClosedLoop(requests, opts) {
   let next = 0;
   const slot = async () => {
     let freeMs = loopStartMs;
-    while (next < n) {
+    while (next < n && opts.signal?.aborted !== true) {
       const i = next++;
       const rec = await streamRequest(requests[i], deps);
       records[i] = rec;
@@ -27085,6 +27085,7 @@ async function runClosedLoop(requests, opts) {
   let lastSendMs = -Infinity;
   let endMs = loopStartMs;
   for (const r of records) {
+    if (r === void 0) continue;
     if (r.startMs < firstSendMs) firstSendMs = r.startMs;
     if (r.startMs > lastSendMs) lastSendMs = r.startMs;
     if (r.startMs + r.streamEndMs > endMs) endMs = r.startMs + r.streamEndMs;
@@ -27112,11 +27113,14 @@ function startLoopMonitor() {
 }
 
 // src/load/share.ts
-async function runShare(input, go2) {
+async function runShare(input, go2, signal) {
   const now = process.hrtime.bigint;
   const restore = raisePriority(input.priority);
   const dispatcher = createLoadDispatcher(input.concurrency);
-  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs };
+  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs, ...signal ? { signal } : {} };
+  const cut = () => void dispatcher.destroy(new LoadAborted()).catch(() => {
+  });
+  signal?.addEventListener("abort", cut, { once: true });
   try {
     if (input.warmup.length > 0) await runClosedLoop(input.warmup, base);
     collectGarbage();
@@ -27124,13 +27128,21 @@ async function runShare(input, go2) {
     const monitor = startLoopMonitor();
     const measured = await runClosedLoop(input.measured, base);
     const loop = monitor.stop();
+    if (signal?.aborted === true) throw new LoadAborted();
     return { warmupRequests: input.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop };
   } finally {
+    signal?.removeEventListener("abort", cut);
     restore();
     await dispatcher.destroy().catch(() => {
     });
   }
 }
+var LoadAborted = class extends Error {
+  name = "LoadAborted";
+  constructor() {
+    super("the load was cancelled; in-flight requests were cut");
+  }
+};
 function collectGarbage() {
   try {
     let gc = globalThis.gc;

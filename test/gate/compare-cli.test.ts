@@ -8,7 +8,7 @@ import { UsageError } from '../../src/errors.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { appendRefresh, readBaseline, writeBaseline } from '../../src/store/baseline.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
-import { realActionDeps } from '../../src/github/real-deps.js'
+import { realStages } from '../../src/github/real-deps.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { gateOptionsFrom } from '../../src/github/gate-options.js'
 import { dayResult, pipeDay } from './fixtures.js'
@@ -88,7 +88,7 @@ describe('servegate compare', () => {
     const cfgPath = join(dir, 'servegate.yaml')
     await writeFile(cfgPath, 'server:\n  base_url: http://127.0.0.1:8000\n  api_key_env: SERVEGATE_TEST_UNSET_KEY\ngate:\n  tolerance_pct: {itl: 50, throughput: 50}\n')
     // What the Action's real stages return for the same two files and config.
-    const stages = realActionDeps().stages
+    const stages = realStages
     const file = await stages.loadConfigFile(cfgPath)
     const cfg = stages.resolveConfig({ file, filePath: cfgPath, flags: {}, env: { SERVEGATE_TEST_UNSET_KEY: 'k' } })
     const action = stages.compareToBaseline(await stages.readBaseline(base), await readResultFile(cand), cfg)

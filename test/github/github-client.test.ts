@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { githubClient } from '../../src/github/octokit-api.js'
-import { publishComment, publishStatus, type GitHubClient } from '../../src/github/publish.js'
-import type { RunStamp } from '../../src/github/status-comment.js'
+import { publishComment, type GitHubClient } from '../../src/github/publish.js'
+import { statusCommentBody, type RunStamp, type RunState } from '../../src/github/status-comment.js'
 import { commentMarker } from '../../src/github/sticky-comment.js'
 import { startFakeGitHub, type FakeGitHub, type FakeUser } from './fake-github.js'
 
@@ -133,7 +133,15 @@ describe('whose comment is servegate’s', () => {
   })
 })
 
-describe('publishStatus', () => {
+/** A status body posted the way the action does: statusCommentBody through publishComment. */
+function publishStatus(
+  connect: () => GitHubClient,
+  o: { issueNumber: number; name: string; state: RunState; stamp: RunStamp; detail: string; partial?: { done: number; planned: number }; secrets?: string[] },
+) {
+  return publishComment(connect, { issueNumber: o.issueNumber, name: o.name, body: statusCommentBody(o.state, o.stamp, o.detail, o.partial, o.secrets ?? []), create: true })
+}
+
+describe('status bodies through publishComment', () => {
   it('puts the running state into the comment, then the error over it, in one comment', async () => {
     gh.addComment(7, marked('### ✅ servegate: pass — an older verdict'), BOT)
     const running = await publishStatus(() => client(), { issueNumber: 7, name: 'gate', state: 'running', stamp: STAMP, detail: '' })
