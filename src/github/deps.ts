@@ -7,6 +7,7 @@ import type { ConfigFile } from '../config/schema.js'
 import type { ResolvedConfig, ResolveInput } from '../config/resolve.js'
 import type { Baseline, Verdict } from '../gate/types.js'
 import type { ResultFile } from '../types.js'
+import type { MarkdownReportOptions } from '../report/markdown.js'
 import type { EventPayload } from './context.js'
 import type { CurveSeries } from './curves.js'
 import type { GitHubClient } from './publish.js'
@@ -56,7 +57,7 @@ export interface ActionStages {
   appendRefresh(existing: Baseline | null, result: ResultFile, info: RefreshInfo, cfg: ResolvedConfig): Baseline
   writeBaseline(path: string, baseline: Baseline): Promise<void>
   renderVerdictMarkdown(verdict: Verdict): string
-  renderMarkdownReport(result: ResultFile): string
+  renderMarkdownReport(result: ResultFile, opts?: MarkdownReportOptions): string
   renderMermaidCurve(series: CurveSeries[], opts: { title: string; xLabel: string; yLabel: string }): string
 }
 

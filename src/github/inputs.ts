@@ -44,6 +44,8 @@ export interface ActionInputs {
   out: string
   /** NAME in the sticky comment's marker `<!-- servegate:NAME -->`; when absent the baseline's file stem. */
   commentKey?: string
+  /** Put the base URL and host name in the PR comment too. */
+  showHost: boolean
 }
 
 /** Reads one input by its action.yml name; returns '' when unset (as GitHub does). */
@@ -69,6 +71,7 @@ export const INPUT_NAMES = [
   'working-directory',
   'out',
   'comment-key',
+  'show-host',
 ] as const
 
 const optional = z.string().transform((s) => (s === '' ? undefined : s))
@@ -123,6 +126,7 @@ const schema = z.object({
   'comment-key': optional.refine((s) => s === undefined || /^[A-Za-z0-9._-]+$/.test(s), {
     message: 'expected letters, digits, ".", "_" or "-" (it goes inside an HTML comment)',
   }),
+  'show-host': bool(false),
 })
 
 /** Read and validate every input; throws one UsageError listing all problems. */
@@ -153,6 +157,7 @@ export function readInputs(read: InputReader): ActionInputs {
     workingDirectory: p['working-directory'] ?? '.',
     out: p.out ?? 'servegate-result.json',
     commentKey: p['comment-key'],
+    showHost: p['show-host'],
   }
 }
 

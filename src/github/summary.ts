@@ -34,13 +34,6 @@ export interface ReportInput {
    * (escaped, cut by rows) and `result` (without the host unless `showHost`).
    */
   renderers?: ReportRenderers
-  /**
-   * @deprecated pass `renderers` (or nothing). Used as is by the job summary and the full report when
-   * `renderers` is absent; never by the comment, which must escape, cut rows and leave out the host.
-   */
-  verdictMarkdown?: string | null
-  /** @deprecated as `verdictMarkdown`. */
-  reportMarkdown?: string
   /** Rendered Mermaid charts, one per shape. */
   charts: string[]
   /** Things the reader should know (API failures, refresh commit, simulator in use), as plain text. */
@@ -137,10 +130,7 @@ function sections(input: ReportInput, t: Target): Section[] {
   const link = t.forComment && input.runUrl !== null ? { title: 'run link', markdown: `[Workflow run and full job summary](${input.runUrl}) · [artifacts](${input.runUrl}#artifacts)`, priority: 99 } : null
   const render = input.renderers ?? DEFAULT_RENDERERS
   // Strings rendered by the caller (legacy): only where nothing needs cutting or hiding, and never in the comment.
-  const legacy = !t.forComment && input.renderers === undefined
-  if (legacy && input.verdictMarkdown != null) {
-    out.push({ title: 'verdict table and environment diff', markdown: input.verdictMarkdown, priority: 90 })
-  } else if (input.verdict !== null) {
+  if (input.verdict !== null) {
     // The gate's markdown carries the verdict table, the environment diff and the reasons; alone too big, it loses rows.
     const full = escapedVerdict(input.verdict)
     const before = [...out, ...(link ? [link] : [])].map((s) => s.markdown).join('\n\n')
@@ -151,8 +141,7 @@ function sections(input: ReportInput, t: Target): Section[] {
   if (input.charts.length > 0) {
     out.push({ title: 'latency–throughput chart', markdown: ['#### Latency vs throughput', ...input.charts].join('\n\n'), priority: 60 })
   }
-  const report =
-    legacy && input.reportMarkdown !== undefined ? input.reportMarkdown : render.report(input.result, { showHost: !t.forComment || input.showHost === true })
+  const report = render.report(input.result, { showHost: !t.forComment || input.showHost === true })
   out.push({ title: "the methodology's table", markdown: `#### Measurements\n\n${report}`, priority: 70 })
   if (link !== null) out.push(link)
   return out

@@ -197,7 +197,7 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
       },
       writeBaseline: async (path, b) => void rec.baselinesWritten.push({ path, baseline: b }),
       renderVerdictMarkdown: (v) => `VERDICT-TABLE(${v.verdict})`,
-      renderMarkdownReport: () => 'METHODOLOGY-TABLE',
+      renderMarkdownReport: (_r, opts) => `METHODOLOGY-TABLE${opts?.showHost === false ? '(host left out)' : '(with host)'}`,
       renderMermaidCurve: (series, opts) => `MERMAID(${opts.title}: ${series.map((s) => s.label).join('+')})`,
     },
   }

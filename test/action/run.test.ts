@@ -28,6 +28,16 @@ describe('run (gate mode)', () => {
     expect(rec.written.get(`${CWD}/servegate-result.md`)).toContain('VERDICT-TABLE(pass)')
   })
 
+  it('keeps the host and base URL out of the comment unless show-host is true; the summary always has them', async () => {
+    const hidden = gate({ verdicts: [verdict('pass')] })
+    await run(hidden.deps)
+    expect(hidden.rec.comments[0]?.body).toContain('METHODOLOGY-TABLE(host left out)')
+    expect(hidden.rec.summary).toContain('METHODOLOGY-TABLE(with host)')
+    const shown = gate({ verdicts: [verdict('pass')], inputs: { 'show-host': 'true' } })
+    await run(shown.deps)
+    expect(shown.rec.comments[0]?.body).toContain('METHODOLOGY-TABLE(with host)')
+  })
+
   it('fails the step with a one-line reason naming the regressed metric', async () => {
     const { deps, rec } = gate({ verdicts: [verdict('regression')] })
     await run(deps)

@@ -107,15 +107,6 @@ describe('summary and comment', () => {
     }
   })
 
-  it('uses pre-rendered strings (legacy) in the summary only; the comment renders and escapes its own', () => {
-    const legacy = input({ verdictMarkdown: 'LEGACY-VERDICT', reportMarkdown: 'LEGACY-REPORT' })
-    expect(buildSummary(legacy)).toContain('LEGACY-VERDICT')
-    expect(buildFullReport(legacy)).toContain('LEGACY-REPORT')
-    const comment = buildComment(legacy)
-    expect(comment).not.toMatch(/LEGACY/)
-    expect(comment).toContain('### servegate verdict: REGRESSION')
-  })
-
   it('renders through the renderers it is given', () => {
     const md = buildComment(input({ renderers: { verdict: (v) => `V(${v.verdict})`, report: (_r, o) => `R(showHost=${o.showHost})` } }))
     expect(md).toContain('V(regression)')
