@@ -15,6 +15,17 @@
  * its own server and seed, so its own draw; the candidate's confirmation
  * repeats run on the candidate's server (same draw), as repeats on the same
  * runner and day would. Results: docs/gate.md, "End to end against the simulator".
+ *
+ *   npx tsx bench/gate-e2e.ts --scenario batching
+ *
+ * Short history against the batching simulator (docs/gate.md, "Short history
+ * against the batching simulator"): `servegate sim --profile default
+ * --noise-cv 0.02`, whose runs of one start agree within ~0.3 % while each start
+ * draws its own speed (~2–3 % apart). Refreshes on seeds 301, 302, 303, then
+ * unchanged candidates (seeds 310, 311) and a ×1.25 one (seed 320), each
+ * compared with the baselines of the first 1, 2 and 3 refreshes, and confirmed
+ * when the verdict asks for it. Sweep 256/64 at C = 4 and 16, 3 repeats. One
+ * process, about 8–10 min on 2 cores.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -23,6 +34,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { resolveConfig } from '../src/config/resolve.js'
 import { compareToBaseline, mergeResults, type Baseline, type Verdict } from '../src/gate/index.js'
+import { extractFigures } from '../src/gate/extract.js'
+import { DEFAULT_GATE_OPTIONS } from '../src/gate/options.js'
 import { startSim, type SimHandle } from '../src/sim/index.js'
 import { appendRefresh } from '../src/store/baseline.js'
 import { runSweep } from '../src/sweep/run-sweep.js'
@@ -61,6 +74,12 @@ const PARALLEL = Math.max(1, Math.floor(arg('parallel', 2)))
 const WORKERS = Math.max(0, Math.floor(arg('workers', 1)))
 /** Rounds of re-measuring client-saturated runs of one sweep before the bench refuses (0: refuse at once). */
 const SATURATION_RETRIES = Math.max(0, Math.floor(arg('saturation-retries', 3)))
+/** `batching`: the short-history scenario against the batching simulator (one process, no lanes). */
+const SCENARIO = process.argv.includes('--scenario') ? (process.argv[process.argv.indexOf('--scenario') + 1] ?? '') : 'deterministic'
+if (SCENARIO !== 'deterministic' && SCENARIO !== 'batching') {
+  console.error(`--scenario ${SCENARIO}: expected deterministic or batching`)
+  process.exit(2)
+}
 /** Set in a lane process: which lane it is. */
 const LANE = arg('lane', -1)
 const SLOWDOWNS = [1, 1.05, 1.1]
@@ -129,10 +148,10 @@ class Refusal extends Error {}
  * selection on the injected noise), at most SATURATION_RETRIES rounds; every re-measured run
  * is counted in the report.
  */
-async function sweep(dir: string, url: string, seed: number, what: string, repeats?: number): Promise<ResultFile> {
+async function sweep(dir: string, url: string, seed: number, what: string, repeats?: number, shape: Record<string, string> = SWEEP): Promise<ResultFile> {
   const out = join(dir, `sweep-${++sweeps}.json`)
   for (let attempt = 0; ; attempt++) {
-    const flags = { baseUrl: url, ...SWEEP, ...(repeats === undefined ? {} : { repeats: String(repeats) }), seed: String(seed), out, resume: attempt > 0 }
+    const flags = { baseUrl: url, ...shape, ...(repeats === undefined ? {} : { repeats: String(repeats) }), seed: String(seed), out, resume: attempt > 0 }
     const cfg = resolveConfig({ file: null, filePath: null, flags, env: {} })
     cfg.workers = WORKERS
     const { result } = await runSweep(cfg, { log: () => {} })
@@ -351,5 +370,111 @@ async function main(): Promise<void> {
   console.log(`sweeps run: ${sweepCount}, ${remeasuredCount} runs re-measured because their client was saturated; wall time ${((performance.now() - started) / 1000).toFixed(0)} s`)
 }
 
-if (LANE >= 0) await runLane()
+// ---------------------------------------------------------------- scenario: short history, batching simulator
+
+/** The user's gated sweep: 256 in / 64 out at C = 4 and 16, 3 repeats, the default target. */
+const BATCHING_SWEEP = { inputLen: '256', outputLen: '64', concurrency: '4,16', repeats: '3' }
+const BATCHING_NOISE_CV = 0.02
+const REFRESH_SEEDS = [301, 302, 303]
+const BATCHING_CANDIDATES = [
+  { seed: 310, slowdown: 1 },
+  { seed: 311, slowdown: 1 },
+  { seed: 320, slowdown: 1.25 },
+]
+
+/** `result` with only the first `k` repeats of each point and shape (a confirmation that asked for fewer). */
+function firstRepeats(result: ResultFile, k: number): ResultFile {
+  const keep = new Set([...new Set([...result.points, ...result.at_target].flatMap((p) => p.runs.map((r) => r.repeat)))].sort((a, b) => a - b).slice(0, k))
+  return {
+    ...result,
+    points: result.points.map((p) => ({ ...p, runs: p.runs.filter((r) => keep.has(r.repeat)) })).filter((p) => p.runs.length > 0),
+    at_target: result.at_target.map((s) => ({ ...s, runs: s.runs.filter((r) => keep.has(r.repeat)) })),
+  }
+}
+
+async function batching(): Promise<void> {
+  const started = performance.now()
+  const dir = mkdtempSync(join(tmpdir(), 'servegate-gate-e2e-batching-'))
+  const at = (): string => `${((performance.now() - started) / 1000).toFixed(0)} s`
+  const start = (seed: number, slowdown: number): Promise<SimHandle> => startSim({ profile: 'default', noiseCv: BATCHING_NOISE_CV, seed, slowdown })
+  /** p95 ITL c=4 median of a sweep, ms: the metric the user's gate failed on. */
+  const itl4 = (r: ResultFile): string => {
+    const runs = extractFigures(r).get(`itl_p95@${BATCHING_SWEEP.inputLen}x${BATCHING_SWEEP.outputLen}@c4`) ?? []
+    const xs = runs.flatMap((x) => (x.valid && x.value !== null ? [x.value] : [])).sort((a, b) => a - b)
+    return xs.length === 0 ? '–' : `${xs[xs.length >> 1]!.toFixed(2)} ms (runs ${xs.map((x) => x.toFixed(2)).join(', ')})`
+  }
+  const lines: string[] = []
+  let regressionsUnchanged = 0
+  let legacyRegressions = 0
+  try {
+    const baselines: Baseline[] = []
+    let baseline: Baseline | null = null
+    for (const seed of REFRESH_SEEDS) {
+      const sim = await start(seed, 1)
+      try {
+        const r = await sweep(dir, sim.url, seed, `refresh seed ${seed}`, undefined, BATCHING_SWEEP)
+        console.error(`refresh seed ${seed} done (${at()}): p95 ITL c=4 ${itl4(r)}`)
+        baseline = appendRefresh(baseline, r, { name: 'batching' })
+        baselines.push(baseline)
+      } finally {
+        await sim.close()
+      }
+    }
+    for (const c of BATCHING_CANDIDATES) {
+      const sim = await start(c.seed, c.slowdown)
+      try {
+        const first = await sweep(dir, sim.url, c.seed, `candidate seed ${c.seed} ×${c.slowdown}`, undefined, BATCHING_SWEEP)
+        console.error(`candidate seed ${c.seed} ×${c.slowdown} done (${at()}): p95 ITL c=4 ${itl4(first)}`)
+        const verdicts = baselines.map((b) => compareToBaseline(b, first))
+        // The rule before short histories had their own drift prior: the 1.5 % day floor at any length.
+        const legacy = { shortDayFloor: DEFAULT_GATE_OPTIONS.dayFloor }
+        const legacyVerdicts = baselines.map((b) => compareToBaseline(b, first, legacy))
+        const legacyAsks = legacyVerdicts.map((v) => (v.verdict === 'inconclusive' && v.confirm !== null ? v.confirm.extraRepeats : 0))
+        const asks = verdicts.map((v) => (v.verdict === 'inconclusive' && v.confirm !== null ? v.confirm.extraRepeats : 0))
+        const most = Math.max(0, ...asks, ...legacyAsks)
+        const more = most > 0 ? await sweep(dir, sim.url, deriveSeed(c.seed, 'confirm'), `candidate seed ${c.seed}, confirmation`, most, BATCHING_SWEEP) : null
+        baselines.forEach((b, i) => {
+          const v = verdicts[i]!
+          const after = asks[i]! > 0 && more !== null ? compareToBaseline(b, mergeResults(first, firstRepeats(more, asks[i]!))) : v
+          if (c.slowdown === 1 && after.verdict === 'regression') regressionsUnchanged++
+          const lv = legacyVerdicts[i]!
+          const legacyAfter = legacyAsks[i]! > 0 && more !== null ? compareToBaseline(b, mergeResults(first, firstRepeats(more, legacyAsks[i]!)), legacy) : lv
+          if (c.slowdown === 1 && legacyAfter.verdict === 'regression') legacyRegressions++
+          const rows = after.rows.filter((r) => r.gated).map((r) => `${r.label} ${r.status} Δ ${f2(r.delta_pct)} % bar ${f2(r.bar_pct)} %`)
+          lines.push(
+            `| ${c.seed} | ×${c.slowdown.toFixed(2)} | ${b.refreshes.length} | ${lv.verdict}${legacyAsks[i]! > 0 ? ` → +${legacyAsks[i]} → ${legacyAfter.verdict}` : ''} | ` +
+              `${v.verdict} | ${asks[i]! > 0 ? `+${asks[i]} → ${after.verdict}` : '–'} | ${rows.join('; ')} |`,
+          )
+        })
+      } finally {
+        await sim.close()
+      }
+    }
+  } catch (err) {
+    console.error(`REFUSING TO REPORT: ${err instanceof Refusal ? err.message : String(err instanceof Error ? (err.stack ?? err) : err)}`)
+    process.exitCode = 1
+    return
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  console.log(
+    `gate e2e, batching: servegate sim --profile default --noise-cv ${BATCHING_NOISE_CV}, refresh seeds ${REFRESH_SEEDS.join('/')}, ` +
+      `sweep ${BATCHING_SWEEP.inputLen}x${BATCHING_SWEEP.outputLen} c=${BATCHING_SWEEP.concurrency}, ${BATCHING_SWEEP.repeats} repeats, default target; ${WORKERS} load thread(s)`,
+  )
+  console.log('')
+  console.log('| candidate seed | slowdown | refreshes | old rule (1.5 % day prior), with confirmation | verdict at 3 repeats | confirmation | gated rows (final) |')
+  console.log('|---|---|---|---|---|---|---|')
+  for (const l of lines) console.log(l)
+  console.log('')
+  const seen = Object.entries(issues).map(([code, n]) => `${code} ×${n}`).join(', ')
+  console.log(`validity issues in kept runs: ${seen || 'none'}; ${remeasured} runs re-measured because their client was saturated; wall time ${at()}`)
+  console.log(`unchanged candidates called a regression: ${regressionsUnchanged} of ${BATCHING_CANDIDATES.filter((c) => c.slowdown === 1).length * REFRESH_SEEDS.length} comparisons (old rule: ${legacyRegressions})`)
+  if (regressionsUnchanged > 0) {
+    console.log(`UNCHANGED CANDIDATE CALLED A REGRESSION in ${regressionsUnchanged} comparison(s)`)
+    process.exitCode = 1
+  }
+}
+
+if (SCENARIO === 'batching') await batching()
+else if (LANE >= 0) await runLane()
 else await main()

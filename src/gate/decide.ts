@@ -4,7 +4,7 @@
  * k · σ_diff); regression when D > L and the candidate's runs agree; pass when
  * D ≤ L − passMargin · σ_diff; inconclusive in between.
  */
-import { estimateNoise, sigmaDiff } from './noise.js'
+import { dayPrior, estimateNoise, sigmaDiff } from './noise.js'
 import { median } from './stats.js'
 import type { GateOptions } from './types.js'
 
@@ -43,7 +43,7 @@ export interface Decision {
 
 type DecideOptions = Pick<
   GateOptions,
-  'k' | 'earlyK' | 'passMargin' | 'centerWindow' | 'minHistory' | 'dayFloor' | 'withinFloor' | 'maxRepeats'
+  'k' | 'earlyK' | 'passMargin' | 'centerWindow' | 'minHistory' | 'dayFloor' | 'shortDayFloor' | 'withinFloor' | 'maxRepeats'
 >
 
 /** An oriented log change shown as the metric's own signed % change: latency up is "+", throughput down is "−". */
@@ -130,7 +130,10 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   const n = candLogs.length
   Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: bar + Z95 * sigma })
   if (noise.refreshes < opts.minHistory) {
-    base.notes.push(`short history (${noise.refreshes} refresh${noise.refreshes === 1 ? '' : 'es'}): noise floors in use`)
+    const drift = (dayPrior(noise.refreshes, opts) * 100).toFixed(1)
+    base.notes.push(
+      `short history (${noise.refreshes} refresh${noise.refreshes === 1 ? '' : 'es'}): assuming ~${drift} % day-to-day drift until ${opts.minHistory} refreshes show the real one`,
+    )
   }
 
   if (d > bar) {

@@ -8,6 +8,12 @@
  * component has a prior (`withinFloor`, `dayFloor`) worth `minHistory − 1`
  * degrees of freedom: with a short history the prior dominates, with a long
  * one the data do, and a history noisier than the prior is never talked down.
+ *
+ * Runs of one refresh say nothing about drift between days: a server can agree
+ * with itself within 0.3 % and still move 3 % from one start to the next. So
+ * while the history is too short to show that drift, the day prior is a
+ * conservative `shortDayFloor`, and `dayFloor` once the refreshes reach
+ * `minHistory` (see `dayPrior`).
  */
 import { chi2MedianRatio, chi2Ratio, clippedSd, median, sampleVariance, varMedianFactor } from './stats.js'
 import type { GateOptions } from './types.js'
@@ -29,7 +35,21 @@ export interface Noise {
   window: number
 }
 
-type NoiseOptions = Pick<GateOptions, 'centerWindow' | 'minHistory' | 'dayFloor' | 'withinFloor'>
+type NoiseOptions = Pick<GateOptions, 'centerWindow' | 'minHistory' | 'dayFloor' | 'shortDayFloor' | 'withinFloor'>
+
+/**
+ * Day-to-day σ assumed for a history of `refreshes`: `shortDayFloor` while it has fewer
+ * than `minHistory` refreshes, `dayFloor` from then on (never below `dayFloor`). The
+ * prior keeps its weight of `minHistory − 1` degrees of freedom either way, so the
+ * history's own drift counts for more with every refresh: with a quiet history the
+ * short-history floor fades from 3.5 % (1 refresh) to 2.6 % (4 refreshes) at the
+ * defaults. It does not fade faster: the spread of 2–4 refresh medians is so uncertain
+ * that trusting it sooner let 3 % per-start drift through as regressions
+ * (bench/gate-power.ts, per-start scenario).
+ */
+export function dayPrior(refreshes: number, opts: Pick<GateOptions, 'minHistory' | 'dayFloor' | 'shortDayFloor'>): number {
+  return refreshes < opts.minHistory ? Math.max(opts.dayFloor, opts.shortDayFloor) : opts.dayFloor
+}
 
 /** Floor that fades with evidence: the estimate, unless it is below the prior, then a df-weighted blend. */
 function withPrior(est2: number, df: number, prior: number, priorDf: number): number {
@@ -71,7 +91,7 @@ export function estimateNoise(historyLogs: readonly number[][], candidateLogs: r
     const medSd = clippedSd(refreshes.map((r) => median(r)))
     day2 = Math.max(0, medSd * medSd - varMedianFactor(runsPerRefresh) * within2)
   }
-  day2 = withPrior(day2, Math.max(0, refreshes.length - 1), opts.dayFloor, priorDf)
+  day2 = withPrior(day2, Math.max(0, refreshes.length - 1), dayPrior(refreshes.length, opts), priorDf)
 
   const window = Math.min(opts.centerWindow, refreshes.length)
   const refresh2 = day2 + varMedianFactor(runsPerRefresh) * within2

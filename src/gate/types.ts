@@ -77,8 +77,13 @@ export interface GateOptions {
   centerWindow: number
   /** Refreshes needed before the history's own day-to-day spread is trusted. */
   minHistory: number
-  /** Assumed day-to-day σ (log units) while the history is shorter than `minHistory`. */
+  /** Prior day-to-day σ (log units) once the history has `minHistory` refreshes (worth `minHistory − 1` refreshes). */
   dayFloor: number
+  /**
+   * Prior day-to-day σ (log units) while the history has fewer than `minHistory` refreshes: too few
+   * to show the drift between days, which runs of one day cannot reveal. Same weight as `dayFloor`.
+   */
+  shortDayFloor: number
   /** Assumed run-to-run σ (log units) while the history is shorter than `minHistory`. */
   withinFloor: number
   /** Largest share of failed requests a candidate run may have before its row is invalid. */

@@ -15,13 +15,13 @@ const throughput = (history: number[][], candidate: number[]): MetricInput => ({
 describe('estimateNoise', () => {
   it('uses the data where they are noisier than the prior, and the prior where there are none', () => {
     // One refresh, logs 0, ±0.02: s² = 0.0004 (not below the 2 % within prior, so kept);
-    // no day-to-day data, so day σ² is the 1.5 % prior: 0.000225.
+    // no day-to-day data, so day σ² is the short-history prior of 3.5 %: 0.001225.
     const n = estimateNoise([[0, 0.02, -0.02]], [0, 0, 0], opts)
     expect(n.within2).toBeCloseTo(0.0004, 10)
-    expect(n.day2).toBeCloseTo(0.000225, 10)
+    expect(n.day2).toBeCloseTo(0.001225, 10)
     // Centre is that single refresh's median: var = day2 + Var(median of 3) · within2.
-    expect(n.center2).toBeCloseTo(0.000225 + 0.4487 * 0.0004, 10)
-    expect(sigmaDiff(n, 3)).toBeCloseTo(Math.sqrt(0.000225 + 0.4487 * 0.0004 + n.center2), 10)
+    expect(n.center2).toBeCloseTo(0.001225 + 0.4487 * 0.0004, 10)
+    expect(sigmaDiff(n, 3)).toBeCloseTo(Math.sqrt(0.001225 + 0.4487 * 0.0004 + n.center2), 10)
   })
 
   it('blends a too-quiet history with the prior by degrees of freedom', () => {
@@ -94,8 +94,8 @@ describe('decideMetric', () => {
     const short = decideMetric(latency(flat(10, 1), [10.8, 10.8, 10.8]), opts)
     expect(long.status).toBe('regression')
     expect(short.status).toBe('inconclusive')
-    // Priors only: σ² = 0.000225 + 0.4487·0.00032 + (0.000225 + 0.4487·0.00032); bar 3.5 σ.
-    const s2 = 0.000225 + 0.4487 * 0.00032
+    // Priors only (3.5 % short-history day prior): σ² = 2 · (0.001225 + 0.4487·0.00032); bar 3.5 σ.
+    const s2 = 0.001225 + 0.4487 * 0.00032
     expect(short.sigma).toBeCloseTo(Math.sqrt(2 * s2), 6)
     expect(short.bar).toBeCloseTo(3.5 * Math.sqrt(2 * s2), 6)
     expect(short.notes[0]).toMatch(/short history \(1 refresh\)/)
