@@ -144,7 +144,9 @@ function rowStatus(d: Decision, runs: readonly FigureRun[], problems: readonly P
   const blames = new Set(problems.map((p) => p.blame))
   if (runs.length === 0 && problems.length === 0) return 'missing'
   if (blames.has('broken')) return 'broken'
-  if (d.status === 'regression') return 'regression'
+  // A regression stands on the valid runs, unless the host spoiled all but one of them: one
+  // run is a draw, and the runs that would have confirmed or refuted it were never measured.
+  if (d.status === 'regression' && !(blames.has('inconclusive') && d.nCandidate < 2)) return 'regression'
   if (blames.has('incomplete')) return 'incomplete'
   if (blames.has('inconclusive')) return 'invalid'
   // Runs but no decision (no valid value, or no baseline data): undecided, never a pass.
@@ -166,6 +168,9 @@ function toRow(
   const scope = parseMetricKey(key)?.scope ?? key
   const status = rowStatus(d, runs, problems)
   const notes = status === 'missing' ? ['candidate has no runs for this point'] : [...extraNotes, ...d.notes, ...problems.map((p) => p.text)]
+  if (d.status === 'regression' && status !== 'regression' && status !== 'broken') {
+    notes.push(`worse in its only valid run (${d.nCandidate} of ${runs.length}); not called a regression on one run`)
+  }
   const delta = d.baseline !== null && d.candidate !== null && d.baseline > 0 ? (d.candidate / d.baseline - 1) * 100 : null
   return {
     key,

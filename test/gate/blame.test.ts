@@ -98,6 +98,21 @@ describe('the verdict by blame', () => {
     }
   })
 
+  it('does not call a regression on the one valid run the host left; the row says so and stays undecided', () => {
+    const spoilAllButOne = { run: (c: number, r: number) => (c === 4 && r > 0 ? { saturated: true } : {}) }
+    const slow = compareToBaseline(base, pipeDay(7, 1.4, spoilAllButOne))
+    const r = row(slow, 'itl_p95@64x16@c4')
+    expect(r.n_candidate).toBe(1)
+    expect(r.status).toBe('invalid')
+    expect(r.notes.join(' ')).toMatch(/only valid run \(1 of 3\)/)
+    // The other points, all valid and 40 % slower, still regress: nothing else is excused.
+    expect(slow.verdict).toBe('regression')
+    expect(slow.regressions).not.toContain(r.label)
+    // With two valid runs left the regression stands.
+    const two = compareToBaseline(base, pipeDay(7, 1.4, { run: (c: number, r: number) => (c === 4 && r === 2 ? { saturated: true } : {}) }))
+    expect(row(two, 'itl_p95@64x16@c4').status).toBe('regression')
+  })
+
   it('is not comparable when a measurement setting differs, naming it', () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ warmup: 8 }, 'measurement settings differ: warmup: baseline auto, candidate 8'],
