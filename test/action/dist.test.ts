@@ -6,20 +6,13 @@
  * simulator in deterministic mode. Skipped only when dist/index.js is absent
  * (run `npm run bundle` first).
  */
-import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parse as parseYaml } from 'yaml'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
-import { startFakeGitHub, type FakeGitHub } from '../github/fake-github.js'
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-// SERVEGATE_DIST_INDEX points the test at another build of the entry (e.g. a scratch bundle).
-const DIST = process.env['SERVEGATE_DIST_INDEX'] ?? join(ROOT, 'dist/index.js')
-const MARKER = '<!-- servegate:gate -->'
+import type { FakeGitHub } from '../github/fake-github.js'
+import { DIST, MARKER, cleanEnv, createActionWorkspace, defaultInputs, git, prEvent, pushEvent, type ActionWorkspace } from './dist-harness.js'
 
 // Tiny and deterministic: 10 requests per point is the validity floor; 2 repeats keep the file under a minute.
 const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
@@ -32,13 +25,7 @@ sweeps:
     repeats: 2
 `
 
-interface StepRun {
-  code: number
-  stdout: string
-  outputs: Record<string, string>
-  summary: string
-}
-
+let ws: ActionWorkspace
 let dir: string
 let repo: string
 let remote: string
@@ -46,103 +33,12 @@ let gh: FakeGitHub
 let sim: SimHandle
 let slowSim: SimHandle
 
-const cleanEnv = (): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('INPUT_') && !k.startsWith('GITHUB_')) env[k] = v
-  return { ...env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null', GIT_TERMINAL_PROMPT: '0' }
-}
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: cleanEnv() }).trim()
-
-/** Every input's default from action.yml, as GitHub passes them (INPUT_ + upper case, dashes kept). */
-function defaultInputs(): Record<string, string> {
-  const action = parseYaml(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }> }
-  const env: Record<string, string> = {}
-  for (const [name, spec] of Object.entries(action.inputs)) env[`INPUT_${name.toUpperCase()}`] = spec.default ?? ''
-  return env
-}
-
-/** Parse GITHUB_OUTPUT's `name<<DELIM … DELIM` blocks (and plain name=value lines). */
-function parseOutputs(text: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  const lines = text.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!
-    const heredoc = /^([^=<]+)<<(.+)$/.exec(line)
-    if (heredoc) {
-      const value: string[] = []
-      for (i++; i < lines.length && lines[i] !== heredoc[2]; i++) value.push(lines[i]!)
-      out[heredoc[1]!] = value.join('\n')
-    } else if (line.includes('=')) out[line.slice(0, line.indexOf('='))] = line.slice(line.indexOf('=') + 1)
-  }
-  return out
-}
-
-let runNo = 0
-/** Run dist/index.js once as a workflow step would. */
-async function step(inputs: Record<string, string>, event: { name: string; payload: unknown }, extraEnv: Record<string, string> = {}): Promise<StepRun> {
-  runNo++
-  const files = { event: join(dir, `event-${runNo}.json`), output: join(dir, `output-${runNo}`), summary: join(dir, `summary-${runNo}.md`) }
-  writeFileSync(files.event, JSON.stringify(event.payload))
-  writeFileSync(files.output, '')
-  writeFileSync(files.summary, '')
-  const env: Record<string, string> = {
-    ...cleanEnv(),
-    ...defaultInputs(),
-    'INPUT_GITHUB-TOKEN': 'ghs_faketoken',
-    'INPUT_WORKING-DIRECTORY': repo,
-    INPUT_CONFIG: 'servegate.yml',
-    INPUT_CONFIRM: 'false',
-    ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
-    GITHUB_ACTIONS: 'true',
-    GITHUB_EVENT_NAME: event.name,
-    GITHUB_EVENT_PATH: files.event,
-    GITHUB_OUTPUT: files.output,
-    GITHUB_STEP_SUMMARY: files.summary,
-    GITHUB_API_URL: gh.url,
-    GITHUB_SERVER_URL: 'https://github.test',
-    GITHUB_REPOSITORY: 'acme/infer',
-    GITHUB_RUN_ID: String(1000 + runNo),
-    GITHUB_SHA: 'f00df00d',
-    GITHUB_REF: 'refs/heads/main',
-    GITHUB_WORKSPACE: repo,
-    RUNNER_ENVIRONMENT: 'self-hosted',
-    ...extraEnv,
-  }
-  const child = spawn(process.execPath, [DIST], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-  child.stderr.on('data', (d: Buffer) => (stdout += d.toString()))
-  const code = await new Promise<number>((res) => child.on('close', (c) => res(c ?? -1)))
-  return { code, stdout, outputs: parseOutputs(readFileSync(files.output, 'utf8')), summary: readFileSync(files.summary, 'utf8') }
-}
-
-const prEvent = (fork = false) => ({
-  name: 'pull_request',
-  payload: {
-    pull_request: {
-      number: 7,
-      head: { sha: 'f00df00d', repo: { full_name: fork ? 'mallory/infer' : 'acme/infer', fork } },
-      base: { repo: { full_name: 'acme/infer', fork: false } },
-    },
-    repository: { full_name: 'acme/infer', name: 'infer', owner: { login: 'acme' } },
-  },
-})
-const pushEvent = { name: 'push', payload: { repository: { full_name: 'acme/infer', name: 'infer', owner: { login: 'acme' } } } }
+const step: ActionWorkspace['step'] = (inputs, event, opts) => ws.step(inputs, event, opts)
 
 describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'servegate-dist-'))
-    repo = join(dir, 'repo')
-    remote = join(dir, 'remote.git')
-    git(dir, 'init', '-q', '--bare', '-b', 'main', remote)
-    git(dir, 'init', '-q', '-b', 'main', repo)
-    writeFileSync(join(repo, 'servegate.yml'), CONFIG)
-    writeFileSync(join(repo, '.gitignore'), 'servegate-result*\n')
-    git(repo, 'add', '.')
-    git(repo, '-c', 'user.name=dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '-m', 'config')
-    git(repo, 'remote', 'add', 'origin', remote)
-    git(repo, 'push', '-q', 'origin', 'main')
-    gh = await startFakeGitHub({ maxPerPage: 2 })
+    ws = await createActionWorkspace({ prefix: 'servegate-dist-', files: { 'servegate.yml': CONFIG }, maxPerPage: 2 })
+    ;({ dir, repo, remote, gh } = ws)
     // Someone else's comments (one even carries the marker) fill the first pages.
     for (let i = 0; i < 3; i++) gh.addComment(7, `review ${i}`, { login: 'alice', type: 'User' })
     gh.addComment(7, `${MARKER} copied`, { login: 'alice', type: 'User' })
@@ -151,9 +47,8 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
   })
 
   afterAll(async () => {
-    await Promise.all([gh?.close(), sim?.close(), slowSim?.close()])
     // SERVEGATE_KEEP_TMP=1 keeps the workspace, summaries and outputs for a look.
-    if (dir && !process.env['SERVEGATE_KEEP_TMP']) rmSync(dir, { recursive: true, force: true })
+    await Promise.all([ws?.close(), sim?.close(), slowSim?.close()])
   })
 
   it('refresh run in a git checkout commits and pushes the new baseline', async () => {
