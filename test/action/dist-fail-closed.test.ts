@@ -1,0 +1,198 @@
+/**
+ * Acceptance: the bundled Action (dist/index.js, run as GitHub runs it) fails
+ * closed. With the default fail-on, a candidate that was not measured soundly —
+ * requests failing, outputs cut short, another API than the baseline's, a sweep
+ * cancelled half-way — fails the step and names the cause; an unchanged
+ * candidate does not. The repository is set up as a pull request sees it: main
+ * (config and a baseline of three refreshes made by the Action itself) on a bare
+ * origin, and per case a PR branch with its own commit, checked out shallow, so
+ * the Action fetches the base branch to read the gate's terms. The servers are
+ * the simulator in deterministic mode, with its fault knobs.
+ * Skipped only when dist/index.js is absent (run `npm run bundle` first).
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startSim, type SimHandle } from '../../src/sim/index.js'
+import { DIST, ROOT, cleanEnv, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
+
+const SWEEP = `sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 48}]
+    concurrency: [1, 2]
+    prompts_per_concurrency: 10
+    warmup: 2
+    repeats: 2
+`
+const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}\n${SWEEP}`
+// The PR side may change the server and sweep settings; the gate's terms still come from main.
+const CHAT_CONFIG = `server: {api: chat}\n${CONFIG}`
+// 8 ms per token keeps the ~1 ms timer and event-loop jitter of a busy host small next to the gaps measured.
+const SIM = { ttftMs: 10, itlMs: 8 }
+const PLANNED = 4 // 1 shape × 2 concurrencies × 2 repeats
+// The committed CLI entry (`npx servegate`), which runs the bundled dist/cli.js.
+const CLI = join(ROOT, 'bin/servegate.js')
+const CLI_BUNDLE = join(ROOT, 'dist/cli.js')
+
+let ws: ActionWorkspace
+let sim: SimHandle
+
+/** The PR's checkout (branch `name`, one commit writing `files`) and a gate step in it, fail-on left at its default. */
+async function gateOnPr(name: string, files: Record<string, string>, baseUrl: string) {
+  const pr = pullRequestCheckout(ws, name, files, `serving: ${name}`)
+  const r = await ws.step({ mode: 'gate', 'base-url': baseUrl }, pr.event, { cwd: pr.checkout, env: { GITHUB_SHA: pr.headSha, GITHUB_REF: 'refs/pull/7/merge' } })
+  return { ...pr, r }
+}
+
+/** The `::error::` lines of a step's log, with the runner's escapes (%25, %0D, %0A) decoded. */
+const errors = (r: StepRun) =>
+  r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('::error::'))
+    .map((l) => l.replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%'))
+
+/** Poll a result file until it holds at least one finished run (the file is replaced atomically after each). */
+async function waitForFirstRun(path: string, timeoutMs: number): Promise<void> {
+  const start = Date.now()
+  while (Date.now() - start < timeoutMs) {
+    try {
+      const r = JSON.parse(readFileSync(path, 'utf8')) as { points: Array<{ runs: unknown[] }> }
+      if (r.points.flatMap((p) => p.runs).length >= 1) return
+    } catch {
+      // not written yet
+    }
+    await new Promise((res) => setTimeout(res, 50))
+  }
+  throw new Error(`${path} held no finished run after ${timeoutMs} ms`)
+}
+
+describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request (default fail-on)', () => {
+  beforeAll(async () => {
+    ws = await createActionWorkspace({ prefix: 'servegate-fail-closed-', files: { 'servegate.yml': CONFIG, 'serving/engine.txt': 'v1\n' } })
+    sim = await startSim(SIM)
+    // Three clean refreshes on main, each committed and pushed by the Action.
+    for (let i = 1; i <= 3; i++) {
+      const r = await ws.step({ mode: 'refresh', 'base-url': sim.url }, pushEvent)
+      if (r.code !== 0 || r.outputs['verdict'] !== 'refreshed') throw new Error(`refresh ${i} failed (exit ${r.code}):\n${r.stdout}`)
+    }
+    const baseline = JSON.parse(git(ws.remote, 'show', 'main:baselines/gate.json')) as { refreshes: unknown[] }
+    if (baseline.refreshes.length !== 3) throw new Error(`expected 3 refreshes on main, found ${baseline.refreshes.length}`)
+  }, 150_000)
+
+  afterAll(async () => {
+    // SERVEGATE_KEEP_TMP=1 keeps the workspace, summaries and outputs for a look.
+    await Promise.all([ws?.close(), sim?.close()])
+  })
+
+  it('a server failing 5 % of requests (HTTP 500): broken, the step fails, and the error names the failed requests', async () => {
+    const faulty = await startSim({ ...SIM, faults: [{ kind: 'http500', rate: 0.05 }] })
+    try {
+      const { r } = await gateOnPr('http500', { 'serving/engine.txt': 'v2: flaky\n' }, faulty.url)
+      expect(r.code, r.stdout).toBe(1)
+      expect(r.outputs['verdict']).toBe('broken')
+      expect(errors(r)).toHaveLength(1)
+      expect(errors(r)[0]).toMatch(/^::error::servegate gate tripped: verdict broken \(fail-on: regression,broken,incomplete,not_comparable\): .*run \d: \d+ requests? failed \(\d+\.\d %\), beyond the budget 1\.0 %/)
+      expect(r.summary).toMatch(/broken/)
+      expect(r.summary).toMatch(/requests? failed/)
+    } finally {
+      await faulty.close()
+    }
+  }, 60_000)
+
+  it('a server stopping every output at 32 of 48 tokens: broken, the step fails, and the error names the short output', async () => {
+    const short = await startSim({ ...SIM, stopEarlyAt: 32 })
+    try {
+      const { r } = await gateOnPr('stop-early', { 'serving/engine.txt': 'v2: stops early\n' }, short.url)
+      expect(r.code, r.stdout).toBe(1)
+      expect(r.outputs['verdict']).toBe('broken')
+      expect(errors(r)).toHaveLength(1)
+      expect(errors(r)[0]).toMatch(/^::error::servegate gate tripped: verdict broken .*run \d: output_len_mismatch/)
+      expect(errors(r)[0]).toContain('output tokens per request changed from 48 to 32')
+      expect(r.summary).toContain('output_len_mismatch')
+    } finally {
+      await short.close()
+    }
+  }, 60_000)
+
+  it('a candidate measured through the chat API against a completions baseline: not_comparable, the step fails, naming api', async () => {
+    const { r } = await gateOnPr('chat', { 'servegate.yml': CHAT_CONFIG }, sim.url)
+    expect(r.code, r.stdout).toBe(1)
+    expect(r.outputs['verdict']).toBe('not_comparable')
+    expect(errors(r)).toHaveLength(1)
+    expect(errors(r)[0]).toMatch(/^::error::servegate gate tripped: verdict not_comparable .*: measurement settings differ: api: baseline completions, candidate chat$/)
+    expect(r.summary).toMatch(/\bapi\b/)
+    expect(r.summary).toContain('chat')
+  }, 60_000)
+
+  it('a sweep cancelled (SIGTERM) after its first run: verdict cancelled, the step fails, the summary counts the partial runs', async () => {
+    const pr = pullRequestCheckout(ws, 'cancel', { 'serving/engine.txt': 'v2\n' }, 'serving: cancel')
+    const resultPath = join(pr.checkout, 'servegate-result.json')
+    let killed = false
+    const r = await ws.step({ mode: 'gate', 'base-url': sim.url }, pr.event, {
+      cwd: pr.checkout,
+      env: { GITHUB_SHA: pr.headSha, GITHUB_REF: 'refs/pull/7/merge' },
+      // What the runner does when the job is cancelled: SIGTERM to the step's process.
+      onSpawn: (child) =>
+        void waitForFirstRun(resultPath, 50_000)
+          .then(() => (killed = child.kill('SIGTERM')))
+          .catch(() => undefined),
+    })
+    expect(killed, r.stdout).toBe(true)
+    expect(r.code, r.stdout).toBe(1)
+    expect(r.outputs['verdict']).toBe('cancelled')
+    expect(r.outputs['result-path']).toBe(resultPath)
+    const m = /cancelled — partial \((\d+) of (\d+) runs\)/.exec(r.summary)
+    expect(m, r.summary).not.toBeNull()
+    const done = Number(m![1])
+    expect(Number(m![2])).toBe(PLANNED)
+    expect(done).toBeGreaterThanOrEqual(1)
+    expect(done).toBeLessThan(PLANNED)
+    // The runs counted are the ones kept in the result file; no verdict was given from them.
+    const partial = JSON.parse(readFileSync(resultPath, 'utf8')) as { points: Array<{ runs: unknown[] }> }
+    expect(partial.points.flatMap((p) => p.runs)).toHaveLength(done)
+    expect(errors(r)).toEqual([`::error::servegate cancelled — partial (${done} of ${PLANNED} runs): no verdict`])
+  }, 60_000)
+
+  it.skipIf(!existsSync(CLI_BUNDLE))('the CLI: a run killed after its first run, compared with the baseline, is incomplete (exit 1) and says what is missing', async () => {
+    const partial = join(ws.dir, 'partial.json')
+    const child = spawn(process.execPath, [CLI, 'run', '--config', join(ws.repo, 'servegate.yml'), '--sweep', 'gate', '--base-url', sim.url, '--out', partial], {
+      cwd: ws.dir,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let log = ''
+    child.stdout.on('data', (d: Buffer) => (log += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (log += d.toString()))
+    const ended = new Promise<number | null>((res) => child.on('close', (c) => res(c)))
+    try {
+      await waitForFirstRun(partial, 50_000)
+    } finally {
+      child.kill('SIGTERM')
+    }
+    expect(await ended, log).toBe(130)
+    expect(log).toContain(`Finished runs are saved in ${partial}`)
+
+    // The baseline the Action committed on main (three refreshes).
+    const cmp = spawnSync(process.execPath, [CLI, 'compare', join(ws.repo, 'baselines/gate.json'), partial], { cwd: ws.dir, env: cleanEnv(), encoding: 'utf8' })
+    expect(cmp.status, cmp.stdout + cmp.stderr).toBe(1)
+    // Killed 50 ms after the first run was saved, seconds before the second could finish: one run of four.
+    expect((JSON.parse(readFileSync(partial, 'utf8')) as { points: Array<{ runs: unknown[] }> }).points.flatMap((p) => p.runs)).toHaveLength(1)
+    expect(cmp.stdout).toContain('servegate verdict: INCOMPLETE')
+    // What is missing: the second concurrency's point, and the second repeat (the curve of repeat 1 stops at c=1).
+    expect(cmp.stdout).toContain('p95 ITL 32×48 c=2: missing — candidate has no runs for this point')
+    expect(cmp.stdout).toContain('the candidate has 1 of the 2 repeats it planned')
+    expect(cmp.stdout).toContain('the curve stopped early (measured c=1 of 1, 2)')
+  }, 60_000)
+
+  it('an unchanged candidate with the same settings does not fail the step', async () => {
+    const { r } = await gateOnPr('unchanged', { 'serving/engine.txt': 'v1 (docs only)\n' }, sim.url)
+    // The simulator is deterministic, but this host's CPU load still moves millisecond latencies a little:
+    // pass, improvement or inconclusive (which the default fail-on lets pass) are all honest answers for
+    // an unchanged server. Never a failing verdict.
+    expect(r.code, r.stdout).toBe(0)
+    expect(['pass', 'improvement', 'inconclusive']).toContain(r.outputs['verdict'])
+    expect(errors(r)).toEqual([])
+  }, 60_000)
+})
+
