@@ -1,0 +1,123 @@
+/**
+ * Acceptance: the bundled Action (dist/index.js, run as GitHub runs it) never
+ * writes a credential anywhere it can be read. The serve-command input carries
+ * two (`--api-key …`, `HF_TOKEN=…`) and the config names an API key variable
+ * whose value has no well-known token shape (so only servegate knowing it can
+ * hide it). After a refresh (push) and a gate run (pull request) none of them
+ * appears in what GitHub's API received, the job summary, GITHUB_OUTPUT, the
+ * result files and reports, the committed baseline and the commits (message and
+ * contents), or the log — except in the `::add-mask::` lines that register them
+ * with the runner. The server is the simulator, which accepts any key.
+ * Skipped only when dist/index.js is absent (run `npm run bundle` first).
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startSim, type SimHandle } from '../../src/sim/index.js'
+import { DIST, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
+
+const SERVE_KEY = 'sk-live-abcdefghijklmnop12345'
+const HF_TOKEN = 'hf_abcdefghijklmnopqrstu'
+// Named neither like a token (…_TOKEN, …_KEY) nor shaped like one (sk-, hf_): redacted only because it is the API key.
+const API_KEY_ENV = 'INFER_SERVER_AUTH'
+const API_KEY = 'opaque-7c1e9b2d4f6a8e0c31'
+const SECRETS = [SERVE_KEY, HF_TOKEN, API_KEY]
+const SERVE_COMMAND = `vllm serve m --api-key ${SERVE_KEY} -e HF_TOKEN=${HF_TOKEN}`
+
+const CONFIG = `server: {api_key_env: ${API_KEY_ENV}}
+target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 12}]
+    concurrency: [1, 2]
+    prompts_per_concurrency: 10
+    warmup: 2
+    repeats: 2
+`
+
+let ws: ActionWorkspace
+let sim: SimHandle
+
+/** The secrets that occur in `text`, with where they were found. */
+function leaks(where: string, text: string): string[] {
+  return SECRETS.filter((s) => text.includes(s)).map((s) => `${s} in ${where}`)
+}
+
+/** The log without the lines that register the secrets with the runner (the runner masks them from then on). */
+const logWithoutMasks = (r: StepRun) =>
+  r.stdout
+    .split('\n')
+    .filter((l) => !l.startsWith('::add-mask::'))
+    .join('\n')
+
+/** Every place a step's run leaves text behind, checked for the secrets. */
+function stepLeaks(name: string, r: StepRun): string[] {
+  const files = [r.outputs['result-path'], r.outputs['report-path']].filter((p): p is string => p !== undefined && existsSync(p))
+  return [
+    ...leaks(`${name}: job summary`, r.summary),
+    ...leaks(`${name}: GITHUB_OUTPUT`, r.outputText),
+    ...leaks(`${name}: log`, logWithoutMasks(r)),
+    ...files.flatMap((p) => leaks(`${name}: ${p}`, readFileSync(p, 'utf8'))),
+  ]
+}
+
+describe.skipIf(!existsSync(DIST))('dist/index.js keeps the run’s secrets out of everything it writes', () => {
+  beforeAll(async () => {
+    ws = await createActionWorkspace({ prefix: 'servegate-secrets-', files: { 'servegate.yml': CONFIG, 'serving/engine.txt': 'v1\n' } })
+    sim = await startSim({ ttftMs: 10, itlMs: 10 })
+  })
+
+  afterAll(async () => {
+    // SERVEGATE_KEEP_TMP=1 keeps the workspace, summaries and outputs for a look.
+    await Promise.all([ws?.close(), sim?.close()])
+  })
+
+  let refresh: StepRun
+  it('refresh mode: the committed baseline, the commit and every output are free of the secrets', async () => {
+    refresh = await ws.step({ mode: 'refresh', 'base-url': sim.url, 'serve-command': SERVE_COMMAND }, pushEvent, { env: { [API_KEY_ENV]: API_KEY } })
+    expect(refresh.code, refresh.stdout).toBe(0)
+    expect(refresh.outputs['verdict']).toBe('refreshed')
+    // Each secret is registered with the runner before anything else is logged.
+    for (const s of SECRETS) expect(refresh.stdout).toContain(`::add-mask::${s}`)
+    // The serve command is recorded (it says how the server was started), with its credentials redacted.
+    const result = JSON.parse(readFileSync(refresh.outputs['result-path']!, 'utf8')) as { env: { serve_command: string } }
+    expect(result.env.serve_command).toBe('vllm serve m --api-key *** -e HF_TOKEN=***')
+
+    const pushed = git(ws.remote, 'show', 'main:baselines/gate.json')
+    expect(pushed).toContain('vllm serve m --api-key')
+    // Every commit on the remote: author, message and full diff.
+    const history = git(ws.remote, 'log', '--all', '-p', '--format=%an <%ae>%n%B')
+    expect(history).toContain('servegate: refresh baseline baselines/gate.json')
+    expect([
+      ...stepLeaks('refresh', refresh),
+      ...leaks('baseline file in the checkout', readFileSync(join(ws.repo, 'baselines/gate.json'), 'utf8')),
+      ...leaks('baseline file on origin/main', pushed),
+      ...leaks('git history', history),
+      ...leaks('GitHub API requests', JSON.stringify(ws.gh.calls)),
+    ]).toEqual([])
+  }, 120_000)
+
+  it('gate mode on a pull request: the comment, the API requests and every output are free of the secrets', async () => {
+    expect(refresh?.code).toBe(0)
+    const pr = pullRequestCheckout(ws, 'tune', { 'serving/engine.txt': 'v2\n' }, 'serving: tune the engine')
+    // Whatever the verdict: only where the text goes is checked here, so the step reports and never fails.
+    const r = await ws.step({ mode: 'gate', 'base-url': sim.url, 'serve-command': SERVE_COMMAND, 'fail-on': 'never' }, pr.event, {
+      cwd: pr.checkout,
+      env: { [API_KEY_ENV]: API_KEY, GITHUB_SHA: pr.headSha, GITHUB_REF: 'refs/pull/7/merge' },
+    })
+    expect(r.code, r.stdout).toBe(0)
+    expect(['pass', 'improvement', 'inconclusive', 'regression']).toContain(r.outputs['verdict'])
+    for (const s of SECRETS) expect(r.stdout).toContain(`::add-mask::${s}`)
+    // The comment was created ("running") and then edited (the verdict): both bodies went through the API.
+    expect(ws.gh.calls.filter((c) => c.method === 'POST')).toHaveLength(1)
+    expect(ws.gh.calls.filter((c) => c.method === 'PATCH').length).toBeGreaterThanOrEqual(1)
+    const comment = ws.gh.comments.find((c) => c.user.login === 'github-actions[bot]')!
+    expect(comment.body).toContain('servegate')
+    expect([
+      ...stepLeaks('gate', r),
+      ...leaks('GitHub API requests', JSON.stringify(ws.gh.calls)),
+      ...leaks('the pull-request comment', comment.body),
+      ...leaks('git history', git(ws.remote, 'log', '--all', '-p', '--format=%an <%ae>%n%B')),
+    ]).toEqual([])
+  }, 120_000)
+})
