@@ -71822,6 +71822,9 @@ function chi2MedianRatio(df) {
 }
 
 // src/gate/noise.ts
+function dayPrior(refreshes, opts) {
+  return refreshes < opts.minHistory ? Math.max(opts.dayFloor, opts.shortDayFloor) : opts.dayFloor;
+}
 function withPrior(est2, df, prior, priorDf) {
   const prior2 = prior * prior;
   if (est2 >= prior2 || priorDf <= 0) return est2;
@@ -71850,7 +71853,7 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
     const medSd = clippedSd(refreshes.map((r) => median2(r)));
     day2 = Math.max(0, medSd * medSd - varMedianFactor(runsPerRefresh) * within2);
   }
-  day2 = withPrior(day2, Math.max(0, refreshes.length - 1), opts.dayFloor, priorDf);
+  day2 = withPrior(day2, Math.max(0, refreshes.length - 1), dayPrior(refreshes.length, opts), priorDf);
   const window2 = Math.min(opts.centerWindow, refreshes.length);
   const refresh2 = day2 + varMedianFactor(runsPerRefresh) * within2;
   const center2 = window2 > 0 ? varMedianFactor(window2) * refresh2 : Infinity;
@@ -71921,7 +71924,10 @@ function decideMetric(input2, opts) {
   const n = candLogs.length;
   Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: bar + Z95 * sigma });
   if (noise.refreshes < opts.minHistory) {
-    base.notes.push(`short history (${noise.refreshes} refresh${noise.refreshes === 1 ? "" : "es"}): noise floors in use`);
+    const drift = (dayPrior(noise.refreshes, opts) * 100).toFixed(1);
+    base.notes.push(
+      `short history (${noise.refreshes} refresh${noise.refreshes === 1 ? "" : "es"}): assuming ~${drift} % day-to-day drift until ${opts.minHistory} refreshes show the real one`
+    );
   }
   if (d > bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: "regression" };
@@ -72221,6 +72227,7 @@ var DEFAULT_GATE_OPTIONS = {
   centerWindow: 10,
   minHistory: 5,
   dayFloor: 0.015,
+  shortDayFloor: 0.035,
   withinFloor: 0.02,
   failedRequestBudget: 0.01,
   maxFailedRequests: null,
@@ -72349,7 +72356,7 @@ function rowStatus(d, runs, problems) {
   const blames = new Set(problems.map((p) => p.blame));
   if (runs.length === 0 && problems.length === 0) return "missing";
   if (blames.has("broken")) return "broken";
-  if (d.status === "regression") return "regression";
+  if (d.status === "regression" && !(blames.has("inconclusive") && d.nCandidate < 2)) return "regression";
   if (blames.has("incomplete")) return "incomplete";
   if (blames.has("inconclusive")) return "invalid";
   return d.status === "missing" ? "inconclusive" : d.status;
@@ -72359,6 +72366,9 @@ function toRow(key, kind, gated, d, runs, problems, extraNotes, perToken) {
   const scope = parseMetricKey(key)?.scope ?? key;
   const status = rowStatus(d, runs, problems);
   const notes = status === "missing" ? ["candidate has no runs for this point"] : [...extraNotes, ...d.notes, ...problems.map((p) => p.text)];
+  if (d.status === "regression" && status !== "regression" && status !== "broken") {
+    notes.push(`worse in its only valid run (${d.nCandidate} of ${runs.length}); not called a regression on one run`);
+  }
   const delta = d.baseline !== null && d.candidate !== null && d.baseline > 0 ? (d.candidate / d.baseline - 1) * 100 : null;
   return {
     key,
