@@ -214,3 +214,14 @@ export function pullRequestCheckout(ws: ActionWorkspace, branch: string, files: 
   git(ws.dir, 'clone', '-q', '--depth', '1', '--branch', branch, `file://${ws.remote}`, checkout)
   return { checkout, headSha, event: prEvent(false, { headSha, headRef: branch, base: { ref: 'main', sha: baseSha } }) }
 }
+
+/** A tiny deterministic gate sweep: 10 requests per point is the validity floor; 2 repeats keep a step under a minute. */
+export const TINY_GATE_CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 12}]
+    concurrency: [1, 2]
+    prompts_per_concurrency: 10
+    warmup: 2
+    repeats: 2
+`

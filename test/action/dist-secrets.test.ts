@@ -14,7 +14,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
-import { DIST, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
+import { DIST, TINY_GATE_CONFIG, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
 
 const SERVE_KEY = 'sk-live-abcdefghijklmnop12345'
 const HF_TOKEN = 'hf_abcdefghijklmnopqrstu'
@@ -24,16 +24,7 @@ const API_KEY = 'opaque-7c1e9b2d4f6a8e0c31'
 const SECRETS = [SERVE_KEY, HF_TOKEN, API_KEY]
 const SERVE_COMMAND = `vllm serve m --api-key ${SERVE_KEY} -e HF_TOKEN=${HF_TOKEN}`
 
-const CONFIG = `server: {api_key_env: ${API_KEY_ENV}}
-target: {metric: tpot, percentile: 95, threshold_ms: 50}
-sweeps:
-  gate:
-    shapes: [{input_len: 32, output_len: 12}]
-    concurrency: [1, 2]
-    prompts_per_concurrency: 10
-    warmup: 2
-    repeats: 2
-`
+const CONFIG = `server: {api_key_env: ${API_KEY_ENV}}\n${TINY_GATE_CONFIG}`
 
 let ws: ActionWorkspace
 let sim: SimHandle

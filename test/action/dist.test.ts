@@ -12,18 +12,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
 import type { FakeGitHub } from '../github/fake-github.js'
-import { DIST, MARKER, cleanEnv, createActionWorkspace, defaultInputs, git, prEvent, pushEvent, type ActionWorkspace } from './dist-harness.js'
+import { DIST, MARKER, TINY_GATE_CONFIG, cleanEnv, createActionWorkspace, defaultInputs, git, prEvent, pushEvent, type ActionWorkspace } from './dist-harness.js'
 
-// Tiny and deterministic: 10 requests per point is the validity floor; 2 repeats keep the file under a minute.
-const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
-sweeps:
-  gate:
-    shapes: [{input_len: 32, output_len: 12}]
-    concurrency: [1, 2]
-    prompts_per_concurrency: 10
-    warmup: 2
-    repeats: 2
-`
+const CONFIG = TINY_GATE_CONFIG
 
 let ws: ActionWorkspace
 let dir: string
