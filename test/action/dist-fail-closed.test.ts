@@ -19,7 +19,7 @@ import { DIST, ROOT, cleanEnv, createActionWorkspace, git, pullRequestCheckout, 
 
 const SWEEP = `sweeps:
   gate:
-    shapes: [{input_len: 32, output_len: 48}]
+    shapes: [{input_len: 32, output_len: 40}]
     concurrency: [1, 2]
     prompts_per_concurrency: 10
     warmup: 2
@@ -100,7 +100,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
     }
   }, 60_000)
 
-  it('a server stopping every output at 32 of 48 tokens: broken, the step fails, and the error names the short output', async () => {
+  it('a server stopping every output at 32 of 40 tokens: broken, the step fails, and the error names the short output', async () => {
     const short = await startSim({ ...SIM, stopEarlyAt: 32 })
     try {
       const { r } = await gateOnPr('stop-early', { 'serving/engine.txt': 'v2: stops early\n' }, short.url)
@@ -108,7 +108,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
       expect(r.outputs['verdict']).toBe('broken')
       expect(errors(r)).toHaveLength(1)
       expect(errors(r)[0]).toMatch(/^::error::servegate gate tripped: verdict broken .*run \d: output_len_mismatch/)
-      expect(errors(r)[0]).toContain('output tokens per request changed from 48 to 32')
+      expect(errors(r)[0]).toContain('output tokens per request changed from 40 to 32')
       expect(r.summary).toContain('output_len_mismatch')
     } finally {
       await short.close()
@@ -180,7 +180,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
     expect((JSON.parse(readFileSync(partial, 'utf8')) as { points: Array<{ runs: unknown[] }> }).points.flatMap((p) => p.runs)).toHaveLength(1)
     expect(cmp.stdout).toContain('servegate verdict: INCOMPLETE')
     // What is missing: the second concurrency's point, and the second repeat (the curve of repeat 1 stops at c=1).
-    expect(cmp.stdout).toContain('p95 ITL 32×48 c=2: missing — candidate has no runs for this point')
+    expect(cmp.stdout).toContain('p95 ITL 32×40 c=2: missing — candidate has no runs for this point')
     expect(cmp.stdout).toContain('the candidate has 1 of the 2 repeats it planned')
     expect(cmp.stdout).toContain('the curve stopped early (measured c=1 of 1, 2)')
   }, 60_000)
