@@ -132,7 +132,10 @@ describe('servegate run --config FILE --sweep NAME against the default profile',
     }
   })
 
-  it("agrees with the simulator's own /metrics: ITL p50 and p95 within 1.5×, ITL mean within 2%", () => {
+  // The mean compares the client's clock with the server's over the same tokens: a unit or
+  // definition error (per token vs per chunk, s vs ms) is off by far more than 4 %, while a
+  // loaded 2-core host has read 2.7 % on a clean run.
+  it("agrees with the simulator's own /metrics: ITL p50 and p95 within 1.5×, ITL mean within 4%", () => {
     for (const p of result.points) {
       for (const r of p.runs) {
         const srv = r.server_side!.itl_ms!
@@ -140,7 +143,7 @@ describe('servegate run --config FILE --sweep NAME against the default profile',
           expect(r.itl_ms[k]! / srv[k]!).toBeGreaterThan(1 / 1.5)
           expect(r.itl_ms[k]! / srv[k]!).toBeLessThan(1.5)
         }
-        expect(Math.abs(r.itl_ms.mean! / srv.mean! - 1)).toBeLessThan(0.02)
+        expect(Math.abs(r.itl_ms.mean! / srv.mean! - 1)).toBeLessThan(0.04)
       }
     }
   })
