@@ -101,7 +101,12 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
   }, 60_000)
 
   it('with allow-fork, runs the fork PR; a slowed engine fails the step with verdict regression', async () => {
-    const r = await step({ mode: 'gate', 'base-url': slowSim.url, 'allow-fork': 'true' }, prEvent(true))
+    // A busy host can make a run's client saturate; the gate then rightly says inconclusive (host
+    // blame, not a pass). Only that outcome is retried: anything else is judged on the first try.
+    let r = await step({ mode: 'gate', 'base-url': slowSim.url, 'allow-fork': 'true' }, prEvent(true))
+    for (let retry = 0; retry < 2 && r.outputs['verdict'] === 'inconclusive' && /client_saturated/.test(r.stdout); retry++) {
+      r = await step({ mode: 'gate', 'base-url': slowSim.url, 'allow-fork': 'true' }, prEvent(true))
+    }
     expect(r.code, r.stdout).toBe(1)
     expect(r.outputs['verdict']).toBe('regression')
     expect(JSON.parse(r.outputs['regressions']!)).toEqual(expect.arrayContaining([expect.stringMatching(/^p95 ITL 32×12 c=/)]))
@@ -110,7 +115,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
     const mine = gh.comments.filter((c) => c.user.login === 'github-actions[bot]')
     expect(mine).toHaveLength(1)
     expect(mine[0]!.body).toContain('❌ servegate: regression')
-  }, 120_000)
+  }, 360_000)
 
   const post = join(DIST, '..', 'post.js')
   it.skipIf(!existsSync(post))('post.js reports a main step that was killed mid-sweep, in the summary and the one comment', async () => {

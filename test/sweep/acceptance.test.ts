@@ -115,29 +115,43 @@ describe('servegate run --config FILE --sweep NAME against the default profile',
     for (const at of result.at_target) {
       expect(at.runs.map((r) => r.repeat)).toEqual([1, 2, 3])
       for (const r of at.runs) {
-        // The bracketing points, found from the file's own curve: last passing and first failing concurrency.
-        const curve = CONCURRENCY.map((c) => runOf(at, c, r.repeat))
-        const firstFail = curve.findIndex((x) => x.tpot_ms.p95! > THRESHOLD_MS)
-        expect(firstFail).toBeGreaterThan(0)
+        // The bracketing points, found from the file's own curve of valid runs (an invalid run is
+        // no measurement: C=1 has too few requests here, and a busy host can saturate the client
+        // at C=64): the last passing and the first failing concurrency.
+        const curve = CONCURRENCY.map((c) => ({ c, run: runOf(at, c, r.repeat) })).filter((x) => x.run.validity.valid)
+        const firstFail = curve.findIndex((x) => x.run.tpot_ms.p95! > THRESHOLD_MS)
+        expect(firstFail).not.toBe(0)
+        if (firstFail === -1) {
+          // No valid run missed the target: the figure is the last valid point's, as a lower bound.
+          const last = curve[curve.length - 1]!
+          expect(r.bound).toBe('lower_bound')
+          expect(r.throughput).toBe(last.run.output_throughput)
+          expect(r.concurrency).toBe(last.c)
+          continue
+        }
         const [lo, hi] = [curve[firstFail - 1]!, curve[firstFail]!]
         expect(r.bound).toBe('interpolated')
-        expect(r.throughput!).toBeGreaterThan(Math.min(lo.output_throughput, hi.output_throughput))
-        expect(r.throughput!).toBeLessThan(Math.max(lo.output_throughput, hi.output_throughput))
-        expect(r.concurrency!).toBeGreaterThan(CONCURRENCY[firstFail - 1]!)
-        expect(r.concurrency!).toBeLessThan(CONCURRENCY[firstFail]!)
+        expect(r.throughput!).toBeGreaterThan(Math.min(lo.run.output_throughput, hi.run.output_throughput))
+        expect(r.throughput!).toBeLessThan(Math.max(lo.run.output_throughput, hi.run.output_throughput))
+        expect(r.concurrency!).toBeGreaterThan(lo.c)
+        expect(r.concurrency!).toBeLessThan(hi.c)
         // Linear in the target metric: the same fraction of the way in concurrency and in throughput.
-        const f = (THRESHOLD_MS - lo.tpot_ms.p95!) / (hi.tpot_ms.p95! - lo.tpot_ms.p95!)
-        expect(r.throughput!).toBeCloseTo(lo.output_throughput + f * (hi.output_throughput - lo.output_throughput), 6)
+        const f = (THRESHOLD_MS - lo.run.tpot_ms.p95!) / (hi.run.tpot_ms.p95! - lo.run.tpot_ms.p95!)
+        expect(r.throughput!).toBeCloseTo(lo.run.output_throughput + f * (hi.run.output_throughput - lo.run.output_throughput), 6)
       }
     }
   })
 
   // The mean compares the client's clock with the server's over the same tokens: a unit or
   // definition error (per token vs per chunk, s vs ms) is off by far more than 4 %, while a
-  // loaded 2-core host has read 2.7 % on a clean run.
+  // loaded 2-core host has read 2.7 % on a clean run. A run flagged client_saturated is left
+  // out: that flag says its timestamps were late, which is what this compares.
   it("agrees with the simulator's own /metrics: ITL p50 and p95 within 1.5×, ITL mean within 4%", () => {
+    let compared = 0
     for (const p of result.points) {
       for (const r of p.runs) {
+        if (r.validity.issues.some((i) => i.code === 'client_saturated')) continue
+        compared++
         const srv = r.server_side!.itl_ms!
         for (const k of ['p50', 'p95'] as const) {
           expect(r.itl_ms[k]! / srv[k]!).toBeGreaterThan(1 / 1.5)
@@ -146,6 +160,8 @@ describe('servegate run --config FILE --sweep NAME against the default profile',
         expect(Math.abs(r.itl_ms.mean! / srv.mean! - 1)).toBeLessThan(0.04)
       }
     }
+    // C=1, 4 and 16 (18 runs) keep up even on a busy host.
+    expect(compared).toBeGreaterThanOrEqual(12)
   })
 
   it('records the simulator as the engine, with the model it served', () => {
