@@ -69457,7 +69457,14 @@ var resultFileSchema = external_exports.object({
       )
     })
   ),
-  fingerprint: fingerprintSchema.optional()
+  fingerprint: fingerprintSchema.optional(),
+  interrupted: external_exports.object({
+    at: external_exports.string(),
+    reason: external_exports.string(),
+    cut_run: external_exports.object({ input_len: positiveInt2, output_len: positiveInt2, concurrency: positiveInt2, repeat: count }).nullable(),
+    finished_runs: count,
+    planned_runs: count
+  }).optional()
 }).superRefine((file2, ctx) => {
   const firstPoint = /* @__PURE__ */ new Map();
   file2.points.forEach((p, i) => {
@@ -71161,8 +71168,20 @@ async function sweepAgainst(root, cfg, deps) {
   const usedSeeds = /* @__PURE__ */ new Set([...result.points.flatMap((p) => p.runs.map((r) => r.seed)), ...plan.map((p) => p.seed)]);
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null;
   const gpuExec = envDeps.exec;
+  delete result.interrupted;
+  const stop = async (cut) => {
+    result.interrupted = {
+      at: (/* @__PURE__ */ new Date()).toISOString(),
+      reason: abortReason(deps.signal),
+      cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
+      finished_runs: countRuns(result),
+      planned_runs: plan.length
+    };
+    await writeResultFile(resultPath, result);
+    throw new SweepCancelled(resultPath, countRuns(result), plan.length);
+  };
   for (const [i, planned] of plan.entries()) {
-    if (deps.signal?.aborted) throw new SweepCancelled(resultPath, countRuns(result), plan.length);
+    if (deps.signal?.aborted) await stop(null);
     if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue;
     const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, "resume", resumeSalt) };
     deps.onPointStart?.(point, i, plan.length);
@@ -71179,8 +71198,8 @@ async function sweepAgainst(root, cfg, deps) {
         const s = startGpuSampler(gpuExec, 1e3);
         return { stop: () => s.stopAndWait() };
       }
-    }).catch((err) => {
-      if (err instanceof LoadAborted || deps.signal?.aborted === true) throw new SweepCancelled(resultPath, countRuns(result), plan.length);
+    }).catch(async (err) => {
+      if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point);
       throw err;
     });
     addRun(result, point, run);
@@ -71191,6 +71210,12 @@ async function sweepAgainst(root, cfg, deps) {
     deps.onPointDone?.(point, run, i, plan.length);
   }
   return { result, resultPath };
+}
+function abortReason(signal) {
+  const r = signal?.reason;
+  if (typeof r === "string" && r.length > 0) return r;
+  if (r instanceof Error && r.name !== "AbortError" && r.message.length > 0) return r.message;
+  return "cancelled";
 }
 function addRun(result, point, run) {
   let p = result.points.find(
@@ -71412,7 +71437,19 @@ function buildReportModel(result) {
       spread: buildSpreadRows(concurrencies, points)
     };
   });
-  return { sweep: typeof cfg.sweep === "string" ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes };
+  return {
+    sweep: typeof cfg.sweep === "string" ? cfg.sweep : null,
+    target: targetText(result.target),
+    env: result.env,
+    shapes,
+    interrupted: interruptedLine(result)
+  };
+}
+function interruptedLine(result) {
+  const i = result.interrupted;
+  if (i === void 0) return null;
+  const cut = i.cut_run === null ? "" : `; the run in progress (${fmtInt(i.cut_run.input_len)} in / ${fmtInt(i.cut_run.output_len)} out, C=${i.cut_run.concurrency}, repeat ${i.cut_run.repeat}) was dropped`;
+  return `Interrupted (${i.reason}, ${i.at}): ${i.finished_runs} of ${i.planned_runs} runs finished${cut}. \`servegate run --resume\` with the same settings continues it.`;
 }
 function plannedGrid(cfg, points) {
   const shapes = [];
@@ -71530,6 +71567,7 @@ function renderConsoleTable(result) {
   out.push(`servegate${model.sweep ? ` — sweep ${model.sweep}` : ""} — target ${model.target}`);
   out.push(environmentLine(model.env));
   out.push(CLOCK_LINE);
+  if (model.interrupted !== null) out.push(model.interrupted);
   for (const shape of model.shapes) {
     out.push("", shape.title);
     out.push(...drawTable(COLUMNS, shape.rows.map((r) => r.cells), (i) => i === 0 || i >= 3));
@@ -71650,16 +71688,26 @@ function registerRunCommand(program2) {
 `);
     const total = cfg.shapes.length * cfg.concurrency.length * cfg.repeats;
     const progress = createProgress(total, { stream: process.stderr, tty: Boolean(process.stderr.isTTY) && !process.env.CI });
-    const onSignal = () => {
+    const abort = new AbortController();
+    const interrupted = () => {
       progress.stop();
       log(`
 Interrupted. Finished runs are saved in ${cfg.out}; continue with: ${resumeCommand(process.argv.slice(3))}`);
       process.exit(130);
     };
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
+    const onSignal = (sig) => {
+      if (abort.signal.aborted) return interrupted();
+      progress.stop();
+      log(`
+${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-C again to quit at once).`);
+      abort.abort(sig);
+      setTimeout(interrupted, STOP_GRACE_MS).unref();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
     try {
       const { result, resultPath } = await runSweep(cfg, {
+        signal: abort.signal,
         log,
         onResume: (already) => progress.skip(already),
         onPointStart: (p) => progress.start(label(p)),
@@ -71672,12 +71720,16 @@ Interrupted. Finished runs are saved in ${cfg.out}; continue with: ${resumeComma
       process.stdout.write(`${renderConsoleTable(result)}
 `);
       log(`Result written to ${resultPath}`);
+    } catch (err) {
+      if (err instanceof SweepCancelled) interrupted();
+      throw err;
     } finally {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
     }
   });
 }
+var STOP_GRACE_MS = 4e3;
 function resumeCommand(args) {
   const rest = args.filter((a) => a !== "--resume");
   return ["servegate", "run", "--resume", ...rest].map(shellQuote).join(" ");
@@ -72895,6 +72947,7 @@ function renderMarkdownReport(result, opts = {}) {
   out.push(`## servegate results${model.sweep ? ` — sweep \`${model.sweep}\`` : ""}`, "");
   out.push(`Target: ${model.target}. ${environmentLine(escapeStrings(env))}.`, "");
   out.push(CLOCK_LINE, "");
+  if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, "");
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, "");
     out.push(...table2(COLUMNS, "|---:|---|---|---:|---:|", shape.rows.map((r) => r.cells)));

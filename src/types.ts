@@ -309,4 +309,18 @@ export interface ResultFile {
   at_target: AtTargetShape[]
   /** Absent in results written before it was recorded; gate/fingerprint.ts derives it then. */
   fingerprint?: Fingerprint
+  /** Present while the sweep that wrote the file was stopped before its plan was done (cleared on resume). */
+  interrupted?: Interruption
+}
+
+/** How a sweep was stopped early: when, why, and which run was cut off (dropped, never summarised). */
+export interface Interruption {
+  /** ISO time of the stop. */
+  at: string
+  /** What stopped it, e.g. "SIGTERM", "SIGINT", "cancelled". */
+  reason: string
+  /** The run that was in progress and was dropped; null when the stop fell between runs. */
+  cut_run: { input_len: number; output_len: number; concurrency: number; repeat: number } | null
+  finished_runs: number
+  planned_runs: number
 }

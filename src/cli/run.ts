@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { loadConfigFile } from '../config/load.js'
 import { resolveConfig, type RunFlags } from '../config/resolve.js'
-import { runSweep } from '../sweep/run-sweep.js'
+import { runSweep, SweepCancelled } from '../sweep/run-sweep.js'
 import { renderConsoleTable } from '../report/table.js'
 import { createProgress } from '../report/progress.js'
 
@@ -37,15 +37,28 @@ export function registerRunCommand(program: Command): void {
       const log = (line: string): void => void process.stderr.write(`${line}\n`)
       const total = cfg.shapes.length * cfg.concurrency.length * cfg.repeats
       const progress = createProgress(total, { stream: process.stderr, tty: Boolean(process.stderr.isTTY) && !process.env.CI })
-      const onSignal = (): void => {
+      // The first signal stops dispatching and cuts the requests in flight (the load threads'
+      // connections are destroyed), so a server under a C=256 point is freed at once; the finished
+      // runs are already on disk and the file is marked as interrupted. A second signal, or a stop
+      // that takes longer than STOP_GRACE_MS, exits straight away: the file is then as last written.
+      const abort = new AbortController()
+      const interrupted = (): void => {
         progress.stop()
         log(`\nInterrupted. Finished runs are saved in ${cfg.out}; continue with: ${resumeCommand(process.argv.slice(3))}`)
         process.exit(130)
       }
-      process.once('SIGINT', onSignal)
-      process.once('SIGTERM', onSignal)
+      const onSignal = (sig: NodeJS.Signals): void => {
+        if (abort.signal.aborted) return interrupted()
+        progress.stop()
+        log(`\n${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-C again to quit at once).`)
+        abort.abort(sig)
+        setTimeout(interrupted, STOP_GRACE_MS).unref()
+      }
+      process.on('SIGINT', onSignal)
+      process.on('SIGTERM', onSignal)
       try {
         const { result, resultPath } = await runSweep(cfg, {
+          signal: abort.signal,
           log,
           onResume: (already) => progress.skip(already),
           onPointStart: (p) => progress.start(label(p)),
@@ -58,12 +71,18 @@ export function registerRunCommand(program: Command): void {
         progress.stop()
         process.stdout.write(`${renderConsoleTable(result)}\n`)
         log(`Result written to ${resultPath}`)
+      } catch (err) {
+        if (err instanceof SweepCancelled) interrupted()
+        throw err
       } finally {
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
       }
     })
 }
+
+/** How long a stopping sweep may take to cut its load and write its file before the process exits anyway. */
+const STOP_GRACE_MS = 4000
 
 /** The command that continues this sweep: the same arguments (shell-quoted), with --resume once. */
 export function resumeCommand(args: readonly string[]): string {

@@ -22,6 +22,7 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   out.push(`## servegate results${model.sweep ? ` — sweep \`${model.sweep}\`` : ''}`, '')
   out.push(`Target: ${model.target}. ${environmentLine(escapeStrings(env))}.`, '')
   out.push(CLOCK_LINE, '')
+  if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, '')
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, '')
     out.push(...table(COLUMNS, '|---:|---|---|---:|---:|', shape.rows.map((r) => r.cells)))

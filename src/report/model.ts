@@ -42,6 +42,8 @@ export interface ReportModel {
   target: string
   env: EnvRecord
   shapes: ShapeReport[]
+  /** Says the sweep was stopped early and which run was dropped; null for a sweep not stopped. */
+  interrupted: string | null
 }
 
 /** `p95 TPOT ≤ 50 ms` */
@@ -81,7 +83,21 @@ export function buildReportModel(result: ResultFile): ReportModel {
       spread: buildSpreadRows(concurrencies, points),
     }
   })
-  return { sweep: typeof cfg.sweep === 'string' ? cfg.sweep : null, target: targetText(result.target), env: result.env, shapes }
+  return {
+    sweep: typeof cfg.sweep === 'string' ? cfg.sweep : null,
+    target: targetText(result.target),
+    env: result.env,
+    shapes,
+    interrupted: interruptedLine(result),
+  }
+}
+
+/** `Interrupted (SIGTERM): 1 of 2 runs finished; the run in progress (16 in / 250 out, C=256, repeat 1) was dropped…` */
+export function interruptedLine(result: ResultFile): string | null {
+  const i = result.interrupted
+  if (i === undefined) return null
+  const cut = i.cut_run === null ? '' : `; the run in progress (${fmtInt(i.cut_run.input_len)} in / ${fmtInt(i.cut_run.output_len)} out, C=${i.cut_run.concurrency}, repeat ${i.cut_run.repeat}) was dropped`
+  return `Interrupted (${i.reason}, ${i.at}): ${i.finished_runs} of ${i.planned_runs} runs finished${cut}. \`servegate run --resume\` with the same settings continues it.`
 }
 
 function plannedGrid(cfg: Record<string, unknown>, points: PointResult[]): { shapes: [number, number][]; concurrency: number[]; repeats: number | null } {

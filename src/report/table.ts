@@ -10,6 +10,7 @@ export function renderConsoleTable(result: ResultFile): string {
   out.push(`servegate${model.sweep ? ` — sweep ${model.sweep}` : ''} — target ${model.target}`)
   out.push(environmentLine(model.env))
   out.push(CLOCK_LINE)
+  if (model.interrupted !== null) out.push(model.interrupted)
   for (const shape of model.shapes) {
     out.push('', shape.title)
     // Concurrency and the numeric columns right-aligned, like the markdown table.

@@ -189,6 +189,15 @@ export const resultFileSchema = z
       }),
     ),
     fingerprint: fingerprintSchema.optional(),
+    interrupted: z
+      .object({
+        at: z.string(),
+        reason: z.string(),
+        cut_run: z.object({ input_len: positiveInt, output_len: positiveInt, concurrency: positiveInt, repeat: count }).nullable(),
+        finished_runs: count,
+        planned_runs: count,
+      })
+      .optional(),
   })
   .superRefine((file, ctx) => {
     // One sweep measures each point once and each repeat of it once: a second copy would be

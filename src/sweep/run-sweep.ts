@@ -133,8 +133,22 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   const usedSeeds = new Set([...result.points.flatMap((p) => p.runs.map((r) => r.seed)), ...plan.map((p) => p.seed)])
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null
   const gpuExec = envDeps.exec
+  // A resumed sweep continues the plan: the earlier stop no longer describes the file.
+  delete result.interrupted
+  /** Mark the file as cut short (the run in progress is dropped), write it, and stop. */
+  const stop = async (cut: PlanPoint | null): Promise<never> => {
+    result.interrupted = {
+      at: new Date().toISOString(),
+      reason: abortReason(deps.signal),
+      cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
+      finished_runs: countRuns(result),
+      planned_runs: plan.length,
+    }
+    await writeResultFile(resultPath, result)
+    throw new SweepCancelled(resultPath, countRuns(result), plan.length)
+  }
   for (const [i, planned] of plan.entries()) {
-    if (deps.signal?.aborted) throw new SweepCancelled(resultPath, countRuns(result), plan.length)
+    if (deps.signal?.aborted) await stop(null)
     if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue
     const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, 'resume', resumeSalt) }
     deps.onPointStart?.(point, i, plan.length)
@@ -151,8 +165,8 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
         const s = startGpuSampler(gpuExec, 1000)
         return { stop: () => s.stopAndWait() }
       },
-    }).catch((err: unknown) => {
-      if (err instanceof LoadAborted || deps.signal?.aborted === true) throw new SweepCancelled(resultPath, countRuns(result), plan.length)
+    }).catch(async (err: unknown) => {
+      if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point)
       throw err
     })
     addRun(result, point, run)
@@ -163,6 +177,14 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
     deps.onPointDone?.(point, run, i, plan.length)
   }
   return { result, resultPath }
+}
+
+/** Why the signal fired, in a word: the signal name or reason string it was aborted with, else "cancelled". */
+function abortReason(signal: AbortSignal | undefined): string {
+  const r: unknown = signal?.reason
+  if (typeof r === 'string' && r.length > 0) return r
+  if (r instanceof Error && r.name !== 'AbortError' && r.message.length > 0) return r.message
+  return 'cancelled'
 }
 
 /** Insert a run into its point (created in plan order when new). */
