@@ -12,7 +12,7 @@ const files = readdirSync(join(root, 'bench')).filter((f) => f.endsWith('.ts') &
 let failed = 0
 for (const f of files) {
   process.stdout.write(`\n=== bench/${f}\n`)
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join('bench', f)], { cwd: root, stdio: 'inherit' })
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join('bench', f)], { cwd: root, stdio: 'inherit' })
   if (r.status !== 0) failed++
 }
 process.exit(failed > 0 ? 1 : 0)
