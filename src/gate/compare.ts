@@ -23,8 +23,14 @@ function scopesOf(baseline: Baseline, kind: MetricKind): string[] {
   return shapes.flatMap((s) => concurrency.map((c) => pointLabel(s.input_len, s.output_len, c)))
 }
 
+/**
+ * Decides one metric from the candidate's usable runs (valid, in no cut repeat) in place of
+ * the baseline history's rule: `servegate ab` pairs them with the reference's (./paired.ts).
+ */
+export type MetricDecider = (dataKey: string, candidateRuns: FigureRun[], info: { higherIsBetter: boolean; tolerance: number }) => Decision
+
 /** Verdict for `candidate` against `baseline`; see docs/gate.md for the rule, the blame table and the precedence. */
-export function compareToBaseline(baseline: Baseline, candidate: ResultFile, options: Partial<GateOptions> = {}): Verdict {
+export function compareToBaseline(baseline: Baseline, candidate: ResultFile, options: Partial<GateOptions> = {}, decider?: MetricDecider): Verdict {
   const opts = resolveGateOptions(baseline, options)
   const reasons: string[] = []
   const incomparable: string[] = []
@@ -63,15 +69,11 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       // A repeat whose curve lacks points of the sweep has a throughput at target drawn
       // through the wrong bracket: it enters no statistics (the row says incomplete).
       const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, number[]>()
-      const decision = decideMetric(
-        {
-          history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []),
-          candidate: runs.flatMap((r) => (r.valid && r.value !== null && !cut.has(r.repeat) ? [r.value] : [])),
-          higherIsBetter: KIND_INFO[kind].higherIsBetter,
-          tolerance: toleranceFor(opts, kind),
-        },
-        opts,
-      )
+      const usable = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat))
+      const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
+      const decision = decider
+        ? decider(dataKey, usable, info)
+        : decideMetric({ history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, opts)
       const { problems, notes } = runProblems(runs, opts)
       problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
       problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
