@@ -8,6 +8,7 @@ import { registerSimCommand } from './cli/sim.js'
 import { registerCompareCommand } from './cli/compare.js'
 import { registerBaselineCommand } from './cli/baseline.js'
 import { registerReportCommand } from './cli/report.js'
+import { registerAbCommand } from './cli/ab.js'
 import { readResultFile } from './store/result-file.js'
 
 /** Build the `servegate` command tree. */
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerCompareCommand(program)
   registerBaselineCommand(program)
   registerReportCommand(program, { readResult: readResultFile })
+  registerAbCommand(program)
   return program
 }
 

@@ -1,0 +1,87 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startSim, type SimHandle } from '../../src/sim/index.js'
+import { parseResult } from '../../src/store/result-file.js'
+import { runCli } from '../sweep/cli-child.js'
+
+// Issue 12: `servegate ab` with A = the simulator and B = the simulator slowed by 10 % →
+// regression on p95 ITL and throughput at target; A = B → pass. Deterministic simulators
+// (ITL fixed per step) keep the slots short; 3 rounds give 3 pairs.
+const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 8}]
+    concurrency: [1, 4]
+    prompts_per_concurrency: 15
+    warmup: 2
+`
+
+describe('servegate ab against two simulators', () => {
+  let dir: string
+  let a: SimHandle
+  let a2: SimHandle
+  let slow: SimHandle
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'servegate-ab-'))
+    writeFileSync(join(dir, 'servegate.yml'), CONFIG)
+    ;[a, a2, slow] = await Promise.all([
+      startSim({ ttftMs: 20, itlMs: 10 }),
+      startSim({ ttftMs: 20, itlMs: 10 }),
+      startSim({ ttftMs: 20, itlMs: 10, slowdown: 1.1 }),
+    ])
+  })
+
+  afterAll(async () => {
+    await Promise.all([a?.close(), a2?.close(), slow?.close()])
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** One ab run; a verdict spoiled by a saturated client on a busy host (inconclusive, host blame) is run again, at most twice. */
+  async function ab(b: SimHandle, name: string) {
+    const outDir = join(dir, name)
+    const args = ['ab', '--a-base-url', a.url, '--b-base-url', b.url, '--rounds', '3', '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
+    let r = await runCli(args)
+    for (let i = 0; i < 2 && /INCONCLUSIVE/.test(r.stdout) && /client_saturated/.test(r.stdout); i++) r = await runCli(args)
+    return { ...r, outDir }
+  }
+
+  it('calls B, 10 % slower, a regression on p95 ITL and throughput at target, exit 1', async () => {
+    const r = await ab(slow, 'slow')
+    expect(r.code, r.stdout + r.stderr).toBe(1)
+    expect(r.stdout).toContain('A/B over 3 rounds (6 slots, order A B B A A B)')
+    expect(r.stdout).toContain('servegate verdict: REGRESSION')
+    expect(r.stdout).toMatch(/regression +p95 ITL 32×8 c=1 /)
+    expect(r.stdout).toMatch(/regression +throughput at target 32×8 /)
+    const md = readFileSync(join(r.outDir, 'verdict.md'), 'utf8')
+    expect(md).toContain('### servegate A/B verdict:')
+    expect(md).toContain('| Base URL | ' + a.url.replace(/:/g, ':'))
+    // Both sides are ordinary result files: one repeat per slot, all rounds planned.
+    for (const side of ['a', 'b']) {
+      const res = parseResult(JSON.parse(readFileSync(join(r.outDir, `${side}.json`), 'utf8')), side)
+      expect(res.config['repeats']).toBe(3)
+      expect(res.points.map((p) => p.runs.map((x) => x.repeat))).toEqual([[1, 2, 3], [1, 2, 3]])
+      expect(new Set(res.points.flatMap((p) => p.runs.map((x) => x.seed))).size).toBe(6)
+    }
+    // compare works on them too, and agrees that B is slower.
+    const c = await runCli(['compare', join(r.outDir, 'a.json'), join(r.outDir, 'b.json')])
+    expect(c.stdout).toMatch(/p95 ITL 32×8 c=1/)
+  }, 240_000)
+
+  it('passes two identical engines, exit 0', async () => {
+    const r = await ab(a2, 'same')
+    expect(r.code, r.stdout + r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/servegate verdict: (PASS|IMPROVEMENT)/)
+  }, 240_000)
+
+  it('refuses a side given twice or not at all, naming the flags', async () => {
+    const r = await runCli(['ab', '--a-base-url', a.url, '--a-serve', 'x', '--b-base-url', a2.url, '--out-dir', join(dir, 'bad')])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('side A: give exactly one of --a-base-url and --a-serve')
+    const r2 = await runCli(['ab', '--a-base-url', a.url, '--rounds', '1', '--out-dir', join(dir, 'bad')])
+    expect(r2.code).toBe(2)
+    expect(r2.stderr).toContain('--rounds "1": expected an integer ≥ 2')
+  }, 60_000)
+})
