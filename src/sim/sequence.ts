@@ -42,8 +42,6 @@ export class SimSequence {
   /** Chained prompt block hashes for the prefix cache (set by the server when it is on). */
   blockHashes: readonly number[] | null = null
   private chunks = 0
-  /** Engine deliveries so far (their mean gap paces a tail's content events). */
-  private deliveries = 0
   private firstNs = -1
   private lastNs = -1
   private faultFired = false
@@ -91,8 +89,12 @@ export class SimSequence {
     else this.res.flushHeaders()
   }
 
-  /** Deliver up to `k` newly generated tokens now. */
-  emit(k: number): void {
+  /**
+   * Deliver up to `k` newly generated tokens now; `gapNs` is the engine's
+   * current gap between two chunks of a stream (wall ns), which paces the
+   * content of a tail fault that takes over here.
+   */
+  emit(k: number, gapNs: number): void {
     if (this.done) return
     const n = Math.min(k, this.remaining)
     if (n <= 0) return
@@ -115,7 +117,7 @@ export class SimSequence {
     const final = this.generated === this.plan.target && tail === null
     if (this.fmt) this.writeChunk(t, start, n, final, pre)
     else if (final) this.writeJson(t)
-    if (tail !== null) this.handOver(tail, k)
+    if (tail !== null) this.handOver(tail, k, gapNs)
     else if (final) this.end(this.plan.finishReason, t)
     else if (this.plan.fault === 'stall' && !this.faultFired && this.generated >= this.plan.faultAt) {
       this.faultFired = true
@@ -135,7 +137,6 @@ export class SimSequence {
       m.tpotGap.observe(gap)
     }
     this.lastNs = t
-    this.deliveries++
     m.generationTokens += n
   }
 
@@ -176,17 +177,17 @@ export class SimSequence {
 
   /**
    * Let the engine go and play the tail fault on this stream until the client
-   * leaves. Content events of the tail come at this request's own mean gap so
-   * far (exactly the ITL in deterministic mode), or every fault interval when
-   * it had a single delivery.
+   * leaves. Content events of the tail come at the engine's gap of the
+   * moment (the ITL in deterministic mode, the last step's time in batching
+   * mode), so the stream keeps the pace it had.
    */
-  private handOver(kind: TailFaultKind, k: number): void {
+  private handOver(kind: TailFaultKind, k: number, gapNs: number): void {
     this.faultFired = true
     this.done = true
     const m = this.metrics
     m.faultTails++
     const intervalMs = this.opts.faultIntervalMs * this.opts.timeScale
-    const itlMs = this.deliveries > 1 ? (this.lastNs - this.firstNs) / (this.deliveries - 1) / 1e6 : intervalMs
+    const itlMs = gapNs > 0 ? gapNs / 1e6 : intervalMs
     const onEnd = (how: TailEnd): void => {
       m.faultTails--
       const reason = how === 'abort' ? 'abort' : this.plan.finishReason

@@ -24,6 +24,9 @@ export class RawStream {
   private readonly req
   private waiters: Array<() => void> = []
 
+  /** When the request was sent, ms on the monotonic clock: nothing the server does can arrive before it. */
+  readonly sentMs = nowMs()
+
   constructor(url: string, body: unknown, headers: Record<string, string> = {}) {
     this.req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       this.status = res.statusCode ?? 0
