@@ -61,7 +61,7 @@ export interface SimOptions {
   stallMs: number
   /** `keepalive`: one comment, `trickle`: one byte, every this many ms (model time). */
   faultIntervalMs: number
-  /** Length of the one `data:` line a `huge-line` fault sends, bytes. */
+  /** Length of the one `data:` line a `huge-line` fault sends, bytes, line end excluded (never shorter than the event's own JSON). */
   hugeLineBytes: number
   /** Tokens per content chunk (speculative-decoding-like). */
   tokensPerChunk: number
