@@ -58,6 +58,8 @@ export function parseSimFlags(f: SimFlags): Partial<SimOptions> {
     jitterCv: num(f.jitterCv, { flag: '--jitter-cv', min: 0 }),
     faults: faults.map((kind) => ({ kind, rate: rate ?? 0 })),
     stallMs: num(f.stallMs, { flag: '--stall-ms', min: 0 }),
+    faultIntervalMs: num(f.faultIntervalMs, { flag: '--fault-interval-ms', positive: true }),
+    hugeLineBytes: num(f.hugeLineBytes, { flag: '--huge-line-bytes', int: true, min: 1 }),
     tokensPerChunk: num(f.tokensPerChunk, { flag: '--tokens-per-chunk', int: true, min: 1 }),
     reasoningTokens: num(f.reasoningTokens, { flag: '--reasoning-tokens', int: true, min: 0 }),
     usageSkew: num(f.usageSkew, { flag: '--usage-skew', min: 0 }),
@@ -95,6 +97,22 @@ function describeMode(o: Partial<SimOptions>): string {
   return `batching profile ${typeof o.profile === 'string' ? o.profile : 'default'} (illustrative numbers, not a GPU measurement)`
 }
 
+const FAULTS_HELP = `
+Faults (each --fault in turn strikes a request with probability --fault-rate, at most one per request;
+seeded by --seed and the request id; intervals are model time, × --time-scale like --stall-ms):
+  http500, http429   answer with that status instead of a stream
+  disconnect         drop the connection halfway through the stream
+  stall              hold the stream --stall-ms halfway through, then go on
+  malformed          send a data: line that is not JSON halfway through
+  stream-error       send an error event halfway through, then end
+  keepalive          after 3 tokens, only ": keep-alive" comments every --fault-interval-ms, forever
+  overrun            ignore max_tokens: keep sending tokens at the stream's ITL, forever, no [DONE]
+  trickle            after 1 token, the rest of a valid stream one byte every --fault-interval-ms
+  huge-line          after 5 tokens, one data: line of --huge-line-bytes (a content event whose text is
+                     filler) with no line end before its last byte, then the rest of the stream
+The last four affect streamed responses only; they leave the engine (its batch slot and KV are freed)
+when they take over, still count as running in /metrics, and stop when the client disconnects.`
+
 /** Add `servegate sim` to the program. */
 export function registerSimCommand(program: Command, deps: Partial<SimCommandDeps> = {}): void {
   const log = deps.log ?? ((line: string): void => void process.stderr.write(`${line}\n`))
@@ -113,9 +131,14 @@ export function registerSimCommand(program: Command, deps: Partial<SimCommandDep
     .option('--slowdown <f>', 'multiply every step time by F (a fake regression)')
     .option('--noise-cv <x>', 'run-to-run noise: a lognormal factor with this CV drawn at start')
     .option('--jitter-cv <x>', 'per-step jitter CV')
-    .option('--fault <kind>', `inject a fault (repeatable): ${FAULT_KINDS.join(', ')}`, collect, [])
+    .option('--fault <kind>', `inject a fault (repeatable): ${FAULT_KINDS.join(', ')}; see "Faults" below`, collect, [])
     .option('--fault-rate <p>', 'share of requests that suffer each --fault (0..1)')
     .option('--stall-ms <ms>', 'length of a stall fault (default 2000)')
+    .option(
+      '--fault-interval-ms <ms>',
+      'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)',
+    )
+    .option('--huge-line-bytes <n>', 'huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)')
     .option('--tokens-per-chunk <n>', 'tokens per streamed chunk (speculative-decoding-like)')
     .option('--reasoning-tokens <n>', 'chat: reasoning_content tokens before the content')
     .option('--usage-skew <f>', 'report usage.completion_tokens = round(true × F)')
@@ -126,6 +149,7 @@ export function registerSimCommand(program: Command, deps: Partial<SimCommandDep
     .option('--crlf', 'end SSE lines with CRLF')
     .option('--omit-done', 'never send data: [DONE]')
     .option('--trace-limit <n>', 'keep ground-truth traces of at most N requests')
+    .addHelpText('after', FAULTS_HELP)
     .action(async (flags: SimFlags) => {
       const opts = parseSimFlags(flags)
       const sim = await startSim(opts)

@@ -38,6 +38,8 @@ export class BatchingEngine implements SimEngine {
   private readonly sched: BatchScheduler<SimSequence>
   private readonly waker = new Waker((now) => this.wake(now))
   private stepEndNs = -1
+  /** Wall ns of the step in progress: the ITL of every stream it emits to. */
+  private stepNs = 0
   private stepEmit: SimSequence[] = []
   private kickPending = false
   private closed = false
@@ -101,7 +103,7 @@ export class BatchingEngine implements SimEngine {
   private finishStep(): void {
     const k = this.s.tokensPerChunk
     const emit = this.stepEmit
-    for (let i = 0; i < emit.length; i++) (emit[i] as SimSequence).emit(k)
+    for (let i = 0; i < emit.length; i++) (emit[i] as SimSequence).emit(k, this.stepNs)
     this.stepEmit = []
   }
 
@@ -112,7 +114,8 @@ export class BatchingEngine implements SimEngine {
       this.stepEndNs = -1
       return
     }
-    this.stepEndNs = startNs + this.stepWallNs(plan)
+    this.stepNs = this.stepWallNs(plan)
+    this.stepEndNs = startNs + this.stepNs
     this.stepEmit = plan.emit
     for (const seq of plan.admitted) this.metrics.queue.observe(Math.max(0, startNs - seq.engineArrivalNs) / 1e9)
   }

@@ -66,7 +66,7 @@ export class DeterministicEngine implements SimEngine {
     for (let top = this.heap.peek(); top !== undefined && top.dueNs <= limit; top = this.heap.peek()) {
       this.heap.pop()
       const seq = top.seq
-      if (!seq.done) seq.emit(this.t.tokensPerChunk)
+      if (!seq.done) seq.emit(this.t.tokensPerChunk, this.t.itlNs)
       if (seq.done) {
         this.active--
         this.kvTokens -= top.kvTokens

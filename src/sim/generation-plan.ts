@@ -4,7 +4,7 @@
  * how many tokens it generates, why it stops, and which fault it suffers.
  */
 import { createRng, deriveSeed } from '../util/rng.js'
-import type { FaultKind, SimOptions } from './options.js'
+import type { FaultKind, SimOptions, TailFaultKind } from './options.js'
 import type { SimRequest } from './request.js'
 
 export interface GenerationPlan {
@@ -12,8 +12,25 @@ export interface GenerationPlan {
   target: number
   finishReason: 'length' | 'stop'
   fault: FaultKind | null
-  /** Mid-stream faults strike once this many tokens were sent. */
+  /** Mid-stream faults strike (tail faults take the stream over) once this many tokens were sent. */
   faultAt: number
+}
+
+/**
+ * Content tokens a stream sends normally before a tail fault takes it over
+ * (capped at the planned length); `overrun` sends every planned token first,
+ * then keeps going.
+ */
+export const TAIL_FAULT_AFTER: Record<Exclude<TailFaultKind, 'overrun'>, number> = {
+  keepalive: 3,
+  trickle: 1,
+  'huge-line': 5,
+}
+
+function faultAtFor(fault: FaultKind | null, target: number): number {
+  if (fault === 'overrun') return target
+  if (fault === 'keepalive' || fault === 'trickle' || fault === 'huge-line') return Math.min(TAIL_FAULT_AFTER[fault], target)
+  return Math.floor(target / 2)
 }
 
 /** Decide length, finish reason and fault for one request. */
@@ -46,5 +63,5 @@ export function planGeneration(
       }
     }
   }
-  return { target, finishReason, fault, faultAt: Math.floor(target / 2) }
+  return { target, finishReason, fault, faultAt: faultAtFor(fault, target) }
 }

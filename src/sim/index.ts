@@ -1,6 +1,9 @@
 /** The simulated engine's public API (see ARCHITECTURE.md, "The simulated engine"). */
 export { startSim, type SimHandle } from './server.js'
-export { DEFAULT_SIM_OPTIONS, FAULT_KINDS, resolveSimOptions, type FaultKind, type FaultSpec, type SimOptions } from './options.js'
+export {
+  DEFAULT_SIM_OPTIONS, FAULT_KINDS, TAIL_FAULT_KINDS, resolveSimOptions,
+  type FaultKind, type FaultSpec, type SimOptions, type TailFaultKind,
+} from './options.js'
 export { BUILTIN_PROFILES, profileFromFile, resolveProfile, type SimProfile } from './profiles.js'
 export type { TokenTrace } from './trace.js'
 export { SIM_ENGINE_NAME } from './routes.js'

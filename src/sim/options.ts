@@ -7,8 +7,23 @@ import { UsageError } from '../errors.js'
 import { formatIssues } from '../store/json-file.js'
 import type { SimProfile } from './profiles.js'
 
-export const FAULT_KINDS = ['http500', 'http429', 'disconnect', 'stall', 'malformed', 'stream-error'] as const
+export const FAULT_KINDS = [
+  'http500', 'http429', 'disconnect', 'stall', 'malformed', 'stream-error',
+  'keepalive', 'overrun', 'trickle', 'huge-line',
+] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
+
+/**
+ * Faults that take a stream over after its first tokens and play a hostile
+ * tail outside the engine (src/sim/fault-tail.ts); streamed responses only.
+ */
+export const TAIL_FAULT_KINDS = ['keepalive', 'overrun', 'trickle', 'huge-line'] as const satisfies readonly FaultKind[]
+export type TailFaultKind = (typeof TAIL_FAULT_KINDS)[number]
+
+/** True for a fault that takes the stream over (see TAIL_FAULT_KINDS). */
+export function isTailFault(kind: FaultKind): kind is TailFaultKind {
+  return (TAIL_FAULT_KINDS as readonly FaultKind[]).includes(kind)
+}
 
 /** One injected failure: each request suffers it with probability `rate` (0..1). */
 export interface FaultSpec {
@@ -44,6 +59,10 @@ export interface SimOptions {
   faults: FaultSpec[]
   /** How long a `stall` fault holds a stream, ms (model time). */
   stallMs: number
+  /** `keepalive`: one comment, `trickle`: one byte, every this many ms (model time). */
+  faultIntervalMs: number
+  /** Length of the one `data:` line a `huge-line` fault sends, bytes, line end excluded (never shorter than the event's own JSON). */
+  hugeLineBytes: number
   /** Tokens per content chunk (speculative-decoding-like). */
   tokensPerChunk: number
   /** Chat only: this many `reasoning_content` tokens precede the content. */
@@ -77,6 +96,8 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   jitterCv: 0,
   faults: [],
   stallMs: 2000,
+  faultIntervalMs: 50,
+  hugeLineBytes: 8 * 1024 * 1024,
   tokensPerChunk: 1,
   reasoningTokens: 0,
   usageSkew: 1,
@@ -108,6 +129,8 @@ const optionsSchema = z
     jitterCv: nonNegative,
     faults: z.array(z.object({ kind: z.enum(FAULT_KINDS), rate: z.number().min(0).max(1) })),
     stallMs: nonNegative,
+    faultIntervalMs: positive,
+    hugeLineBytes: posInt,
     tokensPerChunk: posInt,
     reasoningTokens: z.number().int().nonnegative(),
     usageSkew: nonNegative,

@@ -82,6 +82,12 @@ export class SimMetrics {
   prefixQueries = 0
   prefixHits = 0
   preemptions = 0
+  /**
+   * Streams a tail fault took over: the engine has let them go, but the
+   * server still holds each request open, so they count as running (a hung
+   * request on a real server does too).
+   */
+  faultTails = 0
   readonly finished: Record<string, number> = { stop: 0, length: 0, abort: 0, error: 0 }
 
   /** Prometheus text exposition for `model`. */
@@ -92,7 +98,7 @@ export class SimMetrics {
     const gauge = (name: string, help: string, v: number): string =>
       `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}{${l}} ${v}\n`
     let out = ''
-    out += gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', g.running)
+    out += gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', g.running + this.faultTails)
     out += gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', g.waiting)
     out += gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.', g.kvUsage)
     out += gauge('vllm:gpu_cache_usage_perc', 'GPU KV-cache usage. 1 means 100 percent usage.', g.kvUsage)

@@ -2,12 +2,19 @@
  * One request in flight: engines hand it tokens with `emit(k)`; it writes the
  * chunks (or the final JSON), records ground truth and server metrics, and
  * plays its planned fault. Engines only read `done` and `stallUntilNs`.
+ *
+ * A tail fault (keepalive, overrun, trickle, huge-line) takes a stream over
+ * after its first tokens: the sequence turns `done` (so the engine frees its
+ * slot and KV at once) and hands the rest to fault-tail.ts. Those tail events
+ * are the fault, not generation: they enter neither the trace nor the token
+ * histograms, and the trace stays incomplete.
  */
 import type { ServerResponse } from 'node:http'
 import { errorObject, errorBody } from './api-error.js'
 import { nowNs } from './clock.js'
+import { playFaultTail, type TailEnd, type TailEvents } from './fault-tail.js'
 import type { GenerationPlan } from './generation-plan.js'
-import type { SimOptions } from './options.js'
+import { isTailFault, type SimOptions, type TailFaultKind } from './options.js'
 import type { SimMetrics } from './prom-metrics.js'
 import type { SimRequest } from './request.js'
 import { SseFormat } from './sse-format.js'
@@ -21,7 +28,8 @@ const DISCONNECT_AFTER_MS = 20
 
 export type SeqOptions = Pick<
   SimOptions,
-  'reasoningTokens' | 'usageSkew' | 'keepAliveComments' | 'crlf' | 'omitDone' | 'stallMs' | 'timeScale'
+  | 'reasoningTokens' | 'usageSkew' | 'keepAliveComments' | 'crlf' | 'omitDone' | 'stallMs' | 'timeScale'
+  | 'faultIntervalMs' | 'hugeLineBytes'
 >
 
 export class SimSequence {
@@ -81,8 +89,12 @@ export class SimSequence {
     else this.res.flushHeaders()
   }
 
-  /** Deliver up to `k` newly generated tokens now. */
-  emit(k: number): void {
+  /**
+   * Deliver up to `k` newly generated tokens now; `gapNs` is the engine's
+   * current gap between two chunks of a stream (wall ns), which paces the
+   * content of a tail fault that takes over here.
+   */
+  emit(k: number, gapNs: number): void {
     if (this.done) return
     const n = Math.min(k, this.remaining)
     if (n <= 0) return
@@ -96,14 +108,17 @@ export class SimSequence {
         pre = this.fmt.malformed()
       }
     }
+    const fault = this.plan.fault
+    const tail = fault !== null && this.fmt !== null && isTailFault(fault) && this.generated + n >= this.plan.faultAt ? fault : null
     const t = nowNs()
     this.observe(t, n)
     const start = this.generated
     this.generated += n
-    const final = this.generated === this.plan.target
+    const final = this.generated === this.plan.target && tail === null
     if (this.fmt) this.writeChunk(t, start, n, final, pre)
     else if (final) this.writeJson(t)
-    if (final) this.end(this.plan.finishReason, t)
+    if (tail !== null) this.handOver(tail, k, gapNs)
+    else if (final) this.end(this.plan.finishReason, t)
     else if (this.plan.fault === 'stall' && !this.faultFired && this.generated >= this.plan.faultAt) {
       this.faultFired = true
       this.stallUntilNs = t + this.opts.stallMs * this.opts.timeScale * 1e6
@@ -127,23 +142,7 @@ export class SimSequence {
 
   private writeChunk(t: number, start: number, n: number, final: boolean, pre: string): void {
     const fmt = this.fmt as SseFormat
-    let out = pre
-    if (this.chunks === 0) out += fmt.roleChunk()
-    else if (this.opts.keepAliveComments && this.chunks % KEEPALIVE_EVERY === 0) out += fmt.comment()
-    const r = Math.min(n, this.reasoningLeft)
-    if (r > 0) {
-      this.reasoningLeft -= r
-      const text = tokensText(start, r)
-      out += final && r === n ? fmt.lastContent(text, this.plan.finishReason, true) : fmt.reasoning(text)
-      this.trace.push(t, r)
-      this.chunks++
-    }
-    if (n > r) {
-      const text = tokensText(start + r, n - r)
-      out += final ? fmt.lastContent(text, this.plan.finishReason, false) : fmt.content(text)
-      this.trace.push(t, n - r)
-      this.chunks++
-    }
+    let out = pre + this.chunkEvents(start, n, final, t)
     if (!final) {
       this.res.write(out)
       return
@@ -151,6 +150,84 @@ export class SimSequence {
     if (this.req.includeUsage) out += fmt.usage(this.req.promptTokens, this.reportedTokens())
     if (!this.opts.omitDone) out += fmt.done()
     this.res.end(out)
+  }
+
+  /** The events carrying tokens start..start+n (reasoning first); traced when `t` is given. */
+  private chunkEvents(start: number, n: number, final: boolean, t: number | null): string {
+    const fmt = this.fmt as SseFormat
+    let out = ''
+    if (this.chunks === 0) out += fmt.roleChunk()
+    else if (this.opts.keepAliveComments && this.chunks % KEEPALIVE_EVERY === 0) out += fmt.comment()
+    const r = Math.min(n, this.reasoningLeft)
+    if (r > 0) {
+      this.reasoningLeft -= r
+      const text = tokensText(start, r)
+      out += final && r === n ? fmt.lastContent(text, this.plan.finishReason, true) : fmt.reasoning(text)
+      if (t !== null) this.trace.push(t, r)
+      this.chunks++
+    }
+    if (n > r) {
+      const text = tokensText(start + r, n - r)
+      out += final ? fmt.lastContent(text, this.plan.finishReason, false) : fmt.content(text)
+      if (t !== null) this.trace.push(t, n - r)
+      this.chunks++
+    }
+    return out
+  }
+
+  /**
+   * Let the engine go and play the tail fault on this stream until the client
+   * leaves. Content events of the tail come at the engine's gap of the
+   * moment (the ITL in deterministic mode, the last step's time in batching
+   * mode), so the stream keeps the pace it had.
+   */
+  private handOver(kind: TailFaultKind, k: number, gapNs: number): void {
+    this.faultFired = true
+    this.done = true
+    const m = this.metrics
+    m.faultTails++
+    const intervalMs = this.opts.faultIntervalMs * this.opts.timeScale
+    const itlMs = gapNs > 0 ? gapNs / 1e6 : intervalMs
+    const onEnd = (how: TailEnd): void => {
+      m.faultTails--
+      const reason = how === 'abort' ? 'abort' : this.plan.finishReason
+      m.finished[reason] = (m.finished[reason] ?? 0) + 1
+    }
+    playFaultTail(kind, this.res, this.tailEvents(k), { intervalMs, itlMs, hugeLineBytes: this.opts.hugeLineBytes }, onEnd)
+  }
+
+  /** The rest of this stream for a tail fault, `k` tokens per content event. */
+  private tailEvents(k: number): TailEvents {
+    const fmt = this.fmt as SseFormat
+    let extra = this.generated
+    let usageLeft = this.req.includeUsage
+    let doneLeft = !this.opts.omitDone
+    return {
+      nextPlanned: () => {
+        if (this.generated < this.plan.target) {
+          const start = this.generated
+          const n = Math.min(k, this.plan.target - start)
+          this.generated += n
+          return this.chunkEvents(start, n, this.generated === this.plan.target, null)
+        }
+        if (usageLeft) {
+          usageLeft = false
+          return fmt.usage(this.req.promptTokens, this.reportedTokens())
+        }
+        if (doneLeft) {
+          doneLeft = false
+          return fmt.done()
+        }
+        return null
+      },
+      nextExtra: () => {
+        const text = tokensText(extra, k)
+        extra += k
+        return fmt.content(text)
+      },
+      comment: () => fmt.comment(),
+      hugeLineParts: () => fmt.contentParts(),
+    }
   }
 
   private writeJson(t: number): void {

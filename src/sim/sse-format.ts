@@ -51,6 +51,15 @@ export class SseFormat {
     return this.contentOpen + text + this.tail
   }
 
+  /**
+   * A content event split around its text, for a text written in pieces (the
+   * `huge-line` fault): `head` + text + `close` is the `data:` line, `end` the
+   * line end and blank line that close the event.
+   */
+  contentParts(): { head: string; close: string; end: string } {
+    return { head: this.contentOpen, close: this.tail.slice(0, this.tail.length - this.end.length), end: this.end }
+  }
+
   /** A reasoning event (chat) carrying `text`. */
   reasoning(text: string): string {
     return this.reasoningOpen + text + this.tail

@@ -13,11 +13,35 @@ describe('servegate sim flags', () => {
     })
   })
 
+  it('takes the stream faults and their settings', () => {
+    expect(
+      parseSimFlags({ fault: ['keepalive', 'overrun', 'trickle', 'huge-line'], faultRate: '0.25', faultIntervalMs: '20', hugeLineBytes: '2097152' }),
+    ).toMatchObject({
+      faultIntervalMs: 20,
+      hugeLineBytes: 2097152,
+      faults: [
+        { kind: 'keepalive', rate: 0.25 }, { kind: 'overrun', rate: 0.25 }, { kind: 'trickle', rate: 0.25 }, { kind: 'huge-line', rate: 0.25 },
+      ],
+    })
+  })
+
+  it('lists every fault kind in its help', () => {
+    const program = new Command().exitOverride()
+    registerSimCommand(program, { log: () => {}, waitForStop: async () => {} })
+    let help = ''
+    const cmd = program.commands.find((c) => c.name() === 'sim') as Command
+    cmd.configureOutput({ writeOut: (t) => void (help += t) })
+    cmd.outputHelp()
+    for (const k of ['keepalive', 'overrun', 'trickle', 'huge-line', '--fault-interval-ms', '--huge-line-bytes']) expect(help).toContain(k)
+  })
+
   it.each([
     [{ port: 'abc' }, '--port "abc": expected an integer in 0..65535'],
     [{ timeScale: '0' }, '--time-scale "0": expected a number > 0'],
     [{ tokensPerChunk: '1.5' }, '--tokens-per-chunk "1.5": expected an integer ≥ 1'],
-    [{ fault: ['meteor'], faultRate: '1' }, '--fault "meteor": expected one of http500, http429, disconnect, stall, malformed, stream-error'],
+    [{ fault: ['meteor'], faultRate: '1' }, '--fault "meteor": expected one of http500, http429, disconnect, stall, malformed, stream-error, keepalive, overrun, trickle, huge-line'],
+    [{ fault: ['trickle'], faultRate: '1', faultIntervalMs: '0' }, '--fault-interval-ms "0": expected a number > 0'],
+    [{ fault: ['huge-line'], faultRate: '1', hugeLineBytes: '1.5' }, '--huge-line-bytes "1.5": expected an integer ≥ 1'],
     [{ fault: ['stall'] }, '--fault needs --fault-rate'],
     [{ faultRate: '0.5' }, '--fault-rate needs at least one --fault'],
     [{ fault: ['stall'], faultRate: '2' }, '--fault-rate "2": expected a number in 0..1'],
