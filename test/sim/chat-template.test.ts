@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { parseSimFlags } from '../../src/cli/sim.js'
 import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js'
 import { applyChatTemplate } from '../../src/sim/chat-template.js'
 import { parseSimRequest } from '../../src/sim/request.js'
@@ -64,6 +65,11 @@ describe("the simulator's chat template", () => {
 })
 
 describe('--truncate-prompt', () => {
+  it('is a flag of servegate sim taking a positive integer', () => {
+    expect(parseSimFlags({ truncatePrompt: '30' })).toMatchObject({ truncatePrompt: 30 })
+    expect(() => parseSimFlags({ truncatePrompt: '0' })).toThrow('--truncate-prompt "0": expected an integer ≥ 1')
+  })
+
   it('keeps only the last N prompt tokens: usage, /metrics and the trace say N, /tokenize the full count', async () => {
     const s = await start({ truncatePrompt: 30 })
     const messages = [{ role: 'user', content: words(40) }]
