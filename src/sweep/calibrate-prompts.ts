@@ -108,7 +108,7 @@ export interface PointCalibration {
   words: number[]
   /** Prompts whose templated count is not exactly input_len (each the closest ≤ found). */
   inexact: number
-  /** Prompts that could not be tokenized at all (sent with an estimated word count). */
+  /** Prompts sent with an unverified estimate (tokenize failed, or every try was over input_len). */
   unverified: number
   /** Largest shortfall below input_len among the inexact prompts, tokens. */
   maxShortTokens: number
@@ -155,7 +155,7 @@ export function describeMisses(point: PlanPoint, cal: PointCalibration): string 
   if (cal.inexact + cal.unverified === 0) return null
   const why: string[] = []
   if (cal.inexact > 0) why.push(`${cal.inexact} the closest count below, at most ${cal.maxShortTokens} short: the tokenizer merges or splits words there`)
-  if (cal.unverified > 0) why.push(`${cal.unverified} could not be tokenized and went with an estimated length`)
+  if (cal.unverified > 0) why.push(`${cal.unverified} went with an unverified estimate: /tokenize failed, or every count tried was over`)
   return `${point.key}: ${cal.inexact + cal.unverified} of ${cal.words.length} chat prompts are not exactly ${point.shape.inputLen} tokens (${why.join('; ')}).`
 }
 

@@ -130,7 +130,7 @@ describe('calibratePoint', () => {
     expect(cal).toMatchObject({ inexact: 1, unverified: 1, maxShortTokens: 1 })
     expect(cal.words[3]).toBe(494)
     expect(describeMisses(point, cal)).toBe(
-      '500x8@c64#r1: 2 of 8 chat prompts are not exactly 500 tokens (1 the closest count below, at most 1 short: the tokenizer merges or splits words there; 1 could not be tokenized and went with an estimated length).',
+      '500x8@c64#r1: 2 of 8 chat prompts are not exactly 500 tokens (1 the closest count below, at most 1 short: the tokenizer merges or splits words there; 1 went with an unverified estimate: /tokenize failed, or every count tried was over).',
     )
   })
 })
