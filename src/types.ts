@@ -130,6 +130,7 @@ export type ValidityCode =
   | 'client_saturated'
   | 'token_count_mismatch'
   | 'output_len_mismatch'
+  | 'input_len_mismatch'
   | 'prefix_cache_contaminated'
   | 'ramp_dominated'
   | 'requests_failed'
@@ -184,6 +185,16 @@ export interface TokenCounts {
   retokenized: number | null
   /** Mean tokens per content chunk (>1 means multi-token chunks, e.g. speculative decoding). */
   tokens_per_chunk: number | null
+  /**
+   * Prompt tokens expected: completed requests × input_len. Null only in results
+   * written before servegate recorded it.
+   */
+  prompt_expected: number | null
+  /**
+   * Sum of the server's usage.prompt_tokens over completed requests (what it says it
+   * prefilled, chat template included); null if the server never reported it.
+   */
+  prompt_server_usage: number | null
 }
 
 export interface GpuSample {

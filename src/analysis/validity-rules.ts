@@ -99,6 +99,24 @@ export const outputLenMismatch: Rule = (run, ctx, t) => {
   }
 }
 
+export const inputLenMismatch: Rule = (run, _ctx, t) => {
+  const k = run.tokens
+  // No usage.prompt_tokens, nothing completed, or a result written before prompts were counted: no evidence.
+  if (k.prompt_server_usage === null || k.prompt_expected === null || k.prompt_expected === 0 || run.completed === 0) return null
+  if (relDiff(k.prompt_server_usage, k.prompt_expected) <= t.inputLenTolerance) return null
+  const perRequest = k.prompt_server_usage / run.completed
+  const inputLen = k.prompt_expected / run.completed
+  const fewer = perRequest < inputLen
+  const off = `${pct(Math.abs(perRequest - inputLen) / inputLen)} ${fewer ? 'fewer' : 'more'}, tolerance ${pct(t.inputLenTolerance)}`
+  const why = fewer
+    ? 'the server ignored part of each prompt (it truncated them), so it did less prefill work than the shape says'
+    : "the server prefilled more than the shape says (with chat, the model's template and tokenizer add tokens; servegate calibrates chat prompts with the server's /tokenize when it offers one)"
+  return {
+    code: 'input_len_mismatch',
+    detail: `The server's usage counts ${num(perRequest)} prompt tokens per completed request (${k.prompt_server_usage} in all), but each prompt was sent as ${num(inputLen)} tokens (${off}): ${why}.`,
+  }
+}
+
 export const prefixCacheContaminated: Rule = (run, ctx, t) => {
   const s = run.server_side
   if (!ctx.expectPrefixCacheMisses || s === null || s.prefix_cache_hits === null || s.prefix_cache_hits <= 0) return null
@@ -211,6 +229,7 @@ export const RULES: readonly Rule[] = [
   clientSaturated,
   tokenCountMismatch,
   outputLenMismatch,
+  inputLenMismatch,
   prefixCacheContaminated,
   rampDominated,
   gpuThrottled,

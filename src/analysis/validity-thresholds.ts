@@ -16,6 +16,8 @@ export interface ValidityThresholds {
   retokenizedTolerance: number
   /** output_len_mismatch: share of the expected output (requests × max_tokens with ignore_eos) that may be missing. */
   outputShortfallTolerance: number
+  /** input_len_mismatch: relative difference between the server's mean usage.prompt_tokens per request and input_len above which the run measured another shape. */
+  inputLenTolerance: number
   /** prefix_cache_contaminated: prefix-cache hits as a share of queried tokens above which a unique-prompt run was served from cache. */
   prefixCacheMaxHitFraction: number
   /** prefix_cache_contaminated with the chat API: cache hits per request tolerated for the chat template's shared preamble. */
@@ -63,6 +65,13 @@ export const DEFAULT_VALIDITY_THRESHOLDS: Readonly<ValidityThresholds> = Object.
   retokenizedTolerance: 0.1,
   // With ignore_eos every request must produce exactly max_tokens: any shortfall is an early stop.
   outputShortfallTolerance: 0,
+  // Completions prompts are exactly input_len token ids and chat prompts calibrated with the
+  // server's /tokenize hit it exactly, so a correct server reports input_len per request. Prefill
+  // time is close to linear in prompt tokens: 2% more or fewer moves TTFT by ~2%, within run-to-run
+  // noise (CV 2–3%) and under the gate's 5% tolerance, whereas a truncating server typically cuts far
+  // more. Uncalibrated chat (no /tokenize) passes when the template's few to ~30 tokens are within 2%
+  // of input_len (4,096 in: yes) and is flagged when they are not (128 in: the shape is not 128).
+  inputLenTolerance: 0.02,
   // Prompts are seeded and unique per repeat: any hit means reuse.
   prefixCacheMaxHitFraction: 0,
   // Chat prompts are wrapped in the model's template, whose preamble (role markers, a default

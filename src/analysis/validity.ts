@@ -29,6 +29,7 @@ const DESCRIPTIONS: Record<ValidityCode, string> = {
   client_saturated: 'The load generator, not the server, was the bottleneck, so latencies include the client\'s own delays and throughput is the client\'s ceiling.',
   token_count_mismatch: 'The server and the client counted output tokens differently, so throughput and per-token latencies cannot be trusted.',
   output_len_mismatch: 'The server produced fewer output tokens than requested despite ignore_eos, so the run did not measure the intended shape.',
+  input_len_mismatch: 'The server processed a different number of prompt tokens than the input length sent (it ignored part of the prompt, or the chat template added to it), so the run did not measure the intended shape.',
   prefix_cache_contaminated: 'Prompts meant to be unique were served from the prefix cache, which skips prefill and makes TTFT look better than it is.',
   ramp_dominated: 'Most of the run was spent filling or draining the concurrency slots, so the figures do not describe steady load.',
   requests_failed: 'Some requests failed, so the figures cover only part of the load.',
@@ -53,6 +54,9 @@ export function tokenNotes(run: RunResult, thresholds?: Partial<ValidityThreshol
   const notes: string[] = []
   if (run.completed > 0 && k.server_usage === null) {
     notes.push(`The server sent no usage; output tokens are the client's count of ${k.client_chunks} content chunks.`)
+  }
+  if (run.completed > 0 && k.server_usage !== null && k.prompt_server_usage === null) {
+    notes.push("The server's usage carried no prompt_tokens, so the prompt length it processed is unchecked.")
   }
   if (k.tokens_per_chunk !== null && k.tokens_per_chunk > 1 + t.tokenCountTolerance) {
     notes.push(

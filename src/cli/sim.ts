@@ -44,6 +44,7 @@ export function parseSimFlags(f: SimFlags): Partial<SimOptions> {
   if (faults.length > 0 && rate === undefined) throw new UsageError('--fault needs --fault-rate P (the share of requests to fail, 0..1)')
   if (faults.length === 0 && rate !== undefined) throw new UsageError('--fault-rate needs at least one --fault KIND')
   const stopEarly = num(f.stopEarlyAt, { flag: '--stop-early-at', int: true, min: 1 })
+  const truncate = num(f.truncatePrompt, { flag: '--truncate-prompt', int: true, min: 1 })
   const out: Partial<SimOptions> = {
     host: typeof f.host === 'string' ? f.host : undefined,
     port: num(f.port, { flag: '--port', int: true, min: 0, max: 65535 }),
@@ -64,6 +65,7 @@ export function parseSimFlags(f: SimFlags): Partial<SimOptions> {
     reasoningTokens: num(f.reasoningTokens, { flag: '--reasoning-tokens', int: true, min: 0 }),
     usageSkew: num(f.usageSkew, { flag: '--usage-skew', min: 0 }),
     stopEarlyAt: stopEarly ?? undefined,
+    truncatePrompt: truncate ?? undefined,
     prefixCache: f.prefixCache === true ? true : undefined,
     keepAliveComments: f.keepAliveComments === true ? true : undefined,
     crlf: f.crlf === true ? true : undefined,
@@ -143,6 +145,7 @@ export function registerSimCommand(program: Command, deps: Partial<SimCommandDep
     .option('--reasoning-tokens <n>', 'chat: reasoning_content tokens before the content')
     .option('--usage-skew <f>', 'report usage.completion_tokens = round(true × F)')
     .option('--stop-early-at <n>', 'stop every request after N tokens, even with ignore_eos')
+    .option('--truncate-prompt <n>', 'keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)')
     .option('--prefix-cache', 'reuse repeated prompt prefixes and count hits in /metrics')
     .option('--front-delay-ms <ms>', 'delay before a request reaches the engine (a proxy in front)')
     .option('--keep-alive-comments', 'write ": keep-alive" SSE comments')

@@ -9,6 +9,7 @@
  * | `requests_failed` within the budget                    | none: the run keeps its figures, the row notes it |
  * | a run with requests but none completed (dead server)   | broken         |
  * | `output_len_mismatch` (stopped early despite ignore_eos) | broken       |
+ * | `input_len_mismatch` (served another prompt length, e.g. truncated) | broken |
  * | `token_count_mismatch` (the server's own counts disagree) | broken      |
  * | output tokens per request changed vs the baseline      | broken         |
  * | no candidate runs for a gated row                      | incomplete     |
@@ -41,6 +42,8 @@ export interface Problem {
 export const CODE_BLAME: Record<ValidityCode, Exclude<Blame, 'not_comparable' | 'incomplete'>> = {
   requests_failed: 'broken',
   output_len_mismatch: 'broken',
+  // A server that ignores part of the prompt did less work, just as one that stops early does.
+  input_len_mismatch: 'broken',
   token_count_mismatch: 'broken',
   client_saturated: 'inconclusive',
   gpu_shared: 'inconclusive',

@@ -37,6 +37,9 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
   let clientChunks = 0
   let usageSum = 0
   let sawUsage = false
+  let promptExpected = 0
+  let promptUsageSum = 0
+  let sawPromptUsage = false
 
   for (const rec of raw.records) {
     if (!isCompleted(rec)) {
@@ -65,6 +68,11 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
       sawUsage = true
       usageSum += rec.usageCompletionTokens
     }
+    promptExpected += rec.promptTokens
+    if (rec.usagePromptTokens !== null) {
+      sawPromptUsage = true
+      promptUsageSum += rec.usagePromptTokens
+    }
   }
 
   const durationS = (raw.endMs - raw.startMs) / 1000
@@ -78,6 +86,9 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
     client_chunks: clientChunks,
     retokenized: null,
     tokens_per_chunk: serverUsage !== null && clientChunks > 0 ? serverUsage / clientChunks : null,
+    // As with output usage, a completed request without prompt usage counts 0 once any request had it.
+    prompt_expected: promptExpected,
+    prompt_server_usage: sawPromptUsage ? promptUsageSum : null,
   }
 
   return {

@@ -1,8 +1,10 @@
 /**
  * Seeded synthetic prompts for one plan point. Completions prompts are token-id
  * arrays of exactly `input_len` ids (the server takes them as-is, so the
- * prompt length is exact); chat prompts are text of `input_len` words, whose
- * token count under the model's chat template and tokenizer is approximate.
+ * prompt length is exact); chat prompts are text of words, `input_len` of them
+ * unless the sweep calibrated the count against the server's /tokenize so the
+ * templated prompt is exactly `input_len` tokens (sweep/calibrate-prompts.ts).
+ * Fewer or more words keep the same prefix, so the unique code stays.
  *
  * Every prompt starts with a unique code (its serial within the point, then the
  * point's seed), so no two prompts of a sweep share even their first 5 tokens:
@@ -29,15 +31,40 @@ export const TOKEN_ID_MIN = 1000
 export const TOKEN_ID_MAX = 30000
 const DIGIT_BITS = 14 // 2^14 = 16384 ids per code digit: 1000..17383 stays inside the range
 
-/** The warmup and measured requests of one point; warmup first, all ids and prompts distinct. */
-export function buildRequests(point: PlanPoint, target: RequestTarget): { warmup: PlannedRequest[]; measured: PlannedRequest[] } {
+/**
+ * Words of each chat prompt of a point, by serial (warmup first, then measured), as
+ * calibrated against the server's tokenizer (sweep/calibrate-prompts.ts).
+ */
+export type PromptWordCounts = readonly number[]
+
+/**
+ * The warmup and measured requests of one point; warmup first, all ids and prompts distinct.
+ * Chat prompts have `wordCounts[serial]` words when given (calibrated), else input_len words.
+ */
+export function buildRequests(
+  point: PlanPoint,
+  target: RequestTarget,
+  wordCounts: PromptWordCounts | null = null,
+): { warmup: PlannedRequest[]; measured: PlannedRequest[] } {
   const warmup: PlannedRequest[] = []
   const measured: PlannedRequest[] = []
-  for (let i = 0; i < point.warmupRequests; i++) warmup.push(buildRequest(point, target, i, `sg-${point.key}-w${i}`))
+  const words = (serial: number): number => wordCounts?.[serial] ?? point.shape.inputLen
+  for (let i = 0; i < point.warmupRequests; i++) warmup.push(buildRequest(point, target, i, `sg-${point.key}-w${i}`, words(i)))
   for (let i = 0; i < point.numPrompts; i++) {
-    measured.push(buildRequest(point, target, point.warmupRequests + i, `sg-${point.key}-m${i}`))
+    const serial = point.warmupRequests + i
+    measured.push(buildRequest(point, target, serial, `sg-${point.key}-m${i}`, words(serial)))
   }
   return { warmup, measured }
+}
+
+/** Number of prompts of a point (warmup and measured): serials run 0 .. promptCount − 1. */
+export function promptCount(point: PlanPoint): number {
+  return point.warmupRequests + point.numPrompts
+}
+
+/** The messages of chat prompt `serial` of a point, cut to `words` words: what buildRequests sends and calibration tokenizes. */
+export function chatMessages(pointSeed: number, serial: number, words: number): { role: 'user'; content: string }[] {
+  return [{ role: 'user', content: promptWords(pointSeed, serial, words).join(' ') }]
 }
 
 /** The endpoint URL for an API flavour under a server root. */
@@ -45,7 +72,7 @@ export function endpointUrl(root: string, api: Api): string {
   return `${root.replace(/\/+$/, '')}${api === 'chat' ? '/v1/chat/completions' : '/v1/completions'}`
 }
 
-function buildRequest(point: PlanPoint, target: RequestTarget, serial: number, id: string): PlannedRequest {
+function buildRequest(point: PlanPoint, target: RequestTarget, serial: number, id: string, chatWords: number): PlannedRequest {
   const { inputLen, outputLen } = point.shape
   const common = {
     model: target.model,
@@ -58,7 +85,7 @@ function buildRequest(point: PlanPoint, target: RequestTarget, serial: number, i
   }
   const body =
     target.api === 'chat'
-      ? { ...common, messages: [{ role: 'user', content: promptWords(point.seed, serial, inputLen).join(' ') }] }
+      ? { ...common, messages: chatMessages(point.seed, serial, chatWords) }
       : { ...common, prompt: promptTokenIds(point.seed, serial, inputLen) }
   const headers: Record<string, string> = { 'content-type': 'application/json', ...authHeaders(target.apiKey) }
   return {

@@ -75,6 +75,7 @@ const PLAIN: Record<ValidityCode, string> = {
   client_saturated: 'the load generator was saturated (the client, not the server, was the bottleneck)',
   token_count_mismatch: 'server and client token counts disagree',
   output_len_mismatch: 'outputs were shorter than requested',
+  input_len_mismatch: 'the server processed another prompt length than was sent',
   prefix_cache_contaminated: 'prompts were served from the prefix cache',
   ramp_dominated: 'ramp-up and drain took too much of the run to trust it',
   requests_failed: 'requests failed',

@@ -71,6 +71,11 @@ export interface SimOptions {
   usageSkew: number
   /** Stop every request after this many tokens, even with ignore_eos. */
   stopEarlyAt: number | null
+  /**
+   * Keep only the last N prompt tokens of every request (vLLM's truncate_prompt_tokens): a
+   * server that ignores part of the prompt, so usage.prompt_tokens < what was sent. /tokenize is not truncated.
+   */
+  truncatePrompt: number | null
   /** Reuse the KV of repeated prompt prefixes (in blocks) and count hits in /metrics. */
   prefixCache: boolean
   /** Write `: keep-alive` SSE comments. */
@@ -102,6 +107,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   reasoningTokens: 0,
   usageSkew: 1,
   stopEarlyAt: null,
+  truncatePrompt: null,
   prefixCache: false,
   keepAliveComments: false,
   crlf: false,
@@ -135,6 +141,7 @@ const optionsSchema = z
     reasoningTokens: z.number().int().nonnegative(),
     usageSkew: nonNegative,
     stopEarlyAt: posInt.nullable(),
+    truncatePrompt: posInt.nullable(),
     prefixCache: z.boolean(),
     keepAliveComments: z.boolean(),
     crlf: z.boolean(),

@@ -3,7 +3,8 @@
  * what the simulator needs to serve it, or an ApiError with vLLM's status.
  */
 import { ApiError } from './api-error.js'
-import { countTextTokens, messagesText, type ChatMessageLike } from './tokenizer.js'
+import { applyChatTemplate } from './chat-template.js'
+import { countTextTokens, textTokenIds, type ChatMessageLike } from './tokenizer.js'
 
 export type SimApi = 'completions' | 'chat'
 
@@ -15,18 +16,24 @@ export interface SimRequest {
   /** Most tokens to generate. */
   maxTokens: number
   ignoreEos: boolean
+  /** Prompt tokens the engine processes: after the chat template, after truncation. */
   promptTokens: number
-  /** Token ids when the prompt was given as ids (completions), else null. */
+  /** Token ids when the prompt was given as ids (completions) or was truncated, else null. */
   promptIds: readonly number[] | null
-  /** Prompt text when given as text, else null. */
+  /** Prompt text (a chat request's after the template) when not held as ids, else null. */
   promptText: string | null
 }
 
 /** Used when a request gives no max_tokens (the OpenAI completions default). */
 export const DEFAULT_MAX_TOKENS = 16
 
-/** Turn a parsed JSON body into a SimRequest; throws ApiError(400/404) like vLLM. */
-export function parseSimRequest(api: SimApi, body: unknown, servedModel: string, maxModelLen: number): SimRequest {
+/**
+ * Turn a parsed JSON body into a SimRequest; throws ApiError(400/404) like vLLM.
+ * Chat messages go through the chat template (chat-template.ts). With
+ * `truncatePrompt` set, only the last that many prompt tokens are kept, as
+ * vLLM's `truncate_prompt_tokens` does: the server then serves less than it was sent.
+ */
+export function parseSimRequest(api: SimApi, body: unknown, servedModel: string, maxModelLen: number, truncatePrompt: number | null = null): SimRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ApiError(400, 'Request body must be a JSON object')
   }
@@ -65,8 +72,14 @@ export function parseSimRequest(api: SimApi, body: unknown, servedModel: string,
         throw new ApiError(400, 'each message must be an object with a string `role`', 'messages')
       }
     }
-    promptText = messagesText(b.messages as ChatMessageLike[])
+    // As in vLLM, the template's tokens are prompt tokens: empty contents still make a prompt.
+    promptText = applyChatTemplate(b.messages as ChatMessageLike[])
     promptTokens = countTextTokens(promptText)
+  }
+  if (truncatePrompt !== null && promptTokens > truncatePrompt) {
+    promptIds = (promptIds ?? textTokenIds(promptText ?? '')).slice(-truncatePrompt)
+    promptText = null
+    promptTokens = promptIds.length
   }
   if (promptTokens === 0) throw new ApiError(400, 'The prompt must not be empty', api === 'chat' ? 'messages' : 'prompt')
 

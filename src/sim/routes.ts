@@ -9,7 +9,8 @@ import { nowNs } from './clock.js'
 import type { SimContext } from './context.js'
 import { handleGenerate } from './generate.js'
 import { readJsonBody, sendError, sendJson, sendThrown } from './http-util.js'
-import { messagesText, textTokenIds, type ChatMessageLike } from './tokenizer.js'
+import { applyChatTemplate } from './chat-template.js'
+import { textTokenIds, type ChatMessageLike } from './tokenizer.js'
 import { traceToJson } from './trace.js'
 
 /** Engine name reported by GET /version. */
@@ -92,7 +93,12 @@ async function tokenize(ctx: SimContext, req: IncomingMessage, res: ServerRespon
   let tokens: number[]
   if (typeof b.prompt === 'string') tokens = textTokenIds(b.prompt)
   else if (Array.isArray(b.prompt) && b.prompt.every((x) => Number.isInteger(x) && (x as number) >= 0)) tokens = b.prompt as number[]
-  else if (Array.isArray(b.messages)) tokens = textTokenIds(messagesText(b.messages as ChatMessageLike[]))
+  else if (Array.isArray(b.messages)) {
+    // vLLM's /tokenize applies the chat template to messages, with the generation prompt unless told otherwise.
+    const gen = b.add_generation_prompt ?? true
+    if (typeof gen !== 'boolean') throw new ApiError(400, '`add_generation_prompt` must be a boolean', 'add_generation_prompt')
+    tokens = textTokenIds(applyChatTemplate(b.messages as ChatMessageLike[], gen))
+  }
   else throw new ApiError(400, 'Either `prompt` (string or token ids) or `messages` is required', 'prompt')
   sendJson(res, 200, { count: tokens.length, max_model_len: ctx.maxModelLen, tokens })
 }

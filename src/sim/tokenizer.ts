@@ -56,19 +56,3 @@ export interface ChatMessageLike {
   role?: unknown
   content?: unknown
 }
-
-/** Concatenated text of the messages' contents (the sim applies no chat template). */
-export function messagesText(messages: readonly ChatMessageLike[]): string {
-  const parts: string[] = []
-  for (const m of messages) {
-    if (typeof m.content === 'string') parts.push(m.content)
-    else if (Array.isArray(m.content)) {
-      for (const p of m.content) {
-        if (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string') {
-          parts.push((p as { text: string }).text)
-        }
-      }
-    }
-  }
-  return parts.join(' ')
-}

@@ -35,6 +35,7 @@ const validityCode = z.enum([
   'client_saturated',
   'token_count_mismatch',
   'output_len_mismatch',
+  'input_len_mismatch',
   'prefix_cache_contaminated',
   'ramp_dominated',
   'requests_failed',
@@ -104,6 +105,9 @@ const runResult = z.object({
     client_chunks: num,
     retokenized: num.nullable(),
     tokens_per_chunk: num.nullable(),
+    // Recorded since prompt lengths are checked; a result written before reads as "not recorded".
+    prompt_expected: num.nullable().default(null),
+    prompt_server_usage: num.nullable().default(null),
   }),
   errors: z.record(z.string(), num),
   steady_state: steadyState.nullable(),

@@ -3,7 +3,7 @@ import { scrapeMetrics, tokenizeCount } from '../client/endpoints.js'
 import { summarizeRun } from '../metrics/summarize.js'
 import { serverSideFigures } from '../metrics/prometheus.js'
 import { assessValidity } from '../analysis/validity.js'
-import { buildRequests } from '../plan/prompts.js'
+import { buildRequests, type PromptWordCounts } from '../plan/prompts.js'
 import type { PlanPoint } from '../plan/plan.js'
 import type { Api, GpuSample, RequestRecord, RunResult } from '../types.js'
 
@@ -17,6 +17,8 @@ export interface MeasureContext {
   idleTimeoutMs: number
   /** Starts sampling the GPU; stop() returns the samples (empty without nvidia-smi). */
   sampleGpu: () => GpuSampling
+  /** Chat prompts' calibrated word counts by serial (sweep/calibrate-prompts.ts); absent: input_len words. */
+  promptWords?: PromptWordCounts | null
   /** Cancels the point: runPoint cuts the load and rejects with LoadAborted (nothing of the point is kept). */
   signal?: AbortSignal
 }
@@ -32,7 +34,7 @@ export interface GpuSampling {
  * and validity. Never throws for server faults: they are in the records.
  */
 export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promise<RunResult> {
-  const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey })
+  const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey }, ctx.promptWords ?? null)
   // METHODOLOGY: warmup requests run at the point's concurrency and are then
   // discarded; /metrics is scraped only after them (at the barrier between
   // warmup and measurement), so the server-side figures cover exactly the

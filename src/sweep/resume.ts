@@ -11,6 +11,8 @@ export function planKey(inputLen: number, outputLen: number, concurrency: number
 export interface ResumeNow {
   /** The model the sweep will request (after preflight). */
   model?: string
+  /** How prompts get their length now (a file measured with calibrated chat prompts cannot take uncalibrated ones). */
+  promptCalibration?: string
   /** The environment as collected now. */
   env?: Pick<EnvRecord, 'engine' | 'model' | 'gpu' | 'container_digest'>
 }
@@ -42,6 +44,7 @@ export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: st
   // An unpinned seed is not a setting: the resumed sweep keeps the file's seed (see runSweep).
   if (cfg.seedPinned === true) same('seed', c.seed, cfg.seed)
   if (now.model !== undefined) same('model', c.model, now.model)
+  if (now.promptCalibration !== undefined) same('prompt_calibration', c.prompt_calibration, now.promptCalibration)
   if (now.env !== undefined) {
     const e = result.env
     same('engine', `${e.engine.name} ${e.engine.version}`, `${now.env.engine.name} ${now.env.engine.version}`)

@@ -16,6 +16,7 @@ import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { HARNESS_VERSION } from '../version.js'
 import { RESULT_SCHEMA, type PointResult, type ResultFile, type RunResult } from '../types.js'
+import { calibratePoint, describeMisses, detectPromptCalibration, tokenizeCounter, type CalibrationMemo, type PromptCalibration } from './calibrate-prompts.js'
 import { measurePoint } from './measure-point.js'
 import { planKey, checkResumable } from './resume.js'
 
@@ -78,6 +79,12 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey)
   const resultPath = cfg.out
   const startedAt = new Date().toISOString()
+  // Once per sweep: can chat prompts be calibrated to exactly input_len tokens with the server's /tokenize?
+  const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey })
+  if (calibration.mode === 'tokenize') deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`)
+  if (calibration.mode === 'none') {
+    deps.log(`Chat prompts are input_len words, not calibrated: ${root}/tokenize cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`)
+  }
 
   const tooManyThreads = workersWarning(cfg.workers)
   if (tooManyThreads !== null) deps.log(`Warning: ${tooManyThreads}`)
@@ -91,12 +98,13 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
     result = await readResultFile(resultPath)
     // METHODOLOGY: "Record the environment" — a resumed sweep on another engine version, model
     // revision or GPU would mix two environments in one curve, so it is refused.
-    checkResumable(result, cfg, resultPath, { model, env: await collectEnv(envDeps) })
+    checkResumable(result, cfg, resultPath, { model, promptCalibration: calibration.mode, env: await collectEnv(envDeps) })
     // An unpinned sweep continues from the seed it started with (its finished runs were planned from it).
     const seed = cfg.seedPinned === true ? cfg.seed : (recordedSeed(result) ?? freshSeed())
     plan = buildPlan({ ...cfg, seed })
     // The sweep may have grown (more concurrencies or repeats): record the plan now in force.
-    result.config = { ...configForResult({ ...cfg, seed }), model }
+    const inexact = result.config.prompt_calibration_inexact
+    result.config = { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, typeof inexact === 'number' ? inexact : 0) }
     deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`)
     deps.onResume?.(countRuns(result), plan.length)
   } else {
@@ -117,7 +125,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
       schema: RESULT_SCHEMA,
       harness: { name: 'servegate', version: HARNESS_VERSION },
       env,
-      config: { ...configForResult({ ...cfg, seed }), model },
+      config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0) },
       target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
       points: [],
       at_target: [],
@@ -147,34 +155,53 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
     await writeResultFile(resultPath, result)
     throw new SweepCancelled(resultPath, countRuns(result), plan.length)
   }
-  for (const [i, planned] of plan.entries()) {
-    if (deps.signal?.aborted) await stop(null)
-    if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue
-    const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, 'resume', resumeSalt) }
-    deps.onPointStart?.(point, i, plan.length)
-    const run = await measurePoint(point, {
-      ...(deps.signal ? { signal: deps.signal } : {}),
-      root,
-      model,
-      api: cfg.server.api,
-      apiKey: cfg.apiKey,
-      workers: cfg.workers,
-      idleTimeoutMs: cfg.idleTimeoutMs,
-      sampleGpu: () => {
-        if (!gpuOnThisHost) return { stop: () => [] }
-        const s = startGpuSampler(gpuExec, 1000)
-        return { stop: () => s.stopAndWait() }
-      },
-    }).catch(async (err: unknown) => {
-      if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point)
-      throw err
-    })
-    addRun(result, point, run)
-    result.at_target = atTargetForResult(result.points, result.target)
-    result.fingerprint = fingerprintOf(result)
-    result.env.finished_at = new Date().toISOString()
-    await writeResultFile(resultPath, result)
-    deps.onPointDone?.(point, run, i, plan.length)
+  const counter = calibration.mode === 'tokenize' ? tokenizeCounter({ root, model, apiKey: cfg.apiKey }) : null
+  const memo: CalibrationMemo = new Map()
+  try {
+    for (const [i, planned] of plan.entries()) {
+      if (deps.signal?.aborted) await stop(null)
+      if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue
+      const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, 'resume', resumeSalt) }
+      deps.onPointStart?.(point, i, plan.length)
+      let promptWords: number[] | null = null
+      if (counter !== null) {
+        // Before the point's requests are built, and before its warmup: tokenize calls never overlap the load.
+        const cal = await calibratePoint(point, (serial, words) => counter.count(point, serial, words), { memo })
+        promptWords = cal.words
+        const missed = describeMisses(point, cal)
+        if (missed !== null) {
+          result.config.prompt_calibration_inexact = (result.config.prompt_calibration_inexact as number) + cal.inexact + cal.unverified
+          deps.log(missed)
+        }
+        if (deps.signal?.aborted) await stop(point)
+      }
+      const run = await measurePoint(point, {
+        promptWords,
+        ...(deps.signal ? { signal: deps.signal } : {}),
+        root,
+        model,
+        api: cfg.server.api,
+        apiKey: cfg.apiKey,
+        workers: cfg.workers,
+        idleTimeoutMs: cfg.idleTimeoutMs,
+        sampleGpu: () => {
+          if (!gpuOnThisHost) return { stop: () => [] }
+          const s = startGpuSampler(gpuExec, 1000)
+          return { stop: () => s.stopAndWait() }
+        },
+      }).catch(async (err: unknown) => {
+        if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point)
+        throw err
+      })
+      addRun(result, point, run)
+      result.at_target = atTargetForResult(result.points, result.target)
+      result.fingerprint = fingerprintOf(result)
+      result.env.finished_at = new Date().toISOString()
+      await writeResultFile(resultPath, result)
+      deps.onPointDone?.(point, run, i, plan.length)
+    }
+  } finally {
+    await counter?.close()
   }
   return { result, resultPath }
 }
@@ -185,6 +212,14 @@ function abortReason(signal: AbortSignal | undefined): string {
   if (typeof r === 'string' && r.length > 0) return r
   if (r instanceof Error && r.name !== 'AbortError' && r.message.length > 0) return r.message
   return 'cancelled'
+}
+
+/**
+ * The result's record of how prompts got their length: `prompt_calibration` and, when
+ * calibrated, `prompt_calibration_inexact`, the prompts sent without exactly input_len tokens.
+ */
+function calibrationConfig(mode: PromptCalibration, inexact: number): Record<string, unknown> {
+  return mode === 'tokenize' ? { prompt_calibration: mode, prompt_calibration_inexact: inexact } : { prompt_calibration: mode }
 }
 
 /** Insert a run into its point (created in plan order when new). */

@@ -42,7 +42,7 @@ function run(repeat: number, tput: number, tpotP95: number): RunResult {
     started_at: '2025-01-01T00:00:00Z',
     finished_at: '2025-01-01T00:00:10Z',
     itl_per_token_ms: lat(tpotP95),
-    tokens: { expected: 1536, server_usage: 1536, client_chunks: 1536, retokenized: null, tokens_per_chunk: 1 },
+    tokens: { expected: 1536, server_usage: 1536, client_chunks: 1536, retokenized: null, tokens_per_chunk: 1, prompt_expected: 12 * 128, prompt_server_usage: 12 * 128 },
     errors: {},
     steady_state: null,
     server_side: null,

@@ -27,7 +27,7 @@ export function cleanRun(over: Partial<RunResult> = {}): RunResult {
     started_at: '2025-01-01T00:00:00.000Z',
     finished_at: '2025-01-01T00:00:10.000Z',
     itl_per_token_ms: stats(21, 20, 25),
-    tokens: { expected: 3072, server_usage: 3072, client_chunks: 3072, retokenized: null, tokens_per_chunk: 1 },
+    tokens: { expected: 3072, server_usage: 3072, client_chunks: 3072, retokenized: null, tokens_per_chunk: 1, prompt_expected: 48 * 64, prompt_server_usage: 48 * 64 },
     errors: {},
     steady_state: {
       start_s: 0.1, end_s: 9.1, ramp_fraction: 0.1, completed: 40, output_throughput: 320,

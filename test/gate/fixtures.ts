@@ -64,7 +64,7 @@ export function makeRun(s: RunSpec): RunResult {
     started_at: '2025-01-01T00:00:00.000Z',
     finished_at: '2025-01-01T00:01:00.000Z',
     itl_per_token_ms: lat(s.itlP95),
-    tokens: { expected: completed * s.outputLen, server_usage: completed * perReq, client_chunks: completed * perReq, retokenized: null, tokens_per_chunk: 1 },
+    tokens: { expected: completed * s.outputLen, server_usage: completed * perReq, client_chunks: completed * perReq, retokenized: null, tokens_per_chunk: 1, prompt_expected: completed * 4096, prompt_server_usage: completed * 4096 },
     errors: failed > 0 ? { http_status: failed } : {},
     steady_state: null,
     server_side: null,

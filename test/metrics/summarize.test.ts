@@ -68,8 +68,14 @@ describe('summarizeRun', () => {
     expect(run.e2el_ms).toMatchObject({ p50: 110, p95: 155, p99: 159 })
   })
 
-  it('reports token counts two ways, with tokens per chunk', () => {
-    expect(run.tokens).toEqual({ expected: 14, server_usage: 10, client_chunks: 9, retokenized: null, tokens_per_chunk: 10 / 9 })
+  it('reports token counts two ways, with tokens per chunk, and prompt tokens expected against prompt usage', () => {
+    // Prompts: 3 completed × 10 planned; only R1 reported usage.prompt_tokens (10), the others count 0.
+    expect(run.tokens).toEqual({ expected: 14, server_usage: 10, client_chunks: 9, retokenized: null, tokens_per_chunk: 10 / 9, prompt_expected: 30, prompt_server_usage: 10 })
+  })
+
+  it('leaves prompt usage null when no completed request reported it', () => {
+    const r = summarizeRun(raw(1, [rec(0, [10, 20], { usagePromptTokens: null }), rec(30, [], { usagePromptTokens: 12, contentChunks: 0, error: { kind: 'transport', detail: 'reset' } })], 0, 60), { repeat: 1, seed: 1, numPrompts: 2 })
+    expect(r.tokens).toMatchObject({ prompt_expected: 10, prompt_server_usage: null })
   })
 
   it('starts valid, maps client stats to snake_case and leaves server/GPU figures empty', () => {

@@ -83,6 +83,19 @@ describe('buildRequests (chat)', () => {
     const heads = [...chat.warmup, ...chat.measured].map((r) => JSON.parse(r.body).messages[0].content.split(' ').slice(0, 8).join(' '))
     expect(new Set(heads).size).toBe(heads.length)
   })
+
+  it('sends each prompt with its calibrated word count by serial, cutting or extending only the tail', () => {
+    const total = point.warmupRequests + point.numPrompts
+    const counts = Array.from({ length: total }, (_, serial) => 59 + (serial % 3))
+    const calibrated = buildRequests(point, { ...target, api: 'chat' }, counts)
+    const content = (r: { body: string }): string[] => JSON.parse(r.body).messages[0].content.split(' ')
+    const sent = [...calibrated.warmup, ...calibrated.measured]
+    expect(sent.map((r) => content(r).length)).toEqual(counts)
+    const plain = [...chat.warmup, ...chat.measured]
+    sent.forEach((r, serial) => expect(content(plain[serial]!).slice(0, counts[serial])).toEqual(content(r)))
+    // The planned prompt length stays input_len: calibration made the words fit it.
+    expect(sent.every((r) => r.promptTokens === 64)).toBe(true)
+  })
 })
 
 describe('prompt encoders', () => {

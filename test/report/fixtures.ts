@@ -50,7 +50,7 @@ export function run(
     started_at: '2025-01-01T00:00:00.000Z',
     finished_at: '2025-01-01T00:00:10.000Z',
     itl_per_token_ms: lat(...f.itl),
-    tokens: { expected: 768, server_usage: 768, client_chunks: 768, retokenized: null, tokens_per_chunk: 1 },
+    tokens: { expected: 768, server_usage: 768, client_chunks: 768, retokenized: null, tokens_per_chunk: 1, prompt_expected: 12 * 4096, prompt_server_usage: 12 * 4096 },
     errors: {},
     steady_state: null,
     server_side: null,

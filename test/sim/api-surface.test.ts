@@ -90,7 +90,8 @@ describe('the simulator speaks the vLLM OpenAI surface', () => {
 
   it('tokenizes chat messages and rejects a request with neither prompt nor messages', async () => {
     const r = await json(`${sim.url}/tokenize`, { model: 'acme/m-7b', messages: [{ role: 'user', content: 'a b' }, { role: 'assistant', content: [{ type: 'text', text: 'c' }] }] })
-    expect(await r.json()).toMatchObject({ count: 3, max_model_len: 32768 })
+    // Under the ChatML template: 3 content tokens + 3 per message × 2 + 2 for the generation prompt.
+    expect(await r.json()).toMatchObject({ count: 11, max_model_len: 32768 })
     expect((await json(`${sim.url}/tokenize`, { model: 'acme/m-7b' })).status).toBe(400)
   })
 

@@ -89,7 +89,7 @@ describe('batching mode serves every request form', () => {
     sim = await startSim({ profile: 'small', timeScale: 0.5, reasoningTokens: 2 })
     const chat = await post(`${sim.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'a b c' }], max_tokens: 6, ignore_eos: true, stream: true, stream_options: { include_usage: true } }, { agent, requestId: 'bc' })
     expect(chat.tokenChunkNs).toHaveLength(6)
-    expect(chat.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 6 })
+    expect(chat.usage).toMatchObject({ prompt_tokens: 3 + 5, completion_tokens: 6 }) // 3 words + the template's 5
     expect(sim.trace('bc')?.tokensPerChunk).toEqual([1, 1, 1, 1, 1, 1])
     const plain = await post(`${sim.url}/v1/completions`, { prompt: [1, 2, 3], max_tokens: 4, ignore_eos: true }, { agent })
     expect(JSON.parse(plain.body)).toMatchObject({ choices: [{ text: ' tok0 tok1 tok2 tok3', finish_reason: 'length' }] })

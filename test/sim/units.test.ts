@@ -34,7 +34,7 @@ describe('parseSimRequest', () => {
   })
   it('defaults max_tokens to 16 and accepts max_completion_tokens for chat', () => {
     expect(parseSimRequest('completions', { prompt: 'a' }, 'm', 100).maxTokens).toBe(16)
-    expect(parseSimRequest('chat', { messages: [{ role: 'user', content: 'a b' }], max_completion_tokens: 9 }, 'm', 100)).toMatchObject({ maxTokens: 9, promptTokens: 2 })
+    expect(parseSimRequest('chat', { messages: [{ role: 'user', content: 'a b' }], max_completion_tokens: 9 }, 'm', 100)).toMatchObject({ maxTokens: 9, promptTokens: 2 + 5 })
   })
   it('rejects a context overflow with vLLM\'s message', () => {
     expect(() => parseSimRequest('completions', { prompt: [1, 2], max_tokens: 99 }, 'm', 100)).toThrow(/maximum context length is 100 tokens. However, you requested 101 tokens/)

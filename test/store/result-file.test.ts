@@ -39,6 +39,16 @@ describe('result files', () => {
     expect(parsed.extra_top).toBeUndefined()
   })
 
+  it('reads a result written before prompt tokens were recorded with both prompt counts null', () => {
+    const json = JSON.parse(JSON.stringify(dayResult(0))) as Record<string, any>
+    for (const p of json.points) for (const r of p.runs) {
+      delete r.tokens.prompt_expected
+      delete r.tokens.prompt_server_usage
+    }
+    const parsed = parseResult(json, 'old.json')
+    expect(parsed.points[0]!.runs[0]!.tokens).toMatchObject({ prompt_expected: null, prompt_server_usage: null })
+  })
+
   it('lists every problem at once with the file, the field path and what was expected', () => {
     const json = JSON.parse(JSON.stringify(dayResult(0))) as Record<string, any>
     json.points[0].runs[1].itl_ms.p95 = 'fast'

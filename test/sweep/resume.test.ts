@@ -70,6 +70,14 @@ describe('checkResumable', () => {
     expect(problemsOf(() => checkResumable(measured(), cfgOf(), 'r.json', { ...sameNow, ...now }))).toContain(message)
   })
 
+  it('refuses to mix chat prompts calibrated with /tokenize and uncalibrated ones, and skips files that predate the record', () => {
+    const file = measured()
+    file.config.prompt_calibration = 'tokenize'
+    expect(problemsOf(() => checkResumable(file, cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'none' }))).toContain('prompt_calibration "tokenize" in the file, "none" now')
+    expect(() => checkResumable(file, cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'tokenize' })).not.toThrow()
+    expect(() => checkResumable(measured(), cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'none' })).not.toThrow()
+  })
+
   it('does not compare a container digest that one side does not know', () => {
     expect(() => checkResumable(measured(), cfgOf(), 'r.json', { ...sameNow, env: { ...ENV, container_digest: 'unknown' } })).not.toThrow()
   })

@@ -10,7 +10,7 @@ describe('validity in the report', () => {
   const base = { ttft: [100, 130] as [number, number], itl: [20, 25] as [number, number], tput: 500, perUser: 50 }
   const saturated = run(2, { ...base, issues: [{ code: 'client_saturated', detail: 'The load generator could not keep up: event-loop delay p99 was 12.3 ms (limit 5 ms).' }] })
   const speculative = run(1, base)
-  speculative.tokens = { expected: 6144, server_usage: 6144, client_chunks: 1536, retokenized: 6144, tokens_per_chunk: 4 }
+  speculative.tokens = { expected: 6144, server_usage: 6144, client_chunks: 1536, retokenized: 6144, tokens_per_chunk: 4, prompt_expected: 12 * 4096, prompt_server_usage: 12 * 4096 }
   const model = buildReportModel(result([point(16, [speculative, saturated, run(3, base)])], [], [16]))
   const notes = model.shapes[0]!.notes
 

@@ -1,0 +1,117 @@
+import { createServer, request as httpRequest, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
+import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js'
+import { runSweep } from '../../src/sweep/run-sweep.js'
+import type { ResultFile, RunResult } from '../../src/types.js'
+
+// Chat and completions sweeps through runSweep against the simulator, whose ChatML template
+// adds 5 tokens to every one-message prompt: what the server prefilled, request by request.
+describe('prompt lengths through a sweep', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'servegate-chat-prompts-'))
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  async function sweep(sim: Partial<SimOptions>, flags: RunFlags, baseUrl?: (s: SimHandle) => Promise<{ url: string; close(): Promise<void> }>) {
+    const handle = await startSim({ ttftMs: 2, itlMs: 1, ...sim })
+    const front = baseUrl ? await baseUrl(handle) : { url: handle.url, close: async () => {} }
+    const lines: string[] = []
+    try {
+      const cfg = resolveConfig({
+        file: null,
+        filePath: null,
+        flags: { baseUrl: front.url, inputLen: '64', outputLen: '12', concurrency: '1,4', repeats: '1', promptsPerConcurrency: '10', warmup: '2', out: join(dir, `${Math.random()}.json`), ...flags },
+        env: {},
+      })
+      const { result } = await runSweep(cfg, { log: (l) => lines.push(l) })
+      // The sweep's own requests (warmup and measured), not the preflight probe.
+      const traces = handle.traces().filter((t) => /^sg-64x12@c\d+#r\d+-[wm]\d+$/.test(t.requestId))
+      return { result, lines, traces }
+    } finally {
+      await front.close()
+      await handle.close()
+    }
+  }
+  const runs = (r: ResultFile): RunResult[] => r.points.flatMap((p) => p.runs)
+  const codes = (run: RunResult) => run.validity.issues.map((i) => i.code)
+
+  it('calibrates every chat prompt so the server prefills exactly input_len tokens, template included', async () => {
+    const { result, lines, traces } = await sweep({}, { api: 'chat' })
+    expect(result.config).toMatchObject({ prompt_calibration: 'tokenize', prompt_calibration_inexact: 0 })
+    expect(lines.some((l) => l.startsWith('Chat prompts are calibrated to exactly input_len tokens'))).toBe(true)
+    // 2 warmup + 10 measured at C=1, 2 + 40 at C=4.
+    expect(traces).toHaveLength(2 + 10 + 2 + 40)
+    expect(traces.map((t) => t.promptTokens)).toEqual(traces.map(() => 64))
+    for (const run of runs(result)) {
+      expect(run.tokens.prompt_server_usage).toBe(run.completed * 64)
+      expect(run.tokens.prompt_expected).toBe(run.completed * 64)
+      expect(codes(run)).not.toContain('input_len_mismatch')
+    }
+  }, 60_000)
+
+  it('flags every run of a server that keeps only the last 48 prompt tokens as input_len_mismatch', async () => {
+    const { result } = await sweep({ truncatePrompt: 48 }, { api: 'chat' })
+    for (const run of runs(result)) {
+      expect(run.tokens.prompt_server_usage).toBe(run.completed * 48)
+      expect(codes(run)).toContain('input_len_mismatch')
+      expect(run.validity.issues.find((i) => i.code === 'input_len_mismatch')?.detail).toMatch(/48 prompt tokens per completed request .* 64 tokens \(25\.0% fewer/)
+    }
+  }, 60_000)
+
+  it('passes completions prompts, exact token ids, through the same check; and flags them when truncated', async () => {
+    const { result } = await sweep({}, { api: 'completions' })
+    expect(result.config).toMatchObject({ prompt_calibration: 'token_ids' })
+    expect(result.config).not.toHaveProperty('prompt_calibration_inexact')
+    for (const run of runs(result)) {
+      expect(run.tokens.prompt_server_usage).toBe(run.completed * 64)
+      expect(codes(run)).not.toContain('input_len_mismatch')
+    }
+    const cut = await sweep({ truncatePrompt: 60 }, { api: 'completions' })
+    expect(runs(cut.result).every((r) => codes(r).includes('input_len_mismatch'))).toBe(true)
+  }, 60_000)
+
+  it('without /tokenize sends input_len words, says so, and the template shows as input_len_mismatch', async () => {
+    const { result, lines, traces } = await sweep({}, { api: 'chat' }, (s) => withoutTokenize(s.url))
+    expect(result.config).toMatchObject({ prompt_calibration: 'none' })
+    expect(lines.some((l) => /Chat prompts are input_len words, not calibrated: .*\/tokenize cannot count chat messages \(HTTP 404\)/.test(l))).toBe(true)
+    expect(traces.every((t) => t.promptTokens === 64 + 5)).toBe(true)
+    for (const run of runs(result)) {
+      expect(run.tokens.prompt_server_usage).toBe(run.completed * 69)
+      expect(run.validity.issues.find((i) => i.code === 'input_len_mismatch')?.detail).toMatch(/69 prompt tokens per completed request .*7\.8% more.*chat/)
+    }
+  }, 60_000)
+})
+
+/** A pass-through proxy to `target` that answers POST /tokenize with 404, like a server without the endpoint. */
+async function withoutTokenize(target: string): Promise<{ url: string; close(): Promise<void> }> {
+  const t = new URL(target)
+  const server: Server = createServer((req, res) => {
+    if ((req.url ?? '').startsWith('/tokenize')) {
+      res.writeHead(404, { 'content-type': 'application/json' })
+      res.end('{"detail":"Not Found"}')
+      return
+    }
+    const up = httpRequest({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers)
+      r.pipe(res)
+    })
+    up.on('error', () => res.destroy())
+    req.pipe(up)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
