@@ -60,7 +60,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const { core, stages } = deps
   const inputs = readInputs((name) => core.getInput(name))
   progress.inputs = inputs
-  const secrets = [...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...secretsInCommand(inputs.serveCommand ?? '')]
+  const secrets = [...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...secretsInCommand(inputs.serveCommand ?? ''), ...secretsInCommand(inputs.serve ?? '')]
   for (const secret of secrets) core.setSecret(secret)
   progress.secrets.push(...secrets)
   const failOnNote = failOnWarning(inputs.failOn)
@@ -87,6 +87,12 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   if (cfg.apiKey !== null) {
     core.setSecret(cfg.apiKey)
     progress.secrets.push(cfg.apiKey)
+  }
+  // Values of variables the serve command passes to secret flags reach the server's output expanded.
+  for (const secret of cfg.serve?.secrets ?? []) {
+    if (progress.secrets.includes(secret)) continue
+    core.setSecret(secret)
+    progress.secrets.push(secret)
   }
   const { baselineRel, baseline } = terms
   progress.key = commentKeyFor(inputs, baselineRel)
@@ -123,11 +129,11 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   core.saveState(STATE.pr, String(ctx.pullRequest?.number ?? ''))
   core.saveState(STATE.phase, 'started')
 
-  core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.server.baseUrl ?? 'the built-in simulator'}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
+  core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.serve ? 'the server it starts (serve)' : (cfg.server.baseUrl ?? 'the built-in simulator')}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
   if (inputs.mode !== 'refresh') await publishStatusComment(deps, target(progress), statusCommentBody('running', runStamp(ctx, new Date().toISOString()), `Sweep "${cfg.sweepName}" (${progress.planned} runs) started.`, undefined, progress.secrets))
   const { result } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) })
 
-  if (cfg.server.baseUrl === null) notes.push("No base-url was given: these numbers come from servegate's built-in simulator, not a GPU server.")
+  if (cfg.server.baseUrl === null && !cfg.serve) notes.push("No base-url was given: these numbers come from servegate's built-in simulator, not a GPU server.")
   let measured = result
   let verdict: Verdict | null = null
   if (baseline !== null && inputs.mode !== 'refresh') {
