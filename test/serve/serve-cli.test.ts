@@ -158,3 +158,39 @@ describe('a server killed mid-sweep', () => {
     expect(report.stdout).toContain('Interrupted (the server was killed by SIGKILL, ')
   }, 60_000)
 })
+
+describe('Ctrl-C while servegate runs a server', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'servegate-serve-int-'))
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  /** Start a long sweep against a started simulator and wait until its first run is on disk. */
+  async function sweeping(name: string): Promise<{ run: ReturnType<typeof startCli>; pid: () => number }> {
+    const out = join(dir, `${name}.json`)
+    const run = startCli(['run', '--serve', SIM, '--input-len', '16', '--output-len', '200', '--concurrency', '1,2,4', '--repeats', '2', '--prompts-per-concurrency', '1', '--warmup', '0', '--out', out])
+    let stderr = ''
+    run.child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()))
+    await waitFor(() => runCount(readResult(out)) >= 1, run, 40_000)
+    return { run, pid: () => serverPid(stderr) }
+  }
+
+  it('stops the server in order on the first signal (exit 130, the group gone)', async () => {
+    const { run, pid } = await sweeping('once')
+    run.child.kill('SIGINT')
+    const r = await run.done
+    expect(r.code, r.stderr).toBe(130)
+    expect(r.stderr).toContain('Stopping the server (SIGTERM to its process group')
+    expect(await groupGone(pid())).toBe(true)
+  }, 60_000)
+
+  it('kills the server group on a second signal that exits at once', async () => {
+    const { run, pid } = await sweeping('twice')
+    run.child.kill('SIGINT')
+    run.child.kill('SIGINT')
+    const r = await run.done
+    expect(r.code, r.stderr).toBe(130)
+    expect(await groupGone(pid())).toBe(true)
+  }, 60_000)
+})
