@@ -10,6 +10,7 @@ import type { Baseline, Verdict } from './gate/types.js'
 import type { ResultFile } from './types.js'
 import { deriveSeed } from './util/rng.js'
 import { UsageError, describeError } from './errors.js'
+import { ServerExitedDuringSweep } from './serve/errors.js'
 import { failOnWarning } from './gate/outcome.js'
 import { readGateTerms } from './github/base-terms.js'
 import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
@@ -131,7 +132,14 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
 
   core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.serve ? 'the server it starts (serve)' : (cfg.server.baseUrl ?? 'the built-in simulator')}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
   if (inputs.mode !== 'refresh') await publishStatusComment(deps, target(progress), statusCommentBody('running', runStamp(ctx, new Date().toISOString()), `Sweep "${cfg.sweepName}" (${progress.planned} runs) started.`, undefined, progress.secrets))
-  const { result } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) })
+  const { result } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) }).catch(async (err: unknown) => {
+    // A server servegate started that died mid-sweep is a verdict, not a failure to run: the gate
+    // judges the partial result, which it calls broken (a refresh never records it).
+    if (!(err instanceof ServerExitedDuringSweep) || baseline === null || inputs.mode === 'refresh') throw err
+    core.error(`servegate: ${err.message}`)
+    notes.push(err.message.split('\n')[0]!.replace(/^the server/, 'The server') + '.')
+    return { result: await stages.readResultFile(err.resultPath), resultPath: err.resultPath }
+  })
 
   if (cfg.server.baseUrl === null && !cfg.serve) notes.push("No base-url was given: these numbers come from servegate's built-in simulator, not a GPU server.")
   let measured = result
