@@ -9,6 +9,7 @@ import { appendRefresh, writeBaseline } from '../../src/store/baseline.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import { REPO_ROOT, readResult, runCli, runCount, startCli, waitFor } from '../sweep/cli-child.js'
+import { groupGone } from './processes.js'
 
 // Issue 12, part 1: `servegate run --serve CMD` starts the server, watches it and stops it.
 // Every server here is a real process on 127.0.0.1: the simulator run from the sources.
@@ -19,20 +20,6 @@ function serverPid(stderr: string): number {
   const m = /Starting the server \(pid (\d+), its own process group\)/.exec(stderr)
   if (m === null) throw new Error(`no server pid in:\n${stderr}`)
   return Number(m[1])
-}
-
-/** Whether any process of the group `pgid` is still alive (zombies of a dead parent are reaped by init). */
-async function groupGone(pgid: number, withinMs = 5000): Promise<boolean> {
-  const deadline = Date.now() + withinMs
-  for (;;) {
-    try {
-      process.kill(-pgid, 0)
-    } catch {
-      return true
-    }
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 50))
-  }
 }
 
 async function freePort(): Promise<number> {
@@ -95,7 +82,7 @@ describe('servegate run --serve', () => {
     expect(r.stderr).toContain('  | loading weights')
     expect(r.stderr).toContain('raise --ready-timeout')
     // The shell and its sleep are gone, not orphaned for 60 s.
-    expect(await groupGone(serverPid(r.stderr), 1000)).toBe(true)
+    expect(await groupGone(serverPid(r.stderr), 2000)).toBe(true)
     expect(Date.now() - t0).toBeLessThan(25_000)
   }, 30_000)
 })

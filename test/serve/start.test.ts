@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors.js'
 import { ServerStartCancelled, startServer, type ServeOptions } from '../../src/serve/index.js'
+import { groupGone } from './processes.js'
 
 /** A stand-in server on 127.0.0.1 whose /health (and /v1/models) answers what the test says. */
 interface StandIn {
@@ -26,19 +27,6 @@ async function standIn(): Promise<StandIn> {
     url: `http://127.0.0.1:${port}`,
     close: () => new Promise<void>((r) => srv.close(() => r())),
   }) as StandIn
-}
-
-async function groupGone(pgid: number, withinMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + withinMs
-  for (;;) {
-    try {
-      process.kill(-pgid, 0)
-    } catch {
-      return true
-    }
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 25))
-  }
 }
 
 describe('startServer', () => {
