@@ -10,6 +10,7 @@ import type { Baseline, Verdict } from './gate/types.js'
 import type { ResultFile } from './types.js'
 import { deriveSeed } from './util/rng.js'
 import { UsageError, describeError } from './errors.js'
+import { ServerExitedDuringSweep } from './serve/errors.js'
 import { failOnWarning } from './gate/outcome.js'
 import { readGateTerms } from './github/base-terms.js'
 import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
@@ -60,7 +61,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const { core, stages } = deps
   const inputs = readInputs((name) => core.getInput(name))
   progress.inputs = inputs
-  const secrets = [...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...secretsInCommand(inputs.serveCommand ?? '')]
+  const secrets = [...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...secretsInCommand(inputs.serveCommand ?? ''), ...secretsInCommand(inputs.serve ?? '')]
   for (const secret of secrets) core.setSecret(secret)
   progress.secrets.push(...secrets)
   const failOnNote = failOnWarning(inputs.failOn)
@@ -87,6 +88,12 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   if (cfg.apiKey !== null) {
     core.setSecret(cfg.apiKey)
     progress.secrets.push(cfg.apiKey)
+  }
+  // Values of variables the serve command passes to secret flags reach the server's output expanded.
+  for (const secret of cfg.serve?.secrets ?? []) {
+    if (progress.secrets.includes(secret)) continue
+    core.setSecret(secret)
+    progress.secrets.push(secret)
   }
   const { baselineRel, baseline } = terms
   progress.key = commentKeyFor(inputs, baselineRel)
@@ -123,11 +130,18 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   core.saveState(STATE.pr, String(ctx.pullRequest?.number ?? ''))
   core.saveState(STATE.phase, 'started')
 
-  core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.server.baseUrl ?? 'the built-in simulator'}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
+  core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.serve ? 'the server it starts (serve)' : (cfg.server.baseUrl ?? 'the built-in simulator')}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
   if (inputs.mode !== 'refresh') await publishStatusComment(deps, target(progress), statusCommentBody('running', runStamp(ctx, new Date().toISOString()), `Sweep "${cfg.sweepName}" (${progress.planned} runs) started.`, undefined, progress.secrets))
-  const { result } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) })
+  const { result } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) }).catch(async (err: unknown) => {
+    // A server servegate started that died mid-sweep is a verdict, not a failure to run: the gate
+    // judges the partial result, which it calls broken (a refresh never records it).
+    if (!(err instanceof ServerExitedDuringSweep) || baseline === null || inputs.mode === 'refresh') throw err
+    core.error(`servegate: ${err.message}`)
+    notes.push(err.message.split('\n')[0]!.replace(/^the server/, 'The server') + '.')
+    return { result: await stages.readResultFile(err.resultPath), resultPath: err.resultPath }
+  })
 
-  if (cfg.server.baseUrl === null) notes.push("No base-url was given: these numbers come from servegate's built-in simulator, not a GPU server.")
+  if (cfg.server.baseUrl === null && !cfg.serve) notes.push("No base-url was given: these numbers come from servegate's built-in simulator, not a GPU server.")
   let measured = result
   let verdict: Verdict | null = null
   if (baseline !== null && inputs.mode !== 'refresh') {

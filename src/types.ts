@@ -324,14 +324,19 @@ export interface ResultFile {
   interrupted?: Interruption
 }
 
+/** `interrupted.reason` of a sweep cut because the server servegate started exited; the gate calls it broken. */
+export const SERVER_EXITED = 'server_exited'
+
 /** How a sweep was stopped early: when, why, and which run was cut off (dropped, never summarised). */
 export interface Interruption {
   /** ISO time of the stop. */
   at: string
-  /** What stopped it, e.g. "SIGTERM", "SIGINT", "cancelled". */
+  /** What stopped it, e.g. "SIGTERM", "SIGINT", "cancelled", or "server_exited" (the server servegate started died). */
   reason: string
   /** The run that was in progress and was dropped; null when the stop fell between runs. */
   cut_run: { input_len: number; output_len: number; concurrency: number; repeat: number } | null
   finished_runs: number
   planned_runs: number
+  /** With reason "server_exited": how the server servegate started ended, and its log's last lines (redacted). */
+  server?: { exit_code: number | null; signal: string | null; log_tail: string[] }
 }

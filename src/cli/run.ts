@@ -26,6 +26,8 @@ export function registerRunCommand(program: Command): void {
     .option('--workers <n>', 'load-generator worker threads, or auto')
     .option('--timeout-ms <n>', 'fail a request after this long without a byte')
     .option('--container-digest <digest>', 'image digest of the server, recorded in the result')
+    .option('--serve <cmd>', 'start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end')
+    .option('--ready-timeout <s>', 'seconds a started server may take to answer /health or /v1/models (default 1800)')
     .option('--serve-command <cmd>', 'the command that started the server, recorded in the result')
     .option('--out <file>', 'result file (default servegate-result.json)')
     .option('--resume', 'continue an interrupted sweep in --out without redoing finished runs')
@@ -52,7 +54,8 @@ export function registerRunCommand(program: Command): void {
         progress.stop()
         log(`\n${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-C again to quit at once).`)
         abort.abort(sig)
-        setTimeout(interrupted, STOP_GRACE_MS).unref()
+        // A server servegate started is stopped in order first (SIGTERM, its grace, SIGKILL); a hard exit kills its group.
+        setTimeout(interrupted, STOP_GRACE_MS + (cfg.serve ? cfg.serve.stopTimeoutS * 1000 + 5000 : 0)).unref()
       }
       process.on('SIGINT', onSignal)
       process.on('SIGTERM', onSignal)
@@ -72,6 +75,7 @@ export function registerRunCommand(program: Command): void {
         process.stdout.write(`${renderConsoleTable(result)}\n`)
         log(`Result written to ${resultPath}`)
       } catch (err) {
+        progress.stop()
         if (err instanceof SweepCancelled) interrupted()
         throw err
       } finally {

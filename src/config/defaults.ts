@@ -26,6 +26,8 @@ export const DEFAULTS: {
   readonly out: string
   readonly workers: 'auto'
   readonly idleTimeoutMs: number
+  readonly readyTimeoutS: number
+  readonly stopTimeoutS: number
 } = {
   api: 'completions',
   // METHODOLOGY: "fix a target, say 50 ms between tokens, and report the throughput achievable while holding it at p95".
@@ -42,6 +44,10 @@ export const DEFAULTS: {
   // A stream silent this long is dead. Generous: at high concurrency a real engine may queue a request
   // (no byte sent) for tens of seconds before its prefill is scheduled.
   idleTimeoutMs: 120_000,
+  // A server servegate starts may load a large model for many minutes (weights, compilation, CUDA graphs).
+  readyTimeoutS: 1800,
+  // SIGTERM lets an engine free its GPUs and workers in order; then SIGKILL.
+  stopTimeoutS: 30,
 }
 
 /** Warmup requests for one point when warmup is 'auto': one full wave at concurrency C, at least 4. */

@@ -27,6 +27,10 @@ export interface RunFlags {
   containerDigest?: string
   serveCommand?: string
   timeoutMs?: string
+  /** Start the server with this command (`{port}`: a free loopback port). */
+  serve?: string
+  /** Seconds to wait for a started server to be ready. */
+  readyTimeout?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */

@@ -4,7 +4,7 @@
  * the file names and never leaves this object except to build request headers.
  */
 import { UsageError } from '../errors.js'
-import { redactSecrets, secretValuesFromEnv } from '../util/redact.js'
+import { redactSecrets, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
 import type { Api, Shape, Target } from '../types.js'
 import { DEFAULTS } from './defaults.js'
 import {
@@ -30,6 +30,20 @@ export interface GateSettings {
   tolerancePct: { itl?: number; tpot?: number; ttft?: number; throughput?: number }
   /** Failed requests tolerated per run before the gate calls it unusable; null: not set. */
   maxFailedRequests: number | null
+}
+
+/** A server servegate starts, watches and stops (`--serve`, config `server.command`). */
+export interface ServeSettings {
+  /** The command as given, `{port}` unfilled. It may hold secrets: only `serveCommand` (redacted) is ever recorded or printed. */
+  command: string
+  /** How long the server may take to be ready, s. */
+  readyTimeoutS: number
+  /** How long SIGTERM (or the stop command) may take before SIGKILL, s. */
+  stopTimeoutS: number
+  /** Run via sh instead of SIGTERM (`docker stop X`); null: signal the process group. */
+  stopCommand: string | null
+  /** Values to redact from the server's log and messages (API key, secret env values, variables the command passes to secret flags). */
+  secrets: string[]
 }
 
 export interface ResolvedConfig {
@@ -67,6 +81,11 @@ export interface ResolvedConfig {
   workers: number | 'auto'
   containerDigest: string | null
   serveCommand: string | null
+  /**
+   * The server servegate starts; null or absent: it measures `server.baseUrl` (or the simulator).
+   * With `{port}` in the command `server.baseUrl` is null: the URL follows the port picked at start.
+   */
+  serve?: ServeSettings | null
   /** A request with no byte for this long fails with `timeout`, ms. */
   idleTimeoutMs: number
   gate: GateSettings
@@ -104,6 +123,8 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const flagDigest = textFlag('--container-digest', flags.containerDigest, problems)
   const flagServe = textFlag('--serve-command', flags.serveCommand, problems)
   const flagTimeout = positiveIntFlag('--timeout-ms', flags.timeoutMs, problems)
+  const flagStart = textFlag('--serve', flags.serve, problems)
+  const flagReady = positiveIntFlag('--ready-timeout', flags.readyTimeout, problems)
 
   let baseUrl: string | null = null
   const rawBase = flagBaseUrl ?? file?.server?.base_url
@@ -113,13 +134,24 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     else problems.push(flagBaseUrl !== undefined ? `--base-url ${JSON.stringify(rawBase)}: ${n.problem}` : `${fileName}: server.base_url ${JSON.stringify(rawBase)}: ${n.problem}`)
   }
 
+  // A serve command with {port} decides the URL; one without answers at the base URL given.
+  const command = flagStart ?? file?.server?.command ?? null
+  if (command !== null && command.includes('{port}') && baseUrl !== null) {
+    if (flagBaseUrl !== undefined || flagStart === undefined) {
+      const where = flagStart !== undefined ? '--serve' : `${fileName}: server.command`
+      problems.push(`${where} has {port}, so the base URL follows the port servegate picks; drop ${flagBaseUrl !== undefined ? '--base-url' : 'server.base_url'} (or give the command a fixed port instead of {port})`)
+    } else baseUrl = null // --serve on the command line replaces the file's server
+  } else if (command !== null && !command.includes('{port}') && baseUrl === null && rawBase === undefined) {
+    problems.push(`${flagStart !== undefined ? '--serve' : `${fileName}: server.command`}: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer`)
+  }
+
   const apiKeyEnv = file?.server?.api_key_env ?? null
   let apiKey: string | null = null
   if (apiKeyEnv !== null) {
     const value = env[apiKeyEnv]
     if (value !== undefined && value !== '') apiKey = value
     // Only a real server needs the key; the built-in simulator ignores it.
-    else if (baseUrl !== null) problems.push(`${fileName}: server.api_key_env names ${apiKeyEnv}, which is not set in the environment`)
+    else if (baseUrl !== null || command !== null) problems.push(`${fileName}: server.api_key_env names ${apiKeyEnv}, which is not set in the environment`)
   }
 
   const fileShapes: Shape[] = sweep ? sweep.shapes.map((s) => ({ inputLen: s.input_len, outputLen: s.output_len })) : DEFAULTS.shapes.map((s) => ({ ...s }))
@@ -142,7 +174,18 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     throw new UsageError(message, 'Run `servegate run --help` for every flag and its format.')
   }
   // Recorded text leaves through results, baselines and comments: redact it once, here.
-  const recorded = (text: string | null | undefined): string | null => (text ? redactSecrets(text, [apiKey, ...secretValuesFromEnv(env)]) : null)
+  const secrets = [apiKey, ...secretValuesFromEnv(env), ...(command === null ? [] : secretVariablesInCommand(command, env))].filter((s): s is string => s !== null)
+  const recorded = (text: string | null | undefined): string | null => (text ? redactSecrets(text, secrets) : null)
+  const serve: ServeSettings | null =
+    command === null
+      ? null
+      : {
+          command,
+          readyTimeoutS: flagReady ?? file?.server?.ready_timeout ?? DEFAULTS.readyTimeoutS,
+          stopTimeoutS: file?.server?.stop_timeout ?? DEFAULTS.stopTimeoutS,
+          stopCommand: file?.server?.stop_command ?? null,
+          secrets,
+        }
 
   return {
     configPath: filePath,
@@ -161,7 +204,9 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     resume: flags.resume === true,
     workers: flagWorkers ?? DEFAULTS.workers,
     containerDigest: recorded(flagDigest ?? digestFromEnv),
-    serveCommand: recorded(flagServe),
+    // --serve-command records a command by hand; a command servegate starts is recorded by itself.
+    serveCommand: recorded(flagServe ?? command),
+    serve,
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
     gate: {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },

@@ -56,6 +56,11 @@ export const serverSchema = z.strictObject({
     .string({ error: 'expected the NAME of an environment variable holding the key' })
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected the NAME of an environment variable holding the key (letters, digits, _)' })
     .optional(),
+  // servegate starts the server: `{port}` is replaced by a free loopback port (see src/serve/).
+  command: z.string({ error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' }).min(1, { error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' }).optional(),
+  ready_timeout: z.number({ error: 'expected seconds (a positive number)' }).positive({ error: 'expected seconds (a positive number)' }).optional(),
+  stop_timeout: z.number({ error: 'expected seconds (a number ≥ 0)' }).nonnegative({ error: 'expected seconds (a number ≥ 0)' }).optional(),
+  stop_command: z.string({ error: 'expected a shell command line, e.g. "docker stop bench"' }).min(1, { error: 'expected a shell command line, e.g. "docker stop bench"' }).optional(),
 })
 
 export const targetSchema = z.strictObject({

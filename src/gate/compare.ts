@@ -5,7 +5,7 @@ import { diffEnv } from './env-diff.js'
 import { extractFigures, type FigureRun } from './extract.js'
 import { diffFingerprint, resultFingerprint, tokensPerChunkChanges } from './fingerprint.js'
 import { completenessProblems, cutRepeats, plannedRepeats } from './completeness.js'
-import { runProblems, tokenCountProblems, type Problem } from './invariants.js'
+import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
 import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, shapeLabel } from './metric-keys.js'
 import { resolveGateOptions, toleranceFor } from './options.js'
 import type { Baseline, GateOptions, GateRow, MetricKind, RowStatus, Verdict, VerdictKind } from './types.js'
@@ -54,6 +54,10 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
 
   const figures = extractFigures(candidate, opts)
   const planned = plannedRepeats(candidate)
+  // A dead server marks the rows of the run it cut (all unmeasured rows when it died between runs).
+  const died = serverExitProblem(candidate)
+  const cutRun = candidate.interrupted?.cut_run ?? null
+  const cutScopes = cutRun === null ? null : new Set([shapeLabel(cutRun.input_len, cutRun.output_len), pointLabel(cutRun.input_len, cutRun.output_len, cutRun.concurrency)])
   const rows: GateRow[] = []
   const extraRepeats: number[] = []
   let unresolvable = 0
@@ -77,6 +81,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       const { problems, notes } = runProblems(runs, opts)
       problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
       problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
+      if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died)
       if (tpc) {
         notes.unshift(
           `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): gating p95 ITL per token (each gap over its request's mean tokens per chunk)`,
@@ -103,7 +108,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   const regressed = any(gatedRows, 'regression')
   let verdict: VerdictKind
   if (incomparable.length > 0) verdict = 'not_comparable'
-  else if (any(rows, 'broken').length > 0) verdict = 'broken'
+  else if (any(rows, 'broken').length > 0 || died !== null) verdict = 'broken'
   else if (regressed.length > 0) verdict = 'regression'
   else if (any(rows, 'missing', 'incomplete').length > 0) verdict = 'incomplete'
   else if (any(gatedRows, 'inconclusive', 'invalid').length > 0) verdict = 'inconclusive'
@@ -111,6 +116,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   else verdict = 'pass'
 
   if (verdict === 'not_comparable') reasons.unshift(...incomparable.map((r) => `not comparable: ${r}`))
+  if (verdict === 'broken' && died !== null) reasons.unshift(died.text)
   // Rows keep their statuses, but on incomparable hardware no regression is claimed.
   const claimed = verdict === 'regression' ? regressed : []
   for (const r of claimed) reasons.push(`${r.label}: ${describeChange(r)}, beyond the bar of ${r.higher_is_better ? '−' : '+'}${(r.bar_pct ?? 0).toFixed(1)} %`)

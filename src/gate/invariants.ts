@@ -12,13 +12,14 @@
  * | `input_len_mismatch` (served another prompt length, e.g. truncated) | broken |
  * | `token_count_mismatch` (the server's own counts disagree) | broken      |
  * | output tokens per request changed vs the baseline      | broken         |
+ * | the server servegate started exited mid-sweep (`interrupted.reason: server_exited`) | broken |
  * | no candidate runs for a gated row                      | incomplete     |
  * | fewer runs than planned (config repeats, baseline's runs per refresh) | incomplete |
  * | a throughput-at-target repeat whose curve stopped early | incomplete    |
  * | `client_saturated`, `gpu_shared`, `gpu_throttled`, `ramp_dominated`, `too_few_requests`, `prefix_cache_contaminated` | inconclusive (host or harness) |
  * | other GPU model/count, target, measurement fingerprint, extra points | not_comparable (compare.ts) |
  */
-import type { ValidityCode } from '../types.js'
+import { SERVER_EXITED, type ResultFile, type ValidityCode } from '../types.js'
 import type { FailedBudget, FigureRun } from './extract.js'
 import { OUT_TOK, metricKey } from './metric-keys.js'
 import { median } from './stats.js'
@@ -115,4 +116,18 @@ export function tokenCountProblems(
 
 function fmt(x: number): string {
   return Number.isInteger(x) ? String(x) : x.toFixed(1)
+}
+
+/**
+ * The server servegate started exited while the sweep ran (`interrupted.reason:
+ * server_exited`): the candidate broke, whatever its finished runs say — a dead
+ * server is the clearest failure a gate can report, never "incomplete".
+ */
+export function serverExitProblem(candidate: ResultFile): Problem | null {
+  const i = candidate.interrupted
+  if (i === undefined || i.reason !== SERVER_EXITED) return null
+  const how = i.server === undefined ? 'exited' : i.server.signal !== null ? `was killed by ${i.server.signal}` : `exited with status ${i.server.exit_code ?? 'unknown'}`
+  const c = i.cut_run
+  const where = c === null ? 'between runs' : `during ${c.input_len} in / ${c.output_len} out, C=${c.concurrency}, repeat ${c.repeat}`
+  return { blame: 'broken', text: `the server ${how} ${where} (${i.finished_runs} of ${i.planned_runs} runs finished)` }
 }

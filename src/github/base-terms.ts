@@ -163,5 +163,6 @@ function runFlags(inputs: ActionInputs, wd: string, fileSweeps: readonly string[
   if (inputs.model !== undefined) flags.model = inputs.model
   if (inputs.containerDigest !== undefined) flags.containerDigest = inputs.containerDigest
   if (inputs.serveCommand !== undefined) flags.serveCommand = inputs.serveCommand
+  if (inputs.serve !== undefined) flags.serve = inputs.serve
   return flags
 }

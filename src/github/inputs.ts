@@ -35,6 +35,8 @@ export interface ActionInputs {
   githubToken?: string
   containerDigest?: string
   serveCommand?: string
+  /** Start the server with this command (servegate run's --serve). */
+  serve?: string
   allowFork: boolean
   /** When the verdict is inconclusive, run the extra repeats the gate asks for and decide over all runs. */
   confirm: boolean
@@ -64,6 +66,7 @@ export const INPUT_NAMES = [
   'github-token',
   'container-digest',
   'serve-command',
+  'serve',
   'allow-fork',
   'confirm',
   'refresh-commit',
@@ -117,6 +120,7 @@ const schema = z.object({
   'github-token': optional,
   'container-digest': optional,
   'serve-command': optional,
+  serve: optional,
   'allow-fork': bool(false),
   confirm: bool(true),
   'refresh-commit': bool(true),
@@ -150,6 +154,7 @@ export function readInputs(read: InputReader): ActionInputs {
     githubToken: p['github-token'],
     containerDigest: p['container-digest'],
     serveCommand: p['serve-command'],
+    serve: p.serve,
     allowFork: p['allow-fork'],
     confirm: p.confirm,
     refreshCommit: p['refresh-commit'],

@@ -4,7 +4,7 @@
  * `pending` — never an estimate (METHODOLOGY: "Deliberately empty rather than
  * filled with a plausible guess"). Pure.
  */
-import type { AtTargetShape, EnvRecord, PointResult, ResultFile, ResultTarget, RunResult } from '../types.js'
+import { SERVER_EXITED, type AtTargetShape, type EnvRecord, type PointResult, type ResultFile, type ResultTarget, type RunResult } from '../types.js'
 import { repeatsCutByInvalidRuns } from '../analysis/at-target.js'
 import { spread } from '../analysis/spread.js'
 import { tokenNotes } from '../analysis/validity.js'
@@ -97,7 +97,9 @@ export function interruptedLine(result: ResultFile): string | null {
   const i = result.interrupted
   if (i === undefined) return null
   const cut = i.cut_run === null ? '' : `; the run in progress (${fmtInt(i.cut_run.input_len)} in / ${fmtInt(i.cut_run.output_len)} out, C=${i.cut_run.concurrency}, repeat ${i.cut_run.repeat}) was dropped`
-  return `Interrupted (${i.reason}, ${i.at}): ${i.finished_runs} of ${i.planned_runs} runs finished${cut}. \`servegate run --resume\` with the same settings continues it.`
+  const srv = i.server
+  const why = i.reason === SERVER_EXITED && srv !== undefined ? `the server ${srv.signal !== null ? `was killed by ${srv.signal}` : `exited with status ${srv.exit_code ?? 'unknown'}`}` : i.reason
+  return `Interrupted (${why}, ${i.at}): ${i.finished_runs} of ${i.planned_runs} runs finished${cut}. \`servegate run --resume\` with the same settings continues it.`
 }
 
 function plannedGrid(cfg: Record<string, unknown>, points: PointResult[]): { shapes: [number, number][]; concurrency: number[]; repeats: number | null } {

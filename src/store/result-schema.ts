@@ -200,6 +200,7 @@ export const resultFileSchema = z
         cut_run: z.object({ input_len: positiveInt, output_len: positiveInt, concurrency: positiveInt, repeat: count }).nullable(),
         finished_runs: count,
         planned_runs: count,
+        server: z.object({ exit_code: z.number().int().nullable(), signal: z.string().nullable(), log_tail: z.array(z.string()) }).optional(),
       })
       .optional(),
   })

@@ -15,8 +15,9 @@ import { fingerprintOf } from '../gate/fingerprint.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { HARNESS_VERSION } from '../version.js'
-import { RESULT_SCHEMA, type PointResult, type ResultFile, type RunResult } from '../types.js'
+import { RESULT_SCHEMA, SERVER_EXITED, type PointResult, type ResultFile, type RunResult } from '../types.js'
 import { calibratePoint, describeMisses, detectPromptCalibration, tokenizeCounter, type CalibrationMemo, type PromptCalibration } from './calibrate-prompts.js'
+import { defaultServerLogPath, describeExit, ServerExitedDuringSweep, ServerStartCancelled, startServer, type ServerHandle } from '../serve/index.js'
 import { measurePoint } from './measure-point.js'
 import { planKey, checkResumable } from './resume.js'
 
@@ -58,8 +59,27 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
   // Before the simulator starts or the server is contacted: an unwritable --out would waste the whole sweep.
   assertWritableOutput(cfg.out, '--out')
   let sim: SimHandle | null = null
+  let server: ServerHandle | null = null
   let root: string
-  if (cfg.server.baseUrl === null) {
+  if (cfg.serve) {
+    server = await startServer({
+      command: cfg.serve.command,
+      baseUrl: cfg.server.baseUrl === null ? null : normalizeBaseUrl(cfg.server.baseUrl).root,
+      readyTimeoutMs: cfg.serve.readyTimeoutS * 1000,
+      stopTimeoutMs: cfg.serve.stopTimeoutS * 1000,
+      stopCommand: cfg.serve.stopCommand,
+      logPath: defaultServerLogPath(cfg.out),
+      appendLog: cfg.resume,
+      apiKey: cfg.apiKey,
+      secrets: cfg.serve.secrets,
+      log: deps.log,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    }).catch((err: unknown) => {
+      if (err instanceof ServerStartCancelled) throw new SweepCancelled(cfg.out, 0, cfg.shapes.length * cfg.concurrency.length * cfg.repeats)
+      throw err
+    })
+    root = server.url
+  } else if (cfg.server.baseUrl === null) {
     const simOptions = deps.simOptions ?? { profile: 'default' }
     sim = await startSim(simOptions)
     root = sim.url
@@ -67,14 +87,36 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
   } else {
     root = normalizeBaseUrl(cfg.server.baseUrl).root
   }
+  const watch = server === null ? null : watchServer(server, deps.signal)
   try {
-    return await sweepAgainst(root, cfg, deps)
+    return await sweepAgainst(root, cfg, watch === null ? deps : { ...deps, signal: watch.signal }, server)
   } finally {
+    watch?.dispose()
     await sim?.close()
+    await server?.stop()
   }
 }
 
-async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps): Promise<{ result: ResultFile; resultPath: string }> {
+/** A signal that fires on the user's abort or, with reason SERVER_EXITED (also `interrupted.reason`), when the server exits. */
+function watchServer(server: ServerHandle, user: AbortSignal | undefined): { signal: AbortSignal; dispose(): void } {
+  const ac = new AbortController()
+  const onUser = (): void => ac.abort(user?.reason)
+  if (user?.aborted) onUser()
+  user?.addEventListener('abort', onUser, { once: true })
+  let disposed = false
+  void server.exited.then(() => {
+    if (!disposed && !ac.signal.aborted) ac.abort(SERVER_EXITED)
+  })
+  return {
+    signal: ac.signal,
+    dispose: () => {
+      disposed = true
+      user?.removeEventListener('abort', onUser)
+    },
+  }
+}
+
+async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, server: ServerHandle | null): Promise<{ result: ResultFile; resultPath: string }> {
   const { preflight } = await import('./preflight.js')
   const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey)
   const resultPath = cfg.out
@@ -145,14 +187,28 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
   delete result.interrupted
   /** Mark the file as cut short (the run in progress is dropped), write it, and stop. */
   const stop = async (cut: PlanPoint | null): Promise<never> => {
+    const exit = server?.exit() ?? null
+    const died = server !== null && exit !== null && abortReason(deps.signal) === SERVER_EXITED
+    if (died) await server.settleLog(1000)
     result.interrupted = {
       at: new Date().toISOString(),
-      reason: abortReason(deps.signal),
+      reason: died ? SERVER_EXITED : abortReason(deps.signal),
       cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
       finished_runs: countRuns(result),
       planned_runs: plan.length,
+      ...(died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail(20) } } : {}),
     }
     await writeResultFile(resultPath, result)
+    if (died) {
+      const during = cut === null ? `between runs` : `during ${label(cut)}`
+      throw new ServerExitedDuringSweep(
+        `the server ${describeExit(exit)} ${during}; ${countRuns(result)} of ${plan.length} runs finished and are saved in ${resultPath}`,
+        exit,
+        server.tail(20),
+        server.logPath,
+        resultPath,
+      )
+    }
     throw new SweepCancelled(resultPath, countRuns(result), plan.length)
   }
   const counter = calibration.mode === 'tokenize' ? tokenizeCounter({ root, model, apiKey: cfg.apiKey }) : null
@@ -193,6 +249,11 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps):
         if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point)
         throw err
       })
+      // Requests cut by a dying server can fail before its exit is seen: such a run is the death's, not a measurement.
+      if (server !== null && run.failed > 0) {
+        await Promise.race([server.exited, new Promise((r) => setTimeout(r, 1000))])
+        if (server.exit() !== null) await stop(point)
+      }
       addRun(result, point, run)
       result.at_target = atTargetForResult(result.points, result.target)
       result.fingerprint = fingerprintOf(result)
@@ -244,6 +305,11 @@ function freshSeed(): number {
 function recordedSeed(result: ResultFile): number | null {
   const seed = (result.config as { seed?: unknown }).seed
   return typeof seed === 'number' && Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32 ? seed : null
+}
+
+/** "16 in / 250 out, C=256, repeat 1". */
+function label(p: PlanPoint): string {
+  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`
 }
 
 function countRuns(result: ResultFile): number {

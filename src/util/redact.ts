@@ -17,7 +17,8 @@ const MIN_KNOWN_SECRET = 4
 const SECRET_WORDS = new Set(['token', 'secret', 'password', 'passwd', 'apikey', 'credential', 'credentials'])
 const SECRET_PAIRS = new Set(['api-key', 'access-key', 'secret-key', 'private-key'])
 
-function isSecretFlagName(name: string): boolean {
+/** Whether a flag name (without dashes) holds a secret: api-key, hf-token, password; not tokenizer. */
+export function isSecretFlagName(name: string): boolean {
   const words = name.toLowerCase().split(/[-_]+/).filter((w) => w !== '')
   if (words.some((w) => SECRET_WORDS.has(w))) return true
   for (let i = 1; i < words.length; i++) if (SECRET_PAIRS.has(`${words[i - 1]}-${words[i]}`)) return true
@@ -98,6 +99,25 @@ export function secretValuesFromEnv(env: Readonly<Record<string, string | undefi
   const out: string[] = []
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && value.length >= 8 && SECRET_ENV_NAME.test(name)) out.push(value)
+  }
+  return out
+}
+
+// `--api-key $KEY`, `--hf-token="${HF}"`, `--token=$T`: a secret-like flag whose value is a variable.
+const FLAG_VAR = /(--?[A-Za-z][\w-]*)(?:=|\s+)["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g
+
+/**
+ * Values of environment variables the command passes to secret-like flags
+ * (`--api-key $VLLM_KEY`): the shell expands them, so they reach the server's
+ * output as plain text and must be redacted there too. Secret-named variables
+ * (HF_TOKEN, …) are covered by secretValuesFromEnv; this adds the ones whose
+ * name says nothing.
+ */
+export function secretVariablesInCommand(command: string, env: Readonly<Record<string, string | undefined>>): string[] {
+  const out: string[] = []
+  for (const m of command.matchAll(FLAG_VAR)) {
+    const value = env[m[2]!]
+    if (isSecretFlagName(m[1]!.replace(/^-+/, '')) && value !== undefined && value.length >= 4) out.push(value)
   }
   return out
 }

@@ -1,0 +1,183 @@
+/**
+ * Start the server a sweep measures: fill `{port}`, spawn the command, stream
+ * its output to a log, and wait until it answers — with a progress line while
+ * a large model loads, and one clear error (with the log's tail) when it dies
+ * first or never becomes ready.
+ */
+import { createServer } from 'node:net'
+import { UsageError } from '../errors.js'
+import { fillPort, wantsPort } from './command.js'
+import { ServerStartFailed } from './errors.js'
+import { probeAgent, probeReady } from './readiness.js'
+import { ServerLog } from './server-log.js'
+import { describeExit, ServerProcess, type ServerExit } from './server-process.js'
+
+export interface ServeOptions {
+  /** The command as configured, `{port}` not yet filled. */
+  command: string
+  /** Where the server answers when the command has no `{port}` (its root URL); null with `{port}`. */
+  baseUrl: string | null
+  readyTimeoutMs: number
+  stopTimeoutMs: number
+  stopCommand: string | null
+  logPath: string
+  /** Append to the log instead of replacing it (a resumed sweep). */
+  appendLog?: boolean
+  /** Sent on /v1/models probes (a server started with --api-key guards it). */
+  apiKey: string | null
+  /** Values redacted from the log and every message. */
+  secrets: readonly string[]
+  log(line: string): void
+  signal?: AbortSignal
+  /** Longest wait between probes, ms (default 1000). */
+  pollMs?: number
+  /** A progress line this often while waiting, ms (default 15000). */
+  progressEveryMs?: number
+}
+
+/** A running, ready server. */
+export interface ServerHandle {
+  /** Its root URL (http://127.0.0.1:PORT with `{port}`). */
+  url: string
+  pid: number
+  logPath: string
+  /** Resolves when the server process exits. */
+  exited: Promise<ServerExit>
+  /** How it exited, or null while it runs. */
+  exit(): ServerExit | null
+  /** The log's last `n` lines, redacted. */
+  tail(n?: number): string[]
+  /** Wait up to `ms` for the log to take the dead server's last words. */
+  settleLog(ms: number): Promise<void>
+  /** Stop the group (stop command or SIGTERM, grace, SIGKILL) and close the log. Idempotent. */
+  stop(): Promise<void>
+}
+
+/** The wait for readiness was cut by the abort signal (the server is stopped by then). */
+export class ServerStartCancelled extends Error {
+  override readonly name = 'ServerStartCancelled'
+}
+
+/** A free TCP port on the loopback interface. */
+export async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+/** Start the server and wait until it is ready; throws ServerStartFailed (exit 2) or ServerStartCancelled. */
+export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
+  let url: string
+  let command = opts.command
+  if (wantsPort(opts.command)) {
+    const port = await freeLoopbackPort()
+    command = fillPort(opts.command, port)
+    url = `http://127.0.0.1:${port}`
+  } else if (opts.baseUrl !== null) {
+    url = opts.baseUrl
+    // A server already answering there would pass for the one we start: measure the wrong thing.
+    const agent = probeAgent()
+    const before = await probeReady(url, { apiKey: opts.apiKey, timeoutMs: 2000, dispatcher: agent }).finally(() => agent.close())
+    if (before.ready) {
+      throw new UsageError(
+        `something already answers at ${url} (${before.via}) before servegate started the server`,
+        'Stop it first, or measure it with --base-url alone (without --serve).',
+      )
+    }
+  } else {
+    throw new UsageError('the serve command has no {port} and no base URL is given: servegate cannot know where the server will answer', 'Put {port} where the command takes its port (--port {port}), or give --base-url.')
+  }
+
+  const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true)
+  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand })
+  const stop = async (): Promise<void> => {
+    await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log })
+    await log.close()
+  }
+  opts.log(`Starting the server (pid ${proc.pid}, its own process group) at ${url}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`)
+  try {
+    await waitUntilReady(url, proc, log, opts)
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  return {
+    url,
+    pid: proc.pid,
+    logPath: opts.logPath,
+    exited: proc.exited,
+    exit: () => proc.exit(),
+    tail: (n) => log.tail(n),
+    settleLog: (ms) => log.settle(ms),
+    stop,
+  }
+}
+
+async function waitUntilReady(url: string, proc: ServerProcess, log: ServerLog, opts: ServeOptions): Promise<void> {
+  const t0 = Date.now()
+  const pollMs = opts.pollMs ?? 1000
+  const progressEvery = opts.progressEveryMs ?? 15_000
+  let nextProgress = t0 + progressEvery
+  let last = 'no answer yet'
+  let wait = Math.min(100, pollMs)
+  const agent = probeAgent()
+  const aborted = new Promise<void>((resolve) => {
+    if (opts.signal?.aborted) resolve()
+    opts.signal?.addEventListener('abort', () => resolve(), { once: true })
+  })
+  try {
+    for (;;) {
+      const exit = proc.exit()
+      if (exit !== null) {
+        await log.settle(1000)
+        throw new ServerStartFailed(
+          `the server ${describeExit(exit)} before it was ready (after ${formatSeconds(Date.now() - t0)})`,
+          log.tail(20),
+          opts.logPath,
+          'Run the serve command by hand to see why it stops; the whole log is in the file above.',
+        )
+      }
+      if (opts.signal?.aborted) throw new ServerStartCancelled('interrupted while waiting for the server to be ready')
+      const elapsed = Date.now() - t0
+      if (elapsed >= opts.readyTimeoutMs) {
+        throw new ServerStartFailed(
+          `the server was not ready after ${formatSeconds(opts.readyTimeoutMs)} (last: ${last}); servegate stopped it`,
+          log.tail(20),
+          opts.logPath,
+          'A large model may take longer to load: raise --ready-timeout (config server.ready_timeout, seconds).',
+        )
+      }
+      const probe = await probeReady(url, { apiKey: opts.apiKey, timeoutMs: Math.max(100, Math.min(5000, opts.readyTimeoutMs - elapsed)), dispatcher: agent })
+      if (probe.ready) {
+        opts.log(`The server is ready (${probe.via} answered 200 after ${formatSeconds(Date.now() - t0)}).`)
+        return
+      }
+      last = probe.last
+      if (Date.now() >= nextProgress) {
+        opts.log(`waiting for the server: ${formatSeconds(Date.now() - t0)}, last: ${last}`)
+        nextProgress += progressEvery
+      }
+      // Quick probes first (a small server is up in a second), then every pollMs.
+      await Promise.race([delay(Math.min(wait, Math.max(0, opts.readyTimeoutMs - (Date.now() - t0)))), proc.exited, aborted])
+      wait = Math.min(pollMs, wait * 2)
+    }
+  } finally {
+    await agent.close()
+  }
+}
+
+function formatSeconds(ms: number): string {
+  const s = ms / 1000
+  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest'
+import { run } from '../../src/action.js'
+import { ServerExitedDuringSweep } from '../../src/serve/index.js'
+import { CWD, fakeDeps, type FakeOptions } from './fake-deps.js'
+import { result as resultFixture, verdict } from './fixtures.js'
+
+const BASELINE = `${CWD}/baselines/gate.json`
+const gate = (o: FakeOptions = {}) => fakeDeps({ existing: [BASELINE], ...o, inputs: { config: 'servegate.yml', ...o.inputs } })
+
+/** What the sweep stage throws when the server it started dies mid-sweep. */
+const died = (): ServerExitedDuringSweep =>
+  new ServerExitedDuringSweep(
+    'the server exited with status 1 during 128 in / 32 out, C=16, repeat 1; 1 of 6 runs finished and are saved in /ws/servegate-result.json',
+    { code: 1, signal: null },
+    ['CUDA error: out of memory'],
+    '/ws/servegate-result.server.log',
+    '/ws/servegate-result.json',
+  )
+
+describe('the Action with a server that dies mid-sweep', () => {
+  it('passes the input `serve` to the config as --serve and masks the secrets it carries', async () => {
+    const { deps, rec } = gate({ inputs: { serve: 'vllm serve m --port {port} --api-key sk-abcdefghijklmnop' }, verdicts: [verdict('pass')] })
+    await run(deps)
+    expect(rec.resolveInputs[0]?.flags.serve).toBe('vllm serve m --port {port} --api-key sk-abcdefghijklmnop')
+    expect(rec.secrets).toContain('sk-abcdefghijklmnop')
+  })
+
+  it('judges the partial result in gate mode: the verdict decides (broken fails the step), the comment names the exit', async () => {
+    const partial = resultFixture()
+    const { deps, rec } = gate({ sweepError: died(), verdicts: [verdict('broken')] })
+    const judged: unknown[] = []
+    const compare = deps.stages.compareToBaseline
+    deps.stages.readResultFile = async (path) => {
+      expect(path).toBe('/ws/servegate-result.json')
+      return partial
+    }
+    deps.stages.compareToBaseline = (b, r, c) => {
+      judged.push(r)
+      return compare(b, r, c)
+    }
+    await run(deps)
+    expect(judged).toEqual([partial])
+    expect(rec.outputs.get('verdict')).toBe('broken')
+    expect(rec.failed).toHaveLength(1)
+    expect(rec.errors.join('\n')).toContain('  | CUDA error: out of memory')
+    expect(rec.comments.at(-1)?.body).toContain('The server exited with status 1 during 128 in / 32 out, C=16, repeat 1')
+  })
+
+  it('never refreshes a baseline from a sweep whose server died: the step fails as "could not run"', async () => {
+    const { deps, rec } = gate({ inputs: { mode: 'refresh' }, sweepError: died(), verdicts: [verdict('pass')], eventName: 'push' })
+    await run(deps)
+    expect(rec.baselinesWritten).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('error')
+    expect(rec.failed[0]).toMatch(/^servegate could not run: the server exited with status 1 during/)
+  })
+})

@@ -1,0 +1,137 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { UsageError } from '../../src/errors.js'
+import { ServerStartCancelled, startServer, type ServeOptions } from '../../src/serve/index.js'
+import { groupGone } from './processes.js'
+
+/** A stand-in server on 127.0.0.1 whose /health (and /v1/models) answers what the test says. */
+interface StandIn {
+  url: string
+  health: number
+  models: number
+  close(): Promise<void>
+}
+
+async function standIn(): Promise<StandIn> {
+  const state = { health: 503, models: 404 }
+  const srv: Server = createServer((req, res) => {
+    res.statusCode = req.url === '/health' ? state.health : req.url === '/v1/models' ? state.models : 404
+    res.end(res.statusCode === 200 ? '{"data":[]}' : '')
+  })
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
+  const port = (srv.address() as { port: number }).port
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((r) => srv.close(() => r())),
+  }) as StandIn
+}
+
+describe('startServer', () => {
+  let dir: string
+  let s: StandIn
+  const lines: string[] = []
+  const opts = (o: Partial<ServeOptions>): ServeOptions => ({
+    command: 'sleep 60',
+    baseUrl: s.url,
+    readyTimeoutMs: 20_000,
+    stopTimeoutMs: 5_000,
+    stopCommand: null,
+    logPath: join(dir, 'server.log'),
+    apiKey: null,
+    secrets: [],
+    log: (l) => lines.push(l),
+    pollMs: 100,
+    ...o,
+  })
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'servegate-start-'))
+    s = await standIn()
+  })
+  afterAll(async () => {
+    await s.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('waits through a loading server with a progress line, and takes /v1/models where there is no /health', async () => {
+    s.health = 503
+    lines.length = 0
+    setTimeout(() => {
+      s.health = 404
+      s.models = 200
+    }, 700)
+    const h = await startServer(opts({ progressEveryMs: 300 }))
+    try {
+      expect(h.url).toBe(s.url)
+      expect(lines.some((l) => /^waiting for the server: [\d.]+ s, last: \/health HTTP 503$/.test(l))).toBe(true)
+      expect(lines.at(-1)).toMatch(/^The server is ready \(\/v1\/models answered 200 after [\d.]+ s\)\.$/)
+    } finally {
+      await h.stop()
+    }
+    expect(await groupGone(h.pid)).toBe(true)
+    expect(h.exit()).toEqual({ code: null, signal: 'SIGTERM' })
+  }, 20_000)
+
+  it('refuses to start when something already answers at the base URL (it would be measured instead)', async () => {
+    s.health = 200
+    const err = await startServer(opts({})).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UsageError)
+    expect((err as Error).message).toBe(`something already answers at ${s.url} (/health) before servegate started the server`)
+  })
+
+  it('kills the process group when SIGTERM is ignored for longer than the grace period', async () => {
+    s.health = 503
+    setTimeout(() => (s.health = 200), 300)
+    lines.length = 0
+    // The shell and its sleep both ignore SIGTERM (an ignored signal is inherited).
+    const h = await startServer(opts({ command: "trap '' TERM; sleep 60; echo never", stopTimeoutMs: 600 }))
+    const t0 = Date.now()
+    await h.stop()
+    const took = Date.now() - t0
+    expect(took).toBeGreaterThanOrEqual(550)
+    expect(took).toBeLessThan(5000)
+    expect(lines).toContain('The server did not exit within 1 s: killing its process group (SIGKILL).')
+    expect(h.exit()).toEqual({ code: null, signal: 'SIGKILL' })
+    expect(await groupGone(h.pid)).toBe(true)
+  }, 20_000)
+
+  it('stops with server.stop_command instead of a signal when one is given', async () => {
+    s.health = 503
+    setTimeout(() => (s.health = 200), 300)
+    lines.length = 0
+    const pidFile = join(dir, 'pid')
+    const h = await startServer(opts({ command: `echo $$ > ${pidFile}; exec sleep 60`, stopCommand: `echo stopping; kill -INT $(cat ${pidFile})` }))
+    expect(existsSync(pidFile)).toBe(true)
+    await h.stop()
+    expect(lines).toContain('Stopping the server with its stop command (up to 5 s).')
+    // SIGINT came from the stop command: servegate sent no SIGTERM.
+    expect(h.exit()).toEqual({ code: null, signal: 'SIGINT' })
+    expect(readFileSync(join(dir, 'server.log'), 'utf8')).toContain('stopping')
+    expect(await groupGone(h.pid)).toBe(true)
+  }, 20_000)
+
+  it('gives up waiting when aborted (Ctrl-C while a model loads) and leaves nothing running', async () => {
+    s.health = 503
+    const ac = new AbortController()
+    setTimeout(() => ac.abort('SIGINT'), 300)
+    lines.length = 0
+    const err = await startServer(opts({ signal: ac.signal })).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ServerStartCancelled)
+    const pid = Number(/pid (\d+)/.exec(lines[0]!)![1])
+    expect(await groupGone(pid)).toBe(true)
+  }, 20_000)
+
+  it('redacts known secrets from the server log and its tail', async () => {
+    s.health = 503
+    setTimeout(() => (s.health = 200), 300)
+    const h = await startServer(opts({ command: 'echo "args: api_key=very-secret-1234 model=m"; echo "--hf-token hf_zzzzzzzzzzzzzzzz"; exec sleep 60', secrets: ['very-secret-1234'] }))
+    await h.stop()
+    const log = readFileSync(join(dir, 'server.log'), 'utf8')
+    expect(log).toContain('args: api_key=*** model=m')
+    expect(log).toContain('--hf-token ***')
+    expect(log).not.toContain('very-secret-1234')
+    expect(h.tail(5).join('\n')).not.toContain('hf_zzzz')
+  }, 20_000)
+})
