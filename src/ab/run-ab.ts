@@ -9,10 +9,13 @@
  * every slot (so `compare`, `report` and `baseline update` work on it, and an
  * interrupted job keeps what it measured).
  *
- * Servers: a side is a base URL, or a command started through `deps.serve`.
+ * Servers: a side is a base URL, or a command servegate starts (src/serve).
  * With `exclusive`, a side's command is started for each of its slots and
  * stopped after it (two engines that need the same GPUs); otherwise both stay
- * up for the whole job and only the measured one gets load.
+ * up for the whole job and only the measured one gets load. Each slot's sweep
+ * watches its server: B dying ends the job with the verdict broken (the slot
+ * is recorded as cut by the server's exit); A dying leaves nothing to judge
+ * against and is an error.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -20,31 +23,23 @@ import { UsageError } from '../errors.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import { mergeResults } from '../gate/merge.js'
 import type { GateOptions, Verdict } from '../gate/types.js'
-import { writeResultFile } from '../store/result-file.js'
+import { normalizeBaseUrl } from '../client/endpoints.js'
+import { ServerExitedDuringSweep, startServer, type ServerHandle } from '../serve/index.js'
+import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { runSweep, type SweepDeps } from '../sweep/run-sweep.js'
 import type { ResultFile } from '../types.js'
 import { compareAB } from './verdict.js'
 
 export type Side = 'A' | 'B'
 
-/** One side: a server already running (baseUrl) or a command servegate starts (serve). */
-export interface AbServer {
-  baseUrl: string | null
-  serve: string | null
-}
-
-/** A started server: where it listens, and how to stop it. */
-export interface StartedServer {
-  baseUrl: string
-  stop(): Promise<void>
-}
-
 export interface AbOptions {
-  a: AbServer
-  b: AbServer
+  /**
+   * Each side's resolved config: the same sweep, target and gate settings, and the side's
+   * server (`server.baseUrl`, or `serve` for a command servegate starts).
+   */
+  a: ResolvedConfig
+  b: ResolvedConfig
   rounds: number
-  /** The sweep to run in every slot (its repeats are ignored: one per slot). */
-  cfg: ResolvedConfig
   outDir: string
   gateOptions: Partial<GateOptions>
   /** Start and stop a side's command around each of its slots instead of keeping both up. */
@@ -54,8 +49,6 @@ export interface AbOptions {
 export interface AbDeps {
   log(line: string): void
   signal?: AbortSignal
-  /** Starts a side's serve command (servegate's server lifecycle); needed only when a side has one. */
-  serve?(command: string, side: Side, logFile: string): Promise<StartedServer>
   /** Called after each slot, e.g. for progress. */
   onSlotDone?(side: Side, round: number, slot: number, slots: number): void
   /** Passed to each slot's sweep (tests shorten the simulator's time). */
@@ -81,63 +74,76 @@ export function slotOrder(rounds: number): Side[] {
 /** Run every slot, write both results, and decide. */
 export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   if (!Number.isInteger(opts.rounds) || opts.rounds < 2) throw new UsageError(`--rounds ${opts.rounds}: expected an integer ≥ 2 (pairs are needed to judge the spread)`)
-  for (const [side, s] of [['A', opts.a], ['B', opts.b]] as const) {
-    if ((s.baseUrl === null) === (s.serve === null)) {
-      throw new UsageError(`side ${side}: give exactly one of --${side.toLowerCase()}-base-url and --${side.toLowerCase()}-serve`)
-    }
-    if (s.serve !== null && deps.serve === undefined) throw new UsageError(`side ${side}: starting a server from a command is not available here`)
-  }
   mkdirSync(opts.outDir, { recursive: true })
   const paths = { a: join(opts.outDir, 'a.json'), b: join(opts.outDir, 'b.json') }
-  const servers: Record<Side, AbServer> = { A: opts.a, B: opts.b }
-  const running = new Map<Side, StartedServer>()
-  const start = async (side: Side): Promise<string> => {
-    const s = servers[side]
-    if (s.baseUrl !== null) return s.baseUrl
-    let handle = running.get(side)
-    if (handle === undefined) {
-      handle = await deps.serve!(s.serve!, side, join(opts.outDir, `${side.toLowerCase()}.server.log`))
-      running.set(side, handle)
-    }
-    return handle.baseUrl
+  const cfgs: Record<Side, ResolvedConfig> = { A: opts.a, B: opts.b }
+  for (const side of ['A', 'B'] as const) {
+    const c = cfgs[side]
+    if (c.serve == null && c.server.baseUrl === null) throw new UsageError(`side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`)
   }
-  const stop = async (side: Side): Promise<void> => {
-    const handle = running.get(side)
-    running.delete(side)
-    await handle?.stop()
+  // Both up for the whole job unless exclusive: started here, watched by each slot's sweep.
+  const running = new Map<Side, ServerHandle>()
+  const startKept = async (side: Side): Promise<void> => {
+    const c = cfgs[side]
+    if (!c.serve) return
+    running.set(
+      side,
+      await startServer({
+        command: c.serve.command,
+        baseUrl: c.server.baseUrl === null ? null : normalizeBaseUrl(c.server.baseUrl).root,
+        readyTimeoutMs: c.serve.readyTimeoutS * 1000,
+        stopTimeoutMs: c.serve.stopTimeoutS * 1000,
+        stopCommand: c.serve.stopCommand,
+        logPath: join(opts.outDir, `${side.toLowerCase()}.server.log`),
+        apiKey: c.apiKey,
+        secrets: c.serve.secrets,
+        log: (line) => deps.log(`${side}: ${line}`),
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      }),
+    )
   }
 
   const order = slotOrder(opts.rounds)
   const acc: Partial<Record<Side, ResultFile>> = {}
+  const keep = async (side: Side, slot: ResultFile): Promise<void> => {
+    const merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
+    // The side's file plans all rounds: a job cut short reads as incomplete, never as fewer repeats.
+    merged.config = { ...merged.config, repeats: opts.rounds }
+    if (slot.interrupted !== undefined) merged.interrupted = slot.interrupted
+    acc[side] = merged
+    await writeResultFile(side === 'A' ? paths.a : paths.b, merged)
+  }
   try {
-    if (!opts.exclusive) for (const side of ['A', 'B'] as const) await start(side)
+    if (!opts.exclusive) for (const side of ['A', 'B'] as const) await startKept(side)
     for (const [i, side] of order.entries()) {
       const round = Math.floor(i / 2)
-      const url = await start(side)
-      deps.log(`servegate ab: slot ${i + 1} of ${order.length} — ${side} (round ${round + 1}) against ${url}`)
+      const kept = running.get(side)
+      const out = join(opts.outDir, `slot-${String(i + 1).padStart(2, '0')}-${side.toLowerCase()}.json`)
+      deps.log(`servegate ab: slot ${i + 1} of ${order.length} — ${side} (round ${round + 1})`)
       const cfg: ResolvedConfig = {
-        ...opts.cfg,
-        server: { ...opts.cfg.server, baseUrl: url },
+        ...cfgs[side],
         repeats: 1,
         resume: false,
         // Every slot draws prompts of its own: a server's prefix cache never serves a later slot.
         seedPinned: false,
-        out: join(opts.outDir, `slot-${String(i + 1).padStart(2, '0')}-${side.toLowerCase()}.json`),
-        ...(servers[side].serve !== null ? { serveCommand: servers[side].serve } : {}),
+        out,
       }
-      const { result } = await runSweep(cfg, { ...deps.sweepDeps, log: deps.log, ...(deps.signal ? { signal: deps.signal } : {}) })
-      const merged = acc[side] === undefined ? result : mergeResults(acc[side]!, result)
-      // The side's file plans all rounds: a job cut short reads as incomplete, never as fewer repeats.
-      merged.config = { ...merged.config, repeats: opts.rounds }
-      acc[side] = merged
-      await writeResultFile(side === 'A' ? paths.a : paths.b, merged)
+      try {
+        const { result } = await runSweep(cfg, { ...deps.sweepDeps, log: deps.log, ...(deps.signal ? { signal: deps.signal } : {}), ...(kept ? { server: kept } : {}) })
+        await keep(side, result)
+      } catch (err) {
+        if (!(err instanceof ServerExitedDuringSweep)) throw err
+        // The reference dying leaves nothing to judge against; the candidate dying is its verdict: broken.
+        if (side === 'A') throw new UsageError(`A (the reference) failed: ${err.message}`, err.hint)
+        deps.log(`B's server exited during slot ${i + 1}: ${err.message.split('\n')[0]}`)
+        await keep(side, await readResultFile(out))
+        break
+      }
       deps.onSlotDone?.(side, round, i, order.length)
-      if (opts.exclusive) await stop(side)
     }
   } finally {
-    for (const side of [...running.keys()]) await stop(side)
+    for (const handle of running.values()) await handle.stop()
   }
-  const a = acc.A!
-  const b = acc.B!
-  return { verdict: compareAB(a, b, opts.gateOptions), a, b, paths, order }
+  if (acc.A === undefined || acc.B === undefined) throw new UsageError('servegate ab: a side has no finished slot, so there is nothing to compare')
+  return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order }
 }

@@ -49,7 +49,19 @@ export function registerAbCommand(program: Command): void {
       if (!/^\d+$/.test(flags.rounds) || rounds < 2) throw new UsageError(`--rounds "${flags.rounds}": expected an integer ≥ 2 (pairs are needed to judge the spread)`)
       const file = flags.config ? await loadConfigFile(flags.config) : null
       const sweep = flags.sweep ?? (file?.sweeps?.['gate'] !== undefined ? 'gate' : undefined)
-      const cfg = resolveConfig({ file, filePath: flags.config ?? null, flags: sweep ? { sweep } : {}, env: process.env })
+      // Each side is the same sweep with its own server: a base URL, or a command servegate starts.
+      const sideConfig = (side: 'a' | 'b', baseUrl: string | undefined, serve: string | undefined) => {
+        if ((baseUrl === undefined) === (serve === undefined)) throw new UsageError(`side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`)
+        const cfg = resolveConfig({
+          file,
+          filePath: flags.config ?? null,
+          flags: { ...(sweep ? { sweep } : {}), ...(baseUrl !== undefined ? { baseUrl } : { serve: serve! }) },
+          env: process.env,
+        })
+        return cfg
+      }
+      const cfgA = sideConfig('a', flags.aBaseUrl, flags.aServe)
+      const cfgB = sideConfig('b', flags.bBaseUrl, flags.bServe)
       const log = (line: string): void => void process.stderr.write(`${line}\n`)
       const abort = new AbortController()
       const onSignal = (sig: NodeJS.Signals): void => {
@@ -62,12 +74,11 @@ export function registerAbCommand(program: Command): void {
       try {
         const outcome = await runAB(
           {
-            a: { baseUrl: flags.aBaseUrl ?? null, serve: flags.aServe ?? null },
-            b: { baseUrl: flags.bBaseUrl ?? null, serve: flags.bServe ?? null },
+            a: cfgA,
+            b: cfgB,
             rounds,
-            cfg,
             outDir: flags.outDir,
-            gateOptions: optionsFromGateSettings(cfg.gate),
+            gateOptions: optionsFromGateSettings(cfgB.gate),
             exclusive: flags.exclusive === true,
           },
           { log, signal: abort.signal },

@@ -32,6 +32,11 @@ export interface SweepDeps {
   signal?: AbortSignal
   /** Simulator options used when no base URL is configured (tests shorten time). */
   simOptions?: Parameters<typeof startSim>[0]
+  /**
+   * A server the caller started and keeps running across sweeps (`servegate ab` keeps both
+   * sides up): measured and watched like one started from `cfg.serve`, but not stopped here.
+   */
+  server?: ServerHandle
 }
 
 /**
@@ -61,7 +66,10 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
   let sim: SimHandle | null = null
   let server: ServerHandle | null = null
   let root: string
-  if (cfg.serve) {
+  if (deps.server !== undefined) {
+    server = deps.server
+    root = server.url
+  } else if (cfg.serve) {
     server = await startServer({
       command: cfg.serve.command,
       baseUrl: cfg.server.baseUrl === null ? null : normalizeBaseUrl(cfg.server.baseUrl).root,
@@ -93,7 +101,7 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
   } finally {
     watch?.dispose()
     await sim?.close()
-    await server?.stop()
+    if (deps.server === undefined) await server?.stop()
   }
 }
 

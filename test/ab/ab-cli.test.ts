@@ -9,6 +9,8 @@ import { runCli } from '../sweep/cli-child.js'
 // Issue 12: `servegate ab` with A = the simulator and B = the simulator slowed by 10 % →
 // regression on p95 ITL and throughput at target; A = B → pass. Deterministic simulators
 // (ITL fixed per step) keep the slots short; 3 rounds give 3 pairs.
+const SIM = `${process.execPath} --import tsx ${join(import.meta.dirname, '..', '..', 'src', 'cli.ts')} sim --port {port}`
+
 const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
 sweeps:
   gate:
@@ -22,34 +24,30 @@ describe('servegate ab against two simulators', () => {
   let dir: string
   let a: SimHandle
   let a2: SimHandle
-  let slow: SimHandle
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'servegate-ab-'))
     writeFileSync(join(dir, 'servegate.yml'), CONFIG)
-    ;[a, a2, slow] = await Promise.all([
-      startSim({ ttftMs: 20, itlMs: 10 }),
-      startSim({ ttftMs: 20, itlMs: 10 }),
-      startSim({ ttftMs: 20, itlMs: 10, slowdown: 1.1 }),
-    ])
+    ;[a, a2] = await Promise.all([startSim({ ttftMs: 20, itlMs: 10 }), startSim({ ttftMs: 20, itlMs: 10 })])
   })
 
   afterAll(async () => {
-    await Promise.all([a?.close(), a2?.close(), slow?.close()])
+    await Promise.all([a?.close(), a2?.close()])
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
   /** One ab run; a verdict spoiled by a saturated client on a busy host (inconclusive, host blame) is run again, at most twice. */
-  async function ab(b: SimHandle, name: string) {
+  async function ab(b: SimHandle | string, name: string) {
     const outDir = join(dir, name)
-    const args = ['ab', '--a-base-url', a.url, '--b-base-url', b.url, '--rounds', '3', '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
+    const side = typeof b === 'string' ? ['--b-serve', b] : ['--b-base-url', b.url]
+    const args = ['ab', '--a-base-url', a.url, ...side, '--rounds', '3', '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
     let r = await runCli(args)
     for (let i = 0; i < 2 && /INCONCLUSIVE/.test(r.stdout) && /client_saturated/.test(r.stdout); i++) r = await runCli(args)
     return { ...r, outDir }
   }
 
-  it('calls B, 10 % slower, a regression on p95 ITL and throughput at target, exit 1', async () => {
-    const r = await ab(slow, 'slow')
+  it('calls B, 10 % slower and started by servegate, a regression on p95 ITL and throughput at target, exit 1', async () => {
+    const r = await ab(`${SIM} --ttft-ms 20 --itl-ms 10 --slowdown 1.1`, 'slow')
     expect(r.code, r.stdout + r.stderr).toBe(1)
     expect(r.stdout).toContain('A/B over 3 rounds (6 slots, order A B B A A B)')
     expect(r.stdout).toContain('servegate verdict: REGRESSION')
@@ -57,7 +55,8 @@ describe('servegate ab against two simulators', () => {
     expect(r.stdout).toMatch(/regression +throughput at target 32×8 /)
     const md = readFileSync(join(r.outDir, 'verdict.md'), 'utf8')
     expect(md).toContain('### servegate A/B verdict:')
-    expect(md).toContain('| Base URL | ' + a.url.replace(/:/g, ':'))
+    expect(md).toContain(`| Base URL | ${a.url.replace('http://', 'http://')}`)
+    expect(md).toMatch(/\| Serve command \| .* \| .*sim --port \{port\} --ttft-ms 20 --itl-ms 10 --slowdown 1\.1 \|/)
     // Both sides are ordinary result files: one repeat per slot, all rounds planned.
     for (const side of ['a', 'b']) {
       const res = parseResult(JSON.parse(readFileSync(join(r.outDir, `${side}.json`), 'utf8')), side)
@@ -74,6 +73,17 @@ describe('servegate ab against two simulators', () => {
     const r = await ab(a2, 'same')
     expect(r.code, r.stdout + r.stderr).toBe(0)
     expect(r.stdout).toMatch(/servegate verdict: (PASS|IMPROVEMENT)/)
+  }, 240_000)
+
+  it("calls B broken when B's server dies mid-job, exit 1", async () => {
+    // The group leader kills the simulator after a few seconds: a slot of B is cut by the exit.
+    const r = await runCli(['ab', '--a-base-url', a.url, '--b-serve', `sh -c '${SIM} --ttft-ms 20 --itl-ms 10 & pid=$!; sleep 6; kill -9 $pid; exit 7'`,
+      '--rounds', '3', '--config', join(dir, 'servegate.yml'), '--out-dir', join(dir, 'dies')])
+    expect(r.code, r.stdout + r.stderr).toBe(1)
+    expect(r.stdout).toContain('servegate verdict: BROKEN')
+    expect(r.stderr).toMatch(/B's server exited during slot \d/)
+    const b = parseResult(JSON.parse(readFileSync(join(dir, 'dies', 'b.json'), 'utf8')), 'b')
+    expect(b.interrupted?.reason).toBe('server_exited')
   }, 240_000)
 
   it('refuses a side given twice or not at all, naming the flags', async () => {
