@@ -25,6 +25,7 @@ export function registerRunCommand(program: Command): void {
     .option('--seed <n>', 'seed for prompts')
     .option('--workers <n>', 'load-generator worker threads, or auto')
     .option('--timeout-ms <n>', 'fail a request after this long without a byte')
+    .option('--request-timeout <s>', 'fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)')
     .option('--container-digest <digest>', 'image digest of the server, recorded in the result')
     .option('--serve-command <cmd>', 'the command that started the server, recorded in the result')
     .option('--out <file>', 'result file (default servegate-result.json)')

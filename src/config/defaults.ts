@@ -44,6 +44,9 @@ export const DEFAULTS: {
   idleTimeoutMs: 120_000,
 }
 
+/** Longest request deadline accepted, s (7 days; a timer cannot wait much longer). */
+export const MAX_REQUEST_TIMEOUT_S = 604_800
+
 /**
  * Default total deadline of one request, s, for a shape (`--request-timeout`
  * and `server.request_timeout` override it):

@@ -4,7 +4,7 @@
  * error list, so every bad flag is reported at once.
  */
 import type { Api, Target } from '../types.js'
-import { TARGET_PERCENTILES } from './defaults.js'
+import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
 
 /** The raw flags of `servegate run`, as commander hands them over (camelCase keys). */
 export interface RunFlags {
@@ -27,6 +27,7 @@ export interface RunFlags {
   containerDigest?: string
   serveCommand?: string
   timeoutMs?: string
+  requestTimeout?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */
@@ -45,6 +46,18 @@ export function positiveIntFlag(flag: string, raw: string | undefined, problems:
   const n = Number(s)
   if (!INT.test(s) || !Number.isSafeInteger(n) || n < 1) {
     problems.push(`${flag} ${quote(String(raw))}: expected a positive integer`)
+    return undefined
+  }
+  return n
+}
+
+/** A positive number of seconds (`90`, `0.5`), at most MAX_REQUEST_TIMEOUT_S; undefined when absent. */
+export function secondsFlag(flag: string, raw: string | undefined, problems: Problems): number | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  const n = Number(s)
+  if (!/^\d+(\.\d+)?$/.test(s) || !(n > 0) || n > MAX_REQUEST_TIMEOUT_S) {
+    problems.push(`${flag} ${quote(String(raw))}: expected a number of seconds above 0 (at most ${MAX_REQUEST_TIMEOUT_S}), e.g. 600`)
     return undefined
   }
   return n

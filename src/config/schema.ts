@@ -4,7 +4,7 @@
  * misspelt `prompts_per_concurency` silently ignored would change the benchmark.
  */
 import { z } from 'zod'
-import { TARGET_PERCENTILES } from './defaults.js'
+import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
 
 const positiveInt = (what: string) =>
   z.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` })
@@ -55,6 +55,12 @@ export const serverSchema = z.strictObject({
   api_key_env: z
     .string({ error: 'expected the NAME of an environment variable holding the key' })
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected the NAME of an environment variable holding the key (letters, digits, _)' })
+    .optional(),
+  /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
+  request_timeout: z
+    .number({ error: 'expected a number of seconds above 0, e.g. 600' })
+    .positive({ error: 'expected a number of seconds above 0, e.g. 600' })
+    .max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` })
     .optional(),
 })
 
