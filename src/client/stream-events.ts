@@ -6,6 +6,7 @@
  */
 import type { ErrorKind } from '../types.js'
 import { MAX_EXCERPT_CHARS, MAX_MESSAGE_CHARS, oneLine } from './one-line.js'
+import type { SseParser } from './sse-parser.js'
 
 /** Mutable per-request state, preallocated so a token adds no garbage but its text. */
 export interface StreamState {
@@ -138,6 +139,41 @@ function quiet(state: StreamState): boolean {
   if (++state.quietEvents <= MAX_QUIET_EVENTS) return true
   state.error = { kind: 'overrun', detail: `${MAX_QUIET_EVENTS} events in a row without content (${state.count} content chunks so far)` }
   return false
+}
+
+/**
+ * One read of the stream, received at `atNs`: parse it and apply the events it
+ * completes. Returns false when the stream must be abandoned (`state.error`
+ * says why): an error event, malformed data, a line or event over the
+ * parser's caps, or an overrun (including MAX_QUIET_EVENTS lines in a row,
+ * such as `: keep-alive` comments, that complete no event).
+ */
+export function applyRead(parser: SseParser, state: StreamState, bytes: Uint8Array, atNs: bigint, sentNs: bigint): boolean {
+  const events = parser.push(bytes)
+  for (let i = 0; i < events.length; i++) {
+    if (!applyEvent(state, events[i] as string, atNs, sentNs)) return false
+  }
+  if (parser.error !== null) {
+    state.error = { kind: 'malformed', detail: parser.error }
+    return false
+  }
+  if (parser.quietLines > MAX_QUIET_EVENTS) {
+    state.error = {
+      kind: 'overrun',
+      detail: `${MAX_QUIET_EVENTS} lines in a row without an event (comments such as ": keep-alive", or other fields; ${state.count} content chunks so far)`,
+    }
+    return false
+  }
+  return true
+}
+
+/** The stream ended (the last byte arrived at `lastNs`): apply what the parser still held. */
+export function applyEnd(parser: SseParser, state: StreamState, lastNs: bigint, sentNs: bigint): void {
+  const events = parser.end()
+  for (let i = 0; i < events.length; i++) {
+    if (!applyEvent(state, events[i] as string, lastNs, sentNs)) return
+  }
+  if (state.error === null && parser.error !== null) state.error = { kind: 'malformed', detail: parser.error }
 }
 
 /** Content or reasoning text of one choice (completions or chat delta); '' when none. */

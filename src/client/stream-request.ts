@@ -18,7 +18,7 @@ import { describeError } from '../errors.js'
 import type { ErrorKind, PlannedRequest, RequestRecord } from '../types.js'
 import { MAX_EXCERPT_CHARS, MAX_MESSAGE_CHARS, oneLine } from './one-line.js'
 import { SseParser } from './sse-parser.js'
-import { applyEvent, MAX_QUIET_EVENTS, newStreamState, textOf, type StreamState } from './stream-events.js'
+import { applyEnd, applyRead, newStreamState, textOf, type StreamState } from './stream-events.js'
 
 export interface ClientDeps {
   dispatcher: Dispatcher
@@ -135,24 +135,9 @@ export function streamRequest(req: PlannedRequest, deps: ClientDeps): Promise<Re
           abort?.(new Error('servegate: error body abandoned'))
           return false
         }
-        const events = parser.push(chunk)
-        for (let i = 0; i < events.length; i++) {
-          if (!applyEvent(state, events[i] as string, at, sentNs)) {
-            failNow(at)
-            return false
-          }
-        }
-        if (parser.error !== null) {
-          state.error = { kind: 'malformed', detail: parser.error }
-          failNow(at)
-          return false
-        }
-        if (parser.quietLines > MAX_QUIET_EVENTS) {
-          state.error = { kind: 'overrun', detail: `${MAX_QUIET_EVENTS} lines in a row without an event (comments such as ": keep-alive", or other fields; ${state.count} content chunks so far)` }
-          failNow(at)
-          return false
-        }
-        return true
+        if (applyRead(parser, state, chunk, at, sentNs)) return true
+        failNow(at)
+        return false
       },
       onComplete() {
         const at = now()
@@ -161,11 +146,7 @@ export function streamRequest(req: PlannedRequest, deps: ClientDeps): Promise<Re
           finishHttpError(at)
           return
         }
-        const events = parser.end()
-        for (let i = 0; i < events.length; i++) {
-          if (!applyEvent(state, events[i] as string, lastNs, sentNs)) break
-        }
-        if (state.error === null && parser.error !== null) state.error = { kind: 'malformed', detail: parser.error }
+        applyEnd(parser, state, lastNs, sentNs)
         finish(at, null)
       },
       onError(err) {
