@@ -9,8 +9,10 @@ import { authHeaders } from '../util/auth.js'
 import { MAX_EXCERPT_CHARS, oneLine } from './one-line.js'
 import { sizeLabel } from './sse-parser.js'
 
-/** Most bytes read from a JSON endpoint (/v1/models, /version): a model list is a few KiB. */
+/** Most bytes read from a JSON endpoint by default (/version and the like: a few hundred bytes). */
 export const MAX_JSON_BODY_BYTES = 1 << 20
+/** Most bytes read from /v1/models: an engine lists one model, but a gateway may list hundreds with descriptions (~1 MB). */
+export const MAX_MODELS_BODY_BYTES = 8 << 20
 /** Most bytes read from /metrics: vLLM's is ~100 KiB, with per-LoRA or per-engine labels a few MiB. */
 export const MAX_METRICS_BODY_BYTES = 8 << 20
 /** Most bytes read from /tokenize: it lists every token id (~7 bytes each), so a 128k-token text is ~0.9 MB. */
@@ -209,7 +211,7 @@ export async function tokenizeCount(baseUrl: string, model: string, text: string
 /** Model ids served at `{root}/v1/models`; throws UsageError when the server cannot be asked. */
 export async function listModels(baseUrl: string, dispatcher?: Dispatcher): Promise<string[]> {
   const url = `${normalizeBaseUrl(baseUrl).root}/v1/models`
-  const j = (await fetchJson(url, dispatcher ? { dispatcher } : {})) as { data?: unknown }
+  const j = (await fetchJson(url, { maxBytes: MAX_MODELS_BODY_BYTES, ...(dispatcher ? { dispatcher } : {}) })) as { data?: unknown }
   if (!Array.isArray(j.data)) throw new UsageError(`GET ${url}: expected {"data": [...]} listing models`)
   return j.data.flatMap((m: unknown) => (m !== null && typeof m === 'object' && typeof (m as { id?: unknown }).id === 'string' ? [(m as { id: string }).id] : []))
 }

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js'
 import { streamRequest } from '../client/stream-request.js'
-import { fetchJson } from '../client/endpoints.js'
+import { fetchJson, MAX_MODELS_BODY_BYTES } from '../client/endpoints.js'
 import { authHeaders } from '../util/auth.js'
 import type { Api, PlannedRequest } from '../types.js'
 import { Agent } from 'undici'
@@ -25,7 +25,7 @@ export interface ServerInfo {
 export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null): Promise<ServerInfo> {
   let models: string[]
   try {
-    const j = (await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey) })) as { data?: unknown }
+    const j = (await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey), maxBytes: MAX_MODELS_BODY_BYTES })) as { data?: unknown }
     models = Array.isArray(j.data) ? j.data.flatMap((m: { id?: unknown }) => (typeof m?.id === 'string' ? [m.id] : [])) : []
   } catch (err) {
     throw new UsageError(

@@ -201,10 +201,10 @@ describe('preflight against a misbehaving server', () => {
 })
 
 describe('non-streaming endpoints against a huge answer', () => {
-  it('refuses a /v1/models answer over 1 MiB, naming the URL and the cap', async () => {
+  it('refuses a /v1/models answer over 8 MiB, naming the URL and the cap', async () => {
     const err = await listModels(server.url).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(UsageError)
-    expect((err as Error).message).toBe(`GET ${server.url}/v1/models: the answer is over 1 MiB, more than servegate reads from this endpoint; it stopped reading`)
+    expect((err as Error).message).toBe(`GET ${server.url}/v1/models: the answer is over 8 MiB, more than servegate reads from this endpoint; it stopped reading`)
     expect(await serverSawClose('/v1/models')).toBe(true)
   })
 
