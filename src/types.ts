@@ -46,8 +46,10 @@ export type ErrorKind =
   | 'transport' // connection refused/reset, socket error
   | 'stream_error' // an `error` object inside the SSE stream
   | 'malformed' // an SSE data line that is not valid JSON / not the expected shape
-  | 'timeout' // no byte for longer than the request timeout
+  | 'timeout' // no byte for longer than the idle timeout (--timeout-ms)
   | 'no_tokens' // stream ended without any content token
+  | 'deadline' // the answer was not complete within the request's total deadline (--request-timeout), however busy the stream
+  | 'overrun' // the stream kept going past what was asked: more content chunks than max_tokens + slack, far more text than tokens, or endless events/comments without content
 
 /** What the client measured for one request. Times are client monotonic clock. */
 export interface RequestRecord {

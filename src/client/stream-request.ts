@@ -5,12 +5,20 @@
  * callbacks run synchronously inside the socket's data event, so each chunk is
  * timestamped as it arrives, before any stream or promise machinery, and the
  * send time is taken as the request is written to its socket.
+ *
+ * Whatever the server does, a request ends, and holds bounded memory: a
+ * total deadline (however busy the stream), an idle timeout (no byte), caps
+ * on chunks, text, quiet events and comment lines (an overrun), on one SSE
+ * line or event (malformed, found before its line end), and on an error body.
+ * A request ended early aborts its socket.
  */
 import type { Dispatcher } from 'undici'
+import { defaultRequestTimeoutS } from '../config/defaults.js'
 import { describeError } from '../errors.js'
 import type { ErrorKind, PlannedRequest, RequestRecord } from '../types.js'
+import { MAX_EXCERPT_CHARS, MAX_MESSAGE_CHARS, oneLine } from './one-line.js'
 import { SseParser } from './sse-parser.js'
-import { applyEvent, newStreamState, textOf, type StreamState } from './stream-events.js'
+import { applyEnd, applyRead, newStreamState, textOf, type StreamState } from './stream-events.js'
 
 export interface ClientDeps {
   dispatcher: Dispatcher
@@ -20,10 +28,16 @@ export interface ClientDeps {
   epochNs: bigint
   /** Fail the request when no byte arrives for this long, ms. */
   idleTimeoutMs: number
+  /**
+   * Fail the request (`deadline`) when its answer is not complete this long
+   * after it was dispatched, ms, however steadily bytes arrive. Absent: the
+   * default for the request's shape (defaultRequestTimeoutS).
+   */
+  deadlineMs?: number
 }
 
-/** Keep at most this much of an error response body for the message. */
-const MAX_ERROR_BODY = 4096
+/** Keep at most this much of an error response body for the message; the rest is not read. */
+export const MAX_ERROR_BODY_BYTES = 4096
 
 const originCache = new Map<string, { origin: string; path: string }>()
 
@@ -46,15 +60,18 @@ export function streamRequest(req: PlannedRequest, deps: ClientDeps): Promise<Re
     let sentNs = dispatchNs
     let lastNs = dispatchNs
     let status = 0
-    let errorBody = ''
+    const errorBody: Buffer[] = []
+    let errorBodyLen = 0
     let settled = false
     let abort: ((err?: Error) => void) | null = null
     const parser = new SseParser()
     const state: StreamState = newStreamState(req.maxTokens)
+    const deadlineMs = deps.deadlineMs ?? defaultRequestTimeoutS(req.promptTokens, req.maxTokens) * 1000
 
     const finish = (endNs: bigint, error: { kind: ErrorKind; detail: string } | null): void => {
       if (settled) return
       settled = true
+      clearTimeout(deadline)
       const err = error ?? state.error ?? (state.count === 0 ? { kind: 'no_tokens' as const, detail: noTokensDetail(state) } : null)
       resolve(toRecord(req, state, sentNs, endNs, epochNs, err))
     }
@@ -65,6 +82,19 @@ export function streamRequest(req: PlannedRequest, deps: ClientDeps): Promise<Re
       abort?.(new Error('servegate: stream abandoned after an error'))
     }
 
+    // Armed before dispatch: a request still waiting for a connection counts too.
+    // (setTimeout takes at most 2^31 − 1 ms, 24.8 days; more would fire at once.)
+    const deadline = setTimeout(() => {
+      if (settled) return
+      state.error = { kind: 'deadline', detail: deadlineDetail(deadlineMs, state) }
+      failNow(now())
+    }, Math.min(deadlineMs, 2 ** 31 - 1))
+
+    /** The error answer is complete (or its first MAX_ERROR_BODY_BYTES are): record it. */
+    const finishHttpError = (at: bigint): void => {
+      finish(at, { kind: 'http_status', detail: httpDetail(status, Buffer.concat(errorBody, errorBodyLen).toString('utf8')) })
+    }
+
     const handler: Dispatcher.DispatchHandler = {
       onConnect(a) {
         // undici calls this as it writes the request to a socket: the "request
@@ -73,8 +103,11 @@ export function streamRequest(req: PlannedRequest, deps: ClientDeps): Promise<Re
         // loopback the server may already have read the request by then.)
         sentNs = now()
         abort = a
+        // The deadline passed while the request waited for its connection.
+        if (settled) a(new Error('servegate: request abandoned at its deadline'))
       },
       onHeaders(statusCode, rawHeaders) {
+        if (settled) return false
         status = statusCode
         if (status === 200) {
           const type = headerValue(rawHeaders, 'content-type')
@@ -93,33 +126,31 @@ export function streamRequest(req: PlannedRequest, deps: ClientDeps): Promise<Re
         lastNs = at
         if (settled) return true
         if (status !== 200) {
-          if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8', 0, MAX_ERROR_BODY)
-          return true
+          const take = Math.min(chunk.length, MAX_ERROR_BODY_BYTES - errorBodyLen)
+          errorBody.push(Buffer.from(chunk.subarray(0, take)))
+          errorBodyLen += take
+          if (errorBodyLen < MAX_ERROR_BODY_BYTES) return true
+          // Enough for the message: an endless error body is not read on.
+          finishHttpError(at)
+          abort?.(new Error('servegate: error body abandoned'))
+          return false
         }
-        const events = parser.push(chunk)
-        for (let i = 0; i < events.length; i++) {
-          if (!applyEvent(state, events[i] as string, at, sentNs)) {
-            failNow(at)
-            return false
-          }
-        }
-        return true
+        if (applyRead(parser, state, chunk, at, sentNs)) return true
+        failNow(at)
+        return false
       },
       onComplete() {
         const at = now()
         if (settled) return
         if (status !== 200) {
-          finish(at, { kind: 'http_status', detail: httpDetail(status, errorBody) })
+          finishHttpError(at)
           return
         }
-        const events = parser.end()
-        for (let i = 0; i < events.length; i++) {
-          if (!applyEvent(state, events[i] as string, lastNs, sentNs)) break
-        }
+        applyEnd(parser, state, lastNs, sentNs)
         finish(at, null)
       },
       onError(err) {
-        finish(now(), { kind: classify(err), detail: describeError(err) })
+        finish(now(), { kind: classify(err), detail: oneLine(describeError(err), MAX_MESSAGE_CHARS) })
       },
     }
 
@@ -158,9 +189,13 @@ function classify(err: Error): ErrorKind {
   return 'transport'
 }
 
-/** `HTTP 404: <the server's message>` from an OpenAI-, vLLM- or FastAPI-style error body. */
+/**
+ * `HTTP 404: <the server's message>`, one line, from any error body: the
+ * message of an OpenAI-, vLLM- or FastAPI-style JSON error, else a short
+ * excerpt of the text with HTML tags stripped and whitespace collapsed.
+ */
 export function httpDetail(status: number, body: string): string {
-  let message = body.trim().slice(0, 300)
+  let message: string | null = null
   try {
     const j = JSON.parse(body) as Record<string, unknown>
     const e = j.error
@@ -169,15 +204,20 @@ export function httpDetail(status: number, body: string): string {
     } else if (typeof e === 'string') message = e
     else if (typeof j.message === 'string') message = j.message
     else if (typeof j.detail === 'string') message = j.detail
-    else if (j.detail !== undefined) message = JSON.stringify(j.detail).slice(0, 300)
+    else if (j.detail !== undefined) message = JSON.stringify(j.detail)
   } catch {
-    // Not JSON: keep the raw text.
+    // Not JSON: an excerpt of the text.
   }
-  return message.length > 0 ? `HTTP ${status}: ${message}` : `HTTP ${status}`
+  const line = message === null ? oneLine(body, MAX_EXCERPT_CHARS) : oneLine(message, MAX_MESSAGE_CHARS)
+  return line.length > 0 ? `HTTP ${status}: ${line}` : `HTTP ${status}`
 }
 
 function noTokensDetail(state: StreamState): string {
   return `stream ended without a content token (${state.events} events${state.sawDone ? ', [DONE] seen' : ''})`
+}
+
+function deadlineDetail(deadlineMs: number, state: StreamState): string {
+  return `no complete answer within the ${+(deadlineMs / 1000).toFixed(3)} s request deadline (--request-timeout; ${state.count} content chunks, ${state.events} events so far)`
 }
 
 function toRecord(

@@ -9,7 +9,7 @@
 import type { Dispatcher } from 'undici'
 import { describeError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
-import { fetchJson, HttpStatusError, normalizeBaseUrl } from './endpoints.js'
+import { fetchJson, HttpStatusError, MAX_TOKENIZE_BODY_BYTES, normalizeBaseUrl } from './endpoints.js'
 
 /** A chat message as servegate sends it. */
 export interface ChatMessage {
@@ -42,6 +42,8 @@ export async function tokenizeMessages(root: string, model: string, messages: re
       // add_generation_prompt: the assistant turn's opening is part of what a chat completion prefills.
       body: { model, messages, add_generation_prompt: true },
       headers: authHeaders(opts.apiKey),
+      // The answer lists every token id: a 128k-token prompt is ~1 MB of JSON.
+      maxBytes: MAX_TOKENIZE_BODY_BYTES,
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
     })

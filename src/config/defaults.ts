@@ -50,6 +50,30 @@ export const DEFAULTS: {
   stopTimeoutS: 30,
 }
 
+/** Longest request deadline accepted, s (7 days; a timer cannot wait much longer). */
+export const MAX_REQUEST_TIMEOUT_S = 604_800
+
+/**
+ * Default total deadline of one request, s, for a shape (`--request-timeout`
+ * and `server.request_timeout` override it):
+ *
+ *   120 s + input_len × 1 ms + output_len × 250 ms
+ *
+ * Generous for a slow real engine, because a request that misses it is a
+ * failed request: 120 s is the idle timeout's allowance for a request queued
+ * behind others before its prefill is scheduled (at high concurrency a real
+ * engine can hold one tens of seconds); 1 ms a prompt token is prefill at
+ * 1,000 tokens/s, slower than any GPU engine prefills even under load; 250 ms
+ * an output token is 4 tokens/s, far below any usable decode speed. So 128 in /
+ * 32 out gets 128 s, 4096 / 512 gets 252 s, 1024 / 8192 gets 2,169 s. What it
+ * bounds is a stream that never ends: keep-alive comments, tokens past
+ * max_tokens, or a byte just often enough to beat the idle timeout.
+ */
+export function defaultRequestTimeoutS(inputLen: number, outputLen: number): number {
+  const tokens = (n: number): number => (Number.isFinite(n) && n > 0 ? n : 0)
+  return Math.round((120 + tokens(inputLen) * 0.001 + tokens(outputLen) * 0.25) * 1000) / 1000
+}
+
 /** Warmup requests for one point when warmup is 'auto': one full wave at concurrency C, at least 4. */
 export function autoWarmupRequests(concurrency: number): number {
   return Math.max(4, concurrency)

@@ -4,7 +4,7 @@
  * error list, so every bad flag is reported at once.
  */
 import type { Api, Target } from '../types.js'
-import { TARGET_PERCENTILES } from './defaults.js'
+import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
 
 /** The raw flags of `servegate run`, as commander hands them over (camelCase keys). */
 export interface RunFlags {
@@ -31,6 +31,7 @@ export interface RunFlags {
   serve?: string
   /** Seconds to wait for a started server to be ready. */
   readyTimeout?: string
+  requestTimeout?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */
@@ -49,6 +50,18 @@ export function positiveIntFlag(flag: string, raw: string | undefined, problems:
   const n = Number(s)
   if (!INT.test(s) || !Number.isSafeInteger(n) || n < 1) {
     problems.push(`${flag} ${quote(String(raw))}: expected a positive integer`)
+    return undefined
+  }
+  return n
+}
+
+/** A positive number of seconds (`90`, `0.5`), at most MAX_REQUEST_TIMEOUT_S; undefined when absent. */
+export function secondsFlag(flag: string, raw: string | undefined, problems: Problems): number | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  const n = Number(s)
+  if (!/^\d+(\.\d+)?$/.test(s) || !(n > 0) || n > MAX_REQUEST_TIMEOUT_S) {
+    problems.push(`${flag} ${quote(String(raw))}: expected a number of seconds above 0 (at most ${MAX_REQUEST_TIMEOUT_S}), e.g. 600`)
     return undefined
   }
   return n

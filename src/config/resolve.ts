@@ -6,12 +6,13 @@
 import { UsageError } from '../errors.js'
 import { redactSecrets, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
 import type { Api, Shape, Target } from '../types.js'
-import { DEFAULTS } from './defaults.js'
+import { DEFAULTS, defaultRequestTimeoutS } from './defaults.js'
 import {
   apiFlag,
   concurrencyFlag,
   normalizeBaseUrl,
   positiveIntFlag,
+  secondsFlag,
   seedFlag,
   targetFlag,
   textFlag,
@@ -88,6 +89,11 @@ export interface ResolvedConfig {
   serve?: ServeSettings | null
   /** A request with no byte for this long fails with `timeout`, ms. */
   idleTimeoutMs: number
+  /**
+   * A request whose answer is not complete this long after it was sent fails
+   * with `deadline`, s. null or absent: derived from each shape (requestDeadlineMs).
+   */
+  requestTimeoutS?: number | null
   gate: GateSettings
 }
 
@@ -125,6 +131,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const flagTimeout = positiveIntFlag('--timeout-ms', flags.timeoutMs, problems)
   const flagStart = textFlag('--serve', flags.serve, problems)
   const flagReady = positiveIntFlag('--ready-timeout', flags.readyTimeout, problems)
+  const flagRequestTimeout = secondsFlag('--request-timeout', flags.requestTimeout, problems)
 
   let baseUrl: string | null = null
   const rawBase = flagBaseUrl ?? file?.server?.base_url
@@ -208,6 +215,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     serveCommand: recorded(flagServe ?? command),
     serve,
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
+    requestTimeoutS: flagRequestTimeout ?? file?.server?.request_timeout ?? null,
     gate: {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
       maxFailedRequests: file?.gate?.max_failed_requests ?? null,
@@ -257,6 +265,23 @@ function dedupeShapes(shapes: Shape[]): Shape[] {
   })
 }
 
+/** The total deadline of one request of `shape`, ms: the configured one, else the shape's default. */
+export function requestDeadlineMs(cfg: Pick<ResolvedConfig, 'requestTimeoutS'>, shape: Shape): number {
+  return (cfg.requestTimeoutS ?? defaultRequestTimeoutS(shape.inputLen, shape.outputLen)) * 1000
+}
+
+/**
+ * The effective request deadline as recorded, s: one number when it is the
+ * same for the whole sweep (configured, or one shape), else the derived
+ * deadline of each shape keyed `INPUTxOUTPUT` (e.g. {"128x32": 128.128}).
+ */
+function requestTimeoutRecord(cfg: ResolvedConfig): number | Record<string, number> {
+  const per = cfg.shapes.map((s) => [`${s.inputLen}x${s.outputLen}`, requestDeadlineMs(cfg, s) / 1000] as const)
+  const values = new Set(per.map(([, v]) => v))
+  if (values.size <= 1) return per[0]?.[1] ?? cfg.requestTimeoutS ?? defaultRequestTimeoutS(0, 0)
+  return Object.fromEntries(per)
+}
+
 /** The resolved config as recorded in the result file (snake_case; never the API key). */
 export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
   return {
@@ -273,6 +298,7 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
     seed_pinned: cfg.seedPinned === true,
     workers: cfg.workers,
     idle_timeout_ms: cfg.idleTimeoutMs,
+    request_timeout_s: requestTimeoutRecord(cfg),
     container_digest: cfg.containerDigest,
     serve_command: cfg.serveCommand,
     gate: {

@@ -16,6 +16,8 @@ export interface ClosedLoopOptions {
   epochNs: bigint
   /** Per-request idle timeout, ms. */
   idleTimeoutMs: number
+  /** Per-request total deadline, ms (absent: each request's shape default, see ClientDeps). */
+  deadlineMs?: number
   /** Once aborted, no slot sends another request (the caller destroys the dispatcher to cut those in flight). */
   signal?: AbortSignal
 }
@@ -50,7 +52,7 @@ export function createLoadDispatcher(concurrency: number): Agent {
 /** Run `requests` keeping `concurrency` in flight; resolves when all are recorded (never rejects on request failure). */
 export async function runClosedLoop(requests: readonly PlannedRequest[], opts: ClosedLoopOptions): Promise<ClosedLoopResult> {
   const { now, epochNs } = opts
-  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs }
+  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}) }
   const toMs = (ns: bigint): number => Number(ns - epochNs) / 1e6
   const n = requests.length
   // Sparse when aborted: requests never sent have no record (see runShare).

@@ -22,6 +22,8 @@ export interface RunPointOptions {
   workers: number | 'auto' | 0
   /** Fail a request silent for this long, ms (default 120000). */
   idleTimeoutMs?: number
+  /** Fail a request whose answer is not complete this long after it was sent, ms (default: its shape's, see defaultRequestTimeoutS). */
+  deadlineMs?: number
   /** Epoch for the records' startMs (process.hrtime.bigint() clock); default: now. */
   epochNs?: bigint
   /**
@@ -159,6 +161,7 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
     priority: opts.priority === undefined ? DEFAULT_PRIORITY : opts.priority,
     concurrency: c,
     idleTimeoutMs,
+    ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
     epochNs,
     warmup: (warmIdx[w] ?? []).map((i) => opts.warmup[i] as PlannedRequest),
     measured: (measIdx[w] ?? []).map((i) => opts.measured[i] as PlannedRequest),

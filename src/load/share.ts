@@ -15,6 +15,8 @@ export interface ShareInput {
   measured: PlannedRequest[]
   concurrency: number
   idleTimeoutMs: number
+  /** Per-request total deadline, ms (absent: each request's shape default). */
+  deadlineMs?: number
   /** The run's epoch (process.hrtime.bigint(), the same clock in every thread of the process). */
   epochNs: bigint
   /** Nice value to ask for while running (null: leave as is). */
@@ -36,7 +38,7 @@ export async function runShare(input: ShareInput, go: () => Promise<void>, signa
   const now = process.hrtime.bigint
   const restore = raisePriority(input.priority)
   const dispatcher = createLoadDispatcher(input.concurrency)
-  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs, ...(signal ? { signal } : {}) }
+  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs, ...(input.deadlineMs !== undefined ? { deadlineMs: input.deadlineMs } : {}), ...(signal ? { signal } : {}) }
   // Cancelled: cut the streams in flight at once (their records say transport error) and send no more.
   const cut = (): void => void dispatcher.destroy(new LoadAborted()).catch(() => {})
   signal?.addEventListener('abort', cut, { once: true })

@@ -15,6 +15,8 @@ export interface MeasureContext {
   apiKey: string | null
   workers: number | 'auto'
   idleTimeoutMs: number
+  /** Total deadline of each request of this point, ms (absent: the shape's default). */
+  deadlineMs?: number
   /** Starts sampling the GPU; stop() returns the samples (empty without nvidia-smi). */
   sampleGpu: () => GpuSampling
   /** Chat prompts' calibrated word counts by serial (sweep/calibrate-prompts.ts); absent: input_len words. */
@@ -49,6 +51,7 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
       concurrency: point.concurrency,
       workers: ctx.workers,
       idleTimeoutMs: ctx.idleTimeoutMs,
+      ...(ctx.deadlineMs !== undefined ? { deadlineMs: ctx.deadlineMs } : {}),
       warmup,
       measured,
       ...(ctx.signal ? { signal: ctx.signal } : {}),

@@ -1,9 +1,16 @@
 import { UsageError } from '../errors.js'
 import { streamRequest } from '../client/stream-request.js'
-import { fetchJson } from '../client/endpoints.js'
+import { fetchJson, MAX_MODELS_BODY_BYTES } from '../client/endpoints.js'
 import { authHeaders } from '../util/auth.js'
 import type { Api, PlannedRequest } from '../types.js'
 import { Agent } from 'undici'
+
+/**
+ * Total deadline of one probe request (two tokens), ms: far above what a
+ * loaded engine takes for it, and short enough that a server streaming
+ * forever fails the preflight in under two minutes (three probes), not never.
+ */
+export const PREFLIGHT_DEADLINE_MS = 30_000
 
 /** What a sweep needs to know about the server before it starts. */
 export interface ServerInfo {
@@ -18,7 +25,7 @@ export interface ServerInfo {
 export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null): Promise<ServerInfo> {
   let models: string[]
   try {
-    const j = (await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey) })) as { data?: unknown }
+    const j = (await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey), maxBytes: MAX_MODELS_BODY_BYTES })) as { data?: unknown }
     models = Array.isArray(j.data) ? j.data.flatMap((m: { id?: unknown }) => (typeof m?.id === 'string' ? [m.id] : [])) : []
   } catch (err) {
     throw new UsageError(
@@ -50,7 +57,13 @@ export async function preflight(root: string, model: string | null, api: Api, ap
         promptTokens: 2,
         maxTokens: 2,
       }
-      const rec = await streamRequest(req, { dispatcher, now: () => process.hrtime.bigint(), epochNs: process.hrtime.bigint(), idleTimeoutMs: 30_000 })
+      const rec = await streamRequest(req, {
+        dispatcher,
+        now: () => process.hrtime.bigint(),
+        epochNs: process.hrtime.bigint(),
+        idleTimeoutMs: PREFLIGHT_DEADLINE_MS,
+        deadlineMs: PREFLIGHT_DEADLINE_MS,
+      })
       if (!rec.error) return { model: chosen }
       lastError = `${rec.error.kind}: ${rec.error.detail}`
     }

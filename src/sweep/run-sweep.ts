@@ -5,7 +5,7 @@ import { normalizeBaseUrl } from '../client/endpoints.js'
 import { startSim, type SimHandle } from '../sim/index.js'
 import { buildPlan, type PlanPoint } from '../plan/plan.js'
 import { deriveUnusedSeed } from '../util/rng.js'
-import { configForResult, type ResolvedConfig } from '../config/resolve.js'
+import { configForResult, requestDeadlineMs, type ResolvedConfig } from '../config/resolve.js'
 import { collectEnv, defaultEnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
 import { isServerOnThisHost } from '../env/local-host.js'
@@ -248,6 +248,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
         apiKey: cfg.apiKey,
         workers: cfg.workers,
         idleTimeoutMs: cfg.idleTimeoutMs,
+        deadlineMs: requestDeadlineMs(cfg, point.shape),
         sampleGpu: () => {
           if (!gpuOnThisHost) return { stop: () => [] }
           const s = startGpuSampler(gpuExec, 1000)

@@ -213,9 +213,20 @@ describe('streamRequest', () => {
     expect(r.usageCompletionTokens).toBe(0)
   })
 
-  it('grows past maxTokens + slack without losing arrivals', async () => {
+  it('accepts up to 16 chunks more than max_tokens without losing arrivals', async () => {
     const r = await streamRequest(planned('/v1/completions', 0), deps())
+    expect(r.error).toBeNull()
     expect(r.contentChunks).toBe(3)
+    expect(r.chunkArrivalsMs).toHaveLength(3)
+  })
+
+  it('ends a request at its deadline even while bytes still arrive, and at the shape default when none is given', async () => {
+    const r = await streamRequest(planned('/stall'), { ...deps(5000), deadlineMs: 200 })
+    expect(r.error?.kind).toBe('deadline')
+    expect(r.contentChunks).toBe(1)
+    // Default for 3 prompt tokens / 4 output tokens: 120 + 0.003 + 1 s, far above this test's idle timeout.
+    const t = await streamRequest(planned('/stall'), deps(300))
+    expect(t.error?.kind).toBe('timeout')
   })
 })
 
@@ -225,7 +236,16 @@ describe('httpDetail', () => {
     [422, '{"detail":"bad prompt"}', 'HTTP 422: bad prompt'],
     [429, '{"message":"slow down"}', 'HTTP 429: slow down'],
     [502, '', 'HTTP 502'],
-  ])('reads the message of a %i answer', (status, body, expected) => {
+    [500, '{"error":{"message":"CUDA out of memory.\\n  Tried to allocate 2 GiB"}}', 'HTTP 500: CUDA out of memory. Tried to allocate 2 GiB'],
+    [502, '<html><head><title>502 Bad Gateway</title><style>body{x}</style></head>\n<body><h1>502 Bad Gateway</h1></body></html>', 'HTTP 502: 502 Bad Gateway 502 Bad Gateway'],
+    [500, 'Traceback (most recent call last):\n  File "x.py", line 1\n\tValueError: bad &amp; worse', 'HTTP 500: Traceback (most recent call last): File "x.py", line 1 ValueError: bad & worse'],
+  ])('reads the message of a %i answer as one line', (status, body, expected) => {
     expect(httpDetail(status, body)).toBe(expected)
+  })
+
+  it('cuts a long non-JSON body to a 160-character excerpt', () => {
+    const d = httpDetail(500, `<pre>${'word '.repeat(300)}</pre>`)
+    expect(d).toMatch(/^HTTP 500: word word .*…$/)
+    expect(d.length).toBe('HTTP 500: '.length + 160)
   })
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { DEFAULTS } from '../../src/config/defaults.js'
 import { parseConfigText } from '../../src/config/load.js'
-import { configForResult, resolveConfig, type RunFlags } from '../../src/config/resolve.js'
+import { configForResult, requestDeadlineMs, resolveConfig, type RunFlags } from '../../src/config/resolve.js'
 import { normalizeBaseUrl, parseTarget } from '../../src/config/flags.js'
 import { UsageError } from '../../src/errors.js'
 
@@ -60,8 +60,29 @@ describe('resolveConfig', () => {
       containerDigest: null,
       serveCommand: null,
       idleTimeoutMs: DEFAULTS.idleTimeoutMs,
+      requestTimeoutS: null,
       gate: { tolerancePct: {}, maxFailedRequests: null },
     })
+  })
+
+  it('takes the request deadline from --request-timeout, else server.request_timeout, else each shape', () => {
+    const file = parseConfigText('server: {request_timeout: 900}\n', 'sg.yaml')
+    expect(resolve({}, file, {}).requestTimeoutS).toBe(900)
+    expect(resolve({ requestTimeout: '2.5' }, file, {}).requestTimeoutS).toBe(2.5)
+    const derived = resolve({}, null, {})
+    expect(requestDeadlineMs(derived, { inputLen: 4096, outputLen: 512 })).toBe(252_096)
+    expect(requestDeadlineMs(resolve({ requestTimeout: '30' }, null, {}), { inputLen: 4096, outputLen: 512 })).toBe(30_000)
+  })
+
+  it.each(['0', '-1', 'ten', '1e3', '604801'])('rejects --request-timeout %j, naming the flag and the range', (raw) => {
+    expect(problemOf(() => resolve({ requestTimeout: raw }, null, {}))).toBe(
+      `--request-timeout "${raw}": expected a number of seconds above 0 (at most 604800), e.g. 600`,
+    )
+  })
+
+  it('rejects a server.request_timeout that is not a positive number of seconds', () => {
+    expect(() => parseConfigText('server: {request_timeout: "10m"}\n', 'sg.yaml')).toThrow('server.request_timeout: expected a number of seconds above 0, e.g. 600')
+    expect(() => parseConfigText('server: {request_timeout: 0}\n', 'sg.yaml')).toThrow('server.request_timeout: expected a number of seconds above 0, e.g. 600')
   })
 
   it("takes the file's `full` sweep when no --sweep is given, concurrencies ascending", () => {
@@ -196,7 +217,14 @@ describe('configForResult', () => {
       repeats: 3,
       seed: 9,
       seed_pinned: true,
+      idle_timeout_ms: 120_000,
+      request_timeout_s: 120 + 4.096 + 128,
     })
+  })
+
+  it('records the request deadline as one number when the sweep shares it, else per shape', () => {
+    expect(configForResult(resolve({ requestTimeout: '600' })).request_timeout_s).toBe(600)
+    expect(configForResult(resolve({})).request_timeout_s).toEqual({ '4096x512': 252.096, '1024x128': 153.024 })
   })
 })
 
