@@ -10829,6 +10829,44 @@ var require_dist = __commonJS({
   }
 });
 
+// src/config/defaults.ts
+function defaultRequestTimeoutS(inputLen, outputLen) {
+  const tokens = (n) => Number.isFinite(n) && n > 0 ? n : 0;
+  return Math.round((120 + tokens(inputLen) * 1e-3 + tokens(outputLen) * 0.25) * 1e3) / 1e3;
+}
+function autoWarmupRequests(concurrency) {
+  return Math.max(4, concurrency);
+}
+var TARGET_PERCENTILES, DEFAULTS, MAX_REQUEST_TIMEOUT_S;
+var init_defaults = __esm({
+  "src/config/defaults.ts"() {
+    "use strict";
+    TARGET_PERCENTILES = [50, 95, 99];
+    DEFAULTS = {
+      api: "completions",
+      // METHODOLOGY: "fix a target, say 50 ms between tokens, and report the throughput achievable while holding it at p95".
+      target: { metric: "tpot", percentile: 95, thresholdMs: 50 },
+      sweepName: "default",
+      shapes: [{ inputLen: 128, outputLen: 32 }],
+      concurrency: [1, 4, 16],
+      promptsPerConcurrency: 12,
+      warmup: "auto",
+      repeats: 3,
+      seed: 42,
+      out: "servegate-result.json",
+      workers: "auto",
+      // A stream silent this long is dead. Generous: at high concurrency a real engine may queue a request
+      // (no byte sent) for tens of seconds before its prefill is scheduled.
+      idleTimeoutMs: 12e4,
+      // A server servegate starts may load a large model for many minutes (weights, compilation, CUDA graphs).
+      readyTimeoutS: 1800,
+      // SIGTERM lets an engine free its GPUs and workers in order; then SIGKILL.
+      stopTimeoutS: 30
+    };
+    MAX_REQUEST_TIMEOUT_S = 604800;
+  }
+});
+
 // node_modules/undici/lib/core/symbols.js
 var require_symbols = __commonJS({
   "node_modules/undici/lib/core/symbols.js"(exports2, module2) {
@@ -11011,9 +11049,9 @@ var require_timers = __commonJS({
        * before the specified function or code is executed.
        * @param {*} arg
        */
-      constructor(callback, delay, arg) {
+      constructor(callback, delay3, arg) {
         this._onTimeout = callback;
-        this._idleTimeout = delay;
+        this._idleTimeout = delay3;
         this._timerArg = arg;
         this.refresh();
       }
@@ -11058,8 +11096,8 @@ var require_timers = __commonJS({
        * when the timer expires.
        * @returns {NodeJS.Timeout|FastTimer}
        */
-      setTimeout(callback, delay, arg) {
-        return delay <= RESOLUTION_MS ? setTimeout(callback, delay, arg) : new FastTimer(callback, delay, arg);
+      setTimeout(callback, delay3, arg) {
+        return delay3 <= RESOLUTION_MS ? setTimeout(callback, delay3, arg) : new FastTimer(callback, delay3, arg);
       },
       /**
        * The clearTimeout method cancels an instantiated Timer previously created
@@ -11085,8 +11123,8 @@ var require_timers = __commonJS({
        * when the timer expires.
        * @returns {FastTimer}
        */
-      setFastTimeout(callback, delay, arg) {
-        return new FastTimer(callback, delay, arg);
+      setFastTimeout(callback, delay3, arg) {
+        return new FastTimer(callback, delay3, arg);
       },
       /**
        * The clearTimeout method cancels an instantiated FastTimer previously
@@ -11112,8 +11150,8 @@ var require_timers = __commonJS({
        * @deprecated
        * @param {number} [delay=0] The delay in milliseconds to add to the now value.
        */
-      tick(delay = 0) {
-        fastNow += delay - RESOLUTION_MS + 1;
+      tick(delay3 = 0) {
+        fastNow += delay3 - RESOLUTION_MS + 1;
         onTick();
         onTick();
       },
@@ -12514,10 +12552,10 @@ var require_util = __commonJS({
       }
       return obj2;
     }
-    function errorRequest(client, request2, err) {
+    function errorRequest(client, request3, err) {
       try {
-        request2.onError(err);
-        assert2(request2.aborted);
+        request3.onError(err);
+        assert2(request3.aborted);
       } catch (err2) {
         client.emit("error", err2);
       }
@@ -13209,7 +13247,7 @@ var require_request = __commonJS({
         return this;
       }
     };
-    function processHeader(request2, key, val) {
+    function processHeader(request3, key, val) {
       if (val && (typeof val === "object" && !Array.isArray(val))) {
         throw new InvalidArgumentError2(`invalid ${key} header`);
       } else if (val === void 0) {
@@ -13256,24 +13294,24 @@ var require_request = __commonJS({
         }
       }
       if (headerName === "host") {
-        if (request2.host !== null) {
+        if (request3.host !== null) {
           throw new InvalidArgumentError2("duplicate host header");
         }
         if (typeof val !== "string") {
           throw new InvalidArgumentError2("invalid host header");
         }
-        request2.host = val;
+        request3.host = val;
       } else if (headerName === "content-length") {
-        if (request2.contentLength !== null) {
+        if (request3.contentLength !== null) {
           throw new InvalidArgumentError2("duplicate content-length header");
         }
         if (!isValidContentLengthHeaderValue(val)) {
           throw new InvalidArgumentError2("invalid content-length header");
         }
-        request2.contentLength = parseInt(val, 10);
-      } else if (request2.contentType === null && headerName === "content-type") {
-        request2.contentType = val;
-        request2.headers.push(key, val);
+        request3.contentLength = parseInt(val, 10);
+      } else if (request3.contentType === null && headerName === "content-type") {
+        request3.contentType = val;
+        request3.headers.push(key, val);
       } else if (headerName === "transfer-encoding" || headerName === "keep-alive" || headerName === "upgrade") {
         throw new InvalidArgumentError2(`invalid ${headerName} header`);
       } else if (headerName === "connection") {
@@ -13287,13 +13325,13 @@ var require_request = __commonJS({
             throw new InvalidArgumentError2("invalid connection header");
           }
           if (trimmed === "close") {
-            request2.reset = true;
+            request3.reset = true;
           }
         }
       } else if (headerName === "expect") {
         throw new NotSupportedError("expect header not supported");
       } else {
-        request2.headers.push(key, val);
+        request3.headers.push(key, val);
       }
     }
     module2.exports = Request;
@@ -15716,12 +15754,12 @@ var require_webidl = __commonJS({
       }
       return V;
     };
-    webidl.converters.TypedArray = function(V, T, prefix, argument, flags) {
-      if (webidl.util.Type(V) !== OBJECT || !types.isTypedArray(V) || V.constructor.name !== T.name) {
+    webidl.converters.TypedArray = function(V, T2, prefix, argument, flags) {
+      if (webidl.util.Type(V) !== OBJECT || !types.isTypedArray(V) || V.constructor.name !== T2.name) {
         throw webidl.errors.conversionFailed({
           prefix,
           argument: `${argument} ("${webidl.util.Stringify(V)}")`,
-          types: [T.name]
+          types: [T2.name]
         });
       }
       if (!webidl.util.HasFlag(flags, webidl.attributes.AllowShared) && types.isSharedArrayBuffer(V.buffer)) {
@@ -15906,11 +15944,11 @@ var require_util2 = __commonJS({
     function normalizeBinaryStringToUtf8(value) {
       return Buffer.from(value, "binary").toString("utf8");
     }
-    function requestCurrentURL(request2) {
-      return request2.urlList[request2.urlList.length - 1];
+    function requestCurrentURL(request3) {
+      return request3.urlList[request3.urlList.length - 1];
     }
-    function requestBadPort(request2) {
-      const url2 = requestCurrentURL(request2);
+    function requestBadPort(request3) {
+      const url2 = requestCurrentURL(request3);
       if (urlIsHttpHttpsScheme(url2) && badPortsSet.has(url2.port)) {
         return "blocked";
       }
@@ -15948,10 +15986,10 @@ var require_util2 = __commonJS({
       }
       return policy;
     }
-    function setRequestReferrerPolicyOnRedirect(request2, actualResponse) {
+    function setRequestReferrerPolicyOnRedirect(request3, actualResponse) {
       const policy = parseReferrerPolicy(actualResponse);
       if (policy !== "") {
-        request2.referrerPolicy = policy;
+        request3.referrerPolicy = policy;
       }
     }
     function crossOriginResourcePolicyCheck() {
@@ -15968,33 +16006,33 @@ var require_util2 = __commonJS({
       header = httpRequest.mode;
       httpRequest.headersList.set("sec-fetch-mode", header, true);
     }
-    function appendRequestOriginHeader(request2) {
-      let serializedOrigin = request2.origin;
+    function appendRequestOriginHeader(request3) {
+      let serializedOrigin = request3.origin;
       if (serializedOrigin === "client" || serializedOrigin === void 0) {
         return;
       }
-      if (request2.responseTainting === "cors" || request2.mode === "websocket") {
-        request2.headersList.append("origin", serializedOrigin, true);
-      } else if (request2.method !== "GET" && request2.method !== "HEAD") {
-        switch (request2.referrerPolicy) {
+      if (request3.responseTainting === "cors" || request3.mode === "websocket") {
+        request3.headersList.append("origin", serializedOrigin, true);
+      } else if (request3.method !== "GET" && request3.method !== "HEAD") {
+        switch (request3.referrerPolicy) {
           case "no-referrer":
             serializedOrigin = null;
             break;
           case "no-referrer-when-downgrade":
           case "strict-origin":
           case "strict-origin-when-cross-origin":
-            if (request2.origin && urlHasHttpsScheme(request2.origin) && !urlHasHttpsScheme(requestCurrentURL(request2))) {
+            if (request3.origin && urlHasHttpsScheme(request3.origin) && !urlHasHttpsScheme(requestCurrentURL(request3))) {
               serializedOrigin = null;
             }
             break;
           case "same-origin":
-            if (!sameOrigin(request2, requestCurrentURL(request2))) {
+            if (!sameOrigin(request3, requestCurrentURL(request3))) {
               serializedOrigin = null;
             }
             break;
           default:
         }
-        request2.headersList.append("origin", serializedOrigin, true);
+        request3.headersList.append("origin", serializedOrigin, true);
       }
     }
     function coarsenTime(timestamp, crossOriginIsolatedCapability) {
@@ -16048,18 +16086,18 @@ var require_util2 = __commonJS({
         referrerPolicy: policyContainer.referrerPolicy
       };
     }
-    function determineRequestsReferrer(request2) {
-      const policy = request2.referrerPolicy;
+    function determineRequestsReferrer(request3) {
+      const policy = request3.referrerPolicy;
       assert2(policy);
       let referrerSource = null;
-      if (request2.referrer === "client") {
+      if (request3.referrer === "client") {
         const globalOrigin = getGlobalOrigin();
         if (!globalOrigin || globalOrigin.origin === "null") {
           return "no-referrer";
         }
         referrerSource = new URL(globalOrigin);
-      } else if (webidl.is.URL(request2.referrer)) {
-        referrerSource = request2.referrer;
+      } else if (webidl.is.URL(request3.referrer)) {
+        referrerSource = request3.referrer;
       }
       let referrerURL = stripURLForReferrer(referrerSource);
       const referrerOrigin = stripURLForReferrer(referrerSource, true);
@@ -16077,14 +16115,14 @@ var require_util2 = __commonJS({
         case "unsafe-url":
           return referrerURL;
         case "strict-origin": {
-          const currentURL = requestCurrentURL(request2);
+          const currentURL = requestCurrentURL(request3);
           if (isURLPotentiallyTrustworthy(referrerURL) && !isURLPotentiallyTrustworthy(currentURL)) {
             return "no-referrer";
           }
           return referrerOrigin;
         }
         case "strict-origin-when-cross-origin": {
-          const currentURL = requestCurrentURL(request2);
+          const currentURL = requestCurrentURL(request3);
           if (sameOrigin(referrerURL, currentURL)) {
             return referrerURL;
           }
@@ -16094,17 +16132,17 @@ var require_util2 = __commonJS({
           return referrerOrigin;
         }
         case "same-origin":
-          if (sameOrigin(request2, referrerURL)) {
+          if (sameOrigin(request3, referrerURL)) {
             return referrerURL;
           }
           return "no-referrer";
         case "origin-when-cross-origin":
-          if (sameOrigin(request2, referrerURL)) {
+          if (sameOrigin(request3, referrerURL)) {
             return referrerURL;
           }
           return referrerOrigin;
         case "no-referrer-when-downgrade": {
-          const currentURL = requestCurrentURL(request2);
+          const currentURL = requestCurrentURL(request3);
           if (isURLPotentiallyTrustworthy(referrerURL) && !isURLPotentiallyTrustworthy(currentURL)) {
             return "no-referrer";
           }
@@ -16171,13 +16209,13 @@ var require_util2 = __commonJS({
       if (url2.protocol === "blob:") return true;
       return isOriginPotentiallyTrustworthy(url2.origin);
     }
-    function tryUpgradeRequestToAPotentiallyTrustworthyURL(request2) {
+    function tryUpgradeRequestToAPotentiallyTrustworthyURL(request3) {
     }
-    function sameOrigin(A, B) {
-      if (A.origin === B.origin && A.origin === "null") {
+    function sameOrigin(A2, B) {
+      if (A2.origin === B.origin && A2.origin === "null") {
         return true;
       }
-      if (A.protocol === B.protocol && A.hostname === B.hostname && A.port === B.port) {
+      if (A2.protocol === B.protocol && A2.hostname === B.hostname && A2.port === B.port) {
         return true;
       }
       return false;
@@ -16550,7 +16588,7 @@ var require_util2 = __commonJS({
       }
       return gettingDecodingSplitting(value);
     }
-    function hasAuthenticationEntry(request2) {
+    function hasAuthenticationEntry(request3) {
       return false;
     }
     function includesCredentials(url2) {
@@ -17474,7 +17512,7 @@ var require_client_h1 = __commonJS({
       kClosed
     } = require_symbols();
     var constants2 = require_constants2();
-    var EMPTY_BUF = Buffer.alloc(0);
+    var EMPTY_BUF2 = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var removeAllListeners = util.removeAllListeners;
     var kIdleSocketValidation = /* @__PURE__ */ Symbol("kIdleSocketValidation");
@@ -17631,21 +17669,21 @@ var require_client_h1 = __commonJS({
         this.connection = "";
         this.maxResponseSize = client[kMaxResponseSize];
       }
-      setTimeout(delay, type) {
-        if (delay !== this.timeoutValue || type & USE_FAST_TIMER ^ this.timeoutType & USE_FAST_TIMER) {
+      setTimeout(delay3, type) {
+        if (delay3 !== this.timeoutValue || type & USE_FAST_TIMER ^ this.timeoutType & USE_FAST_TIMER) {
           if (this.timeout) {
             timers.clearTimeout(this.timeout);
             this.timeout = null;
           }
-          if (delay) {
+          if (delay3) {
             if (type & USE_FAST_TIMER) {
-              this.timeout = timers.setFastTimeout(onParserTimeout, delay, this.timeoutWeakRef);
+              this.timeout = timers.setFastTimeout(onParserTimeout, delay3, this.timeoutWeakRef);
             } else {
-              this.timeout = setTimeout(onParserTimeout, delay, this.timeoutWeakRef);
+              this.timeout = setTimeout(onParserTimeout, delay3, this.timeoutWeakRef);
               this.timeout?.unref();
             }
           }
-          this.timeoutValue = delay;
+          this.timeoutValue = delay3;
         } else if (this.timeout) {
           if (this.timeout.refresh) {
             this.timeout.refresh();
@@ -17667,7 +17705,7 @@ var require_client_h1 = __commonJS({
           }
         }
         this.paused = false;
-        this.execute(this.socket.read() || EMPTY_BUF);
+        this.execute(this.socket.read() || EMPTY_BUF2);
         this.readMore();
       }
       readMore() {
@@ -17739,7 +17777,7 @@ var require_client_h1 = __commonJS({
           this.paused = true;
           return null;
         }
-        return this.createError(ret, EMPTY_BUF);
+        return this.createError(ret, EMPTY_BUF2);
       }
       createError(ret, data) {
         const { llhttp, contentLength, bytesRead } = this;
@@ -17785,11 +17823,11 @@ var require_client_h1 = __commonJS({
           util.destroy(socket, new SocketError("bad response", util.getSocketInfo(socket)));
           return -1;
         }
-        const request2 = client[kQueue][client[kRunningIdx]];
-        if (!request2) {
+        const request3 = client[kQueue][client[kRunningIdx]];
+        if (!request3) {
           return -1;
         }
-        request2.onResponseStarted();
+        request3.onResponseStarted();
         return 0;
       }
       /**
@@ -17851,9 +17889,9 @@ var require_client_h1 = __commonJS({
         assert2(!socket.destroyed);
         assert2(!this.paused);
         assert2((headers.length & 1) === 0);
-        const request2 = client[kQueue][client[kRunningIdx]];
-        assert2(request2);
-        assert2(request2.upgrade || request2.method === "CONNECT");
+        const request3 = client[kQueue][client[kRunningIdx]];
+        assert2(request3);
+        assert2(request3.upgrade || request3.method === "CONNECT");
         this.statusCode = 0;
         this.statusText = "";
         this.shouldKeepAlive = false;
@@ -17870,9 +17908,9 @@ var require_client_h1 = __commonJS({
         client[kQueue][client[kRunningIdx]++] = null;
         client.emit("disconnect", client[kUrl], [client], new InformationalError("upgrade"));
         try {
-          request2.onUpgrade(statusCode, headers, socket, statusText);
+          request3.onUpgrade(statusCode, headers, socket, statusText);
         } catch (err) {
-          util.errorRequest(client, request2, err);
+          util.errorRequest(client, request3, err);
           util.destroy(socket, err);
         }
         client[kResume]();
@@ -17892,8 +17930,8 @@ var require_client_h1 = __commonJS({
           util.destroy(socket, new SocketError("bad response", util.getSocketInfo(socket)));
           return -1;
         }
-        const request2 = client[kQueue][client[kRunningIdx]];
-        if (!request2) {
+        const request3 = client[kQueue][client[kRunningIdx]];
+        if (!request3) {
           return -1;
         }
         assert2(!this.upgrade);
@@ -17902,23 +17940,23 @@ var require_client_h1 = __commonJS({
           util.destroy(socket, new SocketError("bad response", util.getSocketInfo(socket)));
           return -1;
         }
-        if (upgrade && !request2.upgrade) {
+        if (upgrade && !request3.upgrade) {
           util.destroy(socket, new SocketError("bad upgrade", util.getSocketInfo(socket)));
           return -1;
         }
         assert2(this.timeoutType === TIMEOUT_HEADERS);
         this.statusCode = statusCode;
         this.shouldKeepAlive = shouldKeepAlive || // Override llhttp value which does not allow keepAlive for HEAD.
-        request2.method === "HEAD" && !socket[kReset] && this.connection.toLowerCase() === "keep-alive";
+        request3.method === "HEAD" && !socket[kReset] && this.connection.toLowerCase() === "keep-alive";
         if (this.statusCode >= 200) {
-          const bodyTimeout = request2.bodyTimeout != null ? request2.bodyTimeout : client[kBodyTimeout];
+          const bodyTimeout = request3.bodyTimeout != null ? request3.bodyTimeout : client[kBodyTimeout];
           this.setTimeout(bodyTimeout, TIMEOUT_BODY);
         } else if (this.timeout) {
           if (this.timeout.refresh) {
             this.timeout.refresh();
           }
         }
-        if (request2.method === "CONNECT") {
+        if (request3.method === "CONNECT") {
           assert2(client[kRunning] === 1);
           this.upgrade = true;
           return 2;
@@ -17949,11 +17987,11 @@ var require_client_h1 = __commonJS({
         } else {
           socket[kReset] = true;
         }
-        const pause = request2.onHeaders(statusCode, headers, this.resume, statusText) === false;
-        if (request2.aborted) {
+        const pause = request3.onHeaders(statusCode, headers, this.resume, statusText) === false;
+        if (request3.aborted) {
           return -1;
         }
-        if (request2.method === "HEAD") {
+        if (request3.method === "HEAD") {
           return 1;
         }
         if (statusCode < 200) {
@@ -17974,8 +18012,8 @@ var require_client_h1 = __commonJS({
         if (socket.destroyed) {
           return -1;
         }
-        const request2 = client[kQueue][client[kRunningIdx]];
-        assert2(request2);
+        const request3 = client[kQueue][client[kRunningIdx]];
+        assert2(request3);
         assert2(this.timeoutType === TIMEOUT_BODY);
         if (this.timeout) {
           if (this.timeout.refresh) {
@@ -17988,7 +18026,7 @@ var require_client_h1 = __commonJS({
           return -1;
         }
         this.bytesRead += buf.length;
-        if (request2.onData(buf) === false) {
+        if (request3.onData(buf) === false) {
           return constants2.ERROR.PAUSED;
         }
         return 0;
@@ -18006,8 +18044,8 @@ var require_client_h1 = __commonJS({
         }
         assert2(statusCode >= 100);
         assert2((this.headers.length & 1) === 0);
-        const request2 = client[kQueue][client[kRunningIdx]];
-        assert2(request2);
+        const request3 = client[kQueue][client[kRunningIdx]];
+        assert2(request3);
         this.statusCode = 0;
         this.statusText = "";
         this.bytesRead = 0;
@@ -18019,11 +18057,11 @@ var require_client_h1 = __commonJS({
         if (statusCode < 200) {
           return 0;
         }
-        if (request2.method !== "HEAD" && contentLength && bytesRead !== parseInt(contentLength, 10)) {
+        if (request3.method !== "HEAD" && contentLength && bytesRead !== parseInt(contentLength, 10)) {
           util.destroy(socket, new ResponseContentLengthMismatchError());
           return -1;
         }
-        request2.onComplete(headers);
+        request3.onComplete(headers);
         client[kQueue][client[kRunningIdx]++] = null;
         socket[kSocketUsed] = client[kPending] === 0;
         if (socket[kWriting]) {
@@ -18092,8 +18130,8 @@ var require_client_h1 = __commonJS({
       return {
         version: "h1",
         defaultPipelining: 1,
-        write(request2) {
-          return writeH1(client, request2);
+        write(request3) {
+          return writeH1(client, request3);
         },
         resume() {
           resumeH1(client);
@@ -18120,18 +18158,18 @@ var require_client_h1 = __commonJS({
          * @param {import('../core/request.js')} request
          * @returns {boolean}
          */
-        busy(request2) {
+        busy(request3) {
           if (socket[kWriting] || socket[kReset] || socket[kBlocking] || socket[kIdleSocketValidation] === 1) {
             return true;
           }
-          if (request2) {
-            if (client[kRunning] > 0 && !request2.idempotent) {
+          if (request3) {
+            if (client[kRunning] > 0 && !request3.idempotent) {
               return true;
             }
-            if (client[kRunning] > 0 && (request2.upgrade || request2.method === "CONNECT")) {
+            if (client[kRunning] > 0 && (request3.upgrade || request3.method === "CONNECT")) {
               return true;
             }
-            if (client[kRunning] > 0 && util.bodyLength(request2.body) !== 0 && (util.isStream(request2.body) || util.isAsyncIterable(request2.body) || util.isFormDataLike(request2.body))) {
+            if (client[kRunning] > 0 && util.bodyLength(request3.body) !== 0 && (util.isStream(request3.body) || util.isAsyncIterable(request3.body) || util.isFormDataLike(request3.body))) {
               return true;
             }
           }
@@ -18184,13 +18222,13 @@ var require_client_h1 = __commonJS({
         assert2(client[kPending] === 0);
         const requests = client[kQueue].splice(client[kRunningIdx]);
         for (let i = 0; i < requests.length; i++) {
-          const request2 = requests[i];
-          util.errorRequest(client, request2, err);
+          const request3 = requests[i];
+          util.errorRequest(client, request3, err);
         }
       } else if (client[kRunning] > 0 && err.code !== "UND_ERR_INFO") {
-        const request2 = client[kQueue][client[kRunningIdx]];
+        const request3 = client[kQueue][client[kRunningIdx]];
         client[kQueue][client[kRunningIdx]++] = null;
-        util.errorRequest(client, request2, err);
+        util.errorRequest(client, request3, err);
       }
       client[kPendingIdx] = client[kRunningIdx];
       assert2(client[kRunning] === 0);
@@ -18258,8 +18296,8 @@ var require_client_h1 = __commonJS({
           }
         } else if (client[kRunning] > 0 && socket[kParser].statusCode < 200) {
           if (socket[kParser].timeoutType !== TIMEOUT_HEADERS) {
-            const request2 = client[kQueue][client[kRunningIdx]];
-            const headersTimeout = request2.headersTimeout != null ? request2.headersTimeout : client[kHeadersTimeout];
+            const request3 = client[kQueue][client[kRunningIdx]];
+            const headersTimeout = request3.headersTimeout != null ? request3.headersTimeout : client[kHeadersTimeout];
             socket[kParser].setTimeout(headersTimeout, TIMEOUT_HEADERS);
           }
         }
@@ -18268,11 +18306,11 @@ var require_client_h1 = __commonJS({
     function shouldSendContentLength(method) {
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
-    function setTypeOfService(socket, request2) {
+    function setTypeOfService(socket, request3) {
       if (typeof socket.setTypeOfService !== "function") {
         return;
       }
-      const typeOfService = request2.typeOfService;
+      const typeOfService = request3.typeOfService;
       if (typeOfService === void 0) {
         return;
       }
@@ -18286,26 +18324,26 @@ var require_client_h1 = __commonJS({
       } catch {
       }
     }
-    function writeH1(client, request2) {
-      const { method, path, host, upgrade, blocking, reset } = request2;
-      let { body, headers, contentLength } = request2;
+    function writeH1(client, request3) {
+      const { method, path, host, upgrade, blocking, reset } = request3;
+      let { body, headers, contentLength } = request3;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
         if (!extractBody) {
           extractBody = require_body().extractBody;
         }
         const [bodyStream, contentType] = extractBody(body);
-        if (request2.contentType == null) {
+        if (request3.contentType == null) {
           headers.push("content-type", contentType);
         }
         body = bodyStream.stream;
         contentLength = bodyStream.length;
-      } else if (util.isBlobLike(body) && request2.contentType == null) {
+      } else if (util.isBlobLike(body) && request3.contentType == null) {
         const contentType = body.type;
         if (contentType) {
           const contentTypeValue = `${contentType}`;
           if (!util.isValidHeaderValue(contentTypeValue)) {
-            util.errorRequest(client, request2, new InvalidArgumentError2("invalid content-type header"));
+            util.errorRequest(client, request3, new InvalidArgumentError2("invalid content-type header"));
             return false;
           }
           headers.push("content-type", contentTypeValue);
@@ -18317,14 +18355,14 @@ var require_client_h1 = __commonJS({
       const bodyLength = util.bodyLength(body);
       contentLength = bodyLength ?? contentLength;
       if (contentLength === null) {
-        contentLength = request2.contentLength;
+        contentLength = request3.contentLength;
       }
       if (contentLength === 0 && !expectsPayload) {
         contentLength = null;
       }
-      if (shouldSendContentLength(method) && contentLength > 0 && request2.contentLength !== null && request2.contentLength !== contentLength) {
+      if (shouldSendContentLength(method) && contentLength > 0 && request3.contentLength !== null && request3.contentLength !== contentLength) {
         if (client[kStrictContentLength]) {
-          util.errorRequest(client, request2, new RequestContentLengthMismatchError());
+          util.errorRequest(client, request3, new RequestContentLengthMismatchError());
           return false;
         }
         process.emitWarning(new RequestContentLengthMismatchError());
@@ -18332,19 +18370,19 @@ var require_client_h1 = __commonJS({
       const socket = client[kSocket];
       clearIdleSocketValidation(socket);
       const abort = (err) => {
-        if (request2.aborted || request2.completed) {
+        if (request3.aborted || request3.completed) {
           return;
         }
-        util.errorRequest(client, request2, err || new RequestAbortedError());
+        util.errorRequest(client, request3, err || new RequestAbortedError());
         util.destroy(body);
         util.destroy(socket, new InformationalError("aborted"));
       };
       try {
-        request2.onConnect(abort);
+        request3.onConnect(abort);
       } catch (err) {
-        util.errorRequest(client, request2, err);
+        util.errorRequest(client, request3, err);
       }
-      if (request2.aborted) {
+      if (request3.aborted) {
         return false;
       }
       if (method === "HEAD") {
@@ -18362,7 +18400,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      setTypeOfService(socket, request2);
+      setTypeOfService(socket, request3);
       let header = `${method} ${path} HTTP/1.1\r
 `;
       if (typeof host === "string") {
@@ -18396,31 +18434,31 @@ upgrade: ${upgrade}\r
         }
       }
       if (channels.sendHeaders.hasSubscribers) {
-        channels.sendHeaders.publish({ request: request2, headers: header, socket });
+        channels.sendHeaders.publish({ request: request3, headers: header, socket });
       }
       if (!body || bodyLength === 0) {
-        writeBuffer(abort, null, client, request2, socket, contentLength, header, expectsPayload);
+        writeBuffer(abort, null, client, request3, socket, contentLength, header, expectsPayload);
       } else if (util.isBuffer(body)) {
-        writeBuffer(abort, body, client, request2, socket, contentLength, header, expectsPayload);
+        writeBuffer(abort, body, client, request3, socket, contentLength, header, expectsPayload);
       } else if (util.isBlobLike(body)) {
         if (typeof body.stream === "function") {
-          writeIterable(abort, body.stream(), client, request2, socket, contentLength, header, expectsPayload);
+          writeIterable(abort, body.stream(), client, request3, socket, contentLength, header, expectsPayload);
         } else {
-          writeBlob(abort, body, client, request2, socket, contentLength, header, expectsPayload);
+          writeBlob(abort, body, client, request3, socket, contentLength, header, expectsPayload);
         }
       } else if (util.isStream(body)) {
-        writeStream(abort, body, client, request2, socket, contentLength, header, expectsPayload);
+        writeStream(abort, body, client, request3, socket, contentLength, header, expectsPayload);
       } else if (util.isIterable(body)) {
-        writeIterable(abort, body, client, request2, socket, contentLength, header, expectsPayload);
+        writeIterable(abort, body, client, request3, socket, contentLength, header, expectsPayload);
       } else {
         assert2(false);
       }
       return true;
     }
-    function writeStream(abort, body, client, request2, socket, contentLength, header, expectsPayload) {
+    function writeStream(abort, body, client, request3, socket, contentLength, header, expectsPayload) {
       assert2(contentLength !== 0 || client[kRunning] === 0, "stream body cannot be pipelined");
       let finished = false;
-      const writer = new AsyncWriter({ abort, socket, request: request2, contentLength, client, expectsPayload, header });
+      const writer = new AsyncWriter({ abort, socket, request: request3, contentLength, client, expectsPayload, header });
       const onData = function(chunk) {
         if (finished) {
           return;
@@ -18486,7 +18524,7 @@ upgrade: ${upgrade}\r
         setImmediate(onClose);
       }
     }
-    function writeBuffer(abort, body, client, request2, socket, contentLength, header, expectsPayload) {
+    function writeBuffer(abort, body, client, request3, socket, contentLength, header, expectsPayload) {
       try {
         if (!body) {
           if (contentLength === 0) {
@@ -18506,18 +18544,18 @@ upgrade: ${upgrade}\r
 `, "latin1");
           socket.write(body);
           socket.uncork();
-          request2.onBodySent(body);
-          if (!expectsPayload && request2.reset !== false) {
+          request3.onBodySent(body);
+          if (!expectsPayload && request3.reset !== false) {
             socket[kReset] = true;
           }
         }
-        request2.onRequestSent();
+        request3.onRequestSent();
         client[kResume]();
       } catch (err) {
         abort(err);
       }
     }
-    async function writeBlob(abort, body, client, request2, socket, contentLength, header, expectsPayload) {
+    async function writeBlob(abort, body, client, request3, socket, contentLength, header, expectsPayload) {
       assert2(contentLength === body.size, "blob body must have content length");
       try {
         if (contentLength != null && contentLength !== body.size) {
@@ -18530,9 +18568,9 @@ upgrade: ${upgrade}\r
 `, "latin1");
         socket.write(buffer);
         socket.uncork();
-        request2.onBodySent(buffer);
-        request2.onRequestSent();
-        if (!expectsPayload && request2.reset !== false) {
+        request3.onBodySent(buffer);
+        request3.onRequestSent();
+        if (!expectsPayload && request3.reset !== false) {
           socket[kReset] = true;
         }
         client[kResume]();
@@ -18540,7 +18578,7 @@ upgrade: ${upgrade}\r
         abort(err);
       }
     }
-    async function writeIterable(abort, body, client, request2, socket, contentLength, header, expectsPayload) {
+    async function writeIterable(abort, body, client, request3, socket, contentLength, header, expectsPayload) {
       assert2(contentLength !== 0 || client[kRunning] === 0, "iterator body cannot be pipelined");
       let callback = null;
       function onDrain() {
@@ -18559,7 +18597,7 @@ upgrade: ${upgrade}\r
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
-      const writer = new AsyncWriter({ abort, socket, request: request2, contentLength, client, expectsPayload, header });
+      const writer = new AsyncWriter({ abort, socket, request: request3, contentLength, client, expectsPayload, header });
       try {
         for await (const chunk of body) {
           if (socket[kError]) {
@@ -18588,9 +18626,9 @@ upgrade: ${upgrade}\r
        * @param {boolean} arg.expectsPayload
        * @param {string} arg.header
        */
-      constructor({ abort, socket, request: request2, contentLength, client, expectsPayload, header }) {
+      constructor({ abort, socket, request: request3, contentLength, client, expectsPayload, header }) {
         this.socket = socket;
-        this.request = request2;
+        this.request = request3;
         this.contentLength = contentLength;
         this.client = client;
         this.bytesWritten = 0;
@@ -18604,7 +18642,7 @@ upgrade: ${upgrade}\r
        * @returns
        */
       write(chunk) {
-        const { socket, request: request2, contentLength, client, bytesWritten, expectsPayload, header } = this;
+        const { socket, request: request3, contentLength, client, bytesWritten, expectsPayload, header } = this;
         if (socket[kError]) {
           throw socket[kError];
         }
@@ -18623,7 +18661,7 @@ upgrade: ${upgrade}\r
         }
         socket.cork();
         if (bytesWritten === 0) {
-          if (!expectsPayload && request2.reset !== false) {
+          if (!expectsPayload && request3.reset !== false) {
             socket[kReset] = true;
           }
           if (contentLength === null) {
@@ -18643,7 +18681,7 @@ ${len.toString(16)}\r
         this.bytesWritten += len;
         const ret = socket.write(chunk);
         socket.uncork();
-        request2.onBodySent(chunk);
+        request3.onBodySent(chunk);
         if (!ret) {
           if (socket[kParser].timeout && socket[kParser].timeoutType === TIMEOUT_HEADERS) {
             if (socket[kParser].timeout.refresh) {
@@ -18657,8 +18695,8 @@ ${len.toString(16)}\r
        * @returns {void}
        */
       end() {
-        const { socket, contentLength, client, bytesWritten, expectsPayload, header, request: request2 } = this;
-        request2.onRequestSent();
+        const { socket, contentLength, client, bytesWritten, expectsPayload, header, request: request3 } = this;
+        request3.onRequestSent();
         socket[kWriting] = false;
         if (socket[kError]) {
           throw socket[kError];
@@ -18838,8 +18876,8 @@ var require_client_h2 = __commonJS({
          * @param {import('../core/request.js')} request
          * @returns {boolean}
         */
-        write(request2) {
-          return writeH2(client, request2);
+        write(request3) {
+          return writeH2(client, request3);
         },
         /**
          * @returns {void}
@@ -18868,14 +18906,14 @@ var require_client_h2 = __commonJS({
          * @param {import('../core/request.js')} request
          * @returns {boolean}
         */
-        busy(request2) {
-          if (request2 != null) {
+        busy(request3) {
+          if (request3 != null) {
             if (client[kRunning] > 0) {
-              if (request2.idempotent === false) return true;
-              if ((request2.upgrade === "websocket" || request2.method === "CONNECT") && session[kRemoteSettings] === false) return true;
-              if (util.bodyLength(request2.body) !== 0 && (util.isStream(request2.body) || util.isAsyncIterable(request2.body) || util.isFormDataLike(request2.body))) return true;
+              if (request3.idempotent === false) return true;
+              if ((request3.upgrade === "websocket" || request3.method === "CONNECT") && session[kRemoteSettings] === false) return true;
+              if (util.bodyLength(request3.body) !== 0 && (util.isStream(request3.body) || util.isAsyncIterable(request3.body) || util.isFormDataLike(request3.body))) return true;
             } else {
-              return (request2.upgrade === "websocket" || request2.method === "CONNECT") && session[kRemoteSettings] === false;
+              return (request3.upgrade === "websocket" || request3.method === "CONNECT") && session[kRemoteSettings] === false;
             }
           }
           return false;
@@ -18950,15 +18988,15 @@ var require_client_h2 = __commonJS({
       this.destroy(err);
       util.destroy(this[kSocket], err);
     }
-    function completeRequest(client, request2, resetPendingIdx = false) {
+    function completeRequest(client, request3, resetPendingIdx = false) {
       const queue = client[kQueue];
       const runningIdx = client[kRunningIdx];
-      if (runningIdx < client[kPendingIdx] && queue[runningIdx] === request2) {
+      if (runningIdx < client[kPendingIdx] && queue[runningIdx] === request3) {
         queue[runningIdx] = null;
         client[kRunningIdx] = runningIdx + 1;
         return;
       }
-      const index = queue.indexOf(request2, runningIdx);
+      const index = queue.indexOf(request3, runningIdx);
       if (index === -1 || index >= client[kPendingIdx]) {
         return;
       }
@@ -18977,10 +19015,10 @@ var require_client_h2 = __commonJS({
       this[kHTTP2Session] = null;
       util.destroy(this[kSocket], err);
       if (client[kRunningIdx] < client[kQueue].length) {
-        const request2 = client[kQueue][client[kRunningIdx]];
+        const request3 = client[kQueue][client[kRunningIdx]];
         client[kQueue][client[kRunningIdx]++] = null;
-        if (request2 != null) {
-          util.errorRequest(client, request2, err);
+        if (request3 != null) {
+          util.errorRequest(client, request3, err);
         }
         client[kPendingIdx] = client[kRunningIdx];
       }
@@ -19003,9 +19041,9 @@ var require_client_h2 = __commonJS({
         assert2(client[kPending] === 0);
         const requests = client[kQueue].splice(client[kRunningIdx]);
         for (let i = 0; i < requests.length; i++) {
-          const request2 = requests[i];
-          if (request2 != null) {
-            util.errorRequest(client, request2, err);
+          const request3 = requests[i];
+          if (request3 != null) {
+            util.errorRequest(client, request3, err);
           }
         }
       }
@@ -19036,14 +19074,14 @@ var require_client_h2 = __commonJS({
     function shouldSendContentLength(method) {
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
-    function writeH2(client, request2) {
-      const headersTimeout = request2.headersTimeout ?? client[kHeadersTimeout];
-      const bodyTimeout = request2.bodyTimeout ?? client[kBodyTimeout];
+    function writeH2(client, request3) {
+      const headersTimeout = request3.headersTimeout ?? client[kHeadersTimeout];
+      const bodyTimeout = request3.bodyTimeout ?? client[kBodyTimeout];
       const session = client[kHTTP2Session];
-      const { method, path, host, upgrade, expectContinue, signal, protocol, headers: reqHeaders } = request2;
-      let { body } = request2;
+      const { method, path, host, upgrade, expectContinue, signal, protocol, headers: reqHeaders } = request3;
+      let { body } = request3;
       if (upgrade != null && upgrade !== "websocket") {
-        util.errorRequest(client, request2, new InvalidArgumentError2(`Custom upgrade "${upgrade}" not supported over HTTP/2`));
+        util.errorRequest(client, request3, new InvalidArgumentError2(`Custom upgrade "${upgrade}" not supported over HTTP/2`));
         return false;
       }
       const headers = {};
@@ -19077,33 +19115,33 @@ var require_client_h2 = __commonJS({
       headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname5}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (err) => {
-        if (request2.aborted || request2.completed) {
+        if (request3.aborted || request3.completed) {
           return;
         }
         err = err || new RequestAbortedError();
-        util.errorRequest(client, request2, err);
+        util.errorRequest(client, request3, err);
         if (stream != null) {
           stream.removeAllListeners("data");
           stream.close();
           client[kOnError](err);
-          completeRequest(client, request2);
+          completeRequest(client, request3);
           client[kResume]();
         }
         util.destroy(body, err);
       };
       try {
-        request2.onConnect(abort);
+        request3.onConnect(abort);
       } catch (err) {
-        util.errorRequest(client, request2, err);
+        util.errorRequest(client, request3, err);
       }
-      if (request2.aborted) {
+      if (request3.aborted) {
         return false;
       }
       if (upgrade || method === "CONNECT") {
         session.ref();
         if (upgrade === "websocket") {
           if (session[kEnableConnectProtocol] === false) {
-            util.errorRequest(client, request2, new InformationalError("HTTP/2: Extended CONNECT protocol not supported by server"));
+            util.errorRequest(client, request3, new InformationalError("HTTP/2: Extended CONNECT protocol not supported by server"));
             session.unref();
             return false;
           }
@@ -19121,12 +19159,12 @@ var require_client_h2 = __commonJS({
           stream.once("response", (headers2, _flags) => {
             const { [HTTP2_HEADER_STATUS]: statusCode, ...realHeaders } = headers2;
             try {
-              request2.onUpgrade(statusCode, parseH2Headers(realHeaders), stream);
+              request3.onUpgrade(statusCode, parseH2Headers(realHeaders), stream);
             } catch (err) {
               abort(err);
               return;
             }
-            completeRequest(client, request2);
+            completeRequest(client, request3);
           });
           stream.on("error", () => {
             if (stream.rstCode === NGHTTP2_REFUSED_STREAM || stream.rstCode === NGHTTP2_CANCEL) {
@@ -19146,12 +19184,12 @@ var require_client_h2 = __commonJS({
         stream.on("response", (headers2) => {
           const { [HTTP2_HEADER_STATUS]: statusCode, ...realHeaders } = headers2;
           try {
-            request2.onUpgrade(statusCode, parseH2Headers(realHeaders), stream);
+            request3.onUpgrade(statusCode, parseH2Headers(realHeaders), stream);
           } catch (err) {
             abort(err);
             return;
           }
-          completeRequest(client, request2);
+          completeRequest(client, request3);
         });
         stream.on("error", abort);
         stream.once("close", () => {
@@ -19176,14 +19214,14 @@ var require_client_h2 = __commonJS({
         contentLength = bodyStream.length;
       }
       if (contentLength == null) {
-        contentLength = request2.contentLength;
+        contentLength = request3.contentLength;
       }
       if (!expectsPayload) {
         contentLength = null;
       }
-      if (shouldSendContentLength(method) && contentLength > 0 && request2.contentLength != null && request2.contentLength !== contentLength) {
+      if (shouldSendContentLength(method) && contentLength > 0 && request3.contentLength != null && request3.contentLength !== contentLength) {
         if (client[kStrictContentLength]) {
-          util.errorRequest(client, request2, new RequestContentLengthMismatchError());
+          util.errorRequest(client, request3, new RequestContentLengthMismatchError());
           return false;
         }
         process.emitWarning(new RequestContentLengthMismatchError());
@@ -19199,7 +19237,7 @@ var require_client_h2 = __commonJS({
           header += `${key}: ${headers[key]}\r
 `;
         }
-        channels.sendHeaders.publish({ request: request2, headers: header, socket: session[kSocket] });
+        channels.sendHeaders.publish({ request: request3, headers: header, socket: session[kSocket] });
       }
       const shouldEndStream = method === "GET" || method === "HEAD" || body === null;
       if (expectContinue) {
@@ -19220,21 +19258,21 @@ var require_client_h2 = __commonJS({
       let responseReceived = false;
       stream.once("response", (headers2) => {
         const { [HTTP2_HEADER_STATUS]: statusCode, ...realHeaders } = headers2;
-        request2.onResponseStarted();
+        request3.onResponseStarted();
         responseReceived = true;
         stream.setTimeout(bodyTimeout);
-        if (request2.aborted) {
+        if (request3.aborted) {
           stream.removeAllListeners("data");
           return;
         }
-        if (request2.onHeaders(Number(statusCode), parseH2Headers(realHeaders), stream.resume.bind(stream), "") === false) {
+        if (request3.onHeaders(Number(statusCode), parseH2Headers(realHeaders), stream.resume.bind(stream), "") === false) {
           stream.pause();
         }
         stream.on("data", (chunk) => {
-          if (request2.aborted || request2.completed) {
+          if (request3.aborted || request3.completed) {
             return;
           }
-          if (request2.onData(chunk) === false) {
+          if (request3.onData(chunk) === false) {
             stream.pause();
           }
         });
@@ -19242,14 +19280,14 @@ var require_client_h2 = __commonJS({
       stream.once("end", () => {
         stream.removeAllListeners("data");
         if (responseReceived) {
-          if (!request2.aborted && !request2.completed) {
-            request2.onComplete({});
+          if (!request3.aborted && !request3.completed) {
+            request3.onComplete({});
           }
-          completeRequest(client, request2);
+          completeRequest(client, request3);
           client[kResume]();
         } else {
           abort(new InformationalError("HTTP/2: stream half-closed (remote)"));
-          completeRequest(client, request2, true);
+          completeRequest(client, request3, true);
           client[kResume]();
         }
       });
@@ -19259,7 +19297,7 @@ var require_client_h2 = __commonJS({
         if (session[kOpenStreams] === 0) {
           session.unref();
         }
-        if (!request2.aborted && !request2.completed) {
+        if (!request3.aborted && !request3.completed) {
           abort(new InformationalError("HTTP/2: stream closed before the response was complete"));
         }
       });
@@ -19284,11 +19322,11 @@ var require_client_h2 = __commonJS({
         abort(err);
       });
       stream.once("trailers", (trailers) => {
-        if (request2.aborted || request2.completed) {
+        if (request3.aborted || request3.completed) {
           return;
         }
         stream.removeAllListeners("data");
-        request2.onComplete(trailers);
+        request3.onComplete(trailers);
       });
       return true;
       function writeBodyH2() {
@@ -19298,7 +19336,7 @@ var require_client_h2 = __commonJS({
             stream,
             null,
             client,
-            request2,
+            request3,
             client[kSocket],
             contentLength,
             expectsPayload
@@ -19309,7 +19347,7 @@ var require_client_h2 = __commonJS({
             stream,
             body,
             client,
-            request2,
+            request3,
             client[kSocket],
             contentLength,
             expectsPayload
@@ -19321,7 +19359,7 @@ var require_client_h2 = __commonJS({
               stream,
               body.stream(),
               client,
-              request2,
+              request3,
               client[kSocket],
               contentLength,
               expectsPayload
@@ -19332,7 +19370,7 @@ var require_client_h2 = __commonJS({
               stream,
               body,
               client,
-              request2,
+              request3,
               client[kSocket],
               contentLength,
               expectsPayload
@@ -19346,7 +19384,7 @@ var require_client_h2 = __commonJS({
             stream,
             body,
             client,
-            request2,
+            request3,
             contentLength
           );
         } else if (util.isIterable(body)) {
@@ -19355,7 +19393,7 @@ var require_client_h2 = __commonJS({
             stream,
             body,
             client,
-            request2,
+            request3,
             client[kSocket],
             contentLength,
             expectsPayload
@@ -19365,7 +19403,7 @@ var require_client_h2 = __commonJS({
         }
       }
     }
-    function writeBuffer(abort, h2stream, body, client, request2, socket, contentLength, expectsPayload) {
+    function writeBuffer(abort, h2stream, body, client, request3, socket, contentLength, expectsPayload) {
       try {
         if (body != null && util.isBuffer(body)) {
           assert2(contentLength === body.byteLength, "buffer body must have content length");
@@ -19373,18 +19411,18 @@ var require_client_h2 = __commonJS({
           h2stream.write(body);
           h2stream.uncork();
           h2stream.end();
-          request2.onBodySent(body);
+          request3.onBodySent(body);
         }
         if (!expectsPayload) {
           socket[kReset] = true;
         }
-        request2.onRequestSent();
+        request3.onRequestSent();
         client[kResume]();
       } catch (error62) {
         abort(error62);
       }
     }
-    function writeStream(abort, socket, expectsPayload, h2stream, body, client, request2, contentLength) {
+    function writeStream(abort, socket, expectsPayload, h2stream, body, client, request3, contentLength) {
       assert2(contentLength !== 0 || client[kRunning] === 0, "stream body cannot be pipelined");
       const pipe2 = pipeline(
         body,
@@ -19395,7 +19433,7 @@ var require_client_h2 = __commonJS({
             abort(err);
           } else {
             util.removeAllListeners(pipe2);
-            request2.onRequestSent();
+            request3.onRequestSent();
             if (!expectsPayload) {
               socket[kReset] = true;
             }
@@ -19405,10 +19443,10 @@ var require_client_h2 = __commonJS({
       );
       util.addListener(pipe2, "data", onPipeData);
       function onPipeData(chunk) {
-        request2.onBodySent(chunk);
+        request3.onBodySent(chunk);
       }
     }
-    async function writeBlob(abort, h2stream, body, client, request2, socket, contentLength, expectsPayload) {
+    async function writeBlob(abort, h2stream, body, client, request3, socket, contentLength, expectsPayload) {
       assert2(contentLength === body.size, "blob body must have content length");
       try {
         if (contentLength != null && contentLength !== body.size) {
@@ -19419,8 +19457,8 @@ var require_client_h2 = __commonJS({
         h2stream.write(buffer);
         h2stream.uncork();
         h2stream.end();
-        request2.onBodySent(buffer);
-        request2.onRequestSent();
+        request3.onBodySent(buffer);
+        request3.onRequestSent();
         if (!expectsPayload) {
           socket[kReset] = true;
         }
@@ -19429,7 +19467,7 @@ var require_client_h2 = __commonJS({
         abort(err);
       }
     }
-    async function writeIterable(abort, h2stream, body, client, request2, socket, contentLength, expectsPayload) {
+    async function writeIterable(abort, h2stream, body, client, request3, socket, contentLength, expectsPayload) {
       assert2(contentLength !== 0 || client[kRunning] === 0, "iterator body cannot be pipelined");
       let callback = null;
       function onDrain() {
@@ -19454,13 +19492,13 @@ var require_client_h2 = __commonJS({
             throw socket[kError];
           }
           const res = h2stream.write(chunk);
-          request2.onBodySent(chunk);
+          request3.onBodySent(chunk);
           if (!res) {
             await waitForDrain();
           }
         }
         h2stream.end();
-        request2.onRequestSent();
+        request3.onRequestSent();
         if (!expectsPayload) {
           socket[kReset] = true;
         }
@@ -19746,10 +19784,10 @@ var require_client = __commonJS({
         this.once("connect", cb);
       }
       [kDispatch](opts, handler) {
-        const request2 = new Request(this[kUrl].origin, opts, handler);
-        this[kQueue].push(request2);
+        const request3 = new Request(this[kUrl].origin, opts, handler);
+        this[kQueue].push(request3);
         if (this[kResuming]) {
-        } else if (util.bodyLength(request2.body) == null && util.isIterable(request2.body)) {
+        } else if (util.bodyLength(request3.body) == null && util.isIterable(request3.body)) {
           this[kResuming] = 1;
           queueMicrotask(() => resume(this));
         } else {
@@ -19773,9 +19811,9 @@ var require_client = __commonJS({
         return new Promise((resolve3) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
-            const request2 = requests[i];
-            if (request2 != null) {
-              util.errorRequest(this, request2, err);
+            const request3 = requests[i];
+            if (request3 != null) {
+              util.errorRequest(this, request3, err);
             }
           }
           const callback = () => {
@@ -19800,9 +19838,9 @@ var require_client = __commonJS({
         assert2(client[kPendingIdx] === client[kRunningIdx]);
         const requests = client[kQueue].splice(client[kRunningIdx]);
         for (let i = 0; i < requests.length; i++) {
-          const request2 = requests[i];
-          if (request2 != null) {
-            util.errorRequest(client, request2, err);
+          const request3 = requests[i];
+          if (request3 != null) {
+            util.errorRequest(client, request3, err);
           }
         }
         assert2(client[kSize] === 0);
@@ -19913,8 +19951,8 @@ var require_client = __commonJS({
       if (err.code === "ERR_TLS_CERT_ALTNAME_INVALID") {
         assert2(client[kRunning] === 0);
         while (client[kPending] > 0 && client[kQueue][client[kPendingIdx]].servername === client[kServerName]) {
-          const request2 = client[kQueue][client[kPendingIdx]++];
-          util.errorRequest(client, request2, err);
+          const request3 = client[kQueue][client[kPendingIdx]++];
+          util.errorRequest(client, request3, err);
         }
       } else {
         onError(client, err);
@@ -19969,15 +20007,15 @@ var require_client = __commonJS({
         if (client[kRunning] >= (getPipelining(client) || 1)) {
           return;
         }
-        const request2 = client[kQueue][client[kPendingIdx]];
-        if (request2 === null) {
+        const request3 = client[kQueue][client[kPendingIdx]];
+        if (request3 === null) {
           return;
         }
-        if (client[kUrl].protocol === "https:" && client[kServerName] !== request2.servername) {
+        if (client[kUrl].protocol === "https:" && client[kServerName] !== request3.servername) {
           if (client[kRunning] > 0) {
             return;
           }
-          client[kServerName] = request2.servername;
+          client[kServerName] = request3.servername;
           client[kHTTPContext]?.destroy(new InformationalError("servername changed"), () => {
             client[kHTTPContext] = null;
             resume(client);
@@ -19993,10 +20031,10 @@ var require_client = __commonJS({
         if (client[kHTTPContext].destroyed) {
           return;
         }
-        if (client[kHTTPContext].busy(request2)) {
+        if (client[kHTTPContext].busy(request3)) {
           return;
         }
-        if (!request2.aborted && client[kHTTPContext].write(request2)) {
+        if (!request3.aborted && client[kHTTPContext].write(request3)) {
           client[kPendingIdx]++;
         } else {
           client[kQueue].splice(client[kPendingIdx], 1);
@@ -20643,7 +20681,7 @@ var require_agent = __commonJS({
     function defaultFactory(origin, opts) {
       return opts && opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
     }
-    var Agent3 = class extends DispatcherBase {
+    var Agent5 = class extends DispatcherBase {
       constructor({ factory = defaultFactory, maxOrigins = Infinity, connect, tls, ...options } = {}) {
         if (typeof factory !== "function") {
           throw new InvalidArgumentError2("factory must be a function.");
@@ -20755,7 +20793,7 @@ var require_agent = __commonJS({
         return allClientStats;
       }
     };
-    module2.exports = Agent3;
+    module2.exports = Agent5;
   }
 });
 
@@ -21051,13 +21089,13 @@ var require_socks5_client = __commonJS({
         }
         debug("starting handshake with", this.authMethods.length, "auth methods");
         this.state = STATES.HANDSHAKING;
-        const request2 = Buffer2.alloc(2 + this.authMethods.length);
-        request2[0] = SOCKS_VERSION;
-        request2[1] = this.authMethods.length;
+        const request3 = Buffer2.alloc(2 + this.authMethods.length);
+        request3[0] = SOCKS_VERSION;
+        request3[1] = this.authMethods.length;
         this.authMethods.forEach((method, i) => {
-          request2[2 + i] = method;
+          request3[2 + i] = method;
         });
-        this.socket.write(request2);
+        this.socket.write(request3);
       }
       /**
        * Handle handshake response from server
@@ -21099,13 +21137,13 @@ var require_socks5_client = __commonJS({
         if (usernameBuffer.length > 255 || passwordBuffer.length > 255) {
           throw new InvalidArgumentError2("Username or password too long");
         }
-        const request2 = Buffer2.alloc(3 + usernameBuffer.length + passwordBuffer.length);
-        request2[0] = 1;
-        request2[1] = usernameBuffer.length;
-        usernameBuffer.copy(request2, 2);
-        request2[2 + usernameBuffer.length] = passwordBuffer.length;
-        passwordBuffer.copy(request2, 3 + usernameBuffer.length);
-        this.socket.write(request2);
+        const request3 = Buffer2.alloc(3 + usernameBuffer.length + passwordBuffer.length);
+        request3[0] = 1;
+        request3[1] = usernameBuffer.length;
+        usernameBuffer.copy(request3, 2);
+        request3[2 + usernameBuffer.length] = passwordBuffer.length;
+        passwordBuffer.copy(request3, 3 + usernameBuffer.length);
+        this.socket.write(request3);
       }
       /**
        * Handle authentication response
@@ -21140,22 +21178,22 @@ var require_socks5_client = __commonJS({
         }
         debug("connecting to", address, port);
         this.state = STATES.CONNECTING;
-        const request2 = this.buildConnectRequest(COMMANDS.CONNECT, address, port);
-        this.socket.write(request2);
+        const request3 = this.buildConnectRequest(COMMANDS.CONNECT, address, port);
+        this.socket.write(request3);
       }
       /**
        * Build a SOCKS5 request
        */
       buildConnectRequest(command, address, port) {
         const { type: addressType, buffer: addressBuffer } = parseAddress(address);
-        const request2 = Buffer2.alloc(4 + addressBuffer.length + 2);
-        request2[0] = SOCKS_VERSION;
-        request2[1] = command;
-        request2[2] = 0;
-        request2[3] = addressType;
-        addressBuffer.copy(request2, 4);
-        request2.writeUInt16BE(port, 4 + addressBuffer.length);
-        return request2;
+        const request3 = Buffer2.alloc(4 + addressBuffer.length + 2);
+        request3[0] = SOCKS_VERSION;
+        request3[1] = command;
+        request3[2] = 0;
+        request3[3] = addressType;
+        addressBuffer.copy(request3, 4);
+        request3.writeUInt16BE(port, 4 + addressBuffer.length);
+        return request3;
       }
       /**
        * Handle CONNECT response
@@ -21461,7 +21499,7 @@ var require_proxy_agent = __commonJS({
   "node_modules/undici/lib/dispatcher/proxy-agent.js"(exports2, module2) {
     "use strict";
     var { kProxy, kClose, kDestroy, kDispatch } = require_symbols();
-    var Agent3 = require_agent();
+    var Agent5 = require_agent();
     var Pool = require_pool();
     var DispatcherBase = require_dispatcher_base();
     var { InvalidArgumentError: InvalidArgumentError2, RequestAbortedError, SecureProxyConnectionError } = require_errors2();
@@ -21592,7 +21630,7 @@ var require_proxy_agent = __commonJS({
         } else {
           this[kClient] = clientFactory(url2, { connect });
         }
-        this[kAgent] = new Agent3({
+        this[kAgent] = new Agent5({
           ...opts,
           factory,
           connect: async (opts2, callback) => {
@@ -21720,7 +21758,7 @@ var require_env_http_proxy_agent = __commonJS({
     var DispatcherBase = require_dispatcher_base();
     var { kClose, kDestroy, kClosed, kDestroyed, kDispatch, kNoProxyAgent, kHttpProxyAgent, kHttpsProxyAgent } = require_symbols();
     var ProxyAgent = require_proxy_agent();
-    var Agent3 = require_agent();
+    var Agent5 = require_agent();
     var DEFAULT_PORTS = {
       "http:": 80,
       "https:": 443
@@ -21733,7 +21771,7 @@ var require_env_http_proxy_agent = __commonJS({
         super();
         this.#opts = opts;
         const { httpProxy, httpsProxy, noProxy, ...agentOpts } = opts;
-        this[kNoProxyAgent] = new Agent3(agentOpts);
+        this[kNoProxyAgent] = new Agent5(agentOpts);
         const HTTP_PROXY = httpProxy ?? process.env.http_proxy ?? process.env.HTTP_PROXY;
         if (HTTP_PROXY) {
           this[kHttpProxyAgent] = new ProxyAgent({ ...agentOpts, uri: HTTP_PROXY });
@@ -22875,10 +22913,10 @@ var require_api_request = __commonJS({
         }
       }
     };
-    function request2(opts, callback) {
+    function request3(opts, callback) {
       if (callback === void 0) {
         return new Promise((resolve3, reject) => {
-          request2.call(this, opts, (err, data) => {
+          request3.call(this, opts, (err, data) => {
             return err ? reject(err) : resolve3(data);
           });
         });
@@ -22894,7 +22932,7 @@ var require_api_request = __commonJS({
         queueMicrotask(() => callback(err, { opaque }));
       }
     }
-    module2.exports = request2;
+    module2.exports = request3;
     module2.exports.RequestHandler = RequestHandler;
   }
 });
@@ -23811,7 +23849,7 @@ var require_mock_utils = __commonJS({
       if (mockDispatch2.data.callback) {
         mockDispatch2.data = { ...mockDispatch2.data, ...mockDispatch2.data.callback(opts) };
       }
-      const { data: { statusCode, data, headers, trailers, error: error62 }, delay, persist } = mockDispatch2;
+      const { data: { statusCode, data, headers, trailers, error: error62 }, delay: delay3, persist } = mockDispatch2;
       const { timesInvoked, times } = mockDispatch2;
       mockDispatch2.consumed = !persist && timesInvoked >= times;
       mockDispatch2.pending = timesInvoked < times;
@@ -23834,11 +23872,11 @@ var require_mock_utils = __commonJS({
         handler.onError(err);
       }
       handler.onConnect?.(abort, null);
-      if (typeof delay === "number" && delay > 0) {
+      if (typeof delay3 === "number" && delay3 > 0) {
         timer = setTimeout(() => {
           timer = null;
           handleReply(this[kDispatches]);
-        }, delay);
+        }, delay3);
       } else {
         handleReply(this[kDispatches]);
       }
@@ -24482,7 +24520,7 @@ var require_mock_agent = __commonJS({
   "node_modules/undici/lib/mock/mock-agent.js"(exports2, module2) {
     "use strict";
     var { kClients } = require_symbols();
-    var Agent3 = require_agent();
+    var Agent5 = require_agent();
     var {
       kAgent,
       kMockAgentSet,
@@ -24520,7 +24558,7 @@ var require_mock_agent = __commonJS({
         if (opts?.agent && typeof opts.agent.dispatch !== "function") {
           throw new InvalidArgumentError2("Argument opts.agent must implement Agent");
         }
-        const agent = opts?.agent ? opts.agent : new Agent3(opts);
+        const agent = opts?.agent ? opts.agent : new Agent5(opts);
         this[kAgent] = agent;
         this[kClients] = agent[kClients];
         this[kOptions] = mockOptions;
@@ -24752,7 +24790,7 @@ var require_snapshot_recorder = __commonJS({
   "node_modules/undici/lib/mock/snapshot-recorder.js"(exports2, module2) {
     "use strict";
     var { writeFile: writeFile2, readFile: readFile3, mkdir: mkdir2 } = __require("node:fs/promises");
-    var { dirname: dirname4, resolve: resolve3 } = __require("node:path");
+    var { dirname: dirname5, resolve: resolve3 } = __require("node:path");
     var { setTimeout: setTimeout2, clearTimeout: clearTimeout2 } = __require("node:timers");
     var { InvalidArgumentError: InvalidArgumentError2, UndiciError } = require_errors2();
     var { hashId, isUrlExcludedFactory, normalizeHeaders, createHeaderFilters } = require_snapshot_utils();
@@ -24877,8 +24915,8 @@ var require_snapshot_recorder = __commonJS({
         if (this.isUrlExcluded(requestOpts)) {
           return;
         }
-        const request2 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
-        const hash2 = createRequestHash(request2);
+        const request3 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
+        const hash2 = createRequestHash(request3);
         const normalizedHeaders = normalizeHeaders(response.headers);
         const responseData = {
           statusCode: response.statusCode,
@@ -24896,7 +24934,7 @@ var require_snapshot_recorder = __commonJS({
           existingSnapshot.timestamp = (/* @__PURE__ */ new Date()).toISOString();
         } else {
           this.#snapshots.set(hash2, {
-            request: request2,
+            request: request3,
             responses: [responseData],
             // Always store as array for consistency
             callCount: 0,
@@ -24930,8 +24968,8 @@ var require_snapshot_recorder = __commonJS({
         if (this.isUrlExcluded(requestOpts)) {
           return void 0;
         }
-        const request2 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
-        const hash2 = createRequestHash(request2);
+        const request3 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
+        const hash2 = createRequestHash(request3);
         const snapshot = this.#snapshots.get(hash2);
         if (!snapshot) return void 0;
         const currentCallCount = snapshot.callCount || 0;
@@ -24983,7 +25021,7 @@ var require_snapshot_recorder = __commonJS({
           throw new InvalidArgumentError2("Snapshot path is required");
         }
         const resolvedPath = resolve3(path);
-        await mkdir2(dirname4(resolvedPath), { recursive: true });
+        await mkdir2(dirname5(resolvedPath), { recursive: true });
         const data = Array.from(this.#snapshots.entries()).map(([hash2, snapshot]) => ({
           hash: hash2,
           snapshot
@@ -25026,8 +25064,8 @@ var require_snapshot_recorder = __commonJS({
        * @returns {boolean} - True if snapshot was deleted, false if not found
        */
       deleteSnapshot(requestOpts) {
-        const request2 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
-        const hash2 = createRequestHash(request2);
+        const request3 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
+        const hash2 = createRequestHash(request3);
         return this.#snapshots.delete(hash2);
       }
       /**
@@ -25036,8 +25074,8 @@ var require_snapshot_recorder = __commonJS({
        * @returns {SnapshotInfo|null} - Snapshot information or null if not found
        */
       getSnapshotInfo(requestOpts) {
-        const request2 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
-        const hash2 = createRequestHash(request2);
+        const request3 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
+        const hash2 = createRequestHash(request3);
         const snapshot = this.#snapshots.get(hash2);
         if (!snapshot) return null;
         return {
@@ -25127,7 +25165,7 @@ var require_snapshot_recorder = __commonJS({
 var require_snapshot_agent = __commonJS({
   "node_modules/undici/lib/mock/snapshot-agent.js"(exports2, module2) {
     "use strict";
-    var Agent3 = require_agent();
+    var Agent5 = require_agent();
     var MockAgent = require_mock_agent();
     var { SnapshotRecorder } = require_snapshot_recorder();
     var WrapHandler = require_wrap_handler();
@@ -25178,7 +25216,7 @@ var require_snapshot_agent = __commonJS({
         });
         this[kSnapshotLoaded] = false;
         if (this[kSnapshotMode] === "record" || this[kSnapshotMode] === "update" || this[kSnapshotMode] === "playback" && opts.excludeUrls && opts.excludeUrls.length > 0) {
-          this[kRealAgent] = new Agent3(opts);
+          this[kRealAgent] = new Agent5(opts);
         }
         if ((this[kSnapshotMode] === "playback" || this[kSnapshotMode] === "update") && this[kSnapshotPath]) {
           this.loadSnapshots().catch(() => {
@@ -25328,16 +25366,16 @@ var require_snapshot_agent = __commonJS({
        */
       #setupMockInterceptors() {
         for (const snapshot of this[kSnapshotRecorder].getSnapshots()) {
-          const { request: request2, responses, response } = snapshot;
-          const url2 = new URL(request2.url);
+          const { request: request3, responses, response } = snapshot;
+          const url2 = new URL(request3.url);
           const mockPool = this.get(url2.origin);
           const responseData = responses ? responses[0] : response;
           if (!responseData) continue;
           mockPool.intercept({
             path: url2.pathname + url2.search,
-            method: request2.method,
-            headers: request2.headers,
-            body: request2.body
+            method: request3.method,
+            headers: request3.headers,
+            body: request3.body
           }).reply(responseData.statusCode, responseData.body, {
             headers: responseData.headers,
             trailers: responseData.trailers
@@ -25417,9 +25455,9 @@ var require_global2 = __commonJS({
     var globalDispatcher = /* @__PURE__ */ Symbol.for("undici.globalDispatcher.2");
     var legacyGlobalDispatcher = /* @__PURE__ */ Symbol.for("undici.globalDispatcher.1");
     var { InvalidArgumentError: InvalidArgumentError2 } = require_errors2();
-    var Agent3 = require_agent();
+    var Agent5 = require_agent();
     if (getGlobalDispatcher() === void 0) {
-      setGlobalDispatcher(new Agent3());
+      setGlobalDispatcher(new Agent5());
     }
     function setGlobalDispatcher(agent) {
       if (!agent || typeof agent.dispatch !== "function") {
@@ -31193,7 +31231,7 @@ var require_request2 = __commonJS({
         webidl.argumentLengthCheck(arguments, 1, prefix);
         input2 = webidl.converters.RequestInfo(input2);
         init = webidl.converters.RequestInit(init);
-        let request2 = null;
+        let request3 = null;
         let fallbackMode = null;
         const baseUrl = environmentSettingsObject.settingsObject.baseUrl;
         let signal = null;
@@ -31210,18 +31248,18 @@ var require_request2 = __commonJS({
               "Request cannot be constructed from a URL that includes credentials: " + input2
             );
           }
-          request2 = makeRequest({ urlList: [parsedURL] });
+          request3 = makeRequest({ urlList: [parsedURL] });
           fallbackMode = "cors";
         } else {
           assert2(webidl.is.Request(input2));
-          request2 = input2.#state;
+          request3 = input2.#state;
           signal = input2.#signal;
           this.#dispatcher = init.dispatcher || input2.#dispatcher;
         }
         const origin = environmentSettingsObject.settingsObject.origin;
         let window2 = "client";
-        if (request2.window?.constructor?.name === "EnvironmentSettingsObject" && sameOrigin(request2.window, origin)) {
-          window2 = request2.window;
+        if (request3.window?.constructor?.name === "EnvironmentSettingsObject" && sameOrigin(request3.window, origin)) {
+          window2 = request3.window;
         }
         if (init.window != null) {
           throw new TypeError(`'window' option '${window2}' must be null`);
@@ -31229,66 +31267,66 @@ var require_request2 = __commonJS({
         if ("window" in init) {
           window2 = "no-window";
         }
-        request2 = makeRequest({
+        request3 = makeRequest({
           // URL request’s URL.
           // undici implementation note: this is set as the first item in request's urlList in makeRequest
           // method request’s method.
-          method: request2.method,
+          method: request3.method,
           // header list A copy of request’s header list.
           // undici implementation note: headersList is cloned in makeRequest
-          headersList: request2.headersList,
+          headersList: request3.headersList,
           // unsafe-request flag Set.
-          unsafeRequest: request2.unsafeRequest,
+          unsafeRequest: request3.unsafeRequest,
           // client This’s relevant settings object.
           client: environmentSettingsObject.settingsObject,
           // window window.
           window: window2,
           // priority request’s priority.
-          priority: request2.priority,
+          priority: request3.priority,
           // origin request’s origin. The propagation of the origin is only significant for navigation requests
           // being handled by a service worker. In this scenario a request can have an origin that is different
           // from the current client.
-          origin: request2.origin,
+          origin: request3.origin,
           // referrer request’s referrer.
-          referrer: request2.referrer,
+          referrer: request3.referrer,
           // referrer policy request’s referrer policy.
-          referrerPolicy: request2.referrerPolicy,
+          referrerPolicy: request3.referrerPolicy,
           // mode request’s mode.
-          mode: request2.mode,
+          mode: request3.mode,
           // credentials mode request’s credentials mode.
-          credentials: request2.credentials,
+          credentials: request3.credentials,
           // cache mode request’s cache mode.
-          cache: request2.cache,
+          cache: request3.cache,
           // redirect mode request’s redirect mode.
-          redirect: request2.redirect,
+          redirect: request3.redirect,
           // integrity metadata request’s integrity metadata.
-          integrity: request2.integrity,
+          integrity: request3.integrity,
           // keepalive request’s keepalive.
-          keepalive: request2.keepalive,
+          keepalive: request3.keepalive,
           // reload-navigation flag request’s reload-navigation flag.
-          reloadNavigation: request2.reloadNavigation,
+          reloadNavigation: request3.reloadNavigation,
           // history-navigation flag request’s history-navigation flag.
-          historyNavigation: request2.historyNavigation,
+          historyNavigation: request3.historyNavigation,
           // URL list A clone of request’s URL list.
-          urlList: [...request2.urlList]
+          urlList: [...request3.urlList]
         });
         const initHasKey = Object.keys(init).length !== 0;
         if (initHasKey) {
-          if (request2.mode === "navigate") {
-            request2.mode = "same-origin";
+          if (request3.mode === "navigate") {
+            request3.mode = "same-origin";
           }
-          request2.reloadNavigation = false;
-          request2.historyNavigation = false;
-          request2.origin = "client";
-          request2.referrer = "client";
-          request2.referrerPolicy = "";
-          request2.url = request2.urlList[request2.urlList.length - 1];
-          request2.urlList = [request2.url];
+          request3.reloadNavigation = false;
+          request3.historyNavigation = false;
+          request3.origin = "client";
+          request3.referrer = "client";
+          request3.referrerPolicy = "";
+          request3.url = request3.urlList[request3.urlList.length - 1];
+          request3.urlList = [request3.url];
         }
         if (init.referrer !== void 0) {
           const referrer = init.referrer;
           if (referrer === "") {
-            request2.referrer = "no-referrer";
+            request3.referrer = "no-referrer";
           } else {
             let parsedReferrer;
             try {
@@ -31297,14 +31335,14 @@ var require_request2 = __commonJS({
               throw new TypeError(`Referrer "${referrer}" is not a valid URL.`, { cause: err });
             }
             if (parsedReferrer.protocol === "about:" && parsedReferrer.hostname === "client" || origin && !sameOrigin(parsedReferrer, environmentSettingsObject.settingsObject.baseUrl)) {
-              request2.referrer = "client";
+              request3.referrer = "client";
             } else {
-              request2.referrer = parsedReferrer;
+              request3.referrer = parsedReferrer;
             }
           }
         }
         if (init.referrerPolicy !== void 0) {
-          request2.referrerPolicy = init.referrerPolicy;
+          request3.referrerPolicy = init.referrerPolicy;
         }
         let mode;
         if (init.mode !== void 0) {
@@ -31319,33 +31357,33 @@ var require_request2 = __commonJS({
           });
         }
         if (mode != null) {
-          request2.mode = mode;
+          request3.mode = mode;
         }
         if (init.credentials !== void 0) {
-          request2.credentials = init.credentials;
+          request3.credentials = init.credentials;
         }
         if (init.cache !== void 0) {
-          request2.cache = init.cache;
+          request3.cache = init.cache;
         }
-        if (request2.cache === "only-if-cached" && request2.mode !== "same-origin") {
+        if (request3.cache === "only-if-cached" && request3.mode !== "same-origin") {
           throw new TypeError(
             "'only-if-cached' can be set only with 'same-origin' mode"
           );
         }
         if (init.redirect !== void 0) {
-          request2.redirect = init.redirect;
+          request3.redirect = init.redirect;
         }
         if (init.integrity != null) {
-          request2.integrity = String(init.integrity);
+          request3.integrity = String(init.integrity);
         }
         if (init.keepalive !== void 0) {
-          request2.keepalive = Boolean(init.keepalive);
+          request3.keepalive = Boolean(init.keepalive);
         }
         if (init.method !== void 0) {
           let method = init.method;
           const mayBeNormalized = normalizedMethodRecords[method];
           if (mayBeNormalized !== void 0) {
-            request2.method = mayBeNormalized;
+            request3.method = mayBeNormalized;
           } else {
             if (!isValidHTTPToken(method)) {
               throw new TypeError(`'${method}' is not a valid HTTP method.`);
@@ -31355,9 +31393,9 @@ var require_request2 = __commonJS({
               throw new TypeError(`'${method}' HTTP method is unsupported.`);
             }
             method = normalizedMethodRecordsBase[upperCase] ?? method;
-            request2.method = method;
+            request3.method = method;
           }
-          if (!patchMethodWarning && request2.method === "patch") {
+          if (!patchMethodWarning && request3.method === "patch") {
             process.emitWarning("Using `patch` is highly likely to result in a `405 Method Not Allowed`. `PATCH` is much more likely to succeed.", {
               code: "UNDICI-FETCH-patch"
             });
@@ -31367,7 +31405,7 @@ var require_request2 = __commonJS({
         if (init.signal !== void 0) {
           signal = init.signal;
         }
-        this.#state = request2;
+        this.#state = request3;
         const ac = new AbortController();
         this.#signal = ac.signal;
         if (signal != null) {
@@ -31385,12 +31423,12 @@ var require_request2 = __commonJS({
           }
         }
         this.#headers = new Headers(kConstruct);
-        setHeadersList(this.#headers, request2.headersList);
+        setHeadersList(this.#headers, request3.headersList);
         setHeadersGuard(this.#headers, "request");
         if (mode === "no-cors") {
-          if (!corsSafeListedMethodsSet.has(request2.method)) {
+          if (!corsSafeListedMethodsSet.has(request3.method)) {
             throw new TypeError(
-              `'${request2.method} is unsupported in no-cors mode.`
+              `'${request3.method} is unsupported in no-cors mode.`
             );
           }
           setHeadersGuard(this.#headers, "request-no-cors");
@@ -31409,14 +31447,14 @@ var require_request2 = __commonJS({
           }
         }
         const inputBody = webidl.is.Request(input2) ? input2.#state.body : null;
-        if ((init.body != null || inputBody != null) && (request2.method === "GET" || request2.method === "HEAD")) {
+        if ((init.body != null || inputBody != null) && (request3.method === "GET" || request3.method === "HEAD")) {
           throw new TypeError("Request with GET/HEAD method cannot have body.");
         }
         let initBody = null;
         if (init.body != null) {
           const [extractedBody, contentType] = extractBody(
             init.body,
-            request2.keepalive
+            request3.keepalive
           );
           initBody = extractedBody;
           if (contentType && !getHeadersList(this.#headers).contains("content-type", true)) {
@@ -31428,12 +31466,12 @@ var require_request2 = __commonJS({
           if (initBody != null && init.duplex == null) {
             throw new TypeError("RequestInit: duplex option is required when sending a body.");
           }
-          if (request2.mode !== "same-origin" && request2.mode !== "cors") {
+          if (request3.mode !== "same-origin" && request3.mode !== "cors") {
             throw new TypeError(
               'If request is made from ReadableStream, mode should be "same-origin" or "cors"'
             );
           }
-          request2.useCORSPreflightFlag = true;
+          request3.useCORSPreflightFlag = true;
         }
         let finalBody = inputOrInitBody;
         if (initBody == null && inputBody != null) {
@@ -31623,42 +31661,42 @@ var require_request2 = __commonJS({
        * @param {Request} request
        * @param {AbortSignal} newSignal
        */
-      static setRequestSignal(request2, newSignal) {
-        request2.#signal = newSignal;
-        return request2;
+      static setRequestSignal(request3, newSignal) {
+        request3.#signal = newSignal;
+        return request3;
       }
       /**
        * @param {Request} request
        */
-      static getRequestDispatcher(request2) {
-        return request2.#dispatcher;
+      static getRequestDispatcher(request3) {
+        return request3.#dispatcher;
       }
       /**
        * @param {Request} request
        * @param {import('../../dispatcher/dispatcher')} newDispatcher
        */
-      static setRequestDispatcher(request2, newDispatcher) {
-        request2.#dispatcher = newDispatcher;
+      static setRequestDispatcher(request3, newDispatcher) {
+        request3.#dispatcher = newDispatcher;
       }
       /**
        * @param {Request} request
        * @param {Headers} newHeaders
        */
-      static setRequestHeaders(request2, newHeaders) {
-        request2.#headers = newHeaders;
+      static setRequestHeaders(request3, newHeaders) {
+        request3.#headers = newHeaders;
       }
       /**
        * @param {Request} request
        */
-      static getRequestState(request2) {
-        return request2.#state;
+      static getRequestState(request3) {
+        return request3.#state;
       }
       /**
        * @param {Request} request
        * @param {any} newState
        */
-      static setRequestState(request2, newState) {
-        request2.#state = newState;
+      static setRequestState(request3, newState) {
+        request3.#state = newState;
       }
     };
     var { setRequestSignal, getRequestDispatcher, setRequestDispatcher, setRequestHeaders, getRequestState, setRequestState } = Request;
@@ -31713,23 +31751,23 @@ var require_request2 = __commonJS({
         headersList: init.headersList ? new HeadersList(init.headersList) : new HeadersList()
       };
     }
-    function cloneRequest(request2) {
-      const newRequest = makeRequest({ ...request2, body: null });
-      if (request2.body != null) {
-        newRequest.body = cloneBody(request2.body);
+    function cloneRequest(request3) {
+      const newRequest = makeRequest({ ...request3, body: null });
+      if (request3.body != null) {
+        newRequest.body = cloneBody(request3.body);
       }
       return newRequest;
     }
     function fromInnerRequest(innerRequest, dispatcher, signal, guard) {
-      const request2 = new Request(kConstruct);
-      setRequestState(request2, innerRequest);
-      setRequestDispatcher(request2, dispatcher);
-      setRequestSignal(request2, signal);
+      const request3 = new Request(kConstruct);
+      setRequestState(request3, innerRequest);
+      setRequestDispatcher(request3, dispatcher);
+      setRequestSignal(request3, signal);
       const headers = new Headers(kConstruct);
-      setRequestHeaders(request2, headers);
+      setRequestHeaders(request3, headers);
       setHeadersList(headers, innerRequest.headersList);
       setHeadersGuard(headers, guard);
-      return request2;
+      return request3;
     }
     Object.defineProperties(Request.prototype, {
       method: kEnumerableProperty,
@@ -32120,14 +32158,14 @@ var require_fetch = __commonJS({
         p.reject(e);
         return p.promise;
       }
-      const request2 = getRequestState(requestObject);
+      const request3 = getRequestState(requestObject);
       if (requestObject.signal.aborted) {
-        abortFetch(p, request2, null, requestObject.signal.reason, null);
+        abortFetch(p, request3, null, requestObject.signal.reason, null);
         return p.promise;
       }
-      const globalObject = request2.client.globalObject;
+      const globalObject = request3.client.globalObject;
       if (globalObject?.constructor?.name === "ServiceWorkerGlobalScope") {
-        request2.serviceWorkers = "none";
+        request3.serviceWorkers = "none";
       }
       let responseObject = null;
       let locallyAborted = false;
@@ -32139,7 +32177,7 @@ var require_fetch = __commonJS({
           assert2(controller != null);
           controller.abort(requestObject.signal.reason);
           const realResponse = responseObject?.deref();
-          abortFetch(p, request2, realResponse, requestObject.signal.reason, controller.controller);
+          abortFetch(p, request3, realResponse, requestObject.signal.reason, controller.controller);
         }
       );
       const processResponse = (response) => {
@@ -32147,7 +32185,7 @@ var require_fetch = __commonJS({
           return;
         }
         if (response.aborted) {
-          abortFetch(p, request2, responseObject, controller.serializedAbortReason, controller.controller);
+          abortFetch(p, request3, responseObject, controller.serializedAbortReason, controller.controller);
           return;
         }
         if (response.type === "error") {
@@ -32159,7 +32197,7 @@ var require_fetch = __commonJS({
         p = null;
       };
       controller = fetching({
-        request: request2,
+        request: request3,
         processResponseEndOfBody: handleFetchDone,
         processResponse,
         dispatcher: getRequestDispatcher(requestObject),
@@ -32206,12 +32244,12 @@ var require_fetch = __commonJS({
       );
     }
     var markResourceTiming = performance.markResourceTiming;
-    function abortFetch(p, request2, responseObject, error62, controller) {
+    function abortFetch(p, request3, responseObject, error62, controller) {
       if (p) {
         p.reject(error62);
       }
-      if (request2.body?.stream != null && isReadable(request2.body.stream)) {
-        request2.body.stream.cancel(error62).catch((err) => {
+      if (request3.body?.stream != null && isReadable(request3.body.stream)) {
+        request3.body.stream.cancel(error62).catch((err) => {
           if (err.code === "ERR_INVALID_STATE") {
             return;
           }
@@ -32227,7 +32265,7 @@ var require_fetch = __commonJS({
       }
     }
     function fetching({
-      request: request2,
+      request: request3,
       processRequestBodyChunkLength,
       processRequestEndOfBody,
       processResponse,
@@ -32242,9 +32280,9 @@ var require_fetch = __commonJS({
       assert2(dispatcher);
       let taskDestination = null;
       let crossOriginIsolatedCapability = false;
-      if (request2.client != null) {
-        taskDestination = request2.client.globalObject;
-        crossOriginIsolatedCapability = request2.client.crossOriginIsolatedCapability;
+      if (request3.client != null) {
+        taskDestination = request3.client.globalObject;
+        crossOriginIsolatedCapability = request3.client.crossOriginIsolatedCapability;
       }
       const currentTime = coarsenedSharedCurrentTime(crossOriginIsolatedCapability);
       const timingInfo = createOpaqueTimingInfo({
@@ -32252,7 +32290,7 @@ var require_fetch = __commonJS({
       });
       const fetchParams = {
         controller: new Fetch(dispatcher),
-        request: request2,
+        request: request3,
         timingInfo,
         processRequestBodyChunkLength,
         processRequestEndOfBody,
@@ -32264,79 +32302,79 @@ var require_fetch = __commonJS({
         // Keep requestObject alive to prevent its AbortController from being GC'd
         requestObject
       };
-      assert2(!request2.body || request2.body.stream);
-      if (request2.window === "client") {
-        request2.window = request2.client?.globalObject?.constructor?.name === "Window" ? request2.client : "no-window";
+      assert2(!request3.body || request3.body.stream);
+      if (request3.window === "client") {
+        request3.window = request3.client?.globalObject?.constructor?.name === "Window" ? request3.client : "no-window";
       }
-      if (request2.origin === "client") {
-        request2.origin = request2.client.origin;
+      if (request3.origin === "client") {
+        request3.origin = request3.client.origin;
       }
-      if (request2.policyContainer === "client") {
-        if (request2.client != null) {
-          request2.policyContainer = clonePolicyContainer(
-            request2.client.policyContainer
+      if (request3.policyContainer === "client") {
+        if (request3.client != null) {
+          request3.policyContainer = clonePolicyContainer(
+            request3.client.policyContainer
           );
         } else {
-          request2.policyContainer = makePolicyContainer();
+          request3.policyContainer = makePolicyContainer();
         }
       }
-      if (!request2.headersList.contains("accept", true)) {
+      if (!request3.headersList.contains("accept", true)) {
         const value = "*/*";
-        request2.headersList.append("accept", value, true);
+        request3.headersList.append("accept", value, true);
       }
-      if (!request2.headersList.contains("accept-language", true)) {
-        request2.headersList.append("accept-language", "*", true);
+      if (!request3.headersList.contains("accept-language", true)) {
+        request3.headersList.append("accept-language", "*", true);
       }
-      if (request2.priority === null) {
+      if (request3.priority === null) {
       }
-      if (subresourceSet.has(request2.destination)) {
+      if (subresourceSet.has(request3.destination)) {
       }
       mainFetch(fetchParams, false);
       return fetchParams.controller;
     }
     async function mainFetch(fetchParams, recursive2) {
       try {
-        const request2 = fetchParams.request;
+        const request3 = fetchParams.request;
         let response = null;
-        if (request2.localURLsOnly && !urlIsLocal(requestCurrentURL(request2))) {
+        if (request3.localURLsOnly && !urlIsLocal(requestCurrentURL(request3))) {
           response = makeNetworkError("local URLs only");
         }
-        tryUpgradeRequestToAPotentiallyTrustworthyURL(request2);
-        if (requestBadPort(request2) === "blocked") {
+        tryUpgradeRequestToAPotentiallyTrustworthyURL(request3);
+        if (requestBadPort(request3) === "blocked") {
           response = makeNetworkError("bad port");
         }
-        if (request2.referrerPolicy === "") {
-          request2.referrerPolicy = request2.policyContainer.referrerPolicy;
+        if (request3.referrerPolicy === "") {
+          request3.referrerPolicy = request3.policyContainer.referrerPolicy;
         }
-        if (request2.referrer !== "no-referrer") {
-          request2.referrer = determineRequestsReferrer(request2);
+        if (request3.referrer !== "no-referrer") {
+          request3.referrer = determineRequestsReferrer(request3);
         }
         if (response === null) {
-          const currentURL = requestCurrentURL(request2);
+          const currentURL = requestCurrentURL(request3);
           if (
             // - request’s current URL’s origin is same origin with request’s origin,
             //   and request’s response tainting is "basic"
-            sameOrigin(currentURL, request2.url) && request2.responseTainting === "basic" || // request’s current URL’s scheme is "data"
+            sameOrigin(currentURL, request3.url) && request3.responseTainting === "basic" || // request’s current URL’s scheme is "data"
             currentURL.protocol === "data:" || // - request’s mode is "navigate" or "websocket"
-            (request2.mode === "navigate" || request2.mode === "websocket")
+            (request3.mode === "navigate" || request3.mode === "websocket")
           ) {
-            request2.responseTainting = "basic";
+            request3.responseTainting = "basic";
             response = await schemeFetch(fetchParams);
-          } else if (request2.mode === "same-origin") {
+          } else if (request3.mode === "same-origin") {
             response = makeNetworkError('request mode cannot be "same-origin"');
-          } else if (request2.mode === "no-cors") {
-            if (request2.redirect !== "follow") {
+          } else if (request3.mode === "no-cors") {
+            if (request3.redirect !== "follow") {
               response = makeNetworkError(
                 'redirect mode cannot be "follow" for "no-cors" request'
               );
             } else {
-              request2.responseTainting = "opaque";
+              request3.responseTainting = "opaque";
               response = await schemeFetch(fetchParams);
             }
-          } else if (!urlIsHttpHttpsScheme(requestCurrentURL(request2))) {
+          } else if (!urlIsHttpHttpsScheme(requestCurrentURL(request3))) {
             response = makeNetworkError("URL scheme must be a HTTP(S) scheme");
           } else {
-            request2.responseTainting = "cors";
+            request3.responseTainting = "cors";
             response = await httpFetch(fetchParams);
           }
         }
@@ -32344,13 +32382,13 @@ var require_fetch = __commonJS({
           return response;
         }
         if (response.status !== 0 && !response.internalResponse) {
-          if (request2.responseTainting === "cors") {
+          if (request3.responseTainting === "cors") {
           }
-          if (request2.responseTainting === "basic") {
+          if (request3.responseTainting === "basic") {
             response = filterResponse(response, "basic");
-          } else if (request2.responseTainting === "cors") {
+          } else if (request3.responseTainting === "cors") {
             response = filterResponse(response, "cors");
-          } else if (request2.responseTainting === "opaque") {
+          } else if (request3.responseTainting === "opaque") {
             response = filterResponse(response, "opaque");
           } else {
             assert2(false);
@@ -32358,26 +32396,26 @@ var require_fetch = __commonJS({
         }
         let internalResponse = response.status === 0 ? response : response.internalResponse;
         if (internalResponse.urlList.length === 0) {
-          internalResponse.urlList.push(...request2.urlList);
+          internalResponse.urlList.push(...request3.urlList);
         }
-        if (!request2.timingAllowFailed) {
+        if (!request3.timingAllowFailed) {
           response.timingAllowPassed = true;
         }
-        if (response.type === "opaque" && internalResponse.status === 206 && internalResponse.rangeRequested && !request2.headers.contains("range", true)) {
+        if (response.type === "opaque" && internalResponse.status === 206 && internalResponse.rangeRequested && !request3.headers.contains("range", true)) {
           response = internalResponse = makeNetworkError();
         }
-        if (response.status !== 0 && (request2.method === "HEAD" || request2.method === "CONNECT" || nullBodyStatus.includes(internalResponse.status))) {
+        if (response.status !== 0 && (request3.method === "HEAD" || request3.method === "CONNECT" || nullBodyStatus.includes(internalResponse.status))) {
           internalResponse.body = null;
           fetchParams.controller.dump = true;
         }
-        if (request2.integrity) {
+        if (request3.integrity) {
           const processBodyError = (reason) => fetchFinale(fetchParams, makeNetworkError(reason));
-          if (request2.responseTainting === "opaque" || response.body == null) {
+          if (request3.responseTainting === "opaque" || response.body == null) {
             processBodyError(response.error);
             return;
           }
           const processBody = (bytes) => {
-            if (!bytesMatch(bytes, request2.integrity)) {
+            if (!bytesMatch(bytes, request3.integrity)) {
               processBodyError("integrity mismatch");
               return;
             }
@@ -32396,8 +32434,8 @@ var require_fetch = __commonJS({
       if (isCancelled(fetchParams) && fetchParams.request.redirectCount === 0) {
         return Promise.resolve(makeAppropriateNetworkError(fetchParams));
       }
-      const { request: request2 } = fetchParams;
-      const { protocol: scheme } = requestCurrentURL(request2);
+      const { request: request3 } = fetchParams;
+      const { protocol: scheme } = requestCurrentURL(request3);
       switch (scheme) {
         case "about:": {
           return Promise.resolve(makeNetworkError("about scheme is not supported"));
@@ -32406,19 +32444,19 @@ var require_fetch = __commonJS({
           if (!resolveObjectURL) {
             resolveObjectURL = __require("node:buffer").resolveObjectURL;
           }
-          const blobURLEntry = requestCurrentURL(request2);
+          const blobURLEntry = requestCurrentURL(request3);
           if (blobURLEntry.search.length !== 0) {
             return Promise.resolve(makeNetworkError("NetworkError when attempting to fetch resource."));
           }
           const blob = resolveObjectURL(blobURLEntry.toString());
-          if (request2.method !== "GET" || !webidl.is.Blob(blob)) {
+          if (request3.method !== "GET" || !webidl.is.Blob(blob)) {
             return Promise.resolve(makeNetworkError("invalid method"));
           }
           const response = makeResponse();
           const fullLength = blob.size;
           const serializedFullLength = isomorphicEncode(`${fullLength}`);
           const type = blob.type;
-          if (!request2.headersList.contains("range", true)) {
+          if (!request3.headersList.contains("range", true)) {
             const bodyWithType = extractBody(blob);
             response.statusText = "OK";
             response.body = bodyWithType[0];
@@ -32426,7 +32464,7 @@ var require_fetch = __commonJS({
             response.headersList.set("content-type", type, true);
           } else {
             response.rangeRequested = true;
-            const rangeHeader = request2.headersList.get("range", true);
+            const rangeHeader = request3.headersList.get("range", true);
             const rangeValue = simpleRangeHeaderValue(rangeHeader, true);
             if (rangeValue === "failure") {
               return Promise.resolve(makeNetworkError("failed to fetch the data URL"));
@@ -32457,7 +32495,7 @@ var require_fetch = __commonJS({
           return Promise.resolve(response);
         }
         case "data:": {
-          const currentURL = requestCurrentURL(request2);
+          const currentURL = requestCurrentURL(request3);
           const dataURLStruct = dataURLProcessor(currentURL);
           if (dataURLStruct === "failure") {
             return Promise.resolve(makeNetworkError("failed to fetch the data URL"));
@@ -32546,41 +32584,41 @@ var require_fetch = __commonJS({
       }
     }
     async function httpFetch(fetchParams) {
-      const request2 = fetchParams.request;
+      const request3 = fetchParams.request;
       let response = null;
       let actualResponse = null;
       const timingInfo = fetchParams.timingInfo;
-      if (request2.serviceWorkers === "all") {
+      if (request3.serviceWorkers === "all") {
       }
       if (response === null) {
-        if (request2.redirect === "follow") {
-          request2.serviceWorkers = "none";
+        if (request3.redirect === "follow") {
+          request3.serviceWorkers = "none";
         }
         actualResponse = response = await httpNetworkOrCacheFetch(fetchParams);
-        if (request2.responseTainting === "cors" && corsCheck(request2, response) === "failure") {
+        if (request3.responseTainting === "cors" && corsCheck(request3, response) === "failure") {
           return makeNetworkError("cors failure");
         }
-        if (TAOCheck(request2, response) === "failure") {
-          request2.timingAllowFailed = true;
+        if (TAOCheck(request3, response) === "failure") {
+          request3.timingAllowFailed = true;
         }
       }
-      if ((request2.responseTainting === "opaque" || response.type === "opaque") && crossOriginResourcePolicyCheck(
-        request2.origin,
-        request2.client,
-        request2.destination,
+      if ((request3.responseTainting === "opaque" || response.type === "opaque") && crossOriginResourcePolicyCheck(
+        request3.origin,
+        request3.client,
+        request3.destination,
         actualResponse
       ) === "blocked") {
         return makeNetworkError("blocked");
       }
       if (redirectStatusSet.has(actualResponse.status)) {
-        if (request2.redirect !== "manual") {
+        if (request3.redirect !== "manual") {
           fetchParams.controller.connection.destroy(void 0, false);
         }
-        if (request2.redirect === "error") {
+        if (request3.redirect === "error") {
           response = makeNetworkError("unexpected redirect");
-        } else if (request2.redirect === "manual") {
+        } else if (request3.redirect === "manual") {
           response = actualResponse;
-        } else if (request2.redirect === "follow") {
+        } else if (request3.redirect === "follow") {
           response = await httpRedirectFetch(fetchParams, response);
         } else {
           assert2(false);
@@ -32590,13 +32628,13 @@ var require_fetch = __commonJS({
       return response;
     }
     function httpRedirectFetch(fetchParams, response) {
-      const request2 = fetchParams.request;
+      const request3 = fetchParams.request;
       const actualResponse = response.internalResponse ? response.internalResponse : response;
       let locationURL;
       try {
         locationURL = responseLocationURL(
           actualResponse,
-          requestCurrentURL(request2).hash
+          requestCurrentURL(request3).hash
         );
         if (locationURL == null) {
           return response;
@@ -32607,63 +32645,63 @@ var require_fetch = __commonJS({
       if (!urlIsHttpHttpsScheme(locationURL)) {
         return Promise.resolve(makeNetworkError("URL scheme must be a HTTP(S) scheme"));
       }
-      if (request2.redirectCount === 20) {
+      if (request3.redirectCount === 20) {
         return Promise.resolve(makeNetworkError("redirect count exceeded"));
       }
-      request2.redirectCount += 1;
-      if (request2.mode === "cors" && (locationURL.username || locationURL.password) && !sameOrigin(request2, locationURL)) {
+      request3.redirectCount += 1;
+      if (request3.mode === "cors" && (locationURL.username || locationURL.password) && !sameOrigin(request3, locationURL)) {
         return Promise.resolve(makeNetworkError('cross origin not allowed for request mode "cors"'));
       }
-      if (request2.responseTainting === "cors" && (locationURL.username || locationURL.password)) {
+      if (request3.responseTainting === "cors" && (locationURL.username || locationURL.password)) {
         return Promise.resolve(makeNetworkError(
           'URL cannot contain credentials for request mode "cors"'
         ));
       }
-      if (actualResponse.status !== 303 && request2.body != null && request2.body.source == null) {
+      if (actualResponse.status !== 303 && request3.body != null && request3.body.source == null) {
         return Promise.resolve(makeNetworkError());
       }
-      if ([301, 302].includes(actualResponse.status) && request2.method === "POST" || actualResponse.status === 303 && !GET_OR_HEAD.includes(request2.method)) {
-        request2.method = "GET";
-        request2.body = null;
+      if ([301, 302].includes(actualResponse.status) && request3.method === "POST" || actualResponse.status === 303 && !GET_OR_HEAD.includes(request3.method)) {
+        request3.method = "GET";
+        request3.body = null;
         for (const headerName of requestBodyHeader) {
-          request2.headersList.delete(headerName);
+          request3.headersList.delete(headerName);
         }
       }
-      if (!sameOrigin(requestCurrentURL(request2), locationURL)) {
-        request2.headersList.delete("authorization", true);
-        request2.headersList.delete("proxy-authorization", true);
-        request2.headersList.delete("cookie", true);
-        request2.headersList.delete("host", true);
+      if (!sameOrigin(requestCurrentURL(request3), locationURL)) {
+        request3.headersList.delete("authorization", true);
+        request3.headersList.delete("proxy-authorization", true);
+        request3.headersList.delete("cookie", true);
+        request3.headersList.delete("host", true);
       }
-      if (request2.body != null) {
-        assert2(request2.body.source != null);
-        request2.body = safelyExtractBody(request2.body.source)[0];
+      if (request3.body != null) {
+        assert2(request3.body.source != null);
+        request3.body = safelyExtractBody(request3.body.source)[0];
       }
       const timingInfo = fetchParams.timingInfo;
       timingInfo.redirectEndTime = timingInfo.postRedirectStartTime = coarsenedSharedCurrentTime(fetchParams.crossOriginIsolatedCapability);
       if (timingInfo.redirectStartTime === 0) {
         timingInfo.redirectStartTime = timingInfo.startTime;
       }
-      request2.urlList.push(locationURL);
-      setRequestReferrerPolicyOnRedirect(request2, actualResponse);
+      request3.urlList.push(locationURL);
+      setRequestReferrerPolicyOnRedirect(request3, actualResponse);
       return mainFetch(fetchParams, true);
     }
     async function httpNetworkOrCacheFetch(fetchParams, isAuthenticationFetch = false, isNewConnectionFetch = false) {
-      const request2 = fetchParams.request;
+      const request3 = fetchParams.request;
       let httpFetchParams = null;
       let httpRequest = null;
       let response = null;
       const httpCache = null;
       const revalidatingFlag = false;
-      if (request2.window === "no-window" && request2.redirect === "error") {
+      if (request3.window === "no-window" && request3.redirect === "error") {
         httpFetchParams = fetchParams;
-        httpRequest = request2;
+        httpRequest = request3;
       } else {
-        httpRequest = cloneRequest(request2);
+        httpRequest = cloneRequest(request3);
         httpFetchParams = { ...fetchParams };
         httpFetchParams.request = httpRequest;
       }
-      const includeCredentials = request2.credentials === "include" || request2.credentials === "same-origin" && request2.responseTainting === "basic";
+      const includeCredentials = request3.credentials === "include" || request3.credentials === "same-origin" && request3.responseTainting === "basic";
       const contentLength = httpRequest.body ? httpRequest.body.length : null;
       let contentLengthHeaderValue = null;
       if (httpRequest.body == null && ["POST", "PUT"].includes(httpRequest.method)) {
@@ -32750,14 +32788,14 @@ var require_fetch = __commonJS({
         response.rangeRequested = true;
       }
       response.requestIncludesCredentials = includeCredentials;
-      if (response.status === 401 && httpRequest.responseTainting !== "cors" && includeCredentials && (request2.useURLCredentials !== void 0 || isTraversableNavigable(request2.traversableForUserPrompts))) {
-        if (request2.body != null) {
-          if (request2.body.source == null) {
+      if (response.status === 401 && httpRequest.responseTainting !== "cors" && includeCredentials && (request3.useURLCredentials !== void 0 || isTraversableNavigable(request3.traversableForUserPrompts))) {
+        if (request3.body != null) {
+          if (request3.body.source == null) {
             return response;
           }
-          request2.body = safelyExtractBody(request2.body.source)[0];
+          request3.body = safelyExtractBody(request3.body.source)[0];
         }
-        if (request2.useURLCredentials === void 0 || isAuthenticationFetch) {
+        if (request3.useURLCredentials === void 0 || isAuthenticationFetch) {
           if (isCancelled(fetchParams)) {
             return makeAppropriateNetworkError(fetchParams);
           }
@@ -32767,7 +32805,7 @@ var require_fetch = __commonJS({
         response = await httpNetworkOrCacheFetch(fetchParams, true);
       }
       if (response.status === 407) {
-        if (request2.window === "no-window") {
+        if (request3.window === "no-window") {
           return makeNetworkError();
         }
         if (isCancelled(fetchParams)) {
@@ -32779,7 +32817,7 @@ var require_fetch = __commonJS({
         // response’s status is 421
         response.status === 421 && // isNewConnectionFetch is false
         !isNewConnectionFetch && // request’s body is null, or request’s body is non-null and request’s body’s source is non-null
-        (request2.body == null || request2.body.source != null)
+        (request3.body == null || request3.body.source != null)
       ) {
         if (isCancelled(fetchParams)) {
           return makeAppropriateNetworkError(fetchParams);
@@ -32809,21 +32847,21 @@ var require_fetch = __commonJS({
           }
         }
       };
-      const request2 = fetchParams.request;
+      const request3 = fetchParams.request;
       let response = null;
       const timingInfo = fetchParams.timingInfo;
       const httpCache = null;
       if (httpCache == null) {
-        request2.cache = "no-store";
+        request3.cache = "no-store";
       }
       const newConnection = forceNewConnection ? "yes" : "no";
-      if (request2.mode === "websocket") {
+      if (request3.mode === "websocket") {
       } else {
       }
       let requestBody = null;
-      if (request2.body == null && fetchParams.processRequestEndOfBody) {
+      if (request3.body == null && fetchParams.processRequestEndOfBody) {
         queueMicrotask(() => fetchParams.processRequestEndOfBody());
-      } else if (request2.body != null) {
+      } else if (request3.body != null) {
         const processBodyChunk = async function* (bytes) {
           if (isCancelled(fetchParams)) {
             return;
@@ -32851,7 +32889,7 @@ var require_fetch = __commonJS({
         };
         requestBody = (async function* () {
           try {
-            for await (const bytes of request2.body.stream) {
+            for await (const bytes of request3.body.stream) {
               yield* processBodyChunk(bytes);
             }
             processEndOfBody();
@@ -32958,7 +32996,7 @@ var require_fetch = __commonJS({
       }
       return response;
       function dispatch({ body }) {
-        const url2 = requestCurrentURL(request2);
+        const url2 = requestCurrentURL(request3);
         const agent = fetchParams.controller.dispatcher;
         const path = url2.pathname + url2.search;
         const hasTrailingQuestionMark = url2.search.length === 0 && url2.href[url2.href.length - url2.hash.length - 1] === "?";
@@ -32966,11 +33004,11 @@ var require_fetch = __commonJS({
           {
             path: hasTrailingQuestionMark ? `${path}?` : path,
             origin: url2.origin,
-            method: request2.method,
-            body: agent.isMockActive ? request2.body && (request2.body.source || request2.body.stream) : body,
-            headers: request2.headersList.entries,
+            method: request3.method,
+            body: agent.isMockActive ? request3.body && (request3.body.source || request3.body.stream) : body,
+            headers: request3.headersList.entries,
             maxRedirections: 0,
-            upgrade: request2.mode === "websocket" ? "websocket" : void 0
+            upgrade: request3.mode === "websocket" ? "websocket" : void 0
           },
           {
             body: null,
@@ -33006,9 +33044,9 @@ var require_fetch = __commonJS({
                 }
               }
               const location = headersList.get("location", true);
-              const willFollow = location && request2.redirect === "follow" && redirectStatusSet.has(status);
+              const willFollow = location && request3.redirect === "follow" && redirectStatusSet.has(status);
               const decoders = [];
-              if (request2.method !== "HEAD" && request2.method !== "CONNECT" && !nullBodyStatus.includes(status) && !willFollow) {
+              if (request3.method !== "HEAD" && request3.method !== "CONNECT" && !nullBodyStatus.includes(status) && !willFollow) {
                 const contentEncoding = headersList.get("content-encoding", true);
                 const codings = contentEncoding ? contentEncoding.toLowerCase().split(",") : [];
                 const maxContentEncodings = 5;
@@ -33155,8 +33193,8 @@ var require_util3 = __commonJS({
     var assert2 = __require("node:assert");
     var { URLSerializer } = require_data_url();
     var { isValidHeaderName } = require_util2();
-    function urlEquals(A, B, excludeFragment = false) {
-      const serializedA = URLSerializer(A, excludeFragment);
+    function urlEquals(A2, B, excludeFragment = false) {
+      const serializedA = URLSerializer(A2, excludeFragment);
       const serializedB = URLSerializer(B, excludeFragment);
       return serializedA === serializedB;
     }
@@ -33205,31 +33243,31 @@ var require_cache3 = __commonJS({
         webidl.util.markAsUncloneable(this);
         this.#relevantRequestResponseList = arguments[1];
       }
-      async match(request2, options = {}) {
+      async match(request3, options = {}) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.match";
         webidl.argumentLengthCheck(arguments, 1, prefix);
-        request2 = webidl.converters.RequestInfo(request2);
+        request3 = webidl.converters.RequestInfo(request3);
         options = webidl.converters.CacheQueryOptions(options, prefix, "options");
-        const p = this.#internalMatchAll(request2, options, 1);
+        const p = this.#internalMatchAll(request3, options, 1);
         if (p.length === 0) {
           return;
         }
         return p[0];
       }
-      async matchAll(request2 = void 0, options = {}) {
+      async matchAll(request3 = void 0, options = {}) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.matchAll";
-        if (request2 !== void 0) request2 = webidl.converters.RequestInfo(request2);
+        if (request3 !== void 0) request3 = webidl.converters.RequestInfo(request3);
         options = webidl.converters.CacheQueryOptions(options, prefix, "options");
-        return this.#internalMatchAll(request2, options);
+        return this.#internalMatchAll(request3, options);
       }
-      async add(request2) {
+      async add(request3) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.add";
         webidl.argumentLengthCheck(arguments, 1, prefix);
-        request2 = webidl.converters.RequestInfo(request2);
-        const requests = [request2];
+        request3 = webidl.converters.RequestInfo(request3);
+        const requests = [request3];
         const responseArrayPromise = this.addAll(requests);
         return await responseArrayPromise;
       }
@@ -33239,19 +33277,19 @@ var require_cache3 = __commonJS({
         webidl.argumentLengthCheck(arguments, 1, prefix);
         const responsePromises = [];
         const requestList = [];
-        for (let request2 of requests) {
-          if (request2 === void 0) {
+        for (let request3 of requests) {
+          if (request3 === void 0) {
             throw webidl.errors.conversionFailed({
               prefix,
               argument: "Argument 1",
               types: ["undefined is not allowed"]
             });
           }
-          request2 = webidl.converters.RequestInfo(request2);
-          if (typeof request2 === "string") {
+          request3 = webidl.converters.RequestInfo(request3);
+          if (typeof request3 === "string") {
             continue;
           }
-          const r = getRequestState(request2);
+          const r = getRequestState(request3);
           if (!urlIsHttpHttpsScheme(r.url) || r.method !== "GET") {
             throw webidl.errors.exception({
               header: prefix,
@@ -33260,8 +33298,8 @@ var require_cache3 = __commonJS({
           }
         }
         const fetchControllers = [];
-        for (const request2 of requests) {
-          const r = getRequestState(new Request(request2));
+        for (const request3 of requests) {
+          const r = getRequestState(new Request(request3));
           if (!urlIsHttpHttpsScheme(r.url)) {
             throw webidl.errors.exception({
               header: prefix,
@@ -33338,17 +33376,17 @@ var require_cache3 = __commonJS({
         });
         return cacheJobPromise.promise;
       }
-      async put(request2, response) {
+      async put(request3, response) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.put";
         webidl.argumentLengthCheck(arguments, 2, prefix);
-        request2 = webidl.converters.RequestInfo(request2);
+        request3 = webidl.converters.RequestInfo(request3);
         response = webidl.converters.Response(response, prefix, "response");
         let innerRequest = null;
-        if (webidl.is.Request(request2)) {
-          innerRequest = getRequestState(request2);
+        if (webidl.is.Request(request3)) {
+          innerRequest = getRequestState(request3);
         } else {
-          innerRequest = getRequestState(new Request(request2));
+          innerRequest = getRequestState(new Request(request3));
         }
         if (!urlIsHttpHttpsScheme(innerRequest.url) || innerRequest.method !== "GET") {
           throw webidl.errors.exception({
@@ -33419,21 +33457,21 @@ var require_cache3 = __commonJS({
         });
         return cacheJobPromise.promise;
       }
-      async delete(request2, options = {}) {
+      async delete(request3, options = {}) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.delete";
         webidl.argumentLengthCheck(arguments, 1, prefix);
-        request2 = webidl.converters.RequestInfo(request2);
+        request3 = webidl.converters.RequestInfo(request3);
         options = webidl.converters.CacheQueryOptions(options, prefix, "options");
         let r = null;
-        if (webidl.is.Request(request2)) {
-          r = getRequestState(request2);
+        if (webidl.is.Request(request3)) {
+          r = getRequestState(request3);
           if (r.method !== "GET" && !options.ignoreMethod) {
             return false;
           }
         } else {
-          assert2(typeof request2 === "string");
-          r = getRequestState(new Request(request2));
+          assert2(typeof request3 === "string");
+          r = getRequestState(new Request(request3));
         }
         const operations = [];
         const operation = {
@@ -33465,25 +33503,25 @@ var require_cache3 = __commonJS({
        * @param {import('../../../types/cache').CacheQueryOptions} options
        * @returns {Promise<readonly Request[]>}
        */
-      async keys(request2 = void 0, options = {}) {
+      async keys(request3 = void 0, options = {}) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.keys";
-        if (request2 !== void 0) request2 = webidl.converters.RequestInfo(request2);
+        if (request3 !== void 0) request3 = webidl.converters.RequestInfo(request3);
         options = webidl.converters.CacheQueryOptions(options, prefix, "options");
         let r = null;
-        if (request2 !== void 0) {
-          if (webidl.is.Request(request2)) {
-            r = getRequestState(request2);
+        if (request3 !== void 0) {
+          if (webidl.is.Request(request3)) {
+            r = getRequestState(request3);
             if (r.method !== "GET" && !options.ignoreMethod) {
               return [];
             }
-          } else if (typeof request2 === "string") {
-            r = getRequestState(new Request(request2));
+          } else if (typeof request3 === "string") {
+            r = getRequestState(new Request(request3));
           }
         }
         const promise2 = createDeferredPromise();
         const requests = [];
-        if (request2 === void 0) {
+        if (request3 === void 0) {
           for (const requestResponse of this.#relevantRequestResponseList) {
             requests.push(requestResponse[0]);
           }
@@ -33495,9 +33533,9 @@ var require_cache3 = __commonJS({
         }
         queueMicrotask(() => {
           const requestList = [];
-          for (const request3 of requests) {
+          for (const request4 of requests) {
             const requestObject = fromInnerRequest(
-              request3,
+              request4,
               void 0,
               new AbortController().signal,
               "immutable"
@@ -33616,9 +33654,9 @@ var require_cache3 = __commonJS({
        * @param {import('../../../types/cache').CacheQueryOptions | undefined} options
        * @returns {boolean}
        */
-      #requestMatchesCachedItem(requestQuery, request2, response = null, options) {
+      #requestMatchesCachedItem(requestQuery, request3, response = null, options) {
         const queryURL = new URL(requestQuery.url);
-        const cachedURL = new URL(request2.url);
+        const cachedURL = new URL(request3.url);
         if (options?.ignoreSearch) {
           cachedURL.search = "";
           queryURL.search = "";
@@ -33634,7 +33672,7 @@ var require_cache3 = __commonJS({
           if (fieldValue === "*") {
             return false;
           }
-          const requestValue = request2.headersList.get(fieldValue);
+          const requestValue = request3.headersList.get(fieldValue);
           const queryValue = requestQuery.headersList.get(fieldValue);
           if (requestValue !== queryValue) {
             return false;
@@ -33642,20 +33680,20 @@ var require_cache3 = __commonJS({
         }
         return true;
       }
-      #internalMatchAll(request2, options, maxResponses = Infinity) {
+      #internalMatchAll(request3, options, maxResponses = Infinity) {
         let r = null;
-        if (request2 !== void 0) {
-          if (webidl.is.Request(request2)) {
-            r = getRequestState(request2);
+        if (request3 !== void 0) {
+          if (webidl.is.Request(request3)) {
+            r = getRequestState(request3);
             if (r.method !== "GET" && !options.ignoreMethod) {
               return [];
             }
-          } else if (typeof request2 === "string") {
-            r = getRequestState(new Request(request2));
+          } else if (typeof request3 === "string") {
+            r = getRequestState(new Request(request3));
           }
         }
         const responses = [];
-        if (request2 === void 0) {
+        if (request3 === void 0) {
           for (const requestResponse of this.#relevantRequestResponseList) {
             responses.push(requestResponse[1]);
           }
@@ -33747,21 +33785,21 @@ var require_cachestorage = __commonJS({
         }
         webidl.util.markAsUncloneable(this);
       }
-      async match(request2, options = {}) {
+      async match(request3, options = {}) {
         webidl.brandCheck(this, _CacheStorage);
         webidl.argumentLengthCheck(arguments, 1, "CacheStorage.match");
-        request2 = webidl.converters.RequestInfo(request2);
+        request3 = webidl.converters.RequestInfo(request3);
         options = webidl.converters.MultiCacheQueryOptions(options);
         if (options.cacheName != null) {
           if (this.#caches.has(options.cacheName)) {
             const cacheList = this.#caches.get(options.cacheName);
             const cache = new Cache(kConstruct, cacheList);
-            return await cache.match(request2, options);
+            return await cache.match(request3, options);
           }
         } else {
           for (const cacheList of this.#caches.values()) {
             const cache = new Cache(kConstruct, cacheList);
-            const response = await cache.match(request2, options);
+            const response = await cache.match(request3, options);
             if (response !== void 0) {
               return response;
             }
@@ -34958,7 +34996,7 @@ var require_connection = __commonJS({
     function establishWebSocketConnection(url2, protocols, client, handler, options) {
       const requestURL = url2;
       requestURL.protocol = url2.protocol === "ws:" ? "http:" : "https:";
-      const request2 = makeRequest({
+      const request3 = makeRequest({
         urlList: [requestURL],
         client,
         serviceWorkers: "none",
@@ -34971,18 +35009,18 @@ var require_connection = __commonJS({
       });
       if (options.headers) {
         const headersList = getHeadersList(new Headers(options.headers));
-        request2.headersList = headersList;
+        request3.headersList = headersList;
       }
       const keyValue = crypto.randomBytes(16).toString("base64");
-      request2.headersList.append("sec-websocket-key", keyValue, true);
-      request2.headersList.append("sec-websocket-version", "13", true);
+      request3.headersList.append("sec-websocket-key", keyValue, true);
+      request3.headersList.append("sec-websocket-version", "13", true);
       for (const protocol of protocols) {
-        request2.headersList.append("sec-websocket-protocol", protocol, true);
+        request3.headersList.append("sec-websocket-protocol", protocol, true);
       }
       const permessageDeflate = "permessage-deflate; client_max_window_bits";
-      request2.headersList.append("sec-websocket-extensions", permessageDeflate, true);
+      request3.headersList.append("sec-websocket-extensions", permessageDeflate, true);
       const controller = fetching({
-        request: request2,
+        request: request3,
         useParallelQueue: true,
         dispatcher: options.dispatcher,
         processResponse(response) {
@@ -35029,7 +35067,7 @@ var require_connection = __commonJS({
           }
           const secProtocol = response.headersList.get("Sec-WebSocket-Protocol");
           if (secProtocol !== null) {
-            const requestProtocols = getDecodeSplit("sec-websocket-protocol", request2.headersList);
+            const requestProtocols = getDecodeSplit("sec-websocket-protocol", request3.headersList);
             if (requestProtocols === null || !requestProtocols.includes(secProtocol)) {
               failHandshake(handler, response, 1002, "Protocol was not set in the opening handshake.");
               return;
@@ -36550,7 +36588,7 @@ var require_eventsource_stream = __commonJS({
     var { isASCIINumber, isValidLastEventId } = require_util6();
     var BOM = [239, 187, 191];
     var LF2 = 10;
-    var CR = 13;
+    var CR2 = 13;
     var COLON2 = 58;
     var SPACE2 = 32;
     var defaultMaxEventSize = buffer.kStringMaxLength;
@@ -36665,7 +36703,7 @@ var require_eventsource_stream = __commonJS({
           callback();
           return;
         }
-        if (this.maxEventSize > 0 && this.chunks.length >= this.maxBufferedChunks && chunk[0] !== LF2 && chunk[0] !== CR) {
+        if (this.maxEventSize > 0 && this.chunks.length >= this.maxBufferedChunks && chunk[0] !== LF2 && chunk[0] !== CR2) {
           callback(createMaxEventSizeExceededError());
           return;
         }
@@ -36687,8 +36725,8 @@ var require_eventsource_stream = __commonJS({
               }
               this.crlfCheck = false;
             }
-            if (byte === LF2 || byte === CR) {
-              if (byte === CR) {
+            if (byte === LF2 || byte === CR2) {
+              if (byte === CR2) {
                 this.crlfCheck = true;
               }
               this.consumeCurrentByte();
@@ -36701,8 +36739,8 @@ var require_eventsource_stream = __commonJS({
             this.eventEndCheck = false;
             continue;
           }
-          if (byte === LF2 || byte === CR) {
-            if (byte === CR) {
+          if (byte === LF2 || byte === CR2) {
+            if (byte === CR2) {
               this.crlfCheck = true;
             }
             try {
@@ -37276,7 +37314,7 @@ var require_undici = __commonJS({
     var Pool = require_pool();
     var BalancedPool = require_balanced_pool();
     var RoundRobinPool = require_round_robin_pool();
-    var Agent3 = require_agent();
+    var Agent5 = require_agent();
     var ProxyAgent = require_proxy_agent();
     var Socks5ProxyAgent = require_socks5_proxy_agent();
     var EnvHttpProxyAgent = require_env_http_proxy_agent();
@@ -37303,7 +37341,7 @@ var require_undici = __commonJS({
     module2.exports.Pool = Pool;
     module2.exports.BalancedPool = BalancedPool;
     module2.exports.RoundRobinPool = RoundRobinPool;
-    module2.exports.Agent = Agent3;
+    module2.exports.Agent = Agent5;
     module2.exports.ProxyAgent = ProxyAgent;
     module2.exports.Socks5ProxyAgent = Socks5ProxyAgent;
     module2.exports.EnvHttpProxyAgent = EnvHttpProxyAgent;
@@ -37472,7 +37510,243 @@ var init_auth = __esm({
   }
 });
 
+// src/client/one-line.ts
+function oneLine(text, max3 = MAX_EXCERPT_CHARS) {
+  let s = text.length > 4096 ? text.slice(0, 4096) : text;
+  if (s.includes("<")) {
+    s = s.replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, " ").replace(/<!--[\s\S]*?-->/g, " ").replace(/<\/?[A-Za-z!][^<>]*>/g, " ");
+  }
+  if (s.includes("&")) s = s.replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, e) => ENTITIES[e] ?? " ");
+  s = s.replace(/[\s\u0000-\u001f\u007f]+/g, " ").trim();
+  if (s.length <= max3) return s;
+  let cut = max3 - 1;
+  const c = s.charCodeAt(cut - 1);
+  if (c >= 55296 && c <= 56319) cut--;
+  return `${s.slice(0, cut).trimEnd()}…`;
+}
+var MAX_EXCERPT_CHARS, MAX_MESSAGE_CHARS, ENTITIES;
+var init_one_line = __esm({
+  "src/client/one-line.ts"() {
+    "use strict";
+    MAX_EXCERPT_CHARS = 160;
+    MAX_MESSAGE_CHARS = 300;
+    ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", apos: "'", nbsp: " " };
+  }
+});
+
+// src/client/sse-parser.ts
+function sizeLabel(bytes) {
+  if (bytes >= 1 << 20 && bytes % (1 << 20) === 0) return `${bytes / (1 << 20)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+var MAX_SSE_LINE_BYTES, MAX_SSE_EVENT_BYTES, SseParser, LF, CR, COLON, SPACE, D, A, T, EMPTY_BUF, PENDING_START, PENDING_KEEP, EMPTY;
+var init_sse_parser = __esm({
+  "src/client/sse-parser.ts"() {
+    "use strict";
+    MAX_SSE_LINE_BYTES = 1 << 20;
+    MAX_SSE_EVENT_BYTES = 1 << 20;
+    SseParser = class {
+      maxLine;
+      maxEvent;
+      /**
+       * Unfinished line: the tails of earlier reads, copied into one buffer that
+       * grows by doubling (every byte is copied O(1) times) and is reused from
+       * line to line, so a line split between reads allocates nothing but its text.
+       */
+      pending = Buffer.allocUnsafe(PENDING_START);
+      pendingLen = 0;
+      /** The previous read ended with CR: a leading LF in the next read belongs to it. */
+      skipLf = false;
+      /** No line completed yet: a UTF-8 byte order mark may open the stream. */
+      first = true;
+      /** Data lines of the event being built (joined with LF); null when none yet. */
+      data = null;
+      dataBytes = 0;
+      out = [];
+      /**
+       * Lines since the last dispatched event that dispatched nothing: comments
+       * (`: keep-alive`), other fields, blank lines with no data before them.
+       * A stream of these alone never ends by itself; the client bounds it.
+       */
+      quietLines = 0;
+      /** Set when the stream broke a size cap (one line, for a record's detail); nothing is delivered after it. */
+      error = null;
+      constructor(limits = {}) {
+        this.maxLine = limits.maxLineBytes ?? MAX_SSE_LINE_BYTES;
+        this.maxEvent = limits.maxEventBytes ?? MAX_SSE_EVENT_BYTES;
+      }
+      /** Feed received bytes; returns the data payloads of events completed by them. */
+      push(bytes) {
+        if (this.error !== null || bytes.length === 0) return EMPTY;
+        const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        this.feed(buf);
+        return this.take();
+      }
+      /**
+       * The stream ended: returns what is still pending. Unlike a browser, a final
+       * line without its line end and an event without its closing blank line are
+       * delivered, because servers that end the stream abruptly still sent them.
+       */
+      end() {
+        if (this.error !== null) return EMPTY;
+        this.skipLf = false;
+        if (this.pendingLen > 0) this.lineEnd(EMPTY_BUF, 0, 0);
+        if (this.error === null) this.line(EMPTY_BUF, 0, 0);
+        return this.take();
+      }
+      take() {
+        if (this.out.length === 0) return EMPTY;
+        const out = this.out;
+        this.out = [];
+        return out;
+      }
+      feed(buf) {
+        const n = buf.length;
+        let pos = 0;
+        if (this.skipLf) {
+          this.skipLf = false;
+          if (buf[0] === LF) pos = 1;
+        }
+        let lf = buf.indexOf(LF, pos);
+        let cr = buf.indexOf(CR, pos);
+        while (lf !== -1 || cr !== -1) {
+          let end;
+          let next;
+          if (cr !== -1 && (lf === -1 || cr < lf)) {
+            end = cr;
+            if (cr + 1 < n) next = buf[cr + 1] === LF ? cr + 2 : cr + 1;
+            else {
+              next = n;
+              this.skipLf = true;
+            }
+          } else {
+            end = lf;
+            next = lf + 1;
+          }
+          this.lineEnd(buf, pos, end);
+          if (this.error !== null) return;
+          pos = next;
+          if (lf !== -1 && lf < pos) {
+            lf = buf[pos] === LF ? pos : buf.indexOf(LF, pos);
+          }
+          if (cr !== -1 && cr < pos) cr = buf.indexOf(CR, pos);
+        }
+        if (pos < n) {
+          if (this.pendingLen + (n - pos) > this.maxLine) return this.fail(`SSE line over ${sizeLabel(this.maxLine)} with no line end yet`);
+          this.append(buf, pos, n);
+        }
+      }
+      /** A line ended at buf[end]; its start is the pending tail, if any, then buf[start, end). */
+      lineEnd(buf, start, end) {
+        if (this.pendingLen === 0) {
+          if (end - start > this.maxLine) return this.fail(`SSE line of ${end - start} bytes, over ${sizeLabel(this.maxLine)}`);
+          this.line(buf, start, end);
+          return;
+        }
+        const total = this.pendingLen + (end - start);
+        if (total > this.maxLine) return this.fail(`SSE line of ${total} bytes, over ${sizeLabel(this.maxLine)}`);
+        this.append(buf, start, end);
+        this.pendingLen = 0;
+        this.line(this.pending, 0, total);
+        if (this.pending.length > PENDING_KEEP) this.pending = Buffer.allocUnsafe(PENDING_START);
+      }
+      /** Copy buf[start, end) after the pending bytes. */
+      append(buf, start, end) {
+        const need = this.pendingLen + (end - start);
+        if (need > this.pending.length) {
+          let size = Math.max(PENDING_START, this.pending.length * 2);
+          while (size < need) size *= 2;
+          const grown = Buffer.allocUnsafe(size);
+          this.pending.copy(grown, 0, 0, this.pendingLen);
+          this.pending = grown;
+        }
+        buf.copy(this.pending, this.pendingLen, start, end);
+        this.pendingLen = need;
+      }
+      /** One complete line, b[start, end). */
+      line(b, start, end) {
+        if (this.first) {
+          this.first = false;
+          if (end - start >= 3 && b[start] === 239 && b[start + 1] === 187 && b[start + 2] === 191) start += 3;
+        }
+        if (start === end) {
+          if (this.data !== null) {
+            this.out.push(this.data);
+            this.data = null;
+            this.dataBytes = 0;
+            this.quietLines = 0;
+          } else this.quietLines++;
+          return;
+        }
+        if (end - start < 4 || b[start] !== D || b[start + 1] !== A || b[start + 2] !== T || b[start + 3] !== A) {
+          this.quietLines++;
+          return;
+        }
+        let v = start + 4;
+        if (v < end) {
+          if (b[v] !== COLON) {
+            this.quietLines++;
+            return;
+          }
+          v++;
+          if (v < end && b[v] === SPACE) v++;
+        }
+        this.dataBytes += end - v + 1;
+        if (this.dataBytes > this.maxEvent) return this.fail(`SSE event with over ${sizeLabel(this.maxEvent)} of data`);
+        const value = b.utf8Slice(v, end);
+        this.data = this.data === null ? value : `${this.data}
+${value}`;
+      }
+      fail(message) {
+        this.error = message;
+        this.pending = EMPTY_BUF;
+        this.pendingLen = 0;
+        this.data = null;
+        this.out = [];
+      }
+    };
+    LF = 10;
+    CR = 13;
+    COLON = 58;
+    SPACE = 32;
+    D = 100;
+    A = 97;
+    T = 116;
+    EMPTY_BUF = Buffer.alloc(0);
+    PENDING_START = 1024;
+    PENDING_KEEP = 64 * 1024;
+    EMPTY = Object.freeze([]);
+  }
+});
+
 // src/client/endpoints.ts
+async function readBodyCapped(res, maxBytes, url2, truncate = false) {
+  const declared = Number(res.headers["content-length"]);
+  if (!truncate && Number.isFinite(declared) && declared > maxBytes) {
+    discard(res);
+    throw new BodyTooLargeError(url2, maxBytes);
+  }
+  const chunks = [];
+  let length = 0;
+  for await (const chunk of res.body) {
+    if (length + chunk.length > maxBytes) {
+      discard(res);
+      if (!truncate) throw new BodyTooLargeError(url2, maxBytes);
+      chunks.push(chunk.subarray(0, maxBytes - length));
+      length = maxBytes;
+      break;
+    }
+    length += chunk.length;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, length).toString("utf8");
+}
+function discard(res) {
+  res.body.on("error", () => {
+  });
+  res.body.destroy();
+}
 function normalizeBaseUrl2(input2) {
   const bad = () => new UsageError(`--base-url "${input2}": expected an http(s) URL such as http://127.0.0.1:8000`);
   let u;
@@ -37505,11 +37779,14 @@ async function fetchJson(url2, opts = {}) {
   } catch (err) {
     throw new UsageError(`${method} ${url2}: ${describeError(err)}`, "Is the server running and is --base-url right?");
   }
-  const text = await res.body.text().catch((err) => {
+  const ok = res.statusCode >= 200 && res.statusCode < 300;
+  const text = await readBodyCapped(res, ok ? opts.maxBytes ?? MAX_JSON_BODY_BYTES : MAX_ERROR_BODY_BYTES, `${method} ${url2}`, !ok).catch((err) => {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`${method} ${url2}: ${describeError(err)}`);
   });
-  if (res.statusCode < 200 || res.statusCode >= 300) {
-    throw new HttpStatusError(`${method} ${url2}: HTTP ${res.statusCode}${text ? `: ${text.trim().slice(0, 200)}` : ""}`, res.statusCode);
+  if (!ok) {
+    const excerpt = oneLine(text, MAX_EXCERPT_CHARS);
+    throw new HttpStatusError(`${method} ${url2}: HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ""}`, res.statusCode);
   }
   try {
     return JSON.parse(text);
@@ -37517,18 +37794,34 @@ async function fetchJson(url2, opts = {}) {
     throw new UsageError(`${method} ${url2}: expected JSON, got ${JSON.stringify(text.slice(0, 80))}`);
   }
 }
-async function scrapeMetrics(baseUrl, apiKey = null, dispatcher) {
+async function fetchMetricsText(baseUrl, apiKey = null, dispatcher) {
   const url2 = `${normalizeBaseUrl2(baseUrl).root}/metrics`;
+  let res;
   try {
-    const res = await (0, import_undici.request)(url2, {
+    res = await (0, import_undici.request)(url2, {
       // A server behind a gateway may guard every path, /metrics included.
       headers: authHeaders(apiKey),
       headersTimeout: 1e4,
       bodyTimeout: 1e4,
       ...dispatcher ? { dispatcher } : {}
     });
-    const text = await res.body.text();
-    return res.statusCode === 200 ? text : null;
+  } catch (err) {
+    throw new UsageError(`GET ${url2}: ${describeError(err)}`);
+  }
+  if (res.statusCode !== 200) {
+    discard(res);
+    return null;
+  }
+  try {
+    return await readBodyCapped(res, MAX_METRICS_BODY_BYTES, `GET ${url2}`);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`GET ${url2}: ${describeError(err)}`);
+  }
+}
+async function scrapeMetrics(baseUrl, apiKey = null, dispatcher) {
+  try {
+    return await fetchMetricsText(baseUrl, apiKey, dispatcher);
   } catch {
     return null;
   }
@@ -37536,7 +37829,12 @@ async function scrapeMetrics(baseUrl, apiKey = null, dispatcher) {
 async function tokenizeCount(baseUrl, model, text, apiKey = null, dispatcher) {
   const url2 = `${normalizeBaseUrl2(baseUrl).root}/tokenize`;
   try {
-    const j = await fetchJson(url2, { body: { model, prompt: text, add_special_tokens: false }, headers: authHeaders(apiKey), ...dispatcher ? { dispatcher } : {} });
+    const j = await fetchJson(url2, {
+      body: { model, prompt: text, add_special_tokens: false },
+      headers: authHeaders(apiKey),
+      maxBytes: MAX_TOKENIZE_BODY_BYTES,
+      ...dispatcher ? { dispatcher } : {}
+    });
     if (typeof j.count === "number") return j.count;
     if (Array.isArray(j.tokens)) return j.tokens.length;
     return null;
@@ -37544,13 +37842,29 @@ async function tokenizeCount(baseUrl, model, text, apiKey = null, dispatcher) {
     return null;
   }
 }
-var import_undici, HttpStatusError;
+var import_undici, MAX_JSON_BODY_BYTES, MAX_MODELS_BODY_BYTES, MAX_METRICS_BODY_BYTES, MAX_TOKENIZE_BODY_BYTES, BodyTooLargeError, MAX_ERROR_BODY_BYTES, HttpStatusError;
 var init_endpoints = __esm({
   "src/client/endpoints.ts"() {
     "use strict";
     import_undici = __toESM(require_undici(), 1);
     init_errors();
     init_auth();
+    init_one_line();
+    init_sse_parser();
+    MAX_JSON_BODY_BYTES = 1 << 20;
+    MAX_MODELS_BODY_BYTES = 8 << 20;
+    MAX_METRICS_BODY_BYTES = 8 << 20;
+    MAX_TOKENIZE_BODY_BYTES = 8 << 20;
+    BodyTooLargeError = class extends UsageError {
+      constructor(url2, maxBytes) {
+        super(`${url2}: the answer is over ${sizeLabel(maxBytes)}, more than servegate reads from this endpoint; it stopped reading`, "Is --base-url the server root of an OpenAI-compatible server (e.g. http://127.0.0.1:8000)?");
+        this.url = url2;
+        this.maxBytes = maxBytes;
+      }
+      url;
+      maxBytes;
+    };
+    MAX_ERROR_BODY_BYTES = 4096;
     HttpStatusError = class extends UsageError {
       constructor(message, status) {
         super(message, "Check --base-url (the server root, e.g. http://127.0.0.1:8000) and --model.");
@@ -37561,118 +37875,20 @@ var init_endpoints = __esm({
   }
 });
 
-// src/client/sse-parser.ts
-var SseParser, LF, COLON, SPACE, EMPTY;
-var init_sse_parser = __esm({
-  "src/client/sse-parser.ts"() {
-    "use strict";
-    SseParser = class {
-      decoder = new TextDecoder("utf-8");
-      /** Text after the last line end seen (an incomplete line). */
-      rest = "";
-      /** The previous text ended with CR: a leading LF in the next text belongs to it. */
-      skipLf = false;
-      /** Data lines of the event being built (joined with LF); null when none yet. */
-      data = null;
-      out = [];
-      /** Feed received bytes; returns the data payloads of events completed by them. */
-      push(bytes) {
-        const text = this.decoder.decode(bytes, { stream: true });
-        if (text.length > 0) this.feed(text);
-        return this.take();
-      }
-      /**
-       * The stream ended: returns what is still pending. Unlike a browser, a final
-       * line without its line end and an event without its closing blank line are
-       * delivered, because servers that end the stream abruptly still sent them.
-       */
-      end() {
-        const tail = this.decoder.decode();
-        if (tail.length > 0) this.feed(tail);
-        if (this.rest.length > 0) {
-          const line = this.rest;
-          this.rest = "";
-          this.line(line, 0, line.length);
-        }
-        this.line("", 0, 0);
-        return this.take();
-      }
-      take() {
-        if (this.out.length === 0) return EMPTY;
-        const out = this.out;
-        this.out = [];
-        return out;
-      }
-      feed(chunk) {
-        let text = chunk;
-        if (this.skipLf) {
-          this.skipLf = false;
-          if (text.charCodeAt(0) === LF) text = text.slice(1);
-        }
-        const s = this.rest.length > 0 ? this.rest + text : text;
-        const n = s.length;
-        let start = 0;
-        let pos = 0;
-        let cr = s.indexOf("\r");
-        let lf = s.indexOf("\n");
-        while (cr !== -1 || lf !== -1) {
-          let end;
-          if (cr !== -1 && (lf === -1 || cr < lf)) {
-            end = cr;
-            if (cr + 1 < n) {
-              pos = s.charCodeAt(cr + 1) === LF ? cr + 2 : cr + 1;
-            } else {
-              pos = n;
-              this.skipLf = true;
-            }
-          } else {
-            end = lf;
-            pos = lf + 1;
-          }
-          this.line(s, start, end);
-          start = pos;
-          if (cr !== -1 && cr < pos) cr = s.indexOf("\r", pos);
-          if (lf !== -1 && lf < pos) lf = s.indexOf("\n", pos);
-        }
-        this.rest = start < n ? s.slice(start) : "";
-      }
-      /** One complete line, s[start, end). */
-      line(s, start, end) {
-        if (start === end) {
-          if (this.data !== null) {
-            this.out.push(this.data);
-            this.data = null;
-          }
-          return;
-        }
-        if (end - start < 4 || !s.startsWith("data", start)) return;
-        let v = start + 4;
-        if (v < end) {
-          if (s.charCodeAt(v) !== COLON) return;
-          v++;
-          if (v < end && s.charCodeAt(v) === SPACE) v++;
-        }
-        const value = s.slice(v, end);
-        this.data = this.data === null ? value : `${this.data}
-${value}`;
-      }
-    };
-    LF = 10;
-    COLON = 58;
-    SPACE = 32;
-    EMPTY = Object.freeze([]);
-  }
-});
-
 // src/client/stream-events.ts
 function newStreamState(maxTokens) {
-  const size = Math.max(1, Math.min(Number.isFinite(maxTokens) ? Math.floor(maxTokens) : 0, 1 << 20)) + SLACK;
+  const maxChunks = Math.max(1, Math.min(Number.isFinite(maxTokens) ? Math.floor(maxTokens) : 0, 1 << 20)) + CHUNK_SLACK;
+  const maxTextBytes = maxChunks * MAX_TEXT_BYTES_PER_CHUNK;
   return {
-    arrivalsMs: new Float64Array(size),
+    arrivalsMs: new Float64Array(maxChunks),
     count: 0,
+    maxChunks,
     events: 0,
-    textBytes: new Uint8Array(size * 8),
+    quietEvents: 0,
+    // Grown on demand up to maxTextBytes: most text is ~4 bytes a token.
+    textBytes: new Uint8Array(Math.min(maxChunks * 8, maxTextBytes)),
     textLen: 0,
+    maxTextBytes,
     usageCompletion: null,
     usagePrompt: null,
     finishReason: null,
@@ -37684,7 +37900,7 @@ function applyEvent(state, data, atNs, sentNs) {
   state.events++;
   if (data === "[DONE]") {
     state.sawDone = true;
-    return true;
+    return quiet(state);
   }
   let obj2;
   try {
@@ -37707,21 +37923,57 @@ function applyEvent(state, data, atNs, sentNs) {
     state.error = { kind: "malformed", detail: `"choices" is not an array: ${clip(data)}` };
     return false;
   }
-  const c = choices?.[0];
-  if (c !== void 0 && c !== null) {
-    const piece = pieceOf(c);
-    if (piece.length > 0) {
-      addArrival(state, Number(atNs - sentNs) / 1e6);
-      addText(state, piece);
-    }
-    if (typeof c.finish_reason === "string") state.finishReason = c.finish_reason;
-  }
   const usage = o.usage;
   if (usage !== null && typeof usage === "object") {
     if (typeof usage.completion_tokens === "number") state.usageCompletion = usage.completion_tokens;
     if (typeof usage.prompt_tokens === "number") state.usagePrompt = usage.prompt_tokens;
   }
+  const c = choices?.[0];
+  if (c === void 0 || c === null) return quiet(state);
+  if (typeof c.finish_reason === "string") state.finishReason = c.finish_reason;
+  const piece = pieceOf(c);
+  if (piece.length === 0) return quiet(state);
+  state.quietEvents = 0;
+  if (state.count === state.maxChunks) {
+    state.error = { kind: "overrun", detail: `more than ${state.maxChunks} content chunks for max_tokens ${state.maxChunks - CHUNK_SLACK} (the server ignores max_tokens)` };
+    return false;
+  }
+  state.arrivalsMs[state.count++] = Number(atNs - sentNs) / 1e6;
+  if (!addText(state, piece)) {
+    state.error = { kind: "overrun", detail: `more than ${state.maxTextBytes} bytes of text in ${state.count} content chunks (over ${MAX_TEXT_BYTES_PER_CHUNK} bytes a chunk)` };
+    return false;
+  }
   return true;
+}
+function quiet(state) {
+  if (++state.quietEvents <= MAX_QUIET_EVENTS) return true;
+  state.error = { kind: "overrun", detail: `${MAX_QUIET_EVENTS} events in a row without content (${state.count} content chunks so far)` };
+  return false;
+}
+function applyRead(parser, state, bytes, atNs, sentNs) {
+  const events = parser.push(bytes);
+  for (let i = 0; i < events.length; i++) {
+    if (!applyEvent(state, events[i], atNs, sentNs)) return false;
+  }
+  if (parser.error !== null) {
+    state.error = { kind: "malformed", detail: parser.error };
+    return false;
+  }
+  if (parser.quietLines > MAX_QUIET_EVENTS) {
+    state.error = {
+      kind: "overrun",
+      detail: `${MAX_QUIET_EVENTS} lines in a row without an event (comments such as ": keep-alive", or other fields; ${state.count} content chunks so far)`
+    };
+    return false;
+  }
+  return true;
+}
+function applyEnd(parser, state, lastNs, sentNs) {
+  const events = parser.end();
+  for (let i = 0; i < events.length; i++) {
+    if (!applyEvent(state, events[i], lastNs, sentNs)) return;
+  }
+  if (state.error === null && parser.error !== null) state.error = { kind: "malformed", detail: parser.error };
 }
 function pieceOf(c) {
   let piece = typeof c.text === "string" ? c.text : "";
@@ -37733,42 +37985,39 @@ function pieceOf(c) {
   }
   return piece;
 }
-function addArrival(state, ms) {
-  if (state.count === state.arrivalsMs.length) {
-    const grown = new Float64Array(state.arrivalsMs.length * 2);
-    grown.set(state.arrivalsMs);
-    state.arrivalsMs = grown;
-  }
-  state.arrivalsMs[state.count++] = ms;
-}
 function addText(state, piece) {
   const need = state.textLen + piece.length * 3;
-  if (need > state.textBytes.length) {
-    const grown = new Uint8Array(Math.max(need, state.textBytes.length * 2));
+  if (need > state.textBytes.length && state.textBytes.length < state.maxTextBytes) {
+    const grown = new Uint8Array(Math.min(state.maxTextBytes, Math.max(need, state.textBytes.length * 2)));
     grown.set(state.textBytes.subarray(0, state.textLen));
     state.textBytes = grown;
   }
-  state.textLen += encoder.encodeInto(piece, state.textBytes.subarray(state.textLen)).written;
+  const r = encoder.encodeInto(piece, state.textBytes.subarray(state.textLen));
+  state.textLen += r.written;
+  return r.read === piece.length;
 }
 function textOf(state) {
   return decoder.decode(state.textBytes.subarray(0, state.textLen));
 }
 function errorMessage(e) {
-  if (typeof e === "string") return e;
+  if (typeof e === "string") return oneLine(e, MAX_MESSAGE_CHARS);
   if (typeof e === "object" && e !== null) {
     const m = e.message;
-    if (typeof m === "string") return m;
+    if (typeof m === "string") return oneLine(m, MAX_MESSAGE_CHARS);
   }
   return clip(JSON.stringify(e));
 }
 function clip(s) {
-  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+  return oneLine(s, MAX_EXCERPT_CHARS);
 }
-var SLACK, encoder, decoder;
+var CHUNK_SLACK, MAX_TEXT_BYTES_PER_CHUNK, MAX_QUIET_EVENTS, encoder, decoder;
 var init_stream_events = __esm({
   "src/client/stream-events.ts"() {
     "use strict";
-    SLACK = 16;
+    init_one_line();
+    CHUNK_SLACK = 16;
+    MAX_TEXT_BYTES_PER_CHUNK = 64;
+    MAX_QUIET_EVENTS = 1e3;
     encoder = new TextEncoder();
     decoder = new TextDecoder();
   }
@@ -37792,14 +38041,17 @@ function streamRequest(req, deps) {
     let sentNs = dispatchNs;
     let lastNs = dispatchNs;
     let status = 0;
-    let errorBody2 = "";
+    const errorBody2 = [];
+    let errorBodyLen = 0;
     let settled = false;
     let abort = null;
     const parser = new SseParser();
     const state = newStreamState(req.maxTokens);
+    const deadlineMs = deps.deadlineMs ?? defaultRequestTimeoutS(req.promptTokens, req.maxTokens) * 1e3;
     const finish = (endNs, error62) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       const err = error62 ?? state.error ?? (state.count === 0 ? { kind: "no_tokens", detail: noTokensDetail(state) } : null);
       resolve3(toRecord(req, state, sentNs, endNs, epochNs, err));
     };
@@ -37807,12 +38059,22 @@ function streamRequest(req, deps) {
       finish(at, state.error);
       abort?.(new Error("servegate: stream abandoned after an error"));
     };
+    const deadline = setTimeout(() => {
+      if (settled) return;
+      state.error = { kind: "deadline", detail: deadlineDetail(deadlineMs, state) };
+      failNow(now());
+    }, Math.min(deadlineMs, 2 ** 31 - 1));
+    const finishHttpError = (at) => {
+      finish(at, { kind: "http_status", detail: httpDetail(status, Buffer.concat(errorBody2, errorBodyLen).toString("utf8")) });
+    };
     const handler = {
       onConnect(a) {
         sentNs = now();
         abort = a;
+        if (settled) a(new Error("servegate: request abandoned at its deadline"));
       },
       onHeaders(statusCode, rawHeaders) {
+        if (settled) return false;
         status = statusCode;
         if (status === 200) {
           const type = headerValue(rawHeaders, "content-type");
@@ -37829,33 +38091,30 @@ function streamRequest(req, deps) {
         lastNs = at;
         if (settled) return true;
         if (status !== 200) {
-          if (errorBody2.length < MAX_ERROR_BODY) errorBody2 += chunk.toString("utf8", 0, MAX_ERROR_BODY);
-          return true;
+          const take = Math.min(chunk.length, MAX_ERROR_BODY_BYTES2 - errorBodyLen);
+          errorBody2.push(Buffer.from(chunk.subarray(0, take)));
+          errorBodyLen += take;
+          if (errorBodyLen < MAX_ERROR_BODY_BYTES2) return true;
+          finishHttpError(at);
+          abort?.(new Error("servegate: error body abandoned"));
+          return false;
         }
-        const events = parser.push(chunk);
-        for (let i = 0; i < events.length; i++) {
-          if (!applyEvent(state, events[i], at, sentNs)) {
-            failNow(at);
-            return false;
-          }
-        }
-        return true;
+        if (applyRead(parser, state, chunk, at, sentNs)) return true;
+        failNow(at);
+        return false;
       },
       onComplete() {
         const at = now();
         if (settled) return;
         if (status !== 200) {
-          finish(at, { kind: "http_status", detail: httpDetail(status, errorBody2) });
+          finishHttpError(at);
           return;
         }
-        const events = parser.end();
-        for (let i = 0; i < events.length; i++) {
-          if (!applyEvent(state, events[i], lastNs, sentNs)) break;
-        }
+        applyEnd(parser, state, lastNs, sentNs);
         finish(at, null);
       },
       onError(err) {
-        finish(now(), { kind: classify(err), detail: describeError(err) });
+        finish(now(), { kind: classify(err), detail: oneLine(describeError(err), MAX_MESSAGE_CHARS) });
       }
     };
     try {
@@ -37890,7 +38149,7 @@ function classify(err) {
   return "transport";
 }
 function httpDetail(status, body) {
-  let message = body.trim().slice(0, 300);
+  let message = null;
   try {
     const j = JSON.parse(body);
     const e = j.error;
@@ -37899,13 +38158,17 @@ function httpDetail(status, body) {
     } else if (typeof e === "string") message = e;
     else if (typeof j.message === "string") message = j.message;
     else if (typeof j.detail === "string") message = j.detail;
-    else if (j.detail !== void 0) message = JSON.stringify(j.detail).slice(0, 300);
+    else if (j.detail !== void 0) message = JSON.stringify(j.detail);
   } catch {
   }
-  return message.length > 0 ? `HTTP ${status}: ${message}` : `HTTP ${status}`;
+  const line = message === null ? oneLine(body, MAX_EXCERPT_CHARS) : oneLine(message, MAX_MESSAGE_CHARS);
+  return line.length > 0 ? `HTTP ${status}: ${line}` : `HTTP ${status}`;
 }
 function noTokensDetail(state) {
   return `stream ended without a content token (${state.events} events${state.sawDone ? ", [DONE] seen" : ""})`;
+}
+function deadlineDetail(deadlineMs, state) {
+  return `no complete answer within the ${+(deadlineMs / 1e3).toFixed(3)} s request deadline (--request-timeout; ${state.count} content chunks, ${state.events} events so far)`;
 }
 function toRecord(req, state, sentNs, endNs, epochNs, error62) {
   const n = state.count;
@@ -37929,14 +38192,16 @@ function toRecord(req, state, sentNs, endNs, epochNs, error62) {
     error: error62
   };
 }
-var MAX_ERROR_BODY, originCache;
+var MAX_ERROR_BODY_BYTES2, originCache;
 var init_stream_request = __esm({
   "src/client/stream-request.ts"() {
     "use strict";
+    init_defaults();
     init_errors();
+    init_one_line();
     init_sse_parser();
     init_stream_events();
-    MAX_ERROR_BODY = 4096;
+    MAX_ERROR_BODY_BYTES2 = 4096;
     originCache = /* @__PURE__ */ new Map();
   }
 });
@@ -43824,11 +44089,11 @@ var require_wasm = __commonJS({
         this.tag = Histogram_1.NO_TAG;
         wasm.__pin(this._wasmHistogram);
       }
-      static build(request2 = defaultRequest) {
+      static build(request3 = defaultRequest) {
         if (!(0, exports2.webAssemblyReady)()) {
           throw new Error("WebAssembly is not ready yet!");
         }
-        const parameters = Object.assign({}, defaultRequest, request2);
+        const parameters = Object.assign({}, defaultRequest, request3);
         const remoteHistogramClass = remoteHistogramClassFor(parameters.bitBucketSize);
         return new _WasmHistogram(new wasm[remoteHistogramClass](parameters.lowestDiscernibleValue, parameters.highestTrackableValue, parameters.numberOfSignificantValueDigits, parameters.autoResize), remoteHistogramClass);
       }
@@ -45270,9 +45535,9 @@ var require_HistogramBuilder = __commonJS({
       numberOfSignificantValueDigits: 3,
       useWebAssembly: false
     };
-    var build = (request2 = exports2.defaultRequest) => {
-      const parameters = Object.assign({}, exports2.defaultRequest, request2);
-      if (request2.useWebAssembly && wasm_1.webAssemblyAvailable) {
+    var build = (request3 = exports2.defaultRequest) => {
+      const parameters = Object.assign({}, exports2.defaultRequest, request3);
+      if (request3.useWebAssembly && wasm_1.webAssemblyAvailable) {
         return wasm_1.WasmHistogram.build(parameters);
       }
       const histogramConstr = (0, JsHistogramFactory_12.constructorFromBucketSize)(parameters.bitBucketSize);
@@ -45493,12 +45758,13 @@ var require_dist2 = __commonJS({
 // src/sweep/preflight.ts
 var preflight_exports = {};
 __export(preflight_exports, {
+  PREFLIGHT_DEADLINE_MS: () => PREFLIGHT_DEADLINE_MS,
   preflight: () => preflight
 });
 async function preflight(root, model, api, apiKey) {
   let models2;
   try {
-    const j = await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey) });
+    const j = await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey), maxBytes: MAX_MODELS_BODY_BYTES });
     models2 = Array.isArray(j.data) ? j.data.flatMap((m) => typeof m?.id === "string" ? [m.id] : []) : [];
   } catch (err) {
     throw new UsageError(
@@ -45513,7 +45779,7 @@ async function preflight(root, model, api, apiKey) {
   }
   const path = api === "chat" ? "/v1/chat/completions" : "/v1/completions";
   const body = api === "chat" ? { model: chosen, messages: [{ role: "user", content: "servegate preflight" }] } : { model: chosen, prompt: "servegate preflight" };
-  const dispatcher = new import_undici3.Agent({ connections: 1 });
+  const dispatcher = new import_undici5.Agent({ connections: 1 });
   let lastError = "";
   try {
     for (let attempt = 1; attempt <= 3; attempt++) {
@@ -45526,7 +45792,13 @@ async function preflight(root, model, api, apiKey) {
         promptTokens: 2,
         maxTokens: 2
       };
-      const rec = await streamRequest(req, { dispatcher, now: () => process.hrtime.bigint(), epochNs: process.hrtime.bigint(), idleTimeoutMs: 3e4 });
+      const rec = await streamRequest(req, {
+        dispatcher,
+        now: () => process.hrtime.bigint(),
+        epochNs: process.hrtime.bigint(),
+        idleTimeoutMs: PREFLIGHT_DEADLINE_MS,
+        deadlineMs: PREFLIGHT_DEADLINE_MS
+      });
       if (!rec.error) return { model: chosen };
       lastError = `${rec.error.kind}: ${rec.error.detail}`;
     }
@@ -45535,7 +45807,7 @@ async function preflight(root, model, api, apiKey) {
   }
   throw new UsageError(`The server at ${root}${path} failed a probe request three times (${lastError})`, "Check the server log; servegate sends stream: true and ignore_eos: true.");
 }
-var import_undici3;
+var import_undici5, PREFLIGHT_DEADLINE_MS;
 var init_preflight = __esm({
   "src/sweep/preflight.ts"() {
     "use strict";
@@ -45543,7 +45815,8 @@ var init_preflight = __esm({
     init_stream_request();
     init_endpoints();
     init_auth();
-    import_undici3 = __toESM(require_undici(), 1);
+    import_undici5 = __toESM(require_undici(), 1);
+    PREFLIGHT_DEADLINE_MS = 3e4;
   }
 });
 
@@ -59708,9 +59981,9 @@ function codePointLengthVar(doc, ctx, accessor, inDoubt) {
   doc.write(`const ${v} = typeof ${accessor} === "string" && ${inDoubt} ? ${cpLen}(${accessor}) : ${accessor}.length;`);
   return v;
 }
-function numericOperand(value, label2) {
+function numericOperand(value, label3) {
   if (typeof value !== "number" || !Number.isFinite(value)) {
-    throw new ZodCompileUnsupportedError(`${label2} bound of type ${typeof value}`);
+    throw new ZodCompileUnsupportedError(`${label3} bound of type ${typeof value}`);
   }
   return `${value}`;
 }
@@ -66204,30 +66477,8 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
-// src/config/defaults.ts
-var TARGET_PERCENTILES = [50, 95, 99];
-var DEFAULTS = {
-  api: "completions",
-  // METHODOLOGY: "fix a target, say 50 ms between tokens, and report the throughput achievable while holding it at p95".
-  target: { metric: "tpot", percentile: 95, thresholdMs: 50 },
-  sweepName: "default",
-  shapes: [{ inputLen: 128, outputLen: 32 }],
-  concurrency: [1, 4, 16],
-  promptsPerConcurrency: 12,
-  warmup: "auto",
-  repeats: 3,
-  seed: 42,
-  out: "servegate-result.json",
-  workers: "auto",
-  // A stream silent this long is dead. Generous: at high concurrency a real engine may queue a request
-  // (no byte sent) for tens of seconds before its prefill is scheduled.
-  idleTimeoutMs: 12e4
-};
-function autoWarmupRequests(concurrency) {
-  return Math.max(4, concurrency);
-}
-
 // src/config/schema.ts
+init_defaults();
 var positiveInt = (what) => external_exports.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` });
 var nonNegativeInt = (what) => external_exports.number({ error: `expected ${what} (a non-negative integer)` }).int({ error: `expected ${what} (a non-negative integer)` }).nonnegative({ error: `expected ${what} (a non-negative integer)` });
 var shapeSchema = external_exports.strictObject({
@@ -66255,7 +66506,14 @@ var serverSchema = external_exports.strictObject({
   base_url: external_exports.string({ error: "expected a URL such as http://127.0.0.1:8000" }).min(1, { error: "expected a URL such as http://127.0.0.1:8000" }).optional(),
   model: external_exports.string({ error: "expected a model id" }).min(1, { error: "expected a model id" }).optional(),
   api: external_exports.enum(["completions", "chat"], { error: 'expected "completions" or "chat"' }).optional(),
-  api_key_env: external_exports.string({ error: "expected the NAME of an environment variable holding the key" }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected the NAME of an environment variable holding the key (letters, digits, _)" }).optional()
+  api_key_env: external_exports.string({ error: "expected the NAME of an environment variable holding the key" }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected the NAME of an environment variable holding the key (letters, digits, _)" }).optional(),
+  // servegate starts the server: `{port}` is replaced by a free loopback port (see src/serve/).
+  command: external_exports.string({ error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' }).min(1, { error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' }).optional(),
+  ready_timeout: external_exports.number({ error: "expected seconds (a positive number)" }).positive({ error: "expected seconds (a positive number)" }).optional(),
+  stop_timeout: external_exports.number({ error: "expected seconds (a number ≥ 0)" }).nonnegative({ error: "expected seconds (a number ≥ 0)" }).optional(),
+  stop_command: external_exports.string({ error: 'expected a shell command line, e.g. "docker stop bench"' }).min(1, { error: 'expected a shell command line, e.g. "docker stop bench"' }).optional(),
+  /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
+  request_timeout: external_exports.number({ error: "expected a number of seconds above 0, e.g. 600" }).positive({ error: "expected a number of seconds above 0, e.g. 600" }).max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` }).optional()
 });
 var targetSchema = external_exports.strictObject({
   metric: external_exports.enum(["tpot", "itl"], { error: 'expected "tpot" or "itl"' }).optional(),
@@ -66441,8 +66699,21 @@ function secretValuesFromEnv(env) {
   }
   return out;
 }
+var FLAG_VAR = /(--?[A-Za-z][\w-]*)(?:=|\s+)["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
+function secretVariablesInCommand(command, env) {
+  const out = [];
+  for (const m of command.matchAll(FLAG_VAR)) {
+    const value = env[m[2]];
+    if (isSecretFlagName(m[1].replace(/^-+/, "")) && value !== void 0 && value.length >= 4) out.push(value);
+  }
+  return out;
+}
+
+// src/config/resolve.ts
+init_defaults();
 
 // src/config/flags.ts
+init_defaults();
 var INT = /^\d+$/;
 function quote(value) {
   return JSON.stringify(value);
@@ -66453,6 +66724,16 @@ function positiveIntFlag(flag, raw, problems) {
   const n = Number(s);
   if (!INT.test(s) || !Number.isSafeInteger(n) || n < 1) {
     problems.push(`${flag} ${quote(String(raw))}: expected a positive integer`);
+    return void 0;
+  }
+  return n;
+}
+function secondsFlag(flag, raw, problems) {
+  if (raw === void 0) return void 0;
+  const s = String(raw).trim();
+  const n = Number(s);
+  if (!/^\d+(\.\d+)?$/.test(s) || !(n > 0) || n > MAX_REQUEST_TIMEOUT_S) {
+    problems.push(`${flag} ${quote(String(raw))}: expected a number of seconds above 0 (at most ${MAX_REQUEST_TIMEOUT_S}), e.g. 600`);
     return void 0;
   }
   return n;
@@ -66571,6 +66852,9 @@ function resolveConfig(input2) {
   const flagDigest = textFlag("--container-digest", flags.containerDigest, problems);
   const flagServe = textFlag("--serve-command", flags.serveCommand, problems);
   const flagTimeout = positiveIntFlag("--timeout-ms", flags.timeoutMs, problems);
+  const flagStart = textFlag("--serve", flags.serve, problems);
+  const flagReady = positiveIntFlag("--ready-timeout", flags.readyTimeout, problems);
+  const flagRequestTimeout = secondsFlag("--request-timeout", flags.requestTimeout, problems);
   let baseUrl = null;
   const rawBase = flagBaseUrl ?? file2?.server?.base_url;
   if (rawBase !== void 0) {
@@ -66578,12 +66862,21 @@ function resolveConfig(input2) {
     if (typeof n === "string") baseUrl = n;
     else problems.push(flagBaseUrl !== void 0 ? `--base-url ${JSON.stringify(rawBase)}: ${n.problem}` : `${fileName}: server.base_url ${JSON.stringify(rawBase)}: ${n.problem}`);
   }
+  const command = flagStart ?? file2?.server?.command ?? null;
+  if (command !== null && command.includes("{port}") && baseUrl !== null) {
+    if (flagBaseUrl !== void 0 || flagStart === void 0) {
+      const where = flagStart !== void 0 ? "--serve" : `${fileName}: server.command`;
+      problems.push(`${where} has {port}, so the base URL follows the port servegate picks; drop ${flagBaseUrl !== void 0 ? "--base-url" : "server.base_url"} (or give the command a fixed port instead of {port})`);
+    } else baseUrl = null;
+  } else if (command !== null && !command.includes("{port}") && baseUrl === null && rawBase === void 0) {
+    problems.push(`${flagStart !== void 0 ? "--serve" : `${fileName}: server.command`}: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer`);
+  }
   const apiKeyEnv = file2?.server?.api_key_env ?? null;
   let apiKey = null;
   if (apiKeyEnv !== null) {
     const value = env[apiKeyEnv];
     if (value !== void 0 && value !== "") apiKey = value;
-    else if (baseUrl !== null) problems.push(`${fileName}: server.api_key_env names ${apiKeyEnv}, which is not set in the environment`);
+    else if (baseUrl !== null || command !== null) problems.push(`${fileName}: server.api_key_env names ${apiKeyEnv}, which is not set in the environment`);
   }
   const fileShapes = sweep ? sweep.shapes.map((s) => ({ inputLen: s.input_len, outputLen: s.output_len })) : DEFAULTS.shapes.map((s) => ({ ...s }));
   const shapes = dedupeShapes(
@@ -66602,7 +66895,15 @@ function resolveConfig(input2) {
 ${problems.map((p) => `  ${p}`).join("\n")}`;
     throw new UsageError(message, "Run `servegate run --help` for every flag and its format.");
   }
-  const recorded = (text) => text ? redactSecrets(text, [apiKey, ...secretValuesFromEnv(env)]) : null;
+  const secrets = [apiKey, ...secretValuesFromEnv(env), ...command === null ? [] : secretVariablesInCommand(command, env)].filter((s) => s !== null);
+  const recorded = (text) => text ? redactSecrets(text, secrets) : null;
+  const serve = command === null ? null : {
+    command,
+    readyTimeoutS: flagReady ?? file2?.server?.ready_timeout ?? DEFAULTS.readyTimeoutS,
+    stopTimeoutS: file2?.server?.stop_timeout ?? DEFAULTS.stopTimeoutS,
+    stopCommand: file2?.server?.stop_command ?? null,
+    secrets
+  };
   return {
     configPath: filePath,
     server: { baseUrl, model: flagModel ?? file2?.server?.model ?? null, api: flagApi ?? file2?.server?.api ?? DEFAULTS.api, apiKeyEnv },
@@ -66620,8 +66921,11 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     resume: flags.resume === true,
     workers: flagWorkers ?? DEFAULTS.workers,
     containerDigest: recorded(flagDigest ?? digestFromEnv),
-    serveCommand: recorded(flagServe),
+    // --serve-command records a command by hand; a command servegate starts is recorded by itself.
+    serveCommand: recorded(flagServe ?? command),
+    serve,
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
+    requestTimeoutS: flagRequestTimeout ?? file2?.server?.request_timeout ?? null,
     gate: {
       tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
       maxFailedRequests: file2?.gate?.max_failed_requests ?? null
@@ -66660,6 +66964,15 @@ function dedupeShapes(shapes) {
     return true;
   });
 }
+function requestDeadlineMs(cfg, shape) {
+  return (cfg.requestTimeoutS ?? defaultRequestTimeoutS(shape.inputLen, shape.outputLen)) * 1e3;
+}
+function requestTimeoutRecord(cfg) {
+  const per = cfg.shapes.map((s) => [`${s.inputLen}x${s.outputLen}`, requestDeadlineMs(cfg, s) / 1e3]);
+  const values = new Set(per.map(([, v]) => v));
+  if (values.size <= 1) return per[0]?.[1] ?? cfg.requestTimeoutS ?? defaultRequestTimeoutS(0, 0);
+  return Object.fromEntries(per);
+}
 function configForResult(cfg) {
   return {
     config_file: cfg.configPath,
@@ -66675,6 +66988,7 @@ function configForResult(cfg) {
     seed_pinned: cfg.seedPinned === true,
     workers: cfg.workers,
     idle_timeout_ms: cfg.idleTimeoutMs,
+    request_timeout_s: requestTimeoutRecord(cfg),
     container_digest: cfg.containerDigest,
     serve_command: cfg.serveCommand,
     gate: {
@@ -66956,6 +67270,8 @@ var BatchingEngine = class {
   sched;
   waker = new Waker((now) => this.wake(now));
   stepEndNs = -1;
+  /** Wall ns of the step in progress: the ITL of every stream it emits to. */
+  stepNs = 0;
   stepEmit = [];
   kickPending = false;
   closed = false;
@@ -67001,7 +67317,7 @@ var BatchingEngine = class {
   finishStep() {
     const k = this.s.tokensPerChunk;
     const emit = this.stepEmit;
-    for (let i = 0; i < emit.length; i++) emit[i].emit(k);
+    for (let i = 0; i < emit.length; i++) emit[i].emit(k, this.stepNs);
     this.stepEmit = [];
   }
   startStep(startNs) {
@@ -67011,7 +67327,8 @@ var BatchingEngine = class {
       this.stepEndNs = -1;
       return;
     }
-    this.stepEndNs = startNs + this.stepWallNs(plan);
+    this.stepNs = this.stepWallNs(plan);
+    this.stepEndNs = startNs + this.stepNs;
     this.stepEmit = plan.emit;
     for (const seq of plan.admitted) this.metrics.queue.observe(Math.max(0, startNs - seq.engineArrivalNs) / 1e9);
   }
@@ -67122,7 +67439,7 @@ var DeterministicEngine = class {
     for (let top = this.heap.peek(); top !== void 0 && top.dueNs <= limit; top = this.heap.peek()) {
       this.heap.pop();
       const seq = top.seq;
-      if (!seq.done) seq.emit(this.t.tokensPerChunk);
+      if (!seq.done) seq.emit(this.t.tokensPerChunk, this.t.itlNs);
       if (seq.done) {
         this.active--;
         this.kvTokens -= top.kvTokens;
@@ -67138,7 +67455,22 @@ var DeterministicEngine = class {
 
 // src/sim/options.ts
 init_errors();
-var FAULT_KINDS = ["http500", "http429", "disconnect", "stall", "malformed", "stream-error"];
+var FAULT_KINDS = [
+  "http500",
+  "http429",
+  "disconnect",
+  "stall",
+  "malformed",
+  "stream-error",
+  "keepalive",
+  "overrun",
+  "trickle",
+  "huge-line"
+];
+var TAIL_FAULT_KINDS = ["keepalive", "overrun", "trickle", "huge-line"];
+function isTailFault(kind) {
+  return TAIL_FAULT_KINDS.includes(kind);
+}
 var DEFAULT_SIM_OPTIONS = {
   host: "127.0.0.1",
   port: 0,
@@ -67150,10 +67482,13 @@ var DEFAULT_SIM_OPTIONS = {
   jitterCv: 0,
   faults: [],
   stallMs: 2e3,
+  faultIntervalMs: 50,
+  hugeLineBytes: 8 * 1024 * 1024,
   tokensPerChunk: 1,
   reasoningTokens: 0,
   usageSkew: 1,
   stopEarlyAt: null,
+  truncatePrompt: null,
   prefixCache: false,
   keepAliveComments: false,
   crlf: false,
@@ -67178,10 +67513,13 @@ var optionsSchema = external_exports.object({
   jitterCv: nonNegative,
   faults: external_exports.array(external_exports.object({ kind: external_exports.enum(FAULT_KINDS), rate: external_exports.number().min(0).max(1) })),
   stallMs: nonNegative,
+  faultIntervalMs: positive,
+  hugeLineBytes: posInt,
   tokensPerChunk: posInt,
   reasoningTokens: external_exports.number().int().nonnegative(),
   usageSkew: nonNegative,
   stopEarlyAt: posInt.nullable(),
+  truncatePrompt: posInt.nullable(),
   prefixCache: external_exports.boolean(),
   keepAliveComments: external_exports.boolean(),
   crlf: external_exports.boolean(),
@@ -67560,6 +67898,12 @@ var SimMetrics = class {
   prefixQueries = 0;
   prefixHits = 0;
   preemptions = 0;
+  /**
+   * Streams a tail fault took over: the engine has let them go, but the
+   * server still holds each request open, so they count as running (a hung
+   * request on a real server does too).
+   */
+  faultTails = 0;
   finished = { stop: 0, length: 0, abort: 0, error: 0 };
   /** Prometheus text exposition for `model`. */
   render(model, g2) {
@@ -67573,7 +67917,7 @@ ${name}{${l}} ${v}
 ${name}{${l}} ${v}
 `;
     let out = "";
-    out += gauge("vllm:num_requests_running", "Number of requests in model execution batches.", g2.running);
+    out += gauge("vllm:num_requests_running", "Number of requests in model execution batches.", g2.running + this.faultTails);
     out += gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", g2.waiting);
     out += gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", g2.kvUsage);
     out += gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.", g2.kvUsage);
@@ -67618,6 +67962,16 @@ function errorBody(status, message, param = null) {
 }
 
 // src/sim/generation-plan.ts
+var TAIL_FAULT_AFTER = {
+  keepalive: 3,
+  trickle: 1,
+  "huge-line": 5
+};
+function faultAtFor(fault, target) {
+  if (fault === "overrun") return target;
+  if (fault === "keepalive" || fault === "trickle" || fault === "huge-line") return Math.min(TAIL_FAULT_AFTER[fault], target);
+  return Math.floor(target / 2);
+}
 function planGeneration(req, opts, requestId) {
   let target = req.maxTokens;
   let finishReason = "length";
@@ -67642,7 +67996,7 @@ function planGeneration(req, opts, requestId) {
       }
     }
   }
-  return { target, finishReason, fault, faultAt: Math.floor(target / 2) };
+  return { target, finishReason, fault, faultAt: faultAtFor(fault, target) };
 }
 
 // src/sim/http-util.ts
@@ -67677,6 +68031,28 @@ function sendError(res, status, message, param = null, headers = {}) {
 function sendThrown(res, err) {
   if (err instanceof ApiError) sendError(res, err.status, err.message, err.param);
   else sendError(res, 500, `servegate sim internal error: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+// src/sim/chat-template.ts
+var IM_START = "<|im_start|>";
+var IM_END = "<|im_end|>";
+function contentText(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts = [];
+  for (const p of content) {
+    if (p && typeof p === "object" && typeof p.text === "string") parts.push(p.text);
+  }
+  return parts.join(" ");
+}
+function applyChatTemplate(messages, addGenerationPrompt = true) {
+  let out = "";
+  for (const m of messages) {
+    const role = typeof m.role === "string" && m.role.trim() !== "" ? m.role : "user";
+    out += `${IM_START} ${role} ${contentText(m.content)} ${IM_END} `;
+  }
+  if (addGenerationPrompt) out += `${IM_START} assistant`;
+  return out;
 }
 
 // src/sim/tokenizer.ts
@@ -67718,24 +68094,10 @@ function textTokenIds(text) {
     return 1e6 + h % 1e9;
   });
 }
-function messagesText(messages) {
-  const parts = [];
-  for (const m of messages) {
-    if (typeof m.content === "string") parts.push(m.content);
-    else if (Array.isArray(m.content)) {
-      for (const p of m.content) {
-        if (p && typeof p === "object" && typeof p.text === "string") {
-          parts.push(p.text);
-        }
-      }
-    }
-  }
-  return parts.join(" ");
-}
 
 // src/sim/request.ts
 var DEFAULT_MAX_TOKENS = 16;
-function parseSimRequest(api, body, servedModel, maxModelLen) {
+function parseSimRequest(api, body, servedModel, maxModelLen, truncatePrompt = null) {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new ApiError(400, "Request body must be a JSON object");
   }
@@ -67772,8 +68134,13 @@ function parseSimRequest(api, body, servedModel, maxModelLen) {
         throw new ApiError(400, "each message must be an object with a string `role`", "messages");
       }
     }
-    promptText = messagesText(b.messages);
+    promptText = applyChatTemplate(b.messages);
     promptTokens = countTextTokens(promptText);
+  }
+  if (truncatePrompt !== null && promptTokens > truncatePrompt) {
+    promptIds = (promptIds ?? textTokenIds(promptText ?? "")).slice(-truncatePrompt);
+    promptText = null;
+    promptTokens = promptIds.length;
   }
   if (promptTokens === 0) throw new ApiError(400, "The prompt must not be empty", api === "chat" ? "messages" : "prompt");
   const rawMax = b.max_tokens ?? (api === "chat" ? b.max_completion_tokens : void 0);
@@ -67812,6 +68179,130 @@ function isTokenId(x) {
   return typeof x === "number" && Number.isInteger(x) && x >= 0;
 }
 
+// src/sim/fault-tail.ts
+var FILLER_PIECE_BYTES = 64 * 1024;
+var filler = null;
+function fillerPiece() {
+  filler ??= Buffer.alloc(FILLER_PIECE_BYTES, "x");
+  return filler;
+}
+function playFaultTail(kind, sink, events, timing, onEnd) {
+  new FaultTail(kind, sink, events, timing, onEnd).start();
+}
+var FaultTail = class {
+  constructor(kind, sink, events, timing, onEnd) {
+    this.kind = kind;
+    this.sink = sink;
+    this.events = events;
+    this.timing = timing;
+    this.onEnd = onEnd;
+  }
+  kind;
+  sink;
+  events;
+  timing;
+  onEnd;
+  timer = null;
+  drainFn = null;
+  stopped = false;
+  /** trickle: the event being written byte by byte, and the next byte's index. */
+  current = null;
+  pos = 0;
+  start() {
+    this.sink.once("close", this.onClose);
+    if (this.kind === "keepalive") this.after(this.timing.intervalMs, this.keepalive);
+    else if (this.kind === "overrun") this.after(this.timing.itlMs, this.overrun);
+    else if (this.kind === "trickle") this.after(this.timing.intervalMs, this.trickle);
+    else this.after(this.timing.itlMs, this.hugeLine);
+  }
+  keepalive = () => {
+    if (this.alive()) this.send(this.events.comment(), () => this.after(this.timing.intervalMs, this.keepalive));
+  };
+  overrun = () => {
+    if (this.alive()) this.send(this.events.nextExtra(), () => this.after(this.timing.itlMs, this.overrun));
+  };
+  trickle = () => {
+    if (!this.alive()) return;
+    if (this.current === null || this.pos >= this.current.length) {
+      const next = this.events.nextPlanned();
+      if (next === null) return this.finish();
+      this.current = Buffer.from(next, "utf8");
+      this.pos = 0;
+    }
+    const byte = this.current.subarray(this.pos, this.pos + 1);
+    this.pos++;
+    this.send(byte, () => this.after(this.timing.intervalMs, this.trickle));
+  };
+  hugeLine = () => {
+    if (!this.alive()) return;
+    const { head, close, end } = this.events.hugeLineParts();
+    let left = Math.max(0, this.timing.hugeLineBytes - Buffer.byteLength(head) - Buffer.byteLength(close));
+    const piece = fillerPiece();
+    const writeFiller = () => {
+      while (left > 0) {
+        if (!this.alive()) return;
+        const n = Math.min(left, piece.length);
+        left -= n;
+        if (!this.sink.write(n === piece.length ? piece : piece.subarray(0, n))) return this.onDrain(writeFiller);
+      }
+      if (this.alive()) this.send(close + end, () => this.after(this.timing.itlMs, this.planned));
+    };
+    this.send(head, writeFiller);
+  };
+  /** The rest of the planned stream, one event per ITL, then the end of the response. */
+  planned = () => {
+    if (!this.alive()) return;
+    const next = this.events.nextPlanned();
+    if (next === null) return this.finish();
+    this.send(next, () => this.after(this.timing.itlMs, this.planned));
+  };
+  /** Write `chunk`; run `then` at once, or once the socket's buffer drained. */
+  send(chunk, then) {
+    if (this.sink.write(chunk)) then();
+    else this.onDrain(then);
+  }
+  onDrain(then) {
+    this.drainFn = () => {
+      this.drainFn = null;
+      if (this.alive()) then();
+    };
+    this.sink.once("drain", this.drainFn);
+  }
+  after(ms, fn) {
+    if (!this.alive()) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      fn();
+    }, ms);
+  }
+  /** False once stopped or once the sink can take no more (a destroyed socket not yet reported closed). */
+  alive() {
+    if (this.stopped) return false;
+    if (this.sink.destroyed || this.sink.writableEnded) {
+      this.stop("abort");
+      return false;
+    }
+    return true;
+  }
+  finish() {
+    this.stop("complete");
+    this.sink.end();
+  }
+  onClose = () => {
+    this.stop("abort");
+  };
+  stop(how) {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.drainFn) this.sink.off("drain", this.drainFn);
+    this.drainFn = null;
+    this.sink.off("close", this.onClose);
+    this.onEnd(how);
+  }
+};
+
 // src/sim/sse-format.ts
 var SseFormat = class {
   constructor(api, id, model, created, style) {
@@ -67843,6 +68334,14 @@ var SseFormat = class {
   /** A content event carrying `text`. */
   content(text) {
     return this.contentOpen + text + this.tail;
+  }
+  /**
+   * A content event split around its text, for a text written in pieces (the
+   * `huge-line` fault): `head` + text + `close` is the `data:` line, `end` the
+   * line end and blank line that close the event.
+   */
+  contentParts() {
+    return { head: this.contentOpen, close: this.tail.slice(0, this.tail.length - this.end.length), end: this.end };
   }
   /** A reasoning event (chat) carrying `text`. */
   reasoning(text) {
@@ -67935,8 +68434,12 @@ var SimSequence = class {
     if (this.opts.keepAliveComments) this.res.write(this.fmt.comment());
     else this.res.flushHeaders();
   }
-  /** Deliver up to `k` newly generated tokens now. */
-  emit(k) {
+  /**
+   * Deliver up to `k` newly generated tokens now; `gapNs` is the engine's
+   * current gap between two chunks of a stream (wall ns), which paces the
+   * content of a tail fault that takes over here.
+   */
+  emit(k, gapNs) {
     if (this.done) return;
     const n = Math.min(k, this.remaining);
     if (n <= 0) return;
@@ -67950,14 +68453,17 @@ var SimSequence = class {
         pre = this.fmt.malformed();
       }
     }
+    const fault = this.plan.fault;
+    const tail = fault !== null && this.fmt !== null && isTailFault(fault) && this.generated + n >= this.plan.faultAt ? fault : null;
     const t = nowNs();
     this.observe(t, n);
     const start = this.generated;
     this.generated += n;
-    const final = this.generated === this.plan.target;
+    const final = this.generated === this.plan.target && tail === null;
     if (this.fmt) this.writeChunk(t, start, n, final, pre);
     else if (final) this.writeJson(t);
-    if (final) this.end(this.plan.finishReason, t);
+    if (tail !== null) this.handOver(tail, k, gapNs);
+    else if (final) this.end(this.plan.finishReason, t);
     else if (this.plan.fault === "stall" && !this.faultFired && this.generated >= this.plan.faultAt) {
       this.faultFired = true;
       this.stallUntilNs = t + this.opts.stallMs * this.opts.timeScale * 1e6;
@@ -67979,23 +68485,7 @@ var SimSequence = class {
   }
   writeChunk(t, start, n, final, pre) {
     const fmt2 = this.fmt;
-    let out = pre;
-    if (this.chunks === 0) out += fmt2.roleChunk();
-    else if (this.opts.keepAliveComments && this.chunks % KEEPALIVE_EVERY === 0) out += fmt2.comment();
-    const r = Math.min(n, this.reasoningLeft);
-    if (r > 0) {
-      this.reasoningLeft -= r;
-      const text = tokensText(start, r);
-      out += final && r === n ? fmt2.lastContent(text, this.plan.finishReason, true) : fmt2.reasoning(text);
-      this.trace.push(t, r);
-      this.chunks++;
-    }
-    if (n > r) {
-      const text = tokensText(start + r, n - r);
-      out += final ? fmt2.lastContent(text, this.plan.finishReason, false) : fmt2.content(text);
-      this.trace.push(t, n - r);
-      this.chunks++;
-    }
+    let out = pre + this.chunkEvents(start, n, final, t);
     if (!final) {
       this.res.write(out);
       return;
@@ -68003,6 +68493,81 @@ var SimSequence = class {
     if (this.req.includeUsage) out += fmt2.usage(this.req.promptTokens, this.reportedTokens());
     if (!this.opts.omitDone) out += fmt2.done();
     this.res.end(out);
+  }
+  /** The events carrying tokens start..start+n (reasoning first); traced when `t` is given. */
+  chunkEvents(start, n, final, t) {
+    const fmt2 = this.fmt;
+    let out = "";
+    if (this.chunks === 0) out += fmt2.roleChunk();
+    else if (this.opts.keepAliveComments && this.chunks % KEEPALIVE_EVERY === 0) out += fmt2.comment();
+    const r = Math.min(n, this.reasoningLeft);
+    if (r > 0) {
+      this.reasoningLeft -= r;
+      const text = tokensText(start, r);
+      out += final && r === n ? fmt2.lastContent(text, this.plan.finishReason, true) : fmt2.reasoning(text);
+      if (t !== null) this.trace.push(t, r);
+      this.chunks++;
+    }
+    if (n > r) {
+      const text = tokensText(start + r, n - r);
+      out += final ? fmt2.lastContent(text, this.plan.finishReason, false) : fmt2.content(text);
+      if (t !== null) this.trace.push(t, n - r);
+      this.chunks++;
+    }
+    return out;
+  }
+  /**
+   * Let the engine go and play the tail fault on this stream until the client
+   * leaves. Content events of the tail come at the engine's gap of the
+   * moment (the ITL in deterministic mode, the last step's time in batching
+   * mode), so the stream keeps the pace it had.
+   */
+  handOver(kind, k, gapNs) {
+    this.faultFired = true;
+    this.done = true;
+    const m = this.metrics;
+    m.faultTails++;
+    const intervalMs = this.opts.faultIntervalMs * this.opts.timeScale;
+    const itlMs = gapNs > 0 ? gapNs / 1e6 : intervalMs;
+    const onEnd = (how) => {
+      m.faultTails--;
+      const reason = how === "abort" ? "abort" : this.plan.finishReason;
+      m.finished[reason] = (m.finished[reason] ?? 0) + 1;
+    };
+    playFaultTail(kind, this.res, this.tailEvents(k), { intervalMs, itlMs, hugeLineBytes: this.opts.hugeLineBytes }, onEnd);
+  }
+  /** The rest of this stream for a tail fault, `k` tokens per content event. */
+  tailEvents(k) {
+    const fmt2 = this.fmt;
+    let extra = this.generated;
+    let usageLeft = this.req.includeUsage;
+    let doneLeft = !this.opts.omitDone;
+    return {
+      nextPlanned: () => {
+        if (this.generated < this.plan.target) {
+          const start = this.generated;
+          const n = Math.min(k, this.plan.target - start);
+          this.generated += n;
+          return this.chunkEvents(start, n, this.generated === this.plan.target, null);
+        }
+        if (usageLeft) {
+          usageLeft = false;
+          return fmt2.usage(this.req.promptTokens, this.reportedTokens());
+        }
+        if (doneLeft) {
+          doneLeft = false;
+          return fmt2.done();
+        }
+        return null;
+      },
+      nextExtra: () => {
+        const text = tokensText(extra, k);
+        extra += k;
+        return fmt2.content(text);
+      },
+      comment: () => fmt2.comment(),
+      hugeLineParts: () => fmt2.contentParts()
+    };
   }
   writeJson(t) {
     const text = tokensText(0, this.generated);
@@ -68177,7 +68742,7 @@ async function handleGenerate(ctx, api, req, res, arrivalNs) {
   const requestId = (Array.isArray(header) ? header[0] : header) || ctx.nextRequestId();
   let sreq;
   try {
-    sreq = parseSimRequest(api, await readJsonBody(req), ctx.opts.model, ctx.maxModelLen);
+    sreq = parseSimRequest(api, await readJsonBody(req), ctx.opts.model, ctx.maxModelLen, ctx.opts.truncatePrompt);
   } catch (err) {
     sendThrown(res, err);
     return;
@@ -68298,8 +68863,11 @@ async function tokenize(ctx, req, res) {
   let tokens;
   if (typeof b.prompt === "string") tokens = textTokenIds(b.prompt);
   else if (Array.isArray(b.prompt) && b.prompt.every((x) => Number.isInteger(x) && x >= 0)) tokens = b.prompt;
-  else if (Array.isArray(b.messages)) tokens = textTokenIds(messagesText(b.messages));
-  else throw new ApiError(400, "Either `prompt` (string or token ids) or `messages` is required", "prompt");
+  else if (Array.isArray(b.messages)) {
+    const gen = b.add_generation_prompt ?? true;
+    if (typeof gen !== "boolean") throw new ApiError(400, "`add_generation_prompt` must be a boolean", "add_generation_prompt");
+    tokens = textTokenIds(applyChatTemplate(b.messages, gen));
+  } else throw new ApiError(400, "Either `prompt` (string or token ids) or `messages` is required", "prompt");
   sendJson(res, 200, { count: tokens.length, max_model_len: ctx.maxModelLen, tokens });
 }
 
@@ -68390,6 +68958,7 @@ function listen(server, host, port) {
 }
 
 // src/plan/plan.ts
+init_defaults();
 function pointKey(shape, concurrency, repeat) {
   return `${shape.inputLen}x${shape.outputLen}@c${concurrency}#r${repeat}`;
 }
@@ -68452,21 +69021,40 @@ function createExec(options = {}) {
 
 // src/env/fetch-json.ts
 init_auth();
+var MAX_INFO_BODY_BYTES = 1 << 20;
 function createFetchJson(options = {}) {
   const timeoutMs = options.timeoutMs ?? 5e3;
+  const maxBytes = options.maxBytes ?? MAX_INFO_BODY_BYTES;
   return async (url2) => {
     try {
       const headers = { accept: "application/json", ...authHeaders(options.apiKey) };
       const res = await fetch(url2, { headers, signal: AbortSignal.timeout(timeoutMs) });
-      if (res.status !== 200) {
+      if (res.status !== 200 || res.body === null) {
         await res.body?.cancel();
         return null;
       }
-      return await res.json();
+      const text = await readCapped(res.body, maxBytes);
+      return text === null ? null : JSON.parse(text);
     } catch {
       return null;
     }
   };
+}
+async function readCapped(body, maxBytes) {
+  const reader = body.getReader();
+  const chunks = [];
+  let length = 0;
+  for (; ; ) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.length;
+    if (length > maxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, length).toString("utf8");
 }
 
 // src/env/harness.ts
@@ -68822,7 +69410,7 @@ function createLoadDispatcher(concurrency) {
 }
 async function runClosedLoop(requests, opts) {
   const { now, epochNs } = opts;
-  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs };
+  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {} };
   const toMs = (ns) => Number(ns - epochNs) / 1e6;
   const n = requests.length;
   const records = new Array(n);
@@ -68859,7 +69447,7 @@ async function runShare(input2, go, signal) {
   const now = process.hrtime.bigint;
   const restore = raisePriority(input2.priority);
   const dispatcher = createLoadDispatcher(input2.concurrency);
-  const base = { concurrency: input2.concurrency, dispatcher, now, epochNs: input2.epochNs, idleTimeoutMs: input2.idleTimeoutMs, ...signal ? { signal } : {} };
+  const base = { concurrency: input2.concurrency, dispatcher, now, epochNs: input2.epochNs, idleTimeoutMs: input2.idleTimeoutMs, ...input2.deadlineMs !== void 0 ? { deadlineMs: input2.deadlineMs } : {}, ...signal ? { signal } : {} };
   const cut = () => void dispatcher.destroy(new LoadAborted()).catch(() => {
   });
   signal?.addEventListener("abort", cut, { once: true });
@@ -68993,6 +69581,7 @@ async function runPoint(opts) {
     priority: opts.priority === void 0 ? DEFAULT_PRIORITY : opts.priority,
     concurrency: c,
     idleTimeoutMs,
+    ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {},
     epochNs,
     warmup: (warmIdx[w] ?? []).map((i) => opts.warmup[i]),
     measured: (measIdx[w] ?? []).map((i) => opts.measured[i])
@@ -69266,6 +69855,7 @@ init_errors();
 
 // src/types.ts
 var RESULT_SCHEMA = "servegate.result/v1";
+var SERVER_EXITED = "server_exited";
 
 // src/store/atomic-write.ts
 import { randomBytes } from "node:crypto";
@@ -69303,6 +69893,7 @@ async function syncDir(dir) {
 }
 
 // src/store/result-schema.ts
+init_defaults();
 var count = external_exports.number().int().nonnegative();
 var num = external_exports.number();
 var latency = external_exports.strictObject({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() });
@@ -69317,6 +69908,7 @@ var validityCode = external_exports.enum([
   "client_saturated",
   "token_count_mismatch",
   "output_len_mismatch",
+  "input_len_mismatch",
   "prefix_cache_contaminated",
   "ramp_dominated",
   "requests_failed",
@@ -69381,7 +69973,10 @@ var runResult = external_exports.object({
     server_usage: num.nullable(),
     client_chunks: num,
     retokenized: num.nullable(),
-    tokens_per_chunk: num.nullable()
+    tokens_per_chunk: num.nullable(),
+    // Recorded since prompt lengths are checked; a result written before reads as "not recorded".
+    prompt_expected: num.nullable().default(null),
+    prompt_server_usage: num.nullable().default(null)
   }),
   errors: external_exports.record(external_exports.string(), num),
   steady_state: steadyState.nullable(),
@@ -69463,7 +70058,8 @@ var resultFileSchema = external_exports.object({
     reason: external_exports.string(),
     cut_run: external_exports.object({ input_len: positiveInt2, output_len: positiveInt2, concurrency: positiveInt2, repeat: count }).nullable(),
     finished_runs: count,
-    planned_runs: count
+    planned_runs: count,
+    server: external_exports.object({ exit_code: external_exports.number().int().nullable(), signal: external_exports.string().nullable(), log_tail: external_exports.array(external_exports.string()) }).optional()
   }).optional()
 }).superRefine((file2, ctx) => {
   const firstPoint = /* @__PURE__ */ new Map();
@@ -69568,6 +70164,855 @@ function canWrite(path) {
   } catch {
     return false;
   }
+}
+
+// src/sweep/calibrate-prompts.ts
+var import_undici3 = __toESM(require_undici(), 1);
+
+// src/client/tokenize.ts
+init_errors();
+init_auth();
+init_endpoints();
+var UNSUPPORTED_STATUS = /* @__PURE__ */ new Set([400, 404, 405, 415, 422, 501]);
+async function tokenizeMessages(root, model, messages, opts) {
+  const url2 = `${normalizeBaseUrl2(root).root}/tokenize`;
+  let j;
+  try {
+    j = await fetchJson(url2, {
+      // add_generation_prompt: the assistant turn's opening is part of what a chat completion prefills.
+      body: { model, messages, add_generation_prompt: true },
+      headers: authHeaders(opts.apiKey),
+      // The answer lists every token id: a 128k-token prompt is ~1 MB of JSON.
+      maxBytes: MAX_TOKENIZE_BODY_BYTES,
+      ...opts.timeoutMs !== void 0 ? { timeoutMs: opts.timeoutMs } : {},
+      ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
+    });
+  } catch (err) {
+    if (err instanceof HttpStatusError && UNSUPPORTED_STATUS.has(err.status)) return { kind: "unsupported", reason: `HTTP ${err.status}` };
+    return { kind: "error", reason: describeError(err) };
+  }
+  const o = j ?? {};
+  if (typeof o.count === "number" && Number.isInteger(o.count) && o.count >= 0) return { kind: "count", count: o.count };
+  if (Array.isArray(o.tokens)) return { kind: "count", count: o.tokens.length };
+  return { kind: "unsupported", reason: "the answer has neither `count` nor `tokens`" };
+}
+
+// src/plan/prompts.ts
+init_auth();
+
+// src/plan/words.ts
+var WORDS2 = [
+  "time",
+  "year",
+  "people",
+  "way",
+  "day",
+  "man",
+  "thing",
+  "woman",
+  "life",
+  "child",
+  "world",
+  "school",
+  "state",
+  "family",
+  "student",
+  "group",
+  "country",
+  "problem",
+  "hand",
+  "part",
+  "place",
+  "case",
+  "week",
+  "company",
+  "system",
+  "program",
+  "question",
+  "work",
+  "government",
+  "number",
+  "night",
+  "point",
+  "home",
+  "water",
+  "room",
+  "mother",
+  "area",
+  "money",
+  "story",
+  "fact",
+  "month",
+  "lot",
+  "right",
+  "study",
+  "book",
+  "eye",
+  "job",
+  "word",
+  "business",
+  "issue",
+  "side",
+  "kind",
+  "head",
+  "house",
+  "service",
+  "friend",
+  "father",
+  "power",
+  "hour",
+  "game",
+  "line",
+  "end",
+  "member",
+  "law",
+  "car",
+  "city",
+  "community",
+  "name",
+  "president",
+  "team",
+  "minute",
+  "idea",
+  "kid",
+  "body",
+  "information",
+  "back",
+  "parent",
+  "face",
+  "others",
+  "level",
+  "office",
+  "door",
+  "health",
+  "person",
+  "art",
+  "war",
+  "history",
+  "party",
+  "result",
+  "change",
+  "morning",
+  "reason",
+  "research",
+  "girl",
+  "guy",
+  "moment",
+  "air",
+  "teacher",
+  "force",
+  "education",
+  "foot",
+  "boy",
+  "age",
+  "policy",
+  "music",
+  "market",
+  "sense",
+  "nation",
+  "plan",
+  "college",
+  "interest",
+  "death",
+  "experience",
+  "effect",
+  "class",
+  "control",
+  "care",
+  "field",
+  "development",
+  "role",
+  "effort",
+  "rate",
+  "heart",
+  "drug",
+  "show",
+  "leader",
+  "light",
+  "voice",
+  "wife",
+  "police",
+  "mind",
+  "price",
+  "report",
+  "decision",
+  "son",
+  "view",
+  "relationship",
+  "town",
+  "road",
+  "arm",
+  "difference",
+  "value",
+  "building",
+  "action",
+  "model",
+  "season",
+  "society",
+  "tax",
+  "director",
+  "position",
+  "player",
+  "record",
+  "paper",
+  "space",
+  "ground",
+  "form",
+  "event",
+  "official",
+  "matter",
+  "center",
+  "couple",
+  "site",
+  "project",
+  "activity",
+  "star",
+  "table",
+  "need",
+  "court",
+  "oil",
+  "situation",
+  "cost",
+  "industry",
+  "figure",
+  "street",
+  "image",
+  "phone",
+  "data",
+  "picture",
+  "practice",
+  "piece",
+  "land",
+  "product",
+  "doctor",
+  "wall",
+  "patient",
+  "worker",
+  "news",
+  "test",
+  "movie",
+  "north",
+  "love",
+  "support",
+  "technology",
+  "step",
+  "baby",
+  "computer",
+  "type",
+  "attention",
+  "film",
+  "tree",
+  "source",
+  "organization",
+  "hair",
+  "window",
+  "evidence",
+  "population",
+  "chance",
+  "stone",
+  "river",
+  "garden",
+  "letter",
+  "bird",
+  "island",
+  "summer",
+  "winter",
+  "spring",
+  "autumn",
+  "bread",
+  "apple",
+  "orange",
+  "green",
+  "blue",
+  "yellow",
+  "silver",
+  "golden",
+  "quiet",
+  "bright",
+  "simple",
+  "early",
+  "open",
+  "clear",
+  "strong",
+  "small",
+  "large",
+  "fast",
+  "slow",
+  "warm",
+  "cold",
+  "happy",
+  "gentle",
+  "ocean",
+  "forest",
+  "mountain",
+  "valley",
+  "cloud",
+  "rain",
+  "snow",
+  "wind",
+  "storm",
+  "sun",
+  "moon",
+  "planet",
+  "ship",
+  "train",
+  "bridge",
+  "castle"
+];
+
+// src/plan/prompts.ts
+var TOKEN_ID_MIN = 1e3;
+var TOKEN_ID_MAX = 3e4;
+var DIGIT_BITS = 14;
+function buildRequests(point, target, wordCounts = null) {
+  const warmup = [];
+  const measured = [];
+  const words = (serial) => wordCounts?.[serial] ?? point.shape.inputLen;
+  for (let i = 0; i < point.warmupRequests; i++) warmup.push(buildRequest(point, target, i, `sg-${point.key}-w${i}`, words(i)));
+  for (let i = 0; i < point.numPrompts; i++) {
+    const serial = point.warmupRequests + i;
+    measured.push(buildRequest(point, target, serial, `sg-${point.key}-m${i}`, words(serial)));
+  }
+  return { warmup, measured };
+}
+function promptCount(point) {
+  return point.warmupRequests + point.numPrompts;
+}
+function chatMessages(pointSeed, serial, words) {
+  return [{ role: "user", content: promptWords(pointSeed, serial, words).join(" ") }];
+}
+function endpointUrl(root, api) {
+  return `${root.replace(/\/+$/, "")}${api === "chat" ? "/v1/chat/completions" : "/v1/completions"}`;
+}
+function buildRequest(point, target, serial, id, chatWords) {
+  const { inputLen, outputLen } = point.shape;
+  const common = {
+    model: target.model,
+    max_tokens: outputLen,
+    // METHODOLOGY: without ignore_eos output lengths vary and the shape is no longer fixed.
+    ignore_eos: true,
+    stream: true,
+    stream_options: { include_usage: true },
+    temperature: 0
+  };
+  const body = target.api === "chat" ? { ...common, messages: chatMessages(point.seed, serial, chatWords) } : { ...common, prompt: promptTokenIds(point.seed, serial, inputLen) };
+  const headers = { "content-type": "application/json", ...authHeaders(target.apiKey) };
+  return {
+    id,
+    url: endpointUrl(target.root, target.api),
+    body: JSON.stringify(body),
+    headers,
+    api: target.api,
+    promptTokens: inputLen,
+    maxTokens: outputLen
+  };
+}
+function promptTokenIds(pointSeed, serial, length) {
+  const mask = (1 << DIGIT_BITS) - 1;
+  const code = [
+    serial >>> DIGIT_BITS & mask,
+    serial & mask,
+    pointSeed >>> 2 * DIGIT_BITS,
+    pointSeed >>> DIGIT_BITS & mask,
+    pointSeed & mask
+  ].map((d) => TOKEN_ID_MIN + d);
+  const rng = createRng(deriveSeed(pointSeed, "prompt", serial));
+  const ids = code.slice(0, length);
+  while (ids.length < length) ids.push(rng.int(TOKEN_ID_MIN, TOKEN_ID_MAX));
+  return ids;
+}
+function promptWords(pointSeed, serial, length) {
+  const digits = (v) => [v >>> 24 & 255, v >>> 16 & 255, v >>> 8 & 255, v & 255];
+  const code = [...digits(serial >>> 0), ...digits(pointSeed >>> 0)].map((d) => WORDS2[d]);
+  const rng = createRng(deriveSeed(pointSeed, "words", serial));
+  const words = code.slice(0, length);
+  while (words.length < length) words.push(WORDS2[rng.int(0, WORDS2.length - 1)]);
+  return words;
+}
+
+// src/sweep/calibrate-prompts.ts
+var MAX_CALIBRATION_TRIES = 4;
+var CALIBRATION_CONCURRENCY = 16;
+async function calibrateWordCount(target, guess, count2, maxTries = MAX_CALIBRATION_TRIES) {
+  const seen = /* @__PURE__ */ new Map();
+  let n = Math.max(1, Math.round(guess));
+  for (let t = 0; t < maxTries; t++) {
+    const c = await count2(n);
+    if (c === null) break;
+    seen.set(n, c);
+    if (c === target) return { words: n, tokens: c, tries: seen.size };
+    const next = nextGuess(seen, n, target);
+    if (next === null) break;
+    n = next;
+  }
+  return closestBelow(seen, target, guess);
+}
+function nextGuess(seen, last, target) {
+  let below = null;
+  let above = null;
+  for (const [w, t] of seen) {
+    if (t < target && (below === null || w > below[0])) below = [w, t];
+    if (t > target && (above === null || w < above[0])) above = [w, t];
+  }
+  const tries = [...seen.entries()];
+  const [a, b] = below !== null && above !== null ? [below, above] : tries.length >= 2 ? [tries.at(-2), tries.at(-1)] : [null, null];
+  let slope = a !== null && b !== null && a[0] !== b[0] ? (b[1] - a[1]) / (b[0] - a[0]) : 1;
+  if (!Number.isFinite(slope) || slope <= 0) slope = 1;
+  slope = Math.min(4, Math.max(0.25, slope));
+  const lastTokens = seen.get(last);
+  const lo = Math.max(1, below !== null ? below[0] + 1 : 1);
+  const hi = above !== null ? above[0] - 1 : Number.MAX_SAFE_INTEGER;
+  if (lo > hi) return null;
+  let n = Math.min(hi, Math.max(lo, last + Math.round((target - lastTokens) / slope)));
+  if (n === last) n = lastTokens < target ? n + 1 : n - 1;
+  if (n < lo || n > hi || seen.has(n)) return null;
+  return n;
+}
+function closestBelow(seen, target, guess) {
+  let best = null;
+  let lowestOver = null;
+  for (const [w, t] of seen) {
+    if (t <= target && (best === null || t > best[1] || t === best[1] && w > best[0])) best = [w, t];
+    if (t > target && (lowestOver === null || w < lowestOver[0])) lowestOver = [w, t];
+  }
+  if (best !== null) return { words: best[0], tokens: best[1], tries: seen.size };
+  if (lowestOver !== null) return { words: Math.max(1, lowestOver[0] - (lowestOver[1] - target)), tokens: null, tries: seen.size };
+  return { words: Math.max(1, Math.round(guess)), tokens: null, tries: 0 };
+}
+async function calibratePoint(point, count2, opts = {}) {
+  const target = point.shape.inputLen;
+  const memo2 = opts.memo ?? /* @__PURE__ */ new Map();
+  const total = promptCount(point);
+  const out = { words: new Array(total).fill(target), inexact: 0, unverified: 0, maxShortTokens: 0, calls: 0 };
+  const one = async (serial) => {
+    const r = await calibrateWordCount(target, target - (memo2.get(target) ?? 0), (w) => count2(serial, w));
+    out.words[serial] = r.words;
+    out.calls += r.tries;
+    if (r.tokens === target) memo2.set(target, r.tokens - r.words);
+    else if (r.tokens === null) out.unverified++;
+    else {
+      out.inexact++;
+      out.maxShortTokens = Math.max(out.maxShortTokens, target - r.tokens);
+    }
+  };
+  let next = 0;
+  if (!memo2.has(target) && total > 0) await one(next++);
+  const worker = async () => {
+    while (next < total) await one(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? CALIBRATION_CONCURRENCY, total) }, worker));
+  return out;
+}
+function describeMisses(point, cal) {
+  if (cal.inexact + cal.unverified === 0) return null;
+  const why = [];
+  if (cal.inexact > 0) why.push(`${cal.inexact} the closest count below, at most ${cal.maxShortTokens} short: the tokenizer merges or splits words there`);
+  if (cal.unverified > 0) why.push(`${cal.unverified} went with an unverified estimate: /tokenize failed, or every count tried was over`);
+  return `${point.key}: ${cal.inexact + cal.unverified} of ${cal.words.length} chat prompts are not exactly ${point.shape.inputLen} tokens (${why.join("; ")}).`;
+}
+async function detectPromptCalibration(api, t) {
+  if (api === "completions") return { mode: "token_ids", reason: null };
+  const a = await tokenizeMessages(t.root, t.model, [{ role: "user", content: "servegate probe" }], { apiKey: t.apiKey });
+  if (a.kind === "count") return { mode: "tokenize", reason: null };
+  return { mode: "none", reason: a.reason };
+}
+function tokenizeCounter(t) {
+  const dispatcher = new import_undici3.Agent({ connections: CALIBRATION_CONCURRENCY });
+  return {
+    async count(point, serial, words) {
+      const a = await tokenizeMessages(t.root, t.model, chatMessages(point.seed, serial, words), { apiKey: t.apiKey, dispatcher });
+      return a.kind === "count" ? a.count : null;
+    },
+    close: () => dispatcher.close()
+  };
+}
+
+// src/serve/command.ts
+var PORT_PLACEHOLDER = "{port}";
+function wantsPort(command) {
+  return command.includes(PORT_PLACEHOLDER);
+}
+function fillPort(command, port) {
+  return command.replaceAll(PORT_PLACEHOLDER, String(port));
+}
+function defaultServerLogPath(out) {
+  return `${out.replace(/\.json$/i, "")}.server.log`;
+}
+
+// src/serve/errors.ts
+init_errors();
+
+// src/serve/server-log.ts
+import { createWriteStream, mkdirSync } from "node:fs";
+import { dirname as dirname4 } from "node:path";
+var KEEP_LINES = 200;
+var MAX_TAIL_LINE = 500;
+var ServerLog = class {
+  constructor(path, secrets, append = false) {
+    this.path = path;
+    this.secrets = secrets;
+    mkdirSync(dirname4(path), { recursive: true });
+    this.file = createWriteStream(path, { flags: append ? "a" : "w" });
+    this.file.on("error", () => {
+    });
+  }
+  path;
+  secrets;
+  file;
+  lines = [];
+  partial = /* @__PURE__ */ new Map();
+  open = /* @__PURE__ */ new Set();
+  drained = [];
+  /** Read `stream` into the log until it ends. */
+  follow(stream) {
+    this.open.add(stream);
+    this.partial.set(stream, "");
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk) => {
+      const text = this.partial.get(stream) + chunk;
+      const parts = text.split(/\r?\n|\r/);
+      this.partial.set(stream, parts.pop());
+      for (const line of parts) this.add(line);
+    });
+    const end = () => {
+      if (!this.open.delete(stream)) return;
+      const rest = this.partial.get(stream);
+      if (rest !== "") this.add(rest);
+      if (this.open.size === 0) for (const f of this.drained.splice(0)) f();
+    };
+    stream.on("end", end);
+    stream.on("close", end);
+    stream.on("error", end);
+  }
+  /** Write one line of servegate's own (marked as such) into the log. */
+  note(line) {
+    this.add(`[servegate] ${line}`);
+  }
+  /** Resolves when every followed stream has ended, or after `maxMs` (a grandchild may hold a pipe open). */
+  async settle(maxMs) {
+    if (this.open.size === 0) return;
+    await new Promise((resolve3) => {
+      const t = setTimeout(resolve3, maxMs);
+      this.drained.push(() => {
+        clearTimeout(t);
+        resolve3();
+      });
+    });
+  }
+  /** The last `n` lines (redacted, long lines cut). */
+  tail(n = 20) {
+    return this.lines.slice(-n).map((l) => l.length > MAX_TAIL_LINE ? `${l.slice(0, MAX_TAIL_LINE)} …` : l);
+  }
+  /** Flush and close the file. */
+  async close() {
+    await new Promise((resolve3) => this.file.end(resolve3));
+  }
+  add(raw) {
+    const line = redactSecrets(raw, this.secrets);
+    this.file.write(`${line}
+`);
+    this.lines.push(line);
+    if (this.lines.length > KEEP_LINES) this.lines.splice(0, this.lines.length - KEEP_LINES);
+  }
+};
+function formatTail(tail, path) {
+  if (tail.length === 0) return `  (the server wrote nothing; log: ${path})`;
+  return [`  last ${tail.length} line${tail.length === 1 ? "" : "s"} of the server log (${path}):`, ...tail.map((l) => `  | ${l}`)].join("\n");
+}
+
+// src/serve/errors.ts
+var ServerStartFailed = class extends UsageError {
+  constructor(headline, logTail, logPath, hint) {
+    super(`${headline}
+${formatTail(logTail, logPath)}`, hint);
+    this.logTail = logTail;
+    this.logPath = logPath;
+  }
+  logTail;
+  logPath;
+};
+var ServerExitedDuringSweep = class extends UsageError {
+  constructor(headline, exit, logTail, logPath, resultPath) {
+    super(`${headline}
+${formatTail(logTail, logPath)}`, `The whole server log is in ${logPath}; the finished runs are in ${resultPath}.`);
+    this.exit = exit;
+    this.logTail = logTail;
+    this.logPath = logPath;
+    this.resultPath = resultPath;
+  }
+  exit;
+  logTail;
+  logPath;
+  resultPath;
+};
+
+// src/serve/start.ts
+init_errors();
+import { createServer as createServer2 } from "node:net";
+
+// src/serve/readiness.ts
+var import_undici4 = __toESM(require_undici(), 1);
+init_errors();
+init_auth();
+async function probeReady(root, opts) {
+  const get = async (path) => {
+    try {
+      const res = await (0, import_undici4.request)(`${root}${path}`, {
+        method: "GET",
+        headers: path === "/health" ? {} : authHeaders(opts.apiKey),
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+        dispatcher: opts.dispatcher
+      });
+      await res.body.dump();
+      return res.statusCode;
+    } catch (err) {
+      return describeProbeError(err, opts.timeoutMs);
+    }
+  };
+  const health = await get("/health");
+  if (health === 200) return { ready: true, via: "/health" };
+  if (typeof health === "string") return { ready: false, last: health };
+  if (health === 404 || health === 405) {
+    const models2 = await get("/v1/models");
+    if (models2 === 200) return { ready: true, via: "/v1/models" };
+    return { ready: false, last: typeof models2 === "string" ? models2 : `/health HTTP ${health}, /v1/models HTTP ${models2}` };
+  }
+  return { ready: false, last: `/health HTTP ${health}` };
+}
+function describeProbeError(err, timeoutMs) {
+  const code = err?.code;
+  if (code === "ECONNREFUSED") return "connection refused";
+  if (code === "ECONNRESET" || code === "UND_ERR_SOCKET") return "connection reset";
+  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT") return `no answer within ${Math.round(timeoutMs / 1e3)} s`;
+  return describeError(err);
+}
+function probeAgent() {
+  return new import_undici4.Agent({ keepAliveTimeout: 10, keepAliveMaxTimeout: 10, pipelining: 0 });
+}
+
+// src/serve/server-process.ts
+import { spawn } from "node:child_process";
+function describeExit(exit) {
+  return exit.signal !== null ? `was killed by ${exit.signal}` : `exited with status ${exit.code ?? "unknown"}`;
+}
+var ServerProcess = class {
+  /** Start `command` (placeholders already filled) with its output into `log`. */
+  constructor(command, log, stop) {
+    this.log = log;
+    this.stop = stop;
+    this.child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+    if (this.child.pid === void 0) throw new Error("could not start /bin/sh");
+    this.pid = this.child.pid;
+    log.follow(this.child.stdout);
+    log.follow(this.child.stderr);
+    this.exited = new Promise((resolve3) => {
+      this.child.once("exit", (code, signal) => {
+        this.exitInfo = { code, signal };
+        resolve3(this.exitInfo);
+      });
+    });
+    this.onProcessExit = () => this.killNow();
+    process.on("exit", this.onProcessExit);
+  }
+  log;
+  stop;
+  pid;
+  /** Resolves when the group leader exits (never rejects). */
+  exited;
+  exitInfo = null;
+  stopping = null;
+  child;
+  onProcessExit;
+  /** How it exited, or null while it runs. */
+  exit() {
+    return this.exitInfo;
+  }
+  /**
+   * Stop the group: the stop command or SIGTERM, up to `graceMs` for the leader
+   * to exit, then SIGKILL to whatever of the group is left. Idempotent.
+   */
+  async stopGroup(opts) {
+    this.stopping ??= this.doStop(opts);
+    return this.stopping;
+  }
+  async doStop(opts) {
+    const t0 = Date.now();
+    if (this.exitInfo === null) {
+      if (opts.stopCommand !== null) {
+        opts.log(`Stopping the server with its stop command (up to ${Math.round(opts.graceMs / 1e3)} s).`);
+        this.log.note(`stop command: ${opts.stopCommand}`);
+        await runStopCommand(opts.stopCommand, this.log, opts.graceMs);
+      } else {
+        opts.log(`Stopping the server (SIGTERM to its process group, up to ${Math.round(opts.graceMs / 1e3)} s before SIGKILL).`);
+        this.signalGroup("SIGTERM");
+      }
+      const left = Math.max(0, opts.graceMs - (Date.now() - t0));
+      const done = await Promise.race([this.exited.then(() => true), delay(left).then(() => false)]);
+      if (!done) opts.log(`The server did not exit within ${Math.round(opts.graceMs / 1e3)} s: killing its process group (SIGKILL).`);
+    }
+    this.signalGroup("SIGKILL");
+    await Promise.race([this.exited, delay(5e3)]);
+    await this.log.settle(1e3);
+    process.off("exit", this.onProcessExit);
+  }
+  /** Synchronous last resort at process exit. */
+  killNow() {
+    if (this.stop.stopCommand !== null) {
+      try {
+        spawn("/bin/sh", ["-c", this.stop.stopCommand], { detached: true, stdio: "ignore" }).unref();
+      } catch {
+      }
+    }
+    this.signalGroup("SIGKILL");
+  }
+  signalGroup(sig) {
+    try {
+      process.kill(-this.pid, sig);
+    } catch {
+    }
+  }
+};
+async function runStopCommand(command, log, timeoutMs) {
+  const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+  log.follow(child.stdout);
+  log.follow(child.stderr);
+  const exited = new Promise((resolve3) => {
+    child.once("exit", (code, signal) => resolve3({ code, signal }));
+    child.once("error", () => resolve3({ code: null, signal: null }));
+  });
+  const r = await Promise.race([exited, delay(timeoutMs).then(() => null)]);
+  if (r === null) {
+    log.note(`the stop command did not finish within ${Math.round(timeoutMs / 1e3)} s`);
+    try {
+      if (child.pid !== void 0) process.kill(-child.pid, "SIGKILL");
+    } catch {
+    }
+  } else if (r.code !== 0) {
+    log.note(`the stop command ${describeExit(r)}`);
+  }
+}
+function delay(ms) {
+  return new Promise((resolve3) => setTimeout(resolve3, ms).unref());
+}
+
+// src/serve/start.ts
+var ServerStartCancelled = class extends Error {
+  name = "ServerStartCancelled";
+};
+async function freeLoopbackPort() {
+  return new Promise((resolve3, reject) => {
+    const srv = createServer2();
+    srv.unref();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
+      srv.close(() => resolve3(port));
+    });
+  });
+}
+async function startServer(opts) {
+  let url2;
+  let command = opts.command;
+  if (wantsPort(opts.command)) {
+    const port = await freeLoopbackPort();
+    command = fillPort(opts.command, port);
+    url2 = `http://127.0.0.1:${port}`;
+  } else if (opts.baseUrl !== null) {
+    url2 = opts.baseUrl;
+    const agent = probeAgent();
+    const before = await probeReady(url2, { apiKey: opts.apiKey, timeoutMs: 2e3, dispatcher: agent }).finally(() => agent.close());
+    if (before.ready) {
+      throw new UsageError(
+        `something already answers at ${url2} (${before.via}) before servegate started the server`,
+        "Stop it first, or measure it with --base-url alone (without --serve)."
+      );
+    }
+  } else {
+    throw new UsageError("the serve command has no {port} and no base URL is given: servegate cannot know where the server will answer", "Put {port} where the command takes its port (--port {port}), or give --base-url.");
+  }
+  const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true);
+  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand });
+  const stop = async () => {
+    await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log });
+    await log.close();
+  };
+  opts.log(`Starting the server (pid ${proc.pid}, its own process group) at ${url2}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`);
+  try {
+    await waitUntilReady(url2, proc, log, opts);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    url: url2,
+    pid: proc.pid,
+    logPath: opts.logPath,
+    exited: proc.exited,
+    exit: () => proc.exit(),
+    tail: (n) => log.tail(n),
+    settleLog: (ms) => log.settle(ms),
+    stop
+  };
+}
+async function waitUntilReady(url2, proc, log, opts) {
+  const t0 = Date.now();
+  const pollMs = opts.pollMs ?? 1e3;
+  const progressEvery = opts.progressEveryMs ?? 15e3;
+  let nextProgress = t0 + progressEvery;
+  let last = "no answer yet";
+  let wait = Math.min(100, pollMs);
+  const agent = probeAgent();
+  const aborted2 = new Promise((resolve3) => {
+    if (opts.signal?.aborted) resolve3();
+    opts.signal?.addEventListener("abort", () => resolve3(), { once: true });
+  });
+  try {
+    for (; ; ) {
+      const exit = proc.exit();
+      if (exit !== null) {
+        await log.settle(1e3);
+        throw new ServerStartFailed(
+          `the server ${describeExit(exit)} before it was ready (after ${formatSeconds(Date.now() - t0)})`,
+          log.tail(20),
+          opts.logPath,
+          "Run the serve command by hand to see why it stops; the whole log is in the file above."
+        );
+      }
+      if (opts.signal?.aborted) throw new ServerStartCancelled("interrupted while waiting for the server to be ready");
+      const elapsed = Date.now() - t0;
+      if (elapsed >= opts.readyTimeoutMs) {
+        throw new ServerStartFailed(
+          `the server was not ready after ${formatSeconds(opts.readyTimeoutMs)} (last: ${last}); servegate stopped it`,
+          log.tail(20),
+          opts.logPath,
+          "A large model may take longer to load: raise --ready-timeout (config server.ready_timeout, seconds)."
+        );
+      }
+      const probe = await probeReady(url2, { apiKey: opts.apiKey, timeoutMs: Math.max(100, Math.min(5e3, opts.readyTimeoutMs - elapsed)), dispatcher: agent });
+      if (probe.ready) {
+        opts.log(`The server is ready (${probe.via} answered 200 after ${formatSeconds(Date.now() - t0)}).`);
+        return;
+      }
+      last = probe.last;
+      if (Date.now() >= nextProgress) {
+        opts.log(`waiting for the server: ${formatSeconds(Date.now() - t0)}, last: ${last}`);
+        nextProgress += progressEvery;
+      }
+      await Promise.race([delay2(Math.min(wait, Math.max(0, opts.readyTimeoutMs - (Date.now() - t0)))), proc.exited, aborted2]);
+      wait = Math.min(pollMs, wait * 2);
+    }
+  } finally {
+    await agent.close();
+  }
+}
+function formatSeconds(ms) {
+  const s = ms / 1e3;
+  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
+}
+function delay2(ms) {
+  return new Promise((resolve3) => setTimeout(resolve3, ms));
 }
 
 // src/sweep/measure-point.ts
@@ -69876,8 +71321,8 @@ PerceptronModel.prototype.predict = function predict(features) {
     return 0;
   }
 };
-PerceptronModel.prototype.train = function train2(features, label2) {
-  if (label2 !== 0 && label2 !== 1) {
+PerceptronModel.prototype.train = function train2(features, label3) {
+  if (label3 !== 0 && label3 !== 1) {
     return null;
   }
   if (features.length !== this.weights.length) {
@@ -69885,8 +71330,8 @@ PerceptronModel.prototype.train = function train2(features, label2) {
     this.bias = 1;
   }
   var prediction = this.predict(features);
-  if (typeof prediction === "number" && prediction !== label2) {
-    var gradient = label2 - prediction;
+  if (typeof prediction === "number" && prediction !== label3) {
+    var gradient = label3 - prediction;
     for (var i = 0; i < this.weights.length; i++) {
       this.weights[i] += gradient * features[i];
     }
@@ -70141,6 +71586,9 @@ function summarizeRun(raw, ctx) {
   let clientChunks = 0;
   let usageSum = 0;
   let sawUsage = false;
+  let promptExpected = 0;
+  let promptUsageSum = 0;
+  let sawPromptUsage = false;
   for (const rec of raw.records) {
     if (!isCompleted(rec)) {
       failed++;
@@ -70168,6 +71616,11 @@ function summarizeRun(raw, ctx) {
       sawUsage = true;
       usageSum += rec.usageCompletionTokens;
     }
+    promptExpected += rec.promptTokens;
+    if (rec.usagePromptTokens !== null) {
+      sawPromptUsage = true;
+      promptUsageSum += rec.usagePromptTokens;
+    }
   }
   const durationS = (raw.endMs - raw.startMs) / 1e3;
   const perS = (n) => durationS > 0 ? n / durationS : 0;
@@ -70177,7 +71630,10 @@ function summarizeRun(raw, ctx) {
     server_usage: serverUsage,
     client_chunks: clientChunks,
     retokenized: null,
-    tokens_per_chunk: serverUsage !== null && clientChunks > 0 ? serverUsage / clientChunks : null
+    tokens_per_chunk: serverUsage !== null && clientChunks > 0 ? serverUsage / clientChunks : null,
+    // As with output usage, a completed request without prompt usage counts 0 once any request had it.
+    prompt_expected: promptExpected,
+    prompt_server_usage: sawPromptUsage ? promptUsageSum : null
   };
   return {
     repeat: ctx.repeat,
@@ -70491,6 +71947,20 @@ var outputLenMismatch = (run, ctx, t) => {
     detail: `Completed requests produced ${produced} output tokens${how}, ${pct(produced / k.expected)} of the ${k.expected} asked for with ignore_eos: the server stopped early, so its speed is not comparable.`
   };
 };
+var inputLenMismatch = (run, _ctx, t) => {
+  const k = run.tokens;
+  if (k.prompt_server_usage === null || k.prompt_expected === null || k.prompt_expected === 0 || run.completed === 0) return null;
+  if (relDiff(k.prompt_server_usage, k.prompt_expected) <= t.inputLenTolerance) return null;
+  const perRequest = k.prompt_server_usage / run.completed;
+  const inputLen = k.prompt_expected / run.completed;
+  const fewer = perRequest < inputLen;
+  const off = `${pct(Math.abs(perRequest - inputLen) / inputLen)} ${fewer ? "fewer" : "more"}, tolerance ${pct(t.inputLenTolerance)}`;
+  const why = fewer ? "the server ignored part of each prompt (it truncated them), so it did less prefill work than the shape says" : "the server prefilled more than the shape says (with chat, the model's template and tokenizer add tokens; servegate calibrates chat prompts with the server's /tokenize when it offers one)";
+  return {
+    code: "input_len_mismatch",
+    detail: `The server's usage counts ${num2(perRequest)} prompt tokens per completed request (${k.prompt_server_usage} in all), but each prompt was sent as ${num2(inputLen)} tokens (${off}): ${why}.`
+  };
+};
 var prefixCacheContaminated = (run, ctx, t) => {
   const s = run.server_side;
   if (!ctx.expectPrefixCacheMisses || s === null || s.prefix_cache_hits === null || s.prefix_cache_hits <= 0) return null;
@@ -70584,6 +72054,7 @@ var RULES = [
   clientSaturated,
   tokenCountMismatch,
   outputLenMismatch,
+  inputLenMismatch,
   prefixCacheContaminated,
   rampDominated,
   gpuThrottled,
@@ -70617,6 +72088,13 @@ var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
   retokenizedTolerance: 0.1,
   // With ignore_eos every request must produce exactly max_tokens: any shortfall is an early stop.
   outputShortfallTolerance: 0,
+  // Completions prompts are exactly input_len token ids and chat prompts calibrated with the
+  // server's /tokenize hit it exactly, so a correct server reports input_len per request. Prefill
+  // time is close to linear in prompt tokens: 2% more or fewer moves TTFT by ~2%, within run-to-run
+  // noise (CV 2–3%) and under the gate's 5% tolerance, whereas a truncating server typically cuts far
+  // more. Uncalibrated chat (no /tokenize) passes when the template's few to ~30 tokens are within 2%
+  // of input_len (4,096 in: yes) and is flagged when they are not (128 in: the shape is not 128).
+  inputLenTolerance: 0.02,
   // Prompts are seeded and unique per repeat: any hit means reuse.
   prefixCacheMaxHitFraction: 0,
   // Chat prompts are wrapped in the model's template, whose preamble (role markers, a default
@@ -70656,6 +72134,9 @@ function tokenNotes(run, thresholds) {
   if (run.completed > 0 && k.server_usage === null) {
     notes.push(`The server sent no usage; output tokens are the client's count of ${k.client_chunks} content chunks.`);
   }
+  if (run.completed > 0 && k.server_usage !== null && k.prompt_server_usage === null) {
+    notes.push("The server's usage carried no prompt_tokens, so the prompt length it processed is unchecked.");
+  }
   if (k.tokens_per_chunk !== null && k.tokens_per_chunk > 1 + t.tokenCountTolerance) {
     notes.push(
       `Chunks carried ${k.tokens_per_chunk.toFixed(2)} tokens on average (${clientOutputTokens(run)} tokens in ${k.client_chunks} chunks), as with speculative decoding; itl_ms is per chunk and itl_per_token_ms divides each gap by the request's mean tokens per chunk (a stream does not say how many tokens each chunk held).`
@@ -70664,334 +72145,9 @@ function tokenNotes(run, thresholds) {
   return notes;
 }
 
-// src/plan/prompts.ts
-init_auth();
-
-// src/plan/words.ts
-var WORDS2 = [
-  "time",
-  "year",
-  "people",
-  "way",
-  "day",
-  "man",
-  "thing",
-  "woman",
-  "life",
-  "child",
-  "world",
-  "school",
-  "state",
-  "family",
-  "student",
-  "group",
-  "country",
-  "problem",
-  "hand",
-  "part",
-  "place",
-  "case",
-  "week",
-  "company",
-  "system",
-  "program",
-  "question",
-  "work",
-  "government",
-  "number",
-  "night",
-  "point",
-  "home",
-  "water",
-  "room",
-  "mother",
-  "area",
-  "money",
-  "story",
-  "fact",
-  "month",
-  "lot",
-  "right",
-  "study",
-  "book",
-  "eye",
-  "job",
-  "word",
-  "business",
-  "issue",
-  "side",
-  "kind",
-  "head",
-  "house",
-  "service",
-  "friend",
-  "father",
-  "power",
-  "hour",
-  "game",
-  "line",
-  "end",
-  "member",
-  "law",
-  "car",
-  "city",
-  "community",
-  "name",
-  "president",
-  "team",
-  "minute",
-  "idea",
-  "kid",
-  "body",
-  "information",
-  "back",
-  "parent",
-  "face",
-  "others",
-  "level",
-  "office",
-  "door",
-  "health",
-  "person",
-  "art",
-  "war",
-  "history",
-  "party",
-  "result",
-  "change",
-  "morning",
-  "reason",
-  "research",
-  "girl",
-  "guy",
-  "moment",
-  "air",
-  "teacher",
-  "force",
-  "education",
-  "foot",
-  "boy",
-  "age",
-  "policy",
-  "music",
-  "market",
-  "sense",
-  "nation",
-  "plan",
-  "college",
-  "interest",
-  "death",
-  "experience",
-  "effect",
-  "class",
-  "control",
-  "care",
-  "field",
-  "development",
-  "role",
-  "effort",
-  "rate",
-  "heart",
-  "drug",
-  "show",
-  "leader",
-  "light",
-  "voice",
-  "wife",
-  "police",
-  "mind",
-  "price",
-  "report",
-  "decision",
-  "son",
-  "view",
-  "relationship",
-  "town",
-  "road",
-  "arm",
-  "difference",
-  "value",
-  "building",
-  "action",
-  "model",
-  "season",
-  "society",
-  "tax",
-  "director",
-  "position",
-  "player",
-  "record",
-  "paper",
-  "space",
-  "ground",
-  "form",
-  "event",
-  "official",
-  "matter",
-  "center",
-  "couple",
-  "site",
-  "project",
-  "activity",
-  "star",
-  "table",
-  "need",
-  "court",
-  "oil",
-  "situation",
-  "cost",
-  "industry",
-  "figure",
-  "street",
-  "image",
-  "phone",
-  "data",
-  "picture",
-  "practice",
-  "piece",
-  "land",
-  "product",
-  "doctor",
-  "wall",
-  "patient",
-  "worker",
-  "news",
-  "test",
-  "movie",
-  "north",
-  "love",
-  "support",
-  "technology",
-  "step",
-  "baby",
-  "computer",
-  "type",
-  "attention",
-  "film",
-  "tree",
-  "source",
-  "organization",
-  "hair",
-  "window",
-  "evidence",
-  "population",
-  "chance",
-  "stone",
-  "river",
-  "garden",
-  "letter",
-  "bird",
-  "island",
-  "summer",
-  "winter",
-  "spring",
-  "autumn",
-  "bread",
-  "apple",
-  "orange",
-  "green",
-  "blue",
-  "yellow",
-  "silver",
-  "golden",
-  "quiet",
-  "bright",
-  "simple",
-  "early",
-  "open",
-  "clear",
-  "strong",
-  "small",
-  "large",
-  "fast",
-  "slow",
-  "warm",
-  "cold",
-  "happy",
-  "gentle",
-  "ocean",
-  "forest",
-  "mountain",
-  "valley",
-  "cloud",
-  "rain",
-  "snow",
-  "wind",
-  "storm",
-  "sun",
-  "moon",
-  "planet",
-  "ship",
-  "train",
-  "bridge",
-  "castle"
-];
-
-// src/plan/prompts.ts
-var TOKEN_ID_MIN = 1e3;
-var TOKEN_ID_MAX = 3e4;
-var DIGIT_BITS = 14;
-function buildRequests(point, target) {
-  const warmup = [];
-  const measured = [];
-  for (let i = 0; i < point.warmupRequests; i++) warmup.push(buildRequest(point, target, i, `sg-${point.key}-w${i}`));
-  for (let i = 0; i < point.numPrompts; i++) {
-    measured.push(buildRequest(point, target, point.warmupRequests + i, `sg-${point.key}-m${i}`));
-  }
-  return { warmup, measured };
-}
-function endpointUrl(root, api) {
-  return `${root.replace(/\/+$/, "")}${api === "chat" ? "/v1/chat/completions" : "/v1/completions"}`;
-}
-function buildRequest(point, target, serial, id) {
-  const { inputLen, outputLen } = point.shape;
-  const common = {
-    model: target.model,
-    max_tokens: outputLen,
-    // METHODOLOGY: without ignore_eos output lengths vary and the shape is no longer fixed.
-    ignore_eos: true,
-    stream: true,
-    stream_options: { include_usage: true },
-    temperature: 0
-  };
-  const body = target.api === "chat" ? { ...common, messages: [{ role: "user", content: promptWords(point.seed, serial, inputLen).join(" ") }] } : { ...common, prompt: promptTokenIds(point.seed, serial, inputLen) };
-  const headers = { "content-type": "application/json", ...authHeaders(target.apiKey) };
-  return {
-    id,
-    url: endpointUrl(target.root, target.api),
-    body: JSON.stringify(body),
-    headers,
-    api: target.api,
-    promptTokens: inputLen,
-    maxTokens: outputLen
-  };
-}
-function promptTokenIds(pointSeed, serial, length) {
-  const mask = (1 << DIGIT_BITS) - 1;
-  const code = [
-    serial >>> DIGIT_BITS & mask,
-    serial & mask,
-    pointSeed >>> 2 * DIGIT_BITS,
-    pointSeed >>> DIGIT_BITS & mask,
-    pointSeed & mask
-  ].map((d) => TOKEN_ID_MIN + d);
-  const rng = createRng(deriveSeed(pointSeed, "prompt", serial));
-  const ids = code.slice(0, length);
-  while (ids.length < length) ids.push(rng.int(TOKEN_ID_MIN, TOKEN_ID_MAX));
-  return ids;
-}
-function promptWords(pointSeed, serial, length) {
-  const digits = (v) => [v >>> 24 & 255, v >>> 16 & 255, v >>> 8 & 255, v & 255];
-  const code = [...digits(serial >>> 0), ...digits(pointSeed >>> 0)].map((d) => WORDS2[d]);
-  const rng = createRng(deriveSeed(pointSeed, "words", serial));
-  const words = code.slice(0, length);
-  while (words.length < length) words.push(WORDS2[rng.int(0, WORDS2.length - 1)]);
-  return words;
-}
-
 // src/sweep/measure-point.ts
 async function measurePoint(point, ctx) {
-  const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey });
+  const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey }, ctx.promptWords ?? null);
   const atStart = { metrics: null, sampler: null };
   let raw;
   try {
@@ -70999,6 +72155,7 @@ async function measurePoint(point, ctx) {
       concurrency: point.concurrency,
       workers: ctx.workers,
       idleTimeoutMs: ctx.idleTimeoutMs,
+      ...ctx.deadlineMs !== void 0 ? { deadlineMs: ctx.deadlineMs } : {},
       warmup,
       measured,
       ...ctx.signal ? { signal: ctx.signal } : {},
@@ -71066,6 +72223,7 @@ function checkResumable(result, cfg, path, now = {}) {
   same("warmup", c.warmup, cfg.warmup);
   if (cfg.seedPinned === true) same("seed", c.seed, cfg.seed);
   if (now.model !== void 0) same("model", c.model, now.model);
+  if (now.promptCalibration !== void 0) same("prompt_calibration", c.prompt_calibration, now.promptCalibration);
   if (now.env !== void 0) {
     const e = result.env;
     same("engine", `${e.engine.name} ${e.engine.version}`, `${now.env.engine.name} ${now.env.engine.version}`);
@@ -71108,8 +72266,30 @@ var SweepCancelled = class extends UsageError {
 async function runSweep(cfg, deps) {
   assertWritableOutput(cfg.out, "--out");
   let sim = null;
+  let server = null;
   let root;
-  if (cfg.server.baseUrl === null) {
+  if (deps.server !== void 0) {
+    server = deps.server;
+    root = server.url;
+  } else if (cfg.serve) {
+    server = await startServer({
+      command: cfg.serve.command,
+      baseUrl: cfg.server.baseUrl === null ? null : normalizeBaseUrl2(cfg.server.baseUrl).root,
+      readyTimeoutMs: cfg.serve.readyTimeoutS * 1e3,
+      stopTimeoutMs: cfg.serve.stopTimeoutS * 1e3,
+      stopCommand: cfg.serve.stopCommand,
+      logPath: defaultServerLogPath(cfg.out),
+      appendLog: cfg.resume,
+      apiKey: cfg.apiKey,
+      secrets: cfg.serve.secrets,
+      log: deps.log,
+      ...deps.signal ? { signal: deps.signal } : {}
+    }).catch((err) => {
+      if (err instanceof ServerStartCancelled) throw new SweepCancelled(cfg.out, 0, cfg.shapes.length * cfg.concurrency.length * cfg.repeats);
+      throw err;
+    });
+    root = server.url;
+  } else if (cfg.server.baseUrl === null) {
     const simOptions = deps.simOptions ?? { profile: "default" };
     sim = await startSim(simOptions);
     root = sim.url;
@@ -71117,17 +72297,42 @@ async function runSweep(cfg, deps) {
   } else {
     root = normalizeBaseUrl2(cfg.server.baseUrl).root;
   }
+  const watch = server === null ? null : watchServer(server, deps.signal);
   try {
-    return await sweepAgainst(root, cfg, deps);
+    return await sweepAgainst(root, cfg, watch === null ? deps : { ...deps, signal: watch.signal }, server);
   } finally {
+    watch?.dispose();
     await sim?.close();
+    if (deps.server === void 0) await server?.stop();
   }
 }
-async function sweepAgainst(root, cfg, deps) {
+function watchServer(server, user) {
+  const ac = new AbortController();
+  const onUser = () => ac.abort(user?.reason);
+  if (user?.aborted) onUser();
+  user?.addEventListener("abort", onUser, { once: true });
+  let disposed = false;
+  void server.exited.then(() => {
+    if (!disposed && !ac.signal.aborted) ac.abort(SERVER_EXITED);
+  });
+  return {
+    signal: ac.signal,
+    dispose: () => {
+      disposed = true;
+      user?.removeEventListener("abort", onUser);
+    }
+  };
+}
+async function sweepAgainst(root, cfg, deps, server) {
   const { preflight: preflight2 } = await Promise.resolve().then(() => (init_preflight(), preflight_exports));
   const { model } = await preflight2(root, cfg.server.model, cfg.server.api, cfg.apiKey);
   const resultPath = cfg.out;
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey });
+  if (calibration.mode === "tokenize") deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`);
+  if (calibration.mode === "none") {
+    deps.log(`Chat prompts are input_len words, not calibrated: ${root}/tokenize cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`);
+  }
   const tooManyThreads = workersWarning(cfg.workers);
   if (tooManyThreads !== null) deps.log(`Warning: ${tooManyThreads}`);
   const gpuOnThisHost = isServerOnThisHost(root);
@@ -71137,10 +72342,11 @@ async function sweepAgainst(root, cfg, deps) {
   let plan;
   if (cfg.resume && existsSync2(resultPath)) {
     result = await readResultFile(resultPath);
-    checkResumable(result, cfg, resultPath, { model, env: await collectEnv(envDeps) });
+    checkResumable(result, cfg, resultPath, { model, promptCalibration: calibration.mode, env: await collectEnv(envDeps) });
     const seed = cfg.seedPinned === true ? cfg.seed : recordedSeed(result) ?? freshSeed();
     plan = buildPlan({ ...cfg, seed });
-    result.config = { ...configForResult({ ...cfg, seed }), model };
+    const inexact = result.config.prompt_calibration_inexact;
+    result.config = { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, typeof inexact === "number" ? inexact : 0) };
     deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`);
     deps.onResume?.(countRuns(result), plan.length);
   } else {
@@ -71157,7 +72363,7 @@ async function sweepAgainst(root, cfg, deps) {
       schema: RESULT_SCHEMA,
       harness: { name: "servegate", version: HARNESS_VERSION },
       env,
-      config: { ...configForResult({ ...cfg, seed }), model },
+      config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0) },
       target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
       points: [],
       at_target: []
@@ -71170,44 +72376,81 @@ async function sweepAgainst(root, cfg, deps) {
   const gpuExec = envDeps.exec;
   delete result.interrupted;
   const stop = async (cut) => {
+    const exit = server?.exit() ?? null;
+    const died = server !== null && exit !== null && abortReason(deps.signal) === SERVER_EXITED;
+    if (died) await server.settleLog(1e3);
     result.interrupted = {
       at: (/* @__PURE__ */ new Date()).toISOString(),
-      reason: abortReason(deps.signal),
+      reason: died ? SERVER_EXITED : abortReason(deps.signal),
       cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
       finished_runs: countRuns(result),
-      planned_runs: plan.length
+      planned_runs: plan.length,
+      ...died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail(20) } } : {}
     };
     await writeResultFile(resultPath, result);
+    if (died) {
+      const during = cut === null ? `between runs` : `during ${label(cut)}`;
+      throw new ServerExitedDuringSweep(
+        `the server ${describeExit(exit)} ${during}; ${countRuns(result)} of ${plan.length} runs finished and are saved in ${resultPath}`,
+        exit,
+        server.tail(20),
+        server.logPath,
+        resultPath
+      );
+    }
     throw new SweepCancelled(resultPath, countRuns(result), plan.length);
   };
-  for (const [i, planned] of plan.entries()) {
-    if (deps.signal?.aborted) await stop(null);
-    if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue;
-    const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, "resume", resumeSalt) };
-    deps.onPointStart?.(point, i, plan.length);
-    const run = await measurePoint(point, {
-      ...deps.signal ? { signal: deps.signal } : {},
-      root,
-      model,
-      api: cfg.server.api,
-      apiKey: cfg.apiKey,
-      workers: cfg.workers,
-      idleTimeoutMs: cfg.idleTimeoutMs,
-      sampleGpu: () => {
-        if (!gpuOnThisHost) return { stop: () => [] };
-        const s = startGpuSampler(gpuExec, 1e3);
-        return { stop: () => s.stopAndWait() };
+  const counter = calibration.mode === "tokenize" ? tokenizeCounter({ root, model, apiKey: cfg.apiKey }) : null;
+  const memo2 = /* @__PURE__ */ new Map();
+  try {
+    for (const [i, planned] of plan.entries()) {
+      if (deps.signal?.aborted) await stop(null);
+      if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue;
+      const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, "resume", resumeSalt) };
+      deps.onPointStart?.(point, i, plan.length);
+      let promptWords2 = null;
+      if (counter !== null) {
+        const cal = await calibratePoint(point, (serial, words) => counter.count(point, serial, words), { memo: memo2 });
+        promptWords2 = cal.words;
+        const missed = describeMisses(point, cal);
+        if (missed !== null) {
+          result.config.prompt_calibration_inexact = result.config.prompt_calibration_inexact + cal.inexact + cal.unverified;
+          deps.log(missed);
+        }
+        if (deps.signal?.aborted) await stop(point);
       }
-    }).catch(async (err) => {
-      if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point);
-      throw err;
-    });
-    addRun(result, point, run);
-    result.at_target = atTargetForResult(result.points, result.target);
-    result.fingerprint = fingerprintOf(result);
-    result.env.finished_at = (/* @__PURE__ */ new Date()).toISOString();
-    await writeResultFile(resultPath, result);
-    deps.onPointDone?.(point, run, i, plan.length);
+      const run = await measurePoint(point, {
+        promptWords: promptWords2,
+        ...deps.signal ? { signal: deps.signal } : {},
+        root,
+        model,
+        api: cfg.server.api,
+        apiKey: cfg.apiKey,
+        workers: cfg.workers,
+        idleTimeoutMs: cfg.idleTimeoutMs,
+        deadlineMs: requestDeadlineMs(cfg, point.shape),
+        sampleGpu: () => {
+          if (!gpuOnThisHost) return { stop: () => [] };
+          const s = startGpuSampler(gpuExec, 1e3);
+          return { stop: () => s.stopAndWait() };
+        }
+      }).catch(async (err) => {
+        if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point);
+        throw err;
+      });
+      if (server !== null && run.failed > 0) {
+        await Promise.race([server.exited, new Promise((r) => setTimeout(r, 1e3))]);
+        if (server.exit() !== null) await stop(point);
+      }
+      addRun(result, point, run);
+      result.at_target = atTargetForResult(result.points, result.target);
+      result.fingerprint = fingerprintOf(result);
+      result.env.finished_at = (/* @__PURE__ */ new Date()).toISOString();
+      await writeResultFile(resultPath, result);
+      deps.onPointDone?.(point, run, i, plan.length);
+    }
+  } finally {
+    await counter?.close();
   }
   return { result, resultPath };
 }
@@ -71216,6 +72459,9 @@ function abortReason(signal) {
   if (typeof r === "string" && r.length > 0) return r;
   if (r instanceof Error && r.name !== "AbortError" && r.message.length > 0) return r.message;
   return "cancelled";
+}
+function calibrationConfig(mode, inexact) {
+  return mode === "tokenize" ? { prompt_calibration: mode, prompt_calibration_inexact: inexact } : { prompt_calibration: mode };
 }
 function addRun(result, point, run) {
   let p = result.points.find(
@@ -71234,6 +72480,9 @@ function freshSeed() {
 function recordedSeed(result) {
   const seed = result.config.seed;
   return typeof seed === "number" && Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32 ? seed : null;
+}
+function label(p) {
+  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`;
 }
 function countRuns(result) {
   return result.points.reduce((n, p) => n + p.runs.length, 0);
@@ -71313,6 +72562,7 @@ var PLAIN = {
   client_saturated: "the load generator was saturated (the client, not the server, was the bottleneck)",
   token_count_mismatch: "server and client token counts disagree",
   output_len_mismatch: "outputs were shorter than requested",
+  input_len_mismatch: "the server processed another prompt length than was sent",
   prefix_cache_contaminated: "prompts were served from the prefix cache",
   ramp_dominated: "ramp-up and drain took too much of the run to trust it",
   requests_failed: "requests failed",
@@ -71341,8 +72591,8 @@ function buildServerSideRows(concurrencies, points) {
   return concurrencies.map((c) => serverRow(c, points.find((p) => p.concurrency === c)?.runs ?? []));
 }
 function serverRow(concurrency, runs) {
-  const label2 = String(concurrency);
-  const fill = (word) => [label2, ...SERVER_COLUMNS.slice(1).map(() => word)];
+  const label3 = String(concurrency);
+  const fill = (word) => [label3, ...SERVER_COLUMNS.slice(1).map(() => word)];
   if (runs.length === 0) return fill("pending");
   const valid = runs.filter((r) => r.validity.valid);
   if (valid.length === 0) return fill("invalid");
@@ -71352,7 +72602,7 @@ function serverRow(concurrency, runs) {
     return p50 === "n/a" && p99 === "n/a" ? "n/a" : `${p50} / ${p99}`;
   };
   return [
-    label2,
+    label3,
     pair((r) => r.server_side?.ttft_ms),
     pair((r) => r.server_side?.itl_ms),
     pair((r) => r.server_side?.tpot_ms),
@@ -71386,6 +72636,7 @@ function buildSpreadRows(concurrencies, points) {
 }
 
 // src/report/warmup-line.ts
+init_defaults();
 function warmupRampLine(runs, warmupSetting) {
   if (runs.length === 0) return null;
   const warm = runs.map((r) => r.warmup_requests);
@@ -71449,7 +72700,9 @@ function interruptedLine(result) {
   const i = result.interrupted;
   if (i === void 0) return null;
   const cut = i.cut_run === null ? "" : `; the run in progress (${fmtInt(i.cut_run.input_len)} in / ${fmtInt(i.cut_run.output_len)} out, C=${i.cut_run.concurrency}, repeat ${i.cut_run.repeat}) was dropped`;
-  return `Interrupted (${i.reason}, ${i.at}): ${i.finished_runs} of ${i.planned_runs} runs finished${cut}. \`servegate run --resume\` with the same settings continues it.`;
+  const srv = i.server;
+  const why = i.reason === SERVER_EXITED && srv !== void 0 ? `the server ${srv.signal !== null ? `was killed by ${srv.signal}` : `exited with status ${srv.exit_code ?? "unknown"}`}` : i.reason;
+  return `Interrupted (${why}, ${i.at}): ${i.finished_runs} of ${i.planned_runs} runs finished${cut}. \`servegate run --resume\` with the same settings continues it.`;
 }
 function plannedGrid(cfg, points) {
   const shapes = [];
@@ -71484,12 +72737,12 @@ function buildRow(concurrency, point, plannedRepeats2, notes) {
     notes.push(n);
     return `[${notes.length}]`;
   });
-  const label2 = refs.length > 0 ? `${concurrency} ${refs.join("")}` : String(concurrency);
-  if (valid.length === 0) return { cells: [label2, "invalid", "invalid", "invalid", "invalid"] };
+  const label3 = refs.length > 0 ? `${concurrency} ${refs.join("")}` : String(concurrency);
+  if (valid.length === 0) return { cells: [label3, "invalid", "invalid", "invalid", "invalid"] };
   const pair = (a, b) => `${withSpread(valid.map(a), fmtMs)} / ${withSpread(valid.map(b), fmtMs)}`;
   return {
     cells: [
-      label2,
+      label3,
       pair((r) => r.ttft_ms.p50, (r) => r.ttft_ms.p99),
       pair((r) => r.itl_ms.p50, (r) => r.itl_ms.p99),
       withSpread(valid.map((r) => r.output_throughput), fmtRate),
@@ -71620,14 +72873,14 @@ function lineProgress(total, stream, now, began, eta, count2) {
   const write = (line) => void stream.write(`${line}
 `);
   return {
-    start(label2) {
+    start(label3) {
       if (stopped) return;
-      write(`[${count2.skipped + count2.finished + 1}/${total}] running ${label2} (elapsed ${formatDuration(now() - began)})`);
+      write(`[${count2.skipped + count2.finished + 1}/${total}] running ${label3} (elapsed ${formatDuration(now() - began)})`);
     },
-    done(label2, summary) {
+    done(label3, summary) {
       if (stopped) return;
       count2.finished++;
-      write(`[${count2.skipped + count2.finished}/${total}] done ${label2}: ${summary} (elapsed ${formatDuration(now() - began)}, about ${eta()} left)`);
+      write(`[${count2.skipped + count2.finished}/${total}] done ${label3}: ${summary} (elapsed ${formatDuration(now() - began)}, about ${eta()} left)`);
     },
     skip(n) {
       if (stopped || n <= 0) return;
@@ -71652,13 +72905,13 @@ function barProgress(total, stream, eta, count2) {
   const bar = multi.create(total, 0, { label: "starting", left: "unknown" });
   let stopped = false;
   return {
-    start(label2) {
-      if (!stopped) bar.update({ label: label2 });
+    start(label3) {
+      if (!stopped) bar.update({ label: label3 });
     },
-    done(label2, summary) {
+    done(label3, summary) {
       if (stopped) return;
       count2.finished++;
-      multi.log(`✓ ${label2}: ${summary}
+      multi.log(`✓ ${label3}: ${summary}
 `);
       bar.increment(1, { left: eta(), label: "next point" });
       multi.update();
@@ -71679,7 +72932,7 @@ function barProgress(total, stream, eta, count2) {
 
 // src/cli/run.ts
 function registerRunCommand(program2) {
-  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
+  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option("--request-timeout <s>", "fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
     const flags = opts;
     const configPath = typeof opts.config === "string" ? opts.config : null;
     const file2 = configPath ? await loadConfigFile(configPath) : null;
@@ -71701,7 +72954,7 @@ Interrupted. Finished runs are saved in ${cfg.out}; continue with: ${resumeComma
       log(`
 ${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-C again to quit at once).`);
       abort.abort(sig);
-      setTimeout(interrupted, STOP_GRACE_MS).unref();
+      setTimeout(interrupted, STOP_GRACE_MS + (cfg.serve ? cfg.serve.stopTimeoutS * 1e3 + 5e3 : 0)).unref();
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
@@ -71710,9 +72963,9 @@ ${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-
         signal: abort.signal,
         log,
         onResume: (already) => progress.skip(already),
-        onPointStart: (p) => progress.start(label(p)),
+        onPointStart: (p) => progress.start(label2(p)),
         onPointDone: (p, run) => progress.done(
-          label(p),
+          label2(p),
           `${run.output_throughput.toFixed(0)} tok/s, ITL p50 ${run.itl_ms.p50?.toFixed(2) ?? "–"} ms${run.validity.valid ? "" : ` — INVALID: ${run.validity.issues.map((i) => i.code).join(", ")}`}`
         )
       });
@@ -71721,6 +72974,7 @@ ${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-
 `);
       log(`Result written to ${resultPath}`);
     } catch (err) {
+      progress.stop();
       if (err instanceof SweepCancelled) interrupted();
       throw err;
     } finally {
@@ -71737,7 +72991,7 @@ function resumeCommand(args) {
 function shellQuote(arg) {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
 }
-function label(p) {
+function label2(p) {
   return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`;
 }
 
@@ -71764,6 +73018,7 @@ function parseSimFlags(f) {
   if (faults.length > 0 && rate === void 0) throw new UsageError("--fault needs --fault-rate P (the share of requests to fail, 0..1)");
   if (faults.length === 0 && rate !== void 0) throw new UsageError("--fault-rate needs at least one --fault KIND");
   const stopEarly = num3(f.stopEarlyAt, { flag: "--stop-early-at", int: true, min: 1 });
+  const truncate = num3(f.truncatePrompt, { flag: "--truncate-prompt", int: true, min: 1 });
   const out = {
     host: typeof f.host === "string" ? f.host : void 0,
     port: num3(f.port, { flag: "--port", int: true, min: 0, max: 65535 }),
@@ -71778,10 +73033,13 @@ function parseSimFlags(f) {
     jitterCv: num3(f.jitterCv, { flag: "--jitter-cv", min: 0 }),
     faults: faults.map((kind) => ({ kind, rate: rate ?? 0 })),
     stallMs: num3(f.stallMs, { flag: "--stall-ms", min: 0 }),
+    faultIntervalMs: num3(f.faultIntervalMs, { flag: "--fault-interval-ms", positive: true }),
+    hugeLineBytes: num3(f.hugeLineBytes, { flag: "--huge-line-bytes", int: true, min: 1 }),
     tokensPerChunk: num3(f.tokensPerChunk, { flag: "--tokens-per-chunk", int: true, min: 1 }),
     reasoningTokens: num3(f.reasoningTokens, { flag: "--reasoning-tokens", int: true, min: 0 }),
     usageSkew: num3(f.usageSkew, { flag: "--usage-skew", min: 0 }),
     stopEarlyAt: stopEarly ?? void 0,
+    truncatePrompt: truncate ?? void 0,
     prefixCache: f.prefixCache === true ? true : void 0,
     keepAliveComments: f.keepAliveComments === true ? true : void 0,
     crlf: f.crlf === true ? true : void 0,
@@ -71812,11 +73070,29 @@ function describeMode(o) {
   if (o.ttftMs !== void 0) return `deterministic: TTFT ${o.ttftMs} ms, ITL ${o.itlMs} ms`;
   return `batching profile ${typeof o.profile === "string" ? o.profile : "default"} (illustrative numbers, not a GPU measurement)`;
 }
+var FAULTS_HELP = `
+Faults (each --fault in turn strikes a request with probability --fault-rate, at most one per request;
+seeded by --seed and the request id; intervals are model time, × --time-scale like --stall-ms):
+  http500, http429   answer with that status instead of a stream
+  disconnect         drop the connection halfway through the stream
+  stall              hold the stream --stall-ms halfway through, then go on
+  malformed          send a data: line that is not JSON halfway through
+  stream-error       send an error event halfway through, then end
+  keepalive          after 3 tokens, only ": keep-alive" comments every --fault-interval-ms, forever
+  overrun            ignore max_tokens: keep sending tokens at the stream's ITL, forever, no [DONE]
+  trickle            after 1 token, the rest of a valid stream one byte every --fault-interval-ms
+  huge-line          after 5 tokens, one data: line of --huge-line-bytes (a content event whose text is
+                     filler) with no line end before its last byte, then the rest of the stream
+The last four affect streamed responses only; they leave the engine (its batch slot and KV are freed)
+when they take over, still count as running in /metrics, and stop when the client disconnects.`;
 function registerSimCommand(program2, deps = {}) {
   const log = deps.log ?? ((line) => void process.stderr.write(`${line}
 `));
   const collect = (v, prev) => [...prev, v];
-  program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").action(async (flags) => {
+  program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option(
+    "--fault-interval-ms <ms>",
+    'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)'
+  ).option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
     const opts = parseSimFlags(flags);
     const sim = await startSim(opts);
     process.stdout.write(`${sim.url}
@@ -72213,6 +73489,8 @@ function cutRepeats(baseline, candidate, shape) {
 var CODE_BLAME = {
   requests_failed: "broken",
   output_len_mismatch: "broken",
+  // A server that ignores part of the prompt did less work, just as one that stops early does.
+  input_len_mismatch: "broken",
   token_count_mismatch: "broken",
   client_saturated: "inconclusive",
   gpu_shared: "inconclusive",
@@ -72267,6 +73545,14 @@ function tokenCountProblems(baseline, candidate, pointScopes, opts) {
 function fmt(x) {
   return Number.isInteger(x) ? String(x) : x.toFixed(1);
 }
+function serverExitProblem(candidate) {
+  const i = candidate.interrupted;
+  if (i === void 0 || i.reason !== SERVER_EXITED) return null;
+  const how = i.server === void 0 ? "exited" : i.server.signal !== null ? `was killed by ${i.server.signal}` : `exited with status ${i.server.exit_code ?? "unknown"}`;
+  const c = i.cut_run;
+  const where = c === null ? "between runs" : `during ${c.input_len} in / ${c.output_len} out, C=${c.concurrency}, repeat ${c.repeat}`;
+  return { blame: "broken", text: `the server ${how} ${where} (${i.finished_runs} of ${i.planned_runs} runs finished)` };
+}
 
 // src/gate/options.ts
 var DEFAULT_GATE_OPTIONS = {
@@ -72306,7 +73592,7 @@ function scopesOf(baseline, kind) {
   if (KIND_INFO[kind].perShape) return shapes.map((s) => shapeLabel(s.input_len, s.output_len));
   return shapes.flatMap((s) => concurrency.map((c) => pointLabel(s.input_len, s.output_len, c)));
 }
-function compareToBaseline(baseline, candidate, options = {}) {
+function compareToBaseline(baseline, candidate, options = {}, decider) {
   const opts = resolveGateOptions(baseline, options);
   const reasons = [];
   const incomparable = [];
@@ -72328,6 +73614,9 @@ function compareToBaseline(baseline, candidate, options = {}) {
   if (baseline.refreshes.length === 0) reasons.push(`baseline ${baseline.name} has no refreshes yet`);
   const figures = extractFigures(candidate, opts);
   const planned = plannedRepeats(candidate);
+  const died = serverExitProblem(candidate);
+  const cutRun = candidate.interrupted?.cut_run ?? null;
+  const cutScopes = cutRun === null ? null : /* @__PURE__ */ new Set([shapeLabel(cutRun.input_len, cutRun.output_len), pointLabel(cutRun.input_len, cutRun.output_len, cutRun.concurrency)]);
   const rows = [];
   const extraRepeats = [];
   let unresolvable = 0;
@@ -72339,18 +73628,13 @@ function compareToBaseline(baseline, candidate, options = {}) {
       const dataKey = tpc ? metricKey(ITL_TOK, scope) : key;
       const runs = figures.get(dataKey) ?? [];
       const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : /* @__PURE__ */ new Map();
-      const decision = decideMetric(
-        {
-          history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []),
-          candidate: runs.flatMap((r) => r.valid && r.value !== null && !cut.has(r.repeat) ? [r.value] : []),
-          higherIsBetter: KIND_INFO[kind].higherIsBetter,
-          tolerance: toleranceFor(opts, kind)
-        },
-        opts
-      );
+      const usable2 = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat));
+      const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) };
+      const decision = decider ? decider(dataKey, usable2, info) : decideMetric({ history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable2.map((r) => r.value), ...info }, opts);
       const { problems, notes } = runProblems(runs, opts);
       problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts));
       problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut));
+      if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died);
       if (tpc) {
         notes.unshift(
           `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): gating p95 ITL per token (each gap over its request's mean tokens per chunk)`
@@ -72375,13 +73659,14 @@ function compareToBaseline(baseline, candidate, options = {}) {
   const regressed = any2(gatedRows, "regression");
   let verdict;
   if (incomparable.length > 0) verdict = "not_comparable";
-  else if (any2(rows, "broken").length > 0) verdict = "broken";
+  else if (any2(rows, "broken").length > 0 || died !== null) verdict = "broken";
   else if (regressed.length > 0) verdict = "regression";
   else if (any2(rows, "missing", "incomplete").length > 0) verdict = "incomplete";
   else if (any2(gatedRows, "inconclusive", "invalid").length > 0) verdict = "inconclusive";
   else if (any2(gatedRows, "improvement").length > 0) verdict = "improvement";
   else verdict = "pass";
   if (verdict === "not_comparable") reasons.unshift(...incomparable.map((r) => `not comparable: ${r}`));
+  if (verdict === "broken" && died !== null) reasons.unshift(died.text);
   const claimed = verdict === "regression" ? regressed : [];
   for (const r of claimed) reasons.push(`${r.label}: ${describeChange(r)}, beyond the bar of ${r.higher_is_better ? "−" : "+"}${(r.bar_pct ?? 0).toFixed(1)} %`);
   const blocking = ["broken", "missing", "incomplete", "invalid", "inconclusive"];
@@ -73017,6 +74302,310 @@ function registerReportCommand(program2, deps) {
   });
 }
 
+// src/cli/ab.ts
+import { join as join4 } from "node:path";
+
+// src/ab/run-ab.ts
+init_errors();
+import { mkdirSync as mkdirSync2 } from "node:fs";
+import { join as join3 } from "node:path";
+
+// src/gate/merge.ts
+function mergeResults(first, extra) {
+  const maxRepeat = Math.max(
+    -1,
+    ...first.points.flatMap((p) => p.runs.map((r) => r.repeat)),
+    ...first.at_target.flatMap((s) => s.runs.map((r) => r.repeat))
+  );
+  const minExtra = Math.min(
+    Infinity,
+    ...extra.points.flatMap((p) => p.runs.map((r) => r.repeat)),
+    ...extra.at_target.flatMap((s) => s.runs.map((r) => r.repeat))
+  );
+  const shift = Number.isFinite(minExtra) && minExtra <= maxRepeat ? maxRepeat + 1 - minExtra : 0;
+  const points = first.points.map((p) => ({ ...p, runs: [...p.runs] }));
+  for (const p of extra.points) {
+    const runs = p.runs.map((r) => ({ ...r, repeat: r.repeat + shift }));
+    const same = points.find((q) => q.input_len === p.input_len && q.output_len === p.output_len && q.concurrency === p.concurrency);
+    if (same) same.runs.push(...runs);
+    else points.push({ ...p, runs });
+  }
+  const atTarget = first.at_target.map((s) => ({ ...s, runs: [...s.runs] }));
+  for (const s of extra.at_target) {
+    const runs = s.runs.map((r) => ({ ...r, repeat: r.repeat + shift }));
+    const same = atTarget.find((q) => q.input_len === s.input_len && q.output_len === s.output_len);
+    if (same) same.runs.push(...runs);
+    else atTarget.push({ ...s, runs });
+  }
+  const merged = { ...first, env: { ...first.env, finished_at: extra.env.finished_at }, points, at_target: atTarget };
+  if (first.fingerprint !== void 0) merged.fingerprint = fingerprintOf(merged);
+  return merged;
+}
+
+// src/ab/run-ab.ts
+init_endpoints();
+
+// src/gate/paired.ts
+var PRIOR_DF = 4;
+var MIN_PAIRS_FOR_K = 5;
+var ln2 = (x) => x > 0 ? Math.log(x) : -Infinity;
+function decidePaired(input2, opts) {
+  const n = input2.pairs.length;
+  const base = {
+    status: "missing",
+    baseline: null,
+    candidate: null,
+    d: null,
+    bar: null,
+    margin: null,
+    sigma: null,
+    mdc: null,
+    nBaseline: n,
+    nCandidate: n,
+    history: 0,
+    extraRepeats: null,
+    notes: []
+  };
+  if (n === 0) {
+    base.notes.push("no slot where both A and B have a valid run");
+    return base;
+  }
+  const logsA = input2.pairs.map(([a]) => ln2(a));
+  const logsB = input2.pairs.map(([, b]) => ln2(b));
+  const zerosA = logsA.filter((x) => !Number.isFinite(x)).length;
+  const zerosB = logsB.filter((x) => !Number.isFinite(x)).length;
+  if (zerosA > 0 || zerosB > 0) {
+    base.baseline = zerosA === n ? 0 : null;
+    base.candidate = zerosB === n ? 0 : null;
+    if (zerosA === n && zerosB === n) {
+      base.notes.push("zero on both sides (the target is unreachable for A and for B)");
+      return { ...base, status: "pass" };
+    }
+    const candidateZero = zerosB >= n - allowedDisagreements(n) && zerosA <= allowedDisagreements(n);
+    const referenceZero = zerosA >= n - allowedDisagreements(n) && zerosB <= allowedDisagreements(n);
+    if (candidateZero || referenceZero) {
+      base.notes.push(candidateZero ? "B dropped to zero" : "B rose from zero");
+      return { ...base, status: candidateZero === input2.higherIsBetter ? "regression" : "improvement" };
+    }
+    base.notes.push(`zeros in ${zerosA} A and ${zerosB} B slots of ${n}`);
+    return { ...base, status: "inconclusive" };
+  }
+  const sign = input2.higherIsBetter ? -1 : 1;
+  const diffs = input2.pairs.map((_, i) => sign * (logsB[i] - logsA[i]));
+  const d = diffs.reduce((s, x) => s + x, 0) / n;
+  const meanA = logsA.reduce((s, x) => s + x, 0) / n;
+  const meanB = logsB.reduce((s, x) => s + x, 0) / n;
+  base.baseline = Math.exp(meanA);
+  base.candidate = Math.exp(meanB);
+  const df = n - 1;
+  const s2 = df > 0 ? diffs.reduce((s, x) => s + (x - d) ** 2, 0) / df : 0;
+  const prior2 = 2 * opts.withinFloor * opts.withinFloor;
+  const pair2 = (df * s2 + PRIOR_DF * prior2) / (df + PRIOR_DF);
+  const sigma = Math.sqrt(pair2 / n);
+  const k = n < MIN_PAIRS_FOR_K ? Math.max(opts.k, opts.earlyK) : opts.k;
+  const bar = Math.max(Math.log(1 + input2.tolerance), k * sigma);
+  const passBar = bar - opts.passMargin * sigma;
+  Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: bar + 1.645 * sigma });
+  const worse = diffs.filter((x) => x > 0).length;
+  const better = diffs.filter((x) => x < 0).length;
+  if (d > bar) {
+    if (worse >= n - allowedDisagreements(n)) return { ...base, status: "regression" };
+    base.notes.push(`only ${worse} of ${n} pairs have B worse than A`);
+    return { ...base, status: "inconclusive" };
+  }
+  if (-d > bar) return { ...base, status: better >= n - allowedDisagreements(n) ? "improvement" : "pass" };
+  if (d <= passBar) return { ...base, status: "pass" };
+  base.notes.push(`the paired change lies between the pass threshold and the bar (${n} pairs); more rounds would narrow it`);
+  return { ...base, status: "inconclusive" };
+}
+function pairUp(a, b) {
+  const usable2 = (r) => r.valid && r.value !== null;
+  const byRepeat = new Map(a.filter(usable2).map((r) => [r.repeat, r.value]));
+  return b.filter(usable2).filter((r) => byRepeat.has(r.repeat)).sort((x, y) => x.repeat - y.repeat).map((r) => [byRepeat.get(r.repeat), r.value]);
+}
+
+// src/ab/verdict.ts
+function compareAB(a, b, options = {}) {
+  const baseline = baselineFromResult(a, "A");
+  const opts = resolveGateOptions(baseline, options);
+  const figuresA = extractFigures(a, opts);
+  return compareToBaseline(
+    baseline,
+    b,
+    options,
+    (key, candidateRuns, info) => decidePaired({ pairs: pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, opts)
+  );
+}
+
+// src/ab/run-ab.ts
+function slotOrder(rounds) {
+  const order = [];
+  for (let r = 0; r < rounds; r++) order.push(...r % 2 === 0 ? ["A", "B"] : ["B", "A"]);
+  return order;
+}
+async function runAB(opts, deps) {
+  if (!Number.isInteger(opts.rounds) || opts.rounds < 2) throw new UsageError(`--rounds ${opts.rounds}: expected an integer ≥ 2 (pairs are needed to judge the spread)`);
+  mkdirSync2(opts.outDir, { recursive: true });
+  const paths = { a: join3(opts.outDir, "a.json"), b: join3(opts.outDir, "b.json") };
+  const cfgs = { A: opts.a, B: opts.b };
+  for (const side of ["A", "B"]) {
+    const c = cfgs[side];
+    if (c.serve == null && c.server.baseUrl === null) throw new UsageError(`side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`);
+  }
+  const running = /* @__PURE__ */ new Map();
+  const startKept = async (side) => {
+    const c = cfgs[side];
+    if (!c.serve) return;
+    running.set(
+      side,
+      await startServer({
+        command: c.serve.command,
+        baseUrl: c.server.baseUrl === null ? null : normalizeBaseUrl2(c.server.baseUrl).root,
+        readyTimeoutMs: c.serve.readyTimeoutS * 1e3,
+        stopTimeoutMs: c.serve.stopTimeoutS * 1e3,
+        stopCommand: c.serve.stopCommand,
+        logPath: join3(opts.outDir, `${side.toLowerCase()}.server.log`),
+        apiKey: c.apiKey,
+        secrets: c.serve.secrets,
+        log: (line) => deps.log(`${side}: ${line}`),
+        ...deps.signal ? { signal: deps.signal } : {}
+      })
+    );
+  };
+  const order = slotOrder(opts.rounds);
+  const acc = {};
+  const keep = async (side, slot) => {
+    const merged = acc[side] === void 0 ? slot : mergeResults(acc[side], slot);
+    merged.config = { ...merged.config, repeats: opts.rounds };
+    if (slot.interrupted !== void 0) merged.interrupted = slot.interrupted;
+    acc[side] = merged;
+    await writeResultFile(side === "A" ? paths.a : paths.b, merged);
+  };
+  try {
+    if (!opts.exclusive) for (const side of ["A", "B"]) await startKept(side);
+    for (const [i, side] of order.entries()) {
+      const round = Math.floor(i / 2);
+      const kept = running.get(side);
+      const out = join3(opts.outDir, `slot-${String(i + 1).padStart(2, "0")}-${side.toLowerCase()}.json`);
+      deps.log(`servegate ab: slot ${i + 1} of ${order.length} — ${side} (round ${round + 1})`);
+      const cfg = {
+        ...cfgs[side],
+        repeats: 1,
+        resume: false,
+        // Every slot draws prompts of its own: a server's prefix cache never serves a later slot.
+        seedPinned: false,
+        out
+      };
+      try {
+        const { result } = await runSweep(cfg, { ...deps.sweepDeps, log: deps.log, ...deps.signal ? { signal: deps.signal } : {}, ...kept ? { server: kept } : {} });
+        await keep(side, result);
+      } catch (err) {
+        if (!(err instanceof ServerExitedDuringSweep)) throw err;
+        if (side === "A") throw new UsageError(`A (the reference) failed: ${err.message}`, err.hint);
+        deps.log(`B's server exited during slot ${i + 1}: ${err.message.split("\n")[0]}`);
+        await keep(side, await readResultFile(out));
+        break;
+      }
+      deps.onSlotDone?.(side, round, i, order.length);
+    }
+  } finally {
+    for (const handle of running.values()) await handle.stop();
+  }
+  if (acc.A === void 0 || acc.B === void 0) throw new UsageError("servegate ab: a side has no finished slot, so there is nothing to compare");
+  return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order };
+}
+
+// src/ab/report.ts
+var ENV_FIELDS = [
+  ["Engine", (e) => `${e.engine.name} ${e.engine.version}`],
+  ["Model", (e) => `${e.model.id} (${e.model.revision})`],
+  ["GPU", (e) => `${e.gpu.count} × ${e.gpu.names.join(", ") || "unknown"}`],
+  ["Driver / CUDA", (e) => `${e.gpu.driver_version} / ${e.gpu.cuda_version}`],
+  ["Container", (e) => e.container_digest],
+  ["Serve command", (e) => e.serve_command],
+  ["Base URL", (e) => e.base_url]
+];
+function abLine(o) {
+  return `A/B over ${o.order.length / 2} rounds (${o.order.length} slots, order ${o.order.join(" ")}): B against A, paired slot by slot on this host.`;
+}
+function renderAbMarkdown(o) {
+  const md = renderVerdictMarkdown(o.verdict).replace("### servegate verdict:", "### servegate A/B verdict:");
+  const rows = ENV_FIELDS.map(([name, get]) => `| ${name} | ${escapeMarkdown(get(o.a.env))} | ${escapeMarkdown(get(o.b.env))} |`);
+  return `${md.trimEnd()}
+
+${abLine(o)} "Baseline" in the table is A, "candidate" is B.
+
+**Environments**
+
+| | A (reference) | B (candidate) |
+|---|---|---|
+${rows.join("\n")}
+`;
+}
+function renderAbText(o) {
+  return `${abLine(o)}
+${renderVerdictText(o.verdict)}`;
+}
+
+// src/cli/ab.ts
+init_errors();
+function registerAbCommand(program2) {
+  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", "rounds of two slots each, in the order A B, B A, … (at least 2)", "4").option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--exclusive", "start and stop each side around each of its slots (two engines that need the same GPUs)").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
+    const failOn = parseFailOn(flags.failOn, "--fail-on");
+    const rounds = Number(flags.rounds);
+    if (!/^\d+$/.test(flags.rounds) || rounds < 2) throw new UsageError(`--rounds "${flags.rounds}": expected an integer ≥ 2 (pairs are needed to judge the spread)`);
+    const file2 = flags.config ? await loadConfigFile(flags.config) : null;
+    const sweep = flags.sweep ?? (file2?.sweeps?.["gate"] !== void 0 ? "gate" : void 0);
+    const sideConfig = (side, baseUrl, serve) => {
+      if (baseUrl === void 0 === (serve === void 0)) throw new UsageError(`side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`);
+      const cfg = resolveConfig({
+        file: file2,
+        filePath: flags.config ?? null,
+        flags: { ...sweep ? { sweep } : {}, ...baseUrl !== void 0 ? { baseUrl } : { serve } },
+        env: process.env
+      });
+      return cfg;
+    };
+    const cfgA = sideConfig("a", flags.aBaseUrl, flags.aServe);
+    const cfgB = sideConfig("b", flags.bBaseUrl, flags.bServe);
+    const log = (line) => void process.stderr.write(`${line}
+`);
+    const abort = new AbortController();
+    const onSignal = (sig) => {
+      if (abort.signal.aborted) process.exit(130);
+      log(`
+${sig} received: stopping (the slot in progress is dropped; finished slots are in ${flags.outDir}).`);
+      abort.abort(sig);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+      const outcome = await runAB(
+        {
+          a: cfgA,
+          b: cfgB,
+          rounds,
+          outDir: flags.outDir,
+          gateOptions: optionsFromGateSettings(cfgB.gate),
+          exclusive: flags.exclusive === true
+        },
+        { log, signal: abort.signal }
+      );
+      process.stdout.write(renderAbText(outcome));
+      const warning = failOnWarning(failOn);
+      if (warning !== null) process.stdout.write(`Warning: ${warning}.
+`);
+      const md = join4(flags.outDir, "verdict.md");
+      await writeFileAtomic(md, renderAbMarkdown(outcome));
+      log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`);
+      process.exitCode = gateExit(outcome.verdict.verdict, failOn);
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+  });
+}
+
 // src/cli.ts
 function buildProgram() {
   const program2 = new Command();
@@ -73026,6 +74615,7 @@ function buildProgram() {
   registerCompareCommand(program2);
   registerBaselineCommand(program2);
   registerReportCommand(program2, { readResult: readResultFile });
+  registerAbCommand(program2);
   return program2;
 }
 async function main(argv) {

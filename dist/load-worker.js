@@ -4923,12 +4923,12 @@ var require_webidl = __commonJS({
       }
       return V;
     };
-    webidl.converters.TypedArray = function(V, T, prefix, argument, flags) {
-      if (webidl.util.Type(V) !== OBJECT || !types.isTypedArray(V) || V.constructor.name !== T.name) {
+    webidl.converters.TypedArray = function(V, T2, prefix, argument, flags) {
+      if (webidl.util.Type(V) !== OBJECT || !types.isTypedArray(V) || V.constructor.name !== T2.name) {
         throw webidl.errors.conversionFailed({
           prefix,
           argument: `${argument} ("${webidl.util.Stringify(V)}")`,
-          types: [T.name]
+          types: [T2.name]
         });
       }
       if (!webidl.util.HasFlag(flags, webidl.attributes.AllowShared) && types.isSharedArrayBuffer(V.buffer)) {
@@ -5380,11 +5380,11 @@ var require_util2 = __commonJS({
     }
     function tryUpgradeRequestToAPotentiallyTrustworthyURL(request) {
     }
-    function sameOrigin(A, B) {
-      if (A.origin === B.origin && A.origin === "null") {
+    function sameOrigin(A2, B) {
+      if (A2.origin === B.origin && A2.origin === "null") {
         return true;
       }
-      if (A.protocol === B.protocol && A.hostname === B.hostname && A.port === B.port) {
+      if (A2.protocol === B.protocol && A2.hostname === B.hostname && A2.port === B.port) {
         return true;
       }
       return false;
@@ -6681,7 +6681,7 @@ var require_client_h1 = __commonJS({
       kClosed
     } = require_symbols();
     var constants = require_constants2();
-    var EMPTY_BUF = Buffer.alloc(0);
+    var EMPTY_BUF2 = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var removeAllListeners = util.removeAllListeners;
     var kIdleSocketValidation = /* @__PURE__ */ Symbol("kIdleSocketValidation");
@@ -6874,7 +6874,7 @@ var require_client_h1 = __commonJS({
           }
         }
         this.paused = false;
-        this.execute(this.socket.read() || EMPTY_BUF);
+        this.execute(this.socket.read() || EMPTY_BUF2);
         this.readMore();
       }
       readMore() {
@@ -6946,7 +6946,7 @@ var require_client_h1 = __commonJS({
           this.paused = true;
           return null;
         }
-        return this.createError(ret, EMPTY_BUF);
+        return this.createError(ret, EMPTY_BUF2);
       }
       createError(ret, data) {
         const { llhttp, contentLength, bytesRead } = this;
@@ -22362,8 +22362,8 @@ var require_util3 = __commonJS({
     var assert = __require("node:assert");
     var { URLSerializer } = require_data_url();
     var { isValidHeaderName } = require_util2();
-    function urlEquals(A, B, excludeFragment = false) {
-      const serializedA = URLSerializer(A, excludeFragment);
+    function urlEquals(A2, B, excludeFragment = false) {
+      const serializedA = URLSerializer(A2, excludeFragment);
       const serializedB = URLSerializer(B, excludeFragment);
       return serializedA === serializedB;
     }
@@ -25757,7 +25757,7 @@ var require_eventsource_stream = __commonJS({
     var { isASCIINumber, isValidLastEventId } = require_util6();
     var BOM = [239, 187, 191];
     var LF2 = 10;
-    var CR = 13;
+    var CR2 = 13;
     var COLON2 = 58;
     var SPACE2 = 32;
     var defaultMaxEventSize = buffer.kStringMaxLength;
@@ -25872,7 +25872,7 @@ var require_eventsource_stream = __commonJS({
           callback();
           return;
         }
-        if (this.maxEventSize > 0 && this.chunks.length >= this.maxBufferedChunks && chunk[0] !== LF2 && chunk[0] !== CR) {
+        if (this.maxEventSize > 0 && this.chunks.length >= this.maxBufferedChunks && chunk[0] !== LF2 && chunk[0] !== CR2) {
           callback(createMaxEventSizeExceededError());
           return;
         }
@@ -25894,8 +25894,8 @@ var require_eventsource_stream = __commonJS({
               }
               this.crlfCheck = false;
             }
-            if (byte === LF2 || byte === CR) {
-              if (byte === CR) {
+            if (byte === LF2 || byte === CR2) {
+              if (byte === CR2) {
                 this.crlfCheck = true;
               }
               this.consumeCurrentByte();
@@ -25908,8 +25908,8 @@ var require_eventsource_stream = __commonJS({
             this.eventEndCheck = false;
             continue;
           }
-          if (byte === LF2 || byte === CR) {
-            if (byte === CR) {
+          if (byte === LF2 || byte === CR2) {
+            if (byte === CR2) {
               this.crlfCheck = true;
             }
             try {
@@ -26691,20 +26691,68 @@ import { runInNewContext } from "node:vm";
 // src/load/closed-loop.ts
 var import_undici = __toESM(require_undici(), 1);
 
+// src/config/defaults.ts
+function defaultRequestTimeoutS(inputLen, outputLen) {
+  const tokens = (n) => Number.isFinite(n) && n > 0 ? n : 0;
+  return Math.round((120 + tokens(inputLen) * 1e-3 + tokens(outputLen) * 0.25) * 1e3) / 1e3;
+}
+
+// src/client/one-line.ts
+var MAX_EXCERPT_CHARS = 160;
+var MAX_MESSAGE_CHARS = 300;
+function oneLine(text, max = MAX_EXCERPT_CHARS) {
+  let s = text.length > 4096 ? text.slice(0, 4096) : text;
+  if (s.includes("<")) {
+    s = s.replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, " ").replace(/<!--[\s\S]*?-->/g, " ").replace(/<\/?[A-Za-z!][^<>]*>/g, " ");
+  }
+  if (s.includes("&")) s = s.replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, e) => ENTITIES[e] ?? " ");
+  s = s.replace(/[\s\u0000-\u001f\u007f]+/g, " ").trim();
+  if (s.length <= max) return s;
+  let cut = max - 1;
+  const c = s.charCodeAt(cut - 1);
+  if (c >= 55296 && c <= 56319) cut--;
+  return `${s.slice(0, cut).trimEnd()}…`;
+}
+var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", apos: "'", nbsp: " " };
+
 // src/client/sse-parser.ts
+var MAX_SSE_LINE_BYTES = 1 << 20;
+var MAX_SSE_EVENT_BYTES = 1 << 20;
 var SseParser = class {
-  decoder = new TextDecoder("utf-8");
-  /** Text after the last line end seen (an incomplete line). */
-  rest = "";
-  /** The previous text ended with CR: a leading LF in the next text belongs to it. */
+  maxLine;
+  maxEvent;
+  /**
+   * Unfinished line: the tails of earlier reads, copied into one buffer that
+   * grows by doubling (every byte is copied O(1) times) and is reused from
+   * line to line, so a line split between reads allocates nothing but its text.
+   */
+  pending = Buffer.allocUnsafe(PENDING_START);
+  pendingLen = 0;
+  /** The previous read ended with CR: a leading LF in the next read belongs to it. */
   skipLf = false;
+  /** No line completed yet: a UTF-8 byte order mark may open the stream. */
+  first = true;
   /** Data lines of the event being built (joined with LF); null when none yet. */
   data = null;
+  dataBytes = 0;
   out = [];
+  /**
+   * Lines since the last dispatched event that dispatched nothing: comments
+   * (`: keep-alive`), other fields, blank lines with no data before them.
+   * A stream of these alone never ends by itself; the client bounds it.
+   */
+  quietLines = 0;
+  /** Set when the stream broke a size cap (one line, for a record's detail); nothing is delivered after it. */
+  error = null;
+  constructor(limits = {}) {
+    this.maxLine = limits.maxLineBytes ?? MAX_SSE_LINE_BYTES;
+    this.maxEvent = limits.maxEventBytes ?? MAX_SSE_EVENT_BYTES;
+  }
   /** Feed received bytes; returns the data payloads of events completed by them. */
   push(bytes) {
-    const text = this.decoder.decode(bytes, { stream: true });
-    if (text.length > 0) this.feed(text);
+    if (this.error !== null || bytes.length === 0) return EMPTY;
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.feed(buf);
     return this.take();
   }
   /**
@@ -26713,14 +26761,10 @@ var SseParser = class {
    * delivered, because servers that end the stream abruptly still sent them.
    */
   end() {
-    const tail = this.decoder.decode();
-    if (tail.length > 0) this.feed(tail);
-    if (this.rest.length > 0) {
-      const line = this.rest;
-      this.rest = "";
-      this.line(line, 0, line.length);
-    }
-    this.line("", 0, 0);
+    if (this.error !== null) return EMPTY;
+    this.skipLf = false;
+    if (this.pendingLen > 0) this.lineEnd(EMPTY_BUF, 0, 0);
+    if (this.error === null) this.line(EMPTY_BUF, 0, 0);
     return this.take();
   }
   take() {
@@ -26729,75 +26773,145 @@ var SseParser = class {
     this.out = [];
     return out;
   }
-  feed(chunk) {
-    let text = chunk;
+  feed(buf) {
+    const n = buf.length;
+    let pos = 0;
     if (this.skipLf) {
       this.skipLf = false;
-      if (text.charCodeAt(0) === LF) text = text.slice(1);
+      if (buf[0] === LF) pos = 1;
     }
-    const s = this.rest.length > 0 ? this.rest + text : text;
-    const n = s.length;
-    let start = 0;
-    let pos = 0;
-    let cr = s.indexOf("\r");
-    let lf = s.indexOf("\n");
-    while (cr !== -1 || lf !== -1) {
+    let lf = buf.indexOf(LF, pos);
+    let cr = buf.indexOf(CR, pos);
+    while (lf !== -1 || cr !== -1) {
       let end;
+      let next;
       if (cr !== -1 && (lf === -1 || cr < lf)) {
         end = cr;
-        if (cr + 1 < n) {
-          pos = s.charCodeAt(cr + 1) === LF ? cr + 2 : cr + 1;
-        } else {
-          pos = n;
+        if (cr + 1 < n) next = buf[cr + 1] === LF ? cr + 2 : cr + 1;
+        else {
+          next = n;
           this.skipLf = true;
         }
       } else {
         end = lf;
-        pos = lf + 1;
+        next = lf + 1;
       }
-      this.line(s, start, end);
-      start = pos;
-      if (cr !== -1 && cr < pos) cr = s.indexOf("\r", pos);
-      if (lf !== -1 && lf < pos) lf = s.indexOf("\n", pos);
+      this.lineEnd(buf, pos, end);
+      if (this.error !== null) return;
+      pos = next;
+      if (lf !== -1 && lf < pos) {
+        lf = buf[pos] === LF ? pos : buf.indexOf(LF, pos);
+      }
+      if (cr !== -1 && cr < pos) cr = buf.indexOf(CR, pos);
     }
-    this.rest = start < n ? s.slice(start) : "";
+    if (pos < n) {
+      if (this.pendingLen + (n - pos) > this.maxLine) return this.fail(`SSE line over ${sizeLabel(this.maxLine)} with no line end yet`);
+      this.append(buf, pos, n);
+    }
   }
-  /** One complete line, s[start, end). */
-  line(s, start, end) {
+  /** A line ended at buf[end]; its start is the pending tail, if any, then buf[start, end). */
+  lineEnd(buf, start, end) {
+    if (this.pendingLen === 0) {
+      if (end - start > this.maxLine) return this.fail(`SSE line of ${end - start} bytes, over ${sizeLabel(this.maxLine)}`);
+      this.line(buf, start, end);
+      return;
+    }
+    const total = this.pendingLen + (end - start);
+    if (total > this.maxLine) return this.fail(`SSE line of ${total} bytes, over ${sizeLabel(this.maxLine)}`);
+    this.append(buf, start, end);
+    this.pendingLen = 0;
+    this.line(this.pending, 0, total);
+    if (this.pending.length > PENDING_KEEP) this.pending = Buffer.allocUnsafe(PENDING_START);
+  }
+  /** Copy buf[start, end) after the pending bytes. */
+  append(buf, start, end) {
+    const need = this.pendingLen + (end - start);
+    if (need > this.pending.length) {
+      let size = Math.max(PENDING_START, this.pending.length * 2);
+      while (size < need) size *= 2;
+      const grown = Buffer.allocUnsafe(size);
+      this.pending.copy(grown, 0, 0, this.pendingLen);
+      this.pending = grown;
+    }
+    buf.copy(this.pending, this.pendingLen, start, end);
+    this.pendingLen = need;
+  }
+  /** One complete line, b[start, end). */
+  line(b, start, end) {
+    if (this.first) {
+      this.first = false;
+      if (end - start >= 3 && b[start] === 239 && b[start + 1] === 187 && b[start + 2] === 191) start += 3;
+    }
     if (start === end) {
       if (this.data !== null) {
         this.out.push(this.data);
         this.data = null;
-      }
+        this.dataBytes = 0;
+        this.quietLines = 0;
+      } else this.quietLines++;
       return;
     }
-    if (end - start < 4 || !s.startsWith("data", start)) return;
+    if (end - start < 4 || b[start] !== D || b[start + 1] !== A || b[start + 2] !== T || b[start + 3] !== A) {
+      this.quietLines++;
+      return;
+    }
     let v = start + 4;
     if (v < end) {
-      if (s.charCodeAt(v) !== COLON) return;
+      if (b[v] !== COLON) {
+        this.quietLines++;
+        return;
+      }
       v++;
-      if (v < end && s.charCodeAt(v) === SPACE) v++;
+      if (v < end && b[v] === SPACE) v++;
     }
-    const value = s.slice(v, end);
+    this.dataBytes += end - v + 1;
+    if (this.dataBytes > this.maxEvent) return this.fail(`SSE event with over ${sizeLabel(this.maxEvent)} of data`);
+    const value = b.utf8Slice(v, end);
     this.data = this.data === null ? value : `${this.data}
 ${value}`;
   }
+  fail(message) {
+    this.error = message;
+    this.pending = EMPTY_BUF;
+    this.pendingLen = 0;
+    this.data = null;
+    this.out = [];
+  }
 };
+function sizeLabel(bytes) {
+  if (bytes >= 1 << 20 && bytes % (1 << 20) === 0) return `${bytes / (1 << 20)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
 var LF = 10;
+var CR = 13;
 var COLON = 58;
 var SPACE = 32;
+var D = 100;
+var A = 97;
+var T = 116;
+var EMPTY_BUF = Buffer.alloc(0);
+var PENDING_START = 1024;
+var PENDING_KEEP = 64 * 1024;
 var EMPTY = Object.freeze([]);
 
 // src/client/stream-events.ts
-var SLACK = 16;
+var CHUNK_SLACK = 16;
+var MAX_TEXT_BYTES_PER_CHUNK = 64;
+var MAX_QUIET_EVENTS = 1e3;
 function newStreamState(maxTokens) {
-  const size = Math.max(1, Math.min(Number.isFinite(maxTokens) ? Math.floor(maxTokens) : 0, 1 << 20)) + SLACK;
+  const maxChunks = Math.max(1, Math.min(Number.isFinite(maxTokens) ? Math.floor(maxTokens) : 0, 1 << 20)) + CHUNK_SLACK;
+  const maxTextBytes = maxChunks * MAX_TEXT_BYTES_PER_CHUNK;
   return {
-    arrivalsMs: new Float64Array(size),
+    arrivalsMs: new Float64Array(maxChunks),
     count: 0,
+    maxChunks,
     events: 0,
-    textBytes: new Uint8Array(size * 8),
+    quietEvents: 0,
+    // Grown on demand up to maxTextBytes: most text is ~4 bytes a token.
+    textBytes: new Uint8Array(Math.min(maxChunks * 8, maxTextBytes)),
     textLen: 0,
+    maxTextBytes,
     usageCompletion: null,
     usagePrompt: null,
     finishReason: null,
@@ -26809,7 +26923,7 @@ function applyEvent(state, data, atNs, sentNs) {
   state.events++;
   if (data === "[DONE]") {
     state.sawDone = true;
-    return true;
+    return quiet(state);
   }
   let obj;
   try {
@@ -26832,21 +26946,57 @@ function applyEvent(state, data, atNs, sentNs) {
     state.error = { kind: "malformed", detail: `"choices" is not an array: ${clip(data)}` };
     return false;
   }
-  const c = choices?.[0];
-  if (c !== void 0 && c !== null) {
-    const piece = pieceOf(c);
-    if (piece.length > 0) {
-      addArrival(state, Number(atNs - sentNs) / 1e6);
-      addText(state, piece);
-    }
-    if (typeof c.finish_reason === "string") state.finishReason = c.finish_reason;
-  }
   const usage = o.usage;
   if (usage !== null && typeof usage === "object") {
     if (typeof usage.completion_tokens === "number") state.usageCompletion = usage.completion_tokens;
     if (typeof usage.prompt_tokens === "number") state.usagePrompt = usage.prompt_tokens;
   }
+  const c = choices?.[0];
+  if (c === void 0 || c === null) return quiet(state);
+  if (typeof c.finish_reason === "string") state.finishReason = c.finish_reason;
+  const piece = pieceOf(c);
+  if (piece.length === 0) return quiet(state);
+  state.quietEvents = 0;
+  if (state.count === state.maxChunks) {
+    state.error = { kind: "overrun", detail: `more than ${state.maxChunks} content chunks for max_tokens ${state.maxChunks - CHUNK_SLACK} (the server ignores max_tokens)` };
+    return false;
+  }
+  state.arrivalsMs[state.count++] = Number(atNs - sentNs) / 1e6;
+  if (!addText(state, piece)) {
+    state.error = { kind: "overrun", detail: `more than ${state.maxTextBytes} bytes of text in ${state.count} content chunks (over ${MAX_TEXT_BYTES_PER_CHUNK} bytes a chunk)` };
+    return false;
+  }
   return true;
+}
+function quiet(state) {
+  if (++state.quietEvents <= MAX_QUIET_EVENTS) return true;
+  state.error = { kind: "overrun", detail: `${MAX_QUIET_EVENTS} events in a row without content (${state.count} content chunks so far)` };
+  return false;
+}
+function applyRead(parser, state, bytes, atNs, sentNs) {
+  const events = parser.push(bytes);
+  for (let i = 0; i < events.length; i++) {
+    if (!applyEvent(state, events[i], atNs, sentNs)) return false;
+  }
+  if (parser.error !== null) {
+    state.error = { kind: "malformed", detail: parser.error };
+    return false;
+  }
+  if (parser.quietLines > MAX_QUIET_EVENTS) {
+    state.error = {
+      kind: "overrun",
+      detail: `${MAX_QUIET_EVENTS} lines in a row without an event (comments such as ": keep-alive", or other fields; ${state.count} content chunks so far)`
+    };
+    return false;
+  }
+  return true;
+}
+function applyEnd(parser, state, lastNs, sentNs) {
+  const events = parser.end();
+  for (let i = 0; i < events.length; i++) {
+    if (!applyEvent(state, events[i], lastNs, sentNs)) return;
+  }
+  if (state.error === null && parser.error !== null) state.error = { kind: "malformed", detail: parser.error };
 }
 function pieceOf(c) {
   let piece = typeof c.text === "string" ? c.text : "";
@@ -26858,42 +27008,36 @@ function pieceOf(c) {
   }
   return piece;
 }
-function addArrival(state, ms) {
-  if (state.count === state.arrivalsMs.length) {
-    const grown = new Float64Array(state.arrivalsMs.length * 2);
-    grown.set(state.arrivalsMs);
-    state.arrivalsMs = grown;
-  }
-  state.arrivalsMs[state.count++] = ms;
-}
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
 function addText(state, piece) {
   const need = state.textLen + piece.length * 3;
-  if (need > state.textBytes.length) {
-    const grown = new Uint8Array(Math.max(need, state.textBytes.length * 2));
+  if (need > state.textBytes.length && state.textBytes.length < state.maxTextBytes) {
+    const grown = new Uint8Array(Math.min(state.maxTextBytes, Math.max(need, state.textBytes.length * 2)));
     grown.set(state.textBytes.subarray(0, state.textLen));
     state.textBytes = grown;
   }
-  state.textLen += encoder.encodeInto(piece, state.textBytes.subarray(state.textLen)).written;
+  const r = encoder.encodeInto(piece, state.textBytes.subarray(state.textLen));
+  state.textLen += r.written;
+  return r.read === piece.length;
 }
 function textOf(state) {
   return decoder.decode(state.textBytes.subarray(0, state.textLen));
 }
 function errorMessage(e) {
-  if (typeof e === "string") return e;
+  if (typeof e === "string") return oneLine(e, MAX_MESSAGE_CHARS);
   if (typeof e === "object" && e !== null) {
     const m = e.message;
-    if (typeof m === "string") return m;
+    if (typeof m === "string") return oneLine(m, MAX_MESSAGE_CHARS);
   }
   return clip(JSON.stringify(e));
 }
 function clip(s) {
-  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+  return oneLine(s, MAX_EXCERPT_CHARS);
 }
 
 // src/client/stream-request.ts
-var MAX_ERROR_BODY = 4096;
+var MAX_ERROR_BODY_BYTES = 4096;
 var originCache = /* @__PURE__ */ new Map();
 function splitUrl(url) {
   let hit = originCache.get(url);
@@ -26912,14 +27056,17 @@ function streamRequest(req, deps) {
     let sentNs = dispatchNs;
     let lastNs = dispatchNs;
     let status = 0;
-    let errorBody = "";
+    const errorBody = [];
+    let errorBodyLen = 0;
     let settled = false;
     let abort = null;
     const parser = new SseParser();
     const state = newStreamState(req.maxTokens);
+    const deadlineMs = deps.deadlineMs ?? defaultRequestTimeoutS(req.promptTokens, req.maxTokens) * 1e3;
     const finish = (endNs, error) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       const err = error ?? state.error ?? (state.count === 0 ? { kind: "no_tokens", detail: noTokensDetail(state) } : null);
       resolve(toRecord(req, state, sentNs, endNs, epochNs, err));
     };
@@ -26927,12 +27074,22 @@ function streamRequest(req, deps) {
       finish(at, state.error);
       abort?.(new Error("servegate: stream abandoned after an error"));
     };
+    const deadline = setTimeout(() => {
+      if (settled) return;
+      state.error = { kind: "deadline", detail: deadlineDetail(deadlineMs, state) };
+      failNow(now());
+    }, Math.min(deadlineMs, 2 ** 31 - 1));
+    const finishHttpError = (at) => {
+      finish(at, { kind: "http_status", detail: httpDetail(status, Buffer.concat(errorBody, errorBodyLen).toString("utf8")) });
+    };
     const handler = {
       onConnect(a) {
         sentNs = now();
         abort = a;
+        if (settled) a(new Error("servegate: request abandoned at its deadline"));
       },
       onHeaders(statusCode, rawHeaders) {
+        if (settled) return false;
         status = statusCode;
         if (status === 200) {
           const type = headerValue(rawHeaders, "content-type");
@@ -26949,33 +27106,30 @@ function streamRequest(req, deps) {
         lastNs = at;
         if (settled) return true;
         if (status !== 200) {
-          if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString("utf8", 0, MAX_ERROR_BODY);
-          return true;
+          const take = Math.min(chunk.length, MAX_ERROR_BODY_BYTES - errorBodyLen);
+          errorBody.push(Buffer.from(chunk.subarray(0, take)));
+          errorBodyLen += take;
+          if (errorBodyLen < MAX_ERROR_BODY_BYTES) return true;
+          finishHttpError(at);
+          abort?.(new Error("servegate: error body abandoned"));
+          return false;
         }
-        const events = parser.push(chunk);
-        for (let i = 0; i < events.length; i++) {
-          if (!applyEvent(state, events[i], at, sentNs)) {
-            failNow(at);
-            return false;
-          }
-        }
-        return true;
+        if (applyRead(parser, state, chunk, at, sentNs)) return true;
+        failNow(at);
+        return false;
       },
       onComplete() {
         const at = now();
         if (settled) return;
         if (status !== 200) {
-          finish(at, { kind: "http_status", detail: httpDetail(status, errorBody) });
+          finishHttpError(at);
           return;
         }
-        const events = parser.end();
-        for (let i = 0; i < events.length; i++) {
-          if (!applyEvent(state, events[i], lastNs, sentNs)) break;
-        }
+        applyEnd(parser, state, lastNs, sentNs);
         finish(at, null);
       },
       onError(err) {
-        finish(now(), { kind: classify(err), detail: describeError(err) });
+        finish(now(), { kind: classify(err), detail: oneLine(describeError(err), MAX_MESSAGE_CHARS) });
       }
     };
     try {
@@ -27010,7 +27164,7 @@ function classify(err) {
   return "transport";
 }
 function httpDetail(status, body) {
-  let message = body.trim().slice(0, 300);
+  let message = null;
   try {
     const j = JSON.parse(body);
     const e = j.error;
@@ -27019,13 +27173,17 @@ function httpDetail(status, body) {
     } else if (typeof e === "string") message = e;
     else if (typeof j.message === "string") message = j.message;
     else if (typeof j.detail === "string") message = j.detail;
-    else if (j.detail !== void 0) message = JSON.stringify(j.detail).slice(0, 300);
+    else if (j.detail !== void 0) message = JSON.stringify(j.detail);
   } catch {
   }
-  return message.length > 0 ? `HTTP ${status}: ${message}` : `HTTP ${status}`;
+  const line = message === null ? oneLine(body, MAX_EXCERPT_CHARS) : oneLine(message, MAX_MESSAGE_CHARS);
+  return line.length > 0 ? `HTTP ${status}: ${line}` : `HTTP ${status}`;
 }
 function noTokensDetail(state) {
   return `stream ended without a content token (${state.events} events${state.sawDone ? ", [DONE] seen" : ""})`;
+}
+function deadlineDetail(deadlineMs, state) {
+  return `no complete answer within the ${+(deadlineMs / 1e3).toFixed(3)} s request deadline (--request-timeout; ${state.count} content chunks, ${state.events} events so far)`;
 }
 function toRecord(req, state, sentNs, endNs, epochNs, error) {
   const n = state.count;
@@ -27062,7 +27220,7 @@ function createLoadDispatcher(concurrency) {
 }
 async function runClosedLoop(requests, opts) {
   const { now, epochNs } = opts;
-  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs };
+  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {} };
   const toMs = (ns) => Number(ns - epochNs) / 1e6;
   const n = requests.length;
   const records = new Array(n);
@@ -27117,7 +27275,7 @@ async function runShare(input, go2, signal) {
   const now = process.hrtime.bigint;
   const restore = raisePriority(input.priority);
   const dispatcher = createLoadDispatcher(input.concurrency);
-  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs, ...signal ? { signal } : {} };
+  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs, ...input.deadlineMs !== void 0 ? { deadlineMs: input.deadlineMs } : {}, ...signal ? { signal } : {} };
   const cut = () => void dispatcher.destroy(new LoadAborted()).catch(() => {
   });
   signal?.addEventListener("abort", cut, { once: true });
