@@ -38,6 +38,7 @@ export async function handleGenerate(ctx: SimContext, api: SimApi, req: Incoming
   }
   const chunksExpected = Math.ceil(plan.target / o.tokensPerChunk) + 1
   const trace = new TraceRecorder(requestId, arrivalNs, sreq.promptTokens, chunksExpected)
+  trace.fault = plan.fault
   ctx.traces.add(trace)
   const seq = new SimSequence(requestId, sreq, plan, res, trace, ctx.metrics, o, Math.floor(Date.now() / 1000))
   if (o.prefixCache) seq.blockHashes = blockHashes(sreq.promptIds ?? textTokenIds(sreq.promptText ?? ''), ctx.blockSize)

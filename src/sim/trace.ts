@@ -20,6 +20,8 @@ export interface TokenTrace {
   completionTokens: number
   /** True once the response ended normally. */
   complete: boolean
+  /** The fault injected into this request (`--fault`), or null for a clean one. */
+  fault: string | null
 }
 
 /** The per-request recorder a sequence writes into (times on the nowNs scale). */
@@ -29,6 +31,7 @@ export class TraceRecorder {
   private n = 0
   completionTokens = 0
   complete = false
+  fault: string | null = null
   engineArrivalNs: number
 
   constructor(
@@ -76,6 +79,7 @@ export class TraceRecorder {
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
       complete: this.complete,
+      fault: this.fault,
     }
   }
 }
@@ -119,5 +123,6 @@ export function traceToJson(t: TokenTrace): string {
     promptTokens: t.promptTokens,
     completionTokens: t.completionTokens,
     complete: t.complete,
+    fault: t.fault,
   })
 }

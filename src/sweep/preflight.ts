@@ -22,7 +22,7 @@ export interface ServerInfo {
  * unreachable, not OpenAI-compatible, unknown model, or every probe request
  * failing. A probe is retried so one injected fault does not abort a sweep.
  */
-export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null): Promise<ServerInfo> {
+export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null, deadlineMs = PREFLIGHT_DEADLINE_MS): Promise<ServerInfo> {
   let models: string[]
   try {
     const j = (await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey), maxBytes: MAX_MODELS_BODY_BYTES })) as { data?: unknown }
@@ -61,8 +61,8 @@ export async function preflight(root: string, model: string | null, api: Api, ap
         dispatcher,
         now: () => process.hrtime.bigint(),
         epochNs: process.hrtime.bigint(),
-        idleTimeoutMs: PREFLIGHT_DEADLINE_MS,
-        deadlineMs: PREFLIGHT_DEADLINE_MS,
+        idleTimeoutMs: deadlineMs,
+        deadlineMs,
       })
       if (!rec.error) return { model: chosen }
       lastError = `${rec.error.kind}: ${rec.error.detail}`

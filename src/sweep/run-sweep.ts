@@ -125,8 +125,10 @@ function watchServer(server: ServerHandle, user: AbortSignal | undefined): { sig
 }
 
 async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, server: ServerHandle | null): Promise<{ result: ResultFile; resultPath: string }> {
-  const { preflight } = await import('./preflight.js')
-  const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey)
+  const { preflight, PREFLIGHT_DEADLINE_MS } = await import('./preflight.js')
+  // A probe of 2 tokens: its own short deadline, shorter still when the user asked for a shorter request deadline.
+  const probeDeadlineMs = Math.min(PREFLIGHT_DEADLINE_MS, (cfg.requestTimeoutS ?? Infinity) * 1000)
+  const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs)
   const resultPath = cfg.out
   const startedAt = new Date().toISOString()
   // Once per sweep: can chat prompts be calibrated to exactly input_len tokens with the server's /tokenize?
