@@ -12,9 +12,10 @@
  * with a prior of √2 · withinFloor (each side's own run-to-run noise) worth
  * PRIOR_DF degrees of freedom, so three pairs that agree by luck do not make a
  * bar of zero; σ_D = σ_pair / √n; bar L = max(ln(1 + tol), k · σ_D) (earlyK
- * while fewer than MIN_PAIRS_FOR_K = 10 pairs, i.e. up to 9 rounds); regression when D > L and the pairs
- * agree (at most one in five points the other way); improvement mirrored; pass
- * when D ≤ L − passMargin · σ_D; inconclusive in between. Pure.
+ * while fewer than MIN_PAIRS_FOR_K = 10 pairs, i.e. up to 9 rounds);
+ * regression when D > L and the pairs agree (at most one in five points the
+ * other way); improvement mirrored; pass when D ≤ L − passMargin · σ_D;
+ * inconclusive in between. Pure. Power and cost: bench/ab-power.ts.
  */
 import type { Decision } from './decide.js'
 import { allowedDisagreements } from './decide.js'
