@@ -22,46 +22,7 @@ import { decideMetric, type Decision } from '../src/gate/decide.js'
 import { DEFAULT_GATE_OPTIONS } from '../src/gate/options.js'
 import type { GateOptions } from '../src/gate/types.js'
 import { createRng, type Rng } from '../src/util/rng.js'
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback
-}
-
-interface MetricNoise {
-  name: string
-  higherIsBetter: boolean
-  /** Run-to-run CV. */
-  cv: number
-}
-
-/** How runs vary: per run, per day (a refresh or a candidate's sweep), and by interference. */
-interface NoiseModel {
-  name: string
-  metrics: MetricNoise[]
-  /** Day-to-day drift (log σ): a part shared by all metrics of that day and a part of each metric's own. */
-  dayShared: number
-  dayOwn: number
-  /** Interference: probability a run lands on a disturbed node (it comes out OUTLIER_MIN–OUTLIER_MAX worse). */
-  outlierP: number
-}
-
-/**
- * A dedicated GPU node: run-to-run CV 2–3 %, about 1 % day drift per metric, 3 % of runs
- * disturbed. The gate's targets are stated for this model with a full history.
- */
-const GPU: NoiseModel = {
-  name: 'gpu',
-  metrics: [
-    { name: 'itl_p95 c1', higherIsBetter: false, cv: 0.02 },
-    { name: 'itl_p95 c16', higherIsBetter: false, cv: 0.025 },
-    { name: 'itl_p95 c64', higherIsBetter: false, cv: 0.03 },
-    { name: 'tput_at_target', higherIsBetter: true, cv: 0.03 },
-  ],
-  dayShared: arg('day-shared', 0.007),
-  dayOwn: arg('day-own', 0.007),
-  outlierP: arg('outlier-p', 0.03),
-}
+import { arg, day, GPU, hash, OUTLIER_MAX, OUTLIER_MIN, pct as p, runLogWorse, type NoiseModel } from './lib/noise-model.js'
 
 /**
  * Per-start noise, as the batching simulator (`servegate sim --noise-cv`) and a server whose
@@ -76,8 +37,6 @@ const PER_START: NoiseModel = {
   dayOwn: 0.002,
   outlierP: 0,
 }
-const OUTLIER_MIN = 0.08
-const OUTLIER_MAX = 0.2
 const REPEATS = 3
 
 const opts: GateOptions = {
@@ -95,19 +54,11 @@ const opts: GateOptions = {
 const TRIALS = arg('trials', 10000)
 const SEED = arg('seed', 20240611)
 
-/** A day's log-offsets per metric. */
-function day(rng: Rng, model: NoiseModel): number[] {
-  const shared = model.dayShared * rng.normal()
-  return model.metrics.map(() => shared + model.dayOwn * rng.normal())
-}
-
 /** One run's value (true level 100) of metric m on a day, with a regression factor applied (worse = >1). */
 function run(rng: Rng, model: NoiseModel, m: number, dayOffset: number, worse: number): number {
-  const spec = model.metrics[m]!
-  let logWorse = Math.log(worse) + dayOffset + spec.cv * rng.normal()
-  if (rng.next() < model.outlierP) logWorse += Math.log(1 + OUTLIER_MIN + (OUTLIER_MAX - OUTLIER_MIN) * rng.next())
+  const logWorse = runLogWorse(rng, model, m, dayOffset, worse)
   // Worse means higher latency, lower throughput.
-  return 100 * Math.exp(spec.higherIsBetter ? -logWorse : logWorse)
+  return 100 * Math.exp(model.metrics[m]!.higherIsBetter ? -logWorse : logWorse)
 }
 
 type Outcome = 'regression' | 'inconclusive' | 'pass'
@@ -200,13 +151,6 @@ function scenario(model: NoiseModel, history: number, confirm: boolean, factors:
   }
 }
 
-function hash(s: string): number {
-  let h = 2166136261
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619)
-  return h >>> 0
-}
-
-const p = (x: number): string => `${(x * 100).toFixed(2)} %`.padStart(8)
 const pctOf = (f: number): string => `${Math.round((f - 1) * 100)} %`
 
 function table(rows: readonly Row[], factors: readonly number[], withLabel: boolean): void {

@@ -55,6 +55,8 @@ export function parseSimFlags(f: SimFlags): Partial<SimOptions> {
     timeScale: num(f.timeScale, { flag: '--time-scale', positive: true }),
     seed: num(f.seed, { flag: '--seed', int: true }),
     slowdown: num(f.slowdown, { flag: '--slowdown', positive: true }),
+    driftFile: typeof f.driftFile === 'string' ? f.driftFile : undefined,
+    driftPerMin: num(f.driftPerMin, { flag: '--drift-per-min', min: 0 }),
     noiseCv: num(f.noiseCv, { flag: '--noise-cv', min: 0 }),
     jitterCv: num(f.jitterCv, { flag: '--jitter-cv', min: 0 }),
     faults: faults.map((kind) => ({ kind, rate: rate ?? 0 })),
@@ -95,8 +97,12 @@ function waitForSignal(): Promise<void> {
 }
 
 function describeMode(o: Partial<SimOptions>): string {
-  if (o.ttftMs !== undefined) return `deterministic: TTFT ${o.ttftMs} ms, ITL ${o.itlMs} ms`
-  return `batching profile ${typeof o.profile === 'string' ? o.profile : 'default'} (illustrative numbers, not a GPU measurement)`
+  const drift = [
+    ...(o.driftFile !== undefined ? [`host drift from ${o.driftFile}`] : []),
+    ...(o.driftPerMin ? [`host drift +${o.driftPerMin * 100} %/min`] : []),
+  ].map((d) => `, ${d}`).join('')
+  if (o.ttftMs !== undefined) return `deterministic: TTFT ${o.ttftMs} ms, ITL ${o.itlMs} ms${drift}`
+  return `batching profile ${typeof o.profile === 'string' ? o.profile : 'default'} (illustrative numbers, not a GPU measurement)${drift}`
 }
 
 const FAULTS_HELP = `
@@ -131,6 +137,8 @@ export function registerSimCommand(program: Command, deps: Partial<SimCommandDep
     .option('--time-scale <f>', 'wall time = model time × F (0.1 runs ten times faster)')
     .option('--seed <n>', 'seed of every random choice')
     .option('--slowdown <f>', 'multiply every step time by F (a fake regression)')
+    .option('--drift-file <path>', 'host drift: multiply every step time by the number in this file, re-read while running (missing: 1)')
+    .option('--drift-per-min <x>', 'host drift: multiply every step time by 1 + X × minutes since start (wall time)')
     .option('--noise-cv <x>', 'run-to-run noise: a lognormal factor with this CV drawn at start')
     .option('--jitter-cv <x>', 'per-step jitter CV')
     .option('--fault <kind>', `inject a fault (repeatable): ${FAULT_KINDS.join(', ')}; see "Faults" below`, collect, [])

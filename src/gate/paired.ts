@@ -12,9 +12,10 @@
  * with a prior of √2 · withinFloor (each side's own run-to-run noise) worth
  * PRIOR_DF degrees of freedom, so three pairs that agree by luck do not make a
  * bar of zero; σ_D = σ_pair / √n; bar L = max(ln(1 + tol), k · σ_D) (earlyK
- * while fewer than MIN_PAIRS_FOR_K pairs); regression when D > L and the pairs
- * agree (at most one in five points the other way); improvement mirrored; pass
- * when D ≤ L − passMargin · σ_D; inconclusive in between. Pure.
+ * while fewer than MIN_PAIRS_FOR_K = 10 pairs, i.e. up to 9 rounds);
+ * regression when D > L and the pairs agree (at most one in five points the
+ * other way); improvement mirrored; pass when D ≤ L − passMargin · σ_D;
+ * inconclusive in between. Pure. Power and cost: bench/ab-power.ts.
  */
 import type { Decision } from './decide.js'
 import { allowedDisagreements } from './decide.js'
@@ -23,8 +24,16 @@ import type { GateOptions } from './types.js'
 
 /** Degrees of freedom the √2 · withinFloor prior is worth in σ_pair. */
 export const PRIOR_DF = 4
-/** Below this many pairs the bar uses earlyK: a t quantile with 1–2 df is far above k. */
-export const MIN_PAIRS_FOR_K = 5
+/**
+ * Below this many pairs the bar uses earlyK: a t quantile with few df is far above k, and
+ * one disturbed slot moves a short series' mean and spread alike. Was 5; bench/ab-power.ts
+ * (run CV 2–3 %, 3 % of runs 8–20 % worse, 4 gated metrics) showed k = 2.5 at 6 and 8 pairs
+ * crying wolf on 2.9 % and 1.2 % of unchanged PRs, with 25–29 % inconclusive; earlyK there
+ * gives 0.7 % and 0.4 % with ~10 % inconclusive, still detects every 10 % slowdown, and
+ * catches 5 % ones 6–8 points less often. From 10 pairs on, k = 2.5 holds about 1 % and
+ * less (docs/gate.md, "A/B verdict").
+ */
+export const MIN_PAIRS_FOR_K = 10
 
 type PairedOptions = Pick<GateOptions, 'k' | 'earlyK' | 'passMargin' | 'withinFloor'>
 

@@ -1,6 +1,6 @@
 /**
  * Batching mode: one engine loop. Each step's cost comes from the scheduler
- * (batch size, prefill tokens) times slowdown, noise and jitter, scaled to
+ * (batch size, prefill tokens) times slowdown, host drift, noise and jitter, scaled to
  * wall time; at the step's end every scheduled sequence gets its tokens.
  * Steps follow each other on an absolute model clock, so a late wake-up is
  * caught up rather than stretching every later step.
@@ -14,6 +14,7 @@ import type { SimProfile } from './profiles.js'
 import type { EngineGauges, SimMetrics } from './prom-metrics.js'
 import type { SimSequence } from './sequence.js'
 import type { Rng } from '../util/rng.js'
+import { NO_DRIFT, type HostDrift } from './drift.js'
 
 export interface BatchingSettings {
   profile: SimProfile
@@ -53,6 +54,7 @@ export class BatchingEngine implements SimEngine {
     cache: PrefixCache | null,
     private readonly noiseRng: Rng,
     private readonly jitterRng: Rng,
+    private readonly drift: HostDrift = NO_DRIFT,
   ) {
     this.sched = new BatchScheduler<SimSequence>(s.profile, s.tokensPerChunk, cache)
     this.noise = lognormalFactor(noiseRng, s.noiseCv)
@@ -114,13 +116,13 @@ export class BatchingEngine implements SimEngine {
       this.stepEndNs = -1
       return
     }
-    this.stepNs = this.stepWallNs(plan)
+    this.stepNs = this.stepWallNs(plan, startNs)
     this.stepEndNs = startNs + this.stepNs
     this.stepEmit = plan.emit
     for (const seq of plan.admitted) this.metrics.queue.observe(Math.max(0, startNs - seq.engineArrivalNs) / 1e9)
   }
 
-  private stepWallNs(plan: StepPlan<SimSequence>): number {
+  private stepWallNs(plan: StepPlan<SimSequence>, startNs: number): number {
     const w = this.s.profile.noiseWindowMs
     if (w !== null) {
       const idx = Math.floor(this.modelMs / w)
@@ -129,7 +131,7 @@ export class BatchingEngine implements SimEngine {
         if (idx > 0) this.noise = lognormalFactor(this.noiseRng, this.s.noiseCv)
       }
     }
-    const ms = plan.costMs * this.s.slowdown * this.noise * lognormalFactor(this.jitterRng, this.s.jitterCv)
+    const ms = plan.costMs * this.s.slowdown * this.drift.factor(startNs) * this.noise * lognormalFactor(this.jitterRng, this.s.jitterCv)
     this.modelMs += ms
     return ms * this.s.timeScale * 1e6
   }

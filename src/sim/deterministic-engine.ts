@@ -11,6 +11,7 @@ import type { EngineGauges } from './prom-metrics.js'
 import type { SimSequence } from './sequence.js'
 import type { Rng } from '../util/rng.js'
 import { lognormalFactor } from './noise.js'
+import { NO_DRIFT, type HostDrift } from './drift.js'
 
 export interface DeterministicTiming {
   /** Wall ns from engine arrival to the first chunk (already scaled). */
@@ -40,10 +41,12 @@ export class DeterministicEngine implements SimEngine {
   constructor(
     private readonly t: DeterministicTiming,
     private readonly jitterRng: Rng,
+    private readonly drift: HostDrift = NO_DRIFT,
   ) {}
 
   submit(seq: SimSequence): void {
-    const slot = { seq, dueNs: seq.engineArrivalNs + this.t.ttftNs, kvTokens: seq.req.promptTokens + seq.plan.target }
+    const ttftNs = this.t.ttftNs * this.drift.factor(seq.engineArrivalNs)
+    const slot = { seq, dueNs: seq.engineArrivalNs + ttftNs, kvTokens: seq.req.promptTokens + seq.plan.target }
     this.active++
     this.kvTokens += slot.kvTokens
     this.heap.push(slot)
@@ -66,13 +69,15 @@ export class DeterministicEngine implements SimEngine {
     for (let top = this.heap.peek(); top !== undefined && top.dueNs <= limit; top = this.heap.peek()) {
       this.heap.pop()
       const seq = top.seq
-      if (!seq.done) seq.emit(this.t.tokensPerChunk, this.t.itlNs)
+      // Host drift stretches the gap that starts now (the file or the clock may have moved).
+      const itlNs = this.t.itlNs * this.drift.factor(now)
+      if (!seq.done) seq.emit(this.t.tokensPerChunk, itlNs)
       if (seq.done) {
         this.active--
         this.kvTokens -= top.kvTokens
         continue
       }
-      top.dueNs += this.t.itlNs * lognormalFactor(this.jitterRng, this.t.jitterCv)
+      top.dueNs += itlNs * lognormalFactor(this.jitterRng, this.t.jitterCv)
       if (seq.stallUntilNs > top.dueNs) top.dueNs = seq.stallUntilNs
       this.heap.push(top)
     }

@@ -52,6 +52,13 @@ export interface SimOptions {
   seed: number
   /** All step times (and deterministic TTFT/ITL) × slowdown: a fake regression. */
   slowdown: number
+  /**
+   * Host drift: a file holding a factor F on all step times (on top of slowdown), re-read
+   * while running (at most every 100 ms, when it changed); missing file = 1 (src/sim/drift.ts).
+   */
+  driftFile?: string
+  /** Host drift: step times × (1 + driftPerMin × wall minutes since start). */
+  driftPerMin: number
   /** Coefficient of variation of the run-to-run factor drawn at start. */
   noiseCv: number
   /** Coefficient of variation of the per-step (per-chunk) factor. */
@@ -97,6 +104,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   timeScale: 1,
   seed: 0,
   slowdown: 1,
+  driftPerMin: 0,
   noiseCv: 0,
   jitterCv: 0,
   faults: [],
@@ -131,6 +139,8 @@ const optionsSchema = z
     timeScale: positive,
     seed: z.number().int(),
     slowdown: positive,
+    driftFile: z.string().min(1).optional(),
+    driftPerMin: nonNegative,
     noiseCv: nonNegative,
     jitterCv: nonNegative,
     faults: z.array(z.object({ kind: z.enum(FAULT_KINDS), rate: z.number().min(0).max(1) })),

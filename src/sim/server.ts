@@ -8,6 +8,8 @@ import { createRng, deriveSeed } from '../util/rng.js'
 import { BatchingEngine } from './batching-engine.js'
 import type { SimContext } from './context.js'
 import { DeterministicEngine } from './deterministic-engine.js'
+import { createHostDrift } from './drift.js'
+import { nowNs } from './clock.js'
 import type { SimEngine } from './engine.js'
 import { lognormalFactor } from './noise.js'
 import { isDeterministic, resolveSimOptions, type SimOptions } from './options.js'
@@ -41,6 +43,8 @@ export async function startSim(partial: Partial<SimOptions> = {}): Promise<SimHa
   const jitterCv = opts.jitterCv > 0 ? opts.jitterCv : det ? 0 : profile.jitterCv
   const noiseRng = createRng(deriveSeed(opts.seed, 'noise'))
   const jitterRng = createRng(deriveSeed(opts.seed, 'jitter'))
+  const warn = (line: string): void => void process.stderr.write(`servegate sim: ${line}\n`)
+  const drift = createHostDrift({ driftFile: opts.driftFile ?? null, driftPerMin: opts.driftPerMin }, nowNs(), warn)
   let engine: SimEngine
   let revision: string
   if (isDeterministic(opts)) {
@@ -48,6 +52,7 @@ export async function startSim(partial: Partial<SimOptions> = {}): Promise<SimHa
     engine = new DeterministicEngine(
       { ttftNs: opts.ttftMs * f, itlNs: opts.itlMs * f, tokensPerChunk: opts.tokensPerChunk, jitterCv, kvCapacityTokens: profile.kvCapacityTokens },
       jitterRng,
+      drift,
     )
     revision = `sim-deterministic-ttft${opts.ttftMs}-itl${opts.itlMs}`
   } else {
@@ -57,6 +62,7 @@ export async function startSim(partial: Partial<SimOptions> = {}): Promise<SimHa
       cache,
       noiseRng,
       jitterRng,
+      drift,
     )
     revision = `sim-profile-${profile.name}`
   }

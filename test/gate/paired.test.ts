@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { compareAB } from '../../src/ab/verdict.js'
 import { DEFAULT_GATE_OPTIONS } from '../../src/gate/options.js'
-import { decidePaired, pairUp } from '../../src/gate/paired.js'
+import { decidePaired, MIN_PAIRS_FOR_K, pairUp } from '../../src/gate/paired.js'
 import { pipelineResult, wiggle } from './fixtures.js'
 
 const OPTS = DEFAULT_GATE_OPTIONS
@@ -40,6 +40,19 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     const at = (who: 'A' | 'B', round: number): number => 20 * (1 + 0.01 * order.findIndex((x, i) => x === who && Math.floor(i / 2) === round))
     const pairs = [0, 1, 2, 3].map((r): [number, number] => [at('A', r), at('B', r)])
     expect(latency(pairs).status).toBe('pass')
+  })
+
+  it('does not call one disturbed slot among eight a regression: the early bar holds until ten pairs', () => {
+    // B 3 % slower in seven pairs (inside the 5 % tolerance) and 25 % in one: the mean
+    // crosses the tolerance only through the disturbed slot.
+    const pairs = Array.from({ length: 8 }, (_, i): [number, number] => [20, 20 * (i === 3 ? 1.25 : 1.03)])
+    const d = latency(pairs)
+    expect(d.status).not.toBe('regression')
+    expect(d.bar).toBeCloseTo(OPTS.earlyK * d.sigma!, 12)
+    // A spread wide enough that the noise sets the bar: earlyK up to nine pairs, k from ten.
+    const noisy = (n: number) => latency(Array.from({ length: n }, (_, i): [number, number] => [20, 20 * (i % 2 === 0 ? 1.12 : 0.92)]))
+    expect(noisy(MIN_PAIRS_FOR_K - 1).bar).toBeCloseTo(OPTS.earlyK * noisy(MIN_PAIRS_FOR_K - 1).sigma!, 12)
+    expect(noisy(MIN_PAIRS_FOR_K).bar).toBeCloseTo(OPTS.k * noisy(MIN_PAIRS_FOR_K).sigma!, 12)
   })
 
   it('decides zeros by agreement and never prints a non-finite figure', () => {
