@@ -45761,7 +45761,7 @@ __export(preflight_exports, {
   PREFLIGHT_DEADLINE_MS: () => PREFLIGHT_DEADLINE_MS,
   preflight: () => preflight
 });
-async function preflight(root, model, api, apiKey) {
+async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLINE_MS) {
   let models2;
   try {
     const j = await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey), maxBytes: MAX_MODELS_BODY_BYTES });
@@ -45796,8 +45796,8 @@ async function preflight(root, model, api, apiKey) {
         dispatcher,
         now: () => process.hrtime.bigint(),
         epochNs: process.hrtime.bigint(),
-        idleTimeoutMs: PREFLIGHT_DEADLINE_MS,
-        deadlineMs: PREFLIGHT_DEADLINE_MS
+        idleTimeoutMs: deadlineMs,
+        deadlineMs
       });
       if (!rec.error) return { model: chosen };
       lastError = `${rec.error.kind}: ${rec.error.detail}`;
@@ -67252,14 +67252,86 @@ function lognormalFactor(rng, cv) {
   return Math.exp(Math.sqrt(sigma2) * rng.normal() - sigma2 / 2);
 }
 
+// src/sim/drift.ts
+init_errors();
+import { readFileSync, statSync } from "node:fs";
+var DRIFT_FILE_CHECK_MS = 100;
+var NO_DRIFT = { factor: () => 1 };
+function parseDriftText(text) {
+  const t = text.trim();
+  if (t === "") return null;
+  const v = Number(t);
+  return Number.isFinite(v) && v > 0 ? v : Number.NaN;
+}
+var MS_PER_MIN = 6e4;
+function createHostDrift(s, startNs, warn) {
+  if (s.driftFile === null && s.driftPerMin === 0) return NO_DRIFT;
+  const file2 = s.driftFile === null ? null : new DriftFile(s.driftFile, warn);
+  return {
+    factor(atNs) {
+      const minutes = Math.max(0, atNs - startNs) / 1e6 / MS_PER_MIN;
+      const heat = 1 + s.driftPerMin * minutes;
+      return heat * (file2 === null ? 1 : file2.read(atNs));
+    }
+  };
+}
+var DriftFile = class {
+  constructor(path, warn) {
+    this.path = path;
+    this.warn = warn;
+    this.refresh(nowNs(), true);
+  }
+  path;
+  warn;
+  checkedAtNs = Number.NEGATIVE_INFINITY;
+  stamp = "";
+  value = 1;
+  lastBad = "";
+  read(atNs) {
+    if (atNs - this.checkedAtNs >= DRIFT_FILE_CHECK_MS * 1e6) this.refresh(atNs, false);
+    return this.value;
+  }
+  refresh(atNs, atStart) {
+    this.checkedAtNs = atNs;
+    let stamp;
+    try {
+      const st = statSync(this.path);
+      stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      this.stamp = "";
+      this.value = 1;
+      return;
+    }
+    if (stamp === this.stamp) return;
+    let text;
+    try {
+      text = readFileSync(this.path, "utf8");
+    } catch {
+      return;
+    }
+    const v = parseDriftText(text);
+    if (v === null) return;
+    this.stamp = stamp;
+    if (Number.isNaN(v)) {
+      const line = `--drift-file ${this.path}: "${text.trim().slice(0, 40)}" is not a number > 0 (the step-time factor); keeping ${this.value}`;
+      if (atStart) throw new UsageError(line.replace(/; keeping .*$/, ""), "Write one number, e.g. 1.2 for steps 20 % slower.");
+      if (line !== this.lastBad) this.warn(line);
+      this.lastBad = line;
+      return;
+    }
+    this.value = v;
+  }
+};
+
 // src/sim/batching-engine.ts
 var MAX_CATCH_UP_NS = 2e6;
 var BatchingEngine = class {
-  constructor(s, metrics, cache, noiseRng, jitterRng) {
+  constructor(s, metrics, cache, noiseRng, jitterRng, drift = NO_DRIFT) {
     this.s = s;
     this.metrics = metrics;
     this.noiseRng = noiseRng;
     this.jitterRng = jitterRng;
+    this.drift = drift;
     this.sched = new BatchScheduler(s.profile, s.tokensPerChunk, cache);
     this.noise = lognormalFactor(noiseRng, s.noiseCv);
   }
@@ -67267,6 +67339,7 @@ var BatchingEngine = class {
   metrics;
   noiseRng;
   jitterRng;
+  drift;
   sched;
   waker = new Waker((now) => this.wake(now));
   stepEndNs = -1;
@@ -67327,12 +67400,12 @@ var BatchingEngine = class {
       this.stepEndNs = -1;
       return;
     }
-    this.stepNs = this.stepWallNs(plan);
+    this.stepNs = this.stepWallNs(plan, startNs);
     this.stepEndNs = startNs + this.stepNs;
     this.stepEmit = plan.emit;
     for (const seq of plan.admitted) this.metrics.queue.observe(Math.max(0, startNs - seq.engineArrivalNs) / 1e9);
   }
-  stepWallNs(plan) {
+  stepWallNs(plan, startNs) {
     const w = this.s.profile.noiseWindowMs;
     if (w !== null) {
       const idx = Math.floor(this.modelMs / w);
@@ -67341,7 +67414,7 @@ var BatchingEngine = class {
         if (idx > 0) this.noise = lognormalFactor(this.noiseRng, this.s.noiseCv);
       }
     }
-    const ms = plan.costMs * this.s.slowdown * this.noise * lognormalFactor(this.jitterRng, this.s.jitterCv);
+    const ms = plan.costMs * this.s.slowdown * this.drift.factor(startNs) * this.noise * lognormalFactor(this.jitterRng, this.s.jitterCv);
     this.modelMs += ms;
     return ms * this.s.timeScale * 1e6;
   }
@@ -67408,18 +67481,21 @@ var MinHeap = class {
 
 // src/sim/deterministic-engine.ts
 var DeterministicEngine = class {
-  constructor(t, jitterRng) {
+  constructor(t, jitterRng, drift = NO_DRIFT) {
     this.t = t;
     this.jitterRng = jitterRng;
+    this.drift = drift;
   }
   t;
   jitterRng;
+  drift;
   heap = new MinHeap((s) => s.dueNs);
   waker = new Waker((now) => this.wake(now));
   active = 0;
   kvTokens = 0;
   submit(seq) {
-    const slot = { seq, dueNs: seq.engineArrivalNs + this.t.ttftNs, kvTokens: seq.req.promptTokens + seq.plan.target };
+    const ttftNs = this.t.ttftNs * this.drift.factor(seq.engineArrivalNs);
+    const slot = { seq, dueNs: seq.engineArrivalNs + ttftNs, kvTokens: seq.req.promptTokens + seq.plan.target };
     this.active++;
     this.kvTokens += slot.kvTokens;
     this.heap.push(slot);
@@ -67439,13 +67515,14 @@ var DeterministicEngine = class {
     for (let top = this.heap.peek(); top !== void 0 && top.dueNs <= limit; top = this.heap.peek()) {
       this.heap.pop();
       const seq = top.seq;
-      if (!seq.done) seq.emit(this.t.tokensPerChunk, this.t.itlNs);
+      const itlNs = this.t.itlNs * this.drift.factor(now);
+      if (!seq.done) seq.emit(this.t.tokensPerChunk, itlNs);
       if (seq.done) {
         this.active--;
         this.kvTokens -= top.kvTokens;
         continue;
       }
-      top.dueNs += this.t.itlNs * lognormalFactor(this.jitterRng, this.t.jitterCv);
+      top.dueNs += itlNs * lognormalFactor(this.jitterRng, this.t.jitterCv);
       if (seq.stallUntilNs > top.dueNs) top.dueNs = seq.stallUntilNs;
       this.heap.push(top);
     }
@@ -67478,6 +67555,7 @@ var DEFAULT_SIM_OPTIONS = {
   timeScale: 1,
   seed: 0,
   slowdown: 1,
+  driftPerMin: 0,
   noiseCv: 0,
   jitterCv: 0,
   faults: [],
@@ -67509,6 +67587,8 @@ var optionsSchema = external_exports.object({
   timeScale: positive,
   seed: external_exports.number().int(),
   slowdown: positive,
+  driftFile: external_exports.string().min(1).optional(),
+  driftPerMin: nonNegative,
   noiseCv: nonNegative,
   jitterCv: nonNegative,
   faults: external_exports.array(external_exports.object({ kind: external_exports.enum(FAULT_KINDS), rate: external_exports.number().min(0).max(1) })),
@@ -67614,7 +67694,7 @@ var PrefixCache = class {
 
 // src/sim/profiles.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { readFileSync } from "node:fs";
+import { readFileSync as readFileSync2 } from "node:fs";
 init_errors();
 var DEFAULT_PROFILE = {
   name: "default",
@@ -67691,7 +67771,7 @@ function resolveProfile(ref) {
   if (!looksLikePath(ref)) return builtinProfile(ref);
   let text;
   try {
-    text = readFileSync(ref, "utf8");
+    text = readFileSync2(ref, "utf8");
   } catch (err) {
     throw new UsageError(`cannot read simulator profile file ${ref}: ${err.message}`);
   }
@@ -68663,6 +68743,7 @@ var TraceRecorder = class {
   n = 0;
   completionTokens = 0;
   complete = false;
+  fault = null;
   engineArrivalNs;
   /** Record a chunk of `count` tokens about to be written at `atNs`. */
   push(atNs, count2) {
@@ -68695,7 +68776,8 @@ var TraceRecorder = class {
       tokensPerChunk: tokensPerChunk2,
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
-      complete: this.complete
+      complete: this.complete,
+      fault: this.fault
     };
   }
 };
@@ -68732,7 +68814,8 @@ function traceToJson(t) {
     tokensPerChunk: t.tokensPerChunk,
     promptTokens: t.promptTokens,
     completionTokens: t.completionTokens,
-    complete: t.complete
+    complete: t.complete,
+    fault: t.fault
   });
 }
 
@@ -68760,6 +68843,7 @@ async function handleGenerate(ctx, api, req, res, arrivalNs) {
   }
   const chunksExpected = Math.ceil(plan.target / o.tokensPerChunk) + 1;
   const trace = new TraceRecorder(requestId, arrivalNs, sreq.promptTokens, chunksExpected);
+  trace.fault = plan.fault;
   ctx.traces.add(trace);
   const seq = new SimSequence(requestId, sreq, plan, res, trace, ctx.metrics, o, Math.floor(Date.now() / 1e3));
   if (o.prefixCache) seq.blockHashes = blockHashes(sreq.promptIds ?? textTokenIds(sreq.promptText ?? ""), ctx.blockSize);
@@ -68883,13 +68967,17 @@ async function startSim(partial2 = {}) {
   const jitterCv = opts.jitterCv > 0 ? opts.jitterCv : det ? 0 : profile.jitterCv;
   const noiseRng = createRng(deriveSeed(opts.seed, "noise"));
   const jitterRng = createRng(deriveSeed(opts.seed, "jitter"));
+  const warn = (line) => void process.stderr.write(`servegate sim: ${line}
+`);
+  const drift = createHostDrift({ driftFile: opts.driftFile ?? null, driftPerMin: opts.driftPerMin }, nowNs(), warn);
   let engine;
   let revision;
   if (isDeterministic(opts)) {
     const f = opts.timeScale * opts.slowdown * lognormalFactor(noiseRng, noiseCv) * 1e6;
     engine = new DeterministicEngine(
       { ttftNs: opts.ttftMs * f, itlNs: opts.itlMs * f, tokensPerChunk: opts.tokensPerChunk, jitterCv, kvCapacityTokens: profile.kvCapacityTokens },
-      jitterRng
+      jitterRng,
+      drift
     );
     revision = `sim-deterministic-ttft${opts.ttftMs}-itl${opts.itlMs}`;
   } else {
@@ -68898,7 +68986,8 @@ async function startSim(partial2 = {}) {
       metrics,
       cache,
       noiseRng,
-      jitterRng
+      jitterRng,
+      drift
     );
     revision = `sim-profile-${profile.name}`;
   }
@@ -69058,7 +69147,7 @@ async function readCapped(body, maxBytes) {
 }
 
 // src/env/harness.ts
-import { readFileSync as readFileSync2, realpathSync } from "node:fs";
+import { readFileSync as readFileSync3, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 function findHarnessRoot(start) {
@@ -69070,7 +69159,7 @@ function findHarnessRoot(start) {
   }
   for (let i = 0; i < 8; i++) {
     try {
-      const pkg = JSON.parse(readFileSync2(join(dir, "package.json"), "utf8"));
+      const pkg = JSON.parse(readFileSync3(join(dir, "package.json"), "utf8"));
       if (pkg.name === "servegate") return dir;
     } catch {
     }
@@ -69083,7 +69172,7 @@ function findHarnessRoot(start) {
 function harnessVersion(root) {
   if (!root) return "unknown";
   try {
-    const pkg = JSON.parse(readFileSync2(join(root, "package.json"), "utf8"));
+    const pkg = JSON.parse(readFileSync3(join(root, "package.json"), "utf8"));
     return typeof pkg.version === "string" ? pkg.version : "unknown";
   } catch {
     return "unknown";
@@ -69322,7 +69411,7 @@ function localAddresses() {
 }
 
 // src/load/run-point.ts
-import { existsSync, readFileSync as readFileSync3 } from "node:fs";
+import { existsSync, readFileSync as readFileSync4 } from "node:fs";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
@@ -69522,7 +69611,7 @@ function tsxEsmApi(moduleUrl) {
   } catch {
     pkgPath = createRequire(import.meta.url).resolve("tsx/package.json");
   }
-  const pkg = JSON.parse(readFileSync3(pkgPath, "utf8"));
+  const pkg = JSON.parse(readFileSync4(pkgPath, "utf8"));
   return new URL(pkg.exports["./esm/api"]?.import.default ?? "./dist/esm/api/index.mjs", pathToFileURL(pkgPath)).href;
 }
 function spawnLoadWorker(data, moduleUrl = import.meta.url) {
@@ -70117,7 +70206,7 @@ async function writeResultFile(path, result) {
 
 // src/store/output-path.ts
 init_errors();
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, statSync as statSync2 } from "node:fs";
 import { dirname as dirname3, resolve as resolve2 } from "node:path";
 function assertWritableOutput(path, flag, opts = {}) {
   if (path === void 0) return;
@@ -70152,7 +70241,7 @@ function outputProblem(path, opts = {}) {
 }
 function statOrNull(path) {
   try {
-    return statSync(path);
+    return statSync2(path);
   } catch {
     return null;
   }
@@ -72324,8 +72413,9 @@ function watchServer(server, user) {
   };
 }
 async function sweepAgainst(root, cfg, deps, server) {
-  const { preflight: preflight2 } = await Promise.resolve().then(() => (init_preflight(), preflight_exports));
-  const { model } = await preflight2(root, cfg.server.model, cfg.server.api, cfg.apiKey);
+  const { preflight: preflight2, PREFLIGHT_DEADLINE_MS: PREFLIGHT_DEADLINE_MS2 } = await Promise.resolve().then(() => (init_preflight(), preflight_exports));
+  const probeDeadlineMs = Math.min(PREFLIGHT_DEADLINE_MS2, (cfg.requestTimeoutS ?? Infinity) * 1e3);
+  const { model } = await preflight2(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs);
   const resultPath = cfg.out;
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
   const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey });
@@ -73029,6 +73119,8 @@ function parseSimFlags(f) {
     timeScale: num3(f.timeScale, { flag: "--time-scale", positive: true }),
     seed: num3(f.seed, { flag: "--seed", int: true }),
     slowdown: num3(f.slowdown, { flag: "--slowdown", positive: true }),
+    driftFile: typeof f.driftFile === "string" ? f.driftFile : void 0,
+    driftPerMin: num3(f.driftPerMin, { flag: "--drift-per-min", min: 0 }),
     noiseCv: num3(f.noiseCv, { flag: "--noise-cv", min: 0 }),
     jitterCv: num3(f.jitterCv, { flag: "--jitter-cv", min: 0 }),
     faults: faults.map((kind) => ({ kind, rate: rate ?? 0 })),
@@ -73067,8 +73159,12 @@ function waitForSignal() {
   });
 }
 function describeMode(o) {
-  if (o.ttftMs !== void 0) return `deterministic: TTFT ${o.ttftMs} ms, ITL ${o.itlMs} ms`;
-  return `batching profile ${typeof o.profile === "string" ? o.profile : "default"} (illustrative numbers, not a GPU measurement)`;
+  const drift = [
+    ...o.driftFile !== void 0 ? [`host drift from ${o.driftFile}`] : [],
+    ...o.driftPerMin ? [`host drift +${o.driftPerMin * 100} %/min`] : []
+  ].map((d) => `, ${d}`).join("");
+  if (o.ttftMs !== void 0) return `deterministic: TTFT ${o.ttftMs} ms, ITL ${o.itlMs} ms${drift}`;
+  return `batching profile ${typeof o.profile === "string" ? o.profile : "default"} (illustrative numbers, not a GPU measurement)${drift}`;
 }
 var FAULTS_HELP = `
 Faults (each --fault in turn strikes a request with probability --fault-rate, at most one per request;
@@ -73089,7 +73185,7 @@ function registerSimCommand(program2, deps = {}) {
   const log = deps.log ?? ((line) => void process.stderr.write(`${line}
 `));
   const collect = (v, prev) => [...prev, v];
-  program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option(
+  program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--drift-file <path>", "host drift: multiply every step time by the number in this file, re-read while running (missing: 1)").option("--drift-per-min <x>", "host drift: multiply every step time by 1 + X × minutes since start (wall time)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option(
     "--fault-interval-ms <ms>",
     'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)'
   ).option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
@@ -74347,7 +74443,7 @@ init_endpoints();
 
 // src/gate/paired.ts
 var PRIOR_DF = 4;
-var MIN_PAIRS_FOR_K = 5;
+var MIN_PAIRS_FOR_K = 10;
 var ln2 = (x) => x > 0 ? Math.log(x) : -Infinity;
 function decidePaired(input2, opts) {
   const n = input2.pairs.length;
@@ -74550,7 +74646,7 @@ ${renderVerdictText(o.verdict)}`;
 // src/cli/ab.ts
 init_errors();
 function registerAbCommand(program2) {
-  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", "rounds of two slots each, in the order A B, B A, … (at least 2)", "4").option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--exclusive", "start and stop each side around each of its slots (two engines that need the same GPUs)").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
+  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", "rounds of two slots each, in the order A B, B A, … (at least 2; default 6)", "6").option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--exclusive", "start and stop each side around each of its slots (two engines that need the same GPUs)").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
     const failOn = parseFailOn(flags.failOn, "--fail-on");
     const rounds = Number(flags.rounds);
     if (!/^\d+$/.test(flags.rounds) || rounds < 2) throw new UsageError(`--rounds "${flags.rounds}": expected an integer ≥ 2 (pairs are needed to judge the spread)`);
