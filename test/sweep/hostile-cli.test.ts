@@ -68,6 +68,7 @@ describe('servegate run against a misbehaving server', () => {
         expect(runRes.validity.issues.map((i) => i.code)).toContain('requests_failed')
         expect(r.stdout + r.stderr).not.toMatch(/crashed/)
         const peak = rss.peak()
+        console.log(`${c.kind}: ${wallS.toFixed(1)} s, peak RSS ${peak?.toFixed(0) ?? 'unknown'} MiB, errors ${JSON.stringify(runRes.errors)}`)
         if (peak !== null) expect(peak).toBeLessThan(RSS_BOUND_MIB)
       } finally {
         await sim?.close()
