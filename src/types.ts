@@ -310,6 +310,8 @@ export interface Fingerprint {
   target: string
   ignore_eos: boolean
   tokens_per_chunk: Record<string, number | null>
+  /** How prompts got their length (config.prompt_calibration): token_ids, tokenize or none; absent in older files. */
+  prompt_calibration?: string
 }
 
 export interface ResultFile {

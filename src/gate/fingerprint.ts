@@ -60,6 +60,8 @@ export function fingerprintOf(result: ResultFile): Fingerprint {
     // servegate sends ignore_eos: true on every request (plan/prompts.ts); a result may record otherwise.
     ignore_eos: typeof cfg['ignore_eos'] === 'boolean' ? cfg['ignore_eos'] : true,
     tokens_per_chunk: tpc,
+    // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
+    prompt_calibration: text(cfg['prompt_calibration']),
   }
 }
 
@@ -83,6 +85,7 @@ const FIELDS: Array<[string, (f: Fingerprint) => string]> = [
   ['warmup', (f) => String(f.warmup)],
   ['target', (f) => f.target],
   ['ignore_eos', (f) => String(f.ignore_eos)],
+  ['prompt calibration', (f) => f.prompt_calibration ?? 'unknown'],
 ]
 
 /**

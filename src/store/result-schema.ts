@@ -166,6 +166,7 @@ export const fingerprintSchema = z.object({
   target: z.string(),
   ignore_eos: z.boolean(),
   tokens_per_chunk: z.record(z.string(), num.nullable()),
+  prompt_calibration: z.string().optional(),
 })
 
 export const resultFileSchema = z

@@ -17,7 +17,15 @@ describe('fingerprintOf', () => {
       target: 'tpot p95 ≤ 50 ms',
       ignore_eos: true,
       tokens_per_chunk: { '64x16@c1': 1, '64x16@c4': 1, '64x16@c16': 1 },
+      prompt_calibration: 'token_ids',
     })
+  })
+
+  it('tells chat prompts calibrated to input_len tokens from uncalibrated ones, and skips files that did not record it', () => {
+    const chat = (mode: string | undefined) =>
+      fingerprintOf(pipeDay(0, 1, { config: { server: { base_url: 'http://127.0.0.1:8000', model: null, api: 'chat', api_key_env: null }, prompt_calibration: mode } }))
+    expect(diffFingerprint(chat('none'), chat('tokenize'))).toEqual([{ field: 'prompt calibration', baseline: 'none', candidate: 'tokenize' }])
+    expect(diffFingerprint(chat(undefined), chat('tokenize'))).toEqual([])
   })
 
   it('rounds tokens per chunk to 0.1 from the server usage over the content chunks', () => {

@@ -235,6 +235,8 @@ export function pipelineResult(spec: PipeSpec): ResultFile {
     workers: 'auto',
     model: 'org/model',
     gate: { tolerance_pct: {}, max_failed_requests: null },
+    // As run-sweep records it for completions (exact token-id prompts).
+    prompt_calibration: 'token_ids',
     ...spec.config,
   }
   const api = (config['server'] as { api: 'completions' | 'chat' }).api
