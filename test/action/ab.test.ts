@@ -196,3 +196,38 @@ describe('gate mode against a baseline from another host', () => {
     expect((rec.comments[0]!.body ?? '').split('\n')[1]).toMatch(/^### ✅ servegate: pass/)
   })
 })
+
+describe('mode check before a gate that re-measures its reference', () => {
+  const withBase = { pull_request: { ...PR.pull_request, base: { ref: 'main', sha: 'abc123', repo: { full_name: 'acme/infer', fork: false } } } }
+  const check = (file: Record<string, unknown>) => {
+    const { deps, rec } = fakeDeps({ payload: withBase, inputs: { mode: 'check', config: 'servegate.yml' } })
+    deps.stages.loadConfigFile = async () => file
+    deps.stages.parseConfigText = () => file
+    deps.stages.resolveConfig = (input) => {
+      const cfg = resolved(input.flags, {})
+      const ref = (input.file?.gate as { reference_command?: string } | undefined)?.reference_command
+      return ref === undefined ? cfg : { ...cfg, gate: { ...cfg.gate, referenceCommand: ref } }
+    }
+    // The base branch has the config but no baseline.
+    deps.git = async (args) => {
+      rec.git.push([...args])
+      if (args[0] === 'show' && String(args[1]).includes('baselines/')) return { code: 128, stdout: '', stderr: "fatal: path 'baselines/gate.json' does not exist in 'abc123'" }
+      return { code: 0, stdout: '', stderr: '' }
+    }
+    return { deps, rec }
+  }
+
+  it('needs no baseline when the config names a reference command', async () => {
+    const { deps, rec } = check({ sweeps: { gate: { shapes: [{ input_len: 128, output_len: 32 }], concurrency: [1] } }, gate: { reference_command: A_SERVE } })
+    await run(deps)
+    expect(rec.failed).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('checked')
+  })
+
+  it('still needs one without it', async () => {
+    const { deps, rec } = check({ sweeps: { gate: { shapes: [{ input_len: 128, output_len: 32 }], concurrency: [1] } } })
+    await run(deps)
+    expect(rec.outputs.get('verdict')).toBe('error')
+    expect(rec.failed[0]).toContain('there is no baseline at baselines/gate.json')
+  })
+})
