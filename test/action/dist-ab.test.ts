@@ -48,7 +48,9 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
   }
 
   it('mode ab: B 10 % slower, started from b-serve, fails the step with verdict regression and one comment', async () => {
-    const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `${SIM} --slowdown 1.1`, rounds: '3' }, 7)
+    // B's command carries a credential, as a real serve command may: it must reach no comment, summary or file.
+    const token = 'hf_abcdefghijklmnop1234'
+    const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown 1.1`, rounds: '3' }, 7)
     expect(r.code, r.stdout).toBe(1)
     expect(r.outputs['verdict']).toBe('regression')
     expect(JSON.parse(r.outputs['regressions']!)).toEqual(expect.arrayContaining([expect.stringMatching(/^p95 ITL 32×8 c=/)]))
@@ -71,6 +73,10 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
       expect(res.points.map((p) => p.runs.length)).toEqual([3, 3])
     }
     expect(existsSync(r.outputs['report-path']!)).toBe(true)
+    expect(body).toContain('HF_TOKEN=\\*\\*\\*')
+    for (const text of [body, r.summary, r.outputText, readFileSync(r.outputs['result-path']!, 'utf8'), readFileSync(r.outputs['report-path']!, 'utf8')]) expect(text).not.toContain(token)
+    expect(r.stdout).toContain(`::add-mask::${token}`)
+    expect(r.stdout.replaceAll(`::add-mask::${token}`, '')).not.toContain(token)
   }, 360_000)
 
   it('gate mode with reference-serve re-measures the reference here and decides A/B: the slowed candidate regresses', async () => {
