@@ -14,16 +14,16 @@ import { ServerExitedDuringSweep } from './serve/errors.js'
 import { failOnWarning } from './gate/outcome.js'
 import { readGateTerms } from './github/base-terms.js'
 import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
-import { curvesFor } from './github/curves.js'
 import type { ActionDeps } from './github/deps.js'
+import { hostNotice } from './github/host-notice.js'
 import { baselinePathFor, commentKeyFor, modeSweep, readInputs, secretsInCommand, type ActionInputs } from './github/inputs.js'
-import { commentAction, gateFailure, verdictAnnotation } from './github/policy.js'
-import { publishComment } from './github/publish.js'
+import { referenceFor, runAbDecision } from './github/mode-ab.js'
+import { charts, publishVerdict } from './github/publish-verdict.js'
 import { refreshBaseline } from './github/refresh.js'
 import { checkRefreshCommit } from './github/refresh-commit.js'
 import { STATE, publishStatusComment, safeSummary, type StatusTarget } from './github/run-status.js'
 import { statusCommentBody, type RunState } from './github/status-comment.js'
-import { buildComment, buildFullReport, buildSummary, failureSummary, type Outcome, type ReportInput } from './github/summary.js'
+import { failureSummary, type Outcome, type ReportInput } from './github/summary.js'
 
 export type { ActionDeps } from './github/deps.js'
 
@@ -61,7 +61,8 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const { core, stages } = deps
   const inputs = readInputs((name) => core.getInput(name))
   progress.inputs = inputs
-  const secrets = [...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...secretsInCommand(inputs.serveCommand ?? ''), ...secretsInCommand(inputs.serve ?? '')]
+  const commands = [inputs.serveCommand, inputs.serve, inputs.aServe, inputs.bServe, inputs.referenceServe]
+  const secrets = [...new Set([...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...commands.flatMap((c) => secretsInCommand(c ?? ''))])]
   for (const secret of secrets) core.setSecret(secret)
   progress.secrets.push(...secrets)
   const failOnNote = failOnWarning(inputs.failOn)
@@ -97,7 +98,23 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   }
   const { baselineRel, baseline } = terms
   progress.key = commentKeyFor(inputs, baselineRel)
-  if (baseline === null && (inputs.mode === 'gate' || (inputs.mode === 'check' && ctx.base !== null))) {
+
+  // The engine change itself (mode ab), or a gate told to re-measure the reference on this host: A/B, no baseline needed.
+  const reference = referenceFor(inputs, cfg)
+  if (inputs.mode === 'ab' || reference !== null) {
+    if (reference !== null) {
+      for (const secret of secretsInCommand(reference.command)) {
+        if (progress.secrets.includes(secret)) continue
+        core.setSecret(secret)
+        progress.secrets.push(secret)
+      }
+    }
+    await runAbDecision(deps, { inputs, ctx, wd, terms, notes, progress, status: target(progress), reference })
+    return
+  }
+  // A gate that re-measures its reference needs no baseline; neither does the check before it.
+  const checksReference = inputs.mode === 'check' && (inputs.referenceServe !== undefined || cfg.gate.referenceCommand !== undefined)
+  if (baseline === null && (inputs.mode === 'gate' || (inputs.mode === 'check' && ctx.base !== null && !checksReference))) {
     throw new UsageError(
       `there is no baseline at ${baselineRel}${terms.baseLabel === null ? '' : ` on ${terms.baseLabel}`} to gate against.`,
       'Record one first: run the action with mode: refresh on your default branch (see docs/action.md), or point the baseline input at an existing file.',
@@ -164,12 +181,9 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   }
 
   const outcome: Outcome = inputs.mode === 'refresh' ? 'refreshed' : (verdict?.verdict ?? 'none')
-  // Outputs first: whatever happens to the comment or the summary, the verdict is not lost.
-  core.setOutput('verdict', outcome)
-  core.setOutput('regressions', JSON.stringify(verdict?.regressions ?? []))
-  progress.verdictSet = true
-  const annotation = verdictAnnotation(outcome, verdict?.reasons ?? [])
-  if (annotation !== null) core.warning(annotation.message, { title: annotation.title })
+  // A verdict against a baseline from another driver, CUDA, clock or kernel may be the host's doing: say so first.
+  const firstLine = inputs.mode !== 'refresh' && verdict !== null ? hostNotice(baseline, measured.env, false) : null
+  if (firstLine !== null) core.warning(firstLine, { title: 'servegate: the host changed since the baseline' })
 
   const report: ReportInput = {
     mode: inputs.mode,
@@ -185,54 +199,17 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
     notes,
     runUrl: ctx.runUrl,
     stamp: runStamp(ctx, new Date().toISOString()),
+    firstLine,
   }
-
-  try {
-    await deps.files.writeText(reportPath, buildFullReport(report))
-  } catch (err) {
-    core.warning(`servegate could not write the markdown report ${reportPath}: ${describeError(err)}`)
-  }
-
-  await postComment(deps, inputs, ctx.pullRequest?.number ?? null, progress.key, report)
-  await safeSummary(deps, buildSummary(report))
-  core.saveState(STATE.phase, 'published')
-
-  const failure = gateFailure(outcome, inputs.failOn, verdict?.regressions ?? [], verdict?.reasons ?? [])
-  if (failure !== null) core.setFailed(failure)
-  else core.info(`servegate: ${outcome}`)
-}
-
-function charts(deps: ActionDeps, result: ReportInput['result'], baseline: ReportInput['baseline']): string[] {
-  const metric = result.target.metric.toUpperCase()
-  const out: string[] = []
-  for (const sc of curvesFor(result, baseline)) {
-    const series = sc.baseline === null ? [sc.candidate] : [sc.baseline, sc.candidate]
-    try {
-      const title = `${sc.inputLen}×${sc.outputLen}: p95 ${metric} vs output throughput`
-      out.push(deps.stages.renderMermaidCurve(series, { title, xLabel: 'output tok/s', yLabel: `p95 ${metric} (ms)` }))
-    } catch (err) {
-      deps.core.warning(`servegate could not draw the ${sc.inputLen}×${sc.outputLen} chart: ${describeError(err)}`)
-    }
-  }
-  return out
-}
-
-async function postComment(deps: ActionDeps, inputs: ActionInputs, pr: number | null, key: string, report: ReportInput): Promise<void> {
-  const action = commentAction(inputs.comment, report.outcome)
-  if (pr === null || action === 'none') return
-  if (inputs.githubToken === undefined) {
-    report.notes.push('No github-token: the pull-request comment was skipped.')
-    return
-  }
-  const token = inputs.githubToken
-  const r = await publishComment(() => deps.github(token), { issueNumber: pr, name: key, body: buildComment(report), create: action === 'upsert' })
-  if (r.problem !== null) {
-    deps.core.warning(r.problem)
-    report.notes.push(r.problem)
-    return
-  }
-  if (r.commentId !== null) deps.core.setOutput('comment-id', String(r.commentId))
-  deps.core.info(`servegate: pull-request comment ${r.action}${r.url ? ` (${r.url})` : ''}`)
+  await publishVerdict(deps, {
+    inputs,
+    pr: ctx.pullRequest?.number ?? null,
+    key: progress.key,
+    report,
+    reportPath,
+    verdict,
+    onVerdictSet: () => void (progress.verdictSet = true),
+  })
 }
 
 /** Run the extra repeats the gate asked for and decide over all runs (the result file then holds them all). */

@@ -31,6 +31,11 @@ export interface GateSettings {
   tolerancePct: { itl?: number; tpot?: number; ttft?: number; throughput?: number }
   /** Failed requests tolerated per run before the gate calls it unusable; null: not set. */
   maxFailedRequests: number | null
+  /**
+   * `gate.reference_command`: a serve command for the reference engine, re-measured beside the
+   * candidate in the Action's gate mode (A/B on this host). It may hold secrets: never recorded.
+   */
+  referenceCommand?: string
 }
 
 /** A server servegate starts, watches and stops (`--serve`, config `server.command`). */
@@ -219,6 +224,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     gate: {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
       maxFailedRequests: file?.gate?.max_failed_requests ?? null,
+      ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
     },
   }
 }

@@ -46,6 +46,14 @@ export const gateSchema = z.strictObject({
     })
     .optional(),
   max_failed_requests: nonNegativeInt('a request count').optional(),
+  /**
+   * A serve command for the reference (base) engine: the Action's gate mode starts it beside the
+   * candidate and decides A/B on this host instead of trusting a baseline measured elsewhere.
+   */
+  reference_command: z
+    .string({ error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' })
+    .min(1, { error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' })
+    .optional(),
 })
 
 export const serverSchema = z.strictObject({

@@ -4,6 +4,7 @@ export { decideMetric, allowedDisagreements, type Decision, type MetricInput } f
 export { DEFAULT_GATE_OPTIONS, resolveGateOptions, toleranceFor } from './options.js'
 export { extractFigures, type FigureRun } from './extract.js'
 export { diffEnv } from './env-diff.js'
+export { describeHostChanges, hostChanges, maxClocks, type HostChange } from './host-change.js'
 export { mergeResults } from './merge.js'
 export { KIND_INFO, METRIC_KINDS, metricKey, parseMetricKey, humanLabel, pointLabel, shapeLabel } from './metric-keys.js'
 export { DEFAULT_FAIL_ON, FAIL_ON_VERDICTS, failOnWarning, gateExit, parseFailOn, type FailOnVerdict } from './outcome.js'

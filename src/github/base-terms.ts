@@ -105,6 +105,9 @@ export interface Terms {
   baseline: Baseline | null
   /** `main (1a2b3c4d5e6f)` when the terms came from the base branch; null when from this checkout. */
   baseLabel: string | null
+  /** The config file as resolved (the PR's, with the base branch's terms), and its path: an A/B decision resolves its reference side from it. */
+  file: ConfigFile | null
+  filePath: string | null
 }
 
 /**
@@ -118,7 +121,8 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
   const configRel = inputs.config
   const configPath = configRel === undefined ? null : resolve(wd, configRel)
   const prFile = configPath === null ? null : await stages.loadConfigFile(configPath)
-  const fromBase = (inputs.mode === 'gate' || inputs.mode === 'check') && ctx.base !== null
+  // An A/B job is a gate too: a PR must not loosen the tolerances it is judged by.
+  const fromBase = (inputs.mode === 'gate' || inputs.mode === 'check' || inputs.mode === 'ab') && ctx.base !== null
   let file: ConfigFile | null = prFile
   let baseFile: ConfigFile | null = null
   let rev: string | null = null
@@ -152,17 +156,21 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
     notes.push(notice.message)
     deps.core.warning(notice.message, { title: notice.title })
   }
-  return { cfg, baselineRel, baselineAbs, baseline, baseLabel }
+  return { cfg, baselineRel, baselineAbs, baseline, baseLabel, file, filePath: configPath }
 }
 
-function runFlags(inputs: ActionInputs, wd: string, fileSweeps: readonly string[] | null): RunFlags {
+/** The run's flags from the inputs: in mode ab the server is B's (b-serve / b-base-url, else serve / base-url). */
+export function runFlags(inputs: ActionInputs, wd: string, fileSweeps: readonly string[] | null): RunFlags {
   const flags: RunFlags = { out: resolve(wd, inputs.out) }
   const sweep = chooseSweep(inputs, fileSweeps)
   if (sweep !== undefined) flags.sweep = sweep
-  if (inputs.baseUrl !== undefined) flags.baseUrl = inputs.baseUrl
+  const ab = inputs.mode === 'ab'
+  const baseUrl = ab ? (inputs.bBaseUrl ?? (inputs.bServe === undefined ? inputs.baseUrl : undefined)) : inputs.baseUrl
+  const serve = ab ? (inputs.bServe ?? (inputs.bBaseUrl === undefined ? inputs.serve : undefined)) : inputs.serve
+  if (baseUrl !== undefined) flags.baseUrl = baseUrl
   if (inputs.model !== undefined) flags.model = inputs.model
   if (inputs.containerDigest !== undefined) flags.containerDigest = inputs.containerDigest
   if (inputs.serveCommand !== undefined) flags.serveCommand = inputs.serveCommand
-  if (inputs.serve !== undefined) flags.serve = inputs.serve
+  if (serve !== undefined) flags.serve = serve
   return flags
 }

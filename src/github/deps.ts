@@ -3,6 +3,7 @@
  * (inputs, outputs, log, summary), the event, GitHub's API, git, files, and the
  * servegate stages. Tests pass typed fakes; real-deps.ts builds the real one.
  */
+import type { AbDeps, AbOptions, AbOutcome } from '../ab/run-ab.js'
 import type { ConfigFile } from '../config/schema.js'
 import type { ResolvedConfig, ResolveInput } from '../config/resolve.js'
 import type { Baseline, Verdict } from '../gate/types.js'
@@ -59,6 +60,10 @@ export interface ActionStages {
   renderVerdictMarkdown(verdict: Verdict): string
   renderMarkdownReport(result: ResultFile, opts?: MarkdownReportOptions): string
   renderMermaidCurve(series: CurveSeries[], opts: { title: string; xLabel: string; yLabel: string }): string
+  /** A (reference) and B (candidate) in alternating slots on this host, decided from paired slots (src/ab/run-ab.ts). */
+  runAB(opts: AbOptions, deps: Pick<AbDeps, 'log' | 'signal'>): Promise<AbOutcome>
+  /** The A/B verdict table, how it was measured, and both environments (src/ab/report.ts). */
+  renderAbMarkdown(outcome: AbOutcome): string
 }
 
 export interface ActionFiles {

@@ -8,8 +8,11 @@ import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import { formatIssues } from '../store/json-file.js'
 
-/** `check`: only the guards (fork, base-branch terms), no sweep: a workflow runs it before anything is pulled. */
-export const MODES = ['gate', 'full', 'refresh', 'check'] as const
+/**
+ * `check`: only the guards (fork, base-branch terms), no sweep: a workflow runs it before anything is pulled.
+ * `ab`: the reference engine (A) and the candidate (B) measured in alternating slots on this runner, paired verdict.
+ */
+export const MODES = ['gate', 'full', 'refresh', 'check', 'ab'] as const
 export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const
 
 export type Mode = (typeof MODES)[number]
@@ -48,6 +51,18 @@ export interface ActionInputs {
   commentKey?: string
   /** Put the base URL and host name in the PR comment too. */
   showHost: boolean
+  /** mode ab: the reference engine A, a command servegate starts or a URL where it answers (exactly one). */
+  aServe?: string
+  aBaseUrl?: string
+  /** mode ab: the candidate B; absent, `serve` / `base-url` are B's. */
+  bServe?: string
+  bBaseUrl?: string
+  /** Rounds of two slots (A B, B A, …) of an A/B decision (mode ab, or gate with a reference); default 6. */
+  rounds: number
+  /** A/B: start and stop each side's command around each of its slots (the two need the same GPUs). */
+  exclusive: boolean
+  /** gate mode: a serve command for the reference engine; the gate then decides A/B on this runner (config gate.reference_command). */
+  referenceServe?: string
 }
 
 /** Reads one input by its action.yml name; returns '' when unset (as GitHub does). */
@@ -75,6 +90,13 @@ export const INPUT_NAMES = [
   'out',
   'comment-key',
   'show-host',
+  'a-serve',
+  'a-base-url',
+  'b-serve',
+  'b-base-url',
+  'rounds',
+  'exclusive',
+  'reference-serve',
 ] as const
 
 const optional = z.string().transform((s) => (s === '' ? undefined : s))
@@ -131,6 +153,19 @@ const schema = z.object({
     message: 'expected letters, digits, ".", "_" or "-" (it goes inside an HTML comment)',
   }),
   'show-host': bool(false),
+  'a-serve': optional,
+  'a-base-url': optional,
+  'b-serve': optional,
+  'b-base-url': optional,
+  // 6 rounds: servegate ab's default (bench/ab-power.ts: 4 rounds gave 1.8 % false alarms, 6 gave 0.7 %).
+  rounds: z.string().transform((s, ctx) => {
+    if (s === '') return 6
+    if (/^\d+$/.test(s) && Number(s) >= 2 && Number(s) <= 100) return Number(s)
+    ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected a whole number of rounds from 2 to 100 (pairs are needed to judge the spread)` })
+    return z.NEVER
+  }),
+  exclusive: bool(false),
+  'reference-serve': optional,
 })
 
 /** Read and validate every input; throws one UsageError listing all problems. */
@@ -142,6 +177,12 @@ export function readInputs(read: InputReader): ActionInputs {
     throw new UsageError(`servegate action inputs are invalid:\n${formatIssues(parsed.error, (p) => `input "${p}"`)}`, 'See the inputs in action.yml or docs/action.md.')
   }
   const p = parsed.data
+  const problems: string[] = []
+  if (p.mode === 'ab') {
+    if ((p['a-serve'] === undefined) === (p['a-base-url'] === undefined)) problems.push('mode ab: give exactly one of the inputs "a-serve" and "a-base-url" (the reference engine A)')
+    if (p['b-serve'] !== undefined && p['b-base-url'] !== undefined) problems.push('mode ab: give at most one of the inputs "b-serve" and "b-base-url" (the candidate B; without them, "serve" or "base-url")')
+  }
+  if (problems.length > 0) throw new UsageError(`servegate action inputs are invalid:\n${problems.map((m) => `  ${m}`).join('\n')}`, 'See mode ab in docs/action.md.')
   return {
     mode: p.mode,
     config: p.config,
@@ -163,6 +204,13 @@ export function readInputs(read: InputReader): ActionInputs {
     out: p.out ?? 'servegate-result.json',
     commentKey: p['comment-key'],
     showHost: p['show-host'],
+    aServe: p['a-serve'],
+    aBaseUrl: p['a-base-url'],
+    bServe: p['b-serve'],
+    bBaseUrl: p['b-base-url'],
+    rounds: p.rounds,
+    exclusive: p.exclusive,
+    referenceServe: p['reference-serve'],
   }
 }
 
@@ -187,11 +235,15 @@ export function baselinePathFor(inputs: Pick<ActionInputs, 'baseline'>, sweepNam
   return inputs.baseline ?? `baselines/${sweepName}.json`
 }
 
-/** The marker NAME: the input's, else the baseline file's stem. */
-export function commentKeyFor(inputs: Pick<ActionInputs, 'commentKey'>, baselinePath: string): string {
+/**
+ * The marker NAME: the input's, else the baseline file's stem; mode ab adds `-ab`, so a workflow that
+ * runs the gate and an A/B job on one pull request keeps one comment for each.
+ */
+export function commentKeyFor(inputs: Pick<ActionInputs, 'commentKey'> & Partial<Pick<ActionInputs, 'mode'>>, baselinePath: string): string {
   if (inputs.commentKey !== undefined) return inputs.commentKey
   const stem = baselinePath.replace(/^.*[\\/]/, '').replace(/\.json$/i, '')
-  return stem.replace(/[^A-Za-z0-9._-]/g, '-') || 'servegate'
+  const key = stem.replace(/[^A-Za-z0-9._-]/g, '-') || 'servegate'
+  return inputs.mode === 'ab' ? `${key}-ab` : key
 }
 
 // Flag and variable names that carry credentials in a serve command line.

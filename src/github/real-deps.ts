@@ -8,6 +8,8 @@ import { context } from '@actions/github'
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import { renderAbMarkdown } from '../ab/report.js'
+import { runAB } from '../ab/run-ab.js'
 import { loadConfigFile, parseConfigText } from '../config/load.js'
 import { resolveConfig } from '../config/resolve.js'
 import { compareToBaseline, mergeResults } from '../gate/index.js'
@@ -41,6 +43,8 @@ export const realStages: ActionStages = {
   renderVerdictMarkdown,
   renderMarkdownReport,
   renderMermaidCurve,
+  runAB,
+  renderAbMarkdown,
 }
 
 /** Deps wired to the Actions runtime; a cancelled job (SIGINT/SIGTERM) aborts the sweep. */

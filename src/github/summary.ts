@@ -43,6 +43,8 @@ export interface ReportInput {
   stamp?: RunStamp | null
   /** Name the server's base URL and the runner's host name in the PR comment too (input `show-host`; default false). */
   showHost?: boolean
+  /** Plain text shown above the headline, the first thing a reader sees (e.g. that the host changed since the baseline). */
+  firstLine?: string | null
 }
 
 export interface ReportRenderers {
@@ -84,6 +86,7 @@ export function headline(input: Pick<ReportInput, 'outcome' | 'sweepName' | 'bas
 
 function headSection(input: ReportInput, level: string): Section {
   const lines = [`${level} ${headline(input)}`]
+  if (input.firstLine != null && input.firstLine !== '') lines.unshift(`**${escapeMarkdown(input.firstLine)}**`, '')
   if (input.stamp != null) lines.push('', stampLine(input.stamp))
   const v = input.verdict
   if (v !== null && v.regressions.length > 0) lines.push('', `Regressed: ${v.regressions.map(escapeMarkdown).join('; ')}`)
@@ -95,7 +98,7 @@ function headSection(input: ReportInput, level: string): Section {
 }
 
 /** The verdict with every environment string and reason escaped: they quote engine versions, GPU names, serve commands. */
-function escapedVerdict(v: Verdict): Verdict {
+export function escapedVerdict(v: Verdict): Verdict {
   return {
     ...v,
     envChanges: v.envChanges.map((c) => ({ field: escapeMarkdown(c.field), baseline: escapeMarkdown(c.baseline), candidate: escapeMarkdown(c.candidate) })),

@@ -1,4 +1,5 @@
 /** Typed fakes of everything `run(deps)` touches, recording what the action did. */
+import { slotOrder, type AbOptions } from '../../src/ab/run-ab.js'
 import type { ResolvedConfig, ResolveInput } from '../../src/config/resolve.js'
 import type { Baseline, Verdict } from '../../src/gate/types.js'
 import type { ActionDeps, RefreshInfo } from '../../src/github/deps.js'
@@ -28,6 +29,8 @@ export interface Recorded {
   baselinesWritten: Array<{ path: string; baseline: Baseline }>
   refreshInfo: RefreshInfo[]
   git: string[][]
+  /** What each runAB call was given. */
+  abRuns: AbOptions[]
 }
 
 export interface FakeOptions {
@@ -49,6 +52,8 @@ export interface FakeOptions {
   comments?: IssueComment[]
   /** State saved by an earlier (main) step, as the post step sees it. */
   state?: Map<string, string>
+  /** Throw this from runAB. */
+  abError?: Error
 }
 
 export const CWD = '/ws'
@@ -102,9 +107,16 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
     baselinesWritten: [],
     refreshInfo: [],
     git: [],
+    abRuns: [],
   }
   const inputs: Record<string, string> = { 'github-token': 'ghs_token123', ...o.inputs }
   let compareCalls = 0
+  const nextVerdict = (): Verdict => {
+    const vs = o.verdicts ?? []
+    const v = vs[Math.min(compareCalls++, vs.length - 1)]
+    if (v === undefined) throw new Error('test gave no verdict')
+    return v
+  }
   let nextId = 500
   const apiFail = (): void => {
     if (o.apiStatus !== undefined) throw Object.assign(new Error(`HTTP ${o.apiStatus}`), { status: o.apiStatus })
@@ -185,12 +197,7 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
       writeResultFile: async (p) => void rec.written.set(p, 'result'),
       mergeResults: (first) => first,
       readBaseline: async () => baselineFixture(),
-      compareToBaseline: () => {
-        const vs = o.verdicts ?? []
-        const v = vs[Math.min(compareCalls++, vs.length - 1)]
-        if (v === undefined) throw new Error('test gave no verdict')
-        return v
-      },
+      compareToBaseline: () => nextVerdict(),
       appendRefresh: (existing, _result, info) => {
         rec.refreshInfo.push(info)
         return existing ?? baselineFixture()
@@ -199,6 +206,14 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
       renderVerdictMarkdown: (v) => `VERDICT-TABLE(${v.verdict})`,
       renderMarkdownReport: (_r, opts) => `METHODOLOGY-TABLE${opts?.showHost === false ? '(host left out)' : '(with host)'}`,
       renderMermaidCurve: (series, opts) => `MERMAID(${opts.title}: ${series.map((s) => s.label).join('+')})`,
+      runAB: async (opts) => {
+        rec.abRuns.push(opts)
+        if (o.abError) throw o.abError
+        const a = resultFixture()
+        const b = resultFixture()
+        return { verdict: nextVerdict(), a, b, paths: { a: `${opts.outDir}/a.json`, b: `${opts.outDir}/b.json` }, order: slotOrder(opts.rounds) }
+      },
+      renderAbMarkdown: (ab) => `AB-VERDICT-TABLE(${ab.verdict.verdict}; A at ${ab.a.env.base_url}; B at ${ab.b.env.base_url}; ${ab.order.join(' ')})`,
     },
   }
   return { deps, rec }

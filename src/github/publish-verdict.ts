@@ -1,0 +1,89 @@
+/**
+ * The end of every run that reached a verdict, whichever way it was measured
+ * (against the stored baseline, or A/B on this runner): the outputs first,
+ * then the full report file, the sticky comment, the job summary, and the
+ * step's outcome by `fail-on`.
+ */
+import { describeError } from '../errors.js'
+import type { Baseline, Verdict } from '../gate/types.js'
+import type { ResultFile } from '../types.js'
+import { curvesFor } from './curves.js'
+import type { ActionDeps } from './deps.js'
+import type { ActionInputs } from './inputs.js'
+import { commentAction, gateFailure, verdictAnnotation } from './policy.js'
+import { publishComment } from './publish.js'
+import { STATE, safeSummary } from './run-status.js'
+import { buildComment, buildFullReport, buildSummary, type ReportInput } from './summary.js'
+
+export interface VerdictPublication {
+  inputs: ActionInputs
+  pr: number | null
+  /** The sticky comment's marker NAME. */
+  key: string
+  report: ReportInput
+  reportPath: string
+  verdict: Verdict | null
+  /** Called as soon as the `verdict` output holds the answer (a later crash must not rewrite it). */
+  onVerdictSet(): void
+}
+
+/** Outputs, report file, comment, summary, and the step's failure when `fail-on` lists the verdict. */
+export async function publishVerdict(deps: ActionDeps, p: VerdictPublication): Promise<void> {
+  const { core } = deps
+  const { report, verdict } = p
+  const outcome = report.outcome
+  // Outputs first: whatever happens to the comment or the summary, the verdict is not lost.
+  core.setOutput('verdict', outcome)
+  core.setOutput('regressions', JSON.stringify(verdict?.regressions ?? []))
+  p.onVerdictSet()
+  const annotation = verdictAnnotation(outcome, verdict?.reasons ?? [])
+  if (annotation !== null) core.warning(annotation.message, { title: annotation.title })
+
+  try {
+    await deps.files.writeText(p.reportPath, buildFullReport(report))
+  } catch (err) {
+    core.warning(`servegate could not write the markdown report ${p.reportPath}: ${describeError(err)}`)
+  }
+
+  await postComment(deps, p.inputs, p.pr, p.key, report)
+  await safeSummary(deps, buildSummary(report))
+  core.saveState(STATE.phase, 'published')
+
+  const failure = gateFailure(outcome, p.inputs.failOn, verdict?.regressions ?? [], verdict?.reasons ?? [])
+  if (failure !== null) core.setFailed(failure)
+  else core.info(`servegate: ${outcome}`)
+}
+
+/** One Mermaid latency–throughput chart per shape (the baseline's curve beside the candidate's); a chart that fails is a warning. */
+export function charts(deps: ActionDeps, result: ResultFile, baseline: Baseline | null): string[] {
+  const metric = result.target.metric.toUpperCase()
+  const out: string[] = []
+  for (const sc of curvesFor(result, baseline)) {
+    const series = sc.baseline === null ? [sc.candidate] : [sc.baseline, sc.candidate]
+    try {
+      const title = `${sc.inputLen}×${sc.outputLen}: p95 ${metric} vs output throughput`
+      out.push(deps.stages.renderMermaidCurve(series, { title, xLabel: 'output tok/s', yLabel: `p95 ${metric} (ms)` }))
+    } catch (err) {
+      deps.core.warning(`servegate could not draw the ${sc.inputLen}×${sc.outputLen} chart: ${describeError(err)}`)
+    }
+  }
+  return out
+}
+
+async function postComment(deps: ActionDeps, inputs: ActionInputs, pr: number | null, key: string, report: ReportInput): Promise<void> {
+  const action = commentAction(inputs.comment, report.outcome)
+  if (pr === null || action === 'none') return
+  if (inputs.githubToken === undefined) {
+    report.notes.push('No github-token: the pull-request comment was skipped.')
+    return
+  }
+  const token = inputs.githubToken
+  const r = await publishComment(() => deps.github(token), { issueNumber: pr, name: key, body: buildComment(report), create: action === 'upsert' })
+  if (r.problem !== null) {
+    deps.core.warning(r.problem)
+    report.notes.push(r.problem)
+    return
+  }
+  if (r.commentId !== null) deps.core.setOutput('comment-id', String(r.commentId))
+  deps.core.info(`servegate: pull-request comment ${r.action}${r.url ? ` (${r.url})` : ''}`)
+}

@@ -1,0 +1,92 @@
+/**
+ * Issue 12's acceptance for the Action: in `mode: ab` the bundled dist/index.js,
+ * run as GitHub runs it (inputs as INPUT_*, a stand-in GitHub API on loopback),
+ * measures A (a simulator the test started) and B (a simulator 10 % slower that
+ * the Action starts from `b-serve`) in alternating slots, posts one comment and
+ * fails with verdict regression. The same for gate mode told to re-measure a
+ * reference engine. Skipped only when dist/index.js is absent (`npm run bundle`).
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startSim, type SimHandle } from '../../src/sim/index.js'
+import { parseResult } from '../../src/store/result-file.js'
+import { DIST, ROOT, createActionWorkspace, prEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
+
+// Deterministic simulators keep the slots short: 15 requests per point after 2 of warmup.
+const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 8}]
+    concurrency: [1, 4]
+    prompts_per_concurrency: 15
+    warmup: 2
+`
+// The simulator as a serve command; tsx by absolute URL, since the step runs in the workspace's checkout.
+const SIM = `${process.execPath} --import ${import.meta.resolve('tsx')} ${join(ROOT, 'src', 'cli.ts')} sim --port {port} --ttft-ms 20 --itl-ms 10`
+const BOT = 'github-actions[bot]'
+
+let ws: ActionWorkspace
+let a: SimHandle
+
+describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
+  beforeAll(async () => {
+    ws = await createActionWorkspace({ prefix: 'servegate-dist-ab-', files: { 'servegate.yml': CONFIG } })
+    a = await startSim({ ttftMs: 20, itlMs: 10 })
+  })
+  afterAll(async () => {
+    await Promise.all([ws?.close(), a?.close()])
+  })
+
+  /** One step; a verdict spoiled by a saturated client on a busy host (inconclusive, host blame) is run again, at most twice. */
+  async function step(inputs: Record<string, string>, pr: number): Promise<StepRun> {
+    const event = prEvent()
+    ;(event.payload as { pull_request: { number: number } }).pull_request.number = pr
+    let r = await ws.step(inputs, event)
+    for (let retry = 0; retry < 2 && r.outputs['verdict'] === 'inconclusive' && /client_saturated/.test(r.stdout); retry++) r = await ws.step(inputs, event)
+    return r
+  }
+
+  it('mode ab: B 10 % slower, started from b-serve, fails the step with verdict regression and one comment', async () => {
+    // B's command carries a credential, as a real serve command may: it must reach no comment, summary or file.
+    const token = 'hf_abcdefghijklmnop1234'
+    const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown 1.1`, rounds: '3' }, 7)
+    expect(r.code, r.stdout).toBe(1)
+    expect(r.outputs['verdict']).toBe('regression')
+    expect(JSON.parse(r.outputs['regressions']!)).toEqual(expect.arrayContaining([expect.stringMatching(/^p95 ITL 32×8 c=/)]))
+    expect(r.stdout).toMatch(/::error::servegate gate tripped: regression in /)
+    const mine = ws.gh.comments.filter((c) => c.user.login === BOT && c.issue === 7)
+    expect(mine).toHaveLength(1)
+    const body = mine[0]!.body
+    expect(body.startsWith('<!-- servegate:gate-ab -->')).toBe(true)
+    expect(body).toContain('❌ servegate: regression')
+    expect(body).toContain('### servegate A/B verdict:')
+    expect(body).toContain('A/B over 3 rounds (6 slots, order A B B A A B)')
+    // The comment keeps the runner's addresses out (show-host is false).
+    expect(body).not.toContain(a.url)
+    expect(r.outputs['comment-id']).toBe(String(mine[0]!.id))
+    expect(r.summary).toContain('❌ servegate: regression')
+    // Both sides are ordinary result files, one repeat per slot.
+    for (const [output, name] of [['a-result-path', 'a.json'], ['result-path', 'b.json']] as const) {
+      expect(r.outputs[output]).toBe(join(ws.repo, 'servegate-result-ab', name))
+      const res = parseResult(JSON.parse(readFileSync(r.outputs[output]!, 'utf8')), name)
+      expect(res.points.map((p) => p.runs.length)).toEqual([3, 3])
+    }
+    expect(existsSync(r.outputs['report-path']!)).toBe(true)
+    expect(body).toContain('HF_TOKEN=\\*\\*\\*')
+    for (const text of [body, r.summary, r.outputText, readFileSync(r.outputs['result-path']!, 'utf8'), readFileSync(r.outputs['report-path']!, 'utf8')]) expect(text).not.toContain(token)
+    expect(r.stdout).toContain(`::add-mask::${token}`)
+    expect(r.stdout.replaceAll(`::add-mask::${token}`, '')).not.toContain(token)
+  }, 360_000)
+
+  it('gate mode with reference-serve re-measures the reference here and decides A/B: the slowed candidate regresses', async () => {
+    const r = await step({ mode: 'gate', 'reference-serve': SIM, serve: `${SIM} --slowdown 1.1`, rounds: '3' }, 8)
+    expect(r.code, r.stdout).toBe(1)
+    expect(r.outputs['verdict']).toBe('regression')
+    const mine = ws.gh.comments.filter((c) => c.user.login === BOT && c.issue === 8)
+    expect(mine).toHaveLength(1)
+    expect(mine[0]!.body.startsWith('<!-- servegate:gate -->')).toBe(true)
+    expect(mine[0]!.body).toContain('the reference engine was measured again on this runner beside the candidate')
+    expect(mine[0]!.body).toContain('❌ servegate: regression')
+  }, 360_000)
+})
