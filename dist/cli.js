@@ -66500,7 +66500,12 @@ var gateSchema = external_exports.strictObject({
     ttft: toleranceSchema.optional(),
     throughput: toleranceSchema.optional()
   }).optional(),
-  max_failed_requests: nonNegativeInt("a request count").optional()
+  max_failed_requests: nonNegativeInt("a request count").optional(),
+  /**
+   * A serve command for the reference (base) engine: the Action's gate mode starts it beside the
+   * candidate and decides A/B on this host instead of trusting a baseline measured elsewhere.
+   */
+  reference_command: external_exports.string({ error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' }).min(1, { error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' }).optional()
 });
 var serverSchema = external_exports.strictObject({
   base_url: external_exports.string({ error: "expected a URL such as http://127.0.0.1:8000" }).min(1, { error: "expected a URL such as http://127.0.0.1:8000" }).optional(),
@@ -66928,7 +66933,8 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     requestTimeoutS: flagRequestTimeout ?? file2?.server?.request_timeout ?? null,
     gate: {
       tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
-      maxFailedRequests: file2?.gate?.max_failed_requests ?? null
+      maxFailedRequests: file2?.gate?.max_failed_requests ?? null,
+      ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {}
     }
   };
 }
@@ -69902,7 +69908,9 @@ function fingerprintOf(result) {
     target: `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`,
     // servegate sends ignore_eos: true on every request (plan/prompts.ts); a result may record otherwise.
     ignore_eos: typeof cfg["ignore_eos"] === "boolean" ? cfg["ignore_eos"] : true,
-    tokens_per_chunk: tpc
+    tokens_per_chunk: tpc,
+    // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
+    prompt_calibration: text(cfg["prompt_calibration"])
   };
 }
 function resultFingerprint(result) {
@@ -69916,7 +69924,8 @@ var FIELDS = [
   ["prompts per concurrency", (f) => String(f.prompts_per_concurrency)],
   ["warmup", (f) => String(f.warmup)],
   ["target", (f) => f.target],
-  ["ignore_eos", (f) => String(f.ignore_eos)]
+  ["ignore_eos", (f) => String(f.ignore_eos)],
+  ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"]
 ];
 function diffFingerprint(baseline, candidate) {
   const out = [];
@@ -70116,7 +70125,8 @@ var fingerprintSchema = external_exports.object({
   warmup: external_exports.union([count, external_exports.literal("auto"), external_exports.literal("unknown")]),
   target: external_exports.string(),
   ignore_eos: external_exports.boolean(),
-  tokens_per_chunk: external_exports.record(external_exports.string(), num.nullable())
+  tokens_per_chunk: external_exports.record(external_exports.string(), num.nullable()),
+  prompt_calibration: external_exports.string().optional()
 });
 var resultFileSchema = external_exports.object({
   schema: external_exports.literal(RESULT_SCHEMA),
