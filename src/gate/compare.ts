@@ -152,9 +152,9 @@ function rowStatus(d: Decision, runs: readonly FigureRun[], problems: readonly P
   const blames = new Set(problems.map((p) => p.blame))
   if (runs.length === 0 && problems.length === 0) return 'missing'
   if (blames.has('broken')) return 'broken'
-  // A regression stands on the valid runs, unless the host spoiled all but one of them: one
-  // run is a draw, and the runs that would have confirmed or refuted it were never measured.
-  if (d.status === 'regression' && !(blames.has('inconclusive') && d.nCandidate < 2)) return 'regression'
+  // A regression stands on the valid runs, unless the host spoiled or the sweep never measured all
+  // but one of them: one run is a draw, and the runs that would have confirmed or refuted it are missing.
+  if (d.status === 'regression' && !((blames.has('inconclusive') || blames.has('incomplete')) && d.nCandidate < 2)) return 'regression'
   if (blames.has('incomplete')) return 'incomplete'
   if (blames.has('inconclusive')) return 'invalid'
   // Runs but no decision (no valid value, or no baseline data): undecided, never a pass.

@@ -98,6 +98,19 @@ describe('the verdict by blame', () => {
     }
   })
 
+  it('does not call a regression on the one run an interrupted sweep left: incomplete, which still fails', () => {
+    // Killed after its first run: one repeat of C=1, nothing else. That run is 30 % slower.
+    const cut = compareToBaseline(base, pipeDay(7, 1.3, { skip: (c, r) => !(c === 1 && r === 0) }))
+    const r = row(cut, 'itl_p95@64x16@c1')
+    expect(r.n_candidate).toBe(1)
+    expect(r.status).toBe('incomplete')
+    expect(r.notes.join(' ')).toMatch(/only valid run \(1 of 1\)/)
+    expect(cut.verdict).toBe('incomplete')
+    // Two finished repeats of the point may call it.
+    const two = compareToBaseline(base, pipeDay(7, 1.3, { skip: (c, r) => c !== 1 || r === 2 }))
+    expect(row(two, 'itl_p95@64x16@c1').status).toBe('regression')
+  })
+
   it('does not call a regression on the one valid run the host left; the row says so and stays undecided', () => {
     const spoilAllButOne = { run: (c: number, r: number) => (c === 4 && r > 0 ? { saturated: true } : {}) }
     const slow = compareToBaseline(base, pipeDay(7, 1.4, spoilAllButOne))
