@@ -6589,9 +6589,9 @@ var require_timestamp = __commonJS({
         const match = str2.match(timestamp.test);
         if (!match)
           throw new Error("!!timestamp expects a date, starting with yyyy-mm-dd");
-        const [, year, month, day, hour, minute, second] = match.map(Number);
+        const [, year, month, day2, hour, minute, second] = match.map(Number);
         const millisec = match[7] ? Number((match[7] + "00").substr(1, 3)) : 0;
-        let date5 = Date.UTC(year, month - 1, day, hour || 0, minute || 0, second || 0, millisec);
+        let date5 = Date.UTC(year, month - 1, day2, hour || 0, minute || 0, second || 0, millisec);
         const tz = match[8];
         if (tz && tz !== "Z") {
           let d = parseSexagesimal(tz, false);
@@ -26909,12 +26909,12 @@ var require_date = __commonJS({
           return parseRfc850Date(date5);
       }
     }
-    function makeDate(year, monthIdx, day, hour, minute, second, weekday) {
-      const result = new Date(Date.UTC(year, monthIdx, day, hour, minute, second));
+    function makeDate(year, monthIdx, day2, hour, minute, second, weekday) {
+      const result = new Date(Date.UTC(year, monthIdx, day2, hour, minute, second));
       if (year >= 0 && year <= 99) {
         result.setUTCFullYear(year);
       }
-      return result.getUTCFullYear() === year && result.getUTCMonth() === monthIdx && result.getUTCDate() === day && result.getUTCHours() === hour && result.getUTCMinutes() === minute && result.getUTCSeconds() === second && result.getUTCDay() === weekday ? result : void 0;
+      return result.getUTCFullYear() === year && result.getUTCMonth() === monthIdx && result.getUTCDate() === day2 && result.getUTCHours() === hour && result.getUTCMinutes() === minute && result.getUTCSeconds() === second && result.getUTCDay() === weekday ? result : void 0;
     }
     function parseImfDate(date5) {
       if (date5.length !== 29 || date5[4] !== " " || date5[7] !== " " || date5[11] !== " " || date5[16] !== " " || date5[19] !== ":" || date5[22] !== ":" || date5[25] !== " " || date5[26] !== "G" || date5[27] !== "M" || date5[28] !== "T") {
@@ -26938,13 +26938,13 @@ var require_date = __commonJS({
       } else {
         return void 0;
       }
-      let day = 0;
+      let day2 = 0;
       if (date5[5] === "0") {
         const code = date5.charCodeAt(6);
         if (code < 49 || code > 57) {
           return void 0;
         }
-        day = code - 48;
+        day2 = code - 48;
       } else {
         const code1 = date5.charCodeAt(5);
         if (code1 < 49 || code1 > 51) {
@@ -26954,7 +26954,7 @@ var require_date = __commonJS({
         if (code2 < 48 || code2 > 57) {
           return void 0;
         }
-        day = (code1 - 48) * 10 + (code2 - 48);
+        day2 = (code1 - 48) * 10 + (code2 - 48);
       }
       let monthIdx = -1;
       if (date5[8] === "J" && date5[9] === "a" && date5[10] === "n") {
@@ -27076,7 +27076,7 @@ var require_date = __commonJS({
         }
         second = (code1 - 48) * 10 + (code2 - 48);
       }
-      return makeDate(year, monthIdx, day, hour, minute, second, weekday);
+      return makeDate(year, monthIdx, day2, hour, minute, second, weekday);
     }
     function parseAscTimeDate(date5) {
       if (date5.length !== 24 || date5[7] !== " " || date5[10] !== " " || date5[19] !== " ") {
@@ -27146,13 +27146,13 @@ var require_date = __commonJS({
       } else {
         return void 0;
       }
-      let day = 0;
+      let day2 = 0;
       if (date5[8] === " ") {
         const code = date5.charCodeAt(9);
         if (code < 49 || code > 57) {
           return void 0;
         }
-        day = code - 48;
+        day2 = code - 48;
       } else {
         const code1 = date5.charCodeAt(8);
         if (code1 < 49 || code1 > 51) {
@@ -27162,7 +27162,7 @@ var require_date = __commonJS({
         if (code2 < 48 || code2 > 57) {
           return void 0;
         }
-        day = (code1 - 48) * 10 + (code2 - 48);
+        day2 = (code1 - 48) * 10 + (code2 - 48);
       }
       let hour = 0;
       if (date5[11] === "0") {
@@ -27238,7 +27238,7 @@ var require_date = __commonJS({
         return void 0;
       }
       const year = (yearDigit1 - 48) * 1e3 + (yearDigit2 - 48) * 100 + (yearDigit3 - 48) * 10 + (yearDigit4 - 48);
-      return makeDate(year, monthIdx, day, hour, minute, second, weekday);
+      return makeDate(year, monthIdx, day2, hour, minute, second, weekday);
     }
     function parseRfc850Date(date5) {
       let commaIndex = -1;
@@ -27274,13 +27274,13 @@ var require_date = __commonJS({
       if (date5[commaIndex] !== "," || date5.length - commaIndex - 1 !== 23 || date5[commaIndex + 1] !== " " || date5[commaIndex + 4] !== "-" || date5[commaIndex + 8] !== "-" || date5[commaIndex + 11] !== " " || date5[commaIndex + 14] !== ":" || date5[commaIndex + 17] !== ":" || date5[commaIndex + 20] !== " " || date5[commaIndex + 21] !== "G" || date5[commaIndex + 22] !== "M" || date5[commaIndex + 23] !== "T") {
         return void 0;
       }
-      let day = 0;
+      let day2 = 0;
       if (date5[commaIndex + 2] === "0") {
         const code = date5.charCodeAt(commaIndex + 3);
         if (code < 49 || code > 57) {
           return void 0;
         }
-        day = code - 48;
+        day2 = code - 48;
       } else {
         const code1 = date5.charCodeAt(commaIndex + 2);
         if (code1 < 49 || code1 > 51) {
@@ -27290,7 +27290,7 @@ var require_date = __commonJS({
         if (code2 < 48 || code2 > 57) {
           return void 0;
         }
-        day = (code1 - 48) * 10 + (code2 - 48);
+        day2 = (code1 - 48) * 10 + (code2 - 48);
       }
       let monthIdx = -1;
       if (date5[commaIndex + 5] === "J" && date5[commaIndex + 6] === "a" && date5[commaIndex + 7] === "n") {
@@ -27387,7 +27387,7 @@ var require_date = __commonJS({
         }
         second = (code1 - 48) * 10 + (code2 - 48);
       }
-      return makeDate(year, monthIdx, day, hour, minute, second, weekday);
+      return makeDate(year, monthIdx, day2, hour, minute, second, weekday);
     }
     module2.exports = {
       parseHttpDate
@@ -60164,45 +60164,45 @@ var PATTERN_IS_COMPLETE = /* @__PURE__ */ new Set([
   "xid"
 ]);
 function generateStringFormatCheck(doc, ctx, def, accessor, needsValue = true) {
-  const fmt2 = def.format;
-  if (fmt2 === "base64") {
+  const fmt3 = def.format;
+  if (fmt3 === "base64") {
     const validator = addConstant(ctx, isValidBase64);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt2 === "base64url") {
+  if (fmt3 === "base64url") {
     const validator = addConstant(ctx, isValidBase64URL);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt2 === "jwt") {
+  if (fmt3 === "jwt") {
     const validator = addConstant(ctx, isValidJWT);
     const alg = addConstant(ctx, def.alg ?? null);
     doc.write(`if (!${validator}(${accessor}, ${alg})) return INVALID;`);
     return accessor;
   }
-  if (fmt2 === "ipv6") {
+  if (fmt3 === "ipv6") {
     const validator = addConstant(ctx, isValidIPv6);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt2 === "cidrv6") {
+  if (fmt3 === "cidrv6") {
     const validator = addConstant(ctx, isValidCIDRv6);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt2 === "credit_card") {
+  if (fmt3 === "credit_card") {
     const validator = addConstant(ctx, isValidCreditCard);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt2 === "iban") {
+  if (fmt3 === "iban") {
     const validator = addConstant(ctx, isValidIBAN);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
   const formatDef = def;
-  if (fmt2 === "url" || fmt2 === "httpurl" || formatDef.normalize || formatDef.hostname !== void 0 || formatDef.protocol !== void 0) {
+  if (fmt3 === "url" || fmt3 === "httpurl" || formatDef.normalize || formatDef.hostname !== void 0 || formatDef.protocol !== void 0) {
     const parseConst = addConstant(ctx, validateURL);
     const defConst = addConstant(ctx, def);
     const trimVar = newVar(ctx);
@@ -60228,12 +60228,12 @@ function generateStringFormatCheck(doc, ctx, def, accessor, needsValue = true) {
   const customFn = def.fn;
   if (customFn) {
     if (isAsyncFunction(customFn))
-      throw new ZodCompileUnsupportedError(`async string format ${fmt2}`);
+      throw new ZodCompileUnsupportedError(`async string format ${fmt3}`);
     const fnConst = addConstant(ctx, customFn);
     doc.write(`if (!${fnConst}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (PATTERN_IS_COMPLETE.has(fmt2) && def.pattern) {
+  if (PATTERN_IS_COMPLETE.has(fmt3) && def.pattern) {
     const patternConst = addConstant(ctx, def.pattern);
     doc.write(`${patternConst}.lastIndex = 0;`);
     doc.write(`if (!${patternConst}.test(${accessor})) return INVALID;`);
@@ -68570,33 +68570,33 @@ var SimSequence = class {
     m.generationTokens += n;
   }
   writeChunk(t, start, n, final, pre) {
-    const fmt2 = this.fmt;
+    const fmt3 = this.fmt;
     let out = pre + this.chunkEvents(start, n, final, t);
     if (!final) {
       this.res.write(out);
       return;
     }
-    if (this.req.includeUsage) out += fmt2.usage(this.req.promptTokens, this.reportedTokens());
-    if (!this.opts.omitDone) out += fmt2.done();
+    if (this.req.includeUsage) out += fmt3.usage(this.req.promptTokens, this.reportedTokens());
+    if (!this.opts.omitDone) out += fmt3.done();
     this.res.end(out);
   }
   /** The events carrying tokens start..start+n (reasoning first); traced when `t` is given. */
   chunkEvents(start, n, final, t) {
-    const fmt2 = this.fmt;
+    const fmt3 = this.fmt;
     let out = "";
-    if (this.chunks === 0) out += fmt2.roleChunk();
-    else if (this.opts.keepAliveComments && this.chunks % KEEPALIVE_EVERY === 0) out += fmt2.comment();
+    if (this.chunks === 0) out += fmt3.roleChunk();
+    else if (this.opts.keepAliveComments && this.chunks % KEEPALIVE_EVERY === 0) out += fmt3.comment();
     const r = Math.min(n, this.reasoningLeft);
     if (r > 0) {
       this.reasoningLeft -= r;
       const text = tokensText(start, r);
-      out += final && r === n ? fmt2.lastContent(text, this.plan.finishReason, true) : fmt2.reasoning(text);
+      out += final && r === n ? fmt3.lastContent(text, this.plan.finishReason, true) : fmt3.reasoning(text);
       if (t !== null) this.trace.push(t, r);
       this.chunks++;
     }
     if (n > r) {
       const text = tokensText(start + r, n - r);
-      out += final ? fmt2.lastContent(text, this.plan.finishReason, false) : fmt2.content(text);
+      out += final ? fmt3.lastContent(text, this.plan.finishReason, false) : fmt3.content(text);
       if (t !== null) this.trace.push(t, n - r);
       this.chunks++;
     }
@@ -68624,7 +68624,7 @@ var SimSequence = class {
   }
   /** The rest of this stream for a tail fault, `k` tokens per content event. */
   tailEvents(k) {
-    const fmt2 = this.fmt;
+    const fmt3 = this.fmt;
     let extra = this.generated;
     let usageLeft = this.req.includeUsage;
     let doneLeft = !this.opts.omitDone;
@@ -68638,21 +68638,21 @@ var SimSequence = class {
         }
         if (usageLeft) {
           usageLeft = false;
-          return fmt2.usage(this.req.promptTokens, this.reportedTokens());
+          return fmt3.usage(this.req.promptTokens, this.reportedTokens());
         }
         if (doneLeft) {
           doneLeft = false;
-          return fmt2.done();
+          return fmt3.done();
         }
         return null;
       },
       nextExtra: () => {
         const text = tokensText(extra, k);
         extra += k;
-        return fmt2.content(text);
+        return fmt3.content(text);
       },
-      comment: () => fmt2.comment(),
-      hugeLineParts: () => fmt2.contentParts()
+      comment: () => fmt3.comment(),
+      hugeLineParts: () => fmt3.contentParts()
     };
   }
   writeJson(t) {
@@ -72642,21 +72642,21 @@ function fmtPctShort(fraction2) {
 function pctNumber(fraction2) {
   return String(+(fraction2 * 100).toFixed(1));
 }
-function fmtRange(values, fmt2) {
-  const lo = fmt2(Math.min(...values));
-  const hi = fmt2(Math.max(...values));
+function fmtRange(values, fmt3) {
+  const lo = fmt3(Math.min(...values));
+  const hi = fmt3(Math.max(...values));
   return lo === hi ? lo : `${lo}–${hi}`;
 }
 function fmtPctRange(fractions) {
   return `${fmtRange(fractions, pctNumber)}%`;
 }
-function withSpread(values, fmt2) {
+function withSpread(values, fmt3) {
   const s = summarize(values);
   if (s === null) return "n/a";
-  if (s.n < 2) return fmt2(s.median);
-  if (s.median === 0) return `${fmt2(s.median)} (${fmt2(s.min)}–${fmt2(s.max)})`;
+  if (s.n < 2) return fmt3(s.median);
+  if (s.median === 0) return `${fmt3(s.median)} (${fmt3(s.min)}–${fmt3(s.max)})`;
   const pct3 = (s.max - s.min) / 2 / Math.abs(s.median) * 100;
-  return `${fmt2(s.median)} (±${pct3.toFixed(1)}%)`;
+  return `${fmt3(s.median)} (±${pct3.toFixed(1)}%)`;
 }
 var PLAIN = {
   client_saturated: "the load generator was saturated (the client, not the server, was the bottleneck)",
@@ -72726,10 +72726,10 @@ function buildSpreadRows(concurrencies, points) {
   const rows = [];
   for (const c of concurrencies) {
     const valid = (points.find((p) => p.concurrency === c)?.runs ?? []).filter((r) => r.validity.valid);
-    for (const [name, get, fmt2] of FIGURES) {
+    for (const [name, get, fmt3] of FIGURES) {
       const s = spread(valid.map(get).filter((v) => v !== null && Number.isFinite(v)));
       if (s === null) continue;
-      rows.push([String(c), name, String(s.n), fmt2(s.median), fmt2(s.min), fmt2(s.max), s.n > 1 ? fmtPct(s.cv) : "n/a"]);
+      rows.push([String(c), name, String(s.n), fmt3(s.median), fmt3(s.min), fmt3(s.max), s.n > 1 ? fmtPct(s.cv) : "n/a"]);
     }
   }
   return rows;
@@ -73799,7 +73799,7 @@ function rowStatus(d, runs, problems) {
   const blames = new Set(problems.map((p) => p.blame));
   if (runs.length === 0 && problems.length === 0) return "missing";
   if (blames.has("broken")) return "broken";
-  if (d.status === "regression" && !(blames.has("inconclusive") && d.nCandidate < 2)) return "regression";
+  if (d.status === "regression" && !((blames.has("inconclusive") || blames.has("incomplete")) && d.nCandidate < 2)) return "regression";
   if (blames.has("incomplete")) return "incomplete";
   if (blames.has("inconclusive")) return "invalid";
   return d.status === "missing" ? "inconclusive" : d.status;
@@ -74712,6 +74712,166 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
   });
 }
 
+// src/analysis/history.ts
+var CHANGE_K = 3;
+var MIN_SEGMENT = 1;
+var CHANGE_POINT_METHOD = "binary segmentation with the CUSUM statistic on the log medians (Page 1954; Scott & Knott 1974), K = 3 σ and the gate tolerance";
+function baselineHistory(baseline, options = {}) {
+  const opts = { ...DEFAULT_GATE_OPTIONS, ...options, tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline.tolerances, ...options.tolerances } };
+  const refreshes = baseline.refreshes;
+  const steps = refreshes.map((r, i) => ({
+    index: i,
+    at: r.at,
+    commit: r.commit ?? null,
+    envChanges: i === 0 ? [] : diffEnv(refreshes[i - 1].env, r.env).changes
+  }));
+  const keys = /* @__PURE__ */ new Set();
+  for (const r of refreshes) for (const k of Object.keys(r.runs)) keys.add(k);
+  const metrics = [];
+  for (const key of [...keys].sort(byKindThenScope)) {
+    const parsed = parseMetricKey(key);
+    if (parsed === null || !opts.gated.includes(parsed.kind)) continue;
+    const info = KIND_INFO[parsed.kind];
+    const values = refreshes.map((r) => {
+      const v = (r.runs[key] ?? []).filter((x) => Number.isFinite(x) && x > 0);
+      return v.length > 0 ? median2(v) : null;
+    });
+    const runsPerRefresh = median2(refreshes.map((r) => Math.max(1, (r.runs[key] ?? []).length)));
+    const { points, sigma } = changePoints(values, toleranceFor(opts, parsed.kind), Math.sqrt(opts.dayFloor ** 2 + opts.withinFloor ** 2 / runsPerRefresh));
+    metrics.push({
+      key,
+      label: humanLabel(parsed.kind, parsed.scope),
+      unit: info.unit,
+      higherIsBetter: info.higherIsBetter,
+      values,
+      sigma,
+      changePoints: points.map(({ index, shift }) => ({
+        index,
+        changePct: (Math.exp(shift) - 1) * 100,
+        worse: info.higherIsBetter ? shift < 0 : shift > 0,
+        envChanges: steps[index].envChanges
+      }))
+    });
+  }
+  return { baseline: baseline.name, steps, metrics, method: CHANGE_POINT_METHOD };
+}
+function byKindThenScope(a, b) {
+  const order = Object.keys(KIND_INFO);
+  const ka = order.indexOf(a.slice(0, a.indexOf("@")));
+  const kb = order.indexOf(b.slice(0, b.indexOf("@")));
+  return ka - kb || a.localeCompare(b, void 0, { numeric: true });
+}
+function changePoints(values, tolerance, sigmaFloor) {
+  const idx = [];
+  const logs = [];
+  values.forEach((v, i) => {
+    if (v !== null && v > 0 && Number.isFinite(v)) {
+      idx.push(i);
+      logs.push(Math.log(v));
+    }
+  });
+  if (logs.length < 2) return { points: [], sigma: null };
+  const diffs = logs.slice(1).map((x, i) => Math.abs(x - logs[i]));
+  const sigma = Math.max(sigmaFloor, median2(diffs) / (0.6745 * Math.SQRT2));
+  const bar = (n1, n2) => Math.max(Math.log(1 + tolerance), CHANGE_K * sigma * Math.sqrt(1 / n1 + 1 / n2));
+  const found = [];
+  const search = (lo, hi) => {
+    const n = hi - lo;
+    if (n < 2 * MIN_SEGMENT) return;
+    let best = null;
+    let sum2 = 0;
+    let total = 0;
+    for (let i = lo; i < hi; i++) total += logs[i];
+    for (let k = lo + MIN_SEGMENT; k <= hi - MIN_SEGMENT; k++) {
+      sum2 += logs[k - 1];
+      const n1 = k - lo;
+      const n2 = hi - k;
+      const shift = (total - sum2) / n2 - sum2 / n1;
+      const z3 = Math.abs(shift) / bar(n1, n2);
+      if (best === null || z3 > best.z) best = { k, z: z3, shift };
+    }
+    if (best === null || best.z <= 1) return;
+    found.push({ at: best.k, shift: best.shift });
+    search(lo, best.k);
+    search(best.k, hi);
+  };
+  search(0, logs.length);
+  return { points: found.sort((a, b) => a.at - b.at).map((f) => ({ index: idx[f.at], shift: f.shift })), sigma };
+}
+var SPARKS = "▁▂▃▄▅▆▇█";
+function sparkline(values) {
+  const v = values.filter((x) => x !== null && Number.isFinite(x));
+  if (v.length === 0) return "";
+  const lo = Math.min(...v);
+  const hi = Math.max(...v);
+  return values.map((x) => x === null || !Number.isFinite(x) ? " " : SPARKS[hi === lo ? 3 : Math.round((x - lo) / (hi - lo) * (SPARKS.length - 1))]).join("");
+}
+
+// src/report/history-format.ts
+var fmt2 = (m, v) => v === null ? "–" : m.unit === "ms" ? `${fmtMs(v)} ms` : `${fmtRate(v)} ${m.unit}`;
+var envText = (changes) => changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
+var day = (iso) => iso.slice(0, 16).replace("T", " ");
+function changePointLines(h) {
+  const out = [];
+  for (const m of h.metrics) {
+    for (const c of m.changePoints) {
+      const env = c.envChanges.length > 0 ? envText(c.envChanges) : "no environment change recorded";
+      out.push(`${m.label}: change at refresh ${c.index + 1} (${day(h.steps[c.index].at)}): ${c.changePct >= 0 ? "+" : "−"}${Math.abs(c.changePct).toFixed(1)} % (${c.worse ? "worse" : "better"}); ${env}`);
+    }
+  }
+  return out;
+}
+function renderHistoryText(h) {
+  const lines2 = [`servegate history — baseline ${h.baseline}, ${h.steps.length} refreshes, oldest first`, ""];
+  const width2 = Math.max(...h.metrics.map((m) => m.label.length), 6);
+  for (const m of h.metrics) {
+    lines2.push(`${m.label.padEnd(width2)}  ${sparkline(m.values)}  ${fmt2(m, m.values.find((v) => v !== null) ?? null)} → ${fmt2(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`);
+  }
+  lines2.push("", "refresh  at                commit    " + h.metrics.map((m) => m.label).join(" | "));
+  for (const s of h.steps) {
+    const cells2 = h.metrics.map((m) => `${fmt2(m, m.values[s.index] ?? null)}${m.changePoints.some((c) => c.index === s.index) ? " ◆" : ""}`);
+    lines2.push(`${String(s.index + 1).padStart(7)}  ${day(s.at).padEnd(16)}  ${(s.commit ?? "").slice(0, 8).padEnd(8)}  ${cells2.join(" | ")}`);
+    if (s.envChanges.length > 0) lines2.push(`${" ".repeat(9)}env: ${envText(s.envChanges)}`);
+  }
+  const cps = changePointLines(h);
+  lines2.push("", cps.length > 0 ? "Change points (◆):" : "No change point: every metric stayed within its noise across the refreshes.");
+  for (const c of cps) lines2.push(`  - ${c}`);
+  lines2.push("", `Method: ${h.method}.`);
+  return `${lines2.join("\n")}
+`;
+}
+function renderHistoryMarkdown(h) {
+  const out = [`### servegate history: ${escapeMarkdown(h.baseline)}`, "", `${h.steps.length} refreshes, oldest first. Method: ${h.method}.`, ""];
+  out.push(`| Refresh | At | ${h.metrics.map((m) => escapeMarkdown(m.label)).join(" | ")} | Environment change |`);
+  out.push(`|---:|---|${h.metrics.map(() => "---:|").join("")}---|`);
+  for (const s of h.steps) {
+    const cells2 = h.metrics.map((m) => `${fmt2(m, m.values[s.index] ?? null)}${m.changePoints.some((c) => c.index === s.index) ? " **◆**" : ""}`);
+    out.push(`| ${s.index + 1} | ${day(s.at)} | ${cells2.join(" | ")} | ${escapeMarkdown(envText(s.envChanges))} |`);
+  }
+  const cps = changePointLines(h);
+  out.push("", cps.length > 0 ? "**Change points (◆)**" : "_No change point: every metric stayed within its noise._", "");
+  for (const c of cps) out.push(`- ${escapeMarkdown(c)}`);
+  for (const m of h.metrics) {
+    const vals = m.values.map((v) => v === null ? 0 : Number(v.toPrecision(4)));
+    if (vals.length < 2) continue;
+    out.push("", "```mermaid", "xychart-beta", `  title "${m.label.replace(/"/g, "'")}"`, `  x-axis [${h.steps.map((s) => `"${s.index + 1}"`).join(", ")}]`, `  y-axis "${m.unit}"`, `  line [${vals.join(", ")}]`, "```");
+  }
+  return `${out.join("\n")}
+`;
+}
+
+// src/cli/history.ts
+function registerHistoryCommand(program2) {
+  program2.command("history").description("Each gated metric across a baseline's refreshes, oldest first: trend, change points, environment changes").argument("<baseline>", "baseline file (servegate.baseline/v1)").option("--markdown <file>", "also write it as markdown, with a chart GitHub renders").option("--json <file>", "also write it as JSON").action(async (path, opts) => {
+    for (const [p, flag] of [[opts.markdown, "--markdown"], [opts.json, "--json"]]) assertWritableOutput(p, flag);
+    const h = baselineHistory(await loadBaselineOrResult(path));
+    process.stdout.write(renderHistoryText(h));
+    if (opts.markdown) await writeFileAtomic(opts.markdown, renderHistoryMarkdown(h));
+    if (opts.json) await writeFileAtomic(opts.json, `${JSON.stringify({ schema: "servegate.history/v1", ...h }, null, 2)}
+`);
+  });
+}
+
 // src/cli.ts
 function buildProgram() {
   const program2 = new Command();
@@ -74722,6 +74882,7 @@ function buildProgram() {
   registerBaselineCommand(program2);
   registerReportCommand(program2, { readResult: readResultFile });
   registerAbCommand(program2);
+  registerHistoryCommand(program2);
   return program2;
 }
 async function main(argv) {

@@ -9,6 +9,7 @@ import { registerCompareCommand } from './cli/compare.js'
 import { registerBaselineCommand } from './cli/baseline.js'
 import { registerReportCommand } from './cli/report.js'
 import { registerAbCommand } from './cli/ab.js'
+import { registerHistoryCommand } from './cli/history.js'
 import { readResultFile } from './store/result-file.js'
 
 /** Build the `servegate` command tree. */
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerBaselineCommand(program)
   registerReportCommand(program, { readResult: readResultFile })
   registerAbCommand(program)
+  registerHistoryCommand(program)
   return program
 }
 
