@@ -74544,6 +74544,8 @@ function compareAB(a, b, options = {}) {
 }
 
 // src/ab/run-ab.ts
+var CandidateBrokeBeforeMeasuring = class extends UsageError {
+};
 function slotOrder(rounds) {
   const order = [];
   for (let r = 0; r < rounds; r++) order.push(...r % 2 === 0 ? ["A", "B"] : ["B", "A"]);
@@ -74602,11 +74604,44 @@ async function runAB(opts, deps) {
         seedPinned: false,
         out
       };
+      const diedBefore = async () => {
+        if (kept === void 0) return false;
+        if (kept.exit() === null) await Promise.race([kept.exited, new Promise((r) => setTimeout(r, 1e3))]);
+        return kept.exit() !== null;
+      };
+      const deadSide = async () => {
+        const exit = kept.exit();
+        await kept.settleLog(1e3);
+        const what = `${side}'s server ${describeExit(exit)} before slot ${i + 1}`;
+        if (side === "A") throw new UsageError(`A (the reference) failed: ${what}
+${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
+        deps.log(what);
+        const b = acc.B;
+        if (b === void 0) throw new CandidateBrokeBeforeMeasuring(`${what}, so no slot of B was measured
+${kept.tail(20).join("\n")}`);
+        b.interrupted = {
+          at: (/* @__PURE__ */ new Date()).toISOString(),
+          reason: SERVER_EXITED,
+          cut_run: null,
+          finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
+          planned_runs: b.points.length * opts.rounds,
+          server: { exit_code: exit.code, signal: exit.signal, log_tail: kept.tail(20) }
+        };
+        await writeResultFile(paths.b, b);
+      };
+      if (kept !== void 0 && kept.exit() !== null) {
+        await deadSide();
+        break;
+      }
       try {
         const { result } = await runSweep(cfg, { ...deps.sweepDeps, log: deps.log, ...deps.signal ? { signal: deps.signal } : {}, ...kept ? { server: kept } : {} });
         await keep(side, result);
       } catch (err) {
-        if (!(err instanceof ServerExitedDuringSweep)) throw err;
+        if (!(err instanceof ServerExitedDuringSweep)) {
+          if (!await diedBefore()) throw err;
+          await deadSide();
+          break;
+        }
         if (side === "A") throw new UsageError(`A (the reference) failed: ${err.message}`, err.hint);
         deps.log(`B's server exited during slot ${i + 1}: ${err.message.split("\n")[0]}`);
         await keep(side, await readResultFile(out));
@@ -74705,6 +74740,12 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
       await writeFileAtomic(md, renderAbMarkdown(outcome));
       log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`);
       process.exitCode = gateExit(outcome.verdict.verdict, failOn);
+    } catch (err) {
+      if (!(err instanceof CandidateBrokeBeforeMeasuring)) throw err;
+      process.stdout.write(`servegate verdict: BROKEN
+  ${err.message.replace(/\n/g, "\n  ")}
+`);
+      process.exitCode = gateExit("broken", failOn);
     } finally {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);

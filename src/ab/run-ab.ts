@@ -24,13 +24,19 @@ import type { ResolvedConfig } from '../config/resolve.js'
 import { mergeResults } from '../gate/merge.js'
 import type { GateOptions, Verdict } from '../gate/types.js'
 import { normalizeBaseUrl } from '../client/endpoints.js'
-import { ServerExitedDuringSweep, startServer, type ServerHandle } from '../serve/index.js'
+import { describeExit, ServerExitedDuringSweep, startServer, type ServerHandle } from '../serve/index.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { runSweep, type SweepDeps } from '../sweep/run-sweep.js'
-import type { ResultFile } from '../types.js'
+import { SERVER_EXITED, type ResultFile } from '../types.js'
 import { compareAB } from './verdict.js'
 
 export type Side = 'A' | 'B'
+
+/**
+ * B's server exited before any of its slots finished: there is no B result to judge, and
+ * the candidate broke. `servegate ab` reports the verdict broken (it fails like compare).
+ */
+export class CandidateBrokeBeforeMeasuring extends UsageError {}
 
 export interface AbOptions {
   /**
@@ -128,12 +134,45 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         seedPinned: false,
         out,
       }
+      /** A kept server that exited between slots (or as this slot started): the side is dead. */
+      const diedBefore = async (): Promise<boolean> => {
+        if (kept === undefined) return false
+        if (kept.exit() === null) await Promise.race([kept.exited, new Promise((r) => setTimeout(r, 1000))])
+        return kept.exit() !== null
+      }
+      const deadSide = async (): Promise<void> => {
+        const exit = kept!.exit()!
+        await kept!.settleLog(1000)
+        const what = `${side}'s server ${describeExit(exit)} before slot ${i + 1}`
+        // The reference dying leaves nothing to judge against; the candidate dying is its verdict: broken.
+        if (side === 'A') throw new UsageError(`A (the reference) failed: ${what}\n${kept!.tail(20).join('\n')}`, `The whole server log is in ${kept!.logPath}.`)
+        deps.log(what)
+        const b = acc.B
+        if (b === undefined) throw new CandidateBrokeBeforeMeasuring(`${what}, so no slot of B was measured\n${kept!.tail(20).join('\n')}`)
+        b.interrupted = {
+          at: new Date().toISOString(),
+          reason: SERVER_EXITED,
+          cut_run: null,
+          finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
+          planned_runs: b.points.length * opts.rounds,
+          server: { exit_code: exit.code, signal: exit.signal, log_tail: kept!.tail(20) },
+        }
+        await writeResultFile(paths.b, b)
+      }
+      if (kept !== undefined && kept.exit() !== null) {
+        await deadSide()
+        break
+      }
       try {
         const { result } = await runSweep(cfg, { ...deps.sweepDeps, log: deps.log, ...(deps.signal ? { signal: deps.signal } : {}), ...(kept ? { server: kept } : {}) })
         await keep(side, result)
       } catch (err) {
-        if (!(err instanceof ServerExitedDuringSweep)) throw err
-        // The reference dying leaves nothing to judge against; the candidate dying is its verdict: broken.
+        if (!(err instanceof ServerExitedDuringSweep)) {
+          // A server that dies as the slot starts fails its probe before the sweep watches it.
+          if (!(await diedBefore())) throw err
+          await deadSide()
+          break
+        }
         if (side === 'A') throw new UsageError(`A (the reference) failed: ${err.message}`, err.hint)
         deps.log(`B's server exited during slot ${i + 1}: ${err.message.split('\n')[0]}`)
         await keep(side, await readResultFile(out))

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { runAB } from '../ab/run-ab.js'
+import { CandidateBrokeBeforeMeasuring, runAB } from '../ab/run-ab.js'
 import { renderAbMarkdown, renderAbText } from '../ab/report.js'
 import { loadConfigFile } from '../config/load.js'
 import { resolveConfig } from '../config/resolve.js'
@@ -91,6 +91,11 @@ export function registerAbCommand(program: Command): void {
         await writeFileAtomic(md, renderAbMarkdown(outcome))
         log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`)
         process.exitCode = gateExit(outcome.verdict.verdict, failOn)
+      } catch (err) {
+        if (!(err instanceof CandidateBrokeBeforeMeasuring)) throw err
+        // No B result to judge: the candidate broke, and that is the verdict.
+        process.stdout.write(`servegate verdict: BROKEN\n  ${err.message.replace(/\n/g, '\n  ')}\n`)
+        process.exitCode = gateExit('broken', failOn)
       } finally {
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -36,13 +36,14 @@ describe('servegate ab against two simulators', () => {
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
-  /** One ab run; a verdict spoiled by a saturated client on a busy host (inconclusive, host blame) is run again, at most twice. */
+  /** One ab run; one whose gated rows a saturated client spoiled on a busy host (host blame) is run again, at most twice. */
   async function ab(b: SimHandle | string, name: string) {
     const outDir = join(dir, name)
     const side = typeof b === 'string' ? ['--b-serve', b] : ['--b-base-url', b.url]
     const args = ['ab', '--a-base-url', a.url, ...side, '--rounds', '3', '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
     let r = await runCli(args)
-    for (let i = 0; i < 2 && /INCONCLUSIVE/.test(r.stdout) && /client_saturated/.test(r.stdout); i++) r = await runCli(args)
+    // (A gated row spoiled by a saturated client hides what it would have shown: run again.)
+    for (let i = 0; i < 2 && /client_saturated/.test(r.stdout); i++) r = await runCli(args)
     return { ...r, outDir }
   }
 
@@ -81,9 +82,14 @@ describe('servegate ab against two simulators', () => {
       '--rounds', '3', '--config', join(dir, 'servegate.yml'), '--out-dir', join(dir, 'dies')])
     expect(r.code, r.stdout + r.stderr).toBe(1)
     expect(r.stdout).toContain('servegate verdict: BROKEN')
-    expect(r.stderr).toMatch(/B's server exited during slot \d/)
-    const b = parseResult(JSON.parse(readFileSync(join(dir, 'dies', 'b.json'), 'utf8')), 'b')
-    expect(b.interrupted?.reason).toBe('server_exited')
+    // On a busy host the kill may land before B's first slot: no B result then, and the verdict says why.
+    if (existsSync(join(dir, 'dies', 'b.json'))) {
+      expect(r.stderr).toMatch(/B's server (exited during slot \d|.* before slot \d)/)
+      const b = parseResult(JSON.parse(readFileSync(join(dir, 'dies', 'b.json'), 'utf8')), 'b')
+      expect(b.interrupted?.reason).toBe('server_exited')
+    } else {
+      expect(r.stdout).toMatch(/B's server .* before slot \d, so no slot of B was measured/)
+    }
   }, 240_000)
 
   it('refuses a side given twice or not at all, naming the flags', async () => {

@@ -38,12 +38,16 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
     await Promise.all([ws?.close(), a?.close()])
   })
 
-  /** One step; a verdict spoiled by a saturated client on a busy host (inconclusive, host blame) is run again, at most twice. */
+  /**
+   * One step; an inconclusive verdict is run again, at most twice: on a busy host a saturated
+   * client spoils slots, and the pairs left may not settle a 10 % change in 3 rounds. Inconclusive
+   * never passes, so a retry cannot turn a failure green; the assertions below need a regression.
+   */
   async function step(inputs: Record<string, string>, pr: number): Promise<StepRun> {
     const event = prEvent()
     ;(event.payload as { pull_request: { number: number } }).pull_request.number = pr
     let r = await ws.step(inputs, event)
-    for (let retry = 0; retry < 2 && r.outputs['verdict'] === 'inconclusive' && /client_saturated/.test(r.stdout); retry++) r = await ws.step(inputs, event)
+    for (let retry = 0; retry < 2 && r.outputs['verdict'] === 'inconclusive'; retry++) r = await ws.step(inputs, event)
     return r
   }
 
