@@ -21,6 +21,7 @@
 import { loadavg, availableParallelism } from 'node:os'
 import { startSim } from '../src/sim/index.js'
 import { runPoint } from '../src/load/run-point.js'
+import { absPct } from './lib/percentile.js'
 import { summarizeRun } from '../src/metrics/summarize.js'
 import { assessValidity } from '../src/analysis/validity.js'
 import type { PlannedRequest, RawRun } from '../src/types.js'
@@ -54,12 +55,6 @@ function requests(root: string, model: string, n: number, tag: string, maxTokens
     promptTokens: 4,
     maxTokens,
   }))
-}
-
-/** Nearest-rank percentile of |values|. */
-function absPct(values: readonly number[], p: number): number {
-  const a = Float64Array.from(values, Math.abs).sort()
-  return a.length === 0 ? NaN : (a[Math.min(a.length - 1, Math.max(0, Math.ceil((p / 100) * a.length) - 1))] as number)
 }
 
 interface Row {

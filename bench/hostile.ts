@@ -20,6 +20,7 @@ import { availableParallelism, loadavg } from 'node:os'
 import { startSim } from '../src/sim/index.js'
 import type { FaultKind } from '../src/sim/options.js'
 import { runPoint } from '../src/load/run-point.js'
+import { absPct } from './lib/percentile.js'
 import type { PlannedRequest, RawRun } from '../src/types.js'
 import { summarizeRun } from '../src/metrics/summarize.js'
 import { assessValidity } from '../src/analysis/validity.js'
@@ -49,11 +50,6 @@ function requests(root: string, n: number, tag: string): PlannedRequest[] {
     promptTokens: 4,
     maxTokens: TOKENS,
   }))
-}
-
-function pct(values: readonly number[], p: number): number {
-  const a = Float64Array.from(values, Math.abs).sort()
-  return a.length === 0 ? NaN : (a[Math.min(a.length - 1, Math.max(0, Math.ceil((p / 100) * a.length) - 1))] as number)
 }
 
 interface Outcome {
@@ -105,7 +101,7 @@ async function measure(label: string, faults: Array<{ kind: FaultKind; rate: num
     }
     const summary = summarizeRun(run, { repeat: 1, seed: 0, numPrompts: run.records.length })
     const saturated = assessValidity(summary, { concurrency: C, ignoreEos: true, expectPrefixCacheMisses: false }).issues.some((i) => i.code === 'client_saturated')
-    return { label, p50: pct(errs, 50), p99: pct(errs, 99), clean, cleanFailed, errors, run, wallS, peakRssMiB: peak / 2 ** 20, saturated }
+    return { label, p50: absPct(errs, 50), p99: absPct(errs, 99), clean, cleanFailed, errors, run, wallS, peakRssMiB: peak / 2 ** 20, saturated }
   } finally {
     clearInterval(sampler)
     await sim.close()

@@ -73307,26 +73307,15 @@ function allowedDisagreements(n) {
 }
 var Z95 = 1.645;
 var ln = (x) => x > 0 ? Math.log(x) : -Infinity;
+function undecided(nBaseline, nCandidate, history) {
+  return { status: "missing", baseline: null, candidate: null, d: null, bar: null, margin: null, sigma: null, mdc: null, nBaseline, nCandidate, history, extraRepeats: null, notes: [] };
+}
 function decideMetric(input2, opts) {
   const histLogs = input2.history.map((r) => r.map(ln));
   const candLogs = input2.candidate.map(ln);
   const used = histLogs.filter((r) => r.length > 0);
   const window2 = used.slice(-Math.max(1, opts.centerWindow));
-  const base = {
-    status: "missing",
-    baseline: null,
-    candidate: null,
-    d: null,
-    bar: null,
-    margin: null,
-    sigma: null,
-    mdc: null,
-    nBaseline: window2.reduce((a, r) => a + r.length, 0),
-    nCandidate: candLogs.length,
-    history: used.length,
-    extraRepeats: null,
-    notes: []
-  };
+  const base = undecided(window2.reduce((a, r) => a + r.length, 0), candLogs.length, used.length);
   const center = used.length > 0 ? median2(window2.map((r) => median2(r))) : null;
   const cand = candLogs.length > 0 ? median2(candLogs) : null;
   if (center !== null) base.baseline = Math.exp(center);
@@ -74457,21 +74446,7 @@ var MIN_PAIRS_FOR_K = 10;
 var ln2 = (x) => x > 0 ? Math.log(x) : -Infinity;
 function decidePaired(input2, opts) {
   const n = input2.pairs.length;
-  const base = {
-    status: "missing",
-    baseline: null,
-    candidate: null,
-    d: null,
-    bar: null,
-    margin: null,
-    sigma: null,
-    mdc: null,
-    nBaseline: n,
-    nCandidate: n,
-    history: 0,
-    extraRepeats: null,
-    notes: []
-  };
+  const base = undecided(n, n, 0);
   if (n === 0) {
     base.notes.push("no slot where both A and B have a valid run");
     return base;

@@ -70,27 +70,18 @@ const Z95 = 1.645
 // ln with 0 → −∞ so an unreachable target (throughput 0) still orders correctly.
 const ln = (x: number): number => (x > 0 ? Math.log(x) : -Infinity)
 
+/** A decision with no figures yet (status missing), for the rules to fill in. */
+export function undecided(nBaseline: number, nCandidate: number, history: number): Decision {
+  return { status: 'missing', baseline: null, candidate: null, d: null, bar: null, margin: null, sigma: null, mdc: null, nBaseline, nCandidate, history, extraRepeats: null, notes: [] }
+}
+
 /** Decide one metric from its baseline history and candidate runs. */
 export function decideMetric(input: MetricInput, opts: DecideOptions): Decision {
   const histLogs = input.history.map((r) => r.map(ln))
   const candLogs = input.candidate.map(ln)
   const used = histLogs.filter((r) => r.length > 0)
   const window = used.slice(-Math.max(1, opts.centerWindow))
-  const base: Decision = {
-    status: 'missing',
-    baseline: null,
-    candidate: null,
-    d: null,
-    bar: null,
-    margin: null,
-    sigma: null,
-    mdc: null,
-    nBaseline: window.reduce((a, r) => a + r.length, 0),
-    nCandidate: candLogs.length,
-    history: used.length,
-    extraRepeats: null,
-    notes: [],
-  }
+  const base = undecided(window.reduce((a, r) => a + r.length, 0), candLogs.length, used.length)
   const center = used.length > 0 ? median(window.map((r) => median(r))) : null
   const cand = candLogs.length > 0 ? median(candLogs) : null
   if (center !== null) base.baseline = Math.exp(center)

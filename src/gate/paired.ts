@@ -18,7 +18,7 @@
  * inconclusive in between. Pure. Power and cost: bench/ab-power.ts.
  */
 import type { Decision } from './decide.js'
-import { allowedDisagreements } from './decide.js'
+import { allowedDisagreements, undecided } from './decide.js'
 import type { FigureRun } from './extract.js'
 import type { GateOptions } from './types.js'
 
@@ -50,21 +50,7 @@ const ln = (x: number): number => (x > 0 ? Math.log(x) : -Infinity)
 /** Decide one metric from paired slots; the Decision's baseline/candidate are the geometric means of A and B. */
 export function decidePaired(input: PairedInput, opts: PairedOptions): Decision {
   const n = input.pairs.length
-  const base: Decision = {
-    status: 'missing',
-    baseline: null,
-    candidate: null,
-    d: null,
-    bar: null,
-    margin: null,
-    sigma: null,
-    mdc: null,
-    nBaseline: n,
-    nCandidate: n,
-    history: 0,
-    extraRepeats: null,
-    notes: [],
-  }
+  const base = undecided(n, n, 0)
   if (n === 0) {
     base.notes.push('no slot where both A and B have a valid run')
     return base

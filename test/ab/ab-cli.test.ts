@@ -5,20 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { parseResult } from '../../src/store/result-file.js'
 import { runCli } from '../sweep/cli-child.js'
+import { AB_TEST_CONFIG } from '../action/dist-harness.js'
 
 // Issue 12: `servegate ab` with A = the simulator and B = the simulator slowed by 10 % →
 // regression on p95 ITL and throughput at target; A = B → pass. Deterministic simulators
 // (ITL fixed per step) keep the slots short; 3 rounds give 3 pairs.
 const SIM = `${process.execPath} --import tsx ${join(import.meta.dirname, '..', '..', 'src', 'cli.ts')} sim --port {port}`
 
-const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
-sweeps:
-  gate:
-    shapes: [{input_len: 32, output_len: 8}]
-    concurrency: [1, 4]
-    prompts_per_concurrency: 15
-    warmup: 2
-`
+const CONFIG = AB_TEST_CONFIG
 
 describe('servegate ab against two simulators', () => {
   let dir: string

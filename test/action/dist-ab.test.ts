@@ -11,17 +11,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { parseResult } from '../../src/store/result-file.js'
-import { DIST, ROOT, createActionWorkspace, prEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
+import { AB_TEST_CONFIG, DIST, ROOT, createActionWorkspace, prEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
 
-// Deterministic simulators keep the slots short: 15 requests per point after 2 of warmup.
-const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
-sweeps:
-  gate:
-    shapes: [{input_len: 32, output_len: 8}]
-    concurrency: [1, 4]
-    prompts_per_concurrency: 15
-    warmup: 2
-`
+const CONFIG = AB_TEST_CONFIG
 // The simulator as a serve command; tsx by absolute URL, since the step runs in the workspace's checkout.
 const SIM = `${process.execPath} --import ${import.meta.resolve('tsx')} ${join(ROOT, 'src', 'cli.ts')} sim --port {port} --ttft-ms 20 --itl-ms 10`
 const BOT = 'github-actions[bot]'

@@ -225,3 +225,16 @@ sweeps:
     warmup: 2
     repeats: 2
 `
+
+/**
+ * The tiny gated sweep the A/B tests run in every slot: deterministic simulators keep the
+ * slots short, 15 requests per point (enough gaps for ITL p99) after 2 of warmup.
+ */
+export const AB_TEST_CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 8}]
+    concurrency: [1, 4]
+    prompts_per_concurrency: 15
+    warmup: 2
+`
