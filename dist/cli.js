@@ -73398,36 +73398,73 @@ function repeatsForAgreement(n, disagree, budget) {
 }
 
 // src/gate/env-diff.ts
+var UNKNOWN = "unknown";
+function maxClocks(clocks) {
+  if (clocks === UNKNOWN) return UNKNOWN;
+  const gpus = clocks.split(/;\s*/).map((one) => {
+    const m = /^(\S+) SM (\S+)\/(\S+) MHz, memory (\S+)\/(\S+) MHz/.exec(one.trim());
+    return m === null ? one.trim() : `${m[1]} SM max ${m[3]}, memory max ${m[5]} MHz`;
+  });
+  return gpus.join("; ");
+}
 var FIELDS2 = [
-  ["engine", (e) => `${e.engine.name} ${e.engine.version}`],
-  ["model", (e) => e.model.id],
-  ["model revision", (e) => e.model.revision],
-  ["GPU", (e) => gpuNames(e)],
-  ["GPU count", (e) => String(e.gpu.count)],
-  ["driver", (e) => e.gpu.driver_version],
-  ["CUDA", (e) => e.gpu.cuda_version],
-  ["container digest", (e) => e.container_digest],
-  ["serve command", (e) => e.serve_command]
+  ["GPU", "host", (e) => gpuNames(e)],
+  ["GPU count", "host", (e) => String(e.gpu.count)],
+  ["driver", "host", (e) => e.gpu.driver_version],
+  ["CUDA", "host", (e) => e.gpu.cuda_version],
+  ["GPU clocks", "host", (e) => maxClocks(e.gpu.clocks)],
+  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
+  ["kernel/platform", "host", (e) => e.host?.platform ?? UNKNOWN],
+  ["engine", "repository", (e) => `${e.engine.name} ${e.engine.version}`],
+  ["model", "repository", (e) => e.model.id],
+  ["model revision", "repository", (e) => e.model.revision],
+  ["container digest", "repository", (e) => e.container_digest],
+  ["serve command", "repository", (e) => e.serve_command],
+  ["servegate", "harness", (e) => e.harness?.version ?? UNKNOWN]
 ];
 function gpuNames(e) {
-  if (e.gpu.names.length === 0) return "unknown";
+  if (e.gpu.names.length === 0) return UNKNOWN;
   const counts = /* @__PURE__ */ new Map();
   for (const n of e.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1);
   return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([n, c]) => c > 1 ? `${c} × ${n}` : n).join(", ");
 }
-function diffEnv(baseline, candidate) {
+function diffEnv(baseline, candidate, fingerprints) {
   const changes = [];
   const incomparable = [];
-  for (const [field, get] of FIELDS2) {
+  for (const [field, blame, get] of FIELDS2) {
     const b = get(baseline);
     const c = get(candidate);
     if (b === c) continue;
-    changes.push({ field, baseline: b, candidate: c });
-    if ((field === "GPU" || field === "GPU count") && b !== "unknown" && c !== "unknown") {
+    changes.push({ field, baseline: b, candidate: c, blame });
+    if ((field === "GPU" || field === "GPU count") && b !== UNKNOWN && c !== UNKNOWN) {
       incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`);
     }
   }
+  const bf = fingerprints?.baseline;
+  const cf = fingerprints?.candidate;
+  if (bf !== void 0 && cf !== void 0) {
+    for (const d of diffFingerprint(bf, cf)) changes.push({ field: `config: ${d.field}`, baseline: d.baseline, candidate: d.candidate, blame: "repository" });
+  }
   return { changes, incomparable };
+}
+function isKnownChange(c) {
+  return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== "" && c.candidate !== "";
+}
+function describeChanges(changes) {
+  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
+}
+function blameEnvChanges(changes, since = "since the baseline") {
+  const known = changes.filter(isKnownChange);
+  const host = known.filter((c) => c.blame === "host");
+  const repository = known.filter((c) => c.blame === "repository");
+  const harness = known.filter((c) => c.blame === "harness");
+  const tail = harness.length > 0 ? `; ${describeChanges(harness)} (the harness)` : "";
+  let headline = null;
+  if (host.length > 0 && repository.length === 0) headline = `${describeChanges(host)} ${since}; the repository is unchanged${tail}`;
+  else if (host.length > 0) headline = `the host changed ${since} (${describeChanges(host)}) and so did the repository (${describeChanges(repository)})${tail}`;
+  else if (repository.length > 0) headline = `the host is unchanged ${since}; the repository changed: ${describeChanges(repository)}${tail}`;
+  else if (harness.length > 0) headline = `${describeChanges(harness)} ${since} (the harness); the host and the repository are unchanged`;
+  return { host, repository, harness, headline };
 }
 
 // src/gate/extract.ts
@@ -73692,7 +73729,8 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   const reasons = [];
   const incomparable = [];
   const newest = baseline.refreshes.at(-1);
-  const env = newest ? diffEnv(newest.env, candidate.env) : { changes: [], incomparable: [] };
+  const candFp = resultFingerprint(candidate);
+  const env = newest ? diffEnv(newest.env, candidate.env, { baseline: newest.fingerprint, candidate: candFp }) : { changes: [], incomparable: [] };
   incomparable.push(...env.incomparable);
   const bt = baseline.target;
   const ct = candidate.target;
@@ -73701,7 +73739,6 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
       `interactivity target differs: baseline ${bt.metric} p${bt.percentile} ≤ ${bt.threshold_ms} ms, candidate ${ct.metric} p${ct.percentile} ≤ ${ct.threshold_ms} ms`
     );
   }
-  const candFp = resultFingerprint(candidate);
   for (const d of newest?.fingerprint ? diffFingerprint(newest.fingerprint, candFp) : []) {
     if (d.field !== "target") incomparable.push(`measurement settings differ: ${d.field}: baseline ${d.baseline}, candidate ${d.candidate}`);
   }
@@ -73971,8 +74008,11 @@ function row(r) {
   return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtBar(r)} | ${fmtPct2(r.sigma_pct)} | ${fmtPct2(r.mdc_pct)} | ${r.n_baseline}/${r.n_candidate} |`;
 }
 var cell = (s) => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
-function renderVerdictMarkdown(v) {
-  const out = [`### servegate verdict: ${verdictWord(v.verdict)}`, "", verdictSummary(v), ""];
+function renderVerdictMarkdown(v, opts = {}) {
+  const out = [`### servegate verdict: ${verdictWord(v.verdict)}`, ""];
+  const blame = blameEnvChanges(v.envChanges, opts.since).headline;
+  if (blame !== null) out.push(`**Environment:** ${cell(blame)}`, "");
+  out.push(verdictSummary(v), "");
   const gated = sortRows(v.rows.filter((r) => r.gated));
   const reported = sortRows(v.rows.filter((r) => !r.gated));
   out.push("**Gated metrics**", "", HEADER, ...gated.map(row), "");
@@ -73980,8 +74020,8 @@ function renderVerdictMarkdown(v) {
     out.push("<details><summary>Reported, not gated</summary>", "", HEADER, ...reported.map(row), "", "</details>", "");
   }
   if (v.envChanges.length > 0) {
-    out.push("**Environment changes**", "", "| Field | Baseline | Candidate |", "|---|---|---|");
-    for (const c of v.envChanges) out.push(`| ${cell(c.field)} | ${cell(c.baseline)} | ${cell(c.candidate)} |`);
+    out.push("**Environment changes**", "", "| Changed by | Field | Baseline | Candidate |", "|---|---|---|---|");
+    for (const c of v.envChanges) out.push(`| ${c.blame} | ${cell(c.field)} | ${cell(c.baseline)} | ${cell(c.candidate)} |`);
     out.push("");
   } else {
     out.push("Environment: no changes recorded between baseline and candidate.", "");
@@ -74016,15 +74056,19 @@ function table(rows, indent) {
   const widths = COLUMNS2.map((_, i) => Math.max(...all.map((r) => r[i].length)));
   return all.map((r) => indent + r.map((c, i) => RIGHT[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])).join("  ").trimEnd());
 }
-function renderVerdictText(v) {
-  const out = [`servegate verdict: ${verdictWord(v.verdict)}`, `  ${verdictSummary(v)}`, ""];
+function renderVerdictText(v, opts = {}) {
+  const out = [`servegate verdict: ${verdictWord(v.verdict)}`];
+  const blame = blameEnvChanges(v.envChanges, opts.since).headline;
+  if (blame !== null) out.push(`  environment: ${blame}`);
+  out.push(`  ${verdictSummary(v)}`, "");
   const gated = sortRows(v.rows.filter((r) => r.gated));
   const reported = sortRows(v.rows.filter((r) => !r.gated));
   out.push("gated:", ...table(gated, "  "), "");
   if (reported.length > 0) out.push("reported, not gated:", ...table(reported, "  "), "");
   if (v.envChanges.length > 0) {
     const w = Math.max(...v.envChanges.map((c) => c.field.length));
-    out.push("environment changes:", ...v.envChanges.map((c) => `  ${c.field.padEnd(w)}  ${c.baseline} → ${c.candidate}`), "");
+    const b = Math.max(...v.envChanges.map((c) => c.blame.length));
+    out.push("environment changes:", ...v.envChanges.map((c) => `  ${c.blame.padEnd(b)}  ${c.field.padEnd(w)}  ${c.baseline} → ${c.candidate}`), "");
   }
   if (v.reasons.length > 0) out.push("why:", ...v.reasons.map((r) => `  - ${r}`), "");
   return `${out.join("\n").trimEnd()}
@@ -74645,7 +74689,7 @@ function abLine(o) {
   return `A/B over ${o.order.length / 2} rounds (${o.order.length} slots, order ${o.order.join(" ")}): B against A, paired slot by slot on this host.`;
 }
 function renderAbMarkdown(o) {
-  const md = renderVerdictMarkdown(o.verdict).replace("### servegate verdict:", "### servegate A/B verdict:");
+  const md = renderVerdictMarkdown(o.verdict, { since: "between A and B" }).replace("### servegate verdict:", "### servegate A/B verdict:");
   const rows = ENV_FIELDS.map(([name, get]) => `| ${name} | ${escapeMarkdown(get(o.a.env))} | ${escapeMarkdown(get(o.b.env))} |`);
   return `${md.trimEnd()}
 
@@ -74660,7 +74704,7 @@ ${rows.join("\n")}
 }
 function renderAbText(o) {
   return `${abLine(o)}
-${renderVerdictText(o.verdict)}`;
+${renderVerdictText(o.verdict, { since: "between A and B" })}`;
 }
 
 // src/cli/ab.ts
@@ -74739,7 +74783,7 @@ function baselineHistory(baseline, options = {}) {
     index: i,
     at: r.at,
     commit: r.commit ?? null,
-    envChanges: i === 0 ? [] : diffEnv(refreshes[i - 1].env, r.env).changes
+    envChanges: i === 0 ? [] : diffEnv(refreshes[i - 1].env, r.env, { baseline: refreshes[i - 1].fingerprint, candidate: r.fingerprint }).changes
   }));
   const keys = /* @__PURE__ */ new Set();
   for (const r of refreshes) for (const k of Object.keys(r.runs)) keys.add(k);

@@ -21,11 +21,11 @@ export function abLine(o: Pick<AbOutcome, 'order'>): string {
 }
 
 export function renderAbMarkdown(o: AbOutcome): string {
-  const md = renderVerdictMarkdown(o.verdict).replace('### servegate verdict:', '### servegate A/B verdict:')
+  const md = renderVerdictMarkdown(o.verdict, { since: 'between A and B' }).replace('### servegate verdict:', '### servegate A/B verdict:')
   const rows = ENV_FIELDS.map(([name, get]) => `| ${name} | ${escapeMarkdown(get(o.a.env))} | ${escapeMarkdown(get(o.b.env))} |`)
   return `${md.trimEnd()}\n\n${abLine(o)} "Baseline" in the table is A, "candidate" is B.\n\n**Environments**\n\n| | A (reference) | B (candidate) |\n|---|---|---|\n${rows.join('\n')}\n`
 }
 
 export function renderAbText(o: AbOutcome): string {
-  return `${abLine(o)}\n${renderVerdictText(o.verdict)}`
+  return `${abLine(o)}\n${renderVerdictText(o.verdict, { since: 'between A and B' })}`
 }

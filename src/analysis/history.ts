@@ -62,7 +62,7 @@ export function baselineHistory(baseline: Baseline, options: Partial<GateOptions
     index: i,
     at: r.at,
     commit: r.commit ?? null,
-    envChanges: i === 0 ? [] : diffEnv(refreshes[i - 1]!.env, r.env).changes,
+    envChanges: i === 0 ? [] : diffEnv(refreshes[i - 1]!.env, r.env, { baseline: refreshes[i - 1]!.fingerprint, candidate: r.fingerprint }).changes,
   }))
   const keys = new Set<string>()
   for (const r of refreshes) for (const k of Object.keys(r.runs)) keys.add(k)

@@ -35,7 +35,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   const reasons: string[] = []
   const incomparable: string[] = []
   const newest = baseline.refreshes.at(-1)
-  const env = newest ? diffEnv(newest.env, candidate.env) : { changes: [], incomparable: [] }
+  const candFp = resultFingerprint(candidate)
+  const env = newest ? diffEnv(newest.env, candidate.env, { baseline: newest.fingerprint, candidate: candFp }) : { changes: [], incomparable: [] }
   incomparable.push(...env.incomparable)
   const bt = baseline.target
   const ct = candidate.target
@@ -44,7 +45,6 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       `interactivity target differs: baseline ${bt.metric} p${bt.percentile} ≤ ${bt.threshold_ms} ms, candidate ${ct.metric} p${ct.percentile} ≤ ${ct.threshold_ms} ms`,
     )
   }
-  const candFp = resultFingerprint(candidate)
   // The target was compared above, also for baselines stored before fingerprints.
   for (const d of newest?.fingerprint ? diffFingerprint(newest.fingerprint, candFp) : []) {
     if (d.field !== 'target') incomparable.push(`measurement settings differ: ${d.field}: baseline ${d.baseline}, candidate ${d.candidate}`)

@@ -1,21 +1,51 @@
-/** What changed in the environment between a baseline and a candidate, and whether they can be compared at all. */
-import type { EnvRecord } from '../types.js'
-import type { EnvChange } from './types.js'
+/**
+ * What changed in the environment between a baseline and a candidate, who is
+ * to blame for each change, and whether the two can be compared at all. Pure.
+ *
+ * Blame: `host` is what the runner host brings (GPUs, driver, CUDA, GPU clocks,
+ * kernel) and no pull request changes; `repository` is what the project under
+ * test decides (engine and image, model, serve command, the measurement
+ * config); `harness` is servegate itself. A verdict says first when only the
+ * host changed, since the pull request cannot be the cause of that.
+ */
+import type { EnvRecord, Fingerprint } from '../types.js'
+import { diffFingerprint } from './fingerprint.js'
+import type { EnvBlame, EnvChange } from './types.js'
 
-const FIELDS: Array<[string, (e: EnvRecord) => string]> = [
-  ['engine', (e) => `${e.engine.name} ${e.engine.version}`],
-  ['model', (e) => e.model.id],
-  ['model revision', (e) => e.model.revision],
-  ['GPU', (e) => gpuNames(e)],
-  ['GPU count', (e) => String(e.gpu.count)],
-  ['driver', (e) => e.gpu.driver_version],
-  ['CUDA', (e) => e.gpu.cuda_version],
-  ['container digest', (e) => e.container_digest],
-  ['serve command', (e) => e.serve_command],
+const UNKNOWN = 'unknown'
+
+/**
+ * The GPUs' maximum SM and memory clocks, `GPU0 SM max 1980, memory max 2619 MHz; …`.
+ * The recorded clocks also hold the current ones, which move with load and heat on the same
+ * host, so only the maxima (set by the board, the driver and application clocks) name a host.
+ */
+export function maxClocks(clocks: string): string {
+  if (clocks === UNKNOWN) return UNKNOWN
+  const gpus = clocks.split(/;\s*/).map((one) => {
+    const m = /^(\S+) SM (\S+)\/(\S+) MHz, memory (\S+)\/(\S+) MHz/.exec(one.trim())
+    return m === null ? one.trim() : `${m[1]} SM max ${m[3]}, memory max ${m[5]} MHz`
+  })
+  return gpus.join('; ')
+}
+
+const FIELDS: Array<[string, EnvBlame, (e: EnvRecord) => string]> = [
+  ['GPU', 'host', (e) => gpuNames(e)],
+  ['GPU count', 'host', (e) => String(e.gpu.count)],
+  ['driver', 'host', (e) => e.gpu.driver_version],
+  ['CUDA', 'host', (e) => e.gpu.cuda_version],
+  ['GPU clocks', 'host', (e) => maxClocks(e.gpu.clocks)],
+  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
+  ['kernel/platform', 'host', (e) => e.host?.platform ?? UNKNOWN],
+  ['engine', 'repository', (e) => `${e.engine.name} ${e.engine.version}`],
+  ['model', 'repository', (e) => e.model.id],
+  ['model revision', 'repository', (e) => e.model.revision],
+  ['container digest', 'repository', (e) => e.container_digest],
+  ['serve command', 'repository', (e) => e.serve_command],
+  ['servegate', 'harness', (e) => e.harness?.version ?? UNKNOWN],
 ]
 
 function gpuNames(e: EnvRecord): string {
-  if (e.gpu.names.length === 0) return 'unknown'
+  if (e.gpu.names.length === 0) return UNKNOWN
   // Count identical names so "2 × H100" and "H100, H100" compare equal regardless of order.
   const counts = new Map<string, number>()
   for (const n of e.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1)
@@ -31,19 +61,67 @@ export interface EnvDiff {
   incomparable: string[]
 }
 
-/** Field-by-field differences, and the GPU changes that make a comparison meaningless. */
-export function diffEnv(baseline: EnvRecord, candidate: EnvRecord): EnvDiff {
+/**
+ * Field-by-field differences, each with its blame, and the GPU changes that make a comparison
+ * meaningless. With both fingerprints, a change of measurement settings is a `config` change
+ * (the repository's servegate config decides them).
+ */
+export function diffEnv(baseline: EnvRecord, candidate: EnvRecord, fingerprints?: { baseline?: Fingerprint | undefined; candidate?: Fingerprint | undefined }): EnvDiff {
   const changes: EnvChange[] = []
   const incomparable: string[] = []
-  for (const [field, get] of FIELDS) {
+  for (const [field, blame, get] of FIELDS) {
     const b = get(baseline)
     const c = get(candidate)
     if (b === c) continue
-    changes.push({ field, baseline: b, candidate: c })
+    changes.push({ field, baseline: b, candidate: c, blame })
     // An unknown side cannot prove a different machine; it is shown as a change, not a block.
-    if ((field === 'GPU' || field === 'GPU count') && b !== 'unknown' && c !== 'unknown') {
+    if ((field === 'GPU' || field === 'GPU count') && b !== UNKNOWN && c !== UNKNOWN) {
       incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`)
     }
   }
+  const bf = fingerprints?.baseline
+  const cf = fingerprints?.candidate
+  if (bf !== undefined && cf !== undefined) {
+    for (const d of diffFingerprint(bf, cf)) changes.push({ field: `config: ${d.field}`, baseline: d.baseline, candidate: d.candidate, blame: 'repository' })
+  }
   return { changes, incomparable }
+}
+
+/** A change both sides recorded: an `unknown` or empty side (no nvidia-smi, a remote server) proves nothing. */
+export function isKnownChange(c: EnvChange): boolean {
+  return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== '' && c.candidate !== ''
+}
+
+/** `driver 550.54 → 560.28; CUDA 12.4 → 12.6` */
+export function describeChanges(changes: readonly Pick<EnvChange, 'field' | 'baseline' | 'candidate'>[]): string {
+  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join('; ')
+}
+
+export interface EnvBlameSummary {
+  host: EnvChange[]
+  repository: EnvChange[]
+  harness: EnvChange[]
+  /**
+   * One sentence, host first: `driver 570.86 → 575.51 since the baseline; the repository is
+   * unchanged`; null when nothing both sides recorded changed.
+   */
+  headline: string | null
+}
+
+/**
+ * Sort the known changes by blame and say who changed what. `since` names the other side:
+ * `since the baseline`, `since refresh 5`, `between A and B`.
+ */
+export function blameEnvChanges(changes: readonly EnvChange[], since = 'since the baseline'): EnvBlameSummary {
+  const known = changes.filter(isKnownChange)
+  const host = known.filter((c) => c.blame === 'host')
+  const repository = known.filter((c) => c.blame === 'repository')
+  const harness = known.filter((c) => c.blame === 'harness')
+  const tail = harness.length > 0 ? `; ${describeChanges(harness)} (the harness)` : ''
+  let headline: string | null = null
+  if (host.length > 0 && repository.length === 0) headline = `${describeChanges(host)} ${since}; the repository is unchanged${tail}`
+  else if (host.length > 0) headline = `the host changed ${since} (${describeChanges(host)}) and so did the repository (${describeChanges(repository)})${tail}`
+  else if (repository.length > 0) headline = `the host is unchanged ${since}; the repository changed: ${describeChanges(repository)}${tail}`
+  else if (harness.length > 0) headline = `${describeChanges(harness)} ${since} (the harness); the host and the repository are unchanged`
+  return { host, repository, harness, headline }
 }

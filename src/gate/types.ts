@@ -142,10 +142,14 @@ export interface GateRow {
  */
 export type VerdictKind = 'pass' | 'improvement' | 'regression' | 'inconclusive' | 'not_comparable' | 'broken' | 'incomplete'
 
+/** Who an environment change belongs to: the runner host, the repository under test, or servegate itself. */
+export type EnvBlame = 'host' | 'repository' | 'harness'
+
 export interface EnvChange {
   field: string
   baseline: string
   candidate: string
+  blame: EnvBlame
 }
 
 export interface Verdict {

@@ -101,7 +101,7 @@ function headSection(input: ReportInput, level: string): Section {
 export function escapedVerdict(v: Verdict): Verdict {
   return {
     ...v,
-    envChanges: v.envChanges.map((c) => ({ field: escapeMarkdown(c.field), baseline: escapeMarkdown(c.baseline), candidate: escapeMarkdown(c.candidate) })),
+    envChanges: v.envChanges.map((c) => ({ ...c, field: escapeMarkdown(c.field), baseline: escapeMarkdown(c.baseline), candidate: escapeMarkdown(c.candidate) })),
     reasons: v.reasons.map(escapeMarkdown),
   }
 }

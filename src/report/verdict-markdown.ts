@@ -1,4 +1,5 @@
 /** The verdict as GitHub-flavoured markdown: the PR comment / job summary body (pure). */
+import { blameEnvChanges } from '../gate/env-diff.js'
 import type { GateRow, Verdict } from '../gate/types.js'
 import { fmtBar, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
 
@@ -13,8 +14,12 @@ function row(r: GateRow): string {
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
 
 /** Markdown for a verdict: status line, gated table, reported table (collapsed), environment changes, reasons. */
-export function renderVerdictMarkdown(v: Verdict): string {
-  const out: string[] = [`### servegate verdict: ${verdictWord(v.verdict)}`, '', verdictSummary(v), '']
+export function renderVerdictMarkdown(v: Verdict, opts: { since?: string } = {}): string {
+  const out: string[] = [`### servegate verdict: ${verdictWord(v.verdict)}`, '']
+  // Who changed what comes first: a host-only change cannot be the pull request's doing.
+  const blame = blameEnvChanges(v.envChanges, opts.since).headline
+  if (blame !== null) out.push(`**Environment:** ${cell(blame)}`, '')
+  out.push(verdictSummary(v), '')
   const gated = sortRows(v.rows.filter((r) => r.gated))
   const reported = sortRows(v.rows.filter((r) => !r.gated))
   out.push('**Gated metrics**', '', HEADER, ...gated.map(row), '')
@@ -22,8 +27,8 @@ export function renderVerdictMarkdown(v: Verdict): string {
     out.push('<details><summary>Reported, not gated</summary>', '', HEADER, ...reported.map(row), '', '</details>', '')
   }
   if (v.envChanges.length > 0) {
-    out.push('**Environment changes**', '', '| Field | Baseline | Candidate |', '|---|---|---|')
-    for (const c of v.envChanges) out.push(`| ${cell(c.field)} | ${cell(c.baseline)} | ${cell(c.candidate)} |`)
+    out.push('**Environment changes**', '', '| Changed by | Field | Baseline | Candidate |', '|---|---|---|---|')
+    for (const c of v.envChanges) out.push(`| ${c.blame} | ${cell(c.field)} | ${cell(c.baseline)} | ${cell(c.candidate)} |`)
     out.push('')
   } else {
     out.push('Environment: no changes recorded between baseline and candidate.', '')

@@ -1,4 +1,5 @@
 /** The verdict for a terminal: one status line, aligned columns, readable at a glance (pure). */
+import { blameEnvChanges } from '../gate/env-diff.js'
 import type { GateRow, Verdict } from '../gate/types.js'
 import { fmtBar, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
 
@@ -28,15 +29,20 @@ function table(rows: readonly GateRow[], indent: string): string[] {
 }
 
 /** Plain-text verdict: status line, summary, gated table, reported table, environment changes, reasons. */
-export function renderVerdictText(v: Verdict): string {
-  const out: string[] = [`servegate verdict: ${verdictWord(v.verdict)}`, `  ${verdictSummary(v)}`, '']
+export function renderVerdictText(v: Verdict, opts: { since?: string } = {}): string {
+  const out: string[] = [`servegate verdict: ${verdictWord(v.verdict)}`]
+  // Who changed what comes first: a host-only change cannot be the pull request's doing.
+  const blame = blameEnvChanges(v.envChanges, opts.since).headline
+  if (blame !== null) out.push(`  environment: ${blame}`)
+  out.push(`  ${verdictSummary(v)}`, '')
   const gated = sortRows(v.rows.filter((r) => r.gated))
   const reported = sortRows(v.rows.filter((r) => !r.gated))
   out.push('gated:', ...table(gated, '  '), '')
   if (reported.length > 0) out.push('reported, not gated:', ...table(reported, '  '), '')
   if (v.envChanges.length > 0) {
     const w = Math.max(...v.envChanges.map((c) => c.field.length))
-    out.push('environment changes:', ...v.envChanges.map((c) => `  ${c.field.padEnd(w)}  ${c.baseline} → ${c.candidate}`), '')
+    const b = Math.max(...v.envChanges.map((c) => c.blame.length))
+    out.push('environment changes:', ...v.envChanges.map((c) => `  ${c.blame.padEnd(b)}  ${c.field.padEnd(w)}  ${c.baseline} → ${c.candidate}`), '')
   }
   if (v.reasons.length > 0) out.push('why:', ...v.reasons.map((r) => `  - ${r}`), '')
   return `${out.join('\n').trimEnd()}\n`

@@ -172,7 +172,7 @@ describe('gate mode with a reference serve command', () => {
     }
     await run(deps)
     const lines = (rec.comments[0]!.body ?? '').split('\n')
-    expect(lines[1]).toMatch(/^\*\*⚠ host changed since the baseline \(driver 580\.1 → 590\.2\): the reference engine was re-measured on this runner/)
+    expect(lines[1]).toMatch(/^\*\*⚠ Host changed: driver 580\.1 → 590\.2 since the baseline; the repository is unchanged\. The reference engine was re-measured on this runner/)
   })
 })
 
@@ -181,7 +181,7 @@ describe('gate mode against a baseline from another host', () => {
     const { deps, rec } = gate({ verdicts: [verdict('regression')] })
     deps.stages.runSweep = async (cfg) => ({ result: { ...resultFixture(), env: env({ gpu: { ...env().gpu, driver_version: '590.2', cuda_version: '13.1' } }) }, resultPath: cfg.out })
     await run(deps)
-    const first = "**⚠ host changed since the baseline (driver 580.1 → 590.2; CUDA 13.0 → 13.1): a change may be the host's, not this PR's.**"
+    const first = "**⚠ Host changed: driver 580.1 → 590.2; CUDA 13.0 → 13.1 since the baseline; the repository is unchanged. The pull request may not be the cause: a change may be the host's.**"
     expect((rec.comments[0]!.body ?? '').split('\n')[1]).toBe(first)
     expect((rec.comments[0]!.body ?? '').split('\n')[3]).toMatch(/^### ❌ servegate: regression/)
     expect(rec.summary.split('\n')[0]).toBe(first)
@@ -192,7 +192,7 @@ describe('gate mode against a baseline from another host', () => {
   it('adds no such line when the host is the same', async () => {
     const { deps, rec } = gate({ verdicts: [verdict('pass')] })
     await run(deps)
-    expect((rec.comments[0]!.body ?? '')).not.toContain('host changed')
+    expect((rec.comments[0]!.body ?? '')).not.toContain('Host changed')
     expect((rec.comments[0]!.body ?? '').split('\n')[1]).toMatch(/^### ✅ servegate: pass/)
   })
 })

@@ -123,7 +123,7 @@ export function verdict(kind: Verdict['verdict'], over: Partial<Verdict> = {}): 
   return {
     verdict: kind,
     rows: [row(regressed ? 'regression' : kind === 'inconclusive' ? 'inconclusive' : 'pass')],
-    envChanges: [{ field: 'engine version', baseline: '0.11.0', candidate: '0.11.1' }],
+    envChanges: [{ field: 'engine version', baseline: '0.11.0', candidate: '0.11.1', blame: 'repository' }],
     reasons: regressed ? ['p95 ITL 128×32 c=16: +25.0 % exceeds the bar of 6.0 %'] : kind === 'pass' ? [] : [`${kind}: noisy`],
     regressions: regressed ? ['p95 ITL 128×32 c=16'] : [],
     confirm: null,

@@ -35,7 +35,7 @@ describe('servegate history: the baseline read as a trend', () => {
       expect(m.changePoints.map((c) => c.index)).toEqual([5])
       expect(m.changePoints[0]!.worse).toBe(true)
       expect(m.changePoints[0]!.changePct).toBeGreaterThan(8)
-      expect(m.changePoints[0]!.envChanges).toEqual([{ field: 'serve command', baseline: VLLM, candidate: NEW_VLLM }])
+      expect(m.changePoints[0]!.envChanges).toEqual([{ field: 'serve command', baseline: VLLM, candidate: NEW_VLLM, blame: 'repository' }])
     }
     expect(h.steps[5]!.envChanges.map((c) => c.field)).toEqual(['serve command'])
     expect(h.method).toMatch(/CUSUM/)

@@ -80,10 +80,10 @@ describe('compareToBaseline', () => {
     cand.env.container_digest = 'sha256:bbbb'
     cand.env.model.revision = 'def456'
     expect(compareToBaseline(history(), cand).envChanges).toEqual([
-      { field: 'engine', baseline: 'vllm 0.9.0', candidate: 'vllm 0.9.1' },
-      { field: 'model revision', baseline: 'abc123', candidate: 'def456' },
-      { field: 'driver', baseline: '570.1', candidate: '575.0' },
-      { field: 'container digest', baseline: 'sha256:aaaa', candidate: 'sha256:bbbb' },
+      { field: 'driver', baseline: '570.1', candidate: '575.0', blame: 'host' },
+      { field: 'engine', baseline: 'vllm 0.9.0', candidate: 'vllm 0.9.1', blame: 'repository' },
+      { field: 'model revision', baseline: 'abc123', candidate: 'def456', blame: 'repository' },
+      { field: 'container digest', baseline: 'sha256:aaaa', candidate: 'sha256:bbbb', blame: 'repository' },
     ])
   })
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { ExecFn } from '../../src/env/exec.js'
 import { queryGpuInventory } from '../../src/env/nvidia-smi.js'
+import { blameEnvChanges, diffEnv } from '../../src/gate/env-diff.js'
+import { resultFingerprint } from '../../src/gate/fingerprint.js'
 import { describeHostChanges, hostChanges, maxClocks } from '../../src/gate/host-change.js'
 import { hostNotice } from '../../src/github/host-notice.js'
 import { appendRefresh, baselineFromResult } from '../../src/store/baseline.js'
@@ -65,12 +67,12 @@ describe('hostNotice', () => {
 
   it('says the host changed and that a change may be the host\'s when the verdict rests on the baseline', async () => {
     const notice = hostNotice(await baselineOn(await hostEnv()), await hostEnv({ driver: '560.28.03' }), false)
-    expect(notice).toBe("⚠ host changed since the baseline (driver 550.54.15 → 560.28.03): a change may be the host's, not this PR's.")
+    expect(notice).toBe('⚠ Host changed: driver 550.54.15 → 560.28.03 since the baseline; the repository is unchanged. The pull request may not be the cause: a change may be the host\'s.')
   })
 
   it('says the reference was re-measured when the verdict is A/B', async () => {
     const notice = hostNotice(await baselineOn(await hostEnv()), await hostEnv({ cuda: '12.6' }), true)
-    expect(notice).toMatch(/^⚠ host changed since the baseline \(CUDA 12\.4 → 12\.6\): the reference engine was re-measured on this runner/)
+    expect(notice).toMatch(/^⚠ Host changed: CUDA 12\.4 → 12\.6 since the baseline; the repository is unchanged\. The reference engine was re-measured on this runner/)
   })
 
   it("compares with the baseline's newest refresh, not an older one", async () => {
@@ -83,5 +85,52 @@ describe('hostNotice', () => {
   it('is null on the same host and without a baseline', async () => {
     expect(hostNotice(await baselineOn(await hostEnv()), await hostEnv(), false)).toBeNull()
     expect(hostNotice(null, await hostEnv(), false)).toBeNull()
+  })
+})
+
+describe('blameEnvChanges: every change is the host\'s, the repository\'s or the harness\'s', () => {
+  const diff = (a: EnvRecord, b: EnvRecord) => diffEnv(a, b).changes
+
+  it('says first when only the host changed, and that the repository did not', async () => {
+    const b = blameEnvChanges(diff(await hostEnv({ driver: '570.86.10' }), await hostEnv({ driver: '575.51.03' })))
+    expect(b.host.map((c) => c.field)).toEqual(['driver'])
+    expect(b.repository).toEqual([])
+    expect(b.headline).toBe('driver 570.86.10 → 575.51.03 since the baseline; the repository is unchanged')
+  })
+
+  it('sets host changes apart from repository changes when both moved', async () => {
+    const before = await hostEnv()
+    const after = { ...(await hostEnv({ platform: 'linux x64 6.11.0-1-generic' })), serve_command: 'vllm serve m --max-num-seqs 128', container_digest: 'sha256:bbbb' }
+    const b = blameEnvChanges(diff({ ...before, serve_command: 'vllm serve m', container_digest: 'sha256:aaaa' }, after))
+    expect(b.host.map((c) => c.field)).toEqual(['kernel/platform'])
+    expect(b.repository.map((c) => c.field)).toEqual(['container digest', 'serve command'])
+    expect(b.headline).toMatch(/^the host changed since the baseline \(kernel\/platform linux x64 6\.8\.0-45-generic → linux x64 6\.11\.0-1-generic\) and so did the repository \(container digest sha256:aaaa → sha256:bbbb; serve command/)
+  })
+
+  it('blames the repository alone when the host is the same', async () => {
+    const b = blameEnvChanges(diff(await hostEnv(), { ...(await hostEnv()), engine: { name: 'vllm', version: '0.11.1' } }), 'since refresh 5')
+    expect(b.headline).toMatch(/^the host is unchanged since refresh 5; the repository changed: engine vllm \S+ → vllm 0\.11\.1$/)
+  })
+
+  it('names a servegate upgrade as the harness', async () => {
+    const a = await hostEnv()
+    const b = blameEnvChanges(diff(a, { ...a, harness: { ...a.harness, version: '9.9.9' } }))
+    expect(b.harness.map((c) => c.field)).toEqual(['servegate'])
+    expect(b.headline).toMatch(/→ 9\.9\.9 since the baseline \(the harness\); the host and the repository are unchanged$/)
+  })
+
+  it('proves nothing from a side that could not see a field, and says nothing when nothing changed', async () => {
+    const blind = { ...(await hostEnv()), gpu: { names: [], count: 'unknown' as const, driver_version: 'unknown', cuda_version: 'unknown', clocks: 'unknown' } }
+    const changes = diff(await hostEnv(), blind)
+    expect(changes.length).toBeGreaterThan(0)
+    expect(blameEnvChanges(changes).headline).toBeNull()
+    expect(blameEnvChanges(diff(await hostEnv(), await hostEnv())).headline).toBeNull()
+  })
+
+  it('counts a change of measurement settings as the repository\'s config', async () => {
+    const r = result()
+    const fp = resultFingerprint(r)
+    const changes = diffEnv(r.env, r.env, { baseline: fp, candidate: { ...fp, model: 'other/model' } }).changes
+    expect(changes).toEqual([{ field: 'config: model', baseline: fp.model, candidate: 'other/model', blame: 'repository' }])
   })
 })

@@ -42,7 +42,7 @@ export const REGRESSION: Verdict = {
     }),
     r({ key: 'ttft_p95@4096x512@c1', kind: 'ttft_p95', label: 'p95 TTFT 4096×512 c=1', status: 'inconclusive', gated: false, baseline: 150, candidate: 157, delta_pct: 4.67 }),
   ],
-  envChanges: [{ field: 'engine', baseline: 'vllm 0.9.0', candidate: 'vllm 0.9.1' }],
+  envChanges: [{ field: 'engine', baseline: 'vllm 0.9.0', candidate: 'vllm 0.9.1', blame: 'repository' }],
   reasons: ['p95 ITL 4096×512 c=16: +15.3 %, beyond the bar of +5.0 %'],
   regressions: ['p95 ITL 4096×512 c=16'],
   confirm: null,

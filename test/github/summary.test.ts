@@ -96,14 +96,14 @@ describe('summary and comment', () => {
 
   it('escapes hostile environment changes, reasons and notes in the comment and the summary', () => {
     const v = verdict('not_comparable', {
-      envChanges: [{ field: 'engine', baseline: 'vllm 0.11.0', candidate: 'vllm <img src=x onerror=alert(1)> | @org/team\n`x`' }],
+      envChanges: [{ field: 'engine', baseline: 'vllm 0.11.0', candidate: 'vllm <img src=x onerror=alert(1)> | @org/team\n`x`', blame: 'repository' }],
       reasons: ['not comparable: GPU differs: baseline NVIDIA B200, candidate <script>alert(1)</script>'],
     })
     for (const md of [buildComment(input({ outcome: 'not_comparable', verdict: v })), buildSummary(input({ outcome: 'not_comparable', verdict: v, notes: ['API said <b>no</b> to @octocat'] }))]) {
       expect(md).not.toMatch(/<img|<script|<b>/)
       expect(md).not.toMatch(/@(?!\u200D)(org|octocat)/)
-      const row = md.split('\n').find((l) => l.startsWith('| engine |'))!
-      expect(row.split(/(?<!\\)\|/).slice(1, -1)).toHaveLength(3)
+      const row = md.split('\n').find((l) => l.startsWith('| repository | engine |'))!
+      expect(row.split(/(?<!\\)\|/).slice(1, -1)).toHaveLength(4)
     }
   })
 

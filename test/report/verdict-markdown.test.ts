@@ -7,6 +7,8 @@ describe('renderVerdictMarkdown', () => {
     expect(renderVerdictMarkdown(REGRESSION)).toMatchInlineSnapshot(`
       "### servegate verdict: REGRESSION
 
+      **Environment:** the host is unchanged since the baseline; the repository changed: engine vllm 0.9.0 → vllm 0.9.1
+
       1 gated metric regressed: p95 ITL 4096×512 c=16.
 
       **Gated metrics**
@@ -27,9 +29,9 @@ describe('renderVerdictMarkdown', () => {
 
       **Environment changes**
 
-      | Field | Baseline | Candidate |
-      |---|---|---|
-      | engine | vllm 0.9.0 | vllm 0.9.1 |
+      | Changed by | Field | Baseline | Candidate |
+      |---|---|---|---|
+      | repository | engine | vllm 0.9.0 | vllm 0.9.1 |
 
       **Why**
 
@@ -66,7 +68,7 @@ describe('renderVerdictMarkdown', () => {
   })
 
   it('escapes pipes in environment values so the table holds', () => {
-    const v = { ...REGRESSION, envChanges: [{ field: 'serve command', baseline: 'a | b', candidate: 'c' }] }
+    const v = { ...REGRESSION, envChanges: [{ field: 'serve command', baseline: 'a | b', candidate: 'c', blame: 'repository' as const }] }
     expect(renderVerdictMarkdown(v)).toContain('| serve command | a \\| b | c |')
   })
 })
