@@ -134,10 +134,11 @@ const FILE = 'baselines/gate.json'
 const cfg = resolveConfig({ file: null, filePath: null, flags: {}, env: {} })
 const dayAt = (day: number): string => `2025-01-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
 
-/** A clone of the remote at its main, with no identity (like a fresh runner). */
-function clone(name: string): string {
+/** A clone of the remote at its main, with no identity (like a fresh runner); `shallow`: one commit deep, as actions/checkout makes it. */
+function clone(name: string, shallow = false): string {
   const to = join(dir, name)
-  git(dir, 'clone', '-q', remote, to)
+  if (shallow) git(dir, 'clone', '-q', '--depth=1', `file://${remote}`, to)
+  else git(dir, 'clone', '-q', remote, to)
   return to
 }
 
@@ -205,10 +206,10 @@ const remoteBaseline = (): Baseline => JSON.parse(git(remote, 'show', `main:${FI
 const refreshDays = (b: Baseline): string[] => b.refreshes.map((r) => r.at)
 
 describe('refresh on a busy main: two refreshes racing on one repository', () => {
-  it('the second, rejected because the first landed, is replayed on the new head: both refreshes in order, two commits, no force push', async () => {
+  it('the second (a shallow checkout, as actions/checkout makes), rejected because the first landed, is replayed on the new head: both refreshes in order, two commits, no force push', async () => {
     await seedBaseline([0, 1, 2])
     const a = clone('a')
-    const b = clone('b')
+    const b = clone('b', true)
     writeFileSync(join(b, 'notes.txt'), 'staged by the workflow\n')
     git(b, 'add', 'notes.txt')
 
@@ -269,6 +270,9 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
     }
     // Five retries with a jittered backoff: two racers always both get through.
     expect(landed).toEqual([3, 4])
+    // Both built on the same head: whichever pushed second was replayed on the first.
+    const notes = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.note] : []))
+    expect(notes.filter((n) => /replayed on the branch's new head/.test(n))).toHaveLength(1)
     const days = refreshDays(remoteBaseline())
     expect(days.slice(0, 3)).toEqual([0, 1, 2].map(dayAt))
     expect([...days.slice(3)].sort()).toEqual([3, 4].map(dayAt))
