@@ -58,3 +58,26 @@ export function renderHistoryMarkdown(h: History): string {
   }
   return `${out.join('\n')}\n`
 }
+
+/** Metric lines shown in the compact trend before the rest are counted. */
+const TREND_METRICS = 12
+
+/**
+ * The trend in a few plain lines (a commit message, an issue's opening): per gated metric a
+ * trend line and first → newest value, then the change-point lines (or that there are none).
+ */
+export function renderHistoryTrendText(h: History): string {
+  const n = h.steps.length
+  const lines = [`Trend of the gated metrics over the baseline's ${n} refresh${n === 1 ? '' : 'es'}, oldest first:`]
+  const shown = h.metrics.slice(0, TREND_METRICS)
+  const width = Math.max(...shown.map((m) => m.label.length), 6)
+  for (const m of shown) {
+    lines.push(`  ${m.label.padEnd(width)}  ${sparkline(m.values)}  ${fmt(m, m.values.find((v) => v !== null) ?? null)} → ${fmt(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`)
+  }
+  if (h.metrics.length > shown.length) lines.push(`  … and ${h.metrics.length - shown.length} more (servegate history)`)
+  const cps = changePointLines(h)
+  if (n < 2) return lines.join('\n')
+  if (cps.length === 0) lines.push('No change point: every metric stayed within its noise.')
+  else lines.push(`Change points (${h.method}):`, ...cps.map((c) => `  - ${c}`))
+  return lines.join('\n')
+}

@@ -167,7 +167,12 @@ export async function readBaseline(path: string): Promise<Baseline> {
   return parseBaseline(await readJsonFile(path), path)
 }
 
+/** A baseline file's text: pretty JSON with a trailing newline. */
+export function baselineText(b: Baseline): string {
+  return `${JSON.stringify(b, null, 2)}\n`
+}
+
 /** Write a baseline atomically (pretty JSON, trailing newline). */
 export async function writeBaseline(path: string, b: Baseline): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(b, null, 2)}\n`)
+  await writeFileAtomic(path, baselineText(b))
 }

@@ -1,10 +1,24 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { baselineHistory } from '../../src/analysis/history.js'
+import { resolveConfig } from '../../src/config/resolve.js'
 import { UsageError } from '../../src/errors.js'
-import { checkRefreshCommit, commitBaseline, execGit } from '../../src/github/refresh-commit.js'
+import type { Baseline } from '../../src/gate/types.js'
+import type { ActionDeps } from '../../src/github/deps.js'
+import { realStages } from '../../src/github/real-deps.js'
+import { commitMessage, refreshBaseline } from '../../src/github/refresh.js'
+import { checkRefreshCommit, commitBaseline, execGit, type GitRunner } from '../../src/github/refresh-commit.js'
+import { renderHistoryTrendText } from '../../src/report/history-format.js'
+import { appendRefresh, readBaseline, writeBaseline } from '../../src/store/baseline.js'
+import { pipeDay } from '../gate/fixtures.js'
+
+/** The branch never moves in these tests: a replay would be a bug. */
+const unused = (): never => {
+  throw new Error('rebuild called although the branch did not move')
+}
 
 let dir: string
 let repo: string
@@ -36,7 +50,7 @@ afterEach(() => {
 
 describe('commitBaseline', () => {
   it('commits only the baseline as github-actions[bot] and pushes it to the branch', async () => {
-    const r = await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'servegate: refresh baseline baselines/gate.json', push: true, ref: 'refs/heads/main' })
+    const r = await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'servegate: refresh baseline baselines/gate.json', push: true, ref: 'refs/heads/main', rebuild: unused })
     expect(r).toMatchObject({ committed: true, pushed: true })
     expect(git(repo, 'show', '--name-only', '--format=%an <%ae>|%s', 'HEAD')).toBe(
       'github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>|servegate: refresh baseline baselines/gate.json\n\nbaselines/gate.json',
@@ -50,18 +64,18 @@ describe('commitBaseline', () => {
   it('keeps an identity the workflow configured', async () => {
     git(repo, 'config', 'user.name', 'Release Bot')
     git(repo, 'config', 'user.email', 'rb@example.com')
-    await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'm', push: false })
+    await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'm', push: false, rebuild: unused })
     expect(git(repo, 'log', '-1', '--format=%an <%ae>')).toBe('Release Bot <rb@example.com>')
   }, 20_000)
 
   it('does nothing when the baseline is unchanged', async () => {
-    await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'm', push: false })
-    const again = await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'm', push: false })
+    await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'm', push: false, rebuild: unused })
+    const again = await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'm', push: false, rebuild: unused })
     expect(again).toMatchObject({ committed: false, pushed: false, sha: null })
   }, 20_000)
 
   it('fails clearly outside a git repository', async () => {
-    const err = await commitBaseline(execGit, { cwd: dir, path: 'x.json', message: 'm', push: false }).catch((e: unknown) => e)
+    const err = await commitBaseline(execGit, { cwd: dir, path: 'x.json', message: 'm', push: false, rebuild: unused }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(UsageError)
     expect((err as Error).message).toMatch(/could not find a git repository .*actions\/checkout/)
   }, 20_000)
@@ -110,22 +124,269 @@ describe('checkRefreshCommit (before the sweep)', () => {
   }, 20_000)
 })
 
-describe('commitBaseline when the branch changed the same file meanwhile', () => {
-  it('aborts the failed rebase, leaving the checkout usable, and says so', async () => {
-    await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'v1', push: true, ref: 'refs/heads/main' })
-    const other = join(dir, 'other')
-    git(dir, 'clone', '-q', remote, other)
-    writeFileSync(join(other, 'baselines/gate.json'), '{"v":"theirs"}\n')
+// ---------------------------------------------------------------------------
+// Refreshes racing on one repository: clones of the bare remote each run the
+// Action's refresh step (real stages, real git) on results built the way a
+// sweep builds them.
+// ---------------------------------------------------------------------------
+
+const FILE = 'baselines/gate.json'
+const cfg = resolveConfig({ file: null, filePath: null, flags: {}, env: {} })
+const dayAt = (day: number): string => `2025-01-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
+
+/** A clone of the remote at its main, with no identity (like a fresh runner); `shallow`: one commit deep, as actions/checkout makes it. */
+function clone(name: string, shallow = false): string {
+  const to = join(dir, name)
+  if (shallow) git(dir, 'clone', '-q', '--depth=1', `file://${remote}`, to)
+  else git(dir, 'clone', '-q', remote, to)
+  return to
+}
+
+/** main on the remote holds a baseline of refreshes on `days`, committed by a person. */
+async function seedBaseline(days: number[]): Promise<void> {
+  const seed = clone('seed')
+  let b: Baseline | null = null
+  for (const d of days) b = appendRefresh(b, pipeDay(d), { name: 'gate' })
+  await writeBaseline(join(seed, FILE), b!)
+  git(seed, 'add', FILE)
+  git(seed, '-c', 'user.name=p', '-c', 'user.email=p@p', 'commit', '-q', '-m', 'first baseline')
+  git(seed, 'push', '-q', 'origin', 'main')
+}
+
+interface Refreshed {
+  note: string
+  outputs: Map<string, string>
+  info: string[]
+}
+
+/** The Action's refresh step in checkout `wd` for the result of `day`, as on a push to main. */
+async function refreshIn(wd: string, day: number, runner: GitRunner = execGit, sha = git(wd, 'rev-parse', 'HEAD')): Promise<Refreshed> {
+  const outputs = new Map<string, string>()
+  const info: string[] = []
+  const deps: ActionDeps = {
+    core: {
+      getInput: () => '',
+      setOutput: (n, v) => void outputs.set(n, v),
+      setFailed: () => undefined,
+      setSecret: () => undefined,
+      info: (m) => void info.push(m),
+      warning: () => undefined,
+      error: () => undefined,
+      appendSummary: async () => undefined,
+      saveState: () => undefined,
+      getState: () => '',
+    },
+    env: { GITHUB_SHA: sha, GITHUB_REF: 'refs/heads/main' },
+    cwd: wd,
+    event: { name: 'push', payload: {} },
+    github: () => {
+      throw new Error('a refresh calls no GitHub API')
+    },
+    stages: realStages,
+    git: runner,
+    files: { exists: existsSync, writeText: async (p, t) => writeFileSync(p, t) },
+  }
+  const baselineAbs = join(wd, FILE)
+  const existing = await readBaseline(baselineAbs)
+  const note = await refreshBaseline(deps, {
+    inputs: { refreshCommit: true, refreshPush: true },
+    wd,
+    baselineRel: FILE,
+    baselineAbs,
+    name: 'gate',
+    existing,
+    result: pipeDay(day),
+    cfg,
+    runUrl: null,
+  })
+  return { note, outputs, info }
+}
+
+const remoteBaseline = (): Baseline => JSON.parse(git(remote, 'show', `main:${FILE}`)) as Baseline
+const refreshDays = (b: Baseline): string[] => b.refreshes.map((r) => r.at)
+
+describe('refresh on a busy main: two refreshes racing on one repository', () => {
+  it('the second (a shallow checkout, as actions/checkout makes), rejected because the first landed, is replayed on the new head: both refreshes in order, two commits, no force push', async () => {
+    await seedBaseline([0, 1, 2])
+    const a = clone('a')
+    const b = clone('b', true)
+    writeFileSync(join(b, 'notes.txt'), 'staged by the workflow\n')
+    git(b, 'add', 'notes.txt')
+
+    const first = await refreshIn(a, 3)
+    const landedA = git(remote, 'rev-parse', 'main')
+    expect(first.outputs.get('commit-sha')).toBe(landedA)
+
+    const second = await refreshIn(b, 4)
+    expect(second.note).toMatch(/^Baseline: pushed baselines\/gate\.json to main as [0-9a-f]{12}, replayed on the branch's new head [0-9a-f]{12} \(the branch moved: push rejected once\); the checkout is at [0-9a-f]{12}\.$/)
+
+    expect(refreshDays(remoteBaseline())).toEqual([0, 1, 2, 3, 4].map(dayAt))
+    // Each refresh its own commit, the second on top of the first: nothing published was rewritten.
+    expect(git(remote, 'log', '--format=%s', 'main')).toBe(['servegate: refresh baseline baselines/gate.json', 'servegate: refresh baseline baselines/gate.json', 'first baseline', 'init'].join('\n'))
+    expect(git(remote, 'rev-parse', 'main^')).toBe(landedA)
+    const landedB = git(remote, 'rev-parse', 'main')
+    expect(second.outputs.get('commit-sha')).toBe(landedB)
+    expect(git(remote, 'show', '--name-only', '--format=%an', 'main')).toBe('github-actions[bot]\n\nbaselines/gate.json')
+    // The replayed commit's message carries the trend of the merged baseline (five refreshes).
+    const body = git(remote, 'log', '-1', '--format=%B', 'main')
+    expect(body).toMatch(/^servegate: refresh baseline baselines\/gate\.json\n\nSweep "default" measured/)
+    expect(body).toContain("Trend of the gated metrics over the baseline's 5 refreshes, oldest first:")
+    expect(body).toMatch(/\n {2}p95 ITL 64×16 c=1 +\S{5} {2}[\d.]+ ms → [\d.]+ ms\n/)
+    // The checkout moved to what main holds, the file with it; what the workflow staged is still staged.
+    expect(git(b, 'rev-parse', 'HEAD')).toBe(landedB)
+    expect(git(b, 'status', '--porcelain')).toBe('A  notes.txt')
+    expect(refreshDays(JSON.parse(readFileSync(join(b, FILE), 'utf8')) as Baseline)).toEqual([0, 1, 2, 3, 4].map(dayAt))
+  }, 60_000)
+
+  it("leaves the checkout where it was, with the pushed file written, when the workflow's own staged change is in the way", async () => {
+    await seedBaseline([0, 1, 2])
+    const b = clone('b')
+    writeFileSync(join(b, 'notes.txt'), 'ours\n')
+    git(b, 'add', 'notes.txt')
+    const other = clone('other')
+    writeFileSync(join(other, 'notes.txt'), 'theirs\n')
+    git(other, 'add', 'notes.txt')
+    git(other, '-c', 'user.name=o', '-c', 'user.email=o@o', 'commit', '-q', '-m', 'notes')
+    git(other, 'push', '-q', 'origin', 'main')
+    const local = await refreshIn(b, 3)
+    expect(local.note).toMatch(/; the checkout stays at [0-9a-f]{12}, with baselines\/gate\.json as pushed\.$/)
+    expect(refreshDays(remoteBaseline())).toEqual([0, 1, 2, 3].map(dayAt))
+    expect(readFileSync(join(b, FILE), 'utf8')).toBe(git(remote, 'show', `main:${FILE}`) + '\n')
+    expect(git(b, 'diff', '--cached', '--name-only')).toBe('notes.txt')
+    expect(readFileSync(join(b, 'notes.txt'), 'utf8')).toBe('ours\n')
+  }, 60_000)
+
+  it('two refreshes pushed at the same moment both land, each its own commit (or one says why it did not)', async () => {
+    await seedBaseline([0, 1, 2])
+    const a = clone('a')
+    const b = clone('b')
+    const settled = await Promise.allSettled([refreshIn(a, 3), refreshIn(b, 4)])
+    const landed = [3, 4].filter((_, i) => settled[i]!.status === 'fulfilled')
+    for (const s of settled) {
+      if (s.status === 'rejected') {
+        expect(s.reason).toBeInstanceOf(UsageError)
+        expect((s.reason as Error).message).toMatch(/^servegate could not push the refreshed baseline to main: .*; the refreshed baselines\/gate\.json stays written in the workspace/)
+      }
+    }
+    // Five retries with a jittered backoff: two racers always both get through.
+    expect(landed).toEqual([3, 4])
+    // Both built on the same head: whichever pushed second was replayed on the first.
+    const notes = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.note] : []))
+    expect(notes.filter((n) => /replayed on the branch's new head/.test(n))).toHaveLength(1)
+    const days = refreshDays(remoteBaseline())
+    expect(days.slice(0, 3)).toEqual([0, 1, 2].map(dayAt))
+    expect([...days.slice(3)].sort()).toEqual([3, 4].map(dayAt))
+    expect(git(remote, 'rev-list', '--count', 'main')).toBe('4')
+  }, 60_000)
+
+  it('a branch that keeps moving past the retries fails with one line that keeps the refresh in the workspace', async () => {
+    await seedBaseline([0, 1, 2])
+    const a = clone('a')
+    const busy = clone('busy')
+    let moves = 0
+    // Before each of our pushes, another commit lands on main.
+    const racing: GitRunner = async (args, cwd, opts) => {
+      if (args[0] === 'push' && args[1] === 'origin') {
+        writeFileSync(join(busy, 'busy.txt'), `move ${++moves}\n`)
+        git(busy, 'add', 'busy.txt')
+        git(busy, '-c', 'user.name=o', '-c', 'user.email=o@o', 'commit', '-q', '-m', `busy ${moves}`)
+        git(busy, 'push', '-q', 'origin', 'main')
+      }
+      return execGit(args, cwd, opts)
+    }
+    const err = await refreshIn(a, 3, racing).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UsageError)
+    expect((err as Error).message).toMatch(/^servegate could not push the refreshed baseline to main: the branch kept moving: 6 pushes rejected as non-fast-forward; the refreshed baselines\/gate\.json stays written in the workspace \(committed locally as [0-9a-f]{12}\)$/)
+    expect((err as UsageError).hint).toMatch(/Rerun the refresh job/)
+    expect(moves).toBe(6)
+    // Not lost: the file in the workspace holds this refresh; main never got it.
+    expect(refreshDays(JSON.parse(readFileSync(join(a, FILE), 'utf8')) as Baseline).at(-1)).toBe(dayAt(3))
+    expect(refreshDays(remoteBaseline())).toEqual([0, 1, 2].map(dayAt))
+  }, 90_000)
+
+  it('a push the remote refuses (a pre-receive hook, like branch protection) names the pull-request path', async () => {
+    await seedBaseline([0, 1, 2])
+    const a = clone('a')
+    const hook = join(remote, 'hooks', 'pre-receive')
+    writeFileSync(hook, '#!/bin/sh\necho "error: GH006: Protected branch update failed for refs/heads/main." >&2\nexit 1\n')
+    chmodSync(hook, 0o755)
+    const err = await refreshIn(a, 3).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UsageError)
+    expect((err as Error).message).toMatch(
+      /^servegate could not push the refreshed baseline to main: the remote refused it \(branch protection or a pre-receive hook\): remote: error: GH006: Protected branch update failed for refs\/heads\/main\. \/ ! \[remote rejected\] +HEAD -> main \(pre-receive hook declined\); the refreshed baselines\/gate\.json stays written/,
+    )
+    expect((err as UsageError).hint).toContain('refresh-commit: false')
+    expect(refreshDays(remoteBaseline())).toEqual([0, 1, 2].map(dayAt))
+  }, 60_000)
+
+  it("says so when the branch's new head holds a file that is not a servegate baseline", async () => {
+    await seedBaseline([0, 1, 2])
+    const a = clone('a')
+    const other = clone('other')
+    writeFileSync(join(other, FILE), '{"v":"theirs"}\n')
     git(other, '-c', 'user.name=o', '-c', 'user.email=o@o', 'commit', '-q', '-am', 'theirs')
     git(other, 'push', '-q', 'origin', 'main')
-    writeFileSync(join(repo, 'baselines/gate.json'), '{"v":"ours"}\n')
-    const err = await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'ours', push: true, ref: 'refs/heads/main' }).catch((e: unknown) => e)
+    const err = await refreshIn(a, 3).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(UsageError)
-    expect((err as Error).message).toMatch(/could not push it to main, and replaying it on the branch's new head failed: .*\(the rebase was aborted; the commit is still on the local HEAD\)/s)
-    expect(existsSync(join(repo, '.git/rebase-merge')) || existsSync(join(repo, '.git/rebase-apply'))).toBe(false)
-    expect(git(repo, 'log', '-1', '--format=%s')).toBe('ours')
-    // What the workflow had staged is back where it was.
-    expect(git(repo, 'diff', '--cached', '--name-only')).toBe('other.txt')
+    expect((err as Error).message).toMatch(
+      /^servegate could not push the refreshed baseline to main: the branch moved to [0-9a-f]{12} and this refresh cannot be replayed on it: baselines\/gate\.json on the branch's new head is not a servegate baseline: schema is undefined, expected "servegate\.baseline\/v1"; the refreshed baselines\/gate\.json stays written in the workspace/,
+    )
     expect(git(remote, 'log', '-1', '--format=%s', 'main')).toBe('theirs')
-  }, 30_000)
+    expect(git(a, 'status', '--porcelain')).toBe('')
+    expect(refreshDays(JSON.parse(readFileSync(join(a, FILE), 'utf8')) as Baseline).at(-1)).toBe(dayAt(3))
+  }, 60_000)
+
+  it('does not append a refresh twice when the new head already holds it (a push that landed, then a rerun)', async () => {
+    await seedBaseline([0, 1, 2])
+    const a = clone('a')
+    const rerun = clone('rerun')
+    const sha = git(a, 'rev-parse', 'HEAD')
+    await refreshIn(a, 3, execGit, sha)
+    // Then something else lands on main, so the rerun's push is rejected and replayed.
+    const other = clone('other')
+    git(other, '-c', 'user.name=o', '-c', 'user.email=o@o', 'commit', '-q', '--allow-empty', '-m', 'elsewhere')
+    git(other, 'push', '-q', 'origin', 'main')
+    const landed = git(remote, 'rev-parse', 'main')
+    const again = await refreshIn(rerun, 3, execGit, sha)
+    expect(again.note).toMatch(/^Baseline: main at [0-9a-f]{12} already holds this refresh of baselines\/gate\.json; nothing pushed; the checkout is at [0-9a-f]{12}\.$/)
+    expect(git(remote, 'rev-parse', 'main')).toBe(landed)
+    expect(refreshDays(remoteBaseline())).toEqual([0, 1, 2, 3].map(dayAt))
+    expect(git(rerun, 'rev-parse', 'HEAD')).toBe(landed)
+    expect(git(rerun, 'status', '--porcelain')).toBe('')
+  }, 60_000)
+})
+
+describe('the refresh commit message carries the baseline trend', () => {
+  const VLLM = 'vllm serve org/model --port 8000'
+  const NEW_VLLM = 'vllm serve org/model --port 8000 --enable-chunked-prefill'
+
+  it('per gated metric a trend line and first → newest value, then the change point with the command change', () => {
+    let b: Baseline | null = null
+    for (let day = 0; day < 8; day++) {
+      const changed = day >= 5
+      b = appendRefresh(b, pipeDay(day, changed ? 1.1 : 1, { env: (e) => {
+        e.finished_at = `2026-11-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
+        e.serve_command = changed ? NEW_VLLM : VLLM
+      } }), { name: 'gate' })
+    }
+    const h = baselineHistory(b!)
+    const msg = commitMessage(FILE, 'gate', pipeDay(7), null, renderHistoryTrendText(h))
+    const [head, trend] = msg.split('\n\nTrend')
+    expect(head).toMatch(/^servegate: refresh baseline baselines\/gate\.json\n\nSweep "gate" measured with servegate 0\.1\.0\.\nEngine: /)
+    const lines = `Trend${trend}`.split('\n')
+    expect(lines[0]).toBe("Trend of the gated metrics over the baseline's 8 refreshes, oldest first:")
+    const itl = lines.find((l) => l.includes('p95 ITL 64×16 c=1 '))!
+    const [first, newest] = itl.match(/[\d.]+ ms/g)!.map((v) => Number.parseFloat(v))
+    expect(newest! / first!).toBeGreaterThan(1.05)
+    expect(itl).toMatch(/ [▁▂▃]{5}[▆▇█]{3} /)
+    expect(lines).toContain(`Change points (${h.method}):`)
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^ {2}- p95 ITL 64×16 c=1: change at refresh 6 \\(2026-11-06 01:00\\): \\+\\d+\\.\\d % \\(worse\\); serve command ${VLLM} → ${NEW_VLLM}$`)))
+  })
+
+  it('says there is no change point when every metric stayed within its noise', () => {
+    let b: Baseline | null = null
+    for (let day = 0; day < 4; day++) b = appendRefresh(b, pipeDay(day), { name: 'gate' })
+    const text = renderHistoryTrendText(baselineHistory(b!))
+    expect(text.split('\n').at(-1)).toBe('No change point: every metric stayed within its noise.')
+  })
 })
