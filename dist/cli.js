@@ -74235,9 +74235,12 @@ ${formatIssues(r.error)}`);
 async function readBaseline(path) {
   return parseBaseline(await readJsonFile(path), path);
 }
+function baselineText(b) {
+  return `${JSON.stringify(b, null, 2)}
+`;
+}
 async function writeBaseline(path, b) {
-  await writeFileAtomic(path, `${JSON.stringify(b, null, 2)}
-`);
+  await writeFileAtomic(path, baselineText(b));
 }
 
 // src/cli/compare.ts
