@@ -80,6 +80,16 @@ export interface RequestRecord {
   /** Number of `finish_reason` values seen and the last one. */
   finishReason: string | null
   error: { kind: ErrorKind; detail: string } | null
+  /**
+   * Open loop only: when the arrival schedule said to send this request, ms since
+   * the run's epoch (startMs − scheduledMs is how late it went out, queueing included).
+   */
+  scheduledMs?: number
+  /**
+   * Open loop with a max concurrency only: how long the request waited for a free
+   * slot after its scheduled time, ms (0 when a slot was free) — the server's queueing, not the client's lateness.
+   */
+  queueMs?: number
 }
 
 // ---------------------------------------------------------------------------
@@ -113,6 +123,18 @@ export interface RawRun {
   client: ClientStats
   startedAt: string
   finishedAt: string
+  /** Present when the run was open-loop: the arrival process it was asked to follow. */
+  openLoop?: OpenLoopSettings
+}
+
+/** An open-loop point's arrival process (vLLM's --request-rate, --burstiness, --max-concurrency). */
+export interface OpenLoopSettings {
+  /** Requests per second; Infinity: every request at once. */
+  rate: number
+  /** Gamma shape of the inter-arrival times (1: Poisson); CV = 1/√burstiness. */
+  burstiness: number
+  /** Most requests in flight at once; null: no cap. */
+  maxConcurrency: number | null
 }
 
 // ---------------------------------------------------------------------------
@@ -247,12 +269,68 @@ export interface RunResult {
     events_per_second: number
   }
   gpu: GpuSample[] | null
+  /** Open-loop runs: the arrival process as measured from the actual send times (metrics/arrivals.ts). */
+  arrivals?: Arrivals
+  /** Open-loop runs: TTFT and E2EL measured from each request's scheduled send time instead of its actual one. */
+  from_schedule?: FromSchedule
+  /** With --goodput: the completed requests that met every SLO given (metrics/goodput.ts). */
+  goodput?: Goodput
+}
+
+/** An open-loop run's arrivals, measured from the send times of its measured requests. */
+export interface Arrivals {
+  /** Measured requests per second: (sends − 1) / (last send − first send); null with fewer than 2 sends or all in one instant. */
+  rate: number | null
+  /** The gamma shape asked for (1: Poisson); the measured counterpart is `cv` (expected 1/√burstiness). */
+  burstiness: number
+  /** Mean gap between consecutive sends, ms; null with fewer than 2 sends. */
+  mean_interarrival_ms: number | null
+  /** Coefficient of variation (sample standard deviation / mean) of those gaps; null when undefined. */
+  cv: number | null
+  /** The rate asked for, requests per second, or "inf" (every request at once). */
+  requested_rate: number | 'inf'
+  /** The cap on requests in flight; null: none. */
+  max_concurrency: number | null
+  /** How late the client sent each request after it was due (scheduled time, or the moment a capped slot freed), ms. */
+  send_lateness_ms: LatencyStats
+  /** Time each request waited for a free slot under max_concurrency, ms (all 0 without a cap). */
+  queue_ms: LatencyStats
+  /** The schedule's own rate over the same requests, requests per second (null as for `rate`): what `rate` is judged against. */
+  scheduled_rate: number | null
+}
+
+/** Latencies of an open-loop run measured from the scheduled send time (so client lateness and slot queueing count). */
+export interface FromSchedule {
+  ttft_ms: LatencyStats
+  e2el_ms: LatencyStats
+}
+
+/** Service-level objectives of --goodput, ms per request; absent keys are not checked. */
+export interface GoodputSlo {
+  ttft_ms?: number
+  tpot_ms?: number
+  e2el_ms?: number
+}
+
+/** Goodput of one run: completed requests meeting every SLO. */
+export interface Goodput {
+  /** Good requests / completed requests, 0..1; null when nothing completed. */
+  share: number | null
+  /** Good requests per second over the run's duration. */
+  request_throughput: number
+  /** Output tokens of good requests per second over the run's duration. */
+  output_throughput: number
+  /** The SLOs applied. */
+  slo: GoodputSlo
 }
 
 export interface PointResult {
   input_len: number
   output_len: number
+  /** Closed loop: requests in flight. Open loop: the cap on requests in flight (max concurrency, else the point's request count). */
   concurrency: number
+  /** Open-loop points only: the requested arrival rate (requests per second, or "inf"); a sweep over rates labels its points by it. */
+  request_rate?: number | 'inf'
   runs: RunResult[]
 }
 
@@ -265,6 +343,8 @@ export interface AtTargetRun {
   /** Concurrency implied (interpolated) or of the last passing point. */
   concurrency: number | null
   bound: AtTargetBound
+  /** On a rate curve (open loop): the request rate implied (interpolated) or of the last passing point; null when unreachable or beyond the highest finite rate. */
+  request_rate?: number | null
 }
 
 export interface AtTargetShape {
@@ -312,6 +392,11 @@ export interface Fingerprint {
   tokens_per_chunk: Record<string, number | null>
   /** How prompts got their length (config.prompt_calibration): token_ids, tokenize or none; absent in older files. */
   prompt_calibration?: string
+  /**
+   * How load was offered: `closed` (C requests in flight) or `open rate R burstiness B
+   * max_concurrency C num_prompts N`; absent in older files, which were all closed loop.
+   */
+  load?: string
 }
 
 export interface ResultFile {

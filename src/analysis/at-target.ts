@@ -22,6 +22,11 @@
  *   figure is at least this);
  * - 'unreachable': the lowest concurrency already misses → nulls.
  *
+ * Open loop: the curve runs over request rates instead of concurrencies and is
+ * interpolated the same way; the figure carries `request_rate` (the implied rate)
+ * and a null concurrency. A crossing between the highest finite rate and `inf`
+ * keeps its interpolated throughput with a null rate (no finite rate implied).
+ *
  * An invalid run (METHODOLOGY: an invalid number is not a measurement) is
  * left out of its repeat's curve, so no figure is ever built from an invalid
  * run's numbers: the curve runs through the valid points only. When an
@@ -119,18 +124,20 @@ export function repeatsCutByInvalidRuns(points: readonly PointResult[], inputLen
 
 /** Throughput at target per shape (first-seen order) and per repeat (ascending), from a result's points. */
 export function atTargetForResult(points: PointResult[], target: ResultTarget): AtTargetShape[] {
-  const shapes = new Map<string, { input_len: number; output_len: number; byRepeat: Map<number, CurvePoint[]> }>()
+  const shapes = new Map<string, { input_len: number; output_len: number; byRepeat: Map<number, CurvePoint[]>; rates: boolean }>()
   for (const point of points) {
     const key = `${point.input_len}x${point.output_len}`
     let shape = shapes.get(key)
     if (shape === undefined) {
-      shape = { input_len: point.input_len, output_len: point.output_len, byRepeat: new Map() }
+      shape = { input_len: point.input_len, output_len: point.output_len, byRepeat: new Map(), rates: point.request_rate !== undefined }
       shapes.set(key, shape)
     }
+    // The x-axis: the concurrency, or an open-loop point's request rate (inf: Infinity, the highest).
+    const x = point.request_rate === undefined ? point.concurrency : point.request_rate === 'inf' ? Infinity : point.request_rate
     for (const run of point.runs) {
       const curve = shape.byRepeat.get(run.repeat) ?? []
       if (run.validity.valid) {
-        curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) })
+        curve.push({ concurrency: x, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) })
       }
       shape.byRepeat.set(run.repeat, curve)
     }
@@ -142,6 +149,11 @@ export function atTargetForResult(points: PointResult[], target: ResultTarget): 
     runs: [...shape.byRepeat.entries()]
       .filter(([, curve]) => curve.length > 0)
       .sort((a, b) => a[0] - b[0])
-      .map(([repeat, curve]): AtTargetRun => ({ repeat, ...throughputAtTarget(curve, target.threshold_ms) })),
+      .map(([repeat, curve]): AtTargetRun => {
+        const v = throughputAtTarget(curve, target.threshold_ms)
+        if (!shape.rates) return { repeat, ...v }
+        const rate = v.concurrency !== null && Number.isFinite(v.concurrency) ? v.concurrency : null
+        return { repeat, throughput: v.throughput, concurrency: null, bound: v.bound, request_rate: rate }
+      }),
   }))
 }

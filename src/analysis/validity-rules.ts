@@ -46,13 +46,37 @@ export const clientSaturated: Rule = (run, ctx, t) => {
     // A late loop that was mostly idle was kept off the CPU: name the cause the figures point to.
     why.push(`the loop itself was busy only ${pct(c.event_loop_utilization)} of the time, so the CPU was shared (the server on the same host, or other processes)`)
   }
-  // Only meaningful while requests were queued for a slot.
-  if (run.num_prompts > ctx.concurrency && c.mean_in_flight < t.inFlightMinFraction * ctx.concurrency) {
+  // Only meaningful while requests were queued for a slot, and only in a closed loop (an open loop's in-flight count is the server's doing).
+  if (run.arrivals === undefined && run.num_prompts > ctx.concurrency && c.mean_in_flight < t.inFlightMinFraction * ctx.concurrency) {
     why.push(`only ${num(c.mean_in_flight)} of ${ctx.concurrency} requests were in flight on average while more were waiting (limit ${pct(t.inFlightMinFraction)})`)
   }
+  why.push(...behindSchedule(run, t))
   if (why.length === 0) return null
   const load = `${Math.round(c.events_per_second)} token events/s on ${c.workers} load thread${c.workers === 1 ? '' : 's'}, send lag p99 ${num(c.send_lag_p99_ms)} ms`
   return { code: 'client_saturated', detail: `The load generator could not keep up: ${why.join('; ')} (${load})${gpuNote(run.gpu, t)}.` }
+}
+
+/**
+ * The open-loop rule: the client sent requests later than its arrival schedule
+ * said (slot waits under a max concurrency excluded: they are the server's
+ * queueing), or sent them at a lower rate than the schedule over the same
+ * requests. With rate inf every request is due at once and there is no
+ * schedule to keep.
+ */
+function behindSchedule(run: RunResult, t: ValidityThresholds): string[] {
+  const a = run.arrivals
+  if (a === undefined || a.requested_rate === 'inf') return []
+  const why: string[] = []
+  const lateP95 = a.send_lateness_ms.p95
+  if (lateP95 !== null && lateP95 > t.openLoopLatenessP95MaxMs) {
+    why.push(`requests went out late against their arrival schedule, p95 ${num(lateP95)} ms after they were due (limit ${num(t.openLoopLatenessP95MaxMs)} ms), so the server saw another arrival process than the one asked for`)
+  }
+  // Slot waits stretch the sends legitimately: judge the rate only where none happened.
+  const queued = a.max_concurrency !== null && (a.queue_ms.mean ?? 0) > 0
+  if (!queued && a.rate !== null && a.scheduled_rate !== null && a.rate < t.openLoopRateMinFraction * a.scheduled_rate) {
+    why.push(`requests went out at ${num(a.rate)}/s while the schedule asked for ${num(a.scheduled_rate)}/s over the same requests (${pct(a.rate / a.scheduled_rate)}, limit ${pct(t.openLoopRateMinFraction)}; requested rate ${num(a.requested_rate)}/s)`)
+  }
+  return why
 }
 
 /** What the GPU did while the client was saturated: low utilisation means the harness, not the engine, was the limit. */
@@ -133,7 +157,8 @@ export const prefixCacheContaminated: Rule = (run, ctx, t) => {
 }
 
 export const rampDominated: Rule = (run, ctx, t) => {
-  if (ctx.concurrency <= 1 || run.completed === 0) return null
+  // An open loop has no slots to fill: its load is the arrival rate (arrivals, client_saturated).
+  if (ctx.concurrency <= 1 || run.completed === 0 || run.arrivals !== undefined) return null
   const ss = run.steady_state
   if (ss === null) {
     return { code: 'ramp_dominated', detail: `At no moment were all ${ctx.concurrency} requests in flight at once, so no figure describes the engine at that concurrency.` }

@@ -10,6 +10,10 @@ export interface ValidityThresholds {
   clientEluMax: number
   /** client_saturated: mean requests in flight while requests were waiting, as a fraction of C, below which slots sat idle. */
   inFlightMinFraction: number
+  /** client_saturated (open loop): p95 of how late requests went out after they were due, ms, above which the arrival process was not the one asked for. */
+  openLoopLatenessP95MaxMs: number
+  /** client_saturated (open loop): measured send rate as a fraction of the schedule's rate over the same requests, below which the client fell behind. */
+  openLoopRateMinFraction: number
   /** token_count_mismatch: relative tolerance between server usage, client chunks, max_tokens and the server's generation_tokens. */
   tokenCountTolerance: number
   /** token_count_mismatch: relative tolerance between usage and the re-tokenised text (detokenise → tokenise is not exact). */
@@ -61,6 +65,16 @@ export const DEFAULT_VALIDITY_THRESHOLDS: Readonly<ValidityThresholds> = Object.
   // (Send lag is not a trigger: C refills after a lockstep step queue behind each other, 12–17 ms
   // p99 at C = 256 on runs that kept the bound. It is reported in the detail.)
   inFlightMinFraction: 0.95,
+  // Open loop: a request is due at its scheduled time; Node timers fire ~1 ms late and a busy
+  // 2-core host adds a few ms (the event-loop delay bound above is 5 ms at p99). 10 ms at p95 is
+  // twice that bound, and a fifth of the mean gap at 20 req/s: beyond it the gaps the server saw
+  // are not the gamma gaps asked for (at 100 req/s a 10 ms lateness is a whole mean gap).
+  openLoopLatenessP95MaxMs: 10,
+  // The measured rate is compared with the schedule's own rate over the same requests (no
+  // sampling noise: the same draws), so a shortfall is the client's drift alone. Lateness bounded
+  // by the rule above stretches a run of hundreds of requests by well under 1%; 5% short means the
+  // sends drifted seconds behind by the end.
+  openLoopRateMinFraction: 0.95,
   tokenCountTolerance: 0.02,
   retokenizedTolerance: 0.1,
   // With ignore_eos every request must produce exactly max_tokens: any shortfall is an early stop.

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { loadConfigFile } from '../config/load.js'
-import { resolveConfig, type RunFlags } from '../config/resolve.js'
+import { pointsPerShape, resolveConfig, type RunFlags } from '../config/resolve.js'
+import { rateLabel } from '../plan/plan.js'
 import { runSweep, SweepCancelled } from '../sweep/run-sweep.js'
 import { renderConsoleTable } from '../report/table.js'
 import { createProgress } from '../report/progress.js'
@@ -19,6 +20,11 @@ export function registerRunCommand(program: Command): void {
     .option('--output-len <n>', 'output length in tokens (sent as max_tokens with ignore_eos)')
     .option('--concurrency <list>', 'concurrency levels, e.g. 1,4,16')
     .option('--prompts-per-concurrency <n>', 'measured requests per point = concurrency × N (default 12)')
+    .option('--request-rate <list>', 'open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency')
+    .option('--burstiness <b>', 'open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)')
+    .option('--max-concurrency <n>', 'open loop: most requests in flight at once (a due request waits for a slot; default: no cap)')
+    .option('--num-prompts <n>', 'open loop: measured requests per point (default 1000)')
+    .option('--goodput <slos>', 'SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)')
     .option('--warmup <n>', 'warmup requests per point, discarded (default: one per slot, at least 4)')
     .option('--repeats <n>', 'runs per point (default 3)')
     .option('--target <spec>', 'interactivity target metric:pNN:ms (default tpot:p95:50)')
@@ -38,7 +44,7 @@ export function registerRunCommand(program: Command): void {
       const file = configPath ? await loadConfigFile(configPath) : null
       const cfg = resolveConfig({ file, filePath: configPath, flags, env: process.env })
       const log = (line: string): void => void process.stderr.write(`${line}\n`)
-      const total = cfg.shapes.length * cfg.concurrency.length * cfg.repeats
+      const total = cfg.shapes.length * pointsPerShape(cfg) * cfg.repeats
       const progress = createProgress(total, { stream: process.stderr, tty: Boolean(process.stderr.isTTY) && !process.env.CI })
       // The first signal stops dispatching and cuts the requests in flight (the load threads'
       // connections are destroyed), so a server under a C=256 point is freed at once; the finished
@@ -69,7 +75,7 @@ export function registerRunCommand(program: Command): void {
           onPointDone: (p, run) =>
             progress.done(
               label(p),
-              `${run.output_throughput.toFixed(0)} tok/s, ITL p50 ${run.itl_ms.p50?.toFixed(2) ?? '–'} ms${run.validity.valid ? '' : ` — INVALID: ${run.validity.issues.map((i) => i.code).join(', ')}`}`,
+              `${run.output_throughput.toFixed(0)} tok/s, ITL p50 ${run.itl_ms.p50?.toFixed(2) ?? '–'} ms${run.goodput?.share != null ? `, goodput ${(run.goodput.share * 100).toFixed(1)}%` : ''}${run.validity.valid ? '' : ` — INVALID: ${run.validity.issues.map((i) => i.code).join(', ')}`}`,
             ),
         })
         progress.stop()
@@ -100,6 +106,6 @@ function shellQuote(arg: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`
 }
 
-function label(p: { shape: { inputLen: number; outputLen: number }; concurrency: number; repeat: number }): string {
-  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`
+function label(p: { shape: { inputLen: number; outputLen: number }; concurrency: number; repeat: number; openLoop?: { rate: number } }): string {
+  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, ${p.openLoop ? `rate ${rateLabel(p.openLoop.rate)}/s` : `C=${p.concurrency}`}, repeat ${p.repeat}`
 }

@@ -28,6 +28,8 @@ export const DEFAULTS: {
   readonly idleTimeoutMs: number
   readonly readyTimeoutS: number
   readonly stopTimeoutS: number
+  readonly burstiness: number
+  readonly numPrompts: number
 } = {
   api: 'completions',
   // METHODOLOGY: "fix a target, say 50 ms between tokens, and report the throughput achievable while holding it at p95".
@@ -48,6 +50,9 @@ export const DEFAULTS: {
   readyTimeoutS: 1800,
   // SIGTERM lets an engine free its GPUs and workers in order; then SIGKILL.
   stopTimeoutS: 30,
+  // Open loop, as `vllm bench serve`: Poisson arrivals and 1000 prompts per point.
+  burstiness: 1,
+  numPrompts: 1000,
 }
 
 /** Longest request deadline accepted, s (7 days; a timer cannot wait much longer). */
@@ -77,4 +82,14 @@ export function defaultRequestTimeoutS(inputLen: number, outputLen: number): num
 /** Warmup requests for one point when warmup is 'auto': one full wave at concurrency C, at least 4. */
 export function autoWarmupRequests(concurrency: number): number {
   return Math.max(4, concurrency)
+}
+
+/**
+ * Warmup requests for one open-loop point when warmup is 'auto': about one second of
+ * arrivals at the point's rate (at least 4), never more than the cap on requests in
+ * flight would fill for an unbounded rate (64 without a cap) nor than the point's requests.
+ */
+export function autoOpenLoopWarmupRequests(rate: number, maxConcurrency: number | null, numPrompts: number): number {
+  const wave = Number.isFinite(rate) ? Math.ceil(rate) : (maxConcurrency ?? 64)
+  return Math.min(numPrompts, 64, Math.max(4, wave))
 }

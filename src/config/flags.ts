@@ -3,7 +3,7 @@
  * pushes one specific message (`--concurrency "1,4,x": expected …`) onto an
  * error list, so every bad flag is reported at once.
  */
-import type { Api, Target } from '../types.js'
+import type { Api, GoodputSlo, Target } from '../types.js'
 import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
 
 /** The raw flags of `servegate run`, as commander hands them over (camelCase keys). */
@@ -32,6 +32,13 @@ export interface RunFlags {
   /** Seconds to wait for a started server to be ready. */
   readyTimeout?: string
   requestTimeout?: string
+  /** Open loop: arrival rates, requests/s (`5,10,20`, `inf`). */
+  requestRate?: string
+  burstiness?: string
+  maxConcurrency?: string
+  numPrompts?: string
+  /** `ttft:MS,tpot:MS,e2el:MS` (any subset). */
+  goodput?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */
@@ -179,4 +186,68 @@ export function normalizeBaseUrl(raw: string): string | { problem: string } {
   let path = url.pathname.replace(/\/+$/, '')
   if (path.endsWith('/v1')) path = path.slice(0, -3)
   return `${url.protocol}//${url.host}${path}`
+}
+
+/** `5,10,20` or `inf` (requests/s; inf: every request at once) → ascending rates, Infinity last; duplicates are an error. */
+export function requestRateFlag(raw: string | undefined, problems: Problems): number[] | undefined {
+  if (raw === undefined) return undefined
+  const parts = String(raw).split(',').map((p) => p.trim())
+  const values = parts.map((p) => (p.toLowerCase() === 'inf' ? Infinity : /^\d+(\.\d+)?$/.test(p) ? Number(p) : NaN))
+  if (values.some((v) => !(v > 0))) {
+    problems.push(`--request-rate ${quote(String(raw))}: expected request rates above 0 (requests/s) or inf, separated by commas, e.g. 5,10,20`)
+    return undefined
+  }
+  if (new Set(values).size !== values.length) {
+    problems.push(`--request-rate ${quote(String(raw))}: expected each rate once (duplicates found)`)
+    return undefined
+  }
+  return [...values].sort((a, b) => a - b)
+}
+
+/** A positive number (`1`, `0.5`); undefined when absent. */
+export function positiveNumberFlag(flag: string, raw: string | undefined, problems: Problems, example: string): number | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  const n = Number(s)
+  if (!/^\d+(\.\d+)?$/.test(s) || !(n > 0) || !Number.isFinite(n)) {
+    problems.push(`${flag} ${quote(String(raw))}: expected a number above 0, e.g. ${example}`)
+    return undefined
+  }
+  return n
+}
+
+const GOODPUT_KEYS = { ttft: 'ttft_ms', tpot: 'tpot_ms', e2el: 'e2el_ms' } as const
+
+/**
+ * `ttft:2000,tpot:50,e2el:10000` (vLLM's --goodput spelling: KEY:MS pairs, any subset, separated
+ * by commas or spaces) → the SLOs in ms; a string describing the problem otherwise.
+ */
+export function parseGoodput(raw: string): GoodputSlo | string {
+  const expected = 'expected KEY:MS pairs with KEY ttft, tpot or e2el and MS a number above 0, e.g. ttft:2000,tpot:50'
+  const parts = raw.split(/[\s,]+/).filter((p) => p !== '')
+  if (parts.length === 0) return expected
+  const slo: GoodputSlo = {}
+  for (const part of parts) {
+    const m = /^([a-z0-9]+):(\d+(?:\.\d+)?)(?:ms)?$/i.exec(part)
+    if (!m) return `${JSON.stringify(part)}: ${expected}`
+    const key = m[1]!.toLowerCase()
+    if (!(key in GOODPUT_KEYS)) return `${JSON.stringify(part)}: unknown SLO ${JSON.stringify(key)}; ${expected}`
+    const field = GOODPUT_KEYS[key as keyof typeof GOODPUT_KEYS]
+    const ms = Number(m[2])
+    if (!(ms > 0)) return `${JSON.stringify(part)}: ${expected}`
+    if (slo[field] !== undefined) return `${JSON.stringify(part)}: ${key} given twice`
+    slo[field] = ms
+  }
+  return slo
+}
+
+/** `--goodput ttft:MS,tpot:MS,e2el:MS`. */
+export function goodputFlag(raw: string | undefined, problems: Problems): GoodputSlo | undefined {
+  if (raw === undefined) return undefined
+  const g = parseGoodput(String(raw))
+  if (typeof g === 'string') {
+    problems.push(`--goodput ${quote(String(raw))}: ${g}`)
+    return undefined
+  }
+  return g
 }

@@ -5,11 +5,14 @@
  */
 import { UsageError } from '../errors.js'
 import { redactSecrets, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
-import type { Api, Shape, Target } from '../types.js'
+import type { Api, GoodputSlo, Shape, Target } from '../types.js'
 import { DEFAULTS, defaultRequestTimeoutS } from './defaults.js'
 import {
   apiFlag,
   concurrencyFlag,
+  goodputFlag,
+  positiveNumberFlag,
+  requestRateFlag,
   normalizeBaseUrl,
   positiveIntFlag,
   secondsFlag,
@@ -50,6 +53,18 @@ export interface ServeSettings {
   stopCommand: string | null
   /** Values to redact from the server's log and messages (API key, secret env values, variables the command passes to secret flags). */
   secrets: string[]
+}
+
+/** Open-loop load (`--request-rate`): the sweep's points are rates instead of concurrencies. */
+export interface OpenLoopConfig {
+  /** Ascending requests/s; Infinity (recorded "inf"): every request at once. */
+  rates: number[]
+  /** Gamma shape of the inter-arrival times (1: Poisson). */
+  burstiness: number
+  /** Most requests in flight at once; null: no cap. */
+  maxConcurrency: number | null
+  /** Measured requests per point. */
+  numPrompts: number
 }
 
 export interface ResolvedConfig {
@@ -100,6 +115,15 @@ export interface ResolvedConfig {
    */
   requestTimeoutS?: number | null
   gate: GateSettings
+  /** Open loop; null or absent: closed loop over `concurrency` (then empty only for an open-loop sweep). */
+  openLoop?: OpenLoopConfig | null
+  /** --goodput SLOs; null or absent: no goodput figures. */
+  goodput?: GoodputSlo | null
+}
+
+/** Points per shape of the sweep: its concurrencies, or its request rates in open loop. */
+export function pointsPerShape(cfg: Pick<ResolvedConfig, 'concurrency' | 'openLoop'>): number {
+  return cfg.openLoop ? cfg.openLoop.rates.length : cfg.concurrency.length
 }
 
 export interface ResolveInput {
@@ -137,6 +161,11 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const flagStart = textFlag('--serve', flags.serve, problems)
   const flagReady = positiveIntFlag('--ready-timeout', flags.readyTimeout, problems)
   const flagRequestTimeout = secondsFlag('--request-timeout', flags.requestTimeout, problems)
+  const flagRates = requestRateFlag(flags.requestRate, problems)
+  const flagBurstiness = positiveNumberFlag('--burstiness', flags.burstiness, problems, '1 (Poisson) or 0.5 (burstier)')
+  const flagMaxConcurrency = positiveIntFlag('--max-concurrency', flags.maxConcurrency, problems)
+  const flagNumPrompts = positiveIntFlag('--num-prompts', flags.numPrompts, problems)
+  const flagGoodput = goodputFlag(flags.goodput, problems)
 
   let baseUrl: string | null = null
   const rawBase = flagBaseUrl ?? file?.server?.base_url
@@ -170,7 +199,37 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const shapes = dedupeShapes(
     fileShapes.map((s) => ({ inputLen: flagInputLen ?? s.inputLen, outputLen: flagOutputLen ?? s.outputLen })),
   )
-  const concurrency = flagConcurrency ?? (sweep ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency])
+  // Flags win: --concurrency makes a file's open-loop sweep closed, --request-rate a closed one open.
+  if (flagConcurrency !== undefined && flagRates !== undefined) {
+    problems.push('--concurrency and --request-rate: choose one (closed loop keeps C requests in flight; open loop sends requests at a rate)')
+  }
+  const fileRates = sweep?.request_rates?.map((r) => (r === 'inf' ? Infinity : r)).sort((a, b) => a - b)
+  const rates = flagRates ?? (flagConcurrency === undefined ? fileRates : undefined)
+  const openLoop: OpenLoopConfig | null =
+    rates === undefined
+      ? null
+      : {
+          rates,
+          burstiness: flagBurstiness ?? sweep?.burstiness ?? DEFAULTS.burstiness,
+          maxConcurrency: flagMaxConcurrency ?? sweep?.max_concurrency ?? null,
+          numPrompts: flagNumPrompts ?? sweep?.num_prompts ?? DEFAULTS.numPrompts,
+        }
+  if (openLoop === null) {
+    for (const [flag, value] of [['--burstiness', flagBurstiness], ['--max-concurrency', flagMaxConcurrency], ['--num-prompts', flagNumPrompts]] as const) {
+      if (value !== undefined) problems.push(`${flag}: applies to open-loop load; add --request-rate R (closed loop sends concurrency × prompts-per-concurrency requests)`)
+    }
+  }
+  const concurrency = openLoop !== null ? [] : (flagConcurrency ?? (sweep?.concurrency ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]))
+  const fileGoodput = file?.goodput
+  const goodput: GoodputSlo | null =
+    flagGoodput ??
+    (fileGoodput
+      ? {
+          ...(fileGoodput.ttft !== undefined ? { ttft_ms: fileGoodput.ttft } : {}),
+          ...(fileGoodput.tpot !== undefined ? { tpot_ms: fileGoodput.tpot } : {}),
+          ...(fileGoodput.e2el !== undefined ? { e2el_ms: fileGoodput.e2el } : {}),
+        }
+      : null)
 
   const fileTarget = file?.target
   const target: Target = flagTarget ?? {
@@ -226,6 +285,8 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
       maxFailedRequests: file?.gate?.max_failed_requests ?? null,
       ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
     },
+    openLoop,
+    goodput,
   }
 }
 
@@ -298,6 +359,17 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
     shapes: cfg.shapes.map((s) => ({ input_len: s.inputLen, output_len: s.outputLen })),
     concurrency: [...cfg.concurrency],
     prompts_per_concurrency: cfg.promptsPerConcurrency,
+    // Open loop: the rates swept ("inf": all at once) and the arrival process; absent for closed loop.
+    ...(cfg.openLoop
+      ? {
+          load: 'open',
+          request_rates: cfg.openLoop.rates.map((r) => (r === Infinity ? 'inf' : r)),
+          burstiness: cfg.openLoop.burstiness,
+          max_concurrency: cfg.openLoop.maxConcurrency,
+          num_prompts: cfg.openLoop.numPrompts,
+        }
+      : {}),
+    ...(cfg.goodput ? { goodput: { ...cfg.goodput } } : {}),
     warmup: cfg.warmup,
     repeats: cfg.repeats,
     seed: cfg.seed,

@@ -18,17 +18,41 @@ export const shapeSchema = z.strictObject({
   output_len: positiveInt('an output length in tokens'),
 })
 
-/** A named sweep: the grid of shapes × concurrencies, each point repeated. */
-export const sweepSchema = z.strictObject({
-  shapes: z.array(shapeSchema, { error: 'expected a list of {input_len, output_len}' }).min(1, { error: 'expected at least one shape' }),
-  concurrency: z
-    .array(positiveInt('a concurrency'), { error: 'expected a list of positive integers, e.g. [1, 4, 16]' })
-    .min(1, { error: 'expected at least one concurrency' })
-    .refine((cs) => new Set(cs).size === cs.length, { error: 'expected each concurrency once (duplicates found)' }),
-  prompts_per_concurrency: positiveInt('prompts per concurrency').optional(),
-  warmup: z.union([nonNegativeInt('a warmup request count'), z.literal('auto')], { error: 'expected a non-negative integer or "auto"' }).optional(),
-  repeats: positiveInt('a repeat count').optional(),
-})
+const RATE_RULE = 'expected a list of request rates above 0 (requests/s) or "inf", e.g. [5, 10, 20]'
+
+/**
+ * A named sweep: the grid of shapes × concurrencies (closed loop) or shapes ×
+ * request rates (open loop: `request_rates`, with `burstiness`, `max_concurrency`
+ * and `num_prompts`), each point repeated.
+ */
+export const sweepSchema = z
+  .strictObject({
+    shapes: z.array(shapeSchema, { error: 'expected a list of {input_len, output_len}' }).min(1, { error: 'expected at least one shape' }),
+    concurrency: z
+      .array(positiveInt('a concurrency'), { error: 'expected a list of positive integers, e.g. [1, 4, 16]' })
+      .min(1, { error: 'expected at least one concurrency' })
+      .refine((cs) => new Set(cs).size === cs.length, { error: 'expected each concurrency once (duplicates found)' })
+      .optional(),
+    request_rates: z
+      .array(z.union([z.number().positive(), z.literal('inf')], { error: RATE_RULE }), { error: RATE_RULE })
+      .min(1, { error: 'expected at least one request rate' })
+      .refine((rs) => new Set(rs).size === rs.length, { error: 'expected each request rate once (duplicates found)' })
+      .optional(),
+    burstiness: z.number({ error: 'expected a number above 0 (1: Poisson arrivals)' }).positive({ error: 'expected a number above 0 (1: Poisson arrivals)' }).optional(),
+    max_concurrency: positiveInt('a cap on requests in flight').optional(),
+    num_prompts: positiveInt('a request count per point').optional(),
+    prompts_per_concurrency: positiveInt('prompts per concurrency').optional(),
+    warmup: z.union([nonNegativeInt('a warmup request count'), z.literal('auto')], { error: 'expected a non-negative integer or "auto"' }).optional(),
+    repeats: positiveInt('a repeat count').optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (s.concurrency === undefined && s.request_rates === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['concurrency'], message: 'expected a list of concurrencies (closed loop), or request_rates (open loop)' })
+    }
+    if (s.concurrency !== undefined && s.request_rates !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['request_rates'], message: 'expected either concurrency (closed loop) or request_rates (open loop), not both' })
+    }
+  })
 
 const toleranceSchema = z.number({ error: 'expected a percentage (a number ≥ 0)' }).nonnegative({ error: 'expected a percentage (a number ≥ 0)' })
 
@@ -77,6 +101,13 @@ export const serverSchema = z.strictObject({
     .optional(),
 })
 
+const sloMs = (what: string) => z.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` })
+
+/** `goodput:` SLOs in ms (vLLM's --goodput keys): a good request meets every one given. */
+export const goodputSchema = z
+  .strictObject({ ttft: sloMs('a TTFT bound').optional(), tpot: sloMs('a TPOT bound').optional(), e2el: sloMs('an E2EL bound').optional() }, { error: 'expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}' })
+  .refine((g) => Object.keys(g).length > 0, { error: 'expected at least one of ttft, tpot, e2el' })
+
 export const targetSchema = z.strictObject({
   metric: z.enum(['tpot', 'itl'], { error: 'expected "tpot" or "itl"' }).optional(),
   percentile: z
@@ -102,6 +133,7 @@ export const configFileSchema = z.strictObject({
     .refine((s) => Object.keys(s).length > 0, { error: 'expected at least one named sweep' })
     .optional(),
   gate: gateSchema.optional(),
+  goodput: goodputSchema.optional(),
 })
 
 export type ConfigFile = z.infer<typeof configFileSchema>

@@ -10,7 +10,7 @@
  */
 import { atTargetForResult, repeatsCutByInvalidRuns } from '../analysis/at-target.js'
 import type { AtTargetShape, LatencyStats, PointResult, ResultFile, RunResult } from '../types.js'
-import { ITL_TOK, OUT_TOK, metricKey, pointLabel, shapeLabel } from './metric-keys.js'
+import { ITL_TOK, OUT_TOK, metricKey, pointScope, shapeLabel } from './metric-keys.js'
 import type { GateOptions, MetricKind } from './types.js'
 
 /** The failed-request budget of a candidate run. */
@@ -111,7 +111,7 @@ export function extractFigures(result: ResultFile, budget: FailedBudget | null =
   // Per shape and repeat: codes and failures of all its points, so throughput at target reports them.
   const repeatState = new Map<string, { codes: Set<string>; failedShare: number; failed: number; completed: number }>()
   for (const [pi, pt] of result.points.entries()) {
-    const scope = pointLabel(pt.input_len, pt.output_len, pt.concurrency)
+    const scope = pointScope(pt)
     for (const [ri, run] of pt.runs.entries()) {
       const codes = run.validity.issues.map((i) => i.code)
       const share = failedShare(run)

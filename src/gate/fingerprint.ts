@@ -7,7 +7,7 @@
  * ITL rows to ITL per token instead of blocking the comparison. Pure.
  */
 import type { Fingerprint, ResultFile } from '../types.js'
-import { pointLabel, shapeLabel } from './metric-keys.js'
+import { pointScope, shapeLabel } from './metric-keys.js'
 
 export type { Fingerprint } from '../types.js'
 
@@ -45,7 +45,7 @@ export function fingerprintOf(result: ResultFile): Fingerprint {
   const conc = Array.isArray(cfg['concurrency']) && cfg['concurrency'].every((c) => typeof c === 'number') ? (cfg['concurrency'] as number[]) : []
   const tpc: Record<string, number | null> = {}
   for (const p of [...result.points].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency)) {
-    tpc[pointLabel(p.input_len, p.output_len, p.concurrency)] = tokensPerChunk(p.runs)
+    tpc[pointScope(p)] = tokensPerChunk(p.runs)
   }
   const text = (x: unknown): string => (typeof x === 'string' && x !== '' ? x : 'unknown')
   const t = result.target
@@ -62,7 +62,20 @@ export function fingerprintOf(result: ResultFile): Fingerprint {
     tokens_per_chunk: tpc,
     // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
     prompt_calibration: text(cfg['prompt_calibration']),
+    load: loadPattern(cfg),
   }
+}
+
+/**
+ * How load was offered, as one comparable string: `closed` (results before open loop
+ * existed are closed), or `open: rates 5, 10, 20/s, burstiness 1, max concurrency none,
+ * 1000 prompts`. Closed- and open-loop results measure different things.
+ */
+function loadPattern(cfg: Record<string, unknown>): string {
+  if (cfg['load'] !== 'open') return 'closed'
+  const rates = Array.isArray(cfg['request_rates']) ? (cfg['request_rates'] as unknown[]).map(String).join(', ') : 'unknown'
+  const cap = typeof cfg['max_concurrency'] === 'number' ? String(cfg['max_concurrency']) : 'none'
+  return `open: rates ${rates}/s, burstiness ${String(cfg['burstiness'] ?? 'unknown')}, max concurrency ${cap}, ${String(cfg['num_prompts'] ?? 'unknown')} prompts`
 }
 
 /** The stored fingerprint of a result, or the one derived from its contents for results written before it was stored. */
@@ -86,6 +99,8 @@ const FIELDS: Array<[string, (f: Fingerprint) => string]> = [
   ['target', (f) => f.target],
   ['ignore_eos', (f) => String(f.ignore_eos)],
   ['prompt calibration', (f) => f.prompt_calibration ?? 'unknown'],
+  // Absent in stored fingerprints written before open loop: those were closed loop.
+  ['load', (f) => f.load ?? 'closed'],
 ]
 
 /**

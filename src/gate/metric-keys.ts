@@ -45,6 +45,11 @@ export function pointLabel(inputLen: number, outputLen: number, concurrency: num
   return `${shapeLabel(inputLen, outputLen)}@c${concurrency}`
 }
 
+/** Scope of a result point: `4096x512@c16`, or for an open-loop point its rate, `4096x512@rate20` (`@rateinf`). */
+export function pointScope(p: { input_len: number; output_len: number; concurrency: number; request_rate?: number | 'inf' }): string {
+  return p.request_rate === undefined ? pointLabel(p.input_len, p.output_len, p.concurrency) : `${shapeLabel(p.input_len, p.output_len)}@rate${p.request_rate}`
+}
+
 /** Key of a figure: `kind@scope`. */
 export function metricKey(kind: MetricKind | typeof OUT_TOK | typeof ITL_TOK, scope: string): string {
   return `${kind}@${scope}`
@@ -61,7 +66,7 @@ export function parseMetricKey(key: string): { kind: MetricKind; scope: string }
 
 /** `p95 ITL 4096×512 c=16` — what a person reads in the verdict table. */
 export function humanLabel(kind: MetricKind, scope: string): string {
-  const m = /^(\d+)x(\d+)(?:@c(\d+))?$/.exec(scope)
-  const where = m ? `${m[1]}×${m[2]}${m[3] === undefined ? '' : ` c=${m[3]}`}` : scope
+  const m = /^(\d+)x(\d+)(?:@c(\d+)|@rate([\d.]+|inf))?$/.exec(scope)
+  const where = m ? `${m[1]}×${m[2]}${m[3] !== undefined ? ` c=${m[3]}` : m[4] !== undefined ? ` rate=${m[4]}/s` : ''}` : scope
   return `${KIND_INFO[kind].name} ${where}`
 }

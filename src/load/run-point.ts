@@ -8,7 +8,8 @@ import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import type { PlannedRequest, RawRun, RequestRecord } from '../types.js'
+import type { OpenLoopSettings, PlannedRequest, RawRun, RequestRecord } from '../types.js'
+import { arrivalScheduleMs } from './arrivals.js'
 import { summariseClient, type LoopSample } from './monitor.js'
 import { LoadAborted, runShare, type ShareInput, type ShareResult } from './share.js'
 
@@ -44,7 +45,17 @@ export interface RunPointOptions {
    * — a cut-short run is never summarised as if it were complete.
    */
   signal?: AbortSignal
+  /**
+   * Open loop: send the requests on a seeded gamma arrival schedule at `rate`
+   * (capped by `maxConcurrency` when given) instead of keeping `concurrency` in
+   * flight; `concurrency` then sizes the load threads and connection pools.
+   * The warmup follows its own schedule from seed + 1.
+   */
+  openLoop?: OpenLoopSettings & { seed: number }
 }
+
+/** Lead time between the go decision and the open-loop schedule's start, ms: every thread gets the message first. */
+const OPEN_LOOP_START_LEAD_MS = 5
 
 /** File name of the worker emitted next to the bundle (dist/load-worker.js); its entry is src/load/worker.ts. */
 export const LOAD_WORKER_BUNDLE_NAME = 'load-worker.js'
@@ -157,9 +168,23 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
   const shares = splitEven(concurrency, threads)
   const warmIdx = dealByShare(opts.warmup, shares)
   const measIdx = dealByShare(opts.measured, shares)
+  const open = opts.openLoop
+  const measuredDue = open ? arrivalScheduleMs(opts.measured.length, open.rate, open.burstiness, open.seed) : []
+  const warmupDue = open ? arrivalScheduleMs(opts.warmup.length, open.rate, open.burstiness, (open.seed + 1) >>> 0) : []
+  // The cap is split between threads like the concurrency of a closed loop.
+  const caps = open?.maxConcurrency != null ? splitEven(Math.max(threads, open.maxConcurrency), threads) : null
   const inputs: ShareInput[] = shares.map((c, w) => ({
     priority: opts.priority === undefined ? DEFAULT_PRIORITY : opts.priority,
     concurrency: c,
+    ...(open
+      ? {
+          openLoop: {
+            warmupDueMs: (warmIdx[w] ?? []).map((i) => warmupDue[i] as number),
+            measuredDueMs: (measIdx[w] ?? []).map((i) => measuredDue[i] as number),
+            maxConcurrency: caps === null ? null : (caps[w] as number),
+          },
+        }
+      : {}),
     idleTimeoutMs,
     ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
     epochNs,
@@ -168,9 +193,11 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
   }))
 
   let startedAt = new Date().toISOString()
-  const onGo = async (): Promise<void> => {
+  const onGo = async (): Promise<number> => {
     await opts.beforeMeasure?.()
     startedAt = new Date().toISOString()
+    // The shared start of an open-loop schedule, a little ahead so every thread has heard it.
+    return Number(process.hrtime.bigint() - epochNs) / 1e6 + (workers === 0 ? 0 : OPEN_LOOP_START_LEAD_MS)
   }
   if (opts.signal?.aborted === true) throw new LoadAborted()
   const results = workers === 0 ? [await runShare(inputs[0] as ShareInput, onGo, opts.signal)] : await runInWorkers(inputs, onGo, opts.signal)
@@ -200,13 +227,14 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
     client: summariseClient({ workers, loops, sendLagsMs, records, startMs, endMs }),
     startedAt,
     finishedAt,
+    ...(open ? { openLoop: { rate: open.rate, burstiness: open.burstiness, maxConcurrency: open.maxConcurrency } } : {}),
   }
 }
 
 type WorkerMessage = { type: 'warm' } | { type: 'done'; result: ShareResult } | { type: 'error'; message: string }
 
 /** Start one worker per share; release them together once all are warm; collect their results. */
-async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<void>, signal?: AbortSignal): Promise<ShareResult[]> {
+async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<number>, signal?: AbortSignal): Promise<ShareResult[]> {
   const workers = inputs.map((input) => spawnLoadWorker(input))
   let warm = 0
   // Cancelled: terminating a thread closes its sockets, which cuts its streams in flight.
@@ -225,8 +253,8 @@ async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<void>, sig
               if (m.type === 'warm') {
                 // Barrier: the measured window starts when every thread is warm.
                 if (++warm === workers.length) {
-                  onGo().then(() => {
-                    for (const x of workers) x.postMessage('go')
+                  onGo().then((startMs) => {
+                    for (const x of workers) x.postMessage({ startMs })
                   }, reject)
                 }
               } else if (m.type === 'done') resolve(m.result)

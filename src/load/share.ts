@@ -8,6 +8,7 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { PlannedRequest, RequestRecord } from '../types.js'
 import { createLoadDispatcher, runClosedLoop } from './closed-loop.js'
+import { runOpenLoop } from './open-loop.js'
 import { startLoopMonitor, type LoopSample } from './monitor.js'
 
 export interface ShareInput {
@@ -21,6 +22,13 @@ export interface ShareInput {
   epochNs: bigint
   /** Nice value to ask for while running (null: leave as is). */
   priority: number | null
+  /**
+   * Open loop: when each warmup and measured request is due, ms after its phase's
+   * start (warmup: when this thread starts it; measured: the start `go` hands over,
+   * shared by every thread), and this thread's cap on requests in flight (null: none).
+   * Absent: closed loop at `concurrency`.
+   */
+  openLoop?: { warmupDueMs: number[]; measuredDueMs: number[]; maxConcurrency: number | null }
 }
 
 export interface ShareResult {
@@ -34,7 +42,7 @@ export interface ShareResult {
  * Run warmup, wait for `go` (all threads warm), then the measured requests at
  * this share's concurrency. Warmup records are dropped here.
  */
-export async function runShare(input: ShareInput, go: () => Promise<void>, signal?: AbortSignal): Promise<ShareResult> {
+export async function runShare(input: ShareInput, go: () => Promise<number | void>, signal?: AbortSignal): Promise<ShareResult> {
   const now = process.hrtime.bigint
   const restore = raisePriority(input.priority)
   const dispatcher = createLoadDispatcher(input.concurrency)
@@ -44,14 +52,22 @@ export async function runShare(input: ShareInput, go: () => Promise<void>, signa
   signal?.addEventListener('abort', cut, { once: true })
   try {
     // METHODOLOGY: warmup requests run but never enter percentiles.
-    if (input.warmup.length > 0) await runClosedLoop(input.warmup, base)
+    const open = input.openLoop
+    const sinceEpochMs = (): number => Number(now() - input.epochNs) / 1e6
+    const openBase = (dueMs: number[], startMs: number) => ({ ...base, dueMs: dueMs.map((d) => d + startMs), maxConcurrency: open?.maxConcurrency ?? null })
+    if (input.warmup.length > 0) {
+      if (open) await runOpenLoop(input.warmup, openBase(open.warmupDueMs, sinceEpochMs()))
+      else await runClosedLoop(input.warmup, base)
+    }
     // A fresh thread's heap grows through startup and warmup until V8 runs a
     // full mark-compact (measured: 6–23 ms, stalling every stream at once);
     // run it now, outside the measured window.
     collectGarbage()
-    await go()
+    const startAt = await go()
     const monitor = startLoopMonitor()
-    const measured = await runClosedLoop(input.measured, base)
+    const measured = open
+      ? await runOpenLoop(input.measured, openBase(open.measuredDueMs, typeof startAt === 'number' ? startAt : sinceEpochMs()))
+      : await runClosedLoop(input.measured, base)
     const loop = monitor.stop()
     if (signal?.aborted === true) throw new LoadAborted()
     return { warmupRequests: input.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop }

@@ -5,11 +5,15 @@
  *   requests only, through LatencyHistogram (numpy-linear percentiles);
  * - throughputs over the measured duration RawRun.endMs − startMs;
  * - tok_s_per_user: median over requests of 1000 / TPOT_ms (exact, not binned);
+ * - open loop: arrivals and latencies from the scheduled send time (arrivals.ts);
+ * - with --goodput: the share and rate of requests meeting every SLO (goodput.ts);
  * - validity starts valid; analysis/validity.ts judges it once server-side,
  *   GPU and re-tokenised figures are filled in by the caller.
  */
 import { median } from 'simple-statistics'
-import type { ClientStats, RawRun, RunResult, TokenCounts } from '../types.js'
+import type { ClientStats, GoodputSlo, RawRun, RunResult, TokenCounts } from '../types.js'
+import { fromSchedule, summarizeArrivals } from './arrivals.js'
+import { goodputOf } from './goodput.js'
 import { LatencyHistogram } from './histogram.js'
 import { isCompleted, requestFigures } from './per-request.js'
 import { steadyState } from './steady-state.js'
@@ -18,6 +22,8 @@ export interface SummarizeContext {
   repeat: number
   seed: number
   numPrompts: number
+  /** --goodput: the SLOs a good request meets; absent or null: no goodput figures. */
+  goodput?: GoodputSlo | null
 }
 
 /** Summarise one measured run (pure; durations in s, latencies in ms, throughputs per s). */
@@ -113,10 +119,13 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
     itl_per_token_ms: itlPerToken.toStats(),
     tokens,
     errors,
-    steady_state: steadyState(raw),
+    // All C slots busy is a closed loop's steady state; an open loop has no slots to fill.
+    steady_state: raw.openLoop ? null : steadyState(raw),
     server_side: null,
     client: clientFigures(raw.client),
     gpu: null,
+    ...(raw.openLoop ? { arrivals: summarizeArrivals(raw.records, raw.openLoop), from_schedule: fromSchedule(raw.records) } : {}),
+    ...(ctx.goodput ? { goodput: goodputOf(raw.records, ctx.goodput, durationS) } : {}),
   }
 }
 

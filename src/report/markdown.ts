@@ -25,9 +25,10 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, '')
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, '')
-    out.push(...table(COLUMNS, '|---:|---|---|---:|---:|', shape.rows.map((r) => r.cells)))
+    out.push(...table(shape.columns ?? COLUMNS, '|---:|---|---|---:|---:|', shape.rows.map((r) => r.cells)))
     if (shape.warmup !== null) out.push('', escapeCell(shape.warmup))
     out.push('', `**${escapeCell(shape.atTarget)}**`)
+    for (const line of shape.extra ?? []) out.push('', escapeCell(line))
     if (shape.notes.length > 0) {
       out.push('')
       // Notes quote validity details, which carry the server's own error text.

@@ -12,6 +12,7 @@ import { fmtInt, fmtMs, fmtPct, fmtRate, plainValidity, summarize, withSpread } 
 import { buildServerSideRows } from './server-side.js'
 import { buildSpreadRows } from './spread-rows.js'
 import { warmupRampLine } from './warmup-line.js'
+import { arrivalsLine, goodputLine, OPEN_LOOP_COLUMNS, rateCell, rateSentence } from './open-loop-lines.js'
 
 export const COLUMNS = ['Concurrency', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user'] as const
 
@@ -35,6 +36,10 @@ export interface ShapeReport {
   serverSide: string[][] | null
   /** Median, min, max and CV of each table figure, cells in SPREAD_COLUMNS order (./spread-rows.ts). */
   spread: string[][]
+  /** Column headers of `rows` when they differ from COLUMNS (open loop: rows are request rates). */
+  columns?: readonly string[]
+  /** Lines after the throughput at target: open-loop arrivals and, with --goodput, goodput (./open-loop-lines.ts). */
+  extra?: string[]
 }
 
 export interface ReportModel {
@@ -55,8 +60,12 @@ export function targetText(t: ResultTarget): string {
 export function buildReportModel(result: ResultFile): ReportModel {
   const cfg = result.config ?? {}
   const planned = plannedGrid(cfg, result.points)
-  const shapes = planned.shapes.map(([inputLen, outputLen]) => {
+  const shapes = planned.shapes.map(([inputLen, outputLen]): ShapeReport => {
     const points = result.points.filter((p) => p.input_len === inputLen && p.output_len === outputLen)
+    const extra = [goodputLine(points), arrivalsLine(points)].filter((l): l is string => l !== null)
+    if (cfg.load === 'open' || points.some((p) => p.request_rate !== undefined)) {
+      return { ...openLoopShape(result, inputLen, outputLen, points, planned.repeats), extra }
+    }
     const concurrencies = [...new Set([...planned.concurrency, ...points.map((p) => p.concurrency)])].sort((a, b) => a - b)
     const notes: string[] = []
     const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes))
@@ -81,6 +90,7 @@ export function buildReportModel(result: ResultFile): ReportModel {
       warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
       serverSide: buildServerSideRows(concurrencies, points),
       spread: buildSpreadRows(concurrencies, points),
+      ...(extra.length > 0 ? { extra } : {}),
     }
   })
   return {
@@ -119,25 +129,55 @@ function plannedGrid(cfg: Record<string, unknown>, points: PointResult[]): { sha
   return { shapes, concurrency, repeats }
 }
 
-function buildRow(concurrency: number, point: PointResult | null, plannedRepeats: number | null, notes: string[]): ReportRow {
+/**
+ * An open-loop shape: one row per request rate (the rate curve), the throughput at target
+ * over rates. The server-side and spread tables are drawn per concurrency and are left out here.
+ */
+function openLoopShape(result: ResultFile, inputLen: number, outputLen: number, points: PointResult[], plannedRepeats: number | null): ShapeReport {
+  const cfgRates = Array.isArray(result.config.request_rates) ? (result.config.request_rates as unknown[]) : []
+  const xOf = (r: unknown): number | null => (r === 'inf' ? Infinity : typeof r === 'number' ? r : null)
+  const rates = [...new Set([...cfgRates.map(xOf), ...points.map((p) => xOf(p.request_rate))].filter((x): x is number => x !== null))].sort((a, b) => a - b)
+  const notes: string[] = []
+  const label = (x: number): string => rateCell(x === Infinity ? 'inf' : x)
+  const find = (x: number): PointResult | null => points.find((p) => xOf(p.request_rate) === x) ?? null
+  const rows = rates.map((x) => buildRow(0, find(x), plannedRepeats, notes, { cell: label(x), note: `rate ${label(x)}` }))
+  const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
+  const pending = rates.some((x) => (find(x)?.runs.length ?? 0) < (plannedRepeats ?? 1))
+  return {
+    title: `${fmtInt(inputLen)} in / ${fmtInt(outputLen)} out`,
+    inputLen,
+    outputLen,
+    rows,
+    notes,
+    atTarget: rateSentence(result.target, at, rates, pending, atTargetSentence),
+    warmup: null,
+    serverSide: null,
+    spread: [],
+    columns: OPEN_LOOP_COLUMNS,
+  }
+}
+
+function buildRow(concurrency: number, point: PointResult | null, plannedRepeats: number | null, notes: string[], names?: { cell: string; note: string }): ReportRow {
+  const cellName = names?.cell ?? String(concurrency)
+  const noteName = names?.note ?? `C=${concurrency}`
   const runs = point?.runs ?? []
-  if (runs.length === 0) return { cells: [String(concurrency), 'pending', 'pending', 'pending', 'pending'] }
+  if (runs.length === 0) return { cells: [cellName, 'pending', 'pending', 'pending', 'pending'] }
   const valid = runs.filter((r) => r.validity.valid)
   const rowNotes: string[] = []
-  for (const r of runs) if (!r.validity.valid) rowNotes.push(invalidNote(concurrency, r))
+  for (const r of runs) if (!r.validity.valid) rowNotes.push(invalidNote(noteName, r))
   // Observations that are not faults (multi-token chunks, no usage from the server) are shown, never hidden.
   for (const r of runs) {
     const t = tokenNotes(r)
-    if (t.length > 0) rowNotes.push(`C=${concurrency}, repeat ${r.repeat}: ${t.join(' ')}`)
+    if (t.length > 0) rowNotes.push(`${noteName}, repeat ${r.repeat}: ${t.join(' ')}`)
   }
   if (plannedRepeats !== null && runs.length < plannedRepeats) {
-    rowNotes.push(`C=${concurrency}: ${runs.length} of ${plannedRepeats} repeats measured so far.`)
+    rowNotes.push(`${noteName}: ${runs.length} of ${plannedRepeats} repeats measured so far.`)
   }
   const refs = rowNotes.map((n) => {
     notes.push(n)
     return `[${notes.length}]`
   })
-  const label = refs.length > 0 ? `${concurrency} ${refs.join('')}` : String(concurrency)
+  const label = refs.length > 0 ? `${cellName} ${refs.join('')}` : cellName
   if (valid.length === 0) return { cells: [label, 'invalid', 'invalid', 'invalid', 'invalid'] }
   const pair = (a: (r: RunResult) => number | null, b: (r: RunResult) => number | null): string =>
     `${withSpread(valid.map(a), fmtMs)} / ${withSpread(valid.map(b), fmtMs)}`
@@ -152,12 +192,12 @@ function buildRow(concurrency: number, point: PointResult | null, plannedRepeats
   }
 }
 
-function invalidNote(concurrency: number, run: RunResult): string {
+function invalidNote(where: string, run: RunResult): string {
   const issues = run.validity.issues.map((i) => {
     const detail = i.detail.trim().replace(/\.$/, '')
     return detail ? `${plainValidity(i.code)} — ${detail}` : plainValidity(i.code)
   })
-  return `C=${concurrency}, repeat ${run.repeat} is invalid and left out of the medians: ${issues.length > 0 ? issues.join('; ') : 'no reason recorded'}.`
+  return `${where}, repeat ${run.repeat} is invalid and left out of the medians: ${issues.length > 0 ? issues.join('; ') : 'no reason recorded'}.`
 }
 
 const BOUND_WORDS = {

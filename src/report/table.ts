@@ -14,9 +14,10 @@ export function renderConsoleTable(result: ResultFile): string {
   for (const shape of model.shapes) {
     out.push('', shape.title)
     // Concurrency and the numeric columns right-aligned, like the markdown table.
-    out.push(...drawTable(COLUMNS, shape.rows.map((r) => r.cells), (i) => i === 0 || i >= 3))
+    out.push(...drawTable(shape.columns ?? COLUMNS, shape.rows.map((r) => r.cells), (i) => i === 0 || i >= 3))
     if (shape.warmup !== null) out.push(shape.warmup)
     out.push(shape.atTarget)
+    out.push(...(shape.extra ?? []))
     for (const [i, n] of shape.notes.entries()) out.push(`[${i + 1}] ${n}`)
     if (shape.serverSide !== null) {
       out.push('', SERVER_SIDE_TITLE, SERVER_SIDE_CAPTION)

@@ -122,7 +122,34 @@ const runResult = z.object({
     events_per_second: num,
   }),
   gpu: z.array(gpuSample).nullable(),
+  // Open-loop runs (and --goodput) only; absent otherwise.
+  arrivals: z
+    .object({
+      rate: num.positive().nullable(),
+      burstiness: num.positive(),
+      mean_interarrival_ms: num.nonnegative().nullable(),
+      cv: num.nonnegative().nullable(),
+      requested_rate: z.union([num.positive(), z.literal('inf')]),
+      max_concurrency: positiveIntOrNull(),
+      send_lateness_ms: gapMs,
+      queue_ms: gapMs,
+      scheduled_rate: num.positive().nullable(),
+    })
+    .optional(),
+  from_schedule: z.object({ ttft_ms: elapsedMs, e2el_ms: elapsedMs }).optional(),
+  goodput: z
+    .object({
+      share: num.min(0).max(1).nullable(),
+      request_throughput: num.nonnegative(),
+      output_throughput: num.nonnegative(),
+      slo: z.object({ ttft_ms: num.positive().optional(), tpot_ms: num.positive().optional(), e2el_ms: num.positive().optional() }),
+    })
+    .optional(),
 })
+
+function positiveIntOrNull() {
+  return z.number().int().positive().nullable()
+}
 
 /** Result targets: the interactivity target a sweep was measured against. */
 const PERCENTILE_RULE = `expected ${TARGET_PERCENTILES.join(', ')} (the percentiles every run records)`
@@ -167,6 +194,7 @@ export const fingerprintSchema = z.object({
   ignore_eos: z.boolean(),
   tokens_per_chunk: z.record(z.string(), num.nullable()),
   prompt_calibration: z.string().optional(),
+  load: z.string().optional(),
 })
 
 export const resultFileSchema = z
@@ -177,7 +205,13 @@ export const resultFileSchema = z
     config: z.record(z.string(), z.unknown()),
     target: resultTargetSchema,
     points: z.array(
-      z.object({ input_len: positiveInt, output_len: positiveInt, concurrency: positiveInt, runs: z.array(runResult) }),
+      z.object({
+        input_len: positiveInt,
+        output_len: positiveInt,
+        concurrency: positiveInt,
+        request_rate: z.union([num.positive(), z.literal('inf')]).optional(),
+        runs: z.array(runResult),
+      }),
     ),
     at_target: z.array(
       z.object({
@@ -189,6 +223,7 @@ export const resultFileSchema = z
             throughput: num.nullable(),
             concurrency: num.nullable(),
             bound: z.enum(['interpolated', 'lower_bound', 'unreachable', 'exact']),
+            request_rate: num.nullable().optional(),
           }),
         ),
       }),
@@ -210,10 +245,11 @@ export const resultFileSchema = z
     // counted twice by every median, n and noise estimate downstream.
     const firstPoint = new Map<string, number>()
     file.points.forEach((p, i) => {
-      const key = `${p.input_len}x${p.output_len} at C=${p.concurrency}`
+      // An open-loop point is one rate; closed-loop points are one concurrency.
+      const key = `${p.input_len}x${p.output_len} ${p.request_rate === undefined ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`}`
       const seen = firstPoint.get(key)
       if (seen === undefined) firstPoint.set(key, i)
-      else ctx.addIssue({ code: 'custom', path: ['points', i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency appears once` })
+      else ctx.addIssue({ code: 'custom', path: ['points', i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency (or request rate) appears once` })
       duplicateRepeats(p.runs, ['points', i, 'runs'], ctx)
     })
     const firstShape = new Map<string, number>()

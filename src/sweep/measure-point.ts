@@ -5,7 +5,7 @@ import { serverSideFigures } from '../metrics/prometheus.js'
 import { assessValidity } from '../analysis/validity.js'
 import { buildRequests, type PromptWordCounts } from '../plan/prompts.js'
 import type { PlanPoint } from '../plan/plan.js'
-import type { Api, GpuSample, RequestRecord, RunResult } from '../types.js'
+import type { Api, GoodputSlo, GpuSample, RequestRecord, RunResult } from '../types.js'
 
 /** Everything measuring one point needs from outside. */
 export interface MeasureContext {
@@ -23,6 +23,8 @@ export interface MeasureContext {
   promptWords?: PromptWordCounts | null
   /** Cancels the point: runPoint cuts the load and rejects with LoadAborted (nothing of the point is kept). */
   signal?: AbortSignal
+  /** --goodput SLOs; absent or null: no goodput figures. */
+  goodput?: GoodputSlo | null
 }
 
 /** A running GPU sampler: stop() returns its samples. */
@@ -50,6 +52,8 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
     raw = await runPoint({
       concurrency: point.concurrency,
       workers: ctx.workers,
+      // Open loop: the point's seed draws its prompts and its arrival schedule (recorded as run.seed).
+      ...(point.openLoop ? { openLoop: { ...point.openLoop, seed: point.seed } } : {}),
       idleTimeoutMs: ctx.idleTimeoutMs,
       ...(ctx.deadlineMs !== undefined ? { deadlineMs: ctx.deadlineMs } : {}),
       warmup,
@@ -68,7 +72,7 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
   const gpu = atStart.sampler === null ? [] : await atStart.sampler.stop()
   const after = await scrapeMetrics(ctx.root, ctx.apiKey)
 
-  const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts })
+  const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts, goodput: ctx.goodput ?? null })
   run.server_side = atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null
   run.gpu = gpu.length > 0 ? gpu : null
   run.tokens.retokenized = await retokenize(raw.records, ctx)

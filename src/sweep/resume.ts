@@ -1,10 +1,16 @@
 import { UsageError } from '../errors.js'
 import type { ResolvedConfig } from '../config/resolve.js'
-import type { EnvRecord, ResultFile } from '../types.js'
+import type { EnvRecord, PointResult, ResultFile } from '../types.js'
+import { rateLabel } from '../plan/plan.js'
 
 /** Stable identity of one planned run, used to skip finished runs on --resume. */
 export function planKey(inputLen: number, outputLen: number, concurrency: number, repeat: number): string {
   return `${inputLen}x${outputLen}@c${concurrency}#r${repeat}`
+}
+
+/** planKey of a measured run of a point: an open-loop point is identified by its rate (`4096x512@rateinf#r1`). */
+export function measuredRunKey(p: Pick<PointResult, 'input_len' | 'output_len' | 'concurrency' | 'request_rate'>, repeat: number): string {
+  return p.request_rate === undefined ? planKey(p.input_len, p.output_len, p.concurrency, repeat) : `${p.input_len}x${p.output_len}@rate${p.request_rate}#r${repeat}`
 }
 
 /** What the server is now, as far as resuming needs to know (absent: not checked). */
@@ -39,6 +45,13 @@ export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: st
   const server = (c.server ?? {}) as Record<string, unknown>
   same('api', server.api, cfg.server.api)
   same('prompts_per_concurrency', c.prompts_per_concurrency, cfg.promptsPerConcurrency)
+  // The load pattern is what every run measured: closed and open loop, or two arrival processes, never mix in one file.
+  same('load', c.load ?? 'closed', cfg.openLoop ? 'open' : 'closed')
+  if (cfg.openLoop) {
+    same('burstiness', c.burstiness, cfg.openLoop.burstiness)
+    same('max_concurrency', c.max_concurrency, cfg.openLoop.maxConcurrency)
+    same('num_prompts', c.num_prompts, cfg.openLoop.numPrompts)
+  }
   // Warmup decides how warm the engine is when measuring starts: part of what a run measured.
   same('warmup', c.warmup, cfg.warmup)
   // An unpinned seed is not a setting: the resumed sweep keeps the file's seed (see runSweep).
@@ -55,9 +68,11 @@ export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: st
     if (e.container_digest !== 'unknown' && now.env.container_digest !== 'unknown') same('container digest', e.container_digest, now.env.container_digest)
   }
   const shapes = new Set(cfg.shapes.map((s) => `${s.inputLen}x${s.outputLen}`))
+  const rates = new Set((cfg.openLoop?.rates ?? []).map((r) => String(rateLabel(r))))
   for (const p of result.points) {
-    if (!shapes.has(`${p.input_len}x${p.output_len}`) || !cfg.concurrency.includes(p.concurrency)) {
-      problems.push(`point ${p.input_len}x${p.output_len} at C=${p.concurrency} is not in the current sweep`)
+    const planned = p.request_rate === undefined ? cfg.openLoop == null && cfg.concurrency.includes(p.concurrency) : rates.has(String(p.request_rate))
+    if (!shapes.has(`${p.input_len}x${p.output_len}`) || !planned) {
+      problems.push(`point ${p.input_len}x${p.output_len} ${p.request_rate === undefined ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`} is not in the current sweep`)
     }
     const extra = p.runs.filter((r) => r.repeat > cfg.repeats).map((r) => r.repeat)
     if (extra.length > 0) {

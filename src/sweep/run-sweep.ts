@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs'
 import { UsageError } from '../errors.js'
 import { normalizeBaseUrl } from '../client/endpoints.js'
 import { startSim, type SimHandle } from '../sim/index.js'
-import { buildPlan, type PlanPoint } from '../plan/plan.js'
+import { buildPlan, rateLabel, type PlanPoint } from '../plan/plan.js'
 import { deriveUnusedSeed } from '../util/rng.js'
-import { configForResult, requestDeadlineMs, type ResolvedConfig } from '../config/resolve.js'
+import { configForResult, pointsPerShape, requestDeadlineMs, type ResolvedConfig } from '../config/resolve.js'
 import { collectEnv, defaultEnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
 import { isServerOnThisHost } from '../env/local-host.js'
@@ -19,7 +19,7 @@ import { RESULT_SCHEMA, SERVER_EXITED, type PointResult, type ResultFile, type R
 import { calibratePoint, describeMisses, detectPromptCalibration, tokenizeCounter, type CalibrationMemo, type PromptCalibration } from './calibrate-prompts.js'
 import { defaultServerLogPath, describeExit, ServerExitedDuringSweep, ServerStartCancelled, startServer, type ServerHandle } from '../serve/index.js'
 import { measurePoint } from './measure-point.js'
-import { planKey, checkResumable } from './resume.js'
+import { checkResumable, measuredRunKey } from './resume.js'
 
 /** How a sweep talks to the outside world (the terminal, an abort signal). */
 export interface SweepDeps {
@@ -83,7 +83,7 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
       log: deps.log,
       ...(deps.signal ? { signal: deps.signal } : {}),
     }).catch((err: unknown) => {
-      if (err instanceof ServerStartCancelled) throw new SweepCancelled(cfg.out, 0, cfg.shapes.length * cfg.concurrency.length * cfg.repeats)
+      if (err instanceof ServerStartCancelled) throw new SweepCancelled(cfg.out, 0, cfg.shapes.length * pointsPerShape(cfg) * cfg.repeats)
       throw err
     })
     root = server.url
@@ -186,7 +186,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
     await writeResultFile(resultPath, result)
   }
 
-  const done = new Set(result.points.flatMap((p) => p.runs.map((r) => planKey(p.input_len, p.output_len, p.concurrency, r.repeat))))
+  const done = new Set(result.points.flatMap((p) => p.runs.map((r) => measuredRunKey(p, r.repeat))))
   // The run that was cut off already sent its prompts, and a server with prefix caching
   // (vLLM's default) would serve them again from cache: a resumed sweep gives every run it
   // still measures prompts of its own, salted with this invocation's start (run.seed records it).
@@ -226,7 +226,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
   try {
     for (const [i, planned] of plan.entries()) {
       if (deps.signal?.aborted) await stop(null)
-      if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue
+      if (done.has(measuredRunKey(resultPoint(planned), planned.repeat))) continue
       const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, 'resume', resumeSalt) }
       deps.onPointStart?.(point, i, plan.length)
       let promptWords: number[] | null = null
@@ -251,6 +251,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
         workers: cfg.workers,
         idleTimeoutMs: cfg.idleTimeoutMs,
         deadlineMs: requestDeadlineMs(cfg, point.shape),
+        goodput: cfg.goodput ?? null,
         sampleGpu: () => {
           if (!gpuOnThisHost) return { stop: () => [] }
           const s = startGpuSampler(gpuExec, 1000)
@@ -294,13 +295,25 @@ function calibrationConfig(mode: PromptCalibration, inexact: number): Record<str
   return mode === 'tokenize' ? { prompt_calibration: mode, prompt_calibration_inexact: inexact } : { prompt_calibration: mode }
 }
 
+/** The result point a planned run belongs to (no runs yet): an open-loop point carries its rate. */
+function resultPoint(point: PlanPoint): PointResult {
+  return {
+    input_len: point.shape.inputLen,
+    output_len: point.shape.outputLen,
+    concurrency: point.concurrency,
+    ...(point.openLoop ? { request_rate: rateLabel(point.openLoop.rate) } : {}),
+    runs: [],
+  }
+}
+
 /** Insert a run into its point (created in plan order when new). */
 function addRun(result: ResultFile, point: PlanPoint, run: RunResult): void {
+  const fresh = resultPoint(point)
   let p = result.points.find(
-    (q) => q.input_len === point.shape.inputLen && q.output_len === point.shape.outputLen && q.concurrency === point.concurrency,
+    (q) => q.input_len === fresh.input_len && q.output_len === fresh.output_len && q.concurrency === fresh.concurrency && q.request_rate === fresh.request_rate,
   )
   if (!p) {
-    p = { input_len: point.shape.inputLen, output_len: point.shape.outputLen, concurrency: point.concurrency, runs: [] } satisfies PointResult
+    p = fresh
     result.points.push(p)
   }
   p.runs.push(run)
@@ -318,9 +331,9 @@ function recordedSeed(result: ResultFile): number | null {
   return typeof seed === 'number' && Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32 ? seed : null
 }
 
-/** "16 in / 250 out, C=256, repeat 1". */
+/** "16 in / 250 out, C=256, repeat 1" (open loop: "rate 20/s"). */
 function label(p: PlanPoint): string {
-  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`
+  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, ${p.openLoop ? `rate ${rateLabel(p.openLoop.rate)}/s` : `C=${p.concurrency}`}, repeat ${p.repeat}`
 }
 
 function countRuns(result: ResultFile): number {

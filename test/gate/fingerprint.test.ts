@@ -18,7 +18,18 @@ describe('fingerprintOf', () => {
       ignore_eos: true,
       tokens_per_chunk: { '64x16@c1': 1, '64x16@c4': 1, '64x16@c16': 1 },
       prompt_calibration: 'token_ids',
+      load: 'closed',
     })
+  })
+
+  it('never compares closed-loop with open-loop results, nor two arrival processes', () => {
+    const open = (rates: unknown[], burstiness = 1) =>
+      fingerprintOf(pipeDay(0, 1, { config: { load: 'open', request_rates: rates, burstiness, max_concurrency: null, num_prompts: 200 } }))
+    expect(diffFingerprint(fingerprintOf(pipeDay(0)), open([5, 'inf']))).toContainEqual({ field: 'load', baseline: 'closed', candidate: 'open: rates 5, inf/s, burstiness 1, max concurrency none, 200 prompts' })
+    expect(diffFingerprint(open([5]), open([5], 0.5)).map((d) => d.field)).toEqual(['load'])
+    // A fingerprint stored before the load was recorded was closed loop.
+    const { load: _dropped, ...older } = fingerprintOf(pipeDay(0))
+    expect(diffFingerprint(older, fingerprintOf(pipeDay(0)))).toEqual([])
   })
 
   it('tells chat prompts calibrated to input_len tokens from uncalibrated ones, and skips files that did not record it', () => {
