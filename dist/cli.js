@@ -10837,6 +10837,10 @@ function defaultRequestTimeoutS(inputLen, outputLen) {
 function autoWarmupRequests(concurrency) {
   return Math.max(4, concurrency);
 }
+function autoOpenLoopWarmupRequests(rate, maxConcurrency, numPrompts) {
+  const wave = Number.isFinite(rate) ? Math.ceil(rate) : maxConcurrency ?? 64;
+  return Math.min(numPrompts, 64, Math.max(4, wave));
+}
 var TARGET_PERCENTILES, DEFAULTS, MAX_REQUEST_TIMEOUT_S;
 var init_defaults = __esm({
   "src/config/defaults.ts"() {
@@ -10861,7 +10865,10 @@ var init_defaults = __esm({
       // A server servegate starts may load a large model for many minutes (weights, compilation, CUDA graphs).
       readyTimeoutS: 1800,
       // SIGTERM lets an engine free its GPUs and workers in order; then SIGKILL.
-      stopTimeoutS: 30
+      stopTimeoutS: 30,
+      // Open loop, as `vllm bench serve`: Poisson arrivals and 1000 prompts per point.
+      burstiness: 1,
+      numPrompts: 1e3
     };
     MAX_REQUEST_TIMEOUT_S = 604800;
   }
@@ -66485,12 +66492,24 @@ var shapeSchema = external_exports.strictObject({
   input_len: positiveInt("a prompt length in tokens"),
   output_len: positiveInt("an output length in tokens")
 });
+var RATE_RULE = 'expected a list of request rates above 0 (requests/s) or "inf", e.g. [5, 10, 20]';
 var sweepSchema = external_exports.strictObject({
   shapes: external_exports.array(shapeSchema, { error: "expected a list of {input_len, output_len}" }).min(1, { error: "expected at least one shape" }),
-  concurrency: external_exports.array(positiveInt("a concurrency"), { error: "expected a list of positive integers, e.g. [1, 4, 16]" }).min(1, { error: "expected at least one concurrency" }).refine((cs) => new Set(cs).size === cs.length, { error: "expected each concurrency once (duplicates found)" }),
+  concurrency: external_exports.array(positiveInt("a concurrency"), { error: "expected a list of positive integers, e.g. [1, 4, 16]" }).min(1, { error: "expected at least one concurrency" }).refine((cs) => new Set(cs).size === cs.length, { error: "expected each concurrency once (duplicates found)" }).optional(),
+  request_rates: external_exports.array(external_exports.union([external_exports.number().positive(), external_exports.literal("inf")], { error: RATE_RULE }), { error: RATE_RULE }).min(1, { error: "expected at least one request rate" }).refine((rs) => new Set(rs).size === rs.length, { error: "expected each request rate once (duplicates found)" }).optional(),
+  burstiness: external_exports.number({ error: "expected a number above 0 (1: Poisson arrivals)" }).positive({ error: "expected a number above 0 (1: Poisson arrivals)" }).optional(),
+  max_concurrency: positiveInt("a cap on requests in flight").optional(),
+  num_prompts: positiveInt("a request count per point").optional(),
   prompts_per_concurrency: positiveInt("prompts per concurrency").optional(),
   warmup: external_exports.union([nonNegativeInt("a warmup request count"), external_exports.literal("auto")], { error: 'expected a non-negative integer or "auto"' }).optional(),
   repeats: positiveInt("a repeat count").optional()
+}).superRefine((s, ctx) => {
+  if (s.concurrency === void 0 && s.request_rates === void 0) {
+    ctx.addIssue({ code: "custom", path: ["concurrency"], message: "expected a list of concurrencies (closed loop), or request_rates (open loop)" });
+  }
+  if (s.concurrency !== void 0 && s.request_rates !== void 0) {
+    ctx.addIssue({ code: "custom", path: ["request_rates"], message: "expected either concurrency (closed loop) or request_rates (open loop), not both" });
+  }
 });
 var toleranceSchema = external_exports.number({ error: "expected a percentage (a number ≥ 0)" }).nonnegative({ error: "expected a percentage (a number ≥ 0)" });
 var gateSchema = external_exports.strictObject({
@@ -66520,6 +66539,8 @@ var serverSchema = external_exports.strictObject({
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
   request_timeout: external_exports.number({ error: "expected a number of seconds above 0, e.g. 600" }).positive({ error: "expected a number of seconds above 0, e.g. 600" }).max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` }).optional()
 });
+var sloMs = (what) => external_exports.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` });
+var goodputSchema = external_exports.strictObject({ ttft: sloMs("a TTFT bound").optional(), tpot: sloMs("a TPOT bound").optional(), e2el: sloMs("an E2EL bound").optional() }, { error: "expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}" }).refine((g2) => Object.keys(g2).length > 0, { error: "expected at least one of ttft, tpot, e2el" });
 var targetSchema = external_exports.strictObject({
   metric: external_exports.enum(["tpot", "itl"], { error: 'expected "tpot" or "itl"' }).optional(),
   percentile: external_exports.number({ error: "expected 50, 95 or 99 (the percentiles every run records)" }).refine((p) => TARGET_PERCENTILES.includes(p), { error: "expected 50, 95 or 99 (the percentiles every run records)" }).optional(),
@@ -66535,7 +66556,8 @@ var configFileSchema = external_exports.strictObject({
     // This option would also word a bad key's issue: keep the name rule for those.
     error: (iss) => iss.code === "invalid_key" ? SWEEP_NAME_RULE : "expected a map of sweep names to sweeps"
   }).refine((s) => Object.keys(s).length > 0, { error: "expected at least one named sweep" }).optional(),
-  gate: gateSchema.optional()
+  gate: gateSchema.optional(),
+  goodput: goodputSchema.optional()
 });
 
 // src/config/load.ts
@@ -66834,8 +66856,63 @@ function normalizeBaseUrl(raw) {
   if (path.endsWith("/v1")) path = path.slice(0, -3);
   return `${url2.protocol}//${url2.host}${path}`;
 }
+function requestRateFlag(raw, problems) {
+  if (raw === void 0) return void 0;
+  const parts = String(raw).split(",").map((p) => p.trim());
+  const values = parts.map((p) => p.toLowerCase() === "inf" ? Infinity : /^\d+(\.\d+)?$/.test(p) ? Number(p) : NaN);
+  if (values.some((v) => !(v > 0))) {
+    problems.push(`--request-rate ${quote(String(raw))}: expected request rates above 0 (requests/s) or inf, separated by commas, e.g. 5,10,20`);
+    return void 0;
+  }
+  if (new Set(values).size !== values.length) {
+    problems.push(`--request-rate ${quote(String(raw))}: expected each rate once (duplicates found)`);
+    return void 0;
+  }
+  return [...values].sort((a, b) => a - b);
+}
+function positiveNumberFlag(flag, raw, problems, example) {
+  if (raw === void 0) return void 0;
+  const s = String(raw).trim();
+  const n = Number(s);
+  if (!/^\d+(\.\d+)?$/.test(s) || !(n > 0) || !Number.isFinite(n)) {
+    problems.push(`${flag} ${quote(String(raw))}: expected a number above 0, e.g. ${example}`);
+    return void 0;
+  }
+  return n;
+}
+var GOODPUT_KEYS = { ttft: "ttft_ms", tpot: "tpot_ms", e2el: "e2el_ms" };
+function parseGoodput(raw) {
+  const expected = "expected KEY:MS pairs with KEY ttft, tpot or e2el and MS a number above 0, e.g. ttft:2000,tpot:50";
+  const parts = raw.split(/[\s,]+/).filter((p) => p !== "");
+  if (parts.length === 0) return expected;
+  const slo = {};
+  for (const part of parts) {
+    const m = /^([a-z0-9]+):(\d+(?:\.\d+)?)(?:ms)?$/i.exec(part);
+    if (!m) return `${JSON.stringify(part)}: ${expected}`;
+    const key = m[1].toLowerCase();
+    if (!(key in GOODPUT_KEYS)) return `${JSON.stringify(part)}: unknown SLO ${JSON.stringify(key)}; ${expected}`;
+    const field = GOODPUT_KEYS[key];
+    const ms = Number(m[2]);
+    if (!(ms > 0)) return `${JSON.stringify(part)}: ${expected}`;
+    if (slo[field] !== void 0) return `${JSON.stringify(part)}: ${key} given twice`;
+    slo[field] = ms;
+  }
+  return slo;
+}
+function goodputFlag(raw, problems) {
+  if (raw === void 0) return void 0;
+  const g2 = parseGoodput(String(raw));
+  if (typeof g2 === "string") {
+    problems.push(`--goodput ${quote(String(raw))}: ${g2}`);
+    return void 0;
+  }
+  return g2;
+}
 
 // src/config/resolve.ts
+function pointsPerShape(cfg) {
+  return cfg.openLoop ? cfg.openLoop.rates.length : cfg.concurrency.length;
+}
 function resolveConfig(input2) {
   const { file: file2, filePath, flags, env } = input2;
   const problems = [];
@@ -66860,6 +66937,11 @@ function resolveConfig(input2) {
   const flagStart = textFlag("--serve", flags.serve, problems);
   const flagReady = positiveIntFlag("--ready-timeout", flags.readyTimeout, problems);
   const flagRequestTimeout = secondsFlag("--request-timeout", flags.requestTimeout, problems);
+  const flagRates = requestRateFlag(flags.requestRate, problems);
+  const flagBurstiness = positiveNumberFlag("--burstiness", flags.burstiness, problems, "1 (Poisson) or 0.5 (burstier)");
+  const flagMaxConcurrency = positiveIntFlag("--max-concurrency", flags.maxConcurrency, problems);
+  const flagNumPrompts = positiveIntFlag("--num-prompts", flags.numPrompts, problems);
+  const flagGoodput = goodputFlag(flags.goodput, problems);
   let baseUrl = null;
   const rawBase = flagBaseUrl ?? file2?.server?.base_url;
   if (rawBase !== void 0) {
@@ -66887,7 +66969,29 @@ function resolveConfig(input2) {
   const shapes = dedupeShapes(
     fileShapes.map((s) => ({ inputLen: flagInputLen ?? s.inputLen, outputLen: flagOutputLen ?? s.outputLen }))
   );
-  const concurrency = flagConcurrency ?? (sweep ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]);
+  if (flagConcurrency !== void 0 && flagRates !== void 0) {
+    problems.push("--concurrency and --request-rate: choose one (closed loop keeps C requests in flight; open loop sends requests at a rate)");
+  }
+  const fileRates = sweep?.request_rates?.map((r) => r === "inf" ? Infinity : r).sort((a, b) => a - b);
+  const rates = flagRates ?? (flagConcurrency === void 0 ? fileRates : void 0);
+  const openLoop = rates === void 0 ? null : {
+    rates,
+    burstiness: flagBurstiness ?? sweep?.burstiness ?? DEFAULTS.burstiness,
+    maxConcurrency: flagMaxConcurrency ?? sweep?.max_concurrency ?? null,
+    numPrompts: flagNumPrompts ?? sweep?.num_prompts ?? DEFAULTS.numPrompts
+  };
+  if (openLoop === null) {
+    for (const [flag, value] of [["--burstiness", flagBurstiness], ["--max-concurrency", flagMaxConcurrency], ["--num-prompts", flagNumPrompts]]) {
+      if (value !== void 0) problems.push(`${flag}: applies to open-loop load; add --request-rate R (closed loop sends concurrency × prompts-per-concurrency requests)`);
+    }
+  }
+  const concurrency = openLoop !== null ? [] : flagConcurrency ?? (sweep?.concurrency ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]);
+  const fileGoodput = file2?.goodput;
+  const goodput = flagGoodput ?? (fileGoodput ? {
+    ...fileGoodput.ttft !== void 0 ? { ttft_ms: fileGoodput.ttft } : {},
+    ...fileGoodput.tpot !== void 0 ? { tpot_ms: fileGoodput.tpot } : {},
+    ...fileGoodput.e2el !== void 0 ? { e2el_ms: fileGoodput.e2el } : {}
+  } : null);
   const fileTarget = file2?.target;
   const target = flagTarget ?? {
     metric: fileTarget?.metric ?? DEFAULTS.target.metric,
@@ -66935,7 +67039,9 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
       tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
       maxFailedRequests: file2?.gate?.max_failed_requests ?? null,
       ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {}
-    }
+    },
+    openLoop,
+    goodput
   };
 }
 function pickSweep(file2, fileName, requested, problems) {
@@ -66988,6 +67094,15 @@ function configForResult(cfg) {
     shapes: cfg.shapes.map((s) => ({ input_len: s.inputLen, output_len: s.outputLen })),
     concurrency: [...cfg.concurrency],
     prompts_per_concurrency: cfg.promptsPerConcurrency,
+    // Open loop: the rates swept ("inf": all at once) and the arrival process; absent for closed loop.
+    ...cfg.openLoop ? {
+      load: "open",
+      request_rates: cfg.openLoop.rates.map((r) => r === Infinity ? "inf" : r),
+      burstiness: cfg.openLoop.burstiness,
+      max_concurrency: cfg.openLoop.maxConcurrency,
+      num_prompts: cfg.openLoop.numPrompts
+    } : {},
+    ...cfg.goodput ? { goodput: { ...cfg.goodput } } : {},
     warmup: cfg.warmup,
     repeats: cfg.repeats,
     seed: cfg.seed,
@@ -67004,14 +67119,8 @@ function configForResult(cfg) {
   };
 }
 
-// src/sweep/run-sweep.ts
-init_errors();
-init_endpoints();
-import { randomInt } from "node:crypto";
-import { existsSync as existsSync2 } from "node:fs";
-
-// src/sim/server.ts
-import { createServer } from "node:http";
+// src/plan/plan.ts
+init_defaults();
 
 // src/util/rng.ts
 function createRng(seed) {
@@ -67052,6 +67161,70 @@ function deriveUnusedSeed(used, seed, ...parts) {
   used.add(s);
   return s;
 }
+
+// src/plan/plan.ts
+function pointKey(shape, concurrency, repeat) {
+  return `${shape.inputLen}x${shape.outputLen}@c${concurrency}#r${repeat}`;
+}
+function rateLabel(rate) {
+  return rate === Infinity ? "inf" : rate;
+}
+function openPointKey(shape, rate, repeat) {
+  return `${shape.inputLen}x${shape.outputLen}@rate${rateLabel(rate)}#r${repeat}`;
+}
+function buildPlan(cfg) {
+  const points = [];
+  const used = /* @__PURE__ */ new Set();
+  const open3 = cfg.openLoop;
+  if (open3) {
+    for (const shape of cfg.shapes) {
+      for (const rate of open3.rates) {
+        for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
+          const key = openPointKey(shape, rate, repeat);
+          points.push({
+            key,
+            shape: { ...shape },
+            concurrency: open3.maxConcurrency ?? open3.numPrompts,
+            openLoop: { rate, burstiness: open3.burstiness, maxConcurrency: open3.maxConcurrency },
+            repeat,
+            // The same seed draws the point's prompts and (in load/) its arrival schedule.
+            seed: deriveUnusedSeed(used, cfg.seed, key),
+            numPrompts: open3.numPrompts,
+            warmupRequests: cfg.warmup === "auto" ? autoOpenLoopWarmupRequests(rate, open3.maxConcurrency, open3.numPrompts) : cfg.warmup
+          });
+        }
+      }
+    }
+    return points;
+  }
+  for (const shape of cfg.shapes) {
+    for (const concurrency of cfg.concurrency) {
+      for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
+        const key = pointKey(shape, concurrency, repeat);
+        const seed = deriveUnusedSeed(used, cfg.seed, key);
+        points.push({
+          key,
+          shape: { ...shape },
+          concurrency,
+          repeat,
+          seed,
+          numPrompts: concurrency * cfg.promptsPerConcurrency,
+          warmupRequests: cfg.warmup === "auto" ? autoWarmupRequests(concurrency) : cfg.warmup
+        });
+      }
+    }
+  }
+  return points;
+}
+
+// src/sweep/run-sweep.ts
+init_errors();
+init_endpoints();
+import { randomInt } from "node:crypto";
+import { existsSync as existsSync2 } from "node:fs";
+
+// src/sim/server.ts
+import { createServer } from "node:http";
 
 // src/sim/clock.ts
 import { performance as performance2 } from "node:perf_hooks";
@@ -69052,34 +69225,6 @@ function listen(server, host, port) {
   });
 }
 
-// src/plan/plan.ts
-init_defaults();
-function pointKey(shape, concurrency, repeat) {
-  return `${shape.inputLen}x${shape.outputLen}@c${concurrency}#r${repeat}`;
-}
-function buildPlan(cfg) {
-  const points = [];
-  const used = /* @__PURE__ */ new Set();
-  for (const shape of cfg.shapes) {
-    for (const concurrency of cfg.concurrency) {
-      for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
-        const key = pointKey(shape, concurrency, repeat);
-        const seed = deriveUnusedSeed(used, cfg.seed, key);
-        points.push({
-          key,
-          shape: { ...shape },
-          concurrency,
-          repeat,
-          seed,
-          numPrompts: concurrency * cfg.promptsPerConcurrency,
-          warmupRequests: cfg.warmup === "auto" ? autoWarmupRequests(concurrency) : cfg.warmup
-        });
-      }
-    }
-  }
-  return points;
-}
-
 // src/env/collect.ts
 import { cpus, hostname as hostname3, platform, release, arch } from "node:os";
 
@@ -69423,6 +69568,43 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 
+// src/load/arrivals.ts
+function gammaSample(rng, shape, scale) {
+  if (!(shape > 0) || !(scale > 0)) throw new Error(`gammaSample: shape and scale must be above 0 (got ${shape}, ${scale})`);
+  if (shape < 1) {
+    const u = Math.max(rng.next(), Number.MIN_VALUE);
+    return gammaSample(rng, shape + 1, scale) * Math.pow(u, 1 / shape);
+  }
+  const d = shape - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (; ; ) {
+    let x;
+    let v;
+    do {
+      x = rng.normal();
+      v = 1 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const u = rng.next();
+    if (u < 1 - 0.0331 * x ** 4) return d * v * scale;
+    if (Math.log(Math.max(u, Number.MIN_VALUE)) < 0.5 * x * x + d * (1 - v + Math.log(v))) return d * v * scale;
+  }
+}
+function arrivalScheduleMs(n, rate, burstiness, seed) {
+  if (!(rate > 0)) throw new Error(`arrivalScheduleMs: rate must be above 0 (got ${rate})`);
+  if (!(burstiness > 0)) throw new Error(`arrivalScheduleMs: burstiness must be above 0 (got ${burstiness})`);
+  const out = new Array(n);
+  if (rate === Infinity) return out.fill(0);
+  const rng = createRng(seed);
+  const scaleMs = 1e3 / (rate * burstiness);
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) t += gammaSample(rng, burstiness, scaleMs);
+    out[i] = t;
+  }
+  return out;
+}
+
 // src/load/monitor.ts
 import { monitorEventLoopDelay, performance as performance3 } from "node:perf_hooks";
 var DELAY_RESOLUTION_MS = 10;
@@ -69537,6 +69719,61 @@ async function runClosedLoop(requests, opts) {
   return { records, sendLagsMs, loopStartMs, firstSendMs, lastSendMs, endMs };
 }
 
+// src/load/open-loop.ts
+init_stream_request();
+async function sleepUntil(atMs, nowMs, signal) {
+  for (; ; ) {
+    if (signal?.aborted === true) return;
+    const left = atMs - nowMs();
+    if (left <= 0) return;
+    if (left > 2) await new Promise((r) => setTimeout(r, left - 1.5));
+    else await new Promise((r) => setImmediate(r));
+  }
+}
+async function runOpenLoop(requests, opts) {
+  const { now, epochNs } = opts;
+  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {} };
+  const nowMs = () => Number(now() - epochNs) / 1e6;
+  const aborted2 = () => opts.signal?.aborted === true;
+  const n = requests.length;
+  const records = new Array(n);
+  const sendLagsMs = new Array(n);
+  const cap = opts.maxConcurrency === null ? Infinity : Math.max(1, Math.floor(opts.maxConcurrency));
+  let inFlight = 0;
+  const waiting = [];
+  const release2 = () => {
+    const next = waiting.shift();
+    if (next !== void 0) next(nowMs());
+    else inFlight--;
+  };
+  const pending = [];
+  let queueFreedMs = -Infinity;
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => opts.dueMs[a] - opts.dueMs[b]);
+  for (const i of order) {
+    const scheduledMs = opts.dueMs[i];
+    await sleepUntil(scheduledMs, nowMs, opts.signal);
+    if (aborted2()) break;
+    let readyMs = Math.max(scheduledMs, queueFreedMs);
+    if (inFlight >= cap) {
+      queueFreedMs = await new Promise((resolve3) => waiting.push(resolve3));
+      readyMs = Math.max(scheduledMs, queueFreedMs);
+      if (aborted2()) break;
+    } else inFlight++;
+    const queueMs = readyMs - scheduledMs;
+    const req = requests[i];
+    pending.push(
+      streamRequest(req, deps).then((rec) => {
+        records[i] = { ...rec, scheduledMs, queueMs };
+        sendLagsMs[i] = Math.max(0, rec.startMs - readyMs);
+        release2();
+      })
+    );
+  }
+  for (const w of waiting.splice(0)) w(nowMs());
+  await Promise.all(pending);
+  return { records, sendLagsMs: sendLagsMs.filter((x) => x !== void 0) };
+}
+
 // src/load/share.ts
 async function runShare(input2, go, signal) {
   const now = process.hrtime.bigint;
@@ -69547,11 +69784,17 @@ async function runShare(input2, go, signal) {
   });
   signal?.addEventListener("abort", cut, { once: true });
   try {
-    if (input2.warmup.length > 0) await runClosedLoop(input2.warmup, base);
+    const open3 = input2.openLoop;
+    const sinceEpochMs = () => Number(now() - input2.epochNs) / 1e6;
+    const openBase = (dueMs, startMs) => ({ ...base, dueMs: dueMs.map((d) => d + startMs), maxConcurrency: open3?.maxConcurrency ?? null });
+    if (input2.warmup.length > 0) {
+      if (open3) await runOpenLoop(input2.warmup, openBase(open3.warmupDueMs, sinceEpochMs()));
+      else await runClosedLoop(input2.warmup, base);
+    }
     collectGarbage();
-    await go();
+    const startAt = await go();
     const monitor = startLoopMonitor();
-    const measured = await runClosedLoop(input2.measured, base);
+    const measured = open3 ? await runOpenLoop(input2.measured, openBase(open3.measuredDueMs, typeof startAt === "number" ? startAt : sinceEpochMs())) : await runClosedLoop(input2.measured, base);
     const loop = monitor.stop();
     if (signal?.aborted === true) throw new LoadAborted();
     return { warmupRequests: input2.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop };
@@ -69601,6 +69844,7 @@ function raisePriority(priority) {
 }
 
 // src/load/run-point.ts
+var OPEN_LOOP_START_LEAD_MS = 5;
 var LOAD_WORKER_BUNDLE_NAME = "load-worker.js";
 function workerEntry(moduleUrl = import.meta.url) {
   if (moduleUrl.endsWith(".ts")) {
@@ -69672,9 +69916,20 @@ async function runPoint(opts) {
   const shares = splitEven(concurrency, threads);
   const warmIdx = dealByShare(opts.warmup, shares);
   const measIdx = dealByShare(opts.measured, shares);
+  const open3 = opts.openLoop;
+  const measuredDue = open3 ? arrivalScheduleMs(opts.measured.length, open3.rate, open3.burstiness, open3.seed) : [];
+  const warmupDue = open3 ? arrivalScheduleMs(opts.warmup.length, open3.rate, open3.burstiness, open3.seed + 1 >>> 0) : [];
+  const caps = open3?.maxConcurrency != null ? splitEven(Math.max(threads, open3.maxConcurrency), threads) : null;
   const inputs = shares.map((c, w) => ({
     priority: opts.priority === void 0 ? DEFAULT_PRIORITY : opts.priority,
     concurrency: c,
+    ...open3 ? {
+      openLoop: {
+        warmupDueMs: (warmIdx[w] ?? []).map((i) => warmupDue[i]),
+        measuredDueMs: (measIdx[w] ?? []).map((i) => measuredDue[i]),
+        maxConcurrency: caps === null ? null : caps[w]
+      }
+    } : {},
     idleTimeoutMs,
     ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {},
     epochNs,
@@ -69685,6 +69940,7 @@ async function runPoint(opts) {
   const onGo = async () => {
     await opts.beforeMeasure?.();
     startedAt = (/* @__PURE__ */ new Date()).toISOString();
+    return Number(process.hrtime.bigint() - epochNs) / 1e6 + (workers === 0 ? 0 : OPEN_LOOP_START_LEAD_MS);
   };
   if (opts.signal?.aborted === true) throw new LoadAborted();
   const results = workers === 0 ? [await runShare(inputs[0], onGo, opts.signal)] : await runInWorkers(inputs, onGo, opts.signal);
@@ -69712,7 +69968,8 @@ async function runPoint(opts) {
     endMs,
     client: summariseClient({ workers, loops, sendLagsMs, records, startMs, endMs }),
     startedAt,
-    finishedAt
+    finishedAt,
+    ...open3 ? { openLoop: { rate: open3.rate, burstiness: open3.burstiness, maxConcurrency: open3.maxConcurrency } } : {}
   };
 }
 async function runInWorkers(inputs, onGo, signal) {
@@ -69733,8 +69990,8 @@ async function runInWorkers(inputs, onGo, signal) {
           w.on("message", (m) => {
             if (m.type === "warm") {
               if (++warm === workers.length) {
-                onGo().then(() => {
-                  for (const x of workers) x.postMessage("go");
+                onGo().then((startMs) => {
+                  for (const x of workers) x.postMessage({ startMs });
                 }, reject);
               }
             } else if (m.type === "done") resolve3(m.result);
@@ -69817,13 +70074,14 @@ function atTargetForResult(points, target) {
     const key = `${point.input_len}x${point.output_len}`;
     let shape = shapes.get(key);
     if (shape === void 0) {
-      shape = { input_len: point.input_len, output_len: point.output_len, byRepeat: /* @__PURE__ */ new Map() };
+      shape = { input_len: point.input_len, output_len: point.output_len, byRepeat: /* @__PURE__ */ new Map(), rates: point.request_rate !== void 0 };
       shapes.set(key, shape);
     }
+    const x = point.request_rate === void 0 ? point.concurrency : point.request_rate === "inf" ? Infinity : point.request_rate;
     for (const run of point.runs) {
       const curve = shape.byRepeat.get(run.repeat) ?? [];
       if (run.validity.valid) {
-        curve.push({ concurrency: point.concurrency, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) });
+        curve.push({ concurrency: x, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) });
       }
       shape.byRepeat.set(run.repeat, curve);
     }
@@ -69832,7 +70090,12 @@ function atTargetForResult(points, target) {
     input_len: shape.input_len,
     output_len: shape.output_len,
     // A repeat without a single valid point has no figure at all (not "unreachable").
-    runs: [...shape.byRepeat.entries()].filter(([, curve]) => curve.length > 0).sort((a, b) => a[0] - b[0]).map(([repeat, curve]) => ({ repeat, ...throughputAtTarget(curve, target.threshold_ms) }))
+    runs: [...shape.byRepeat.entries()].filter(([, curve]) => curve.length > 0).sort((a, b) => a[0] - b[0]).map(([repeat, curve]) => {
+      const v = throughputAtTarget(curve, target.threshold_ms);
+      if (!shape.rates) return { repeat, ...v };
+      const rate = v.concurrency !== null && Number.isFinite(v.concurrency) ? v.concurrency : null;
+      return { repeat, throughput: v.throughput, concurrency: null, bound: v.bound, request_rate: rate };
+    })
   }));
 }
 
@@ -69855,6 +70118,9 @@ function shapeLabel(inputLen, outputLen) {
 function pointLabel(inputLen, outputLen, concurrency) {
   return `${shapeLabel(inputLen, outputLen)}@c${concurrency}`;
 }
+function pointScope(p) {
+  return p.request_rate === void 0 ? pointLabel(p.input_len, p.output_len, p.concurrency) : `${shapeLabel(p.input_len, p.output_len)}@rate${p.request_rate}`;
+}
 function metricKey(kind, scope) {
   return `${kind}@${scope}`;
 }
@@ -69866,8 +70132,8 @@ function parseMetricKey(key) {
   return { kind, scope: key.slice(at + 1) };
 }
 function humanLabel(kind, scope) {
-  const m = /^(\d+)x(\d+)(?:@c(\d+))?$/.exec(scope);
-  const where = m ? `${m[1]}×${m[2]}${m[3] === void 0 ? "" : ` c=${m[3]}`}` : scope;
+  const m = /^(\d+)x(\d+)(?:@c(\d+)|@rate([\d.]+|inf))?$/.exec(scope);
+  const where = m ? `${m[1]}×${m[2]}${m[3] !== void 0 ? ` c=${m[3]}` : m[4] !== void 0 ? ` rate=${m[4]}/s` : ""}` : scope;
   return `${KIND_INFO[kind].name} ${where}`;
 }
 
@@ -69894,7 +70160,7 @@ function fingerprintOf(result) {
   const conc = Array.isArray(cfg["concurrency"]) && cfg["concurrency"].every((c) => typeof c === "number") ? cfg["concurrency"] : [];
   const tpc = {};
   for (const p of [...result.points].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency)) {
-    tpc[pointLabel(p.input_len, p.output_len, p.concurrency)] = tokensPerChunk(p.runs);
+    tpc[pointScope(p)] = tokensPerChunk(p.runs);
   }
   const text = (x) => typeof x === "string" && x !== "" ? x : "unknown";
   const t = result.target;
@@ -69910,8 +70176,15 @@ function fingerprintOf(result) {
     ignore_eos: typeof cfg["ignore_eos"] === "boolean" ? cfg["ignore_eos"] : true,
     tokens_per_chunk: tpc,
     // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
-    prompt_calibration: text(cfg["prompt_calibration"])
+    prompt_calibration: text(cfg["prompt_calibration"]),
+    load: loadPattern(cfg)
   };
+}
+function loadPattern(cfg) {
+  if (cfg["load"] !== "open") return "closed";
+  const rates = Array.isArray(cfg["request_rates"]) ? cfg["request_rates"].map(String).join(", ") : "unknown";
+  const cap = typeof cfg["max_concurrency"] === "number" ? String(cfg["max_concurrency"]) : "none";
+  return `open: rates ${rates}/s, burstiness ${String(cfg["burstiness"] ?? "unknown")}, max concurrency ${cap}, ${String(cfg["num_prompts"] ?? "unknown")} prompts`;
 }
 function resultFingerprint(result) {
   return result.fingerprint ?? fingerprintOf(result);
@@ -69925,7 +70198,9 @@ var FIELDS = [
   ["warmup", (f) => String(f.warmup)],
   ["target", (f) => f.target],
   ["ignore_eos", (f) => String(f.ignore_eos)],
-  ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"]
+  ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"],
+  // Absent in stored fingerprints written before open loop: those were closed loop.
+  ["load", (f) => f.load ?? "closed"]
 ];
 function diffFingerprint(baseline, candidate) {
   const out = [];
@@ -70088,8 +70363,30 @@ var runResult = external_exports.object({
     mean_in_flight: num,
     events_per_second: num
   }),
-  gpu: external_exports.array(gpuSample).nullable()
+  gpu: external_exports.array(gpuSample).nullable(),
+  // Open-loop runs (and --goodput) only; absent otherwise.
+  arrivals: external_exports.object({
+    rate: num.positive().nullable(),
+    burstiness: num.positive(),
+    mean_interarrival_ms: num.nonnegative().nullable(),
+    cv: num.nonnegative().nullable(),
+    requested_rate: external_exports.union([num.positive(), external_exports.literal("inf")]),
+    max_concurrency: positiveIntOrNull(),
+    send_lateness_ms: gapMs,
+    queue_ms: gapMs,
+    scheduled_rate: num.positive().nullable()
+  }).optional(),
+  from_schedule: external_exports.object({ ttft_ms: elapsedMs, e2el_ms: elapsedMs }).optional(),
+  goodput: external_exports.object({
+    share: num.min(0).max(1).nullable(),
+    request_throughput: num.nonnegative(),
+    output_throughput: num.nonnegative(),
+    slo: external_exports.object({ ttft_ms: num.positive().optional(), tpot_ms: num.positive().optional(), e2el_ms: num.positive().optional() })
+  }).optional()
 });
+function positiveIntOrNull() {
+  return external_exports.number().int().positive().nullable();
+}
 var PERCENTILE_RULE = `expected ${TARGET_PERCENTILES.join(", ")} (the percentiles every run records)`;
 var resultTargetSchema = external_exports.object({
   metric: external_exports.enum(["tpot", "itl"]),
@@ -70126,7 +70423,8 @@ var fingerprintSchema = external_exports.object({
   target: external_exports.string(),
   ignore_eos: external_exports.boolean(),
   tokens_per_chunk: external_exports.record(external_exports.string(), num.nullable()),
-  prompt_calibration: external_exports.string().optional()
+  prompt_calibration: external_exports.string().optional(),
+  load: external_exports.string().optional()
 });
 var resultFileSchema = external_exports.object({
   schema: external_exports.literal(RESULT_SCHEMA),
@@ -70135,7 +70433,13 @@ var resultFileSchema = external_exports.object({
   config: external_exports.record(external_exports.string(), external_exports.unknown()),
   target: resultTargetSchema,
   points: external_exports.array(
-    external_exports.object({ input_len: positiveInt2, output_len: positiveInt2, concurrency: positiveInt2, runs: external_exports.array(runResult) })
+    external_exports.object({
+      input_len: positiveInt2,
+      output_len: positiveInt2,
+      concurrency: positiveInt2,
+      request_rate: external_exports.union([num.positive(), external_exports.literal("inf")]).optional(),
+      runs: external_exports.array(runResult)
+    })
   ),
   at_target: external_exports.array(
     external_exports.object({
@@ -70146,7 +70450,8 @@ var resultFileSchema = external_exports.object({
           repeat: count,
           throughput: num.nullable(),
           concurrency: num.nullable(),
-          bound: external_exports.enum(["interpolated", "lower_bound", "unreachable", "exact"])
+          bound: external_exports.enum(["interpolated", "lower_bound", "unreachable", "exact"]),
+          request_rate: num.nullable().optional()
         })
       )
     })
@@ -70163,10 +70468,10 @@ var resultFileSchema = external_exports.object({
 }).superRefine((file2, ctx) => {
   const firstPoint = /* @__PURE__ */ new Map();
   file2.points.forEach((p, i) => {
-    const key = `${p.input_len}x${p.output_len} at C=${p.concurrency}`;
+    const key = `${p.input_len}x${p.output_len} ${p.request_rate === void 0 ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`}`;
     const seen = firstPoint.get(key);
     if (seen === void 0) firstPoint.set(key, i);
-    else ctx.addIssue({ code: "custom", path: ["points", i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency appears once` });
+    else ctx.addIssue({ code: "custom", path: ["points", i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency (or request rate) appears once` });
     duplicateRepeats(p.runs, ["points", i, "runs"], ctx);
   });
   const firstShape = /* @__PURE__ */ new Map();
@@ -71610,6 +71915,84 @@ function requestFigures(rec) {
   };
 }
 
+// src/metrics/arrivals.ts
+function meanAndCv(xs) {
+  if (xs.length === 0) return { mean: null, cv: null };
+  const mean2 = xs.reduce((a, b) => a + b, 0) / xs.length;
+  if (xs.length < 2 || !(mean2 > 0)) return { mean: mean2, cv: null };
+  let ss = 0;
+  for (const x of xs) ss += (x - mean2) ** 2;
+  return { mean: mean2, cv: Math.sqrt(ss / (xs.length - 1)) / mean2 };
+}
+function rateOf(sortedMs) {
+  if (sortedMs.length < 2) return null;
+  const span = sortedMs.at(-1) - sortedMs[0];
+  return span > 0 ? (sortedMs.length - 1) * 1e3 / span : null;
+}
+function summarizeArrivals(records, open3) {
+  const sent = records.filter((r) => r !== void 0);
+  const sends = sent.map((r) => r.startMs).sort((a, b) => a - b);
+  const gaps = [];
+  for (let i = 1; i < sends.length; i++) gaps.push(sends[i] - sends[i - 1]);
+  const { mean: mean2, cv } = meanAndCv(gaps);
+  const lateness = new LatencyHistogram();
+  const queue = new LatencyHistogram();
+  const due = [];
+  for (const r of sent) {
+    if (r.scheduledMs === void 0) continue;
+    const q = r.queueMs ?? 0;
+    queue.record(q);
+    lateness.record(Math.max(0, r.startMs - (r.scheduledMs + q)));
+    due.push(r.scheduledMs);
+  }
+  due.sort((a, b) => a - b);
+  return {
+    rate: rateOf(sends),
+    burstiness: open3.burstiness,
+    mean_interarrival_ms: mean2,
+    cv,
+    requested_rate: open3.rate === Infinity ? "inf" : open3.rate,
+    max_concurrency: open3.maxConcurrency,
+    send_lateness_ms: lateness.toStats(),
+    queue_ms: queue.toStats(),
+    scheduled_rate: open3.rate === Infinity ? null : rateOf(due)
+  };
+}
+function fromSchedule(records) {
+  const ttft = new LatencyHistogram();
+  const e2el = new LatencyHistogram();
+  for (const r of records) {
+    if (r === void 0 || !isCompleted(r) || r.scheduledMs === void 0) continue;
+    const late = Math.max(0, r.startMs - r.scheduledMs);
+    if (r.ttftMs !== null) ttft.record(r.ttftMs + late);
+    if (r.e2elMs !== null) e2el.record(r.e2elMs + late);
+  }
+  return { ttft_ms: ttft.toStats(), e2el_ms: e2el.toStats() };
+}
+
+// src/metrics/goodput.ts
+function meetsSlo(f, slo) {
+  if (slo.ttft_ms !== void 0 && !(f.ttftMs !== null && f.ttftMs <= slo.ttft_ms)) return false;
+  if (slo.tpot_ms !== void 0 && !((f.tpotMs ?? 0) <= slo.tpot_ms)) return false;
+  if (slo.e2el_ms !== void 0 && !(f.e2elMs !== null && f.e2elMs <= slo.e2el_ms)) return false;
+  return true;
+}
+function goodputOf(records, slo, durationS) {
+  let completed = 0;
+  let good = 0;
+  let goodTokens = 0;
+  for (const rec of records) {
+    if (rec === void 0 || !isCompleted(rec)) continue;
+    completed++;
+    const f = requestFigures(rec);
+    if (!meetsSlo(f, slo)) continue;
+    good++;
+    goodTokens += f.outputTokens;
+  }
+  const perS = (n) => durationS > 0 ? n / durationS : 0;
+  return { share: completed > 0 ? good / completed : null, request_throughput: perS(good), output_throughput: perS(goodTokens), slo: { ...slo } };
+}
+
 // src/metrics/steady-state.ts
 function busyWindow(raw) {
   const c = raw.concurrency;
@@ -71756,10 +72139,13 @@ function summarizeRun(raw, ctx) {
     itl_per_token_ms: itlPerToken.toStats(),
     tokens,
     errors,
-    steady_state: steadyState2(raw),
+    // All C slots busy is a closed loop's steady state; an open loop has no slots to fill.
+    steady_state: raw.openLoop ? null : steadyState2(raw),
     server_side: null,
     client: clientFigures(raw.client),
-    gpu: null
+    gpu: null,
+    ...raw.openLoop ? { arrivals: summarizeArrivals(raw.records, raw.openLoop), from_schedule: fromSchedule(raw.records) } : {},
+    ...ctx.goodput ? { goodput: goodputOf(raw.records, ctx.goodput, durationS) } : {}
   };
 }
 function clientFigures(c) {
@@ -72000,13 +72386,28 @@ var clientSaturated = (run, ctx, t) => {
   } else if (delayed) {
     why.push(`the loop itself was busy only ${pct(c.event_loop_utilization)} of the time, so the CPU was shared (the server on the same host, or other processes)`);
   }
-  if (run.num_prompts > ctx.concurrency && c.mean_in_flight < t.inFlightMinFraction * ctx.concurrency) {
+  if (run.arrivals === void 0 && run.num_prompts > ctx.concurrency && c.mean_in_flight < t.inFlightMinFraction * ctx.concurrency) {
     why.push(`only ${num2(c.mean_in_flight)} of ${ctx.concurrency} requests were in flight on average while more were waiting (limit ${pct(t.inFlightMinFraction)})`);
   }
+  why.push(...behindSchedule(run, t));
   if (why.length === 0) return null;
   const load = `${Math.round(c.events_per_second)} token events/s on ${c.workers} load thread${c.workers === 1 ? "" : "s"}, send lag p99 ${num2(c.send_lag_p99_ms)} ms`;
   return { code: "client_saturated", detail: `The load generator could not keep up: ${why.join("; ")} (${load})${gpuNote(run.gpu, t)}.` };
 };
+function behindSchedule(run, t) {
+  const a = run.arrivals;
+  if (a === void 0 || a.requested_rate === "inf") return [];
+  const why = [];
+  const lateP95 = a.send_lateness_ms.p95;
+  if (lateP95 !== null && lateP95 > t.openLoopLatenessP95MaxMs) {
+    why.push(`requests went out late against their arrival schedule, p95 ${num2(lateP95)} ms after they were due (limit ${num2(t.openLoopLatenessP95MaxMs)} ms), so the server saw another arrival process than the one asked for`);
+  }
+  const queued = a.max_concurrency !== null && (a.queue_ms.mean ?? 0) > 0;
+  if (!queued && a.rate !== null && a.scheduled_rate !== null && a.rate < t.openLoopRateMinFraction * a.scheduled_rate) {
+    why.push(`requests went out at ${num2(a.rate)}/s while the schedule asked for ${num2(a.scheduled_rate)}/s over the same requests (${pct(a.rate / a.scheduled_rate)}, limit ${pct(t.openLoopRateMinFraction)}; requested rate ${num2(a.requested_rate)}/s)`);
+  }
+  return why;
+}
 function gpuNote(samples, t) {
   const util = meanUtilization(samples);
   if (util === null) return "";
@@ -72074,7 +72475,7 @@ var prefixCacheContaminated = (run, ctx, t) => {
   };
 };
 var rampDominated = (run, ctx, t) => {
-  if (ctx.concurrency <= 1 || run.completed === 0) return null;
+  if (ctx.concurrency <= 1 || run.completed === 0 || run.arrivals !== void 0) return null;
   const ss = run.steady_state;
   if (ss === null) {
     return { code: "ramp_dominated", detail: `At no moment were all ${ctx.concurrency} requests in flight at once, so no figure describes the engine at that concurrency.` };
@@ -72183,6 +72584,16 @@ var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
   // (Send lag is not a trigger: C refills after a lockstep step queue behind each other, 12–17 ms
   // p99 at C = 256 on runs that kept the bound. It is reported in the detail.)
   inFlightMinFraction: 0.95,
+  // Open loop: a request is due at its scheduled time; Node timers fire ~1 ms late and a busy
+  // 2-core host adds a few ms (the event-loop delay bound above is 5 ms at p99). 10 ms at p95 is
+  // twice that bound, and a fifth of the mean gap at 20 req/s: beyond it the gaps the server saw
+  // are not the gamma gaps asked for (at 100 req/s a 10 ms lateness is a whole mean gap).
+  openLoopLatenessP95MaxMs: 10,
+  // The measured rate is compared with the schedule's own rate over the same requests (no
+  // sampling noise: the same draws), so a shortfall is the client's drift alone. Lateness bounded
+  // by the rule above stretches a run of hundreds of requests by well under 1%; 5% short means the
+  // sends drifted seconds behind by the end.
+  openLoopRateMinFraction: 0.95,
   tokenCountTolerance: 0.02,
   retokenizedTolerance: 0.1,
   // With ignore_eos every request must produce exactly max_tokens: any shortfall is an early stop.
@@ -72253,6 +72664,8 @@ async function measurePoint(point, ctx) {
     raw = await runPoint({
       concurrency: point.concurrency,
       workers: ctx.workers,
+      // Open loop: the point's seed draws its prompts and its arrival schedule (recorded as run.seed).
+      ...point.openLoop ? { openLoop: { ...point.openLoop, seed: point.seed } } : {},
       idleTimeoutMs: ctx.idleTimeoutMs,
       ...ctx.deadlineMs !== void 0 ? { deadlineMs: ctx.deadlineMs } : {},
       warmup,
@@ -72269,7 +72682,7 @@ async function measurePoint(point, ctx) {
   }
   const gpu = atStart.sampler === null ? [] : await atStart.sampler.stop();
   const after = await scrapeMetrics(ctx.root, ctx.apiKey);
-  const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts });
+  const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts, goodput: ctx.goodput ?? null });
   run.server_side = atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null;
   run.gpu = gpu.length > 0 ? gpu : null;
   run.tokens.retokenized = await retokenize(raw.records, ctx);
@@ -72304,6 +72717,9 @@ init_errors();
 function planKey(inputLen, outputLen, concurrency, repeat) {
   return `${inputLen}x${outputLen}@c${concurrency}#r${repeat}`;
 }
+function measuredRunKey(p, repeat) {
+  return p.request_rate === void 0 ? planKey(p.input_len, p.output_len, p.concurrency, repeat) : `${p.input_len}x${p.output_len}@rate${p.request_rate}#r${repeat}`;
+}
 function checkResumable(result, cfg, path, now = {}) {
   const problems = [];
   const t = result.target;
@@ -72319,6 +72735,12 @@ function checkResumable(result, cfg, path, now = {}) {
   const server = c.server ?? {};
   same("api", server.api, cfg.server.api);
   same("prompts_per_concurrency", c.prompts_per_concurrency, cfg.promptsPerConcurrency);
+  same("load", c.load ?? "closed", cfg.openLoop ? "open" : "closed");
+  if (cfg.openLoop) {
+    same("burstiness", c.burstiness, cfg.openLoop.burstiness);
+    same("max_concurrency", c.max_concurrency, cfg.openLoop.maxConcurrency);
+    same("num_prompts", c.num_prompts, cfg.openLoop.numPrompts);
+  }
   same("warmup", c.warmup, cfg.warmup);
   if (cfg.seedPinned === true) same("seed", c.seed, cfg.seed);
   if (now.model !== void 0) same("model", c.model, now.model);
@@ -72332,9 +72754,11 @@ function checkResumable(result, cfg, path, now = {}) {
     if (e.container_digest !== "unknown" && now.env.container_digest !== "unknown") same("container digest", e.container_digest, now.env.container_digest);
   }
   const shapes = new Set(cfg.shapes.map((s) => `${s.inputLen}x${s.outputLen}`));
+  const rates = new Set((cfg.openLoop?.rates ?? []).map((r) => String(rateLabel(r))));
   for (const p of result.points) {
-    if (!shapes.has(`${p.input_len}x${p.output_len}`) || !cfg.concurrency.includes(p.concurrency)) {
-      problems.push(`point ${p.input_len}x${p.output_len} at C=${p.concurrency} is not in the current sweep`);
+    const planned = p.request_rate === void 0 ? cfg.openLoop == null && cfg.concurrency.includes(p.concurrency) : rates.has(String(p.request_rate));
+    if (!shapes.has(`${p.input_len}x${p.output_len}`) || !planned) {
+      problems.push(`point ${p.input_len}x${p.output_len} ${p.request_rate === void 0 ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`} is not in the current sweep`);
     }
     const extra = p.runs.filter((r) => r.repeat > cfg.repeats).map((r) => r.repeat);
     if (extra.length > 0) {
@@ -72384,7 +72808,7 @@ async function runSweep(cfg, deps) {
       log: deps.log,
       ...deps.signal ? { signal: deps.signal } : {}
     }).catch((err) => {
-      if (err instanceof ServerStartCancelled) throw new SweepCancelled(cfg.out, 0, cfg.shapes.length * cfg.concurrency.length * cfg.repeats);
+      if (err instanceof ServerStartCancelled) throw new SweepCancelled(cfg.out, 0, cfg.shapes.length * pointsPerShape(cfg) * cfg.repeats);
       throw err;
     });
     root = server.url;
@@ -72470,7 +72894,7 @@ async function sweepAgainst(root, cfg, deps, server) {
     };
     await writeResultFile(resultPath, result);
   }
-  const done = new Set(result.points.flatMap((p) => p.runs.map((r) => planKey(p.input_len, p.output_len, p.concurrency, r.repeat))));
+  const done = new Set(result.points.flatMap((p) => p.runs.map((r) => measuredRunKey(p, r.repeat))));
   const usedSeeds = /* @__PURE__ */ new Set([...result.points.flatMap((p) => p.runs.map((r) => r.seed)), ...plan.map((p) => p.seed)]);
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null;
   const gpuExec = envDeps.exec;
@@ -72505,7 +72929,7 @@ async function sweepAgainst(root, cfg, deps, server) {
   try {
     for (const [i, planned] of plan.entries()) {
       if (deps.signal?.aborted) await stop(null);
-      if (done.has(planKey(planned.shape.inputLen, planned.shape.outputLen, planned.concurrency, planned.repeat))) continue;
+      if (done.has(measuredRunKey(resultPoint(planned), planned.repeat))) continue;
       const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, "resume", resumeSalt) };
       deps.onPointStart?.(point, i, plan.length);
       let promptWords2 = null;
@@ -72529,6 +72953,7 @@ async function sweepAgainst(root, cfg, deps, server) {
         workers: cfg.workers,
         idleTimeoutMs: cfg.idleTimeoutMs,
         deadlineMs: requestDeadlineMs(cfg, point.shape),
+        goodput: cfg.goodput ?? null,
         sampleGpu: () => {
           if (!gpuOnThisHost) return { stop: () => [] };
           const s = startGpuSampler(gpuExec, 1e3);
@@ -72563,12 +72988,22 @@ function abortReason(signal) {
 function calibrationConfig(mode, inexact) {
   return mode === "tokenize" ? { prompt_calibration: mode, prompt_calibration_inexact: inexact } : { prompt_calibration: mode };
 }
+function resultPoint(point) {
+  return {
+    input_len: point.shape.inputLen,
+    output_len: point.shape.outputLen,
+    concurrency: point.concurrency,
+    ...point.openLoop ? { request_rate: rateLabel(point.openLoop.rate) } : {},
+    runs: []
+  };
+}
 function addRun(result, point, run) {
+  const fresh = resultPoint(point);
   let p = result.points.find(
-    (q) => q.input_len === point.shape.inputLen && q.output_len === point.shape.outputLen && q.concurrency === point.concurrency
+    (q) => q.input_len === fresh.input_len && q.output_len === fresh.output_len && q.concurrency === fresh.concurrency && q.request_rate === fresh.request_rate
   );
   if (!p) {
-    p = { input_len: point.shape.inputLen, output_len: point.shape.outputLen, concurrency: point.concurrency, runs: [] };
+    p = fresh;
     result.points.push(p);
   }
   p.runs.push(run);
@@ -72582,7 +73017,7 @@ function recordedSeed(result) {
   return typeof seed === "number" && Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32 ? seed : null;
 }
 function label(p) {
-  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`;
+  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, ${p.openLoop ? `rate ${rateLabel(p.openLoop.rate)}/s` : `C=${p.concurrency}`}, repeat ${p.repeat}`;
 }
 function countRuns(result) {
   return result.points.reduce((n, p) => n + p.runs.length, 0);
@@ -72617,8 +73052,8 @@ function summarize(values) {
   const xs = values.filter((v) => typeof v === "number" && Number.isFinite(v)).sort((a, b) => a - b);
   if (xs.length === 0) return null;
   const mid = xs.length >> 1;
-  const median3 = xs.length % 2 === 1 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2;
-  return { n: xs.length, median: median3, min: xs[0], max: xs[xs.length - 1] };
+  const median4 = xs.length % 2 === 1 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2;
+  return { n: xs.length, median: median4, min: xs[0], max: xs[xs.length - 1] };
 }
 function grouped(x, decimals) {
   return x.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
@@ -72754,6 +73189,54 @@ function warmupRampLine(runs, warmupSetting) {
   return `${text} Ramp: ${fmtPctRange(ramps)} of each run's duration fell outside the steady-state window in which all C slots were busy${none}; at C > 1 a run over ${fmtPctShort(DEFAULT_VALIDITY_THRESHOLDS.rampFractionMax)}, or with no such window, is flagged ramp_dominated.`;
 }
 
+// src/report/open-loop-lines.ts
+var OPEN_LOOP_COLUMNS = ["Request rate", "TTFT p50 / p99", "ITL p50 / p99", "Output tok/s", "Tok/s/user"];
+function rateCell(rate) {
+  return rate === "inf" ? "inf" : `${rate}/s`;
+}
+function pointName(p) {
+  return p.request_rate === void 0 ? `C=${p.concurrency}` : `rate ${rateCell(p.request_rate)}`;
+}
+function median2(xs) {
+  return summarize(xs.map((x) => x ?? null))?.median ?? null;
+}
+function goodputLine(points) {
+  const withGoodput = points.filter((p) => p.runs.some((r) => r.goodput !== void 0));
+  if (withGoodput.length === 0) return null;
+  const slo = withGoodput[0].runs.find((r) => r.goodput !== void 0).goodput.slo;
+  const bounds = [
+    slo.ttft_ms !== void 0 ? `TTFT ≤ ${slo.ttft_ms} ms` : null,
+    slo.tpot_ms !== void 0 ? `TPOT ≤ ${slo.tpot_ms} ms` : null,
+    slo.e2el_ms !== void 0 ? `E2EL ≤ ${slo.e2el_ms} ms` : null
+  ].filter((b) => b !== null);
+  const parts = withGoodput.map((p) => {
+    const runs = p.runs.filter((r) => r.validity.valid && r.goodput !== void 0);
+    if (runs.length === 0) return `${pointName(p)} invalid`;
+    const share = median2(runs.map((r) => r.goodput.share));
+    return `${pointName(p)} ${share === null ? "–" : fmtPct(share)} (${fmtRate(median2(runs.map((r) => r.goodput.request_throughput)) ?? 0)} req/s, ${fmtRate(median2(runs.map((r) => r.goodput.output_throughput)) ?? 0)} tok/s)`;
+  });
+  return `Goodput, completed requests meeting ${bounds.join(" and ")} (median of valid runs): ${parts.join("; ")}`;
+}
+function arrivalsLine(points) {
+  const open3 = points.filter((p) => p.runs.some((r) => r.arrivals !== void 0));
+  if (open3.length === 0) return null;
+  const parts = open3.map((p) => {
+    const a = p.runs.flatMap((r) => r.arrivals ? [r.arrivals] : []);
+    const rate = median2(a.map((x) => x.rate));
+    const gap = median2(a.map((x) => x.mean_interarrival_ms));
+    const cv = median2(a.map((x) => x.cv));
+    const late = median2(a.map((x) => x.send_lateness_ms.p95));
+    const queue = median2(a.map((x) => x.queue_ms.p95));
+    const capped = a.some((x) => x.max_concurrency !== null);
+    return `${pointName(p)}: ${rate === null ? "all at once" : `${fmtRate(rate)}/s`}, mean gap ${gap === null ? "–" : `${fmtMs(gap)} ms`}, CV ${cv === null ? "–" : cv.toFixed(2)}, lateness p95 ${late === null ? "–" : `${fmtMs(late)} ms`}${capped ? `, slot wait p95 ${queue === null ? "–" : `${fmtMs(queue)} ms`}` : ""}`;
+  });
+  return `Arrivals as sent (client clock, median of repeats; burstiness ${open3[0].runs[0]?.arrivals?.burstiness ?? "?"}): ${parts.join("; ")}`;
+}
+function rateSentence(target, at, rates, pending, sentence) {
+  const asRates = at === null ? null : { ...at, runs: at.runs.map((r) => ({ ...r, concurrency: r.request_rate ?? null })) };
+  return sentence(target, asRates, rates.filter(Number.isFinite), { pending }).replace(/at C ≈ ([\d.]+)/g, "at ≈ $1 req/s").replace(/C=([\d.?]+)/g, "rate $1/s").replaceAll("concurrency", "request rate").replace(/^Throughput at/, "Throughput (over request rates) at");
+}
+
 // src/report/model.ts
 var COLUMNS = ["Concurrency", "TTFT p50 / p99", "ITL p50 / p99", "Output tok/s", "Tok/s/user"];
 function targetText(t) {
@@ -72764,6 +73247,10 @@ function buildReportModel(result) {
   const planned = plannedGrid(cfg, result.points);
   const shapes = planned.shapes.map(([inputLen, outputLen]) => {
     const points = result.points.filter((p) => p.input_len === inputLen && p.output_len === outputLen);
+    const extra = [goodputLine(points), arrivalsLine(points)].filter((l) => l !== null);
+    if (cfg.load === "open" || points.some((p) => p.request_rate !== void 0)) {
+      return { ...openLoopShape(result, inputLen, outputLen, points, planned.repeats), extra };
+    }
     const concurrencies = [.../* @__PURE__ */ new Set([...planned.concurrency, ...points.map((p) => p.concurrency)])].sort((a, b) => a - b);
     const notes = [];
     const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes));
@@ -72785,7 +73272,8 @@ function buildReportModel(result) {
       }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0),
       warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
       serverSide: buildServerSideRows(concurrencies, points),
-      spread: buildSpreadRows(concurrencies, points)
+      spread: buildSpreadRows(concurrencies, points),
+      ...extra.length > 0 ? { extra } : {}
     };
   });
   return {
@@ -72820,24 +73308,49 @@ function plannedGrid(cfg, points) {
   const repeats = typeof cfg.repeats === "number" ? cfg.repeats : null;
   return { shapes, concurrency, repeats };
 }
-function buildRow(concurrency, point, plannedRepeats2, notes) {
+function openLoopShape(result, inputLen, outputLen, points, plannedRepeats2) {
+  const cfgRates = Array.isArray(result.config.request_rates) ? result.config.request_rates : [];
+  const xOf = (r) => r === "inf" ? Infinity : typeof r === "number" ? r : null;
+  const rates = [...new Set([...cfgRates.map(xOf), ...points.map((p) => xOf(p.request_rate))].filter((x) => x !== null))].sort((a, b) => a - b);
+  const notes = [];
+  const label3 = (x) => rateCell(x === Infinity ? "inf" : x);
+  const find = (x) => points.find((p) => xOf(p.request_rate) === x) ?? null;
+  const rows = rates.map((x) => buildRow(0, find(x), plannedRepeats2, notes, { cell: label3(x), note: `rate ${label3(x)}` }));
+  const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null;
+  const pending = rates.some((x) => (find(x)?.runs.length ?? 0) < (plannedRepeats2 ?? 1));
+  return {
+    title: `${fmtInt(inputLen)} in / ${fmtInt(outputLen)} out`,
+    inputLen,
+    outputLen,
+    rows,
+    notes,
+    atTarget: rateSentence(result.target, at, rates, pending, atTargetSentence),
+    warmup: null,
+    serverSide: null,
+    spread: [],
+    columns: OPEN_LOOP_COLUMNS
+  };
+}
+function buildRow(concurrency, point, plannedRepeats2, notes, names) {
+  const cellName = names?.cell ?? String(concurrency);
+  const noteName = names?.note ?? `C=${concurrency}`;
   const runs = point?.runs ?? [];
-  if (runs.length === 0) return { cells: [String(concurrency), "pending", "pending", "pending", "pending"] };
+  if (runs.length === 0) return { cells: [cellName, "pending", "pending", "pending", "pending"] };
   const valid = runs.filter((r) => r.validity.valid);
   const rowNotes = [];
-  for (const r of runs) if (!r.validity.valid) rowNotes.push(invalidNote(concurrency, r));
+  for (const r of runs) if (!r.validity.valid) rowNotes.push(invalidNote(noteName, r));
   for (const r of runs) {
     const t = tokenNotes(r);
-    if (t.length > 0) rowNotes.push(`C=${concurrency}, repeat ${r.repeat}: ${t.join(" ")}`);
+    if (t.length > 0) rowNotes.push(`${noteName}, repeat ${r.repeat}: ${t.join(" ")}`);
   }
   if (plannedRepeats2 !== null && runs.length < plannedRepeats2) {
-    rowNotes.push(`C=${concurrency}: ${runs.length} of ${plannedRepeats2} repeats measured so far.`);
+    rowNotes.push(`${noteName}: ${runs.length} of ${plannedRepeats2} repeats measured so far.`);
   }
   const refs = rowNotes.map((n) => {
     notes.push(n);
     return `[${notes.length}]`;
   });
-  const label3 = refs.length > 0 ? `${concurrency} ${refs.join("")}` : String(concurrency);
+  const label3 = refs.length > 0 ? `${cellName} ${refs.join("")}` : cellName;
   if (valid.length === 0) return { cells: [label3, "invalid", "invalid", "invalid", "invalid"] };
   const pair = (a, b) => `${withSpread(valid.map(a), fmtMs)} / ${withSpread(valid.map(b), fmtMs)}`;
   return {
@@ -72850,12 +73363,12 @@ function buildRow(concurrency, point, plannedRepeats2, notes) {
     ]
   };
 }
-function invalidNote(concurrency, run) {
+function invalidNote(where, run) {
   const issues = run.validity.issues.map((i) => {
     const detail = i.detail.trim().replace(/\.$/, "");
     return detail ? `${plainValidity(i.code)} — ${detail}` : plainValidity(i.code);
   });
-  return `C=${concurrency}, repeat ${run.repeat} is invalid and left out of the medians: ${issues.length > 0 ? issues.join("; ") : "no reason recorded"}.`;
+  return `${where}, repeat ${run.repeat} is invalid and left out of the medians: ${issues.length > 0 ? issues.join("; ") : "no reason recorded"}.`;
 }
 var BOUND_WORDS = {
   interpolated: "interpolated between the last passing and first failing concurrency",
@@ -72923,9 +73436,10 @@ function renderConsoleTable(result) {
   if (model.interrupted !== null) out.push(model.interrupted);
   for (const shape of model.shapes) {
     out.push("", shape.title);
-    out.push(...drawTable(COLUMNS, shape.rows.map((r) => r.cells), (i) => i === 0 || i >= 3));
+    out.push(...drawTable(shape.columns ?? COLUMNS, shape.rows.map((r) => r.cells), (i) => i === 0 || i >= 3));
     if (shape.warmup !== null) out.push(shape.warmup);
     out.push(shape.atTarget);
+    out.push(...shape.extra ?? []);
     for (const [i, n] of shape.notes.entries()) out.push(`[${i + 1}] ${n}`);
     if (shape.serverSide !== null) {
       out.push("", SERVER_SIDE_TITLE, SERVER_SIDE_CAPTION);
@@ -73032,14 +73546,14 @@ function barProgress(total, stream, eta, count2) {
 
 // src/cli/run.ts
 function registerRunCommand(program2) {
-  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option("--request-timeout <s>", "fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
+  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--request-rate <list>", "open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency").option("--burstiness <b>", "open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)").option("--max-concurrency <n>", "open loop: most requests in flight at once (a due request waits for a slot; default: no cap)").option("--num-prompts <n>", "open loop: measured requests per point (default 1000)").option("--goodput <slos>", "SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option("--request-timeout <s>", "fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
     const flags = opts;
     const configPath = typeof opts.config === "string" ? opts.config : null;
     const file2 = configPath ? await loadConfigFile(configPath) : null;
     const cfg = resolveConfig({ file: file2, filePath: configPath, flags, env: process.env });
     const log = (line) => void process.stderr.write(`${line}
 `);
-    const total = cfg.shapes.length * cfg.concurrency.length * cfg.repeats;
+    const total = cfg.shapes.length * pointsPerShape(cfg) * cfg.repeats;
     const progress = createProgress(total, { stream: process.stderr, tty: Boolean(process.stderr.isTTY) && !process.env.CI });
     const abort = new AbortController();
     const interrupted = () => {
@@ -73066,7 +73580,7 @@ ${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-
         onPointStart: (p) => progress.start(label2(p)),
         onPointDone: (p, run) => progress.done(
           label2(p),
-          `${run.output_throughput.toFixed(0)} tok/s, ITL p50 ${run.itl_ms.p50?.toFixed(2) ?? "–"} ms${run.validity.valid ? "" : ` — INVALID: ${run.validity.issues.map((i) => i.code).join(", ")}`}`
+          `${run.output_throughput.toFixed(0)} tok/s, ITL p50 ${run.itl_ms.p50?.toFixed(2) ?? "–"} ms${run.goodput?.share != null ? `, goodput ${(run.goodput.share * 100).toFixed(1)}%` : ""}${run.validity.valid ? "" : ` — INVALID: ${run.validity.issues.map((i) => i.code).join(", ")}`}`
         )
       });
       progress.stop();
@@ -73092,7 +73606,7 @@ function shellQuote(arg) {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
 }
 function label2(p) {
-  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, C=${p.concurrency}, repeat ${p.repeat}`;
+  return `${p.shape.inputLen} in / ${p.shape.outputLen} out, ${p.openLoop ? `rate ${rateLabel(p.openLoop.rate)}/s` : `C=${p.concurrency}`}, repeat ${p.repeat}`;
 }
 
 // src/cli/sim.ts
@@ -73215,7 +73729,7 @@ init_errors();
 import { basename as basename2 } from "node:path";
 
 // src/gate/stats.ts
-function median2(xs) {
+function median3(xs) {
   if (xs.length === 0) throw new Error("median of an empty list");
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
@@ -73230,14 +73744,14 @@ var MAD_CORRECTION = [NaN, NaN, 1.196, 1.495, 1.363, 1.206, 1.2, 1.14, 1.129, 1.
 function robustSd(xs) {
   const n = xs.length;
   if (n < 2) return 0;
-  const m = median2(xs);
-  const mad = median2(xs.map((x) => Math.abs(x - m)));
+  const m = median3(xs);
+  const mad = median3(xs.map((x) => Math.abs(x - m)));
   return 1.4826 * mad * (n < MAD_CORRECTION.length ? MAD_CORRECTION[n] : n / (n - 0.8));
 }
 function clippedSd(xs, clip2 = 3) {
   if (xs.length < 2) return 0;
   const s0 = robustSd(xs);
-  const m = median2(xs);
+  const m = median3(xs);
   const kept = s0 > 0 ? xs.filter((x) => Math.abs(x - m) <= clip2 * s0) : xs;
   return Math.sqrt(sampleVariance2(kept.length >= 2 ? kept : xs));
 }
@@ -73272,8 +73786,8 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
   let withinDf = 0;
   if (groups.length > 0) {
     const vars = groups.map((g2) => ({ v: sampleVariance2(g2), df: g2.length - 1 }));
-    const typicalDf = median2(vars.map((g2) => g2.df));
-    const robust2 = median2(vars.map((g2) => g2.v)) / chi2MedianRatio(typicalDf);
+    const typicalDf = median3(vars.map((g2) => g2.df));
+    const robust2 = median3(vars.map((g2) => g2.v)) / chi2MedianRatio(typicalDf);
     const kept = vars.filter((g2) => g2.v <= robust2 * chi2Ratio(g2.df, 2.576));
     withinDf = kept.reduce((a, g2) => a + g2.df, 0);
     within2 = withinDf > 0 ? kept.reduce((a, g2) => a + g2.v * g2.df, 0) / withinDf : robust2;
@@ -73281,10 +73795,10 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
   within2 = withPrior(within2, withinDf, opts.withinFloor, priorDf * 2);
   const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance2(candidateLogs);
   const candidateWithin2 = candidateLogs.length >= 2 && candVar > within2 * chi2Ratio(candidateLogs.length - 1, 1.645) ? candVar : within2;
-  const runsPerRefresh = refreshes.length > 0 ? Math.round(median2(refreshes.map((r) => r.length))) : 1;
+  const runsPerRefresh = refreshes.length > 0 ? Math.round(median3(refreshes.map((r) => r.length))) : 1;
   let day2 = 0;
   if (refreshes.length >= 2) {
-    const medSd = clippedSd(refreshes.map((r) => median2(r)));
+    const medSd = clippedSd(refreshes.map((r) => median3(r)));
     day2 = Math.max(0, medSd * medSd - varMedianFactor(runsPerRefresh) * within2);
   }
   day2 = withPrior(day2, Math.max(0, refreshes.length - 1), dayPrior(refreshes.length, opts), priorDf);
@@ -73316,8 +73830,8 @@ function decideMetric(input2, opts) {
   const used = histLogs.filter((r) => r.length > 0);
   const window2 = used.slice(-Math.max(1, opts.centerWindow));
   const base = undecided(window2.reduce((a, r) => a + r.length, 0), candLogs.length, used.length);
-  const center = used.length > 0 ? median2(window2.map((r) => median2(r))) : null;
-  const cand = candLogs.length > 0 ? median2(candLogs) : null;
+  const center = used.length > 0 ? median3(window2.map((r) => median3(r))) : null;
+  const cand = candLogs.length > 0 ? median3(candLogs) : null;
   if (center !== null) base.baseline = Math.exp(center);
   if (cand !== null) base.candidate = Math.exp(cand);
   if (center === null || cand === null) {
@@ -73530,7 +74044,7 @@ function extractFigures(result, budget = null) {
   };
   const repeatState = /* @__PURE__ */ new Map();
   for (const [pi, pt] of result.points.entries()) {
-    const scope = pointLabel(pt.input_len, pt.output_len, pt.concurrency);
+    const scope = pointScope(pt);
     for (const [ri, run] of pt.runs.entries()) {
       const codes = run.validity.issues.map((i) => i.code);
       const share = failedShare(run);
@@ -73666,8 +74180,8 @@ function tokenCountProblems(baseline, candidate, pointScopes, opts) {
     const hist = baseline.refreshes.map((r) => r.runs[key] ?? []).filter((v) => v.length > 0);
     const cand = (candidate.get(key) ?? []).flatMap((r) => r.value === null ? [] : [r.value]);
     if (hist.length === 0 || cand.length === 0) continue;
-    const b = median2(hist.slice(-Math.max(1, opts.centerWindow)).map((v) => median2(v)));
-    const c = median2(cand);
+    const b = median3(hist.slice(-Math.max(1, opts.centerWindow)).map((v) => median3(v)));
+    const c = median3(cand);
     if (b > 0 && Math.abs(c / b - 1) > opts.tokenCountTolerance) {
       problems.push({ blame: "broken", text: `${scope}: output tokens per request changed from ${fmt(b)} to ${fmt(c)}` });
     }
@@ -74377,9 +74891,10 @@ function renderMarkdownReport(result, opts = {}) {
   if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, "");
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, "");
-    out.push(...table2(COLUMNS, "|---:|---|---|---:|---:|", shape.rows.map((r) => r.cells)));
+    out.push(...table2(shape.columns ?? COLUMNS, "|---:|---|---|---:|---:|", shape.rows.map((r) => r.cells)));
     if (shape.warmup !== null) out.push("", escapeCell(shape.warmup));
     out.push("", `**${escapeCell(shape.atTarget)}**`);
+    for (const line of shape.extra ?? []) out.push("", escapeCell(line));
     if (shape.notes.length > 0) {
       out.push("");
       for (const [i, n] of shape.notes.entries()) out.push(`${i + 1}. ${escapeMarkdown(n)}`);
@@ -74797,9 +75312,9 @@ function baselineHistory(baseline, options = {}) {
     const info = KIND_INFO[parsed.kind];
     const values = refreshes.map((r) => {
       const v = (r.runs[key] ?? []).filter((x) => Number.isFinite(x) && x > 0);
-      return v.length > 0 ? median2(v) : null;
+      return v.length > 0 ? median3(v) : null;
     });
-    const runsPerRefresh = median2(refreshes.map((r) => Math.max(1, (r.runs[key] ?? []).length)));
+    const runsPerRefresh = median3(refreshes.map((r) => Math.max(1, (r.runs[key] ?? []).length)));
     const { points, sigma } = changePoints(values, toleranceFor(opts, parsed.kind), Math.sqrt(opts.dayFloor ** 2 + opts.withinFloor ** 2 / runsPerRefresh));
     metrics.push({
       key,
@@ -74835,7 +75350,7 @@ function changePoints(values, tolerance, sigmaFloor) {
   });
   if (logs.length < 2) return { points: [], sigma: null };
   const diffs = logs.slice(1).map((x, i) => Math.abs(x - logs[i]));
-  const sigma = Math.max(sigmaFloor, median2(diffs) / (0.6745 * Math.SQRT2));
+  const sigma = Math.max(sigmaFloor, median3(diffs) / (0.6745 * Math.SQRT2));
   const bar = (n1, n2) => Math.max(Math.log(1 + tolerance), CHANGE_K * sigma * Math.sqrt(1 / n1 + 1 / n2));
   const found = [];
   const search = (lo, hi) => {

@@ -27252,6 +27252,60 @@ async function runClosedLoop(requests, opts) {
   return { records, sendLagsMs, loopStartMs, firstSendMs, lastSendMs, endMs };
 }
 
+// src/load/open-loop.ts
+async function sleepUntil(atMs, nowMs, signal) {
+  for (; ; ) {
+    if (signal?.aborted === true) return;
+    const left = atMs - nowMs();
+    if (left <= 0) return;
+    if (left > 2) await new Promise((r) => setTimeout(r, left - 1.5));
+    else await new Promise((r) => setImmediate(r));
+  }
+}
+async function runOpenLoop(requests, opts) {
+  const { now, epochNs } = opts;
+  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {} };
+  const nowMs = () => Number(now() - epochNs) / 1e6;
+  const aborted = () => opts.signal?.aborted === true;
+  const n = requests.length;
+  const records = new Array(n);
+  const sendLagsMs = new Array(n);
+  const cap = opts.maxConcurrency === null ? Infinity : Math.max(1, Math.floor(opts.maxConcurrency));
+  let inFlight = 0;
+  const waiting = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next !== void 0) next(nowMs());
+    else inFlight--;
+  };
+  const pending = [];
+  let queueFreedMs = -Infinity;
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => opts.dueMs[a] - opts.dueMs[b]);
+  for (const i of order) {
+    const scheduledMs = opts.dueMs[i];
+    await sleepUntil(scheduledMs, nowMs, opts.signal);
+    if (aborted()) break;
+    let readyMs = Math.max(scheduledMs, queueFreedMs);
+    if (inFlight >= cap) {
+      queueFreedMs = await new Promise((resolve) => waiting.push(resolve));
+      readyMs = Math.max(scheduledMs, queueFreedMs);
+      if (aborted()) break;
+    } else inFlight++;
+    const queueMs = readyMs - scheduledMs;
+    const req = requests[i];
+    pending.push(
+      streamRequest(req, deps).then((rec) => {
+        records[i] = { ...rec, scheduledMs, queueMs };
+        sendLagsMs[i] = Math.max(0, rec.startMs - readyMs);
+        release();
+      })
+    );
+  }
+  for (const w of waiting.splice(0)) w(nowMs());
+  await Promise.all(pending);
+  return { records, sendLagsMs: sendLagsMs.filter((x) => x !== void 0) };
+}
+
 // src/load/monitor.ts
 import { monitorEventLoopDelay, performance as performance2 } from "node:perf_hooks";
 var DELAY_RESOLUTION_MS = 10;
@@ -27280,11 +27334,17 @@ async function runShare(input, go2, signal) {
   });
   signal?.addEventListener("abort", cut, { once: true });
   try {
-    if (input.warmup.length > 0) await runClosedLoop(input.warmup, base);
+    const open = input.openLoop;
+    const sinceEpochMs = () => Number(now() - input.epochNs) / 1e6;
+    const openBase = (dueMs, startMs) => ({ ...base, dueMs: dueMs.map((d) => d + startMs), maxConcurrency: open?.maxConcurrency ?? null });
+    if (input.warmup.length > 0) {
+      if (open) await runOpenLoop(input.warmup, openBase(open.warmupDueMs, sinceEpochMs()));
+      else await runClosedLoop(input.warmup, base);
+    }
     collectGarbage();
-    await go2();
+    const startAt = await go2();
     const monitor = startLoopMonitor();
-    const measured = await runClosedLoop(input.measured, base);
+    const measured = open ? await runOpenLoop(input.measured, openBase(open.measuredDueMs, typeof startAt === "number" ? startAt : sinceEpochMs())) : await runClosedLoop(input.measured, base);
     const loop = monitor.stop();
     if (signal?.aborted === true) throw new LoadAborted();
     return { warmupRequests: input.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop };
@@ -27338,7 +27398,7 @@ var port = parentPort;
 if (port === null) throw new Error("servegate load worker must run in a worker thread");
 var go = () => new Promise((resolve) => {
   port.postMessage({ type: "warm" });
-  port.once("message", () => resolve());
+  port.once("message", (m) => resolve(typeof m === "object" && m !== null && typeof m.startMs === "number" ? m.startMs : void 0));
 });
 runShare(workerData, go).then(
   (result) => port.postMessage({ type: "done", result }),
