@@ -34,6 +34,8 @@ export interface GateSettings {
   tolerancePct: { itl?: number; tpot?: number; ttft?: number; throughput?: number }
   /** Failed requests tolerated per run before the gate calls it unusable; null: not set. */
   maxFailedRequests: number | null
+  /** `gate.goodput: true`: goodput (requests/s meeting every --goodput SLO) is gated beside the defaults. */
+  goodput?: boolean
   /**
    * `gate.reference_command`: a serve command for the reference engine, re-measured beside the
    * candidate in the Action's gate mode (A/B on this host). It may hold secrets: never recorded.
@@ -230,6 +232,9 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
           ...(fileGoodput.e2el !== undefined ? { e2el_ms: fileGoodput.e2el } : {}),
         }
       : null)
+  if (file?.gate?.goodput === true && goodput === null) {
+    problems.push(`${fileName}: gate.goodput is true but no goodput SLOs are set; add goodput: {tpot: MS, ...} or --goodput tpot:MS`)
+  }
 
   const fileTarget = file?.target
   const target: Target = flagTarget ?? {
@@ -283,6 +288,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     gate: {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
       maxFailedRequests: file?.gate?.max_failed_requests ?? null,
+      ...(file?.gate?.goodput === true ? { goodput: true } : {}),
       ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
     },
     openLoop,
@@ -382,6 +388,7 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
     gate: {
       tolerance_pct: { ...cfg.gate.tolerancePct },
       max_failed_requests: cfg.gate.maxFailedRequests,
+      ...(cfg.gate.goodput === true ? { goodput: true } : {}),
     },
   }
 }

@@ -70,6 +70,8 @@ export const gateSchema = z.strictObject({
     })
     .optional(),
   max_failed_requests: nonNegativeInt('a request count').optional(),
+  /** Gate goodput (requests/s meeting every `goodput:` SLO) beside p95 ITL and throughput at target; needs `goodput:`. */
+  goodput: z.boolean({ error: 'expected true or false' }).optional(),
   /**
    * A serve command for the reference (base) engine: the Action's gate mode starts it beside the
    * candidate and decides A/B on this host instead of trusting a baseline measured elsewhere.

@@ -70,6 +70,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       const tpc = kind === 'itl_p95' ? perToken.get(scope) : undefined
       const dataKey = tpc ? metricKey(ITL_TOK, scope) : key
       const runs = figures.get(dataKey) ?? []
+      // A reported figure neither side measured (goodput without SLOs) is no row; a gated one missing is (it fails closed).
+      if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === undefined)) continue
       // A repeat whose curve lacks points of the sweep has a throughput at target drawn
       // through the wrong bracket: it enters no statistics (the row says incomplete).
       const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, number[]>()

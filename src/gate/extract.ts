@@ -9,7 +9,7 @@
  * Without a budget (baseline refreshes) every invalid run stays out.
  */
 import { atTargetForResult, repeatsCutByInvalidRuns } from '../analysis/at-target.js'
-import type { AtTargetShape, LatencyStats, PointResult, ResultFile, RunResult } from '../types.js'
+import type { AtTargetShape, Goodput, LatencyStats, PointResult, ResultFile, RunResult } from '../types.js'
 import { ITL_TOK, OUT_TOK, metricKey, pointScope, shapeLabel } from './metric-keys.js'
 import type { GateOptions, MetricKind } from './types.js'
 
@@ -46,7 +46,8 @@ export interface FigureRun {
   completed: number
 }
 
-const POINT_FIGURES: Array<[MetricKind | typeof OUT_TOK | typeof ITL_TOK, (r: RunResult) => number | null]> = [
+/** A run's value of a figure: null when it produced none; undefined when the run does not measure it at all (no key is stored). */
+const POINT_FIGURES: Array<[MetricKind | typeof OUT_TOK | typeof ITL_TOK, (r: RunResult) => number | null | undefined]> = [
   ['itl_p95', (r) => p95(r.itl_ms)],
   ['ttft_p95', (r) => p95(r.ttft_ms)],
   ['tpot_p95', (r) => p95(r.tpot_ms)],
@@ -55,11 +56,19 @@ const POINT_FIGURES: Array<[MetricKind | typeof OUT_TOK | typeof ITL_TOK, (r: Ru
   ['output_tput', (r) => usable(r.output_throughput)],
   [OUT_TOK, outputTokensPerRequest],
   [ITL_TOK, (r) => p95(r.itl_per_token_ms)],
+  // Without --goodput SLOs there is no goodput to gate. With them, completed requests none of which met the SLOs are a
+  // goodput of zero (the worst it can be, decided like an unreachable target); nothing completed is no figure.
+  ['goodput', (r) => (r.goodput === undefined ? undefined : goodputFigure(r.goodput))],
 ]
 
 // A figure the gate takes the log of must be finite and positive; the result parser refuses
 // anything else, and a hand-built result must not smuggle one in.
 const usable = (x: number | null): number | null => (x !== null && Number.isFinite(x) && x > 0 ? x : null)
+
+function goodputFigure(g: Goodput): number | null {
+  const x = g.request_throughput
+  return g.share !== null && Number.isFinite(x) && x >= 0 ? x : null
+}
 
 function p95(s: LatencyStats): number | null {
   return usable(s.p95)
@@ -117,7 +126,9 @@ export function extractFigures(result: ResultFile, budget: FailedBudget | null =
       const share = failedShare(run)
       const valid = view.points[pi]!.runs[ri]!.validity.valid
       for (const [kind, get] of POINT_FIGURES) {
-        push(metricKey(kind, scope), { repeat: run.repeat, value: get(run), valid, codes, failedShare: share, failed: run.failed, completed: run.completed })
+        const value = get(run)
+        if (value === undefined) continue
+        push(metricKey(kind, scope), { repeat: run.repeat, value, valid, codes, failedShare: share, failed: run.failed, completed: run.completed })
       }
       const rk = `${shapeLabel(pt.input_len, pt.output_len)}#${run.repeat}`
       const st = repeatState.get(rk) ?? { codes: new Set<string>(), failedShare: 0, failed: 0, completed: Infinity }

@@ -21,6 +21,8 @@ export const KIND_INFO: Record<MetricKind, KindInfo> = {
   e2el_p95: { name: 'p95 E2EL', unit: 'ms', higherIsBetter: false, perShape: false },
   req_tput: { name: 'request throughput', unit: 'req/s', higherIsBetter: true, perShape: false },
   output_tput: { name: 'output throughput', unit: 'tok/s', higherIsBetter: true, perShape: false },
+  // Requests per second that met every --goodput SLO; present only in runs measured with SLOs.
+  goodput: { name: 'goodput', unit: 'req/s', higherIsBetter: true, perShape: false },
 }
 
 /** Every metric kind in display order (gated primaries first). */

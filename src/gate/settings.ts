@@ -5,6 +5,7 @@
  * same two files get the same verdict everywhere. Pure.
  */
 import type { GateSettings } from '../config/resolve.js'
+import { DEFAULT_GATE_OPTIONS } from './options.js'
 import type { GateOptions, Tolerances } from './types.js'
 
 /** `gate.tolerance_pct` → GateOptions.tolerances and `gate.max_failed_requests` → maxFailedRequests; unset keys keep the gate's defaults. */
@@ -17,10 +18,12 @@ export function optionsFromGateSettings(settings: GateSettings): Partial<GateOpt
   if (pct.throughput !== undefined) {
     tolerances.tput_at_target = pct.throughput / 100
     tolerances.output_tput = pct.throughput / 100
+    tolerances.goodput = pct.throughput / 100
   }
   const opts: Partial<GateOptions> = {}
   if (Object.keys(tolerances).length > 0) opts.tolerances = tolerances
   if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests
+  if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, 'goodput']
   return opts
 }
 
@@ -35,5 +38,5 @@ export function gateSettingsOfResult(config: Record<string, unknown>): GateSetti
   const tolerancePct: GateSettings['tolerancePct'] = {}
   for (const k of ['itl', 'tpot', 'ttft', 'throughput'] as const) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k]
   const max = g['max_failed_requests']
-  return { tolerancePct, maxFailedRequests: finiteNonNegative(max) && Number.isInteger(max) ? max : null }
+  return { tolerancePct, maxFailedRequests: finiteNonNegative(max) && Number.isInteger(max) ? max : null, ...(g['goodput'] === true ? { goodput: true } : {}) }
 }

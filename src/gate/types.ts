@@ -16,6 +16,7 @@ export type MetricKind =
   | 'e2el_p95'
   | 'req_tput'
   | 'output_tput'
+  | 'goodput'
 
 /** Tolerance per metric kind, as a fraction (0.05 = 5 %). */
 export type Tolerances = Partial<Record<MetricKind, number>>
@@ -55,6 +56,8 @@ export interface Baseline {
   tolerances?: Tolerances
   /** The config's `gate.max_failed_requests` when the newest refresh was stored. */
   max_failed_requests?: number
+  /** The gated metric kinds when the config changed them (`gate.goodput: true` adds goodput); absent: the gate's default. */
+  gated?: MetricKind[]
 }
 
 /** Knobs of the decision rule (defaults and their justification: docs/gate.md). */

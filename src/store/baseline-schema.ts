@@ -16,7 +16,10 @@ const tolerances = z.strictObject({
   e2el_p95: fraction.optional(),
   req_tput: fraction.optional(),
   output_tput: fraction.optional(),
+  goodput: fraction.optional(),
 })
+
+const metricKind = z.enum(['itl_p95', 'tput_at_target', 'ttft_p95', 'tpot_p95', 'e2el_p95', 'req_tput', 'output_tput', 'goodput'])
 
 export const baselineSchema = z.object({
   schema: z.literal(BASELINE_SCHEMA),
@@ -38,6 +41,7 @@ export const baselineSchema = z.object({
   ),
   tolerances: tolerances.optional(),
   max_failed_requests: z.number().int().nonnegative().optional(),
+  gated: z.array(metricKind).min(1).optional(),
 })
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false

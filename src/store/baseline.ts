@@ -59,18 +59,20 @@ export function refreshFromResult(result: ResultFile, commit?: string): Baseline
  * The gate settings the result was measured with (its config's `gate`), as the baseline
  * stores them, so a bare `servegate compare` decides like the Action; none recorded: keep `existing`'s.
  */
-function gateSettingsFor(result: ResultFile, existing: Baseline | null): Pick<Baseline, 'tolerances' | 'max_failed_requests'> {
+function gateSettingsFor(result: ResultFile, existing: Baseline | null): Pick<Baseline, 'tolerances' | 'max_failed_requests' | 'gated'> {
   const settings = gateSettingsOfResult(result.config)
   if (settings === null) {
     return {
       ...(existing?.tolerances ? { tolerances: existing.tolerances } : {}),
       ...(existing?.max_failed_requests !== undefined ? { max_failed_requests: existing.max_failed_requests } : {}),
+      ...(existing?.gated ? { gated: existing.gated } : {}),
     }
   }
   const opts = optionsFromGateSettings(settings)
   return {
     ...(opts.tolerances ? { tolerances: opts.tolerances } : {}),
     ...(opts.maxFailedRequests !== undefined && opts.maxFailedRequests !== null ? { max_failed_requests: opts.maxFailedRequests } : {}),
+    ...(opts.gated ? { gated: opts.gated } : {}),
   }
 }
 

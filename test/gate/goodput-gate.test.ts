@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { atTargetForResult } from '../../src/analysis/at-target.js'
+import { assessValidity } from '../../src/analysis/validity.js'
+import { resolveConfig } from '../../src/config/resolve.js'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import { fingerprintOf } from '../../src/gate/fingerprint.js'
+import type { Baseline } from '../../src/gate/types.js'
+import { startSim, type SimOptions } from '../../src/sim/index.js'
+import { appendRefresh } from '../../src/store/baseline.js'
+import { baselineSchema } from '../../src/store/baseline-schema.js'
+import { readResultFile } from '../../src/store/result-file.js'
+import { runSweep } from '../../src/sweep/run-sweep.js'
+import type { ResultFile } from '../../src/types.js'
+
+// Goodput (requests/s meeting every --goodput SLO) gated with `gate.goodput: true`, end to end:
+// real sweeps against the deterministic simulator, a baseline stored from one, and the gate.
+let dir: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'servegate-goodput-gate-'))
+})
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+// TPOT is the simulator's fixed gap (10 ms; 20 ms slowed 2×): an SLO of 15 ms splits them (a late client
+// event loop can bunch a request's chunks and shorten its measured TPOT, hence the wide margin).
+const flags = { inputLen: '32', outputLen: '12', concurrency: '4', promptsPerConcurrency: '8', repeats: '2', goodput: 'tpot:15' }
+
+async function sweep(name: string, sim: Partial<SimOptions>, gateGoodput: boolean): Promise<ResultFile> {
+  const handle = await startSim({ ttftMs: 15, itlMs: 10, seed: 5, ...sim })
+  const out = join(dir, `${name}.json`)
+  try {
+    const cfg = resolveConfig({ file: gateGoodput ? { gate: { goodput: true } } : null, filePath: gateGoodput ? 'servegate.yml' : null, flags: { baseUrl: handle.url, out, ...flags }, env: {} })
+    await runSweep(cfg, { log: () => {} })
+  } finally {
+    await handle.close()
+  }
+  return rejudge(await readResultFile(out))
+}
+
+/** Judged again with the client-saturation limits lifted (a busy test host), every other rule as the sweep applies it. */
+function rejudge(result: ResultFile): ResultFile {
+  for (const p of result.points) {
+    for (const run of p.runs) {
+      run.validity = assessValidity(run, {
+        concurrency: p.concurrency,
+        ignoreEos: true,
+        expectPrefixCacheMisses: true,
+        api: 'completions',
+        thresholds: { clientEventLoopDelayP99MaxMs: Infinity, clientEluMax: Infinity, inFlightMinFraction: 0 },
+      })
+    }
+  }
+  result.at_target = atTargetForResult(result.points, result.target)
+  result.fingerprint = fingerprintOf(result)
+  return result
+}
+
+describe('gating goodput', () => {
+  let baseline: Baseline
+  let slow: ResultFile
+
+  beforeAll(async () => {
+    baseline = appendRefresh(null, await sweep('base', {}, true), { name: 'goodput' })
+    slow = await sweep('slow', { slowdown: 2 }, true)
+  }, 120_000)
+
+  it('stores that goodput is gated in the baseline, and the baseline parses', () => {
+    expect(baseline.gated).toEqual(['itl_p95', 'tput_at_target', 'goodput'])
+    expect(baseline.refreshes[0]!.runs['goodput@32x12@c4']!.every((x) => x > 0)).toBe(true)
+    expect(baselineSchema.safeParse(JSON.parse(JSON.stringify(baseline))).success).toBe(true)
+  })
+
+  it('fails a candidate whose requests no longer meet the SLO on its goodput row', () => {
+    for (const r of slow.points[0]!.runs) expect(r.goodput!.share).toBeLessThan(0.25)
+    const v = compareToBaseline(baseline, slow)
+    const row = v.rows.find((r) => r.key === 'goodput@32x12@c4')!
+    expect(row).toMatchObject({ gated: true, status: 'regression' })
+    expect(v.verdict).toBe('regression')
+    expect(v.regressions).toContain('goodput 32×12 c=4')
+  })
+
+  it('reports goodput without gating it when the config does not ask, and shows no row when no side measured it', async () => {
+    const plain = appendRefresh(null, slow, { name: 'x' })
+    const ungated = { ...baseline, gated: undefined }
+    delete ungated.gated
+    expect(compareToBaseline(ungated, slow).rows.find((r) => r.key === 'goodput@32x12@c4')).toMatchObject({ gated: false })
+    const noSlo = { ...slow, points: slow.points.map((p) => ({ ...p, runs: p.runs.map(({ goodput: _g, ...r }) => r) })) }
+    const noSloBaseline = { ...plain, refreshes: plain.refreshes.map((r) => ({ ...r, runs: Object.fromEntries(Object.entries(r.runs).filter(([k]) => !k.startsWith('goodput@'))) })) }
+    delete noSloBaseline.gated
+    expect(compareToBaseline(noSloBaseline, noSlo).rows.some((r) => r.key.startsWith('goodput@'))).toBe(false)
+  })
+
+  it('fails closed when goodput is gated but the candidate measured none', () => {
+    const noSlo = { ...slow, points: slow.points.map((p) => ({ ...p, runs: p.runs.map(({ goodput: _g, ...r }) => r) })) }
+    const v = compareToBaseline(baseline, noSlo)
+    expect(v.rows.find((r) => r.key === 'goodput@32x12@c4')).toMatchObject({ gated: true })
+    expect(['incomplete', 'regression', 'broken', 'not_comparable']).toContain(v.verdict)
+  })
+})
+
+describe('gate.goodput in the config', () => {
+  it('is refused in one line without goodput SLOs to gate on', () => {
+    expect(() => resolveConfig({ file: { gate: { goodput: true } }, filePath: 'servegate.yml', flags: {}, env: {} })).toThrow(
+      /^servegate\.yml: gate\.goodput is true but no goodput SLOs are set; add goodput: \{tpot: MS, \.\.\.\} or --goodput tpot:MS$/,
+    )
+  })
+})
