@@ -8,6 +8,8 @@
  */
 import type { Baseline, Verdict } from '../gate/types.js'
 import { escapeMarkdown } from '../report/escape.js'
+import { buildFrontier } from '../report/frontier.js'
+import { renderFrontierMermaid } from '../report/frontier-mermaid.js'
 import { renderMarkdownReport, type MarkdownReportOptions } from '../report/markdown.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
 import { verdictSummary } from '../report/verdict-format.js'
@@ -141,6 +143,9 @@ function sections(input: ReportInput, t: Target): Section[] {
     const fitted = fitVerdictRows(full, (v, leftOut) => verdictMarkdown(render.verdict, full, v, leftOut, t), budget, t.size)
     out.push({ title: 'verdict table and environment diff', markdown: fitted.markdown, priority: 90 })
   }
+  // The field's picture, baseline against candidate: kept ahead of the latency chart and the tables.
+  const frontier = frontierSection(input)
+  if (frontier !== null) out.push(frontier)
   if (input.charts.length > 0) {
     out.push({ title: 'latency–throughput chart', markdown: ['#### Latency vs throughput', ...input.charts].join('\n\n'), priority: 60 })
   }
@@ -148,6 +153,13 @@ function sections(input: ReportInput, t: Target): Section[] {
   out.push({ title: "the methodology's table", markdown: `#### Measurements\n\n${report}`, priority: 70 })
   if (link !== null) out.push(link)
   return out
+}
+
+/** Output tok/s per GPU against interactivity, one Mermaid chart and table per shape; null when nothing is measured. */
+function frontierSection(input: ReportInput): Section | null {
+  const f = buildFrontier(input.result, input.baseline)
+  if (f.shapes.length === 0) return null
+  return { title: 'frontier chart', markdown: ['#### Frontier: throughput per GPU vs interactivity', ...renderFrontierMermaid(f)].join('\n\n'), priority: 80 }
 }
 
 // Room kept for fitSections' own "left out" note and the separators around the verdict section.
