@@ -6,7 +6,8 @@
  * so `scripts/check-dist.sh` can compare it byte for byte with the committed dist/.
  */
 import { build } from 'esbuild'
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -19,6 +20,27 @@ const ENTRIES = {
   post: 'src/action-post-main.ts',
   cli: 'src/cli.ts',
   'load-worker': 'src/load/worker.ts',
+}
+
+// The HTML report inlines Chart.js and its error-bar module (src/report/html-assets.ts reads them from
+// node_modules). The Action has no node_modules: swap that module for one holding the same text, taken
+// from the locked packages, so the output stays deterministic.
+const requireHere = createRequire(import.meta.url)
+function chartScriptsModule() {
+  const dirOf = (pkg) => dirname(requireHere.resolve(pkg))
+  const version = (pkg) => JSON.parse(readFileSync(join(dirOf(pkg), '..', 'package.json'), 'utf8')).version
+  const scripts = {
+    chartJs: readFileSync(join(dirOf('chart.js'), 'chart.umd.min.js'), 'utf8'),
+    errorBars: readFileSync(join(dirOf('chartjs-chart-error-bars'), 'index.umd.min.js'), 'utf8'),
+    notice: `chart.js ${version('chart.js')} (MIT) · chartjs-chart-error-bars ${version('chartjs-chart-error-bars')} (MIT)`,
+  }
+  return `const SCRIPTS = ${JSON.stringify(scripts)};\nexport function chartScripts() { return SCRIPTS; }\n`
+}
+const inlineChartScripts = {
+  name: 'inline-chart-scripts',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/]report[\\/]html-assets\.ts$/ }, () => ({ contents: chartScriptsModule(), loader: 'js', resolveDir: join(root, 'src', 'report') }))
+  },
 }
 
 const entryPoints = {}
@@ -52,6 +74,7 @@ for (const [out, src] of Object.entries(entryPoints)) {
       sourcemap: false,
       metafile: false,
       logLevel: 'warning',
+      plugins: [inlineChartScripts],
       // Some inlined dependencies are CommonJS and call require(): give the ESM bundle one.
       banner: {
         js: "import { createRequire as __servegateCreateRequire } from 'node:module';\nconst require = __servegateCreateRequire(import.meta.url);",

@@ -1,10 +1,12 @@
 /**
  * The end of every run that reached a verdict, whichever way it was measured
  * (against the stored baseline, or A/B on this runner): the outputs first,
- * then the full report file, the sticky comment, the job summary, and the
+ * then the full report files (markdown and HTML), the sticky comment, the job summary, and the
  * step's outcome by `fail-on`.
  */
 import { describeError } from '../errors.js'
+import { chartScripts } from '../report/html-assets.js'
+import { renderHtmlReport } from '../report/html.js'
 import type { Baseline, Verdict } from '../gate/types.js'
 import type { ResultFile } from '../types.js'
 import { curvesFor } from './curves.js'
@@ -43,6 +45,14 @@ export async function publishVerdict(deps: ActionDeps, p: VerdictPublication): P
     await deps.files.writeText(p.reportPath, buildFullReport(report))
   } catch (err) {
     core.warning(`servegate could not write the markdown report ${p.reportPath}: ${describeError(err)}`)
+  }
+  // The self-contained HTML page (frontier, latency spread, tables) beside it, for the run's artifacts.
+  const htmlPath = p.reportPath.replace(/\.md$/i, '') + '.html'
+  try {
+    await deps.files.writeText(htmlPath, renderHtmlReport(report.result, { baseline: report.baseline, verdict, scripts: chartScripts() }))
+    core.setOutput('html-path', htmlPath)
+  } catch (err) {
+    core.warning(`servegate could not write the HTML report ${htmlPath}: ${describeError(err)}`)
   }
 
   await postComment(deps, p.inputs, p.pr, p.key, report)

@@ -8,6 +8,8 @@
  */
 import type { Baseline, Verdict } from '../gate/types.js'
 import { escapeMarkdown } from '../report/escape.js'
+import { buildFrontier } from '../report/frontier.js'
+import { renderFrontierMermaid } from '../report/frontier-mermaid.js'
 import { renderMarkdownReport, type MarkdownReportOptions } from '../report/markdown.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
 import { verdictSummary } from '../report/verdict-format.js'
@@ -130,7 +132,7 @@ function sections(input: ReportInput, t: Target): Section[] {
   const at = atTargetLines(input.result, input.baseline)
   if (at.length > 0) out.push({ title: 'throughput at target', markdown: at.join('  \n'), priority: 95 })
   // The comment points at the run, whose summary keeps what the comment had to leave out.
-  const link = t.forComment && input.runUrl !== null ? { title: 'run link', markdown: `[Workflow run and full job summary](${input.runUrl}) · [artifacts](${input.runUrl}#artifacts)`, priority: 99 } : null
+  const link = t.forComment && input.runUrl !== null ? { title: 'run link', markdown: `[Workflow run and full job summary](${input.runUrl}) · [artifacts](${input.runUrl}#artifacts) (the HTML report with the charts, where the workflow uploads it)`, priority: 99 } : null
   const render = input.renderers ?? DEFAULT_RENDERERS
   // Strings rendered by the caller (legacy): only where nothing needs cutting or hiding, and never in the comment.
   if (input.verdict !== null) {
@@ -141,6 +143,9 @@ function sections(input: ReportInput, t: Target): Section[] {
     const fitted = fitVerdictRows(full, (v, leftOut) => verdictMarkdown(render.verdict, full, v, leftOut, t), budget, t.size)
     out.push({ title: 'verdict table and environment diff', markdown: fitted.markdown, priority: 90 })
   }
+  // The field's picture, baseline against candidate: kept ahead of the latency chart and the tables.
+  const frontier = frontierSection(input)
+  if (frontier !== null) out.push(frontier)
   if (input.charts.length > 0) {
     out.push({ title: 'latency–throughput chart', markdown: ['#### Latency vs throughput', ...input.charts].join('\n\n'), priority: 60 })
   }
@@ -148,6 +153,13 @@ function sections(input: ReportInput, t: Target): Section[] {
   out.push({ title: "the methodology's table", markdown: `#### Measurements\n\n${report}`, priority: 70 })
   if (link !== null) out.push(link)
   return out
+}
+
+/** Output tok/s per GPU against interactivity, one Mermaid chart and table per shape; null when nothing is measured. */
+function frontierSection(input: ReportInput): Section | null {
+  const f = buildFrontier(input.result, input.baseline)
+  if (f.shapes.length === 0) return null
+  return { title: 'frontier chart', markdown: ['#### Frontier: throughput per GPU vs interactivity', ...renderFrontierMermaid(f)].join('\n\n'), priority: 80 }
 }
 
 // Room kept for fitSections' own "left out" note and the separators around the verdict section.

@@ -1,0 +1,37 @@
+/**
+ * The chart library the HTML report inlines: Chart.js and its error-bar
+ * module, as their UMD builds' text, so the page needs no network when viewed.
+ * From the sources this reads the installed packages; scripts/bundle.mjs
+ * replaces this module with one holding the same text, so the Action and the
+ * bundled CLI (which run without node_modules) write the same page.
+ */
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+
+export interface ChartScripts {
+  /** Chart.js UMD (defines window.Chart). */
+  chartJs: string
+  /** chartjs-chart-error-bars UMD (registers its controllers on window.Chart). */
+  errorBars: string
+  /** `chart.js 4.6.1 (MIT) · chartjs-chart-error-bars 4.4.5 (MIT)`: named in the page. */
+  notice: string
+}
+
+let cached: ChartScripts | null = null
+
+/** The inlined library text (read once). */
+export function chartScripts(): ChartScripts {
+  if (cached !== null) return cached
+  const require = createRequire(import.meta.url)
+  // Neither package exports its UMD file; it sits beside the CommonJS entry.
+  const chartDir = dirname(require.resolve('chart.js'))
+  const barsDir = dirname(require.resolve('chartjs-chart-error-bars'))
+  const version = (pkg: string): string => (JSON.parse(readFileSync(join(dirname(require.resolve(pkg)), '..', 'package.json'), 'utf8')) as { version: string }).version
+  cached = {
+    chartJs: readFileSync(join(chartDir, 'chart.umd.min.js'), 'utf8'),
+    errorBars: readFileSync(join(barsDir, 'index.umd.min.js'), 'utf8'),
+    notice: `chart.js ${version('chart.js')} (MIT) · chartjs-chart-error-bars ${version('chartjs-chart-error-bars')} (MIT)`,
+  }
+  return cached
+}
