@@ -32,6 +32,8 @@ export interface RunFlags {
   /** Seconds to wait for a started server to be ready. */
   readyTimeout?: string
   requestTimeout?: string
+  /** GPUs serving the model (per-GPU figures); recorded as env.gpu.count. */
+  gpus?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */

@@ -99,6 +99,11 @@ export interface ResolvedConfig {
    * with `deadline`, s. null or absent: derived from each shape (requestDeadlineMs).
    */
   requestTimeoutS?: number | null
+  /**
+   * GPUs serving the model (`--gpus N`, config `server.gpus`); null or absent: what nvidia-smi sees
+   * on a local server, else unknown. Recorded as env.gpu.count (env/collect.ts).
+   */
+  gpus?: number | null
   gate: GateSettings
 }
 
@@ -137,6 +142,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const flagStart = textFlag('--serve', flags.serve, problems)
   const flagReady = positiveIntFlag('--ready-timeout', flags.readyTimeout, problems)
   const flagRequestTimeout = secondsFlag('--request-timeout', flags.requestTimeout, problems)
+  const flagGpus = positiveIntFlag('--gpus', flags.gpus, problems)
 
   let baseUrl: string | null = null
   const rawBase = flagBaseUrl ?? file?.server?.base_url
@@ -221,6 +227,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     serve,
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
     requestTimeoutS: flagRequestTimeout ?? file?.server?.request_timeout ?? null,
+    gpus: flagGpus ?? file?.server?.gpus ?? null,
     gate: {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
       maxFailedRequests: file?.gate?.max_failed_requests ?? null,
@@ -293,7 +300,13 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
   return {
     config_file: cfg.configPath,
     sweep: cfg.sweepName,
-    server: { base_url: cfg.server.baseUrl, model: cfg.server.model, api: cfg.server.api, api_key_env: cfg.server.apiKeyEnv },
+    server: {
+      base_url: cfg.server.baseUrl,
+      model: cfg.server.model,
+      api: cfg.server.api,
+      api_key_env: cfg.server.apiKeyEnv,
+      ...(cfg.gpus ? { gpus: cfg.gpus } : {}),
+    },
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     shapes: cfg.shapes.map((s) => ({ input_len: s.inputLen, output_len: s.outputLen })),
     concurrency: [...cfg.concurrency],

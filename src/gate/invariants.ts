@@ -52,6 +52,8 @@ export const CODE_BLAME: Record<ValidityCode, Exclude<Blame, 'not_comparable' | 
   ramp_dominated: 'inconclusive',
   too_few_requests: 'inconclusive',
   prefix_cache_contaminated: 'inconclusive',
+  // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
+  checks_not_run: 'inconclusive',
 }
 
 const blameOf = (code: string): Blame => CODE_BLAME[code as ValidityCode] ?? 'inconclusive'

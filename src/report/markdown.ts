@@ -1,7 +1,7 @@
 /** The methodology's table as GitHub markdown (report files, job summaries). Pure. */
 import type { ResultFile } from '../types.js'
 import { escapeMarkdown, escapeStrings } from './escape.js'
-import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine } from './model.js'
+import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine, perGpuLine } from './model.js'
 import { SERVER_COLUMNS, SERVER_SIDE_CAPTION, SERVER_SIDE_TITLE } from './server-side.js'
 import { SPREAD_COLUMNS } from './spread-rows.js'
 
@@ -22,10 +22,12 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   out.push(`## servegate results${model.sweep ? ` — sweep \`${model.sweep}\`` : ''}`, '')
   out.push(`Target: ${model.target}. ${environmentLine(escapeStrings(env))}.`, '')
   out.push(CLOCK_LINE, '')
+  out.push(escapeCell(perGpuLine(model.gpus)), '')
+  if (model.source !== null) out.push(`**${escapeCell(model.source)}**`, '')
   if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, '')
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, '')
-    out.push(...table(COLUMNS, '|---:|---|---|---:|---:|', shape.rows.map((r) => r.cells)))
+    out.push(...table(COLUMNS, '|---:|---|---|---:|---:|---:|---:|', shape.rows.map((r) => r.cells)))
     if (shape.warmup !== null) out.push('', escapeCell(shape.warmup))
     out.push('', `**${escapeCell(shape.atTarget)}**`)
     if (shape.notes.length > 0) {
