@@ -82,7 +82,8 @@ export function runProblems(runs: readonly FigureRun[], opts: FailedBudget): { p
     const broken = r.codes.filter((c) => c !== 'requests_failed' && blameOf(c) === 'broken')
     if (broken.length > 0) problems.push({ blame: 'broken', text: `run ${r.repeat}: ${[...new Set(broken)].join(', ')}` })
     if (!r.valid) {
-      const host = r.codes.filter((c) => blameOf(c) === 'inconclusive')
+      // checks_not_run is no fault: it only says an imported run was not checked.
+      const host = r.codes.filter((c) => c !== 'checks_not_run' && blameOf(c) === 'inconclusive')
       if (host.length > 0) problems.push({ blame: 'inconclusive', text: `run ${r.repeat} invalid (${[...new Set(host)].join(', ')})` })
       else if (r.codes.length === 0) problems.push({ blame: 'inconclusive', text: `run ${r.repeat} invalid (no code given)` })
     }

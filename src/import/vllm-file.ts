@@ -84,8 +84,10 @@ export function parseVllmFile(json: unknown, source: string): VllmFile {
     return ok ? (v as number) : bad(key, rule === 'positive' ? 'a number above 0' : 'a finite number ≥ 0')
   }
   const int = (key: string, rule: 'nonneg' | 'positive' = 'nonneg'): number | null => {
-    const v = num(key, rule)
-    return v === null || Number.isInteger(v) ? v : bad(key, rule === 'positive' ? 'a positive integer' : 'a non-negative integer')
+    if (!has(key)) return null
+    const v = o[key]
+    const ok = typeof v === 'number' && Number.isInteger(v) && (rule === 'nonneg' ? v >= 0 : v > 0)
+    return ok ? (v as number) : bad(key, rule === 'positive' ? 'a positive integer' : 'a non-negative integer')
   }
   const text = (key: string): string | null => (!has(key) ? null : typeof o[key] === 'string' ? (o[key] as string) : bad(key, 'a string'))
   const required = <T>(key: string, v: T | null, what: string): T => {

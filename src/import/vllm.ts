@@ -97,7 +97,8 @@ export function importVllm(files: readonly VllmFile[], opts: ImportOptions): Imp
   const backends = unique(files.map((f) => f.backend))
   if (models.length > 1) warnings.push(`the files name several models (${models.join(', ')}): the result records the first`)
   const shapes = unique(points.map((p) => `${p.input_len}x${p.output_len}`))
-  const repeats = Math.max(...points.map((p) => p.runs.length))
+  // Repeats planned are known only when every point has the same number of files.
+  const repeats = unique(points.map((p) => String(p.runs.length)))
   const prompts = unique(files.map((f) => (f.numPrompts !== null && f.numPrompts % f.maxConcurrency === 0 ? String(f.numPrompts / f.maxConcurrency) : null)))
   const model = models[0] ?? 'unknown'
   const config: Record<string, unknown> = {
@@ -109,7 +110,7 @@ export function importVllm(files: readonly VllmFile[], opts: ImportOptions): Imp
     concurrency: unique(points.map((p) => String(p.concurrency))).map(Number).sort((a, b) => a - b),
     // The same prompts per concurrency at every point is the methodology's prompts_per_concurrency; anything else is unknown.
     ...(prompts.length === 1 && files.every((f) => f.numPrompts !== null) ? { prompts_per_concurrency: Number(prompts[0]) } : {}),
-    repeats,
+    ...(repeats.length === 1 ? { repeats: Number(repeats[0]) } : {}),
     tokenizer: unique(files.map((f) => f.tokenizerId))[0] ?? null,
     backend: backends[0] ?? null,
   }
