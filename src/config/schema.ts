@@ -69,14 +69,14 @@ export const serverSchema = z.strictObject({
   ready_timeout: z.number({ error: 'expected seconds (a positive number)' }).positive({ error: 'expected seconds (a positive number)' }).optional(),
   stop_timeout: z.number({ error: 'expected seconds (a number ≥ 0)' }).nonnegative({ error: 'expected seconds (a number ≥ 0)' }).optional(),
   stop_command: z.string({ error: 'expected a shell command line, e.g. "docker stop bench"' }).min(1, { error: 'expected a shell command line, e.g. "docker stop bench"' }).optional(),
-  /** GPUs serving the model (`--gpus`): the per-GPU figures divide by it; recorded as env.gpu.count. */
-  gpus: positiveInt('a GPU count').optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
   request_timeout: z
     .number({ error: 'expected a number of seconds above 0, e.g. 600' })
     .positive({ error: 'expected a number of seconds above 0, e.g. 600' })
     .max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` })
     .optional(),
+  /** GPUs serving the model (`--gpus`): the per-GPU figures divide by it; recorded as env.gpu.count. */
+  gpus: positiveInt('a GPU count').optional(),
 })
 
 export const targetSchema = z.strictObject({
