@@ -52,7 +52,7 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   const rows: [string, string | null][] = [
     ['Engine', `${env.engine.name} ${env.engine.version}`],
     ['Model', `${env.model.id} (revision ${env.model.revision}, root ${env.model.root})`],
-    ['GPU', env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}` : 'unknown'],
+    ['GPU', env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}` : typeof env.gpu.count === 'number' ? `${env.gpu.count} (model unknown)` : 'unknown'],
     ['Driver / CUDA', `${env.gpu.driver_version} / ${env.gpu.cuda_version}`],
     ['Clocks', env.gpu.clocks],
     ['Container digest', env.container_digest],

@@ -258,7 +258,8 @@ export function environmentLine(env: EnvRecord): string {
   const revision = env.model.revision !== 'unknown' ? ` (revision ${env.model.revision})` : ''
   const counts = new Map<string, number>()
   for (const n of env.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1)
-  const gpus = counts.size === 0 ? 'unknown' : [...counts].map(([n, k]) => `${k}× ${n}`).join(', ')
+  // A declared count (--gpus) on a server nvidia-smi cannot see has no names.
+  const gpus = counts.size === 0 ? (typeof env.gpu.count === 'number' ? `${env.gpu.count}× (model unknown)` : 'unknown') : [...counts].map(([n, k]) => `${k}× ${n}`).join(', ')
   const driver = env.gpu.driver_version !== 'unknown' ? ` (driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version})` : ''
   return `Engine: ${engine} · Model: ${env.model.id}${revision} · GPU: ${gpus}${driver}`
 }

@@ -57,7 +57,10 @@ describe('servegate export', () => {
     const r = cli('export', path('sim.json'), '--format', 'inferencex', '--out-dir', path('ix'))
     expect(r.code, r.stderr).toBe(0)
     const rows = JSON.parse(readFileSync(path('ix/servegate-inferencex.json'), 'utf8')) as Array<Record<string, number | string | null>>
-    expect(rows.map((x) => x['conc'])).toEqual([1, 4])
+    // One row per point with a valid run (a busy host can spoil a run: its point then has no row).
+    const usable = result.points.filter((p) => p.runs.some((x) => x.validity.valid)).map((p) => p.concurrency)
+    expect(usable.length).toBeGreaterThan(0)
+    expect(rows.map((x) => x['conc'])).toEqual(usable)
     for (const row of rows) {
       const point = result.points.find((p) => p.concurrency === row['conc'])!
       const valid = point.runs.filter((x) => x.validity.valid)
