@@ -131,7 +131,7 @@ function problemsOf(result: ResultFile): { failed: string[]; saturated: string[]
   const saturated: string[] = []
   for (const p of result.points) {
     for (const r of p.runs) {
-      loopDelays.push(r.client.event_loop_delay_p99_ms)
+      if (r.client !== null) loopDelays.push(r.client.event_loop_delay_p99_ms)
       if (r.failed > 0) failed.push(`c=${p.concurrency} repeat ${r.repeat}: ${r.failed} failed requests (${JSON.stringify(r.errors)})`)
       for (const i of r.validity.issues) if (i.code === 'client_saturated') saturated.push(`c=${p.concurrency} repeat ${r.repeat}: client_saturated — ${i.detail}`)
     }

@@ -175,7 +175,7 @@ async function main(): Promise<void> {
         onPointDone: (p, run, i, n) =>
           process.stderr.write(
             `[${i + 1}/${n}] C=${p.concurrency} r${p.repeat}: ${run.output_throughput.toFixed(0)} tok/s, TPOT p95 ${run.tpot_ms.p95?.toFixed(2)} ms, ` +
-              `${run.client.events_per_second.toFixed(0)} events/s${run.validity.valid ? '' : ` INVALID ${run.validity.issues.map((x) => x.code).join(',')}`} (${fmtDuration(Date.now() - t0)})\n`,
+              `${run.client?.events_per_second.toFixed(0) ?? '?'} events/s${run.validity.valid ? '' : ` INVALID ${run.validity.issues.map((x) => x.code).join(',')}`} (${fmtDuration(Date.now() - t0)})\n`,
           ),
       })
     ).result

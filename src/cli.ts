@@ -10,6 +10,8 @@ import { registerBaselineCommand } from './cli/baseline.js'
 import { registerReportCommand } from './cli/report.js'
 import { registerAbCommand } from './cli/ab.js'
 import { registerHistoryCommand } from './cli/history.js'
+import { registerImportCommand } from './cli/import.js'
+import { registerExportCommand } from './cli/export.js'
 import { readResultFile } from './store/result-file.js'
 
 /** Build the `servegate` command tree. */
@@ -28,6 +30,8 @@ export function buildProgram(): Command {
   registerReportCommand(program, { readResult: readResultFile })
   registerAbCommand(program)
   registerHistoryCommand(program)
+  registerImportCommand(program)
+  registerExportCommand(program)
   return program
 }
 

@@ -161,6 +161,8 @@ export type ValidityCode =
   | 'too_few_requests'
   | 'gpu_throttled'
   | 'gpu_shared'
+  /** The run was imported from another tool's file: the checks it names could not be made (docs/validity.md). */
+  | 'checks_not_run'
 
 export interface ValidityIssue {
   code: ValidityCode
@@ -199,12 +201,12 @@ export interface ServerSide {
 }
 
 export interface TokenCounts {
-  /** Output tokens expected (requests × max_tokens with ignore_eos). */
-  expected: number
+  /** Output tokens expected (requests × max_tokens with ignore_eos); null when not known (an imported file does not say). */
+  expected: number | null
   /** Sum of usage.completion_tokens (null if the server never reported usage). */
   server_usage: number | null
-  /** Sum of content chunks counted by the client. */
-  client_chunks: number
+  /** Sum of content chunks counted by the client; null when not known (an imported file without per-request ITLs). */
+  client_chunks: number | null
   /** Tokens of the generated text re-tokenised with the server's /tokenize (null if unavailable). */
   retokenized: number | null
   /** Mean tokens per content chunk (>1 means multi-token chunks, e.g. speculative decoding). */
@@ -235,8 +237,10 @@ export interface GpuSample {
 
 export interface RunResult {
   repeat: number
-  seed: number
-  warmup_requests: number
+  /** null when not known (a run imported from another tool's file). */
+  seed: number | null
+  /** null when not known (a run imported from another tool's file). */
+  warmup_requests: number | null
   num_prompts: number
   completed: number
   failed: number
@@ -259,6 +263,7 @@ export interface RunResult {
   errors: Record<string, number>
   steady_state: SteadyState | null
   server_side: ServerSide | null
+  /** The load generator's self-measurements; null when not known (a run imported from another tool's file). */
   client: {
     workers: number
     event_loop_utilization: number
@@ -267,7 +272,7 @@ export interface RunResult {
     send_lag_p99_ms: number
     mean_in_flight: number
     events_per_second: number
-  }
+  } | null
   gpu: GpuSample[] | null
   /** Open-loop runs: the arrival process as measured from the actual send times (metrics/arrivals.ts). */
   arrivals?: Arrivals
@@ -367,7 +372,7 @@ export interface EnvRecord {
   container_digest: string
   serve_command: string
   harness: { version: string; git_commit: string; node_version: string }
-  host: { hostname: string; platform: string; cpus: number }
+  host: { hostname: string; platform: string; cpus: number | 'unknown' }
   base_url: string
   started_at: string
   finished_at: string
@@ -411,6 +416,18 @@ export interface ResultFile {
   fingerprint?: Fingerprint
   /** Present while the sweep that wrote the file was stopped before its plan was done (cleared on resume). */
   interrupted?: Interruption
+  /** Present when the figures were measured by another tool and imported (`servegate import`): not a servegate measurement. */
+  source?: ResultSource
+}
+
+/** Where an imported result's figures come from. */
+export interface ResultSource {
+  /** The tool that measured them, e.g. "vllm bench serve". */
+  tool: string
+  /** The files imported, as given on the command line. */
+  files: string[]
+  /** ISO time of the import. */
+  imported_at: string
 }
 
 /** `interrupted.reason` of a sweep cut because the server servegate started exited; the gate calls it broken. */

@@ -27,13 +27,15 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`
 const num = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(2))
 const relDiff = (a: number, b: number): number => (a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b)))
 
-/** Output tokens the client believes it got: server usage when reported, else content chunks. */
+/** Output tokens the client believes it got: server usage when reported, else content chunks (0 when neither is known). */
 export function clientOutputTokens(run: RunResult): number {
-  return run.tokens.server_usage ?? run.tokens.client_chunks
+  return run.tokens.server_usage ?? run.tokens.client_chunks ?? 0
 }
 
 export const clientSaturated: Rule = (run, ctx, t) => {
   const c = run.client
+  // An imported run has no client figures: the check cannot be made (checks_not_run says so).
+  if (c === null) return null
   const why: string[] = []
   const delayed = c.event_loop_delay_p99_ms > t.clientEventLoopDelayP99MaxMs
   const busy = c.event_loop_utilization >= t.clientEluMax
@@ -90,10 +92,10 @@ function gpuNote(samples: readonly GpuSample[] | null, t: ValidityThresholds): s
 export const tokenCountMismatch: Rule = (run, _ctx, t) => {
   const k = run.tokens
   const why: string[] = []
-  if (k.server_usage !== null && k.server_usage < k.client_chunks * (1 - t.tokenCountTolerance)) {
+  if (k.server_usage !== null && k.client_chunks !== null && k.server_usage < k.client_chunks * (1 - t.tokenCountTolerance)) {
     why.push(`the server's usage reports ${k.server_usage} output tokens but the client received ${k.client_chunks} content chunks, and every chunk carries at least one token`)
   }
-  if (k.server_usage !== null && k.server_usage > k.expected * (1 + t.tokenCountTolerance)) {
+  if (k.server_usage !== null && k.expected !== null && k.server_usage > k.expected * (1 + t.tokenCountTolerance)) {
     why.push(`the server's usage reports ${k.server_usage} output tokens, more than the ${k.expected} that max_tokens allows`)
   }
   const reference = clientOutputTokens(run)
@@ -113,8 +115,8 @@ export const tokenCountMismatch: Rule = (run, _ctx, t) => {
 
 export const outputLenMismatch: Rule = (run, ctx, t) => {
   const k = run.tokens
-  if (!ctx.ignoreEos || run.completed === 0 || k.expected === 0) return null
-  const produced = Math.max(k.server_usage ?? 0, k.client_chunks)
+  if (!ctx.ignoreEos || run.completed === 0 || k.expected === null || k.expected === 0) return null
+  const produced = Math.max(k.server_usage ?? 0, k.client_chunks ?? 0)
   if (produced >= k.expected * (1 - t.outputShortfallTolerance)) return null
   const how = k.server_usage === null ? ' (counted as content chunks: the server sent no usage)' : ''
   return {
@@ -185,8 +187,8 @@ export const tooFewRequests: Rule = (run, _ctx, t) => {
     why.push(`only ${run.completed} requests completed (at least ${t.minCompletedRequests} are needed)`)
   }
   // Each request gives one ITL sample per gap between its chunks.
-  const itlSamples = Math.max(0, run.tokens.client_chunks - run.completed)
-  if (run.completed > 0 && itlSamples < t.minItlSamples) {
+  const itlSamples = run.tokens.client_chunks === null ? null : Math.max(0, run.tokens.client_chunks - run.completed)
+  if (run.completed > 0 && itlSamples !== null && itlSamples < t.minItlSamples) {
     why.push(`only ${itlSamples} inter-token gaps were measured (at least ${t.minItlSamples} are needed for a p99)`)
   }
   if (why.length === 0) return null

@@ -36,6 +36,7 @@ const DESCRIPTIONS: Record<ValidityCode, string> = {
   too_few_requests: 'Too few requests or tokens were measured for the reported percentiles to mean much.',
   gpu_throttled: 'The GPU slowed its clocks (power or heat) during the run, so the engine ran below its normal speed.',
   gpu_shared: 'Another process was using the GPU during the run, so the engine did not have it to itself.',
+  checks_not_run: 'The run was measured by another tool and imported, so servegate could not make the checks it names; its figures are used, marked unverified.',
 }
 
 /** One plain-words sentence explaining a validity code, for reports. */

@@ -32,6 +32,7 @@ export function registerRunCommand(program: Command): void {
     .option('--workers <n>', 'load-generator worker threads, or auto')
     .option('--timeout-ms <n>', 'fail a request after this long without a byte')
     .option('--request-timeout <s>', 'fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)')
+    .option('--gpus <n>', 'GPUs serving the model, for throughput per GPU (default: what nvidia-smi sees on a local server, else unknown)')
     .option('--container-digest <digest>', 'image digest of the server, recorded in the result')
     .option('--serve <cmd>', 'start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end')
     .option('--ready-timeout <s>', 'seconds a started server may take to answer /health or /v1/models (default 1800)')

@@ -39,6 +39,8 @@ export interface RunFlags {
   numPrompts?: string
   /** `ttft:MS,tpot:MS,e2el:MS` (any subset). */
   goodput?: string
+  /** GPUs serving the model (per-GPU figures); recorded as env.gpu.count. */
+  gpus?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */

@@ -116,6 +116,11 @@ export interface ResolvedConfig {
    * with `deadline`, s. null or absent: derived from each shape (requestDeadlineMs).
    */
   requestTimeoutS?: number | null
+  /**
+   * GPUs serving the model (`--gpus N`, config `server.gpus`); null or absent: what nvidia-smi sees
+   * on a local server, else unknown. Recorded as env.gpu.count (env/collect.ts).
+   */
+  gpus?: number | null
   gate: GateSettings
   /** Open loop; null or absent: closed loop over `concurrency` (then empty only for an open-loop sweep). */
   openLoop?: OpenLoopConfig | null
@@ -168,6 +173,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const flagMaxConcurrency = positiveIntFlag('--max-concurrency', flags.maxConcurrency, problems)
   const flagNumPrompts = positiveIntFlag('--num-prompts', flags.numPrompts, problems)
   const flagGoodput = goodputFlag(flags.goodput, problems)
+  const flagGpus = positiveIntFlag('--gpus', flags.gpus, problems)
 
   let baseUrl: string | null = null
   const rawBase = flagBaseUrl ?? file?.server?.base_url
@@ -285,6 +291,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     serve,
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
     requestTimeoutS: flagRequestTimeout ?? file?.server?.request_timeout ?? null,
+    gpus: flagGpus ?? file?.server?.gpus ?? null,
     gate: {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
       maxFailedRequests: file?.gate?.max_failed_requests ?? null,
@@ -360,7 +367,13 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
   return {
     config_file: cfg.configPath,
     sweep: cfg.sweepName,
-    server: { base_url: cfg.server.baseUrl, model: cfg.server.model, api: cfg.server.api, api_key_env: cfg.server.apiKeyEnv },
+    server: {
+      base_url: cfg.server.baseUrl,
+      model: cfg.server.model,
+      api: cfg.server.api,
+      api_key_env: cfg.server.apiKeyEnv,
+      ...(cfg.gpus ? { gpus: cfg.gpus } : {}),
+    },
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     shapes: cfg.shapes.map((s) => ({ input_len: s.inputLen, output_len: s.outputLen })),
     concurrency: [...cfg.concurrency],

@@ -101,6 +101,8 @@ export const serverSchema = z.strictObject({
     .positive({ error: 'expected a number of seconds above 0, e.g. 600' })
     .max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` })
     .optional(),
+  /** GPUs serving the model (`--gpus`): the per-GPU figures divide by it; recorded as env.gpu.count. */
+  gpus: positiveInt('a GPU count').optional(),
 })
 
 const sloMs = (what: string) => z.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` })

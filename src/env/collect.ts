@@ -27,6 +27,10 @@ export interface EnvDeps {
   host?: EnvRecord['host']
   /** Whether the server runs on this host, so that its GPUs are the ones nvidia-smi sees (default true). */
   gpuOnThisHost?: boolean
+  /** GPUs serving the model as the user declared them (`--gpus`, `server.gpus`); null or absent: not declared. */
+  declaredGpus?: number | null
+  /** Where a disagreement between the declared count and nvidia-smi's is said. */
+  warn?: (line: string) => void
   nodeVersion?: string
 }
 
@@ -38,10 +42,12 @@ export async function collectEnv(deps: EnvDeps): Promise<EnvRecord> {
     deps.gpuOnThisHost === false ? Promise.resolve(unknownGpuInventory()) : queryGpuInventory(deps.exec),
     harnessGitCommit(deps.exec, root),
   ])
+  const counted = withDeclaredGpus(gpu, deps.declaredGpus ?? null)
+  if (counted.warning !== null) deps.warn?.(`Warning: ${counted.warning}`)
   return {
     engine: server.engine,
     model: server.model,
-    gpu,
+    gpu: counted.gpu,
     container_digest: deps.containerDigest ?? 'unknown',
     serve_command: deps.serveCommand ?? 'unknown',
     harness: { version: harnessVersion(root), git_commit: gitCommit, node_version: deps.nodeVersion ?? process.version },
@@ -76,4 +82,19 @@ export function defaultEnvDeps(input: {
     fetchJson: createFetchJson({ apiKey: input.apiKey }),
     exec: createExec(),
   }
+}
+
+/**
+ * The GPU count recorded: the declared one (`--gpus N`) when given, since it names the GPUs serving
+ * the model, while nvidia-smi counts every GPU of the host (8 on a box where a TP=2 server uses 2);
+ * else nvidia-smi's. When both are known and differ, the declared count is kept and a warning says so.
+ */
+export function withDeclaredGpus<G extends { count: number | 'unknown' }>(gpu: G, declared: number | null): { gpu: G; warning: string | null } {
+  if (declared === null) return { gpu, warning: null }
+  const seen = gpu.count
+  const warning =
+    typeof seen === 'number' && seen !== declared
+      ? `--gpus ${declared} differs from the ${seen} GPU${seen === 1 ? '' : 's'} nvidia-smi sees on this host: per-GPU figures divide by ${declared}, the GPUs you declared as serving the model`
+      : null
+  return { gpu: { ...gpu, count: declared }, warning }
 }

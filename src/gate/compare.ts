@@ -1,5 +1,6 @@
 /** Compare a candidate result with a stored baseline and reach a verdict by blame (pure). */
 import type { ResultFile } from '../types.js'
+import { CHECKS_NOT_RUN } from '../analysis/unchecked.js'
 import { decideMetric, type Decision } from './decide.js'
 import { diffEnv } from './env-diff.js'
 import { extractFigures, type FigureRun } from './extract.js'
@@ -129,6 +130,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     if (!explain.some((g) => g.status === r.status)) explain.push(r)
   }
   for (const r of explain) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join('; ')}` : ''}`)
+  const unverified = uncheckedReason(candidate)
+  if (unverified !== null) reasons.push(unverified)
   let confirm: Verdict['confirm'] = null
   if (verdict === 'inconclusive' && extraRepeats.length > 0) {
     confirm = { extraRepeats: Math.max(...extraRepeats) }
@@ -217,4 +220,13 @@ function extraPoints(baseline: Baseline, figures: ReadonlyMap<string, FigureRun[
     if (parsed && !known.has(parsed.scope)) extra.add(parsed.scope)
   }
   return [...extra]
+}
+
+/** One line when candidate runs were imported (`checks_not_run`): the verdict rests on figures servegate could not check. */
+function uncheckedReason(candidate: ResultFile): string | null {
+  const runs = candidate.points.flatMap((p) => p.runs)
+  const n = runs.filter((r) => r.validity.issues.some((i) => i.code === CHECKS_NOT_RUN)).length
+  if (n === 0) return null
+  const tool = candidate.source?.tool ?? 'another tool'
+  return `${n} of ${runs.length} candidate runs were measured by ${tool} and imported: the checks that file could not support were not made (checks_not_run), so the figures are unverified`
 }

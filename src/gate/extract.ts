@@ -9,6 +9,7 @@
  * Without a budget (baseline refreshes) every invalid run stays out.
  */
 import { atTargetForResult, repeatsCutByInvalidRuns } from '../analysis/at-target.js'
+import { CHECKS_NOT_RUN } from '../analysis/unchecked.js'
 import type { AtTargetShape, Goodput, LatencyStats, PointResult, ResultFile, RunResult } from '../types.js'
 import { ITL_TOK, OUT_TOK, metricKey, pointScope, shapeLabel } from './metric-keys.js'
 import type { GateOptions, MetricKind } from './types.js'
@@ -23,11 +24,17 @@ export function withinFailedBudget(run: Pick<RunResult, 'failed' | 'completed'>,
   return failedShare(run) <= budget.failedRequestBudget
 }
 
-/** Valid for the gate: valid, or invalid only through failed requests within the budget. */
+/**
+ * Valid for the gate: valid; or imported with no fault found (only `checks_not_run`: its figures
+ * count, unverified, and the verdict notes it — docs/validity.md); or invalid only through failed
+ * requests within the budget.
+ */
 function gateValid(run: RunResult, budget: FailedBudget | null): boolean {
   if (run.validity.valid) return true
+  const faults = run.validity.issues.filter((i) => i.code !== CHECKS_NOT_RUN)
+  if (faults.length === 0) return true
   if (budget === null || run.failed === 0) return false
-  return run.validity.issues.every((i) => i.code === 'requests_failed') && withinFailedBudget(run, budget)
+  return faults.every((i) => i.code === 'requests_failed') && withinFailedBudget(run, budget)
 }
 
 /** One run's value of one figure. */
@@ -77,7 +84,8 @@ function p95(s: LatencyStats): number | null {
 /** Output tokens per completed request: the server's count when it reported one, else the client's chunks. */
 function outputTokensPerRequest(r: RunResult): number | null {
   if (r.completed <= 0) return null
-  return (r.tokens.server_usage ?? r.tokens.client_chunks) / r.completed
+  const tokens = r.tokens.server_usage ?? r.tokens.client_chunks
+  return tokens === null ? null : tokens / r.completed
 }
 
 function failedShare(r: Pick<RunResult, 'failed' | 'completed'>): number {

@@ -19,9 +19,10 @@ function tokensPerChunk(runs: ResultFile['points'][number]['runs']): number | nu
   let tokens = 0
   let chunks = 0
   for (const r of runs) {
-    if (r.completed <= 0 || r.tokens.client_chunks <= 0) continue
-    tokens += r.tokens.server_usage ?? r.tokens.client_chunks
-    chunks += r.tokens.client_chunks
+    const c = r.tokens.client_chunks
+    if (r.completed <= 0 || c === null || c <= 0) continue
+    tokens += r.tokens.server_usage ?? c
+    chunks += c
   }
   return chunks > 0 ? Math.round((tokens / chunks) * 10) / 10 : null
 }

@@ -52,6 +52,8 @@ export const CODE_BLAME: Record<ValidityCode, Exclude<Blame, 'not_comparable' | 
   ramp_dominated: 'inconclusive',
   too_few_requests: 'inconclusive',
   prefix_cache_contaminated: 'inconclusive',
+  // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
+  checks_not_run: 'inconclusive',
 }
 
 const blameOf = (code: string): Blame => CODE_BLAME[code as ValidityCode] ?? 'inconclusive'
@@ -80,7 +82,8 @@ export function runProblems(runs: readonly FigureRun[], opts: FailedBudget): { p
     const broken = r.codes.filter((c) => c !== 'requests_failed' && blameOf(c) === 'broken')
     if (broken.length > 0) problems.push({ blame: 'broken', text: `run ${r.repeat}: ${[...new Set(broken)].join(', ')}` })
     if (!r.valid) {
-      const host = r.codes.filter((c) => blameOf(c) === 'inconclusive')
+      // checks_not_run is no fault: it only says an imported run was not checked.
+      const host = r.codes.filter((c) => c !== 'checks_not_run' && blameOf(c) === 'inconclusive')
       if (host.length > 0) problems.push({ blame: 'inconclusive', text: `run ${r.repeat} invalid (${[...new Set(host)].join(', ')})` })
       else if (r.codes.length === 0) problems.push({ blame: 'inconclusive', text: `run ${r.repeat} invalid (no code given)` })
     }

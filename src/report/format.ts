@@ -82,6 +82,7 @@ const PLAIN: Record<ValidityCode, string> = {
   too_few_requests: 'too few measured requests for the percentiles reported',
   gpu_throttled: 'the GPU was throttled',
   gpu_shared: 'another process was using the GPU',
+  checks_not_run: 'imported: some checks could not be made',
 }
 
 /** A validity code in plain words. */

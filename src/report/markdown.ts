@@ -1,7 +1,7 @@
 /** The methodology's table as GitHub markdown (report files, job summaries). Pure. */
 import type { ResultFile } from '../types.js'
 import { escapeMarkdown, escapeStrings } from './escape.js'
-import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine } from './model.js'
+import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine, perGpuLine } from './model.js'
 import { SERVER_COLUMNS, SERVER_SIDE_CAPTION, SERVER_SIDE_TITLE } from './server-side.js'
 import { SPREAD_COLUMNS } from './spread-rows.js'
 
@@ -22,10 +22,13 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   out.push(`## servegate results${model.sweep ? ` — sweep \`${model.sweep}\`` : ''}`, '')
   out.push(`Target: ${model.target}. ${environmentLine(escapeStrings(env))}.`, '')
   out.push(CLOCK_LINE, '')
+  out.push(escapeCell(perGpuLine(model.gpus)), '')
+  if (model.source !== null) out.push(`**${escapeCell(model.source)}**`, '')
   if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, '')
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, '')
-    out.push(...table(shape.columns ?? COLUMNS, '|---:|---|---|---:|---:|', shape.rows.map((r) => r.cells)))
+    const cols = shape.columns ?? COLUMNS
+    out.push(...table(cols, `|${cols.map((_, i) => (i === 1 || i === 2 ? '---' : '---:')).join('|')}|`, shape.rows.map((r) => r.cells)))
     if (shape.warmup !== null) out.push('', escapeCell(shape.warmup))
     out.push('', `**${escapeCell(shape.atTarget)}**`)
     for (const line of shape.extra ?? []) out.push('', escapeCell(line))
@@ -51,7 +54,7 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   const rows: [string, string | null][] = [
     ['Engine', `${env.engine.name} ${env.engine.version}`],
     ['Model', `${env.model.id} (revision ${env.model.revision}, root ${env.model.root})`],
-    ['GPU', env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}` : 'unknown'],
+    ['GPU', env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}` : typeof env.gpu.count === 'number' ? `${env.gpu.count} (model unknown)` : 'unknown'],
     ['Driver / CUDA', `${env.gpu.driver_version} / ${env.gpu.cuda_version}`],
     ['Clocks', env.gpu.clocks],
     ['Container digest', env.container_digest],

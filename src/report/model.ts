@@ -8,17 +8,24 @@ import { SERVER_EXITED, type AtTargetShape, type EnvRecord, type PointResult, ty
 import { repeatsCutByInvalidRuns } from '../analysis/at-target.js'
 import { spread } from '../analysis/spread.js'
 import { tokenNotes } from '../analysis/validity.js'
+import { gpuCount, interactivity, perGpu } from '../analysis/per-gpu.js'
+import { figuresView } from '../analysis/unchecked.js'
 import { fmtInt, fmtMs, fmtPct, fmtRate, plainValidity, summarize, withSpread } from './format.js'
 import { buildServerSideRows } from './server-side.js'
 import { buildSpreadRows } from './spread-rows.js'
 import { warmupRampLine } from './warmup-line.js'
 import { arrivalsLine, goodputLine, OPEN_LOOP_COLUMNS, rateCell, rateSentence } from './open-loop-lines.js'
 
-export const COLUMNS = ['Concurrency', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user'] as const
+/**
+ * The table's columns. The last two are the field's frontier figures: output tok/s divided over the
+ * GPUs serving the model (`n/a` when the count is unknown — never a guessed 1), and interactivity at
+ * p95 TPOT (1000 / p95 TPOT ms: the decode speed of the slowest 5 % of users, InferenceX's p95_intvty).
+ */
+export const COLUMNS = ['Concurrency', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user', 'Output tok/s per GPU', 'Tok/s/user at p95 TPOT'] as const
 
 export interface ReportRow {
-  /** The five cells, in COLUMNS order. */
-  cells: [string, string, string, string, string]
+  /** The cells, in COLUMNS order. */
+  cells: [string, string, string, string, string, string, string]
 }
 
 export interface ShapeReport {
@@ -44,7 +51,12 @@ export interface ShapeReport {
 
 export interface ReportModel {
   sweep: string | null
+  /** `p95 TPOT ≤ 50 ms ⇔ ≥ 20 tok/s/user` (a TPOT target stated in interactivity terms too). */
   target: string
+  /** GPUs serving the model (env.gpu.count), null when unknown: per-GPU cells are then n/a. */
+  gpus: number | null
+  /** Says the figures were measured by another tool and imported; null for a servegate measurement. */
+  source: string | null
   env: EnvRecord
   shapes: ShapeReport[]
   /** Says the sweep was stopped early and which run was dropped; null for a sweep not stopped. */
@@ -56,19 +68,35 @@ export function targetText(t: ResultTarget): string {
   return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`
 }
 
+/** `p95 TPOT ≤ 50 ms ⇔ ≥ 20 tok/s/user`: a TPOT target in interactivity terms (1000 / TPOT); an ITL target as is. */
+export function targetInteractivityText(t: ResultTarget): string {
+  const speed = t.metric === 'tpot' ? interactivity(t.threshold_ms) : null
+  return speed === null ? targetText(t) : `${targetText(t)} ⇔ ≥ ${+speed.toFixed(1)} tok/s/user`
+}
+
+/** `Imported from vllm bench serve (a.json, b.json) …`, or null for a servegate measurement. */
+export function sourceLine(result: ResultFile): string | null {
+  const s = result.source
+  if (s === undefined) return null
+  return `Imported from ${s.tool} (${s.files.join(', ')}) on ${s.imported_at}: not measured by servegate. The checks its files could not support were not made, so every figure is unverified (checks_not_run).`
+}
+
 /** Builds the table model of every shape: planned rows from result.config, measured ones from result.points. */
 export function buildReportModel(result: ResultFile): ReportModel {
   const cfg = result.config ?? {}
   const planned = plannedGrid(cfg, result.points)
+  const gpus = gpuCount(result.env)
+  // Imported runs no check faulted count with their figures (marked by sourceLine), like valid ones.
+  const measured = figuresView(result.points)
   const shapes = planned.shapes.map(([inputLen, outputLen]): ShapeReport => {
-    const points = result.points.filter((p) => p.input_len === inputLen && p.output_len === outputLen)
+    const points = measured.filter((p) => p.input_len === inputLen && p.output_len === outputLen)
     const extra = [goodputLine(points), arrivalsLine(points)].filter((l): l is string => l !== null)
     if (cfg.load === 'open' || points.some((p) => p.request_rate !== undefined)) {
-      return { ...openLoopShape(result, inputLen, outputLen, points, planned.repeats), extra }
+      return { ...openLoopShape(result, inputLen, outputLen, points, planned.repeats, gpus), extra }
     }
     const concurrencies = [...new Set([...planned.concurrency, ...points.map((p) => p.concurrency)])].sort((a, b) => a - b)
     const notes: string[] = []
-    const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes))
+    const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes, gpus))
     const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
     // The figure comes from valid runs only; say when an invalid run at or below the crossing widened its bracket.
     const widened = [...repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target)].sort((a, b) => a - b)
@@ -86,6 +114,7 @@ export function buildReportModel(result: ResultFile): ReportModel {
           // would otherwise enter the median as a smaller lower bound, unannounced.
           pending: concurrencies.some((c) => (points.find((p) => p.concurrency === c)?.runs.length ?? 0) < (planned.repeats ?? 1)),
           invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0,
+          gpus,
         }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0),
       warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
       serverSide: buildServerSideRows(concurrencies, points),
@@ -95,7 +124,9 @@ export function buildReportModel(result: ResultFile): ReportModel {
   })
   return {
     sweep: typeof cfg.sweep === 'string' ? cfg.sweep : null,
-    target: targetText(result.target),
+    target: targetInteractivityText(result.target),
+    gpus,
+    source: sourceLine(result),
     env: result.env,
     shapes,
     interrupted: interruptedLine(result),
@@ -133,14 +164,14 @@ function plannedGrid(cfg: Record<string, unknown>, points: PointResult[]): { sha
  * An open-loop shape: one row per request rate (the rate curve), the throughput at target
  * over rates. The server-side and spread tables are drawn per concurrency and are left out here.
  */
-function openLoopShape(result: ResultFile, inputLen: number, outputLen: number, points: PointResult[], plannedRepeats: number | null): ShapeReport {
+function openLoopShape(result: ResultFile, inputLen: number, outputLen: number, points: PointResult[], plannedRepeats: number | null, gpus: number | null): ShapeReport {
   const cfgRates = Array.isArray(result.config.request_rates) ? (result.config.request_rates as unknown[]) : []
   const xOf = (r: unknown): number | null => (r === 'inf' ? Infinity : typeof r === 'number' ? r : null)
   const rates = [...new Set([...cfgRates.map(xOf), ...points.map((p) => xOf(p.request_rate))].filter((x): x is number => x !== null))].sort((a, b) => a - b)
   const notes: string[] = []
   const label = (x: number): string => rateCell(x === Infinity ? 'inf' : x)
   const find = (x: number): PointResult | null => points.find((p) => xOf(p.request_rate) === x) ?? null
-  const rows = rates.map((x) => buildRow(0, find(x), plannedRepeats, notes, { cell: label(x), note: `rate ${label(x)}` }))
+  const rows = rates.map((x) => buildRow(0, find(x), plannedRepeats, notes, gpus, { cell: label(x), note: `rate ${label(x)}` }))
   const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null
   const pending = rates.some((x) => (find(x)?.runs.length ?? 0) < (plannedRepeats ?? 1))
   return {
@@ -157,11 +188,11 @@ function openLoopShape(result: ResultFile, inputLen: number, outputLen: number, 
   }
 }
 
-function buildRow(concurrency: number, point: PointResult | null, plannedRepeats: number | null, notes: string[], names?: { cell: string; note: string }): ReportRow {
+function buildRow(concurrency: number, point: PointResult | null, plannedRepeats: number | null, notes: string[], gpus: number | null, names?: { cell: string; note: string }): ReportRow {
   const cellName = names?.cell ?? String(concurrency)
   const noteName = names?.note ?? `C=${concurrency}`
   const runs = point?.runs ?? []
-  if (runs.length === 0) return { cells: [cellName, 'pending', 'pending', 'pending', 'pending'] }
+  if (runs.length === 0) return { cells: [cellName, 'pending', 'pending', 'pending', 'pending', 'pending', 'pending'] }
   const valid = runs.filter((r) => r.validity.valid)
   const rowNotes: string[] = []
   for (const r of runs) if (!r.validity.valid) rowNotes.push(invalidNote(noteName, r))
@@ -178,7 +209,7 @@ function buildRow(concurrency: number, point: PointResult | null, plannedRepeats
     return `[${notes.length}]`
   })
   const label = refs.length > 0 ? `${cellName} ${refs.join('')}` : cellName
-  if (valid.length === 0) return { cells: [label, 'invalid', 'invalid', 'invalid', 'invalid'] }
+  if (valid.length === 0) return { cells: [label, 'invalid', 'invalid', 'invalid', 'invalid', 'invalid', 'invalid'] }
   const pair = (a: (r: RunResult) => number | null, b: (r: RunResult) => number | null): string =>
     `${withSpread(valid.map(a), fmtMs)} / ${withSpread(valid.map(b), fmtMs)}`
   return {
@@ -188,6 +219,8 @@ function buildRow(concurrency: number, point: PointResult | null, plannedRepeats
       pair((r) => r.itl_ms.p50, (r) => r.itl_ms.p99),
       withSpread(valid.map((r) => r.output_throughput), fmtRate),
       withSpread(valid.map((r) => r.tok_s_per_user), fmtRate),
+      gpus === null ? 'n/a (GPUs unknown)' : withSpread(valid.map((r) => perGpu(r.output_throughput, gpus)), fmtRate),
+      withSpread(valid.map((r) => interactivity(r.tpot_ms.p95)), fmtRate),
     ],
   }
 }
@@ -223,7 +256,7 @@ export function atTargetSentence(
   target: ResultTarget,
   at: AtTargetShape | null,
   concurrencies: number[],
-  opts: { pending?: boolean; invalidOnly?: boolean } = {},
+  opts: { pending?: boolean; invalidOnly?: boolean; gpus?: number | null } = {},
 ): string {
   const head = `Throughput at ${targetText(target)}:`
   const soFar = opts.pending ? ' (so far: some planned runs are still pending)' : ''
@@ -241,6 +274,8 @@ export function atTargetSentence(
   const bounds = [...new Set(reached.map((r) => r.bound))]
   const allLower = bounds.length === 1 && bounds[0] === 'lower_bound'
   let text = `${head} ${allLower ? '≥ ' : ''}${fmtRate(tput.median)} tok/s`
+  const gpus = opts.gpus ?? null
+  if (gpus !== null) text += ` (${allLower ? '≥ ' : ''}${fmtRate(tput.median / gpus)} tok/s per GPU over ${gpus} GPU${gpus === 1 ? '' : 's'})`
   if (tput.n > 1) text += ` (median of ${tput.n} repeats, range ${fmtRate(tput.min)}–${fmtRate(tput.max)}, CV ${fmtPct(tput.cv)})`
   if (conc !== null) text += ` at C ≈ ${Number.isInteger(conc.median) ? conc.median : conc.median.toFixed(1)}`
   if (bounds.length === 1) text += ` — ${BOUND_WORDS[bounds[0]!]}`
@@ -263,7 +298,8 @@ export function environmentLine(env: EnvRecord): string {
   const revision = env.model.revision !== 'unknown' ? ` (revision ${env.model.revision})` : ''
   const counts = new Map<string, number>()
   for (const n of env.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1)
-  const gpus = counts.size === 0 ? 'unknown' : [...counts].map(([n, k]) => `${k}× ${n}`).join(', ')
+  // A declared count (--gpus) on a server nvidia-smi cannot see has no names.
+  const gpus = counts.size === 0 ? (typeof env.gpu.count === 'number' ? `${env.gpu.count}× (model unknown)` : 'unknown') : [...counts].map(([n, k]) => `${k}× ${n}`).join(', ')
   const driver = env.gpu.driver_version !== 'unknown' ? ` (driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version})` : ''
   return `Engine: ${engine} · Model: ${env.model.id}${revision} · GPU: ${gpus}${driver}`
 }
@@ -272,3 +308,9 @@ export function environmentLine(env: EnvRecord): string {
 export const CLOCK_LINE =
   'Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). ' +
   'Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.'
+
+/** What the per-GPU and interactivity columns mean, and over how many GPUs. */
+export function perGpuLine(gpus: number | null): string {
+  const over = gpus === null ? 'GPUs unknown, so no per-GPU figure (give --gpus N or server.gpus)' : `over ${gpus} GPU${gpus === 1 ? '' : 's'}`
+  return `Per GPU: output tok/s ÷ GPUs serving the model (${over}). Tok/s/user at p95 TPOT: 1000 / p95 TPOT, the decode speed the slowest 5 % of requests saw.`
+}

@@ -7,7 +7,7 @@ import type { AtTargetShape, PointResult, ResultTarget, RunResult } from '../typ
 import { fmtMs, fmtPct, fmtRate, summarize } from './format.js'
 
 /** The table's columns when its rows are request rates. */
-export const OPEN_LOOP_COLUMNS = ['Request rate', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user'] as const
+export const OPEN_LOOP_COLUMNS = ['Request rate', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user', 'Output tok/s per GPU', 'Tok/s/user at p95 TPOT'] as const
 
 /** `20/s`, or `inf` (every request at once). */
 export function rateCell(rate: number | 'inf'): string {

@@ -1,6 +1,6 @@
 /** The methodology's table for a terminal: fixed-width columns, one table per shape. Pure. */
 import type { ResultFile } from '../types.js'
-import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine } from './model.js'
+import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine, perGpuLine } from './model.js'
 import { SERVER_COLUMNS, SERVER_SIDE_CAPTION, SERVER_SIDE_TITLE } from './server-side.js'
 
 /** Renders a result as plain-text tables (one per shape) with the throughput-at-target line and notes. */
@@ -10,6 +10,8 @@ export function renderConsoleTable(result: ResultFile): string {
   out.push(`servegate${model.sweep ? ` — sweep ${model.sweep}` : ''} — target ${model.target}`)
   out.push(environmentLine(model.env))
   out.push(CLOCK_LINE)
+  out.push(perGpuLine(model.gpus))
+  if (model.source !== null) out.push(model.source)
   if (model.interrupted !== null) out.push(model.interrupted)
   for (const shape of model.shapes) {
     out.push('', shape.title)

@@ -16,10 +16,12 @@ import { fmtInt, fmtPctRange, fmtPctShort, fmtRange } from './format.js'
  */
 export function warmupRampLine(runs: readonly RunResult[], warmupSetting: unknown): string | null {
   if (runs.length === 0) return null
-  const warm = runs.map((r) => r.warmup_requests)
+  const warm = runs.flatMap((r) => (r.warmup_requests === null ? [] : [r.warmup_requests]))
   const most = Math.max(...warm)
   let text: string
-  if (most === 0) text = 'Warmup: none (no request discarded before measuring).'
+  // Imported runs do not say how many requests warmed the server up.
+  if (warm.length === 0) text = 'Warmup: not recorded.'
+  else if (most === 0) text = 'Warmup: none (no request discarded before measuring).'
   else {
     // autoWarmupRequests(0) is the floor of the auto rule (max(4, C)).
     const how = warmupSetting === 'auto' ? ` (auto: one per slot, at least ${autoWarmupRequests(0)})` : typeof warmupSetting === 'number' ? ' (as configured)' : ''

@@ -42,6 +42,7 @@ const validityCode = z.enum([
   'too_few_requests',
   'gpu_throttled',
   'gpu_shared',
+  'checks_not_run',
 ])
 
 const steadyState = z.object({
@@ -81,8 +82,9 @@ const gpuSample = z.object({
 
 const runResult = z.object({
   repeat: count,
-  seed: num,
-  warmup_requests: count,
+  // Null in runs imported from another tool's file, which does not record them.
+  seed: num.nullable(),
+  warmup_requests: count.nullable(),
   num_prompts: count,
   completed: count,
   failed: count,
@@ -100,9 +102,9 @@ const runResult = z.object({
   finished_at: z.string(),
   itl_per_token_ms: gapMs,
   tokens: z.object({
-    expected: num,
+    expected: num.nullable(),
     server_usage: num.nullable(),
-    client_chunks: num,
+    client_chunks: num.nullable(),
     retokenized: num.nullable(),
     tokens_per_chunk: num.nullable(),
     // Recorded since prompt lengths are checked; a result written before reads as "not recorded".
@@ -112,15 +114,17 @@ const runResult = z.object({
   errors: z.record(z.string(), num),
   steady_state: steadyState.nullable(),
   server_side: serverSide.nullable(),
-  client: z.object({
-    workers: num,
-    event_loop_utilization: num,
-    event_loop_delay_p99_ms: num,
-    send_lag_p50_ms: num,
-    send_lag_p99_ms: num,
-    mean_in_flight: num,
-    events_per_second: num,
-  }),
+  client: z
+    .object({
+      workers: num,
+      event_loop_utilization: num,
+      event_loop_delay_p99_ms: num,
+      send_lag_p50_ms: num,
+      send_lag_p99_ms: num,
+      mean_in_flight: num,
+      events_per_second: num,
+    })
+    .nullable(),
   gpu: z.array(gpuSample).nullable(),
   // Open-loop runs (and --goodput) only; absent otherwise.
   arrivals: z
@@ -173,7 +177,7 @@ export const envRecordSchema = z.object({
   container_digest: z.string(),
   serve_command: z.string(),
   harness: z.object({ version: z.string(), git_commit: z.string(), node_version: z.string() }),
-  host: z.object({ hostname: z.string(), platform: z.string(), cpus: num }),
+  host: z.object({ hostname: z.string(), platform: z.string(), cpus: z.union([num, z.literal('unknown')]) }),
   base_url: z.string(),
   started_at: z.string(),
   finished_at: z.string(),
@@ -239,6 +243,7 @@ export const resultFileSchema = z
         server: z.object({ exit_code: z.number().int().nullable(), signal: z.string().nullable(), log_tail: z.array(z.string()) }).optional(),
       })
       .optional(),
+    source: z.object({ tool: z.string(), files: z.array(z.string()), imported_at: z.string() }).optional(),
   })
   .superRefine((file, ctx) => {
     // One sweep measures each point once and each repeat of it once: a second copy would be

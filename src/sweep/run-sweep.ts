@@ -143,7 +143,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
   // nvidia-smi sees this host's GPUs: they describe the server (and may judge its health) only when it runs here.
   const gpuOnThisHost = isServerOnThisHost(root)
   if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`)
-  const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost }
+  const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost, declaredGpus: cfg.gpus ?? null, warn: deps.log }
   let result: ResultFile
   let plan: PlanPoint[]
   if (cfg.resume && existsSync(resultPath)) {
@@ -190,7 +190,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
   // The run that was cut off already sent its prompts, and a server with prefix caching
   // (vLLM's default) would serve them again from cache: a resumed sweep gives every run it
   // still measures prompts of its own, salted with this invocation's start (run.seed records it).
-  const usedSeeds = new Set([...result.points.flatMap((p) => p.runs.map((r) => r.seed)), ...plan.map((p) => p.seed)])
+  const usedSeeds = new Set([...result.points.flatMap((p) => p.runs.flatMap((r) => (r.seed === null ? [] : [r.seed]))), ...plan.map((p) => p.seed)])
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null
   const gpuExec = envDeps.exec
   // A resumed sweep continues the plan: the earlier stop no longer describes the file.

@@ -30,7 +30,7 @@ describe('assessValidity', () => {
   })
 
   describe('client_saturated', () => {
-    const client = (over: Partial<RunResult['client']>) => cleanRun({ client: { ...cleanRun().client, ...over } })
+    const client = (over: Partial<NonNullable<RunResult['client']>>) => cleanRun({ client: { ...cleanRun().client!, ...over } })
     it('fires on event-loop utilisation at the limit, with the figure', () => {
       expect(detail(client({ event_loop_utilization: 0.53 }), 'client_saturated')).toMatch(/53\.0% \(limit 50\.0%\)/)
     })
@@ -41,11 +41,11 @@ describe('assessValidity', () => {
       expect(codes(client({ send_lag_p99_ms: 70 }))).toEqual([])
     })
     it('fires when too few requests were in flight while others waited, and names an idle GPU', () => {
-      const run = cleanRun({ client: { ...cleanRun().client, mean_in_flight: 2.5 }, gpu: [gpu({ utilization_pct: 20 })] })
+      const run = cleanRun({ client: { ...cleanRun().client!, mean_in_flight: 2.5 }, gpu: [gpu({ utilization_pct: 20 })] })
       expect(detail(run, 'client_saturated')).toMatch(/only 2\.50 of 4 requests were in flight.*GPU utilisation averaged only 20%/)
     })
     it('does not judge in-flight when every request fit in the slots at once', () => {
-      expect(codes(cleanRun({ num_prompts: 4, client: { ...cleanRun().client, mean_in_flight: 2 } }))).not.toContain('client_saturated')
+      expect(codes(cleanRun({ num_prompts: 4, client: { ...cleanRun().client!, mean_in_flight: 2 } }))).not.toContain('client_saturated')
     })
     it('does not fire just below the limits', () => {
       expect(codes(client({ event_loop_utilization: 0.49, event_loop_delay_p99_ms: 5, mean_in_flight: 3.8 }))).toEqual([])
@@ -115,7 +115,7 @@ describe('assessValidity', () => {
     })
     it('fires when there was no all-slots-busy window at C > 1, but not at C = 1', () => {
       expect(codes(cleanRun({ steady_state: null }))).toEqual(['ramp_dominated'])
-      expect(codes(cleanRun({ steady_state: null, client: { ...cleanRun().client, mean_in_flight: 1 } }), { ...CTX, concurrency: 1 })).toEqual([])
+      expect(codes(cleanRun({ steady_state: null, client: { ...cleanRun().client!, mean_in_flight: 1 } }), { ...CTX, concurrency: 1 })).toEqual([])
     })
   })
 

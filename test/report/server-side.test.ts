@@ -29,14 +29,14 @@ describe('server-side table', () => {
     const text = renderConsoleTable(measured)
     expect(text.slice(text.indexOf('4,096 in / 512 out'))).toMatchInlineSnapshot(`
       "4,096 in / 512 out
-      Concurrency  TTFT p50 / p99             ITL p50 / p99                Output tok/s    Tok/s/user
-      -----------  -------------------------  ---------------------------  ------------  ------------
-            1 [1]  101 (±1.0%) / 111 (±0.9%)  20.0 (±0.0%) / 25.0 (±0.0%)  48.5 (±1.0%)  49.8 (±0.0%)
-        16 [2][3]  150 / 300                  30.0 / 45.0                           500          33.0
-        64 [4][5]  invalid                    invalid                           invalid       invalid
-              128  pending                    pending                           pending       pending
+      Concurrency  TTFT p50 / p99             ITL p50 / p99                Output tok/s    Tok/s/user  Output tok/s per GPU  Tok/s/user at p95 TPOT
+      -----------  -------------------------  ---------------------------  ------------  ------------  --------------------  ----------------------
+            1 [1]  101 (±1.0%) / 111 (±0.9%)  20.0 (±0.0%) / 25.0 (±0.0%)  48.5 (±1.0%)  49.8 (±0.0%)          12.1 (±1.0%)            44.4 (±0.0%)
+        16 [2][3]  150 / 300                  30.0 / 45.0                           500          33.0                   125                    26.7
+        64 [4][5]  invalid                    invalid                           invalid       invalid               invalid                 invalid
+              128  pending                    pending                           pending       pending               pending                 pending
       Warmup: 4 requests per run discarded before measuring (auto: one per slot, at least 4). Ramp: 1–30% of each run's duration fell outside the steady-state window in which all C slots were busy; at C > 1 a run over 25%, or with no such window, is flagged ramp_dominated.
-      Throughput at p95 TPOT ≤ 50 ms: ≥ 500 tok/s at C ≈ 16 — lower bound: target held at every concurrency, as far as measured figures reach (so far: some planned runs are still pending) (repeat 2 left out: no valid run; repeat 1 drawn through valid runs only, an invalid run being at or below the crossing)
+      Throughput at p95 TPOT ≤ 50 ms: ≥ 500 tok/s (≥ 125 tok/s per GPU over 4 GPUs) at C ≈ 16 — lower bound: target held at every concurrency, as far as measured figures reach (so far: some planned runs are still pending) (repeat 2 left out: no valid run; repeat 1 drawn through valid runs only, an invalid run being at or below the crossing)
       [1] C=1: 2 of 3 repeats measured so far.
       [2] C=16, repeat 2 is invalid and left out of the medians: the load generator was saturated (the client, not the server, was the bottleneck) — ELU 0.99.
       [3] C=16: 2 of 3 repeats measured so far.

@@ -25,34 +25,36 @@ const measured = result([c1, c16], [{ input_len: 4096, output_len: 512, runs: in
 describe('renderConsoleTable', () => {
   it('shows medians with spread, invalid runs left out and explained, and pending for unmeasured concurrencies', () => {
     expect(renderConsoleTable(measured)).toMatchInlineSnapshot(`
-      "servegate — sweep full — target p95 TPOT ≤ 50 ms
+      "servegate — sweep full — target p95 TPOT ≤ 50 ms ⇔ ≥ 20 tok/s/user
       Engine: vllm 0.11.0 · Model: zai-org/GLM-5.3-Flash (revision abc123) · GPU: 4× NVIDIA B200 (driver 570.86, CUDA 12.8)
       Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.
+      Per GPU: output tok/s ÷ GPUs serving the model (over 4 GPUs). Tok/s/user at p95 TPOT: 1000 / p95 TPOT, the decode speed the slowest 5 % of requests saw.
 
       4,096 in / 512 out
-      Concurrency  TTFT p50 / p99             ITL p50 / p99                Output tok/s    Tok/s/user
-      -----------  -------------------------  ---------------------------  ------------  ------------
-                1  101 (±1.0%) / 112 (±1.8%)  20.2 (±1.0%) / 26.0 (±3.8%)  49.0 (±2.0%)  49.5 (±0.7%)
-           16 [1]  155 (±3.2%) / 310 (±3.2%)  30.5 (±1.6%) / 46.0 (±2.2%)   510 (±2.0%)  32.5 (±1.5%)
-               64  pending                    pending                           pending       pending
+      Concurrency  TTFT p50 / p99             ITL p50 / p99                Output tok/s    Tok/s/user  Output tok/s per GPU  Tok/s/user at p95 TPOT
+      -----------  -------------------------  ---------------------------  ------------  ------------  --------------------  ----------------------
+                1  101 (±1.0%) / 112 (±1.8%)  20.2 (±1.0%) / 26.0 (±3.8%)  49.0 (±2.0%)  49.5 (±0.7%)          12.3 (±2.0%)            43.3 (±2.6%)
+           16 [1]  155 (±3.2%) / 310 (±3.2%)  30.5 (±1.6%) / 46.0 (±2.2%)   510 (±2.0%)  32.5 (±1.5%)           128 (±2.0%)            26.2 (±2.0%)
+               64  pending                    pending                           pending       pending               pending                 pending
       Warmup: 4 requests per run discarded before measuring (auto: one per slot, at least 4).
-      Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (median of 3 repeats, range 600–620, CV 1.6%) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)
+      Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (153 tok/s per GPU over 4 GPUs) (median of 3 repeats, range 600–620, CV 1.6%) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)
       [1] C=16, repeat 2 is invalid and left out of the medians: requests failed — 3 of 192 requests failed (http_status ×3)."
     `)
   })
 
   it('shows pending in every cell and for the target before anything is measured', () => {
     expect(renderConsoleTable(result([], []))).toMatchInlineSnapshot(`
-      "servegate — sweep full — target p95 TPOT ≤ 50 ms
+      "servegate — sweep full — target p95 TPOT ≤ 50 ms ⇔ ≥ 20 tok/s/user
       Engine: vllm 0.11.0 · Model: zai-org/GLM-5.3-Flash (revision abc123) · GPU: 4× NVIDIA B200 (driver 570.86, CUDA 12.8)
       Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.
+      Per GPU: output tok/s ÷ GPUs serving the model (over 4 GPUs). Tok/s/user at p95 TPOT: 1000 / p95 TPOT, the decode speed the slowest 5 % of requests saw.
 
       4,096 in / 512 out
-      Concurrency  TTFT p50 / p99  ITL p50 / p99  Output tok/s  Tok/s/user
-      -----------  --------------  -------------  ------------  ----------
-                1  pending         pending             pending     pending
-               16  pending         pending             pending     pending
-               64  pending         pending             pending     pending
+      Concurrency  TTFT p50 / p99  ITL p50 / p99  Output tok/s  Tok/s/user  Output tok/s per GPU  Tok/s/user at p95 TPOT
+      -----------  --------------  -------------  ------------  ----------  --------------------  ----------------------
+                1  pending         pending             pending     pending               pending                 pending
+               16  pending         pending             pending     pending               pending                 pending
+               64  pending         pending             pending     pending               pending                 pending
       Throughput at p95 TPOT ≤ 50 ms: pending"
     `)
   })
@@ -63,21 +65,23 @@ describe('renderMarkdownReport', () => {
     expect(renderMarkdownReport(measured)).toMatchInlineSnapshot(`
       "## servegate results — sweep \`full\`
 
-      Target: p95 TPOT ≤ 50 ms. Engine: vllm 0.11.0 · Model: zai-org/GLM-5.3-Flash (revision abc123) · GPU: 4× NVIDIA B200 (driver 570.86, CUDA 12.8).
+      Target: p95 TPOT ≤ 50 ms ⇔ ≥ 20 tok/s/user. Engine: vllm 0.11.0 · Model: zai-org/GLM-5.3-Flash (revision abc123) · GPU: 4× NVIDIA B200 (driver 570.86, CUDA 12.8).
 
       Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.
 
+      Per GPU: output tok/s ÷ GPUs serving the model (over 4 GPUs). Tok/s/user at p95 TPOT: 1000 / p95 TPOT, the decode speed the slowest 5 % of requests saw.
+
       ### 4,096 in / 512 out
 
-      | Concurrency | TTFT p50 / p99 | ITL p50 / p99 | Output tok/s | Tok/s/user |
-      |---:|---|---|---:|---:|
-      | 1 | 101 (±1.0%) / 112 (±1.8%) | 20.2 (±1.0%) / 26.0 (±3.8%) | 49.0 (±2.0%) | 49.5 (±0.7%) |
-      | 16 [1] | 155 (±3.2%) / 310 (±3.2%) | 30.5 (±1.6%) / 46.0 (±2.2%) | 510 (±2.0%) | 32.5 (±1.5%) |
-      | 64 | pending | pending | pending | pending |
+      | Concurrency | TTFT p50 / p99 | ITL p50 / p99 | Output tok/s | Tok/s/user | Output tok/s per GPU | Tok/s/user at p95 TPOT |
+      |---:|---|---|---:|---:|---:|---:|
+      | 1 | 101 (±1.0%) / 112 (±1.8%) | 20.2 (±1.0%) / 26.0 (±3.8%) | 49.0 (±2.0%) | 49.5 (±0.7%) | 12.3 (±2.0%) | 43.3 (±2.6%) |
+      | 16 [1] | 155 (±3.2%) / 310 (±3.2%) | 30.5 (±1.6%) / 46.0 (±2.2%) | 510 (±2.0%) | 32.5 (±1.5%) | 128 (±2.0%) | 26.2 (±2.0%) |
+      | 64 | pending | pending | pending | pending | pending | pending |
 
       Warmup: 4 requests per run discarded before measuring (auto: one per slot, at least 4).
 
-      **Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (median of 3 repeats, range 600–620, CV 1.6%) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)**
+      **Throughput at p95 TPOT ≤ 50 ms: 610 tok/s (153 tok/s per GPU over 4 GPUs) (median of 3 repeats, range 600–620, CV 1.6%) at C ≈ 10.5 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 drawn through valid runs only, an invalid run being at or below the crossing)**
 
       1. C=16, repeat 2 is invalid and left out of the medians: requests failed — 3 of 192 requests failed (http_status ×3).
 

@@ -64,7 +64,7 @@ describe('an open-loop sweep at 20 requests/s, burstiness 1, against the determi
     expect(a.requested_rate).toBe(20)
     expect(Math.abs(a.mean_interarrival_ms! - 50)).toBeLessThan(9)
     expect(Math.abs(a.cv! - 1)).toBeLessThan(0.19)
-    const due = arrivalScheduleMs(500, 20, 1, run.seed)
+    const due = arrivalScheduleMs(500, 20, 1, run.seed!)
     const planned = meanAndCv(due.slice(1).map((t, i) => t - due[i]!))
     expect(Math.abs(a.mean_interarrival_ms! - planned.mean!)).toBeLessThan(1)
     expect(Math.abs(a.cv! - planned.cv!)).toBeLessThan(0.05)

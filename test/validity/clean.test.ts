@@ -34,7 +34,7 @@ describe('a clean run against the deterministic simulator', () => {
 
   it('sees no prefix-cache hit and a client that kept up', () => {
     expect(run.server_side?.prefix_cache_hits ?? 0).toBe(0)
-    expect(run.client.mean_in_flight).toBeGreaterThan(0.95 * 16)
+    expect(run.client!.mean_in_flight).toBeGreaterThan(0.95 * 16)
   })
 
   it('is valid, with no issue — or, on a host whose CPUs another process holds, only the saturation that shows', () => {
@@ -42,7 +42,7 @@ describe('a clean run against the deterministic simulator', () => {
       // Three attempts all delayed: a neighbour holds the CPU. Then the flag must be the
       // shared-CPU kind (a late event loop that was itself mostly idle), never a client that
       // was busy at 6% of its capacity, and it must say so.
-      expect(run.client.event_loop_utilization).toBeLessThan(0.5)
+      expect(run.client!.event_loop_utilization).toBeLessThan(0.5)
       expect(detail(run, 'client_saturated')).toMatch(/the CPU was shared/)
       return
     }

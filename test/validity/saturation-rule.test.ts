@@ -7,8 +7,8 @@ import { cleanRun } from '../analysis/run-fixture.js'
 // p99 > 5 ms, or utilisation ≥ 0.5, or mean in-flight < 0.95 × C while
 // requests waited. Send lag alone never fires it.
 const CTX = { concurrency: 4, ignoreEos: true, expectPrefixCacheMisses: true }
-const client = (over: Partial<RunResult['client']>, rest: Partial<RunResult> = {}): RunResult =>
-  cleanRun({ ...rest, client: { ...cleanRun().client, ...over } })
+const client = (over: Partial<NonNullable<RunResult['client']>>, rest: Partial<RunResult> = {}): RunResult =>
+  cleanRun({ ...rest, client: { ...cleanRun().client!, ...over } })
 const saturated = (run: RunResult): string | null => assessValidity(run, CTX).issues.find((i) => i.code === 'client_saturated')?.detail ?? null
 const gpu = (utilization_pct: number): GpuSample => ({
   index: 0, name: 'NVIDIA B200', utilization_pct, sm_clock_mhz: 1900, max_sm_clock_mhz: 1965, power_w: 700, temperature_c: 60, throttle_reasons: [], foreign_processes: 0,

@@ -24,7 +24,7 @@ describe('a saturated client (1 load thread, 512 streams × 2 ms)', () => {
 
   it('completes the requests (saturation is not failure)', () => {
     expect(run.completed).toBe(1024)
-    expect(run.client.workers).toBe(1)
+    expect(run.client!.workers).toBe(1)
   })
 
   it('flags client_saturated with the figures that showed it', () => {
