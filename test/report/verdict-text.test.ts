@@ -10,6 +10,7 @@ describe('renderVerdictText', () => {
   it('prints a status word, aligned columns with regressions first, environment changes and reasons', () => {
     expect(renderVerdictText(REGRESSION)).toMatchInlineSnapshot(`
       "servegate verdict: REGRESSION
+        environment: the host is unchanged since the baseline; the repository changed: engine vllm 0.9.0 → vllm 0.9.1
         1 gated metric regressed: p95 ITL 4096×512 c=16.
 
       gated:
@@ -23,7 +24,7 @@ describe('renderVerdictText', () => {
         inconclusive  p95 TTFT 4096×512 c=1  150.0 ms   157.0 ms  +4.7 %  +5.0 %  1.2 %  7.1 %  30/3
 
       environment changes:
-        engine  vllm 0.9.0 → vllm 0.9.1
+        repository  engine  vllm 0.9.0 → vllm 0.9.1
 
       why:
         - p95 ITL 4096×512 c=16: +15.3 %, beyond the bar of +5.0 %
