@@ -32,6 +32,8 @@ export interface RunFlags {
   /** Seconds to wait for a started server to be ready. */
   readyTimeout?: string
   requestTimeout?: string
+  /** A baseline file: place the sweep's points around its crossing of the target (placement `bracket`). */
+  bracketBaseline?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */

@@ -22,6 +22,7 @@ import {
   type RunFlags,
 } from './flags.js'
 import type { ConfigFile, SweepConfig } from './schema.js'
+import { bracketForResult, type BracketPlacement, type Placement } from './placement.js'
 
 export type { RunFlags } from './flags.js'
 
@@ -100,6 +101,12 @@ export interface ResolvedConfig {
    */
   requestTimeoutS?: number | null
   gate: GateSettings
+  /** Where the sweep places its points (sweep `placement`, `--bracket-baseline`); absent: 'fixed'. */
+  placement?: Placement
+  /** With placement 'bracket': concurrencies whose p95 ITL the gate keeps (sweep `itl_concurrency`; default the lowest). */
+  itlConcurrency?: number[]
+  /** The bracket in force (gate/bracket.ts applyBracket); null or absent: every concurrency of the list. */
+  bracket?: BracketPlacement | null
 }
 
 export interface ResolveInput {
@@ -172,6 +179,14 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   )
   const concurrency = flagConcurrency ?? (sweep ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency])
 
+  const placement = flags.bracketBaseline !== undefined ? 'bracket' : (sweep?.placement ?? 'fixed')
+  const itlConcurrency = [...(sweep?.itl_concurrency ?? [concurrency[0]!])].sort((a, b) => a - b)
+  const notInList = itlConcurrency.filter((c) => !concurrency.includes(c))
+  if (placement === 'bracket' && notInList.length > 0) {
+    problems.push(`${fileName}: sweeps.${sweepName}.itl_concurrency ${notInList.join(', ')}: expected concurrencies of the sweep's list (${concurrency.join(', ')})`)
+  }
+  if (flags.bracketBaseline !== undefined) textFlag('--bracket-baseline', flags.bracketBaseline, problems)
+
   const fileTarget = file?.target
   const target: Target = flagTarget ?? {
     metric: fileTarget?.metric ?? DEFAULTS.target.metric,
@@ -226,6 +241,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
       maxFailedRequests: file?.gate?.max_failed_requests ?? null,
       ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
     },
+    ...(placement === 'bracket' ? { placement, itlConcurrency } : {}),
   }
 }
 
@@ -311,5 +327,7 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
       tolerance_pct: { ...cfg.gate.tolerancePct },
       max_failed_requests: cfg.gate.maxFailedRequests,
     },
+    // Only a bracketed sweep records its placement: the gate reads it to know which points it planned.
+    ...(cfg.bracket ? { placement: bracketForResult(cfg.bracket) } : {}),
   }
 }

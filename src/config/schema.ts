@@ -28,6 +28,22 @@ export const sweepSchema = z.strictObject({
   prompts_per_concurrency: positiveInt('prompts per concurrency').optional(),
   warmup: z.union([nonNegativeInt('a warmup request count'), z.literal('auto')], { error: 'expected a non-negative integer or "auto"' }).optional(),
   repeats: positiveInt('a repeat count').optional(),
+  /**
+   * Where a PR sweep places its points: `fixed` (default) runs every concurrency of the list;
+   * `bracket` runs only the two concurrencies of the list around the baseline's crossing of the
+   * target, per shape, plus `itl_concurrency` (src/gate/bracket.ts).
+   */
+  placement: z.enum(['fixed', 'bracket'], { error: 'expected "fixed" (every concurrency of the list) or "bracket" (the two around the baseline\'s crossing of the target)' }).optional(),
+  /** With `placement: bracket`: concurrencies whose p95 ITL the gate keeps; default: the lowest of the list. */
+  itl_concurrency: z
+    .array(positiveInt('a concurrency'), { error: 'expected a list of concurrencies of this sweep, e.g. [1, 64]' })
+    .refine((cs) => new Set(cs).size === cs.length, { error: 'expected each concurrency once (duplicates found)' })
+    .optional(),
+}).superRefine((s, ctx) => {
+  const outside = (s.itl_concurrency ?? []).filter((c) => !s.concurrency.includes(c))
+  if (outside.length > 0) {
+    ctx.addIssue({ code: 'custom', path: ['itl_concurrency'], message: `expected concurrencies of this sweep's list (${s.concurrency.join(', ')}); not in it: ${outside.join(', ')}` })
+  }
 })
 
 const toleranceSchema = z.number({ error: 'expected a percentage (a number ≥ 0)' }).nonnegative({ error: 'expected a percentage (a number ≥ 0)' })

@@ -4,6 +4,7 @@
  * by another (METHODOLOGY: "Reporting one run"; ARCHITECTURE: prefix_cache_contaminated).
  */
 import { autoWarmupRequests } from '../config/defaults.js'
+import { concurrencyFor } from '../config/placement.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { Shape } from '../types.js'
 import { deriveUnusedSeed } from '../util/rng.js'
@@ -30,11 +31,12 @@ export function pointKey(shape: Shape, concurrency: number, repeat: number): str
 }
 
 /** Every point of the sweep in run order (shape → concurrency → repeat); seeds are distinct within the plan. */
-export function buildPlan(cfg: Pick<ResolvedConfig, 'shapes' | 'concurrency' | 'repeats' | 'seed' | 'promptsPerConcurrency' | 'warmup'>): PlanPoint[] {
+export function buildPlan(cfg: Pick<ResolvedConfig, 'shapes' | 'concurrency' | 'repeats' | 'seed' | 'promptsPerConcurrency' | 'warmup' | 'bracket'>): PlanPoint[] {
   const points: PlanPoint[] = []
   const used = new Set<number>()
   for (const shape of cfg.shapes) {
-    for (const concurrency of cfg.concurrency) {
+    // A bracketed sweep runs each shape at its own concurrencies (config/placement.ts).
+    for (const concurrency of concurrencyFor(cfg, shape)) {
       for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
         const key = pointKey(shape, concurrency, repeat)
         // Prompts start with the point seed, so distinct seeds mean distinct prompts across the
