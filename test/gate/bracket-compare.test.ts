@@ -128,3 +128,34 @@ describe('a bracketed candidate against a full-list baseline', () => {
     expect(() => appendRefresh(baseline, candidate(baseline, 1), { source: 'pr.json' })).toThrow(/pr.json is a bracketed sweep \(64x16 at c=1, 8, 16 only\)/)
   })
 })
+
+describe('a baseline without a bracket', () => {
+  const cfgFor = (_baseline: Baseline) => resolveConfig({
+    file: { sweeps: { gate: { shapes: [SHAPE], concurrency: LIST, placement: 'bracket' } } },
+    filePath: 'servegate.yaml',
+    flags: { sweep: 'gate' },
+    env: {},
+  })
+
+  it('falls back to the whole list with one note when the baseline holds the target everywhere', () => {
+    const fast = appendRefresh(null, pipelineResult({ shape: SHAPE, concurrency: LIST, repeats: 3, itl: () => 12 }), { name: 'fast' })
+    const { cfg, notes } = applyBracket(cfgFor(fast), fast, 'test')
+    expect(cfg.concurrency).toEqual(LIST)
+    expect(cfg.bracket!.shapes['64x16']).toMatchObject({ concurrency: LIST, below: null, above: null })
+    expect(notes).toEqual(['64x16: no bracket (the baseline holds p95 TPOT ≤ 50 ms at every concurrency up to c=32); running the whole list 1, 2, 4, 8, 16, 32'])
+  })
+
+  it('falls back when the baseline stores no per-point figure of the target percentile', () => {
+    const target = { metric: 'tpot' as const, percentile: 99, threshold_ms: 50 }
+    const p99 = appendRefresh(null, pipelineResult({ shape: SHAPE, concurrency: LIST, repeats: 3, itl: (c) => curve(c), target }), { name: 'p99' })
+    const cfg = { ...cfgFor(p99), target: { metric: 'tpot' as const, percentile: 99, thresholdMs: 50 } }
+    const { notes } = applyBracket(cfg, p99, 'test')
+    expect(notes).toEqual(['64x16: no bracket (the baseline stores no per-point p99 TPOT (only p95 figures)); running the whole list 1, 2, 4, 8, 16, 32'])
+  })
+
+  it('refuses to bracket against a baseline measured for another target', () => {
+    const baseline = history()
+    const cfg = { ...cfgFor(baseline), target: { metric: 'tpot' as const, percentile: 95, thresholdMs: 30 } }
+    expect(() => applyBracket(cfg, baseline, '--bracket-baseline b.json')).toThrow(/--bracket-baseline b.json: cannot bracket against baseline gate: its target is p95 TPOT ≤ 50 ms, the sweep's p95 TPOT ≤ 30 ms/)
+  })
+})
