@@ -12,6 +12,8 @@ import { deriveSeed } from './util/rng.js'
 import { UsageError, describeError } from './errors.js'
 import { ServerExitedDuringSweep } from './serve/errors.js'
 import { failOnWarning } from './gate/outcome.js'
+import { applyBracket } from './gate/bracket.js'
+import { plannedRunCount } from './config/placement.js'
 import { readGateTerms } from './github/base-terms.js'
 import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
 import type { ActionDeps } from './github/deps.js'
@@ -85,7 +87,11 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const wd = resolve(deps.cwd, inputs.workingDirectory)
   const notes: string[] = []
   const terms = await readGateTerms(deps, inputs, ctx, wd, notes)
-  const cfg = terms.cfg
+  // A gate whose sweep brackets the baseline's crossing runs only the points around it (gate/bracket.ts).
+  // Not on an A/B gate: it re-measures the reference beside the candidate and has no crossing to bracket.
+  const bracketed = terms.cfg.placement === 'bracket' && terms.baseline !== null && inputs.mode === 'gate' && referenceFor(inputs, terms.cfg) === null ? applyBracket(terms.cfg, terms.baseline, `baseline ${terms.baselineRel}`) : null
+  const cfg = bracketed?.cfg ?? terms.cfg
+  for (const note of bracketed?.notes ?? []) core.info(`servegate: bracketing: ${note}`)
   if (cfg.apiKey !== null) {
     core.setSecret(cfg.apiKey)
     progress.secrets.push(cfg.apiKey)
@@ -138,7 +144,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const resultPath = cfg.out
   const reportPath = resultPath.replace(/\.json$/i, '') + '.md'
   progress.resultPath = resultPath
-  progress.planned = cfg.shapes.length * cfg.concurrency.length * cfg.repeats
+  progress.planned = plannedRunCount(cfg)
   core.setOutput('result-path', resultPath)
   core.setOutput('report-path', reportPath)
   core.saveState(STATE.resultPath, resultPath)

@@ -1,7 +1,10 @@
 import type { Command } from 'commander'
 import { loadConfigFile } from '../config/load.js'
-import { pointsPerShape, resolveConfig, type RunFlags } from '../config/resolve.js'
+import { resolveConfig, type RunFlags } from '../config/resolve.js'
+import { plannedRunCount } from '../config/placement.js'
+import { applyBracket } from '../gate/bracket.js'
 import { rateLabel } from '../plan/plan.js'
+import { readBaseline } from '../store/baseline.js'
 import { runSweep, SweepCancelled } from '../sweep/run-sweep.js'
 import { renderConsoleTable } from '../report/table.js'
 import { createProgress } from '../report/progress.js'
@@ -37,15 +40,24 @@ export function registerRunCommand(program: Command): void {
     .option('--serve <cmd>', 'start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end')
     .option('--ready-timeout <s>', 'seconds a started server may take to answer /health or /v1/models (default 1800)')
     .option('--serve-command <cmd>', 'the command that started the server, recorded in the result')
+    .option('--bracket-baseline <file>', "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)")
     .option('--out <file>', 'result file (default servegate-result.json)')
     .option('--resume', 'continue an interrupted sweep in --out without redoing finished runs')
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const flags = opts as RunFlags
       const configPath = typeof opts.config === 'string' ? opts.config : null
       const file = configPath ? await loadConfigFile(configPath) : null
-      const cfg = resolveConfig({ file, filePath: configPath, flags, env: process.env })
+      let cfg = resolveConfig({ file, filePath: configPath, flags, env: process.env })
       const log = (line: string): void => void process.stderr.write(`${line}\n`)
-      const total = cfg.shapes.length * pointsPerShape(cfg) * cfg.repeats
+      if (cfg.placement === 'bracket' && flags.bracketBaseline === undefined) {
+        // The same sweep refreshes the baseline: without one to bracket, it measures the whole list.
+        log(`Bracketing: sweep "${cfg.sweepName}" has placement bracket but no --bracket-baseline was given: running the whole list ${cfg.concurrency.join(', ')}.`)
+      } else if (cfg.placement === 'bracket' && flags.bracketBaseline !== undefined) {
+        const placed = applyBracket(cfg, await readBaseline(flags.bracketBaseline), `--bracket-baseline ${flags.bracketBaseline}`)
+        cfg = placed.cfg
+        for (const note of placed.notes) log(`Bracketing: ${note}`)
+      }
+      const total = plannedRunCount(cfg)
       const progress = createProgress(total, { stream: process.stderr, tty: Boolean(process.stderr.isTTY) && !process.env.CI })
       // The first signal stops dispatching and cuts the requests in flight (the load threads'
       // connections are destroyed), so a server under a C=256 point is freed at once; the finished

@@ -41,6 +41,8 @@ export interface RunFlags {
   goodput?: string
   /** GPUs serving the model (per-GPU figures); recorded as env.gpu.count. */
   gpus?: string
+  /** A baseline file: place the sweep's points around its crossing of the target (placement `bracket`). */
+  bracketBaseline?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */

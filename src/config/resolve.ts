@@ -25,6 +25,7 @@ import {
   type RunFlags,
 } from './flags.js'
 import type { ConfigFile, SweepConfig } from './schema.js'
+import { bracketForResult, type BracketPlacement, type Placement } from './placement.js'
 
 export type { RunFlags } from './flags.js'
 
@@ -126,6 +127,12 @@ export interface ResolvedConfig {
   openLoop?: OpenLoopConfig | null
   /** --goodput SLOs; null or absent: no goodput figures. */
   goodput?: GoodputSlo | null
+  /** Where the sweep places its points (sweep `placement`, `--bracket-baseline`); absent: 'fixed'. */
+  placement?: Placement
+  /** With placement 'bracket': concurrencies whose p95 ITL the gate keeps (sweep `itl_concurrency`; default the lowest). */
+  itlConcurrency?: number[]
+  /** The bracket in force (gate/bracket.ts applyBracket); null or absent: every concurrency of the list. */
+  bracket?: BracketPlacement | null
 }
 
 /** Points per shape of the sweep: its concurrencies, or its request rates in open loop. */
@@ -242,6 +249,16 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     problems.push(`${fileName}: gate.goodput is true but no goodput SLOs are set; add goodput: {tpot: MS, ...} or --goodput tpot:MS`)
   }
 
+  const placement = flags.bracketBaseline !== undefined ? 'bracket' : (sweep?.placement ?? 'fixed')
+  const itlConcurrency = [...(sweep?.itl_concurrency ?? [concurrency[0]!])].sort((a, b) => a - b)
+  const notInList = itlConcurrency.filter((c) => !concurrency.includes(c))
+  if (placement === 'bracket' && openLoop !== null) {
+    problems.push(`${flags.bracketBaseline !== undefined ? '--bracket-baseline' : `${fileName}: sweeps.${sweepName}.placement bracket`}: bracketing places concurrencies (closed loop); expected no --request-rate / request_rates with it`)
+  } else if (placement === 'bracket' && notInList.length > 0) {
+    problems.push(`${fileName}: sweeps.${sweepName}.itl_concurrency ${notInList.join(', ')}: expected concurrencies of the sweep's list (${concurrency.join(', ')})`)
+  }
+  if (flags.bracketBaseline !== undefined) textFlag('--bracket-baseline', flags.bracketBaseline, problems)
+
   const fileTarget = file?.target
   const target: Target = flagTarget ?? {
     metric: fileTarget?.metric ?? DEFAULTS.target.metric,
@@ -300,6 +317,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     },
     openLoop,
     goodput,
+    ...(placement === 'bracket' ? { placement, itlConcurrency } : {}),
   }
 }
 
@@ -403,5 +421,7 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
       max_failed_requests: cfg.gate.maxFailedRequests,
       ...(cfg.gate.goodput === true ? { goodput: true } : {}),
     },
+    // Only a bracketed sweep records its placement: the gate reads it to know which points it planned.
+    ...(cfg.bracket ? { placement: bracketForResult(cfg.bracket) } : {}),
   }
 }

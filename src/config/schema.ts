@@ -44,8 +44,26 @@ export const sweepSchema = z
     prompts_per_concurrency: positiveInt('prompts per concurrency').optional(),
     warmup: z.union([nonNegativeInt('a warmup request count'), z.literal('auto')], { error: 'expected a non-negative integer or "auto"' }).optional(),
     repeats: positiveInt('a repeat count').optional(),
+    /**
+     * Where a PR sweep places its points: `fixed` (default) runs every concurrency of the list;
+     * `bracket` runs only the two concurrencies of the list around the baseline's crossing of the
+     * target, per shape, plus `itl_concurrency` (src/gate/bracket.ts). Closed loop only.
+     */
+    placement: z.enum(['fixed', 'bracket'], { error: 'expected "fixed" (every concurrency of the list) or "bracket" (the two around the baseline\'s crossing of the target)' }).optional(),
+    /** With `placement: bracket`: concurrencies whose p95 ITL the gate keeps; default: the lowest of the list. */
+    itl_concurrency: z
+      .array(positiveInt('a concurrency'), { error: 'expected a list of concurrencies of this sweep, e.g. [1, 64]' })
+      .refine((cs) => new Set(cs).size === cs.length, { error: 'expected each concurrency once (duplicates found)' })
+      .optional(),
   })
   .superRefine((s, ctx) => {
+    const outside = (s.itl_concurrency ?? []).filter((c) => !(s.concurrency ?? []).includes(c))
+    if (outside.length > 0) {
+      ctx.addIssue({ code: 'custom', path: ['itl_concurrency'], message: `expected concurrencies of this sweep's list (${(s.concurrency ?? []).join(', ')}); not in it: ${outside.join(', ')}` })
+    }
+    if (s.placement === 'bracket' && s.request_rates !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['placement'], message: 'expected "fixed" with request_rates: bracketing places concurrencies (closed loop) only' })
+    }
     if (s.concurrency === undefined && s.request_rates === undefined) {
       ctx.addIssue({ code: 'custom', path: ['concurrency'], message: 'expected a list of concurrencies (closed loop), or request_rates (open loop)' })
     }

@@ -3,7 +3,8 @@ import type { ResultFile } from '../types.js'
 import { CHECKS_NOT_RUN } from '../analysis/unchecked.js'
 import { decideMetric, type Decision } from './decide.js'
 import { diffEnv } from './env-diff.js'
-import { extractFigures, type FigureRun } from './extract.js'
+import { bracketMisses, bracketWithinBaseline, expectedConcurrency } from './bracket.js'
+import { extractFigures, gateAtTarget, type FigureRun } from './extract.js'
 import { diffFingerprint, resultFingerprint, tokensPerChunkChanges } from './fingerprint.js'
 import { completenessProblems, cutRepeats, plannedRepeats } from './completeness.js'
 import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
@@ -17,11 +18,17 @@ const pct = (logValue: number | null): number | null => (logValue === null ? nul
 const worsePct = (logValue: number | null, higherIsBetter: boolean): number | null =>
   logValue === null ? null : (higherIsBetter ? 1 - Math.exp(-logValue) : Math.exp(logValue) - 1) * 100
 
-/** Scopes (point or shape labels) a metric kind is measured at in the baseline's profile. */
-function scopesOf(baseline: Baseline, kind: MetricKind): string[] {
+/**
+ * Scopes (point or shape labels) a metric kind is measured at in the baseline's profile; with a
+ * bracketed `candidate`, only the points of it that the candidate planned (gate/bracket.ts).
+ */
+function scopesOf(baseline: Baseline, kind: MetricKind, candidate?: ResultFile): string[] {
   const { shapes, concurrency } = baseline.profile
   if (KIND_INFO[kind].perShape) return shapes.map((s) => shapeLabel(s.input_len, s.output_len))
-  return shapes.flatMap((s) => concurrency.map((c) => pointLabel(s.input_len, s.output_len, c)))
+  return shapes.flatMap((s) => {
+    const concs = candidate ? expectedConcurrency(baseline, candidate, shapeLabel(s.input_len, s.output_len)) : concurrency
+    return concs.map((c) => pointLabel(s.input_len, s.output_len, c))
+  })
 }
 
 /**
@@ -46,14 +53,19 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       `interactivity target differs: baseline ${bt.metric} p${bt.percentile} ≤ ${bt.threshold_ms} ms, candidate ${ct.metric} p${ct.percentile} ≤ ${ct.threshold_ms} ms`,
     )
   }
+  // A bracketed candidate planned fewer concurrencies, all of them the baseline's: the same sweep,
+  // narrowed; a planned point the baseline lacks still makes it another sweep.
+  const narrowed = bracketWithinBaseline(baseline, candidate)
   // The target was compared above, also for baselines stored before fingerprints.
   for (const d of newest?.fingerprint ? diffFingerprint(newest.fingerprint, candFp) : []) {
+    if (d.field === 'concurrency' && narrowed) continue
     if (d.field !== 'target') incomparable.push(`measurement settings differ: ${d.field}: baseline ${d.baseline}, candidate ${d.candidate}`)
   }
   const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp)
   if (baseline.refreshes.length === 0) reasons.push(`baseline ${baseline.name} has no refreshes yet`)
 
   const figures = extractFigures(candidate, opts)
+  const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]))
   const planned = plannedRepeats(candidate)
   // A dead server marks the rows of the run it cut (all unmeasured rows when it died between runs).
   const died = serverExitProblem(candidate)
@@ -64,7 +76,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   let unresolvable = 0
   for (const kind of METRIC_KINDS) {
     const gated = opts.gated.includes(kind)
-    for (const scope of scopesOf(baseline, kind)) {
+    for (const scope of scopesOf(baseline, kind, candidate)) {
       const key = metricKey(kind, scope)
       // Chunks carrying another number of tokens than the baseline's: per-chunk ITL measures
       // something else, so the row gates ITL per token (both sides measured it).
@@ -76,7 +88,12 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       // A repeat whose curve lacks points of the sweep has a throughput at target drawn
       // through the wrong bracket: it enters no statistics (the row says incomplete).
       const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, number[]>()
-      const usable = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat))
+      // A bracketed repeat whose crossing left the bracket has a figure the full sweep would not have drawn.
+      const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat))
+      const missed = KIND_INFO[kind].perShape
+        ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep)))
+        : new Map<number, Problem>()
+      const usable = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat))
       const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
       const decision = decider
         ? decider(dataKey, usable, info)
@@ -84,6 +101,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       const { problems, notes } = runProblems(runs, opts)
       problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
       problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
+      problems.push(...missed.values())
       if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died)
       if (tpc) {
         notes.unshift(

@@ -3,6 +3,7 @@
  * planned, and throughput-at-target curves cut short. Pure.
  */
 import type { ResultFile } from '../types.js'
+import { expectedConcurrency } from './bracket.js'
 import type { FigureRun } from './extract.js'
 import type { Problem } from './invariants.js'
 import { KIND_INFO, metricKey, shapeLabel } from './metric-keys.js'
@@ -50,7 +51,7 @@ export function completenessProblems(
   if (repeats.length > 0 && repeats.length < expected) {
     problems.push({ blame: 'incomplete', text: `${scope}: the candidate has ${repeats.length} of ${why}` })
   }
-  const concs = baseline.profile.concurrency
+  const concs = expectedConcurrency(baseline, candidate, scope)
   for (const rep of repeats) {
     const have = cut.get(rep)
     if (have !== undefined) {
@@ -62,11 +63,11 @@ export function completenessProblems(
   return problems
 }
 
-/** Repeats of a shape whose curve lacks some of the baseline's concurrencies → the concurrencies it has. */
+/** Repeats of a shape whose curve lacks some of the baseline's concurrencies (a bracketed candidate: those it planned) → the concurrencies it has. */
 export function cutRepeats(baseline: Baseline, candidate: ResultFile, shape: string): Map<number, number[]> {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape)
   const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))
-  const concs = baseline.profile.concurrency
+  const concs = expectedConcurrency(baseline, candidate, shape)
   const out = new Map<number, number[]>()
   for (const rep of repeats) {
     const have = concs.filter((c) => shapePoints.some((p) => p.concurrency === c && p.runs.some((r) => r.repeat === rep)))

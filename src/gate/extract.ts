@@ -107,11 +107,13 @@ function gateView(points: readonly PointResult[], budget: FailedBudget | null): 
   return { points: view, accepted }
 }
 
-/** Every figure of every run of a result, by metric key; `budget` lets runs with few failed requests count (see the file comment). */
-export function extractFigures(result: ResultFile, budget: FailedBudget | null = null): Map<string, FigureRun[]> {
-  const view = gateView(result.points, budget)
-  // Throughput at target of a shape with accepted runs is drawn again through them.
-  const atTarget: AtTargetShape[] = result.at_target.map((sh) => {
+/** Throughput at target per shape as the gate sees it: a shape with runs accepted by the budget is drawn again through them. */
+export function gateAtTarget(result: ResultFile, budget: FailedBudget | null = null): AtTargetShape[] {
+  return atTargetView(result, gateView(result.points, budget))
+}
+
+function atTargetView(result: ResultFile, view: { points: PointResult[]; accepted: Set<string> }): AtTargetShape[] {
+  return result.at_target.map((sh) => {
     if (!view.accepted.has(shapeLabel(sh.input_len, sh.output_len))) return sh
     const again = atTargetForResult(
       view.points.filter((p) => p.input_len === sh.input_len && p.output_len === sh.output_len),
@@ -119,6 +121,12 @@ export function extractFigures(result: ResultFile, budget: FailedBudget | null =
     )
     return again[0] ?? { ...sh, runs: [] }
   })
+}
+
+/** Every figure of every run of a result, by metric key; `budget` lets runs with few failed requests count (see the file comment). */
+export function extractFigures(result: ResultFile, budget: FailedBudget | null = null): Map<string, FigureRun[]> {
+  const view = gateView(result.points, budget)
+  const atTarget = atTargetView(result, view)
   const out = new Map<string, FigureRun[]>()
   const push = (key: string, run: FigureRun): void => {
     const list = out.get(key)

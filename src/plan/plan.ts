@@ -4,6 +4,7 @@
  * by another (METHODOLOGY: "Reporting one run"; ARCHITECTURE: prefix_cache_contaminated).
  */
 import { autoOpenLoopWarmupRequests, autoWarmupRequests } from '../config/defaults.js'
+import { concurrencyFor } from '../config/placement.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { OpenLoopSettings, Shape } from '../types.js'
 import { deriveUnusedSeed } from '../util/rng.js'
@@ -43,7 +44,7 @@ export function openPointKey(shape: Shape, rate: number, repeat: number): string
 }
 
 /** Every point of the sweep in run order (shape → concurrency → repeat); seeds are distinct within the plan. */
-export function buildPlan(cfg: Pick<ResolvedConfig, 'shapes' | 'concurrency' | 'repeats' | 'seed' | 'promptsPerConcurrency' | 'warmup' | 'openLoop'>): PlanPoint[] {
+export function buildPlan(cfg: Pick<ResolvedConfig, 'shapes' | 'concurrency' | 'repeats' | 'seed' | 'promptsPerConcurrency' | 'warmup' | 'openLoop' | 'bracket'>): PlanPoint[] {
   const points: PlanPoint[] = []
   const used = new Set<number>()
   const open = cfg.openLoop
@@ -70,7 +71,8 @@ export function buildPlan(cfg: Pick<ResolvedConfig, 'shapes' | 'concurrency' | '
     return points
   }
   for (const shape of cfg.shapes) {
-    for (const concurrency of cfg.concurrency) {
+    // A bracketed sweep runs each shape at its own concurrencies (config/placement.ts).
+    for (const concurrency of concurrencyFor(cfg, shape)) {
       for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
         const key = pointKey(shape, concurrency, repeat)
         // Prompts start with the point seed, so distinct seeds mean distinct prompts across the

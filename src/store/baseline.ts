@@ -3,6 +3,7 @@
  * refreshes (newest last, history trimmed), and read/write it safely.
  */
 import { UsageError } from '../errors.js'
+import { recordedBracket } from '../gate/bracket.js'
 import { extractFigures } from '../gate/extract.js'
 import { diffFingerprint, resultFingerprint } from '../gate/fingerprint.js'
 import { shapeLabel } from '../gate/metric-keys.js'
@@ -87,6 +88,12 @@ export function appendRefresh(existing: Baseline | null, result: ResultFile, opt
   const maxHistory = opts.maxHistory ?? DEFAULT_MAX_HISTORY
   if (!Number.isInteger(maxHistory) || maxHistory < 1) {
     throw new UsageError(`--max-history ${maxHistory}: expected a positive integer`)
+  }
+  // A bracketed PR sweep measured a few points around the crossing: no curve a later gate could bracket or compare against.
+  const narrowed = [...(recordedBracket(result)?.shapes.entries() ?? [])].filter(([, s]) => s.below !== null)
+  if (narrowed.length > 0) {
+    const where = narrowed.map(([label, s]) => `${label} at c=${s.concurrency.join(', ')}`).join('; ')
+    throw new UsageError(`${source} is a bracketed sweep (${where} only); a baseline refresh needs the whole concurrency list`, 'Refresh the baseline with the same sweep run without --bracket-baseline.')
   }
   const profile = profileOf(result)
   if (profile.shapes.length === 0 || profile.concurrency.length === 0) {
