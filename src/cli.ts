@@ -10,6 +10,7 @@ import { registerBaselineCommand } from './cli/baseline.js'
 import { registerReportCommand } from './cli/report.js'
 import { registerAbCommand } from './cli/ab.js'
 import { registerHistoryCommand } from './cli/history.js'
+import { registerAggregateCommand } from './cli/aggregate.js'
 import { readResultFile } from './store/result-file.js'
 
 /** Build the `servegate` command tree. */
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerReportCommand(program, { readResult: readResultFile })
   registerAbCommand(program)
   registerHistoryCommand(program)
+  registerAggregateCommand(program)
   return program
 }
 
