@@ -15,8 +15,15 @@ import { writeFileAtomic } from '../store/atomic-write.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { readRecordsUnder } from '../store/record-file.js'
 
+export interface AggregateIo {
+  /** Where the table goes (default: stdout). */
+  print(text: string): void
+}
+
+const defaultIo: AggregateIo = { print: (t) => void process.stdout.write(t) }
+
 /** Register `servegate aggregate`. */
-export function registerAggregateCommand(program: Command): void {
+export function registerAggregateCommand(program: Command, io: AggregateIo = defaultIo): void {
   program
     .command('aggregate')
     .description('One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes')
@@ -31,13 +38,13 @@ export function registerAggregateCommand(program: Command): void {
       const { records, missingDir } = await readRecordsUnder(dir)
       const agg = aggregateRecords(records, expected)
       const notes = missingDir ? [`${dir} does not exist: no record was found, so every expected configuration is missing.`] : []
-      for (const n of notes) process.stdout.write(`${n}\n`)
-      process.stdout.write(renderAggregateText(agg))
+      for (const n of notes) io.print(`${n}\n`)
+      io.print(renderAggregateText(agg))
       const warning = failOnWarning(failOn)
-      if (warning !== null) process.stdout.write(`Warning: ${warning}.\n`)
+      if (warning !== null) io.print(`Warning: ${warning}.\n`)
       const code = aggregateExit(agg, failOn)
       if (code === 0 && agg.rows.some((r) => r.verdict !== 'pass' && r.verdict !== 'improvement')) {
-        process.stdout.write('Exits 0 because --fail-on leaves out every verdict above that is not a pass, but not every configuration passed.\n')
+        io.print('Exits 0 because --fail-on leaves out every verdict above that is not a pass, but not every configuration passed.\n')
       }
       if (opts.markdown) await writeFileAtomic(opts.markdown, renderAggregateMarkdown(agg, { notes }))
       process.exitCode = code
