@@ -21,6 +21,8 @@ import { hostNotice } from './github/host-notice.js'
 import { baselinePathFor, commentKeyFor, modeSweep, readInputs, secretsInCommand, type ActionInputs } from './github/inputs.js'
 import { referenceFor, runAbDecision } from './github/mode-ab.js'
 import { charts, publishVerdict } from './github/publish-verdict.js'
+import { runAggregate } from './github/mode-aggregate.js'
+import { writeRunRecord } from './github/record.js'
 import { refreshBaseline } from './github/refresh.js'
 import { checkRefreshCommit } from './github/refresh-commit.js'
 import { STATE, publishStatusComment, safeSummary, type StatusTarget } from './github/run-status.js'
@@ -83,6 +85,8 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   if (ctx.untrusted !== null && ctx.runner.selfHosted) {
     core.warning(`allow-fork is true: benchmarking ${ctx.untrusted.subject} (${ctx.untrusted.reason}) on a self-hosted runner.`)
   }
+  // A matrix's final job: no sweep, no config; the jobs' verdict records as one verdict.
+  if (inputs.mode === 'aggregate') return runAggregate(deps, { inputs, ctx, key: progress.key, onVerdictSet: () => void (progress.verdictSet = true) })
 
   const wd = resolve(deps.cwd, inputs.workingDirectory)
   const notes: string[] = []
@@ -215,6 +219,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
     reportPath,
     verdict,
     onVerdictSet: () => void (progress.verdictSet = true),
+    secrets: progress.secrets,
   })
 }
 
@@ -253,6 +258,9 @@ async function reportStatus(
   summary = true,
 ): Promise<void> {
   if (!progress.verdictSet) deps.core.setOutput('verdict', state)
+  if (!progress.verdictSet && progress.inputs !== null) {
+    await writeRunRecord(deps, { inputs: progress.inputs, key: progress.key ?? 'servegate', outcome: state, detail, sweep: null, comparedWith: null, verdict: null, env: null, stamp: progress.ctx, secrets: progress.secrets })
+  }
   const stamp = runStamp(progress.ctx ?? { headSha: deps.env['GITHUB_SHA'] ?? null, runAttempt: deps.env['GITHUB_RUN_ATTEMPT'] ?? null, runUrl: null }, new Date().toISOString())
   const body = statusCommentBody(state, stamp, detail, partial, progress.secrets)
   if (summary) await safeSummary(deps, body.replace(/^### /, '## '))

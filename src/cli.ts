@@ -12,6 +12,7 @@ import { registerAbCommand } from './cli/ab.js'
 import { registerHistoryCommand } from './cli/history.js'
 import { registerImportCommand } from './cli/import.js'
 import { registerExportCommand } from './cli/export.js'
+import { registerAggregateCommand } from './cli/aggregate.js'
 import { readResultFile } from './store/result-file.js'
 
 /** Build the `servegate` command tree. */
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerHistoryCommand(program)
   registerImportCommand(program)
   registerExportCommand(program)
+  registerAggregateCommand(program)
   return program
 }
 

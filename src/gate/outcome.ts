@@ -67,3 +67,22 @@ export function gateExit(verdict: VerdictKind, failOn: readonly FailOnVerdict[])
   if (!failOn.includes(verdict)) return 0
   return verdict === 'not_comparable' ? 2 : 1
 }
+
+/**
+ * The verdicts from worst to best, in the order the gate decides them (docs/gate.md, "Verdict": the first
+ * that applies): another machine or measurement says nothing, a broken candidate outranks a regression,
+ * a regression outranks missing runs, missing runs outrank indecision. A matrix's verdict is its worst.
+ */
+export const VERDICT_PRECEDENCE: readonly VerdictKind[] = ['not_comparable', 'broken', 'regression', 'incomplete', 'inconclusive', 'improvement', 'pass']
+
+/** Rank of a verdict in VERDICT_PRECEDENCE: 0 is the worst. */
+export function verdictRank(v: VerdictKind): number {
+  return VERDICT_PRECEDENCE.indexOf(v)
+}
+
+/** The worst of several verdicts by the gate's precedence; `pass` for none. */
+export function worstVerdict(verdicts: Iterable<VerdictKind>): VerdictKind {
+  let worst: VerdictKind = 'pass'
+  for (const v of verdicts) if (verdictRank(v) < verdictRank(worst)) worst = v
+  return worst
+}

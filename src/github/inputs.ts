@@ -6,13 +6,15 @@
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
+import { parseExpect } from '../gate/aggregate.js'
 import { formatIssues } from '../store/json-file.js'
 
 /**
  * `check`: only the guards (fork, base-branch terms), no sweep: a workflow runs it before anything is pulled.
  * `ab`: the reference engine (A) and the candidate (B) measured in alternating slots on this runner, paired verdict.
+ * `aggregate`: no sweep; the verdict records of a matrix's jobs (`records`, `expect`) as one verdict and one comment.
  */
-export const MODES = ['gate', 'full', 'refresh', 'check', 'ab'] as const
+export const MODES = ['gate', 'full', 'refresh', 'check', 'ab', 'aggregate'] as const
 export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const
 
 export type Mode = (typeof MODES)[number]
@@ -63,6 +65,12 @@ export interface ActionInputs {
   exclusive: boolean
   /** gate mode: a serve command for the reference engine; the gate then decides A/B on this runner (config gate.reference_command). */
   referenceServe?: string
+  /** The configuration this job measures, named in its verdict record (default: the comment key). */
+  label?: string
+  /** mode aggregate: the folder the matrix's verdict records were downloaded into. */
+  records?: string
+  /** mode aggregate: the configuration labels the matrix runs. */
+  expect?: string[]
 }
 
 /** Reads one input by its action.yml name; returns '' when unset (as GitHub does). */
@@ -97,6 +105,9 @@ export const INPUT_NAMES = [
   'rounds',
   'exclusive',
   'reference-serve',
+  'label',
+  'records',
+  'expect',
 ] as const
 
 const optional = z.string().transform((s) => (s === '' ? undefined : s))
@@ -166,6 +177,10 @@ const schema = z.object({
   }),
   exclusive: bool(false),
   'reference-serve': optional,
+  // Matched against the expect list, which commas and spaces separate.
+  label: optional.refine((s) => s === undefined || /^[^\s,]+$/.test(s), { message: 'expected one word without spaces or commas (the expect list of mode aggregate is separated by them)' }),
+  records: optional,
+  expect: optional,
 })
 
 /** Read and validate every input; throws one UsageError listing all problems. */
@@ -182,7 +197,16 @@ export function readInputs(read: InputReader): ActionInputs {
     if ((p['a-serve'] === undefined) === (p['a-base-url'] === undefined)) problems.push('mode ab: give exactly one of the inputs "a-serve" and "a-base-url" (the reference engine A)')
     if (p['b-serve'] !== undefined && p['b-base-url'] !== undefined) problems.push('mode ab: give at most one of the inputs "b-serve" and "b-base-url" (the candidate B; without them, "serve" or "base-url")')
   }
-  if (problems.length > 0) throw new UsageError(`servegate action inputs are invalid:\n${problems.map((m) => `  ${m}`).join('\n')}`, 'See mode ab in docs/action.md.')
+  let expect: string[] | undefined
+  if (p.mode === 'aggregate') {
+    if (p.records === undefined) problems.push('mode aggregate: the input "records" is empty; expected the folder the verdict records were downloaded into')
+    try {
+      expect = parseExpect(p.expect ?? '', 'mode aggregate: the input "expect"')
+    } catch (err) {
+      problems.push((err as Error).message)
+    }
+  }
+  if (problems.length > 0) throw new UsageError(`servegate action inputs are invalid:\n${problems.map((m) => `  ${m}`).join('\n')}`, `See mode ${p.mode} in docs/action.md.`)
   return {
     mode: p.mode,
     config: p.config,
@@ -211,6 +235,9 @@ export function readInputs(read: InputReader): ActionInputs {
     rounds: p.rounds,
     exclusive: p.exclusive,
     referenceServe: p['reference-serve'],
+    label: p.label,
+    records: p.records,
+    expect,
   }
 }
 
@@ -237,10 +264,12 @@ export function baselinePathFor(inputs: Pick<ActionInputs, 'baseline'>, sweepNam
 
 /**
  * The marker NAME: the input's, else the baseline file's stem; mode ab adds `-ab`, so a workflow that
- * runs the gate and an A/B job on one pull request keeps one comment for each.
+ * runs the gate and an A/B job on one pull request keeps one comment for each; mode aggregate's is `matrix`.
  */
 export function commentKeyFor(inputs: Pick<ActionInputs, 'commentKey'> & Partial<Pick<ActionInputs, 'mode'>>, baselinePath: string): string {
   if (inputs.commentKey !== undefined) return inputs.commentKey
+  // One comment for the whole matrix, beside any per-job ones.
+  if (inputs.mode === 'aggregate') return 'matrix'
   const stem = baselinePath.replace(/^.*[\\/]/, '').replace(/\.json$/i, '')
   const key = stem.replace(/[^A-Za-z0-9._-]/g, '-') || 'servegate'
   return inputs.mode === 'ab' ? `${key}-ab` : key

@@ -181,6 +181,7 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
     reportPath,
     verdict: outcome.verdict,
     onVerdictSet: () => void (progress.verdictSet = true),
+    secrets: progress.secrets,
   })
 }
 

@@ -1,8 +1,9 @@
 /**
  * The end of every run that reached a verdict, whichever way it was measured
  * (against the stored baseline, or A/B on this runner): the outputs first,
- * then the full report files (markdown and HTML), the sticky comment, the job summary, and the
- * step's outcome by `fail-on`.
+ * then the verdict record (github/record.ts), the full report files (markdown and HTML), the
+ * sticky comment, the job summary, and the step's outcome by `fail-on`. Any mode that
+ * publishes a verdict through here writes its record.
  */
 import { describeError } from '../errors.js'
 import { chartScripts } from '../report/html-assets.js'
@@ -14,6 +15,7 @@ import type { ActionDeps } from './deps.js'
 import type { ActionInputs } from './inputs.js'
 import { commentAction, gateFailure, verdictAnnotation } from './policy.js'
 import { publishComment } from './publish.js'
+import { writeRunRecord } from './record.js'
 import { STATE, safeSummary } from './run-status.js'
 import { buildComment, buildFullReport, buildSummary, type ReportInput } from './summary.js'
 
@@ -27,6 +29,8 @@ export interface VerdictPublication {
   verdict: Verdict | null
   /** Called as soon as the `verdict` output holds the answer (a later crash must not rewrite it). */
   onVerdictSet(): void
+  /** Known secret values, kept out of the verdict record. */
+  secrets?: readonly string[]
 }
 
 /** Outputs, report file, comment, summary, and the step's failure when `fail-on` lists the verdict. */
@@ -38,6 +42,18 @@ export async function publishVerdict(deps: ActionDeps, p: VerdictPublication): P
   core.setOutput('verdict', outcome)
   core.setOutput('regressions', JSON.stringify(verdict?.regressions ?? []))
   p.onVerdictSet()
+  // The record next, before anything that talks to GitHub: a matrix's aggregate needs it most.
+  await writeRunRecord(deps, {
+    inputs: p.inputs,
+    key: p.key,
+    outcome: outcome === 'refreshed' ? 'none' : outcome,
+    sweep: report.sweepName,
+    comparedWith: report.baseline === null ? null : report.baselinePath,
+    verdict,
+    env: report.result.env,
+    stamp: report.stamp ?? null,
+    secrets: p.secrets ?? [],
+  })
   const annotation = verdictAnnotation(outcome, verdict?.reasons ?? [])
   if (annotation !== null) core.warning(annotation.message, { title: annotation.title })
 

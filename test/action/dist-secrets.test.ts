@@ -43,7 +43,7 @@ const logWithoutMasks = (r: StepRun) =>
 
 /** Every place a step's run leaves text behind, checked for the secrets. */
 function stepLeaks(name: string, r: StepRun): string[] {
-  const files = [r.outputs['result-path'], r.outputs['report-path']].filter((p): p is string => p !== undefined && existsSync(p))
+  const files = [r.outputs['result-path'], r.outputs['report-path'], r.outputs['record-path']].filter((p): p is string => p !== undefined && existsSync(p))
   return [
     ...leaks(`${name}: job summary`, r.summary),
     ...leaks(`${name}: GITHUB_OUTPUT`, r.outputText),
@@ -98,6 +98,8 @@ describe.skipIf(!existsSync(DIST))('dist/index.js keeps the run’s secrets out 
     })
     expect(r.code, r.stdout).toBe(0)
     expect(['pass', 'improvement', 'inconclusive', 'regression']).toContain(r.outputs['verdict'])
+    // The verdict record a matrix's aggregate reads carries the serve command too, redacted.
+    expect(JSON.parse(readFileSync(r.outputs['record-path']!, 'utf8'))).toMatchObject({ env: { serve_command: 'vllm serve m --api-key *** -e HF_TOKEN=***' } })
     for (const s of SECRETS) expect(r.stdout).toContain(`::add-mask::${s}`)
     // The comment was created ("running") and then edited (the verdict): both bodies went through the API.
     expect(ws.gh.calls.filter((c) => c.method === 'POST')).toHaveLength(1)

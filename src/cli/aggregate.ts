@@ -1,0 +1,52 @@
+/**
+ * `servegate aggregate DIR --expect a,b,c`: the verdict records of a matrix of
+ * runners (each job's `<out>.record.json`, downloaded into DIR) as one verdict,
+ * one row per configuration, the worst on top. Exit codes follow the gate's
+ * table (gate/outcome.ts) for every configuration, the highest wins
+ * (gate/aggregate.ts aggregateExit); an expected configuration without a
+ * record, or whose record holds no verdict, is `incomplete`, which the default
+ * fail-on fails. Unusable input (foreign JSON in DIR, bad flags) exits 2.
+ */
+import type { Command } from 'commander'
+import { aggregateExit, aggregateRecords, parseExpect } from '../gate/aggregate.js'
+import { DEFAULT_FAIL_ON, failOnWarning, parseFailOn } from '../gate/outcome.js'
+import { renderAggregateMarkdown, renderAggregateText } from '../report/aggregate-markdown.js'
+import { writeFileAtomic } from '../store/atomic-write.js'
+import { assertWritableOutput } from '../store/output-path.js'
+import { readRecordsUnder } from '../store/record-file.js'
+
+export interface AggregateIo {
+  /** Where the table goes (default: stdout). */
+  print(text: string): void
+}
+
+const defaultIo: AggregateIo = { print: (t) => void process.stdout.write(t) }
+
+/** Register `servegate aggregate`. */
+export function registerAggregateCommand(program: Command, io: AggregateIo = defaultIo): void {
+  program
+    .command('aggregate')
+    .description('One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes')
+    .argument('<dir>', 'folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)')
+    .requiredOption('--expect <labels>', 'the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete')
+    .option('--markdown <file>', 'also write the table as markdown (PR comment / job summary)')
+    .option('--fail-on <list>', `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(',')}; add inconclusive, or never)`, DEFAULT_FAIL_ON.join(','))
+    .action(async (dir: string, opts: { expect: string; markdown?: string; failOn: string }) => {
+      const failOn = parseFailOn(opts.failOn, '--fail-on')
+      const expected = parseExpect(opts.expect, '--expect')
+      assertWritableOutput(opts.markdown, '--markdown')
+      const { records, missingDir } = await readRecordsUnder(dir)
+      const agg = aggregateRecords(records, expected)
+      const notes = missingDir ? [`${dir} does not exist: no record was found, so every expected configuration is missing.`] : []
+      for (const n of notes) io.print(`${n}\n`)
+      io.print(renderAggregateText(agg))
+      const warning = failOnWarning(failOn)
+      if (warning !== null) io.print(`Warning: ${warning}.\n`)
+      const code = aggregateExit(agg, failOn)
+      if (code === 0 && agg.rows.some((r) => r.verdict !== 'pass' && r.verdict !== 'improvement')) {
+        io.print('Exits 0 because --fail-on leaves out every verdict above that is not a pass, but not every configuration passed.\n')
+      }
+      if (opts.markdown) await writeFileAtomic(opts.markdown, renderAggregateMarkdown(agg, { notes }))
+      process.exitCode = code
+    })
+}

@@ -1,0 +1,152 @@
+/**
+ * A matrix of runners gives one verdict: the verdict records of its jobs
+ * (gate/record.ts), one row per configuration, the worst on top by the gate's
+ * precedence (gate/outcome.ts VERDICT_PRECEDENCE). Fails closed: an expected
+ * configuration without a record, or whose record holds no verdict (an error,
+ * a cancel, a refusal, nothing to compare with), counts as `incomplete`, never
+ * as a pass. Pure.
+ */
+import { UsageError } from '../errors.js'
+import { gateExit, verdictRank, worstVerdict, type FailOnVerdict } from './outcome.js'
+import type { RecordOutcome, VerdictRecord } from './record.js'
+import type { VerdictKind } from './types.js'
+
+/** A record as read from disk. */
+export interface FoundRecord {
+  /** Where it was read (shown when something about it needs a look). */
+  path: string
+  record: VerdictRecord
+}
+
+/** What the row of an expected configuration without a record says. */
+export const NO_RECORD = 'no record (cancelled, crashed or runner lost)'
+
+export interface AggregateRow {
+  label: string
+  /** The verdict this configuration counts as. */
+  verdict: VerdictKind
+  /** What its record says; null when there is no record. */
+  recorded: RecordOutcome | null
+  /** The record that counts (the newest for its label); null when there is none. */
+  record: VerdictRecord | null
+  path: string | null
+  /** Whether the label was expected; an unexpected one is shown, flagged, and its verdict counts. */
+  expected: boolean
+  /** Why the row reads as it does: no record, re-runs, an unexpected label, another commit. */
+  notes: string[]
+}
+
+export interface Aggregate {
+  /** The worst verdict of all rows. */
+  verdict: VerdictKind
+  /** Worst first; among equals, expected labels in the expected order, then the others by label. */
+  rows: AggregateRow[]
+  /** `label: metric` for every regressed gated metric. */
+  regressions: string[]
+  expected: string[]
+}
+
+/** The verdict a record counts as: its own verdict, else `incomplete` (nothing was certified). */
+export function countsAs(outcome: RecordOutcome): VerdictKind {
+  switch (outcome) {
+    case 'none':
+    case 'error':
+    case 'cancelled':
+    case 'refused':
+      return 'incomplete'
+    default:
+      return outcome
+  }
+}
+
+const NO_VERDICT: Partial<Record<RecordOutcome, string>> = {
+  none: 'measured, but there was no baseline to compare with',
+  error: 'the run failed before a verdict',
+  cancelled: 'the run was cancelled before a verdict',
+  refused: 'servegate refused to run (untrusted code on a self-hosted runner)',
+}
+
+const time = (r: VerdictRecord): number => {
+  const t = Date.parse(r.at)
+  return Number.isFinite(t) ? t : Number.NEGATIVE_INFINITY
+}
+
+export interface AggregateOptions {
+  /** The commit this aggregate is for: a record of another commit is no verdict on it. */
+  headSha?: string | null
+}
+
+/** One row per configuration, expected or found; see the file comment for the rules. */
+export function aggregateRecords(found: readonly FoundRecord[], expected: readonly string[], opts: AggregateOptions = {}): Aggregate {
+  const byLabel = new Map<string, FoundRecord[]>()
+  for (const f of found) byLabel.set(f.record.label, [...(byLabel.get(f.record.label) ?? []), f])
+  const labels = [...new Set(expected)]
+  const others = [...byLabel.keys()].filter((l) => !labels.includes(l)).sort()
+  const rows: AggregateRow[] = []
+  for (const label of [...labels, ...others]) {
+    const isExpected = labels.includes(label)
+    // Newest first; the stable sort keeps the read order among equal times.
+    const all = [...(byLabel.get(label) ?? [])].sort((a, b) => time(b.record) - time(a.record))
+    const notes: string[] = []
+    if (!isExpected) notes.push('not an expected configuration (add it to expect, or remove it from the matrix); its verdict counts')
+    const newest = all[0]
+    if (newest === undefined) {
+      rows.push({ label, verdict: 'incomplete', recorded: null, record: null, path: null, expected: true, notes: [NO_RECORD] })
+      continue
+    }
+    if (all.length > 1) {
+      notes.push(`${all.length} records for this configuration (a re-run?): the newest, written ${newest.record.at}, counts`)
+    }
+    const r = newest.record
+    let verdict = countsAs(r.verdict)
+    const why = NO_VERDICT[r.verdict]
+    if (why !== undefined) notes.push(`${why}: counted as incomplete`)
+    const head = opts.headSha ?? null
+    if (head !== null && r.head_sha !== null && !sameCommit(head, r.head_sha)) {
+      notes.push(`measured commit ${r.head_sha.slice(0, 12)}, not ${head.slice(0, 12)}: no verdict on this commit, counted as incomplete`)
+      if (verdictRank(verdict) > verdictRank('incomplete')) verdict = 'incomplete'
+    }
+    rows.push({ label, verdict, recorded: r.verdict, record: r, path: newest.path, expected: isExpected, notes })
+  }
+  const order = (l: string): number => (labels.includes(l) ? labels.indexOf(l) : labels.length)
+  rows.sort((a, b) => verdictRank(a.verdict) - verdictRank(b.verdict) || order(a.label) - order(b.label) || a.label.localeCompare(b.label))
+  const regressions = rows.flatMap((row) => (row.record?.regressions ?? []).map((m) => `${row.label}: ${m}`))
+  return { verdict: worstVerdict(rows.map((r) => r.verdict)), rows, regressions, expected: labels }
+}
+
+/** Full and abbreviated SHAs name the same commit when one starts with the other. */
+function sameCommit(a: string, b: string): boolean {
+  const x = a.toLowerCase()
+  const y = b.toLowerCase()
+  return x.startsWith(y) || y.startsWith(x)
+}
+
+/**
+ * Exit code of `servegate aggregate` and whether the Action's aggregate step fails: the gate's
+ * table (gateExit) for every configuration, the highest wins — so a configuration whose verdict
+ * is in fail-on fails the matrix even when a worse one elsewhere is left out of fail-on.
+ */
+export function aggregateExit(agg: Pick<Aggregate, 'rows'>, failOn: readonly FailOnVerdict[]): 0 | 1 | 2 {
+  let code: 0 | 1 | 2 = 0
+  for (const row of agg.rows) {
+    const c = gateExit(row.verdict, failOn)
+    if (c > code) code = c
+  }
+  return code
+}
+
+/**
+ * Parse the expected configuration labels: separated by commas, spaces or newlines (a YAML block
+ * works). `where` names the flag or input. None at all is an error: without the list, a job that
+ * died before writing its record would go unnoticed.
+ */
+export function parseExpect(text: string, where: string): string[] {
+  const labels = [...new Set(text.split(/[\s,]+/).filter((w) => w !== ''))]
+  if (labels.length === 0) {
+    throw new UsageError(
+      `${where} is empty: expected the configuration labels of the matrix, separated by commas (e.g. llama-h100,qwen-b200)`,
+      'Without them, a configuration whose job was cancelled or crashed before writing its record would go unnoticed.',
+    )
+  }
+  return labels
+}

@@ -1,0 +1,111 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Command } from 'commander'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { main } from '../../src/cli.js'
+import { registerAggregateCommand } from '../../src/cli/aggregate.js'
+import { UsageError } from '../../src/errors.js'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import { buildVerdictRecord } from '../../src/gate/record.js'
+import type { Baseline, Verdict } from '../../src/gate/types.js'
+import { appendRefresh } from '../../src/store/baseline.js'
+import { pipeDay } from '../gate/fixtures.js'
+
+let base: Baseline | null = null
+for (let d = 0; d < 5; d++) base = appendRefresh(base, pipeDay(d), { name: 'gate' })
+const PASS = compareToBaseline(base!, pipeDay(7))
+const SLOWER = compareToBaseline(base!, pipeDay(7, 1.3))
+
+let dir: string
+let printed: string
+const savedExit = process.exitCode
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'servegate-aggregate-'))
+  printed = ''
+  process.exitCode = undefined
+})
+afterEach(async () => {
+  process.exitCode = savedExit
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** Write a record the way a matrix job does, into its own artifact subfolder as download-artifact leaves it. */
+async function put(label: string, v: Verdict, at = '2026-01-01T10:00:00.000Z', sub = `servegate-record-${label}`): Promise<void> {
+  const rec = buildVerdictRecord({
+    label, outcome: v.verdict, mode: 'gate', sweep: 'gate', comparedWith: 'baselines/gate.json', verdict: v, env: pipeDay(7).env,
+    runner: { name: `gpu-${label}`, os: 'Linux', arch: 'X64', labels: null }, job: { run_url: null, job: 'bench', run_attempt: '1' },
+    headSha: 'f00df00d', at, harnessVersion: '0.1.0',
+  })
+  await mkdir(join(dir, 'records', sub), { recursive: true })
+  await writeFile(join(dir, 'records', sub, 'servegate-result.record.json'), JSON.stringify(rec))
+}
+
+async function aggregate(...args: string[]): Promise<number> {
+  const program = new Command().exitOverride()
+  registerAggregateCommand(program, { print: (t) => void (printed += t) })
+  await program.parseAsync(['aggregate', ...args], { from: 'user' })
+  return Number(process.exitCode ?? 0)
+}
+
+describe('servegate aggregate', () => {
+  it('exits 1 with the worst on top: a regression, a configuration with no record (incomplete), a pass', async () => {
+    await put('llama-h100', PASS)
+    await put('qwen-b200', SLOWER)
+    const md = join(dir, 'matrix.md')
+    expect(await aggregate(join(dir, 'records'), '--expect', 'llama-h100,qwen-b200,mistral-mi300', '--markdown', md)).toBe(1)
+    const lines = printed.split('\n')
+    expect(lines[0]).toBe('servegate aggregate: REGRESSION — 3 configurations: 1 regression, 1 incomplete, 1 pass')
+    expect(lines.slice(2, 5).map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual(['qwen-b200 REGRESSION', 'mistral-mi300 INCOMPLETE', 'llama-h100 PASS'])
+    expect(printed).toContain('no record (cancelled, crashed or runner lost)')
+    const markdown = await readFile(md, 'utf8')
+    expect(markdown).toContain('| qwen-b200 | ❌ regression |')
+    expect(markdown).toContain('| mistral-mi300 | 🧩 incomplete | no record (cancelled, crashed or runner lost) |')
+  })
+
+  it('exits 0 only when every expected configuration has a passing record', async () => {
+    await put('a', PASS)
+    await put('b', PASS)
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b')).toBe(0)
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b,c')).toBe(1)
+  })
+
+  it('lets the newest record of a re-run count, and says so', async () => {
+    await put('a', SLOWER, '2026-01-01T10:00:00.000Z', 'attempt-1')
+    await put('a', PASS, '2026-01-01T12:00:00.000Z', 'attempt-2')
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a')).toBe(0)
+    expect(printed).toContain('2 records for this configuration (a re-run?): the newest, written 2026-01-01T12:00:00.000Z, counts')
+  })
+
+  it('fails on --fail-on as the gate does: leaving incomplete out lets a missing record exit 0, and says it is not a pass', async () => {
+    await put('a', PASS)
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b', '--fail-on', 'regression')).toBe(0)
+    expect(printed).toContain('not every configuration passed')
+  })
+
+  it('refuses a file in the records folder that is not a record, naming it', async () => {
+    await put('a', PASS)
+    await mkdir(join(dir, 'records', 'junk'), { recursive: true })
+    await writeFile(join(dir, 'records', 'junk', 'notes.json'), '{"hello": 1}')
+    await expect(aggregate(join(dir, 'records'), '--expect', 'a')).rejects.toThrow(UsageError)
+    await expect(aggregate(join(dir, 'records'), '--expect', 'a')).rejects.toThrow(`${join(dir, 'records', 'junk', 'notes.json')} is not a servegate verdict record`)
+  })
+
+  it('exits 2 with one line on corrupt JSON, and on a missing --expect', async () => {
+    await mkdir(join(dir, 'records', 'x'), { recursive: true })
+    await writeFile(join(dir, 'records', 'x', 'r.record.json'), '{"schema": "servegate.rec')
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true)
+    try {
+      await main(['node', 'servegate', 'aggregate', join(dir, 'records'), '--expect', 'a'])
+      expect(process.exitCode).toBe(2)
+      expect(String(err.mock.calls[0]?.[0])).toMatch(/^servegate: .*r\.record\.json is not valid JSON: the file ends early/)
+      process.exitCode = undefined
+      await main(['node', 'servegate', 'aggregate', join(dir, 'records')])
+      expect(process.exitCode).toBe(2)
+    } finally {
+      err.mockRestore()
+      out.mockRestore()
+    }
+  })
+})
