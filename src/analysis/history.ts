@@ -12,6 +12,10 @@
  * noise of one refresh median, is estimated robustly from the successive
  * differences (median |x_i − x_{i−1}| / (0.6745 · √2), so one step does not
  * inflate it) and floored by the gate's priors: √(dayFloor² + withinFloor² / runs).
+ * Each side of a split holds at least MIN_SEGMENT (2) refreshes, so a shift at the newest refresh
+ * is marked when the next refresh confirms it, and the two refreshes next to a split must each lie
+ * on their own side of the midpoint between the two sides' means, so a shift is never pinned on a
+ * refresh before it happened.
  */
 import { diffEnv } from '../gate/env-diff.js'
 import { KIND_INFO, humanLabel, parseMetricKey } from '../gate/metric-keys.js'
@@ -21,8 +25,13 @@ import type { Baseline, EnvChange, GateOptions, MetricKind } from '../gate/types
 
 /** Noise multiplier of a change point: a shift must pass K · σ_split (and the tolerance). */
 export const CHANGE_K = 3
-/** Fewest refreshes on a side of a split. */
-const MIN_SEGMENT = 1
+/**
+ * Fewest refreshes on a side of a split. One refresh alone is never a segment: a single odd
+ * refresh (one run caught by a busy host, with two repeats its median is half that run) would
+ * otherwise read as two change points, a step there and one back. A shift shows as a change
+ * point once a second refresh confirms it, as PyTorch's HUD waits for two bad nights.
+ */
+export const MIN_SEGMENT = 2
 
 export interface HistoryStep {
   index: number
@@ -52,7 +61,7 @@ export interface History {
   method: string
 }
 
-export const CHANGE_POINT_METHOD = 'binary segmentation with the CUSUM statistic on the log medians (Page 1954; Scott & Knott 1974), K = 3 σ and the gate tolerance'
+export const CHANGE_POINT_METHOD = 'binary segmentation with the CUSUM statistic on the log medians (Page 1954; Scott & Knott 1974), K = 3 σ and the gate tolerance, at least 2 refreshes a side'
 
 /** The trend of every gated metric across the baseline's refreshes. */
 export function baselineHistory(baseline: Baseline, options: Partial<GateOptions> = {}): History {
@@ -128,11 +137,17 @@ export function changePoints(values: ReadonlyArray<number | null>, tolerance: nu
     let sum = 0
     let total = 0
     for (let i = lo; i < hi; i++) total += logs[i]!
-    for (let k = lo + MIN_SEGMENT; k <= hi - MIN_SEGMENT; k++) {
+    for (let k = lo + 1; k < hi; k++) {
       sum += logs[k - 1]!
       const n1 = k - lo
       const n2 = hi - k
+      if (n1 < MIN_SEGMENT || n2 < MIN_SEGMENT) continue
       const shift = (total - sum) / n2 - sum / n1
+      // The refreshes either side of the split must each lie on their own side of the midpoint of the
+      // two means: otherwise the step is elsewhere (a shift at the newest refresh alone would be
+      // pinned on the one before it, with that refresh's environment change).
+      const mid = sum / n1 + shift / 2
+      if ((logs[k]! - mid) * shift <= 0 || (logs[k - 1]! - mid) * shift >= 0) continue
       const z = Math.abs(shift) / bar(n1, n2)
       if (best === null || z > best.z) best = { k, z, shift }
     }

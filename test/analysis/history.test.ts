@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { baselineHistory, changePoints, sparkline } from '../../src/analysis/history.js'
-import { renderHistoryMarkdown } from '../../src/report/history-format.js'
+import { renderHistoryMarkdown, renderHistoryText, renderHistoryTrendMarkdown } from '../../src/report/history-format.js'
 import { appendRefresh, writeBaseline } from '../../src/store/baseline.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { pipeDay } from '../gate/fixtures.js'
@@ -13,15 +13,15 @@ const VLLM = 'vllm serve org/model --port 8000'
 const NEW_VLLM = 'vllm serve org/model --port 8000 --enable-chunked-prefill'
 
 /** Eight refreshes through the pipeline; from refresh `from` (1-based) on, the engine is `factor` slower and served by another command. */
-function history(from: number | null, factor = 1.1): Baseline {
+function history(from: number | null, factor = 1.1, days = 8, commits = false): Baseline {
   let b: Baseline | null = null
-  for (let day = 0; day < 8; day++) {
+  for (let day = 0; day < days; day++) {
     const changed = from !== null && day + 1 >= from
     const r = pipeDay(day, changed ? factor : 1, { env: (e) => {
       e.finished_at = `2026-11-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
       e.serve_command = changed ? NEW_VLLM : VLLM
     } })
-    b = appendRefresh(b, r, { name: 'gate' })
+    b = appendRefresh(b, r, { name: 'gate', ...(commits ? { commit: `c0ffee${day}0123456789` } : {}) })
   }
   return b!
 }
@@ -78,4 +78,68 @@ describe('servegate history: the baseline read as a trend', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
+
+  it('takes one odd refresh for noise and marks a shift once a second refresh confirms it', () => {
+    // A busy host's night: every figure of refresh 4 alone 20 % worse.
+    let blip: Baseline | null = null
+    for (let day = 0; day < 8; day++) blip = appendRefresh(blip, pipeDay(day, day === 3 ? 1.2 : 1), { name: 'gate' })
+    for (const m of baselineHistory(blip!).metrics) expect(m.changePoints, m.key).toEqual([])
+    // The newest refresh 15 % worse: not yet a change point; the next one confirms it.
+    expect(baselineHistory(history(8, 1.15)).metrics.flatMap((m) => m.changePoints)).toEqual([])
+    for (const m of baselineHistory(history(8, 1.15, 9)).metrics) expect(m.changePoints.map((c) => c.index), m.key).toEqual([7])
+    expect(changePoints([10, 10.1, 9.9, 10, 10.1, 12], 0.05, 0.015).points).toEqual([])
+  })
+
+  it('leaves a refresh without a valid run off the chart instead of drawing it at 0', () => {
+    // Refresh 3: every c=16 run ran on a saturated client, so that point has no valid figure.
+    let b: Baseline | null = null
+    for (let day = 0; day < 5; day++) b = appendRefresh(b, pipeDay(day, 1, { run: (c) => ({ saturated: day === 2 && c === 16 }) }), { name: 'gate' })
+    const h = baselineHistory(b!)
+    const c16 = h.metrics.find((m) => m.key === 'itl_p95@64x16@c16')!
+    expect(c16.values[2]).toBeNull()
+    const md = renderHistoryMarkdown(h)
+    const chart = md.slice(md.indexOf('title "p95 ITL 64×16 c=16"'))
+    expect(chart).toMatch(/^title "p95 ITL 64×16 c=16"\n {2}x-axis \["1", "2", "4", "5"\]\n {2}y-axis "ms"\n {2}line \[[\d.]+, [\d.]+, [\d.]+, [\d.]+\]/)
+    expect(md).not.toMatch(/line \[[^\]]*\b0\b/)
+    expect(renderHistoryText(h)).toMatch(/^ {6}3 .*– /m)
+  })
+
+  it('lines the console table up under its header', () => {
+    const lines = renderHistoryText(baselineHistory(history(6))).split('\n')
+    const header = lines.find((l) => l.startsWith('refresh  at'))!
+    const ends = (l: string): number[] => [...l.matchAll(/ \| /g)].map((m) => m.index)
+    for (const row of lines.filter((l) => /^ {6}\d  /.test(l))) expect(ends(row)).toEqual(ends(header))
+  })
+
+  describe('the compact trend for a tracking issue (renderHistoryTrendMarkdown)', () => {
+    it('shows the last refreshes with their commits, a trend row, the change point among them and one chart of the metric that moved', () => {
+      const h = baselineHistory(history(7, 1.1, 10, true))
+      const md = renderHistoryTrendMarkdown(h, { maxSteps: 5 })
+      expect(md).toContain('**Trend of baseline gate**: the last 5 of 10 refreshes, oldest first.')
+      const rows = md.split('\n').filter((l) => /^\| \d+ \|/.test(l))
+      expect(rows.map((l) => l.split(' | ')[0])).toEqual(['| 6', '| 7', '| 8', '| 9', '| 10'])
+      expect(rows[0]).toContain('| c0ffee50 |')
+      expect(rows[1]).toMatch(/\*\*◆\*\*.* \| serve command vllm serve org\/model --port 8000 → vllm serve org\/model --port 8000 --enable-chunked-prefill \|$/)
+      expect(rows.filter((l) => l.includes('◆'))).toHaveLength(1)
+      const trend = md.split('\n').find((l) => l.startsWith('| trend |'))!
+      expect(trend.split(' | ').filter((c) => /^[▁▂▃▄▅▆▇█]{5}$/.test(c))).toHaveLength(h.metrics.length)
+      expect(md.match(/^- .*change at refresh 7 \(2026-11-07 01:00\)/gm)).toHaveLength(h.metrics.length)
+      expect(md.match(/```mermaid/g)).toHaveLength(1)
+      expect(md).toContain('x-axis ["6", "7", "8", "9", "10"]')
+      expect(md).toMatch(/CUSUM/)
+    })
+
+    it('says when the change points lie before the window, and when there is none at all', () => {
+      const h = baselineHistory(history(3, 1.1, 10))
+      const md = renderHistoryTrendMarkdown(h, { maxSteps: 4 })
+      expect(md).toContain('_No change point in these refreshes: every gated metric stayed within its noise._')
+      expect(md).toContain(`_${h.metrics.length} earlier change points before refresh 7: \`servegate history\` lists the whole history._`)
+      expect(md).not.toContain('◆')
+      const quiet = renderHistoryTrendMarkdown(baselineHistory(history(null)))
+      expect(quiet).toContain('**Trend of baseline gate**: 8 refreshes, oldest first.')
+      expect(quiet).not.toContain('earlier change point')
+      expect(quiet).not.toContain('| Commit |')
+      expect(quiet.split('\n').filter((l) => /^\| \d+ \|/.test(l))).toHaveLength(8)
+    })
+  })
 })
