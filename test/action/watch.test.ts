@@ -8,8 +8,9 @@ import { run } from '../../src/action.js'
 import type { EnvChange } from '../../src/gate/types.js'
 import type { EventPayload } from '../../src/github/context.js'
 import type { TrackedIssue } from '../../src/github/tracking-issue.js'
+import { renderVerdictMarkdown } from '../../src/report/verdict-markdown.js'
 import { CWD, fakeDeps, type FakeOptions } from './fake-deps.js'
-import { verdict } from './fixtures.js'
+import { row, verdict } from './fixtures.js'
 
 const BASELINE = `${CWD}/baselines/gate.json`
 const SCHEDULE: EventPayload = { repository: { full_name: 'acme/infer', default_branch: 'main' } }
@@ -183,5 +184,40 @@ describe('mode: watch, refusals', () => {
     await run(deps)
     expect(rec.sweeps).toEqual([])
     expect(rec.failed[0]).toMatch(/there is no baseline at baselines\/gate\.json/)
+  })
+})
+
+describe('mode: watch, what the issue may hold', () => {
+  it('stays under GitHub’s 65,536-character body limit with a huge verdict table, keeping the first line and the marker', async () => {
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ ...row(i % 50 === 0 ? 'regression' : 'pass', `p95 ITL 4096×512 c=${i + 1}`), key: `itl_p95@4096x512@c${i + 1}` }))
+    const { deps, rec } = watch({ verdicts: [regression()] })
+    deps.stages.compareToBaseline = () => ({ ...regression(), rows })
+    deps.stages.renderVerdictMarkdown = (v) => renderVerdictMarkdown(v)
+    await run(deps)
+    const body = rec.issues[0]!.body!
+    expect(body.length).toBeLessThanOrEqual(65_536)
+    expect(firstLine(body)).toMatch(/^⚠ Host changed: driver 570\.86 → 575\.51/)
+    expect(body).toMatch(/rows of the verdict table left out to stay under GitHub's 65,536-character issue limit/)
+    expect(body.trimEnd().endsWith(MARKER)).toBe(true)
+  })
+
+  it('never writes the token or the API key into the issue, its comments or the summary', async () => {
+    const key = 'opaque-7c1e9b2d4f6a8e0c31'
+    // A reason that quotes the key (as a server's error message might).
+    const leaky = verdict('regression', { envChanges: [DRIVER], reasons: [`p95 ITL 128×32 c=16: server said "bad key ${key}"`] })
+    const first = watch({ apiKey: key, verdicts: [leaky] })
+    first.deps.stages.renderVerdictMarkdown = (v) => renderVerdictMarkdown(v)
+    await run(first.deps)
+    const again = watch({ apiKey: key, issues: first.rec.issues, verdicts: [leaky] })
+    again.deps.stages.renderVerdictMarkdown = (v) => renderVerdictMarkdown(v)
+    await run(again.deps)
+    // The reason is there, redacted.
+    expect(again.rec.issues[0]!.body).toContain('server said "bad key ***"')
+    const written = [JSON.stringify(again.rec.issues), JSON.stringify(again.rec.issueComments), first.rec.summary, again.rec.summary, ...first.rec.written.values()]
+    for (const text of written) {
+      expect(text).not.toContain(key)
+      expect(text).not.toContain('ghs_token123')
+    }
+    expect(again.rec.secrets).toEqual(expect.arrayContaining([key, 'ghs_token123']))
   })
 })
