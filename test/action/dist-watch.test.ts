@@ -10,7 +10,7 @@
  * in a request body GitHub's stand-in saw, the log or the summary.
  * Skipped only when dist/index.js is absent (run `npm run bundle` first).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
@@ -102,18 +102,30 @@ describe.skipIf(!existsSync(DIST))('dist/index.js mode: watch keeps one tracking
   // Five refreshes: until a baseline has as many, the gate assumes 3.5 % drift between days and
   // a 15 % slowdown measured twice stays inconclusive (docs/gate.md, short history).
   it('records the baseline under driver 570.86: five refreshes, not committed', async () => {
+    const path = join(ws.repo, 'baselines/gate.json')
     const refresh = () => ws.step({ mode: 'refresh', 'base-url': sim.url, 'refresh-commit': 'false' }, pushEvent, { env: envWith(driverA) })
+    // On a busy host a saturated client spoils runs, and a point left with few valid refreshes keeps the
+    // short-history drift floor: only such a refresh is measured again (the file as it was before), at most twice.
+    const saturated = (r: StepRun): boolean => {
+      if (r.code !== 0) return /has no valid runs/.test(r.stdout)
+      const b = JSON.parse(readFileSync(path, 'utf8')) as { refreshes: Array<{ invalid: Array<{ codes: string[] }> }> }
+      return b.refreshes.at(-1)!.invalid.some((x) => x.codes.includes('client_saturated'))
+    }
     for (let i = 0; i < REFRESHES; i++) {
-      // A refresh records only valid runs; on a busy host a saturated client can spoil them all (retried at most twice).
+      const before = existsSync(path) ? readFileSync(path, 'utf8') : null
       let r = await refresh()
-      for (let retry = 0; retry < 2 && r.code !== 0 && /has no valid runs/.test(r.stdout); retry++) r = await refresh()
+      for (let retry = 0; retry < 2 && saturated(r); retry++) {
+        if (before === null) rmSync(path, { force: true })
+        else writeFileSync(path, before)
+        r = await refresh()
+      }
       expect(r.code, r.stdout).toBe(0)
       expect(leaks('refresh', r)).toEqual([])
     }
     const baseline = JSON.parse(readFileSync(join(ws.repo, 'baselines/gate.json'), 'utf8')) as { refreshes: Array<{ env: { gpu: { driver_version: string; names: string[] } } }> }
     expect(baseline.refreshes).toHaveLength(REFRESHES)
     for (const x of baseline.refreshes) expect(x.env.gpu).toMatchObject({ driver_version: '570.86', names: ['NVIDIA H100 80GB HBM3'] })
-  }, 180_000)
+  }, 400_000)
 
   it('a failing watch under driver 575.51 opens one issue whose first line names the driver change, and fails the step', async () => {
     const r = await watchStep(slowSim.url)
