@@ -20,6 +20,7 @@ import type { ActionDeps } from './github/deps.js'
 import { hostNotice } from './github/host-notice.js'
 import { baselinePathFor, commentKeyFor, modeSweep, readInputs, secretsInCommand, type ActionInputs } from './github/inputs.js'
 import { referenceFor, runAbDecision } from './github/mode-ab.js'
+import { publishWatch } from './github/mode-watch.js'
 import { charts, publishVerdict } from './github/publish-verdict.js'
 import { runAggregate } from './github/mode-aggregate.js'
 import { writeRunRecord } from './github/record.js'
@@ -88,6 +89,14 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   // A matrix's final job: no sweep, no config; the jobs' verdict records as one verdict.
   if (inputs.mode === 'aggregate') return runAggregate(deps, { inputs, ctx, key: progress.key, onVerdictSet: () => void (progress.verdictSet = true) })
 
+  if (inputs.mode === 'watch' && ctx.pullRequest !== null) {
+    // Its terms come from the checkout: on a pull request that would let the PR judge itself.
+    throw new UsageError(
+      `mode watch measures the default branch against its own baseline, but this ${ctx.eventName} run is for pull request #${ctx.pullRequest.number}.`,
+      'Trigger the watch job on schedule: or workflow_dispatch:, and gate pull requests with mode: gate.',
+    )
+  }
+
   const wd = resolve(deps.cwd, inputs.workingDirectory)
   const notes: string[] = []
   const terms = await readGateTerms(deps, inputs, ctx, wd, notes)
@@ -124,7 +133,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   }
   // A gate that re-measures its reference needs no baseline; neither does the check before it.
   const checksReference = inputs.mode === 'check' && (inputs.referenceServe !== undefined || cfg.gate.referenceCommand !== undefined)
-  if (baseline === null && (inputs.mode === 'gate' || (inputs.mode === 'check' && ctx.base !== null && !checksReference))) {
+  if (baseline === null && (inputs.mode === 'gate' || inputs.mode === 'watch' || (inputs.mode === 'check' && ctx.base !== null && !checksReference))) {
     throw new UsageError(
       `there is no baseline at ${baselineRel}${terms.baseLabel === null ? '' : ` on ${terms.baseLabel}`} to gate against.`,
       'Record one first: run the action with mode: refresh on your default branch (see docs/action.md), or point the baseline input at an existing file.',
@@ -183,6 +192,12 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
     } catch (err) {
       notes.push(`Could not compare with the previous baseline: ${describeError(err)}`)
     }
+  }
+
+  if (inputs.mode === 'watch' && baseline !== null && verdict !== null) {
+    const p = { inputs, ctx, key: progress.key, cfg, baseline, baselineRel, result: measured, verdict, notes, reportPath, secrets: progress.secrets }
+    await publishWatch(deps, { ...p, onVerdictSet: () => void (progress.verdictSet = true) })
+    return
   }
 
   if (inputs.mode === 'refresh') {

@@ -13,8 +13,9 @@ import { formatIssues } from '../store/json-file.js'
  * `check`: only the guards (fork, base-branch terms), no sweep: a workflow runs it before anything is pulled.
  * `ab`: the reference engine (A) and the candidate (B) measured in alternating slots on this runner, paired verdict.
  * `aggregate`: no sweep; the verdict records of a matrix's jobs (`records`, `expect`) as one verdict and one comment.
+ * `watch`: the gate sweep on the default branch against its baseline, on a schedule; a tracking issue instead of a comment.
  */
-export const MODES = ['gate', 'full', 'refresh', 'check', 'ab', 'aggregate'] as const
+export const MODES = ['gate', 'full', 'refresh', 'check', 'ab', 'aggregate', 'watch'] as const
 export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const
 
 export type Mode = (typeof MODES)[number]

@@ -10,6 +10,7 @@ import { retry } from '@octokit/plugin-retry'
 import { throttling } from '@octokit/plugin-throttling'
 import type { GitHubClient } from './publish.js'
 import type { CommentsApi, CommentIdentity, IssueComment } from './sticky-comment.js'
+import type { IssuesApi, TrackedIssue } from './tracking-issue.js'
 
 type Octokit = ReturnType<typeof getOctokit>
 
@@ -72,6 +73,33 @@ export function octokitComments(octokit: Octokit, owner: string, repo: string): 
   }
 }
 
+/** Issues of `owner/repo` through Octokit: open ones 100 per page, create, edit, comment, close. */
+export function octokitIssues(octokit: Octokit, owner: string, repo: string): IssuesApi {
+  return {
+    async *listOpenIssues(): AsyncIterable<TrackedIssue[]> {
+      const pages = octokit.paginate.iterator(octokit.rest.issues.listForRepo, { owner, repo, state: 'open', per_page: 100 })
+      for await (const page of pages) yield page.data as TrackedIssue[]
+    },
+    async createIssue(title: string, body: string): Promise<TrackedIssue> {
+      // Not retried blindly: GitHub may have stored an issue it answered 502 for; syncTrackingIssue looks first.
+      const res = await octokit.rest.issues.create({ owner, repo, title, body, request: { retries: 0 } })
+      return res.data as TrackedIssue
+    },
+    async updateIssue(issueNumber: number, title: string, body: string): Promise<TrackedIssue> {
+      const res = await octokit.rest.issues.update({ owner, repo, issue_number: issueNumber, title, body })
+      return res.data as TrackedIssue
+    },
+    async addComment(issueNumber: number, body: string): Promise<{ id: number; html_url?: string }> {
+      const res = await octokit.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body })
+      return res.data
+    },
+    async closeIssue(issueNumber: number): Promise<TrackedIssue> {
+      const res = await octokit.rest.issues.update({ owner, repo, issue_number: issueNumber, state: 'closed', state_reason: 'completed' })
+      return res.data as TrackedIssue
+    },
+  }
+}
+
 // Personal and user-to-server tokens can ask who they are; installation tokens (ghs_: the workflow
 // token and GitHub Apps) cannot (GET /user is 403), and post as github-actions[bot] or `<app>[bot]`.
 const USER_TOKEN = /^(ghp_|github_pat_|gho_|ghu_)/
@@ -91,5 +119,9 @@ export async function tokenIdentity(octokit: Octokit, token: string, warn: (msg:
 /** The GitHubClient the action uses for `token` on `owner/repo`. */
 export function githubClient(token: string, opts: GitHubClientOptions): GitHubClient {
   const octokit = makeOctokit(token, opts)
-  return { comments: octokitComments(octokit, opts.owner, opts.repo), identity: () => tokenIdentity(octokit, token, opts.warn) }
+  return {
+    comments: octokitComments(octokit, opts.owner, opts.repo),
+    issues: octokitIssues(octokit, opts.owner, opts.repo),
+    identity: () => tokenIdentity(octokit, token, opts.warn),
+  }
 }

@@ -5,10 +5,13 @@
  */
 import { describeApiError } from './api-errors.js'
 import { upsertStickyComment, type CommentIdentity, type CommentsApi } from './sticky-comment.js'
+import type { IssuesApi } from './tracking-issue.js'
 
 /** The API the action talks to for one token. */
 export interface GitHubClient {
   comments: CommentsApi
+  /** Issues of the repository (watch mode's tracking issue). */
+  issues: IssuesApi
   /** Whose comments count as servegate's (see sticky-comment.ts); null: any bot's. */
   identity(): Promise<CommentIdentity | null>
 }

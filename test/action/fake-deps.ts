@@ -7,6 +7,7 @@ import type { EventPayload } from '../../src/github/context.js'
 import type { GitHubClient } from '../../src/github/publish.js'
 import type { GitResult } from '../../src/github/refresh-commit.js'
 import type { IssueComment } from '../../src/github/sticky-comment.js'
+import type { TrackedIssue } from '../../src/github/tracking-issue.js'
 import type { ResultFile } from '../../src/types.js'
 import { baseline as baselineFixture, result as resultFixture } from './fixtures.js'
 
@@ -31,6 +32,12 @@ export interface Recorded {
   git: string[][]
   /** What each runAB call was given. */
   abRuns: AbOptions[]
+  /** The repository's issues (watch mode's tracking issue), with their state. */
+  issues: TrackedIssue[]
+  /** Comments posted on issues, by issue number. */
+  issueComments: Array<{ issue: number; body: string }>
+  /** Every issues API call: `list`, `create`, `update 3`, `comment 3`, `close 3`. */
+  issueCalls: string[]
 }
 
 export interface FakeOptions {
@@ -54,6 +61,10 @@ export interface FakeOptions {
   state?: Map<string, string>
   /** Throw this from runAB. */
   abError?: Error
+  /** Issues already in the repository (open or closed). */
+  issues?: TrackedIssue[]
+  /** Make the issues API fail with this HTTP status. */
+  issueApiStatus?: number
 }
 
 export const CWD = '/ws'
@@ -108,6 +119,9 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
     refreshInfo: [],
     git: [],
     abRuns: [],
+    issues: (o.issues ?? []).map((i) => ({ ...i })),
+    issueComments: [],
+    issueCalls: [],
   }
   const inputs: Record<string, string> = { 'github-token': 'ghs_token123', ...o.inputs }
   let compareCalls = 0
@@ -121,8 +135,48 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
   const apiFail = (): void => {
     if (o.apiStatus !== undefined) throw Object.assign(new Error(`HTTP ${o.apiStatus}`), { status: o.apiStatus })
   }
+  const issueFail = (): void => {
+    if (o.issueApiStatus !== undefined) throw Object.assign(new Error(`HTTP ${o.issueApiStatus}`), { status: o.issueApiStatus })
+  }
+  const issueView = (n: number): TrackedIssue => {
+    const i = rec.issues.find((x) => x.number === n)
+    if (i === undefined) throw Object.assign(new Error('Not Found'), { status: 404 })
+    return { ...i, html_url: `https://github.test/acme/infer/issues/${n}` }
+  }
   const client: GitHubClient = {
     identity: async () => ({ login: 'github-actions[bot]', type: 'Bot' }),
+    issues: {
+      async *listOpenIssues() {
+        rec.issueCalls.push('list')
+        issueFail()
+        yield rec.issues.filter((i) => i.state === 'open').map((i) => issueView(i.number))
+      },
+      async createIssue(title, body) {
+        rec.issueCalls.push('create')
+        issueFail()
+        const number = Math.max(0, ...rec.issues.map((i) => i.number)) + 1
+        rec.issues.push({ number, title, body, state: 'open', user: { login: 'github-actions[bot]', type: 'Bot' } })
+        return issueView(number)
+      },
+      async updateIssue(n, title, body) {
+        rec.issueCalls.push(`update ${n}`)
+        issueFail()
+        Object.assign(rec.issues.find((i) => i.number === n)!, { title, body })
+        return issueView(n)
+      },
+      async addComment(n, body) {
+        rec.issueCalls.push(`comment ${n}`)
+        issueFail()
+        rec.issueComments.push({ issue: n, body })
+        return { id: nextId++ }
+      },
+      async closeIssue(n) {
+        rec.issueCalls.push(`close ${n}`)
+        issueFail()
+        Object.assign(rec.issues.find((i) => i.number === n)!, { state: 'closed', state_reason: 'completed' })
+        return issueView(n)
+      },
+    },
     comments: {
       async *listComments(issue) {
         rec.commentCalls.push(`list ${issue}`)

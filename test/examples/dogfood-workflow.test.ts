@@ -192,13 +192,14 @@ describe('the dogfood config and its committed baseline', () => {
     expect(baseline.name).toBe('dogfood')
     expect(baseline.refreshes.length).toBeGreaterThanOrEqual(5)
     const sweep = file.sweeps!['dogfood']!
-    expect(baseline.profile).toEqual({ shapes: sweep.shapes, concurrency: [...sweep.concurrency].sort((a, b) => a - b) })
+    const concurrency = sweep.concurrency!
+    expect(baseline.profile).toEqual({ shapes: sweep.shapes, concurrency: [...concurrency].sort((a, b) => a - b) })
     expect(baseline.target).toEqual({ metric: file.target!.metric, percentile: file.target!.percentile, threshold_ms: file.target!.threshold_ms })
     expect(baseline.tolerances).toMatchObject({ itl_p95: 0.1, tput_at_target: 0.1 })
     for (const r of baseline.refreshes) {
       expect(r.env.serve_command).toBe(file.server!.command)
       expect(r.env.model.id).toBe('servegate/sim-model')
-      for (const c of sweep.concurrency) expect(r.runs[`itl_p95@64x16@c${c}`]!.length, `refresh ${r.at} c=${c}`).toBeGreaterThanOrEqual(2)
+      for (const c of concurrency) expect(r.runs[`itl_p95@64x16@c${c}`]!.length, `refresh ${r.at} c=${c}`).toBeGreaterThanOrEqual(2)
       expect(r.runs['tput_at_target@64x16']!.length).toBeGreaterThanOrEqual(2)
     }
   })

@@ -67,6 +67,7 @@ const dispatch = (mode: string, ref = 'refs/heads/main'): Contexts => ({
   github: github({ event_name: 'workflow_dispatch', ref, event: { repository: { default_branch: 'main' } } }),
   inputs: { mode, sweep: '', 'fail-on': 'never' },
 })
+const schedule = (): Contexts => ({ github: github({ event_name: 'schedule', ref: 'refs/heads/main', event: { schedule: '17 3 * * *', repository: { default_branch: 'main' } } }), inputs: {} })
 const mergeGroup = (): Contexts => ({
   github: github({ event_name: 'merge_group', ref: 'refs/heads/gh-readonly-queue/main/pr-7-abc', event: { merge_group: { base_ref: 'refs/heads/main', head_sha: 'abc' } } }),
   inputs: {},
@@ -270,6 +271,33 @@ describe('examples/servegate-gate.yml', () => {
     expect(jobsThatRun(wf, push()).filter((id) => contentsWrite(wf.jobs[id] as Job))).toEqual(committing)
     // A full sweep by hand writes nothing.
     expect(jobsThatRun(wf, dispatch('full')).filter((id) => contentsWrite(wf.jobs[id] as Job))).toEqual([])
+  })
+
+  it('runs on a schedule, and only the watch job runs then: mode watch on the self-hosted runner with exactly contents: read and issues: write', () => {
+    const on = wf.on as Record<string, unknown>
+    expect(Array.isArray(on['schedule']) && (on['schedule'] as Array<{ cron?: string }>).every((s) => typeof s.cron === 'string')).toBe(true)
+    const started = jobsThatRun(wf, schedule())
+    expect(started).toHaveLength(1)
+    const job = wf.jobs[started[0]!] as Job
+    expect(selfHosted(job)).toBe(true)
+    expect(job.permissions).toEqual({ contents: 'read', issues: 'write' })
+    const sg = steps(job).filter((s) => s.uses?.startsWith('servegate/servegate@'))
+    expect(sg.map((s) => s.with?.mode)).toEqual(['watch'])
+    // The watch exists to raise the alarm: fail-on stays at its default.
+    expect(sg[0]!.with?.['fail-on']).toBeUndefined()
+  })
+
+  it('sends a hand-run watch on main to the watch job alone, and a scheduled watch never shares a concurrency group with a refresh of main', () => {
+    const dispatchOptions = (wf.on.workflow_dispatch as unknown as { inputs: { mode: { options: string[] } } }).inputs.mode.options
+    expect(dispatchOptions).toContain('watch')
+    expect(jobsThatRun(wf, dispatch('watch'))).toEqual(jobsThatRun(wf, schedule()))
+    expect(jobsThatRun(wf, dispatch('watch', 'refs/heads/feature'))).toEqual([])
+    for (const ctx of [push(), dispatch('refresh'), dispatch('full'), pr()]) {
+      expect(jobsThatRun(wf, ctx)).not.toContain(jobsThatRun(wf, schedule())[0])
+    }
+    const group = wf.concurrency?.group ?? ''
+    expect(interpolate(group, schedule())).not.toBe(interpolate(group, push()))
+    expect(evaluateValue(wf.concurrency?.['cancel-in-progress'], schedule())).toBe(false)
   })
 
   it('checks out the base ref too, so the gate can read its terms from it', () => {

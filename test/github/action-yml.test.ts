@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { INPUT_NAMES, readInputs } from '../../src/github/inputs.js'
+import { INPUT_NAMES, MODES, readInputs } from '../../src/github/inputs.js'
 
 const action = parse(readFileSync(new URL('../../action.yml', import.meta.url), 'utf8')) as {
   inputs: Record<string, { description: string; default?: string }>
@@ -26,6 +26,11 @@ describe('action.yml', () => {
 
   it('runs dist/index.js on node24, reports a killed main step from dist/post.js always, and declares the documented outputs', () => {
     expect(action.runs).toEqual({ using: 'node24', main: 'dist/index.js', post: 'dist/post.js', 'post-if': 'always()' })
-    expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['verdict', 'result-path', 'report-path', 'comment-id', 'regressions']))
+    expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['verdict', 'result-path', 'report-path', 'comment-id', 'regressions', 'issue-number', 'issue-url']))
+  })
+
+  it('documents every mode the action accepts, watch included', () => {
+    for (const mode of MODES) expect(action.inputs['mode']!.description, mode).toMatch(new RegExp(`\\b${mode}:`))
+    expect(readInputs((n) => (n === 'mode' ? 'watch' : ''))).toMatchObject({ mode: 'watch' })
   })
 })
