@@ -3213,9 +3213,9 @@ Expecting one of '${allowedValues.join("', '")}'`);
           helpWidth: context.helpWidth,
           outputHasColors: context.hasColors
         });
-        const text = helper.formatHelp(this, helper);
-        if (context.hasColors) return text;
-        return this._outputConfiguration.stripColor(text);
+        const text2 = helper.formatHelp(this, helper);
+        if (context.hasColors) return text2;
+        return this._outputConfiguration.stripColor(text2);
       }
       /**
        * @typedef HelpContext
@@ -3375,7 +3375,7 @@ Expecting one of '${allowedValues.join("', '")}'`);
        * @param {(string | Function)} text - string to add, or a function returning a string
        * @return {Command} `this` command for chaining
        */
-      addHelpText(position, text) {
+      addHelpText(position, text2) {
         const allowedValues = ["beforeAll", "before", "after", "afterAll"];
         if (!allowedValues.includes(position)) {
           throw new Error(`Unexpected value for position to addHelpText.
@@ -3384,10 +3384,10 @@ Expecting one of '${allowedValues.join("', '")}'`);
         const helpEvent = `${position}Help`;
         this.on(helpEvent, (context) => {
           let helpStr;
-          if (typeof text === "function") {
-            helpStr = text({ error: context.error, command: context.command });
+          if (typeof text2 === "function") {
+            helpStr = text2({ error: context.error, command: context.command });
           } else {
-            helpStr = text;
+            helpStr = text2;
           }
           if (helpStr) {
             context.write(`${helpStr}
@@ -4466,14 +4466,14 @@ var require_foldFlowLines = __commonJS({
     var FOLD_FLOW = "flow";
     var FOLD_BLOCK = "block";
     var FOLD_QUOTED = "quoted";
-    function foldFlowLines(text, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
+    function foldFlowLines(text2, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
       if (!lineWidth || lineWidth < 0)
-        return text;
+        return text2;
       if (lineWidth < minContentWidth)
         minContentWidth = 0;
       const endStep = Math.max(1 + minContentWidth, 1 + lineWidth - indent.length);
-      if (text.length <= endStep)
-        return text;
+      if (text2.length <= endStep)
+        return text2;
       const folds = [];
       const escapedFolds = {};
       let end = lineWidth - indent.length;
@@ -4490,14 +4490,14 @@ var require_foldFlowLines = __commonJS({
       let escStart = -1;
       let escEnd = -1;
       if (mode === FOLD_BLOCK) {
-        i = consumeMoreIndentedLines(text, i, indent.length);
+        i = consumeMoreIndentedLines(text2, i, indent.length);
         if (i !== -1)
           end = i + endStep;
       }
-      for (let ch; ch = text[i += 1]; ) {
+      for (let ch; ch = text2[i += 1]; ) {
         if (mode === FOLD_QUOTED && ch === "\\") {
           escStart = i;
-          switch (text[i + 1]) {
+          switch (text2[i + 1]) {
             case "x":
               i += 3;
               break;
@@ -4514,12 +4514,12 @@ var require_foldFlowLines = __commonJS({
         }
         if (ch === "\n") {
           if (mode === FOLD_BLOCK)
-            i = consumeMoreIndentedLines(text, i, indent.length);
+            i = consumeMoreIndentedLines(text2, i, indent.length);
           end = i + indent.length + endStep;
           split = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
-            const next = text[i + 1];
+            const next = text2[i + 1];
             if (next && next !== " " && next !== "\n" && next !== "	")
               split = i;
           }
@@ -4531,12 +4531,12 @@ var require_foldFlowLines = __commonJS({
             } else if (mode === FOLD_QUOTED) {
               while (prev === " " || prev === "	") {
                 prev = ch;
-                ch = text[i += 1];
+                ch = text2[i += 1];
                 overflow = true;
               }
               const j = i > escEnd + 1 ? i - 2 : escStart - 1;
               if (escapedFolds[j])
-                return text;
+                return text2;
               folds.push(j);
               escapedFolds[j] = true;
               end = j + endStep;
@@ -4551,39 +4551,39 @@ var require_foldFlowLines = __commonJS({
       if (overflow && onOverflow)
         onOverflow();
       if (folds.length === 0)
-        return text;
+        return text2;
       if (onFold)
         onFold();
-      let res = text.slice(0, folds[0]);
+      let res = text2.slice(0, folds[0]);
       for (let i2 = 0; i2 < folds.length; ++i2) {
         const fold = folds[i2];
-        const end2 = folds[i2 + 1] || text.length;
+        const end2 = folds[i2 + 1] || text2.length;
         if (fold === 0)
           res = `
-${indent}${text.slice(0, end2)}`;
+${indent}${text2.slice(0, end2)}`;
         else {
           if (mode === FOLD_QUOTED && escapedFolds[fold])
-            res += `${text[fold]}\\`;
+            res += `${text2[fold]}\\`;
           res += `
-${indent}${text.slice(fold + 1, end2)}`;
+${indent}${text2.slice(fold + 1, end2)}`;
         }
       }
       return res;
     }
-    function consumeMoreIndentedLines(text, i, indent) {
+    function consumeMoreIndentedLines(text2, i, indent) {
       let end = i;
       let start = i + 1;
-      let ch = text[start];
+      let ch = text2[start];
       while (ch === " " || ch === "	") {
         if (i < start + indent) {
-          ch = text[++i];
+          ch = text2[++i];
         } else {
           do {
-            ch = text[++i];
+            ch = text2[++i];
           } while (ch && ch !== "\n");
           end = i;
           start = i + 1;
-          ch = text[start];
+          ch = text2[start];
         }
       }
       return end;
@@ -5844,9 +5844,9 @@ var require_stringifyNumber = __commonJS({
     function stringifyNumber({ format, minFractionDigits, tag, value }) {
       if (typeof value === "bigint")
         return String(value);
-      const num4 = typeof value === "number" ? value : Number(value);
-      if (!isFinite(num4))
-        return isNaN(num4) ? ".nan" : num4 < 0 ? "-.inf" : ".inf";
+      const num5 = typeof value === "number" ? value : Number(value);
+      if (!isFinite(num5))
+        return isNaN(num5) ? ".nan" : num5 < 0 ? "-.inf" : ".inf";
       let n = Object.is(value, -0) ? "-0" : JSON.stringify(value);
       if (!format && minFractionDigits && (!tag || tag === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
         let i = n.indexOf(".");
@@ -5886,8 +5886,8 @@ var require_float = __commonJS({
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
       resolve: (str2) => parseFloat(str2),
       stringify(node2) {
-        const num4 = Number(node2.value);
-        return isFinite(num4) ? num4.toExponential() : stringifyNumber.stringifyNumber(node2);
+        const num5 = Number(node2.value);
+        return isFinite(num5) ? num5.toExponential() : stringifyNumber.stringifyNumber(node2);
       }
     };
     var float = {
@@ -6326,8 +6326,8 @@ var require_float2 = __commonJS({
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
       resolve: (str2) => parseFloat(str2.replace(/_/g, "")),
       stringify(node2) {
-        const num4 = Number(node2.value);
-        return isFinite(num4) ? num4.toExponential() : stringifyNumber.stringifyNumber(node2);
+        const num5 = Number(node2.value);
+        return isFinite(num5) ? num5.toExponential() : stringifyNumber.stringifyNumber(node2);
       }
     };
     var float = {
@@ -6529,23 +6529,23 @@ var require_timestamp = __commonJS({
     function parseSexagesimal(str2, asBigInt) {
       const sign = str2[0];
       const parts = sign === "-" || sign === "+" ? str2.substring(1) : str2;
-      const num4 = (n) => asBigInt ? BigInt(n) : Number(n);
-      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num4(60) + num4(p), num4(0));
-      return sign === "-" ? num4(-1) * res : res;
+      const num5 = (n) => asBigInt ? BigInt(n) : Number(n);
+      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num5(60) + num5(p), num5(0));
+      return sign === "-" ? num5(-1) * res : res;
     }
     function stringifySexagesimal(node2) {
       let { value } = node2;
-      let num4 = (n) => n;
+      let num5 = (n) => n;
       if (typeof value === "bigint")
-        num4 = (n) => BigInt(n);
+        num5 = (n) => BigInt(n);
       else if (isNaN(value) || !isFinite(value))
         return stringifyNumber.stringifyNumber(node2);
       let sign = "";
       if (value < 0) {
         sign = "-";
-        value *= num4(-1);
+        value *= num5(-1);
       }
-      const _60 = num4(60);
+      const _60 = num5(60);
       const parts = [value % _60];
       if (value < 60) {
         parts.unshift(0);
@@ -15326,8 +15326,8 @@ var require_webidl = __commonJS({
       return new TypeError(`${message.header}: ${message.message}`);
     };
     webidl.errors.conversionFailed = function(opts) {
-      const plural2 = opts.types.length === 1 ? "" : " one of";
-      const message = `${opts.argument} could not be converted to${plural2}: ${opts.types.join(", ")}.`;
+      const plural3 = opts.types.length === 1 ? "" : " one of";
+      const message = `${opts.argument} could not be converted to${plural3}: ${opts.types.join(", ")}.`;
       return webidl.errors.exception({
         header: opts.prefix,
         message
@@ -34809,8 +34809,8 @@ var require_util5 = __commonJS({
           return false;
         }
       }
-      const num4 = Number.parseInt(value, 10);
-      return num4 >= 8 && num4 <= 15;
+      const num5 = Number.parseInt(value, 10);
+      return num5 >= 8 && num5 <= 15;
     }
     function getURLRecord(url2, baseURL) {
       let urlRecord;
@@ -37518,8 +37518,8 @@ var init_auth = __esm({
 });
 
 // src/client/one-line.ts
-function oneLine(text, max3 = MAX_EXCERPT_CHARS) {
-  let s = text.length > 4096 ? text.slice(0, 4096) : text;
+function oneLine(text2, max3 = MAX_EXCERPT_CHARS) {
+  let s = text2.length > 4096 ? text2.slice(0, 4096) : text2;
   if (s.includes("<")) {
     s = s.replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, " ").replace(/<!--[\s\S]*?-->/g, " ").replace(/<\/?[A-Za-z!][^<>]*>/g, " ");
   }
@@ -37787,18 +37787,18 @@ async function fetchJson(url2, opts = {}) {
     throw new UsageError(`${method} ${url2}: ${describeError(err)}`, "Is the server running and is --base-url right?");
   }
   const ok = res.statusCode >= 200 && res.statusCode < 300;
-  const text = await readBodyCapped(res, ok ? opts.maxBytes ?? MAX_JSON_BODY_BYTES : MAX_ERROR_BODY_BYTES, `${method} ${url2}`, !ok).catch((err) => {
+  const text2 = await readBodyCapped(res, ok ? opts.maxBytes ?? MAX_JSON_BODY_BYTES : MAX_ERROR_BODY_BYTES, `${method} ${url2}`, !ok).catch((err) => {
     if (err instanceof UsageError) throw err;
     throw new UsageError(`${method} ${url2}: ${describeError(err)}`);
   });
   if (!ok) {
-    const excerpt = oneLine(text, MAX_EXCERPT_CHARS);
+    const excerpt = oneLine(text2, MAX_EXCERPT_CHARS);
     throw new HttpStatusError(`${method} ${url2}: HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ""}`, res.statusCode);
   }
   try {
-    return JSON.parse(text);
+    return JSON.parse(text2);
   } catch {
-    throw new UsageError(`${method} ${url2}: expected JSON, got ${JSON.stringify(text.slice(0, 80))}`);
+    throw new UsageError(`${method} ${url2}: expected JSON, got ${JSON.stringify(text2.slice(0, 80))}`);
   }
 }
 async function fetchMetricsText(baseUrl, apiKey = null, dispatcher) {
@@ -37833,11 +37833,11 @@ async function scrapeMetrics(baseUrl, apiKey = null, dispatcher) {
     return null;
   }
 }
-async function tokenizeCount(baseUrl, model, text, apiKey = null, dispatcher) {
+async function tokenizeCount(baseUrl, model, text2, apiKey = null, dispatcher) {
   const url2 = `${normalizeBaseUrl2(baseUrl).root}/tokenize`;
   try {
     const j = await fetchJson(url2, {
-      body: { model, prompt: text, add_special_tokens: false },
+      body: { model, prompt: text2, add_special_tokens: false },
       headers: authHeaders(apiKey),
       maxBytes: MAX_TOKENIZE_BODY_BYTES,
       ...dispatcher ? { dispatcher } : {}
@@ -39339,8 +39339,8 @@ var require_base64_js = __commonJS({
       }
       return arr;
     }
-    function tripletToBase64(num4) {
-      return lookup[num4 >> 18 & 63] + lookup[num4 >> 12 & 63] + lookup[num4 >> 6 & 63] + lookup[num4 & 63];
+    function tripletToBase64(num5) {
+      return lookup[num5 >> 18 & 63] + lookup[num5 >> 12 & 63] + lookup[num5 >> 6 & 63] + lookup[num5 & 63];
     }
     function encodeChunk(uint8, start, end) {
       var tmp;
@@ -45838,9 +45838,9 @@ var require_eta = __commonJS({
         this.eta = "0";
       }
       // add new values to calculation buffer
-      update(time3, value, total) {
+      update(time4, value, total) {
         this.valueBuffer.push(value);
-        this.timeBuffer.push(time3);
+        this.timeBuffer.push(time4);
         this.calculate(total - value);
       }
       // fetch estimated time
@@ -46731,14 +46731,14 @@ import { readFile as readFile2 } from "node:fs/promises";
 // src/store/json-file.ts
 init_errors();
 import { readFile } from "node:fs/promises";
-function parseJsonText(text, source) {
-  if (text.trim() === "") throw new UsageError(`${source} is empty (truncated or never written)`);
+function parseJsonText(text2, source) {
+  if (text2.trim() === "") throw new UsageError(`${source} is empty (truncated or never written)`);
   try {
-    return JSON.parse(text);
+    return JSON.parse(text2);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     const pos = /position (\d+)/.exec(msg);
-    const truncated = /end of JSON/i.test(msg) || pos !== null && Number(pos[1]) >= text.trimEnd().length;
+    const truncated = /end of JSON/i.test(msg) || pos !== null && Number(pos[1]) >= text2.trimEnd().length;
     throw new UsageError(
       `${source} is not valid JSON: ${truncated ? "the file ends early (truncated — was a write interrupted?)" : "corrupt content"} (${msg})`,
       truncated ? "Re-create it: rerun the sweep or restore the file from version control." : void 0
@@ -46746,13 +46746,13 @@ function parseJsonText(text, source) {
   }
 }
 async function readJsonFile(path) {
-  let text;
+  let text2;
   try {
-    text = await readFile(path, "utf8");
+    text2 = await readFile(path, "utf8");
   } catch (err) {
     throw new UsageError(`cannot read ${path}: ${describeError(err)}`);
   }
-  return parseJsonText(text, path);
+  return parseJsonText(text2, path);
 }
 var MAX_LISTED_PROBLEMS = 5;
 function listProblems(lines2, max3 = MAX_LISTED_PROBLEMS) {
@@ -56117,8 +56117,8 @@ function ko_default() {
 }
 
 // node_modules/zod/v4/locales/lt.js
-var capitalizeFirstCharacter = (text) => {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+var capitalizeFirstCharacter = (text2) => {
+  return text2.charAt(0).toUpperCase() + text2.slice(1);
 };
 function getUnitTypeFromNumber(number4) {
   const abs = Math.abs(number4);
@@ -57478,8 +57478,8 @@ var error43 = () => {
       case "not_multiple_of":
         return `Número inválido: deve ser múltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural2 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural2} inválida${plural2}: ${joinValues(issue2.keys, ", ")}`;
+        const plural3 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural3} inválida${plural3}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inválida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -57623,8 +57623,8 @@ var error44 = () => {
       case "not_multiple_of":
         return `Número inválido: deve ser múltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural2 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural2} inválida${plural2}: ${joinValues(issue2.keys, ", ")}`;
+        const plural3 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural3} inválida${plural3}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inválida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -66293,21 +66293,21 @@ function visit(schema, fnOrHandlers) {
       case "object": {
         const oldShape = def.shape;
         const keys = Object.keys(oldShape);
-        let changed = false;
+        let changed2 = false;
         const newShape = {};
         for (const k of keys) {
           const mapped = run(oldShape[k]);
           if (mapped !== oldShape[k])
-            changed = true;
+            changed2 = true;
           newShape[k] = mapped;
         }
         let newCatchall = def.catchall;
         if (def.catchall) {
           newCatchall = run(def.catchall);
           if (newCatchall !== def.catchall)
-            changed = true;
+            changed2 = true;
         }
-        return changed ? clone(s, { ...def, shape: newShape, catchall: newCatchall }) : s;
+        return changed2 ? clone(s, { ...def, shape: newShape, catchall: newCatchall }) : s;
       }
       case "array": {
         const mapped = run(def.element);
@@ -66315,21 +66315,21 @@ function visit(schema, fnOrHandlers) {
       }
       case "tuple": {
         const oldItems = def.items;
-        let changed = false;
+        let changed2 = false;
         const newItems = [];
         for (const item of oldItems) {
           const mapped = run(item);
           if (mapped !== item)
-            changed = true;
+            changed2 = true;
           newItems.push(mapped);
         }
         let newRest = def.rest;
         if (def.rest) {
           newRest = run(def.rest);
           if (newRest !== def.rest)
-            changed = true;
+            changed2 = true;
         }
-        return changed ? clone(s, { ...def, items: newItems, rest: newRest }) : s;
+        return changed2 ? clone(s, { ...def, items: newItems, rest: newRest }) : s;
       }
       case "record":
       case "map": {
@@ -66343,15 +66343,15 @@ function visit(schema, fnOrHandlers) {
       }
       case "union": {
         const oldOptions = def.options;
-        let changed = false;
+        let changed2 = false;
         const newOptions = [];
         for (const opt of oldOptions) {
           const mapped = run(opt);
           if (mapped !== opt)
-            changed = true;
+            changed2 = true;
           newOptions.push(mapped);
         }
-        return changed ? clone(s, { ...def, options: newOptions }) : s;
+        return changed2 ? clone(s, { ...def, options: newOptions }) : s;
       }
       case "intersection": {
         const newLeft = run(def.left);
@@ -66502,8 +66502,23 @@ var sweepSchema = external_exports.strictObject({
   num_prompts: positiveInt("a request count per point").optional(),
   prompts_per_concurrency: positiveInt("prompts per concurrency").optional(),
   warmup: external_exports.union([nonNegativeInt("a warmup request count"), external_exports.literal("auto")], { error: 'expected a non-negative integer or "auto"' }).optional(),
-  repeats: positiveInt("a repeat count").optional()
+  repeats: positiveInt("a repeat count").optional(),
+  /**
+   * Where a PR sweep places its points: `fixed` (default) runs every concurrency of the list;
+   * `bracket` runs only the two concurrencies of the list around the baseline's crossing of the
+   * target, per shape, plus `itl_concurrency` (src/gate/bracket.ts). Closed loop only.
+   */
+  placement: external_exports.enum(["fixed", "bracket"], { error: `expected "fixed" (every concurrency of the list) or "bracket" (the two around the baseline's crossing of the target)` }).optional(),
+  /** With `placement: bracket`: concurrencies whose p95 ITL the gate keeps; default: the lowest of the list. */
+  itl_concurrency: external_exports.array(positiveInt("a concurrency"), { error: "expected a list of concurrencies of this sweep, e.g. [1, 64]" }).refine((cs) => new Set(cs).size === cs.length, { error: "expected each concurrency once (duplicates found)" }).optional()
 }).superRefine((s, ctx) => {
+  const outside = (s.itl_concurrency ?? []).filter((c) => !(s.concurrency ?? []).includes(c));
+  if (outside.length > 0) {
+    ctx.addIssue({ code: "custom", path: ["itl_concurrency"], message: `expected concurrencies of this sweep's list (${(s.concurrency ?? []).join(", ")}); not in it: ${outside.join(", ")}` });
+  }
+  if (s.placement === "bracket" && s.request_rates !== void 0) {
+    ctx.addIssue({ code: "custom", path: ["placement"], message: 'expected "fixed" with request_rates: bracketing places concurrencies (closed loop) only' });
+  }
   if (s.concurrency === void 0 && s.request_rates === void 0) {
     ctx.addIssue({ code: "custom", path: ["concurrency"], message: "expected a list of concurrencies (closed loop), or request_rates (open loop)" });
   }
@@ -66539,7 +66554,9 @@ var serverSchema = external_exports.strictObject({
   stop_timeout: external_exports.number({ error: "expected seconds (a number ≥ 0)" }).nonnegative({ error: "expected seconds (a number ≥ 0)" }).optional(),
   stop_command: external_exports.string({ error: 'expected a shell command line, e.g. "docker stop bench"' }).min(1, { error: 'expected a shell command line, e.g. "docker stop bench"' }).optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
-  request_timeout: external_exports.number({ error: "expected a number of seconds above 0, e.g. 600" }).positive({ error: "expected a number of seconds above 0, e.g. 600" }).max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` }).optional()
+  request_timeout: external_exports.number({ error: "expected a number of seconds above 0, e.g. 600" }).positive({ error: "expected a number of seconds above 0, e.g. 600" }).max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` }).optional(),
+  /** GPUs serving the model (`--gpus`): the per-GPU figures divide by it; recorded as env.gpu.count. */
+  gpus: positiveInt("a GPU count").optional()
 });
 var sloMs = (what) => external_exports.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` });
 var goodputSchema = external_exports.strictObject({ ttft: sloMs("a TTFT bound").optional(), tpot: sloMs("a TPOT bound").optional(), e2el: sloMs("an E2EL bound").optional() }, { error: "expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}" }).refine((g2) => Object.keys(g2).length > 0, { error: "expected at least one of ttft, tpot, e2el" });
@@ -66565,18 +66582,18 @@ var configFileSchema = external_exports.strictObject({
 // src/config/load.ts
 var HINT = 'Unknown keys are errors; see "Config file" in the README (ARCHITECTURE.md) for every key and its type.';
 async function loadConfigFile(path) {
-  let text;
+  let text2;
   try {
-    text = await readFile2(path, "utf8");
+    text2 = await readFile2(path, "utf8");
   } catch (err) {
     throw new UsageError(`cannot read config file ${path}: ${describeError(err)}`, "Check the path given to --config.");
   }
-  return parseConfigText(text, path);
+  return parseConfigText(text2, path);
 }
-function parseConfigText(text, source) {
+function parseConfigText(text2, source) {
   let data;
   try {
-    data = source.toLowerCase().endsWith(".json") ? JSON.parse(text) : (0, import_yaml.parse)(text);
+    data = source.toLowerCase().endsWith(".json") ? JSON.parse(text2) : (0, import_yaml.parse)(text2);
   } catch (err) {
     throw new UsageError(`${source} is not valid ${source.toLowerCase().endsWith(".json") ? "JSON" : "YAML"}: ${describeError(err)}`, HINT);
   }
@@ -66703,8 +66720,8 @@ function redactWord(word) {
   const q = word[0];
   return (q === '"' || q === "'") && word.length >= 2 && word.endsWith(q) ? `${q}${REDACTED}${q}` : REDACTED;
 }
-function redactSecrets(text, known = []) {
-  let out = text;
+function redactSecrets(text2, known = []) {
+  let out = text2;
   const values = [...new Set(known.filter((k) => typeof k === "string" && k.length >= MIN_KNOWN_SECRET))].sort((a, b) => b.length - a.length);
   for (const v of values) out = out.replace(new RegExp(escapeRegExp(v), "g"), REDACTED);
   out = out.replace(USERINFO, `$1${REDACTED}@`);
@@ -66911,6 +66928,27 @@ function goodputFlag(raw, problems) {
   return g2;
 }
 
+// src/config/placement.ts
+function concurrencyFor(cfg, shape) {
+  const placed = cfg.bracket?.shapes[`${shape.inputLen}x${shape.outputLen}`];
+  return placed ? [...placed.concurrency] : [...cfg.concurrency];
+}
+function plannedRunCount(cfg) {
+  if (cfg.openLoop) return cfg.shapes.length * cfg.openLoop.rates.length * cfg.repeats;
+  return cfg.shapes.reduce((n, s) => n + concurrencyFor(cfg, s).length, 0) * cfg.repeats;
+}
+function bracketForResult(b) {
+  return {
+    mode: "bracket",
+    baseline: b.baseline,
+    refreshes: b.refreshes,
+    itl_concurrency: [...b.itlConcurrency],
+    shapes: Object.fromEntries(
+      Object.entries(b.shapes).map(([k, s]) => [k, { concurrency: [...s.concurrency], below: s.below, above: s.above, ...s.fallback === void 0 ? {} : { fallback: s.fallback } }])
+    )
+  };
+}
+
 // src/config/resolve.ts
 function pointsPerShape(cfg) {
   return cfg.openLoop ? cfg.openLoop.rates.length : cfg.concurrency.length;
@@ -66944,6 +66982,7 @@ function resolveConfig(input2) {
   const flagMaxConcurrency = positiveIntFlag("--max-concurrency", flags.maxConcurrency, problems);
   const flagNumPrompts = positiveIntFlag("--num-prompts", flags.numPrompts, problems);
   const flagGoodput = goodputFlag(flags.goodput, problems);
+  const flagGpus = positiveIntFlag("--gpus", flags.gpus, problems);
   let baseUrl = null;
   const rawBase = flagBaseUrl ?? file2?.server?.base_url;
   if (rawBase !== void 0) {
@@ -66997,6 +67036,15 @@ function resolveConfig(input2) {
   if (file2?.gate?.goodput === true && goodput === null) {
     problems.push(`${fileName}: gate.goodput is true but no goodput SLOs are set; add goodput: {tpot: MS, ...} or --goodput tpot:MS`);
   }
+  const placement = flags.bracketBaseline !== void 0 ? "bracket" : sweep?.placement ?? "fixed";
+  const itlConcurrency = [...sweep?.itl_concurrency ?? [concurrency[0]]].sort((a, b) => a - b);
+  const notInList = itlConcurrency.filter((c) => !concurrency.includes(c));
+  if (placement === "bracket" && openLoop !== null) {
+    problems.push(`${flags.bracketBaseline !== void 0 ? "--bracket-baseline" : `${fileName}: sweeps.${sweepName}.placement bracket`}: bracketing places concurrencies (closed loop); expected no --request-rate / request_rates with it`);
+  } else if (placement === "bracket" && notInList.length > 0) {
+    problems.push(`${fileName}: sweeps.${sweepName}.itl_concurrency ${notInList.join(", ")}: expected concurrencies of the sweep's list (${concurrency.join(", ")})`);
+  }
+  if (flags.bracketBaseline !== void 0) textFlag("--bracket-baseline", flags.bracketBaseline, problems);
   const fileTarget = file2?.target;
   const target = flagTarget ?? {
     metric: fileTarget?.metric ?? DEFAULTS.target.metric,
@@ -67010,7 +67058,7 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     throw new UsageError(message, "Run `servegate run --help` for every flag and its format.");
   }
   const secrets = [apiKey, ...secretValuesFromEnv(env), ...command === null ? [] : secretVariablesInCommand(command, env)].filter((s) => s !== null);
-  const recorded = (text) => text ? redactSecrets(text, secrets) : null;
+  const recorded = (text2) => text2 ? redactSecrets(text2, secrets) : null;
   const serve = command === null ? null : {
     command,
     readyTimeoutS: flagReady ?? file2?.server?.ready_timeout ?? DEFAULTS.readyTimeoutS,
@@ -67040,6 +67088,7 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     serve,
     idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
     requestTimeoutS: flagRequestTimeout ?? file2?.server?.request_timeout ?? null,
+    gpus: flagGpus ?? file2?.server?.gpus ?? null,
     gate: {
       tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
       maxFailedRequests: file2?.gate?.max_failed_requests ?? null,
@@ -67047,7 +67096,8 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
       ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {}
     },
     openLoop,
-    goodput
+    goodput,
+    ...placement === "bracket" ? { placement, itlConcurrency } : {}
   };
 }
 function pickSweep(file2, fileName, requested, problems) {
@@ -67095,7 +67145,13 @@ function configForResult(cfg) {
   return {
     config_file: cfg.configPath,
     sweep: cfg.sweepName,
-    server: { base_url: cfg.server.baseUrl, model: cfg.server.model, api: cfg.server.api, api_key_env: cfg.server.apiKeyEnv },
+    server: {
+      base_url: cfg.server.baseUrl,
+      model: cfg.server.model,
+      api: cfg.server.api,
+      api_key_env: cfg.server.apiKeyEnv,
+      ...cfg.gpus ? { gpus: cfg.gpus } : {}
+    },
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     shapes: cfg.shapes.map((s) => ({ input_len: s.inputLen, output_len: s.outputLen })),
     concurrency: [...cfg.concurrency],
@@ -67122,8 +67178,207 @@ function configForResult(cfg) {
       tolerance_pct: { ...cfg.gate.tolerancePct },
       max_failed_requests: cfg.gate.maxFailedRequests,
       ...cfg.gate.goodput === true ? { goodput: true } : {}
-    }
+    },
+    // Only a bracketed sweep records its placement: the gate reads it to know which points it planned.
+    ...cfg.bracket ? { placement: bracketForResult(cfg.bracket) } : {}
   };
+}
+
+// src/gate/bracket.ts
+init_errors();
+
+// src/gate/metric-keys.ts
+var KIND_INFO = {
+  itl_p95: { name: "p95 ITL", unit: "ms", higherIsBetter: false, perShape: false },
+  tput_at_target: { name: "throughput at target", unit: "tok/s", higherIsBetter: true, perShape: true },
+  ttft_p95: { name: "p95 TTFT", unit: "ms", higherIsBetter: false, perShape: false },
+  tpot_p95: { name: "p95 TPOT", unit: "ms", higherIsBetter: false, perShape: false },
+  e2el_p95: { name: "p95 E2EL", unit: "ms", higherIsBetter: false, perShape: false },
+  req_tput: { name: "request throughput", unit: "req/s", higherIsBetter: true, perShape: false },
+  output_tput: { name: "output throughput", unit: "tok/s", higherIsBetter: true, perShape: false },
+  // Requests per second that met every --goodput SLO; present only in runs measured with SLOs.
+  goodput: { name: "goodput", unit: "req/s", higherIsBetter: true, perShape: false }
+};
+var METRIC_KINDS = Object.keys(KIND_INFO);
+var OUT_TOK = "out_tok";
+var ITL_TOK = "itl_tok_p95";
+function shapeLabel(inputLen, outputLen) {
+  return `${inputLen}x${outputLen}`;
+}
+function pointLabel(inputLen, outputLen, concurrency) {
+  return `${shapeLabel(inputLen, outputLen)}@c${concurrency}`;
+}
+function pointScope(p) {
+  return p.request_rate === void 0 ? pointLabel(p.input_len, p.output_len, p.concurrency) : `${shapeLabel(p.input_len, p.output_len)}@rate${p.request_rate}`;
+}
+function metricKey(kind, scope) {
+  return `${kind}@${scope}`;
+}
+function parseMetricKey(key) {
+  const at = key.indexOf("@");
+  if (at < 0) return null;
+  const kind = key.slice(0, at);
+  if (!(kind in KIND_INFO)) return null;
+  return { kind, scope: key.slice(at + 1) };
+}
+function humanLabel(kind, scope) {
+  const m = /^(\d+)x(\d+)(?:@c(\d+)|@rate([\d.]+|inf))?$/.exec(scope);
+  const where = m ? `${m[1]}×${m[2]}${m[3] !== void 0 ? ` c=${m[3]}` : m[4] !== void 0 ? ` rate=${m[4]}/s` : ""}` : scope;
+  return `${KIND_INFO[kind].name} ${where}`;
+}
+
+// src/gate/stats.ts
+function median(xs) {
+  if (xs.length === 0) throw new Error("median of an empty list");
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+function sampleVariance(xs) {
+  if (xs.length < 2) return 0;
+  const mean2 = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return xs.reduce((a, x) => a + (x - mean2) ** 2, 0) / (xs.length - 1);
+}
+var MAD_CORRECTION = [NaN, NaN, 1.196, 1.495, 1.363, 1.206, 1.2, 1.14, 1.129, 1.107];
+function robustSd(xs) {
+  const n = xs.length;
+  if (n < 2) return 0;
+  const m = median(xs);
+  const mad = median(xs.map((x) => Math.abs(x - m)));
+  return 1.4826 * mad * (n < MAD_CORRECTION.length ? MAD_CORRECTION[n] : n / (n - 0.8));
+}
+function clippedSd(xs, clip2 = 3) {
+  if (xs.length < 2) return 0;
+  const s0 = robustSd(xs);
+  const m = median(xs);
+  const kept = s0 > 0 ? xs.filter((x) => Math.abs(x - m) <= clip2 * s0) : xs;
+  return Math.sqrt(sampleVariance(kept.length >= 2 ? kept : xs));
+}
+var VAR_MEDIAN = [NaN, 1, 0.5, 0.4487, 0.2982, 0.2868, 0.2147, 0.2104, 0.1682, 0.1661, 0.1383, 0.1374, 0.1173];
+function varMedianFactor(n) {
+  if (n < 1) return Infinity;
+  return n < VAR_MEDIAN.length ? VAR_MEDIAN[n] : Math.min(VAR_MEDIAN[VAR_MEDIAN.length - 1], Math.PI / (2 * n));
+}
+function chi2Ratio(df, z3) {
+  if (df <= 0) return 1;
+  const a = 2 / (9 * df);
+  return Math.max(0, 1 - a + z3 * Math.sqrt(a)) ** 3;
+}
+function chi2MedianRatio(df) {
+  return chi2Ratio(df, 0);
+}
+
+// src/gate/bracket.ts
+var BRACKET_REFRESHES = 3;
+function storedTargetKind(target) {
+  if (target.percentile !== 95) return null;
+  return target.metric === "tpot" ? "tpot_p95" : "itl_p95";
+}
+var describeTarget = (t) => `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`;
+function baselineCrossing(baseline, shape) {
+  const kind = storedTargetKind(baseline.target);
+  if (kind === null) return { fallback: `the baseline stores no per-point ${describeTarget(baseline.target).split(" ≤")[0]} (only p95 figures)` };
+  const refreshes = baseline.refreshes.slice(-BRACKET_REFRESHES);
+  const concs = [...baseline.profile.concurrency].sort((a, b) => a - b);
+  const medians = concs.map((c) => {
+    const per = refreshes.map((r) => r.runs[metricKey(kind, `${shape}@c${c}`)] ?? []).filter((v) => v.length > 0).map((v) => median(v));
+    return per.length > 0 ? median(per) : null;
+  });
+  let lastPass = -1;
+  while (lastPass + 1 < concs.length) {
+    const v = medians[lastPass + 1];
+    if (v === null || v === void 0) {
+      return { fallback: `the baseline has no valid ${kind.replace("_p95", "").toUpperCase()} figure at c=${concs[lastPass + 1]} in its newest refreshes` };
+    }
+    if (v > baseline.target.threshold_ms) break;
+    lastPass++;
+  }
+  if (lastPass < 0) return { fallback: `the baseline misses ${describeTarget(baseline.target)} already at c=${concs[0]}` };
+  if (lastPass === concs.length - 1) return { fallback: `the baseline holds ${describeTarget(baseline.target)} at every concurrency up to c=${concs.at(-1)}` };
+  return { below: concs[lastPass], above: concs[lastPass + 1] };
+}
+function bracketPlacement(baseline, cfg) {
+  const itl = [...cfg.itlConcurrency ?? [Math.min(...cfg.concurrency)]].sort((a, b) => a - b);
+  const shapes = {};
+  const notes = [];
+  for (const s of cfg.shapes) {
+    const label3 = shapeLabel(s.inputLen, s.outputLen);
+    const crossing = baselineCrossing(baseline, label3);
+    if ("fallback" in crossing) {
+      shapes[label3] = { concurrency: [...cfg.concurrency].sort((a, b) => a - b), below: null, above: null, fallback: crossing.fallback };
+      notes.push(`${label3}: no bracket (${crossing.fallback}); running the whole list ${cfg.concurrency.join(", ")}`);
+      continue;
+    }
+    const concurrency = [.../* @__PURE__ */ new Set([...itl, crossing.below, crossing.above])].sort((a, b) => a - b);
+    shapes[label3] = { concurrency, below: crossing.below, above: crossing.above };
+    notes.push(`${label3}: the baseline crossed ${describeTarget(baseline.target)} between c=${crossing.below} and c=${crossing.above}; running c=${concurrency.join(", ")} instead of ${cfg.concurrency.join(", ")}`);
+  }
+  return { bracket: { baseline: baseline.name, refreshes: Math.min(BRACKET_REFRESHES, baseline.refreshes.length), itlConcurrency: itl, shapes }, notes };
+}
+function applyBracket(cfg, baseline, source) {
+  const t = cfg.target;
+  const bt = baseline.target;
+  const problems = [];
+  if (bt.metric !== t.metric || bt.percentile !== t.percentile || bt.threshold_ms !== t.thresholdMs) {
+    problems.push(`its target is ${describeTarget(bt)}, the sweep's ${describeTarget({ metric: t.metric, percentile: t.percentile, threshold_ms: t.thresholdMs })}`);
+  }
+  const measured = new Set(baseline.profile.concurrency);
+  const outside = cfg.concurrency.filter((c) => !measured.has(c));
+  if (outside.length > 0) problems.push(`the sweep's concurrencies ${outside.join(", ")} are not in the baseline's list (${baseline.profile.concurrency.join(", ")})`);
+  if (problems.length > 0) {
+    throw new UsageError(`${source}: cannot bracket against baseline ${baseline.name}: ${problems.join("; ")}`, "Bracket against the baseline this sweep is gated on, with the same target and concurrency list.");
+  }
+  if (baseline.refreshes.length === 0) {
+    return { cfg: { ...cfg, bracket: null }, notes: [`baseline ${baseline.name} has no refreshes yet: no bracket, running the whole list ${cfg.concurrency.join(", ")}`] };
+  }
+  const { bracket, notes } = bracketPlacement(baseline, cfg);
+  const union2 = [...new Set(Object.values(bracket.shapes).flatMap((s) => s.concurrency))].sort((a, b) => a - b);
+  return { cfg: { ...cfg, concurrency: union2, bracket }, notes };
+}
+function recordedBracket(result) {
+  const p = result.config["placement"];
+  if (typeof p !== "object" || p === null || p.mode !== "bracket" || typeof p.shapes !== "object" || p.shapes === null) return null;
+  const ints = (x) => Array.isArray(x) && x.every((c) => Number.isInteger(c) && c > 0) ? [...x].sort((a, b) => a - b) : null;
+  const edge = (x) => Number.isInteger(x) && x > 0 ? x : null;
+  const shapes = /* @__PURE__ */ new Map();
+  for (const [label3, raw] of Object.entries(p.shapes)) {
+    const s = raw;
+    const concurrency = ints(s?.concurrency);
+    if (concurrency === null) return null;
+    shapes.set(label3, { concurrency, below: edge(s?.below), above: edge(s?.above), ...typeof s?.fallback === "string" ? { fallback: s.fallback } : {} });
+  }
+  return { itlConcurrency: ints(p.itl_concurrency) ?? [], shapes };
+}
+function expectedConcurrency(baseline, candidate, shape) {
+  const planned = recordedBracket(candidate)?.shapes.get(shape)?.concurrency;
+  const all = [...baseline.profile.concurrency].sort((a, b) => a - b);
+  return planned === void 0 ? all : all.filter((c) => planned.includes(c));
+}
+function bracketWithinBaseline(baseline, candidate) {
+  const b = recordedBracket(candidate);
+  if (b === null) return false;
+  const known = new Set(baseline.profile.concurrency);
+  return [...b.shapes.values()].every((s) => s.concurrency.every((c) => known.has(c)));
+}
+function bracketMisses(candidate, shape, atTarget) {
+  const out = /* @__PURE__ */ new Map();
+  const placed = recordedBracket(candidate)?.shapes.get(shape);
+  if (!placed || placed.below === null || placed.above === null) return out;
+  const { below, above } = placed;
+  const t = describeTarget(candidate.target);
+  for (const run of atTarget) {
+    const c = run.concurrency;
+    const inside = (run.bound === "interpolated" || run.bound === "exact") && c !== null && c >= below && c <= above;
+    if (inside) continue;
+    const low = run.bound === "unreachable" || c !== null && c < below;
+    const text2 = low ? `repeat ${run.repeat}: the crossing moved below the bracket: ${t} already misses at ${pointLabel(...dims(shape), below)}, where the baseline held it — likely a regression; run the whole list to measure it` : `repeat ${run.repeat}: the crossing moved above the bracket: ${t} still holds at ${pointLabel(...dims(shape), above)}, where the baseline missed it — likely an improvement; run the whole list to measure it`;
+    out.set(run.repeat, { blame: "incomplete", text: text2 });
+  }
+  return out;
+}
+function dims(shape) {
+  const [i, o] = shape.split("x").map(Number);
+  return [i ?? 0, o ?? 0];
 }
 
 // src/plan/plan.ts
@@ -67205,7 +67460,7 @@ function buildPlan(cfg) {
     return points;
   }
   for (const shape of cfg.shapes) {
-    for (const concurrency of cfg.concurrency) {
+    for (const concurrency of concurrencyFor(cfg, shape)) {
       for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
         const key = pointKey(shape, concurrency, repeat);
         const seed = deriveUnusedSeed(used, cfg.seed, key);
@@ -67222,6 +67477,830 @@ function buildPlan(cfg) {
     }
   }
   return points;
+}
+
+// src/store/baseline.ts
+init_errors();
+
+// src/analysis/at-target.ts
+function throughputAtTarget(points, thresholdMs) {
+  const sorted = [...points].sort((a, b) => a.concurrency - b.concurrency);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i].concurrency === sorted[i - 1].concurrency) {
+      throw new Error(`throughputAtTarget: concurrency ${sorted[i].concurrency} appears twice on one curve`);
+    }
+  }
+  const passes = (p) => p.targetValueMs !== null && p.targetValueMs <= thresholdMs;
+  let lastPass = -1;
+  while (lastPass + 1 < sorted.length && passes(sorted[lastPass + 1])) lastPass++;
+  if (lastPass < 0) return { throughput: null, concurrency: null, bound: "unreachable" };
+  const pass = sorted[lastPass];
+  if (pass.targetValueMs === thresholdMs) {
+    return { throughput: pass.outputThroughput, concurrency: pass.concurrency, bound: "exact" };
+  }
+  const fail = sorted[lastPass + 1];
+  if (fail === void 0 || fail.targetValueMs === null) {
+    return { throughput: pass.outputThroughput, concurrency: pass.concurrency, bound: "lower_bound" };
+  }
+  const f = (thresholdMs - pass.targetValueMs) / (fail.targetValueMs - pass.targetValueMs);
+  return {
+    throughput: pass.outputThroughput + f * (fail.outputThroughput - pass.outputThroughput),
+    concurrency: pass.concurrency + f * (fail.concurrency - pass.concurrency),
+    bound: "interpolated"
+  };
+}
+var PERCENTILE_KEYS = { 50: "p50", 95: "p95", 99: "p99" };
+function targetValueMs(run, target) {
+  const key = PERCENTILE_KEYS[target.percentile];
+  if (key === void 0) {
+    throw new Error(`target percentile ${target.percentile} is not supported: use 50, 95 or 99`);
+  }
+  const stats2 = target.metric === "tpot" ? run.tpot_ms : run.itl_ms;
+  return stats2[key];
+}
+function repeatsCutByInvalidRuns(points, inputLen, outputLen, target) {
+  const byRepeat = /* @__PURE__ */ new Map();
+  for (const p of points) {
+    if (p.input_len !== inputLen || p.output_len !== outputLen) continue;
+    for (const run of p.runs) {
+      const list = byRepeat.get(run.repeat) ?? [];
+      list.push({ concurrency: p.concurrency, run });
+      byRepeat.set(run.repeat, list);
+    }
+  }
+  const cut = /* @__PURE__ */ new Set();
+  for (const [repeat, list] of byRepeat) {
+    list.sort((a, b) => a.concurrency - b.concurrency);
+    for (const { run } of list) {
+      if (!run.validity.valid) {
+        cut.add(repeat);
+        break;
+      }
+      const v = targetValueMs(run, target);
+      if (v === null || v > target.threshold_ms) break;
+    }
+  }
+  return cut;
+}
+function atTargetForResult(points, target) {
+  const shapes = /* @__PURE__ */ new Map();
+  for (const point of points) {
+    const key = `${point.input_len}x${point.output_len}`;
+    let shape = shapes.get(key);
+    if (shape === void 0) {
+      shape = { input_len: point.input_len, output_len: point.output_len, byRepeat: /* @__PURE__ */ new Map(), rates: point.request_rate !== void 0 };
+      shapes.set(key, shape);
+    }
+    const x = point.request_rate === void 0 ? point.concurrency : point.request_rate === "inf" ? Infinity : point.request_rate;
+    for (const run of point.runs) {
+      const curve = shape.byRepeat.get(run.repeat) ?? [];
+      if (run.validity.valid) {
+        curve.push({ concurrency: x, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) });
+      }
+      shape.byRepeat.set(run.repeat, curve);
+    }
+  }
+  return [...shapes.values()].map((shape) => ({
+    input_len: shape.input_len,
+    output_len: shape.output_len,
+    // A repeat without a single valid point has no figure at all (not "unreachable").
+    runs: [...shape.byRepeat.entries()].filter(([, curve]) => curve.length > 0).sort((a, b) => a[0] - b[0]).map(([repeat, curve]) => {
+      const v = throughputAtTarget(curve, target.threshold_ms);
+      if (!shape.rates) return { repeat, ...v };
+      const rate = v.concurrency !== null && Number.isFinite(v.concurrency) ? v.concurrency : null;
+      return { repeat, throughput: v.throughput, concurrency: null, bound: v.bound, request_rate: rate };
+    })
+  }));
+}
+
+// src/analysis/unchecked.ts
+var CHECKS_NOT_RUN = "checks_not_run";
+function uncheckedOnly(run) {
+  const issues = run.validity.issues;
+  return issues.length > 0 && issues.every((i) => i.code === CHECKS_NOT_RUN);
+}
+function checksNotRunIssue(tool, checks, why) {
+  return { code: CHECKS_NOT_RUN, detail: `Imported from ${tool}: ${checks.join(", ")} could not be checked (${why}).` };
+}
+function figuresView(points) {
+  return points.map((p) => ({
+    ...p,
+    runs: p.runs.map((r) => uncheckedOnly(r) ? { ...r, validity: { valid: true, issues: [] } } : r)
+  }));
+}
+
+// src/gate/extract.ts
+function withinFailedBudget(run, budget) {
+  if (run.completed <= 0) return run.failed === 0;
+  if (budget.maxFailedRequests !== null) return run.failed <= budget.maxFailedRequests;
+  return failedShare(run) <= budget.failedRequestBudget;
+}
+function gateValid(run, budget) {
+  if (run.validity.valid) return true;
+  const faults = run.validity.issues.filter((i) => i.code !== CHECKS_NOT_RUN);
+  if (faults.length === 0) return true;
+  if (budget === null || run.failed === 0) return false;
+  return faults.every((i) => i.code === "requests_failed") && withinFailedBudget(run, budget);
+}
+var POINT_FIGURES = [
+  ["itl_p95", (r) => p95(r.itl_ms)],
+  ["ttft_p95", (r) => p95(r.ttft_ms)],
+  ["tpot_p95", (r) => p95(r.tpot_ms)],
+  ["e2el_p95", (r) => p95(r.e2el_ms)],
+  ["req_tput", (r) => usable(r.request_throughput)],
+  ["output_tput", (r) => usable(r.output_throughput)],
+  [OUT_TOK, outputTokensPerRequest],
+  [ITL_TOK, (r) => p95(r.itl_per_token_ms)],
+  // Without --goodput SLOs there is no goodput to gate. With them, completed requests none of which met the SLOs are a
+  // goodput of zero (the worst it can be, decided like an unreachable target); nothing completed is no figure.
+  ["goodput", (r) => r.goodput === void 0 ? void 0 : goodputFigure(r.goodput)]
+];
+var usable = (x) => x !== null && Number.isFinite(x) && x > 0 ? x : null;
+function goodputFigure(g2) {
+  const x = g2.request_throughput;
+  return g2.share !== null && Number.isFinite(x) && x >= 0 ? x : null;
+}
+function p95(s) {
+  return usable(s.p95);
+}
+function outputTokensPerRequest(r) {
+  if (r.completed <= 0) return null;
+  const tokens = r.tokens.server_usage ?? r.tokens.client_chunks;
+  return tokens === null ? null : tokens / r.completed;
+}
+function failedShare(r) {
+  const total = r.completed + r.failed;
+  return total > 0 ? r.failed / total : 1;
+}
+function gateView(points, budget) {
+  const accepted = /* @__PURE__ */ new Set();
+  const view = points.map((p) => ({
+    ...p,
+    runs: p.runs.map((r) => {
+      if (r.validity.valid || !gateValid(r, budget)) return r;
+      accepted.add(shapeLabel(p.input_len, p.output_len));
+      return { ...r, validity: { valid: true, issues: [] } };
+    })
+  }));
+  return { points: view, accepted };
+}
+function gateAtTarget(result, budget = null) {
+  return atTargetView(result, gateView(result.points, budget));
+}
+function atTargetView(result, view) {
+  return result.at_target.map((sh) => {
+    if (!view.accepted.has(shapeLabel(sh.input_len, sh.output_len))) return sh;
+    const again = atTargetForResult(
+      view.points.filter((p) => p.input_len === sh.input_len && p.output_len === sh.output_len),
+      result.target
+    );
+    return again[0] ?? { ...sh, runs: [] };
+  });
+}
+function extractFigures(result, budget = null) {
+  const view = gateView(result.points, budget);
+  const atTarget = atTargetView(result, view);
+  const out = /* @__PURE__ */ new Map();
+  const push = (key, run) => {
+    const list = out.get(key);
+    if (list) list.push(run);
+    else out.set(key, [run]);
+  };
+  const repeatState = /* @__PURE__ */ new Map();
+  for (const [pi, pt] of result.points.entries()) {
+    const scope = pointScope(pt);
+    for (const [ri, run] of pt.runs.entries()) {
+      const codes = run.validity.issues.map((i) => i.code);
+      const share = failedShare(run);
+      const valid = view.points[pi].runs[ri].validity.valid;
+      for (const [kind, get] of POINT_FIGURES) {
+        const value = get(run);
+        if (value === void 0) continue;
+        push(metricKey(kind, scope), { repeat: run.repeat, value, valid, codes, failedShare: share, failed: run.failed, completed: run.completed });
+      }
+      const rk = `${shapeLabel(pt.input_len, pt.output_len)}#${run.repeat}`;
+      const st = repeatState.get(rk) ?? { codes: /* @__PURE__ */ new Set(), failedShare: 0, failed: 0, completed: Infinity };
+      for (const c of codes) st.codes.add(c);
+      st.failedShare = Math.max(st.failedShare, share);
+      st.failed = Math.max(st.failed, run.failed);
+      st.completed = Math.min(st.completed, run.completed);
+      repeatState.set(rk, st);
+    }
+  }
+  for (const sh of atTarget) {
+    const scope = shapeLabel(sh.input_len, sh.output_len);
+    const cut = repeatsCutByInvalidRuns(view.points, sh.input_len, sh.output_len, result.target);
+    for (const run of sh.runs) {
+      const st = repeatState.get(`${scope}#${run.repeat}`);
+      const raw = run.throughput ?? (run.bound === "unreachable" ? 0 : null);
+      const value = raw !== null && Number.isFinite(raw) && raw >= 0 ? raw : null;
+      push(metricKey("tput_at_target", scope), {
+        repeat: run.repeat,
+        value,
+        valid: !cut.has(run.repeat),
+        codes: st ? [...st.codes] : [],
+        failedShare: st?.failedShare ?? 0,
+        failed: st?.failed ?? 0,
+        completed: st && Number.isFinite(st.completed) ? st.completed : 0
+      });
+    }
+  }
+  return out;
+}
+
+// src/gate/fingerprint.ts
+var obj = (x) => typeof x === "object" && x !== null && !Array.isArray(x) ? x : null;
+function tokensPerChunk(runs) {
+  let tokens = 0;
+  let chunks = 0;
+  for (const r of runs) {
+    const c = r.tokens.client_chunks;
+    if (r.completed <= 0 || c === null || c <= 0) continue;
+    tokens += r.tokens.server_usage ?? c;
+    chunks += c;
+  }
+  return chunks > 0 ? Math.round(tokens / chunks * 10) / 10 : null;
+}
+function fingerprintOf(result) {
+  const cfg = result.config;
+  const server = obj(cfg["server"]);
+  const planned = Array.isArray(cfg["shapes"]) ? cfg["shapes"].flatMap((s) => {
+    const o = obj(s);
+    return o && typeof o["input_len"] === "number" && typeof o["output_len"] === "number" ? [shapeLabel(o["input_len"], o["output_len"])] : [];
+  }) : [];
+  const shapes = [...new Set(planned)].sort();
+  const conc = Array.isArray(cfg["concurrency"]) && cfg["concurrency"].every((c) => typeof c === "number") ? cfg["concurrency"] : [];
+  const tpc = {};
+  for (const p of [...result.points].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency)) {
+    tpc[pointScope(p)] = tokensPerChunk(p.runs);
+  }
+  const text2 = (x) => typeof x === "string" && x !== "" ? x : "unknown";
+  const t = result.target;
+  return {
+    api: text2(server?.["api"]),
+    model: typeof cfg["model"] === "string" ? cfg["model"] : text2(result.env.model.id),
+    shapes,
+    concurrency: [...new Set(conc)].sort((a, b) => a - b),
+    prompts_per_concurrency: typeof cfg["prompts_per_concurrency"] === "number" ? cfg["prompts_per_concurrency"] : "unknown",
+    warmup: typeof cfg["warmup"] === "number" || cfg["warmup"] === "auto" ? cfg["warmup"] : "unknown",
+    target: `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`,
+    // servegate sends ignore_eos: true on every request (plan/prompts.ts); a result may record otherwise.
+    ignore_eos: typeof cfg["ignore_eos"] === "boolean" ? cfg["ignore_eos"] : true,
+    tokens_per_chunk: tpc,
+    // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
+    prompt_calibration: text2(cfg["prompt_calibration"]),
+    load: loadPattern(cfg)
+  };
+}
+function loadPattern(cfg) {
+  if (cfg["load"] !== "open") return "closed";
+  const rates = Array.isArray(cfg["request_rates"]) ? cfg["request_rates"].map(String).join(", ") : "unknown";
+  const cap = typeof cfg["max_concurrency"] === "number" ? String(cfg["max_concurrency"]) : "none";
+  return `open: rates ${rates}/s, burstiness ${String(cfg["burstiness"] ?? "unknown")}, max concurrency ${cap}, ${String(cfg["num_prompts"] ?? "unknown")} prompts`;
+}
+function resultFingerprint(result) {
+  return result.fingerprint ?? fingerprintOf(result);
+}
+var FIELDS = [
+  ["api", (f) => f.api],
+  ["model", (f) => f.model],
+  ["shapes", (f) => f.shapes.join(", ")],
+  ["concurrency", (f) => f.concurrency.join(", ")],
+  ["prompts per concurrency", (f) => String(f.prompts_per_concurrency)],
+  ["warmup", (f) => String(f.warmup)],
+  ["target", (f) => f.target],
+  ["ignore_eos", (f) => String(f.ignore_eos)],
+  ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"],
+  // Absent in stored fingerprints written before open loop: those were closed loop.
+  ["load", (f) => f.load ?? "closed"]
+];
+function diffFingerprint(baseline, candidate) {
+  const out = [];
+  for (const [field, get] of FIELDS) {
+    const b = get(baseline);
+    const c = get(candidate);
+    if (b === c || b === "unknown" || c === "unknown" || b === "" || c === "") continue;
+    out.push({ field, baseline: b, candidate: c });
+  }
+  return out;
+}
+function tokensPerChunkChanges(baseline, candidate) {
+  const out = /* @__PURE__ */ new Map();
+  if (!baseline) return out;
+  for (const [scope, c] of Object.entries(candidate.tokens_per_chunk)) {
+    const b = baseline.tokens_per_chunk[scope];
+    if (b === void 0 || b === null || c === null || b === c) continue;
+    out.set(scope, { baseline: b, candidate: c });
+  }
+  return out;
+}
+
+// src/gate/options.ts
+var DEFAULT_GATE_OPTIONS = {
+  gated: ["itl_p95", "tput_at_target"],
+  tolerances: {},
+  defaultTolerance: 0.05,
+  k: 2.5,
+  earlyK: 3.5,
+  passMargin: 1.5,
+  centerWindow: 10,
+  minHistory: 5,
+  dayFloor: 0.015,
+  shortDayFloor: 0.035,
+  withinFloor: 0.02,
+  failedRequestBudget: 0.01,
+  maxFailedRequests: null,
+  tokenCountTolerance: 0.01,
+  maxRepeats: 9
+};
+function resolveGateOptions(baseline, opts = {}) {
+  return {
+    ...DEFAULT_GATE_OPTIONS,
+    ...baseline?.max_failed_requests !== void 0 ? { maxFailedRequests: baseline.max_failed_requests } : {},
+    ...baseline?.gated !== void 0 ? { gated: baseline.gated } : {},
+    ...opts,
+    tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances }
+  };
+}
+function toleranceFor(opts, kind) {
+  return opts.tolerances[kind] ?? opts.defaultTolerance;
+}
+
+// src/gate/settings.ts
+function optionsFromGateSettings(settings) {
+  const pct3 = settings.tolerancePct;
+  const tolerances2 = {};
+  if (pct3.itl !== void 0) tolerances2.itl_p95 = pct3.itl / 100;
+  if (pct3.tpot !== void 0) tolerances2.tpot_p95 = pct3.tpot / 100;
+  if (pct3.ttft !== void 0) tolerances2.ttft_p95 = pct3.ttft / 100;
+  if (pct3.throughput !== void 0) {
+    tolerances2.tput_at_target = pct3.throughput / 100;
+    tolerances2.output_tput = pct3.throughput / 100;
+    tolerances2.goodput = pct3.throughput / 100;
+  }
+  const opts = {};
+  if (Object.keys(tolerances2).length > 0) opts.tolerances = tolerances2;
+  if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests;
+  if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, "goodput"];
+  return opts;
+}
+var finiteNonNegative = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+function gateSettingsOfResult(config2) {
+  const gate = config2["gate"];
+  if (typeof gate !== "object" || gate === null) return null;
+  const g2 = gate;
+  const raw = typeof g2["tolerance_pct"] === "object" && g2["tolerance_pct"] !== null ? g2["tolerance_pct"] : {};
+  const tolerancePct = {};
+  for (const k of ["itl", "tpot", "ttft", "throughput"]) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k];
+  const max3 = g2["max_failed_requests"];
+  return { tolerancePct, maxFailedRequests: finiteNonNegative(max3) && Number.isInteger(max3) ? max3 : null, ...g2["goodput"] === true ? { goodput: true } : {} };
+}
+
+// src/gate/types.ts
+var BASELINE_SCHEMA = "servegate.baseline/v1";
+
+// src/types.ts
+var RESULT_SCHEMA = "servegate.result/v1";
+var SERVER_EXITED = "server_exited";
+
+// src/store/atomic-write.ts
+import { randomBytes } from "node:crypto";
+import { mkdir, open as open2, rename, rm } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+async function writeFileAtomic(path, text2) {
+  const target = resolve(path);
+  const dir = dirname(target);
+  await mkdir(dir, { recursive: true });
+  const tmp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    const fh = await open2(tmp, "wx");
+    try {
+      await fh.writeFile(text2, "utf8");
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, target);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  await syncDir(dir);
+}
+async function syncDir(dir) {
+  let fh;
+  try {
+    fh = await open2(dir, "r");
+    await fh.sync();
+  } catch {
+  } finally {
+    await fh?.close();
+  }
+}
+
+// src/store/result-schema.ts
+init_defaults();
+var count = external_exports.number().int().nonnegative();
+var num = external_exports.number();
+var latency = external_exports.strictObject({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() });
+var msOf = (min2) => {
+  const rule = `expected a latency in ms: a finite number ${min2 === "positive" ? "> 0" : "≥ 0"}, or null`;
+  const n = min2 === "positive" ? external_exports.number({ error: rule }).positive({ error: rule }) : external_exports.number({ error: rule }).nonnegative({ error: rule });
+  return external_exports.strictObject({ mean: n.nullable(), p50: n.nullable(), p95: n.nullable(), p99: n.nullable() });
+};
+var elapsedMs = msOf("positive");
+var gapMs = msOf("nonnegative");
+var validityCode = external_exports.enum([
+  "client_saturated",
+  "token_count_mismatch",
+  "output_len_mismatch",
+  "input_len_mismatch",
+  "prefix_cache_contaminated",
+  "ramp_dominated",
+  "requests_failed",
+  "too_few_requests",
+  "gpu_throttled",
+  "gpu_shared",
+  "checks_not_run"
+]);
+var steadyState = external_exports.object({
+  start_s: num,
+  end_s: num,
+  ramp_fraction: num,
+  completed: count,
+  output_throughput: num,
+  ttft_ms: latency,
+  tpot_ms: latency,
+  itl_ms: latency
+});
+var serverSide = external_exports.object({
+  source: external_exports.literal("prometheus"),
+  ttft_ms: latency,
+  itl_ms: latency.nullable(),
+  tpot_ms: latency.nullable(),
+  e2el_ms: latency,
+  prompt_tokens: num.nullable(),
+  generation_tokens: num.nullable(),
+  prefix_cache_queries: num.nullable(),
+  prefix_cache_hits: num.nullable()
+});
+var gpuSample = external_exports.object({
+  index: count,
+  name: external_exports.string(),
+  utilization_pct: num.nullable(),
+  sm_clock_mhz: num.nullable(),
+  max_sm_clock_mhz: num.nullable(),
+  power_w: num.nullable(),
+  temperature_c: num.nullable(),
+  throttle_reasons: external_exports.array(external_exports.string()),
+  foreign_processes: num.nullable()
+});
+var runResult = external_exports.object({
+  repeat: count,
+  // Null in runs imported from another tool's file, which does not record them.
+  seed: num.nullable(),
+  warmup_requests: count.nullable(),
+  num_prompts: count,
+  completed: count,
+  failed: count,
+  duration_s: num,
+  output_throughput: num,
+  total_token_throughput: num,
+  request_throughput: num,
+  tok_s_per_user: num.nullable(),
+  ttft_ms: elapsedMs,
+  tpot_ms: gapMs,
+  itl_ms: gapMs,
+  e2el_ms: elapsedMs,
+  validity: external_exports.object({ valid: external_exports.boolean(), issues: external_exports.array(external_exports.object({ code: validityCode, detail: external_exports.string() })) }),
+  started_at: external_exports.string(),
+  finished_at: external_exports.string(),
+  itl_per_token_ms: gapMs,
+  tokens: external_exports.object({
+    expected: num.nullable(),
+    server_usage: num.nullable(),
+    client_chunks: num.nullable(),
+    retokenized: num.nullable(),
+    tokens_per_chunk: num.nullable(),
+    // Recorded since prompt lengths are checked; a result written before reads as "not recorded".
+    prompt_expected: num.nullable().default(null),
+    prompt_server_usage: num.nullable().default(null)
+  }),
+  errors: external_exports.record(external_exports.string(), num),
+  steady_state: steadyState.nullable(),
+  server_side: serverSide.nullable(),
+  client: external_exports.object({
+    workers: num,
+    event_loop_utilization: num,
+    event_loop_delay_p99_ms: num,
+    send_lag_p50_ms: num,
+    send_lag_p99_ms: num,
+    mean_in_flight: num,
+    events_per_second: num
+  }).nullable(),
+  gpu: external_exports.array(gpuSample).nullable(),
+  // Open-loop runs (and --goodput) only; absent otherwise.
+  arrivals: external_exports.object({
+    rate: num.positive().nullable(),
+    burstiness: num.positive(),
+    mean_interarrival_ms: num.nonnegative().nullable(),
+    cv: num.nonnegative().nullable(),
+    requested_rate: external_exports.union([num.positive(), external_exports.literal("inf")]),
+    max_concurrency: positiveIntOrNull(),
+    send_lateness_ms: gapMs,
+    queue_ms: gapMs,
+    scheduled_rate: num.positive().nullable()
+  }).optional(),
+  from_schedule: external_exports.object({ ttft_ms: elapsedMs, e2el_ms: elapsedMs }).optional(),
+  goodput: external_exports.object({
+    share: num.min(0).max(1).nullable(),
+    request_throughput: num.nonnegative(),
+    output_throughput: num.nonnegative(),
+    slo: external_exports.object({ ttft_ms: num.positive().optional(), tpot_ms: num.positive().optional(), e2el_ms: num.positive().optional() })
+  }).optional()
+});
+function positiveIntOrNull() {
+  return external_exports.number().int().positive().nullable();
+}
+var PERCENTILE_RULE = `expected ${TARGET_PERCENTILES.join(", ")} (the percentiles every run records)`;
+var resultTargetSchema = external_exports.object({
+  metric: external_exports.enum(["tpot", "itl"]),
+  percentile: external_exports.number({ error: PERCENTILE_RULE }).refine((p) => TARGET_PERCENTILES.includes(p), { error: PERCENTILE_RULE }),
+  threshold_ms: num.positive()
+});
+var envRecordSchema = external_exports.object({
+  engine: external_exports.object({ name: external_exports.string(), version: external_exports.string() }),
+  model: external_exports.object({ id: external_exports.string(), revision: external_exports.string(), root: external_exports.string() }),
+  gpu: external_exports.object({
+    names: external_exports.array(external_exports.string()),
+    count: external_exports.union([count, external_exports.literal("unknown")]),
+    driver_version: external_exports.string(),
+    cuda_version: external_exports.string(),
+    clocks: external_exports.string()
+  }),
+  container_digest: external_exports.string(),
+  serve_command: external_exports.string(),
+  harness: external_exports.object({ version: external_exports.string(), git_commit: external_exports.string(), node_version: external_exports.string() }),
+  host: external_exports.object({ hostname: external_exports.string(), platform: external_exports.string(), cpus: external_exports.union([num, external_exports.literal("unknown")]) }),
+  base_url: external_exports.string(),
+  started_at: external_exports.string(),
+  finished_at: external_exports.string(),
+  definitions: external_exports.record(external_exports.string(), external_exports.string())
+});
+var positiveInt2 = external_exports.number().int().positive();
+var fingerprintSchema = external_exports.object({
+  api: external_exports.string(),
+  model: external_exports.string(),
+  shapes: external_exports.array(external_exports.string()),
+  concurrency: external_exports.array(positiveInt2),
+  prompts_per_concurrency: external_exports.union([positiveInt2, external_exports.literal("unknown")]),
+  warmup: external_exports.union([count, external_exports.literal("auto"), external_exports.literal("unknown")]),
+  target: external_exports.string(),
+  ignore_eos: external_exports.boolean(),
+  tokens_per_chunk: external_exports.record(external_exports.string(), num.nullable()),
+  prompt_calibration: external_exports.string().optional(),
+  load: external_exports.string().optional()
+});
+var resultFileSchema = external_exports.object({
+  schema: external_exports.literal(RESULT_SCHEMA),
+  harness: external_exports.object({ name: external_exports.literal("servegate"), version: external_exports.string() }),
+  env: envRecordSchema,
+  config: external_exports.record(external_exports.string(), external_exports.unknown()),
+  target: resultTargetSchema,
+  points: external_exports.array(
+    external_exports.object({
+      input_len: positiveInt2,
+      output_len: positiveInt2,
+      concurrency: positiveInt2,
+      request_rate: external_exports.union([num.positive(), external_exports.literal("inf")]).optional(),
+      runs: external_exports.array(runResult)
+    })
+  ),
+  at_target: external_exports.array(
+    external_exports.object({
+      input_len: positiveInt2,
+      output_len: positiveInt2,
+      runs: external_exports.array(
+        external_exports.object({
+          repeat: count,
+          throughput: num.nullable(),
+          concurrency: num.nullable(),
+          bound: external_exports.enum(["interpolated", "lower_bound", "unreachable", "exact"]),
+          request_rate: num.nullable().optional()
+        })
+      )
+    })
+  ),
+  fingerprint: fingerprintSchema.optional(),
+  interrupted: external_exports.object({
+    at: external_exports.string(),
+    reason: external_exports.string(),
+    cut_run: external_exports.object({ input_len: positiveInt2, output_len: positiveInt2, concurrency: positiveInt2, repeat: count }).nullable(),
+    finished_runs: count,
+    planned_runs: count,
+    server: external_exports.object({ exit_code: external_exports.number().int().nullable(), signal: external_exports.string().nullable(), log_tail: external_exports.array(external_exports.string()) }).optional()
+  }).optional(),
+  source: external_exports.object({ tool: external_exports.string(), files: external_exports.array(external_exports.string()), imported_at: external_exports.string() }).optional()
+}).superRefine((file2, ctx) => {
+  const firstPoint = /* @__PURE__ */ new Map();
+  file2.points.forEach((p, i) => {
+    const key = `${p.input_len}x${p.output_len} ${p.request_rate === void 0 ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`}`;
+    const seen = firstPoint.get(key);
+    if (seen === void 0) firstPoint.set(key, i);
+    else ctx.addIssue({ code: "custom", path: ["points", i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency (or request rate) appears once` });
+    duplicateRepeats(p.runs, ["points", i, "runs"], ctx);
+  });
+  const firstShape = /* @__PURE__ */ new Map();
+  file2.at_target.forEach((s, i) => {
+    const key = `${s.input_len}x${s.output_len}`;
+    const seen = firstShape.get(key);
+    if (seen === void 0) firstShape.set(key, i);
+    else ctx.addIssue({ code: "custom", path: ["at_target", i], message: `duplicate shape ${key} (also at_target.${seen}); each shape appears once` });
+    duplicateRepeats(s.runs, ["at_target", i, "runs"], ctx);
+  });
+});
+function duplicateRepeats(runs, path, ctx) {
+  const first = /* @__PURE__ */ new Map();
+  runs.forEach((r, k) => {
+    const seen = first.get(r.repeat);
+    if (seen === void 0) first.set(r.repeat, k);
+    else ctx.addIssue({ code: "custom", path: [...path, k, "repeat"], message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once` });
+  });
+}
+
+// src/store/baseline-schema.ts
+var fraction = external_exports.number().nonnegative().max(10);
+var positiveInt3 = external_exports.number().int().positive();
+var tolerances = external_exports.strictObject({
+  itl_p95: fraction.optional(),
+  tput_at_target: fraction.optional(),
+  ttft_p95: fraction.optional(),
+  tpot_p95: fraction.optional(),
+  e2el_p95: fraction.optional(),
+  req_tput: fraction.optional(),
+  output_tput: fraction.optional(),
+  goodput: fraction.optional()
+});
+var metricKind = external_exports.enum(["itl_p95", "tput_at_target", "ttft_p95", "tpot_p95", "e2el_p95", "req_tput", "output_tput", "goodput"]);
+var baselineSchema = external_exports.object({
+  schema: external_exports.literal(BASELINE_SCHEMA),
+  name: external_exports.string().min(1),
+  target: resultTargetSchema,
+  profile: external_exports.object({
+    shapes: external_exports.array(external_exports.object({ input_len: positiveInt3, output_len: positiveInt3 })).min(1),
+    concurrency: external_exports.array(positiveInt3).min(1)
+  }),
+  refreshes: external_exports.array(
+    external_exports.object({
+      at: external_exports.string(),
+      env: envRecordSchema,
+      commit: external_exports.string().optional(),
+      runs: external_exports.record(external_exports.string(), external_exports.array(external_exports.number().nonnegative())),
+      invalid: external_exports.array(external_exports.object({ scope: external_exports.string(), repeat: external_exports.number().int().nonnegative(), codes: external_exports.array(external_exports.string()) })),
+      fingerprint: fingerprintSchema.optional()
+    })
+  ),
+  tolerances: tolerances.optional(),
+  max_failed_requests: external_exports.number().int().nonnegative().optional(),
+  gated: external_exports.array(metricKind).min(1).optional()
+});
+
+// src/store/baseline.ts
+var DEFAULT_MAX_HISTORY = 10;
+function profileOf(result) {
+  const shapes = /* @__PURE__ */ new Map();
+  for (const p of [...result.points, ...result.at_target]) {
+    shapes.set(shapeLabel(p.input_len, p.output_len), { input_len: p.input_len, output_len: p.output_len });
+  }
+  return {
+    shapes: [...shapes.values()].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len),
+    concurrency: [...new Set(result.points.map((p) => p.concurrency))].sort((a, b) => a - b)
+  };
+}
+function refreshFromResult(result, commit) {
+  const runs = {};
+  const invalid = [];
+  for (const [key, list] of extractFigures(result)) {
+    runs[key] = list.flatMap((r) => r.valid && r.value !== null ? [r.value] : []);
+    if (key.startsWith("itl_p95@") || key.startsWith("tput_at_target@")) {
+      const scope = key.slice(key.indexOf("@") + 1);
+      for (const r of list) if (!r.valid) invalid.push({ scope, repeat: r.repeat, codes: r.codes });
+    }
+  }
+  const at = result.env.finished_at !== "unknown" ? result.env.finished_at : result.env.started_at;
+  return { at, env: result.env, ...commit === void 0 ? {} : { commit }, runs, invalid, fingerprint: resultFingerprint(result) };
+}
+function gateSettingsFor(result, existing) {
+  const settings = gateSettingsOfResult(result.config);
+  if (settings === null) {
+    return {
+      ...existing?.tolerances ? { tolerances: existing.tolerances } : {},
+      ...existing?.max_failed_requests !== void 0 ? { max_failed_requests: existing.max_failed_requests } : {},
+      ...existing?.gated ? { gated: existing.gated } : {}
+    };
+  }
+  const opts = optionsFromGateSettings(settings);
+  return {
+    ...opts.tolerances ? { tolerances: opts.tolerances } : {},
+    ...opts.maxFailedRequests !== void 0 && opts.maxFailedRequests !== null ? { max_failed_requests: opts.maxFailedRequests } : {},
+    ...opts.gated ? { gated: opts.gated } : {}
+  };
+}
+function baselineFromResult(result, name, commit) {
+  return appendRefresh(null, result, { name, ...commit === void 0 ? {} : { commit } });
+}
+function appendRefresh(existing, result, opts = {}) {
+  const source = opts.source ?? "the result";
+  const maxHistory = opts.maxHistory ?? DEFAULT_MAX_HISTORY;
+  if (!Number.isInteger(maxHistory) || maxHistory < 1) {
+    throw new UsageError(`--max-history ${maxHistory}: expected a positive integer`);
+  }
+  const narrowed = [...recordedBracket(result)?.shapes.entries() ?? []].filter(([, s]) => s.below !== null);
+  if (narrowed.length > 0) {
+    const where = narrowed.map(([label3, s]) => `${label3} at c=${s.concurrency.join(", ")}`).join("; ");
+    throw new UsageError(`${source} is a bracketed sweep (${where} only); a baseline refresh needs the whole concurrency list`, "Refresh the baseline with the same sweep run without --bracket-baseline.");
+  }
+  const profile = profileOf(result);
+  if (profile.shapes.length === 0 || profile.concurrency.length === 0) {
+    throw new UsageError(`${source} has no measured points; nothing to store in a baseline`);
+  }
+  const refresh = refreshFromResult(result, opts.commit);
+  if (!Object.values(refresh.runs).some((v) => v.length > 0)) {
+    throw new UsageError(`${source} has no valid runs; a baseline refresh needs at least one`, "Look at the validity issues of its runs.");
+  }
+  if (existing === null) {
+    return {
+      schema: BASELINE_SCHEMA,
+      name: opts.name ?? "baseline",
+      target: result.target,
+      profile,
+      refreshes: [refresh],
+      ...gateSettingsFor(result, null)
+    };
+  }
+  assertSameConfig(existing, result, profile, source);
+  return {
+    schema: existing.schema,
+    name: existing.name,
+    target: existing.target,
+    profile: existing.profile,
+    refreshes: [...existing.refreshes, refresh].slice(-maxHistory),
+    ...gateSettingsFor(result, existing)
+  };
+}
+function assertSameConfig(b, result, profile, source) {
+  const problems = [];
+  const t = result.target;
+  if (b.target.metric !== t.metric || b.target.percentile !== t.percentile || b.target.threshold_ms !== t.threshold_ms) {
+    problems.push(`target: baseline ${describeTarget2(b.target)}, result ${describeTarget2(t)}`);
+  }
+  const shapes = (p) => p.shapes.map((s) => shapeLabel(s.input_len, s.output_len)).join(", ");
+  if (shapes(b.profile) !== shapes(profile)) problems.push(`shapes: baseline ${shapes(b.profile)}, result ${shapes(profile)}`);
+  const conc = (p) => [...p.concurrency].sort((x, y) => x - y).join(", ");
+  if (conc(b.profile) !== conc(profile)) problems.push(`concurrency: baseline ${conc(b.profile)}, result ${conc(profile)}`);
+  const newest = b.refreshes.at(-1)?.fingerprint;
+  if (newest) {
+    const reported = /* @__PURE__ */ new Set(["target", "shapes", "concurrency"]);
+    for (const d of diffFingerprint(newest, resultFingerprint(result))) {
+      if (!reported.has(d.field)) problems.push(`${d.field}: baseline ${d.baseline}, result ${d.candidate}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new UsageError(
+      `${source} was measured with a different gated sweep than baseline ${b.name}:
+${problems.map((p) => `  ${p}`).join("\n")}`,
+      "Run the same sweep as the baseline, or start a new history with --reset (or a new baseline file) for the new configuration."
+    );
+  }
+}
+function describeTarget2(t) {
+  return `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`;
+}
+function parseBaseline(json2, source) {
+  const schema = json2?.schema;
+  if (typeof json2 !== "object" || json2 === null || Array.isArray(json2)) {
+    throw new UsageError(`${source} is not a servegate baseline: expected a JSON object`);
+  }
+  if (schema !== BASELINE_SCHEMA) {
+    throw new UsageError(
+      `${source} is not a servegate baseline: schema is ${JSON.stringify(schema)}, expected "${BASELINE_SCHEMA}"`,
+      schema === RESULT_SCHEMA ? "This is a result file; `servegate baseline update RESULT --into FILE` turns it into a baseline." : void 0
+    );
+  }
+  const r = baselineSchema.safeParse(json2);
+  if (!r.success) throw new UsageError(`${source} is not a valid servegate baseline:
+${formatIssues(r.error)}`);
+  return r.data;
+}
+async function readBaseline(path) {
+  return parseBaseline(await readJsonFile(path), path);
+}
+function baselineText(b) {
+  return `${JSON.stringify(b, null, 2)}
+`;
+}
+async function writeBaseline(path, b) {
+  await writeFileAtomic(path, baselineText(b));
 }
 
 // src/sweep/run-sweep.ts
@@ -67443,8 +68522,8 @@ init_errors();
 import { readFileSync, statSync } from "node:fs";
 var DRIFT_FILE_CHECK_MS = 100;
 var NO_DRIFT = { factor: () => 1 };
-function parseDriftText(text) {
-  const t = text.trim();
+function parseDriftText(text2) {
+  const t = text2.trim();
   if (t === "") return null;
   const v = Number(t);
   return Number.isFinite(v) && v > 0 ? v : Number.NaN;
@@ -67489,17 +68568,17 @@ var DriftFile = class {
       return;
     }
     if (stamp === this.stamp) return;
-    let text;
+    let text2;
     try {
-      text = readFileSync(this.path, "utf8");
+      text2 = readFileSync(this.path, "utf8");
     } catch {
       return;
     }
-    const v = parseDriftText(text);
+    const v = parseDriftText(text2);
     if (v === null) return;
     this.stamp = stamp;
     if (Number.isNaN(v)) {
-      const line = `--drift-file ${this.path}: "${text.trim().slice(0, 40)}" is not a number > 0 (the step-time factor); keeping ${this.value}`;
+      const line = `--drift-file ${this.path}: "${text2.trim().slice(0, 40)}" is not a number > 0 (the step-time factor); keeping ${this.value}`;
       if (atStart) throw new UsageError(line.replace(/; keeping .*$/, ""), "Write one number, e.g. 1.2 for steps 20 % slower.");
       if (line !== this.lastBad) this.warn(line);
       this.lastBad = line;
@@ -67955,15 +69034,15 @@ function resolveProfile(ref) {
   if (ref === void 0) return DEFAULT_PROFILE;
   if (typeof ref !== "string") return checkProfile(ref, "profile object");
   if (!looksLikePath(ref)) return builtinProfile(ref);
-  let text;
+  let text2;
   try {
-    text = readFileSync2(ref, "utf8");
+    text2 = readFileSync2(ref, "utf8");
   } catch (err) {
     throw new UsageError(`cannot read simulator profile file ${ref}: ${err.message}`);
   }
   let raw;
   try {
-    raw = ref.toLowerCase().endsWith(".json") ? JSON.parse(text) : (0, import_yaml2.parse)(text);
+    raw = ref.toLowerCase().endsWith(".json") ? JSON.parse(text2) : (0, import_yaml2.parse)(text2);
   } catch (err) {
     throw new UsageError(`simulator profile ${ref} is not valid YAML/JSON: ${err.message}`);
   }
@@ -68119,15 +69198,15 @@ var PromHistogram = class {
   sum = 0;
   count = 0;
   /** Record one value in seconds. */
-  observe(seconds) {
-    this.sum += seconds;
+  observe(seconds2) {
+    this.sum += seconds2;
     this.count++;
     const b = this.buckets;
     let lo = 0;
     let hi = b.length;
     while (lo < hi) {
       const mid = lo + hi >>> 1;
-      if (b[mid] < seconds) lo = mid + 1;
+      if (b[mid] < seconds2) lo = mid + 1;
       else hi = mid;
     }
     if (lo < b.length) this.counts[lo] = this.counts[lo] + 1;
@@ -68275,9 +69354,9 @@ async function readJsonBody(req) {
     if (size > MAX_BODY_BYTES) throw new ApiError(413, `Request body larger than ${MAX_BODY_BYTES} bytes`);
     chunks.push(c);
   }
-  const text = chunks.length === 1 ? chunks[0].toString("utf8") : Buffer.concat(chunks).toString("utf8");
+  const text2 = chunks.length === 1 ? chunks[0].toString("utf8") : Buffer.concat(chunks).toString("utf8");
   try {
-    return JSON.parse(text);
+    return JSON.parse(text2);
   } catch (err) {
     throw new ApiError(400, `Invalid JSON in request body: ${err.message}`);
   }
@@ -68333,11 +69412,11 @@ function tokensText(start, count2) {
   for (let i = 0; i < count2; i++) s += tokenWord(start + i);
   return s;
 }
-function countTextTokens(text) {
+function countTextTokens(text2) {
   let n = 0;
   let inWord = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  for (let i = 0; i < text2.length; i++) {
+    const c = text2.charCodeAt(i);
     const space = c === 32 || c >= 9 && c <= 13 || c === 160 || c === 12288 || c >= 8192 && c <= 8202;
     if (space) inWord = false;
     else if (!inWord) {
@@ -68347,8 +69426,8 @@ function countTextTokens(text) {
   }
   return n;
 }
-function textTokenIds(text) {
-  const words = text.split(/\s+/).filter((w) => w.length > 0);
+function textTokenIds(text2) {
+  const words = text2.split(/\s+/).filter((w) => w.length > 0);
   return words.map((w) => {
     const m = /^tok(\d{1,9})$/.exec(w);
     if (m) return Number(m[1]);
@@ -68598,8 +69677,8 @@ var SseFormat = class {
     return `${this.head}"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}${this.end}`;
   }
   /** A content event carrying `text`. */
-  content(text) {
-    return this.contentOpen + text + this.tail;
+  content(text2) {
+    return this.contentOpen + text2 + this.tail;
   }
   /**
    * A content event split around its text, for a text written in pieces (the
@@ -68610,14 +69689,14 @@ var SseFormat = class {
     return { head: this.contentOpen, close: this.tail.slice(0, this.tail.length - this.end.length), end: this.end };
   }
   /** A reasoning event (chat) carrying `text`. */
-  reasoning(text) {
-    return this.reasoningOpen + text + this.tail;
+  reasoning(text2) {
+    return this.reasoningOpen + text2 + this.tail;
   }
   /** The last token event, carrying `finishReason`. */
-  lastContent(text, finishReason, reasoning) {
+  lastContent(text2, finishReason, reasoning) {
     const open3 = reasoning ? this.reasoningOpen : this.contentOpen;
     const tail = this.api === "chat" ? `"},"logprobs":null,"finish_reason":"${finishReason}","stop_reason":null}]}${this.end}` : `","logprobs":null,"finish_reason":"${finishReason}","stop_reason":null}]}${this.end}`;
-    return open3 + text + tail;
+    return open3 + text2 + tail;
   }
   /** The usage event (`choices: []`) sent when stream_options.include_usage is set. */
   usage(promptTokens, completionTokens) {
@@ -68769,14 +69848,14 @@ var SimSequence = class {
     const r = Math.min(n, this.reasoningLeft);
     if (r > 0) {
       this.reasoningLeft -= r;
-      const text = tokensText(start, r);
-      out += final && r === n ? fmt3.lastContent(text, this.plan.finishReason, true) : fmt3.reasoning(text);
+      const text2 = tokensText(start, r);
+      out += final && r === n ? fmt3.lastContent(text2, this.plan.finishReason, true) : fmt3.reasoning(text2);
       if (t !== null) this.trace.push(t, r);
       this.chunks++;
     }
     if (n > r) {
-      const text = tokensText(start + r, n - r);
-      out += final ? fmt3.lastContent(text, this.plan.finishReason, false) : fmt3.content(text);
+      const text2 = tokensText(start + r, n - r);
+      out += final ? fmt3.lastContent(text2, this.plan.finishReason, false) : fmt3.content(text2);
       if (t !== null) this.trace.push(t, n - r);
       this.chunks++;
     }
@@ -68827,16 +69906,16 @@ var SimSequence = class {
         return null;
       },
       nextExtra: () => {
-        const text = tokensText(extra, k);
+        const text2 = tokensText(extra, k);
         extra += k;
-        return fmt3.content(text);
+        return fmt3.content(text2);
       },
       comment: () => fmt3.comment(),
       hugeLineParts: () => fmt3.contentParts()
     };
   }
   writeJson(t) {
-    const text = tokensText(0, this.generated);
+    const text2 = tokensText(0, this.generated);
     const reasoningCount = this.req.api === "chat" ? Math.min(this.opts.reasoningTokens, this.generated) : 0;
     const usage = {
       prompt_tokens: this.req.promptTokens,
@@ -68868,7 +69947,7 @@ var SimSequence = class {
       object: "text_completion",
       created,
       model: this.req.model,
-      choices: [{ index: 0, text, logprobs: null, finish_reason: this.plan.finishReason, stop_reason: null }],
+      choices: [{ index: 0, text: text2, logprobs: null, finish_reason: this.plan.finishReason, stop_reason: null }],
       usage
     };
     this.trace.push(t, this.generated);
@@ -69083,9 +70162,9 @@ function handleRequest(ctx, req, res) {
     if (path === "/version") return sendJson(res, 200, { version: HARNESS_VERSION, engine: SIM_ENGINE_NAME });
     if (path === "/v1/models") return sendJson(res, 200, models(ctx));
     if (path === "/metrics") {
-      const text = ctx.metrics.render(ctx.opts.model, ctx.engine.gauges());
+      const text2 = ctx.metrics.render(ctx.opts.model, ctx.engine.gauges());
       res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
-      res.end(text);
+      res.end(text2);
       return;
     }
     if (path.startsWith("/sim/trace/")) {
@@ -69280,8 +70359,8 @@ function createFetchJson(options = {}) {
         await res.body?.cancel();
         return null;
       }
-      const text = await readCapped(res.body, maxBytes);
-      return text === null ? null : JSON.parse(text);
+      const text2 = await readCapped(res.body, maxBytes);
+      return text2 === null ? null : JSON.parse(text2);
     } catch {
       return null;
     }
@@ -69306,22 +70385,22 @@ async function readCapped(body, maxBytes) {
 
 // src/env/harness.ts
 import { readFileSync as readFileSync3, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname as dirname2, join as join2 } from "node:path";
 import { fileURLToPath } from "node:url";
 function findHarnessRoot(start) {
   let dir;
   try {
-    dir = start ?? dirname(fileURLToPath(import.meta.url));
+    dir = start ?? dirname2(fileURLToPath(import.meta.url));
   } catch {
     return null;
   }
   for (let i = 0; i < 8; i++) {
     try {
-      const pkg = JSON.parse(readFileSync3(join(dir, "package.json"), "utf8"));
+      const pkg = JSON.parse(readFileSync3(join2(dir, "package.json"), "utf8"));
       if (pkg.name === "servegate") return dir;
     } catch {
     }
-    const parent = dirname(dir);
+    const parent = dirname2(dir);
     if (parent === dir) break;
     dir = parent;
   }
@@ -69330,7 +70409,7 @@ function findHarnessRoot(start) {
 function harnessVersion(root) {
   if (!root) return "unknown";
   try {
-    const pkg = JSON.parse(readFileSync3(join(root, "package.json"), "utf8"));
+    const pkg = JSON.parse(readFileSync3(join2(root, "package.json"), "utf8"));
     return typeof pkg.version === "string" ? pkg.version : "unknown";
   } catch {
     return "unknown";
@@ -69489,10 +70568,12 @@ async function collectEnv(deps) {
     deps.gpuOnThisHost === false ? Promise.resolve(unknownGpuInventory()) : queryGpuInventory(deps.exec),
     harnessGitCommit(deps.exec, root)
   ]);
+  const counted = withDeclaredGpus(gpu, deps.declaredGpus ?? null);
+  if (counted.warning !== null) deps.warn?.(`Warning: ${counted.warning}`);
   return {
     engine: server.engine,
     model: server.model,
-    gpu,
+    gpu: counted.gpu,
     container_digest: deps.containerDigest ?? "unknown",
     serve_command: deps.serveCommand ?? "unknown",
     harness: { version: harnessVersion(root), git_commit: gitCommit, node_version: deps.nodeVersion ?? process.version },
@@ -69513,6 +70594,12 @@ function defaultEnvDeps(input2) {
     fetchJson: createFetchJson({ apiKey: input2.apiKey }),
     exec: createExec()
   };
+}
+function withDeclaredGpus(gpu, declared) {
+  if (declared === null) return { gpu, warning: null };
+  const seen = gpu.count;
+  const warning = typeof seen === "number" && seen !== declared ? `--gpus ${declared} differs from the ${seen} GPU${seen === 1 ? "" : "s"} nvidia-smi sees on this host: per-GPU figures divide by ${declared}, the GPUs you declared as serving the model` : null;
+  return { gpu: { ...gpu, count: declared }, warning };
 }
 
 // src/env/gpu-sampler.ts
@@ -69662,7 +70749,7 @@ function summariseClient(input2) {
   const { fromMs, toMs } = issuingWindow(input2.records);
   let events = 0;
   for (const r of input2.records) events += r.contentChunks;
-  const seconds = (input2.endMs - input2.startMs) / 1e3;
+  const seconds2 = (input2.endMs - input2.startMs) / 1e3;
   return {
     workers: input2.workers,
     eventLoopUtilization: Math.max(0, ...input2.loops.map((l) => l.elu)),
@@ -69671,7 +70758,7 @@ function summariseClient(input2) {
     sendLagP50Ms: percentile(input2.sendLagsMs, 50),
     sendLagP99Ms: percentile(input2.sendLagsMs, 99),
     meanInFlight: meanInFlight(input2.records, fromMs, toMs),
-    eventsPerSecond: seconds > 0 ? events / seconds : 0
+    eventsPerSecond: seconds2 > 0 ? events / seconds2 : 0
   };
 }
 
@@ -70015,493 +71102,8 @@ async function runInWorkers(inputs, onGo, signal) {
   }
 }
 
-// src/analysis/at-target.ts
-function throughputAtTarget(points, thresholdMs) {
-  const sorted = [...points].sort((a, b) => a.concurrency - b.concurrency);
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i].concurrency === sorted[i - 1].concurrency) {
-      throw new Error(`throughputAtTarget: concurrency ${sorted[i].concurrency} appears twice on one curve`);
-    }
-  }
-  const passes = (p) => p.targetValueMs !== null && p.targetValueMs <= thresholdMs;
-  let lastPass = -1;
-  while (lastPass + 1 < sorted.length && passes(sorted[lastPass + 1])) lastPass++;
-  if (lastPass < 0) return { throughput: null, concurrency: null, bound: "unreachable" };
-  const pass = sorted[lastPass];
-  if (pass.targetValueMs === thresholdMs) {
-    return { throughput: pass.outputThroughput, concurrency: pass.concurrency, bound: "exact" };
-  }
-  const fail = sorted[lastPass + 1];
-  if (fail === void 0 || fail.targetValueMs === null) {
-    return { throughput: pass.outputThroughput, concurrency: pass.concurrency, bound: "lower_bound" };
-  }
-  const f = (thresholdMs - pass.targetValueMs) / (fail.targetValueMs - pass.targetValueMs);
-  return {
-    throughput: pass.outputThroughput + f * (fail.outputThroughput - pass.outputThroughput),
-    concurrency: pass.concurrency + f * (fail.concurrency - pass.concurrency),
-    bound: "interpolated"
-  };
-}
-var PERCENTILE_KEYS = { 50: "p50", 95: "p95", 99: "p99" };
-function targetValueMs(run, target) {
-  const key = PERCENTILE_KEYS[target.percentile];
-  if (key === void 0) {
-    throw new Error(`target percentile ${target.percentile} is not supported: use 50, 95 or 99`);
-  }
-  const stats = target.metric === "tpot" ? run.tpot_ms : run.itl_ms;
-  return stats[key];
-}
-function repeatsCutByInvalidRuns(points, inputLen, outputLen, target) {
-  const byRepeat = /* @__PURE__ */ new Map();
-  for (const p of points) {
-    if (p.input_len !== inputLen || p.output_len !== outputLen) continue;
-    for (const run of p.runs) {
-      const list = byRepeat.get(run.repeat) ?? [];
-      list.push({ concurrency: p.concurrency, run });
-      byRepeat.set(run.repeat, list);
-    }
-  }
-  const cut = /* @__PURE__ */ new Set();
-  for (const [repeat, list] of byRepeat) {
-    list.sort((a, b) => a.concurrency - b.concurrency);
-    for (const { run } of list) {
-      if (!run.validity.valid) {
-        cut.add(repeat);
-        break;
-      }
-      const v = targetValueMs(run, target);
-      if (v === null || v > target.threshold_ms) break;
-    }
-  }
-  return cut;
-}
-function atTargetForResult(points, target) {
-  const shapes = /* @__PURE__ */ new Map();
-  for (const point of points) {
-    const key = `${point.input_len}x${point.output_len}`;
-    let shape = shapes.get(key);
-    if (shape === void 0) {
-      shape = { input_len: point.input_len, output_len: point.output_len, byRepeat: /* @__PURE__ */ new Map(), rates: point.request_rate !== void 0 };
-      shapes.set(key, shape);
-    }
-    const x = point.request_rate === void 0 ? point.concurrency : point.request_rate === "inf" ? Infinity : point.request_rate;
-    for (const run of point.runs) {
-      const curve = shape.byRepeat.get(run.repeat) ?? [];
-      if (run.validity.valid) {
-        curve.push({ concurrency: x, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) });
-      }
-      shape.byRepeat.set(run.repeat, curve);
-    }
-  }
-  return [...shapes.values()].map((shape) => ({
-    input_len: shape.input_len,
-    output_len: shape.output_len,
-    // A repeat without a single valid point has no figure at all (not "unreachable").
-    runs: [...shape.byRepeat.entries()].filter(([, curve]) => curve.length > 0).sort((a, b) => a[0] - b[0]).map(([repeat, curve]) => {
-      const v = throughputAtTarget(curve, target.threshold_ms);
-      if (!shape.rates) return { repeat, ...v };
-      const rate = v.concurrency !== null && Number.isFinite(v.concurrency) ? v.concurrency : null;
-      return { repeat, throughput: v.throughput, concurrency: null, bound: v.bound, request_rate: rate };
-    })
-  }));
-}
-
-// src/gate/metric-keys.ts
-var KIND_INFO = {
-  itl_p95: { name: "p95 ITL", unit: "ms", higherIsBetter: false, perShape: false },
-  tput_at_target: { name: "throughput at target", unit: "tok/s", higherIsBetter: true, perShape: true },
-  ttft_p95: { name: "p95 TTFT", unit: "ms", higherIsBetter: false, perShape: false },
-  tpot_p95: { name: "p95 TPOT", unit: "ms", higherIsBetter: false, perShape: false },
-  e2el_p95: { name: "p95 E2EL", unit: "ms", higherIsBetter: false, perShape: false },
-  req_tput: { name: "request throughput", unit: "req/s", higherIsBetter: true, perShape: false },
-  output_tput: { name: "output throughput", unit: "tok/s", higherIsBetter: true, perShape: false },
-  // Requests per second that met every --goodput SLO; present only in runs measured with SLOs.
-  goodput: { name: "goodput", unit: "req/s", higherIsBetter: true, perShape: false }
-};
-var METRIC_KINDS = Object.keys(KIND_INFO);
-var OUT_TOK = "out_tok";
-var ITL_TOK = "itl_tok_p95";
-function shapeLabel(inputLen, outputLen) {
-  return `${inputLen}x${outputLen}`;
-}
-function pointLabel(inputLen, outputLen, concurrency) {
-  return `${shapeLabel(inputLen, outputLen)}@c${concurrency}`;
-}
-function pointScope(p) {
-  return p.request_rate === void 0 ? pointLabel(p.input_len, p.output_len, p.concurrency) : `${shapeLabel(p.input_len, p.output_len)}@rate${p.request_rate}`;
-}
-function metricKey(kind, scope) {
-  return `${kind}@${scope}`;
-}
-function parseMetricKey(key) {
-  const at = key.indexOf("@");
-  if (at < 0) return null;
-  const kind = key.slice(0, at);
-  if (!(kind in KIND_INFO)) return null;
-  return { kind, scope: key.slice(at + 1) };
-}
-function humanLabel(kind, scope) {
-  const m = /^(\d+)x(\d+)(?:@c(\d+)|@rate([\d.]+|inf))?$/.exec(scope);
-  const where = m ? `${m[1]}×${m[2]}${m[3] !== void 0 ? ` c=${m[3]}` : m[4] !== void 0 ? ` rate=${m[4]}/s` : ""}` : scope;
-  return `${KIND_INFO[kind].name} ${where}`;
-}
-
-// src/gate/fingerprint.ts
-var obj = (x) => typeof x === "object" && x !== null && !Array.isArray(x) ? x : null;
-function tokensPerChunk(runs) {
-  let tokens = 0;
-  let chunks = 0;
-  for (const r of runs) {
-    if (r.completed <= 0 || r.tokens.client_chunks <= 0) continue;
-    tokens += r.tokens.server_usage ?? r.tokens.client_chunks;
-    chunks += r.tokens.client_chunks;
-  }
-  return chunks > 0 ? Math.round(tokens / chunks * 10) / 10 : null;
-}
-function fingerprintOf(result) {
-  const cfg = result.config;
-  const server = obj(cfg["server"]);
-  const planned = Array.isArray(cfg["shapes"]) ? cfg["shapes"].flatMap((s) => {
-    const o = obj(s);
-    return o && typeof o["input_len"] === "number" && typeof o["output_len"] === "number" ? [shapeLabel(o["input_len"], o["output_len"])] : [];
-  }) : [];
-  const shapes = [...new Set(planned)].sort();
-  const conc = Array.isArray(cfg["concurrency"]) && cfg["concurrency"].every((c) => typeof c === "number") ? cfg["concurrency"] : [];
-  const tpc = {};
-  for (const p of [...result.points].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency)) {
-    tpc[pointScope(p)] = tokensPerChunk(p.runs);
-  }
-  const text = (x) => typeof x === "string" && x !== "" ? x : "unknown";
-  const t = result.target;
-  return {
-    api: text(server?.["api"]),
-    model: typeof cfg["model"] === "string" ? cfg["model"] : text(result.env.model.id),
-    shapes,
-    concurrency: [...new Set(conc)].sort((a, b) => a - b),
-    prompts_per_concurrency: typeof cfg["prompts_per_concurrency"] === "number" ? cfg["prompts_per_concurrency"] : "unknown",
-    warmup: typeof cfg["warmup"] === "number" || cfg["warmup"] === "auto" ? cfg["warmup"] : "unknown",
-    target: `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`,
-    // servegate sends ignore_eos: true on every request (plan/prompts.ts); a result may record otherwise.
-    ignore_eos: typeof cfg["ignore_eos"] === "boolean" ? cfg["ignore_eos"] : true,
-    tokens_per_chunk: tpc,
-    // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
-    prompt_calibration: text(cfg["prompt_calibration"]),
-    load: loadPattern(cfg)
-  };
-}
-function loadPattern(cfg) {
-  if (cfg["load"] !== "open") return "closed";
-  const rates = Array.isArray(cfg["request_rates"]) ? cfg["request_rates"].map(String).join(", ") : "unknown";
-  const cap = typeof cfg["max_concurrency"] === "number" ? String(cfg["max_concurrency"]) : "none";
-  return `open: rates ${rates}/s, burstiness ${String(cfg["burstiness"] ?? "unknown")}, max concurrency ${cap}, ${String(cfg["num_prompts"] ?? "unknown")} prompts`;
-}
-function resultFingerprint(result) {
-  return result.fingerprint ?? fingerprintOf(result);
-}
-var FIELDS = [
-  ["api", (f) => f.api],
-  ["model", (f) => f.model],
-  ["shapes", (f) => f.shapes.join(", ")],
-  ["concurrency", (f) => f.concurrency.join(", ")],
-  ["prompts per concurrency", (f) => String(f.prompts_per_concurrency)],
-  ["warmup", (f) => String(f.warmup)],
-  ["target", (f) => f.target],
-  ["ignore_eos", (f) => String(f.ignore_eos)],
-  ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"],
-  // Absent in stored fingerprints written before open loop: those were closed loop.
-  ["load", (f) => f.load ?? "closed"]
-];
-function diffFingerprint(baseline, candidate) {
-  const out = [];
-  for (const [field, get] of FIELDS) {
-    const b = get(baseline);
-    const c = get(candidate);
-    if (b === c || b === "unknown" || c === "unknown" || b === "" || c === "") continue;
-    out.push({ field, baseline: b, candidate: c });
-  }
-  return out;
-}
-function tokensPerChunkChanges(baseline, candidate) {
-  const out = /* @__PURE__ */ new Map();
-  if (!baseline) return out;
-  for (const [scope, c] of Object.entries(candidate.tokens_per_chunk)) {
-    const b = baseline.tokens_per_chunk[scope];
-    if (b === void 0 || b === null || c === null || b === c) continue;
-    out.set(scope, { baseline: b, candidate: c });
-  }
-  return out;
-}
-
 // src/store/result-file.ts
 init_errors();
-
-// src/types.ts
-var RESULT_SCHEMA = "servegate.result/v1";
-var SERVER_EXITED = "server_exited";
-
-// src/store/atomic-write.ts
-import { randomBytes } from "node:crypto";
-import { mkdir, open as open2, rename, rm } from "node:fs/promises";
-import { basename, dirname as dirname2, join as join2, resolve } from "node:path";
-async function writeFileAtomic(path, text) {
-  const target = resolve(path);
-  const dir = dirname2(target);
-  await mkdir(dir, { recursive: true });
-  const tmp = join2(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-  try {
-    const fh = await open2(tmp, "wx");
-    try {
-      await fh.writeFile(text, "utf8");
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, target);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  await syncDir(dir);
-}
-async function syncDir(dir) {
-  let fh;
-  try {
-    fh = await open2(dir, "r");
-    await fh.sync();
-  } catch {
-  } finally {
-    await fh?.close();
-  }
-}
-
-// src/store/result-schema.ts
-init_defaults();
-var count = external_exports.number().int().nonnegative();
-var num = external_exports.number();
-var latency = external_exports.strictObject({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() });
-var msOf = (min2) => {
-  const rule = `expected a latency in ms: a finite number ${min2 === "positive" ? "> 0" : "≥ 0"}, or null`;
-  const n = min2 === "positive" ? external_exports.number({ error: rule }).positive({ error: rule }) : external_exports.number({ error: rule }).nonnegative({ error: rule });
-  return external_exports.strictObject({ mean: n.nullable(), p50: n.nullable(), p95: n.nullable(), p99: n.nullable() });
-};
-var elapsedMs = msOf("positive");
-var gapMs = msOf("nonnegative");
-var validityCode = external_exports.enum([
-  "client_saturated",
-  "token_count_mismatch",
-  "output_len_mismatch",
-  "input_len_mismatch",
-  "prefix_cache_contaminated",
-  "ramp_dominated",
-  "requests_failed",
-  "too_few_requests",
-  "gpu_throttled",
-  "gpu_shared"
-]);
-var steadyState = external_exports.object({
-  start_s: num,
-  end_s: num,
-  ramp_fraction: num,
-  completed: count,
-  output_throughput: num,
-  ttft_ms: latency,
-  tpot_ms: latency,
-  itl_ms: latency
-});
-var serverSide = external_exports.object({
-  source: external_exports.literal("prometheus"),
-  ttft_ms: latency,
-  itl_ms: latency.nullable(),
-  tpot_ms: latency.nullable(),
-  e2el_ms: latency,
-  prompt_tokens: num.nullable(),
-  generation_tokens: num.nullable(),
-  prefix_cache_queries: num.nullable(),
-  prefix_cache_hits: num.nullable()
-});
-var gpuSample = external_exports.object({
-  index: count,
-  name: external_exports.string(),
-  utilization_pct: num.nullable(),
-  sm_clock_mhz: num.nullable(),
-  max_sm_clock_mhz: num.nullable(),
-  power_w: num.nullable(),
-  temperature_c: num.nullable(),
-  throttle_reasons: external_exports.array(external_exports.string()),
-  foreign_processes: num.nullable()
-});
-var runResult = external_exports.object({
-  repeat: count,
-  seed: num,
-  warmup_requests: count,
-  num_prompts: count,
-  completed: count,
-  failed: count,
-  duration_s: num,
-  output_throughput: num,
-  total_token_throughput: num,
-  request_throughput: num,
-  tok_s_per_user: num.nullable(),
-  ttft_ms: elapsedMs,
-  tpot_ms: gapMs,
-  itl_ms: gapMs,
-  e2el_ms: elapsedMs,
-  validity: external_exports.object({ valid: external_exports.boolean(), issues: external_exports.array(external_exports.object({ code: validityCode, detail: external_exports.string() })) }),
-  started_at: external_exports.string(),
-  finished_at: external_exports.string(),
-  itl_per_token_ms: gapMs,
-  tokens: external_exports.object({
-    expected: num,
-    server_usage: num.nullable(),
-    client_chunks: num,
-    retokenized: num.nullable(),
-    tokens_per_chunk: num.nullable(),
-    // Recorded since prompt lengths are checked; a result written before reads as "not recorded".
-    prompt_expected: num.nullable().default(null),
-    prompt_server_usage: num.nullable().default(null)
-  }),
-  errors: external_exports.record(external_exports.string(), num),
-  steady_state: steadyState.nullable(),
-  server_side: serverSide.nullable(),
-  client: external_exports.object({
-    workers: num,
-    event_loop_utilization: num,
-    event_loop_delay_p99_ms: num,
-    send_lag_p50_ms: num,
-    send_lag_p99_ms: num,
-    mean_in_flight: num,
-    events_per_second: num
-  }),
-  gpu: external_exports.array(gpuSample).nullable(),
-  // Open-loop runs (and --goodput) only; absent otherwise.
-  arrivals: external_exports.object({
-    rate: num.positive().nullable(),
-    burstiness: num.positive(),
-    mean_interarrival_ms: num.nonnegative().nullable(),
-    cv: num.nonnegative().nullable(),
-    requested_rate: external_exports.union([num.positive(), external_exports.literal("inf")]),
-    max_concurrency: positiveIntOrNull(),
-    send_lateness_ms: gapMs,
-    queue_ms: gapMs,
-    scheduled_rate: num.positive().nullable()
-  }).optional(),
-  from_schedule: external_exports.object({ ttft_ms: elapsedMs, e2el_ms: elapsedMs }).optional(),
-  goodput: external_exports.object({
-    share: num.min(0).max(1).nullable(),
-    request_throughput: num.nonnegative(),
-    output_throughput: num.nonnegative(),
-    slo: external_exports.object({ ttft_ms: num.positive().optional(), tpot_ms: num.positive().optional(), e2el_ms: num.positive().optional() })
-  }).optional()
-});
-function positiveIntOrNull() {
-  return external_exports.number().int().positive().nullable();
-}
-var PERCENTILE_RULE = `expected ${TARGET_PERCENTILES.join(", ")} (the percentiles every run records)`;
-var resultTargetSchema = external_exports.object({
-  metric: external_exports.enum(["tpot", "itl"]),
-  percentile: external_exports.number({ error: PERCENTILE_RULE }).refine((p) => TARGET_PERCENTILES.includes(p), { error: PERCENTILE_RULE }),
-  threshold_ms: num.positive()
-});
-var envRecordSchema = external_exports.object({
-  engine: external_exports.object({ name: external_exports.string(), version: external_exports.string() }),
-  model: external_exports.object({ id: external_exports.string(), revision: external_exports.string(), root: external_exports.string() }),
-  gpu: external_exports.object({
-    names: external_exports.array(external_exports.string()),
-    count: external_exports.union([count, external_exports.literal("unknown")]),
-    driver_version: external_exports.string(),
-    cuda_version: external_exports.string(),
-    clocks: external_exports.string()
-  }),
-  container_digest: external_exports.string(),
-  serve_command: external_exports.string(),
-  harness: external_exports.object({ version: external_exports.string(), git_commit: external_exports.string(), node_version: external_exports.string() }),
-  host: external_exports.object({ hostname: external_exports.string(), platform: external_exports.string(), cpus: num }),
-  base_url: external_exports.string(),
-  started_at: external_exports.string(),
-  finished_at: external_exports.string(),
-  definitions: external_exports.record(external_exports.string(), external_exports.string())
-});
-var positiveInt2 = external_exports.number().int().positive();
-var fingerprintSchema = external_exports.object({
-  api: external_exports.string(),
-  model: external_exports.string(),
-  shapes: external_exports.array(external_exports.string()),
-  concurrency: external_exports.array(positiveInt2),
-  prompts_per_concurrency: external_exports.union([positiveInt2, external_exports.literal("unknown")]),
-  warmup: external_exports.union([count, external_exports.literal("auto"), external_exports.literal("unknown")]),
-  target: external_exports.string(),
-  ignore_eos: external_exports.boolean(),
-  tokens_per_chunk: external_exports.record(external_exports.string(), num.nullable()),
-  prompt_calibration: external_exports.string().optional(),
-  load: external_exports.string().optional()
-});
-var resultFileSchema = external_exports.object({
-  schema: external_exports.literal(RESULT_SCHEMA),
-  harness: external_exports.object({ name: external_exports.literal("servegate"), version: external_exports.string() }),
-  env: envRecordSchema,
-  config: external_exports.record(external_exports.string(), external_exports.unknown()),
-  target: resultTargetSchema,
-  points: external_exports.array(
-    external_exports.object({
-      input_len: positiveInt2,
-      output_len: positiveInt2,
-      concurrency: positiveInt2,
-      request_rate: external_exports.union([num.positive(), external_exports.literal("inf")]).optional(),
-      runs: external_exports.array(runResult)
-    })
-  ),
-  at_target: external_exports.array(
-    external_exports.object({
-      input_len: positiveInt2,
-      output_len: positiveInt2,
-      runs: external_exports.array(
-        external_exports.object({
-          repeat: count,
-          throughput: num.nullable(),
-          concurrency: num.nullable(),
-          bound: external_exports.enum(["interpolated", "lower_bound", "unreachable", "exact"]),
-          request_rate: num.nullable().optional()
-        })
-      )
-    })
-  ),
-  fingerprint: fingerprintSchema.optional(),
-  interrupted: external_exports.object({
-    at: external_exports.string(),
-    reason: external_exports.string(),
-    cut_run: external_exports.object({ input_len: positiveInt2, output_len: positiveInt2, concurrency: positiveInt2, repeat: count }).nullable(),
-    finished_runs: count,
-    planned_runs: count,
-    server: external_exports.object({ exit_code: external_exports.number().int().nullable(), signal: external_exports.string().nullable(), log_tail: external_exports.array(external_exports.string()) }).optional()
-  }).optional()
-}).superRefine((file2, ctx) => {
-  const firstPoint = /* @__PURE__ */ new Map();
-  file2.points.forEach((p, i) => {
-    const key = `${p.input_len}x${p.output_len} ${p.request_rate === void 0 ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`}`;
-    const seen = firstPoint.get(key);
-    if (seen === void 0) firstPoint.set(key, i);
-    else ctx.addIssue({ code: "custom", path: ["points", i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency (or request rate) appears once` });
-    duplicateRepeats(p.runs, ["points", i, "runs"], ctx);
-  });
-  const firstShape = /* @__PURE__ */ new Map();
-  file2.at_target.forEach((s, i) => {
-    const key = `${s.input_len}x${s.output_len}`;
-    const seen = firstShape.get(key);
-    if (seen === void 0) firstShape.set(key, i);
-    else ctx.addIssue({ code: "custom", path: ["at_target", i], message: `duplicate shape ${key} (also at_target.${seen}); each shape appears once` });
-    duplicateRepeats(s.runs, ["at_target", i, "runs"], ctx);
-  });
-});
-function duplicateRepeats(runs, path, ctx) {
-  const first = /* @__PURE__ */ new Map();
-  runs.forEach((r, k) => {
-    const seen = first.get(r.repeat);
-    if (seen === void 0) first.set(r.repeat, k);
-    else ctx.addIssue({ code: "custom", path: [...path, k, "repeat"], message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once` });
-  });
-}
-
-// src/store/result-file.ts
 function parseResult(json2, source) {
   const schema = json2?.schema;
   if (typeof json2 === "object" && json2 !== null && schema !== RESULT_SCHEMA) {
@@ -71082,8 +71684,8 @@ var ServerLog = class {
     this.partial.set(stream, "");
     stream.setEncoding("utf8");
     stream.on("data", (chunk) => {
-      const text = this.partial.get(stream) + chunk;
-      const parts = text.split(/\r?\n|\r/);
+      const text2 = this.partial.get(stream) + chunk;
+      const parts = text2.split(/\r?\n|\r/);
       this.partial.set(stream, parts.pop());
       for (const line of parts) this.add(line);
     });
@@ -71479,7 +72081,7 @@ function sumNthPowerDeviations(x, n) {
   }
   return sum2;
 }
-function sampleVariance(x) {
+function sampleVariance2(x) {
   if (x.length < 2) {
     throw new Error("sampleVariance requires at least two data points");
   }
@@ -71488,7 +72090,7 @@ function sampleVariance(x) {
   return sumSquaredDeviationsValue / besselsCorrection;
 }
 function sampleStandardDeviation(x) {
-  var sampleVarianceX = sampleVariance(x);
+  var sampleVarianceX = sampleVariance2(x);
   return Math.sqrt(sampleVarianceX);
 }
 function max2(x) {
@@ -71649,7 +72251,7 @@ function quantileIndex(len, p) {
     return idx;
   }
 }
-function median(x) {
+function median2(x) {
   return +quantile(x, 0.5);
 }
 var BayesianClassifier = function BayesianClassifier2() {
@@ -72137,7 +72739,7 @@ function summarizeRun(raw, ctx) {
     output_throughput: perS(outputTokens),
     total_token_throughput: perS(outputTokens + promptTokens),
     request_throughput: perS(completed),
-    tok_s_per_user: tokSPerUser.length > 0 ? median(tokSPerUser) : null,
+    tok_s_per_user: tokSPerUser.length > 0 ? median2(tokSPerUser) : null,
     ttft_ms: ttft.toStats(),
     tpot_ms: tpot.toStats(),
     itl_ms: itl.toStats(),
@@ -72172,11 +72774,11 @@ function clientFigures(c) {
 // src/metrics/prom-text.ts
 var NAME_RE = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
 var LABEL_RE = /^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,)?/;
-function parsePrometheusText(text) {
+function parsePrometheusText(text2) {
   const samples = [];
   const types = /* @__PURE__ */ new Map();
   let skippedLines = 0;
-  for (const rawLine of text.split("\n")) {
+  for (const rawLine of text2.split("\n")) {
     const line = rawLine.trim();
     if (line === "") continue;
     if (line.startsWith("#")) {
@@ -72361,13 +72963,13 @@ function serverSideFigures(before, after) {
   const tpot = firstHistogram(b, a, NAMES.tpot);
   if (ttft === null || e2el === null) return null;
   if ([ttft, e2el, itl, tpot].includes("reset")) return null;
-  const stats = (h) => h === null || h === "reset" ? null : histogramStatsMs(h);
+  const stats2 = (h) => h === null || h === "reset" ? null : histogramStatsMs(h);
   return {
     source: "prometheus",
-    ttft_ms: stats(ttft),
-    itl_ms: stats(itl),
-    tpot_ms: stats(tpot),
-    e2el_ms: stats(e2el),
+    ttft_ms: stats2(ttft),
+    itl_ms: stats2(itl),
+    tpot_ms: stats2(tpot),
+    e2el_ms: stats2(e2el),
     prompt_tokens: firstCounter(b, a, NAMES.promptTokens),
     generation_tokens: firstCounter(b, a, NAMES.generationTokens),
     prefix_cache_queries: firstCounter(b, a, NAMES.prefixQueries),
@@ -72380,10 +72982,11 @@ var pct = (x) => `${(x * 100).toFixed(1)}%`;
 var num2 = (x) => Number.isInteger(x) ? String(x) : x.toFixed(2);
 var relDiff = (a, b) => a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b));
 function clientOutputTokens(run) {
-  return run.tokens.server_usage ?? run.tokens.client_chunks;
+  return run.tokens.server_usage ?? run.tokens.client_chunks ?? 0;
 }
 var clientSaturated = (run, ctx, t) => {
   const c = run.client;
+  if (c === null) return null;
   const why = [];
   const delayed = c.event_loop_delay_p99_ms > t.clientEventLoopDelayP99MaxMs;
   const busy = c.event_loop_utilization >= t.clientEluMax;
@@ -72426,10 +73029,10 @@ function gpuNote(samples, t) {
 var tokenCountMismatch = (run, _ctx, t) => {
   const k = run.tokens;
   const why = [];
-  if (k.server_usage !== null && k.server_usage < k.client_chunks * (1 - t.tokenCountTolerance)) {
+  if (k.server_usage !== null && k.client_chunks !== null && k.server_usage < k.client_chunks * (1 - t.tokenCountTolerance)) {
     why.push(`the server's usage reports ${k.server_usage} output tokens but the client received ${k.client_chunks} content chunks, and every chunk carries at least one token`);
   }
-  if (k.server_usage !== null && k.server_usage > k.expected * (1 + t.tokenCountTolerance)) {
+  if (k.server_usage !== null && k.expected !== null && k.server_usage > k.expected * (1 + t.tokenCountTolerance)) {
     why.push(`the server's usage reports ${k.server_usage} output tokens, more than the ${k.expected} that max_tokens allows`);
   }
   const reference = clientOutputTokens(run);
@@ -72447,8 +73050,8 @@ var tokenCountMismatch = (run, _ctx, t) => {
 };
 var outputLenMismatch = (run, ctx, t) => {
   const k = run.tokens;
-  if (!ctx.ignoreEos || run.completed === 0 || k.expected === 0) return null;
-  const produced = Math.max(k.server_usage ?? 0, k.client_chunks);
+  if (!ctx.ignoreEos || run.completed === 0 || k.expected === null || k.expected === 0) return null;
+  const produced = Math.max(k.server_usage ?? 0, k.client_chunks ?? 0);
   if (produced >= k.expected * (1 - t.outputShortfallTolerance)) return null;
   const how = k.server_usage === null ? " (counted as content chunks: the server sent no usage)" : "";
   return {
@@ -72505,8 +73108,8 @@ var tooFewRequests = (run, _ctx, t) => {
   if (run.completed < t.minCompletedRequests) {
     why.push(`only ${run.completed} requests completed (at least ${t.minCompletedRequests} are needed)`);
   }
-  const itlSamples = Math.max(0, run.tokens.client_chunks - run.completed);
-  if (run.completed > 0 && itlSamples < t.minItlSamples) {
+  const itlSamples = run.tokens.client_chunks === null ? null : Math.max(0, run.tokens.client_chunks - run.completed);
+  if (run.completed > 0 && itlSamples !== null && itlSamples < t.minItlSamples) {
     why.push(`only ${itlSamples} inter-token gaps were measured (at least ${t.minItlSamples} are needed for a p99)`);
   }
   if (why.length === 0) return null;
@@ -72870,7 +73473,7 @@ async function sweepAgainst(root, cfg, deps, server) {
   if (tooManyThreads !== null) deps.log(`Warning: ${tooManyThreads}`);
   const gpuOnThisHost = isServerOnThisHost(root);
   if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`);
-  const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost };
+  const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost, declaredGpus: cfg.gpus ?? null, warn: deps.log };
   let result;
   let plan;
   if (cfg.resume && existsSync2(resultPath)) {
@@ -72904,7 +73507,7 @@ async function sweepAgainst(root, cfg, deps, server) {
     await writeResultFile(resultPath, result);
   }
   const done = new Set(result.points.flatMap((p) => p.runs.map((r) => measuredRunKey(p, r.repeat))));
-  const usedSeeds = /* @__PURE__ */ new Set([...result.points.flatMap((p) => p.runs.map((r) => r.seed)), ...plan.map((p) => p.seed)]);
+  const usedSeeds = /* @__PURE__ */ new Set([...result.points.flatMap((p) => p.runs.flatMap((r) => r.seed === null ? [] : [r.seed])), ...plan.map((p) => p.seed)]);
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null;
   const gpuExec = envDeps.exec;
   delete result.interrupted;
@@ -73048,7 +73651,7 @@ function spread(values) {
   const sd = xs.length > 1 ? sampleStandardDeviation(xs) : 0;
   return {
     n: xs.length,
-    median: median(xs),
+    median: median2(xs),
     min: min(xs),
     max: max2(xs),
     mean: m,
@@ -73056,13 +73659,27 @@ function spread(values) {
   };
 }
 
+// src/analysis/per-gpu.ts
+function gpuCount(env) {
+  const n = env.gpu.count;
+  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : null;
+}
+function perGpu(total, gpus) {
+  if (total === null || total === void 0 || !Number.isFinite(total) || gpus === null) return null;
+  return total / gpus;
+}
+function interactivity(tpotMs) {
+  if (tpotMs === null || tpotMs === void 0 || !Number.isFinite(tpotMs) || tpotMs <= 0) return null;
+  return 1e3 / tpotMs;
+}
+
 // src/report/format.ts
 function summarize(values) {
   const xs = values.filter((v) => typeof v === "number" && Number.isFinite(v)).sort((a, b) => a - b);
   if (xs.length === 0) return null;
   const mid = xs.length >> 1;
-  const median4 = xs.length % 2 === 1 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2;
-  return { n: xs.length, median: median4, min: xs[0], max: xs[xs.length - 1] };
+  const median5 = xs.length % 2 === 1 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2;
+  return { n: xs.length, median: median5, min: xs[0], max: xs[xs.length - 1] };
 }
 function grouped(x, decimals) {
   return x.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
@@ -73112,7 +73729,8 @@ var PLAIN = {
   requests_failed: "requests failed",
   too_few_requests: "too few measured requests for the percentiles reported",
   gpu_throttled: "the GPU was throttled",
-  gpu_shared: "another process was using the GPU"
+  gpu_shared: "another process was using the GPU",
+  checks_not_run: "imported: some checks could not be made"
 };
 function plainValidity(code) {
   return PLAIN[code] ?? code;
@@ -73140,9 +73758,9 @@ function serverRow(concurrency, runs) {
   if (runs.length === 0) return fill("pending");
   const valid = runs.filter((r) => r.validity.valid);
   if (valid.length === 0) return fill("invalid");
-  const pair = (stats) => {
-    const p50 = withSpread(valid.map((r) => stats(r)?.p50), fmtMs);
-    const p99 = withSpread(valid.map((r) => stats(r)?.p99), fmtMs);
+  const pair = (stats2) => {
+    const p50 = withSpread(valid.map((r) => stats2(r)?.p50), fmtMs);
+    const p99 = withSpread(valid.map((r) => stats2(r)?.p99), fmtMs);
     return p50 === "n/a" && p99 === "n/a" ? "n/a" : `${p50} / ${p99}`;
   };
   return [
@@ -73183,30 +73801,31 @@ function buildSpreadRows(concurrencies, points) {
 init_defaults();
 function warmupRampLine(runs, warmupSetting) {
   if (runs.length === 0) return null;
-  const warm = runs.map((r) => r.warmup_requests);
+  const warm = runs.flatMap((r) => r.warmup_requests === null ? [] : [r.warmup_requests]);
   const most = Math.max(...warm);
-  let text;
-  if (most === 0) text = "Warmup: none (no request discarded before measuring).";
+  let text2;
+  if (warm.length === 0) text2 = "Warmup: not recorded.";
+  else if (most === 0) text2 = "Warmup: none (no request discarded before measuring).";
   else {
     const how = warmupSetting === "auto" ? ` (auto: one per slot, at least ${autoWarmupRequests(0)})` : typeof warmupSetting === "number" ? " (as configured)" : "";
-    text = `Warmup: ${fmtRange(warm, fmtInt)} request${most === 1 ? "" : "s"} per run discarded before measuring${how}.`;
+    text2 = `Warmup: ${fmtRange(warm, fmtInt)} request${most === 1 ? "" : "s"} per run discarded before measuring${how}.`;
   }
   const ramps = runs.flatMap((r) => r.steady_state !== null ? [r.steady_state.ramp_fraction] : []);
-  if (ramps.length === 0) return text;
+  if (ramps.length === 0) return text2;
   const windowless = runs.filter((r) => r.steady_state === null && r.completed > 0).length;
   const none = windowless > 0 ? ` (${windowless} run${windowless === 1 ? "" : "s"} had no such window)` : "";
-  return `${text} Ramp: ${fmtPctRange(ramps)} of each run's duration fell outside the steady-state window in which all C slots were busy${none}; at C > 1 a run over ${fmtPctShort(DEFAULT_VALIDITY_THRESHOLDS.rampFractionMax)}, or with no such window, is flagged ramp_dominated.`;
+  return `${text2} Ramp: ${fmtPctRange(ramps)} of each run's duration fell outside the steady-state window in which all C slots were busy${none}; at C > 1 a run over ${fmtPctShort(DEFAULT_VALIDITY_THRESHOLDS.rampFractionMax)}, or with no such window, is flagged ramp_dominated.`;
 }
 
 // src/report/open-loop-lines.ts
-var OPEN_LOOP_COLUMNS = ["Request rate", "TTFT p50 / p99", "ITL p50 / p99", "Output tok/s", "Tok/s/user"];
+var OPEN_LOOP_COLUMNS = ["Request rate", "TTFT p50 / p99", "ITL p50 / p99", "Output tok/s", "Tok/s/user", "Output tok/s per GPU", "Tok/s/user at p95 TPOT"];
 function rateCell(rate) {
   return rate === "inf" ? "inf" : `${rate}/s`;
 }
 function pointName(p) {
   return p.request_rate === void 0 ? `C=${p.concurrency}` : `rate ${rateCell(p.request_rate)}`;
 }
-function median2(xs) {
+function median3(xs) {
   return summarize(xs.map((x) => x ?? null))?.median ?? null;
 }
 function goodputLine(points) {
@@ -73221,8 +73840,8 @@ function goodputLine(points) {
   const parts = withGoodput.map((p) => {
     const runs = p.runs.filter((r) => r.validity.valid && r.goodput !== void 0);
     if (runs.length === 0) return `${pointName(p)} invalid`;
-    const share = median2(runs.map((r) => r.goodput.share));
-    return `${pointName(p)} ${share === null ? "–" : fmtPct(share)} (${fmtRate(median2(runs.map((r) => r.goodput.request_throughput)) ?? 0)} req/s, ${fmtRate(median2(runs.map((r) => r.goodput.output_throughput)) ?? 0)} tok/s)`;
+    const share = median3(runs.map((r) => r.goodput.share));
+    return `${pointName(p)} ${share === null ? "–" : fmtPct(share)} (${fmtRate(median3(runs.map((r) => r.goodput.request_throughput)) ?? 0)} req/s, ${fmtRate(median3(runs.map((r) => r.goodput.output_throughput)) ?? 0)} tok/s)`;
   });
   return `Goodput, completed requests meeting ${bounds.join(" and ")} (median of valid runs): ${parts.join("; ")}`;
 }
@@ -73231,11 +73850,11 @@ function arrivalsLine(points) {
   if (open3.length === 0) return null;
   const parts = open3.map((p) => {
     const a = p.runs.flatMap((r) => r.arrivals ? [r.arrivals] : []);
-    const rate = median2(a.map((x) => x.rate));
-    const gap = median2(a.map((x) => x.mean_interarrival_ms));
-    const cv = median2(a.map((x) => x.cv));
-    const late = median2(a.map((x) => x.send_lateness_ms.p95));
-    const queue = median2(a.map((x) => x.queue_ms.p95));
+    const rate = median3(a.map((x) => x.rate));
+    const gap = median3(a.map((x) => x.mean_interarrival_ms));
+    const cv = median3(a.map((x) => x.cv));
+    const late = median3(a.map((x) => x.send_lateness_ms.p95));
+    const queue = median3(a.map((x) => x.queue_ms.p95));
     const capped = a.some((x) => x.max_concurrency !== null);
     return `${pointName(p)}: ${rate === null ? "all at once" : `${fmtRate(rate)}/s`}, mean gap ${gap === null ? "–" : `${fmtMs(gap)} ms`}, CV ${cv === null ? "–" : cv.toFixed(2)}, lateness p95 ${late === null ? "–" : `${fmtMs(late)} ms`}${capped ? `, slot wait p95 ${queue === null ? "–" : `${fmtMs(queue)} ms`}` : ""}`;
   });
@@ -73247,22 +73866,33 @@ function rateSentence(target, at, rates, pending, sentence) {
 }
 
 // src/report/model.ts
-var COLUMNS = ["Concurrency", "TTFT p50 / p99", "ITL p50 / p99", "Output tok/s", "Tok/s/user"];
+var COLUMNS = ["Concurrency", "TTFT p50 / p99", "ITL p50 / p99", "Output tok/s", "Tok/s/user", "Output tok/s per GPU", "Tok/s/user at p95 TPOT"];
 function targetText(t) {
   return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`;
+}
+function targetInteractivityText(t) {
+  const speed = t.metric === "tpot" ? interactivity(t.threshold_ms) : null;
+  return speed === null ? targetText(t) : `${targetText(t)} ⇔ ≥ ${+speed.toFixed(1)} tok/s/user`;
+}
+function sourceLine(result) {
+  const s = result.source;
+  if (s === void 0) return null;
+  return `Imported from ${s.tool} (${s.files.join(", ")}) on ${s.imported_at}: not measured by servegate. The checks its files could not support were not made, so every figure is unverified (checks_not_run).`;
 }
 function buildReportModel(result) {
   const cfg = result.config ?? {};
   const planned = plannedGrid(cfg, result.points);
+  const gpus = gpuCount(result.env);
+  const measured = figuresView(result.points);
   const shapes = planned.shapes.map(([inputLen, outputLen]) => {
-    const points = result.points.filter((p) => p.input_len === inputLen && p.output_len === outputLen);
+    const points = measured.filter((p) => p.input_len === inputLen && p.output_len === outputLen);
     const extra = [goodputLine(points), arrivalsLine(points)].filter((l) => l !== null);
     if (cfg.load === "open" || points.some((p) => p.request_rate !== void 0)) {
-      return { ...openLoopShape(result, inputLen, outputLen, points, planned.repeats), extra };
+      return { ...openLoopShape(result, inputLen, outputLen, points, planned.repeats, gpus), extra };
     }
     const concurrencies = [.../* @__PURE__ */ new Set([...planned.concurrency, ...points.map((p) => p.concurrency)])].sort((a, b) => a - b);
     const notes = [];
-    const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes));
+    const rows = concurrencies.map((c) => buildRow(c, points.find((p) => p.concurrency === c) ?? null, planned.repeats, notes, gpus));
     const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null;
     const widened = [...repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target)].sort((a, b) => a - b);
     const repeatsWithRuns = new Set(points.flatMap((p) => p.runs.map((r) => r.repeat)));
@@ -73277,7 +73907,8 @@ function buildReportModel(result) {
         // Pending while any planned run is missing: a repeat cut short at a lower concurrency
         // would otherwise enter the median as a smaller lower bound, unannounced.
         pending: concurrencies.some((c) => (points.find((p) => p.concurrency === c)?.runs.length ?? 0) < (planned.repeats ?? 1)),
-        invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0
+        invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0,
+        gpus
       }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0),
       warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
       serverSide: buildServerSideRows(concurrencies, points),
@@ -73287,7 +73918,9 @@ function buildReportModel(result) {
   });
   return {
     sweep: typeof cfg.sweep === "string" ? cfg.sweep : null,
-    target: targetText(result.target),
+    target: targetInteractivityText(result.target),
+    gpus,
+    source: sourceLine(result),
     env: result.env,
     shapes,
     interrupted: interruptedLine(result)
@@ -73317,14 +73950,14 @@ function plannedGrid(cfg, points) {
   const repeats = typeof cfg.repeats === "number" ? cfg.repeats : null;
   return { shapes, concurrency, repeats };
 }
-function openLoopShape(result, inputLen, outputLen, points, plannedRepeats2) {
+function openLoopShape(result, inputLen, outputLen, points, plannedRepeats2, gpus) {
   const cfgRates = Array.isArray(result.config.request_rates) ? result.config.request_rates : [];
   const xOf = (r) => r === "inf" ? Infinity : typeof r === "number" ? r : null;
   const rates = [...new Set([...cfgRates.map(xOf), ...points.map((p) => xOf(p.request_rate))].filter((x) => x !== null))].sort((a, b) => a - b);
   const notes = [];
   const label3 = (x) => rateCell(x === Infinity ? "inf" : x);
   const find = (x) => points.find((p) => xOf(p.request_rate) === x) ?? null;
-  const rows = rates.map((x) => buildRow(0, find(x), plannedRepeats2, notes, { cell: label3(x), note: `rate ${label3(x)}` }));
+  const rows = rates.map((x) => buildRow(0, find(x), plannedRepeats2, notes, gpus, { cell: label3(x), note: `rate ${label3(x)}` }));
   const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null;
   const pending = rates.some((x) => (find(x)?.runs.length ?? 0) < (plannedRepeats2 ?? 1));
   return {
@@ -73340,11 +73973,11 @@ function openLoopShape(result, inputLen, outputLen, points, plannedRepeats2) {
     columns: OPEN_LOOP_COLUMNS
   };
 }
-function buildRow(concurrency, point, plannedRepeats2, notes, names) {
+function buildRow(concurrency, point, plannedRepeats2, notes, gpus, names) {
   const cellName = names?.cell ?? String(concurrency);
   const noteName = names?.note ?? `C=${concurrency}`;
   const runs = point?.runs ?? [];
-  if (runs.length === 0) return { cells: [cellName, "pending", "pending", "pending", "pending"] };
+  if (runs.length === 0) return { cells: [cellName, "pending", "pending", "pending", "pending", "pending", "pending"] };
   const valid = runs.filter((r) => r.validity.valid);
   const rowNotes = [];
   for (const r of runs) if (!r.validity.valid) rowNotes.push(invalidNote(noteName, r));
@@ -73360,7 +73993,7 @@ function buildRow(concurrency, point, plannedRepeats2, notes, names) {
     return `[${notes.length}]`;
   });
   const label3 = refs.length > 0 ? `${cellName} ${refs.join("")}` : cellName;
-  if (valid.length === 0) return { cells: [label3, "invalid", "invalid", "invalid", "invalid"] };
+  if (valid.length === 0) return { cells: [label3, "invalid", "invalid", "invalid", "invalid", "invalid", "invalid"] };
   const pair = (a, b) => `${withSpread(valid.map(a), fmtMs)} / ${withSpread(valid.map(b), fmtMs)}`;
   return {
     cells: [
@@ -73368,7 +74001,9 @@ function buildRow(concurrency, point, plannedRepeats2, notes, names) {
       pair((r) => r.ttft_ms.p50, (r) => r.ttft_ms.p99),
       pair((r) => r.itl_ms.p50, (r) => r.itl_ms.p99),
       withSpread(valid.map((r) => r.output_throughput), fmtRate),
-      withSpread(valid.map((r) => r.tok_s_per_user), fmtRate)
+      withSpread(valid.map((r) => r.tok_s_per_user), fmtRate),
+      gpus === null ? "n/a (GPUs unknown)" : withSpread(valid.map((r) => perGpu(r.output_throughput, gpus)), fmtRate),
+      withSpread(valid.map((r) => interactivity(r.tpot_ms.p95)), fmtRate)
     ]
   };
 }
@@ -73409,31 +74044,37 @@ function atTargetSentence(target, at, concurrencies, opts = {}) {
   const conc = summarize(reached.map((r) => r.concurrency));
   const bounds = [...new Set(reached.map((r) => r.bound))];
   const allLower = bounds.length === 1 && bounds[0] === "lower_bound";
-  let text = `${head} ${allLower ? "≥ " : ""}${fmtRate(tput.median)} tok/s`;
-  if (tput.n > 1) text += ` (median of ${tput.n} repeats, range ${fmtRate(tput.min)}–${fmtRate(tput.max)}, CV ${fmtPct(tput.cv)})`;
-  if (conc !== null) text += ` at C ≈ ${Number.isInteger(conc.median) ? conc.median : conc.median.toFixed(1)}`;
-  if (bounds.length === 1) text += ` — ${BOUND_WORDS[bounds[0]]}`;
+  let text2 = `${head} ${allLower ? "≥ " : ""}${fmtRate(tput.median)} tok/s`;
+  const gpus = opts.gpus ?? null;
+  if (gpus !== null) text2 += ` (${allLower ? "≥ " : ""}${fmtRate(tput.median / gpus)} tok/s per GPU over ${gpus} GPU${gpus === 1 ? "" : "s"})`;
+  if (tput.n > 1) text2 += ` (median of ${tput.n} repeats, range ${fmtRate(tput.min)}–${fmtRate(tput.max)}, CV ${fmtPct(tput.cv)})`;
+  if (conc !== null) text2 += ` at C ≈ ${Number.isInteger(conc.median) ? conc.median : conc.median.toFixed(1)}`;
+  if (bounds.length === 1) text2 += ` — ${BOUND_WORDS[bounds[0]]}`;
   else {
     const counts = bounds.map((b) => `${reached.filter((r) => r.bound === b).length} ${b.replace("_", " ")}`);
-    text += ` — bounds differ across repeats: ${counts.join(", ")}`;
+    text2 += ` — bounds differ across repeats: ${counts.join(", ")}`;
   }
   if (allLower && concurrencies.length > 0) {
     const highest = concurrencies[concurrencies.length - 1];
-    text += reached.every((r) => r.concurrency === highest) ? ` (up to C=${highest})` : ", as far as measured figures reach";
+    text2 += reached.every((r) => r.concurrency === highest) ? ` (up to C=${highest})` : ", as far as measured figures reach";
   }
-  if (unreachable > 0) text += `; ${unreachable} repeat${unreachable > 1 ? "s" : ""} missed the target even at C=${lowest ?? "?"}`;
-  return text + soFar;
+  if (unreachable > 0) text2 += `; ${unreachable} repeat${unreachable > 1 ? "s" : ""} missed the target even at C=${lowest ?? "?"}`;
+  return text2 + soFar;
 }
 function environmentLine(env) {
   const engine = env.engine.name === "unknown" && env.engine.version === "unknown" ? "unknown" : `${env.engine.name} ${env.engine.version}`;
   const revision = env.model.revision !== "unknown" ? ` (revision ${env.model.revision})` : "";
   const counts = /* @__PURE__ */ new Map();
   for (const n of env.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1);
-  const gpus = counts.size === 0 ? "unknown" : [...counts].map(([n, k]) => `${k}× ${n}`).join(", ");
+  const gpus = counts.size === 0 ? typeof env.gpu.count === "number" ? `${env.gpu.count}× (model unknown)` : "unknown" : [...counts].map(([n, k]) => `${k}× ${n}`).join(", ");
   const driver = env.gpu.driver_version !== "unknown" ? ` (driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version})` : "";
   return `Engine: ${engine} · Model: ${env.model.id}${revision} · GPU: ${gpus}${driver}`;
 }
 var CLOCK_LINE = "Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.";
+function perGpuLine(gpus) {
+  const over = gpus === null ? "GPUs unknown, so no per-GPU figure (give --gpus N or server.gpus)" : `over ${gpus} GPU${gpus === 1 ? "" : "s"}`;
+  return `Per GPU: output tok/s ÷ GPUs serving the model (${over}). Tok/s/user at p95 TPOT: 1000 / p95 TPOT, the decode speed the slowest 5 % of requests saw.`;
+}
 
 // src/report/table.ts
 function renderConsoleTable(result) {
@@ -73442,6 +74083,8 @@ function renderConsoleTable(result) {
   out.push(`servegate${model.sweep ? ` — sweep ${model.sweep}` : ""} — target ${model.target}`);
   out.push(environmentLine(model.env));
   out.push(CLOCK_LINE);
+  out.push(perGpuLine(model.gpus));
+  if (model.source !== null) out.push(model.source);
   if (model.interrupted !== null) out.push(model.interrupted);
   for (const shape of model.shapes) {
     out.push("", shape.title);
@@ -73555,14 +74198,21 @@ function barProgress(total, stream, eta, count2) {
 
 // src/cli/run.ts
 function registerRunCommand(program2) {
-  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--request-rate <list>", "open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency").option("--burstiness <b>", "open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)").option("--max-concurrency <n>", "open loop: most requests in flight at once (a due request waits for a slot; default: no cap)").option("--num-prompts <n>", "open loop: measured requests per point (default 1000)").option("--goodput <slos>", "SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option("--request-timeout <s>", "fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
+  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--request-rate <list>", "open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency").option("--burstiness <b>", "open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)").option("--max-concurrency <n>", "open loop: most requests in flight at once (a due request waits for a slot; default: no cap)").option("--num-prompts <n>", "open loop: measured requests per point (default 1000)").option("--goodput <slos>", "SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option("--request-timeout <s>", "fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)").option("--gpus <n>", "GPUs serving the model, for throughput per GPU (default: what nvidia-smi sees on a local server, else unknown)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option("--bracket-baseline <file>", "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
     const flags = opts;
     const configPath = typeof opts.config === "string" ? opts.config : null;
     const file2 = configPath ? await loadConfigFile(configPath) : null;
-    const cfg = resolveConfig({ file: file2, filePath: configPath, flags, env: process.env });
+    let cfg = resolveConfig({ file: file2, filePath: configPath, flags, env: process.env });
     const log = (line) => void process.stderr.write(`${line}
 `);
-    const total = cfg.shapes.length * pointsPerShape(cfg) * cfg.repeats;
+    if (cfg.placement === "bracket" && flags.bracketBaseline === void 0) {
+      log(`Bracketing: sweep "${cfg.sweepName}" has placement bracket but no --bracket-baseline was given: running the whole list ${cfg.concurrency.join(", ")}.`);
+    } else if (cfg.placement === "bracket" && flags.bracketBaseline !== void 0) {
+      const placed = applyBracket(cfg, await readBaseline(flags.bracketBaseline), `--bracket-baseline ${flags.bracketBaseline}`);
+      cfg = placed.cfg;
+      for (const note of placed.notes) log(`Bracketing: ${note}`);
+    }
+    const total = plannedRunCount(cfg);
     const progress = createProgress(total, { stream: process.stderr, tty: Boolean(process.stderr.isTTY) && !process.env.CI });
     const abort = new AbortController();
     const interrupted = () => {
@@ -73622,12 +74272,12 @@ function label2(p) {
 init_errors();
 function num3(raw, s) {
   if (raw === void 0) return void 0;
-  const text = String(raw).trim();
-  const v = Number(text);
+  const text2 = String(raw).trim();
+  const v = Number(text2);
   const kind = s.int ? "an integer" : "a number";
   const range = s.positive ? " > 0" : s.min !== void 0 && s.max !== void 0 ? ` in ${s.min}..${s.max}` : s.min !== void 0 ? ` ≥ ${s.min}` : "";
-  const ok = text !== "" && Number.isFinite(v) && (!s.int || Number.isInteger(v)) && (!s.positive || v > 0) && (s.min === void 0 || v >= s.min) && (s.max === void 0 || v <= s.max);
-  if (!ok) throw new UsageError(`${s.flag} "${text}": expected ${kind}${range}`);
+  const ok = text2 !== "" && Number.isFinite(v) && (!s.int || Number.isInteger(v)) && (!s.positive || v > 0) && (s.min === void 0 || v >= s.min) && (s.max === void 0 || v <= s.max);
+  if (!ok) throw new UsageError(`${s.flag} "${text2}": expected ${kind}${range}`);
   return v;
 }
 var faultKind = external_exports.enum(FAULT_KINDS);
@@ -73737,47 +74387,6 @@ function registerSimCommand(program2, deps = {}) {
 init_errors();
 import { basename as basename2 } from "node:path";
 
-// src/gate/stats.ts
-function median3(xs) {
-  if (xs.length === 0) throw new Error("median of an empty list");
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-function sampleVariance2(xs) {
-  if (xs.length < 2) return 0;
-  const mean2 = xs.reduce((a, b) => a + b, 0) / xs.length;
-  return xs.reduce((a, x) => a + (x - mean2) ** 2, 0) / (xs.length - 1);
-}
-var MAD_CORRECTION = [NaN, NaN, 1.196, 1.495, 1.363, 1.206, 1.2, 1.14, 1.129, 1.107];
-function robustSd(xs) {
-  const n = xs.length;
-  if (n < 2) return 0;
-  const m = median3(xs);
-  const mad = median3(xs.map((x) => Math.abs(x - m)));
-  return 1.4826 * mad * (n < MAD_CORRECTION.length ? MAD_CORRECTION[n] : n / (n - 0.8));
-}
-function clippedSd(xs, clip2 = 3) {
-  if (xs.length < 2) return 0;
-  const s0 = robustSd(xs);
-  const m = median3(xs);
-  const kept = s0 > 0 ? xs.filter((x) => Math.abs(x - m) <= clip2 * s0) : xs;
-  return Math.sqrt(sampleVariance2(kept.length >= 2 ? kept : xs));
-}
-var VAR_MEDIAN = [NaN, 1, 0.5, 0.4487, 0.2982, 0.2868, 0.2147, 0.2104, 0.1682, 0.1661, 0.1383, 0.1374, 0.1173];
-function varMedianFactor(n) {
-  if (n < 1) return Infinity;
-  return n < VAR_MEDIAN.length ? VAR_MEDIAN[n] : Math.min(VAR_MEDIAN[VAR_MEDIAN.length - 1], Math.PI / (2 * n));
-}
-function chi2Ratio(df, z3) {
-  if (df <= 0) return 1;
-  const a = 2 / (9 * df);
-  return Math.max(0, 1 - a + z3 * Math.sqrt(a)) ** 3;
-}
-function chi2MedianRatio(df) {
-  return chi2Ratio(df, 0);
-}
-
 // src/gate/noise.ts
 function dayPrior(refreshes, opts) {
   return refreshes < opts.minHistory ? Math.max(opts.dayFloor, opts.shortDayFloor) : opts.dayFloor;
@@ -73794,20 +74403,20 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
   let within2 = 0;
   let withinDf = 0;
   if (groups.length > 0) {
-    const vars = groups.map((g2) => ({ v: sampleVariance2(g2), df: g2.length - 1 }));
-    const typicalDf = median3(vars.map((g2) => g2.df));
-    const robust2 = median3(vars.map((g2) => g2.v)) / chi2MedianRatio(typicalDf);
+    const vars = groups.map((g2) => ({ v: sampleVariance(g2), df: g2.length - 1 }));
+    const typicalDf = median(vars.map((g2) => g2.df));
+    const robust2 = median(vars.map((g2) => g2.v)) / chi2MedianRatio(typicalDf);
     const kept = vars.filter((g2) => g2.v <= robust2 * chi2Ratio(g2.df, 2.576));
     withinDf = kept.reduce((a, g2) => a + g2.df, 0);
     within2 = withinDf > 0 ? kept.reduce((a, g2) => a + g2.v * g2.df, 0) / withinDf : robust2;
   }
   within2 = withPrior(within2, withinDf, opts.withinFloor, priorDf * 2);
-  const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance2(candidateLogs);
+  const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance(candidateLogs);
   const candidateWithin2 = candidateLogs.length >= 2 && candVar > within2 * chi2Ratio(candidateLogs.length - 1, 1.645) ? candVar : within2;
-  const runsPerRefresh = refreshes.length > 0 ? Math.round(median3(refreshes.map((r) => r.length))) : 1;
+  const runsPerRefresh = refreshes.length > 0 ? Math.round(median(refreshes.map((r) => r.length))) : 1;
   let day2 = 0;
   if (refreshes.length >= 2) {
-    const medSd = clippedSd(refreshes.map((r) => median3(r)));
+    const medSd = clippedSd(refreshes.map((r) => median(r)));
     day2 = Math.max(0, medSd * medSd - varMedianFactor(runsPerRefresh) * within2);
   }
   day2 = withPrior(day2, Math.max(0, refreshes.length - 1), dayPrior(refreshes.length, opts), priorDf);
@@ -73839,8 +74448,8 @@ function decideMetric(input2, opts) {
   const used = histLogs.filter((r) => r.length > 0);
   const window2 = used.slice(-Math.max(1, opts.centerWindow));
   const base = undecided(window2.reduce((a, r) => a + r.length, 0), candLogs.length, used.length);
-  const center = used.length > 0 ? median3(window2.map((r) => median3(r))) : null;
-  const cand = candLogs.length > 0 ? median3(candLogs) : null;
+  const center = used.length > 0 ? median(window2.map((r) => median(r))) : null;
+  const cand = candLogs.length > 0 ? median(candLogs) : null;
   if (center !== null) base.baseline = Math.exp(center);
   if (cand !== null) base.candidate = Math.exp(cand);
   if (center === null || cand === null) {
@@ -73885,8 +74494,8 @@ function decideMetric(input2, opts) {
     return { ...base, status: "pass" };
   }
   if (d <= passBar) return { ...base, status: "pass" };
-  const show = (x) => worseChange(x, input2.higherIsBetter);
-  base.notes.push(`${show(d)} lies between the pass threshold ${show(passBar)} and the bar ${show(bar)}`);
+  const show2 = (x) => worseChange(x, input2.higherIsBetter);
+  base.notes.push(`${show2(d)} lies between the pass threshold ${show2(passBar)} and the bar ${show2(bar)}`);
   return { ...base, status: "inconclusive", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) };
 }
 function decideAtZero(base, center, cand, candLogs, higherIsBetter) {
@@ -73990,116 +74599,6 @@ function blameEnvChanges(changes, since = "since the baseline") {
   return { host, repository, harness, headline };
 }
 
-// src/gate/extract.ts
-function withinFailedBudget(run, budget) {
-  if (run.completed <= 0) return run.failed === 0;
-  if (budget.maxFailedRequests !== null) return run.failed <= budget.maxFailedRequests;
-  return failedShare(run) <= budget.failedRequestBudget;
-}
-function gateValid(run, budget) {
-  if (run.validity.valid) return true;
-  if (budget === null || run.failed === 0) return false;
-  return run.validity.issues.every((i) => i.code === "requests_failed") && withinFailedBudget(run, budget);
-}
-var POINT_FIGURES = [
-  ["itl_p95", (r) => p95(r.itl_ms)],
-  ["ttft_p95", (r) => p95(r.ttft_ms)],
-  ["tpot_p95", (r) => p95(r.tpot_ms)],
-  ["e2el_p95", (r) => p95(r.e2el_ms)],
-  ["req_tput", (r) => usable(r.request_throughput)],
-  ["output_tput", (r) => usable(r.output_throughput)],
-  [OUT_TOK, outputTokensPerRequest],
-  [ITL_TOK, (r) => p95(r.itl_per_token_ms)],
-  // Without --goodput SLOs there is no goodput to gate. With them, completed requests none of which met the SLOs are a
-  // goodput of zero (the worst it can be, decided like an unreachable target); nothing completed is no figure.
-  ["goodput", (r) => r.goodput === void 0 ? void 0 : goodputFigure(r.goodput)]
-];
-var usable = (x) => x !== null && Number.isFinite(x) && x > 0 ? x : null;
-function goodputFigure(g2) {
-  const x = g2.request_throughput;
-  return g2.share !== null && Number.isFinite(x) && x >= 0 ? x : null;
-}
-function p95(s) {
-  return usable(s.p95);
-}
-function outputTokensPerRequest(r) {
-  if (r.completed <= 0) return null;
-  return (r.tokens.server_usage ?? r.tokens.client_chunks) / r.completed;
-}
-function failedShare(r) {
-  const total = r.completed + r.failed;
-  return total > 0 ? r.failed / total : 1;
-}
-function gateView(points, budget) {
-  const accepted = /* @__PURE__ */ new Set();
-  const view = points.map((p) => ({
-    ...p,
-    runs: p.runs.map((r) => {
-      if (r.validity.valid || !gateValid(r, budget)) return r;
-      accepted.add(shapeLabel(p.input_len, p.output_len));
-      return { ...r, validity: { valid: true, issues: [] } };
-    })
-  }));
-  return { points: view, accepted };
-}
-function extractFigures(result, budget = null) {
-  const view = gateView(result.points, budget);
-  const atTarget = result.at_target.map((sh) => {
-    if (!view.accepted.has(shapeLabel(sh.input_len, sh.output_len))) return sh;
-    const again = atTargetForResult(
-      view.points.filter((p) => p.input_len === sh.input_len && p.output_len === sh.output_len),
-      result.target
-    );
-    return again[0] ?? { ...sh, runs: [] };
-  });
-  const out = /* @__PURE__ */ new Map();
-  const push = (key, run) => {
-    const list = out.get(key);
-    if (list) list.push(run);
-    else out.set(key, [run]);
-  };
-  const repeatState = /* @__PURE__ */ new Map();
-  for (const [pi, pt] of result.points.entries()) {
-    const scope = pointScope(pt);
-    for (const [ri, run] of pt.runs.entries()) {
-      const codes = run.validity.issues.map((i) => i.code);
-      const share = failedShare(run);
-      const valid = view.points[pi].runs[ri].validity.valid;
-      for (const [kind, get] of POINT_FIGURES) {
-        const value = get(run);
-        if (value === void 0) continue;
-        push(metricKey(kind, scope), { repeat: run.repeat, value, valid, codes, failedShare: share, failed: run.failed, completed: run.completed });
-      }
-      const rk = `${shapeLabel(pt.input_len, pt.output_len)}#${run.repeat}`;
-      const st = repeatState.get(rk) ?? { codes: /* @__PURE__ */ new Set(), failedShare: 0, failed: 0, completed: Infinity };
-      for (const c of codes) st.codes.add(c);
-      st.failedShare = Math.max(st.failedShare, share);
-      st.failed = Math.max(st.failed, run.failed);
-      st.completed = Math.min(st.completed, run.completed);
-      repeatState.set(rk, st);
-    }
-  }
-  for (const sh of atTarget) {
-    const scope = shapeLabel(sh.input_len, sh.output_len);
-    const cut = repeatsCutByInvalidRuns(view.points, sh.input_len, sh.output_len, result.target);
-    for (const run of sh.runs) {
-      const st = repeatState.get(`${scope}#${run.repeat}`);
-      const raw = run.throughput ?? (run.bound === "unreachable" ? 0 : null);
-      const value = raw !== null && Number.isFinite(raw) && raw >= 0 ? raw : null;
-      push(metricKey("tput_at_target", scope), {
-        repeat: run.repeat,
-        value,
-        valid: !cut.has(run.repeat),
-        codes: st ? [...st.codes] : [],
-        failedShare: st?.failedShare ?? 0,
-        failed: st?.failed ?? 0,
-        completed: st && Number.isFinite(st.completed) ? st.completed : 0
-      });
-    }
-  }
-  return out;
-}
-
 // src/gate/completeness.ts
 function plannedRepeats(candidate) {
   const r = candidate.config["repeats"];
@@ -74126,7 +74625,7 @@ function completenessProblems(baseline, candidate, kind, scope, runs, planned, c
   if (repeats.length > 0 && repeats.length < expected) {
     problems.push({ blame: "incomplete", text: `${scope}: the candidate has ${repeats.length} of ${why}` });
   }
-  const concs = baseline.profile.concurrency;
+  const concs = expectedConcurrency(baseline, candidate, scope);
   for (const rep of repeats) {
     const have = cut.get(rep);
     if (have !== void 0) {
@@ -74140,7 +74639,7 @@ function completenessProblems(baseline, candidate, kind, scope, runs, planned, c
 function cutRepeats(baseline, candidate, shape) {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape);
   const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)));
-  const concs = baseline.profile.concurrency;
+  const concs = expectedConcurrency(baseline, candidate, shape);
   const out = /* @__PURE__ */ new Map();
   for (const rep of repeats) {
     const have = concs.filter((c) => shapePoints.some((p) => p.concurrency === c && p.runs.some((r) => r.repeat === rep)));
@@ -74161,7 +74660,9 @@ var CODE_BLAME = {
   gpu_throttled: "inconclusive",
   ramp_dominated: "inconclusive",
   too_few_requests: "inconclusive",
-  prefix_cache_contaminated: "inconclusive"
+  prefix_cache_contaminated: "inconclusive",
+  // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
+  checks_not_run: "inconclusive"
 };
 var blameOf = (code) => CODE_BLAME[code] ?? "inconclusive";
 function budgetText(opts) {
@@ -74184,7 +74685,7 @@ function runProblems(runs, opts) {
     const broken = r.codes.filter((c) => c !== "requests_failed" && blameOf(c) === "broken");
     if (broken.length > 0) problems.push({ blame: "broken", text: `run ${r.repeat}: ${[...new Set(broken)].join(", ")}` });
     if (!r.valid) {
-      const host = r.codes.filter((c) => blameOf(c) === "inconclusive");
+      const host = r.codes.filter((c) => c !== "checks_not_run" && blameOf(c) === "inconclusive");
       if (host.length > 0) problems.push({ blame: "inconclusive", text: `run ${r.repeat} invalid (${[...new Set(host)].join(", ")})` });
       else if (r.codes.length === 0) problems.push({ blame: "inconclusive", text: `run ${r.repeat} invalid (no code given)` });
     }
@@ -74198,8 +74699,8 @@ function tokenCountProblems(baseline, candidate, pointScopes, opts) {
     const hist = baseline.refreshes.map((r) => r.runs[key] ?? []).filter((v) => v.length > 0);
     const cand = (candidate.get(key) ?? []).flatMap((r) => r.value === null ? [] : [r.value]);
     if (hist.length === 0 || cand.length === 0) continue;
-    const b = median3(hist.slice(-Math.max(1, opts.centerWindow)).map((v) => median3(v)));
-    const c = median3(cand);
+    const b = median(hist.slice(-Math.max(1, opts.centerWindow)).map((v) => median(v)));
+    const c = median(cand);
     if (b > 0 && Math.abs(c / b - 1) > opts.tokenCountTolerance) {
       problems.push({ blame: "broken", text: `${scope}: output tokens per request changed from ${fmt(b)} to ${fmt(c)}` });
     }
@@ -74218,44 +74719,16 @@ function serverExitProblem(candidate) {
   return { blame: "broken", text: `the server ${how} ${where} (${i.finished_runs} of ${i.planned_runs} runs finished)` };
 }
 
-// src/gate/options.ts
-var DEFAULT_GATE_OPTIONS = {
-  gated: ["itl_p95", "tput_at_target"],
-  tolerances: {},
-  defaultTolerance: 0.05,
-  k: 2.5,
-  earlyK: 3.5,
-  passMargin: 1.5,
-  centerWindow: 10,
-  minHistory: 5,
-  dayFloor: 0.015,
-  shortDayFloor: 0.035,
-  withinFloor: 0.02,
-  failedRequestBudget: 0.01,
-  maxFailedRequests: null,
-  tokenCountTolerance: 0.01,
-  maxRepeats: 9
-};
-function resolveGateOptions(baseline, opts = {}) {
-  return {
-    ...DEFAULT_GATE_OPTIONS,
-    ...baseline?.max_failed_requests !== void 0 ? { maxFailedRequests: baseline.max_failed_requests } : {},
-    ...baseline?.gated !== void 0 ? { gated: baseline.gated } : {},
-    ...opts,
-    tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances }
-  };
-}
-function toleranceFor(opts, kind) {
-  return opts.tolerances[kind] ?? opts.defaultTolerance;
-}
-
 // src/gate/compare.ts
 var pct2 = (logValue) => logValue === null ? null : (Math.exp(logValue) - 1) * 100;
 var worsePct = (logValue, higherIsBetter) => logValue === null ? null : (higherIsBetter ? 1 - Math.exp(-logValue) : Math.exp(logValue) - 1) * 100;
-function scopesOf(baseline, kind) {
+function scopesOf(baseline, kind, candidate) {
   const { shapes, concurrency } = baseline.profile;
   if (KIND_INFO[kind].perShape) return shapes.map((s) => shapeLabel(s.input_len, s.output_len));
-  return shapes.flatMap((s) => concurrency.map((c) => pointLabel(s.input_len, s.output_len, c)));
+  return shapes.flatMap((s) => {
+    const concs = candidate ? expectedConcurrency(baseline, candidate, shapeLabel(s.input_len, s.output_len)) : concurrency;
+    return concs.map((c) => pointLabel(s.input_len, s.output_len, c));
+  });
 }
 function compareToBaseline(baseline, candidate, options = {}, decider) {
   const opts = resolveGateOptions(baseline, options);
@@ -74272,12 +74745,15 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
       `interactivity target differs: baseline ${bt.metric} p${bt.percentile} ≤ ${bt.threshold_ms} ms, candidate ${ct.metric} p${ct.percentile} ≤ ${ct.threshold_ms} ms`
     );
   }
+  const narrowed = bracketWithinBaseline(baseline, candidate);
   for (const d of newest?.fingerprint ? diffFingerprint(newest.fingerprint, candFp) : []) {
+    if (d.field === "concurrency" && narrowed) continue;
     if (d.field !== "target") incomparable.push(`measurement settings differ: ${d.field}: baseline ${d.baseline}, candidate ${d.candidate}`);
   }
   const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp);
   if (baseline.refreshes.length === 0) reasons.push(`baseline ${baseline.name} has no refreshes yet`);
   const figures = extractFigures(candidate, opts);
+  const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]));
   const planned = plannedRepeats(candidate);
   const died = serverExitProblem(candidate);
   const cutRun = candidate.interrupted?.cut_run ?? null;
@@ -74287,19 +74763,22 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   let unresolvable = 0;
   for (const kind of METRIC_KINDS) {
     const gated = opts.gated.includes(kind);
-    for (const scope of scopesOf(baseline, kind)) {
+    for (const scope of scopesOf(baseline, kind, candidate)) {
       const key = metricKey(kind, scope);
       const tpc = kind === "itl_p95" ? perToken.get(scope) : void 0;
       const dataKey = tpc ? metricKey(ITL_TOK, scope) : key;
       const runs = figures.get(dataKey) ?? [];
       if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === void 0)) continue;
       const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : /* @__PURE__ */ new Map();
-      const usable2 = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat));
+      const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat));
+      const missed = KIND_INFO[kind].perShape ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep))) : /* @__PURE__ */ new Map();
+      const usable2 = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat));
       const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) };
       const decision = decider ? decider(dataKey, usable2, info) : decideMetric({ history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable2.map((r) => r.value), ...info }, opts);
       const { problems, notes } = runProblems(runs, opts);
       problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts));
       problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut));
+      problems.push(...missed.values());
       if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died);
       if (tpc) {
         notes.unshift(
@@ -74341,6 +74820,8 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     if (!explain.some((g2) => g2.status === r.status)) explain.push(r);
   }
   for (const r of explain) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join("; ")}` : ""}`);
+  const unverified = uncheckedReason(candidate);
+  if (unverified !== null) reasons.push(unverified);
   let confirm = null;
   if (verdict === "inconclusive" && extraRepeats.length > 0) {
     confirm = { extraRepeats: Math.max(...extraRepeats) };
@@ -74406,14 +74887,21 @@ function extraPoints(baseline, figures) {
   }
   return [...extra];
 }
+function uncheckedReason(candidate) {
+  const runs = candidate.points.flatMap((p) => p.runs);
+  const n = runs.filter((r) => r.validity.issues.some((i) => i.code === CHECKS_NOT_RUN)).length;
+  if (n === 0) return null;
+  const tool = candidate.source?.tool ?? "another tool";
+  return `${n} of ${runs.length} candidate runs were measured by ${tool} and imported: the checks that file could not support were not made (checks_not_run), so the figures are unverified`;
+}
 
 // src/gate/outcome.ts
 init_errors();
 var FAIL_ON_VERDICTS = ["regression", "broken", "incomplete", "not_comparable", "inconclusive"];
 var DEFAULT_FAIL_ON = ["regression", "broken", "incomplete", "not_comparable"];
 var FAIL_CLOSED_VERDICTS = ["broken", "incomplete", "not_comparable"];
-function parseFailOn(text, where) {
-  const words = text.split(/[\s,]+/).map((w) => w.trim()).filter((w) => w !== "");
+function parseFailOn(text2, where) {
+  const words = text2.split(/[\s,]+/).map((w) => w.trim()).filter((w) => w !== "");
   if (words.length === 0) return [...DEFAULT_FAIL_ON];
   if (words.length === 1 && words[0] === "never") return [];
   if (words.length === 1 && words[0] === "inconclusive") return [...FAIL_ON_VERDICTS];
@@ -74422,7 +74910,7 @@ function parseFailOn(text, where) {
     const v = w.replace(/-/g, "_");
     if (!FAIL_ON_VERDICTS.includes(v)) {
       throw new UsageError(
-        `${where} ${JSON.stringify(text)}: "${w}" is not a verdict; expected a comma-separated list of ${FAIL_ON_VERDICTS.join(", ")}, or never`,
+        `${where} ${JSON.stringify(text2)}: "${w}" is not a verdict; expected a comma-separated list of ${FAIL_ON_VERDICTS.join(", ")}, or never`,
         `The default is ${DEFAULT_FAIL_ON.join(",")}.`
       );
     }
@@ -74440,39 +74928,15 @@ function gateExit(verdict, failOn) {
   if (!failOn.includes(verdict)) return 0;
   return verdict === "not_comparable" ? 2 : 1;
 }
-
-// src/gate/settings.ts
-function optionsFromGateSettings(settings) {
-  const pct3 = settings.tolerancePct;
-  const tolerances2 = {};
-  if (pct3.itl !== void 0) tolerances2.itl_p95 = pct3.itl / 100;
-  if (pct3.tpot !== void 0) tolerances2.tpot_p95 = pct3.tpot / 100;
-  if (pct3.ttft !== void 0) tolerances2.ttft_p95 = pct3.ttft / 100;
-  if (pct3.throughput !== void 0) {
-    tolerances2.tput_at_target = pct3.throughput / 100;
-    tolerances2.output_tput = pct3.throughput / 100;
-    tolerances2.goodput = pct3.throughput / 100;
-  }
-  const opts = {};
-  if (Object.keys(tolerances2).length > 0) opts.tolerances = tolerances2;
-  if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests;
-  if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, "goodput"];
-  return opts;
+var VERDICT_PRECEDENCE = ["not_comparable", "broken", "regression", "incomplete", "inconclusive", "improvement", "pass"];
+function verdictRank(v) {
+  return VERDICT_PRECEDENCE.indexOf(v);
 }
-var finiteNonNegative = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
-function gateSettingsOfResult(config2) {
-  const gate = config2["gate"];
-  if (typeof gate !== "object" || gate === null) return null;
-  const g2 = gate;
-  const raw = typeof g2["tolerance_pct"] === "object" && g2["tolerance_pct"] !== null ? g2["tolerance_pct"] : {};
-  const tolerancePct = {};
-  for (const k of ["itl", "tpot", "ttft", "throughput"]) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k];
-  const max3 = g2["max_failed_requests"];
-  return { tolerancePct, maxFailedRequests: finiteNonNegative(max3) && Number.isInteger(max3) ? max3 : null, ...g2["goodput"] === true ? { goodput: true } : {} };
+function worstVerdict(verdicts) {
+  let worst = "pass";
+  for (const v of verdicts) if (verdictRank(v) < verdictRank(worst)) worst = v;
+  return worst;
 }
-
-// src/gate/types.ts
-var BASELINE_SCHEMA = "servegate.baseline/v1";
 
 // src/report/verdict-format.ts
 var STATUS_ORDER = {
@@ -74611,179 +75075,6 @@ function renderVerdictText(v, opts = {}) {
 `;
 }
 
-// src/store/baseline.ts
-init_errors();
-
-// src/store/baseline-schema.ts
-var fraction = external_exports.number().nonnegative().max(10);
-var positiveInt3 = external_exports.number().int().positive();
-var tolerances = external_exports.strictObject({
-  itl_p95: fraction.optional(),
-  tput_at_target: fraction.optional(),
-  ttft_p95: fraction.optional(),
-  tpot_p95: fraction.optional(),
-  e2el_p95: fraction.optional(),
-  req_tput: fraction.optional(),
-  output_tput: fraction.optional(),
-  goodput: fraction.optional()
-});
-var metricKind = external_exports.enum(["itl_p95", "tput_at_target", "ttft_p95", "tpot_p95", "e2el_p95", "req_tput", "output_tput", "goodput"]);
-var baselineSchema = external_exports.object({
-  schema: external_exports.literal(BASELINE_SCHEMA),
-  name: external_exports.string().min(1),
-  target: resultTargetSchema,
-  profile: external_exports.object({
-    shapes: external_exports.array(external_exports.object({ input_len: positiveInt3, output_len: positiveInt3 })).min(1),
-    concurrency: external_exports.array(positiveInt3).min(1)
-  }),
-  refreshes: external_exports.array(
-    external_exports.object({
-      at: external_exports.string(),
-      env: envRecordSchema,
-      commit: external_exports.string().optional(),
-      runs: external_exports.record(external_exports.string(), external_exports.array(external_exports.number().nonnegative())),
-      invalid: external_exports.array(external_exports.object({ scope: external_exports.string(), repeat: external_exports.number().int().nonnegative(), codes: external_exports.array(external_exports.string()) })),
-      fingerprint: fingerprintSchema.optional()
-    })
-  ),
-  tolerances: tolerances.optional(),
-  max_failed_requests: external_exports.number().int().nonnegative().optional(),
-  gated: external_exports.array(metricKind).min(1).optional()
-});
-
-// src/store/baseline.ts
-var DEFAULT_MAX_HISTORY = 10;
-function profileOf(result) {
-  const shapes = /* @__PURE__ */ new Map();
-  for (const p of [...result.points, ...result.at_target]) {
-    shapes.set(shapeLabel(p.input_len, p.output_len), { input_len: p.input_len, output_len: p.output_len });
-  }
-  return {
-    shapes: [...shapes.values()].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len),
-    concurrency: [...new Set(result.points.map((p) => p.concurrency))].sort((a, b) => a - b)
-  };
-}
-function refreshFromResult(result, commit) {
-  const runs = {};
-  const invalid = [];
-  for (const [key, list] of extractFigures(result)) {
-    runs[key] = list.flatMap((r) => r.valid && r.value !== null ? [r.value] : []);
-    if (key.startsWith("itl_p95@") || key.startsWith("tput_at_target@")) {
-      const scope = key.slice(key.indexOf("@") + 1);
-      for (const r of list) if (!r.valid) invalid.push({ scope, repeat: r.repeat, codes: r.codes });
-    }
-  }
-  const at = result.env.finished_at !== "unknown" ? result.env.finished_at : result.env.started_at;
-  return { at, env: result.env, ...commit === void 0 ? {} : { commit }, runs, invalid, fingerprint: resultFingerprint(result) };
-}
-function gateSettingsFor(result, existing) {
-  const settings = gateSettingsOfResult(result.config);
-  if (settings === null) {
-    return {
-      ...existing?.tolerances ? { tolerances: existing.tolerances } : {},
-      ...existing?.max_failed_requests !== void 0 ? { max_failed_requests: existing.max_failed_requests } : {},
-      ...existing?.gated ? { gated: existing.gated } : {}
-    };
-  }
-  const opts = optionsFromGateSettings(settings);
-  return {
-    ...opts.tolerances ? { tolerances: opts.tolerances } : {},
-    ...opts.maxFailedRequests !== void 0 && opts.maxFailedRequests !== null ? { max_failed_requests: opts.maxFailedRequests } : {},
-    ...opts.gated ? { gated: opts.gated } : {}
-  };
-}
-function baselineFromResult(result, name, commit) {
-  return appendRefresh(null, result, { name, ...commit === void 0 ? {} : { commit } });
-}
-function appendRefresh(existing, result, opts = {}) {
-  const source = opts.source ?? "the result";
-  const maxHistory = opts.maxHistory ?? DEFAULT_MAX_HISTORY;
-  if (!Number.isInteger(maxHistory) || maxHistory < 1) {
-    throw new UsageError(`--max-history ${maxHistory}: expected a positive integer`);
-  }
-  const profile = profileOf(result);
-  if (profile.shapes.length === 0 || profile.concurrency.length === 0) {
-    throw new UsageError(`${source} has no measured points; nothing to store in a baseline`);
-  }
-  const refresh = refreshFromResult(result, opts.commit);
-  if (!Object.values(refresh.runs).some((v) => v.length > 0)) {
-    throw new UsageError(`${source} has no valid runs; a baseline refresh needs at least one`, "Look at the validity issues of its runs.");
-  }
-  if (existing === null) {
-    return {
-      schema: BASELINE_SCHEMA,
-      name: opts.name ?? "baseline",
-      target: result.target,
-      profile,
-      refreshes: [refresh],
-      ...gateSettingsFor(result, null)
-    };
-  }
-  assertSameConfig(existing, result, profile, source);
-  return {
-    schema: existing.schema,
-    name: existing.name,
-    target: existing.target,
-    profile: existing.profile,
-    refreshes: [...existing.refreshes, refresh].slice(-maxHistory),
-    ...gateSettingsFor(result, existing)
-  };
-}
-function assertSameConfig(b, result, profile, source) {
-  const problems = [];
-  const t = result.target;
-  if (b.target.metric !== t.metric || b.target.percentile !== t.percentile || b.target.threshold_ms !== t.threshold_ms) {
-    problems.push(`target: baseline ${describeTarget(b.target)}, result ${describeTarget(t)}`);
-  }
-  const shapes = (p) => p.shapes.map((s) => shapeLabel(s.input_len, s.output_len)).join(", ");
-  if (shapes(b.profile) !== shapes(profile)) problems.push(`shapes: baseline ${shapes(b.profile)}, result ${shapes(profile)}`);
-  const conc = (p) => [...p.concurrency].sort((x, y) => x - y).join(", ");
-  if (conc(b.profile) !== conc(profile)) problems.push(`concurrency: baseline ${conc(b.profile)}, result ${conc(profile)}`);
-  const newest = b.refreshes.at(-1)?.fingerprint;
-  if (newest) {
-    const reported = /* @__PURE__ */ new Set(["target", "shapes", "concurrency"]);
-    for (const d of diffFingerprint(newest, resultFingerprint(result))) {
-      if (!reported.has(d.field)) problems.push(`${d.field}: baseline ${d.baseline}, result ${d.candidate}`);
-    }
-  }
-  if (problems.length > 0) {
-    throw new UsageError(
-      `${source} was measured with a different gated sweep than baseline ${b.name}:
-${problems.map((p) => `  ${p}`).join("\n")}`,
-      "Run the same sweep as the baseline, or start a new history with --reset (or a new baseline file) for the new configuration."
-    );
-  }
-}
-function describeTarget(t) {
-  return `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`;
-}
-function parseBaseline(json2, source) {
-  const schema = json2?.schema;
-  if (typeof json2 !== "object" || json2 === null || Array.isArray(json2)) {
-    throw new UsageError(`${source} is not a servegate baseline: expected a JSON object`);
-  }
-  if (schema !== BASELINE_SCHEMA) {
-    throw new UsageError(
-      `${source} is not a servegate baseline: schema is ${JSON.stringify(schema)}, expected "${BASELINE_SCHEMA}"`,
-      schema === RESULT_SCHEMA ? "This is a result file; `servegate baseline update RESULT --into FILE` turns it into a baseline." : void 0
-    );
-  }
-  const r = baselineSchema.safeParse(json2);
-  if (!r.success) throw new UsageError(`${source} is not a valid servegate baseline:
-${formatIssues(r.error)}`);
-  return r.data;
-}
-async function readBaseline(path) {
-  return parseBaseline(await readJsonFile(path), path);
-}
-function baselineText(b) {
-  return `${JSON.stringify(b, null, 2)}
-`;
-}
-async function writeBaseline(path, b) {
-  await writeFileAtomic(path, baselineText(b));
-}
-
 // src/cli/compare.ts
 var defaultIo = { print: (t) => void process.stdout.write(t) };
 async function loadBaselineOrResult(path) {
@@ -74898,20 +75189,6 @@ function chartScripts() {
   return SCRIPTS;
 }
 
-// src/analysis/per-gpu.ts
-function gpuCount(env) {
-  const n = env.gpu.count;
-  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : null;
-}
-function perGpu(total, gpus) {
-  if (total === null || total === void 0 || !Number.isFinite(total) || gpus === null) return null;
-  return total / gpus;
-}
-function interactivity(tpotMs) {
-  if (tpotMs === null || tpotMs === void 0 || !Number.isFinite(tpotMs) || tpotMs <= 0) return null;
-  return 1e3 / tpotMs;
-}
-
 // src/report/frontier.ts
 var X_LABEL = "interactivity: tok/s/user = 1000 / p95 TPOT (ms)";
 function buildFrontier(result, baseline) {
@@ -74963,12 +75240,12 @@ function buildFrontier(result, baseline) {
     yLabel: usePerGpu ? "output tok/s per GPU" : "output tok/s of the whole server (GPU count unknown: not per GPU)",
     xLabel: X_LABEL,
     targetInteractivity: interactivity(result.target.threshold_ms),
-    targetLabel: targetInteractivityText(result.target),
+    targetLabel: targetInteractivityText2(result.target),
     gpus,
     shapes
   };
 }
-function targetInteractivityText(t) {
+function targetInteractivityText2(t) {
   const x = interactivity(t.threshold_ms);
   const tps = x === null ? "?" : String(Math.round(x * 10) / 10);
   if (t.metric === "tpot" && t.percentile === 95) return `${targetText(t)} ⇔ ≥ ${tps} tok/s/user`;
@@ -74976,8 +75253,8 @@ function targetInteractivityText(t) {
 }
 function meets(valid, t) {
   const key = `p${t.percentile}`;
-  const stats = t.metric === "itl" ? (r) => r.itl_ms : (r) => r.tpot_ms;
-  const m = summarize(valid.map((r) => key in stats(r) ? stats(r)[key] : null))?.median ?? null;
+  const stats2 = t.metric === "itl" ? (r) => r.itl_ms : (r) => r.tpot_ms;
+  const m = summarize(valid.map((r) => key in stats2(r) ? stats2(r)[key] : null))?.median ?? null;
   return m === null ? null : m <= t.threshold_ms;
 }
 function markFront(points) {
@@ -75219,18 +75496,18 @@ function validityHtml(result) {
 }
 function methodologyHtml(result, target) {
   const cfg = result.config ?? {};
-  const text = (v) => v === void 0 || v === null ? "unknown" : typeof v === "string" ? v : JSON.stringify(v);
+  const text2 = (v) => v === void 0 || v === null ? "unknown" : typeof v === "string" ? v : JSON.stringify(v);
   const shapes = Array.isArray(cfg.shapes) ? cfg.shapes.map((s) => shapeTitle(s.input_len, s.output_len)).join("; ") : [...new Set(result.points.map((p) => shapeTitle(p.input_len, p.output_len)))].join("; ");
   const server = cfg.server ?? {};
   const rows = [
     ["Shapes (fixed, ignore_eos)", shapes],
-    ["Concurrency (closed loop)", text(cfg.concurrency)],
-    ["Measured requests per point", `concurrency × ${text(cfg.prompts_per_concurrency)}`],
-    ["Warmup per run (discarded)", text(cfg.warmup)],
-    ["Repeats per point", text(cfg.repeats)],
+    ["Concurrency (closed loop)", text2(cfg.concurrency)],
+    ["Measured requests per point", `concurrency × ${text2(cfg.prompts_per_concurrency)}`],
+    ["Warmup per run (discarded)", text2(cfg.warmup)],
+    ["Repeats per point", text2(cfg.repeats)],
     ["Target", target],
-    ["API", text(server.api)],
-    ["Seed", `${text(cfg.seed)}${cfg.seed_pinned === false ? " (fresh per invocation)" : ""}`],
+    ["API", text2(server.api)],
+    ["Seed", `${text2(cfg.seed)}${cfg.seed_pinned === false ? " (fresh per invocation)" : ""}`],
     ["Clock", CLOCK_LINE]
   ];
   const defs = Object.entries(result.env.definitions ?? {});
@@ -75277,10 +75554,13 @@ function renderMarkdownReport(result, opts = {}) {
   out.push(`## servegate results${model.sweep ? ` — sweep \`${model.sweep}\`` : ""}`, "");
   out.push(`Target: ${model.target}. ${environmentLine(escapeStrings(env))}.`, "");
   out.push(CLOCK_LINE, "");
+  out.push(escapeCell(perGpuLine(model.gpus)), "");
+  if (model.source !== null) out.push(`**${escapeCell(model.source)}**`, "");
   if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, "");
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, "");
-    out.push(...table3(shape.columns ?? COLUMNS, "|---:|---|---|---:|---:|", shape.rows.map((r) => r.cells)));
+    const cols = shape.columns ?? COLUMNS;
+    out.push(...table3(cols, `|${cols.map((_, i) => i === 1 || i === 2 ? "---" : "---:").join("|")}|`, shape.rows.map((r) => r.cells)));
     if (shape.warmup !== null) out.push("", escapeCell(shape.warmup));
     out.push("", `**${escapeCell(shape.atTarget)}**`);
     for (const line of shape.extra ?? []) out.push("", escapeCell(line));
@@ -75304,7 +75584,7 @@ function renderMarkdownReport(result, opts = {}) {
   const rows = [
     ["Engine", `${env.engine.name} ${env.engine.version}`],
     ["Model", `${env.model.id} (revision ${env.model.revision}, root ${env.model.root})`],
-    ["GPU", env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(", ")}` : "unknown"],
+    ["GPU", env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(", ")}` : typeof env.gpu.count === "number" ? `${env.gpu.count} (model unknown)` : "unknown"],
     ["Driver / CUDA", `${env.gpu.driver_version} / ${env.gpu.cuda_version}`],
     ["Clocks", env.gpu.clocks],
     ["Container digest", env.container_digest],
@@ -75341,9 +75621,9 @@ function registerReportCommand(program2, deps) {
     const write = deps.writeText ?? ((p, t) => writeFile(p, t, "utf8"));
     stdout.write(`${renderConsoleTable(result)}
 `);
-    const save = async (flag, path, text) => {
+    const save = async (flag, path, text2) => {
       try {
-        await write(path, text());
+        await write(path, text2());
       } catch (err) {
         throw new UsageError(`cannot write ${flag} ${path}: ${describeError(err)}`, "Check that the directory exists and is writable.");
       }
@@ -75695,8 +75975,8 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
 
 // src/analysis/history.ts
 var CHANGE_K = 3;
-var MIN_SEGMENT = 1;
-var CHANGE_POINT_METHOD = "binary segmentation with the CUSUM statistic on the log medians (Page 1954; Scott & Knott 1974), K = 3 σ and the gate tolerance";
+var MIN_SEGMENT = 2;
+var CHANGE_POINT_METHOD = "binary segmentation with the CUSUM statistic on the log medians (Page 1954; Scott & Knott 1974), K = 3 σ and the gate tolerance, at least 2 refreshes a side";
 function baselineHistory(baseline, options = {}) {
   const opts = { ...DEFAULT_GATE_OPTIONS, ...options, tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline.tolerances, ...options.tolerances } };
   const refreshes = baseline.refreshes;
@@ -75715,9 +75995,9 @@ function baselineHistory(baseline, options = {}) {
     const info = KIND_INFO[parsed.kind];
     const values = refreshes.map((r) => {
       const v = (r.runs[key] ?? []).filter((x) => Number.isFinite(x) && x > 0);
-      return v.length > 0 ? median3(v) : null;
+      return v.length > 0 ? median(v) : null;
     });
-    const runsPerRefresh = median3(refreshes.map((r) => Math.max(1, (r.runs[key] ?? []).length)));
+    const runsPerRefresh = median(refreshes.map((r) => Math.max(1, (r.runs[key] ?? []).length)));
     const { points, sigma } = changePoints(values, toleranceFor(opts, parsed.kind), Math.sqrt(opts.dayFloor ** 2 + opts.withinFloor ** 2 / runsPerRefresh));
     metrics.push({
       key,
@@ -75753,7 +76033,7 @@ function changePoints(values, tolerance, sigmaFloor) {
   });
   if (logs.length < 2) return { points: [], sigma: null };
   const diffs = logs.slice(1).map((x, i) => Math.abs(x - logs[i]));
-  const sigma = Math.max(sigmaFloor, median3(diffs) / (0.6745 * Math.SQRT2));
+  const sigma = Math.max(sigmaFloor, median(diffs) / (0.6745 * Math.SQRT2));
   const bar = (n1, n2) => Math.max(Math.log(1 + tolerance), CHANGE_K * sigma * Math.sqrt(1 / n1 + 1 / n2));
   const found = [];
   const search = (lo, hi) => {
@@ -75763,11 +76043,14 @@ function changePoints(values, tolerance, sigmaFloor) {
     let sum2 = 0;
     let total = 0;
     for (let i = lo; i < hi; i++) total += logs[i];
-    for (let k = lo + MIN_SEGMENT; k <= hi - MIN_SEGMENT; k++) {
+    for (let k = lo + 1; k < hi; k++) {
       sum2 += logs[k - 1];
       const n1 = k - lo;
       const n2 = hi - k;
+      if (n1 < MIN_SEGMENT || n2 < MIN_SEGMENT) continue;
       const shift = (total - sum2) / n2 - sum2 / n1;
+      const mid = sum2 / n1 + shift / 2;
+      if ((logs[k] - mid) * shift <= 0 || (logs[k - 1] - mid) * shift >= 0) continue;
       const z3 = Math.abs(shift) / bar(n1, n2);
       if (best === null || z3 > best.z) best = { k, z: z3, shift };
     }
@@ -75793,11 +76076,14 @@ var fmt2 = (m, v) => v === null ? "–" : m.unit === "ms" ? `${fmtMs(v)} ms` : `
 var envText = (changes) => changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
 var day = (iso) => iso.slice(0, 16).replace("T", " ");
 function changePointLines(h) {
+  return changePointEntries(h).map((e) => e.line);
+}
+function changePointEntries(h) {
   const out = [];
   for (const m of h.metrics) {
     for (const c of m.changePoints) {
       const env = c.envChanges.length > 0 ? envText(c.envChanges) : "no environment change recorded";
-      out.push(`${m.label}: change at refresh ${c.index + 1} (${day(h.steps[c.index].at)}): ${c.changePct >= 0 ? "+" : "−"}${Math.abs(c.changePct).toFixed(1)} % (${c.worse ? "worse" : "better"}); ${env}`);
+      out.push({ index: c.index, line: `${m.label}: change at refresh ${c.index + 1} (${day(h.steps[c.index].at)}): ${c.changePct >= 0 ? "+" : "−"}${Math.abs(c.changePct).toFixed(1)} % (${c.worse ? "worse" : "better"}); ${env}` });
     }
   }
   return out;
@@ -75808,10 +76094,12 @@ function renderHistoryText(h) {
   for (const m of h.metrics) {
     lines2.push(`${m.label.padEnd(width2)}  ${sparkline(m.values)}  ${fmt2(m, m.values.find((v) => v !== null) ?? null)} → ${fmt2(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`);
   }
-  lines2.push("", "refresh  at                commit    " + h.metrics.map((m) => m.label).join(" | "));
+  const cells2 = h.steps.map((s) => h.metrics.map((m) => `${fmt2(m, m.values[s.index] ?? null)}${m.changePoints.some((c) => c.index === s.index) ? " ◆" : ""}`));
+  const widths = h.metrics.map((m, j) => Math.max(m.label.length, ...cells2.map((row3) => row3[j].length)));
+  const row2 = (first, cols) => `${first}${cols.map((c, j) => c.padStart(widths[j])).join(" | ")}`.trimEnd();
+  lines2.push("", row2("refresh  at                commit    ", h.metrics.map((m) => m.label)));
   for (const s of h.steps) {
-    const cells2 = h.metrics.map((m) => `${fmt2(m, m.values[s.index] ?? null)}${m.changePoints.some((c) => c.index === s.index) ? " ◆" : ""}`);
-    lines2.push(`${String(s.index + 1).padStart(7)}  ${day(s.at).padEnd(16)}  ${(s.commit ?? "").slice(0, 8).padEnd(8)}  ${cells2.join(" | ")}`);
+    lines2.push(row2(`${String(s.index + 1).padStart(7)}  ${day(s.at).padEnd(16)}  ${(s.commit ?? "").slice(0, 8).padEnd(8)}  `, cells2[s.index]));
     if (s.envChanges.length > 0) lines2.push(`${" ".repeat(9)}env: ${envText(s.envChanges)}`);
   }
   const cps = changePointLines(h);
@@ -75832,13 +76120,18 @@ function renderHistoryMarkdown(h) {
   const cps = changePointLines(h);
   out.push("", cps.length > 0 ? "**Change points (◆)**" : "_No change point: every metric stayed within its noise._", "");
   for (const c of cps) out.push(`- ${escapeMarkdown(c)}`);
-  for (const m of h.metrics) {
-    const vals = m.values.map((v) => v === null ? 0 : Number(v.toPrecision(4)));
-    if (vals.length < 2) continue;
-    out.push("", "```mermaid", "xychart-beta", `  title "${m.label.replace(/"/g, "'")}"`, `  x-axis [${h.steps.map((s) => `"${s.index + 1}"`).join(", ")}]`, `  y-axis "${m.unit}"`, `  line [${vals.join(", ")}]`, "```");
-  }
+  for (const m of h.metrics) out.push(...mermaidChart(m, h.steps));
   return `${out.join("\n")}
 `;
+}
+function mermaidChart(m, steps) {
+  const pts = steps.flatMap((s) => {
+    const v = m.values[s.index];
+    return v === null || v === void 0 || !Number.isFinite(v) ? [] : [{ x: s.index + 1, y: Number(v.toPrecision(4)) }];
+  });
+  if (pts.length < 2) return [];
+  const quote2 = (t) => `"${t.replace(/"/g, "'")}"`;
+  return ["", "```mermaid", "xychart-beta", `  title ${quote2(m.label)}`, `  x-axis [${pts.map((p) => quote2(String(p.x))).join(", ")}]`, `  y-axis ${quote2(m.unit)}`, `  line [${pts.map((p) => p.y).join(", ")}]`, "```"];
 }
 
 // src/cli/history.ts
@@ -75853,6 +76146,826 @@ function registerHistoryCommand(program2) {
   });
 }
 
+// src/cli/import.ts
+init_defaults();
+init_errors();
+
+// src/import/vllm.ts
+init_errors();
+
+// src/import/vllm-file.ts
+init_errors();
+var VLLM_METRICS = ["ttft", "tpot", "itl", "e2el"];
+var show = (v) => {
+  const s = JSON.stringify(v);
+  return s === void 0 ? String(v) : s.length > 40 ? `${s.slice(0, 37)}…` : s;
+};
+function parseVllmFile(json2, source) {
+  if (typeof json2 !== "object" || json2 === null || Array.isArray(json2)) {
+    throw new UsageError(`${source} is not a vllm bench serve result: expected a JSON object, got ${Array.isArray(json2) ? "an array" : show(json2)}`);
+  }
+  const o = json2;
+  if (typeof o["schema"] === "string") {
+    throw new UsageError(`${source} is not a vllm bench serve result: it has "schema": ${show(o["schema"])} (a servegate file?)`);
+  }
+  const bad = (key, expected) => {
+    throw new UsageError(`${source}: "${key}" is ${show(o[key])}, expected ${expected}`, "Is this a file written by `vllm bench serve --save-result`?");
+  };
+  const has = (key) => o[key] !== void 0 && o[key] !== null;
+  const num5 = (key, rule = "nonneg") => {
+    if (!has(key)) return null;
+    const v = o[key];
+    const ok = typeof v === "number" && Number.isFinite(v) && (rule === "any" || (rule === "nonneg" ? v >= 0 : v > 0));
+    return ok ? v : bad(key, rule === "positive" ? "a number above 0" : "a finite number ≥ 0");
+  };
+  const int2 = (key, rule = "nonneg") => {
+    if (!has(key)) return null;
+    const v = o[key];
+    const ok = typeof v === "number" && Number.isInteger(v) && (rule === "nonneg" ? v >= 0 : v > 0);
+    return ok ? v : bad(key, rule === "positive" ? "a positive integer" : "a non-negative integer");
+  };
+  const text2 = (key) => !has(key) ? null : typeof o[key] === "string" ? o[key] : bad(key, "a string");
+  const required2 = (key, v, what) => {
+    if (v === null) throw new UsageError(`${source} has no "${key}": expected ${what}`, "Is this a file written by `vllm bench serve --save-result`?");
+    return v;
+  };
+  const maxConcurrency = int2("max_concurrency", "positive");
+  if (maxConcurrency === null) {
+    throw new UsageError(
+      `${source}: "max_concurrency" is ${show(o["max_concurrency"])}: servegate measures closed-loop concurrency points, so each file must come from a run with --max-concurrency N`,
+      "Rerun vllm bench serve with --max-concurrency N (and --request-rate inf)."
+    );
+  }
+  let requestRate = null;
+  const rate = o["request_rate"];
+  if (rate !== void 0 && rate !== null && rate !== "inf" && rate !== Infinity) {
+    requestRate = typeof rate === "number" && Number.isFinite(rate) && rate > 0 ? rate : bad("request_rate", 'a number above 0 or "inf"');
+  }
+  const latency2 = Object.fromEntries(VLLM_METRICS.map((m) => [m, latencyOf(o, m, num5)]));
+  const meta3 = {};
+  for (const k of ["isl", "osl", "random_input_len", "random_output_len", "input_len", "output_len"]) {
+    const v = o[k];
+    if (typeof v === "number" || typeof v === "string") meta3[k] = v;
+  }
+  return {
+    source,
+    date: text2("date"),
+    backend: text2("backend") ?? text2("endpoint_type"),
+    modelId: text2("model_id"),
+    tokenizerId: text2("tokenizer_id"),
+    numPrompts: int2("num_prompts"),
+    maxConcurrency,
+    requestRate,
+    burstiness: num5("burstiness", "positive"),
+    completed: required2("completed", int2("completed"), "the number of requests that completed"),
+    failed: int2("failed"),
+    totalInputTokens: int2("total_input_tokens"),
+    totalOutputTokens: int2("total_output_tokens"),
+    durationS: required2("duration", num5("duration", "positive"), "the benchmark duration in seconds"),
+    requestThroughput: num5("request_throughput"),
+    outputThroughput: num5("output_throughput"),
+    totalTokenThroughput: num5("total_token_throughput"),
+    latency: latency2,
+    requests: requestsOf(o, source, bad),
+    meta: meta3
+  };
+}
+function latencyOf(o, m, num5) {
+  const percentiles = /* @__PURE__ */ new Map();
+  const pattern = new RegExp(`^p(\\d+(?:\\.\\d+)?)_${m}_ms$`);
+  for (const key of Object.keys(o)) {
+    const match = pattern.exec(key);
+    const v = match ? num5(key) : null;
+    if (match && v !== null) percentiles.set(match[1], v);
+  }
+  return { mean: num5(`mean_${m}_ms`), median: num5(`median_${m}_ms`), std: num5(`std_${m}_ms`), percentiles };
+}
+function requestsOf(o, source, bad) {
+  const keys = ["ttfts", "itls", "latencies", "input_lens", "output_lens"];
+  if (keys.some((k) => o[k] === void 0 || o[k] === null)) return null;
+  const list = (key, ok, what) => {
+    const v = o[key];
+    if (!Array.isArray(v)) return bad(key, `a list of ${what}`);
+    const i = v.findIndex((x) => !ok(x));
+    if (i >= 0) throw new UsageError(`${source}: "${key}[${i}]" is ${JSON.stringify(v[i])}, expected ${what}`);
+    return v;
+  };
+  const seconds2 = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+  const tokens = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0;
+  const ttfts = list("ttfts", seconds2, "seconds ≥ 0");
+  const itls = list("itls", (x) => Array.isArray(x) && x.every(seconds2), "lists of seconds ≥ 0");
+  const latencies = list("latencies", seconds2, "seconds ≥ 0");
+  const inputLens = list("input_lens", tokens, "token counts");
+  const outputLens = list("output_lens", tokens, "token counts");
+  const errors = o["errors"] === void 0 || o["errors"] === null ? ttfts.map(() => "") : list("errors", (x) => typeof x === "string" || x === null, "error strings").map((e) => e ?? "");
+  const n = ttfts.length;
+  for (const [key, arr] of [["itls", itls], ["latencies", latencies], ["input_lens", inputLens], ["output_lens", outputLens], ["errors", errors]]) {
+    if (arr.length !== n) throw new UsageError(`${source}: "${key}" has ${arr.length} entries but "ttfts" has ${n}: expected one per request`);
+  }
+  return { ttfts, itls, latencies, inputLens, outputLens, errors };
+}
+
+// src/import/vllm.ts
+var VLLM_TOOL = "vllm bench serve";
+var VLLM_PERCENTILE_HINT = "rerun vllm bench serve with --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 (or add --save-detailed to keep the per-request arrays)";
+var NOT_CHECKABLE = [
+  ["client_saturated", "the file has no load-generator figures"],
+  ["token_count_mismatch", "the file holds one output-token count"],
+  ["output_len_mismatch", "the file does not record ignore_eos or max_tokens"],
+  ["input_len_mismatch", "the file has no server-reported prompt usage"],
+  ["prefix_cache_contaminated", "the file has no server cache counters"],
+  ["ramp_dominated", "the file has no all-slots-busy window"],
+  ["gpu_throttled", "the file has no GPU samples"],
+  ["gpu_shared", "the file has no GPU samples"]
+];
+function importVllm(files, opts) {
+  if (files.length === 0) throw new UsageError("servegate import vllm: no files given");
+  const warnings = [];
+  for (const f of files) {
+    if (f.requestRate !== null) {
+      throw new UsageError(`${f.source}: "request_rate" is ${f.requestRate} req/s: servegate gates closed-loop concurrency points, so each file must come from a run with --request-rate inf and --max-concurrency N`);
+    }
+    if (!hasGateP95(f)) {
+      throw new UsageError(`${f.source} has no p95_tpot_ms / p95_itl_ms and no per-request ttfts/itls to compute them: ${VLLM_PERCENTILE_HINT}`);
+    }
+  }
+  const groups = /* @__PURE__ */ new Map();
+  for (const f of files) {
+    const shape = shapeOf(f, opts, warnings);
+    const key = `${shape.inputLen}x${shape.outputLen}@${f.maxConcurrency}`;
+    const g2 = groups.get(key) ?? { ...shape, concurrency: f.maxConcurrency, files: [] };
+    g2.files.push(f);
+    groups.set(key, g2);
+  }
+  const dropped = /* @__PURE__ */ new Set();
+  const points = [...groups.values()].sort((a, b) => a.inputLen - b.inputLen || a.outputLen - b.outputLen || a.concurrency - b.concurrency).map((g2) => ({
+    input_len: g2.inputLen,
+    output_len: g2.outputLen,
+    concurrency: g2.concurrency,
+    runs: [...g2.files].sort((a, b) => (a.date ?? "").localeCompare(b.date ?? "") || a.source.localeCompare(b.source)).map((f, i) => runOf(f, i + 1, dropped))
+  }));
+  if (dropped.size > 0) warnings.push(`kept mean, median (p50), p95 and p99 of each latency; servegate records no ${[...dropped].sort().join(", ")} (left out)`);
+  const models2 = unique(files.map((f) => f.modelId));
+  const backends = unique(files.map((f) => f.backend));
+  if (models2.length > 1) warnings.push(`the files name several models (${models2.join(", ")}): the result records the first`);
+  const shapes = unique(points.map((p) => `${p.input_len}x${p.output_len}`));
+  const repeats = unique(points.map((p) => String(p.runs.length)));
+  const prompts = unique(files.map((f) => f.numPrompts !== null && f.numPrompts % f.maxConcurrency === 0 ? String(f.numPrompts / f.maxConcurrency) : null));
+  const model = models2[0] ?? "unknown";
+  const config2 = {
+    imported_from: VLLM_TOOL,
+    server: { base_url: null, model, api: apiOf(backends), ...opts.gpus ? { gpus: opts.gpus } : {} },
+    model,
+    target: { metric: opts.target.metric, percentile: opts.target.percentile, threshold_ms: opts.target.threshold_ms },
+    shapes: shapes.map((s) => ({ input_len: Number(s.split("x")[0]), output_len: Number(s.split("x")[1]) })),
+    concurrency: unique(points.map((p) => String(p.concurrency))).map(Number).sort((a, b) => a - b),
+    // The same prompts per concurrency at every point is the methodology's prompts_per_concurrency; anything else is unknown.
+    ...prompts.length === 1 && files.every((f) => f.numPrompts !== null) ? { prompts_per_concurrency: Number(prompts[0]) } : {},
+    ...repeats.length === 1 ? { repeats: Number(repeats[0]) } : {},
+    tokenizer: unique(files.map((f) => f.tokenizerId))[0] ?? null,
+    backend: backends[0] ?? null
+  };
+  const dates = files.map((f) => isoOfVllmDate(f.date)).filter((d) => d !== null).sort();
+  const env = {
+    engine: { name: "unknown", version: "unknown" },
+    model: { id: model, revision: "unknown", root: "unknown" },
+    gpu: { names: [], count: opts.gpus ?? "unknown", driver_version: "unknown", cuda_version: "unknown", clocks: "unknown" },
+    container_digest: "unknown",
+    serve_command: "unknown",
+    harness: { version: `${VLLM_TOOL} (imported by servegate ${opts.harnessVersion})`, git_commit: "unknown", node_version: "unknown" },
+    host: { hostname: "unknown", platform: "unknown", cpus: "unknown" },
+    base_url: "unknown",
+    started_at: dates[0] ?? "unknown",
+    finished_at: dates.at(-1) ?? "unknown",
+    definitions: { ...DEFINITIONS, source: `${VLLM_TOOL} --save-result files; latencies are vLLM's numpy percentiles over its client-side timings` }
+  };
+  const target = opts.target;
+  const result = {
+    schema: RESULT_SCHEMA,
+    harness: { name: "servegate", version: opts.harnessVersion },
+    env,
+    config: config2,
+    target,
+    points,
+    // Drawn through the unverified runs' figures, as reports and the gate read them.
+    at_target: atTargetForResult(figuresView(points), target),
+    source: { tool: VLLM_TOOL, files: files.map((f) => f.source), imported_at: opts.importedAt }
+  };
+  return { result, warnings };
+}
+function unique(xs) {
+  return [...new Set(xs.filter((x) => x !== null && x !== ""))];
+}
+function apiOf(backends) {
+  const apis = unique(backends.map((b) => /chat/.test(b) ? "chat" : /^(openai|vllm|openai-comp\w*)$/.test(b) ? "completions" : null));
+  return apis.length === 1 && backends.length === 1 ? apis[0] : null;
+}
+function isoOfVllmDate(date5) {
+  const m = date5 === null ? null : /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})$/.exec(date5);
+  return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}` : null;
+}
+function hasGateP95(f) {
+  const keys = f.latency.tpot.percentiles.has("95") && f.latency.itl.percentiles.has("95");
+  return keys || f.requests !== null;
+}
+function shapeOf(f, opts, warnings) {
+  const from = (override, metaKeys, lens, total, what) => {
+    if (override !== void 0) return override;
+    for (const k of metaKeys) {
+      const v = Number(f.meta[k]);
+      if (Number.isInteger(v) && v > 0) return v;
+    }
+    const done = f.requests === null ? [] : (lens ?? []).filter((_, i) => f.requests.errors[i] === "");
+    if (done.length > 0) {
+      const lo = Math.min(...done);
+      const hi = Math.max(...done);
+      if (lo === hi && lo > 0) return lo;
+      warnings.push(`${f.source}: ${what} lengths vary (${lo}–${hi} tokens); the point is labelled with their mean (give --${what}-len N to label it)`);
+    }
+    if (total !== null && f.completed > 0 && total > 0) return Math.max(1, Math.round(total / f.completed));
+    throw new UsageError(`${f.source}: cannot tell the ${what} length (no ${metaKeys[0]}, no per-request lengths, no completed requests): give --${what}-len N`);
+  };
+  return {
+    inputLen: from(opts.inputLen, ["isl", "random_input_len", "input_len"], f.requests?.inputLens, f.totalInputTokens, "input"),
+    outputLen: from(opts.outputLen, ["osl", "random_output_len", "output_len"], f.requests?.outputLens, f.totalOutputTokens, "output")
+  };
+}
+function summarized(f) {
+  const q = f.requests;
+  if (q === null) return null;
+  const records = q.ttfts.map((ttftS, i) => {
+    const failed = q.errors[i] !== "";
+    const arrivals = [];
+    let at = ttftS * 1e3;
+    if (!failed) {
+      arrivals.push(at);
+      for (const gap of q.itls[i]) arrivals.push(at += gap * 1e3);
+    }
+    return {
+      id: String(i),
+      startMs: 0,
+      ttftMs: failed ? null : ttftS * 1e3,
+      chunkArrivalsMs: arrivals,
+      e2elMs: failed ? null : q.latencies[i] * 1e3,
+      streamEndMs: q.latencies[i] * 1e3,
+      contentChunks: arrivals.length,
+      usageCompletionTokens: failed ? null : q.outputLens[i],
+      // vLLM's input_lens are the prompts as planned, not the server's usage.
+      usagePromptTokens: null,
+      promptTokens: q.inputLens[i],
+      maxTokens: q.outputLens[i],
+      text: "",
+      sawDone: !failed,
+      finishReason: null,
+      error: failed ? { kind: "stream_error", detail: q.errors[i] } : null
+    };
+  });
+  const client = { workers: 0, eventLoopUtilization: 0, eventLoopDelayP99Ms: 0, sendLagP50Ms: 0, sendLagP99Ms: 0, meanInFlight: 0, eventsPerSecond: 0 };
+  return summarizeRun(
+    { concurrency: f.maxConcurrency, records, warmupRequests: 0, startMs: 0, endMs: f.durationS * 1e3, client, startedAt: "unknown", finishedAt: "unknown" },
+    { repeat: 0, seed: 0, numPrompts: records.length }
+  );
+}
+var EMPTY2 = { mean: null, p50: null, p95: null, p99: null };
+function stats(l, computed, completed, dropped, metric) {
+  if (completed === 0) return EMPTY2;
+  for (const p of l.percentiles.keys()) if (!["50", "95", "99"].includes(p)) dropped.add(`p${p}_${metric}_ms`);
+  if (l.std !== null) dropped.add(`std_${metric}_ms`);
+  const pick2 = (v, c) => v ?? c ?? null;
+  return {
+    mean: pick2(l.mean, computed?.mean),
+    p50: pick2(l.percentiles.get("50") ?? l.median, computed?.p50),
+    p95: pick2(l.percentiles.get("95"), computed?.p95),
+    p99: pick2(l.percentiles.get("99"), computed?.p99)
+  };
+}
+function runOf(f, repeat, dropped) {
+  const s = summarized(f);
+  const q = f.requests;
+  const failed = f.failed ?? (q !== null ? q.errors.filter((e) => e !== "").length : f.numPrompts !== null ? Math.max(0, f.numPrompts - f.completed) : 0);
+  const outputTokens = f.totalOutputTokens ?? s?.tokens.server_usage ?? null;
+  const chunks = s?.tokens.client_chunks ?? null;
+  const lat = (m) => stats(f.latency[m], s ? s[`${m}_ms`] : null, f.completed, dropped, m);
+  const failedKinds = q === null ? [] : q.errors.filter((e) => e !== "");
+  const run = {
+    repeat,
+    seed: null,
+    warmup_requests: null,
+    num_prompts: f.numPrompts ?? f.completed + failed,
+    completed: f.completed,
+    failed,
+    duration_s: f.durationS,
+    output_throughput: f.outputThroughput ?? s?.output_throughput ?? (outputTokens !== null ? outputTokens / f.durationS : 0),
+    total_token_throughput: f.totalTokenThroughput ?? s?.total_token_throughput ?? 0,
+    request_throughput: f.requestThroughput ?? f.completed / f.durationS,
+    tok_s_per_user: s?.tok_s_per_user ?? null,
+    ttft_ms: lat("ttft"),
+    tpot_ms: lat("tpot"),
+    itl_ms: lat("itl"),
+    e2el_ms: lat("e2el"),
+    validity: { valid: false, issues: [] },
+    started_at: "unknown",
+    finished_at: isoOfVllmDate(f.date) ?? "unknown",
+    itl_per_token_ms: s?.itl_per_token_ms ?? EMPTY2,
+    tokens: {
+      expected: null,
+      server_usage: outputTokens,
+      client_chunks: chunks,
+      retokenized: null,
+      tokens_per_chunk: outputTokens !== null && chunks !== null && chunks > 0 ? outputTokens / chunks : null,
+      prompt_expected: f.totalInputTokens ?? (q === null ? null : q.inputLens.filter((_, i) => q.errors[i] === "").reduce((a, b) => a + b, 0)),
+      prompt_server_usage: null
+    },
+    errors: failed > 0 ? { [failedKinds.length > 0 ? "reported by vllm bench serve" : "unknown"]: failed } : {},
+    steady_state: null,
+    server_side: null,
+    client: null,
+    gpu: null
+  };
+  if (f.totalTokenThroughput === null && s === null) run.total_token_throughput = ((f.totalInputTokens ?? 0) + (outputTokens ?? 0)) / f.durationS;
+  run.validity = validityOf(run, f);
+  return run;
+}
+function validityOf(run, f) {
+  const ctx = { concurrency: f.maxConcurrency, ignoreEos: false, expectPrefixCacheMisses: false };
+  const found = [requestsFailed(run, ctx, DEFAULT_VALIDITY_THRESHOLDS), tooFewRequests(run, ctx, DEFAULT_VALIDITY_THRESHOLDS)].filter((i) => i !== null);
+  const notRun = [...NOT_CHECKABLE];
+  if (run.tokens.client_chunks === null) notRun.push(["too_few_requests (inter-token gaps)", "the file has no per-request ITLs"]);
+  const why = [...new Set(notRun.map(([, w]) => w))].join("; ");
+  return { valid: false, issues: [...found, checksNotRunIssue(VLLM_TOOL, notRun.map(([c]) => c), why)] };
+}
+
+// src/cli/import.ts
+var defaultIo3 = { print: (t) => void process.stdout.write(t), warn: (t) => void process.stderr.write(t) };
+function registerImportCommand(program2, io = defaultIo3) {
+  const cmd = program2.command("import").description("Turn another tool's result files into a servegate result");
+  cmd.command("vllm").description("Import `vllm bench serve --save-result` JSON files (one per max_concurrency; several at one concurrency are repeats)").argument("<files...>", "vLLM result JSON files").requiredOption("--out <file>", "servegate result file to write").option("--input-len <n>", "label the points with this input length (default: from the files)").option("--output-len <n>", "label the points with this output length (default: from the files)").option("--gpus <n>", "GPUs that served the model, for the per-GPU figures (default: unknown)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").action(async (paths, opts) => {
+    const problems = [];
+    const inputLen = positiveIntFlag("--input-len", opts.inputLen, problems);
+    const outputLen = positiveIntFlag("--output-len", opts.outputLen, problems);
+    const gpus = positiveIntFlag("--gpus", opts.gpus, problems);
+    const target = targetFlag(opts.target, problems) ?? DEFAULTS.target;
+    if (problems.length > 0) throw new UsageError(problems.join("; "), "Run `servegate import vllm --help` for every flag and its format.");
+    assertWritableOutput(opts.out, "--out");
+    const files = [];
+    for (const path of paths) files.push(parseVllmFile(await readJsonFile(path), path));
+    const { result, warnings } = importVllm(files, {
+      ...inputLen === void 0 ? {} : { inputLen },
+      ...outputLen === void 0 ? {} : { outputLen },
+      gpus: gpus ?? null,
+      target: { metric: target.metric, percentile: target.percentile, threshold_ms: target.thresholdMs },
+      importedAt: (/* @__PURE__ */ new Date()).toISOString(),
+      harnessVersion: HARNESS_VERSION
+    });
+    for (const w of warnings) io.warn(`Warning: ${w}.
+`);
+    if (gpus === void 0) io.warn("Warning: GPU count unknown, so no per-GPU figure; give --gpus N to record it.\n");
+    await writeResultFile(opts.out, result);
+    const runs = result.points.reduce((n, p) => n + p.runs.length, 0);
+    io.print(
+      `Imported ${paths.length} vllm bench serve file${paths.length === 1 ? "" : "s"} as ${result.points.length} point${result.points.length === 1 ? "" : "s"} (${runs} run${runs === 1 ? "" : "s"}) into ${opts.out}; every run is marked checks_not_run (the checks servegate could not make on these files).
+`
+    );
+  });
+}
+
+// src/cli/export.ts
+import { join as join5 } from "node:path";
+init_errors();
+
+// src/export/inferencex.ts
+var METRICS = ["ttft", "tpot", "itl", "e2el"];
+var STATS = [
+  ["mean", "mean"],
+  ["median", "p50"],
+  ["p95", "p95"],
+  ["p99", "p99"]
+];
+function median4(values) {
+  return spread(values.filter((v) => v !== null && Number.isFinite(v)))?.median ?? null;
+}
+var seconds = (ms) => ms === null ? null : ms / 1e3;
+function inferenceXRows(result) {
+  const gpus = gpuCount(result.env);
+  const env = result.env;
+  const model = typeof result.config["model"] === "string" ? result.config["model"] : env.model.id;
+  const rows = [];
+  const points = [...figuresView(result.points)].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency);
+  for (const p of points) {
+    const runs = p.runs.filter((r) => r.validity.valid);
+    if (runs.length === 0) continue;
+    const of = (get) => median4(runs.map(get));
+    const total = of((r) => r.total_token_throughput);
+    const output2 = of((r) => r.output_throughput);
+    const input2 = of((r) => r.total_token_throughput - r.output_throughput);
+    const row2 = {
+      hw: env.gpu.names[0] ?? "unknown",
+      conc: p.concurrency,
+      image: env.container_digest,
+      model,
+      framework: env.engine.name,
+      framework_version: env.engine.version,
+      precision: null,
+      isl: p.input_len,
+      osl: p.output_len,
+      tp: gpus,
+      ep: null,
+      gpus,
+      repeats: runs.length,
+      tput: total,
+      output_tput: output2,
+      tput_per_gpu: perGpu(total, gpus),
+      output_tput_per_gpu: perGpu(output2, gpus),
+      input_tput_per_gpu: perGpu(input2, gpus),
+      request_throughput: of((r) => r.request_throughput)
+    };
+    for (const m of METRICS) {
+      for (const [name, key] of STATS) row2[`${name}_${m}`] = seconds(of((r) => r[`${m}_ms`][key]));
+    }
+    for (const [name, key] of STATS) {
+      const tpotMs = of((r) => r.tpot_ms[key]);
+      row2[`${name}_intvty`] = interactivity(tpotMs);
+    }
+    rows.push(row2);
+  }
+  return rows;
+}
+
+// src/export/vllm.ts
+function vllmDateOf(iso) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(iso);
+  return m ? `${m[1]}${m[2]}${m[3]}-${m[4]}${m[5]}${m[6]}` : null;
+}
+function latencyKeys(metric, s, out) {
+  const put = (key, v) => {
+    if (v !== null) out[key] = v;
+  };
+  put(`mean_${metric}_ms`, s.mean);
+  put(`median_${metric}_ms`, s.p50);
+  put(`p50_${metric}_ms`, s.p50);
+  put(`p95_${metric}_ms`, s.p95);
+  put(`p99_${metric}_ms`, s.p99);
+}
+function vllmJsonOfRun(result, point, run) {
+  const server = result.config["server"] ?? {};
+  const model = typeof result.config["model"] === "string" ? result.config["model"] : result.env.model.id;
+  const out = {
+    date: vllmDateOf(run.finished_at) ?? vllmDateOf(result.env.finished_at),
+    backend: server["api"] === "chat" ? "openai-chat" : "openai",
+    label: result.source ? `imported from ${result.source.tool}` : "servegate",
+    model_id: model,
+    tokenizer_id: model,
+    num_prompts: run.num_prompts,
+    isl: point.input_len,
+    osl: point.output_len,
+    request_rate: "inf",
+    burstiness: 1,
+    max_concurrency: point.concurrency,
+    duration: run.duration_s,
+    completed: run.completed,
+    failed: run.failed,
+    total_input_tokens: run.tokens.prompt_server_usage ?? run.tokens.prompt_expected,
+    total_output_tokens: run.tokens.server_usage ?? run.tokens.client_chunks,
+    request_throughput: run.request_throughput,
+    output_throughput: run.output_throughput,
+    total_token_throughput: run.total_token_throughput
+  };
+  latencyKeys("ttft", run.ttft_ms, out);
+  latencyKeys("tpot", run.tpot_ms, out);
+  latencyKeys("itl", run.itl_ms, out);
+  latencyKeys("e2el", run.e2el_ms, out);
+  for (const k of Object.keys(out)) if (out[k] === null) delete out[k];
+  return out;
+}
+function exportVllm(result) {
+  return result.points.flatMap(
+    (p) => p.runs.map((run) => ({
+      name: `servegate-${p.input_len}x${p.output_len}-c${p.concurrency}-r${String(run.repeat).padStart(3, "0")}.json`,
+      json: vllmJsonOfRun(result, p, run)
+    }))
+  );
+}
+
+// src/cli/export.ts
+var EXPORT_FORMATS = ["vllm", "inferencex"];
+var INFERENCEX_FILE = "servegate-inferencex.json";
+var defaultIo4 = { print: (t) => void process.stdout.write(t), warn: (t) => void process.stderr.write(t) };
+function registerExportCommand(program2, io = defaultIo4) {
+  program2.command("export").description("Write a result in another tool's format: vLLM result files (one per point and repeat) or InferenceX rows (one per point)").argument("<result>", "result file (servegate.result/v1)").requiredOption("--format <format>", `one of ${EXPORT_FORMATS.join(", ")}`).requiredOption("--out-dir <dir>", "directory to write the files into (created when absent)").action(async (resultPath, opts) => {
+    if (!EXPORT_FORMATS.includes(opts.format)) {
+      throw new UsageError(`--format ${JSON.stringify(opts.format)}: expected one of ${EXPORT_FORMATS.join(", ")}`);
+    }
+    const result = await readResultFile(resultPath);
+    const files = opts.format === "vllm" ? exportVllm(result) : [{ name: INFERENCEX_FILE, json: inferenceXRows(result) }];
+    if (opts.format === "inferencex" && gpuCount(result.env) === null) {
+      io.warn(`Warning: ${resultPath} does not record how many GPUs served the model: tput_per_gpu and the other per-GPU fields are null (measure with --gpus N).
+`);
+    }
+    for (const f of files) assertWritableOutput(join5(opts.outDir, f.name), "--out-dir");
+    for (const f of files) await writeFileAtomic(join5(opts.outDir, f.name), `${JSON.stringify(f.json, null, 2)}
+`);
+    io.print(`Wrote ${files.length} ${opts.format} file${files.length === 1 ? "" : "s"} to ${opts.outDir}
+`);
+  });
+}
+
+// src/gate/aggregate.ts
+init_errors();
+var NO_RECORD = "no record (cancelled, crashed or runner lost)";
+function countsAs(outcome) {
+  switch (outcome) {
+    case "none":
+    case "error":
+    case "cancelled":
+    case "refused":
+      return "incomplete";
+    default:
+      return outcome;
+  }
+}
+var NO_VERDICT = {
+  none: "measured, but there was no baseline to compare with",
+  error: "the run failed before a verdict",
+  cancelled: "the run was cancelled before a verdict",
+  refused: "servegate refused to run (untrusted code on a self-hosted runner)"
+};
+var time3 = (r) => {
+  const t = Date.parse(r.at);
+  return Number.isFinite(t) ? t : Number.NEGATIVE_INFINITY;
+};
+function aggregateRecords(found, expected, opts = {}) {
+  const byLabel = /* @__PURE__ */ new Map();
+  for (const f of found) byLabel.set(f.record.label, [...byLabel.get(f.record.label) ?? [], f]);
+  const labels = [...new Set(expected)];
+  const others = [...byLabel.keys()].filter((l) => !labels.includes(l)).sort();
+  const rows = [];
+  for (const label3 of [...labels, ...others]) {
+    const isExpected = labels.includes(label3);
+    const all = [...byLabel.get(label3) ?? []].sort((a, b) => time3(b.record) - time3(a.record));
+    const notes = [];
+    if (!isExpected) notes.push("not an expected configuration (add it to expect, or remove it from the matrix); its verdict counts");
+    const newest = all[0];
+    if (newest === void 0) {
+      rows.push({ label: label3, verdict: "incomplete", recorded: null, record: null, path: null, expected: true, notes: [NO_RECORD] });
+      continue;
+    }
+    if (all.length > 1) {
+      notes.push(`${all.length} records for this configuration (a re-run?): the newest, written ${newest.record.at}, counts`);
+    }
+    const r = newest.record;
+    let verdict = countsAs(r.verdict);
+    const why = NO_VERDICT[r.verdict];
+    if (why !== void 0) notes.push(`${why}: counted as incomplete`);
+    const head = opts.headSha ?? null;
+    if (head !== null && r.head_sha !== null && !sameCommit(head, r.head_sha)) {
+      notes.push(`measured commit ${r.head_sha.slice(0, 12)}, not ${head.slice(0, 12)}: no verdict on this commit, counted as incomplete`);
+      if (verdictRank(verdict) > verdictRank("incomplete")) verdict = "incomplete";
+    }
+    rows.push({ label: label3, verdict, recorded: r.verdict, record: r, path: newest.path, expected: isExpected, notes });
+  }
+  const order = (l) => labels.includes(l) ? labels.indexOf(l) : labels.length;
+  rows.sort((a, b) => verdictRank(a.verdict) - verdictRank(b.verdict) || order(a.label) - order(b.label) || a.label.localeCompare(b.label));
+  const regressions = rows.flatMap((row2) => (row2.record?.regressions ?? []).map((m) => `${row2.label}: ${m}`));
+  return { verdict: worstVerdict(rows.map((r) => r.verdict)), rows, regressions, expected: labels };
+}
+function sameCommit(a, b) {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x.startsWith(y) || y.startsWith(x);
+}
+function aggregateExit(agg, failOn) {
+  let code = 0;
+  for (const row2 of agg.rows) {
+    const c = gateExit(row2.verdict, failOn);
+    if (c > code) code = c;
+  }
+  return code;
+}
+function parseExpect(text2, where) {
+  const labels = [...new Set(text2.split(/[\s,]+/).filter((w) => w !== ""))];
+  if (labels.length === 0) {
+    throw new UsageError(
+      `${where} is empty: expected the configuration labels of the matrix, separated by commas (e.g. llama-h100,qwen-b200)`,
+      "Without them, a configuration whose job was cancelled or crashed before writing its record would go unnoticed."
+    );
+  }
+  return labels;
+}
+
+// src/report/aggregate-markdown.ts
+var ICON = {
+  pass: "✅",
+  improvement: "✅",
+  regression: "❌",
+  broken: "💥",
+  incomplete: "🧩",
+  inconclusive: "⚠️",
+  not_comparable: "⛔"
+};
+var WHY_LIMIT = 300;
+var plural2 = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+function aggregateCounts(agg) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const r of agg.rows) counts.set(r.verdict, (counts.get(r.verdict) ?? 0) + 1);
+  const parts = [...counts.entries()].map(([v, n]) => `${n} ${v.replace("_", " ")}`);
+  return `${plural2(agg.rows.length, "configuration")}: ${parts.join(", ")}`;
+}
+function aggregateHeadline(agg) {
+  return `${ICON[agg.verdict]} servegate matrix: ${agg.verdict.replace("_", " ")} — ${aggregateCounts(agg)}`;
+}
+function changed(r) {
+  return `${r.label} ${fmtSignedPct(r.delta_pct)}`;
+}
+function rowWhy(row2) {
+  const r = row2.record;
+  const parts = [];
+  if (r === null) parts.push(NO_RECORD);
+  else if (r.verdict === "regression") {
+    const regressed = r.rows.filter((x) => x.status === "regression");
+    parts.push(regressed.length > 0 ? regressed.map(changed).join("; ") : r.regressions.join("; "));
+  } else if (r.verdict === "pass" || r.verdict === "improvement") {
+    const better = r.rows.filter((x) => x.status === "improvement");
+    parts.push(`${plural2(r.rows.length, "gated metric")} within ${r.rows.length === 1 ? "its bar" : "their bars"}${better.length > 0 ? `; improved: ${better.map(changed).join("; ")}` : ""}`);
+  } else if (r.detail !== null) parts.push(r.detail);
+  else if (r.reasons.length > 0) parts.push(r.reasons[0]);
+  parts.push(...row2.notes.filter((n) => n !== NO_RECORD));
+  const text2 = parts.filter((p) => p !== "").join(" · ");
+  return text2.length > WHY_LIMIT ? `${text2.slice(0, WHY_LIMIT)} …` : text2;
+}
+function runnerCell(row2) {
+  const ru = row2.record?.runner;
+  if (ru == null || ru.name === null) return "–";
+  return escapeMarkdown(ru.os === null ? ru.name : `${ru.name} (${ru.os})`);
+}
+function jobCell(row2) {
+  const j = row2.record?.job;
+  if (j == null || j.run_url === null) return "–";
+  if (!/^https?:\/\/[^\s()<>[\]]+$/.test(j.run_url)) return escapeMarkdown(j.run_url);
+  const name = j.job === null ? "run" : escapeMarkdown(j.job);
+  return `[${name}](${j.run_url})${j.run_attempt !== null && j.run_attempt !== "1" ? ` attempt ${escapeMarkdown(j.run_attempt)}` : ""}`;
+}
+function details(row2) {
+  const r = row2.record;
+  if (r === null) return null;
+  const lines2 = [`<details><summary>${escapeMarkdown(row2.label)} — ${escapeMarkdown(r.verdict.replace("_", " "))}</summary>`, ""];
+  const facts = [];
+  if (r.env !== null) {
+    const gpus = r.env.gpu_count === "unknown" ? r.env.gpu : `${r.env.gpu_count} × ${r.env.gpu}`;
+    facts.push(`GPU ${gpus}, driver ${r.env.driver}, CUDA ${r.env.cuda}; engine ${r.env.engine}; model ${r.env.model} (${r.env.model_revision})`);
+    facts.push(`serve command: ${r.env.serve_command}`);
+  }
+  if (r.compared_with !== null) facts.push(`${r.mode} mode, sweep "${r.sweep ?? "?"}", compared with ${r.compared_with}`);
+  if (r.blame !== null) facts.push(`environment: ${r.blame}`);
+  if (r.head_sha !== null) facts.push(`commit ${r.head_sha.slice(0, 12)}, recorded ${r.at}`);
+  if (row2.path !== null) facts.push(`record: ${row2.path}`);
+  lines2.push(...facts.map((f) => `- ${escapeMarkdown(f)}`));
+  if (r.rows.length > 0) {
+    lines2.push("", "| gated metric | status | baseline | candidate | Δ |", "|---|---|---|---|---|");
+    for (const x of r.rows) {
+      lines2.push(`| ${escapeMarkdown(x.label)} | ${x.status} | ${escapeMarkdown(fmtValue(x.baseline, x.unit))} | ${escapeMarkdown(fmtValue(x.candidate, x.unit))} | ${fmtSignedPct(x.delta_pct)} |`);
+    }
+  }
+  const why = r.verdict === "pass" || r.verdict === "improvement" ? [] : r.reasons.slice(0, 5);
+  if (why.length > 0) lines2.push("", ...why.map((w) => `> ${escapeMarkdown(w)}`));
+  lines2.push("", "</details>");
+  return lines2.join("\n");
+}
+function renderAggregateTable(agg) {
+  const lines2 = ["| configuration | verdict | why | runner | job |", "|---|---|---|---|---|"];
+  for (const row2 of agg.rows) {
+    const label3 = `${escapeMarkdown(row2.label)}${row2.expected ? "" : " ⚑"}`;
+    lines2.push(`| ${label3} | ${ICON[row2.verdict]} ${row2.verdict.replace("_", " ")} | ${escapeMarkdown(rowWhy(row2))} | ${runnerCell(row2)} | ${jobCell(row2)} |`);
+  }
+  return lines2.join("\n");
+}
+function renderAggregateDetails(agg) {
+  return agg.rows.map(details).filter((d) => d !== null);
+}
+function renderAggregateMarkdown(agg, opts = {}) {
+  const parts = [`${opts.level ?? "##"} ${aggregateHeadline(agg)}`];
+  if (opts.stamp != null) parts.push(opts.stamp);
+  if (agg.regressions.length > 0) parts.push(`Regressed: ${agg.regressions.map(escapeMarkdown).join("; ")}`);
+  for (const n of opts.notes ?? []) parts.push(`> ${escapeMarkdown(n)}`);
+  parts.push(renderAggregateTable(agg));
+  if (agg.rows.some((r) => !r.expected)) parts.push("⚑ not an expected configuration; its verdict counts all the same.");
+  parts.push(...renderAggregateDetails(agg));
+  return parts.join("\n\n") + "\n";
+}
+function renderAggregateText(agg) {
+  const width2 = Math.max(13, ...agg.rows.map((r) => r.label.length));
+  const lines2 = [`servegate aggregate: ${verdictWord(agg.verdict)} — ${aggregateCounts(agg)}`, ""];
+  for (const row2 of agg.rows) {
+    lines2.push(`  ${row2.label.padEnd(width2)}  ${verdictWord(row2.verdict).padEnd(14)}  ${rowWhy(row2)}${row2.expected ? "" : "  [not expected]"}`);
+  }
+  return lines2.join("\n") + "\n";
+}
+
+// src/store/record-file.ts
+import { readdir, stat } from "node:fs/promises";
+import { join as join6 } from "node:path";
+init_errors();
+
+// src/gate/record.ts
+var RECORD_SCHEMA = "servegate.record/v1";
+var RECORD_OUTCOMES = ["pass", "improvement", "regression", "inconclusive", "not_comparable", "broken", "incomplete", "none", "error", "cancelled", "refused"];
+
+// src/store/record-file.ts
+var ROW_STATUSES = ["regression", "improvement", "pass", "inconclusive", "missing", "invalid", "broken", "incomplete"];
+var text = external_exports.string();
+var maybe = external_exports.string().nullable();
+var num4 = external_exports.number().nullable();
+var recordSchema = external_exports.looseObject({
+  schema: external_exports.literal(RECORD_SCHEMA),
+  label: external_exports.string().min(1, "expected a non-empty configuration label"),
+  verdict: external_exports.enum(RECORD_OUTCOMES),
+  detail: maybe,
+  mode: text,
+  sweep: maybe,
+  compared_with: maybe,
+  rows: external_exports.array(external_exports.looseObject({ label: text, status: external_exports.enum(ROW_STATUSES), unit: text, baseline: num4, candidate: num4, delta_pct: num4 })),
+  regressions: external_exports.array(text),
+  reasons: external_exports.array(text),
+  env: external_exports.looseObject({
+    gpu: text,
+    gpu_count: external_exports.union([external_exports.number(), external_exports.literal("unknown")]),
+    driver: text,
+    cuda: text,
+    engine: text,
+    model: text,
+    model_revision: text,
+    container_digest: text,
+    serve_command: text
+  }).nullable(),
+  blame: maybe,
+  runner: external_exports.looseObject({ name: maybe, os: maybe, arch: maybe, labels: external_exports.array(text).nullable() }),
+  job: external_exports.looseObject({ run_url: maybe, job: maybe, run_attempt: maybe }),
+  head_sha: maybe,
+  at: text,
+  harness: external_exports.looseObject({ version: text })
+});
+function parseRecord(json2, source) {
+  const schema = json2?.schema;
+  if (schema !== RECORD_SCHEMA) {
+    const what = typeof schema === "string" && schema.startsWith("servegate.") ? `a ${schema} file` : `not a servegate verdict record (schema ${JSON.stringify(schema ?? null)})`;
+    throw new UsageError(
+      `${source} is ${what}, expected "${RECORD_SCHEMA}"`,
+      "The records folder must hold only verdict records: upload the file at the output record-path (<out>.record.json) of each job, nothing else."
+    );
+  }
+  const r = recordSchema.safeParse(json2);
+  if (!r.success) throw new UsageError(`${source} is not a valid servegate verdict record:
+${formatIssues(r.error)}`);
+  return r.data;
+}
+async function jsonFilesUnder(dir) {
+  const out = [];
+  const entries = await readdir(dir, { withFileTypes: true });
+  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    const path = join6(dir, e.name);
+    if (e.isDirectory()) out.push(...await jsonFilesUnder(path));
+    else if (e.isFile() && /\.json$/i.test(e.name)) out.push(path);
+  }
+  return out;
+}
+async function readRecordsUnder(dir) {
+  let isDir;
+  try {
+    isDir = (await stat(dir)).isDirectory();
+  } catch (err) {
+    if (err.code === "ENOENT") return { records: [], missingDir: true };
+    throw new UsageError(`cannot read the records folder ${dir}: ${describeError(err)}`);
+  }
+  if (!isDir) throw new UsageError(`${dir} is a file, expected the folder the verdict records were downloaded into`);
+  const records = [];
+  for (const path of await jsonFilesUnder(dir)) records.push({ path, record: parseRecord(await readJsonFile(path), path) });
+  return { records, missingDir: false };
+}
+
+// src/cli/aggregate.ts
+var defaultIo5 = { print: (t) => void process.stdout.write(t) };
+function registerAggregateCommand(program2, io = defaultIo5) {
+  program2.command("aggregate").description("One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes").argument("<dir>", "folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)").requiredOption("--expect <labels>", "the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete").option("--markdown <file>", "also write the table as markdown (PR comment / job summary)").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")}; add inconclusive, or never)`, DEFAULT_FAIL_ON.join(",")).action(async (dir, opts) => {
+    const failOn = parseFailOn(opts.failOn, "--fail-on");
+    const expected = parseExpect(opts.expect, "--expect");
+    assertWritableOutput(opts.markdown, "--markdown");
+    const { records, missingDir } = await readRecordsUnder(dir);
+    const agg = aggregateRecords(records, expected);
+    const notes = missingDir ? [`${dir} does not exist: no record was found, so every expected configuration is missing.`] : [];
+    for (const n of notes) io.print(`${n}
+`);
+    io.print(renderAggregateText(agg));
+    const warning = failOnWarning(failOn);
+    if (warning !== null) io.print(`Warning: ${warning}.
+`);
+    const code = aggregateExit(agg, failOn);
+    if (code === 0 && agg.rows.some((r) => r.verdict !== "pass" && r.verdict !== "improvement")) {
+      io.print("Exits 0 because --fail-on leaves out every verdict above that is not a pass, but not every configuration passed.\n");
+    }
+    if (opts.markdown) await writeFileAtomic(opts.markdown, renderAggregateMarkdown(agg, { notes }));
+    process.exitCode = code;
+  });
+}
+
 // src/cli.ts
 function buildProgram() {
   const program2 = new Command();
@@ -75864,6 +76977,9 @@ function buildProgram() {
   registerReportCommand(program2, { readResult: readResultFile });
   registerAbCommand(program2);
   registerHistoryCommand(program2);
+  registerImportCommand(program2);
+  registerExportCommand(program2);
+  registerAggregateCommand(program2);
   return program2;
 }
 async function main(argv) {

@@ -14,14 +14,15 @@ import { describeError } from '../errors.js'
 import { blameEnvChanges } from '../gate/env-diff.js'
 import { gateExit } from '../gate/outcome.js'
 import type { Baseline, Verdict } from '../gate/types.js'
-import { renderHistoryTrendText } from '../report/history-format.js'
+import { renderHistoryTrendMarkdown } from '../report/history-format.js'
 import type { ResultFile } from '../types.js'
 import { describeApiError } from './api-errors.js'
+import { writeRunRecord } from './record.js'
 import type { ActionDeps } from './deps.js'
 import { gateOptionsFrom } from './gate-options.js'
 import type { ActionInputs } from './inputs.js'
 import { gateFailure, verdictAnnotation } from './policy.js'
-import { charts } from './publish-verdict.js'
+import { charts, writeHtmlReport } from './publish-verdict.js'
 import { STATE, safeSummary } from './run-status.js'
 import { runStamp, type RunContext } from './context.js'
 import { COMMENT_LIMIT_CHARS, SUMMARY_LIMIT_BYTES, utf16Chars, utf8Bytes } from './trim.js'
@@ -57,6 +58,18 @@ export async function publishWatch(deps: ActionDeps, p: WatchPublication): Promi
   core.setOutput('verdict', outcome)
   core.setOutput('regressions', JSON.stringify(verdict.regressions))
   p.onVerdictSet()
+  // The record next, before anything that talks to GitHub: a matrix's aggregate may collect watches too.
+  await writeRunRecord(deps, {
+    inputs: p.inputs,
+    key: p.key,
+    outcome,
+    sweep: p.cfg.sweepName,
+    comparedWith: p.baselineRel,
+    verdict,
+    env: p.result.env,
+    stamp: runStamp(p.ctx, new Date().toISOString()),
+    secrets: p.secrets,
+  })
   const annotation = verdictAnnotation(outcome, verdict.reasons)
   if (annotation !== null) core.warning(annotation.message, { title: annotation.title })
   if (blameEnvChanges(verdict.envChanges).host.length > 0) core.warning(watchFirstLine(verdict, p.result), { title: 'servegate: the host changed since the baseline' })
@@ -82,6 +95,7 @@ export async function publishWatch(deps: ActionDeps, p: WatchPublication): Promi
   } catch (err) {
     core.warning(`servegate could not write the markdown report ${p.reportPath}: ${describeError(err)}`)
   }
+  await writeHtmlReport(deps, p.reportPath, { result: p.result, baseline: p.baseline, verdict }, p.secrets)
 
   const failing = gateExit(outcome, p.inputs.failOn) !== 0
   const issueNote = await updateIssue(deps, p, report, failing)
@@ -96,7 +110,7 @@ export async function publishWatch(deps: ActionDeps, p: WatchPublication): Promi
 /** The baseline's trend over its refreshes, judged with the config's gate options; null (and a note) when it cannot be drawn. */
 function trendOf(deps: ActionDeps, p: WatchPublication): string | null {
   try {
-    return renderHistoryTrendText(baselineHistory(p.baseline, gateOptionsFrom(p.cfg.gate)))
+    return renderHistoryTrendMarkdown(baselineHistory(p.baseline, gateOptionsFrom(p.cfg.gate)))
   } catch (err) {
     deps.core.warning(`servegate could not draw the baseline's trend: ${describeError(err)}`)
     return null

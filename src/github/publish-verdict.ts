@@ -5,6 +5,7 @@
  * sticky comment, the job summary, and the step's outcome by `fail-on`. Any mode that
  * publishes a verdict through here writes its record.
  */
+import { redactStrings } from '../util/redact.js'
 import { describeError } from '../errors.js'
 import { chartScripts } from '../report/html-assets.js'
 import { renderHtmlReport } from '../report/html.js'
@@ -62,14 +63,7 @@ export async function publishVerdict(deps: ActionDeps, p: VerdictPublication): P
   } catch (err) {
     core.warning(`servegate could not write the markdown report ${p.reportPath}: ${describeError(err)}`)
   }
-  // The self-contained HTML page (frontier, latency spread, tables) beside it, for the run's artifacts.
-  const htmlPath = p.reportPath.replace(/\.md$/i, '') + '.html'
-  try {
-    await deps.files.writeText(htmlPath, renderHtmlReport(report.result, { baseline: report.baseline, verdict, scripts: chartScripts() }))
-    core.setOutput('html-path', htmlPath)
-  } catch (err) {
-    core.warning(`servegate could not write the HTML report ${htmlPath}: ${describeError(err)}`)
-  }
+  await writeHtmlReport(deps, p.reportPath, { result: report.result, baseline: report.baseline, verdict }, p.secrets ?? [])
 
   await postComment(deps, p.inputs, p.pr, p.key, report)
   await safeSummary(deps, buildSummary(report))
@@ -78,6 +72,25 @@ export async function publishVerdict(deps: ActionDeps, p: VerdictPublication): P
   const failure = gateFailure(outcome, p.inputs.failOn, verdict?.regressions ?? [], verdict?.reasons ?? [])
   if (failure !== null) core.setFailed(failure)
   else core.info(`servegate: ${outcome}`)
+}
+
+/** The self-contained HTML page (frontier, latency spread, tables) beside the markdown report, for the run's artifacts; output `html-path`. */
+export async function writeHtmlReport(
+  deps: ActionDeps,
+  reportPath: string,
+  what: { result: ResultFile; baseline: Baseline | null; verdict: Verdict | null },
+  secrets: readonly string[],
+): Promise<void> {
+  const htmlPath = reportPath.replace(/\.md$/i, '') + '.html'
+  try {
+    // Every string the page quotes (server errors, commands, reasons) is redacted before it is rendered: the
+    // page inlines a chart library, which a pass over the finished text could mangle.
+    const { result, baseline, verdict } = redactStrings(what, secrets)
+    await deps.files.writeText(htmlPath, renderHtmlReport(result, { baseline, verdict, scripts: chartScripts() }))
+    deps.core.setOutput('html-path', htmlPath)
+  } catch (err) {
+    deps.core.warning(`servegate could not write the HTML report ${htmlPath}: ${describeError(err)}`)
+  }
 }
 
 /** One Mermaid latency–throughput chart per shape (the baseline's curve beside the candidate's); a chart that fails is a warning. */

@@ -26,7 +26,7 @@ export interface WatchReport {
   baseline: Baseline
   result: ResultFile
   renderers: ReportRenderers
-  /** The baseline's trend as plain lines (renderHistoryTrendText), or null when it could not be drawn. */
+  /** The baseline's trend as markdown (renderHistoryTrendMarkdown: table, trend line, change points, a chart), or null when it could not be drawn. */
   trend: string | null
   charts: string[]
   notes: string[]
@@ -108,7 +108,7 @@ function sections(r: WatchReport, limit: number, size: SizeOf, where: string, ex
   out.push({ title: 'verdict table', markdown: fitted.markdown, priority: 90 })
   out.push({ title: 'environment diff', markdown: envDiffMarkdown(r.verdict), priority: 88 })
   if (r.trend !== null && r.trend !== '') {
-    out.push({ title: "the baseline's trend", markdown: `#### The baseline's trend\n\n\`\`\`text\n${r.trend.replace(/```/g, "'''")}\n\`\`\``, priority: 80 })
+    out.push({ title: "the baseline's trend", markdown: `#### The baseline's trend\n\n${r.trend}`, priority: 80 })
   }
   if (r.charts.length > 0) out.push({ title: 'latency–throughput chart', markdown: ['#### Latency vs throughput', ...r.charts].join('\n\n'), priority: 60 })
   out.push({ title: "the methodology's table", markdown: `#### Measurements\n\n${r.renderers.report(r.result, { showHost: false })}`, priority: 70 })

@@ -90,6 +90,16 @@ export function redactSecrets(text: string, known: readonly (string | null | und
   return out
 }
 
+/** A copy of `value` with every string in it (deeply, in arrays and objects) passed through redactSecrets. */
+export function redactStrings<T>(value: T, known: readonly (string | null | undefined)[] = []): T {
+  if (typeof value === 'string') return redactSecrets(value, known) as T
+  if (Array.isArray(value)) return value.map((v: unknown) => redactStrings(v, known)) as T
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactStrings(v, known)])) as T
+  }
+  return value
+}
+
 // Environment variables whose values are secrets by name (the same rule as NAME=value above), and the
 // Action's own token inputs (INPUT_GITHUB-TOKEN).
 const SECRET_ENV_NAME = /(?:^|_)(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY|CREDENTIALS?)$|^INPUT_.*(?:TOKEN|KEY|SECRET|PASSWORD)$/i

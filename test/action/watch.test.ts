@@ -50,7 +50,8 @@ describe('mode: watch, a failing verdict', () => {
     const body = issue.body!
     expect(body).toContain('VERDICT-TABLE(regression)')
     expect(body).toMatch(/\*\*Host\*\*[^\n]*\n\n- driver: 570\.86 → 575\.51\n\n\*\*Repository\*\*[^\n]*\n\n- unchanged/)
-    expect(body).toContain("#### The baseline's trend\n\n```text\nTrend of the gated metrics over the baseline's 1 refresh")
+    expect(body).toContain("#### The baseline's trend\n\n**Trend of baseline ")
+    expect(body).toContain('<sub>Change points: binary segmentation')
     expect(body).toContain('[Workflow run](https://github.test/acme/infer/actions/runs/42)')
     expect(body).toContain('commit measured: [cafe](https://github.test/acme/infer/commit/cafe)')
     expect(body.trimEnd().endsWith(MARKER)).toBe(true)
