@@ -8,7 +8,7 @@ import { extractFigures, gateAtTarget, type FigureRun } from './extract.js'
 import { diffFingerprint, resultFingerprint, tokensPerChunkChanges } from './fingerprint.js'
 import { completenessProblems, cutRepeats, plannedRepeats } from './completeness.js'
 import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
-import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, shapeLabel } from './metric-keys.js'
+import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, pointScope, shapeLabel } from './metric-keys.js'
 import { resolveGateOptions, toleranceFor } from './options.js'
 import type { Baseline, GateOptions, GateRow, MetricKind, RowStatus, Verdict, VerdictKind } from './types.js'
 
@@ -23,8 +23,10 @@ const worsePct = (logValue: number | null, higherIsBetter: boolean): number | nu
  * bracketed `candidate`, only the points of it that the candidate planned (gate/bracket.ts).
  */
 function scopesOf(baseline: Baseline, kind: MetricKind, candidate?: ResultFile): string[] {
-  const { shapes, concurrency } = baseline.profile
+  const { shapes, concurrency, request_rates: rates } = baseline.profile
   if (KIND_INFO[kind].perShape) return shapes.map((s) => shapeLabel(s.input_len, s.output_len))
+  // An open-loop sweep's points are its rates.
+  if (rates !== undefined) return shapes.flatMap((s) => rates.map((r) => pointScope({ input_len: s.input_len, output_len: s.output_len, concurrency: 0, request_rate: r })))
   return shapes.flatMap((s) => {
     const concs = candidate ? expectedConcurrency(baseline, candidate, shapeLabel(s.input_len, s.output_len)) : concurrency
     return concs.map((c) => pointLabel(s.input_len, s.output_len, c))
@@ -87,7 +89,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === undefined)) continue
       // A repeat whose curve lacks points of the sweep has a throughput at target drawn
       // through the wrong bracket: it enters no statistics (the row says incomplete).
-      const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, number[]>()
+      const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, Array<number | 'inf'>>()
       // A bracketed repeat whose crossing left the bracket has a figure the full sweep would not have drawn.
       const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat))
       const missed = KIND_INFO[kind].perShape
@@ -164,6 +166,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
 /** Point scopes whose output-token counts a row depends on (a shape row depends on all its points). */
 function pointScopesFor(baseline: Baseline, kind: MetricKind, scope: string): string[] {
   if (!KIND_INFO[kind].perShape) return [scope]
+  const rates = baseline.profile.request_rates
+  if (rates !== undefined) return rates.map((r) => `${scope}@rate${r}`)
   return baseline.profile.concurrency.map((c) => `${scope}@c${c}`)
 }
 

@@ -2,7 +2,7 @@
  * Incomplete candidates (blame `incomplete`, see invariants.ts): fewer runs than
  * planned, and throughput-at-target curves cut short. Pure.
  */
-import type { ResultFile } from '../types.js'
+import type { PointResult, ResultFile } from '../types.js'
 import { expectedConcurrency } from './bracket.js'
 import type { FigureRun } from './extract.js'
 import type { Problem } from './invariants.js'
@@ -34,7 +34,7 @@ export function completenessProblems(
   scope: string,
   runs: readonly FigureRun[],
   planned: number | null,
-  cut: ReadonlyMap<number, number[]>,
+  cut: ReadonlyMap<number, Array<number | 'inf'>>,
 ): Problem[] {
   const problems: Problem[] = []
   const fromBaseline = refreshRuns(baseline, metricKey(kind, scope), scope)
@@ -51,11 +51,11 @@ export function completenessProblems(
   if (repeats.length > 0 && repeats.length < expected) {
     problems.push({ blame: 'incomplete', text: `${scope}: the candidate has ${repeats.length} of ${why}` })
   }
-  const concs = expectedConcurrency(baseline, candidate, scope)
+  const { xs, name } = curveAxis(baseline, candidate, scope)
   for (const rep of repeats) {
     const have = cut.get(rep)
     if (have !== undefined) {
-      problems.push({ blame: 'incomplete', text: `repeat ${rep}: the curve stopped early (measured c=${have.join(', ') || 'none'} of ${concs.join(', ')})` })
+      problems.push({ blame: 'incomplete', text: `repeat ${rep}: the curve stopped early (measured ${name}=${have.join(', ') || 'none'} of ${xs.join(', ')})` })
     } else if (!runs.some((r) => r.repeat === rep)) {
       problems.push({ blame: 'inconclusive', text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` })
     }
@@ -63,15 +63,25 @@ export function completenessProblems(
   return problems
 }
 
-/** Repeats of a shape whose curve lacks some of the baseline's concurrencies (a bracketed candidate: those it planned) → the concurrencies it has. */
-export function cutRepeats(baseline: Baseline, candidate: ResultFile, shape: string): Map<number, number[]> {
+/**
+ * The points a shape's curve runs through: the baseline's request rates for an open-loop sweep,
+ * else its concurrencies (a bracketed candidate: those it planned), and how to read a point's.
+ */
+function curveAxis(baseline: Baseline, candidate: ResultFile, shape: string): { xs: Array<number | 'inf'>; name: string; of(p: PointResult): number | 'inf' | undefined } {
+  const rates = baseline.profile.request_rates
+  if (rates !== undefined) return { xs: rates, name: 'rate', of: (p) => p.request_rate }
+  return { xs: expectedConcurrency(baseline, candidate, shape), name: 'c', of: (p) => p.concurrency }
+}
+
+/** Repeats of a shape whose curve lacks some of the baseline's points (concurrencies or rates) → the points it has. */
+export function cutRepeats(baseline: Baseline, candidate: ResultFile, shape: string): Map<number, Array<number | 'inf'>> {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape)
   const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))
-  const concs = expectedConcurrency(baseline, candidate, shape)
-  const out = new Map<number, number[]>()
+  const axis = curveAxis(baseline, candidate, shape)
+  const out = new Map<number, Array<number | 'inf'>>()
   for (const rep of repeats) {
-    const have = concs.filter((c) => shapePoints.some((p) => p.concurrency === c && p.runs.some((r) => r.repeat === rep)))
-    if (have.length < concs.length) out.set(rep, have)
+    const have = axis.xs.filter((x) => shapePoints.some((p) => axis.of(p) === x && p.runs.some((r) => r.repeat === rep)))
+    if (have.length < axis.xs.length) out.set(rep, have)
   }
   return out
 }

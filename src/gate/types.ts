@@ -49,7 +49,12 @@ export interface Baseline {
   name: string
   target: ResultTarget
   /** The gated sweep every refresh and candidate must use. */
-  profile: { shapes: Array<{ input_len: number; output_len: number }>; concurrency: number[] }
+  profile: {
+    shapes: Array<{ input_len: number; output_len: number }>
+    concurrency: number[]
+    /** An open-loop sweep's request rates (its points are `INxOUT@rateR`); absent for a closed-loop sweep. */
+    request_rates?: Array<number | 'inf'>
+  }
   /** Newest last, trimmed to the configured history length. */
   refreshes: BaselineRefresh[]
   /** The config's gate tolerances when the newest refresh was stored, so a bare `compare` decides like the Action. */

@@ -34,9 +34,12 @@ export function profileOf(result: ResultFile): Baseline['profile'] {
   for (const p of [...result.points, ...result.at_target]) {
     shapes.set(shapeLabel(p.input_len, p.output_len), { input_len: p.input_len, output_len: p.output_len })
   }
+  const rates = [...new Set(result.points.flatMap((p) => (p.request_rate === undefined ? [] : [p.request_rate])))]
   return {
     shapes: [...shapes.values()].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len),
     concurrency: [...new Set(result.points.map((p) => p.concurrency))].sort((a, b) => a - b),
+    // Open loop: the points are rates (the concurrency is each point's cap), `inf` last.
+    ...(rates.length > 0 ? { request_rates: rates.sort((a, b) => (a === 'inf' ? Infinity : a) - (b === 'inf' ? Infinity : b)) } : {}),
   }
 }
 

@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { atTargetForResult } from '../../src/analysis/at-target.js'
+import { assessValidity } from '../../src/analysis/validity.js'
+import { resolveConfig } from '../../src/config/resolve.js'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import { fingerprintOf } from '../../src/gate/fingerprint.js'
+import type { Baseline } from '../../src/gate/types.js'
+import { startSim, type SimOptions } from '../../src/sim/index.js'
+import { appendRefresh } from '../../src/store/baseline.js'
+import { baselineSchema } from '../../src/store/baseline-schema.js'
+import { readResultFile } from '../../src/store/result-file.js'
+import { runSweep } from '../../src/sweep/run-sweep.js'
+import type { ResultFile } from '../../src/types.js'
+
+// An open-loop sweep gated against an open-loop baseline: the points are request rates, so the
+// baseline's profile keeps the rates and every row is a `…@rateR` scope. Real sweeps against the
+// deterministic simulator.
+let dir: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'servegate-open-gate-'))
+})
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+const flags = { inputLen: '32', outputLen: '8', requestRate: '20,40', numPrompts: '16', warmup: '2', repeats: '2' }
+
+async function sweep(name: string, sim: Partial<SimOptions>, seed: string): Promise<ResultFile> {
+  const handle = await startSim({ ttftMs: 20, itlMs: 8, seed: 3, ...sim })
+  const out = join(dir, `${name}.json`)
+  try {
+    await runSweep(resolveConfig({ file: null, filePath: null, flags: { baseUrl: handle.url, out, seed, ...flags }, env: {} }), { log: () => {} })
+  } finally {
+    await handle.close()
+  }
+  return rejudge(await readResultFile(out))
+}
+
+/** Judged again with the client limits lifted (a busy test host), every other rule as the sweep applies it. */
+function rejudge(result: ResultFile): ResultFile {
+  for (const p of result.points) {
+    for (const run of p.runs) {
+      run.validity = assessValidity(run, {
+        concurrency: p.concurrency,
+        ignoreEos: true,
+        expectPrefixCacheMisses: true,
+        api: 'completions',
+        thresholds: { clientEventLoopDelayP99MaxMs: Infinity, clientEluMax: Infinity, inFlightMinFraction: 0, openLoopLatenessP95MaxMs: Infinity, openLoopRateMinFraction: 0 },
+      })
+    }
+  }
+  result.at_target = atTargetForResult(result.points, result.target)
+  result.fingerprint = fingerprintOf(result)
+  return result
+}
+
+describe('gating an open-loop sweep', () => {
+  let baseline: Baseline
+  let same: ResultFile
+  let slow: ResultFile
+
+  beforeAll(async () => {
+    baseline = appendRefresh(null, await sweep('base', {}, '1'), { name: 'open' })
+    same = await sweep('same', {}, '2')
+    slow = await sweep('slow', { slowdown: 1.6 }, '3')
+  }, 120_000)
+
+  it('stores the rates as the baseline\'s points', () => {
+    expect(baseline.profile.request_rates).toEqual([20, 40])
+    expect(Object.keys(baseline.refreshes[0]!.runs)).toContain('itl_p95@32x8@rate40')
+    expect(baselineSchema.safeParse(JSON.parse(JSON.stringify(baseline))).success).toBe(true)
+  })
+
+  it('decides every rate point of an unchanged engine (no missing rows)', () => {
+    const v = compareToBaseline(baseline, same)
+    const itl = v.rows.filter((r) => r.key.startsWith('itl_p95@'))
+    expect(itl.map((r) => r.key)).toEqual(['itl_p95@32x8@rate20', 'itl_p95@32x8@rate40'])
+    expect(itl.every((r) => r.n_candidate === 2)).toBe(true)
+    expect(['pass', 'improvement', 'inconclusive']).toContain(v.verdict)
+    expect(v.reasons.join('\n')).not.toMatch(/outside the baseline's gated sweep|of the 2 repeats/)
+  })
+
+  it('fails a slower engine on its rate points', () => {
+    const v = compareToBaseline(baseline, slow)
+    expect(v.verdict).toBe('regression')
+    expect(v.regressions).toContain('p95 ITL 32×8 rate=40/s')
+  })
+
+  it('says which rate a cut curve lacks', () => {
+    const cut = { ...same, points: same.points.map((p) => (p.request_rate === 40 ? { ...p, runs: p.runs.filter((r) => r.repeat !== 2) } : p)) }
+    const v = compareToBaseline(baseline, cut)
+    expect(v.reasons.join('\n')).toMatch(/repeat 2: the curve stopped early \(measured rate=20 of 20, 40\)/)
+    expect(v.verdict).not.toBe('pass')
+  })
+})
