@@ -4,12 +4,14 @@
  * one row per configuration, the worst on top. Exit codes follow the gate's
  * table (gate/outcome.ts) for every configuration, the highest wins
  * (gate/aggregate.ts aggregateExit); an expected configuration without a
- * record, or whose record holds no verdict, is `incomplete`, which the default
- * fail-on fails. Unusable input (foreign JSON in DIR, bad flags) exits 2.
+ * record, or whose record holds no verdict, is `incomplete`. The default fail-on
+ * is every verdict that is not a pass (inconclusive too): the matrix's check
+ * passes only when every expected configuration passed. Unusable input (foreign
+ * JSON in DIR, bad flags) exits 2.
  */
 import type { Command } from 'commander'
 import { aggregateExit, aggregateRecords, parseExpect } from '../gate/aggregate.js'
-import { DEFAULT_FAIL_ON, failOnWarning, parseFailOn } from '../gate/outcome.js'
+import { FAIL_ON_VERDICTS, failOnWarning, parseFailOn } from '../gate/outcome.js'
 import { renderAggregateMarkdown, renderAggregateText } from '../report/aggregate-markdown.js'
 import { writeFileAtomic } from '../store/atomic-write.js'
 import { assertWritableOutput } from '../store/output-path.js'
@@ -30,7 +32,7 @@ export function registerAggregateCommand(program: Command, io: AggregateIo = def
     .argument('<dir>', 'folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)')
     .requiredOption('--expect <labels>', 'the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete')
     .option('--markdown <file>', 'also write the table as markdown (PR comment / job summary)')
-    .option('--fail-on <list>', `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(',')}; add inconclusive, or never)`, DEFAULT_FAIL_ON.join(','))
+    .option('--fail-on <list>', `verdicts that fail, comma-separated (default ${FAIL_ON_VERDICTS.join(',')}: anything but a pass; or never)`, FAIL_ON_VERDICTS.join(','))
     .action(async (dir: string, opts: { expect: string; markdown?: string; failOn: string }) => {
       const failOn = parseFailOn(opts.failOn, '--fail-on')
       const expected = parseExpect(opts.expect, '--expect')

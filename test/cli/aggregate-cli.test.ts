@@ -16,6 +16,8 @@ let base: Baseline | null = null
 for (let d = 0; d < 5; d++) base = appendRefresh(base, pipeDay(d), { name: 'gate' })
 const PASS = compareToBaseline(base!, pipeDay(7))
 const SLOWER = compareToBaseline(base!, pipeDay(7, 1.3))
+// 4 % slower: within the noise the five refreshes allow, so the gate cannot decide.
+const UNDECIDED = compareToBaseline(base!, pipeDay(7, 1.04))
 
 let dir: string
 let printed: string
@@ -68,6 +70,14 @@ describe('servegate aggregate', () => {
     await put('b', PASS)
     expect(await aggregate(join(dir, 'records'), '--expect', 'a,b')).toBe(0)
     expect(await aggregate(join(dir, 'records'), '--expect', 'a,b,c')).toBe(1)
+  })
+
+  it('does not exit 0 on an inconclusive configuration by default: that is not a passing record', async () => {
+    expect(UNDECIDED.verdict).toBe('inconclusive')
+    await put('a', PASS)
+    await put('b', UNDECIDED)
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b')).toBe(1)
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b', '--fail-on', 'regression,broken,incomplete,not_comparable')).toBe(0)
   })
 
   it('lets the newest record of a re-run count, and says so', async () => {
