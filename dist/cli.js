@@ -67836,7 +67836,7 @@ function optionsFromGateSettings(settings) {
   if (pct3.throughput !== void 0) {
     tolerances2.tput_at_target = pct3.throughput / 100;
     tolerances2.output_tput = pct3.throughput / 100;
-    tolerances2.goodput = pct3.throughput / 100;
+    if (settings.goodput === true) tolerances2.goodput = pct3.throughput / 100;
   }
   const opts = {};
   if (Object.keys(tolerances2).length > 0) opts.tolerances = tolerances2;
@@ -68148,7 +68148,8 @@ var baselineSchema = external_exports.object({
   target: resultTargetSchema,
   profile: external_exports.object({
     shapes: external_exports.array(external_exports.object({ input_len: positiveInt3, output_len: positiveInt3 })).min(1),
-    concurrency: external_exports.array(positiveInt3).min(1)
+    concurrency: external_exports.array(positiveInt3).min(1),
+    request_rates: external_exports.array(external_exports.union([external_exports.number().positive(), external_exports.literal("inf")])).min(1).optional()
   }),
   refreshes: external_exports.array(
     external_exports.object({
@@ -68172,9 +68173,12 @@ function profileOf(result) {
   for (const p of [...result.points, ...result.at_target]) {
     shapes.set(shapeLabel(p.input_len, p.output_len), { input_len: p.input_len, output_len: p.output_len });
   }
+  const rates = [...new Set(result.points.flatMap((p) => p.request_rate === void 0 ? [] : [p.request_rate]))];
   return {
     shapes: [...shapes.values()].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len),
-    concurrency: [...new Set(result.points.map((p) => p.concurrency))].sort((a, b) => a - b)
+    concurrency: [...new Set(result.points.map((p) => p.concurrency))].sort((a, b) => a - b),
+    // Open loop: the points are rates (the concurrency is each point's cap), `inf` last.
+    ...rates.length > 0 ? { request_rates: rates.sort((a, b) => (a === "inf" ? Infinity : a) - (b === "inf" ? Infinity : b)) } : {}
   };
 }
 function refreshFromResult(result, commit) {
@@ -74625,25 +74629,30 @@ function completenessProblems(baseline, candidate, kind, scope, runs, planned, c
   if (repeats.length > 0 && repeats.length < expected) {
     problems.push({ blame: "incomplete", text: `${scope}: the candidate has ${repeats.length} of ${why}` });
   }
-  const concs = expectedConcurrency(baseline, candidate, scope);
+  const { xs, name } = curveAxis(baseline, candidate, scope);
   for (const rep of repeats) {
     const have = cut.get(rep);
     if (have !== void 0) {
-      problems.push({ blame: "incomplete", text: `repeat ${rep}: the curve stopped early (measured c=${have.join(", ") || "none"} of ${concs.join(", ")})` });
+      problems.push({ blame: "incomplete", text: `repeat ${rep}: the curve stopped early (measured ${name}=${have.join(", ") || "none"} of ${xs.join(", ")})` });
     } else if (!runs.some((r) => r.repeat === rep)) {
       problems.push({ blame: "inconclusive", text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` });
     }
   }
   return problems;
 }
+function curveAxis(baseline, candidate, shape) {
+  const rates = baseline.profile.request_rates;
+  if (rates !== void 0) return { xs: rates, name: "rate", of: (p) => p.request_rate };
+  return { xs: expectedConcurrency(baseline, candidate, shape), name: "c", of: (p) => p.concurrency };
+}
 function cutRepeats(baseline, candidate, shape) {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape);
   const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)));
-  const concs = expectedConcurrency(baseline, candidate, shape);
+  const axis = curveAxis(baseline, candidate, shape);
   const out = /* @__PURE__ */ new Map();
   for (const rep of repeats) {
-    const have = concs.filter((c) => shapePoints.some((p) => p.concurrency === c && p.runs.some((r) => r.repeat === rep)));
-    if (have.length < concs.length) out.set(rep, have);
+    const have = axis.xs.filter((x) => shapePoints.some((p) => axis.of(p) === x && p.runs.some((r) => r.repeat === rep)));
+    if (have.length < axis.xs.length) out.set(rep, have);
   }
   return out;
 }
@@ -74723,8 +74732,9 @@ function serverExitProblem(candidate) {
 var pct2 = (logValue) => logValue === null ? null : (Math.exp(logValue) - 1) * 100;
 var worsePct = (logValue, higherIsBetter) => logValue === null ? null : (higherIsBetter ? 1 - Math.exp(-logValue) : Math.exp(logValue) - 1) * 100;
 function scopesOf(baseline, kind, candidate) {
-  const { shapes, concurrency } = baseline.profile;
+  const { shapes, concurrency, request_rates: rates } = baseline.profile;
   if (KIND_INFO[kind].perShape) return shapes.map((s) => shapeLabel(s.input_len, s.output_len));
+  if (rates !== void 0) return shapes.flatMap((s) => rates.map((r) => pointScope({ input_len: s.input_len, output_len: s.output_len, concurrency: 0, request_rate: r })));
   return shapes.flatMap((s) => {
     const concs = candidate ? expectedConcurrency(baseline, candidate, shapeLabel(s.input_len, s.output_len)) : concurrency;
     return concs.map((c) => pointLabel(s.input_len, s.output_len, c));
@@ -74834,6 +74844,8 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
 }
 function pointScopesFor(baseline, kind, scope) {
   if (!KIND_INFO[kind].perShape) return [scope];
+  const rates = baseline.profile.request_rates;
+  if (rates !== void 0) return rates.map((r) => `${scope}@rate${r}`);
   return baseline.profile.concurrency.map((c) => `${scope}@c${c}`);
 }
 function rowStatus(d, runs, problems) {
@@ -76944,7 +76956,7 @@ async function readRecordsUnder(dir) {
 // src/cli/aggregate.ts
 var defaultIo5 = { print: (t) => void process.stdout.write(t) };
 function registerAggregateCommand(program2, io = defaultIo5) {
-  program2.command("aggregate").description("One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes").argument("<dir>", "folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)").requiredOption("--expect <labels>", "the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete").option("--markdown <file>", "also write the table as markdown (PR comment / job summary)").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")}; add inconclusive, or never)`, DEFAULT_FAIL_ON.join(",")).action(async (dir, opts) => {
+  program2.command("aggregate").description("One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes").argument("<dir>", "folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)").requiredOption("--expect <labels>", "the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete").option("--markdown <file>", "also write the table as markdown (PR comment / job summary)").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${FAIL_ON_VERDICTS.join(",")}: anything but a pass; or never)`, FAIL_ON_VERDICTS.join(",")).action(async (dir, opts) => {
     const failOn = parseFailOn(opts.failOn, "--fail-on");
     const expected = parseExpect(opts.expect, "--expect");
     assertWritableOutput(opts.markdown, "--markdown");

@@ -18,7 +18,8 @@ export function optionsFromGateSettings(settings: GateSettings): Partial<GateOpt
   if (pct.throughput !== undefined) {
     tolerances.tput_at_target = pct.throughput / 100
     tolerances.output_tput = pct.throughput / 100
-    tolerances.goodput = pct.throughput / 100
+    // Goodput is a throughput: gated, it takes the same tolerance.
+    if (settings.goodput === true) tolerances.goodput = pct.throughput / 100
   }
   const opts: Partial<GateOptions> = {}
   if (Object.keys(tolerances).length > 0) opts.tolerances = tolerances

@@ -12,11 +12,8 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { atTargetForResult } from '../../src/analysis/at-target.js'
-import { assessValidity } from '../../src/analysis/validity.js'
 import { parseConfigText } from '../../src/config/load.js'
 import { resolveConfig } from '../../src/config/resolve.js'
-import { fingerprintOf } from '../../src/gate/fingerprint.js'
 import type { VerdictRecord } from '../../src/gate/record.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
@@ -24,6 +21,7 @@ import { appendRefresh } from '../../src/store/baseline.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
 import { DIST, createActionWorkspace, prEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
+import { rejudge } from '../fixtures/rejudge.js'
 
 // One point keeps each sweep to a few seconds. On a shared host the load generator's timers run
 // late by a few ms, which moves a p95 inter-token gap of 20 ms far more than the run's throughput;
@@ -63,22 +61,7 @@ async function measuredBaseline(dir: string): Promise<Baseline> {
   return b!
 }
 
-function rejudge(result: ResultFile): ResultFile {
-  for (const p of result.points) {
-    for (const run of p.runs) {
-      run.validity = assessValidity(run, {
-        concurrency: p.concurrency,
-        ignoreEos: true,
-        expectPrefixCacheMisses: true,
-        api: 'completions',
-        thresholds: { clientEventLoopDelayP99MaxMs: Infinity, clientEluMax: Infinity, inFlightMinFraction: 0 },
-      })
-    }
-  }
-  result.at_target = atTargetForResult(result.points, result.target)
-  result.fingerprint = fingerprintOf(result)
-  return result
-}
+
 
 /** One matrix job: mode gate with its label, no comment of its own (as examples/servegate-matrix.yml). */
 async function matrixJob(label: string, inputs: Record<string, string>): Promise<StepRun> {

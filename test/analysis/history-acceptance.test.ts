@@ -166,7 +166,7 @@ describe('servegate history on a baseline of eight measured refreshes, the sixth
       // 10 % slower: ITL up about 10 %, throughput down about 9 % (the host's noise on top).
       expect(Math.abs(c.changePct)).toBeGreaterThan(5)
       expect(Math.abs(c.changePct)).toBeLessThan(25)
-      expect(c.envChanges).toEqual([{ field: 'serve command', baseline: SIM, candidate: SLOW_SIM }])
+      expect(c.envChanges).toEqual([{ field: 'serve command', baseline: SIM, candidate: SLOW_SIM, blame: 'repository' }])
     }
     expect(json.method).toMatch(/CUSUM/)
   })

@@ -2,18 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { atTargetForResult } from '../../src/analysis/at-target.js'
-import { assessValidity } from '../../src/analysis/validity.js'
 import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
 import { applyBracket, bracketPlacement } from '../../src/gate/bracket.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
-import { fingerprintOf } from '../../src/gate/fingerprint.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { BUILTIN_PROFILES, startSim, type SimProfile } from '../../src/sim/index.js'
 import { appendRefresh } from '../../src/store/baseline.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
+import { rejudge } from '../fixtures/rejudge.js'
 
 // Real sweeps against the batching simulator on 127.0.0.1: a step costs 5 ms + 4 ms per running
 // sequence (model time), so p95 TPOT is ~13, 21, 37, 69 ms at C = 2, 4, 8, 16 and the target
@@ -44,27 +42,6 @@ async function sweep(name: string, baseline: Baseline | null): Promise<ResultFil
   return rejudge(await readResultFile(out))
 }
 
-/**
- * The test host's CPUs are shared, so the load generator's event loop runs late: judge each run
- * again with the pipeline's own functions, the client-saturation limits lifted (as
- * test/gate/sim-gate.test.ts does); throughput at target and the fingerprint follow as in a sweep.
- */
-function rejudge(result: ResultFile): ResultFile {
-  for (const p of result.points) {
-    for (const run of p.runs) {
-      run.validity = assessValidity(run, {
-        concurrency: p.concurrency,
-        ignoreEos: true,
-        expectPrefixCacheMisses: true,
-        api: 'completions',
-        thresholds: { clientEventLoopDelayP99MaxMs: Infinity, clientEluMax: Infinity, inFlightMinFraction: 0 },
-      })
-    }
-  }
-  result.at_target = atTargetForResult(result.points, result.target)
-  result.fingerprint = fingerprintOf(result)
-  return result
-}
 
 describe('bracketing against the simulator', () => {
   let baseline: Baseline

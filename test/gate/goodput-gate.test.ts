@@ -2,11 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { atTargetForResult } from '../../src/analysis/at-target.js'
-import { assessValidity } from '../../src/analysis/validity.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
-import { fingerprintOf } from '../../src/gate/fingerprint.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { startSim, type SimOptions } from '../../src/sim/index.js'
 import { appendRefresh } from '../../src/store/baseline.js'
@@ -14,6 +11,7 @@ import { baselineSchema } from '../../src/store/baseline-schema.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
+import { rejudge } from '../fixtures/rejudge.js'
 
 // Goodput (requests/s meeting every --goodput SLO) gated with `gate.goodput: true`, end to end:
 // real sweeps against the deterministic simulator, a baseline stored from one, and the gate.
@@ -41,23 +39,6 @@ async function sweep(name: string, sim: Partial<SimOptions>, gateGoodput: boolea
   return rejudge(await readResultFile(out))
 }
 
-/** Judged again with the client-saturation limits lifted (a busy test host), every other rule as the sweep applies it. */
-function rejudge(result: ResultFile): ResultFile {
-  for (const p of result.points) {
-    for (const run of p.runs) {
-      run.validity = assessValidity(run, {
-        concurrency: p.concurrency,
-        ignoreEos: true,
-        expectPrefixCacheMisses: true,
-        api: 'completions',
-        thresholds: { clientEventLoopDelayP99MaxMs: Infinity, clientEluMax: Infinity, inFlightMinFraction: 0 },
-      })
-    }
-  }
-  result.at_target = atTargetForResult(result.points, result.target)
-  result.fingerprint = fingerprintOf(result)
-  return result
-}
 
 describe('gating goodput', () => {
   let baseline: Baseline

@@ -2,8 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { atTargetForResult } from '../../src/analysis/at-target.js'
-import { assessValidity } from '../../src/analysis/validity.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { fingerprintOf } from '../../src/gate/fingerprint.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
@@ -13,6 +11,7 @@ import { appendRefresh } from '../../src/store/baseline.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
+import { rejudge } from '../fixtures/rejudge.js'
 
 // Real sweeps against the deterministic simulator on 127.0.0.1: the failed-request
 // budget and speculative-decoding chunks, end to end through the summarizer.
@@ -39,29 +38,6 @@ async function sweep(name: string, sim: Partial<SimOptions>, flags: Record<strin
   return rejudge(raw)
 }
 
-/**
- * This test host's CPUs are shared with other jobs, so the load generator's event loop
- * runs late and every run would be client_saturated. Judge each run again with the
- * pipeline's own functions, the client-saturation limits lifted and every other rule as
- * the sweep applies it; then throughput at target and the fingerprint follow as in a sweep.
- */
-function rejudge(result: ResultFile): ResultFile {
-  const api = (result.config['server'] as { api: 'completions' | 'chat' }).api
-  for (const p of result.points) {
-    for (const run of p.runs) {
-      run.validity = assessValidity(run, {
-        concurrency: p.concurrency,
-        ignoreEos: true,
-        expectPrefixCacheMisses: true,
-        api,
-        thresholds: { clientEventLoopDelayP99MaxMs: Infinity, clientEluMax: Infinity, inFlightMinFraction: 0 },
-      })
-    }
-  }
-  result.at_target = atTargetForResult(result.points, result.target)
-  result.fingerprint = fingerprintOf(result)
-  return result
-}
 
 describe('the failed-request budget against the simulator', () => {
   // C = 16 × 12 prompts = 192 requests a run: 0.5 % of failures is about one request.

@@ -4,7 +4,7 @@ import { gateOptionsFrom } from '../../src/github/gate-options.js'
 describe('gateOptionsFrom', () => {
   it('turns percent per family into fractions per metric kind', () => {
     expect(gateOptionsFrom({ tolerancePct: { itl: 5, throughput: 7.5 }, maxFailedRequests: null })).toEqual({
-      tolerances: { itl_p95: 0.05, tput_at_target: 0.075, output_tput: 0.075, goodput: 0.075 },
+      tolerances: { itl_p95: 0.05, tput_at_target: 0.075, output_tput: 0.075 },
     })
   })
 

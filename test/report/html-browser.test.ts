@@ -13,11 +13,8 @@ import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { atTargetForResult } from '../../src/analysis/at-target.js'
-import { assessValidity } from '../../src/analysis/validity.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
-import { fingerprintOf } from '../../src/gate/fingerprint.js'
 import { chartScripts } from '../../src/report/html-assets.js'
 import { renderHtmlReport } from '../../src/report/html.js'
 import { startSim } from '../../src/sim/index.js'
@@ -25,6 +22,7 @@ import { baselineFromResult } from '../../src/store/baseline.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
+import { rejudge } from '../fixtures/rejudge.js'
 
 /** The chromium binary: $CHROMIUM_PATH, else the usual Debian/Ubuntu names; null when none is installed. */
 function findChromium(): string | null {
@@ -174,19 +172,5 @@ async function sweep(dir: string, name: string, itlMs: number): Promise<ResultFi
   } finally {
     await handle.close()
   }
-  const result = await readResultFile(out)
-  for (const p of result.points) {
-    for (const run of p.runs) {
-      run.validity = assessValidity(run, {
-        concurrency: p.concurrency,
-        ignoreEos: true,
-        expectPrefixCacheMisses: true,
-        api: 'completions',
-        thresholds: { clientEventLoopDelayP99MaxMs: Infinity, clientEluMax: Infinity, inFlightMinFraction: 0 },
-      })
-    }
-  }
-  result.at_target = atTargetForResult(result.points, result.target)
-  result.fingerprint = fingerprintOf(result)
-  return result
+  return rejudge(await readResultFile(out))
 }
