@@ -15,7 +15,8 @@ dir=${2:-$(mktemp -d)}
 sg=${SERVEGATE:-node bin/servegate.js}
 mkdir -p "$dir"
 # Model time at 0.5 × wall clock keeps the client's own lateness well under the simulated gaps.
-sweep=(--input-len 512 --output-len 64 --concurrency 1,2,4,8,16,32 --repeats 3)
+# A target of p95 TPOT ≤ 8 ms (125 tok/s/user, wall clock) falls inside the curve, so the picture shows where it is crossed.
+sweep=(--input-len 512 --output-len 64 --concurrency 1,2,4,8,16,32 --repeats 3 --target tpot:p95:8)
 $sg run --serve "node bin/servegate.js sim --port {port} --profile default --time-scale 0.5 --seed 3" "${sweep[@]}" --out "$dir/baseline.json" >/dev/null 2>"$dir/baseline.log"
 $sg run --serve "node bin/servegate.js sim --port {port} --profile default --time-scale 0.5 --seed 3 --slowdown 1.15" "${sweep[@]}" --out "$dir/candidate.json" >/dev/null 2>"$dir/candidate.log"
 $sg report "$dir/candidate.json" --baseline "$dir/baseline.json" --html "$dir/report.html" >/dev/null
