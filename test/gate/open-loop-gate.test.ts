@@ -46,7 +46,7 @@ describe('gating an open-loop sweep', () => {
   beforeAll(async () => {
     baseline = appendRefresh(null, await sweep('base', {}, '1'), { name: 'open' })
     same = await sweep('same', {}, '2')
-    slow = await sweep('slow', { slowdown: 1.6 }, '3')
+    slow = await sweep('slow', { slowdown: 2.5 }, '3')
   }, 120_000)
 
   it('stores the rates as the baseline\'s points', () => {
@@ -67,7 +67,9 @@ describe('gating an open-loop sweep', () => {
   it('fails a slower engine on its rate points', () => {
     const v = compareToBaseline(baseline, slow)
     expect(v.verdict).toBe('regression')
-    expect(v.regressions).toContain('p95 ITL 32×8 rate=40/s')
+    // One refresh sets a wide bar (~20–25 %) and a busy host stretches the baseline's 8 ms gaps:
+    // 2.5 × slower (20 ms) is beyond it at every rate.
+    expect(v.regressions).toEqual(['p95 ITL 32×8 rate=20/s', 'p95 ITL 32×8 rate=40/s'])
   })
 
   it('says which rate a cut curve lacks', () => {
