@@ -75012,6 +75012,15 @@ function fmtBar(r) {
   if (r.bar_pct === null || !Number.isFinite(r.bar_pct)) return "–";
   return `${r.higher_is_better ? "−" : "+"}${r.bar_pct.toFixed(1)} %`;
 }
+var VERDICT_ICON = {
+  pass: "✅",
+  improvement: "✅",
+  regression: "❌",
+  broken: "💥",
+  incomplete: "🧩",
+  inconclusive: "⚠️",
+  not_comparable: "⛔"
+};
 
 // src/report/verdict-markdown.ts
 var HEADER = "| Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|";
@@ -76765,15 +76774,7 @@ function parseExpect(text2, where) {
 }
 
 // src/report/aggregate-markdown.ts
-var ICON = {
-  pass: "✅",
-  improvement: "✅",
-  regression: "❌",
-  broken: "💥",
-  incomplete: "🧩",
-  inconclusive: "⚠️",
-  not_comparable: "⛔"
-};
+var ICON = VERDICT_ICON;
 var WHY_LIMIT = 300;
 var plural2 = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 function aggregateCounts(agg) {

@@ -12,7 +12,7 @@ import { buildFrontier } from '../report/frontier.js'
 import { renderFrontierMermaid } from '../report/frontier-mermaid.js'
 import { renderMarkdownReport, type MarkdownReportOptions } from '../report/markdown.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
-import { verdictSummary } from '../report/verdict-format.js'
+import { VERDICT_ICON, verdictSummary } from '../report/verdict-format.js'
 import type { ResultFile } from '../types.js'
 import { atTargetLines } from './curves.js'
 import type { Mode } from './inputs.js'
@@ -57,13 +57,7 @@ export interface ReportRenderers {
 const DEFAULT_RENDERERS: ReportRenderers = { verdict: renderVerdictMarkdown, report: renderMarkdownReport }
 
 const ICON: Record<Outcome, string> = {
-  pass: '✅',
-  improvement: '✅',
-  regression: '❌',
-  broken: '💥',
-  incomplete: '🧩',
-  inconclusive: '⚠️',
-  not_comparable: '⛔',
+  ...VERDICT_ICON,
   none: '📊',
   refreshed: '🔄',
 }

@@ -9,17 +9,9 @@ import { NO_RECORD, type Aggregate, type AggregateRow } from '../gate/aggregate.
 import type { RecordRow } from '../gate/record.js'
 import type { VerdictKind } from '../gate/types.js'
 import { escapeMarkdown } from './escape.js'
-import { fmtSignedPct, fmtValue, verdictWord } from './verdict-format.js'
+import { VERDICT_ICON, fmtSignedPct, fmtValue, verdictWord } from './verdict-format.js'
 
-const ICON: Record<VerdictKind, string> = {
-  pass: '✅',
-  improvement: '✅',
-  regression: '❌',
-  broken: '💥',
-  incomplete: '🧩',
-  inconclusive: '⚠️',
-  not_comparable: '⛔',
-}
+const ICON = VERDICT_ICON
 
 /** Longest "why" shown in a table cell; the details block and the record have the rest. */
 const WHY_LIMIT = 300

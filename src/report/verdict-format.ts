@@ -80,3 +80,14 @@ export function fmtBar(r: GateRow): string {
   if (r.bar_pct === null || !Number.isFinite(r.bar_pct)) return '–'
   return `${r.higher_is_better ? '−' : '+'}${r.bar_pct.toFixed(1)} %`
 }
+
+/** One icon per verdict, for comments, summaries and the matrix table. */
+export const VERDICT_ICON: Record<VerdictKind, string> = {
+  pass: '✅',
+  improvement: '✅',
+  regression: '❌',
+  broken: '💥',
+  incomplete: '🧩',
+  inconclusive: '⚠️',
+  not_comparable: '⛔',
+}
