@@ -67,7 +67,10 @@ describe('servegate ab against two simulators', () => {
   it('passes two identical engines, exit 0', async () => {
     const r = await ab(a2, 'same')
     expect(r.code, r.stdout + r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/servegate verdict: (PASS|IMPROVEMENT)/)
+    // Two identical engines are never a regression. With 3 rounds on a busy host a row may stay
+    // undecided (inconclusive, which exits 0): an honest answer, never printed as a pass.
+    expect(r.stdout).toMatch(/servegate verdict: (PASS|IMPROVEMENT|INCONCLUSIVE)/)
+    expect(r.stdout).not.toMatch(/^\s+regression\s/m)
   }, 240_000)
 
   it("calls B broken when B's server dies mid-job, exit 1", async () => {
