@@ -12,7 +12,7 @@
  * metrics. Every result is built through the pipeline (bench/lib/pipeline-results.ts)
  * and decided by compareToBaseline / compareAB themselves.
  * - baseline gate: H refreshes of 3 repeats, each on its own day; the PR's
- *   3 repeats on a new day, plus the confirmation repeats an inconclusive
+ *   3 repeats on a new day, plus the confirmation repeats an undecided
  *   verdict asks for (same day), as the Action with `confirm: true` runs them;
  * - A/B: R rounds of slots A B, B A, … (src/ab/run-ab.ts slotOrder) in one job
  *   on one day; slot r of B is paired with slot r of A.
@@ -111,7 +111,7 @@ function history(seed: number, days: number): ResultFile[] {
   })
 }
 
-/** The baseline gate on one PR: 3 repeats on a new day, then the confirmation an inconclusive verdict asks for. */
+/** The baseline gate on one PR: 3 repeats on a new day, then the confirmation an undecided verdict asks for. */
 function gateTrial(seed: number, baseline: Baseline, s: Scenario, prDay: number): GateTrial {
   const rng = createRng(seed ^ hash('candidate'))
   const offs = day(rng, GPU)
@@ -121,7 +121,7 @@ function gateTrial(seed: number, baseline: Baseline, s: Scenario, prDay: number)
   let candidate = factory.result(Array.from({ length: REPEATS }, (_, r) => repeat(r)), prDay)
   let verdict = compareToBaseline(baseline, candidate)
   let repeats = REPEATS
-  if (verdict.verdict === 'inconclusive' && verdict.confirm !== null) {
+  if (verdict.verdict === 'undecided' && verdict.confirm !== null) {
     const extra = verdict.confirm.extraRepeats
     const more = factory.result(Array.from({ length: extra }, (_, r) => repeat(REPEATS + r)), prDay)
     candidate = mergeResults(candidate, more)
@@ -150,16 +150,16 @@ function abTrial(seed: number, rounds: number, s: Scenario, prDay: number): Kind
 
 interface Tally {
   regression: number
-  inconclusive: number
+  undecided: number
   pass: number
   other: number
   repeats: number
 }
 
-const tally = (): Tally => ({ regression: 0, inconclusive: 0, pass: 0, other: 0, repeats: 0 })
+const tally = (): Tally => ({ regression: 0, undecided: 0, pass: 0, other: 0, repeats: 0 })
 function count(t: Tally, v: Kind, repeats = 0): void {
   if (v === 'regression') t.regression++
-  else if (v === 'inconclusive') t.inconclusive++
+  else if (v === 'undecided') t.undecided++
   else if (v === 'pass' || v === 'improvement') t.pass++
   else t.other++
   t.repeats += repeats
@@ -198,9 +198,9 @@ for (let t = 0; t < TRIALS; t++) {
   }
 }
 
-const cell = (t: Tally): string => `${pct(t.regression / TRIALS)} / ${pct(t.inconclusive / TRIALS)}${t.other > 0 ? ` (+${t.other} other)` : ''}`
+const cell = (t: Tally): string => `${pct(t.regression / TRIALS)} / ${pct(t.undecided / TRIALS)}${t.other > 0 ? ` (+${t.other} other)` : ''}`
 const head = ['scenario', ...HISTORIES.map((h) => `baseline gate, ${h} refreshes`), ...ROUNDS.map((r) => `A/B, ${r} rounds`)]
-console.log('Share of PRs with verdict regression / inconclusive (the rest pass). A regression on "no change" is a false alarm;')
+console.log('Share of PRs with verdict regression / undecided (the rest pass). A regression on "no change" is a false alarm;')
 console.log('on "B … slower" it is a detection. Host drift "since refresh" happens between the baseline and the PR.\n')
 console.log(`| ${head.join(' | ')} |`)
 console.log(`|${head.map(() => '---').join('|')}|`)

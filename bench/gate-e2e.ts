@@ -96,7 +96,7 @@ const SWEEP = { inputLen: '64', outputLen: '10', concurrency: '4,8', promptsPerC
 const TTFT_MS = 50
 const ITL_MS = 50
 
-type Outcome = 'pass' | 'inconclusive' | 'regression'
+type Outcome = 'pass' | 'undecided' | 'unmeasured' | 'regression'
 
 interface CandidateOutcome {
   plain: Outcome
@@ -200,12 +200,12 @@ async function candidate(dir: string, baseline: Baseline, t: number, slowdown: n
       plain,
       confirmed: plain,
       extra: 0,
-      noConfirmOffered: plain === 'inconclusive' && (v.confirm === null || v.confirm.extraRepeats <= 0),
+      noConfirmOffered: plain === 'undecided' && (v.confirm === null || v.confirm.extraRepeats <= 0),
       sigmaPct: gated.flatMap((r) => (r.sigma_pct === null ? [] : [r.sigma_pct])),
       barPct: gated.flatMap((r) => (r.bar_pct === null ? [] : [r.bar_pct])),
       rows: rowsOf(v),
     }
-    if (plain === 'inconclusive' && v.confirm !== null && v.confirm.extraRepeats > 0) {
+    if (plain === 'undecided' && v.confirm !== null && v.confirm.extraRepeats > 0) {
       out.extra = v.confirm.extraRepeats
       const more = await sweep(dir, sim.url, deriveSeed(seed, 'confirm'), `trial ${t + 1}, candidate ×${slowdown}, confirmation`, out.extra)
       const after = compareToBaseline(baseline, mergeResults(first, more))
@@ -323,7 +323,7 @@ async function main(): Promise<void> {
       `c=${SWEEP.concurrency}, ${SWEEP.repeats} repeats, ${SWEEP.promptsPerConcurrency} prompts per concurrency, target ${SWEEP.target}; ${PARALLEL} lanes, ${WORKERS} load thread(s), ≤ ${SATURATION_RETRIES} rounds of re-measuring saturated runs`,
   )
   console.log('')
-  console.log('| slowdown | candidate runs | pass | inconclusive | regression | regression rate [Wilson 95 %] | mean extra repeats |')
+  console.log('| slowdown | candidate runs | pass | undecided or unmeasured | regression | regression rate [Wilson 95 %] | mean extra repeats |')
   console.log('|---|---|---|---|---|---|---|')
   SLOWDOWNS.forEach((s, i) => {
     const cs = trials.map((r) => r.outcomes[i]!)
@@ -331,7 +331,7 @@ async function main(): Promise<void> {
       const count = (o: Outcome): number => cs.filter((c) => c[mode] === o).length
       const extra = mode === 'plain' ? '0.00' : mean(cs.map((c) => c.extra)).toFixed(2)
       console.log(
-        `| ${s.toFixed(2)} | ${mode === 'plain' ? '3 repeats' : '3 + confirm (≤9)'} | ${count('pass')} | ${count('inconclusive')} | ${count('regression')} | ${ci(count('regression'), cs.length)} | ${extra} |`,
+        `| ${s.toFixed(2)} | ${mode === 'plain' ? '3 repeats' : '3 + confirm (≤9)'} | ${count('pass')} | ${count('undecided') + count('unmeasured')} | ${count('regression')} | ${ci(count('regression'), cs.length)} | ${extra} |`,
       )
     }
   })
@@ -342,7 +342,7 @@ async function main(): Promise<void> {
     console.log(
       `${what}: ${ci(cs.filter((c) => c.plain === 'regression').length, TRIALS)} at 3 repeats, ` +
         `${ci(cs.filter((c) => c.confirmed === 'regression').length, TRIALS)} with confirmation; ` +
-        `${cs.filter((c) => c.noConfirmOffered).length} inconclusive without a confirmation offered`,
+        `${cs.filter((c) => c.noConfirmOffered).length} undecided without a confirmation offered`,
     )
   }
   // The surprises in detail: false alarms, and 10 % slowdowns that passed.
@@ -361,7 +361,7 @@ async function main(): Promise<void> {
   const seen: Record<string, number> = {}
   for (const t of lastOfLane) for (const [c, n] of Object.entries(t.issues)) seen[c] = (seen[c] ?? 0) + n
   const issueText = Object.entries(seen).map(([c, n]) => `${c} ×${n}`).join(', ')
-  console.log(`other validity issues (their rows are invalid, hence inconclusive; not fatal): ${issueText || 'none'}`)
+  console.log(`other validity issues (their rows are invalid, hence unmeasured): ${issueText || 'none'}`)
   const sweepCount = lastOfLane.reduce((n, t) => n + t.sweeps, 0)
   const remeasuredCount = lastOfLane.reduce((n, t) => n + t.remeasured, 0)
   const delays = trials.flatMap((t) => t.loopDelays).sort((a, b) => a - b)
@@ -429,8 +429,8 @@ async function batching(): Promise<void> {
         // The rule before short histories had their own drift prior: the 1.5 % day floor at any length.
         const legacy = { shortDayFloor: DEFAULT_GATE_OPTIONS.dayFloor }
         const legacyVerdicts = baselines.map((b) => compareToBaseline(b, first, legacy))
-        const legacyAsks = legacyVerdicts.map((v) => (v.verdict === 'inconclusive' && v.confirm !== null ? v.confirm.extraRepeats : 0))
-        const asks = verdicts.map((v) => (v.verdict === 'inconclusive' && v.confirm !== null ? v.confirm.extraRepeats : 0))
+        const legacyAsks = legacyVerdicts.map((v) => (v.verdict === 'undecided' && v.confirm !== null ? v.confirm.extraRepeats : 0))
+        const asks = verdicts.map((v) => (v.verdict === 'undecided' && v.confirm !== null ? v.confirm.extraRepeats : 0))
         const most = Math.max(0, ...asks, ...legacyAsks)
         const more = most > 0 ? await sweep(dir, sim.url, deriveSeed(c.seed, 'confirm'), `candidate seed ${c.seed}, confirmation`, most, BATCHING_SWEEP) : null
         baselines.forEach((b, i) => {

@@ -61,7 +61,7 @@ function run(rng: Rng, model: NoiseModel, m: number, dayOffset: number, worse: n
   return 100 * Math.exp(model.metrics[m]!.higherIsBetter ? -logWorse : logWorse)
 }
 
-type Outcome = 'regression' | 'inconclusive' | 'pass'
+type Outcome = 'regression' | 'undecided' | 'pass'
 
 interface Trial {
   outcome: Outcome
@@ -84,8 +84,8 @@ function trial(rng: Rng, model: NoiseModel, refreshes: number, factor: number, c
     )
   let ds = decideAll()
   let extra = 0
-  if (confirm && !ds.some((d) => d.status === 'regression') && ds.some((d) => d.status === 'inconclusive')) {
-    const asks = ds.filter((d) => d.status === 'inconclusive' && d.extraRepeats !== null).map((d) => d.extraRepeats!)
+  if (confirm && !ds.some((d) => d.status === 'regression') && ds.some((d) => d.status === 'undecided')) {
+    const asks = ds.filter((d) => d.status === 'undecided' && d.extraRepeats !== null).map((d) => d.extraRepeats!)
     if (asks.length > 0) {
       extra = Math.max(...asks)
       metrics.forEach((_, m) => {
@@ -96,8 +96,8 @@ function trial(rng: Rng, model: NoiseModel, refreshes: number, factor: number, c
   }
   const outcome: Outcome = ds.some((d) => d.status === 'regression')
     ? 'regression'
-    : ds.some((d) => d.status === 'inconclusive')
-      ? 'inconclusive'
+    : ds.some((d) => d.status === 'undecided')
+      ? 'undecided'
       : 'pass'
   return { outcome, extra }
 }
@@ -119,22 +119,22 @@ interface Row {
 
 /** `history` refreshes, with or without confirmation: false alarms and confirmation cost at ×1, detection at each factor. */
 function scenario(model: NoiseModel, history: number, confirm: boolean, factors: readonly number[], label: string): Row {
-  const rate = (factor: number, seedPart: string): { alarm: number; inconclusive: number; extra: number; confirming: number } => {
+  const rate = (factor: number, seedPart: string): { alarm: number; undecided: number; extra: number; confirming: number } => {
     // The GPU model keeps the seeds it always had, so its figures stay comparable across changes of the rule.
     const modelSeed = model.name === GPU.name ? 0 : hash(`${model.name} ${model.dayShared}`)
     const rng = createRng(SEED ^ (history * 7919) ^ (confirm ? 0x5bd1e995 : 0) ^ hash(seedPart) ^ modelSeed)
     let alarm = 0
-    let inconclusive = 0
+    let undecided = 0
     let extra = 0
     let confirming = 0
     for (let t = 0; t < TRIALS; t++) {
       const tr = trial(rng, model, history, factor, confirm)
       if (tr.outcome === 'regression') alarm++
-      if (tr.outcome === 'inconclusive') inconclusive++
+      if (tr.outcome === 'undecided') undecided++
       extra += tr.extra
       if (tr.extra > 0) confirming++
     }
-    return { alarm: alarm / TRIALS, inconclusive: inconclusive / TRIALS, extra, confirming }
+    return { alarm: alarm / TRIALS, undecided: undecided / TRIALS, extra, confirming }
   }
   const none = rate(1, 'none')
   return {
@@ -143,7 +143,7 @@ function scenario(model: NoiseModel, history: number, confirm: boolean, factors:
     confirm,
     mode: confirm ? `${REPEATS} + confirm (≤${opts.maxRepeats})` : `${REPEATS} repeats`,
     falseAlarm: none.alarm,
-    nullInconclusive: none.inconclusive,
+    nullInconclusive: none.undecided,
     detect: factors.map((f) => rate(f, `r${Math.round((f - 1) * 100)}`).alarm),
     meanExtra: none.extra / TRIALS,
     confirming: none.confirming / TRIALS,
@@ -159,7 +159,7 @@ function table(rows: readonly Row[], factors: readonly number[], withLabel: bool
     'history',
     'candidate runs',
     'false alarm / PR',
-    'inconclusive (no change)',
+    'undecided (no change)',
     ...factors.map((f) => `detect ${pctOf(f)}`),
     'mean extra repeats',
     'PRs confirming',

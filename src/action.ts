@@ -11,7 +11,7 @@ import type { ResultFile } from './types.js'
 import { deriveSeed } from './util/rng.js'
 import { UsageError, describeError } from './errors.js'
 import { ServerExitedDuringSweep } from './serve/errors.js'
-import { failOnWarning } from './gate/outcome.js'
+import { INCONCLUSIVE_WARNING, failOnWarning, usesInconclusive } from './gate/outcome.js'
 import { applyBracket } from './gate/bracket.js'
 import { plannedRunCount } from './config/placement.js'
 import { readGateTerms } from './github/base-terms.js'
@@ -72,6 +72,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   progress.secrets.push(...secrets)
   const failOnNote = failOnWarning(inputs.failOn)
   if (failOnNote !== null) core.warning(`servegate: ${failOnNote}.`, { title: 'servegate: fail-on lets a broken run pass' })
+  if (usesInconclusive(core.getInput('fail-on'))) core.warning(`servegate: ${INCONCLUSIVE_WARNING}.`, { title: 'servegate: fail-on names a retired verdict' })
 
   const ctx = readRunContext(deps.event.name, deps.event.payload, deps.env)
   progress.ctx = ctx
@@ -182,7 +183,7 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   let verdict: Verdict | null = null
   if (baseline !== null && inputs.mode !== 'refresh') {
     verdict = stages.compareToBaseline(baseline, result, cfg)
-    if (verdict.verdict === 'inconclusive' && verdict.confirm !== null && inputs.confirm) {
+    if (verdict.verdict === 'undecided' && verdict.confirm !== null && inputs.confirm) {
       ;({ measured, verdict } = await confirmVerdict(deps, cfg, baseline, result, resultPath, verdict.confirm.extraRepeats, notes))
     }
   } else if (baseline !== null) {
@@ -248,13 +249,13 @@ async function confirmVerdict(
   extraRepeats: number,
   notes: string[],
 ): Promise<{ measured: ResultFile; verdict: Verdict }> {
-  deps.core.info(`servegate: inconclusive after ${cfg.repeats} repeat(s); running ${extraRepeats} more to decide.`)
+  deps.core.info(`servegate: undecided after ${cfg.repeats} repeat(s); running ${extraRepeats} more to decide.`)
   // A fresh seed gives the extra repeats their own prompts, so none hits a prefix cached by the first sweep.
   const extraCfg: ResolvedConfig = { ...cfg, repeats: extraRepeats, seed: deriveSeed(cfg.seed, 'confirm'), resume: false, out: resultPath.replace(/\.json$/i, '') + '.confirm.json' }
   const extra = await deps.stages.runSweep(extraCfg, { log: (line) => deps.core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) })
   const measured = deps.stages.mergeResults(first, extra.result)
   await deps.stages.writeResultFile(resultPath, measured)
-  notes.push(`The first ${cfg.repeats} repeat(s) were inconclusive; ${extraRepeats} more were run and the verdict is over all of them.`)
+  notes.push(`The first ${cfg.repeats} repeat(s) were undecided; ${extraRepeats} more were run and the verdict is over all of them.`)
   return { measured, verdict: deps.stages.compareToBaseline(baseline, measured, cfg) }
 }
 

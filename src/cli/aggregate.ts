@@ -5,7 +5,7 @@
  * table (gate/outcome.ts) for every configuration, the highest wins
  * (gate/aggregate.ts aggregateExit); an expected configuration without a
  * record, or whose record holds no verdict, is `incomplete`. The default fail-on
- * is every verdict that is not a pass (inconclusive too): the matrix's check
+ * is every verdict that is not a pass (unmeasured and undecided too): the matrix's check
  * passes only when every expected configuration passed. Unusable input (foreign
  * JSON in DIR, bad flags) exits 2.
  */

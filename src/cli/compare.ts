@@ -2,8 +2,9 @@
  * `servegate compare BASELINE CANDIDATE`: the gate's verdict at a terminal or in
  * any CI. Exit codes (set on process.exitCode; cli.ts owns the process) follow
  * gate/outcome.ts `gateExit`, the table the Action's step uses too:
- *   0 pass, improvement, and any verdict left out of --fail-on (inconclusive by default, printed as such);
- *   1 regression, broken, incomplete (and inconclusive when listed);
+ *   0 pass, improvement, an undecided verdict no row of which is blind (with a warning), and any
+ *     verdict left out of --fail-on (printed as not a pass);
+ *   1 regression, broken, incomplete, unmeasured, undecided with a blind row;
  *   2 not comparable, or unusable input (UsageError, printed by cli.ts).
  * `--config FILE` applies the config's gate settings exactly as the Action does.
  */
@@ -13,7 +14,7 @@ import { UsageError } from '../errors.js'
 import { compareToBaseline } from '../gate/compare.js'
 import { loadConfigFile } from '../config/load.js'
 import { resolveConfig } from '../config/resolve.js'
-import { DEFAULT_FAIL_ON, failOnWarning, gateExit, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
+import { DEFAULT_FAIL_ON, INCONCLUSIVE_WARNING, failOnWarning, gateExit, parseFailOn, usesInconclusive, type FailOnVerdict } from '../gate/outcome.js'
 import { optionsFromGateSettings } from '../gate/settings.js'
 import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from '../gate/types.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
@@ -45,7 +46,7 @@ export async function loadBaselineOrResult(path: string): Promise<Baseline> {
 
 /** Exit code for a verdict (see the file comment). */
 export function exitCodeFor(v: Verdict, failOn: readonly FailOnVerdict[] = DEFAULT_FAIL_ON): number {
-  return gateExit(v.verdict, failOn)
+  return gateExit(v.verdict, failOn, v.blind)
 }
 
 /**
@@ -65,15 +66,15 @@ export async function gateOptionsOfConfig(path: string): Promise<Partial<GateOpt
 export function registerCompareCommand(program: Command, io: CompareIo = defaultIo): void {
   program
     .command('compare')
-    .description('Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete, 2 not comparable or invalid input')
+    .description('Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete/unmeasured/undecided, 2 not comparable or invalid input')
     .argument('<baseline>', 'baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline')
     .argument('<candidate>', 'result file of the candidate (servegate.result/v1)')
     .option('--markdown <file>', 'also write the verdict as markdown (PR comment / job summary)')
     .option('--json <file>', 'also write the verdict as JSON')
-    .option('--config <file>', "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests) apply, as in the Action")
+    .option('--config <file>', "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests, gate.max_mdc_pct) apply, as in the Action")
     .option(
       '--fail-on <list>',
-      `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(',')}; add inconclusive, or never)`,
+      `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(',')}: every verdict but a pass, undecided only when a row is blind; or never)`,
       DEFAULT_FAIL_ON.join(','),
     )
     .action(async (baselinePath: string, candidatePath: string, opts: { markdown?: string; json?: string; failOn: string; config?: string }) => {
@@ -86,8 +87,10 @@ export function registerCompareCommand(program: Command, io: CompareIo = default
       io.print(renderVerdictText(verdict))
       const warning = failOnWarning(failOn)
       if (warning !== null) io.print(`Warning: ${warning}.\n`)
-      if (verdict.verdict !== 'pass' && verdict.verdict !== 'improvement' && gateExit(verdict.verdict, failOn) === 0) {
-        io.print(`${verdict.verdict} exits 0 because --fail-on leaves it out, but this is not a pass.\n`)
+      if (usesInconclusive(opts.failOn)) io.print(`Warning: ${INCONCLUSIVE_WARNING}.\n`)
+      if (verdict.verdict !== 'pass' && verdict.verdict !== 'improvement' && exitCodeFor(verdict, failOn) === 0) {
+        const why = verdict.verdict === 'undecided' && failOn.includes('undecided') ? 'no undecided row is blind (gate.max_mdc_pct)' : '--fail-on leaves it out'
+        io.print(`${verdict.verdict} exits 0 because ${why}, but this is not a pass.\n`)
       }
       if (opts.markdown) await writeFileAtomic(opts.markdown, renderVerdictMarkdown(verdict))
       if (opts.json) {

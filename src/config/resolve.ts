@@ -37,6 +37,8 @@ export interface GateSettings {
   maxFailedRequests: number | null
   /** `gate.goodput: true`: goodput (requests/s meeting every --goodput SLO) is gated beside the defaults. */
   goodput?: boolean
+  /** `gate.max_mdc_pct`: the MDC (%) beyond which an undecided row fails the check; absent: the gate's default. */
+  maxMdcPct?: number
   /**
    * `gate.reference_command`: a serve command for the reference engine, re-measured beside the
    * candidate in the Action's gate mode (A/B on this host). It may hold secrets: never recorded.
@@ -313,6 +315,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
       tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
       maxFailedRequests: file?.gate?.max_failed_requests ?? null,
       ...(file?.gate?.goodput === true ? { goodput: true } : {}),
+      ...(file?.gate?.max_mdc_pct !== undefined ? { maxMdcPct: file.gate.max_mdc_pct } : {}),
       ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
     },
     openLoop,
@@ -420,6 +423,7 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
       tolerance_pct: { ...cfg.gate.tolerancePct },
       max_failed_requests: cfg.gate.maxFailedRequests,
       ...(cfg.gate.goodput === true ? { goodput: true } : {}),
+      ...(cfg.gate.maxMdcPct !== undefined ? { max_mdc_pct: cfg.gate.maxMdcPct } : {}),
     },
     // Only a bracketed sweep records its placement: the gate reads it to know which points it planned.
     ...(cfg.bracket ? { placement: bracketForResult(cfg.bracket) } : {}),

@@ -88,6 +88,11 @@ export const gateSchema = z.strictObject({
     })
     .optional(),
   max_failed_requests: nonNegativeInt('a request count').optional(),
+  /**
+   * Largest minimum detectable change (%) an undecided gated row may have before the undecided
+   * verdict fails the check (default 15; 0 fails every undecided verdict).
+   */
+  max_mdc_pct: toleranceSchema.optional(),
   /** Gate goodput (requests/s meeting every `goodput:` SLO) beside p95 ITL and throughput at target; needs `goodput:`. */
   goodput: z.boolean({ error: 'expected true or false' }).optional(),
   /**

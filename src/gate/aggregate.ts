@@ -101,9 +101,18 @@ export function aggregateRecords(found: readonly FoundRecord[], expected: readon
     let verdict = countsAs(r.verdict)
     const why = NO_VERDICT[r.verdict]
     if (why !== undefined) notes.push(`${why}: counted as incomplete`)
+    // A pass that gated nothing certified nothing.
+    if ((verdict === 'pass' || verdict === 'improvement') && r.rows.length === 0) {
+      notes.push('the record gated no metric: nothing was measured that could pass, counted as unmeasured')
+      verdict = 'unmeasured'
+    }
     const head = opts.headSha ?? null
-    if (head !== null && r.head_sha !== null && !sameCommit(head, r.head_sha)) {
-      notes.push(`measured commit ${r.head_sha.slice(0, 12)}, not ${head.slice(0, 12)}: no verdict on this commit, counted as incomplete`)
+    if (head !== null && (r.head_sha === null || !sameCommit(head, r.head_sha))) {
+      notes.push(
+        r.head_sha === null
+          ? `the record names no commit: no verdict on ${head.slice(0, 12)}, counted as incomplete`
+          : `measured commit ${r.head_sha.slice(0, 12) || '(empty)'}, not ${head.slice(0, 12)}: no verdict on this commit, counted as incomplete`,
+      )
       if (verdictRank(verdict) > verdictRank('incomplete')) verdict = 'incomplete'
     }
     rows.push({ label, verdict, recorded: r.verdict, record: r, path: newest.path, expected: isExpected, notes })
@@ -114,11 +123,10 @@ export function aggregateRecords(found: readonly FoundRecord[], expected: readon
   return { verdict: worstVerdict(rows.map((r) => r.verdict)), rows, regressions, expected: labels }
 }
 
-/** Full and abbreviated SHAs name the same commit when one starts with the other. */
+/** Two commits are the same only when their SHAs match exactly (case aside): an empty or shortened one matches nothing. */
 function sameCommit(a: string, b: string): boolean {
-  const x = a.toLowerCase()
-  const y = b.toLowerCase()
-  return x.startsWith(y) || y.startsWith(x)
+  const x = a.trim().toLowerCase()
+  return x !== '' && x === b.trim().toLowerCase()
 }
 
 /**
@@ -129,7 +137,7 @@ function sameCommit(a: string, b: string): boolean {
 export function aggregateExit(agg: Pick<Aggregate, 'rows'>, failOn: readonly FailOnVerdict[]): 0 | 1 | 2 {
   let code: 0 | 1 | 2 = 0
   for (const row of agg.rows) {
-    const c = gateExit(row.verdict, failOn)
+    const c = gateExit(row.verdict, failOn, row.record?.blind ?? [])
     if (c > code) code = c
   }
   return code

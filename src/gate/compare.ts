@@ -11,6 +11,7 @@ import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from
 import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, pointScope, shapeLabel } from './metric-keys.js'
 import { resolveGateOptions, toleranceFor } from './options.js'
 import type { Baseline, GateOptions, GateRow, MetricKind, RowStatus, Verdict, VerdictKind } from './types.js'
+import { enoughValidRuns, unmeasuredCause } from './unmeasured.js'
 
 const pct = (logValue: number | null): number | null => (logValue === null ? null : (Math.exp(logValue) - 1) * 100)
 
@@ -64,7 +65,9 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     if (d.field !== 'target') incomparable.push(`measurement settings differ: ${d.field}: baseline ${d.baseline}, candidate ${d.candidate}`)
   }
   const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp)
-  if (baseline.refreshes.length === 0) reasons.push(`baseline ${baseline.name} has no refreshes yet`)
+  // Causes on the baseline's side of an unmeasured row (the candidate's come from its runs' codes).
+  const baselineCauses: string[] = []
+  if (baseline.refreshes.length === 0) baselineCauses.push(`baseline ${baseline.name} has no refreshes: nothing was measured to compare with; refresh it on this host`)
 
   const figures = extractFigures(candidate, opts)
   const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]))
@@ -76,51 +79,65 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   const rows: GateRow[] = []
   const extraRepeats: number[] = []
   let unresolvable = 0
+  const unmeasuredProblems: Problem[] = []
   for (const kind of METRIC_KINDS) {
     const gated = opts.gated.includes(kind)
     for (const scope of scopesOf(baseline, kind, candidate)) {
       const key = metricKey(kind, scope)
-      // Chunks carrying another number of tokens than the baseline's: per-chunk ITL measures
-      // something else, so the row gates ITL per token (both sides measured it).
+      // Chunks carrying another number of tokens than the baseline's: the chunk gaps and the
+      // per-token gaps are both measurement results now, so both are gated (a change of output
+      // batching is never a silent switch from one figure to the other).
       const tpc = kind === 'itl_p95' ? perToken.get(scope) : undefined
-      const dataKey = tpc ? metricKey(ITL_TOK, scope) : key
-      const runs = figures.get(dataKey) ?? []
-      // A reported figure neither side measured (goodput without SLOs) is no row; a gated one missing is (it fails closed).
-      if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === undefined)) continue
-      // A repeat whose curve lacks points of the sweep has a throughput at target drawn
-      // through the wrong bracket: it enters no statistics (the row says incomplete).
-      const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, Array<number | 'inf'>>()
-      // A bracketed repeat whose crossing left the bracket has a figure the full sweep would not have drawn.
-      const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat))
-      const missed = KIND_INFO[kind].perShape
-        ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep)))
-        : new Map<number, Problem>()
-      const usable = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat))
-      const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
-      const decision = decider
-        ? decider(dataKey, usable, info)
-        : decideMetric({ history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, opts)
-      const { problems, notes } = runProblems(runs, opts)
-      problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
-      problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
-      problems.push(...missed.values())
-      if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died)
-      if (tpc) {
-        notes.unshift(
-          `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): gating p95 ITL per token (each gap over its request's mean tokens per chunk)`,
-        )
-      }
-      const row = toRow(key, kind, gated, decision, runs, problems, notes, tpc !== undefined)
-      rows.push(row)
-      if (gated && row.status === 'inconclusive') {
-        if (decision.extraRepeats === null) unresolvable++
-        else extraRepeats.push(decision.extraRepeats)
+      const variants: Array<{ rowKey: string; dataKey: string; perToken: boolean }> = [{ rowKey: key, dataKey: key, perToken: false }]
+      if (tpc) variants.push({ rowKey: metricKey(ITL_TOK, scope), dataKey: metricKey(ITL_TOK, scope), perToken: true })
+      for (const { rowKey, dataKey, perToken: isPerToken } of variants) {
+        const runs = figures.get(dataKey) ?? []
+        // A reported figure neither side measured (goodput without SLOs) is no row; a gated one missing is (it fails closed).
+        if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === undefined)) continue
+        // A repeat whose curve lacks points of the sweep has a throughput at target drawn
+        // through the wrong bracket: it enters no statistics (the row says incomplete).
+        const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, Array<number | 'inf'>>()
+        // A bracketed repeat whose crossing left the bracket has a figure the full sweep would not have drawn.
+        const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat))
+        const missed = KIND_INFO[kind].perShape
+          ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep)))
+          : new Map<number, Problem>()
+        const usable = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat))
+        const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
+        const decision = decider
+          ? decider(dataKey, usable, info)
+          : decideMetric({ history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, opts)
+        const { problems, notes } = runProblems(runs, opts)
+        problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
+        problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
+        problems.push(...missed.values())
+        if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died)
+        if (isPerToken && tpc) {
+          notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`)
+        } else if (tpc) {
+          notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`)
+        }
+        // Measured means enough valid runs on both sides: at least two, and two thirds of those planned.
+        // A paired decision counts pairs on the reference's side, held to the same rule as the candidate's runs.
+        const measured = enoughValidRuns(usable.length, planned) && (decider !== undefined ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2)
+        const row = toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured)
+        rows.push(row)
+        if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
+          unmeasuredProblems.push(...problems)
+          if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === undefined) {
+            baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`)
+          }
+        }
+        if (gated && row.status === 'undecided') {
+          if (decision.extraRepeats === null) unresolvable++
+          else extraRepeats.push(decision.extraRepeats)
+        }
       }
     }
   }
   if (perToken.size > 0 && opts.gated.includes('itl_p95')) {
     const where = [...perToken.entries()].map(([sc, t]) => `${sc} (${t.baseline.toFixed(1)} → ${t.candidate.toFixed(1)})`)
-    reasons.push(`tokens per chunk changed at ${where.join(', ')}: p95 ITL is gated per token there, so fewer, larger chunks do not read as an ITL regression`)
+    reasons.push(`tokens per chunk changed at ${where.join(', ')}: a change of output chunking is a measurement change, so p95 ITL is gated both between chunks and per token there`)
   }
   const extra = extraPoints(baseline, figures)
   if (extra.length > 0) incomparable.push(`candidate measured points outside the baseline's gated sweep: ${extra.join(', ')}`)
@@ -134,7 +151,9 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   else if (any(rows, 'broken').length > 0 || died !== null) verdict = 'broken'
   else if (regressed.length > 0) verdict = 'regression'
   else if (any(rows, 'missing', 'incomplete').length > 0) verdict = 'incomplete'
-  else if (any(gatedRows, 'inconclusive', 'invalid').length > 0) verdict = 'inconclusive'
+  // Nothing gated is nothing measured: a pass needs at least one gated metric decided.
+  else if (any(gatedRows, 'unmeasured', 'invalid').length > 0 || gatedRows.length === 0) verdict = 'unmeasured'
+  else if (any(gatedRows, 'undecided').length > 0) verdict = 'undecided'
   else if (any(gatedRows, 'improvement').length > 0) verdict = 'improvement'
   else verdict = 'pass'
 
@@ -143,7 +162,11 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   // Rows keep their statuses, but on incomparable hardware no regression is claimed.
   const claimed = verdict === 'regression' ? regressed : []
   for (const r of claimed) reasons.push(`${r.label}: ${describeChange(r)}, beyond the bar of ${r.higher_is_better ? '−' : '+'}${(r.bar_pct ?? 0).toFixed(1)} %`)
-  const blocking: RowStatus[] = ['broken', 'missing', 'incomplete', 'invalid', 'inconclusive']
+  if (verdict === 'unmeasured') {
+    const cause = gatedRows.length === 0 ? 'no gated metric had a row: nothing was measured that could pass' : unmeasuredCause(unmeasuredProblems, [...new Set(baselineCauses)])
+    reasons.unshift(`unmeasured: ${cause}`)
+  }
+  const blocking: RowStatus[] = ['broken', 'missing', 'incomplete', 'invalid', 'unmeasured', 'undecided']
   const explain = any(gatedRows, ...blocking)
   // Reported rows explain only a blame no gated row shows (a gate that left ITL out).
   for (const r of any(rows.filter((x) => !x.gated), 'broken', 'missing', 'incomplete')) {
@@ -153,14 +176,24 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   const unverified = uncheckedReason(candidate)
   if (unverified !== null) reasons.push(unverified)
   let confirm: Verdict['confirm'] = null
-  if (verdict === 'inconclusive' && extraRepeats.length > 0) {
+  if (verdict === 'undecided' && extraRepeats.length > 0) {
     confirm = { extraRepeats: Math.max(...extraRepeats) }
     reasons.push(`${confirm.extraRepeats} more repeat${confirm.extraRepeats === 1 ? '' : 's'} of the gated sweep would likely settle it; decide over all runs`)
   }
-  if (verdict === 'inconclusive' && unresolvable > 0) {
-    reasons.push(`${unresolvable} inconclusive row${unresolvable === 1 ? '' : 's'} would not settle within ${opts.maxRepeats} runs per point`)
+  if (verdict === 'undecided' && unresolvable > 0) {
+    reasons.push(`${unresolvable} undecided row${unresolvable === 1 ? '' : 's'} would not settle within ${opts.maxRepeats} runs per point`)
   }
-  return { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm }
+  // The gate could not have seen a regression of the size it promises on these rows.
+  const blind = any(gatedRows, 'undecided').filter((r) => r.mdc_pct === null || r.mdc_pct > opts.maxMdcPct)
+  if (verdict === 'undecided') reasons.push(undecidedLine(blind, opts.maxMdcPct))
+  return { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label) }
+}
+
+/** What an undecided verdict means for the check: blind rows fail it, the others only warn. */
+function undecidedLine(blind: readonly GateRow[], maxMdcPct: number): string {
+  if (blind.length === 0) return `undecided: every undecided row could have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct); the check passes with a warning`
+  const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`})`).join(', ')
+  return `undecided and blind: ${what} could not have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`
 }
 
 /** Point scopes whose output-token counts a row depends on (a shape row depends on all its points). */
@@ -175,17 +208,19 @@ function pointScopesFor(baseline: Baseline, kind: MetricKind, scope: string): st
  * The row's status, by precedence: broken, then a regression the valid runs show (broken
  * runs cannot cancel it), incomplete, spoiled by host or harness (invalid), then the rule's.
  */
-function rowStatus(d: Decision, runs: readonly FigureRun[], problems: readonly Problem[]): RowStatus {
+function rowStatus(d: Decision, runs: readonly FigureRun[], problems: readonly Problem[], measured: boolean): RowStatus {
   const blames = new Set(problems.map((p) => p.blame))
   if (runs.length === 0 && problems.length === 0) return 'missing'
   if (blames.has('broken')) return 'broken'
   // A regression stands on the valid runs, unless the host spoiled or the sweep never measured all
   // but one of them: one run is a draw, and the runs that would have confirmed or refuted it are missing.
-  if (d.status === 'regression' && !((blames.has('inconclusive') || blames.has('incomplete')) && d.nCandidate < 2)) return 'regression'
+  if (d.status === 'regression' && !((blames.has('unmeasured') || blames.has('incomplete')) && d.nCandidate < 2)) return 'regression'
   if (blames.has('incomplete')) return 'incomplete'
-  if (blames.has('inconclusive')) return 'invalid'
-  // Runs but no decision (no valid value, or no baseline data): undecided, never a pass.
-  return d.status === 'missing' ? 'inconclusive' : d.status
+  // Spoiled runs leave the row unmeasured unless enough valid ones remain on both sides.
+  if (blames.has('unmeasured') && !measured) return 'invalid'
+  // No figure on a side (an empty or foreign baseline, no valid value), or too few valid runs: never a pass.
+  if (d.status === 'missing' || !measured) return 'unmeasured'
+  return d.status
 }
 
 const finiteOrNull = (x: number | null): number | null => (x !== null && Number.isFinite(x) ? x : null)
@@ -199,9 +234,10 @@ function toRow(
   problems: readonly Problem[],
   extraNotes: readonly string[],
   perToken: boolean,
+  measured: boolean,
 ): GateRow {
   const scope = parseMetricKey(key)?.scope ?? key
-  const status = rowStatus(d, runs, problems)
+  const status = rowStatus(d, runs, problems, measured)
   const notes = status === 'missing' ? ['candidate has no runs for this point'] : [...extraNotes, ...d.notes, ...problems.map((p) => p.text)]
   if (d.status === 'regression' && status !== 'regression' && status !== 'broken') {
     notes.push(`worse in its only valid run (${d.nCandidate} of ${runs.length}); not called a regression on one run`)

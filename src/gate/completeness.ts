@@ -57,7 +57,7 @@ export function completenessProblems(
     if (have !== undefined) {
       problems.push({ blame: 'incomplete', text: `repeat ${rep}: the curve stopped early (measured ${name}=${have.join(', ') || 'none'} of ${xs.join(', ')})` })
     } else if (!runs.some((r) => r.repeat === rep)) {
-      problems.push({ blame: 'inconclusive', text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` })
+      problems.push({ blame: 'unmeasured', text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` })
     }
   }
   return problems

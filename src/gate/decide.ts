@@ -2,7 +2,7 @@
  * The decision rule for one metric (docs/gate.md): D = ln(candidate median /
  * baseline centre), oriented so positive is worse; bar L = max(ln(1 + tol),
  * k · σ_diff); regression when D > L and the candidate's runs agree; pass when
- * D ≤ L − passMargin · σ_diff; inconclusive in between.
+ * D ≤ L − passMargin · σ_diff; undecided in between.
  */
 import { dayPrior, estimateNoise, sigmaDiff } from './noise.js'
 import { median } from './stats.js'
@@ -18,7 +18,7 @@ export interface MetricInput {
   tolerance: number
 }
 
-export type DecisionStatus = 'regression' | 'improvement' | 'pass' | 'inconclusive' | 'missing'
+export type DecisionStatus = 'regression' | 'improvement' | 'pass' | 'undecided' | 'missing'
 
 export interface Decision {
   status: DecisionStatus
@@ -27,7 +27,7 @@ export interface Decision {
   candidate: number | null
   /** Oriented log-ratio (positive = worse); null when either side is absent. */
   d: number | null
-  /** Regression bar L, width of the inconclusive band below it, and σ_diff, log units. */
+  /** Regression bar L, width of the undecided band below it, and σ_diff, log units. */
   bar: number | null
   margin: number | null
   sigma: number | null
@@ -36,7 +36,7 @@ export interface Decision {
   nBaseline: number
   nCandidate: number
   history: number
-  /** For an inconclusive decision: extra candidate repeats likely to resolve it within budget, else null. */
+  /** For an undecided decision: extra candidate repeats likely to resolve it within budget, else null. */
   extraRepeats: number | null
   notes: string[]
 }
@@ -71,7 +71,7 @@ const Z95 = 1.645
 const ln = (x: number): number => (x > 0 ? Math.log(x) : -Infinity)
 
 /** A decision with no figures yet (status missing), for the rules to fill in. */
-export function undecided(nBaseline: number, nCandidate: number, history: number): Decision {
+export function noDecision(nBaseline: number, nCandidate: number, history: number): Decision {
   return { status: 'missing', baseline: null, candidate: null, d: null, bar: null, margin: null, sigma: null, mdc: null, nBaseline, nCandidate, history, extraRepeats: null, notes: [] }
 }
 
@@ -81,7 +81,7 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   const candLogs = input.candidate.map(ln)
   const used = histLogs.filter((r) => r.length > 0)
   const window = used.slice(-Math.max(1, opts.centerWindow))
-  const base = undecided(window.reduce((a, r) => a + r.length, 0), candLogs.length, used.length)
+  const base = noDecision(window.reduce((a, r) => a + r.length, 0), candLogs.length, used.length)
   const center = used.length > 0 ? median(window.map((r) => median(r))) : null
   const cand = candLogs.length > 0 ? median(candLogs) : null
   if (center !== null) base.baseline = Math.exp(center)
@@ -114,7 +114,7 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   if (!Number.isFinite(sigma) || !Number.isFinite(d)) {
     // No finite baseline spread to judge against: say so rather than print an infinite bar.
     base.notes.push('no finite baseline data to estimate the noise from')
-    return { ...base, d: Number.isFinite(d) ? d : null, status: 'inconclusive' }
+    return { ...base, d: Number.isFinite(d) ? d : null, status: 'undecided' }
   }
   const worse = candLogs.filter((x) => sign * (x - center) > 0).length
   const better = candLogs.filter((x) => sign * (x - center) < 0).length
@@ -130,7 +130,7 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   if (d > bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: 'regression' }
     base.notes.push(`only ${worse} of ${n} runs are worse than the baseline`)
-    return { ...base, status: 'inconclusive', extraRepeats: repeatsForAgreement(n, n - worse, opts.maxRepeats - n) }
+    return { ...base, status: 'undecided', extraRepeats: repeatsForAgreement(n, n - worse, opts.maxRepeats - n) }
   }
   if (-d > bar) {
     if (better >= n - allowedDisagreements(n)) return { ...base, status: 'improvement' }
@@ -139,13 +139,13 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   if (d <= passBar) return { ...base, status: 'pass' }
   const show = (x: number): string => worseChange(x, input.higherIsBetter)
   base.notes.push(`${show(d)} lies between the pass threshold ${show(passBar)} and the bar ${show(bar)}`)
-  return { ...base, status: 'inconclusive', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) }
+  return { ...base, status: 'undecided', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) }
 }
 
 /**
  * A median of zero on one side or both (every log is −∞ there): 0 → 0 is a pass (the
  * target was unreachable before and still is), > 0 → 0 a regression, 0 → > 0 an
- * improvement — when the candidate's runs agree, else inconclusive. No figure of it
+ * improvement — when the candidate's runs agree, else undecided. No figure of it
  * is infinite: D, the bar, σ and the MDC stay null.
  */
 function decideAtZero(base: Decision, center: number, cand: number, candLogs: readonly number[], higherIsBetter: boolean): Decision {
@@ -161,7 +161,7 @@ function decideAtZero(base: Decision, center: number, cand: number, candLogs: re
   const agreeing = candidateIsZero ? zeros : n - zeros
   if (agreeing < n - allowedDisagreements(n)) {
     base.notes.push(`only ${agreeing} of ${n} runs are ${candidateIsZero ? 'zero' : 'above zero'}`)
-    return { ...base, status: 'inconclusive' }
+    return { ...base, status: 'undecided' }
   }
   base.notes.push(candidateIsZero ? 'the candidate dropped to zero' : 'the candidate rose from zero')
   return { ...base, status: worse ? 'regression' : 'improvement' }

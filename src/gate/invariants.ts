@@ -16,7 +16,7 @@
  * | no candidate runs for a gated row                      | incomplete     |
  * | fewer runs than planned (config repeats, baseline's runs per refresh) | incomplete |
  * | a throughput-at-target repeat whose curve stopped early | incomplete    |
- * | `client_saturated`, `gpu_shared`, `gpu_throttled`, `ramp_dominated`, `too_few_requests`, `prefix_cache_contaminated` | inconclusive (host or harness) |
+ * | `client_saturated`, `gpu_shared`, `gpu_throttled`, `ramp_dominated`, `too_few_requests`, `prefix_cache_contaminated` | unmeasured (host or harness) |
  * | other GPU model/count, target, measurement fingerprint, extra points | not_comparable (compare.ts) |
  */
 import { SERVER_EXITED, type ResultFile, type ValidityCode } from '../types.js'
@@ -25,12 +25,14 @@ import { OUT_TOK, metricKey } from './metric-keys.js'
 import { median } from './stats.js'
 import type { Baseline, GateOptions } from './types.js'
 
-export type Blame = 'not_comparable' | 'broken' | 'incomplete' | 'inconclusive'
+export type Blame = 'not_comparable' | 'broken' | 'incomplete' | 'unmeasured'
 
 /** One reason a row is not decided by the statistics, with its blame and its evidence. */
 export interface Problem {
   blame: Blame
   text: string
+  /** The validity codes behind an unmeasured run (client_saturated, …), so the advice can name the cause. */
+  codes?: string[]
 }
 
 /**
@@ -46,17 +48,17 @@ export const CODE_BLAME: Record<ValidityCode, Exclude<Blame, 'not_comparable' | 
   // A server that ignores part of the prompt did less work, just as one that stops early does.
   input_len_mismatch: 'broken',
   token_count_mismatch: 'broken',
-  client_saturated: 'inconclusive',
-  gpu_shared: 'inconclusive',
-  gpu_throttled: 'inconclusive',
-  ramp_dominated: 'inconclusive',
-  too_few_requests: 'inconclusive',
-  prefix_cache_contaminated: 'inconclusive',
+  client_saturated: 'unmeasured',
+  gpu_shared: 'unmeasured',
+  gpu_throttled: 'unmeasured',
+  ramp_dominated: 'unmeasured',
+  too_few_requests: 'unmeasured',
+  prefix_cache_contaminated: 'unmeasured',
   // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
-  checks_not_run: 'inconclusive',
+  checks_not_run: 'unmeasured',
 }
 
-const blameOf = (code: string): Blame => CODE_BLAME[code as ValidityCode] ?? 'inconclusive'
+const blameOf = (code: string): Blame => CODE_BLAME[code as ValidityCode] ?? 'unmeasured'
 
 function budgetText(opts: FailedBudget): string {
   return opts.maxFailedRequests !== null ? `at most ${opts.maxFailedRequests} allowed` : `budget ${(opts.failedRequestBudget * 100).toFixed(1)} %`
@@ -83,9 +85,9 @@ export function runProblems(runs: readonly FigureRun[], opts: FailedBudget): { p
     if (broken.length > 0) problems.push({ blame: 'broken', text: `run ${r.repeat}: ${[...new Set(broken)].join(', ')}` })
     if (!r.valid) {
       // checks_not_run is no fault: it only says an imported run was not checked.
-      const host = r.codes.filter((c) => c !== 'checks_not_run' && blameOf(c) === 'inconclusive')
-      if (host.length > 0) problems.push({ blame: 'inconclusive', text: `run ${r.repeat} invalid (${[...new Set(host)].join(', ')})` })
-      else if (r.codes.length === 0) problems.push({ blame: 'inconclusive', text: `run ${r.repeat} invalid (no code given)` })
+      const host = r.codes.filter((c) => c !== 'checks_not_run' && blameOf(c) === 'unmeasured')
+      if (host.length > 0) problems.push({ blame: 'unmeasured', text: `run ${r.repeat} invalid (${[...new Set(host)].join(', ')})`, codes: [...new Set(host)] })
+      else if (r.codes.length === 0) problems.push({ blame: 'unmeasured', text: `run ${r.repeat} invalid (no code given)` })
     }
   }
   return { problems, notes }

@@ -24,6 +24,8 @@ export const DEFAULT_GATE_OPTIONS: GateOptions = {
   maxFailedRequests: null,
   tokenCountTolerance: 0.01,
   maxRepeats: 9,
+  // Three times the default 5 % tolerance: an undecided row blinder than this fails the check.
+  maxMdcPct: 15,
 }
 
 /** Defaults, then the baseline file's tolerances and failed-request count, then the caller's options. */

@@ -1,36 +1,43 @@
 /**
  * One table from verdict to consequence, shared by `servegate compare` (exit
- * code) and the Action (step outcome), so the same two files can never pass in
- * one and fail in the other. Pure.
+ * code), the Action (step outcome), `servegate ab` and `servegate aggregate`,
+ * so the same two files can never pass in one and fail in another. Pure.
+ * docs/gate.md, "Verdicts and exit codes", shows this table to users.
  *
- * | verdict          | in fail-on (default)      | exit / step  |
- * |------------------|---------------------------|--------------|
- * | pass             | never                     | 0 / passes   |
- * | improvement      | never                     | 0 / passes   |
- * | inconclusive     | no                        | 0 / passes, never called a pass; 1 / fails when listed |
- * | regression       | yes                       | 1 / fails    |
- * | broken           | yes                       | 1 / fails    |
- * | incomplete       | yes                       | 1 / fails    |
- * | not_comparable   | yes                       | 2 / fails    |
- * A verdict left out of fail-on exits 0 and passes the step.
+ * | verdict          | meaning                                                      | default exit / step |
+ * |------------------|--------------------------------------------------------------|---------------------|
+ * | pass, improvement| every gated metric measured on both sides, decided within its bar | 0 / passes     |
+ * | regression       | a gated metric decided beyond its bar                        | 1 / fails           |
+ * | broken           | the candidate broke (failures over budget, early stop, dead server, token mismatch) | 1 / fails |
+ * | incomplete       | a gated point, shape or planned repeat is missing            | 1 / fails           |
+ * | unmeasured       | a gated metric lacks a valid measurement on either side      | 1 / fails           |
+ * | undecided        | measured on both sides, the statistics cannot decide         | 1 / fails when a row is blind (MDC > gate.max_mdc_pct), else 0 with a warning |
+ * | not_comparable   | GPU, target, model, API or measurement settings differ       | 2 / fails           |
+ * A verdict left out of fail-on exits 0 and passes the step (with a warning that it was left out).
  */
 import { UsageError } from '../errors.js'
 import type { VerdictKind } from './types.js'
 
 /** Verdicts `fail-on` may list. */
-export const FAIL_ON_VERDICTS = ['regression', 'broken', 'incomplete', 'not_comparable', 'inconclusive'] as const
+export const FAIL_ON_VERDICTS = ['regression', 'broken', 'incomplete', 'unmeasured', 'undecided', 'not_comparable'] as const
 export type FailOnVerdict = (typeof FAIL_ON_VERDICTS)[number]
 
-/** The default: everything that is not certified good fails, except statistical or host indecision. */
-export const DEFAULT_FAIL_ON: readonly FailOnVerdict[] = ['regression', 'broken', 'incomplete', 'not_comparable']
+/** The default: every verdict that is not a pass fails (undecided only when blind). */
+export const DEFAULT_FAIL_ON: readonly FailOnVerdict[] = FAIL_ON_VERDICTS
 
 /** The verdicts that mean "nothing was measured that could pass": leaving one out of fail-on earns a warning. */
-export const FAIL_CLOSED_VERDICTS: readonly FailOnVerdict[] = ['broken', 'incomplete', 'not_comparable']
+export const FAIL_CLOSED_VERDICTS: readonly FailOnVerdict[] = ['broken', 'incomplete', 'unmeasured', 'not_comparable']
+
+/** The old name for "could not measure or could not decide", still read in fail-on lists and old records. */
+export const INCONCLUSIVE = 'inconclusive'
+
+/** What a deprecated `inconclusive` in fail-on now means, for the warning. */
+export const INCONCLUSIVE_WARNING = 'fail-on: "inconclusive" is deprecated and read as "unmeasured,undecided"; name those two instead'
 
 /**
  * Parse a fail-on list: verdict names separated by commas or spaces; `never`
- * alone fails on nothing; `inconclusive` alone keeps its old meaning (fail on
- * everything but pass and improvement). `where` names the flag or input.
+ * alone fails on nothing; `inconclusive` reads as unmeasured and undecided (the
+ * caller warns: see usesInconclusive). `where` names the flag or input.
  */
 export function parseFailOn(text: string, where: string): FailOnVerdict[] {
   const words = text
@@ -39,41 +46,59 @@ export function parseFailOn(text: string, where: string): FailOnVerdict[] {
     .filter((w) => w !== '')
   if (words.length === 0) return [...DEFAULT_FAIL_ON]
   if (words.length === 1 && words[0] === 'never') return []
-  if (words.length === 1 && words[0] === 'inconclusive') return [...FAIL_ON_VERDICTS]
   const out: FailOnVerdict[] = []
+  const add = (v: FailOnVerdict): void => {
+    if (!out.includes(v)) out.push(v)
+  }
   for (const w of words) {
     const v = w.replace(/-/g, '_')
+    if (v === INCONCLUSIVE) {
+      add('unmeasured')
+      add('undecided')
+      continue
+    }
     if (!(FAIL_ON_VERDICTS as readonly string[]).includes(v)) {
       throw new UsageError(
         `${where} ${JSON.stringify(text)}: "${w}" is not a verdict; expected a comma-separated list of ${FAIL_ON_VERDICTS.join(', ')}, or never`,
         `The default is ${DEFAULT_FAIL_ON.join(',')}.`,
       )
     }
-    if (!out.includes(v as FailOnVerdict)) out.push(v as FailOnVerdict)
+    add(v as FailOnVerdict)
   }
   return out
 }
 
-/** A warning when fail-on lets a broken, incomplete or incomparable candidate pass; null otherwise. */
+/** Whether a fail-on text names the deprecated `inconclusive` (the caller prints INCONCLUSIVE_WARNING). */
+export function usesInconclusive(text: string): boolean {
+  return text.split(/[\s,]+/).some((w) => w.trim() === INCONCLUSIVE)
+}
+
+/** A warning when fail-on lets a broken, incomplete, unmeasured or incomparable candidate pass; null otherwise. */
 export function failOnWarning(failOn: readonly FailOnVerdict[]): string | null {
   const open = FAIL_CLOSED_VERDICTS.filter((v) => !failOn.includes(v))
   if (open.length === 0) return null
   return `fail-on leaves out ${open.join(', ')}: such a verdict will not fail, although nothing about the candidate was certified`
 }
 
-/** Exit code of `servegate compare`, and whether the Action's step fails (it fails exactly when this is not 0). */
-export function gateExit(verdict: VerdictKind, failOn: readonly FailOnVerdict[]): 0 | 1 | 2 {
+/**
+ * Exit code of `servegate compare` (and `ab`, `aggregate`), and whether the Action's step fails
+ * (it fails exactly when this is not 0). `blind`: labels of undecided rows whose MDC exceeds
+ * gate.max_mdc_pct; an undecided verdict fails only with one.
+ */
+export function gateExit(verdict: VerdictKind, failOn: readonly FailOnVerdict[], blind: readonly string[] = []): 0 | 1 | 2 {
   if (verdict === 'pass' || verdict === 'improvement') return 0
   if (!failOn.includes(verdict)) return 0
+  if (verdict === 'undecided' && blind.length === 0) return 0
   return verdict === 'not_comparable' ? 2 : 1
 }
 
 /**
  * The verdicts from worst to best, in the order the gate decides them (docs/gate.md, "Verdict": the first
  * that applies): another machine or measurement says nothing, a broken candidate outranks a regression,
- * a regression outranks missing runs, missing runs outrank indecision. A matrix's verdict is its worst.
+ * a regression outranks missing runs, missing runs outrank missing measurements, which outrank
+ * indecision. A matrix's verdict is its worst.
  */
-export const VERDICT_PRECEDENCE: readonly VerdictKind[] = ['not_comparable', 'broken', 'regression', 'incomplete', 'inconclusive', 'improvement', 'pass']
+export const VERDICT_PRECEDENCE: readonly VerdictKind[] = ['not_comparable', 'broken', 'regression', 'incomplete', 'unmeasured', 'undecided', 'improvement', 'pass']
 
 /** Rank of a verdict in VERDICT_PRECEDENCE: 0 is the worst. */
 export function verdictRank(v: VerdictKind): number {

@@ -15,10 +15,10 @@
  * while fewer than MIN_PAIRS_FOR_K = 10 pairs, i.e. up to 9 rounds);
  * regression when D > L and the pairs agree (at most one in five points the
  * other way); improvement mirrored; pass when D ≤ L − passMargin · σ_D;
- * inconclusive in between. Pure. Power and cost: bench/ab-power.ts.
+ * undecided in between. Pure. Power and cost: bench/ab-power.ts.
  */
 import type { Decision } from './decide.js'
-import { allowedDisagreements, undecided } from './decide.js'
+import { allowedDisagreements, noDecision } from './decide.js'
 import type { FigureRun } from './extract.js'
 import type { GateOptions } from './types.js'
 
@@ -28,8 +28,8 @@ export const PRIOR_DF = 4
  * Below this many pairs the bar uses earlyK: a t quantile with few df is far above k, and
  * one disturbed slot moves a short series' mean and spread alike. Was 5; bench/ab-power.ts
  * (run CV 2–3 %, 3 % of runs 8–20 % worse, 4 gated metrics) showed k = 2.5 at 6 and 8 pairs
- * crying wolf on 2.9 % and 1.2 % of unchanged PRs, with 25–29 % inconclusive; earlyK there
- * gives 0.7 % and 0.4 % with ~10 % inconclusive, still detects every 10 % slowdown, and
+ * crying wolf on 2.9 % and 1.2 % of unchanged PRs, with 25–29 % undecided; earlyK there
+ * gives 0.7 % and 0.4 % with ~10 % undecided, still detects every 10 % slowdown, and
  * catches 5 % ones 6–8 points less often. From 10 pairs on, k = 2.5 holds about 1 % and
  * less (docs/gate.md, "A/B verdict").
  */
@@ -50,7 +50,7 @@ const ln = (x: number): number => (x > 0 ? Math.log(x) : -Infinity)
 /** Decide one metric from paired slots; the Decision's baseline/candidate are the geometric means of A and B. */
 export function decidePaired(input: PairedInput, opts: PairedOptions): Decision {
   const n = input.pairs.length
-  const base = undecided(n, n, 0)
+  const base = noDecision(n, n, 0)
   if (n === 0) {
     base.notes.push('no slot where both A and B have a valid run')
     return base
@@ -74,7 +74,7 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
       return { ...base, status: candidateZero === input.higherIsBetter ? 'regression' : 'improvement' }
     }
     base.notes.push(`zeros in ${zerosA} A and ${zerosB} B slots of ${n}`)
-    return { ...base, status: 'inconclusive' }
+    return { ...base, status: 'undecided' }
   }
   const sign = input.higherIsBetter ? -1 : 1
   const diffs = input.pairs.map((_, i) => sign * ((logsB[i] as number) - (logsA[i] as number)))
@@ -97,12 +97,12 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   if (d > bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: 'regression' }
     base.notes.push(`only ${worse} of ${n} pairs have B worse than A`)
-    return { ...base, status: 'inconclusive' }
+    return { ...base, status: 'undecided' }
   }
   if (-d > bar) return { ...base, status: better >= n - allowedDisagreements(n) ? 'improvement' : 'pass' }
   if (d <= passBar) return { ...base, status: 'pass' }
   base.notes.push(`the paired change lies between the pass threshold and the bar (${n} pairs); more rounds would narrow it`)
-  return { ...base, status: 'inconclusive' }
+  return { ...base, status: 'undecided' }
 }
 
 /** [A, B] values of the repeats valid on both sides, in repeat order. */

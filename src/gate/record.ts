@@ -20,7 +20,7 @@ export const RECORD_SCHEMA = 'servegate.record/v1'
  */
 export type RecordOutcome = VerdictKind | 'none' | 'error' | 'cancelled' | 'refused'
 
-export const RECORD_OUTCOMES: readonly RecordOutcome[] = ['pass', 'improvement', 'regression', 'inconclusive', 'not_comparable', 'broken', 'incomplete', 'none', 'error', 'cancelled', 'refused']
+export const RECORD_OUTCOMES: readonly RecordOutcome[] = ['pass', 'improvement', 'regression', 'unmeasured', 'undecided', 'not_comparable', 'broken', 'incomplete', 'none', 'error', 'cancelled', 'refused']
 
 /** One gated row as the verdict table shows it. Percent is the candidate's signed change. */
 export interface RecordRow {
@@ -62,6 +62,8 @@ export interface VerdictRecord {
   rows: RecordRow[]
   /** Labels of the regressed gated rows. */
   regressions: string[]
+  /** Labels of undecided gated rows the gate was blind on (MDC above gate.max_mdc_pct): an undecided record with any fails. */
+  blind: string[]
   /** The verdict's reasons (what is broken, missing or undecided, and why). */
   reasons: string[]
   env: RecordEnv | null
@@ -129,6 +131,7 @@ export function buildVerdictRecord(input: RecordInput): VerdictRecord {
       .filter((r) => r.gated)
       .map((r) => ({ label: r.label, status: r.status, unit: r.unit, baseline: r.baseline, candidate: r.candidate, delta_pct: r.delta_pct })),
     regressions: [...(v?.regressions ?? [])],
+    blind: [...(v?.blind ?? [])],
     reasons: (v?.reasons ?? []).map(clean),
     env: input.env === null ? null : briefEnv(input.env, secrets),
     blame: v === null ? null : (() => {

@@ -25,6 +25,7 @@ export function optionsFromGateSettings(settings: GateSettings): Partial<GateOpt
   if (Object.keys(tolerances).length > 0) opts.tolerances = tolerances
   if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests
   if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, 'goodput']
+  if (settings.maxMdcPct !== undefined) opts.maxMdcPct = settings.maxMdcPct
   return opts
 }
 
@@ -39,5 +40,11 @@ export function gateSettingsOfResult(config: Record<string, unknown>): GateSetti
   const tolerancePct: GateSettings['tolerancePct'] = {}
   for (const k of ['itl', 'tpot', 'ttft', 'throughput'] as const) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k]
   const max = g['max_failed_requests']
-  return { tolerancePct, maxFailedRequests: finiteNonNegative(max) && Number.isInteger(max) ? max : null, ...(g['goodput'] === true ? { goodput: true } : {}) }
+  const mdc = g['max_mdc_pct']
+  return {
+    tolerancePct,
+    maxFailedRequests: finiteNonNegative(max) && Number.isInteger(max) ? max : null,
+    ...(g['goodput'] === true ? { goodput: true } : {}),
+    ...(finiteNonNegative(mdc) ? { maxMdcPct: mdc } : {}),
+  }
 }

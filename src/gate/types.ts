@@ -79,7 +79,7 @@ export interface GateOptions {
    * runs: a confirmation is cheaper than a false alarm, so early regressions must be clearer.
    */
   earlyK: number
-  /** Width of the inconclusive band, in σ_diff: pass needs D ≤ max(ln(1 + tolerance), k · σ_diff) − passMargin · σ_diff. */
+  /** Width of the undecided band, in σ_diff: pass needs D ≤ max(ln(1 + tolerance), k · σ_diff) − passMargin · σ_diff. */
   passMargin: number
   /** How many newest refreshes form the baseline centre (median of their medians). */
   centerWindow: number
@@ -102,16 +102,25 @@ export interface GateOptions {
   tokenCountTolerance: number
   /** Candidate runs per point confirmation may reach in total (initial repeats + extra). */
   maxRepeats: number
+  /**
+   * Largest minimum detectable change (%) an undecided row may have and still leave the check
+   * green with a warning (`gate.max_mdc_pct`): beyond it the gate could not have seen a
+   * regression of the size it promises, so the undecided verdict fails.
+   */
+  maxMdcPct: number
 }
 
 /**
  * A row's status. Besides the decision rule's own (regression, improvement, pass,
- * inconclusive): `broken` (a candidate run broke: failures beyond the budget, an early
- * stop, changed output tokens, a dead server), `missing` (no candidate runs at all),
- * `incomplete` (fewer runs than planned, a curve cut short), `invalid` (the host or the
- * harness spoiled runs). gate/blame.ts maps each cause to its blame.
+ * undecided: measured on both sides, the statistics cannot tell): `broken` (a candidate
+ * run broke: failures beyond the budget, an early stop, changed output tokens, a dead
+ * server), `missing` (no candidate runs at all), `incomplete` (fewer runs than planned, a
+ * curve cut short), `invalid` (the host or the harness spoiled so many runs that fewer than
+ * two, or fewer than two thirds of those planned, are valid), `unmeasured` (no valid figure
+ * on one side: an empty or foreign baseline, a candidate whose runs hold no value).
+ * gate/invariants.ts maps each cause to its blame.
  */
-export type RowStatus = 'regression' | 'improvement' | 'pass' | 'inconclusive' | 'missing' | 'invalid' | 'broken' | 'incomplete'
+export type RowStatus = 'regression' | 'improvement' | 'pass' | 'undecided' | 'unmeasured' | 'missing' | 'invalid' | 'broken' | 'incomplete'
 
 /** One compared metric. Percentages are relative changes; `sigma_pct` is σ_diff expressed as %. */
 export interface GateRow {
@@ -144,11 +153,13 @@ export interface GateRow {
  * The gate's verdicts, by blame: `broken` (the candidate broke: failed requests
  * beyond the budget, an early stop, changed output tokens, a dead server),
  * `incomplete` (planned runs or points missing), `not_comparable` (other
- * hardware, target or measurement settings), `inconclusive` (host or harness
- * spoiled runs, or the statistics cannot decide: never a pass). Consequences:
- * gate/outcome.ts.
+ * hardware, target or measurement settings), `unmeasured` (a gated metric lacks
+ * a valid measurement on either side: a busy host, a streaming change, an empty
+ * or foreign baseline, a reference that broke), `undecided` (measured on both
+ * sides, the statistics cannot decide). Neither of the last two is ever a pass.
+ * Consequences: gate/outcome.ts.
  */
-export type VerdictKind = 'pass' | 'improvement' | 'regression' | 'inconclusive' | 'not_comparable' | 'broken' | 'incomplete'
+export type VerdictKind = 'pass' | 'improvement' | 'regression' | 'unmeasured' | 'undecided' | 'not_comparable' | 'broken' | 'incomplete'
 
 /** Who an environment change belongs to: the runner host, the repository under test, or servegate itself. */
 export type EnvBlame = 'host' | 'repository' | 'harness'
@@ -167,6 +178,12 @@ export interface Verdict {
   reasons: string[]
   /** Human labels of regressed gated rows. */
   regressions: string[]
-  /** Extra repeats of the gated sweep that would likely resolve an inconclusive verdict. */
+  /** Extra repeats of the gated sweep that would likely resolve an undecided verdict. */
   confirm: { extraRepeats: number } | null
+  /**
+   * Labels of undecided gated rows whose minimum detectable change exceeds `gate.max_mdc_pct`
+   * (or is unknown): the gate could not have seen a regression of the size it promises to catch,
+   * so an undecided verdict with any of them fails (gate/outcome.ts).
+   */
+  blind: string[]
 }

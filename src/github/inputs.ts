@@ -44,7 +44,7 @@ export interface ActionInputs {
   /** Start the server with this command (servegate run's --serve). */
   serve?: string
   allowFork: boolean
-  /** When the verdict is inconclusive, run the extra repeats the gate asks for and decide over all runs. */
+  /** When the verdict is undecided, run the extra repeats the gate asks for and decide over all runs. */
   confirm: boolean
   refreshCommit: boolean
   refreshPush: boolean

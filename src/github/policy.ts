@@ -8,10 +8,10 @@ import type { CommentPolicy, FailOnPolicy } from './inputs.js'
 import type { Outcome } from './summary.js'
 
 /** The one-line reason to fail the step, or null when `fail-on` lets the outcome pass. */
-export function gateFailure(outcome: Outcome, failOn: FailOnPolicy, regressions: readonly string[], reasons: readonly string[]): string | null {
+export function gateFailure(outcome: Outcome, failOn: FailOnPolicy, regressions: readonly string[], reasons: readonly string[], blind: readonly string[] = []): string | null {
   // No verdict (nothing to compare with, or a refresh): nothing for fail-on to judge.
   if (outcome === 'none' || outcome === 'refreshed') return null
-  if (gateExit(outcome, failOn) === 0) return null
+  if (gateExit(outcome, failOn, blind) === 0) return null
   if (outcome === 'regression') {
     const what = regressions.length > 0 ? regressions.join('; ') : reasons[0] ?? 'see the job summary'
     return `servegate gate tripped: regression in ${what}`
@@ -23,7 +23,8 @@ export function gateFailure(outcome: Outcome, failOn: FailOnPolicy, regressions:
 /** Title and text of the annotation a verdict that is not a certified answer raises, or null. */
 export function verdictAnnotation(outcome: Outcome, reasons: readonly string[]): { title: string; message: string } | null {
   const why = reasons[0] ?? 'see the job summary'
-  if (outcome === 'inconclusive') return { title: 'servegate: inconclusive — not a pass', message: `The gate could not decide: ${why}` }
+  if (outcome === 'unmeasured') return { title: 'servegate: unmeasured — not a pass', message: `A gated metric lacks a valid measurement: ${why}` }
+  if (outcome === 'undecided') return { title: 'servegate: undecided — not a pass', message: `The gate measured but could not decide: ${why}` }
   if (outcome === 'not_comparable') return { title: 'servegate: not comparable', message: `The candidate was not measured like the baseline: ${why}` }
   return null
 }

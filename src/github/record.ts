@@ -46,6 +46,9 @@ export async function writeRunRecord(deps: ActionDeps, r: RunRecord): Promise<vo
   if (!RECORDING_MODES.includes(r.inputs.mode)) return
   const path = recordPathOf(deps.cwd, r.inputs)
   const env = deps.env
+  // An event that names no commit (a schedule, a dispatch without a SHA) still measured one: the checkout's.
+  const named = r.stamp?.headSha || env['GITHUB_SHA'] || null
+  const headSha = named ?? (await checkoutHead(deps, resolve(deps.cwd, r.inputs.workingDirectory)))
   const record = buildVerdictRecord({
     label: r.inputs.label ?? r.key,
     outcome: r.outcome,
@@ -57,7 +60,7 @@ export async function writeRunRecord(deps: ActionDeps, r: RunRecord): Promise<vo
     env: r.env,
     runner: { name: env['RUNNER_NAME'] || null, os: env['RUNNER_OS'] || null, arch: env['RUNNER_ARCH'] || null, labels: null },
     job: { run_url: r.stamp?.runUrl ?? null, job: env['GITHUB_JOB'] || null, run_attempt: r.stamp?.runAttempt ?? env['GITHUB_RUN_ATTEMPT'] ?? null },
-    headSha: r.stamp?.headSha ?? env['GITHUB_SHA'] ?? null,
+    headSha,
     at: new Date().toISOString(),
     harnessVersion: HARNESS_VERSION,
     secrets: r.secrets ?? [],
@@ -68,5 +71,16 @@ export async function writeRunRecord(deps: ActionDeps, r: RunRecord): Promise<vo
     deps.core.info(`servegate: verdict record (${record.verdict}) for configuration "${record.label}" in ${path}`)
   } catch (err) {
     deps.core.warning(`servegate could not write its verdict record ${path}: ${describeError(err)}. A matrix's aggregate will count this configuration as missing.`)
+  }
+}
+
+/** The checkout's HEAD commit (`git rev-parse HEAD`), or null when git cannot say. */
+async function checkoutHead(deps: ActionDeps, cwd: string): Promise<string | null> {
+  try {
+    const r = await deps.git(['rev-parse', 'HEAD'], cwd)
+    const sha = r.stdout.trim()
+    return r.code === 0 && /^[0-9a-f]{40,64}$/i.test(sha) ? sha : null
+  } catch {
+    return null
   }
 }

@@ -68,7 +68,8 @@ const WORDS: Record<Outcome, string> = {
   regression: 'regression',
   broken: 'candidate broke',
   incomplete: 'incomplete run',
-  inconclusive: 'inconclusive',
+  unmeasured: 'unmeasured',
+  undecided: 'undecided',
   not_comparable: 'not comparable',
   none: 'measured (no baseline to compare with)',
   refreshed: 'baseline refreshed',
@@ -86,7 +87,7 @@ function headSection(input: ReportInput, level: string): Section {
   if (input.stamp != null) lines.push('', stampLine(input.stamp))
   const v = input.verdict
   if (v !== null && v.regressions.length > 0) lines.push('', `Regressed: ${v.regressions.map(escapeMarkdown).join('; ')}`)
-  if (v !== null && v.confirm !== null && v.verdict === 'inconclusive') {
+  if (v !== null && v.confirm !== null && v.verdict === 'undecided') {
     lines.push('', `Not sure yet: about ${v.confirm.extraRepeats} more repeat(s) of the sweep would likely decide it.`)
   }
   if (input.notes.length > 0) lines.push('', ...input.notes.map((n) => `> ${escapeMarkdown(n)}`))

@@ -65,7 +65,7 @@ export type IssueAction = 'open-or-update' | 'close' | 'leave'
 
 /**
  * A verdict that fails the step (`failing`, from gateExit) opens or updates the issue; pass and
- * improvement close it; anything else (inconclusive, or a verdict fail-on leaves out) leaves it.
+ * improvement close it; anything else (unmeasured, undecided, or a verdict fail-on leaves out) leaves it.
  */
 export function issueActionFor(verdict: string, failing: boolean): IssueAction {
   if (failing) return 'open-or-update'

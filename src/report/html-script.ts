@@ -12,7 +12,7 @@ h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 28px 0 
 .sub { color: #57606a; margin: 2px 0; }
 .verdict { border: 1px solid #d0d7de; border-left-width: 6px; border-radius: 6px; padding: 8px 14px; margin: 14px 0; }
 .v-pass, .v-improvement { border-left-color: #1a7f37; } .v-regression, .v-broken { border-left-color: #cf222e; }
-.v-incomplete, .v-not_comparable { border-left-color: #9a6700; } .v-inconclusive { border-left-color: #bf8700; }
+.v-incomplete, .v-not_comparable { border-left-color: #9a6700; } .v-unmeasured, .v-undecided { border-left-color: #bf8700; }
 .warn { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: 6px 12px; }
 table { border-collapse: collapse; margin: 6px 0 10px; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }

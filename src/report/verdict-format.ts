@@ -8,9 +8,10 @@ export const STATUS_ORDER: Record<RowStatus, number> = {
   missing: 2,
   incomplete: 3,
   invalid: 4,
-  inconclusive: 5,
-  improvement: 6,
-  pass: 7,
+  unmeasured: 5,
+  undecided: 6,
+  improvement: 7,
+  pass: 8,
 }
 
 /** Rows in reading order, as the verdict's precedence: broken, regressions, what is missing or spoiled, improvements, passes; stable otherwise. */
@@ -36,10 +37,17 @@ export function verdictSummary(v: Verdict): string {
       const better = gated.filter((r) => r.status === 'improvement').length
       return `All ${gated.length} gated metrics are within their bars${better > 0 ? ` (${better} improved)` : ''}.`
     }
-    case 'inconclusive': {
-      const open = gated.filter((r) => r.status !== 'pass' && r.status !== 'improvement').length
+    case 'unmeasured': {
+      const open = gated.filter((r) => r.status === 'invalid' || r.status === 'unmeasured').length
+      return gated.length === 0
+        ? 'No gated metric was measured; nothing was certified.'
+        : `${open} of ${gated.length} gated metrics lack a valid measurement on one side; nothing was certified.`
+    }
+    case 'undecided': {
+      const open = gated.filter((r) => r.status === 'undecided').length
       const more = v.confirm ? ` ${v.confirm.extraRepeats} more repeat${v.confirm.extraRepeats === 1 ? '' : 's'} would likely settle it.` : ''
-      return `${open} of ${gated.length} gated metrics could not be decided; no regression was shown, but this is not a pass.${more}`
+      const blind = v.blind.length > 0 ? ` The gate was blind on ${v.blind.length} of them, so the check fails.` : ' Each could have shown a regression of the promised size, so the check passes with a warning.'
+      return `${open} of ${gated.length} gated metrics were measured but could not be decided; this is not a pass.${blind}${more}`
     }
     case 'improvement':
       return `All ${gated.length} gated metrics are within their bars and ${gated.filter((r) => r.status === 'improvement').length} improved.`
@@ -88,6 +96,7 @@ export const VERDICT_ICON: Record<VerdictKind, string> = {
   regression: '❌',
   broken: '💥',
   incomplete: '🧩',
-  inconclusive: '⚠️',
+  unmeasured: '🚫',
+  undecided: '⚠️',
   not_comparable: '⛔',
 }

@@ -18,7 +18,10 @@ export function recordPathFor(resultPath: string): string {
   return resultPath.replace(/\.json$/i, '') + '.record.json'
 }
 
-const ROW_STATUSES: readonly RowStatus[] = ['regression', 'improvement', 'pass', 'inconclusive', 'missing', 'invalid', 'broken', 'incomplete']
+const ROW_STATUSES: readonly RowStatus[] = ['regression', 'improvement', 'pass', 'undecided', 'unmeasured', 'missing', 'invalid', 'broken', 'incomplete']
+// Records written before `inconclusive` split in two: the verdict never certified a measurement, so
+// it reads as unmeasured; a row of that name was the statistics' indecision.
+const OLD_VERDICT = 'inconclusive'
 const text = z.string()
 const maybe = z.string().nullable()
 const num = z.number().nullable()
@@ -27,13 +30,23 @@ const num = z.number().nullable()
 const recordSchema = z.looseObject({
   schema: z.literal(RECORD_SCHEMA),
   label: z.string().min(1, 'expected a non-empty configuration label'),
-  verdict: z.enum(RECORD_OUTCOMES as [string, ...string[]]),
+  verdict: z.enum([OLD_VERDICT, ...RECORD_OUTCOMES]).transform((v) => (v === OLD_VERDICT ? 'unmeasured' : v)),
   detail: maybe,
   mode: text,
   sweep: maybe,
   compared_with: maybe,
-  rows: z.array(z.looseObject({ label: text, status: z.enum(ROW_STATUSES as [string, ...string[]]), unit: text, baseline: num, candidate: num, delta_pct: num })),
+  rows: z.array(
+    z.looseObject({
+      label: text,
+      status: z.enum([OLD_VERDICT, ...ROW_STATUSES]).transform((s) => (s === OLD_VERDICT ? 'undecided' : s)),
+      unit: text,
+      baseline: num,
+      candidate: num,
+      delta_pct: num,
+    }),
+  ),
   regressions: z.array(text),
+  blind: z.array(text).default([]),
   reasons: z.array(text),
   env: z
     .looseObject({

@@ -122,11 +122,12 @@ export function verdict(kind: Verdict['verdict'], over: Partial<Verdict> = {}): 
   const regressed = kind === 'regression'
   return {
     verdict: kind,
-    rows: [row(regressed ? 'regression' : kind === 'inconclusive' ? 'inconclusive' : 'pass')],
+    rows: [row(regressed ? 'regression' : kind === 'undecided' ? 'undecided' : 'pass')],
     envChanges: [{ field: 'engine version', baseline: '0.11.0', candidate: '0.11.1', blame: 'repository' }],
     reasons: regressed ? ['p95 ITL 128×32 c=16: +25.0 % exceeds the bar of 6.0 %'] : kind === 'pass' ? [] : [`${kind}: noisy`],
     regressions: regressed ? ['p95 ITL 128×32 c=16'] : [],
     confirm: null,
+    blind: [],
     ...over,
   }
 }

@@ -57,7 +57,7 @@ describe('run (gate mode)', () => {
   })
 
   it('runs the extra repeats an inconclusive verdict asks for, with a fresh seed, and decides over all runs', async () => {
-    const { deps, rec } = gate({ verdicts: [verdict('inconclusive', { confirm: { extraRepeats: 2 } }), verdict('pass')] })
+    const { deps, rec } = gate({ verdicts: [verdict('undecided', { confirm: { extraRepeats: 2 } }), verdict('pass')] })
     await run(deps)
     expect(rec.sweeps).toHaveLength(2)
     expect(rec.sweeps[1]?.repeats).toBe(2)
@@ -68,10 +68,10 @@ describe('run (gate mode)', () => {
   })
 
   it('reports inconclusive at once when confirm is false', async () => {
-    const { deps, rec } = gate({ inputs: { confirm: 'false' }, verdicts: [verdict('inconclusive', { confirm: { extraRepeats: 2 } }), verdict('pass')] })
+    const { deps, rec } = gate({ inputs: { confirm: 'false' }, verdicts: [verdict('undecided', { confirm: { extraRepeats: 2 } }), verdict('pass')] })
     await run(deps)
     expect(rec.sweeps).toHaveLength(1)
-    expect(rec.outputs.get('verdict')).toBe('inconclusive')
+    expect(rec.outputs.get('verdict')).toBe('undecided')
   })
 
   it('masks the github token and the API key', async () => {
@@ -170,12 +170,12 @@ describe('run (comment policy)', () => {
 
 describe('run (fail-on policy)', () => {
   it.each([
-    ['inconclusive', 'regression', false],
-    ['inconclusive', 'inconclusive', true],
-    ['not_comparable', 'inconclusive', true],
+    ['undecided', 'regression', false],
+    ['undecided', 'undecided', true],
+    ['not_comparable', 'undecided', true],
     ['not_comparable', 'regression', false],
     ['regression', 'never', false],
-    ['pass', 'inconclusive', false],
+    ['pass', 'undecided', false],
   ] as const)('verdict %s with fail-on %s fails: %s', async (kind, failOn, fails) => {
     const { deps, rec } = gate({ inputs: { 'fail-on': failOn }, verdicts: [verdict(kind)] })
     await run(deps)

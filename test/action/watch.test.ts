@@ -84,7 +84,7 @@ describe('mode: watch, a failing verdict', () => {
   })
 
   it('whatever else fail-on lists opens the issue too (inconclusive here)', async () => {
-    const { deps, rec } = watch({ inputs: { 'fail-on': 'regression,broken,inconclusive' }, verdicts: [verdict('inconclusive')] })
+    const { deps, rec } = watch({ inputs: { 'fail-on': 'regression,broken,inconclusive' }, verdicts: [verdict('undecided')] })
     await run(deps)
     expect(rec.issues.map((i) => i.title)).toEqual(['servegate watch: inconclusive on baselines/gate.json'])
     expect(firstLine(rec.issues[0]!.body)).toBe('Repository changed: the host is unchanged since the baseline; the repository changed: engine version 0.11.0 → 0.11.1.')
@@ -132,14 +132,14 @@ describe('mode: watch, neither failing nor passing', () => {
   it('inconclusive (not in fail-on) leaves the open issue as it is and says so in the summary', async () => {
     const issues = await openedIssue()
     const before = issues[0]!.body
-    const { deps, rec } = watch({ issues, verdicts: [verdict('inconclusive')] })
+    const { deps, rec } = watch({ issues, verdicts: [verdict('undecided')] })
     await run(deps)
     expect(rec.issueCalls).toEqual(['list'])
     expect(rec.issues[0]).toMatchObject({ state: 'open', body: before })
     expect(rec.issueComments).toEqual([])
     expect(rec.summary).toContain('Tracking issue: #1 (https://github.test/acme/infer/issues/1) left as it is — inconclusive is neither a failure under fail-on nor a pass.')
     expect(rec.outputs.has('issue-number')).toBe(false)
-    expect(rec.outputs.get('verdict')).toBe('inconclusive')
+    expect(rec.outputs.get('verdict')).toBe('undecided')
     expect(rec.failed).toEqual([])
   })
 

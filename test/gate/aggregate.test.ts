@@ -42,14 +42,14 @@ describe('the gate really decided these (fixtures)', () => {
 
 describe('VERDICT_PRECEDENCE', () => {
   it('is the gate\'s own order: a candidate that regressed and broke is broken, one that regressed and misses runs a regression', () => {
-    expect(VERDICT_PRECEDENCE).toEqual(['not_comparable', 'broken', 'regression', 'incomplete', 'inconclusive', 'improvement', 'pass'])
+    expect(VERDICT_PRECEDENCE).toEqual(['not_comparable', 'broken', 'regression', 'incomplete', 'undecided', 'improvement', 'pass'])
     // The gate itself: a regression shown by the runs that exist outranks the runs that are missing.
     const slowAndCut = compareToBaseline(base!, pipeDay(7, 1.3, { skip: (c, r) => c === 16 && r === 2 }))
     expect(slowAndCut.verdict).toBe(worstVerdict(['regression', 'incomplete']))
   })
   it('has the worst verdict of none be pass, and of a list its first by precedence', () => {
     expect(worstVerdict([])).toBe('pass')
-    expect(worstVerdict(['pass', 'inconclusive', 'improvement'])).toBe('inconclusive')
+    expect(worstVerdict(['pass', 'undecided', 'improvement'])).toBe('undecided')
     expect(worstVerdict(['incomplete', 'not_comparable', 'regression'])).toBe('not_comparable')
   })
 })
@@ -80,7 +80,7 @@ describe('aggregateRecords', () => {
     ['cancelled', 'incomplete'],
     ['refused', 'incomplete'],
     ['none', 'incomplete'],
-    ['inconclusive', 'inconclusive'],
+    ['undecided', 'undecided'],
     ['improvement', 'improvement'],
   ])('counts a record of %s as %s', (outcome, kind) => {
     expect(countsAs(outcome)).toBe(kind)
@@ -130,7 +130,7 @@ describe('aggregateExit', () => {
   })
 
   it('treats inconclusive as the gate does: not a pass, failing only when fail-on lists it', () => {
-    const inconclusive: Verdict = { ...PASS, verdict: 'inconclusive' }
+    const inconclusive: Verdict = { ...PASS, verdict: 'undecided' }
     const a = aggregateRecords([record('a', inconclusive)], ['a'])
     expect(aggregateExit(a, DEFAULT_FAIL_ON)).toBe(0)
     expect(aggregateExit(a, FAIL_ON_VERDICTS)).toBe(1)

@@ -78,7 +78,7 @@ describe('servegate compare', () => {
       r.points[0]!.runs[0]!.validity = { valid: false, issues: [{ code: 'gpu_shared', detail: 'another process' }] }
     })
     expect(await compare(base, cand)).toBe(0)
-    expect(printed).toMatch(/INCONCLUSIVE[\s\S]*inconclusive exits 0 because --fail-on leaves it out, but this is not a pass/)
+    expect(printed).toMatch(/UNDECIDED[\s\S]*inconclusive exits 0 because --fail-on leaves it out, but this is not a pass/)
     expect(await compare(base, cand, '--fail-on', 'inconclusive')).toBe(1)
     expect(await compare(base, cand, '--fail-on', 'regression,inconclusive')).toBe(1)
   })

@@ -72,7 +72,7 @@ describe('decideMetric', () => {
     // Zero-variance history: bar ln 1.05 = 4.88 %, pass needs D ≤ 4.88 % − 1.5 σ ≈ 3.1 % while
     // confirmation is left; +4 % sits in between. At 9 runs the band closes and +4 % passes.
     const d = decideMetric(latency(flat(10, 10), [10.4, 10.4, 10.4]), opts)
-    expect(d.status).toBe('inconclusive')
+    expect(d.status).toBe('undecided')
     expect(d.notes).toEqual([expect.stringMatching(/^\+4\.0 % lies between the pass threshold \+3\.\d % and the bar \+5\.0 %$/)])
     expect(d.extraRepeats).toBe(6)
     expect(decideMetric(latency(flat(10, 10), Array(9).fill(10.4)), opts).status).toBe('pass')
@@ -83,7 +83,7 @@ describe('decideMetric', () => {
     const history = Array.from({ length: 10 }, () => [9.5, 10, 10.5])
     const d = decideMetric(latency(history, [11.5, 11.5, 9.95]), opts)
     expect(d.d!).toBeGreaterThan(d.bar!)
-    expect(d.status).toBe('inconclusive')
+    expect(d.status).toBe('undecided')
     expect(d.notes).toContain('only 2 of 3 runs are worse than the baseline')
     // Five runs tolerate one dissenter.
     expect(d.extraRepeats).toBe(2)
@@ -93,7 +93,7 @@ describe('decideMetric', () => {
     const long = decideMetric(latency(flat(10, 10), [10.8, 10.8, 10.8]), opts)
     const short = decideMetric(latency(flat(10, 1), [10.8, 10.8, 10.8]), opts)
     expect(long.status).toBe('regression')
-    expect(short.status).toBe('inconclusive')
+    expect(short.status).toBe('undecided')
     // Priors only (3.5 % short-history day prior): σ² = 2 · (0.001225 + 0.4487·0.00032); bar 3.5 σ.
     const s2 = 0.001225 + 0.4487 * 0.00032
     expect(short.sigma).toBeCloseTo(Math.sqrt(2 * s2), 6)

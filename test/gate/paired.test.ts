@@ -24,7 +24,7 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
   it('does not call a regression when one pair of four disagrees, however large the others', () => {
     const d = latency([[20, 30], [20, 19.8], [20, 30], [20, 30]])
     expect(d.d!).toBeGreaterThan(d.bar!)
-    expect(d.status).toBe('inconclusive')
+    expect(d.status).toBe('undecided')
     expect(d.notes.join(' ')).toMatch(/pairs have B worse/)
   })
 
@@ -60,7 +60,7 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     expect(tput([[0, 0], [0, 0], [0, 0]]).status).toBe('pass')
     expect(tput([[100, 0], [100, 0], [100, 0]]).status).toBe('regression')
     expect(tput([[0, 100], [0, 100], [0, 100]]).status).toBe('improvement')
-    expect(tput([[100, 0], [100, 100], [0, 100]]).status).toBe('inconclusive')
+    expect(tput([[100, 0], [100, 100], [0, 100]]).status).toBe('undecided')
     expect(tput([]).status).toBe('missing')
   })
 

@@ -75,7 +75,7 @@ describe('a short history with per-start drift', () => {
         const d = decideMetric(input(c, 1.25), opts)
         if (c.runs === opts.maxRepeats) return d.status === 'regression'
         // Before the budget a worst-case draw may sit between the bars; then the verdict asks for the repeats that settle it.
-        return d.status === 'regression' || (d.status === 'inconclusive' && d.extraRepeats !== null)
+        return d.status === 'regression' || (d.status === 'undecided' && d.extraRepeats !== null)
       }),
       { numRuns: 3000, seed: 311 },
     )

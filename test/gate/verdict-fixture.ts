@@ -40,22 +40,24 @@ export const REGRESSION: Verdict = {
       sigma_pct: 1.5,
       mdc_pct: 7.0,
     }),
-    r({ key: 'ttft_p95@4096x512@c1', kind: 'ttft_p95', label: 'p95 TTFT 4096×512 c=1', status: 'inconclusive', gated: false, baseline: 150, candidate: 157, delta_pct: 4.67 }),
+    r({ key: 'ttft_p95@4096x512@c1', kind: 'ttft_p95', label: 'p95 TTFT 4096×512 c=1', status: 'undecided', gated: false, baseline: 150, candidate: 157, delta_pct: 4.67 }),
   ],
   envChanges: [{ field: 'engine', baseline: 'vllm 0.9.0', candidate: 'vllm 0.9.1', blame: 'repository' }],
   reasons: ['p95 ITL 4096×512 c=16: +15.3 %, beyond the bar of +5.0 %'],
   regressions: ['p95 ITL 4096×512 c=16'],
   confirm: null,
+  blind: [],
 }
 
-export const INCONCLUSIVE: Verdict = {
-  verdict: 'inconclusive',
+export const UNDECIDED: Verdict = {
+  verdict: 'undecided',
   rows: [
     r({ key: 'itl_p95@4096x512@c1', label: 'p95 ITL 4096×512 c=1', status: 'missing', baseline: 10, candidate: null, delta_pct: null, bar_pct: null, sigma_pct: null, mdc_pct: null, n_candidate: 0 }),
-    r({ key: 'itl_p95@4096x512@c16', label: 'p95 ITL 4096×512 c=16', status: 'inconclusive', delta_pct: 4.1 }),
+    r({ key: 'itl_p95@4096x512@c16', label: 'p95 ITL 4096×512 c=16', status: 'undecided', delta_pct: 4.1 }),
   ],
   envChanges: [],
   reasons: ['p95 ITL 4096×512 c=1: missing — candidate has no runs for this point', '6 more repeats of the gated sweep would likely settle it; decide over all runs'],
   regressions: [],
   confirm: { extraRepeats: 6 },
+  blind: [],
 }

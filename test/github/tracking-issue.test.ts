@@ -28,10 +28,10 @@ afterEach(async () => {
 describe('issueActionFor', () => {
   it.each([
     ['regression', true, 'open-or-update'],
-    ['inconclusive', true, 'open-or-update'],
+    ['undecided', true, 'open-or-update'],
     ['pass', false, 'close'],
     ['improvement', false, 'close'],
-    ['inconclusive', false, 'leave'],
+    ['undecided', false, 'leave'],
     ['regression', false, 'leave'],
   ] as const)('%s (failing: %s) → %s', (verdict, failing, action) => {
     expect(issueActionFor(verdict, failing)).toBe(action)

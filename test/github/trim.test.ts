@@ -77,11 +77,12 @@ describe('keepVerdictRows', () => {
   })
   const v: Verdict = {
     verdict: 'regression',
-    rows: [row('a', 'pass'), row('b', 'regression'), row('c', 'pass', false), row('d', 'inconclusive'), row('e', 'improvement'), row('f', 'regression', false)],
+    rows: [row('a', 'pass'), row('b', 'regression'), row('c', 'pass', false), row('d', 'undecided'), row('e', 'improvement'), row('f', 'regression', false)],
     envChanges: [],
     reasons: ['b: +20 %', 'd: inconclusive — noisy', 'general remark'],
     regressions: ['b'],
     confirm: null,
+    blind: [],
   }
 
   it('drops passes first (reported before gated), keeps regressions and open rows longest, in the original order', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { renderVerdictMarkdown } from '../../src/report/verdict-markdown.js'
-import { INCONCLUSIVE, REGRESSION } from '../gate/verdict-fixture.js'
+import { UNDECIDED, REGRESSION } from '../gate/verdict-fixture.js'
 
 describe('renderVerdictMarkdown', () => {
   it('puts the verdict first, regressions at the top of the gated table, improvements shown, reported rows folded', () => {
@@ -43,8 +43,8 @@ describe('renderVerdictMarkdown', () => {
   })
 
   it('says an inconclusive verdict is not a pass and how many repeats would settle it', () => {
-    expect(renderVerdictMarkdown(INCONCLUSIVE)).toMatchInlineSnapshot(`
-      "### servegate verdict: INCONCLUSIVE
+    expect(renderVerdictMarkdown(UNDECIDED)).toMatchInlineSnapshot(`
+      "### servegate verdict: UNDECIDED
 
       2 of 2 gated metrics could not be decided; no regression was shown, but this is not a pass. 6 more repeats would likely settle it.
 

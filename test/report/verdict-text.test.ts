@@ -4,7 +4,7 @@ import { compareToBaseline } from '../../src/gate/compare.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { appendRefresh } from '../../src/store/baseline.js'
 import { pipeDay } from '../gate/fixtures.js'
-import { INCONCLUSIVE, REGRESSION } from '../gate/verdict-fixture.js'
+import { UNDECIDED, REGRESSION } from '../gate/verdict-fixture.js'
 
 describe('renderVerdictText', () => {
   it('prints a status word, aligned columns with regressions first, environment changes and reasons', () => {
@@ -33,8 +33,8 @@ describe('renderVerdictText', () => {
   })
 
   it('shows missing figures as dashes and the confirmation hint', () => {
-    expect(renderVerdictText(INCONCLUSIVE)).toMatchInlineSnapshot(`
-      "servegate verdict: INCONCLUSIVE
+    expect(renderVerdictText(UNDECIDED)).toMatchInlineSnapshot(`
+      "servegate verdict: UNDECIDED
         2 of 2 gated metrics could not be decided; no regression was shown, but this is not a pass. 6 more repeats would likely settle it.
 
       gated:
