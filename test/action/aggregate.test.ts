@@ -98,7 +98,7 @@ describe('mode aggregate', () => {
     expect(rows[1]).toContain('no record (cancelled, crashed or runner lost)')
     expect(rows[0]).toContain('[bench](https://github.com/acme/infer/actions/runs/42)')
     expect(rec.summary).toContain('## ❌ servegate matrix: regression — 3 configurations: 1 regression, 1 incomplete, 1 pass')
-    expect(rec.failed).toEqual(['servegate matrix: regression — b regression, c incomplete (fail-on: regression,broken,incomplete,not_comparable)'])
+    expect(rec.failed).toEqual(['servegate matrix: regression — b regression, c incomplete (fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable)'])
     // No sweep, no config: the final job needs no GPU.
     expect(rec.sweeps).toHaveLength(0)
     expect(rec.resolveInputs).toHaveLength(0)

@@ -92,7 +92,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
       expect(r.code, r.stdout).toBe(1)
       expect(r.outputs['verdict']).toBe('broken')
       expect(errors(r)).toHaveLength(1)
-      expect(errors(r)[0]).toMatch(/^::error::servegate gate tripped: verdict broken \(fail-on: regression,broken,incomplete,not_comparable\): .*run \d: \d+ requests? failed \(\d+\.\d %\), beyond the budget 1\.0 %/)
+      expect(errors(r)[0]).toMatch(/^::error::servegate gate tripped: verdict broken \(fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable\): .*run \d: \d+ requests? failed \(\d+\.\d %\), beyond the budget 1\.0 %/)
       expect(r.summary).toMatch(/broken/)
       expect(r.summary).toMatch(/requests? failed/)
     } finally {

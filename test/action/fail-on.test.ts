@@ -36,7 +36,7 @@ beforeAll(async () => {
   await writeBaseline(baselinePath, b!)
   const otherGpu = dayResult(10)
   otherGpu.env.gpu.names = ['NVIDIA H100', 'NVIDIA H100']
-  const candidates: Record<string, ResultFile> = { pass: dayResult(10), regression: dayResult(10, 1.15), not_comparable: otherGpu, inconclusive: saturated() }
+  const candidates: Record<string, ResultFile> = { pass: dayResult(10), regression: dayResult(10, 1.15), not_comparable: otherGpu, unmeasured: saturated() }
   for (const [name, r] of Object.entries(candidates)) {
     files[name] = join(dir, `${name}.json`)
     await writeResultFile(files[name]!, r)
@@ -54,8 +54,8 @@ async function actionOn(candidate: string, failOn: string) {
 }
 
 describe('the step outcome and fail-on', () => {
-  const lists = ['', 'regression', 'never', 'inconclusive', 'regression,inconclusive', 'broken incomplete']
-  for (const kind of ['pass', 'regression', 'not_comparable', 'inconclusive']) {
+  const lists = ['', 'regression', 'never', 'inconclusive', 'regression,unmeasured', 'broken incomplete']
+  for (const kind of ['pass', 'regression', 'not_comparable', 'unmeasured']) {
     it.each(lists)(`${kind} candidate with fail-on %j: the step fails exactly when compare's exit code is not 0`, async (failOn) => {
       const rec = await actionOn(files[kind]!, failOn)
       const verdict = compareToBaseline(await readBaseline(baselinePath), await readResultFile(files[kind]!), {}).verdict
@@ -65,20 +65,31 @@ describe('the step outcome and fail-on', () => {
     })
   }
 
-  it('raises a titled warning for inconclusive, saying it is not a pass, even when it does not fail', async () => {
-    const rec = await actionOn(files['inconclusive']!, '')
+  it('fails unmeasured by default, naming the busy host, with a titled warning', async () => {
+    const rec = await actionOn(files['unmeasured']!, '')
+    expect(rec.failed[0]).toMatch(/^servegate gate tripped: verdict unmeasured \(fail-on: .*\): unmeasured: a busy host/)
+    expect(rec.warningTitles).toContain('servegate: unmeasured — not a pass')
+  })
+
+  it('raises the titled warning even when fail-on lets unmeasured through', async () => {
+    const rec = await actionOn(files['unmeasured']!, 'regression')
     expect(rec.failed).toEqual([])
-    expect(rec.warningTitles).toContain('servegate: inconclusive — not a pass')
+    expect(rec.warningTitles).toContain('servegate: unmeasured — not a pass')
+  })
+
+  it('warns that the retired inconclusive reads as unmeasured and undecided', async () => {
+    const rec = await actionOn(files['pass']!, 'regression,inconclusive')
+    expect(rec.warningTitles).toContain('servegate: fail-on names a retired verdict')
   })
 
   it('fails not_comparable by default, with a titled warning', async () => {
     const rec = await actionOn(files['not_comparable']!, '')
-    expect(rec.failed[0]).toMatch(/^servegate gate tripped: verdict not_comparable \(fail-on: regression,broken,incomplete,not_comparable\)/)
+    expect(rec.failed[0]).toMatch(/^servegate gate tripped: verdict not_comparable \(fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable\)/)
     expect(rec.warningTitles).toContain('servegate: not comparable')
   })
 
   it('warns when fail-on lets a broken, incomplete or incomparable run pass', async () => {
     const rec = await actionOn(files['pass']!, 'regression')
-    expect(rec.warnings.join('\n')).toContain('fail-on leaves out broken, incomplete, not_comparable')
+    expect(rec.warnings.join('\n')).toContain('fail-on leaves out broken, incomplete, unmeasured, not_comparable')
   })
 })

@@ -171,8 +171,11 @@ describe('run (comment policy)', () => {
 describe('run (fail-on policy)', () => {
   it.each([
     ['undecided', 'regression', false],
-    ['undecided', 'undecided', true],
-    ['not_comparable', 'undecided', true],
+    // Not blind: every undecided row could have shown the promised regression, so it passes with a warning.
+    ['undecided', 'undecided', false],
+    ['unmeasured', '', true],
+    ['unmeasured', 'regression', false],
+    ['not_comparable', 'not_comparable', true],
     ['not_comparable', 'regression', false],
     ['regression', 'never', false],
     ['pass', 'undecided', false],
@@ -181,6 +184,13 @@ describe('run (fail-on policy)', () => {
     await run(deps)
     expect(rec.failed.length > 0).toBe(fails)
     expect(rec.outputs.get('verdict')).toBe(kind)
+  })
+
+  it('fails an undecided verdict with a blind row under the default fail-on, naming the row', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('undecided', { blind: ['p95 ITL 128×32 c=16'], reasons: ['undecided and blind: p95 ITL 128×32 c=16 (MDC 40.0 %)'] })] })
+    await run(deps)
+    expect(rec.outputs.get('verdict')).toBe('undecided')
+    expect(rec.failed[0]).toMatch(/^servegate gate tripped: verdict undecided .*undecided and blind: p95 ITL 128×32 c=16/)
   })
 })
 

@@ -83,10 +83,10 @@ describe('mode: watch, a failing verdict', () => {
     expect(rec.failed[0]).toMatch(/^servegate watch tripped: verdict broken/)
   })
 
-  it('whatever else fail-on lists opens the issue too (inconclusive here)', async () => {
-    const { deps, rec } = watch({ inputs: { 'fail-on': 'regression,broken,inconclusive' }, verdicts: [verdict('undecided')] })
+  it('whatever else fails the step opens the issue too (unmeasured here)', async () => {
+    const { deps, rec } = watch({ inputs: { 'fail-on': 'regression,broken,unmeasured' }, verdicts: [verdict('unmeasured')] })
     await run(deps)
-    expect(rec.issues.map((i) => i.title)).toEqual(['servegate watch: inconclusive on baselines/gate.json'])
+    expect(rec.issues.map((i) => i.title)).toEqual(['servegate watch: unmeasured on baselines/gate.json'])
     expect(firstLine(rec.issues[0]!.body)).toBe('Repository changed: the host is unchanged since the baseline; the repository changed: engine version 0.11.0 → 0.11.1.')
     expect(rec.failed).toHaveLength(1)
   })
@@ -129,7 +129,7 @@ describe('mode: watch, a passing verdict', () => {
 })
 
 describe('mode: watch, neither failing nor passing', () => {
-  it('inconclusive (not in fail-on) leaves the open issue as it is and says so in the summary', async () => {
+  it('undecided without a blind row (not a failure) leaves the open issue as it is and says so in the summary', async () => {
     const issues = await openedIssue()
     const before = issues[0]!.body
     const { deps, rec } = watch({ issues, verdicts: [verdict('undecided')] })
@@ -137,7 +137,7 @@ describe('mode: watch, neither failing nor passing', () => {
     expect(rec.issueCalls).toEqual(['list'])
     expect(rec.issues[0]).toMatchObject({ state: 'open', body: before })
     expect(rec.issueComments).toEqual([])
-    expect(rec.summary).toContain('Tracking issue: #1 (https://github.test/acme/infer/issues/1) left as it is — inconclusive is neither a failure under fail-on nor a pass.')
+    expect(rec.summary).toContain('Tracking issue: #1 (https://github.test/acme/infer/issues/1) left as it is — undecided is neither a failure under fail-on nor a pass.')
     expect(rec.outputs.has('issue-number')).toBe(false)
     expect(rec.outputs.get('verdict')).toBe('undecided')
     expect(rec.failed).toEqual([])

@@ -18,6 +18,7 @@ const PASS = compareToBaseline(base!, pipeDay(7))
 const SLOWER = compareToBaseline(base!, pipeDay(7, 1.3))
 // 4 % slower: within the noise the five refreshes allow, so the gate cannot decide.
 const UNDECIDED = compareToBaseline(base!, pipeDay(7, 1.04))
+const BLIND = compareToBaseline(base!, pipeDay(7, 1.04), { maxMdcPct: 5 })
 
 let dir: string
 let printed: string
@@ -72,12 +73,18 @@ describe('servegate aggregate', () => {
     expect(await aggregate(join(dir, 'records'), '--expect', 'a,b,c')).toBe(1)
   })
 
-  it('does not exit 0 on an inconclusive configuration by default: that is not a passing record', async () => {
-    expect(UNDECIDED.verdict).toBe('inconclusive')
+  it('exits 0 on an undecided configuration only when no row of it was blind, and 1 on an unmeasured one', async () => {
+    expect(UNDECIDED).toMatchObject({ verdict: 'undecided', blind: [] })
     await put('a', PASS)
     await put('b', UNDECIDED)
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b')).toBe(0)
+    // The same measurements judged by a gate that promises to see 5 % changes: every row is blind.
+    await put('b', BLIND, '2026-01-01T11:00:00.000Z', 'attempt-2')
+    expect(BLIND.blind).toHaveLength(4)
     expect(await aggregate(join(dir, 'records'), '--expect', 'a,b')).toBe(1)
-    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b', '--fail-on', 'regression,broken,incomplete,not_comparable')).toBe(0)
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b', '--fail-on', 'regression,broken,incomplete,unmeasured,not_comparable')).toBe(0)
+    await put('b', { ...PASS, verdict: 'unmeasured' }, '2026-01-01T12:00:00.000Z', 'attempt-3')
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b')).toBe(1)
   })
 
   it('lets the newest record of a re-run count, and says so', async () => {

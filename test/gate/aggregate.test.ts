@@ -15,7 +15,7 @@ const PASS = compareToBaseline(base!, pipeDay(7))
 const SLOWER = compareToBaseline(base!, pipeDay(7, 1.3))
 const INCOMPLETE = compareToBaseline(base!, pipeDay(7, 1, { skip: (c) => c === 16 }))
 
-function record(label: string, v: Verdict | null, over: { outcome?: RecordOutcome; at?: string; head?: string; detail?: string } = {}): FoundRecord {
+function record(label: string, v: Verdict | null, over: { outcome?: RecordOutcome; at?: string; head?: string | null; detail?: string } = {}): FoundRecord {
   const rec = buildVerdictRecord({
     label,
     outcome: over.outcome ?? v!.verdict,
@@ -27,7 +27,7 @@ function record(label: string, v: Verdict | null, over: { outcome?: RecordOutcom
     env: pipeDay(7).env,
     runner: { name: `gpu-${label}`, os: 'Linux', arch: 'X64', labels: null },
     job: { run_url: 'https://github.test/acme/infer/actions/runs/1', job: 'bench', run_attempt: '1' },
-    headSha: over.head ?? 'f00df00d',
+    headSha: over.head === undefined ? 'f00df00d' : over.head,
     at: over.at ?? '2026-01-01T10:00:00.000Z',
     harnessVersion: '0.1.0',
   })
@@ -42,7 +42,7 @@ describe('the gate really decided these (fixtures)', () => {
 
 describe('VERDICT_PRECEDENCE', () => {
   it('is the gate\'s own order: a candidate that regressed and broke is broken, one that regressed and misses runs a regression', () => {
-    expect(VERDICT_PRECEDENCE).toEqual(['not_comparable', 'broken', 'regression', 'incomplete', 'undecided', 'improvement', 'pass'])
+    expect(VERDICT_PRECEDENCE).toEqual(['not_comparable', 'broken', 'regression', 'incomplete', 'unmeasured', 'undecided', 'improvement', 'pass'])
     // The gate itself: a regression shown by the runs that exist outranks the runs that are missing.
     const slowAndCut = compareToBaseline(base!, pipeDay(7, 1.3, { skip: (c, r) => c === 16 && r === 2 }))
     expect(slowAndCut.verdict).toBe(worstVerdict(['regression', 'incomplete']))
@@ -81,9 +81,11 @@ describe('aggregateRecords', () => {
     ['refused', 'incomplete'],
     ['none', 'incomplete'],
     ['undecided', 'undecided'],
-    ['improvement', 'improvement'],
-  ])('counts a record of %s as %s', (outcome, kind) => {
-    expect(countsAs(outcome)).toBe(kind)
+    // A record that gated no metric certified nothing, whatever it says.
+    ['improvement', 'unmeasured'],
+    ['pass', 'unmeasured'],
+  ])('counts a record of %s without gated rows as %s', (outcome, kind) => {
+    if (kind !== 'unmeasured') expect(countsAs(outcome)).toBe(kind)
     const agg = aggregateRecords([record('a', null, { outcome, detail: 'servegate could not run: boom' })], ['a'])
     expect(agg.rows[0]!.verdict).toBe(kind)
     expect(agg.rows[0]!.recorded).toBe(outcome)
@@ -109,7 +111,22 @@ describe('aggregateRecords', () => {
     const agg = aggregateRecords([record('a', PASS, { head: '0123456789abcdef' })], ['a'], { headSha: 'f00df00d' })
     expect(agg.rows[0]!.verdict).toBe('incomplete')
     expect(agg.rows[0]!.notes.join(' ')).toMatch(/measured commit 0123456789ab, not f00df00d/)
-    expect(aggregateRecords([record('a', PASS, { head: 'f00df00dcafe' })], ['a'], { headSha: 'f00df00d' }).rows[0]!.verdict).toBe('pass')
+    expect(aggregateRecords([record('a', PASS, { head: 'F00DF00D' })], ['a'], { headSha: 'f00df00d' }).rows[0]!.verdict).toBe('pass')
+  })
+
+  it('matches commits exactly: an abbreviated, empty or absent commit is no verdict on this one', () => {
+    for (const head of ['f00df00dcafe', 'f00d', '', null]) {
+      const row = aggregateRecords([record('a', PASS, { head })], ['a'], { headSha: 'f00df00dcafe1234' }).rows[0]!
+      expect(row.verdict).toBe('incomplete')
+    }
+    expect(aggregateRecords([record('a', PASS, { head: null })], ['a'], { headSha: 'f00df00d' }).rows[0]!.notes.join(' ')).toMatch(/the record names no commit/)
+  })
+
+  it('counts a pass whose record gated no metric as unmeasured', () => {
+    const nothing: Verdict = { ...PASS, rows: PASS.rows.map((r) => ({ ...r, gated: false })) }
+    const row = aggregateRecords([record('a', nothing)], ['a']).rows[0]!
+    expect(row.verdict).toBe('unmeasured')
+    expect(row.notes.join(' ')).toMatch(/gated no metric/)
   })
 })
 
@@ -129,11 +146,18 @@ describe('aggregateExit', () => {
     expect(aggregateExit(both, [])).toBe(0)
   })
 
-  it('treats inconclusive as the gate does: not a pass, failing only when fail-on lists it', () => {
-    const inconclusive: Verdict = { ...PASS, verdict: 'undecided' }
-    const a = aggregateRecords([record('a', inconclusive)], ['a'])
-    expect(aggregateExit(a, DEFAULT_FAIL_ON)).toBe(0)
-    expect(aggregateExit(a, FAIL_ON_VERDICTS)).toBe(1)
+  it('treats undecided as the gate does: it fails only when a row was blind, and only when fail-on lists it', () => {
+    const seeing: Verdict = { ...PASS, verdict: 'undecided', blind: [] }
+    const blind: Verdict = { ...PASS, verdict: 'undecided', blind: ['p95 ITL 64×16 c=4'] }
+    expect(aggregateExit(aggregateRecords([record('a', seeing)], ['a']), DEFAULT_FAIL_ON)).toBe(0)
+    expect(aggregateExit(aggregateRecords([record('a', blind)], ['a']), DEFAULT_FAIL_ON)).toBe(1)
+    expect(aggregateExit(aggregateRecords([record('a', blind)], ['a']), ['regression'])).toBe(0)
+    expect(DEFAULT_FAIL_ON).toEqual(FAIL_ON_VERDICTS)
+  })
+
+  it('fails an unmeasured configuration by default', () => {
+    const a = aggregateRecords([record('a', { ...PASS, verdict: 'unmeasured' })], ['a'])
+    expect(aggregateExit(a, DEFAULT_FAIL_ON)).toBe(1)
   })
 
   it('exits 2 when a configuration is not comparable and fail-on lists it', () => {

@@ -90,12 +90,22 @@ describe('the verdict by blame', () => {
     expect(row(v, 'itl_p95@64x16@c16').status).toBe('missing')
   })
 
-  it('is inconclusive, never pass, when the host spoiled a run (a saturated client, a shared GPU)', () => {
-    for (const spoil of [{ saturated: true }, { gpuShared: true }]) {
-      const v = compareToBaseline(base, pipeDay(7, 1, { run: (c, r) => (c === 4 && r === 0 ? spoil : {}) }))
-      expect(v.verdict).toBe('inconclusive')
+  it('is unmeasured, never pass, when the host spoiled so many runs that fewer than two of three are valid', () => {
+    for (const [spoil, cause] of [[{ saturated: true }, /unmeasured: a busy host/], [{ gpuShared: true }, /unmeasured: another process shared the GPU/]] as const) {
+      const v = compareToBaseline(base, pipeDay(7, 1, { run: (c, r) => (c === 4 && r > 0 ? spoil : {}) }))
+      expect(v.verdict).toBe('unmeasured')
       expect(row(v, 'itl_p95@64x16@c4').status).toBe('invalid')
+      expect(v.reasons[0]).toMatch(cause)
     }
+  })
+
+  it('decides on the two valid runs of three when the host spoiled one, and says so on the row', () => {
+    const v = compareToBaseline(base, pipeDay(7, 1, { run: (c, r) => (c === 4 && r === 0 ? { saturated: true } : {}) }))
+    const r = row(v, 'itl_p95@64x16@c4')
+    expect(r.status).toBe('pass')
+    expect(r.n_candidate).toBe(2)
+    expect(r.notes.join(' ')).toMatch(/run 0 invalid \(client_saturated\)/)
+    expect(v.verdict).toBe('pass')
   })
 
   it('does not call a regression on the one run an interrupted sweep left: incomplete, which still fails', () => {
@@ -148,12 +158,13 @@ describe('the verdict by blame', () => {
 })
 
 describe('a latency of zero', () => {
-  it('leaves a row whose p95 ITL is 0 (every chunk in one read) undecided, never a pass', () => {
+  it('leaves a row whose p95 ITL is 0 (every chunk in one read) unmeasured, never a pass', () => {
     const gaps: Record<number, number> = { 1: 0, 4: 20, 16: 80 }
     const cand = pipeDay(7, 1, { itl: (c) => gaps[c]! })
     expect(cand.points[0]!.runs[0]!.itl_ms.p95).toBe(0)
     const v = compareToBaseline(base, cand)
-    expect(row(v, 'itl_p95@64x16@c1')).toMatchObject({ status: 'inconclusive', candidate: null, delta_pct: null })
+    expect(row(v, 'itl_p95@64x16@c1')).toMatchObject({ status: 'unmeasured', candidate: null, delta_pct: null })
+    expect(v.verdict).toBe('unmeasured')
     expect(['pass', 'improvement']).not.toContain(v.verdict)
   })
 })

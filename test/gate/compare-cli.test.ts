@@ -73,14 +73,22 @@ describe('servegate compare', () => {
     expect(printed).toMatch(/NOT COMPARABLE/)
   })
 
-  it('exits 0 on inconclusive but says so, and 1 with --fail-on inconclusive', async () => {
+  it('exits 1 on unmeasured: a host-spoiled run leaves one valid run of a one-refresh baseline\'s point', async () => {
     const { base, cand } = await files(1, (r) => {
       r.points[0]!.runs[0]!.validity = { valid: false, issues: [{ code: 'gpu_shared', detail: 'another process' }] }
+      r.points[0]!.runs[1]!.validity = { valid: false, issues: [{ code: 'gpu_shared', detail: 'another process' }] }
     })
-    expect(await compare(base, cand)).toBe(0)
-    expect(printed).toMatch(/UNDECIDED[\s\S]*inconclusive exits 0 because --fail-on leaves it out, but this is not a pass/)
-    expect(await compare(base, cand, '--fail-on', 'inconclusive')).toBe(1)
+    expect(await compare(base, cand)).toBe(1)
+    expect(printed).toMatch(/UNMEASURED[\s\S]*unmeasured: another process shared the GPU \(gpu_shared\)/)
+    // Leaving unmeasured out of fail-on exits 0, with the warning that nothing was certified.
+    printed = ''
+    expect(await compare(base, cand, '--fail-on', 'regression,broken')).toBe(0)
+    expect(printed).toMatch(/fail-on leaves out incomplete, unmeasured, not_comparable/)
+    expect(printed).toMatch(/unmeasured exits 0 because --fail-on leaves it out, but this is not a pass/)
+    // The retired name still works, read as unmeasured and undecided, with a warning.
+    printed = ''
     expect(await compare(base, cand, '--fail-on', 'regression,inconclusive')).toBe(1)
+    expect(printed).toMatch(/"inconclusive" is deprecated and read as "unmeasured,undecided"/)
   })
 
   it('applies a config file\'s gate settings exactly as the Action\'s compare stage does', async () => {
@@ -113,7 +121,7 @@ describe('servegate compare', () => {
     expect(printed).toMatch(/^servegate verdict: BROKEN/)
     printed = ''
     expect(await compare(base, cand, '--fail-on', 'never')).toBe(0)
-    expect(printed).toMatch(/Warning: fail-on leaves out broken, incomplete, not_comparable/)
+    expect(printed).toMatch(/Warning: fail-on leaves out broken, incomplete, unmeasured, not_comparable/)
     expect(printed).toMatch(/broken exits 0 because --fail-on leaves it out, but this is not a pass/)
   })
 

@@ -7,7 +7,7 @@ const reader = (values: Record<string, string>) => (name: string) => values[name
 describe('readInputs', () => {
   it('applies the defaults action.yml documents when every input is empty', () => {
     const i = readInputs(reader({}))
-    expect(i).toMatchObject({ mode: 'gate', comment: 'always', failOn: ['regression', 'broken', 'incomplete', 'not_comparable'], allowFork: false, confirm: true, refreshCommit: true, refreshPush: true, workingDirectory: '.', out: 'servegate-result.json' })
+    expect(i).toMatchObject({ mode: 'gate', comment: 'always', failOn: ['regression', 'broken', 'incomplete', 'unmeasured', 'undecided', 'not_comparable'], allowFork: false, confirm: true, refreshCommit: true, refreshPush: true, workingDirectory: '.', out: 'servegate-result.json' })
     expect(i.config).toBeUndefined()
     expect(i.baseUrl).toBeUndefined()
     expect(i.githubToken).toBeUndefined()
@@ -16,8 +16,8 @@ describe('readInputs', () => {
   it('reads dashed names and trims values', () => {
     const i = readInputs(reader({ 'base-url': ' http://gpu:8000 ', 'fail-on': 'inconclusive', 'allow-fork': 'TRUE', 'refresh-commit': 'False' }))
     expect(i.baseUrl).toBe('http://gpu:8000')
-    // The legacy single word keeps its meaning: fail on everything but pass and improvement.
-    expect(i.failOn).toEqual(['regression', 'broken', 'incomplete', 'not_comparable', 'inconclusive'])
+    // The retired word reads as the two verdicts it was split into.
+    expect(i.failOn).toEqual(['unmeasured', 'undecided'])
     expect(i.allowFork).toBe(true)
     expect(i.refreshCommit).toBe(false)
   })
@@ -45,7 +45,7 @@ describe('readInputs', () => {
   })
 
   it('names a fail-on word that is not a verdict, with the verdicts it accepts', () => {
-    expect(() => readInputs(reader({ 'fail-on': 'regression,slow' }))).toThrow(/input "fail-on": "regression,slow": "slow" is not a verdict; expected a comma-separated list of regression, broken, incomplete, not_comparable, inconclusive, or never/)
+    expect(() => readInputs(reader({ 'fail-on': 'regression,slow' }))).toThrow(/input "fail-on": "regression,slow": "slow" is not a verdict; expected a comma-separated list of regression, broken, incomplete, unmeasured, undecided, not_comparable, or never/)
   })
 
   it('accepts mode check (guards only)', () => {

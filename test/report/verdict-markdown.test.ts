@@ -23,7 +23,7 @@ describe('renderVerdictMarkdown', () => {
 
       | Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |
       |---|---|--:|--:|--:|--:|--:|--:|--:|
-      | inconclusive | p95 TTFT 4096×512 c=1 | 150.0 ms | 157.0 ms | +4.7 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
+      | undecided | p95 TTFT 4096×512 c=1 | 150.0 ms | 157.0 ms | +4.7 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
 
       </details>
 
@@ -42,18 +42,18 @@ describe('renderVerdictMarkdown', () => {
     `)
   })
 
-  it('says an inconclusive verdict is not a pass and how many repeats would settle it', () => {
+  it('says an undecided verdict is not a pass and how many repeats would settle it', () => {
     expect(renderVerdictMarkdown(UNDECIDED)).toMatchInlineSnapshot(`
       "### servegate verdict: UNDECIDED
 
-      2 of 2 gated metrics could not be decided; no regression was shown, but this is not a pass. 6 more repeats would likely settle it.
+      1 of 2 gated metrics were measured but could not be decided; this is not a pass. Each could have shown a regression of the promised size, so the check passes with a warning. 6 more repeats would likely settle it.
 
       **Gated metrics**
 
       | Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |
       |---|---|--:|--:|--:|--:|--:|--:|--:|
       | missing | p95 ITL 4096×512 c=1 | 10.00 ms | – | – | – | – | – | 30/0 |
-      | inconclusive | p95 ITL 4096×512 c=16 | 20.00 ms | 20.10 ms | +4.1 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
+      | undecided | p95 ITL 4096×512 c=16 | 20.00 ms | 20.10 ms | +4.1 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
 
       Environment: no changes recorded between baseline and candidate.
 

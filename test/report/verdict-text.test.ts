@@ -20,8 +20,8 @@ describe('renderVerdictText', () => {
         pass         p95 ITL 4096×512 c=1             10.02 ms    10.10 ms   +0.8 %  +5.0 %  1.2 %  7.1 %  30/3
 
       reported, not gated:
-        STATUS        METRIC                 BASELINE  CANDIDATE  CHANGE     BAR      σ    MDC     N
-        inconclusive  p95 TTFT 4096×512 c=1  150.0 ms   157.0 ms  +4.7 %  +5.0 %  1.2 %  7.1 %  30/3
+        STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE     BAR      σ    MDC     N
+        undecided  p95 TTFT 4096×512 c=1  150.0 ms   157.0 ms  +4.7 %  +5.0 %  1.2 %  7.1 %  30/3
 
       environment changes:
         repository  engine  vllm 0.9.0 → vllm 0.9.1
@@ -35,12 +35,12 @@ describe('renderVerdictText', () => {
   it('shows missing figures as dashes and the confirmation hint', () => {
     expect(renderVerdictText(UNDECIDED)).toMatchInlineSnapshot(`
       "servegate verdict: UNDECIDED
-        2 of 2 gated metrics could not be decided; no regression was shown, but this is not a pass. 6 more repeats would likely settle it.
+        1 of 2 gated metrics were measured but could not be decided; this is not a pass. Each could have shown a regression of the promised size, so the check passes with a warning. 6 more repeats would likely settle it.
 
       gated:
-        STATUS        METRIC                 BASELINE  CANDIDATE  CHANGE     BAR      σ    MDC     N
-        missing       p95 ITL 4096×512 c=1   10.00 ms          –       –       –      –      –  30/0
-        inconclusive  p95 ITL 4096×512 c=16  20.00 ms   20.10 ms  +4.1 %  +5.0 %  1.2 %  7.1 %  30/3
+        STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE     BAR      σ    MDC     N
+        missing    p95 ITL 4096×512 c=1   10.00 ms          –       –       –      –      –  30/0
+        undecided  p95 ITL 4096×512 c=16  20.00 ms   20.10 ms  +4.1 %  +5.0 %  1.2 %  7.1 %  30/3
 
       why:
         - p95 ITL 4096×512 c=1: missing — candidate has no runs for this point
