@@ -31,7 +31,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
   })
 
   /**
-   * One step; an inconclusive verdict is run again, at most twice: on a busy host a saturated
+   * One step; an unmeasured verdict is run again, at most twice: on a busy host a saturated
    * client spoils slots, and the pairs left may not settle a 10 % change in 3 rounds. Inconclusive
    * never passes, so a retry cannot turn a failure green; the assertions below need a regression.
    */
@@ -39,7 +39,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
     const event = prEvent()
     ;(event.payload as { pull_request: { number: number } }).pull_request.number = pr
     let r = await ws.step(inputs, event)
-    for (let retry = 0; retry < 2 && r.outputs['verdict'] === 'inconclusive'; retry++) r = await ws.step(inputs, event)
+    for (let retry = 0; retry < 2 && r.outputs['verdict'] === 'unmeasured'; retry++) r = await ws.step(inputs, event)
     return r
   }
 

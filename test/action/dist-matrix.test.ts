@@ -67,9 +67,9 @@ async function measuredBaseline(dir: string): Promise<Baseline> {
 async function matrixJob(label: string, inputs: Record<string, string>): Promise<StepRun> {
   const run = () => ws.step({ mode: 'gate', label, comment: 'never', 'fail-on': 'never', out: `jobs/${label}/servegate-result.json`, ...inputs }, prEvent())
   let r = await run()
-  // A busy host can make a run's client saturate; the gate then rightly says inconclusive (host
+  // A busy host can make a run's client saturate; the gate then rightly says unmeasured (host
   // blame, not a pass). Only that outcome is retried: anything else is judged on the first try.
-  for (let retry = 0; retry < 3 && r.outputs['verdict'] === 'inconclusive' && /client_saturated/.test(r.stdout); retry++) r = await run()
+  for (let retry = 0; retry < 3 && r.outputs['verdict'] === 'unmeasured' && /client_saturated/.test(r.stdout); retry++) r = await run()
   return r
 }
 

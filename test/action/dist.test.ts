@@ -59,7 +59,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
   it('first gate run creates one marked comment; the summary holds the tables and the chart', async () => {
     const r = await step({ mode: 'gate', 'base-url': sim.url, 'fail-on': 'never' }, prEvent())
     expect(r.code, r.stdout).toBe(0)
-    expect(['pass', 'inconclusive', 'regression']).toContain(r.outputs['verdict'])
+    expect(['pass', 'improvement', 'undecided', 'unmeasured', 'regression']).toContain(r.outputs['verdict'])
     const mine = gh.comments.filter((c) => c.user.login === 'github-actions[bot]')
     expect(mine).toHaveLength(1)
     expect(mine[0]!.body.startsWith(MARKER)).toBe(true)
@@ -101,10 +101,10 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
   }, 60_000)
 
   it('with allow-fork, runs the fork PR; a slowed engine fails the step with verdict regression', async () => {
-    // A busy host can make a run's client saturate; the gate then rightly says inconclusive (host
+    // A busy host can make a run's client saturate; the gate then rightly says unmeasured (host
     // blame, not a pass). Only that outcome is retried: anything else is judged on the first try.
     let r = await step({ mode: 'gate', 'base-url': slowSim.url, 'allow-fork': 'true' }, prEvent(true))
-    for (let retry = 0; retry < 2 && r.outputs['verdict'] === 'inconclusive' && /client_saturated/.test(r.stdout); retry++) {
+    for (let retry = 0; retry < 2 && r.outputs['verdict'] === 'unmeasured' && /client_saturated/.test(r.stdout); retry++) {
       r = await step({ mode: 'gate', 'base-url': slowSim.url, 'allow-fork': 'true' }, prEvent(true))
     }
     expect(r.code, r.stdout).toBe(1)
