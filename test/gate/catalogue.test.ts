@@ -1,0 +1,158 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { atTargetForResult } from '../../src/analysis/at-target.js'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
+import type { Baseline, VerdictKind } from '../../src/gate/types.js'
+import { appendRefresh } from '../../src/store/baseline.js'
+import { parseResult } from '../../src/store/result-file.js'
+import type { ResultFile, RunResult } from '../../src/types.js'
+
+// The catalogue: real sweeps against the simulator, each with one thing wrong, written by
+// `npx tsx scripts/gate-catalogue.ts` (see its header). Baselines are built from its refreshes
+// with the store's own appendRefresh, as `servegate baseline update` builds them.
+const DIR = join(import.meta.dirname, '..', 'fixtures', 'gate-catalogue')
+const results = new Map<string, ResultFile>()
+for (const f of readdirSync(DIR).filter((x) => x.endsWith('.json')).sort()) {
+  results.set(f.replace(/\.json$/, ''), parseResult(JSON.parse(readFileSync(join(DIR, f), 'utf8')), f))
+}
+const get = (name: string): ResultFile => structuredClone(results.get(name)!)
+
+function baselineOf(...names: string[]): Baseline {
+  let b: Baseline | null = null
+  for (const n of names) b = appendRefresh(b, get(n), { name: 'catalogue' })
+  return b!
+}
+
+const STANDARD = baselineOf('base-1', 'base-2', 'base-3')
+const BASELINES: Record<string, Baseline> = {
+  standard: STANDARD,
+  'one-refresh': baselineOf('base-4'),
+  // A schema-valid file whose history was emptied by hand.
+  empty: { ...STANDARD, refreshes: [] },
+  foreign: baselineOf('foreign-1', 'foreign-2'),
+}
+const CANDIDATES = [...results.keys()].filter((n) => !n.startsWith('base-'))
+
+const exitOf = (b: Baseline, c: ResultFile): 0 | 1 | 2 => {
+  const v = compareToBaseline(b, c)
+  return gateExit(v.verdict, DEFAULT_FAIL_ON, v.blind)
+}
+
+describe('the catalogue of real candidates against a three-refresh baseline', () => {
+  // Each verdict follows from what was injected; the cause is named on the first reason line.
+  const table: Array<[string, VerdictKind, RegExp | null]> = [
+    ['unchanged', 'pass', null],
+    ['slower-15pct', 'regression', /p95 ITL/],
+    ['slower-3x', 'regression', /p95 ITL/],
+    ['busy-host-slower', 'unmeasured', /^unmeasured: a busy host/],
+    ['one-chunk', 'unmeasured', /too_few_requests/],
+    ['two-tokens-per-chunk', 'regression', /tokens per chunk changed/],
+    ['stop-early', 'broken', /output_len_mismatch/],
+    ['usage-skew', 'broken', /token_count_mismatch/],
+    ['missing-point', 'incomplete', /missing — candidate has no runs/],
+    ['fewer-repeats', 'incomplete', /2 of the baseline's 3 runs per refresh/],
+    ['other-warmup', 'not_comparable', /warmup/],
+    ['other-prompts', 'not_comparable', /prompts_per_concurrency/],
+    ['foreign-1', 'not_comparable', /model/],
+  ]
+  it.each(table)('%s: %s', (name, verdict, cause) => {
+    const v = compareToBaseline(STANDARD, get(name))
+    expect(v.verdict).toBe(verdict)
+    if (cause !== null) expect(v.reasons.join('\n')).toMatch(cause)
+  })
+
+  it('calls every fault that failed requests beyond the budget broken, naming the failures', () => {
+    const faults = CANDIDATES.filter((n) => n.startsWith('fault-'))
+    expect(faults.length).toBe(12)
+    for (const name of faults) {
+      const c = get(name)
+      const v = compareToBaseline(STANDARD, c)
+      const failed = c.points.some((p) => p.runs.some((r) => r.failed > 0))
+      // A stall holds a stream but fails nothing: it is a slow request, not a broken one.
+      if (failed) {
+        expect(v.verdict, name).toBe('broken')
+        expect(v.reasons.join('\n'), name).toMatch(/failed/)
+      } else expect(v.verdict, name).not.toBe('broken')
+      expect(exitOf(STANDARD, c), name).not.toBe(0)
+    }
+  })
+
+  it('says a 3× slower engine against an emptied baseline is unmeasured, naming the empty history', () => {
+    const v = compareToBaseline(BASELINES['empty']!, get('slower-3x'))
+    expect(v.verdict).toBe('unmeasured')
+    expect(v.reasons[0]).toMatch(/^unmeasured: baseline catalogue has no refreshes/)
+    expect(exitOf(BASELINES['empty']!, get('slower-3x'))).toBe(1)
+  })
+
+  it('calls the unchanged engine against a foreign baseline not comparable', () => {
+    expect(compareToBaseline(BASELINES['foreign']!, get('unchanged')).verdict).toBe('not_comparable')
+  })
+})
+
+/** Runs the gate may count: valid, or failing only through requests within the 1 % budget. */
+function countable(r: RunResult): boolean {
+  if (r.validity.valid) return true
+  const total = r.completed + r.failed
+  return r.validity.issues.every((i) => i.code === 'requests_failed') && total > 0 && r.failed / total <= 0.01
+}
+
+const BROKEN_CODES = new Set(['output_len_mismatch', 'token_count_mismatch', 'input_len_mismatch'])
+
+/**
+ * The invariant's right-hand side, computed from the files alone (not from the verdict): the
+ * candidate measured every gated point of the baseline with its planned repeats, at least two and
+ * two thirds of them countable, nothing broke, the settings match, and the baseline has at least
+ * two valid runs of every gated point.
+ */
+function measuredValidlyOnBothSides(b: Baseline, c: ResultFile): boolean {
+  const newest = b.refreshes.at(-1)
+  if (newest === undefined || c.fingerprint === undefined || newest.fingerprint === undefined) return false
+  const { tokens_per_chunk: _a, ...fb } = newest.fingerprint
+  const { tokens_per_chunk: _b, ...fc2 } = c.fingerprint
+  if (JSON.stringify(fb) !== JSON.stringify(fc2)) return false
+  const planned = Number(c.config['repeats'])
+  for (const shape of b.profile.shapes) {
+    for (const conc of b.profile.concurrency) {
+      const p = c.points.find((x) => x.input_len === shape.input_len && x.output_len === shape.output_len && x.concurrency === conc)
+      if (p === undefined || p.runs.length < planned) return false
+      if (p.runs.some((r) => r.validity.issues.some((i) => BROKEN_CODES.has(i.code)) || r.failed > 0.01 * (r.completed + r.failed))) return false
+      const ok = p.runs.filter(countable).length
+      if (ok < 2 || ok * 3 < planned * 2) return false
+      const key = `itl_p95@${shape.input_len}x${shape.output_len}@c${conc}`
+      if (b.refreshes.reduce((n, r) => n + (r.runs[key]?.length ?? 0), 0) < 2) return false
+    }
+  }
+  return true
+}
+
+describe('exit 0 ⇒ every gated metric was measured validly on both sides', () => {
+  it('holds for every baseline × candidate of the catalogue, with any runs an interrupted sweep lost', () => {
+    const baselineNames = Object.keys(BASELINES)
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...baselineNames),
+        fc.constantFrom(...CANDIDATES),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        (bName, cName, drops) => {
+          const b = BASELINES[bName]!
+          const c = get(cName)
+          // Lose some runs, as a sweep cut short does; the curve is drawn again through what is left.
+          const runs = c.points.flatMap((p, pi) => p.runs.map((_, ri) => [pi, ri] as const))
+          const lost = new Set(drops.map((d) => runs[d % runs.length]!.join(':')))
+          c.points = c.points.map((p, pi) => ({ ...p, runs: p.runs.filter((_, ri) => !lost.has(`${pi}:${ri}`)) })).filter((p) => p.runs.length > 0)
+          c.at_target = atTargetForResult(c.points, c.target)
+          if (exitOf(b, c) === 0) expect(measuredValidlyOnBothSides(b, c), `${bName} × ${cName} minus ${[...lost].join(',')}`).toBe(true)
+        },
+      ),
+      { numRuns: 400, seed: 20261204 },
+    )
+  })
+
+  it('lets the unchanged candidate pass against the three-refresh baseline (the invariant is not vacuous)', () => {
+    expect(exitOf(STANDARD, get('unchanged'))).toBe(0)
+    expect(measuredValidlyOnBothSides(STANDARD, get('unchanged'))).toBe(true)
+  })
+})
