@@ -8,7 +8,7 @@ import { readBaseline } from '../store/baseline.js'
 import { runSweep, SweepCancelled } from '../sweep/run-sweep.js'
 import { renderConsoleTable } from '../report/table.js'
 import { createProgress } from '../report/progress.js'
-import type { ResultFile } from '../types.js'
+import { noValidRun } from '../sweep/no-valid-run.js'
 
 /** `servegate run`: measure a sweep and print the methodology's table. */
 export function registerRunCommand(program: Command): void {
@@ -111,19 +111,6 @@ export function registerRunCommand(program: Command): void {
         process.off('SIGTERM', onSignal)
       }
     })
-}
-
-/**
- * Null when some run of the result is valid; else why none is, in a phrase:
- * "3 runs: requests_failed ×3, too_few_requests ×1" (a run may have several issues).
- */
-export function noValidRun(result: ResultFile): string | null {
-  const runs = result.points.flatMap((p) => p.runs)
-  if (runs.some((r) => r.validity.valid)) return null
-  const counts = new Map<string, number>()
-  for (const r of runs) for (const code of new Set(r.validity.issues.map((i) => i.code))) counts.set(code, (counts.get(code) ?? 0) + 1)
-  const codes = [...counts].map(([code, n]) => `${code} ×${n}`).join(', ')
-  return `${runs.length} run${runs.length === 1 ? '' : 's'}${codes === '' ? '' : `: ${codes}`}`
 }
 
 /** How long a stopping sweep may take to cut its load and write its file before the process exits anyway. */
