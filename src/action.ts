@@ -14,6 +14,7 @@ import { ServerExitedDuringSweep } from './serve/errors.js'
 import { INCONCLUSIVE_WARNING, failOnWarning, usesInconclusive } from './gate/outcome.js'
 import { applyBracket } from './gate/bracket.js'
 import { plannedRunCount } from './config/placement.js'
+import { noValidRun } from './sweep/no-valid-run.js'
 import { readGateTerms } from './github/base-terms.js'
 import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
 import type { ActionDeps } from './github/deps.js'
@@ -237,6 +238,10 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
     onVerdictSet: () => void (progress.verdictSet = true),
     secrets: progress.secrets,
   })
+  // Without a baseline there is no verdict to fail the step; a sweep that measured nothing valid
+  // fails it as `servegate run` exits 1 (a refresh refuses such a result when it appends it).
+  const invalid = verdict === null && inputs.mode === 'full' ? noValidRun(measured) : null
+  if (invalid !== null) core.setFailed(`servegate: no run of the sweep is valid (${invalid}); the result is written to ${resultPath}`)
 }
 
 /** Run the extra repeats the gate asked for and decide over all runs (the result file then holds them all). */

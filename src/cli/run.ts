@@ -8,6 +8,7 @@ import { readBaseline } from '../store/baseline.js'
 import { runSweep, SweepCancelled } from '../sweep/run-sweep.js'
 import { renderConsoleTable } from '../report/table.js'
 import { createProgress } from '../report/progress.js'
+import { noValidRun } from '../sweep/no-valid-run.js'
 
 /** `servegate run`: measure a sweep and print the methodology's table. */
 export function registerRunCommand(program: Command): void {
@@ -93,7 +94,14 @@ export function registerRunCommand(program: Command): void {
         })
         progress.stop()
         process.stdout.write(`${renderConsoleTable(result)}\n`)
-        log(`Result written to ${resultPath}`)
+        const invalid = noValidRun(result)
+        if (invalid === null) log(`Result written to ${resultPath}`)
+        else {
+          // A sweep that measured nothing valid must not look like a success to a script or CI step;
+          // its file is still written, since the runs' validity issues say what went wrong.
+          log(`servegate: no run of the sweep is valid (${invalid}); the result is written to ${resultPath}`)
+          process.exitCode = 1
+        }
       } catch (err) {
         progress.stop()
         if (err instanceof SweepCancelled) interrupted()

@@ -45,6 +45,7 @@ export function parseSimFlags(f: SimFlags): Partial<SimOptions> {
   if (faults.length === 0 && rate !== undefined) throw new UsageError('--fault-rate needs at least one --fault KIND')
   const stopEarly = num(f.stopEarlyAt, { flag: '--stop-early-at', int: true, min: 1 })
   const truncate = num(f.truncatePrompt, { flag: '--truncate-prompt', int: true, min: 1 })
+  const vocab = num(f.vocab, { flag: '--vocab', int: true, min: 1 })
   const out: Partial<SimOptions> = {
     host: typeof f.host === 'string' ? f.host : undefined,
     port: num(f.port, { flag: '--port', int: true, min: 0, max: 65535 }),
@@ -68,6 +69,7 @@ export function parseSimFlags(f: SimFlags): Partial<SimOptions> {
     usageSkew: num(f.usageSkew, { flag: '--usage-skew', min: 0 }),
     stopEarlyAt: stopEarly ?? undefined,
     truncatePrompt: truncate ?? undefined,
+    vocab: vocab ?? undefined,
     prefixCache: f.prefixCache === true ? true : undefined,
     keepAliveComments: f.keepAliveComments === true ? true : undefined,
     crlf: f.crlf === true ? true : undefined,
@@ -154,6 +156,7 @@ export function registerSimCommand(program: Command, deps: Partial<SimCommandDep
     .option('--usage-skew <f>', 'report usage.completion_tokens = round(true × F)')
     .option('--stop-early-at <n>', 'stop every request after N tokens, even with ignore_eos')
     .option('--truncate-prompt <n>', 'keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)')
+    .option('--vocab <n>', 'vocabulary size: refuse a completions prompt of token ids with an id ≥ N (HTTP 400, as vLLM does)')
     .option('--prefix-cache', 'reuse repeated prompt prefixes and count hits in /metrics')
     .option('--front-delay-ms <ms>', 'delay before a request reaches the engine (a proxy in front)')
     .option('--keep-alive-comments', 'write ": keep-alive" SSE comments')

@@ -20,7 +20,7 @@ export async function handleGenerate(ctx: SimContext, api: SimApi, req: Incoming
   const requestId = (Array.isArray(header) ? header[0] : header) || ctx.nextRequestId()
   let sreq: SimRequest
   try {
-    sreq = parseSimRequest(api, await readJsonBody(req), ctx.opts.model, ctx.maxModelLen, ctx.opts.truncatePrompt)
+    sreq = parseSimRequest(api, await readJsonBody(req), ctx.opts.model, ctx.maxModelLen, ctx.opts.truncatePrompt, ctx.opts.vocab)
   } catch (err) {
     sendThrown(res, err)
     return

@@ -83,6 +83,12 @@ export interface SimOptions {
    * server that ignores part of the prompt, so usage.prompt_tokens < what was sent. /tokenize is not truncated.
    */
   truncatePrompt: number | null
+  /**
+   * Vocabulary size: a completions prompt given as token ids with an id ≥ vocab is refused with
+   * HTTP 400 and vLLM's "Token id N is out of vocabulary" (a model smaller than the ids a client
+   * sends). Text prompts are the simulator's own words and always in vocabulary. null: no limit.
+   */
+  vocab: number | null
   /** Reuse the KV of repeated prompt prefixes (in blocks) and count hits in /metrics. */
   prefixCache: boolean
   /** Write `: keep-alive` SSE comments. */
@@ -116,6 +122,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   usageSkew: 1,
   stopEarlyAt: null,
   truncatePrompt: null,
+  vocab: null,
   prefixCache: false,
   keepAliveComments: false,
   crlf: false,
@@ -152,6 +159,7 @@ const optionsSchema = z
     usageSkew: nonNegative,
     stopEarlyAt: posInt.nullable(),
     truncatePrompt: posInt.nullable(),
+    vocab: posInt.nullable(),
     prefixCache: z.boolean(),
     keepAliveComments: z.boolean(),
     crlf: z.boolean(),

@@ -32,8 +32,16 @@ export const DEFAULT_MAX_TOKENS = 16
  * Chat messages go through the chat template (chat-template.ts). With
  * `truncatePrompt` set, only the last that many prompt tokens are kept, as
  * vLLM's `truncate_prompt_tokens` does: the server then serves less than it was sent.
+ * With `vocab` set, prompt token ids ≥ vocab are refused as vLLM refuses them.
  */
-export function parseSimRequest(api: SimApi, body: unknown, servedModel: string, maxModelLen: number, truncatePrompt: number | null = null): SimRequest {
+export function parseSimRequest(
+  api: SimApi,
+  body: unknown,
+  servedModel: string,
+  maxModelLen: number,
+  truncatePrompt: number | null = null,
+  vocab: number | null = null,
+): SimRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ApiError(400, 'Request body must be a JSON object')
   }
@@ -54,8 +62,10 @@ export function parseSimRequest(api: SimApi, body: unknown, servedModel: string,
   let promptTokens: number
   let promptIds: readonly number[] | null = null
   let promptText: string | null = null
+  let idsGiven = false
   if (api === 'completions') {
     const p = pickPrompt(b.prompt)
+    idsGiven = typeof p !== 'string'
     if (typeof p === 'string') {
       promptText = p
       promptTokens = countTextTokens(p)
@@ -81,6 +91,8 @@ export function parseSimRequest(api: SimApi, body: unknown, servedModel: string,
     promptText = null
     promptTokens = promptIds.length
   }
+  // After truncation, as vLLM validates what the engine would get; text prompts are never out of vocabulary.
+  if (vocab !== null && idsGiven && promptIds !== null) checkVocab(promptIds, vocab)
   if (promptTokens === 0) throw new ApiError(400, 'The prompt must not be empty', api === 'chat' ? 'messages' : 'prompt')
 
   const rawMax = b.max_tokens ?? (api === 'chat' ? b.max_completion_tokens : undefined)
@@ -99,6 +111,17 @@ export function parseSimRequest(api: SimApi, body: unknown, servedModel: string,
     )
   }
   return { api, model, stream, includeUsage, maxTokens, ignoreEos, promptTokens, promptIds, promptText }
+}
+
+/**
+ * vLLM checks prompt ids against the tokenizer's vocabulary before scheduling (its input
+ * processor) and answers a 400 naming the largest id; only explicit ids can be out of range,
+ * since text is tokenized by the model's own tokenizer.
+ */
+function checkVocab(ids: readonly number[], vocab: number): void {
+  let max = -1
+  for (const id of ids) if (id > max) max = id
+  if (max >= vocab) throw new ApiError(400, `Token id ${max} is out of vocabulary`)
 }
 
 function optionalBool(o: Record<string, unknown>, key: string): boolean | undefined {

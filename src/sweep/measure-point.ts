@@ -25,6 +25,12 @@ export interface MeasureContext {
   signal?: AbortSignal
   /** --goodput SLOs; absent or null: no goodput figures. */
   goodput?: GoodputSlo | null
+  /**
+   * Called when no measured request of the point completed, with the error of the first one
+   * sent (`HTTP 400: <the server's message>`): the result file keeps only counts by kind, and a
+   * point that failed whole is best explained by the server's own words.
+   */
+  onEveryRequestFailed?: (firstError: string) => void
 }
 
 /** A running GPU sampler: stop() returns its samples. */
@@ -72,6 +78,8 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
   const gpu = atStart.sampler === null ? [] : await atStart.sampler.stop()
   const after = await scrapeMetrics(ctx.root, ctx.apiKey)
 
+  const first = everyRequestFailed(raw.records)
+  if (first !== null) ctx.onEveryRequestFailed?.(first)
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts, goodput: ctx.goodput ?? null })
   run.server_side = atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null
   run.gpu = gpu.length > 0 ? gpu : null
@@ -102,4 +110,19 @@ async function retokenize(records: readonly RequestRecord[], ctx: MeasureContext
   }
   await Promise.all(Array.from({ length: 8 }, worker))
   return unavailable ? null : total
+}
+
+/**
+ * The error of the first request sent when every record failed (`HTTP 400: <message>`, other
+ * kinds as `kind: detail`); null when one completed or there were none.
+ */
+export function everyRequestFailed(records: readonly RequestRecord[]): string | null {
+  let first: RequestRecord | null = null
+  for (const r of records) {
+    if (r.error === null) return null
+    if (first === null || r.startMs < first.startMs) first = r
+  }
+  const e = first?.error ?? null
+  if (e === null) return null
+  return e.kind === 'http_status' ? e.detail : `${e.kind}: ${e.detail}`
 }

@@ -2,6 +2,7 @@ import { UsageError } from '../errors.js'
 import { streamRequest } from '../client/stream-request.js'
 import { fetchJson, MAX_MODELS_BODY_BYTES } from '../client/endpoints.js'
 import { authHeaders } from '../util/auth.js'
+import { promptTokenIds, TOKEN_ID_MAX, TOKEN_ID_MIN } from '../plan/prompts.js'
 import type { Api, PlannedRequest } from '../types.js'
 import { Agent } from 'undici'
 
@@ -12,6 +13,24 @@ import { Agent } from 'undici'
  */
 export const PREFLIGHT_DEADLINE_MS = 30_000
 
+/** Prompt length of a completions probe, tokens: under one prefix-cache block of any common engine, so it caches nothing. */
+export const PROBE_PROMPT_TOKENS = 8
+
+/** Seed of the probe's prompt: fixed, so every sweep probes alike (a sweep's own prompts start with their point's seed). */
+const PROBE_SEED = 0x5e6a7e
+
+/**
+ * The probe's completions prompt: token ids synthesised as the sweep's are (src/plan/prompts.ts),
+ * its last id the highest a sweep prompt can hold. A server that refuses the sweep's ids (a
+ * vocabulary smaller than TOKEN_ID_MAX) then refuses the probe too, instead of failing every
+ * request of the sweep while a text probe passed.
+ */
+export function probePromptIds(): number[] {
+  const ids = promptTokenIds(PROBE_SEED, 0, PROBE_PROMPT_TOKENS)
+  ids[ids.length - 1] = TOKEN_ID_MAX
+  return ids
+}
+
 /** What a sweep needs to know about the server before it starts. */
 export interface ServerInfo {
   model: string
@@ -19,8 +38,10 @@ export interface ServerInfo {
 
 /**
  * Fail fast, with one clear line, when the server cannot serve the sweep:
- * unreachable, not OpenAI-compatible, unknown model, or every probe request
- * failing. A probe is retried so one injected fault does not abort a sweep.
+ * unreachable, not OpenAI-compatible, unknown model, a probe shaped like the
+ * sweep's requests refused (a client error such as HTTP 400, with the server's
+ * own message), or every probe request failing. A probe that fails otherwise
+ * is retried so one injected fault does not abort a sweep.
  */
 export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null, deadlineMs = PREFLIGHT_DEADLINE_MS): Promise<ServerInfo> {
   let models: string[]
@@ -40,10 +61,12 @@ export async function preflight(root: string, model: string | null, api: Api, ap
   }
 
   const path = api === 'chat' ? '/v1/chat/completions' : '/v1/completions'
+  // The same kind of prompt the sweep sends: text for chat, token ids for completions.
+  const promptIds = api === 'chat' ? null : probePromptIds()
   const body =
-    api === 'chat'
+    promptIds === null
       ? { model: chosen, messages: [{ role: 'user', content: 'servegate preflight' }] }
-      : { model: chosen, prompt: 'servegate preflight' }
+      : { model: chosen, prompt: promptIds }
   const dispatcher = new Agent({ connections: 1 })
   let lastError = ''
   try {
@@ -54,7 +77,7 @@ export async function preflight(root: string, model: string | null, api: Api, ap
         body: JSON.stringify({ ...body, max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
         headers: authHeaders(apiKey),
         api,
-        promptTokens: 2,
+        promptTokens: promptIds?.length ?? 2,
         maxTokens: 2,
       }
       const rec = await streamRequest(req, {
@@ -66,9 +89,26 @@ export async function preflight(root: string, model: string | null, api: Api, ap
       })
       if (!rec.error) return { model: chosen }
       lastError = `${rec.error.kind}: ${rec.error.detail}`
+      // A client error is the server's answer to this request, not a passing fault: asking again
+      // gets the same answer, and every request of the sweep would get it too.
+      if (rec.error.kind === 'http_status' && isRefusal(rec.error.detail)) {
+        const what = promptIds === null ? 'a chat probe request' : `a probe request shaped like the sweep's (${promptIds.length} prompt token ids in ${TOKEN_ID_MIN}..${TOKEN_ID_MAX})`
+        throw new UsageError(
+          `The server at ${root}${path} refused ${what}: ${rec.error.detail}`,
+          promptIds === null
+            ? 'Check the server log; servegate sends stream: true and ignore_eos: true.'
+            : `Every request of the sweep would be refused too. servegate's completions prompts are token ids in ${TOKEN_ID_MIN}..${TOKEN_ID_MAX}: a model with a smaller vocabulary needs --api chat (text prompts); else check the server log.`,
+        )
+      }
     }
   } finally {
     await dispatcher.close()
   }
   throw new UsageError(`The server at ${root}${path} failed a probe request three times (${lastError})`, 'Check the server log; servegate sends stream: true and ignore_eos: true.')
+}
+
+/** True for an `HTTP 4xx: …` detail other than 408 and 429, which a server may answer to a request it would serve later. */
+function isRefusal(detail: string): boolean {
+  const status = Number(/^HTTP (\d{3})\b/.exec(detail)?.[1])
+  return status >= 400 && status < 500 && status !== 408 && status !== 429
 }

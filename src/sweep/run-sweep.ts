@@ -241,8 +241,10 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
         }
         if (deps.signal?.aborted) await stop(point)
       }
+      const failedWhole: { firstError: string | null } = { firstError: null }
       const run = await measurePoint(point, {
         promptWords,
+        onEveryRequestFailed: (e) => void (failedWhole.firstError = e),
         ...(deps.signal ? { signal: deps.signal } : {}),
         root,
         model,
@@ -272,6 +274,8 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
       result.env.finished_at = new Date().toISOString()
       await writeResultFile(resultPath, result)
       deps.onPointDone?.(point, run, i, plan.length)
+      // The result keeps only error counts by kind: say what the server answered while the user watches.
+      if (failedWhole.firstError !== null) deps.log(`Every request of ${label(point)} failed; the server's first error: ${failedWhole.firstError}`)
     }
   } finally {
     await counter?.close()

@@ -53,6 +53,8 @@ export interface FakeOptions {
   apiStatus?: number
   /** Throw this from runSweep. */
   sweepError?: Error
+  /** What runSweep measured (default: the fixture result, every run valid). */
+  sweepResult?: () => ResultFile
   apiKey?: string | null
   baseUrl?: string | null
   /** Comments already on the PR. */
@@ -246,7 +248,7 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
       runSweep: async (cfg): Promise<{ result: ResultFile; resultPath: string }> => {
         rec.sweeps.push(cfg)
         if (o.sweepError) throw o.sweepError
-        return { result: resultFixture(), resultPath: cfg.out }
+        return { result: (o.sweepResult ?? resultFixture)(), resultPath: cfg.out }
       },
       writeResultFile: async (p) => void rec.written.set(p, 'result'),
       mergeResults: (first) => first,

@@ -3,7 +3,8 @@ import { run } from '../../src/action.js'
 import { UsageError } from '../../src/errors.js'
 import { commentMarker } from '../../src/github/sticky-comment.js'
 import { CWD, FORK_PAYLOAD, fakeDeps, type FakeOptions } from './fake-deps.js'
-import { verdict } from './fixtures.js'
+import { result, verdict } from './fixtures.js'
+import type { ResultFile } from '../../src/types.js'
 
 const BASELINE = `${CWD}/baselines/gate.json`
 const gate = (o: FakeOptions = {}) =>
@@ -90,6 +91,19 @@ describe('run (full and refresh modes)', () => {
     expect(rec.resolveInputs[0]?.flags.sweep).toBeUndefined()
     expect(rec.summary).toContain('METHODOLOGY-TABLE')
     expect(rec.summary).not.toContain('VERDICT-TABLE')
+  })
+
+  it('full without a baseline fails the step when no run of the sweep is valid, after reporting it', async () => {
+    const refused = (): ResultFile => {
+      const r = result()
+      for (const p of r.points) for (const x of p.runs) x.validity = { valid: false, issues: [{ code: 'requests_failed', detail: 'all failed' }] }
+      return r
+    }
+    const { deps, rec } = fakeDeps({ inputs: { mode: 'full' }, verdicts: [], sweepResult: refused })
+    await run(deps)
+    expect(rec.outputs.get('verdict')).toBe('none')
+    expect(rec.summary).toContain('METHODOLOGY-TABLE')
+    expect(rec.failed).toEqual([`servegate: no run of the sweep is valid (6 runs: requests_failed ×6); the result is written to ${CWD}/servegate-result.json`])
   })
 
   it('full compares when a baseline exists at baselines/<sweep>.json', async () => {

@@ -13,6 +13,13 @@ describe('servegate sim flags', () => {
     })
   })
 
+  it('takes --vocab as a positive integer and names the flag when it is not', () => {
+    expect(parseSimFlags({ vocab: '32000' })).toMatchObject({ vocab: 32000 })
+    expect(parseSimFlags({}).vocab).toBeUndefined()
+    expect(() => parseSimFlags({ vocab: '0' })).toThrow(new UsageError('--vocab "0": expected an integer ≥ 1'))
+    expect(() => parseSimFlags({ vocab: '1.5' })).toThrow(new UsageError('--vocab "1.5": expected an integer ≥ 1'))
+  })
+
   it('takes the stream faults and their settings', () => {
     expect(
       parseSimFlags({ fault: ['keepalive', 'overrun', 'trickle', 'huge-line'], faultRate: '0.25', faultIntervalMs: '20', hugeLineBytes: '2097152' }),

@@ -146,6 +146,33 @@ describe('lies', () => {
   })
 })
 
+describe('vocabulary', () => {
+  it('answers a token-id prompt with an id ≥ vocab with HTTP 400 and vLLM\'s error, naming the largest id', async () => {
+    const s = await start({ vocab: 100 })
+    const r = await post(`${s.url}/v1/completions`, { ...completionBody(4, 8), prompt: [5, 250, 99, 120] })
+    expect(r.status).toBe(400)
+    expect(JSON.parse(r.body)).toEqual({ object: 'error', message: 'Token id 250 is out of vocabulary', type: 'BadRequestError', param: null, code: 400 })
+  })
+
+  it('serves ids below vocab, text prompts and chat, whatever their words', async () => {
+    const s = await start({ vocab: 100 })
+    const ids = await post(`${s.url}/v1/completions`, { ...completionBody(4, 3), prompt: [0, 1, 98, 99] })
+    expect(ids.status).toBe(200)
+    expect(ids.usage?.completion_tokens).toBe(3)
+    // Text is tokenized by the server itself, so its ids are the vocabulary's by construction.
+    const text = await post(`${s.url}/v1/completions`, { ...completionBody(4, 3), prompt: 'hello tok5000 world' })
+    expect(text.status).toBe(200)
+    const chat = await post(`${s.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hello world' }], max_tokens: 3, ignore_eos: true, stream: true })
+    expect(chat.status).toBe(200)
+  })
+
+  it('has no limit by default', async () => {
+    const s = await start({})
+    const r = await post(`${s.url}/v1/completions`, { ...completionBody(4, 3), prompt: [1, 2, 3, 10_000_000] })
+    expect(r.status).toBe(200)
+  })
+})
+
 describe('prefix cache', () => {
   it('counts queried and hit tokens in whole blocks for a repeated prefix (deterministic mode)', async () => {
     const s = await start({ prefixCache: true })

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
-import { runCli } from './cli-child.js'
+import { expectNoValidRun, runCli } from './cli-child.js'
 
 // The API key is read from the environment variable the config names, sent on every request
 // (inference, /v1/models, /version, /metrics, /tokenize), and written nowhere.
@@ -53,7 +53,8 @@ describe('servegate run with server.api_key_env', () => {
     writeFileSync(config, `server:\n  base_url: ${url}\n  api_key_env: SG_TEST_KEY\nsweeps:\n  full:\n    shapes: [{input_len: 16, output_len: 4}]\n    concurrency: [1, 2]\n    repeats: 1\n    prompts_per_concurrency: 2\n    warmup: 0\n`)
     const r = await runCli(['run', '--config', config, '--out', out], { env: { ...process.env, CI: '1', SG_TEST_KEY: SECRET } })
     expect(r.stderr).not.toMatch(/crashed/)
-    expect(r.code).toBe(0)
+    // Runs of 2 and 4 requests are too few to be valid (validity is not what this tests): exit 1, the file written.
+    expectNoValidRun(r, out)
     expect(seen.length).toBeGreaterThan(6)
     expect(seen.filter((s) => s.auth !== `Bearer ${SECRET}`).map((s) => s.path)).toEqual([])
     expect(seen.some((s) => s.path.startsWith('/v1/completions'))).toBe(true)

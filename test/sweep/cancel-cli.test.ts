@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { startSim } from '../../src/sim/index.js'
-import { readResult, runCli, runCount, startCli, waitFor } from './cli-child.js'
+import { readResult, runCli, runCount, runExitFor, startCli, waitFor } from './cli-child.js'
 
 /** Requests the simulator is generating for right now (its vLLM-style running gauge). */
 async function running(url: string): Promise<number> {
@@ -60,8 +60,9 @@ describe('servegate run stopped with SIGTERM in the middle of a C=256 point', ()
       expect(report.stdout).toMatch(/^ *256 +pending/m)
 
       const resumed = await runCli([...args, '--resume'])
-      expect(resumed.code, resumed.stderr).toBe(0)
       const final = readResult(out)!
+      // The C=2 run (2 requests) is too few to be valid; the C=256 run is unless a busy host starved the client.
+      expect(resumed.code, resumed.stderr).toBe(runExitFor(final))
       expect(final.points.map((p) => [p.concurrency, p.runs.length])).toEqual([[2, 1], [256, 1]])
       expect(final.points[1]!.runs[0]!.completed).toBe(256)
       expect(final.interrupted).toBeUndefined()

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { expect } from 'vitest'
 import type { ResultFile } from '../../src/types.js'
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -56,4 +57,21 @@ export async function waitFor(check: () => boolean, run: CliRun, timeoutMs: numb
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
     await new Promise((r) => setTimeout(r, everyMs))
   }
+}
+
+/**
+ * `servegate run` whose sweep has no valid run (too few requests by design, injected failures):
+ * it exits 1, and its last line says so and names the result file it wrote.
+ */
+export function expectNoValidRun(r: { code: number | null; stderr: string }, out: string): void {
+  expect(r.code, r.stderr).toBe(1)
+  const last = r.stderr.trimEnd().split('\n').at(-1) ?? ''
+  expect(last).toMatch(/^servegate: no run of the sweep is valid \(\d+ runs?: [a-z_]+ ×\d+(, [a-z_]+ ×\d+)*\); the result is written to /)
+  expect(last.endsWith(` written to ${out}`), last).toBe(true)
+  expect(existsSync(out)).toBe(true)
+}
+
+/** The exit `servegate run` owes a sweep that wrote `result`: 0 when some run is valid, else 1 (a busy host may spoil every run). */
+export function runExitFor(result: ResultFile | null): 0 | 1 {
+  return result !== null && result.points.some((p) => p.runs.some((r) => r.validity.valid)) ? 0 : 1
 }

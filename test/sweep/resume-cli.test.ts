@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { planKey } from '../../src/sweep/resume.js'
 import type { ResultFile, RunResult } from '../../src/types.js'
-import { readResult, runCli, runCount, startCli, waitFor } from './cli-child.js'
+import { readResult, runCli, runCount, runExitFor, startCli, waitFor } from './cli-child.js'
 
 // Issue 4: "an interrupted sweep (Ctrl-C, crash, killed job) keeps its finished runs, and
 // `servegate run --resume` continues where it stopped without redoing them". The sweep is
@@ -64,9 +64,10 @@ describe('servegate run killed mid-sweep, then --resume', () => {
     expect(runCount(partial)).toBeLessThan(TOTAL)
   })
 
-  it('resumes, says how many runs it keeps, and exits 0', () => {
+  it('resumes, says how many runs it keeps, and exits 0 when a run of the sweep is valid (else 1)', () => {
     expect(resumed.stderr).not.toMatch(/crashed/)
-    expect(resumed.code).toBe(0)
+    // Runs of 4 requests (C = 1) are too few to be valid; a busy host may spoil the others.
+    expect(resumed.code, resumed.stderr).toBe(runExitFor(final))
     expect(resumed.stderr).toContain(`Resuming ${out}: ${runCount(partial)} of ${TOTAL} runs already measured.`)
     // The progress count starts from the kept runs and ends at the total.
     expect(resumed.stderr).toContain(`[${runCount(partial)}/${TOTAL}] already measured (resumed)`)
