@@ -21,7 +21,14 @@
  * own list still redacts them.
  */
 
+import { escapeMarkdown } from '../report/escape.js'
+
 export const REDACTED = '***'
+
+const HTML_ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => HTML_ENTITY[c]!)
+}
 
 /**
  * Known secrets shorter than this are not replaced by value: masking a 3-character
@@ -225,10 +232,9 @@ export function redactSecrets(text: string, known: readonly (string | null | und
   const values = new Set(remembered)
   for (const k of known) if (typeof k === 'string' && k.length >= MIN_KNOWN_SECRET && k !== REDACTED) values.add(k)
   for (const v of [...values].sort((a, b) => b.length - a.length)) {
-    out = out.split(v).join(REDACTED)
-    // Inside JSON text a value with quotes or backslashes appears escaped.
-    const escaped = JSON.stringify(v).slice(1, -1)
-    if (escaped !== v) out = out.split(escaped).join(REDACTED)
+    // As written, and as it appears once escaped: in JSON text, in markdown (a comment or summary
+    // renders a server's message escaped before it leaves) and in HTML.
+    for (const form of new Set([v, JSON.stringify(v).slice(1, -1), escapeMarkdown(v), escapeHtml(v)])) out = out.split(form).join(REDACTED)
   }
   return applyRules(out, null)
 }
