@@ -9,12 +9,14 @@
 import { describeError } from './errors.js'
 import { readRunContext, runStamp } from './github/context.js'
 import type { ActionDeps } from './github/deps.js'
+import { redactingDeps } from './github/redacting-deps.js'
 import { readInputs } from './github/inputs.js'
 import { STATE, publishStatusComment, safeSummary } from './github/run-status.js'
 import { statusCommentBody } from './github/status-comment.js'
 
 /** Run the post step once; never throws. */
-export async function runPost(deps: ActionDeps): Promise<void> {
+export async function runPost(rawDeps: ActionDeps): Promise<void> {
+  const deps = redactingDeps(rawDeps)
   const { core } = deps
   try {
     if (core.getState(STATE.phase) !== 'started') return

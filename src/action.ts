@@ -18,6 +18,7 @@ import { noValidRun } from './sweep/no-valid-run.js'
 import { readGateTerms } from './github/base-terms.js'
 import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
 import type { ActionDeps } from './github/deps.js'
+import { redactingDeps } from './github/redacting-deps.js'
 import { hostNotice } from './github/host-notice.js'
 import { baselinePathFor, commentKeyFor, modeSweep, readInputs, secretsInCommand, type ActionInputs } from './github/inputs.js'
 import { referenceFor, runAbDecision } from './github/mode-ab.js'
@@ -53,7 +54,9 @@ function cancelledCounts(err: unknown): { done: number; planned: number } | null
 }
 
 /** Run the action once; never throws (a crash fails the step with `servegate crashed: …`). */
-export async function run(deps: ActionDeps): Promise<void> {
+export async function run(rawDeps: ActionDeps): Promise<void> {
+  // Every exit (log, summary, outputs, files, comments, issues) through the one redaction.
+  const deps = redactingDeps(rawDeps)
   const progress: Progress = { inputs: null, ctx: null, key: null, verdictSet: false, resultPath: null, planned: null, secrets: [] }
   try {
     await runAction(deps, progress)
@@ -111,8 +114,9 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
     core.setSecret(cfg.apiKey)
     progress.secrets.push(cfg.apiKey)
   }
-  // Values of variables the serve command passes to secret flags reach the server's output expanded.
-  for (const secret of cfg.serve?.secrets ?? []) {
+  // Values of variables the serve command passes to secret flags reach the server's output expanded;
+  // credentials in the base URL and the reference command are known from the config too.
+  for (const secret of [...(cfg.serve?.secrets ?? []), ...(cfg.secrets ?? [])]) {
     if (progress.secrets.includes(secret)) continue
     core.setSecret(secret)
     progress.secrets.push(secret)

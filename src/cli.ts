@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander'
 import { pathToFileURL } from 'node:url'
 import { realpathSync } from 'node:fs'
 import { UsageError } from './errors.js'
+import { redactSecrets } from './util/redact.js'
 import { HARNESS_VERSION } from './version.js'
 import { registerRunCommand } from './cli/run.js'
 import { registerSimCommand } from './cli/sim.js'
@@ -48,11 +49,12 @@ export async function main(argv: string[]): Promise<void> {
       return
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`servegate: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`)
+      // An error may quote a command or a URL with credentials: it leaves through the one redaction.
+      process.stderr.write(redactSecrets(`servegate: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`))
       process.exitCode = 2
       return
     }
-    process.stderr.write(`servegate crashed (a bug, please report it): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    process.stderr.write(redactSecrets(`servegate crashed (a bug, please report it): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`))
     process.exitCode = 3
   }
 }

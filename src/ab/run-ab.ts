@@ -103,6 +103,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         logPath: join(opts.outDir, `${side.toLowerCase()}.server.log`),
         apiKey: c.apiKey,
         secrets: c.serve.secrets,
+        ...(c.serve.env !== undefined ? { passEnv: c.serve.env } : {}),
         log: (line) => deps.log(`${side}: ${line}`),
         ...(deps.signal ? { signal: deps.signal } : {}),
       }),

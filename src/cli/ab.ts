@@ -14,6 +14,7 @@ import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, failOnWarning, gateExit, parseFailOn } from '../gate/outcome.js'
 import { optionsFromGateSettings } from '../gate/settings.js'
 import { writeFileAtomic } from '../store/atomic-write.js'
+import { redactSecrets, rememberSecrets } from '../util/redact.js'
 
 interface AbFlags {
   aServe?: string
@@ -59,11 +60,13 @@ export function registerAbCommand(program: Command): void {
           flags: { ...(sweep ? { sweep } : {}), ...(baseUrl !== undefined ? { baseUrl } : { serve: serve! }) },
           env: process.env,
         })
+        // Both sides' commands and keys: hidden in every file, log line and error from here on.
+        rememberSecrets(cfg.secrets ?? [])
         return cfg
       }
       const cfgA = sideConfig('a', flags.aBaseUrl, flags.aServe)
       const cfgB = sideConfig('b', flags.bBaseUrl, flags.bServe)
-      const log = (line: string): void => void process.stderr.write(`${line}\n`)
+      const log = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`)
       const abort = new AbortController()
       const onSignal = (sig: NodeJS.Signals): void => {
         if (abort.signal.aborted) process.exit(130)

@@ -19,7 +19,7 @@ import { optionsFromGateSettings } from '../gate/settings.js'
 import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from '../gate/types.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
 import { renderVerdictText } from '../report/verdict-text.js'
-import { writeFileAtomic } from '../store/atomic-write.js'
+import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-write.js'
 import { baselineFromResult, parseBaseline } from '../store/baseline.js'
 import { readJsonFile } from '../store/json-file.js'
 import { parseResult } from '../store/result-file.js'
@@ -95,7 +95,7 @@ export function registerCompareCommand(program: Command, io: CompareIo = default
       if (opts.markdown) await writeFileAtomic(opts.markdown, renderVerdictMarkdown(verdict))
       if (opts.json) {
         const doc = { schema: 'servegate.verdict/v1', baseline: baselinePath, candidate: candidatePath, ...verdict }
-        await writeFileAtomic(opts.json, `${JSON.stringify(doc, null, 2)}\n`)
+        await writeJsonAtomic(opts.json, doc)
       }
       process.exitCode = exitCodeFor(verdict, failOn)
     })

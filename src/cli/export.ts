@@ -9,7 +9,7 @@ import { gpuCount } from '../analysis/per-gpu.js'
 import { UsageError } from '../errors.js'
 import { inferenceXRows } from '../export/inferencex.js'
 import { exportVllm } from '../export/vllm.js'
-import { writeFileAtomic } from '../store/atomic-write.js'
+import { writeJsonAtomic } from '../store/atomic-write.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { readResultFile } from '../store/result-file.js'
 
@@ -46,7 +46,7 @@ export function registerExportCommand(program: Command, io: ExportIo = defaultIo
         io.warn(`Warning: ${resultPath} does not record how many GPUs served the model: tput_per_gpu and the other per-GPU fields are null (measure with --gpus N).\n`)
       }
       for (const f of files) assertWritableOutput(join(opts.outDir, f.name), '--out-dir')
-      for (const f of files) await writeFileAtomic(join(opts.outDir, f.name), `${JSON.stringify(f.json, null, 2)}\n`)
+      for (const f of files) await writeJsonAtomic(join(opts.outDir, f.name), f.json)
       io.print(`Wrote ${files.length} ${opts.format} file${files.length === 1 ? '' : 's'} to ${opts.outDir}\n`)
     })
 }

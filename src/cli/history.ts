@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 import { baselineHistory } from '../analysis/history.js'
 import { renderHistoryMarkdown, renderHistoryText } from '../report/history-format.js'
-import { writeFileAtomic } from '../store/atomic-write.js'
+import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-write.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { loadBaselineOrResult } from './compare.js'
 
@@ -18,6 +18,6 @@ export function registerHistoryCommand(program: Command): void {
       const h = baselineHistory(await loadBaselineOrResult(path))
       process.stdout.write(renderHistoryText(h))
       if (opts.markdown) await writeFileAtomic(opts.markdown, renderHistoryMarkdown(h))
-      if (opts.json) await writeFileAtomic(opts.json, `${JSON.stringify({ schema: 'servegate.history/v1', ...h }, null, 2)}\n`)
+      if (opts.json) await writeJsonAtomic(opts.json, { schema: 'servegate.history/v1', ...h })
     })
 }

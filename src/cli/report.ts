@@ -10,6 +10,7 @@ import { renderMarkdownReport } from '../report/markdown.js'
 import { renderConsoleTable } from '../report/table.js'
 import type { ResultFile } from '../types.js'
 import { assertWritableOutput } from '../store/output-path.js'
+import { redactSecrets } from '../util/redact.js'
 
 export interface ReportCommandDeps {
   /** Reads and validates a result file (throws UsageError when it is not one). */
@@ -51,7 +52,8 @@ export function registerReportCommand(program: Command, deps: ReportCommandDeps)
       stdout.write(`${renderConsoleTable(result)}\n`)
       const save = async (flag: string, path: string, text: () => string): Promise<void> => {
         try {
-          await write(path, text())
+          // A result or baseline from elsewhere may predate redaction: the page and the report hide what they can.
+          await write(path, redactSecrets(text()))
         } catch (err) {
           throw new UsageError(`cannot write ${flag} ${path}: ${describeError(err)}`, 'Check that the directory exists and is writable.')
         }

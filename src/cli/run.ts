@@ -9,6 +9,7 @@ import { runSweep, SweepCancelled } from '../sweep/run-sweep.js'
 import { renderConsoleTable } from '../report/table.js'
 import { createProgress } from '../report/progress.js'
 import { noValidRun } from '../sweep/no-valid-run.js'
+import { redactSecrets, rememberSecrets } from '../util/redact.js'
 
 /** `servegate run`: measure a sweep and print the methodology's table. */
 export function registerRunCommand(program: Command): void {
@@ -49,7 +50,9 @@ export function registerRunCommand(program: Command): void {
       const configPath = typeof opts.config === 'string' ? opts.config : null
       const file = configPath ? await loadConfigFile(configPath) : null
       let cfg = resolveConfig({ file, filePath: configPath, flags, env: process.env })
-      const log = (line: string): void => void process.stderr.write(`${line}\n`)
+      // From here on every file, log line and error this process writes hides them (util/redact.ts).
+      rememberSecrets(cfg.secrets ?? [])
+      const log = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`)
       if (cfg.placement === 'bracket' && flags.bracketBaseline === undefined) {
         // The same sweep refreshes the baseline: without one to bracket, it measures the whole list.
         log(`Bracketing: sweep "${cfg.sweepName}" has placement bracket but no --bracket-baseline was given: running the whole list ${cfg.concurrency.join(', ')}.`)

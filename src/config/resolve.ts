@@ -4,7 +4,7 @@
  * the file names and never leaves this object except to build request headers.
  */
 import { UsageError } from '../errors.js'
-import { redactSecrets, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
+import { redactSecrets, secretsInText, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
 import type { Api, GoodputSlo, Shape, Target } from '../types.js'
 import { DEFAULTS, defaultRequestTimeoutS } from './defaults.js'
 import {
@@ -58,6 +58,11 @@ export interface ServeSettings {
   stopCommand: string | null
   /** Values to redact from the server's log and messages (API key, secret env values, variables the command passes to secret flags). */
   secrets: string[]
+  /**
+   * `server.env`: variables passed to the command (and its stop command) beside the allow-list of
+   * serve/child-env.ts. Absent: the allow-list alone.
+   */
+  env?: readonly string[]
 }
 
 /** Open-loop load (`--request-rate`): the sweep's points are rates instead of concurrencies. */
@@ -85,6 +90,12 @@ export interface ResolvedConfig {
   }
   /** The key itself, from env[apiKeyEnv]. Never written anywhere: see configForResult. */
   apiKey: string | null
+  /**
+   * Every secret value this configuration knows (the API key, secret-named variables' values,
+   * credentials in the base URL and in the serve and reference commands), for the process's one
+   * redaction (util/redact.ts rememberSecrets) and the log masking. Absent: none known.
+   */
+  secrets?: string[]
   target: Target
   sweepName: string
   shapes: Shape[]
@@ -189,7 +200,8 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   if (rawBase !== undefined) {
     const n = normalizeBaseUrl(rawBase)
     if (typeof n === 'string') baseUrl = n
-    else problems.push(flagBaseUrl !== undefined ? `--base-url ${JSON.stringify(rawBase)}: ${n.problem}` : `${fileName}: server.base_url ${JSON.stringify(rawBase)}: ${n.problem}`)
+    // The URL may carry user:password@: the message shows it redacted.
+    else problems.push(flagBaseUrl !== undefined ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}` : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`)
   }
 
   // A serve command with {port} decides the URL; one without answers at the base URL given.
@@ -275,7 +287,17 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     throw new UsageError(message, 'Run `servegate run --help` for every flag and its format.')
   }
   // Recorded text leaves through results, baselines and comments: redact it once, here.
-  const secrets = [apiKey, ...secretValuesFromEnv(env), ...(command === null ? [] : secretVariablesInCommand(command, env))].filter((s): s is string => s !== null)
+  const referenceCommand = file?.gate?.reference_command
+  const secrets = [
+    ...new Set(
+      [
+        apiKey,
+        ...secretValuesFromEnv(env),
+        ...(rawBase === undefined ? [] : secretsInText(rawBase)),
+        ...[command, referenceCommand, flagServe].flatMap((c) => (c == null ? [] : [...secretsInText(c), ...secretVariablesInCommand(c, env)])),
+      ].filter((s): s is string => s !== null),
+    ),
+  ]
   const recorded = (text: string | null | undefined): string | null => (text ? redactSecrets(text, secrets) : null)
   const serve: ServeSettings | null =
     command === null
@@ -286,12 +308,14 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
           stopTimeoutS: file?.server?.stop_timeout ?? DEFAULTS.stopTimeoutS,
           stopCommand: file?.server?.stop_command ?? null,
           secrets,
+          ...(file?.server?.env !== undefined ? { env: [...file.server.env] } : {}),
         }
 
   return {
     configPath: filePath,
     server: { baseUrl, model: flagModel ?? file?.server?.model ?? null, api: flagApi ?? file?.server?.api ?? DEFAULTS.api, apiKeyEnv },
     apiKey,
+    secrets,
     target,
     sweepName,
     shapes,

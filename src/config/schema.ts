@@ -5,6 +5,7 @@
  */
 import { z } from 'zod'
 import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
+import { refusedEnvPrefix } from '../serve/child-env.js'
 
 const positiveInt = (what: string) =>
   z.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` })
@@ -105,6 +106,8 @@ export const gateSchema = z.strictObject({
     .optional(),
 })
 
+const ENV_RULE = 'expected a list of environment variable NAMES to pass to the engine, e.g. [HF_TOKEN, VLLM_API_KEY]'
+
 export const serverSchema = z.strictObject({
   base_url: z.string({ error: 'expected a URL such as http://127.0.0.1:8000' }).min(1, { error: 'expected a URL such as http://127.0.0.1:8000' }).optional(),
   model: z.string({ error: 'expected a model id' }).min(1, { error: 'expected a model id' }).optional(),
@@ -126,6 +129,22 @@ export const serverSchema = z.strictObject({
     .optional(),
   /** GPUs serving the model (`--gpus`): the per-GPU figures divide by it; recorded as env.gpu.count. */
   gpus: positiveInt('a GPU count').optional(),
+  /**
+   * Names of environment variables passed to the commands servegate starts, beside the
+   * allow-list of serve/child-env.ts: the only way an engine secret (HF_TOKEN) reaches the engine.
+   * The runner's own variables are refused: a serve command must never see the job's tokens.
+   */
+  env: z
+    .array(
+      z
+        .string({ error: ENV_RULE })
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: ENV_RULE })
+        .refine((n) => refusedEnvPrefix(n) === null, {
+          error: (iss) => `expected a variable the engine needs; ${String(iss.input)} is the runner's (${refusedEnvPrefix(String(iss.input))}* names are never passed to a serve command)`,
+        }),
+      { error: ENV_RULE },
+    )
+    .optional(),
 })
 
 const sloMs = (what: string) => z.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` })

@@ -2,7 +2,7 @@
  * The gate's terms come from the branch a pull request merges into, never from
  * the pull request itself: otherwise a PR could loosen `gate.tolerance_pct` or
  * rewrite the baseline from a slow run and pass its own gate. The terms are the
- * baseline file and the config's `target` and `gate` blocks; the server and
+ * baseline file, the config's `target` and `gate` blocks and `server.env`; the server and
  * sweep settings still come from the PR (they are what is being tested), and
  * the gate checks that the sweep matches the baseline's profile.
  */
@@ -62,7 +62,21 @@ export function withBaseTerms(pr: ConfigFile | null, base: ConfigFile | null): C
     if (v === undefined) delete out[key]
     else (out as Record<string, unknown>)[key] = v
   }
-  return out
+  return withBaseServerEnv(out, base)
+}
+
+/**
+ * `server.env` is a term too: it decides which of the runner's variables a serve command sees, so
+ * a pull request adding HF_TOKEN (or anything else) to it must not get it. The base branch's list
+ * is kept; the rest of `server` (the engine under test) stays the PR's.
+ */
+function withBaseServerEnv(out: ConfigFile, base: ConfigFile | null): ConfigFile {
+  const env = base?.server?.env
+  if (out.server === undefined) return env === undefined ? out : { ...out, server: { env } }
+  const server = { ...out.server }
+  if (env === undefined) delete server.env
+  else server.env = env
+  return { ...out, server }
 }
 
 /** The term keys whose values differ between the PR's config and the base's, e.g. `gate.tolerance_pct`. */
@@ -138,6 +152,7 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
   const baselineRel = baselinePathFor(inputs, cfg.sweepName)
   const baselineAbs = resolve(wd, baselineRel)
   const changed = fromBase ? termDifferences(prFile, baseFile) : []
+  if (fromBase && canonical(prFile?.server?.env ?? []) !== canonical(baseFile?.server?.env ?? [])) changed.push('server.env')
   let baseline: Baseline | null
   if (rev !== null && baseLabel !== null) {
     const text = await showAtRev(deps.git, wd, rev, relative(wd, baselineAbs))

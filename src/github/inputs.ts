@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import { parseExpect } from '../gate/aggregate.js'
 import { formatIssues } from '../store/json-file.js'
+import { secretsInText } from '../util/redact.js'
 
 /**
  * `check`: only the guards (fork, base-branch terms), no sweep: a workflow runs it before anything is pulled.
@@ -276,24 +277,12 @@ export function commentKeyFor(inputs: Pick<ActionInputs, 'commentKey'> & Partial
   return inputs.mode === 'ab' ? `${key}-ab` : key
 }
 
-// Flag and variable names that carry credentials in a serve command line.
-const SECRET_NAME = /(key|token|secret|password|passwd|credential|auth)/i
-
 /**
- * The credentials a serve command line carries, to mask in every log line:
- * values of flags named like `--api-key` / `--hf-token=…`, of variables like
- * `HF_TOKEN=…`, and `Bearer …` tokens. Values under 4 characters are left
+ * The credentials a serve command line carries, to mask in every log line: the
+ * values redactSecrets hides by context (src/util/redact.ts), so the log masking
+ * and the recorded text follow one rule. Values under 8 characters are left
  * (masking "1" would blank every digit in the log).
  */
 export function secretsInCommand(command: string): string[] {
-  const words = command.split(/\s+/).filter((w) => w !== '').map((w) => w.replace(/^['"]|['"]$/g, ''))
-  const out = new Set<string>()
-  for (let i = 0; i < words.length; i++) {
-    const w = words[i]!
-    const assign = /^(--?[A-Za-z0-9_.-]+|[A-Za-z_][A-Za-z0-9_]*)=(.+)$/.exec(w)
-    if (assign !== null && SECRET_NAME.test(assign[1]!)) out.add(assign[2]!.replace(/^['"]|['"]$/g, ''))
-    else if (/^--?[A-Za-z0-9_.-]+$/.test(w) && SECRET_NAME.test(w) && i + 1 < words.length && !words[i + 1]!.startsWith('-')) out.add(words[i + 1]!)
-    else if (/^bearer$/i.test(w.replace(/^.*:/, '')) && i + 1 < words.length) out.add(words[i + 1]!)
-  }
-  return [...out].filter((s) => s.length >= 4)
+  return secretsInText(command)
 }

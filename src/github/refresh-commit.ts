@@ -16,6 +16,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { UsageError } from '../errors.js'
+import { redactSecrets } from '../util/redact.js'
 
 export interface GitResult {
   code: number
@@ -104,7 +105,8 @@ export async function commitBaseline(git: GitRunner, opts: RefreshCommitOptions)
   // Only fill in what is missing, per command: the repository's config is left untouched.
   if (name.code !== 0 || name.stdout.trim() === '') identity.push('-c', `user.name=${BOT_NAME}`)
   if (email.code !== 0 || email.stdout.trim() === '') identity.push('-c', `user.email=${BOT_EMAIL}`)
-  await must(git, [...identity, 'commit', '--no-verify', '-m', opts.message, '--', path], cwd, `commit ${path}`)
+  // The message quotes the run (sweep, serve command): a commit is public and forever, so it is redacted.
+  await must(git, [...identity, 'commit', '--no-verify', '-m', redactSecrets(opts.message), '--', path], cwd, `commit ${path}`)
   const sha = await must(git, ['rev-parse', 'HEAD'], cwd, 'read the new commit')
   if (!opts.push) return { committed: true, pushed: false, sha, note: `committed ${path} as ${sha.slice(0, 12)} (not pushed: refresh-push is false)` }
 
@@ -222,7 +224,7 @@ async function commitOnto(git: GitRunner, c: { top: string; full: string; parent
     const mode = /^(100644|100755) blob /.exec(listed.stdout)?.[1] ?? '100644'
     await must(git, ['update-index', '--add', '--cacheinfo', `${mode},${blob},${c.full}`], c.top, 'stage the rebuilt baseline', index)
     const tree = await must(git, ['write-tree'], c.top, 'write the tree of the rebuilt baseline', index)
-    return await must(git, [...c.identity, 'commit-tree', tree, '-p', c.parent, '-m', c.message], c.top, 'commit the rebuilt baseline')
+    return await must(git, [...c.identity, 'commit-tree', tree, '-p', c.parent, '-m', redactSecrets(c.message)], c.top, 'commit the rebuilt baseline')
   } finally {
     await rm(tmp, { recursive: true, force: true })
   }

@@ -27,6 +27,9 @@ export interface StopOptions {
   log(line: string): void
 }
 
+/** The environment every process of the group starts with (serve/child-env.ts childEnv): never the job's whole one. */
+export type ChildEnv = Readonly<Record<string, string>>
+
 export class ServerProcess {
   readonly pid: number
   /** Resolves when the group leader exits (never rejects). */
@@ -41,8 +44,10 @@ export class ServerProcess {
     command: string,
     private readonly log: ServerLog,
     private readonly stop: Pick<StopOptions, 'stopCommand'>,
+    private readonly env: ChildEnv,
   ) {
-    this.child = spawn('/bin/sh', ['-c', command], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
+    // The command comes from a config a pull request may edit: it gets the allow-listed env only.
+    this.child = spawn('/bin/sh', ['-c', command], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...env } })
     if (this.child.pid === undefined) throw new Error('could not start /bin/sh')
     this.pid = this.child.pid
     log.follow(this.child.stdout!)
@@ -78,7 +83,7 @@ export class ServerProcess {
       if (opts.stopCommand !== null) {
         opts.log(`Stopping the server with its stop command (up to ${Math.round(opts.graceMs / 1000)} s).`)
         this.log.note(`stop command: ${opts.stopCommand}`)
-        await runStopCommand(opts.stopCommand, this.log, opts.graceMs)
+        await runStopCommand(opts.stopCommand, this.log, opts.graceMs, this.env)
       } else {
         opts.log(`Stopping the server (SIGTERM to its process group, up to ${Math.round(opts.graceMs / 1000)} s before SIGKILL).`)
         this.signalGroup('SIGTERM')
@@ -99,7 +104,7 @@ export class ServerProcess {
     if (this.stop.stopCommand !== null) {
       // Detached: it outlives servegate and stops the container the killed client started.
       try {
-        spawn('/bin/sh', ['-c', this.stop.stopCommand], { detached: true, stdio: 'ignore' }).unref()
+        spawn('/bin/sh', ['-c', this.stop.stopCommand], { detached: true, stdio: 'ignore', env: { ...this.env } }).unref()
       } catch {
         // exiting anyway
       }
@@ -117,8 +122,8 @@ export class ServerProcess {
 }
 
 /** Run the stop command, its output into the server log, for at most `timeoutMs`. */
-async function runStopCommand(command: string, log: ServerLog, timeoutMs: number): Promise<void> {
-  const child = spawn('/bin/sh', ['-c', command], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
+async function runStopCommand(command: string, log: ServerLog, timeoutMs: number, env: ChildEnv): Promise<void> {
+  const child = spawn('/bin/sh', ['-c', command], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...env } })
   log.follow(child.stdout!)
   log.follow(child.stderr!)
   const exited = new Promise<ServerExit>((resolve) => {

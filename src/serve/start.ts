@@ -10,6 +10,7 @@ import { fillPort, wantsPort } from './command.js'
 import { ServerStartFailed } from './errors.js'
 import { probeAgent, probeReady } from './readiness.js'
 import { ServerLog } from './server-log.js'
+import { childEnv } from './child-env.js'
 import { describeExit, ServerProcess, type ServerExit } from './server-process.js'
 
 export interface ServeOptions {
@@ -27,6 +28,12 @@ export interface ServeOptions {
   apiKey: string | null
   /** Values redacted from the log and every message. */
   secrets: readonly string[]
+  /** Variables `server.env` passes to the command beside the allow-list (serve/child-env.ts). */
+  passEnv?: readonly string[]
+  /** Variables servegate sets for this server on top of the allow-listed ones (e.g. CUDA_VISIBLE_DEVICES for a side). */
+  extraEnv?: Readonly<Record<string, string>>
+  /** The environment the allow-list picks from; default process.env. */
+  parentEnv?: Readonly<Record<string, string | undefined>>
   log(line: string): void
   signal?: AbortSignal
   /** Longest wait between probes, ms (default 1000). */
@@ -96,7 +103,8 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
   }
 
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true)
-  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand })
+  const env = childEnv(opts.parentEnv ?? process.env, opts.passEnv ?? [], opts.extraEnv ?? {})
+  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env)
   const stop = async (): Promise<void> => {
     await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log })
     await log.close()

@@ -6,9 +6,32 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
+import { redactSecrets, redactStrings } from '../util/redact.js'
 
-/** Atomically replace `path` with `text` (UTF-8), creating missing parent directories. */
+/**
+ * Atomically replace `path` with `text` (UTF-8), creating missing parent directories.
+ * Every file servegate writes leaves the process here: the text is redacted first
+ * (util/redact.ts), so no report, verdict or export carries a secret the process knows.
+ */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  await writeRaw(path, redactSecrets(text))
+}
+
+/**
+ * Atomically write `value` as pretty JSON with a trailing newline. Its strings are redacted
+ * one by one, never the JSON text: a secret that happens to be digits must not turn a number
+ * into `***` and the file into invalid JSON.
+ */
+export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  await writeRaw(path, jsonText(value))
+}
+
+/** The JSON text writeJsonAtomic writes: strings redacted, 2-space indent, trailing newline. */
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(redactStrings(value), null, 2)}\n`
+}
+
+async function writeRaw(path: string, text: string): Promise<void> {
   const target = resolve(path)
   const dir = dirname(target)
   await mkdir(dir, { recursive: true })

@@ -10,7 +10,7 @@ import { shapeLabel } from '../gate/metric-keys.js'
 import { gateSettingsOfResult, optionsFromGateSettings } from '../gate/settings.js'
 import { BASELINE_SCHEMA, type Baseline, type BaselineInvalidRun, type BaselineRefresh } from '../gate/types.js'
 import { RESULT_SCHEMA, type ResultFile } from '../types.js'
-import { writeFileAtomic } from './atomic-write.js'
+import { jsonText, writeJsonAtomic } from './atomic-write.js'
 import { baselineSchema } from './baseline-schema.js'
 import { formatIssues, readJsonFile } from './json-file.js'
 
@@ -179,12 +179,12 @@ export async function readBaseline(path: string): Promise<Baseline> {
   return parseBaseline(await readJsonFile(path), path)
 }
 
-/** A baseline file's text: pretty JSON with a trailing newline. */
+/** A baseline file's text: pretty JSON with a trailing newline, its strings redacted (it is committed). */
 export function baselineText(b: Baseline): string {
-  return `${JSON.stringify(b, null, 2)}\n`
+  return jsonText(b)
 }
 
 /** Write a baseline atomically (pretty JSON, trailing newline). */
 export async function writeBaseline(path: string, b: Baseline): Promise<void> {
-  await writeFileAtomic(path, baselineText(b))
+  await writeJsonAtomic(path, b)
 }

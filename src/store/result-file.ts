@@ -1,7 +1,7 @@
 /** Read, validate and write `servegate.result/v1` files. */
 import { UsageError } from '../errors.js'
 import { RESULT_SCHEMA, type ResultFile } from '../types.js'
-import { writeFileAtomic } from './atomic-write.js'
+import { writeJsonAtomic } from './atomic-write.js'
 import { formatIssues, readJsonFile } from './json-file.js'
 import { resultFileSchema } from './result-schema.js'
 
@@ -31,5 +31,5 @@ export async function readResultFile(path: string): Promise<ResultFile> {
 
 /** Write a result file atomically (pretty JSON, trailing newline). */
 export async function writeResultFile(path: string, result: ResultFile): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}\n`)
+  await writeJsonAtomic(path, result)
 }

@@ -80,6 +80,7 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
       appendLog: cfg.resume,
       apiKey: cfg.apiKey,
       secrets: cfg.serve.secrets,
+      ...(cfg.serve.env !== undefined ? { passEnv: cfg.serve.env } : {}),
       log: deps.log,
       ...(deps.signal ? { signal: deps.signal } : {}),
     }).catch((err: unknown) => {

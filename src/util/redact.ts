@@ -1,93 +1,242 @@
 /**
- * Secrets out of recorded text, at the source: a serve command, a container
- * reference or an error message may carry an API key, a Hugging Face token or
- * credentials in a URL, and whatever servegate records ends up in result
- * files, baselines, job summaries and PR comments. Redacted once when the
- * configuration is resolved, every later copy carries `***`. Pure.
+ * Secrets out of every text servegate lets leave the process. A serve command,
+ * a container reference, a base URL or an error message may carry an API key,
+ * a Hugging Face token or credentials in a URL, and what servegate writes ends
+ * up in result files, baselines, records, job summaries, PR comments, issues
+ * and logs. Every one of those exits calls `redactSecrets` (or
+ * `redactStrings` for a structured value): one rule, so the log masking and
+ * the recorded text can never disagree about what is a secret.
+ *
+ * Two kinds of replacement:
+ * - by context, whatever the length: the value after a flag or an assignment
+ *   whose name holds a secret word, URL userinfo, Bearer values, token-like
+ *   query parameters, JSON fields with a secret name, well-known token shapes;
+ * - by value, for values at least MIN_KNOWN_SECRET long: the secrets the
+ *   process knows (the GitHub token, the API key, values of secret-named
+ *   environment variables, values found by context in a serve command), so a
+ *   server log line or an error that echoes one elsewhere is caught too.
+ *
+ * The by-value list is the one piece of state here: `rememberSecrets` adds to
+ * it as the process learns secrets, so an exit point that forgets to pass its
+ * own list still redacts them.
  */
+
+import { escapeMarkdown } from '../report/escape.js'
 
 export const REDACTED = '***'
 
-/** Known secrets shorter than this are not replaced everywhere (a 1-character "key" would shred the text). */
-const MIN_KNOWN_SECRET = 4
-
-// A flag is secret-like when one of its dash/underscore-separated words says so:
-// --api-key, --token, --hf-token, --password, --client-secret, --access-token.
-// Not --tokenizer, --max-num-batched-tokens or --ssl-keyfile: those hold no secret.
-const SECRET_WORDS = new Set(['token', 'secret', 'password', 'passwd', 'apikey', 'credential', 'credentials'])
-const SECRET_PAIRS = new Set(['api-key', 'access-key', 'secret-key', 'private-key'])
-
-/** Whether a flag name (without dashes) holds a secret: api-key, hf-token, password; not tokenizer. */
-export function isSecretFlagName(name: string): boolean {
-  const words = name.toLowerCase().split(/[-_]+/).filter((w) => w !== '')
-  if (words.some((w) => SECRET_WORDS.has(w))) return true
-  for (let i = 1; i < words.length; i++) if (SECRET_PAIRS.has(`${words[i - 1]}-${words[i]}`)) return true
-  return false
+const HTML_ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => HTML_ENTITY[c]!)
 }
 
-// A shell word: quoted, or a run of non-space characters.
-const WORD = String.raw`(?:"[^"]*"|'[^']*'|[^\s"']+)`
+/**
+ * Known secrets shorter than this are not replaced by value: masking a 3-character
+ * "key" everywhere would shred ordinary text (the same floor the log masking uses).
+ */
+export const MIN_KNOWN_SECRET = 8
 
-// --flag value | --flag=value (a following flag is not a value: `--api-key --port 8000` keeps --port).
-const FLAG = new RegExp(String.raw`(^|[\s"'(])(--?[A-Za-z][\w-]*)(=|\s+)(?!-)(${WORD})`, 'g')
+/**
+ * Words that make a name (flag, variable, JSON field, header, query parameter) hold a secret.
+ * A name counts when one of its words, split on `-`, `_`, `.` and camelCase, is one of these:
+ * --api-key, --master-key, --key, --basic-auth, --auth-header, HF_TOKEN, DB_PASSWORD, apiKey.
+ * Whole words only: --tokenizer, --max-num-batched-tokens and --ssl-keyfile hold no secret.
+ */
+export const SECRET_WORDS: ReadonlySet<string> = new Set([
+  'key',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'passphrase',
+  'auth',
+  'authorization',
+  'apikey',
+  'credential',
+  'credentials',
+])
 
-// NAME=value where NAME ends in _TOKEN, _KEY, _SECRET, _PASSWORD (HF_TOKEN=…, -e OPENAI_API_KEY=…), or is one of those words.
-const ASSIGN = new RegExp(String.raw`(^|[^\w$])((?:[A-Za-z_][A-Za-z0-9_]*_)?(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY|CREDENTIALS?))=(?!\*\*\*)(${WORD})`, 'gi')
+/** The words of a name: `--hf-token` → hf, token; `apiKey` → api, key; `INPUT_GITHUB-TOKEN` → input, github, token. */
+function nameWords(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w !== '')
+}
 
-// "api_key": "value" inside JSON arguments (--hf-overrides '{"token": "…"}').
-const JSON_FIELD = /("[\w-]*(?:token|secret|password|passwd|api[-_]?key)"\s*:\s*")([^"]*)(")/gi
+/** Whether a name (flag without dashes, variable, JSON field, header) holds a secret: api-key, HF_TOKEN, basic-auth; not tokenizer. */
+export function isSecretName(name: string): boolean {
+  return nameWords(name).some((w) => SECRET_WORDS.has(w))
+}
 
-// Authorization headers written out: `Bearer xxx`, `Authorization: token xxx` / `Basic xxx`.
-const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/-]+=*/gi
-const AUTH_HEADER = /\b(authorization\s*[:=]\s*["']?(?:token|basic)\s+)[A-Za-z0-9._~+/-]+=*/gi
+/** Whether a flag name (with or without dashes) holds a secret. Same rule as isSecretName. */
+export function isSecretFlagName(name: string): boolean {
+  return isSecretName(name.replace(/^-+/, ''))
+}
 
-// scheme://user:pass@host → scheme://***@host
-const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"']+@/gi
+// A shell word: quoted (also with escaped quotes, as inside JSON text), or a run of non-space characters.
+const WORD = String.raw`(?:\\"(?:[^"\\]|\\[^"])*\\"|"[^"]*"|'[^']*'|[^\s"']+)`
 
-// ?token=…, &api_key=…, &X-Amz-Signature=…, &sig=…
-const QUERY = /([?&][\w.-]*(?:token|key|secret|password|passwd|sig|signature|auth|credential)[\w.-]*=)[^&#\s"']+/gi
+/** One context rule: a pattern, and from its match the replacement and the secret it hid (null: not a secret). */
+interface Rule {
+  re: RegExp
+  apply(m: RegExpExecArray | string[]): { text: string; secret: string | null }
+}
 
-// Token shapes that are secrets wherever they appear.
-const SHAPES: RegExp[] = [
-  /(?<![\w-])sk-[A-Za-z0-9_-]{10,}/g, // OpenAI and compatible keys (sk-…, sk-proj-…, sk-ant-…)
-  /(?<![\w-])hf_[A-Za-z0-9]{10,}(?![\w-])/g, // Hugging Face
-  /(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens: personal, OAuth, user, server (ghs_ = Actions, Apps), refresh
-  /(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g, // fine-grained GitHub tokens
-  /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}/g, // GitLab
-  /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g, // AWS access key ids
-  /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack
-]
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** The quote around a quoted word (`"`, `'`, or `\\"` inside JSON text), or null. */
+function quoteOf(word: string): string | null {
+  for (const q of ['\\"', '"', "'"]) if (word.length >= 2 * q.length && word.startsWith(q) && word.endsWith(q)) return q
+  return null
 }
 
 /** Keep the quotes of a quoted word, replace what is inside. */
 function redactWord(word: string): string {
-  const q = word[0]
-  return (q === '"' || q === "'") && word.length >= 2 && word.endsWith(q) ? `${q}${REDACTED}${q}` : REDACTED
+  const q = quoteOf(word)
+  return q === null ? REDACTED : `${q}${REDACTED}${q}`
+}
+
+function unquote(word: string): string {
+  const q = quoteOf(word)
+  return q === null ? word : word.slice(q.length, -q.length)
+}
+
+const keep = (m: RegExpExecArray | string[]): { text: string; secret: null } => ({ text: m[0]!, secret: null })
+
+const RULES: Rule[] = [
+  // scheme://user:pass@host → scheme://***@host (the base URL, a registry, a proxy).
+  {
+    re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@"']+)@/gi,
+    apply: (m) => ({ text: `${m[1]}${REDACTED}@`, secret: m[2]!.includes(':') ? m[2]!.slice(m[2]!.indexOf(':') + 1) : m[2]! }),
+  },
+  // ?token=…, &api_key=…, &X-Amz-Signature=…, &sig=…
+  {
+    re: /([?&])([\w.-]+)=([^&#\s"'\\]+)/g,
+    apply: (m) =>
+      m[3] !== REDACTED && (isSecretName(m[2]!) || /(?:^|[-_.])(?:sig|signature)$/i.test(m[2]!))
+        ? { text: `${m[1]}${m[2]}=${REDACTED}`, secret: m[3]! }
+        : keep(m),
+  },
+  // --flag value | --flag=value | -flag value: any flag one of whose words is a secret word.
+  // A following flag is not a value: `--api-key --port 8000` keeps --port.
+  {
+    re: new RegExp(String.raw`(^|[\s"'(=\\])(--?[A-Za-z][\w.-]*)(=|\s+)(?!-)(${WORD})`, 'g'),
+    apply: (m) =>
+      isSecretFlagName(m[2]!) && unquote(m[4]!) !== REDACTED
+        ? { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4]!)}`, secret: unquote(m[4]!) }
+        : keep(m),
+  },
+  // NAME=value with a secret word in NAME: HF_TOKEN=…, -e OPENAI_API_KEY=…, export DB_PASSWORD=….
+  {
+    re: new RegExp(String.raw`(^|[^\w$-])([A-Za-z_][A-Za-z0-9_]*)=(${WORD})`, 'g'),
+    apply: (m) =>
+      isSecretName(m[2]!) && unquote(m[3]!) !== REDACTED && !m[3]!.startsWith(REDACTED)
+        ? { text: `${m[1]}${m[2]}=${redactWord(m[3]!)}`, secret: unquote(m[3]!) }
+        : keep(m),
+  },
+  // "api_key": "value" inside JSON, plain or escaped inside a JSON string (--hf-overrides '{"hf_token": "…"}').
+  {
+    re: /(\\?")([\w.-]+)\1(\s*:\s*)\1([^"\\]*)\1/g,
+    apply: (m) =>
+      isSecretName(m[2]!) && m[4] !== REDACTED ? { text: `${m[1]}${m[2]}${m[1]}${m[3]}${m[1]}${REDACTED}${m[1]}`, secret: m[4]! } : keep(m),
+  },
+  // A quoted header with a secret name: -H "X-Api-Key: value", 'Proxy-Authorization: Basic …'.
+  {
+    re: /(["'])([A-Za-z][\w-]*)(:\s*)(?:(Bearer|Basic|token)\s+)?([^"'\s]+)\1/gi,
+    apply: (m) =>
+      isSecretName(m[2]!) && m[5] !== REDACTED
+        ? { text: `${m[1]}${m[2]}${m[3]}${m[4] === undefined ? '' : `${m[4]} `}${REDACTED}${m[1]}`, secret: m[5]! }
+        : keep(m),
+  },
+  // Authorization headers written out: `Bearer xxx`, `Authorization: token xxx` / `Basic xxx`.
+  { re: /\b(Bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi, apply: (m) => (m[2] === REDACTED ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2]! }) },
+  {
+    re: /\b(authorization\s*[:=]\s*["']?(?:token|basic)\s+)([A-Za-z0-9._~+/-]+=*)/gi,
+    apply: (m) => (m[2] === REDACTED ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2]! }),
+  },
+  // Token shapes that are secrets wherever they appear.
+  ...[
+    /(?<![\w-])sk-[A-Za-z0-9_-]{10,}/g, // OpenAI and compatible keys (sk-…, sk-proj-…, sk-ant-…)
+    /(?<![\w-])hf_[A-Za-z0-9]{10,}(?![\w-])/g, // Hugging Face
+    /(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens: personal, OAuth, user, server (ghs_ = Actions, Apps), refresh
+    /(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g, // fine-grained GitHub tokens
+    /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}/g, // GitLab
+    /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g, // AWS access key ids
+    /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack
+  ].map((re): Rule => ({ re, apply: (m) => ({ text: REDACTED, secret: m[0]! }) })),
+]
+
+/**
+ * Each rule over the whole text. A match that is no secret is not consumed: the scan goes on
+ * from its next character, so `--args "--api-key X"` still finds the --api-key inside.
+ */
+function applyRules(text: string, found: ((secret: string) => void) | null): string {
+  let out = text
+  for (const rule of RULES) {
+    const re = new RegExp(rule.re.source, rule.re.flags)
+    let acc = ''
+    let last = 0
+    let m: RegExpExecArray | null
+    while ((m = re.exec(out)) !== null) {
+      const r = rule.apply(m)
+      if (r.secret === null) {
+        re.lastIndex = m.index + 1
+        continue
+      }
+      found?.(r.secret)
+      acc += out.slice(last, m.index) + r.text
+      last = m.index + m[0].length
+      re.lastIndex = last
+    }
+    out = acc + out.slice(last)
+  }
+  return out
+}
+
+// What the process knows to be secret, by value (see rememberSecrets).
+const remembered = new Set<string>()
+
+/**
+ * Add values to the process's known secrets (values under MIN_KNOWN_SECRET, empty and
+ * `$VARIABLE` references are skipped); returns the ones newly added, for the log masking
+ * (core.setSecret) of the same values.
+ */
+export function rememberSecrets(values: Iterable<string | null | undefined>): string[] {
+  const added: string[] = []
+  for (const v of values) {
+    if (typeof v !== 'string' || v.length < MIN_KNOWN_SECRET || v.startsWith('$') || v === REDACTED || remembered.has(v)) continue
+    remembered.add(v)
+    added.push(v)
+  }
+  return added
+}
+
+/** The known secrets, longest first. */
+export function rememberedSecrets(): string[] {
+  return [...remembered].sort((a, b) => b.length - a.length)
+}
+
+/** Forget every known secret (tests; a long-lived process between unrelated jobs). */
+export function forgetSecrets(): void {
+  remembered.clear()
 }
 
 /**
- * `text` with every secret replaced by `***`: the `known` values (API key, GitHub token), values of
- * secret-like flags and NAME_TOKEN=/…_KEY=/…_SECRET=/…_PASSWORD= assignments, Bearer and Authorization
- * values, URL userinfo, token-like query parameters, and well-known token shapes (sk-, hf_, ghp_/ghs_, github_pat_).
+ * The one redaction: `text` with every secret replaced by `***` — the `known` values and the
+ * remembered ones (at least MIN_KNOWN_SECRET long), then by context the values of secret-named
+ * flags, assignments, JSON fields and headers, Bearer and Authorization values, URL userinfo,
+ * token-like query parameters and well-known token shapes (sk-, hf_, ghp_/ghs_, github_pat_).
  */
 export function redactSecrets(text: string, known: readonly (string | null | undefined)[] = []): string {
   let out = text
-  const values = [...new Set(known.filter((k): k is string => typeof k === 'string' && k.length >= MIN_KNOWN_SECRET))].sort((a, b) => b.length - a.length)
-  for (const v of values) out = out.replace(new RegExp(escapeRegExp(v), 'g'), REDACTED)
-  out = out.replace(USERINFO, `$1${REDACTED}@`)
-  out = out.replace(QUERY, `$1${REDACTED}`)
-  out = out.replace(FLAG, (all, lead: string, flag: string, sep: string, word: string) =>
-    isSecretFlagName(flag.replace(/^-+/, '')) ? `${lead}${flag}${sep}${redactWord(word)}` : all,
-  )
-  out = out.replace(ASSIGN, (_all, lead: string, name: string, word: string) => `${lead}${name}=${redactWord(word)}`)
-  out = out.replace(JSON_FIELD, `$1${REDACTED}$3`)
-  out = out.replace(BEARER, `$1${REDACTED}`)
-  out = out.replace(AUTH_HEADER, `$1${REDACTED}`)
-  for (const shape of SHAPES) out = out.replace(shape, REDACTED)
-  return out
+  const values = new Set(remembered)
+  for (const k of known) if (typeof k === 'string' && k.length >= MIN_KNOWN_SECRET && k !== REDACTED) values.add(k)
+  for (const v of [...values].sort((a, b) => b.length - a.length)) {
+    // As written, and as it appears once escaped: in JSON text, in markdown (a comment or summary
+    // renders a server's message escaped before it leaves) and in HTML.
+    for (const form of new Set([v, JSON.stringify(v).slice(1, -1), escapeMarkdown(v), escapeHtml(v)])) out = out.split(form).join(REDACTED)
+  }
+  return applyRules(out, null)
 }
 
 /** A copy of `value` with every string in it (deeply, in arrays and objects) passed through redactSecrets. */
@@ -100,21 +249,37 @@ export function redactStrings<T>(value: T, known: readonly (string | null | unde
   return value
 }
 
-// Environment variables whose values are secrets by name (the same rule as NAME=value above), and the
-// Action's own token inputs (INPUT_GITHUB-TOKEN).
-const SECRET_ENV_NAME = /(?:^|_)(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY|CREDENTIALS?)$|^INPUT_.*(?:TOKEN|KEY|SECRET|PASSWORD)$/i
+/**
+ * The secret values a text carries by context (a serve command's `--api-key VALUE`,
+ * `HF_TOKEN=…`, URL credentials, a Bearer token): the same rules redactSecrets replaces,
+ * so what the log masking hides and what the recorded text hides are one set. Values
+ * under MIN_KNOWN_SECRET and `$VARIABLE` references are left out.
+ */
+export function secretsInText(text: string): string[] {
+  const out = new Set<string>()
+  applyRules(text, (s) => {
+    if (s.length >= MIN_KNOWN_SECRET && !s.startsWith('$') && s !== REDACTED) out.add(s)
+  })
+  return [...out]
+}
 
-/** Values of secret-named environment variables (8+ characters), to pass to redactSecrets as known secrets. */
+/**
+ * Values of environment variables that are secrets by name (a word of the name is a secret word:
+ * HF_TOKEN, OPENAI_API_KEY, ACTIONS_RUNTIME_TOKEN, INPUT_GITHUB-TOKEN), and credentials in URLs any
+ * variable holds (a proxy, a package index), at least MIN_KNOWN_SECRET long.
+ */
 export function secretValuesFromEnv(env: Readonly<Record<string, string | undefined>>): string[] {
-  const out: string[] = []
+  const out = new Set<string>()
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && value.length >= 8 && SECRET_ENV_NAME.test(name)) out.push(value)
+    if (value === undefined) continue
+    if (value.length >= MIN_KNOWN_SECRET && isSecretName(name)) out.add(value)
+    if (value.includes('@')) for (const s of secretsInText(value)) out.add(s)
   }
-  return out
+  return [...out]
 }
 
 // `--api-key $KEY`, `--hf-token="${HF}"`, `--token=$T`: a secret-like flag whose value is a variable.
-const FLAG_VAR = /(--?[A-Za-z][\w-]*)(?:=|\s+)["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g
+const FLAG_VAR = /(--?[A-Za-z][\w.-]*)(?:=|\s+)["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g
 
 /**
  * Values of environment variables the command passes to secret-like flags
@@ -127,7 +292,7 @@ export function secretVariablesInCommand(command: string, env: Readonly<Record<s
   const out: string[] = []
   for (const m of command.matchAll(FLAG_VAR)) {
     const value = env[m[2]!]
-    if (isSecretFlagName(m[1]!.replace(/^-+/, '')) && value !== undefined && value.length >= 4) out.push(value)
+    if (isSecretFlagName(m[1]!) && value !== undefined && value.length >= MIN_KNOWN_SECRET) out.push(value)
   }
   return out
 }

@@ -8,13 +8,16 @@
  * result files and reports, the committed baseline and the commits (message and
  * contents), or the log — except in the `::add-mask::` lines that register them
  * with the runner. The server is the simulator, which accepts any key.
+ * A third run starts the server itself with a serve command that dumps its
+ * environment: it sees the allow-list and what server.env names, never a token.
  * Skipped only when dist/index.js is absent (run `npm run bundle` first).
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { allowedByDefault } from '../../src/serve/child-env.js'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
-import { DIST, TINY_GATE_CONFIG, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
+import { DIST, ROOT, TINY_GATE_CONFIG, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
 
 const SERVE_KEY = 'sk-live-abcdefghijklmnop12345'
 const HF_TOKEN = 'hf_abcdefghijklmnopqrstu'
@@ -112,5 +115,50 @@ describe.skipIf(!existsSync(DIST))('dist/index.js keeps the run’s secrets out 
       ...leaks('the pull-request comment', comment.body),
       ...leaks('git history', git(ws.remote, 'log', '--all', '-p', '--format=%an <%ae>%n%B')),
     ]).toEqual([])
+  }, 120_000)
+})
+
+// The job's tokens as a runner holds them, and one engine secret the config passes on purpose.
+const JOB_SECRETS = {
+  GITHUB_TOKEN: 'ghs_jobtoken0123456789abcdefghijABCD',
+  ACTIONS_RUNTIME_TOKEN: 'runtime-token-0123456789abcdef',
+  ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'oidc-request-0123456789abcdef',
+  OPENAI_API_KEY: 'sk-job-0123456789abcdefghij',
+  VLLM_API_KEY: 'vllm-job-key-0123456789',
+  MY_DEPLOY_PASSWORD: 'deploy-password-0123456789',
+}
+const ENGINE_HF_TOKEN = 'hf_enginetoken0123456789AB'
+const SIM = `${process.execPath} --import ${import.meta.resolve('tsx')} ${join(ROOT, 'src', 'cli.ts')} sim --port {port} --ttft-ms 10 --itl-ms 10`
+
+describe.skipIf(!existsSync(DIST))('dist/index.js starts the engine with the allow-listed environment only', () => {
+  let envWs: ActionWorkspace
+  beforeAll(async () => {
+    // server.env on main passes HF_TOKEN: the one way an engine secret reaches the engine.
+    envWs = await createActionWorkspace({ prefix: 'servegate-childenv-', files: { 'servegate.yml': `server: {api_key_env: ${API_KEY_ENV}, env: [HF_TOKEN]}\n${TINY_GATE_CONFIG}` } })
+  })
+  afterAll(async () => envWs?.close())
+
+  it('a serve command that runs env sees no token and no variable the allow-list does not name, and nothing leaks', async () => {
+    const dump = join(envWs.dir, 'engine.env')
+    const serve = `env > ${dump}; echo "engine sees $HF_TOKEN"; exec ${SIM}`
+    const r = await envWs.step({ mode: 'full', serve, 'serve-command': '' }, pushEvent, { env: { ...JOB_SECRETS, HF_TOKEN: ENGINE_HF_TOKEN, [API_KEY_ENV]: API_KEY } })
+    expect(r.code, r.stdout).toBe(0)
+    const text = readFileSync(dump, 'utf8')
+    const names = text
+      .trim()
+      .split('\n')
+      .map((l) => l.slice(0, l.indexOf('=')))
+    // What sh sets itself beside what servegate passed.
+    const shell = new Set(['PWD', 'SHLVL', '_', 'OLDPWD'])
+    expect(names.filter((n) => !allowedByDefault(n) && n !== 'HF_TOKEN' && !shell.has(n))).toEqual([])
+    expect(names).toContain('PATH')
+    expect(names).toContain('HF_TOKEN')
+    const tokens = [...Object.values(JOB_SECRETS), API_KEY, 'ghs_faketoken']
+    expect(tokens.filter((t) => text.includes(t))).toEqual([])
+    // The engine echoed its HF token: the server log hides it like every other output.
+    const serverLog = r.outputs['result-path']!.replace(/\.json$/, '.server.log')
+    const everything = [r.summary, r.outputText, r.stdout.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n'), readFileSync(serverLog, 'utf8'), readFileSync(r.outputs['result-path']!, 'utf8')]
+    expect(readFileSync(serverLog, 'utf8')).toContain('engine sees ***')
+    expect([...tokens, ENGINE_HF_TOKEN].filter((t) => everything.some((e) => e.includes(t)))).toEqual([])
   }, 120_000)
 })

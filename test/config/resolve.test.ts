@@ -179,7 +179,7 @@ describe('resolveConfig', () => {
     [{ target: 'tpot:p90:50' }, '--target "tpot:p90:50": expected percentile p50, p95 or p99 (the ones every run records), e.g. tpot:p95:50'],
     [{ seed: '4294967296' }, '--seed "4294967296": expected an integer from 0 to 4294967295'],
     [{ baseUrl: 'localhost:8000' }, '--base-url "localhost:8000": expected an http(s) URL, not localhost:'],
-    [{ baseUrl: 'http://u:p@host:8000' }, "--base-url \"http://u:p@host:8000\": expected a URL without credentials (name the key's environment variable in server.api_key_env)"],
+    [{ baseUrl: 'http://u:p@host:8000' }, "--base-url \"http://***@host:8000\": expected a URL without credentials (name the key's environment variable in server.api_key_env)"],
   ] as [RunFlags, string][])('rejects %o with a specific message', (flags, message) => {
     expect(problemOf(() => resolve(flags, null, {}))).toBe(message)
   })

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { parseOutputs } from '../action/dist-harness.js'
 import { type Contexts, evaluateIf } from './gh-expr.js'
+import { runnerGroup, runnerLabels, volumeMounts, type RunsOn } from './runner.js'
 
 // The A/B example users copy for pull requests that change the engine: its guards are evaluated
 // against sample events, and its script that reads both serve commands is run in a real checkout.
@@ -20,13 +21,13 @@ interface Step {
 }
 interface Job {
   if?: string
-  'runs-on'?: string | string[]
+  'runs-on'?: RunsOn
   permissions?: Record<string, string> | string
   steps?: Step[]
 }
 const wf = parse(readFileSync(new URL('../../examples/servegate-ab.yml', import.meta.url), 'utf8')) as { jobs: Record<string, Job> }
 const REPO = 'acme/serving'
-const selfHosted = (job: Job) => ([] as string[]).concat(job['runs-on'] ?? []).includes('self-hosted')
+const selfHosted = (job: Job) => runnerLabels(job['runs-on']).includes('self-hosted')
 
 function pr(opts: { headRepo?: string | null; draft?: boolean } = {}): Contexts {
   const headRepo = opts.headRepo === undefined ? REPO : opts.headRepo
@@ -91,5 +92,14 @@ describe('examples/servegate-ab.yml', () => {
     const vars = parseOutputs(readFileSync(envFile, 'utf8'))
     expect(vars['A_SERVE']).toBe('docker run --rm -p 127.0.0.1:{port}:8000 vllm/vllm-openai@sha256:aaa --model m')
     expect(vars['B_SERVE']).toBe("docker run --rm -p 127.0.0.1:{port}:8000 vllm/vllm-openai@sha256:bbb --model m --kv-cache-dtype 'fp8'")
+  })
+
+  it('runs its GPU job in a runner group and an environment', () => {
+    const gpu = Object.entries(wf.jobs).filter(([, job]) => selfHosted(job))
+    expect(gpu.length).toBeGreaterThan(0)
+    for (const [id, job] of gpu) {
+      expect(runnerGroup(job['runs-on']), id).toMatch(/\S/)
+      expect((job as { environment?: unknown }).environment, id).toBeDefined()
+    }
   })
 })

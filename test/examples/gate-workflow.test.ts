@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { type Contexts, evaluateIf, evaluateValue, interpolate } from './gh-expr.js'
+import { runnerGroup, runnerLabels, volumeMounts, type RunsOn } from './runner.js'
 
 // The example users copy to run servegate on their GPU runner, and the release
 // workflow that makes `servegate/servegate@v0` resolve. Job conditions and
@@ -23,7 +24,7 @@ interface Step {
 interface Job {
   name?: string
   if?: string
-  'runs-on'?: string | string[]
+  'runs-on'?: RunsOn
   needs?: string | string[]
   permissions?: Record<string, string> | string
   environment?: string | { name: string }
@@ -37,7 +38,7 @@ interface Workflow {
 }
 
 const load = (url: URL): Workflow => parse(readFileSync(url, 'utf8')) as Workflow
-const selfHosted = (job: Job) => ([] as string[]).concat(job['runs-on'] ?? []).includes('self-hosted')
+const selfHosted = (job: Job) => runnerLabels(job['runs-on']).includes('self-hosted')
 const steps = (job: Job) => job.steps ?? []
 const contentsWrite = (job: Job) => typeof job.permissions === 'object' && job.permissions.contents === 'write'
 
@@ -335,5 +336,37 @@ describe('.github/workflows/release.yml', () => {
     const script = steps(publish).map((s) => s.run ?? '').join('\n')
     expect(script).toMatch(/gh release create/)
     expect(script).toMatch(/git push (--force|-f)\b[^\n]*refs\/tags\//)
+  })
+})
+
+describe('examples/servegate-gate.yml: what protects the self-hosted runner', () => {
+  const wf = load(EXAMPLE)
+  const gpuJobs = Object.entries(wf.jobs).filter(([, job]) => selfHosted(job))
+
+  it('runs every GPU job in a runner group and an environment', () => {
+    expect(gpuJobs.map(([id]) => id).sort()).toEqual(['gate', 'refresh', 'watch'])
+    for (const [id, job] of gpuJobs) {
+      expect(runnerGroup(job['runs-on']), id).toMatch(/\S/)
+      expect(job.environment, id).toBeDefined()
+    }
+  })
+
+  it("never gives the pull request's image a writable mount of a cache the refresh and watch jobs use", () => {
+    const mounts = (id: string) => steps(wf.jobs[id]!).flatMap((s) => volumeMounts(s.run ?? ''))
+    const gate = mounts('gate')
+    expect(gate.length).toBeGreaterThan(0)
+    const shared = new Set([...mounts('refresh'), ...mounts('watch')].map((m) => m.host))
+    for (const m of gate) {
+      // A host path the trusted jobs also mount is read-only for the PR's image.
+      if (shared.has(m.host)) expect(m.mode, `${m.host} in the gate job`).toBe('ro')
+      expect(m.mode, `${m.host} in the gate job`).not.toBe('rw')
+    }
+    expect(gate.some((m) => shared.has(m.host))).toBe(true)
+  })
+
+  it('says in the header what the guards cannot cover', () => {
+    const text = readFileSync(EXAMPLE, 'utf8')
+    expect(text).toMatch(/fork's pull_request run uses the workflow\s+# file as the fork edited it/)
+    expect(text).toMatch(/Docker socket/)
   })
 })

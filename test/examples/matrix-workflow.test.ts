@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { parseExpect } from '../../src/gate/aggregate.js'
 import { type Contexts, evaluateIf, interpolate } from './gh-expr.js'
+import { runnerGroup, runnerLabels, volumeMounts, type RunsOn } from './runner.js'
 
 // The matrix example users copy: each configuration's job uploads its verdict record, and the
 // final job downloads them by pattern and gives the pull request one verdict. Parsed and checked
@@ -18,7 +19,7 @@ interface Step {
 interface Job {
   if?: string
   needs?: string | string[]
-  'runs-on'?: string | string[]
+  'runs-on'?: RunsOn
   permissions?: Record<string, string> | string
   strategy?: { 'fail-fast'?: boolean; matrix?: { include?: Array<Record<string, string | number>> } }
   steps?: Step[]
@@ -55,7 +56,7 @@ describe('examples/servegate-matrix.yml', () => {
     expect(new Set(labels).size).toBe(labels.length)
     expect(bench.strategy!['fail-fast']).toBe(false)
     for (const m of matrix) {
-      const runsOn = ([] as string[]).concat(bench['runs-on']!).map((l) => interpolate(l, { ...pr(), matrix: m as Contexts[string] }))
+      const runsOn = runnerLabels(bench['runs-on']).map((l) => interpolate(l, { ...pr(), matrix: m as Contexts[string] }))
       expect(runsOn).toEqual(['self-hosted', String(m['runner'])])
     }
   })
@@ -89,7 +90,7 @@ describe('examples/servegate-matrix.yml', () => {
     expect(([] as string[]).concat(aggregate.needs ?? [])).toEqual(['bench'])
     for (const status of ['success', 'failure', 'cancelled'] as const) expect(evaluateIf(aggregate.if, pr(), { status }), status).toBe(true)
     expect(evaluateIf(aggregate.if, pr('mallory/serving'))).toBe(false)
-    expect(([] as string[]).concat(aggregate['runs-on']!)).not.toContain('self-hosted')
+    expect(runnerLabels(aggregate['runs-on'])).not.toContain('self-hosted')
     const sg = step(aggregate, 'servegate/servegate')
     const down = step(aggregate, 'actions/download-artifact@v4')
     expect(sg.with).toMatchObject({ mode: 'aggregate', records: down.with!['path'] })
@@ -101,5 +102,19 @@ describe('examples/servegate-matrix.yml', () => {
     expect(evaluateIf(bench.if, pr('mallory/serving'))).toBe(false)
     expect(evaluateIf(wf.jobs['fork-guard']!.if, pr('mallory/serving'))).toBe(true)
     expect(wf.jobs['fork-guard']!['runs-on']).toBe('ubuntu-latest')
+  })
+
+  it('runs the GPU jobs in a runner group and an environment, each with a model cache of its own', () => {
+    expect(runnerGroup(bench['runs-on'])).toMatch(/\S/)
+    const job = bench as Job & { environment?: unknown; env?: Record<string, string> }
+    expect(job.environment).toBeDefined()
+    // The PR's engine never writes to the host's shared cache: HF_HOME is under the job's temp folder.
+    expect(job.env?.['HF_HOME']).toMatch(/^\$\{\{ runner\.temp \}\}\//)
+  })
+
+  it('tells the reader to require the fork guard beside the aggregate job', () => {
+    const text = readFileSync(new URL('../../examples/servegate-matrix.yml', import.meta.url), 'utf8')
+    expect(text).toMatch(/BOTH "servegate matrix" \(the aggregate job\) and "servegate fork guard"\s+# required checks/)
+    expect(wf.jobs['fork-guard']!).toBeDefined()
   })
 })

@@ -128,10 +128,15 @@ describe('the example\'s "Start the server under test" step', () => {
     expect(r.calls.map((c) => c[0])).not.toContain('run')
   })
 
-  it('is the same script in the refresh job, so a fix to one reaches both', () => {
+  it('is the same script in the refresh and watch jobs, so a fix to one reaches all, but for the read-only cache of the gate', () => {
     const wf = load('examples/servegate-gate.yml')
     const strip = (t: string) => t.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n')
-    expect(strip(step(wf, 'refresh', (s) => s.id === 'server'))).toBe(strip(step(wf, 'gate', (s) => s.id === 'server')))
+    const gate = strip(step(wf, 'gate', (s) => s.id === 'server'))
+    // The one intended difference: the pull request's image gets the model cache read-only (and offline).
+    expect(gate).toContain('/root/.cache/huggingface:ro"')
+    const asTrusted = gate.replace(' -e HF_HUB_OFFLINE=1', '').replace(':ro"', '"')
+    expect(strip(step(wf, 'refresh', (s) => s.id === 'server'))).toBe(asTrusted)
+    expect(strip(step(wf, 'watch', (s) => s.id === 'server'))).toBe(asTrusted)
   })
 
   it('stops waiting as soon as the container has exited, and shows its log', () => {
