@@ -5,6 +5,7 @@ import { decideMetric, type Decision } from './decide.js'
 import { diffEnv } from './env-diff.js'
 import { bracketMisses, bracketWithinBaseline, expectedConcurrency } from './bracket.js'
 import { extractFigures, gateAtTarget, type FigureRun } from './extract.js'
+import { refreshesOnHost } from './host-history.js'
 import { diffFingerprint, resultFingerprint, tokensPerChunkChanges } from './fingerprint.js'
 import { completenessProblems, cutRepeats, plannedRepeats } from './completeness.js'
 import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
@@ -65,6 +66,9 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   }
   const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp)
   if (baseline.refreshes.length === 0) reasons.push(`baseline ${baseline.name} has no refreshes yet`)
+  // The spread comes from the candidate's host only; none there leaves every row without baseline data (never a pass).
+  const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name)
+  if (onHost.note !== null) reasons.push(onHost.note)
 
   const figures = extractFigures(candidate, opts)
   const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]))
@@ -99,7 +103,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
       const decision = decider
         ? decider(dataKey, usable, info)
-        : decideMetric({ history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, opts)
+        : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, opts)
       const { problems, notes } = runProblems(runs, opts)
       problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
       problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
