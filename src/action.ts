@@ -15,7 +15,7 @@ import { INCONCLUSIVE_WARNING, failOnWarning, usesInconclusive } from './gate/ou
 import { applyBracket } from './gate/bracket.js'
 import { plannedRunCount } from './config/placement.js'
 import { noValidRun } from './sweep/no-valid-run.js'
-import { readGateTerms } from './github/base-terms.js'
+import { judgeByConfig, readGateTerms } from './github/base-terms.js'
 import { forkRefusal, readRunContext, runStamp, type RunContext } from './github/context.js'
 import type { ActionDeps } from './github/deps.js'
 import { redactingDeps } from './github/redacting-deps.js'
@@ -68,14 +68,12 @@ export async function run(rawDeps: ActionDeps): Promise<void> {
 
 async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const { core, stages } = deps
-  const inputs = readInputs((name) => core.getInput(name))
+  let inputs = readInputs((name) => core.getInput(name))
   progress.inputs = inputs
   const commands = [inputs.serveCommand, inputs.serve, inputs.aServe, inputs.bServe, inputs.referenceServe]
   const secrets = [...new Set([...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...commands.flatMap((c) => secretsInCommand(c ?? ''))])]
   for (const secret of secrets) core.setSecret(secret)
   progress.secrets.push(...secrets)
-  const failOnNote = failOnWarning(inputs.failOn)
-  if (failOnNote !== null) core.warning(`servegate: ${failOnNote}.`, { title: 'servegate: fail-on lets a broken run pass' })
   if (usesInconclusive(core.getInput('fail-on'))) core.warning(`servegate: ${INCONCLUSIVE_WARNING}.`, { title: 'servegate: fail-on names a retired verdict' })
 
   const ctx = readRunContext(deps.event.name, deps.event.payload, deps.env)
@@ -91,7 +89,12 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   if (ctx.untrusted !== null && ctx.runner.selfHosted) {
     core.warning(`allow-fork is true: benchmarking ${ctx.untrusted.subject} (${ctx.untrusted.reason}) on a self-hosted runner.`)
   }
+  const warnFailOn = (): void => {
+    const note = failOnWarning(inputs.failOn)
+    if (note !== null) core.warning(`servegate: ${note}.`, { title: 'servegate: fail-on lets a broken run pass' })
+  }
   // A matrix's final job: no sweep, no config; the jobs' verdict records as one verdict.
+  if (inputs.mode === 'aggregate') warnFailOn()
   if (inputs.mode === 'aggregate') return runAggregate(deps, { inputs, ctx, key: progress.key, onVerdictSet: () => void (progress.verdictSet = true) })
 
   if (inputs.mode === 'watch' && ctx.pullRequest !== null) {
@@ -105,6 +108,13 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const wd = resolve(deps.cwd, inputs.workingDirectory)
   const notes: string[] = []
   const terms = await readGateTerms(deps, inputs, ctx, wd, notes)
+  // The inputs come from a workflow file the pull request can edit: the config's judgement (the base branch's on a gate) wins.
+  const given = { failOn: core.getInput('fail-on').trim() !== '', confirm: core.getInput('confirm').trim() !== '' }
+  const judged = judgeByConfig(inputs, given, terms.judgement)
+  for (const w of judged.warnings) core.warning(`servegate: ${w}`, { title: "servegate: an input would loosen the base branch's judgement" })
+  inputs = { ...inputs, failOn: judged.failOn, confirm: judged.confirm }
+  progress.inputs = inputs
+  warnFailOn()
   // A gate whose sweep brackets the baseline's crossing runs only the points around it (gate/bracket.ts).
   // Not on an A/B gate: it re-measures the reference beside the candidate and has no crossing to bracket.
   const bracketed = terms.cfg.placement === 'bracket' && terms.baseline !== null && inputs.mode === 'gate' && referenceFor(inputs, terms.cfg) === null ? applyBracket(terms.cfg, terms.baseline, `baseline ${terms.baselineRel}`) : null

@@ -402,6 +402,16 @@ export interface Fingerprint {
    * max_concurrency C num_prompts N`; absent in older files, which were all closed loop.
    */
   load?: string
+  /**
+   * The request deadline, s (config.request_timeout_s): one number, or each shape's derived one.
+   * A shorter deadline turns the slowest requests into failures the failure budget may absorb.
+   * Absent in fingerprints written before it was recorded (gate/fingerprint.ts refuses those).
+   */
+  request_timeout?: string
+  /** Load threads (config.workers, `auto` or a count): they decide how late the client sends. Absent in older fingerprints. */
+  workers?: string
+  /** servegate's own version line: major.minor while 0.x, else major (a release that may change what it measures). Absent in older fingerprints. */
+  harness?: string
 }
 
 export interface ResultFile {

@@ -104,6 +104,15 @@ export const gateSchema = z.strictObject({
     .string({ error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' })
     .min(1, { error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' })
     .optional(),
+  /**
+   * The Action's judgement, set where a pull request cannot edit it (the base branch's config):
+   * the verdicts that fail the step (as the `fail-on` input spells them), and whether an undecided
+   * verdict runs the extra repeats (`confirm`). Either wins over the input (github/base-terms.ts).
+   */
+  fail_on: z
+    .union([z.string(), z.array(z.string())], { error: 'expected verdicts, e.g. "regression,broken,incomplete,not_comparable" or a list of them' })
+    .optional(),
+  confirm: z.boolean({ error: 'expected true or false' }).optional(),
 })
 
 const ENV_RULE = 'expected a list of environment variable NAMES to pass to the engine, e.g. [HF_TOKEN, VLLM_API_KEY]'

@@ -125,14 +125,39 @@ export function recordedBracket(result: ResultFile): { itlConcurrency: number[];
   return { itlConcurrency: ints(p.itl_concurrency) ?? [], shapes }
 }
 
-/** The concurrencies of a shape the gate expects from the candidate: the baseline's, or those of them a bracketed candidate planned. */
+/**
+ * The concurrencies of a shape the gate expects from the candidate: the baseline's, or those of
+ * them a bracketed candidate planned when its plan is exactly what the placement rule yields from
+ * this baseline (bracketRule). The candidate chose its own list, so a plan that leaves out more
+ * (a PR sweep of c=1, 4 against a baseline of 1, 2, 4, whose fallback "runs the whole list" was
+ * its own) narrows nothing: every baseline point is then expected, and a missing one is incomplete.
+ */
 export function expectedConcurrency(baseline: Baseline, candidate: ResultFile, shape: string): number[] {
-  const planned = recordedBracket(candidate)?.shapes.get(shape)?.concurrency
+  const recorded = recordedBracket(candidate)
+  const planned = recorded?.shapes.get(shape)?.concurrency
   const all = [...baseline.profile.concurrency].sort((a, b) => a - b)
-  return planned === undefined ? all : all.filter((c) => planned.includes(c))
+  if (recorded === null || planned === undefined) return all
+  const rule = bracketRule(baseline, shape, recorded.itlConcurrency)
+  return sameList(rule, planned) ? all.filter((c) => planned.includes(c)) : all
 }
 
-/** Whether a bracketed candidate's planned concurrencies all lie in the baseline's list (then a narrower list is no other sweep). */
+/**
+ * What the placement rule places for a shape from `baseline` (its full list, its crossing in
+ * its newest refreshes): the ITL concurrencies and the two around the crossing, or the baseline's
+ * whole list when it has no crossing. The candidate's ITL concurrencies are taken as recorded;
+ * in the Action they are the base branch's (github/base-terms.ts).
+ */
+export function bracketRule(baseline: Baseline, shape: string, itlConcurrency: readonly number[]): number[] {
+  const all = [...baseline.profile.concurrency].sort((a, b) => a - b)
+  if (baseline.refreshes.length === 0) return all
+  const crossing = baselineCrossing(baseline, shape)
+  if ('fallback' in crossing) return all
+  return [...new Set([...itlConcurrency, crossing.below, crossing.above])].sort((a, b) => a - b)
+}
+
+const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+
+/** Whether a bracketed candidate's planned concurrencies all lie in the baseline's list (then a narrower list is no other sweep: see expectedConcurrency for which points are gated). */
 export function bracketWithinBaseline(baseline: Baseline, candidate: ResultFile): boolean {
   const b = recordedBracket(candidate)
   if (b === null) return false

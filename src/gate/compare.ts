@@ -5,6 +5,7 @@ import { decideMetric, type Decision } from './decide.js'
 import { diffEnv } from './env-diff.js'
 import { bracketMisses, bracketWithinBaseline, expectedConcurrency } from './bracket.js'
 import { extractFigures, gateAtTarget, type FigureRun } from './extract.js'
+import { refreshesOnHost } from './host-history.js'
 import { diffFingerprint, resultFingerprint, tokensPerChunkChanges } from './fingerprint.js'
 import { completenessProblems, cutRepeats, plannedRepeats } from './completeness.js'
 import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
@@ -68,6 +69,9 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   // Causes on the baseline's side of an unmeasured row (the candidate's come from its runs' codes).
   const baselineCauses: string[] = []
   if (baseline.refreshes.length === 0) baselineCauses.push(`baseline ${baseline.name} has no refreshes: nothing was measured to compare with; refresh it on this host`)
+  // The spread comes from the candidate's host only; none there leaves every row without baseline data (never a pass).
+  const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name)
+  if (onHost.note !== null && onHost.refreshes.length > 0) reasons.push(onHost.note)
 
   const figures = extractFigures(candidate, opts)
   const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]))
@@ -106,7 +110,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
         const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
         const decision = decider
           ? decider(dataKey, usable, info)
-          : decideMetric({ history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, opts)
+          : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, opts)
         const { problems, notes } = runProblems(runs, opts)
         problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
         problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
@@ -125,7 +129,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
         if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
           unmeasuredProblems.push(...problems)
           if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === undefined) {
-            baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`)
+            if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note)
+            else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`)
           }
         }
         if (gated && row.status === 'undecided') {

@@ -1,6 +1,8 @@
 /**
  * The measurement fingerprint of a result: every setting that changes what a
- * figure means. Two results with different fingerprints measured different
+ * figure means, including the request deadline (a shorter one drops the
+ * slowest requests as failures), the load threads, and servegate's own
+ * version line. Two results with different fingerprints measured different
  * things, so the gate calls them `not_comparable` instead of judging speed.
  * Tokens per chunk is the exception: it is what the server did (speculative
  * decoding streams several tokens per chunk), so a change there switches the
@@ -64,7 +66,39 @@ export function fingerprintOf(result: ResultFile): Fingerprint {
     // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
     prompt_calibration: text(cfg['prompt_calibration']),
     load: loadPattern(cfg),
+    ...recordedSince01(result),
   }
+}
+
+/**
+ * The fields fingerprints gained after 0.1.0's first baselines: the request deadline, the load
+ * threads and servegate's version line, from the recorded config and harness ('unknown' where
+ * a result did not record them).
+ */
+function recordedSince01(result: ResultFile): Required<Pick<Fingerprint, 'request_timeout' | 'workers' | 'harness'>> {
+  const cfg = result.config
+  return { request_timeout: deadline(cfg['request_timeout_s']), workers: workerSetting(cfg['workers']), harness: versionLine(result.harness.version) }
+}
+
+/** `600 s`, or each shape's derived deadline `128x32 128.128 s, 64x16 64.064 s`. */
+function deadline(x: unknown): string {
+  if (typeof x === 'number' && Number.isFinite(x)) return `${x} s`
+  const o = obj(x)
+  if (o === null) return 'unknown'
+  const per = Object.entries(o).sort(([a], [b]) => a.localeCompare(b))
+  return per.length > 0 && per.every(([, v]) => typeof v === 'number') ? per.map(([k, v]) => `${k} ${String(v)} s`).join(', ') : 'unknown'
+}
+
+const workerSetting = (x: unknown): string => (x === 'auto' || (typeof x === 'number' && Number.isInteger(x) && x >= 0) ? String(x) : 'unknown')
+
+/**
+ * The part of a version that may change what servegate measures: `0.2` for 0.2.x while the
+ * major is 0 (every minor may), else the major (`1` for 1.4.2). A patch release measures alike.
+ */
+export function versionLine(version: string): string {
+  const m = /^v?(\d+)\.(\d+)(?:\.|$)/.exec(version.trim())
+  if (m === null) return version.trim() === '' ? 'unknown' : version.trim()
+  return m[1] === '0' ? `0.${m[2]}` : m[1]!
 }
 
 /**
@@ -79,9 +113,12 @@ function loadPattern(cfg: Record<string, unknown>): string {
   return `open: rates ${rates}/s, burstiness ${String(cfg['burstiness'] ?? 'unknown')}, max concurrency ${cap}, ${String(cfg['num_prompts'] ?? 'unknown')} prompts`
 }
 
-/** The stored fingerprint of a result, or the one derived from its contents for results written before it was stored. */
+/**
+ * The stored fingerprint of a result, or the one derived from its contents for results written
+ * before it was stored; fields a stored one predates are derived from what the result recorded.
+ */
 export function resultFingerprint(result: ResultFile): Fingerprint {
-  return result.fingerprint ?? fingerprintOf(result)
+  return result.fingerprint ? { ...recordedSince01(result), ...result.fingerprint } : fingerprintOf(result)
 }
 
 export interface FingerprintDiff {
@@ -102,7 +139,15 @@ const FIELDS: Array<[string, (f: Fingerprint) => string]> = [
   ['prompt calibration', (f) => f.prompt_calibration ?? 'unknown'],
   // Absent in stored fingerprints written before open loop: those were closed loop.
   ['load', (f) => f.load ?? 'closed'],
+  // Absent in fingerprints stored before they were recorded: nothing says they matched, so the
+  // difference stands (a baseline refreshed since records them).
+  ['request deadline', (f) => f.request_timeout ?? NOT_RECORDED],
+  ['workers', (f) => f.workers ?? NOT_RECORDED],
+  ['servegate version', (f) => f.harness ?? NOT_RECORDED],
 ]
+
+/** What a fingerprint stored before a field existed says of it. */
+export const NOT_RECORDED = 'not recorded (a fingerprint stored before servegate recorded it: refresh the baseline)'
 
 /**
  * Measurement settings that differ (tokens per chunk excluded: see the file comment).

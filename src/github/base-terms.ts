@@ -1,23 +1,36 @@
 /**
- * The gate's terms come from the branch a pull request merges into, never from
- * the pull request itself: otherwise a PR could loosen `gate.tolerance_pct` or
- * rewrite the baseline from a slow run and pass its own gate. The terms are the
- * baseline file, the config's `target` and `gate` blocks and `server.env`; the server and
- * sweep settings still come from the PR (they are what is being tested), and
- * the gate checks that the sweep matches the baseline's profile.
+ * The gate's terms come from the base branch, never from the checkout being
+ * judged: otherwise a pull request (or the merge queue's branch, or a branch a
+ * run by hand was started on) could loosen `gate.tolerance_pct`, narrow the
+ * gated sweep to the points it does well on, shorten the request deadline to
+ * drop its slowest requests, or rewrite the baseline from a slow run, and pass
+ * its own gate. The terms are the baseline file, the config's `target`, every
+ * `gate.*` key, the whole `sweeps` block (the gated sweep's shapes,
+ * concurrency, placement, itl_concurrency, repeats, prompts, warmup: the
+ * Action runs the base branch's gated sweep), `seed`, the `goodput` SLOs,
+ * `server.request_timeout` and `server.env` (which of the runner's variables a
+ * serve command may see: a PR adding HF_TOKEN to it must not get it). What is
+ * left to the checkout is the server under test (how it is started and reached).
  */
 import { relative, resolve } from 'node:path'
 import type { ResolvedConfig, RunFlags } from '../config/resolve.js'
 import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
+import { parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import type { Baseline } from '../gate/types.js'
-import type { BaseRef, RunContext } from './context.js'
+import { BASE_EVENTS, type BaseRef, type RunContext } from './context.js'
 import type { ActionDeps } from './deps.js'
 import { baselinePathFor, chooseSweep, type ActionInputs } from './inputs.js'
 import type { GitRunner } from './refresh-commit.js'
 
-/** The config keys that are terms of the gate (read from the base branch). */
-export const TERM_KEYS = ['target', 'gate'] as const
+/** The top-level config keys that are terms of the gate (read from the base branch), with the depth their changes are named to. */
+const TERMS = { target: 1, gate: 1, sweeps: 2, seed: 0, goodput: 1 } as const
+
+/** The top-level config keys that are terms of the gate (read from the base branch). */
+export const TERM_KEYS = Object.keys(TERMS) as Array<keyof typeof TERMS>
+
+/** The `server.*` keys that are terms: the request deadline decides which slow requests count as failed. */
+export const SERVER_TERM_KEYS = ['request_timeout', 'env'] as const
 
 /**
  * A revision of the base branch that exists locally: the PR's base commit when
@@ -53,7 +66,7 @@ export async function showAtRev(git: GitRunner, cwd: string, rev: string, relPat
   throw new UsageError(`servegate could not read ${relPath} at ${rev}: git show exited ${r.code}: ${r.stderr.trim()}`)
 }
 
-/** The PR's config with the base branch's terms (`target`, `gate`) in place of its own. */
+/** The PR's config with the base branch's terms (see the file comment) in place of its own. */
 export function withBaseTerms(pr: ConfigFile | null, base: ConfigFile | null): ConfigFile | null {
   if (pr === null) return null
   const out: ConfigFile = { ...pr }
@@ -62,34 +75,37 @@ export function withBaseTerms(pr: ConfigFile | null, base: ConfigFile | null): C
     if (v === undefined) delete out[key]
     else (out as Record<string, unknown>)[key] = v
   }
-  return withBaseServerEnv(out, base)
+  const server: Record<string, unknown> = { ...(pr.server ?? {}) }
+  for (const key of SERVER_TERM_KEYS) {
+    const v = base?.server?.[key]
+    if (v === undefined) delete server[key]
+    else server[key] = v
+  }
+  if (Object.keys(server).length > 0) out.server = server as NonNullable<ConfigFile['server']>
+  else delete out.server
+  return out
 }
 
-/**
- * `server.env` is a term too: it decides which of the runner's variables a serve command sees, so
- * a pull request adding HF_TOKEN (or anything else) to it must not get it. The base branch's list
- * is kept; the rest of `server` (the engine under test) stays the PR's.
- */
-function withBaseServerEnv(out: ConfigFile, base: ConfigFile | null): ConfigFile {
-  const env = base?.server?.env
-  if (out.server === undefined) return env === undefined ? out : { ...out, server: { env } }
-  const server = { ...out.server }
-  if (env === undefined) delete server.env
-  else server.env = env
-  return { ...out, server }
-}
-
-/** The term keys whose values differ between the PR's config and the base's, e.g. `gate.tolerance_pct`. */
+/** The terms whose values differ between the PR's config and the base's, e.g. `gate.tolerance_pct`, `sweeps.gate.concurrency`. */
 export function termDifferences(pr: ConfigFile | null, base: ConfigFile | null): string[] {
   const out: string[] = []
-  for (const key of TERM_KEYS) {
-    const a = (pr?.[key] ?? {}) as Record<string, unknown>
-    const b = (base?.[key] ?? {}) as Record<string, unknown>
-    for (const sub of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
-      if (canonical(a[sub]) !== canonical(b[sub])) out.push(`${key}.${sub}`)
-    }
-  }
+  for (const key of TERM_KEYS) diffPaths(pr?.[key], base?.[key], key, TERMS[key], out)
+  for (const key of SERVER_TERM_KEYS) diffPaths(pr?.server?.[key], base?.server?.[key], `server.${key}`, 0, out)
   return out
+}
+
+const plain = (x: unknown): Record<string, unknown> | null => (typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : null)
+
+/** Push `path` (or the paths under it, `depth` levels down) where `a` and `b` differ; a named entry only one side has (a sweep) is one change. */
+function diffPaths(a: unknown, b: unknown, path: string, depth: number, out: string[], top = true): void {
+  if (canonical(a) === canonical(b)) return
+  const ao = plain(a)
+  const bo = plain(b)
+  if (depth === 0 || (ao === null && a !== undefined) || (bo === null && b !== undefined) || (!top && (a === undefined || b === undefined))) {
+    out.push(path)
+    return
+  }
+  for (const k of [...new Set([...Object.keys(ao ?? {}), ...Object.keys(bo ?? {})])].sort()) diffPaths(ao?.[k], bo?.[k], `${path}.${k}`, depth - 1, out, false)
 }
 
 /** JSON with sorted keys, so key order never counts as a change. */
@@ -100,15 +116,67 @@ function canonical(v: unknown): string {
   )
 }
 
-/** The banner note and the warning when the PR changes the terms; null when it does not. */
-export function termsNotice(changed: readonly string[], baseRef: string): { title: string; message: string } | null {
+/** The banner note and the warning when the checkout (a pull request's, or a run's) changes the terms; null when it does not. */
+export function termsNotice(changed: readonly string[], baseRef: string, what: 'pull request' | 'run' = 'pull request'): { title: string; message: string } | null {
   if (changed.length === 0) return null
   return {
-    title: "servegate: this pull request changes the gate's terms",
+    title: `servegate: this ${what} changes the gate's terms`,
     message:
-      `This pull request changes ${changed.join(', ')}. The gate used the versions on ${baseRef}; ` +
-      'the new terms apply once this pull request is merged.',
+      `This ${what === 'run' ? "run's checkout" : 'pull request'} changes ${changed.join(', ')}. The gate used the versions on ${baseRef}; ` +
+      (what === 'run' ? `the new terms apply once they are on ${baseRef.replace(/ \(.*$/, '')}.` : 'the new terms apply once this pull request is merged.'),
   }
+}
+
+/** What the config decides about judging a verdict, where it sets it (null: the input decides). */
+export interface Judgement {
+  /** `gate.fail_on`: the verdicts that fail the step. */
+  failOn: FailOnVerdict[] | null
+  /** `gate.confirm`: whether an undecided verdict runs the extra repeats the gate asks for. */
+  confirm: boolean | null
+  /** The config file and where it was read, e.g. `servegate.yml on main (1a2b3c4d5e6f)`. */
+  source: string
+}
+
+/** The judgement a config file sets (`gate.fail_on`, `gate.confirm`); `source` names the file in messages. */
+export function configJudgement(file: ConfigFile | null, source: string): Judgement {
+  const raw = file?.gate?.fail_on
+  return {
+    failOn: raw === undefined ? null : parseFailOn(Array.isArray(raw) ? raw.join(',') : raw, `gate.fail_on in ${source}`),
+    confirm: file?.gate?.confirm ?? null,
+    source,
+  }
+}
+
+/**
+ * The `fail-on` and `confirm` a run judges by. The inputs come from a workflow file the pull
+ * request can edit, so where the config (the base branch's, on a gate) sets a judgement, it
+ * wins; an input given to loosen it (fail on fewer verdicts, skip the confirmation repeats) is
+ * refused with a warning. `given` says which inputs the workflow set (an unset one is its default, no request).
+ */
+export function judgeByConfig(
+  inputs: Pick<ActionInputs, 'failOn' | 'confirm'>,
+  given: { failOn: boolean; confirm: boolean },
+  j: Judgement,
+): { failOn: FailOnVerdict[]; confirm: boolean; warnings: string[] } {
+  const warnings: string[] = []
+  let failOn = [...inputs.failOn]
+  if (j.failOn !== null) {
+    const dropped = j.failOn.filter((v) => !inputs.failOn.includes(v))
+    if (given.failOn && dropped.length > 0) {
+      warnings.push(
+        `the input fail-on "${inputs.failOn.join(',') || 'never'}" would let ${dropped.join(', ')} pass, which gate.fail_on in ${j.source} fails: refused; the step fails on ${j.failOn.join(',') || 'nothing'}.`,
+      )
+    }
+    failOn = [...j.failOn]
+  }
+  let confirm = inputs.confirm
+  if (j.confirm !== null) {
+    if (given.confirm && j.confirm && !inputs.confirm) {
+      warnings.push(`the input confirm: false would skip the confirmation repeats gate.confirm: true in ${j.source} asks for: refused; an undecided verdict runs them.`)
+    }
+    confirm = j.confirm
+  }
+  return { failOn, confirm, warnings }
 }
 
 /** What a run is held to: the resolved config and the baseline, and where the terms came from. */
@@ -122,13 +190,17 @@ export interface Terms {
   /** The config file as resolved (the PR's, with the base branch's terms), and its path: an A/B decision resolves its reference side from it. */
   file: ConfigFile | null
   filePath: string | null
+  /** The judgement the config sets (the base branch's on a gate), which wins over the inputs. */
+  judgement: Judgement
 }
 
 /**
- * The config and the baseline. In gate and check mode on a pull request the
- * gate's terms (the config's target and gate blocks, the baseline file) are
- * read from the base branch; when the PR changes them, a note and a warning
- * say so. Everything else (server, sweep) comes from this checkout.
+ * The config and the baseline. In gate, check and ab mode the gate's terms
+ * (see the file comment; the baseline file) are read from the base branch
+ * the event names (context.ts); when the checkout changes them, a note and a
+ * warning say so. The server under test comes from this checkout. An event
+ * that should name a base but whose payload does not is refused, never judged
+ * by the checkout's own terms.
  */
 export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx: RunContext, wd: string, notes: string[]): Promise<Terms> {
   const { stages } = deps
@@ -136,7 +208,14 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
   const configPath = configRel === undefined ? null : resolve(wd, configRel)
   const prFile = configPath === null ? null : await stages.loadConfigFile(configPath)
   // An A/B job is a gate too: a PR must not loosen the tolerances it is judged by.
-  const fromBase = (inputs.mode === 'gate' || inputs.mode === 'check' || inputs.mode === 'ab') && ctx.base !== null
+  const judged = inputs.mode === 'gate' || inputs.mode === 'check' || inputs.mode === 'ab'
+  if (judged && ctx.base === null && (BASE_EVENTS as readonly string[]).includes(ctx.eventName)) {
+    throw new UsageError(
+      `this ${ctx.eventName} event names no base branch, so servegate cannot take the gate's terms from one, and will not take them from the checkout it judges.`,
+      ctx.eventName === 'merge_group' ? 'The merge_group payload carries merge_group.base_ref; check the workflow trigger.' : "The payload's repository.default_branch names the branch whose terms apply; check the workflow trigger.",
+    )
+  }
+  const fromBase = judged && ctx.base !== null
   let file: ConfigFile | null = prFile
   let baseFile: ConfigFile | null = null
   let rev: string | null = null
@@ -166,12 +245,13 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
     // Read the baseline before sweeping: a missing or corrupt one must not cost a GPU run first.
     baseline = deps.files.exists(baselineAbs) ? await stages.readBaseline(baselineAbs) : null
   }
-  const notice = termsNotice(changed, baseLabel ?? 'the base branch')
+  const notice = termsNotice(changed, baseLabel ?? 'the base branch', ctx.pullRequest === null ? 'run' : 'pull request')
   if (notice !== null) {
     notes.push(notice.message)
     deps.core.warning(notice.message, { title: notice.title })
   }
-  return { cfg, baselineRel, baselineAbs, baseline, baseLabel, file, filePath: configPath }
+  const judgement = configJudgement(file, `${configRel ?? 'the config'}${baseLabel === null ? '' : ` on ${baseLabel}`}`)
+  return { cfg, baselineRel, baselineAbs, baseline, baseLabel, file, filePath: configPath, judgement }
 }
 
 /** The run's flags from the inputs: in mode ab the server is B's (b-serve / b-base-url, else serve / base-url). */

@@ -28,6 +28,8 @@ export interface EventPayload {
     pull_requests?: Array<{ number?: number; head?: { sha?: string; ref?: string }; base?: { sha?: string; ref?: string } }>
   }
   repository?: { full_name?: string; default_branch?: string }
+  /** merge_group: the queue's temporary branch (head) and the branch it merges into (base). */
+  merge_group?: { head_sha?: string; head_ref?: string; base_sha?: string; base_ref?: string }
 }
 
 export interface PullRequestInfo {
@@ -61,13 +63,16 @@ export interface RunContext {
   untrusted: { subject: string; reason: string } | null
   /** The commit being measured: the PR's head, else the triggering run's head, else GITHUB_SHA. */
   headSha: string | null
-  /** The branch a pull request would merge into, whose terms the gate uses; null outside a pull request. */
+  /**
+   * The branch whose terms the gate uses (never the checkout being judged): a pull request's base,
+   * a merge queue's base, the default branch on workflow_dispatch and schedule; null on other events.
+   */
   base: BaseRef | null
   /** GITHUB_RUN_ATTEMPT, when set. */
   runAttempt: string | null
 }
 
-/** The base of a pull request: its commit when the event names it, and its branch. */
+/** The base of a pull request (or merge queue, or the default branch): its commit when the event names it, and its branch. */
 export interface BaseRef {
   sha: string | null
   ref: string
@@ -128,8 +133,29 @@ function eventSource(eventName: string, payload: EventPayload, repository: strin
   if (eventName === 'issue_comment' && payload.issue?.pull_request != null && typeof payload.issue.number === 'number') {
     return issueCommentSource(payload, payload.issue.number)
   }
+  if (eventName === 'merge_group') {
+    // The queue's branch holds the PR's changes on top of the base: its config and baseline are the PR's.
+    const mg = payload.merge_group
+    const ref = mg?.base_ref?.replace(/^refs\/heads\//, '')
+    return { pullRequest: null, untrusted: null, headSha: mg?.head_sha ?? githubSha, base: ref ? { sha: mg?.base_sha ?? null, ref } : null }
+  }
+  if ((BASE_IS_DEFAULT_BRANCH as readonly string[]).includes(eventName)) {
+    // A run by hand can be started on any branch, with that branch's config: judge it by the default branch's.
+    const ref = payload.repository?.default_branch
+    return { pullRequest: null, untrusted: null, headSha: githubSha, base: ref ? { sha: null, ref } : null }
+  }
   return { pullRequest: null, untrusted: null, headSha: githubSha, base: null }
 }
+
+/** Events whose gate terms come from the repository's default branch. */
+export const BASE_IS_DEFAULT_BRANCH = ['workflow_dispatch', 'schedule'] as const
+
+/**
+ * Events whose checkout is not the base branch's, where a payload that names no base is refused
+ * (base-terms.ts) rather than judged by the checkout's own terms. (GitHub's pull_request payloads
+ * always name their base.)
+ */
+export const BASE_EVENTS = ['merge_group', ...BASE_IS_DEFAULT_BRANCH] as const
 
 /** workflow_run runs with this repository's secrets on code from the triggering run's head repository. */
 function workflowRunSource(wr: NonNullable<EventPayload['workflow_run']>, repository: string, githubSha: string | null): EventSource {

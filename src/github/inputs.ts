@@ -49,6 +49,8 @@ export interface ActionInputs {
   confirm: boolean
   refreshCommit: boolean
   refreshPush: boolean
+  /** refresh mode: start a new baseline history (required when the host changed) instead of appending. */
+  reset: boolean
   workingDirectory: string
   out: string
   /** NAME in the sticky comment's marker `<!-- servegate:NAME -->`; when absent the baseline's file stem. */
@@ -96,6 +98,7 @@ export const INPUT_NAMES = [
   'confirm',
   'refresh-commit',
   'refresh-push',
+  'reset',
   'working-directory',
   'out',
   'comment-key',
@@ -160,6 +163,7 @@ const schema = z.object({
   confirm: bool(true),
   'refresh-commit': bool(true),
   'refresh-push': bool(true),
+  reset: bool(false),
   'working-directory': optional,
   out: optional,
   'comment-key': optional.refine((s) => s === undefined || /^[A-Za-z0-9._-]+$/.test(s), {
@@ -226,6 +230,7 @@ export function readInputs(read: InputReader): ActionInputs {
     confirm: p.confirm,
     refreshCommit: p['refresh-commit'],
     refreshPush: p['refresh-push'],
+    reset: p.reset,
     workingDirectory: p['working-directory'] ?? '.',
     out: p.out ?? 'servegate-result.json',
     commentKey: p['comment-key'],

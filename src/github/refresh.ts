@@ -15,7 +15,8 @@ import { gateOptionsFrom } from './gate-options.js'
 import { commitBaseline, type RebuiltFile } from './refresh-commit.js'
 
 export interface RefreshStep {
-  inputs: { refreshCommit: boolean; refreshPush: boolean }
+  /** `reset`: the run starts a new history (the existing one is replaced, also on a branch that moved). */
+  inputs: { refreshCommit: boolean; refreshPush: boolean; reset?: boolean }
   /** Working directory (the git checkout) and the baseline path relative to it and absolute. */
   wd: string
   baselineRel: string
@@ -31,7 +32,8 @@ export interface RefreshStep {
 export async function refreshBaseline(deps: ActionDeps, step: RefreshStep): Promise<string> {
   const { core, stages } = deps
   const info = { name: step.name, commit: deps.env['GITHUB_SHA'] ?? null }
-  const updated = stages.appendRefresh(step.existing, step.result, info, step.cfg)
+  const reset = step.inputs.reset === true
+  const updated = stages.appendRefresh(reset ? null : step.existing, step.result, info, step.cfg)
   await stages.writeBaseline(step.baselineAbs, updated)
   core.setOutput('baseline-path', step.baselineAbs)
   if (!step.inputs.refreshCommit) {
@@ -46,7 +48,7 @@ export async function refreshBaseline(deps: ActionDeps, step: RefreshStep): Prom
     if (remote !== null && ours !== undefined && remote.refreshes.some((r) => r.at === ours.at && (r.commit ?? null) === (ours.commit ?? null))) {
       return { text: remoteText!, message: '' }
     }
-    const merged = stages.appendRefresh(remote, step.result, info, step.cfg)
+    const merged = stages.appendRefresh(reset ? null : remote, step.result, info, step.cfg)
     return { text: baselineText(merged), message: messageFor(merged) }
   }
   const ref = deps.env['GITHUB_REF']

@@ -5,7 +5,9 @@
 import { UsageError } from '../errors.js'
 import { recordedBracket } from '../gate/bracket.js'
 import { extractFigures } from '../gate/extract.js'
+import { describeChanges } from '../gate/env-diff.js'
 import { diffFingerprint, resultFingerprint } from '../gate/fingerprint.js'
+import { describeHost, hostFingerprintChanges } from '../gate/host-history.js'
 import { shapeLabel } from '../gate/metric-keys.js'
 import { gateSettingsOfResult, optionsFromGateSettings } from '../gate/settings.js'
 import { BASELINE_SCHEMA, type Baseline, type BaselineInvalidRun, type BaselineRefresh } from '../gate/types.js'
@@ -117,6 +119,7 @@ export function appendRefresh(existing: Baseline | null, result: ResultFile, opt
     }
   }
   assertSameConfig(existing, result, profile, source)
+  assertSameHost(existing, result, source)
   return {
     schema: existing.schema,
     name: existing.name,
@@ -151,6 +154,21 @@ function assertSameConfig(b: Baseline, result: ResultFile, profile: Baseline['pr
       'Run the same sweep as the baseline, or start a new history with --reset (or a new baseline file) for the new configuration.',
     )
   }
+}
+
+/**
+ * One host per history: the gate's spread must be one machine's (gate/host-history.ts), so a
+ * refresh from other GPUs, another driver or CUDA starts a new history (`--reset`) instead.
+ */
+function assertSameHost(b: Baseline, result: ResultFile, source: string): void {
+  const newest = b.refreshes.at(-1)
+  if (newest === undefined) return
+  const changes = hostFingerprintChanges(newest.env, result.env)
+  if (changes.length === 0) return
+  throw new UsageError(
+    `${source} was measured on another host than baseline ${b.name}'s history: ${describeChanges(changes)} (history: ${describeHost(newest.env)})`,
+    "A baseline history holds one host, so the gate's spread is that machine's. Start a new history on this host with servegate baseline update --reset (the Action: mode refresh with reset: true), or refresh on the history's host.",
+  )
 }
 
 function describeTarget(t: Baseline['target']): string {

@@ -176,7 +176,7 @@ describe('run (comment policy)', () => {
   })
 
   it('posts nothing outside a pull request', async () => {
-    const { deps, rec } = gate({ eventName: 'workflow_dispatch', payload: {}, verdicts: [verdict('pass')] })
+    const { deps, rec } = gate({ eventName: 'workflow_dispatch', payload: { repository: { default_branch: 'main' } }, verdicts: [verdict('pass')] })
     await run(deps)
     expect(rec.commentCalls).toEqual([])
   })

@@ -159,3 +159,53 @@ describe('a baseline without a bracket', () => {
     expect(() => applyBracket(cfg, baseline, '--bracket-baseline b.json')).toThrow(/--bracket-baseline b.json: cannot bracket against baseline gate: its target is p95 TPOT ≤ 50 ms, the sweep's p95 TPOT ≤ 30 ms/)
   })
 })
+
+describe('a PR cannot narrow the gated points with its own list (case 5)', () => {
+  // A baseline measured at c=1, 2, 4 that holds the target everywhere: no crossing, so the
+  // placement rule runs the whole list — and a PR whose own list is c=1, 4 ran only those.
+  const SMALL = [1, 2, 4]
+  let small: Baseline | null = null
+  for (let d = 0; d < 5; d++) small = appendRefresh(small, day(d, 1, SMALL), { name: 'gate' })
+  const prCfg = (concurrency: number[]) =>
+    applyBracket(
+      resolveConfig({ file: { sweeps: { gate: { shapes: [SHAPE], concurrency, placement: 'bracket' } } }, filePath: 'servegate.yaml', flags: { sweep: 'gate' }, env: {} }),
+      small!,
+      'test',
+    ).cfg
+  const run = (concurrency: number[], factor = 1) => {
+    const cfg = prCfg(concurrency)
+    return { cfg, result: day(7, factor, cfg.concurrency, { concurrency: cfg.concurrency, placement: bracketForResult(cfg.bracket!) }) }
+  }
+
+  it('a candidate that left c=2 out is incomplete, its p95 ITL at c=2 a missing row, never a pass', () => {
+    const { cfg, result } = run([1, 4])
+    expect(cfg.bracket!.shapes['64x16']).toMatchObject({ concurrency: [1, 4], below: null, above: null })
+    const v = compareToBaseline(small!, result)
+    expect(v.verdict).toBe('incomplete')
+    expect(gateExit(v.verdict, DEFAULT_FAIL_ON)).toBe(1)
+    expect(v.rows.find((r) => r.key === 'itl_p95@64x16@c2')!.status).toBe('missing')
+    expect(tput(v).status).toBe('incomplete')
+    expect(v.reasons).toEqual([
+      'p95 ITL 64×16 c=2: missing — candidate has no runs for this point',
+      expect.stringMatching(/^throughput at target 64×16: incomplete — .*repeat 0: the curve stopped early \(measured c=1, 4 of 1, 2, 4\)/),
+    ])
+  })
+
+  it("with the base's list (what the Action now runs) the rule places every point, and an unchanged engine passes", () => {
+    const { cfg, result } = run(SMALL)
+    expect(cfg.concurrency).toEqual(SMALL)
+    expect(compareToBaseline(small!, result).verdict).toBe('pass')
+  })
+
+  it('a recorded bracket the rule would not place narrows nothing, even around a real crossing', () => {
+    const baseline = history()
+    const cfg = bracketed(baseline)
+    // The rule places c=1, 8, 16; a plan that claims the same crossing but drops c=1 is the candidate's own.
+    const forged = { ...cfg.bracket!, shapes: { '64x16': { ...cfg.bracket!.shapes['64x16']!, concurrency: [8, 16] } }, itlConcurrency: [1] }
+    const v = compareToBaseline(baseline, day(7, 1, [8, 16], { concurrency: [8, 16], placement: bracketForResult(forged) }))
+    expect(v.verdict).toBe('incomplete')
+    expect(v.rows.filter((r) => r.kind === 'itl_p95').map((r) => `${r.key} ${r.status}`)).toEqual(
+      LIST.map((c) => `itl_p95@64x16@c${c} ${[8, 16].includes(c) ? 'pass' : 'missing'}`),
+    )
+  })
+})

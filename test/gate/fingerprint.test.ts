@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
-import { diffFingerprint, fingerprintOf, resultFingerprint, tokensPerChunkChanges } from '../../src/gate/fingerprint.js'
+import { NOT_RECORDED, diffFingerprint, fingerprintOf, resultFingerprint, tokensPerChunkChanges, versionLine } from '../../src/gate/fingerprint.js'
 import { appendRefresh } from '../../src/store/baseline.js'
 import { parseResult } from '../../src/store/result-file.js'
 import { dayResult, pipeDay } from './fixtures.js'
@@ -19,7 +19,41 @@ describe('fingerprintOf', () => {
       tokens_per_chunk: { '64x16@c1': 1, '64x16@c4': 1, '64x16@c16': 1 },
       prompt_calibration: 'token_ids',
       load: 'closed',
+      request_timeout: '124.064 s',
+      workers: 'auto',
+      harness: '0.1',
     })
+  })
+
+  it('covers the request deadline, the load threads and the version line (major.minor while 0.x)', () => {
+    const fp = (config: Record<string, unknown>, version = '0.1.0') => {
+      const r = pipeDay(0, 1, { config })
+      r.harness.version = version
+      return fingerprintOf(r)
+    }
+    const same = fp({})
+    expect(diffFingerprint(same, fp({ request_timeout_s: 30 }))).toEqual([{ field: 'request deadline', baseline: '124.064 s', candidate: '30 s' }])
+    expect(fp({ request_timeout_s: { '64x16': 124.064, '4096x512': 252.096 } }).request_timeout).toBe('4096x512 252.096 s, 64x16 124.064 s')
+    expect(diffFingerprint(same, fp({ workers: 2 }))).toEqual([{ field: 'workers', baseline: 'auto', candidate: '2' }])
+    expect(diffFingerprint(same, fp({}, '0.1.3'))).toEqual([])
+    expect(diffFingerprint(fp({}, '0.1.3'), fp({}, '0.2.0'))).toEqual([{ field: 'servegate version', baseline: '0.1', candidate: '0.2' }])
+    expect(versionLine('1.4.2')).toBe('1')
+    expect(versionLine('1.0.0')).toBe(versionLine('1.9.3'))
+    // A result that did not record a setting proves no difference in it.
+    expect(diffFingerprint(same, fp({ request_timeout_s: undefined, workers: undefined }))).toEqual([])
+  })
+
+  it('refuses a baseline whose fingerprint predates the new fields, advising a refresh, in the gate and in baseline update', () => {
+    const base = appendRefresh(null, pipeDay(0), { name: 'g' })
+    const { request_timeout: _r, workers: _w, harness: _h, ...older } = base.refreshes[0]!.fingerprint!
+    const stale = { ...base, refreshes: [{ ...base.refreshes[0]!, fingerprint: older }] }
+    const v = compareToBaseline(stale, pipeDay(1))
+    expect(v.verdict).toBe('not_comparable')
+    expect(v.reasons).toContain(`not comparable: measurement settings differ: request deadline: baseline ${NOT_RECORDED}, candidate 124.064 s`)
+    expect(v.reasons.filter((r) => r.includes('refresh the baseline'))).toHaveLength(3)
+    expect(() => appendRefresh(stale, pipeDay(1), { name: 'g' })).toThrow(/servegate version: baseline not recorded .*refresh the baseline/)
+    // The same baseline with the fields recorded passes the same candidate.
+    expect(compareToBaseline(base, pipeDay(1)).verdict).toBe('pass')
   })
 
   it('never compares closed-loop with open-loop results, nor two arrival processes', () => {

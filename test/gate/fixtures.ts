@@ -1,6 +1,7 @@
 /** Small builders of synthetic result files for the gate and store tests. */
 import { atTargetForResult } from '../../src/analysis/at-target.js'
 import { assessValidity } from '../../src/analysis/validity.js'
+import { defaultRequestTimeoutS } from '../../src/config/defaults.js'
 import { fingerprintOf } from '../../src/gate/fingerprint.js'
 import { summarizeRun } from '../../src/metrics/summarize.js'
 import type { EnvRecord, LatencyStats, PointResult, RawRun, RequestRecord, ResultFile, ResultTarget, RunResult, ValidityCode } from '../../src/types.js'
@@ -233,6 +234,8 @@ export function pipelineResult(spec: PipeSpec): ResultFile {
     repeats: spec.repeats,
     seed: 1,
     workers: 'auto',
+    // As configForResult records a deadline derived from the one shape.
+    request_timeout_s: defaultRequestTimeoutS(shape.input_len, shape.output_len),
     model: 'org/model',
     gate: { tolerance_pct: {}, max_failed_requests: null },
     // As run-sweep records it for completions (exact token-id prompts).

@@ -5,7 +5,7 @@ import { blameEnvChanges, diffEnv } from '../../src/gate/env-diff.js'
 import { resultFingerprint } from '../../src/gate/fingerprint.js'
 import { describeHostChanges, hostChanges, maxClocks } from '../../src/gate/host-change.js'
 import { hostNotice } from '../../src/github/host-notice.js'
-import { appendRefresh, baselineFromResult } from '../../src/store/baseline.js'
+import { appendRefresh, baselineFromResult, refreshFromResult } from '../../src/store/baseline.js'
 import type { EnvRecord } from '../../src/types.js'
 import { env, result } from '../action/fixtures.js'
 
@@ -77,7 +77,8 @@ describe('hostNotice', () => {
 
   it("compares with the baseline's newest refresh, not an older one", async () => {
     const old = await baselineOn(await hostEnv())
-    const both = appendRefresh(old, { ...result(), env: { ...(await hostEnv({ driver: '560.28.03' })), finished_at: '2025-01-02T00:10:00Z' } }, { name: 'gate' })
+    // A history from before baseline update kept one host per history (the store now refuses this append without --reset).
+    const both = { ...old, refreshes: [...old.refreshes, refreshFromResult({ ...result(), env: { ...(await hostEnv({ driver: '560.28.03' })), finished_at: '2025-01-02T00:10:00Z' } })] }
     expect(hostNotice(both, await hostEnv({ driver: '560.28.03' }), false)).toBeNull()
     expect(hostNotice(both, await hostEnv(), false)).toContain('driver 560.28.03 → 550.54.15')
   })

@@ -110,4 +110,16 @@ describe('untrusted code from other triggers', () => {
     expect(readRunContext('pull_request', payload, env)).toMatchObject({ headSha: 'a'.repeat(40), base: { sha: 'b'.repeat(40), ref: 'main' } })
     expect(readRunContext('push', {}, env)).toMatchObject({ headSha: 'd'.repeat(40), base: null })
   })
+
+  it('takes the base of a merge_group from the queue (merge_group.base_sha / base_ref), never the queue branch', () => {
+    const payload = { merge_group: { head_sha: 'c'.repeat(40), head_ref: 'refs/heads/gh-readonly-queue/main/pr-9-abc', base_sha: 'b'.repeat(40), base_ref: 'refs/heads/main' } }
+    expect(readRunContext('merge_group', payload, env)).toMatchObject({ pullRequest: null, untrusted: null, headSha: 'c'.repeat(40), base: { sha: 'b'.repeat(40), ref: 'main' } })
+    expect(readRunContext('merge_group', {}, env)).toMatchObject({ headSha: 'd'.repeat(40), base: null })
+  })
+
+  it.each(['workflow_dispatch', 'schedule'])('takes the default branch as the base of %s, whatever branch the run is on', (event) => {
+    const payload = { repository: { full_name: 'acme/infer', default_branch: 'trunk' } }
+    expect(readRunContext(event, payload, env)).toMatchObject({ pullRequest: null, headSha: 'd'.repeat(40), base: { sha: null, ref: 'trunk' } })
+    expect(readRunContext(event, {}, env).base).toBeNull()
+  })
 })

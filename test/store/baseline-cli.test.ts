@@ -73,6 +73,28 @@ describe('servegate baseline update', () => {
     expect(b.refreshes[0]!.fingerprint?.warmup).toBe(2)
   })
 
+  it('refuses a refresh from another host (GPU, driver, CUDA) and leaves the file untouched; --reset starts a history on the new host', async () => {
+    const into = join(dir, 'b.json')
+    await writeResultFile(join(dir, 'a.json'), pipeDay(0))
+    await update(join(dir, 'a.json'), '--into', into)
+    const before = await readFile(into, 'utf8')
+    const moved = pipeDay(1)
+    moved.env.gpu = { ...moved.env.gpu, names: ['NVIDIA H100 80GB HBM3', 'NVIDIA H100 80GB HBM3'], driver_version: '575.51' }
+    await writeResultFile(join(dir, 'h100.json'), moved)
+    const err = await update(join(dir, 'h100.json'), '--into', into).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UsageError)
+    expect((err as UsageError).message).toBe(
+      `${join(dir, 'h100.json')} was measured on another host than baseline b's history: GPU 2 × NVIDIA B200 → 2 × NVIDIA H100 80GB HBM3; driver 570.1 → 575.51 (history: GPU NVIDIA B200 (count 2), driver 570.1, CUDA 12.8)`,
+    )
+    expect((err as UsageError).hint).toMatch(/--reset \(the Action: mode refresh with reset: true\)/)
+    expect(await readFile(into, 'utf8')).toBe(before)
+    await update(join(dir, 'h100.json'), '--into', into, '--reset')
+    const b = await readBaseline(into)
+    expect(b.refreshes).toHaveLength(1)
+    expect(b.refreshes[0]!.env.gpu.names).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H100 80GB HBM3'])
+    expect(printed).toMatch(/baseline b: created a refresh from .*h100\.json/)
+  })
+
   it('stores the gate settings the result was measured with, so a bare compare agrees with the Action', async () => {
     const into = join(dir, 'b.json')
     await writeResultFile(join(dir, 'a.json'), pipeDay(0, 1, { config: { gate: { tolerance_pct: { itl: 12, throughput: 8 }, max_failed_requests: 3 } } }))

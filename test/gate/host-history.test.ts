@@ -1,0 +1,109 @@
+/**
+ * One host per baseline history (issue case 7): a history that mixes GPUs judged a candidate on
+ * the new GPU against the old GPUs' spread and centre, and `baseline update` appended a refresh
+ * from other hardware without a word. Results come from the pipeline's own summarizer
+ * (pipelineResult); only the recorded environment differs between hosts.
+ */
+import { describe, expect, it } from 'vitest'
+import { compareToBaseline } from '../../src/gate/compare.js'
+import { refreshesOnHost } from '../../src/gate/host-history.js'
+import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
+import type { Baseline } from '../../src/gate/types.js'
+import { appendRefresh, refreshFromResult } from '../../src/store/baseline.js'
+import type { EnvRecord, ResultFile } from '../../src/types.js'
+import { pipeDay } from './fixtures.js'
+
+const H100 = (e: EnvRecord): void => {
+  e.gpu = { ...e.gpu, names: ['NVIDIA H100 80GB HBM3', 'NVIDIA H100 80GB HBM3'], driver_version: '575.51', cuda_version: '12.9' }
+}
+/** Day `d` on the fixture's 2 × B200 host, or on 2 × H100 (another GPU model, driver and CUDA). */
+function on(host: 'b200' | 'h100', d: number, factor = 1): ResultFile {
+  const r = pipeDay(d, factor)
+  if (host === 'h100') H100(r.env)
+  return r
+}
+
+/**
+ * Three refreshes on the old GPU (the B200 host here is the slower one: factor 1.3) and then one
+ * on the new, faster H100, as a history written before updates kept one host looks. The store now
+ * refuses that append, so it is put together from the same refreshes the store makes.
+ */
+function mixedHistory(): Baseline {
+  let b: Baseline | null = null
+  for (const d of [0, 1, 2]) b = appendRefresh(b, on('b200', d, 1.3), { name: 'gate' })
+  return { ...b!, refreshes: [...b!.refreshes, refreshFromResult(on('h100', 3))] }
+}
+
+describe('the gate draws its spread only from refreshes of the candidate host', () => {
+  it('a 30 % slower candidate on the new GPU is a regression, not a pass against the old GPU history', () => {
+    const b = mixedHistory()
+    const slow = on('h100', 5, 1.3)
+    const v = compareToBaseline(b, slow)
+    expect(v.verdict).toBe('regression')
+    expect(gateExit(v.verdict, DEFAULT_FAIL_ON)).toBe(1)
+    expect(v.reasons[0]).toBe(
+      'the spread is drawn from the 1 of 4 refreshes of baseline gate measured on this host (GPU NVIDIA H100 80GB HBM3 (count 2), driver 575.51, CUDA 12.9); the others were measured on another host',
+    )
+    // Without the filter the old GPU's refreshes were the centre: the same candidate read as unchanged.
+    const unfiltered = compareToBaseline({ ...b, refreshes: b.refreshes.map((r) => ({ ...r, env: slow.env })) }, slow)
+    expect(unfiltered.verdict).toBe('pass')
+  })
+
+  it('an unchanged candidate on the new GPU still passes', () => {
+    expect(compareToBaseline(mixedHistory(), on('h100', 5)).verdict).toBe('pass')
+  })
+
+  it('prefers the same driver and CUDA; with none, the same GPUs judge it (a driver bump is still caught)', () => {
+    const envs = (host: 'b200' | 'h100', mutate?: (e: EnvRecord) => void) => {
+      const e = on(host, 0).env
+      mutate?.(e)
+      return { env: e }
+    }
+    const newDriver = (e: EnvRecord): void => void (e.gpu.driver_version = '580.1')
+    const history = [envs('b200'), envs('b200', newDriver), envs('b200')]
+    expect(refreshesOnHost(history, envs('b200', newDriver).env, 'gate').refreshes).toEqual([history[1]])
+    const bumped = envs('b200', (e) => void (e.gpu.driver_version = '590.2')).env
+    expect(refreshesOnHost(history, bumped, 'gate')).toEqual({
+      refreshes: history,
+      note: null,
+    })
+    // A side that could not see a field (no nvidia-smi) proves no other host.
+    const blind = envs('b200', (e) => void (e.gpu = { ...e.gpu, names: [], driver_version: 'unknown', cuda_version: 'unknown' })).env
+    expect(refreshesOnHost(history, blind, 'gate').refreshes).toEqual(history)
+  })
+
+  it('leaves no spread when no refresh is of the candidate GPUs, and says why', () => {
+    const history = [{ env: on('b200', 0).env }]
+    const r = refreshesOnHost(history, on('h100', 1).env, 'gate')
+    expect(r.refreshes).toEqual([])
+    expect(r.note).toMatch(/^none of the 1 refreshes of baseline gate was measured on this host .*GPU 2 × NVIDIA B200 → 2 × NVIDIA H100 80GB HBM3.*Record a baseline on this host \(servegate baseline update --reset/)
+  })
+})
+
+describe('baseline update keeps one host per history', () => {
+  it('refuses a refresh from other GPUs, another driver or CUDA, naming what changed', () => {
+    const b = appendRefresh(null, on('b200', 0), { name: 'gate' })
+    expect(() => appendRefresh(b, on('h100', 1), { name: 'gate', source: 'r.json' })).toThrow(
+      "r.json was measured on another host than baseline gate's history: GPU 2 × NVIDIA B200 → 2 × NVIDIA H100 80GB HBM3; driver 570.1 → 575.51; CUDA 12.8 → 12.9 (history: GPU NVIDIA B200 (count 2), driver 570.1, CUDA 12.8)",
+    )
+    const driver = on('b200', 1)
+    driver.env.gpu.driver_version = '575.51'
+    expect(() => appendRefresh(b, driver, { name: 'gate' })).toThrow(/another host .*: driver 570\.1 → 575\.51 /)
+    const declared = on('b200', 1)
+    declared.env.gpu.count = 4
+    expect(() => appendRefresh(b, declared, { name: 'gate' })).toThrow(/GPU count 2 → 4/)
+    // The same host appends.
+    expect(appendRefresh(b, on('b200', 1), { name: 'gate' }).refreshes).toHaveLength(2)
+  })
+
+  it('takes a remote server whose GPUs nvidia-smi cannot see as the host its --gpus declares', () => {
+    const remote = (d: number, gpus: number): ResultFile => {
+      const r = on('b200', d)
+      r.env.gpu = { names: [], count: gpus, driver_version: 'unknown', cuda_version: 'unknown', clocks: 'unknown' }
+      return r
+    }
+    const b = appendRefresh(null, remote(0, 2), { name: 'gate' })
+    expect(appendRefresh(b, remote(1, 2), { name: 'gate' }).refreshes).toHaveLength(2)
+    expect(() => appendRefresh(b, remote(1, 8), { name: 'gate' })).toThrow(/GPU count 2 → 8/)
+  })
+})
