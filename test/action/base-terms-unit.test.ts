@@ -72,11 +72,13 @@ describe('the terms of the gate', () => {
 })
 
 describe("the base config's judgement wins over the workflow's inputs", () => {
-  const strict = configJudgement({ gate: { fail_on: ['regression', 'broken', 'incomplete', 'not_comparable', 'inconclusive'], confirm: true } }, 'servegate.yml on main (abc)')
+  const strict = configJudgement({ gate: { fail_on: ['regression', 'broken', 'incomplete', 'not_comparable', 'unmeasured', 'undecided'], confirm: true } }, 'servegate.yml on main (abc)')
   const defaults = { failOn: ['regression', 'broken', 'incomplete', 'not_comparable'] as const, confirm: true }
 
   it('reads gate.fail_on as a list or as the input spells it, and gate.confirm', () => {
-    expect(strict).toEqual({ failOn: ['regression', 'broken', 'incomplete', 'not_comparable', 'inconclusive'], confirm: true, source: 'servegate.yml on main (abc)' })
+    expect(strict).toEqual({ failOn: ['regression', 'broken', 'incomplete', 'not_comparable', 'unmeasured', 'undecided'], confirm: true, source: 'servegate.yml on main (abc)' })
+    // The retired word reads as the two verdicts it became.
+    expect(configJudgement({ gate: { fail_on: 'regression, inconclusive' } }, 'f').failOn).toEqual(['regression', 'unmeasured', 'undecided'])
     expect(configJudgement({ gate: { fail_on: 'regression, broken' } }, 'f').failOn).toEqual(['regression', 'broken'])
     expect(configJudgement({ gate: {} }, 'f')).toEqual({ failOn: null, confirm: null, source: 'f' })
     expect(() => configJudgement({ gate: { fail_on: 'slower' } }, 'f')).toThrow(/gate\.fail_on in f/)
@@ -87,7 +89,7 @@ describe("the base config's judgement wins over the workflow's inputs", () => {
     expect(j.failOn).toEqual(strict.failOn)
     expect(j.confirm).toBe(true)
     expect(j.warnings).toEqual([
-      'the input fail-on "regression" would let broken, incomplete, not_comparable, inconclusive pass, which gate.fail_on in servegate.yml on main (abc) fails: refused; the step fails on regression,broken,incomplete,not_comparable,inconclusive.',
+      'the input fail-on "regression" would let broken, incomplete, not_comparable, unmeasured, undecided pass, which gate.fail_on in servegate.yml on main (abc) fails: refused; the step fails on regression,broken,incomplete,not_comparable,unmeasured,undecided.',
       'the input confirm: false would skip the confirmation repeats gate.confirm: true in servegate.yml on main (abc) asks for: refused; an undecided verdict runs them.',
     ])
     expect(judgeByConfig({ failOn: [], confirm: true }, { failOn: true, confirm: false }, strict).warnings[0]).toMatch(/^the input fail-on "never" would let/)

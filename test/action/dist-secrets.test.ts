@@ -100,7 +100,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js keeps the run’s secrets out 
       env: { [API_KEY_ENV]: API_KEY, GITHUB_SHA: pr.headSha, GITHUB_REF: 'refs/pull/7/merge' },
     })
     expect(r.code, r.stdout).toBe(0)
-    expect(['pass', 'improvement', 'inconclusive', 'regression']).toContain(r.outputs['verdict'])
+    expect(['pass', 'improvement', 'undecided', 'unmeasured', 'regression']).toContain(r.outputs['verdict'])
     // The verdict record a matrix's aggregate reads carries the serve command too, redacted.
     expect(JSON.parse(readFileSync(r.outputs['record-path']!, 'utf8'))).toMatchObject({ env: { serve_command: 'vllm serve m --api-key *** -e HF_TOKEN=***' } })
     for (const s of SECRETS) expect(r.stdout).toContain(`::add-mask::${s}`)
