@@ -56,7 +56,7 @@ describe('run (gate mode)', () => {
     expect(rec.failed[0]).toMatch(/^servegate could not run: there is no baseline at baselines\/gate\.json/)
   })
 
-  it('runs the extra repeats an inconclusive verdict asks for, with a fresh seed, and decides over all runs', async () => {
+  it('runs the extra repeats an undecided verdict asks for, with a fresh seed, and decides over all runs', async () => {
     const { deps, rec } = gate({ verdicts: [verdict('undecided', { confirm: { extraRepeats: 2 } }), verdict('pass')] })
     await run(deps)
     expect(rec.sweeps).toHaveLength(2)
@@ -67,7 +67,7 @@ describe('run (gate mode)', () => {
     expect(rec.outputs.get('verdict')).toBe('pass')
   })
 
-  it('reports inconclusive at once when confirm is false', async () => {
+  it('reports undecided at once when confirm is false', async () => {
     const { deps, rec } = gate({ inputs: { confirm: 'false' }, verdicts: [verdict('undecided', { confirm: { extraRepeats: 2 } }), verdict('pass')] })
     await run(deps)
     expect(rec.sweeps).toHaveLength(1)

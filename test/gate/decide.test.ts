@@ -68,7 +68,7 @@ describe('decideMetric', () => {
     expect(decideMetric(latency(flat(10, 10), [10, 10, 10]), opts)).toMatchObject({ status: 'pass', d: 0 })
   })
 
-  it('is inconclusive just under the bar, asks for the repeats that settle it, and decides over all runs', () => {
+  it('is undecided just under the bar, asks for the repeats that settle it, and decides over all runs', () => {
     // Zero-variance history: bar ln 1.05 = 4.88 %, pass needs D ≤ 4.88 % − 1.5 σ ≈ 3.1 % while
     // confirmation is left; +4 % sits in between. At 9 runs the band closes and +4 % passes.
     const d = decideMetric(latency(flat(10, 10), [10.4, 10.4, 10.4]), opts)
@@ -78,7 +78,7 @@ describe('decideMetric', () => {
     expect(decideMetric(latency(flat(10, 10), Array(9).fill(10.4)), opts).status).toBe('pass')
   })
 
-  it('is inconclusive when the median is beyond the bar but the runs disagree', () => {
+  it('is undecided when the median is beyond the bar but the runs disagree', () => {
     // Wide but consistent history (±5 % runs), so the candidate's spread is not abnormal.
     const history = Array.from({ length: 10 }, () => [9.5, 10, 10.5])
     const d = decideMetric(latency(history, [11.5, 11.5, 9.95]), opts)

@@ -162,7 +162,7 @@ describe('a verdict table too big for the comment', () => {
     expect(md.length).toBeLessThanOrEqual(COMMENT_LIMIT_CHARS)
     expect(md).toContain('### servegate verdict: REGRESSION')
     for (const label of v.regressions) expect(md).toMatch(new RegExp(`\\| \\*\\*regression\\*\\* \\| ${label.replace(/[()]/g, '\\$&')} \\|`))
-    const shown = md.split('\n').filter((l) => /^\| (\*\*regression\*\*|pass|improvement|inconclusive|invalid|missing) \|/.test(l)).length
+    const shown = md.split('\n').filter((l) => /^\| (\*\*regression\*\*|pass|improvement|undecided|unmeasured|invalid|missing) \|/.test(l)).length
     const left = Number(/> \*\*Note:\*\* (\d+) rows of the verdict table left out/.exec(md)?.[1])
     expect(left).toBeGreaterThan(0)
     expect(shown + left).toBe(v.rows.length)
@@ -173,7 +173,7 @@ describe('a verdict table too big for the comment', () => {
 
   it('keeps the whole table in the job summary', () => {
     const md = buildSummary(big)
-    const shown = md.split('\n').filter((l) => /^\| (\*\*regression\*\*|pass|improvement|inconclusive|invalid|missing) \|/.test(l)).length
+    const shown = md.split('\n').filter((l) => /^\| (\*\*regression\*\*|pass|improvement|undecided|unmeasured|invalid|missing) \|/.test(l)).length
     expect(shown).toBe(v.rows.length)
     expect(md).not.toContain('rows of the verdict table left out')
   })
