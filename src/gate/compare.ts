@@ -241,7 +241,8 @@ function toRow(
   perToken: boolean,
   measured: boolean,
 ): GateRow {
-  const scope = parseMetricKey(key)?.scope ?? key
+  // Row keys of the per-token ITL (itl_tok_p95@…) are no metric kind of their own: the scope follows the first '@'.
+  const scope = key.includes('@') ? key.slice(key.indexOf('@') + 1) : key
   const status = rowStatus(d, runs, problems, measured)
   const notes = status === 'missing' ? ['candidate has no runs for this point'] : [...extraNotes, ...d.notes, ...problems.map((p) => p.text)]
   if (d.status === 'regression' && status !== 'regression' && status !== 'broken') {

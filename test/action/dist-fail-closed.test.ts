@@ -14,7 +14,10 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { VerdictRecord } from '../../src/gate/record.js'
+import type { Baseline } from '../../src/gate/types.js'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
+import { expectHonest } from '../fixtures/honest-verdict.js'
 import { DIST, ROOT, cleanEnv, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
 
 const SWEEP = `sweeps:
@@ -186,13 +189,38 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
   }, 60_000)
 
   it('an unchanged candidate with the same settings does not fail the step', async () => {
-    const { r } = await gateOnPr('unchanged', { 'serving/engine.txt': 'v1 (docs only)\n' }, sim.url)
-    // The simulator is deterministic, but this host's CPU load still moves millisecond latencies a little:
-    // pass, improvement or inconclusive (which the default fail-on lets pass) are all honest answers for
-    // an unchanged server. Never a failing verdict.
-    expect(r.code, r.stdout).toBe(0)
-    expect(['pass', 'improvement', 'inconclusive']).toContain(r.outputs['verdict'])
-    expect(errors(r)).toEqual([])
-  }, 60_000)
+    // This host's CPUs are shared. A step whose client saturated (unmeasured), or whose latencies the load
+    // moved so far that the gate could not decide and was blind there (undecided with a bar beyond
+    // gate.max_mdc_pct: with three refreshes the ITL bar is ~16 %), is run again on a fresh PR branch, at
+    // most twice. A retry never weakens the assertion: what is left decides, exactly.
+    const busy = (x: StepRun): boolean =>
+      (x.outputs['verdict'] === 'unmeasured' && /client_saturated/.test(x.stdout)) || (x.outputs['verdict'] === 'undecided' && x.code !== 0)
+    let r = (await gateOnPr('unchanged', { 'serving/engine.txt': 'v1 (docs only)\n' }, sim.url)).r
+    for (let retry = 1; retry <= 2 && busy(r); retry++) {
+      r = (await gateOnPr(`unchanged-${retry}`, { 'serving/engine.txt': `v1 (docs only, again ${retry})\n` }, sim.url)).r
+    }
+    const rec = JSON.parse(readFileSync(r.outputs['record-path']!, 'utf8')) as VerdictRecord
+    const baseline = JSON.parse(git(ws.remote, 'show', 'main:baselines/gate.json')) as Baseline
+    // The simulator is deterministic, but this host's CPU load still moves millisecond latencies: pass,
+    // improvement or undecided are the honest answers for an unchanged server, never a regression. A gated
+    // row the busy host left without two valid runs is unmeasured instead.
+    const v = expectHonest(rec, ['pass', 'improvement', 'undecided'], { baseline })
+    expect(r.outputs['verdict']).toBe(v)
+    const tripped = errors(r).filter((l) => l.startsWith(`::error::servegate gate tripped: verdict ${v} (`))
+    if (v === 'unmeasured') {
+      // Fails, naming the busy host (or the spoiled baseline).
+      expect(r.code, r.stdout).toBe(1)
+      expect(tripped, r.stdout).toHaveLength(1)
+      expect(tripped[0]).toContain(rec.reasons[0]!.replace(/\s*\n\s*/g, ' '))
+    } else if (v === 'undecided' && rec.blind.length > 0) {
+      // Undecided where the gate was blind fails too, and says so: the host's noise hid what it promises to see.
+      expect(r.code, r.stdout).toBe(1)
+      expect(tripped, r.stdout).toHaveLength(1)
+      expect(rec.reasons.join('\n')).toMatch(/^undecided and blind: .* could not have shown a regression of 15 % \(gate\.max_mdc_pct\), so the check fails/m)
+    } else {
+      // Pass, improvement or an undecided the gate could have seen through: the step passes.
+      expect(r.code, r.stdout).toBe(0)
+      expect(errors(r)).toEqual([])
+    }
+  }, 240_000)
 })
-

@@ -5,7 +5,9 @@
  * verdict records where upload-artifact would take them; the records are laid
  * out as download-artifact's `pattern` + `merge-multiple: false` leaves them
  * (one folder per artifact), and the aggregate job gives ONE comment with three
- * rows — regression, incomplete, pass — and a failed step. Skipped only when
+ * rows — regression, incomplete, pass — and a failed step. On this shared host a job
+ * whose client saturated may stay unmeasured after its retries: the matrix then shows that
+ * verdict, the worst of the three counts, and the step still fails. Skipped only when
  * dist/index.js is absent (run `npm run bundle` first).
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -21,7 +23,10 @@ import { appendRefresh } from '../../src/store/baseline.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
 import { DIST, createActionWorkspace, prEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
-import { rejudge } from '../fixtures/rejudge.js'
+import { verdictRank as verdictRankOf, worstVerdict } from '../../src/gate/outcome.js'
+import type { VerdictKind } from '../../src/gate/types.js'
+import { VERDICT_ICON } from '../../src/report/verdict-format.js'
+import { expectHonest, hostSpoiled } from '../fixtures/honest-verdict.js'
 
 // One point keeps each sweep to a few seconds. On a shared host the load generator's timers run
 // late by a few ms, which moves a p95 inter-token gap of 20 ms far more than the run's throughput;
@@ -43,25 +48,25 @@ let ws: ActionWorkspace
 let scratch: string
 let sim: SimHandle
 let slowSim: SimHandle
+let baseline: Baseline
 
 /**
- * The baseline's refreshes, measured against the same simulator. A shared 2-core host makes the
- * load generator's event loop late, so each run is judged again with the client-saturation limits
- * lifted (the pipeline's own functions, as test/gate/sim-gate.test.ts does): the baseline is what
- * a quiet host would have recorded. The candidates below are judged as the Action judges them.
+ * The baseline's refreshes, measured against the same simulator. On a shared 2-core host the
+ * load generator's event loop can run late and a refresh's runs come out client_saturated:
+ * such a refresh is measured again, at most twice, and stored as measured (its invalid runs
+ * stay out of the baseline's figures, as `baseline update` would keep them out).
  */
 async function measuredBaseline(dir: string): Promise<Baseline> {
   const file = parseConfigText(CONFIG, 'servegate.yml')
   let b: Baseline | null = null
   for (let i = 0; i < REFRESHES; i++) {
     const cfg = resolveConfig({ file, filePath: join(dir, 'servegate.yml'), flags: { baseUrl: sim.url, sweep: 'gate', out: join(dir, `refresh-${i}.json`) }, env: {} })
-    const { result } = await runSweep(cfg, { log: () => {} })
-    b = appendRefresh(b, rejudge(result), { name: 'gate' })
+    let result: ResultFile = (await runSweep(cfg, { log: () => {} })).result
+    for (let retry = 0; retry < 2 && hostSpoiled(result); retry++) result = (await runSweep(cfg, { log: () => {} })).result
+    b = appendRefresh(b, result, { name: 'gate' })
   }
   return b!
 }
-
-
 
 /** One matrix job: mode gate with its label, no comment of its own (as examples/servegate-matrix.yml). */
 async function matrixJob(label: string, inputs: Record<string, string>): Promise<StepRun> {
@@ -87,7 +92,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one
     sim = await startSim({ ttftMs: 10, itlMs: 20 })
     slowSim = await startSim({ ttftMs: 10, itlMs: 20, slowdown: 1.15 })
     scratch = mkdtempSync(join(tmpdir(), 'servegate-matrix-refreshes-'))
-    const baseline = await measuredBaseline(scratch)
+    baseline = await measuredBaseline(scratch)
     ws = await createActionWorkspace({ prefix: 'servegate-dist-matrix-', files: { 'servegate.yml': CONFIG, 'baselines/gate.json': `${JSON.stringify(baseline, null, 2)}\n` } })
   }, 180_000)
 
@@ -101,40 +106,49 @@ describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one
     const b = await matrixJob('b', { 'base-url': slowSim.url })
     // A bad input: the job dies before it knows where its record would go, as a crash or a lost runner leaves none.
     const c = await ws.step({ mode: 'gate', label: 'c', comment: 'never', 'fail-on': 'sometimes', out: 'jobs/c/servegate-result.json', 'base-url': sim.url }, prEvent())
-    expect(a.outputs['verdict'], a.stdout).toBe('pass')
-    expect(b.outputs['verdict'], b.stdout).toBe('regression')
+    const record = (r: StepRun) => JSON.parse(readFileSync(r.outputs['record-path']!, 'utf8')) as VerdictRecord
+    const recA = record(a)
+    const recB = record(b)
+    // The unchanged engine passes and the 15 % slower one regresses on throughput at target, unless the
+    // host left a gated row of theirs unmeasured: then unmeasured, with the busy host named.
+    const va = expectHonest(recA, 'pass', { baseline })
+    const vb = expectHonest(recB, 'regression', { baseline, shownBy: (label) => label.startsWith('throughput at target') })
+    expect(a.outputs['verdict']).toBe(va)
+    expect(b.outputs['verdict']).toBe(vb)
     expect(c.code).toBe(1)
     expect(c.outputs['record-path']).toBeUndefined()
     expect(existsSync(join(ws.repo, 'jobs/c/servegate-result.record.json'))).toBe(false)
 
-    const recA = JSON.parse(readFileSync(a.outputs['record-path']!, 'utf8')) as VerdictRecord
-    expect(recA).toMatchObject({ schema: 'servegate.record/v1', label: 'a', verdict: 'pass', head_sha: 'f00df00d', job: { run_url: expect.stringMatching(/^https:\/\/github\.test\/acme\/infer\/actions\/runs\/\d+$/) } })
+    expect(recA).toMatchObject({ schema: 'servegate.record/v1', label: 'a', verdict: va, head_sha: 'f00df00d', job: { run_url: expect.stringMatching(/^https:\/\/github\.test\/acme\/infer\/actions\/runs\/\d+$/) } })
     expect(recA.rows.map((r) => r.label)).toEqual(['p95 ITL 32×8 c=4', 'throughput at target 32×8'])
     for (const [label, r] of [['a', a], ['b', b], ['c', c]] as const) handOver(label, r)
 
     const agg = await ws.step({ mode: 'aggregate', records: 'records', expect: 'a,b,c' }, prEvent())
+    // c left no record: incomplete, which fails the step whatever a and b measured.
+    const verdicts: Array<[string, VerdictKind]> = [['a', va], ['b', vb], ['c', 'incomplete']]
+    const worst = worstVerdict(verdicts.map(([, v]) => v))
     expect(agg.code, agg.stdout).toBe(1)
-    expect(agg.outputs['verdict']).toBe('regression')
+    expect(agg.outputs['verdict']).toBe(worst)
+    const mine = ws.gh.comments.filter((x) => x.user.login === 'github-actions[bot]')
+    // ONE comment on the pull request, from the aggregate only (the jobs had comment: never).
+    expect(mine).toHaveLength(1)
+    const body = mine[0]!.body
+    expect(body.startsWith('<!-- servegate:matrix -->')).toBe(true)
+    const rows = body.split('\n').filter((l) => /^\| [abc] \|/.test(l))
+    expect(rows.map((l) => [l.split('|')[1]!.trim(), l.split('|')[2]!.trim()])).toEqual(
+      [...verdicts].sort((x, y) => verdictRankOf(x[1]) - verdictRankOf(y[1])).map(([label, v]) => [label, `${VERDICT_ICON[v]} ${v}`]),
+    )
+    expect(rows.find((l) => l.startsWith('| c |'))).toContain('no record (cancelled, crashed or runner lost)')
+    if (va !== 'pass' || vb !== 'regression') return
+
+    // A quiet host: the matrix is the regression b measured.
     const regressed = JSON.parse(agg.outputs['regressions']!) as string[]
     expect(regressed.length).toBeGreaterThan(0)
     for (const m of regressed) expect(m).toMatch(/^b: (p95 ITL 32×8 c=4|throughput at target 32×8)$/)
     expect(agg.stdout).toMatch(/::error::servegate matrix: regression — b regression, c incomplete/)
-
-    // ONE comment on the pull request, from the aggregate only (the jobs had comment: never).
-    const mine = ws.gh.comments.filter((x) => x.user.login === 'github-actions[bot]')
-    expect(mine).toHaveLength(1)
-    const body = mine[0]!.body
-    expect(body.startsWith('<!-- servegate:matrix -->')).toBe(true)
     expect(body).toContain('### ❌ servegate matrix: regression — 3 configurations: 1 regression, 1 incomplete, 1 pass')
-    const rows = body.split('\n').filter((l) => /^\| [abc] \|/.test(l))
-    expect(rows.map((l) => [l.split('|')[1]!.trim(), l.split('|')[2]!.trim()])).toEqual([
-      ['b', '❌ regression'],
-      ['c', '🧩 incomplete'],
-      ['a', '✅ pass'],
-    ])
     // The regressed metric and how far it moved: throughput down (or p95 ITL up) by more than the 10 % bar.
     expect(rows[0]).toMatch(/throughput at target 32×8 −1\d\.\d %|p95 ITL 32×8 c=4 \+[1-4]\d\.\d %/)
-    expect(rows[1]).toContain('no record (cancelled, crashed or runner lost)')
     expect(agg.summary).toContain('## ❌ servegate matrix: regression')
   }, 300_000)
 })

@@ -11,15 +11,16 @@ import { appendRefresh } from '../../src/store/baseline.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { rejudge } from '../fixtures/rejudge.js'
+import { expectHonest, hostSpoiled } from '../fixtures/honest-verdict.js'
 
 // Real sweeps against the batching simulator on 127.0.0.1: a step costs 5 ms + 4 ms per running
 // sequence (model time), so p95 TPOT is ~13, 21, 37, 69 ms at C = 2, 4, 8, 16 and the target
 // (50 ms of model time) is crossed between C = 8 and 16. Time scale 0.2: the target is scaled
 // with it (10 ms of wall time), as bench/methodology-grid.ts does. C = 2 × 5 prompts is the
-// smallest run too_few_requests accepts (10 requests, 150 gaps).
+// smallest run too_few_requests accepts (10 requests, 150 gaps). Two repeats: a gated figure is
+// measured only with two valid runs a side.
 const PROFILE: SimProfile = { ...BUILTIN_PROFILES.default!, name: 'bracket-test', baseStepMs: 5, perSeqMs: 4, jitterCv: 0.01 }
-const FLAGS: RunFlags = { inputLen: '32', outputLen: '16', concurrency: '2,4,8,16', promptsPerConcurrency: '5', repeats: '1', target: 'tpot:p95:10', seed: '7' }
+const FLAGS: RunFlags = { inputLen: '32', outputLen: '16', concurrency: '2,4,8,16', promptsPerConcurrency: '5', repeats: '2', target: 'tpot:p95:10', seed: '7' }
 
 let dir: string
 beforeAll(() => {
@@ -29,32 +30,37 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
+/** One sweep; one whose client saturated on this shared host is measured again, at most twice. */
 async function sweep(name: string, baseline: Baseline | null): Promise<ResultFile> {
-  const sim = await startSim({ profile: PROFILE, timeScale: 0.2, seed: 3 })
   const out = join(dir, `${name}.json`)
-  try {
-    let cfg = resolveConfig({ file: null, filePath: null, flags: { ...FLAGS, baseUrl: sim.url, out, ...(baseline ? { bracketBaseline: 'base.json' } : {}) }, env: {} })
-    if (baseline) cfg = applyBracket(cfg, baseline, 'base.json').cfg
-    await runSweep(cfg, { log: () => {} })
-  } finally {
-    await sim.close()
+  let result: ResultFile | null = null
+  for (let attempt = 0; attempt < 3 && (result === null || hostSpoiled(result)); attempt++) {
+    const sim = await startSim({ profile: PROFILE, timeScale: 0.2, seed: 3 })
+    try {
+      let cfg = resolveConfig({ file: null, filePath: null, flags: { ...FLAGS, baseUrl: sim.url, out, ...(baseline ? { bracketBaseline: 'base.json' } : {}) }, env: {} })
+      if (baseline) cfg = applyBracket(cfg, baseline, 'base.json').cfg
+      await runSweep(cfg, { log: () => {} })
+    } finally {
+      await sim.close()
+    }
+    result = await readResultFile(out)
   }
-  return rejudge(await readResultFile(out))
+  return result!
 }
-
 
 describe('bracketing against the simulator', () => {
   let baseline: Baseline
 
   beforeAll(async () => {
     baseline = appendRefresh(null, await sweep('day0', null), { name: 'sim' })
-  }, 120_000)
+  }, 180_000)
 
   // Under heavy CPU load every wall-clock step runs late, which can move the crossing one point
   // down the list: the expectations follow the baseline's own stored figures, not a fixed C.
   const stored = (c: number): number => {
-    const runs = baseline.refreshes[0]!.runs[`tpot_p95@32x16@c${c}`]!
-    return [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)]!
+    const runs = [...baseline.refreshes[0]!.runs[`tpot_p95@32x16@c${c}`]!].sort((a, b) => a - b)
+    const mid = runs.length / 2
+    return runs.length % 2 === 1 ? runs[Math.floor(mid)]! : (runs[mid - 1]! + runs[mid]!) / 2
   }
 
   it('finds the crossing from the baseline refresh the pipeline stored', () => {
@@ -79,17 +85,20 @@ describe('bracketing against the simulator', () => {
     expect(cand.points.length).toBeLessThan(4)
     expect(cand.config['placement']).toMatchObject({ mode: 'bracket', baseline: 'sim', itl_concurrency: [2], shapes: { '32x16': { below: placed.below, above: placed.above } } })
     const v = compareToBaseline(baseline, cand)
-    expect(v.verdict).not.toMatch(/not_comparable|broken/)
     expect(v.rows.filter((r) => r.kind === 'itl_p95').map((r) => r.key)).toEqual(placed.concurrency.map((c) => `itl_p95@32x16@c${c}`))
-    const run = cand.at_target[0]!.runs[0]!
     const tput = v.rows.find((r) => r.kind === 'tput_at_target')!
-    if (run.bound === 'interpolated' && run.concurrency! >= placed.below! && run.concurrency! <= placed.above!) {
+    const runs = cand.at_target[0]!.runs
+    const inBracket = runs.length > 0 && runs.every((run) => run.bound === 'interpolated' && run.concurrency! >= placed.below! && run.concurrency! <= placed.above!)
+    if (inBracket) {
       // The crossing stayed in the bracket: the figure is the full sweep's, and the row decides on it.
       expect(tput.status).not.toMatch(/incomplete|missing/)
+      // The same engine: decided as the unchanged one it is, or unmeasured where the host spoiled a gated row.
+      expectHonest(v, ['pass', 'improvement', 'undecided'], { baseline })
     } else {
       // A host load spike moved it out: the row fails closed instead of passing on a bound.
-      expect(tput.status).toBe('incomplete')
-      expect(tput.notes.join(' ')).toMatch(/crossing moved (below|above) the bracket/)
+      expect(tput.status).toMatch(/incomplete|invalid/)
+      if (tput.status === 'incomplete') expect(tput.notes.join(' ')).toMatch(/crossing moved (below|above) the bracket/)
+      expectHonest(v, tput.status === 'incomplete' ? 'incomplete' : ['pass', 'improvement', 'undecided'], { baseline })
     }
-  }, 60_000)
+  }, 120_000)
 })

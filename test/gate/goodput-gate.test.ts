@@ -11,7 +11,7 @@ import { baselineSchema } from '../../src/store/baseline-schema.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { rejudge } from '../fixtures/rejudge.js'
+import { expectHonest, hostSpoiled } from '../fixtures/honest-verdict.js'
 
 // Goodput (requests/s meeting every --goodput SLO) gated with `gate.goodput: true`, end to end:
 // real sweeps against the deterministic simulator, a baseline stored from one, and the gate.
@@ -27,18 +27,22 @@ afterAll(() => {
 // event loop can bunch a request's chunks and shorten its measured TPOT, hence the wide margin).
 const flags = { inputLen: '32', outputLen: '12', concurrency: '4', promptsPerConcurrency: '8', repeats: '2', goodput: 'tpot:15' }
 
+/** One sweep; one whose client saturated on this shared host is measured again, at most twice. */
 async function sweep(name: string, sim: Partial<SimOptions>, gateGoodput: boolean): Promise<ResultFile> {
-  const handle = await startSim({ ttftMs: 15, itlMs: 10, seed: 5, ...sim })
   const out = join(dir, `${name}.json`)
-  try {
-    const cfg = resolveConfig({ file: gateGoodput ? { gate: { goodput: true } } : null, filePath: gateGoodput ? 'servegate.yml' : null, flags: { baseUrl: handle.url, out, ...flags }, env: {} })
-    await runSweep(cfg, { log: () => {} })
-  } finally {
-    await handle.close()
+  let result: ResultFile | null = null
+  for (let attempt = 0; attempt < 3 && (result === null || hostSpoiled(result)); attempt++) {
+    const handle = await startSim({ ttftMs: 15, itlMs: 10, seed: 5, ...sim })
+    try {
+      const cfg = resolveConfig({ file: gateGoodput ? { gate: { goodput: true } } : null, filePath: gateGoodput ? 'servegate.yml' : null, flags: { baseUrl: handle.url, out, ...flags }, env: {} })
+      await runSweep(cfg, { log: () => {} })
+    } finally {
+      await handle.close()
+    }
+    result = await readResultFile(out)
   }
-  return rejudge(await readResultFile(out))
+  return result!
 }
-
 
 describe('gating goodput', () => {
   let baseline: Baseline
@@ -47,7 +51,7 @@ describe('gating goodput', () => {
   beforeAll(async () => {
     baseline = appendRefresh(null, await sweep('base', {}, true), { name: 'goodput' })
     slow = await sweep('slow', { slowdown: 2 }, true)
-  }, 120_000)
+  }, 240_000)
 
   it('stores that goodput is gated in the baseline, and the baseline parses', () => {
     expect(baseline.gated).toEqual(['itl_p95', 'tput_at_target', 'goodput'])
@@ -59,9 +63,11 @@ describe('gating goodput', () => {
     for (const r of slow.points[0]!.runs) expect(r.goodput!.share).toBeLessThan(0.25)
     const v = compareToBaseline(baseline, slow)
     const row = v.rows.find((r) => r.key === 'goodput@32x12@c4')!
-    expect(row).toMatchObject({ gated: true, status: 'regression' })
-    expect(v.verdict).toBe('regression')
-    expect(v.regressions).toContain('goodput 32×12 c=4')
+    // Unmeasured (the busy host named) only where the host left the goodput row without two valid runs a side.
+    if (expectHonest(v, 'regression', { baseline, shownBy: (label) => label === 'goodput 32×12 c=4' }) === 'regression') {
+      expect(row).toMatchObject({ gated: true, status: 'regression' })
+      expect(v.regressions).toContain('goodput 32×12 c=4')
+    }
   })
 
   it('reports goodput without gating it when the config does not ask, and shows no row when no side measured it', async () => {
@@ -78,8 +84,9 @@ describe('gating goodput', () => {
   it('fails closed when goodput is gated but the candidate measured none', () => {
     const noSlo = { ...slow, points: slow.points.map((p) => ({ ...p, runs: p.runs.map(({ goodput: _g, ...r }) => r) })) }
     const v = compareToBaseline(baseline, noSlo)
-    expect(v.rows.find((r) => r.key === 'goodput@32x12@c4')).toMatchObject({ gated: true })
-    expect(['incomplete', 'regression', 'broken', 'not_comparable']).toContain(v.verdict)
+    expect(v.rows.find((r) => r.key === 'goodput@32x12@c4')).toMatchObject({ gated: true, status: 'missing' })
+    // The 2× slower ITL and throughput outrank the missing row; where the host spoiled them, the missing row fails it.
+    expectHonest(v, 'regression', { baseline, shownBy: (label) => !label.startsWith('goodput ') })
   })
 })
 

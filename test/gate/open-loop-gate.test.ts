@@ -11,11 +11,12 @@ import { baselineSchema } from '../../src/store/baseline-schema.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { rejudge } from '../fixtures/rejudge.js'
+import { expectHonest, hostSpoiled, spoiledRows } from '../fixtures/honest-verdict.js'
 
 // An open-loop sweep gated against an open-loop baseline: the points are request rates, so the
 // baseline's profile keeps the rates and every row is a `…@rateR` scope. Real sweeps against the
-// deterministic simulator.
+// deterministic simulator. A sweep whose client fell behind its arrivals on this shared host is
+// measured again, at most twice; a gated row it still leaves unmeasured decides the verdict.
 let dir: string
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'servegate-open-gate-'))
@@ -27,16 +28,19 @@ afterAll(() => {
 const flags = { inputLen: '32', outputLen: '8', requestRate: '20,40', numPrompts: '16', warmup: '2', repeats: '2' }
 
 async function sweep(name: string, sim: Partial<SimOptions>, seed: string): Promise<ResultFile> {
-  const handle = await startSim({ ttftMs: 20, itlMs: 8, seed: 3, ...sim })
   const out = join(dir, `${name}.json`)
-  try {
-    await runSweep(resolveConfig({ file: null, filePath: null, flags: { baseUrl: handle.url, out, seed, ...flags }, env: {} }), { log: () => {} })
-  } finally {
-    await handle.close()
+  let result: ResultFile | null = null
+  for (let attempt = 0; attempt < 3 && (result === null || hostSpoiled(result)); attempt++) {
+    const handle = await startSim({ ttftMs: 20, itlMs: 8, seed: 3, ...sim })
+    try {
+      await runSweep(resolveConfig({ file: null, filePath: null, flags: { baseUrl: handle.url, out, seed, ...flags }, env: {} }), { log: () => {} })
+    } finally {
+      await handle.close()
+    }
+    result = await readResultFile(out)
   }
-  return rejudge(await readResultFile(out))
+  return result!
 }
-
 
 describe('gating an open-loop sweep', () => {
   let baseline: Baseline
@@ -47,7 +51,7 @@ describe('gating an open-loop sweep', () => {
     baseline = appendRefresh(null, await sweep('base', {}, '1'), { name: 'open' })
     same = await sweep('same', {}, '2')
     slow = await sweep('slow', { slowdown: 2.5 }, '3')
-  }, 120_000)
+  }, 240_000)
 
   it('stores the rates as the baseline\'s points', () => {
     expect(baseline.profile.request_rates).toEqual([20, 40])
@@ -59,23 +63,26 @@ describe('gating an open-loop sweep', () => {
     const v = compareToBaseline(baseline, same)
     const itl = v.rows.filter((r) => r.key.startsWith('itl_p95@'))
     expect(itl.map((r) => r.key)).toEqual(['itl_p95@32x8@rate20', 'itl_p95@32x8@rate40'])
-    expect(itl.every((r) => r.n_candidate === 2)).toBe(true)
-    expect(['pass', 'improvement', 'inconclusive']).toContain(v.verdict)
+    // The same engine: decided as unchanged, or unmeasured (the busy host named) where the host spoiled a gated row.
+    if (expectHonest(v, ['pass', 'improvement', 'undecided'], { baseline }) !== 'unmeasured') expect(itl.every((r) => r.n_candidate === 2)).toBe(true)
     expect(v.reasons.join('\n')).not.toMatch(/outside the baseline's gated sweep|of the 2 repeats/)
   })
 
   it('fails a slower engine on its rate points', () => {
     const v = compareToBaseline(baseline, slow)
-    expect(v.verdict).toBe('regression')
+    const itl = (label: string) => label.startsWith('p95 ITL ')
     // One refresh sets a wide bar (~20–25 %) and a busy host stretches the baseline's 8 ms gaps:
-    // 2.5 × slower (20 ms) is beyond it at every rate.
-    expect(v.regressions).toEqual(['p95 ITL 32×8 rate=20/s', 'p95 ITL 32×8 rate=40/s'])
+    // 2.5 × slower (20 ms) is beyond it at every rate the host let be measured.
+    if (expectHonest(v, 'regression', { baseline, shownBy: itl }) === 'regression') {
+      const spoiled = spoiledRows(v, baseline).map((s) => s.label)
+      expect(v.regressions).toEqual(['p95 ITL 32×8 rate=20/s', 'p95 ITL 32×8 rate=40/s'].filter((l) => !spoiled.includes(l)))
+    }
   })
 
   it('says which rate a cut curve lacks', () => {
     const cut = { ...same, points: same.points.map((p) => (p.request_rate === 40 ? { ...p, runs: p.runs.filter((r) => r.repeat !== 2) } : p)) }
     const v = compareToBaseline(baseline, cut)
     expect(v.reasons.join('\n')).toMatch(/repeat 2: the curve stopped early \(measured rate=20 of 20, 40\)/)
-    expect(v.verdict).not.toBe('pass')
+    expectHonest(v, 'incomplete', { baseline })
   })
 })

@@ -11,10 +11,13 @@ import { appendRefresh } from '../../src/store/baseline.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { rejudge } from '../fixtures/rejudge.js'
+import { expectHonest, hostSpoiled } from '../fixtures/honest-verdict.js'
 
 // Real sweeps against the deterministic simulator on 127.0.0.1: the failed-request
-// budget and speculative-decoding chunks, end to end through the summarizer.
+// budget and speculative-decoding chunks, end to end through the summarizer. This host's
+// CPUs are shared: a sweep whose client saturated is measured again (at most twice), and a
+// gated row it still leaves without two valid runs makes the verdict unmeasured, which the
+// assertions demand then.
 let dir: string
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'servegate-sim-gate-'))
@@ -24,18 +27,21 @@ afterAll(() => {
 })
 
 async function sweep(name: string, sim: Partial<SimOptions>, flags: Record<string, string>): Promise<ResultFile> {
-  const handle = await startSim({ ttftMs: 20, seed: 11, ...sim })
   const out = join(dir, `${name}.json`)
-  try {
-    const cfg = resolveConfig({ file: null, filePath: null, flags: { baseUrl: handle.url, inputLen: '32', repeats: '2', out, ...flags }, env: {} })
-    await runSweep(cfg, { log: () => {} })
-  } finally {
-    await handle.close()
+  let raw: ResultFile | null = null
+  for (let attempt = 0; attempt < 3 && (raw === null || hostSpoiled(raw)); attempt++) {
+    const handle = await startSim({ ttftMs: 20, seed: 11, ...sim })
+    try {
+      const cfg = resolveConfig({ file: null, filePath: null, flags: { baseUrl: handle.url, inputLen: '32', repeats: '2', out, ...flags }, env: {} })
+      await runSweep(cfg, { log: () => {} })
+    } finally {
+      await handle.close()
+    }
+    raw = await readResultFile(out)
   }
-  const raw = await readResultFile(out)
   // The sweep stores the fingerprint in the result it writes.
-  expect(raw.fingerprint).toEqual(fingerprintOf(raw))
-  return rejudge(raw)
+  expect(raw!.fingerprint).toEqual(fingerprintOf(raw!))
+  return raw!
 }
 
 
@@ -57,16 +63,18 @@ describe('the failed-request budget against the simulator', () => {
     const most = Math.max(...runsOf(few).map((r) => r.failed))
     expect(most).toBeGreaterThan(0)
     const kept = compareToBaseline(baseline, few, { maxFailedRequests: most })
-    expect(kept.verdict).not.toBe('broken')
+    // The same engine: never broken; unmeasured only where the host spoiled a gated row.
+    const keptVerdict = expectHonest(kept, ['pass', 'improvement', 'undecided'], { baseline })
     const itl = kept.rows.find((r) => r.key === 'itl_p95@32x8@c16')!
-    expect(itl.n_candidate).toBe(2)
+    if (keptVerdict !== 'unmeasured') expect(itl.n_candidate).toBe(2)
     expect(itl.notes.some((n) => /requests? failed .* within the at most \d+ allowed/.test(n))).toBe(true)
 
     // 5 % is beyond both the default 1 % share and that count.
     expect(runsOf(many).every((r) => r.failed > most)).toBe(true)
     const v = compareToBaseline(baseline, many, { maxFailedRequests: most })
-    expect(v.verdict).toBe('broken')
-    expect(compareToBaseline(baseline, many).verdict).toBe('broken')
+    // Broken outranks unmeasured: a busy host cannot hide it.
+    expectHonest(v, 'broken', { baseline })
+    expectHonest(compareToBaseline(baseline, many), 'broken', { baseline })
     expect(v.reasons.join('\n')).toMatch(/p95 ITL 32×8 c=16: broken — .*requests failed \(\d+\.\d %\), beyond the at most \d+ allowed/)
   }, 120_000)
 })
@@ -76,22 +84,30 @@ describe('speculative decoding against the simulator', () => {
   // per-chunk ITL up 150 %, per-token ITL and TPOT down by a sixth.
   const flags = { outputLen: '33', concurrency: '1,4', promptsPerConcurrency: '12' }
 
-  it('gates ITL per token, so fewer larger chunks do not read as an ITL regression', async () => {
+  it('gates ITL both between chunks and per token, so a change of chunking is never a silent switch', async () => {
     const baseline = appendRefresh(null, await sweep('one-token', { itlMs: 6 }, flags), { name: 'spec' })
     const cand = await sweep('three-tokens', { itlMs: 15, tokensPerChunk: 3 }, flags)
     expect(cand.fingerprint?.tokens_per_chunk['32x33@c1']).toBe(3)
     expect(baseline.refreshes[0]!.fingerprint?.tokens_per_chunk['32x33@c1']).toBe(1)
     const v = compareToBaseline(baseline, cand)
-    const itl = v.rows.find((r) => r.key === 'itl_p95@32x33@c1')!
-    expect(itl.label).toBe('p95 ITL per token 32×33 c=1')
-    expect(itl.notes[0]).toMatch(/^tokens per chunk changed from 1\.0 to 3\.0/)
-    expect(['improvement', 'pass']).toContain(itl.status)
-    expect(v.verdict).not.toBe('regression')
-    expect(v.reasons.join('\n')).toMatch(/p95 ITL is gated per token there/)
-    // Per chunk it would have been a regression: the per-chunk ITL rose far beyond the 5 % tolerance.
+    const chunks = v.rows.find((r) => r.key === 'itl_p95@32x33@c1')!
+    const perToken = v.rows.find((r) => r.key === 'itl_tok_p95@32x33@c1')!
+    expect(chunks).toMatchObject({ label: 'p95 ITL 32×33 c=1', gated: true })
+    expect(perToken).toMatchObject({ label: 'p95 ITL per token 32×33 c=1', gated: true })
+    expect(chunks.notes[0]).toMatch(/^tokens per chunk changed from 1\.0 to 3\.0: the gaps between chunks are gated as measured/)
+    expect(perToken.notes[0]).toMatch(/^tokens per chunk changed from 1\.0 to 3\.0 \(speculative decoding\?\)/)
+    expect(v.reasons.join('\n')).toMatch(/p95 ITL is gated both between chunks and per token there/)
+    // The gaps between chunks rose far beyond the 5 % tolerance: that is the regression, where it was measured.
+    const verdict = expectHonest(v, 'regression', { baseline, shownBy: (label) => /^p95 ITL 32×33 c=/.test(label) })
+    if (verdict === 'regression') {
+      expect(v.regressions.some((l) => /^p95 ITL 32×33 c=/.test(l))).toBe(true)
+      expect(v.regressions.some((l) => / per token /.test(l))).toBe(false)
+    }
+    // Per token the candidate is faster (5 ms against 6 ms): never a regression there.
+    if (!['invalid', 'unmeasured'].includes(perToken.status)) expect(['improvement', 'pass']).toContain(perToken.status)
     // (Medians: a loaded test host stretches the 6 ms gaps' tail more than their middle.)
     const perChunk = (r: ResultFile) => r.points.find((p) => p.concurrency === 1)!.runs[0]!.itl_ms.p50!
-    const before = rejudge(await readResultFile(join(dir, 'one-token.json')))
+    const before = await readResultFile(join(dir, 'one-token.json'))
     expect(perChunk(cand) / perChunk(before)).toBeGreaterThan(1.3)
-  }, 120_000)
+  }, 180_000)
 })

@@ -79,7 +79,7 @@ describe('keepVerdictRows', () => {
     verdict: 'regression',
     rows: [row('a', 'pass'), row('b', 'regression'), row('c', 'pass', false), row('d', 'undecided'), row('e', 'improvement'), row('f', 'regression', false)],
     envChanges: [],
-    reasons: ['b: +20 %', 'd: inconclusive — noisy', 'general remark'],
+    reasons: ['b: +20 %', 'd: undecided — noisy', 'general remark'],
     regressions: ['b'],
     confirm: null,
     blind: [],

@@ -3,7 +3,9 @@
  * playwright-core) opens the page of a 6-concurrency × 3-repeat sweep measured against the
  * deterministic simulator, and the page must draw without a console error, a page error or
  * any request beyond its own file, with one mark per measured point per series on the
- * frontier and the target line. A screenshot is saved (SERVEGATE_SCREENSHOT=path to keep it:
+ * frontier and the target line. A sweep whose client saturated on this shared host is measured
+ * again (at most twice); a point still left without a valid run is left off the charts, as
+ * the page promises, and the expected marks follow. A screenshot is saved (SERVEGATE_SCREENSHOT=path to keep it:
  * docs/img/report.png is made that way).
  */
 import { execFileSync } from 'node:child_process'
@@ -22,7 +24,7 @@ import { baselineFromResult } from '../../src/store/baseline.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { rejudge } from '../fixtures/rejudge.js'
+import { hostSpoiled } from '../fixtures/honest-verdict.js'
 
 /** The chromium binary: $CHROMIUM_PATH, else the usual Debian/Ubuntu names; null when none is installed. */
 function findChromium(): string | null {
@@ -45,14 +47,16 @@ const TARGET_MS = 3
 
 describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
   let dir: string
+  let base: ResultFile
   let candidate: ResultFile
   let html: string
   const hostile = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'servegate-html-'))
-    // Side by side: both simulators are deterministic, and the client-saturation checks are lifted below.
-    const [base, cand] = await Promise.all([sweep(dir, 'baseline', 10), sweep(dir, 'candidate', 12)])
+    // One after the other: side by side, each sweep's client would compete with the other's for the CPU.
+    base = await sweep(dir, 'baseline', 10)
+    const cand = await sweep(dir, 'candidate', 12)
     const baseline = baselineFromResult(base, 'baseline')
     const page = (r: ResultFile) => renderHtmlReport(r, { baseline, verdict: compareToBaseline(baseline, r), scripts: chartScripts() })
     writeFileSync(join(dir, 'clean.html'), page(cand))
@@ -62,7 +66,7 @@ describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
     candidate.env.serve_command = `vllm serve ${hostile}`
     html = page(candidate)
     writeFileSync(join(dir, 'report.html'), html)
-  }, 120_000)
+  }, 300_000)
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
@@ -99,19 +103,23 @@ describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
         })
       })
       const series = (s: string) => frontier.find((d) => d.role === 'series' && d.series === s)!
-      for (const s of ['candidate', 'baseline']) {
-        expect(series(s).marks, `${s} marks`).toBe(CONCURRENCY.length)
+      // One mark per concurrency with a valid run (on a quiet host, all six).
+      const validRuns = (r: ResultFile, c: number) => r.points.find((p) => p.concurrency === c)!.runs.filter((x) => x.validity.valid)
+      const measured = (r: ResultFile) => CONCURRENCY.filter((c) => validRuns(r, c).length > 0)
+      for (const [s, r] of [['candidate', candidate], ['baseline', base]] as const) {
+        expect(series(s).marks, `${s} marks`).toBe(measured(r).length)
         expect(series(s).inside).toBe(true)
-        expect(series(s).cs).toEqual(CONCURRENCY)
+        expect(series(s).cs).toEqual(measured(r))
         // The front runs through at least the most interactive and the fastest point.
         expect(frontier.find((d) => d.role === 'front' && d.series === s)!.marks).toBeGreaterThanOrEqual(1)
       }
-      // x is 1000 / the median across repeats of each run's p95 TPOT, as the summarizer measured it.
+      // x is 1000 / the median across valid repeats of each run's p95 TPOT, as the summarizer measured it.
       const p95 = (c: number) => {
-        const xs = candidate.points.find((p) => p.concurrency === c)!.runs.map((r) => r.tpot_ms.p95!).sort((a, b) => a - b)
-        return xs[1]!
+        const xs = validRuns(candidate, c).map((r) => r.tpot_ms.p95!).sort((a, b) => a - b)
+        const mid = xs.length >> 1
+        return xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2
       }
-      expect(series('candidate').xs.map((x) => x.toFixed(6))).toEqual(CONCURRENCY.map((c) => (1000 / p95(c)).toFixed(6)))
+      expect(series('candidate').xs.map((x) => x.toFixed(6))).toEqual(measured(candidate).map((c) => (1000 / p95(c)).toFixed(6)))
       const target = frontier.find((d) => d.role === 'target')!
       expect(target.marks).toBe(2)
       expect(target.xs).toEqual([1000 / TARGET_MS, 1000 / TARGET_MS])
@@ -119,7 +127,8 @@ describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
 
       // p50/p95/p99 of four latencies, one mark per concurrency each.
       const latency = await page.evaluate(() => (window as unknown as { __servegate: { charts: { kind: string; datasets: { marks: number }[] }[] } }).__servegate.charts.filter((c) => c.kind === 'latency').map((c) => c.datasets.map((d) => d.marks)))
-      expect(latency).toEqual(Array.from({ length: 4 }, () => [6, 6, 6]))
+      const n = measured(candidate).length
+      expect(latency).toEqual(Array.from({ length: 4 }, () => [n, n, n]))
 
       // The hostile engine version and serve command are shown as text, and ran nothing.
       expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
@@ -161,16 +170,20 @@ interface DatasetView {
   cs: (number | null)[]
 }
 
-/** A real sweep against the deterministic simulator, judged again with the client-saturation limits lifted (this host's CPUs are shared). */
+/** A real sweep against the deterministic simulator; one whose client saturated on this shared host is measured again, at most twice. */
 async function sweep(dir: string, name: string, itlMs: number): Promise<ResultFile> {
-  const handle = await startSim({ ttftMs: 20, itlMs, timeScale: 0.2, seed: 7 })
   const out = join(dir, `${name}.json`)
-  try {
-    // workers 0: the load runs on this thread; a worker thread per run would start a TypeScript loader each time.
-    const flags = { baseUrl: handle.url, inputLen: '32', outputLen: '12', concurrency: CONCURRENCY.join(','), repeats: '3', target: `tpot:p95:${TARGET_MS}`, out }
-    await runSweep({ ...resolveConfig({ file: null, filePath: null, flags, env: {} }), workers: 0 }, { log: () => {} })
-  } finally {
-    await handle.close()
+  let result: ResultFile | null = null
+  for (let attempt = 0; attempt < 3 && (result === null || hostSpoiled(result)); attempt++) {
+    const handle = await startSim({ ttftMs: 20, itlMs, timeScale: 0.2, seed: 7 })
+    try {
+      // workers 0: the load runs on this thread; a worker thread per run would start a TypeScript loader each time.
+      const flags = { baseUrl: handle.url, inputLen: '32', outputLen: '12', concurrency: CONCURRENCY.join(','), repeats: '3', target: `tpot:p95:${TARGET_MS}`, out }
+      await runSweep({ ...resolveConfig({ file: null, filePath: null, flags, env: {} }), workers: 0 }, { log: () => {} })
+    } finally {
+      await handle.close()
+    }
+    result = await readResultFile(out)
   }
-  return rejudge(await readResultFile(out))
+  return result!
 }
