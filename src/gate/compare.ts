@@ -129,8 +129,13 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
         if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
           unmeasuredProblems.push(...problems)
           if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === undefined) {
+            // The refreshes keep why their runs were left out: name that cause (a busy host on refresh day) too.
+            const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))]
             if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note)
-            else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`)
+            else if (spoiledBy.length > 0) {
+              baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label}: its refreshes' runs were invalid (${spoiledBy.join(', ')}); refresh it`)
+              unmeasuredProblems.push({ blame: 'unmeasured', text: `baseline runs invalid (${spoiledBy.join(', ')})`, codes: spoiledBy })
+            } else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`)
           }
         }
         if (gated && row.status === 'undecided') {
