@@ -10874,6 +10874,51 @@ var init_defaults = __esm({
   }
 });
 
+// src/util/rng.ts
+function createRng(seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = a + 1831565813 >>> 0;
+    let t = a;
+    t = Math.imul(t ^ t >>> 15, t | 1);
+    t ^= t + Math.imul(t ^ t >>> 7, t | 61);
+    return ((t ^ t >>> 14) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),
+    normal: () => {
+      const u = Math.max(next(), 1e-12);
+      const v = next();
+      return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+    }
+  };
+}
+function deriveSeed(seed, ...parts) {
+  let h = (2166136261 ^ seed >>> 0) >>> 0;
+  for (const part of parts) {
+    const s = String(part);
+    for (let i = 0; i < s.length; i++) {
+      h ^= s.charCodeAt(i);
+      h = Math.imul(h, 16777619) >>> 0;
+    }
+    h ^= 47;
+    h = Math.imul(h, 16777619) >>> 0;
+  }
+  return h >>> 0;
+}
+function deriveUnusedSeed(used, seed, ...parts) {
+  let s = deriveSeed(seed, ...parts);
+  for (let k = 1; used.has(s); k++) s = deriveSeed(seed, ...parts, k);
+  used.add(s);
+  return s;
+}
+var init_rng = __esm({
+  "src/util/rng.ts"() {
+    "use strict";
+  }
+});
+
 // node_modules/undici/lib/core/symbols.js
 var require_symbols = __commonJS({
   "node_modules/undici/lib/core/symbols.js"(exports2, module2) {
@@ -38058,7 +38103,7 @@ function streamRequest(req, deps) {
     const finish = (endNs, error62) => {
       if (settled) return;
       settled = true;
-      clearTimeout(deadline);
+      clearTimeout(deadline2);
       const err = error62 ?? state.error ?? (state.count === 0 ? { kind: "no_tokens", detail: noTokensDetail(state) } : null);
       resolve3(toRecord(req, state, sentNs, endNs, epochNs, err));
     };
@@ -38066,7 +38111,7 @@ function streamRequest(req, deps) {
       finish(at, state.error);
       abort?.(new Error("servegate: stream abandoned after an error"));
     };
-    const deadline = setTimeout(() => {
+    const deadline2 = setTimeout(() => {
       if (settled) return;
       state.error = { kind: "deadline", detail: deadlineDetail(deadlineMs, state) };
       failNow(now());
@@ -38210,6 +38255,351 @@ var init_stream_request = __esm({
     init_stream_events();
     MAX_ERROR_BODY_BYTES2 = 4096;
     originCache = /* @__PURE__ */ new Map();
+  }
+});
+
+// src/plan/words.ts
+var WORDS2;
+var init_words = __esm({
+  "src/plan/words.ts"() {
+    "use strict";
+    WORDS2 = [
+      "time",
+      "year",
+      "people",
+      "way",
+      "day",
+      "man",
+      "thing",
+      "woman",
+      "life",
+      "child",
+      "world",
+      "school",
+      "state",
+      "family",
+      "student",
+      "group",
+      "country",
+      "problem",
+      "hand",
+      "part",
+      "place",
+      "case",
+      "week",
+      "company",
+      "system",
+      "program",
+      "question",
+      "work",
+      "government",
+      "number",
+      "night",
+      "point",
+      "home",
+      "water",
+      "room",
+      "mother",
+      "area",
+      "money",
+      "story",
+      "fact",
+      "month",
+      "lot",
+      "right",
+      "study",
+      "book",
+      "eye",
+      "job",
+      "word",
+      "business",
+      "issue",
+      "side",
+      "kind",
+      "head",
+      "house",
+      "service",
+      "friend",
+      "father",
+      "power",
+      "hour",
+      "game",
+      "line",
+      "end",
+      "member",
+      "law",
+      "car",
+      "city",
+      "community",
+      "name",
+      "president",
+      "team",
+      "minute",
+      "idea",
+      "kid",
+      "body",
+      "information",
+      "back",
+      "parent",
+      "face",
+      "others",
+      "level",
+      "office",
+      "door",
+      "health",
+      "person",
+      "art",
+      "war",
+      "history",
+      "party",
+      "result",
+      "change",
+      "morning",
+      "reason",
+      "research",
+      "girl",
+      "guy",
+      "moment",
+      "air",
+      "teacher",
+      "force",
+      "education",
+      "foot",
+      "boy",
+      "age",
+      "policy",
+      "music",
+      "market",
+      "sense",
+      "nation",
+      "plan",
+      "college",
+      "interest",
+      "death",
+      "experience",
+      "effect",
+      "class",
+      "control",
+      "care",
+      "field",
+      "development",
+      "role",
+      "effort",
+      "rate",
+      "heart",
+      "drug",
+      "show",
+      "leader",
+      "light",
+      "voice",
+      "wife",
+      "police",
+      "mind",
+      "price",
+      "report",
+      "decision",
+      "son",
+      "view",
+      "relationship",
+      "town",
+      "road",
+      "arm",
+      "difference",
+      "value",
+      "building",
+      "action",
+      "model",
+      "season",
+      "society",
+      "tax",
+      "director",
+      "position",
+      "player",
+      "record",
+      "paper",
+      "space",
+      "ground",
+      "form",
+      "event",
+      "official",
+      "matter",
+      "center",
+      "couple",
+      "site",
+      "project",
+      "activity",
+      "star",
+      "table",
+      "need",
+      "court",
+      "oil",
+      "situation",
+      "cost",
+      "industry",
+      "figure",
+      "street",
+      "image",
+      "phone",
+      "data",
+      "picture",
+      "practice",
+      "piece",
+      "land",
+      "product",
+      "doctor",
+      "wall",
+      "patient",
+      "worker",
+      "news",
+      "test",
+      "movie",
+      "north",
+      "love",
+      "support",
+      "technology",
+      "step",
+      "baby",
+      "computer",
+      "type",
+      "attention",
+      "film",
+      "tree",
+      "source",
+      "organization",
+      "hair",
+      "window",
+      "evidence",
+      "population",
+      "chance",
+      "stone",
+      "river",
+      "garden",
+      "letter",
+      "bird",
+      "island",
+      "summer",
+      "winter",
+      "spring",
+      "autumn",
+      "bread",
+      "apple",
+      "orange",
+      "green",
+      "blue",
+      "yellow",
+      "silver",
+      "golden",
+      "quiet",
+      "bright",
+      "simple",
+      "early",
+      "open",
+      "clear",
+      "strong",
+      "small",
+      "large",
+      "fast",
+      "slow",
+      "warm",
+      "cold",
+      "happy",
+      "gentle",
+      "ocean",
+      "forest",
+      "mountain",
+      "valley",
+      "cloud",
+      "rain",
+      "snow",
+      "wind",
+      "storm",
+      "sun",
+      "moon",
+      "planet",
+      "ship",
+      "train",
+      "bridge",
+      "castle"
+    ];
+  }
+});
+
+// src/plan/prompts.ts
+function buildRequests(point, target, wordCounts = null) {
+  const warmup = [];
+  const measured = [];
+  const words = (serial) => wordCounts?.[serial] ?? point.shape.inputLen;
+  for (let i = 0; i < point.warmupRequests; i++) warmup.push(buildRequest(point, target, i, `sg-${point.key}-w${i}`, words(i)));
+  for (let i = 0; i < point.numPrompts; i++) {
+    const serial = point.warmupRequests + i;
+    measured.push(buildRequest(point, target, serial, `sg-${point.key}-m${i}`, words(serial)));
+  }
+  return { warmup, measured };
+}
+function promptCount(point) {
+  return point.warmupRequests + point.numPrompts;
+}
+function chatMessages(pointSeed, serial, words) {
+  return [{ role: "user", content: promptWords(pointSeed, serial, words).join(" ") }];
+}
+function endpointUrl(root, api) {
+  return `${root.replace(/\/+$/, "")}${api === "chat" ? "/v1/chat/completions" : "/v1/completions"}`;
+}
+function buildRequest(point, target, serial, id, chatWords) {
+  const { inputLen, outputLen } = point.shape;
+  const common = {
+    model: target.model,
+    max_tokens: outputLen,
+    // METHODOLOGY: without ignore_eos output lengths vary and the shape is no longer fixed.
+    ignore_eos: true,
+    stream: true,
+    stream_options: { include_usage: true },
+    temperature: 0
+  };
+  const body = target.api === "chat" ? { ...common, messages: chatMessages(point.seed, serial, chatWords) } : { ...common, prompt: promptTokenIds(point.seed, serial, inputLen) };
+  const headers = { "content-type": "application/json", ...authHeaders(target.apiKey) };
+  return {
+    id,
+    url: endpointUrl(target.root, target.api),
+    body: JSON.stringify(body),
+    headers,
+    api: target.api,
+    promptTokens: inputLen,
+    maxTokens: outputLen
+  };
+}
+function promptTokenIds(pointSeed, serial, length) {
+  const mask = (1 << DIGIT_BITS) - 1;
+  const code = [
+    serial >>> DIGIT_BITS & mask,
+    serial & mask,
+    pointSeed >>> 2 * DIGIT_BITS,
+    pointSeed >>> DIGIT_BITS & mask,
+    pointSeed & mask
+  ].map((d) => TOKEN_ID_MIN + d);
+  const rng = createRng(deriveSeed(pointSeed, "prompt", serial));
+  const ids = code.slice(0, length);
+  while (ids.length < length) ids.push(rng.int(TOKEN_ID_MIN, TOKEN_ID_MAX));
+  return ids;
+}
+function promptWords(pointSeed, serial, length) {
+  const digits = (v) => [v >>> 24 & 255, v >>> 16 & 255, v >>> 8 & 255, v & 255];
+  const code = [...digits(serial >>> 0), ...digits(pointSeed >>> 0)].map((d) => WORDS2[d]);
+  const rng = createRng(deriveSeed(pointSeed, "words", serial));
+  const words = code.slice(0, length);
+  while (words.length < length) words.push(WORDS2[rng.int(0, WORDS2.length - 1)]);
+  return words;
+}
+var TOKEN_ID_MIN, TOKEN_ID_MAX, DIGIT_BITS;
+var init_prompts = __esm({
+  "src/plan/prompts.ts"() {
+    "use strict";
+    init_rng();
+    init_auth();
+    init_words();
+    TOKEN_ID_MIN = 1e3;
+    TOKEN_ID_MAX = 3e4;
+    DIGIT_BITS = 14;
   }
 });
 
@@ -45766,8 +46156,15 @@ var require_dist2 = __commonJS({
 var preflight_exports = {};
 __export(preflight_exports, {
   PREFLIGHT_DEADLINE_MS: () => PREFLIGHT_DEADLINE_MS,
-  preflight: () => preflight
+  PROBE_PROMPT_TOKENS: () => PROBE_PROMPT_TOKENS,
+  preflight: () => preflight,
+  probePromptIds: () => probePromptIds
 });
+function probePromptIds() {
+  const ids = promptTokenIds(PROBE_SEED, 0, PROBE_PROMPT_TOKENS);
+  ids[ids.length - 1] = TOKEN_ID_MAX;
+  return ids;
+}
 async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLINE_MS) {
   let models2;
   try {
@@ -45785,7 +46182,8 @@ async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLI
     throw new UsageError(`Model "${model}" is not served at ${root}; it serves: ${models2.join(", ")}`, "Check --model or server.model.");
   }
   const path = api === "chat" ? "/v1/chat/completions" : "/v1/completions";
-  const body = api === "chat" ? { model: chosen, messages: [{ role: "user", content: "servegate preflight" }] } : { model: chosen, prompt: "servegate preflight" };
+  const promptIds = api === "chat" ? null : probePromptIds();
+  const body = promptIds === null ? { model: chosen, messages: [{ role: "user", content: "servegate preflight" }] } : { model: chosen, prompt: promptIds };
   const dispatcher = new import_undici5.Agent({ connections: 1 });
   let lastError = "";
   try {
@@ -45796,7 +46194,7 @@ async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLI
         body: JSON.stringify({ ...body, max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
         headers: authHeaders(apiKey),
         api,
-        promptTokens: 2,
+        promptTokens: promptIds?.length ?? 2,
         maxTokens: 2
       };
       const rec = await streamRequest(req, {
@@ -45808,13 +46206,24 @@ async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLI
       });
       if (!rec.error) return { model: chosen };
       lastError = `${rec.error.kind}: ${rec.error.detail}`;
+      if (rec.error.kind === "http_status" && isRefusal(rec.error.detail)) {
+        const what = promptIds === null ? "a chat probe request" : `a probe request shaped like the sweep's (${promptIds.length} prompt token ids in ${TOKEN_ID_MIN}..${TOKEN_ID_MAX})`;
+        throw new UsageError(
+          `The server at ${root}${path} refused ${what}: ${rec.error.detail}`,
+          promptIds === null ? "Check the server log; servegate sends stream: true and ignore_eos: true." : `Every request of the sweep would be refused too. servegate's completions prompts are token ids in ${TOKEN_ID_MIN}..${TOKEN_ID_MAX}: a model with a smaller vocabulary needs --api chat (text prompts); else check the server log.`
+        );
+      }
     }
   } finally {
     await dispatcher.close();
   }
   throw new UsageError(`The server at ${root}${path} failed a probe request three times (${lastError})`, "Check the server log; servegate sends stream: true and ignore_eos: true.");
 }
-var import_undici5, PREFLIGHT_DEADLINE_MS;
+function isRefusal(detail) {
+  const status = Number(/^HTTP (\d{3})\b/.exec(detail)?.[1]);
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+var import_undici5, PREFLIGHT_DEADLINE_MS, PROBE_PROMPT_TOKENS, PROBE_SEED;
 var init_preflight = __esm({
   "src/sweep/preflight.ts"() {
     "use strict";
@@ -45822,8 +46231,11 @@ var init_preflight = __esm({
     init_stream_request();
     init_endpoints();
     init_auth();
+    init_prompts();
     import_undici5 = __toESM(require_undici(), 1);
     PREFLIGHT_DEADLINE_MS = 3e4;
+    PROBE_PROMPT_TOKENS = 8;
+    PROBE_SEED = 6187646;
   }
 });
 
@@ -46719,6 +47131,195 @@ var {
 init_errors();
 import { pathToFileURL as pathToFileURL2 } from "node:url";
 import { realpathSync as realpathSync2 } from "node:fs";
+
+// src/report/escape.ts
+var ENTITY = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "&#124;" };
+var ZWJ = "‍";
+function escapeMarkdown(s) {
+  return s.replace(/\r\n|[\r\n\u2028\u2029]/g, " ").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/g, "").replace(/[&<>|]/g, (c) => ENTITY[c]).replace(/[\\`*[\]~]/g, "\\$&").replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, "\\_").replace(/@(?=[\w-])/g, `@${ZWJ}`);
+}
+function escapeStrings(value) {
+  if (typeof value === "string") return escapeMarkdown(value);
+  if (Array.isArray(value)) return value.map((v) => escapeStrings(v));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeStrings(v)]));
+  }
+  return value;
+}
+
+// src/util/redact.ts
+var REDACTED = "***";
+var HTML_ENTITY = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+function escapeHtml(s) {
+  return s.replace(/[&<>"']/g, (c) => HTML_ENTITY[c]);
+}
+var MIN_KNOWN_SECRET = 8;
+var SECRET_WORDS = /* @__PURE__ */ new Set([
+  "key",
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "passphrase",
+  "auth",
+  "authorization",
+  "apikey",
+  "credential",
+  "credentials"
+]);
+function nameWords(name) {
+  return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter((w) => w !== "");
+}
+function isSecretName(name) {
+  return nameWords(name).some((w) => SECRET_WORDS.has(w));
+}
+function isSecretFlagName(name) {
+  return isSecretName(name.replace(/^-+/, ""));
+}
+var WORD = String.raw`(?:\\"(?:[^"\\]|\\[^"])*\\"|"[^"]*"|'[^']*'|[^\s"']+)`;
+function quoteOf(word) {
+  for (const q of ['\\"', '"', "'"]) if (word.length >= 2 * q.length && word.startsWith(q) && word.endsWith(q)) return q;
+  return null;
+}
+function redactWord(word) {
+  const q = quoteOf(word);
+  return q === null ? REDACTED : `${q}${REDACTED}${q}`;
+}
+function unquote(word) {
+  const q = quoteOf(word);
+  return q === null ? word : word.slice(q.length, -q.length);
+}
+var keep = (m) => ({ text: m[0], secret: null });
+var RULES = [
+  // scheme://user:pass@host → scheme://***@host (the base URL, a registry, a proxy).
+  {
+    re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@"']+)@/gi,
+    apply: (m) => ({ text: `${m[1]}${REDACTED}@`, secret: m[2].includes(":") ? m[2].slice(m[2].indexOf(":") + 1) : m[2] })
+  },
+  // ?token=…, &api_key=…, &X-Amz-Signature=…, &sig=…
+  {
+    re: /([?&])([\w.-]+)=([^&#\s"'\\]+)/g,
+    apply: (m) => m[3] !== REDACTED && (isSecretName(m[2]) || /(?:^|[-_.])(?:sig|signature)$/i.test(m[2])) ? { text: `${m[1]}${m[2]}=${REDACTED}`, secret: m[3] } : keep(m)
+  },
+  // --flag value | --flag=value | -flag value: any flag one of whose words is a secret word.
+  // A following flag is not a value: `--api-key --port 8000` keeps --port.
+  {
+    re: new RegExp(String.raw`(^|[\s"'(=\\])(--?[A-Za-z][\w.-]*)(=|\s+)(?!-)(${WORD})`, "g"),
+    apply: (m) => isSecretFlagName(m[2]) && unquote(m[4]) !== REDACTED ? { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4])}`, secret: unquote(m[4]) } : keep(m)
+  },
+  // NAME=value with a secret word in NAME: HF_TOKEN=…, -e OPENAI_API_KEY=…, export DB_PASSWORD=….
+  {
+    re: new RegExp(String.raw`(^|[^\w$-])([A-Za-z_][A-Za-z0-9_]*)=(${WORD})`, "g"),
+    apply: (m) => isSecretName(m[2]) && unquote(m[3]) !== REDACTED && !m[3].startsWith(REDACTED) ? { text: `${m[1]}${m[2]}=${redactWord(m[3])}`, secret: unquote(m[3]) } : keep(m)
+  },
+  // "api_key": "value" inside JSON, plain or escaped inside a JSON string (--hf-overrides '{"hf_token": "…"}').
+  {
+    re: /(\\?")([\w.-]+)\1(\s*:\s*)\1([^"\\]*)\1/g,
+    apply: (m) => isSecretName(m[2]) && m[4] !== REDACTED ? { text: `${m[1]}${m[2]}${m[1]}${m[3]}${m[1]}${REDACTED}${m[1]}`, secret: m[4] } : keep(m)
+  },
+  // A quoted header with a secret name: -H "X-Api-Key: value", 'Proxy-Authorization: Basic …'.
+  {
+    re: /(["'])([A-Za-z][\w-]*)(:\s*)(?:(Bearer|Basic|token)\s+)?([^"'\s]+)\1/gi,
+    apply: (m) => isSecretName(m[2]) && m[5] !== REDACTED ? { text: `${m[1]}${m[2]}${m[3]}${m[4] === void 0 ? "" : `${m[4]} `}${REDACTED}${m[1]}`, secret: m[5] } : keep(m)
+  },
+  // Authorization headers written out: `Bearer xxx`, `Authorization: token xxx` / `Basic xxx`.
+  { re: /\b(Bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi, apply: (m) => m[2] === REDACTED ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] } },
+  {
+    re: /\b(authorization\s*[:=]\s*["']?(?:token|basic)\s+)([A-Za-z0-9._~+/-]+=*)/gi,
+    apply: (m) => m[2] === REDACTED ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] }
+  },
+  // Token shapes that are secrets wherever they appear.
+  ...[
+    /(?<![\w-])sk-[A-Za-z0-9_-]{10,}/g,
+    // OpenAI and compatible keys (sk-…, sk-proj-…, sk-ant-…)
+    /(?<![\w-])hf_[A-Za-z0-9]{10,}(?![\w-])/g,
+    // Hugging Face
+    /(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g,
+    // GitHub tokens: personal, OAuth, user, server (ghs_ = Actions, Apps), refresh
+    /(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g,
+    // fine-grained GitHub tokens
+    /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}/g,
+    // GitLab
+    /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g,
+    // AWS access key ids
+    /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g
+    // Slack
+  ].map((re) => ({ re, apply: (m) => ({ text: REDACTED, secret: m[0] }) }))
+];
+function applyRules(text2, found) {
+  let out = text2;
+  for (const rule of RULES) {
+    const re = new RegExp(rule.re.source, rule.re.flags);
+    let acc = "";
+    let last = 0;
+    let m;
+    while ((m = re.exec(out)) !== null) {
+      const r = rule.apply(m);
+      if (r.secret === null) {
+        re.lastIndex = m.index + 1;
+        continue;
+      }
+      found?.(r.secret);
+      acc += out.slice(last, m.index) + r.text;
+      last = m.index + m[0].length;
+      re.lastIndex = last;
+    }
+    out = acc + out.slice(last);
+  }
+  return out;
+}
+var remembered = /* @__PURE__ */ new Set();
+function rememberSecrets(values) {
+  const added = [];
+  for (const v of values) {
+    if (typeof v !== "string" || v.length < MIN_KNOWN_SECRET || v.startsWith("$") || v === REDACTED || remembered.has(v)) continue;
+    remembered.add(v);
+    added.push(v);
+  }
+  return added;
+}
+function redactSecrets(text2, known = []) {
+  let out = text2;
+  const values = new Set(remembered);
+  for (const k of known) if (typeof k === "string" && k.length >= MIN_KNOWN_SECRET && k !== REDACTED) values.add(k);
+  for (const v of [...values].sort((a, b) => b.length - a.length)) {
+    for (const form of /* @__PURE__ */ new Set([v, JSON.stringify(v).slice(1, -1), escapeMarkdown(v), escapeHtml(v)])) out = out.split(form).join(REDACTED);
+  }
+  return applyRules(out, null);
+}
+function redactStrings(value, known = []) {
+  if (typeof value === "string") return redactSecrets(value, known);
+  if (Array.isArray(value)) return value.map((v) => redactStrings(v, known));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, known)]));
+  }
+  return value;
+}
+function secretsInText(text2) {
+  const out = /* @__PURE__ */ new Set();
+  applyRules(text2, (s) => {
+    if (s.length >= MIN_KNOWN_SECRET && !s.startsWith("$") && s !== REDACTED) out.add(s);
+  });
+  return [...out];
+}
+function secretValuesFromEnv(env) {
+  const out = /* @__PURE__ */ new Set();
+  for (const [name, value] of Object.entries(env)) {
+    if (value === void 0) continue;
+    if (value.length >= MIN_KNOWN_SECRET && isSecretName(name)) out.add(value);
+    if (value.includes("@")) for (const s of secretsInText(value)) out.add(s);
+  }
+  return [...out];
+}
+var FLAG_VAR = /(--?[A-Za-z][\w.-]*)(?:=|\s+)["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
+function secretVariablesInCommand(command, env) {
+  const out = [];
+  for (const m of command.matchAll(FLAG_VAR)) {
+    const value = env[m[2]];
+    if (isSecretFlagName(m[1]) && value !== void 0 && value.length >= MIN_KNOWN_SECRET) out.push(value);
+  }
+  return out;
+}
 
 // src/version.ts
 var HARNESS_VERSION = "0.1.0";
@@ -66486,6 +67087,48 @@ function date4(params) {
 
 // src/config/schema.ts
 init_defaults();
+
+// src/serve/child-env.ts
+var CHILD_ENV_NAMES = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TMPDIR",
+  "HF_HOME",
+  "HF_HUB_CACHE",
+  "HF_HUB_OFFLINE",
+  "HF_DATASETS_OFFLINE",
+  "HF_HUB_ENABLE_HF_TRANSFER",
+  "TRANSFORMERS_OFFLINE",
+  "TRANSFORMERS_CACHE",
+  "XDG_CACHE_HOME",
+  "PYTORCH_CUDA_ALLOC_CONF",
+  "OMP_NUM_THREADS"
+];
+var CHILD_ENV_PREFIXES = ["LC_", "CUDA_", "NVIDIA_", "NCCL_", "VLLM_", "SGLANG_"];
+var REFUSED_ENV_PREFIXES = ["GITHUB_", "ACTIONS_", "INPUT_", "RUNNER_"];
+function allowedByDefault(name) {
+  if (isSecretName(name)) return false;
+  return CHILD_ENV_NAMES.includes(name) || CHILD_ENV_PREFIXES.some((p) => name.startsWith(p));
+}
+function refusedEnvPrefix(name) {
+  return REFUSED_ENV_PREFIXES.find((p) => name.toUpperCase().startsWith(p)) ?? null;
+}
+function childEnv(parent, pass = [], extra = {}) {
+  const out = {};
+  for (const [name, value] of Object.entries(parent)) {
+    if (value === void 0) continue;
+    if (allowedByDefault(name) || pass.includes(name) && refusedEnvPrefix(name) === null) out[name] = value;
+  }
+  return { ...out, ...extra };
+}
+
+// src/config/schema.ts
 var positiveInt = (what) => external_exports.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` });
 var nonNegativeInt = (what) => external_exports.number({ error: `expected ${what} (a non-negative integer)` }).int({ error: `expected ${what} (a non-negative integer)` }).nonnegative({ error: `expected ${what} (a non-negative integer)` });
 var shapeSchema = external_exports.strictObject({
@@ -66535,14 +67178,27 @@ var gateSchema = external_exports.strictObject({
     throughput: toleranceSchema.optional()
   }).optional(),
   max_failed_requests: nonNegativeInt("a request count").optional(),
+  /**
+   * Largest minimum detectable change (%) an undecided gated row may have before the undecided
+   * verdict fails the check (default 15; 0 fails every undecided verdict).
+   */
+  max_mdc_pct: toleranceSchema.optional(),
   /** Gate goodput (requests/s meeting every `goodput:` SLO) beside p95 ITL and throughput at target; needs `goodput:`. */
   goodput: external_exports.boolean({ error: "expected true or false" }).optional(),
   /**
    * A serve command for the reference (base) engine: the Action's gate mode starts it beside the
    * candidate and decides A/B on this host instead of trusting a baseline measured elsewhere.
    */
-  reference_command: external_exports.string({ error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' }).min(1, { error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' }).optional()
+  reference_command: external_exports.string({ error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' }).min(1, { error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' }).optional(),
+  /**
+   * The Action's judgement, set where a pull request cannot edit it (the base branch's config):
+   * the verdicts that fail the step (as the `fail-on` input spells them), and whether an undecided
+   * verdict runs the extra repeats (`confirm`). Either wins over the input (github/base-terms.ts).
+   */
+  fail_on: external_exports.union([external_exports.string(), external_exports.array(external_exports.string())], { error: 'expected verdicts, e.g. "regression,broken,incomplete,not_comparable" or a list of them' }).optional(),
+  confirm: external_exports.boolean({ error: "expected true or false" }).optional()
 });
+var ENV_RULE = "expected a list of environment variable NAMES to pass to the engine, e.g. [HF_TOKEN, VLLM_API_KEY]";
 var serverSchema = external_exports.strictObject({
   base_url: external_exports.string({ error: "expected a URL such as http://127.0.0.1:8000" }).min(1, { error: "expected a URL such as http://127.0.0.1:8000" }).optional(),
   model: external_exports.string({ error: "expected a model id" }).min(1, { error: "expected a model id" }).optional(),
@@ -66556,7 +67212,18 @@ var serverSchema = external_exports.strictObject({
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
   request_timeout: external_exports.number({ error: "expected a number of seconds above 0, e.g. 600" }).positive({ error: "expected a number of seconds above 0, e.g. 600" }).max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` }).optional(),
   /** GPUs serving the model (`--gpus`): the per-GPU figures divide by it; recorded as env.gpu.count. */
-  gpus: positiveInt("a GPU count").optional()
+  gpus: positiveInt("a GPU count").optional(),
+  /**
+   * Names of environment variables passed to the commands servegate starts, beside the
+   * allow-list of serve/child-env.ts: the only way an engine secret (HF_TOKEN) reaches the engine.
+   * The runner's own variables are refused: a serve command must never see the job's tokens.
+   */
+  env: external_exports.array(
+    external_exports.string({ error: ENV_RULE }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: ENV_RULE }).refine((n) => refusedEnvPrefix(n) === null, {
+      error: (iss) => `expected a variable the engine needs; ${String(iss.input)} is the runner's (${refusedEnvPrefix(String(iss.input))}* names are never passed to a serve command)`
+    }),
+    { error: ENV_RULE }
+  ).optional()
 });
 var sloMs = (what) => external_exports.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` });
 var goodputSchema = external_exports.strictObject({ ttft: sloMs("a TTFT bound").optional(), tpot: sloMs("a TPOT bound").optional(), e2el: sloMs("an E2EL bound").optional() }, { error: "expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}" }).refine((g2) => Object.keys(g2).length > 0, { error: "expected at least one of ttft, tpot, e2el" });
@@ -66677,85 +67344,6 @@ function editDistance(a, b) {
 
 // src/config/resolve.ts
 init_errors();
-
-// src/util/redact.ts
-var REDACTED = "***";
-var MIN_KNOWN_SECRET = 4;
-var SECRET_WORDS = /* @__PURE__ */ new Set(["token", "secret", "password", "passwd", "apikey", "credential", "credentials"]);
-var SECRET_PAIRS = /* @__PURE__ */ new Set(["api-key", "access-key", "secret-key", "private-key"]);
-function isSecretFlagName(name) {
-  const words = name.toLowerCase().split(/[-_]+/).filter((w) => w !== "");
-  if (words.some((w) => SECRET_WORDS.has(w))) return true;
-  for (let i = 1; i < words.length; i++) if (SECRET_PAIRS.has(`${words[i - 1]}-${words[i]}`)) return true;
-  return false;
-}
-var WORD = String.raw`(?:"[^"]*"|'[^']*'|[^\s"']+)`;
-var FLAG = new RegExp(String.raw`(^|[\s"'(])(--?[A-Za-z][\w-]*)(=|\s+)(?!-)(${WORD})`, "g");
-var ASSIGN = new RegExp(String.raw`(^|[^\w$])((?:[A-Za-z_][A-Za-z0-9_]*_)?(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY|CREDENTIALS?))=(?!\*\*\*)(${WORD})`, "gi");
-var JSON_FIELD = /("[\w-]*(?:token|secret|password|passwd|api[-_]?key)"\s*:\s*")([^"]*)(")/gi;
-var BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/-]+=*/gi;
-var AUTH_HEADER = /\b(authorization\s*[:=]\s*["']?(?:token|basic)\s+)[A-Za-z0-9._~+/-]+=*/gi;
-var USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"']+@/gi;
-var QUERY = /([?&][\w.-]*(?:token|key|secret|password|passwd|sig|signature|auth|credential)[\w.-]*=)[^&#\s"']+/gi;
-var SHAPES = [
-  /(?<![\w-])sk-[A-Za-z0-9_-]{10,}/g,
-  // OpenAI and compatible keys (sk-…, sk-proj-…, sk-ant-…)
-  /(?<![\w-])hf_[A-Za-z0-9]{10,}(?![\w-])/g,
-  // Hugging Face
-  /(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g,
-  // GitHub tokens: personal, OAuth, user, server (ghs_ = Actions, Apps), refresh
-  /(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g,
-  // fine-grained GitHub tokens
-  /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}/g,
-  // GitLab
-  /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g,
-  // AWS access key ids
-  /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g
-  // Slack
-];
-function escapeRegExp(s) {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-function redactWord(word) {
-  const q = word[0];
-  return (q === '"' || q === "'") && word.length >= 2 && word.endsWith(q) ? `${q}${REDACTED}${q}` : REDACTED;
-}
-function redactSecrets(text2, known = []) {
-  let out = text2;
-  const values = [...new Set(known.filter((k) => typeof k === "string" && k.length >= MIN_KNOWN_SECRET))].sort((a, b) => b.length - a.length);
-  for (const v of values) out = out.replace(new RegExp(escapeRegExp(v), "g"), REDACTED);
-  out = out.replace(USERINFO, `$1${REDACTED}@`);
-  out = out.replace(QUERY, `$1${REDACTED}`);
-  out = out.replace(
-    FLAG,
-    (all, lead, flag, sep, word) => isSecretFlagName(flag.replace(/^-+/, "")) ? `${lead}${flag}${sep}${redactWord(word)}` : all
-  );
-  out = out.replace(ASSIGN, (_all, lead, name, word) => `${lead}${name}=${redactWord(word)}`);
-  out = out.replace(JSON_FIELD, `$1${REDACTED}$3`);
-  out = out.replace(BEARER, `$1${REDACTED}`);
-  out = out.replace(AUTH_HEADER, `$1${REDACTED}`);
-  for (const shape of SHAPES) out = out.replace(shape, REDACTED);
-  return out;
-}
-var SECRET_ENV_NAME = /(?:^|_)(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|APIKEY|CREDENTIALS?)$|^INPUT_.*(?:TOKEN|KEY|SECRET|PASSWORD)$/i;
-function secretValuesFromEnv(env) {
-  const out = [];
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== void 0 && value.length >= 8 && SECRET_ENV_NAME.test(name)) out.push(value);
-  }
-  return out;
-}
-var FLAG_VAR = /(--?[A-Za-z][\w-]*)(?:=|\s+)["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
-function secretVariablesInCommand(command, env) {
-  const out = [];
-  for (const m of command.matchAll(FLAG_VAR)) {
-    const value = env[m[2]];
-    if (isSecretFlagName(m[1].replace(/^-+/, "")) && value !== void 0 && value.length >= 4) out.push(value);
-  }
-  return out;
-}
-
-// src/config/resolve.ts
 init_defaults();
 
 // src/config/flags.ts
@@ -66988,7 +67576,7 @@ function resolveConfig(input2) {
   if (rawBase !== void 0) {
     const n = normalizeBaseUrl(rawBase);
     if (typeof n === "string") baseUrl = n;
-    else problems.push(flagBaseUrl !== void 0 ? `--base-url ${JSON.stringify(rawBase)}: ${n.problem}` : `${fileName}: server.base_url ${JSON.stringify(rawBase)}: ${n.problem}`);
+    else problems.push(flagBaseUrl !== void 0 ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}` : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`);
   }
   const command = flagStart ?? file2?.server?.command ?? null;
   if (command !== null && command.includes("{port}") && baseUrl !== null) {
@@ -67057,19 +67645,31 @@ function resolveConfig(input2) {
 ${problems.map((p) => `  ${p}`).join("\n")}`;
     throw new UsageError(message, "Run `servegate run --help` for every flag and its format.");
   }
-  const secrets = [apiKey, ...secretValuesFromEnv(env), ...command === null ? [] : secretVariablesInCommand(command, env)].filter((s) => s !== null);
+  const referenceCommand = file2?.gate?.reference_command;
+  const secrets = [
+    ...new Set(
+      [
+        apiKey,
+        ...secretValuesFromEnv(env),
+        ...rawBase === void 0 ? [] : secretsInText(rawBase),
+        ...[command, referenceCommand, flagServe].flatMap((c) => c == null ? [] : [...secretsInText(c), ...secretVariablesInCommand(c, env)])
+      ].filter((s) => s !== null)
+    )
+  ];
   const recorded = (text2) => text2 ? redactSecrets(text2, secrets) : null;
   const serve = command === null ? null : {
     command,
     readyTimeoutS: flagReady ?? file2?.server?.ready_timeout ?? DEFAULTS.readyTimeoutS,
     stopTimeoutS: file2?.server?.stop_timeout ?? DEFAULTS.stopTimeoutS,
     stopCommand: file2?.server?.stop_command ?? null,
-    secrets
+    secrets,
+    ...file2?.server?.env !== void 0 ? { env: [...file2.server.env] } : {}
   };
   return {
     configPath: filePath,
     server: { baseUrl, model: flagModel ?? file2?.server?.model ?? null, api: flagApi ?? file2?.server?.api ?? DEFAULTS.api, apiKeyEnv },
     apiKey,
+    secrets,
     target,
     sweepName,
     shapes,
@@ -67093,6 +67693,7 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
       tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
       maxFailedRequests: file2?.gate?.max_failed_requests ?? null,
       ...file2?.gate?.goodput === true ? { goodput: true } : {},
+      ...file2?.gate?.max_mdc_pct !== void 0 ? { maxMdcPct: file2.gate.max_mdc_pct } : {},
       ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {}
     },
     openLoop,
@@ -67177,7 +67778,8 @@ function configForResult(cfg) {
     gate: {
       tolerance_pct: { ...cfg.gate.tolerancePct },
       max_failed_requests: cfg.gate.maxFailedRequests,
-      ...cfg.gate.goodput === true ? { goodput: true } : {}
+      ...cfg.gate.goodput === true ? { goodput: true } : {},
+      ...cfg.gate.maxMdcPct !== void 0 ? { max_mdc_pct: cfg.gate.maxMdcPct } : {}
     },
     // Only a bracketed sweep records its placement: the gate reads it to know which points it planned.
     ...cfg.bracket ? { placement: bracketForResult(cfg.bracket) } : {}
@@ -67350,10 +67952,21 @@ function recordedBracket(result) {
   return { itlConcurrency: ints(p.itl_concurrency) ?? [], shapes };
 }
 function expectedConcurrency(baseline, candidate, shape) {
-  const planned = recordedBracket(candidate)?.shapes.get(shape)?.concurrency;
+  const recorded = recordedBracket(candidate);
+  const planned = recorded?.shapes.get(shape)?.concurrency;
   const all = [...baseline.profile.concurrency].sort((a, b) => a - b);
-  return planned === void 0 ? all : all.filter((c) => planned.includes(c));
+  if (recorded === null || planned === void 0) return all;
+  const rule = bracketRule(baseline, shape, recorded.itlConcurrency);
+  return sameList(rule, planned) ? all.filter((c) => planned.includes(c)) : all;
 }
+function bracketRule(baseline, shape, itlConcurrency) {
+  const all = [...baseline.profile.concurrency].sort((a, b) => a - b);
+  if (baseline.refreshes.length === 0) return all;
+  const crossing = baselineCrossing(baseline, shape);
+  if ("fallback" in crossing) return all;
+  return [.../* @__PURE__ */ new Set([...itlConcurrency, crossing.below, crossing.above])].sort((a, b) => a - b);
+}
+var sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 function bracketWithinBaseline(baseline, candidate) {
   const b = recordedBracket(candidate);
   if (b === null) return false;
@@ -67383,48 +67996,7 @@ function dims(shape) {
 
 // src/plan/plan.ts
 init_defaults();
-
-// src/util/rng.ts
-function createRng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = a + 1831565813 >>> 0;
-    let t = a;
-    t = Math.imul(t ^ t >>> 15, t | 1);
-    t ^= t + Math.imul(t ^ t >>> 7, t | 61);
-    return ((t ^ t >>> 14) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),
-    normal: () => {
-      const u = Math.max(next(), 1e-12);
-      const v = next();
-      return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
-    }
-  };
-}
-function deriveSeed(seed, ...parts) {
-  let h = (2166136261 ^ seed >>> 0) >>> 0;
-  for (const part of parts) {
-    const s = String(part);
-    for (let i = 0; i < s.length; i++) {
-      h ^= s.charCodeAt(i);
-      h = Math.imul(h, 16777619) >>> 0;
-    }
-    h ^= 47;
-    h = Math.imul(h, 16777619) >>> 0;
-  }
-  return h >>> 0;
-}
-function deriveUnusedSeed(used, seed, ...parts) {
-  let s = deriveSeed(seed, ...parts);
-  for (let k = 1; used.has(s); k++) s = deriveSeed(seed, ...parts, k);
-  used.add(s);
-  return s;
-}
-
-// src/plan/plan.ts
+init_rng();
 function pointKey(shape, concurrency, repeat) {
   return `${shape.inputLen}x${shape.outputLen}@c${concurrency}#r${repeat}`;
 }
@@ -67749,8 +68321,26 @@ function fingerprintOf(result) {
     tokens_per_chunk: tpc,
     // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
     prompt_calibration: text2(cfg["prompt_calibration"]),
-    load: loadPattern(cfg)
+    load: loadPattern(cfg),
+    ...recordedSince01(result)
   };
+}
+function recordedSince01(result) {
+  const cfg = result.config;
+  return { request_timeout: deadline(cfg["request_timeout_s"]), workers: workerSetting(cfg["workers"]), harness: versionLine(result.harness.version) };
+}
+function deadline(x) {
+  if (typeof x === "number" && Number.isFinite(x)) return `${x} s`;
+  const o = obj(x);
+  if (o === null) return "unknown";
+  const per = Object.entries(o).sort(([a], [b]) => a.localeCompare(b));
+  return per.length > 0 && per.every(([, v]) => typeof v === "number") ? per.map(([k, v]) => `${k} ${String(v)} s`).join(", ") : "unknown";
+}
+var workerSetting = (x) => x === "auto" || typeof x === "number" && Number.isInteger(x) && x >= 0 ? String(x) : "unknown";
+function versionLine(version2) {
+  const m = /^v?(\d+)\.(\d+)(?:\.|$)/.exec(version2.trim());
+  if (m === null) return version2.trim() === "" ? "unknown" : version2.trim();
+  return m[1] === "0" ? `0.${m[2]}` : m[1];
 }
 function loadPattern(cfg) {
   if (cfg["load"] !== "open") return "closed";
@@ -67759,7 +68349,7 @@ function loadPattern(cfg) {
   return `open: rates ${rates}/s, burstiness ${String(cfg["burstiness"] ?? "unknown")}, max concurrency ${cap}, ${String(cfg["num_prompts"] ?? "unknown")} prompts`;
 }
 function resultFingerprint(result) {
-  return result.fingerprint ?? fingerprintOf(result);
+  return result.fingerprint ? { ...recordedSince01(result), ...result.fingerprint } : fingerprintOf(result);
 }
 var FIELDS = [
   ["api", (f) => f.api],
@@ -67772,8 +68362,14 @@ var FIELDS = [
   ["ignore_eos", (f) => String(f.ignore_eos)],
   ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"],
   // Absent in stored fingerprints written before open loop: those were closed loop.
-  ["load", (f) => f.load ?? "closed"]
+  ["load", (f) => f.load ?? "closed"],
+  // Absent in fingerprints stored before they were recorded: nothing says they matched, so the
+  // difference stands (a baseline refreshed since records them).
+  ["request deadline", (f) => f.request_timeout ?? NOT_RECORDED],
+  ["workers", (f) => f.workers ?? NOT_RECORDED],
+  ["servegate version", (f) => f.harness ?? NOT_RECORDED]
 ];
+var NOT_RECORDED = "not recorded (a fingerprint stored before servegate recorded it: refresh the baseline)";
 function diffFingerprint(baseline, candidate) {
   const out = [];
   for (const [field, get] of FIELDS) {
@@ -67795,6 +68391,109 @@ function tokensPerChunkChanges(baseline, candidate) {
   return out;
 }
 
+// src/gate/env-diff.ts
+var UNKNOWN = "unknown";
+function maxClocks(clocks) {
+  if (clocks === UNKNOWN) return UNKNOWN;
+  const gpus = clocks.split(/;\s*/).map((one) => {
+    const m = /^(\S+) SM (\S+)\/(\S+) MHz, memory (\S+)\/(\S+) MHz/.exec(one.trim());
+    return m === null ? one.trim() : `${m[1]} SM max ${m[3]}, memory max ${m[5]} MHz`;
+  });
+  return gpus.join("; ");
+}
+var FIELDS2 = [
+  ["GPU", "host", (e) => gpuNames(e)],
+  ["GPU count", "host", (e) => String(e.gpu.count)],
+  ["driver", "host", (e) => e.gpu.driver_version],
+  ["CUDA", "host", (e) => e.gpu.cuda_version],
+  ["GPU clocks", "host", (e) => maxClocks(e.gpu.clocks)],
+  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
+  ["kernel/platform", "host", (e) => e.host?.platform ?? UNKNOWN],
+  ["engine", "repository", (e) => `${e.engine.name} ${e.engine.version}`],
+  ["model", "repository", (e) => e.model.id],
+  ["model revision", "repository", (e) => e.model.revision],
+  ["container digest", "repository", (e) => e.container_digest],
+  ["serve command", "repository", (e) => e.serve_command],
+  ["servegate", "harness", (e) => e.harness?.version ?? UNKNOWN]
+];
+function gpuNames(e) {
+  if (e.gpu.names.length === 0) return UNKNOWN;
+  const counts = /* @__PURE__ */ new Map();
+  for (const n of e.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([n, c]) => c > 1 ? `${c} × ${n}` : n).join(", ");
+}
+function diffEnv(baseline, candidate, fingerprints) {
+  const changes = [];
+  const incomparable = [];
+  for (const [field, blame, get] of FIELDS2) {
+    const b = get(baseline);
+    const c = get(candidate);
+    if (b === c) continue;
+    changes.push({ field, baseline: b, candidate: c, blame });
+    if ((field === "GPU" || field === "GPU count") && b !== UNKNOWN && c !== UNKNOWN) {
+      incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`);
+    }
+  }
+  const bf = fingerprints?.baseline;
+  const cf = fingerprints?.candidate;
+  if (bf !== void 0 && cf !== void 0) {
+    for (const d of diffFingerprint(bf, cf)) changes.push({ field: `config: ${d.field}`, baseline: d.baseline, candidate: d.candidate, blame: "repository" });
+  }
+  return { changes, incomparable };
+}
+function isKnownChange(c) {
+  return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== "" && c.candidate !== "";
+}
+function describeChanges(changes) {
+  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
+}
+function blameEnvChanges(changes, since = "since the baseline") {
+  const known = changes.filter(isKnownChange);
+  const host = known.filter((c) => c.blame === "host");
+  const repository = known.filter((c) => c.blame === "repository");
+  const harness = known.filter((c) => c.blame === "harness");
+  const tail = harness.length > 0 ? `; ${describeChanges(harness)} (the harness)` : "";
+  let headline = null;
+  if (host.length > 0 && repository.length === 0) headline = `${describeChanges(host)} ${since}; the repository is unchanged${tail}`;
+  else if (host.length > 0) headline = `the host changed ${since} (${describeChanges(host)}) and so did the repository (${describeChanges(repository)})${tail}`;
+  else if (repository.length > 0) headline = `the host is unchanged ${since}; the repository changed: ${describeChanges(repository)}${tail}`;
+  else if (harness.length > 0) headline = `${describeChanges(harness)} ${since} (the harness); the host and the repository are unchanged`;
+  return { host, repository, harness, headline };
+}
+
+// src/gate/host-history.ts
+var HOST_FIELDS = ["GPU", "GPU count", "driver", "CUDA"];
+var MACHINE_FIELDS = ["GPU", "GPU count"];
+function hostFingerprintChanges(from, to) {
+  return diffEnv(from, to).changes.flatMap(
+    (c) => HOST_FIELDS.includes(c.field) && isKnownChange(c) ? [{ field: c.field, baseline: c.baseline, candidate: c.candidate }] : []
+  );
+}
+function describeHost(env) {
+  const names = env.gpu.names.length === 0 ? "unknown" : [...new Set(env.gpu.names)].join(", ");
+  return `GPU ${names} (count ${env.gpu.count}), driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version}`;
+}
+function refreshesOnHost(refreshes, candidate, name) {
+  const changes = refreshes.map((r) => hostFingerprintChanges(r.env, candidate));
+  const sameMachine = refreshes.filter((_, i) => !changes[i].some((c) => MACHINE_FIELDS.includes(c.field)));
+  const sameHost = refreshes.filter((_, i) => changes[i].length === 0);
+  const kept = sameHost.length > 0 ? sameHost : sameMachine;
+  if (kept.length === refreshes.length) return { refreshes: kept, note: null };
+  const here = describeHost(candidate);
+  if (kept.length === 0) {
+    const newest = changes.at(-1) ?? [];
+    return {
+      refreshes: kept,
+      note: `none of the ${refreshes.length} refreshes of baseline ${name} was measured on this host (${here}; ${describeChanges(newest)} since its newest refresh): there is no spread of this machine to judge against, so no metric is decided. Record a baseline on this host (servegate baseline update --reset, or the Action's refresh mode with reset: true).`
+    };
+  }
+  const where = sameHost.length > 0 ? `this host (${here})` : `these GPUs (${here.replace(/, driver .*$/, "")})`;
+  return {
+    refreshes: kept,
+    note: `the spread is drawn from the ${kept.length} of ${refreshes.length} refreshes of baseline ${name} measured on ${where}; the others were measured on another host`
+  };
+}
+
 // src/gate/options.ts
 var DEFAULT_GATE_OPTIONS = {
   gated: ["itl_p95", "tput_at_target"],
@@ -67811,7 +68510,9 @@ var DEFAULT_GATE_OPTIONS = {
   failedRequestBudget: 0.01,
   maxFailedRequests: null,
   tokenCountTolerance: 0.01,
-  maxRepeats: 9
+  maxRepeats: 9,
+  // Three times the default 5 % tolerance: an undecided row blinder than this fails the check.
+  maxMdcPct: 15
 };
 function resolveGateOptions(baseline, opts = {}) {
   return {
@@ -67842,6 +68543,7 @@ function optionsFromGateSettings(settings) {
   if (Object.keys(tolerances2).length > 0) opts.tolerances = tolerances2;
   if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests;
   if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, "goodput"];
+  if (settings.maxMdcPct !== void 0) opts.maxMdcPct = settings.maxMdcPct;
   return opts;
 }
 var finiteNonNegative = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
@@ -67853,7 +68555,13 @@ function gateSettingsOfResult(config2) {
   const tolerancePct = {};
   for (const k of ["itl", "tpot", "ttft", "throughput"]) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k];
   const max3 = g2["max_failed_requests"];
-  return { tolerancePct, maxFailedRequests: finiteNonNegative(max3) && Number.isInteger(max3) ? max3 : null, ...g2["goodput"] === true ? { goodput: true } : {} };
+  const mdc = g2["max_mdc_pct"];
+  return {
+    tolerancePct,
+    maxFailedRequests: finiteNonNegative(max3) && Number.isInteger(max3) ? max3 : null,
+    ...g2["goodput"] === true ? { goodput: true } : {},
+    ...finiteNonNegative(mdc) ? { maxMdcPct: mdc } : {}
+  };
 }
 
 // src/gate/types.ts
@@ -67868,6 +68576,16 @@ import { randomBytes } from "node:crypto";
 import { mkdir, open as open2, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 async function writeFileAtomic(path, text2) {
+  await writeRaw(path, redactSecrets(text2));
+}
+async function writeJsonAtomic(path, value) {
+  await writeRaw(path, jsonText(value));
+}
+function jsonText(value) {
+  return `${JSON.stringify(redactStrings(value), null, 2)}
+`;
+}
+async function writeRaw(path, text2) {
   const target = resolve(path);
   const dir = dirname(target);
   await mkdir(dir, { recursive: true });
@@ -68059,7 +68777,10 @@ var fingerprintSchema = external_exports.object({
   ignore_eos: external_exports.boolean(),
   tokens_per_chunk: external_exports.record(external_exports.string(), num.nullable()),
   prompt_calibration: external_exports.string().optional(),
-  load: external_exports.string().optional()
+  load: external_exports.string().optional(),
+  request_timeout: external_exports.string().optional(),
+  workers: external_exports.string().optional(),
+  harness: external_exports.string().optional()
 });
 var resultFileSchema = external_exports.object({
   schema: external_exports.literal(RESULT_SCHEMA),
@@ -68243,6 +68964,7 @@ function appendRefresh(existing, result, opts = {}) {
     };
   }
   assertSameConfig(existing, result, profile, source);
+  assertSameHost(existing, result, source);
   return {
     schema: existing.schema,
     name: existing.name,
@@ -68277,6 +68999,16 @@ ${problems.map((p) => `  ${p}`).join("\n")}`,
     );
   }
 }
+function assertSameHost(b, result, source) {
+  const newest = b.refreshes.at(-1);
+  if (newest === void 0) return;
+  const changes = hostFingerprintChanges(newest.env, result.env);
+  if (changes.length === 0) return;
+  throw new UsageError(
+    `${source} was measured on another host than baseline ${b.name}'s history: ${describeChanges(changes)} (history: ${describeHost(newest.env)})`,
+    "A baseline history holds one host, so the gate's spread is that machine's. Start a new history on this host with servegate baseline update --reset (the Action: mode refresh with reset: true), or refresh on the history's host."
+  );
+}
 function describeTarget2(t) {
   return `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`;
 }
@@ -68299,12 +69031,8 @@ ${formatIssues(r.error)}`);
 async function readBaseline(path) {
   return parseBaseline(await readJsonFile(path), path);
 }
-function baselineText(b) {
-  return `${JSON.stringify(b, null, 2)}
-`;
-}
 async function writeBaseline(path, b) {
-  await writeFileAtomic(path, baselineText(b));
+  await writeJsonAtomic(path, b);
 }
 
 // src/sweep/run-sweep.ts
@@ -68314,6 +69042,7 @@ import { randomInt } from "node:crypto";
 import { existsSync as existsSync2 } from "node:fs";
 
 // src/sim/server.ts
+init_rng();
 import { createServer } from "node:http";
 
 // src/sim/clock.ts
@@ -68836,6 +69565,7 @@ var DEFAULT_SIM_OPTIONS = {
   usageSkew: 1,
   stopEarlyAt: null,
   truncatePrompt: null,
+  vocab: null,
   prefixCache: false,
   keepAliveComments: false,
   crlf: false,
@@ -68869,6 +69599,7 @@ var optionsSchema = external_exports.object({
   usageSkew: nonNegative,
   stopEarlyAt: posInt.nullable(),
   truncatePrompt: posInt.nullable(),
+  vocab: posInt.nullable(),
   prefixCache: external_exports.boolean(),
   keepAliveComments: external_exports.boolean(),
   crlf: external_exports.boolean(),
@@ -69311,6 +70042,7 @@ function errorBody(status, message, param = null) {
 }
 
 // src/sim/generation-plan.ts
+init_rng();
 var TAIL_FAULT_AFTER = {
   keepalive: 3,
   trickle: 1,
@@ -69446,7 +70178,7 @@ function textTokenIds(text2) {
 
 // src/sim/request.ts
 var DEFAULT_MAX_TOKENS = 16;
-function parseSimRequest(api, body, servedModel, maxModelLen, truncatePrompt = null) {
+function parseSimRequest(api, body, servedModel, maxModelLen, truncatePrompt = null, vocab = null) {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new ApiError(400, "Request body must be a JSON object");
   }
@@ -69465,8 +70197,10 @@ function parseSimRequest(api, body, servedModel, maxModelLen, truncatePrompt = n
   let promptTokens;
   let promptIds = null;
   let promptText = null;
+  let idsGiven = false;
   if (api === "completions") {
     const p = pickPrompt(b.prompt);
+    idsGiven = typeof p !== "string";
     if (typeof p === "string") {
       promptText = p;
       promptTokens = countTextTokens(p);
@@ -69491,6 +70225,7 @@ function parseSimRequest(api, body, servedModel, maxModelLen, truncatePrompt = n
     promptText = null;
     promptTokens = promptIds.length;
   }
+  if (vocab !== null && idsGiven && promptIds !== null) checkVocab(promptIds, vocab);
   if (promptTokens === 0) throw new ApiError(400, "The prompt must not be empty", api === "chat" ? "messages" : "prompt");
   const rawMax = b.max_tokens ?? (api === "chat" ? b.max_completion_tokens : void 0);
   let maxTokens;
@@ -69506,6 +70241,11 @@ function parseSimRequest(api, body, servedModel, maxModelLen, truncatePrompt = n
     );
   }
   return { api, model, stream, includeUsage, maxTokens, ignoreEos, promptTokens, promptIds, promptText };
+}
+function checkVocab(ids, vocab) {
+  let max3 = -1;
+  for (const id of ids) if (id > max3) max3 = id;
+  if (max3 >= vocab) throw new ApiError(400, `Token id ${max3} is out of vocabulary`);
 }
 function optionalBool(o, key) {
   const v = o[key];
@@ -70094,7 +70834,7 @@ async function handleGenerate(ctx, api, req, res, arrivalNs) {
   const requestId = (Array.isArray(header) ? header[0] : header) || ctx.nextRequestId();
   let sreq;
   try {
-    sreq = parseSimRequest(api, await readJsonBody(req), ctx.opts.model, ctx.maxModelLen, ctx.opts.truncatePrompt);
+    sreq = parseSimRequest(api, await readJsonBody(req), ctx.opts.model, ctx.maxModelLen, ctx.opts.truncatePrompt, ctx.opts.vocab);
   } catch (err) {
     sendThrown(res, err);
     return;
@@ -70314,6 +71054,9 @@ function listen(server, host, port) {
     });
   });
 }
+
+// src/sweep/run-sweep.ts
+init_rng();
 
 // src/env/collect.ts
 import { cpus, hostname as hostname3, platform, release, arch } from "node:os";
@@ -70667,6 +71410,7 @@ import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 
 // src/load/arrivals.ts
+init_rng();
 function gammaSample(rng, shape, scale) {
   if (!(shape > 0) || !(scale > 0)) throw new Error(`gammaSample: shape and scale must be above 0 (got ${shape}, ${scale})`);
   if (shape < 1) {
@@ -71130,8 +71874,7 @@ async function readResultFile(path) {
   return parseResult(await readJsonFile(path), path);
 }
 async function writeResultFile(path, result) {
-  await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}
-`);
+  await writeJsonAtomic(path, result);
 }
 
 // src/store/output-path.ts
@@ -71216,340 +71959,8 @@ async function tokenizeMessages(root, model, messages, opts) {
   return { kind: "unsupported", reason: "the answer has neither `count` nor `tokens`" };
 }
 
-// src/plan/prompts.ts
-init_auth();
-
-// src/plan/words.ts
-var WORDS2 = [
-  "time",
-  "year",
-  "people",
-  "way",
-  "day",
-  "man",
-  "thing",
-  "woman",
-  "life",
-  "child",
-  "world",
-  "school",
-  "state",
-  "family",
-  "student",
-  "group",
-  "country",
-  "problem",
-  "hand",
-  "part",
-  "place",
-  "case",
-  "week",
-  "company",
-  "system",
-  "program",
-  "question",
-  "work",
-  "government",
-  "number",
-  "night",
-  "point",
-  "home",
-  "water",
-  "room",
-  "mother",
-  "area",
-  "money",
-  "story",
-  "fact",
-  "month",
-  "lot",
-  "right",
-  "study",
-  "book",
-  "eye",
-  "job",
-  "word",
-  "business",
-  "issue",
-  "side",
-  "kind",
-  "head",
-  "house",
-  "service",
-  "friend",
-  "father",
-  "power",
-  "hour",
-  "game",
-  "line",
-  "end",
-  "member",
-  "law",
-  "car",
-  "city",
-  "community",
-  "name",
-  "president",
-  "team",
-  "minute",
-  "idea",
-  "kid",
-  "body",
-  "information",
-  "back",
-  "parent",
-  "face",
-  "others",
-  "level",
-  "office",
-  "door",
-  "health",
-  "person",
-  "art",
-  "war",
-  "history",
-  "party",
-  "result",
-  "change",
-  "morning",
-  "reason",
-  "research",
-  "girl",
-  "guy",
-  "moment",
-  "air",
-  "teacher",
-  "force",
-  "education",
-  "foot",
-  "boy",
-  "age",
-  "policy",
-  "music",
-  "market",
-  "sense",
-  "nation",
-  "plan",
-  "college",
-  "interest",
-  "death",
-  "experience",
-  "effect",
-  "class",
-  "control",
-  "care",
-  "field",
-  "development",
-  "role",
-  "effort",
-  "rate",
-  "heart",
-  "drug",
-  "show",
-  "leader",
-  "light",
-  "voice",
-  "wife",
-  "police",
-  "mind",
-  "price",
-  "report",
-  "decision",
-  "son",
-  "view",
-  "relationship",
-  "town",
-  "road",
-  "arm",
-  "difference",
-  "value",
-  "building",
-  "action",
-  "model",
-  "season",
-  "society",
-  "tax",
-  "director",
-  "position",
-  "player",
-  "record",
-  "paper",
-  "space",
-  "ground",
-  "form",
-  "event",
-  "official",
-  "matter",
-  "center",
-  "couple",
-  "site",
-  "project",
-  "activity",
-  "star",
-  "table",
-  "need",
-  "court",
-  "oil",
-  "situation",
-  "cost",
-  "industry",
-  "figure",
-  "street",
-  "image",
-  "phone",
-  "data",
-  "picture",
-  "practice",
-  "piece",
-  "land",
-  "product",
-  "doctor",
-  "wall",
-  "patient",
-  "worker",
-  "news",
-  "test",
-  "movie",
-  "north",
-  "love",
-  "support",
-  "technology",
-  "step",
-  "baby",
-  "computer",
-  "type",
-  "attention",
-  "film",
-  "tree",
-  "source",
-  "organization",
-  "hair",
-  "window",
-  "evidence",
-  "population",
-  "chance",
-  "stone",
-  "river",
-  "garden",
-  "letter",
-  "bird",
-  "island",
-  "summer",
-  "winter",
-  "spring",
-  "autumn",
-  "bread",
-  "apple",
-  "orange",
-  "green",
-  "blue",
-  "yellow",
-  "silver",
-  "golden",
-  "quiet",
-  "bright",
-  "simple",
-  "early",
-  "open",
-  "clear",
-  "strong",
-  "small",
-  "large",
-  "fast",
-  "slow",
-  "warm",
-  "cold",
-  "happy",
-  "gentle",
-  "ocean",
-  "forest",
-  "mountain",
-  "valley",
-  "cloud",
-  "rain",
-  "snow",
-  "wind",
-  "storm",
-  "sun",
-  "moon",
-  "planet",
-  "ship",
-  "train",
-  "bridge",
-  "castle"
-];
-
-// src/plan/prompts.ts
-var TOKEN_ID_MIN = 1e3;
-var TOKEN_ID_MAX = 3e4;
-var DIGIT_BITS = 14;
-function buildRequests(point, target, wordCounts = null) {
-  const warmup = [];
-  const measured = [];
-  const words = (serial) => wordCounts?.[serial] ?? point.shape.inputLen;
-  for (let i = 0; i < point.warmupRequests; i++) warmup.push(buildRequest(point, target, i, `sg-${point.key}-w${i}`, words(i)));
-  for (let i = 0; i < point.numPrompts; i++) {
-    const serial = point.warmupRequests + i;
-    measured.push(buildRequest(point, target, serial, `sg-${point.key}-m${i}`, words(serial)));
-  }
-  return { warmup, measured };
-}
-function promptCount(point) {
-  return point.warmupRequests + point.numPrompts;
-}
-function chatMessages(pointSeed, serial, words) {
-  return [{ role: "user", content: promptWords(pointSeed, serial, words).join(" ") }];
-}
-function endpointUrl(root, api) {
-  return `${root.replace(/\/+$/, "")}${api === "chat" ? "/v1/chat/completions" : "/v1/completions"}`;
-}
-function buildRequest(point, target, serial, id, chatWords) {
-  const { inputLen, outputLen } = point.shape;
-  const common = {
-    model: target.model,
-    max_tokens: outputLen,
-    // METHODOLOGY: without ignore_eos output lengths vary and the shape is no longer fixed.
-    ignore_eos: true,
-    stream: true,
-    stream_options: { include_usage: true },
-    temperature: 0
-  };
-  const body = target.api === "chat" ? { ...common, messages: chatMessages(point.seed, serial, chatWords) } : { ...common, prompt: promptTokenIds(point.seed, serial, inputLen) };
-  const headers = { "content-type": "application/json", ...authHeaders(target.apiKey) };
-  return {
-    id,
-    url: endpointUrl(target.root, target.api),
-    body: JSON.stringify(body),
-    headers,
-    api: target.api,
-    promptTokens: inputLen,
-    maxTokens: outputLen
-  };
-}
-function promptTokenIds(pointSeed, serial, length) {
-  const mask = (1 << DIGIT_BITS) - 1;
-  const code = [
-    serial >>> DIGIT_BITS & mask,
-    serial & mask,
-    pointSeed >>> 2 * DIGIT_BITS,
-    pointSeed >>> DIGIT_BITS & mask,
-    pointSeed & mask
-  ].map((d) => TOKEN_ID_MIN + d);
-  const rng = createRng(deriveSeed(pointSeed, "prompt", serial));
-  const ids = code.slice(0, length);
-  while (ids.length < length) ids.push(rng.int(TOKEN_ID_MIN, TOKEN_ID_MAX));
-  return ids;
-}
-function promptWords(pointSeed, serial, length) {
-  const digits = (v) => [v >>> 24 & 255, v >>> 16 & 255, v >>> 8 & 255, v & 255];
-  const code = [...digits(serial >>> 0), ...digits(pointSeed >>> 0)].map((d) => WORDS2[d]);
-  const rng = createRng(deriveSeed(pointSeed, "words", serial));
-  const words = code.slice(0, length);
-  while (words.length < length) words.push(WORDS2[rng.int(0, WORDS2.length - 1)]);
-  return words;
-}
-
 // src/sweep/calibrate-prompts.ts
+init_prompts();
 var MAX_CALIBRATION_TRIES = 4;
 var CALIBRATION_CONCURRENCY = 16;
 async function calibrateWordCount(target, guess, count2, maxTries = MAX_CALIBRATION_TRIES) {
@@ -71817,10 +72228,11 @@ function describeExit(exit) {
 }
 var ServerProcess = class {
   /** Start `command` (placeholders already filled) with its output into `log`. */
-  constructor(command, log, stop) {
+  constructor(command, log, stop, env) {
     this.log = log;
     this.stop = stop;
-    this.child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+    this.env = env;
+    this.child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...env } });
     if (this.child.pid === void 0) throw new Error("could not start /bin/sh");
     this.pid = this.child.pid;
     log.follow(this.child.stdout);
@@ -71836,6 +72248,7 @@ var ServerProcess = class {
   }
   log;
   stop;
+  env;
   pid;
   /** Resolves when the group leader exits (never rejects). */
   exited;
@@ -71861,7 +72274,7 @@ var ServerProcess = class {
       if (opts.stopCommand !== null) {
         opts.log(`Stopping the server with its stop command (up to ${Math.round(opts.graceMs / 1e3)} s).`);
         this.log.note(`stop command: ${opts.stopCommand}`);
-        await runStopCommand(opts.stopCommand, this.log, opts.graceMs);
+        await runStopCommand(opts.stopCommand, this.log, opts.graceMs, this.env);
       } else {
         opts.log(`Stopping the server (SIGTERM to its process group, up to ${Math.round(opts.graceMs / 1e3)} s before SIGKILL).`);
         this.signalGroup("SIGTERM");
@@ -71879,7 +72292,7 @@ var ServerProcess = class {
   killNow() {
     if (this.stop.stopCommand !== null) {
       try {
-        spawn("/bin/sh", ["-c", this.stop.stopCommand], { detached: true, stdio: "ignore" }).unref();
+        spawn("/bin/sh", ["-c", this.stop.stopCommand], { detached: true, stdio: "ignore", env: { ...this.env } }).unref();
       } catch {
       }
     }
@@ -71892,8 +72305,8 @@ var ServerProcess = class {
     }
   }
 };
-async function runStopCommand(command, log, timeoutMs) {
-  const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+async function runStopCommand(command, log, timeoutMs, env) {
+  const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...env } });
   log.follow(child.stdout);
   log.follow(child.stderr);
   const exited = new Promise((resolve3) => {
@@ -71952,7 +72365,8 @@ async function startServer(opts) {
     throw new UsageError("the serve command has no {port} and no base URL is given: servegate cannot know where the server will answer", "Put {port} where the command takes its port (--port {port}), or give --base-url.");
   }
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true);
-  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand });
+  const env = childEnv(opts.parentEnv ?? process.env, opts.passEnv ?? [], opts.extraEnv ?? {});
+  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env);
   const stop = async () => {
     await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log });
     await log.close();
@@ -73164,7 +73578,7 @@ function meanUtilization(samples) {
   const xs = (samples ?? []).map((s) => s.utilization_pct).filter((u) => u !== null);
   return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
-var RULES = [
+var RULES2 = [
   requestsFailed,
   tooFewRequests,
   clientSaturated,
@@ -73250,7 +73664,7 @@ var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
 // src/analysis/validity.ts
 function assessValidity(run, ctx) {
   const t = { ...DEFAULT_VALIDITY_THRESHOLDS, ...ctx.thresholds };
-  const issues = RULES.map((rule) => rule(run, ctx, t)).filter((i) => i !== null);
+  const issues = RULES2.map((rule) => rule(run, ctx, t)).filter((i) => i !== null);
   return { valid: issues.length === 0, issues };
 }
 function tokenNotes(run, thresholds) {
@@ -73272,6 +73686,7 @@ function tokenNotes(run, thresholds) {
 }
 
 // src/sweep/measure-point.ts
+init_prompts();
 async function measurePoint(point, ctx) {
   const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey }, ctx.promptWords ?? null);
   const atStart = { metrics: null, sampler: null };
@@ -73298,6 +73713,8 @@ async function measurePoint(point, ctx) {
   }
   const gpu = atStart.sampler === null ? [] : await atStart.sampler.stop();
   const after = await scrapeMetrics(ctx.root, ctx.apiKey);
+  const first = everyRequestFailed(raw.records);
+  if (first !== null) ctx.onEveryRequestFailed?.(first);
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts, goodput: ctx.goodput ?? null });
   run.server_side = atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null;
   run.gpu = gpu.length > 0 ? gpu : null;
@@ -73326,6 +73743,16 @@ async function retokenize(records, ctx) {
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   return unavailable ? null : total;
+}
+function everyRequestFailed(records) {
+  let first = null;
+  for (const r of records) {
+    if (r.error === null) return null;
+    if (first === null || r.startMs < first.startMs) first = r;
+  }
+  const e = first?.error ?? null;
+  if (e === null) return null;
+  return e.kind === "http_status" ? e.detail : `${e.kind}: ${e.detail}`;
 }
 
 // src/sweep/resume.ts
@@ -73421,6 +73848,7 @@ async function runSweep(cfg, deps) {
       appendLog: cfg.resume,
       apiKey: cfg.apiKey,
       secrets: cfg.serve.secrets,
+      ...cfg.serve.env !== void 0 ? { passEnv: cfg.serve.env } : {},
       log: deps.log,
       ...deps.signal ? { signal: deps.signal } : {}
     }).catch((err) => {
@@ -73559,8 +73987,10 @@ async function sweepAgainst(root, cfg, deps, server) {
         }
         if (deps.signal?.aborted) await stop(point);
       }
+      const failedWhole = { firstError: null };
       const run = await measurePoint(point, {
         promptWords: promptWords2,
+        onEveryRequestFailed: (e) => void (failedWhole.firstError = e),
         ...deps.signal ? { signal: deps.signal } : {},
         root,
         model,
@@ -73589,6 +74019,7 @@ async function sweepAgainst(root, cfg, deps, server) {
       result.env.finished_at = (/* @__PURE__ */ new Date()).toISOString();
       await writeResultFile(resultPath, result);
       deps.onPointDone?.(point, run, i, plan.length);
+      if (failedWhole.firstError !== null) deps.log(`Every request of ${label(point)} failed; the server's first error: ${failedWhole.firstError}`);
     }
   } finally {
     await counter?.close();
@@ -73900,7 +74331,7 @@ function buildReportModel(result) {
     const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null;
     const widened = [...repeatsCutByInvalidRuns(points, inputLen, outputLen, result.target)].sort((a, b) => a - b);
     const repeatsWithRuns = new Set(points.flatMap((p) => p.runs.map((r) => r.repeat)));
-    const noValidRun = [...repeatsWithRuns].filter((r) => !(at?.runs ?? []).some((x) => x.repeat === r));
+    const noValidRun2 = [...repeatsWithRuns].filter((r) => !(at?.runs ?? []).some((x) => x.repeat === r));
     return {
       title: `${fmtInt(inputLen)} in / ${fmtInt(outputLen)} out`,
       inputLen,
@@ -73911,9 +74342,9 @@ function buildReportModel(result) {
         // Pending while any planned run is missing: a repeat cut short at a lower concurrency
         // would otherwise enter the median as a smaller lower bound, unannounced.
         pending: concurrencies.some((c) => (points.find((p) => p.concurrency === c)?.runs.length ?? 0) < (planned.repeats ?? 1)),
-        invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0,
+        invalidOnly: noValidRun2.length > 0 && (at?.runs.length ?? 0) === 0,
         gpus
-      }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0),
+      }) + invalidCurveNote(widened, noValidRun2, at !== null && at.runs.length > 0),
       warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
       serverSide: buildServerSideRows(concurrencies, points),
       spread: buildSpreadRows(concurrencies, points),
@@ -74024,12 +74455,12 @@ var BOUND_WORDS = {
   lower_bound: "lower bound: target held at every concurrency",
   unreachable: "unreachable"
 };
-function invalidCurveNote(widened, noValidRun, hasFigure) {
+function invalidCurveNote(widened, noValidRun2, hasFigure) {
   if (!hasFigure) return "";
   const parts = [];
   const list = (rs) => `repeat${rs.length > 1 ? "s" : ""} ${rs.join(", ")}`;
-  if (noValidRun.length > 0) parts.push(`${list(noValidRun)} left out: no valid run`);
-  const shown = widened.filter((r) => !noValidRun.includes(r));
+  if (noValidRun2.length > 0) parts.push(`${list(noValidRun2)} left out: no valid run`);
+  const shown = widened.filter((r) => !noValidRun2.includes(r));
   if (shown.length > 0) parts.push(`${list(shown)} drawn through valid runs only, an invalid run being at or below the crossing`);
   return parts.length > 0 ? ` (${parts.join("; ")})` : "";
 }
@@ -74200,6 +74631,16 @@ function barProgress(total, stream, eta, count2) {
   };
 }
 
+// src/sweep/no-valid-run.ts
+function noValidRun(result) {
+  const runs = result.points.flatMap((p) => p.runs);
+  if (runs.some((r) => r.validity.valid)) return null;
+  const counts = /* @__PURE__ */ new Map();
+  for (const r of runs) for (const code of new Set(r.validity.issues.map((i) => i.code))) counts.set(code, (counts.get(code) ?? 0) + 1);
+  const codes = [...counts].map(([code, n]) => `${code} ×${n}`).join(", ");
+  return `${runs.length} run${runs.length === 1 ? "" : "s"}${codes === "" ? "" : `: ${codes}`}`;
+}
+
 // src/cli/run.ts
 function registerRunCommand(program2) {
   program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--request-rate <list>", "open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency").option("--burstiness <b>", "open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)").option("--max-concurrency <n>", "open loop: most requests in flight at once (a due request waits for a slot; default: no cap)").option("--num-prompts <n>", "open loop: measured requests per point (default 1000)").option("--goodput <slos>", "SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option("--request-timeout <s>", "fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)").option("--gpus <n>", "GPUs serving the model, for throughput per GPU (default: what nvidia-smi sees on a local server, else unknown)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option("--bracket-baseline <file>", "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
@@ -74207,7 +74648,8 @@ function registerRunCommand(program2) {
     const configPath = typeof opts.config === "string" ? opts.config : null;
     const file2 = configPath ? await loadConfigFile(configPath) : null;
     let cfg = resolveConfig({ file: file2, filePath: configPath, flags, env: process.env });
-    const log = (line) => void process.stderr.write(`${line}
+    rememberSecrets(cfg.secrets ?? []);
+    const log = (line) => void process.stderr.write(`${redactSecrets(line)}
 `);
     if (cfg.placement === "bracket" && flags.bracketBaseline === void 0) {
       log(`Bracketing: sweep "${cfg.sweepName}" has placement bracket but no --bracket-baseline was given: running the whole list ${cfg.concurrency.join(", ")}.`);
@@ -74249,7 +74691,12 @@ ${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-
       progress.stop();
       process.stdout.write(`${renderConsoleTable(result)}
 `);
-      log(`Result written to ${resultPath}`);
+      const invalid = noValidRun(result);
+      if (invalid === null) log(`Result written to ${resultPath}`);
+      else {
+        log(`servegate: no run of the sweep is valid (${invalid}); the result is written to ${resultPath}`);
+        process.exitCode = 1;
+      }
     } catch (err) {
       progress.stop();
       if (err instanceof SweepCancelled) interrupted();
@@ -74296,6 +74743,7 @@ function parseSimFlags(f) {
   if (faults.length === 0 && rate !== void 0) throw new UsageError("--fault-rate needs at least one --fault KIND");
   const stopEarly = num3(f.stopEarlyAt, { flag: "--stop-early-at", int: true, min: 1 });
   const truncate = num3(f.truncatePrompt, { flag: "--truncate-prompt", int: true, min: 1 });
+  const vocab = num3(f.vocab, { flag: "--vocab", int: true, min: 1 });
   const out = {
     host: typeof f.host === "string" ? f.host : void 0,
     port: num3(f.port, { flag: "--port", int: true, min: 0, max: 65535 }),
@@ -74319,6 +74767,7 @@ function parseSimFlags(f) {
     usageSkew: num3(f.usageSkew, { flag: "--usage-skew", min: 0 }),
     stopEarlyAt: stopEarly ?? void 0,
     truncatePrompt: truncate ?? void 0,
+    vocab: vocab ?? void 0,
     prefixCache: f.prefixCache === true ? true : void 0,
     keepAliveComments: f.keepAliveComments === true ? true : void 0,
     crlf: f.crlf === true ? true : void 0,
@@ -74375,7 +74824,7 @@ function registerSimCommand(program2, deps = {}) {
   program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--drift-file <path>", "host drift: multiply every step time by the number in this file, re-read while running (missing: 1)").option("--drift-per-min <x>", "host drift: multiply every step time by 1 + X × minutes since start (wall time)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option(
     "--fault-interval-ms <ms>",
     'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)'
-  ).option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
+  ).option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--vocab <n>", "vocabulary size: refuse a completions prompt of token ids with an id ≥ N (HTTP 400, as vLLM does)").option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
     const opts = parseSimFlags(flags);
     const sim = await startSim(opts);
     process.stdout.write(`${sim.url}
@@ -74443,7 +74892,7 @@ function allowedDisagreements(n) {
 }
 var Z95 = 1.645;
 var ln = (x) => x > 0 ? Math.log(x) : -Infinity;
-function undecided(nBaseline, nCandidate, history) {
+function noDecision(nBaseline, nCandidate, history) {
   return { status: "missing", baseline: null, candidate: null, d: null, bar: null, margin: null, sigma: null, mdc: null, nBaseline, nCandidate, history, extraRepeats: null, notes: [] };
 }
 function decideMetric(input2, opts) {
@@ -74451,7 +74900,7 @@ function decideMetric(input2, opts) {
   const candLogs = input2.candidate.map(ln);
   const used = histLogs.filter((r) => r.length > 0);
   const window2 = used.slice(-Math.max(1, opts.centerWindow));
-  const base = undecided(window2.reduce((a, r) => a + r.length, 0), candLogs.length, used.length);
+  const base = noDecision(window2.reduce((a, r) => a + r.length, 0), candLogs.length, used.length);
   const center = used.length > 0 ? median(window2.map((r) => median(r))) : null;
   const cand = candLogs.length > 0 ? median(candLogs) : null;
   if (center !== null) base.baseline = Math.exp(center);
@@ -74476,7 +74925,7 @@ function decideMetric(input2, opts) {
   const { bar, passBar, sigma } = bars(candLogs.length);
   if (!Number.isFinite(sigma) || !Number.isFinite(d)) {
     base.notes.push("no finite baseline data to estimate the noise from");
-    return { ...base, d: Number.isFinite(d) ? d : null, status: "inconclusive" };
+    return { ...base, d: Number.isFinite(d) ? d : null, status: "undecided" };
   }
   const worse = candLogs.filter((x) => sign * (x - center) > 0).length;
   const better = candLogs.filter((x) => sign * (x - center) < 0).length;
@@ -74491,7 +74940,7 @@ function decideMetric(input2, opts) {
   if (d > bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: "regression" };
     base.notes.push(`only ${worse} of ${n} runs are worse than the baseline`);
-    return { ...base, status: "inconclusive", extraRepeats: repeatsForAgreement(n, n - worse, opts.maxRepeats - n) };
+    return { ...base, status: "undecided", extraRepeats: repeatsForAgreement(n, n - worse, opts.maxRepeats - n) };
   }
   if (-d > bar) {
     if (better >= n - allowedDisagreements(n)) return { ...base, status: "improvement" };
@@ -74500,7 +74949,7 @@ function decideMetric(input2, opts) {
   if (d <= passBar) return { ...base, status: "pass" };
   const show2 = (x) => worseChange(x, input2.higherIsBetter);
   base.notes.push(`${show2(d)} lies between the pass threshold ${show2(passBar)} and the bar ${show2(bar)}`);
-  return { ...base, status: "inconclusive", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) };
+  return { ...base, status: "undecided", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) };
 }
 function decideAtZero(base, center, cand, candLogs, higherIsBetter) {
   const n = candLogs.length;
@@ -74514,7 +74963,7 @@ function decideAtZero(base, center, cand, candLogs, higherIsBetter) {
   const agreeing = candidateIsZero ? zeros : n - zeros;
   if (agreeing < n - allowedDisagreements(n)) {
     base.notes.push(`only ${agreeing} of ${n} runs are ${candidateIsZero ? "zero" : "above zero"}`);
-    return { ...base, status: "inconclusive" };
+    return { ...base, status: "undecided" };
   }
   base.notes.push(candidateIsZero ? "the candidate dropped to zero" : "the candidate rose from zero");
   return { ...base, status: worse ? "regression" : "improvement" };
@@ -74531,76 +74980,6 @@ function repeatsForAgreement(n, disagree, budget) {
     if (allowedDisagreements(n + extra) >= disagree) return extra;
   }
   return null;
-}
-
-// src/gate/env-diff.ts
-var UNKNOWN = "unknown";
-function maxClocks(clocks) {
-  if (clocks === UNKNOWN) return UNKNOWN;
-  const gpus = clocks.split(/;\s*/).map((one) => {
-    const m = /^(\S+) SM (\S+)\/(\S+) MHz, memory (\S+)\/(\S+) MHz/.exec(one.trim());
-    return m === null ? one.trim() : `${m[1]} SM max ${m[3]}, memory max ${m[5]} MHz`;
-  });
-  return gpus.join("; ");
-}
-var FIELDS2 = [
-  ["GPU", "host", (e) => gpuNames(e)],
-  ["GPU count", "host", (e) => String(e.gpu.count)],
-  ["driver", "host", (e) => e.gpu.driver_version],
-  ["CUDA", "host", (e) => e.gpu.cuda_version],
-  ["GPU clocks", "host", (e) => maxClocks(e.gpu.clocks)],
-  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
-  ["kernel/platform", "host", (e) => e.host?.platform ?? UNKNOWN],
-  ["engine", "repository", (e) => `${e.engine.name} ${e.engine.version}`],
-  ["model", "repository", (e) => e.model.id],
-  ["model revision", "repository", (e) => e.model.revision],
-  ["container digest", "repository", (e) => e.container_digest],
-  ["serve command", "repository", (e) => e.serve_command],
-  ["servegate", "harness", (e) => e.harness?.version ?? UNKNOWN]
-];
-function gpuNames(e) {
-  if (e.gpu.names.length === 0) return UNKNOWN;
-  const counts = /* @__PURE__ */ new Map();
-  for (const n of e.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1);
-  return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([n, c]) => c > 1 ? `${c} × ${n}` : n).join(", ");
-}
-function diffEnv(baseline, candidate, fingerprints) {
-  const changes = [];
-  const incomparable = [];
-  for (const [field, blame, get] of FIELDS2) {
-    const b = get(baseline);
-    const c = get(candidate);
-    if (b === c) continue;
-    changes.push({ field, baseline: b, candidate: c, blame });
-    if ((field === "GPU" || field === "GPU count") && b !== UNKNOWN && c !== UNKNOWN) {
-      incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`);
-    }
-  }
-  const bf = fingerprints?.baseline;
-  const cf = fingerprints?.candidate;
-  if (bf !== void 0 && cf !== void 0) {
-    for (const d of diffFingerprint(bf, cf)) changes.push({ field: `config: ${d.field}`, baseline: d.baseline, candidate: d.candidate, blame: "repository" });
-  }
-  return { changes, incomparable };
-}
-function isKnownChange(c) {
-  return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== "" && c.candidate !== "";
-}
-function describeChanges(changes) {
-  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
-}
-function blameEnvChanges(changes, since = "since the baseline") {
-  const known = changes.filter(isKnownChange);
-  const host = known.filter((c) => c.blame === "host");
-  const repository = known.filter((c) => c.blame === "repository");
-  const harness = known.filter((c) => c.blame === "harness");
-  const tail = harness.length > 0 ? `; ${describeChanges(harness)} (the harness)` : "";
-  let headline = null;
-  if (host.length > 0 && repository.length === 0) headline = `${describeChanges(host)} ${since}; the repository is unchanged${tail}`;
-  else if (host.length > 0) headline = `the host changed ${since} (${describeChanges(host)}) and so did the repository (${describeChanges(repository)})${tail}`;
-  else if (repository.length > 0) headline = `the host is unchanged ${since}; the repository changed: ${describeChanges(repository)}${tail}`;
-  else if (harness.length > 0) headline = `${describeChanges(harness)} ${since} (the harness); the host and the repository are unchanged`;
-  return { host, repository, harness, headline };
 }
 
 // src/gate/completeness.ts
@@ -74635,7 +75014,7 @@ function completenessProblems(baseline, candidate, kind, scope, runs, planned, c
     if (have !== void 0) {
       problems.push({ blame: "incomplete", text: `repeat ${rep}: the curve stopped early (measured ${name}=${have.join(", ") || "none"} of ${xs.join(", ")})` });
     } else if (!runs.some((r) => r.repeat === rep)) {
-      problems.push({ blame: "inconclusive", text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` });
+      problems.push({ blame: "unmeasured", text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` });
     }
   }
   return problems;
@@ -74664,16 +75043,16 @@ var CODE_BLAME = {
   // A server that ignores part of the prompt did less work, just as one that stops early does.
   input_len_mismatch: "broken",
   token_count_mismatch: "broken",
-  client_saturated: "inconclusive",
-  gpu_shared: "inconclusive",
-  gpu_throttled: "inconclusive",
-  ramp_dominated: "inconclusive",
-  too_few_requests: "inconclusive",
-  prefix_cache_contaminated: "inconclusive",
+  client_saturated: "unmeasured",
+  gpu_shared: "unmeasured",
+  gpu_throttled: "unmeasured",
+  ramp_dominated: "unmeasured",
+  too_few_requests: "unmeasured",
+  prefix_cache_contaminated: "unmeasured",
   // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
-  checks_not_run: "inconclusive"
+  checks_not_run: "unmeasured"
 };
-var blameOf = (code) => CODE_BLAME[code] ?? "inconclusive";
+var blameOf = (code) => CODE_BLAME[code] ?? "unmeasured";
 function budgetText(opts) {
   return opts.maxFailedRequests !== null ? `at most ${opts.maxFailedRequests} allowed` : `budget ${(opts.failedRequestBudget * 100).toFixed(1)} %`;
 }
@@ -74694,9 +75073,9 @@ function runProblems(runs, opts) {
     const broken = r.codes.filter((c) => c !== "requests_failed" && blameOf(c) === "broken");
     if (broken.length > 0) problems.push({ blame: "broken", text: `run ${r.repeat}: ${[...new Set(broken)].join(", ")}` });
     if (!r.valid) {
-      const host = r.codes.filter((c) => c !== "checks_not_run" && blameOf(c) === "inconclusive");
-      if (host.length > 0) problems.push({ blame: "inconclusive", text: `run ${r.repeat} invalid (${[...new Set(host)].join(", ")})` });
-      else if (r.codes.length === 0) problems.push({ blame: "inconclusive", text: `run ${r.repeat} invalid (no code given)` });
+      const host = r.codes.filter((c) => c !== "checks_not_run" && blameOf(c) === "unmeasured");
+      if (host.length > 0) problems.push({ blame: "unmeasured", text: `run ${r.repeat} invalid (${[...new Set(host)].join(", ")})`, codes: [...new Set(host)] });
+      else if (r.codes.length === 0) problems.push({ blame: "unmeasured", text: `run ${r.repeat} invalid (no code given)` });
     }
   }
   return { problems, notes };
@@ -74726,6 +75105,29 @@ function serverExitProblem(candidate) {
   const c = i.cut_run;
   const where = c === null ? "between runs" : `during ${c.input_len} in / ${c.output_len} out, C=${c.concurrency}, repeat ${c.repeat}`;
   return { blame: "broken", text: `the server ${how} ${where} (${i.finished_runs} of ${i.planned_runs} runs finished)` };
+}
+
+// src/gate/unmeasured.ts
+var CAUSES = {
+  client_saturated: "a busy host: servegate's client could not keep up with the load it was asked for (client_saturated); run on a quieter runner",
+  gpu_shared: "another process shared the GPU (gpu_shared); give the benchmark the GPU to itself",
+  gpu_throttled: "the GPU throttled its clocks (gpu_throttled); check cooling and power limits",
+  too_few_requests: "too few measurable requests or gaps per run (too_few_requests): a change in how the server streams (fewer, larger chunks) or a sweep too short for its concurrency",
+  ramp_dominated: "the runs were mostly ramp-up (ramp_dominated); raise prompts_per_concurrency",
+  prefix_cache_contaminated: "the prefix cache served prompts the harness re-sent (prefix_cache_contaminated)"
+};
+var MIN_VALID_RUNS = 2;
+function enoughValidRuns(valid, planned) {
+  if (valid < MIN_VALID_RUNS) return false;
+  return planned === null || valid * 3 >= planned * 2;
+}
+function unmeasuredCause(problems, extra = []) {
+  const codes = new Set(problems.flatMap((p) => p.codes ?? []));
+  const parts = [...extra];
+  for (const [code, text2] of Object.entries(CAUSES)) if (codes.has(code)) parts.push(text2);
+  for (const code of codes) if (!(code in CAUSES)) parts.push(`runs invalid (${code})`);
+  if (parts.length === 0) return "a gated metric has no valid measurement on one side";
+  return parts.join("; ");
 }
 
 // src/gate/compare.ts
@@ -74761,7 +75163,10 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     if (d.field !== "target") incomparable.push(`measurement settings differ: ${d.field}: baseline ${d.baseline}, candidate ${d.candidate}`);
   }
   const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp);
-  if (baseline.refreshes.length === 0) reasons.push(`baseline ${baseline.name} has no refreshes yet`);
+  const baselineCauses = [];
+  if (baseline.refreshes.length === 0) baselineCauses.push(`baseline ${baseline.name} has no refreshes: nothing was measured to compare with; refresh it on this host`);
+  const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name);
+  if (onHost.note !== null && onHost.refreshes.length > 0) reasons.push(onHost.note);
   const figures = extractFigures(candidate, opts);
   const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]));
   const planned = plannedRepeats(candidate);
@@ -74771,41 +75176,57 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   const rows = [];
   const extraRepeats = [];
   let unresolvable = 0;
+  const unmeasuredProblems = [];
   for (const kind of METRIC_KINDS) {
     const gated = opts.gated.includes(kind);
     for (const scope of scopesOf(baseline, kind, candidate)) {
       const key = metricKey(kind, scope);
       const tpc = kind === "itl_p95" ? perToken.get(scope) : void 0;
-      const dataKey = tpc ? metricKey(ITL_TOK, scope) : key;
-      const runs = figures.get(dataKey) ?? [];
-      if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === void 0)) continue;
-      const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : /* @__PURE__ */ new Map();
-      const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat));
-      const missed = KIND_INFO[kind].perShape ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep))) : /* @__PURE__ */ new Map();
-      const usable2 = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat));
-      const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) };
-      const decision = decider ? decider(dataKey, usable2, info) : decideMetric({ history: baseline.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable2.map((r) => r.value), ...info }, opts);
-      const { problems, notes } = runProblems(runs, opts);
-      problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts));
-      problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut));
-      problems.push(...missed.values());
-      if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died);
-      if (tpc) {
-        notes.unshift(
-          `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): gating p95 ITL per token (each gap over its request's mean tokens per chunk)`
-        );
-      }
-      const row2 = toRow(key, kind, gated, decision, runs, problems, notes, tpc !== void 0);
-      rows.push(row2);
-      if (gated && row2.status === "inconclusive") {
-        if (decision.extraRepeats === null) unresolvable++;
-        else extraRepeats.push(decision.extraRepeats);
+      const variants = [{ rowKey: key, dataKey: key, perToken: false }];
+      if (tpc) variants.push({ rowKey: metricKey(ITL_TOK, scope), dataKey: metricKey(ITL_TOK, scope), perToken: true });
+      for (const { rowKey, dataKey, perToken: isPerToken } of variants) {
+        const runs = figures.get(dataKey) ?? [];
+        if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === void 0)) continue;
+        const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : /* @__PURE__ */ new Map();
+        const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat));
+        const missed = KIND_INFO[kind].perShape ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep))) : /* @__PURE__ */ new Map();
+        const usable2 = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat));
+        const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) };
+        const decision = decider ? decider(dataKey, usable2, info) : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable2.map((r) => r.value), ...info }, opts);
+        const { problems, notes } = runProblems(runs, opts);
+        problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts));
+        problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut));
+        problems.push(...missed.values());
+        if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died);
+        if (isPerToken && tpc) {
+          notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`);
+        } else if (tpc) {
+          notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`);
+        }
+        const measured = enoughValidRuns(usable2.length, planned) && (decider !== void 0 ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2);
+        const row2 = toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured);
+        rows.push(row2);
+        if (gated && (row2.status === "invalid" || row2.status === "unmeasured")) {
+          unmeasuredProblems.push(...problems);
+          if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === void 0) {
+            const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))];
+            if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note);
+            else if (spoiledBy.length > 0) {
+              baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label}: its refreshes' runs were invalid (${spoiledBy.join(", ")}); refresh it`);
+              unmeasuredProblems.push({ blame: "unmeasured", text: `baseline runs invalid (${spoiledBy.join(", ")})`, codes: spoiledBy });
+            } else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label} (a foreign or spoiled baseline; refresh it)`);
+          }
+        }
+        if (gated && row2.status === "undecided") {
+          if (decision.extraRepeats === null) unresolvable++;
+          else extraRepeats.push(decision.extraRepeats);
+        }
       }
     }
   }
   if (perToken.size > 0 && opts.gated.includes("itl_p95")) {
     const where = [...perToken.entries()].map(([sc, t]) => `${sc} (${t.baseline.toFixed(1)} → ${t.candidate.toFixed(1)})`);
-    reasons.push(`tokens per chunk changed at ${where.join(", ")}: p95 ITL is gated per token there, so fewer, larger chunks do not read as an ITL regression`);
+    reasons.push(`tokens per chunk changed at ${where.join(", ")}: a change of output chunking is a measurement change, so p95 ITL is gated both between chunks and per token there`);
   }
   const extra = extraPoints(baseline, figures);
   if (extra.length > 0) incomparable.push(`candidate measured points outside the baseline's gated sweep: ${extra.join(", ")}`);
@@ -74817,14 +75238,19 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   else if (any2(rows, "broken").length > 0 || died !== null) verdict = "broken";
   else if (regressed.length > 0) verdict = "regression";
   else if (any2(rows, "missing", "incomplete").length > 0) verdict = "incomplete";
-  else if (any2(gatedRows, "inconclusive", "invalid").length > 0) verdict = "inconclusive";
+  else if (any2(gatedRows, "unmeasured", "invalid").length > 0 || gatedRows.length === 0) verdict = "unmeasured";
+  else if (any2(gatedRows, "undecided").length > 0) verdict = "undecided";
   else if (any2(gatedRows, "improvement").length > 0) verdict = "improvement";
   else verdict = "pass";
   if (verdict === "not_comparable") reasons.unshift(...incomparable.map((r) => `not comparable: ${r}`));
   if (verdict === "broken" && died !== null) reasons.unshift(died.text);
   const claimed = verdict === "regression" ? regressed : [];
   for (const r of claimed) reasons.push(`${r.label}: ${describeChange(r)}, beyond the bar of ${r.higher_is_better ? "−" : "+"}${(r.bar_pct ?? 0).toFixed(1)} %`);
-  const blocking = ["broken", "missing", "incomplete", "invalid", "inconclusive"];
+  if (verdict === "unmeasured") {
+    const cause = gatedRows.length === 0 ? "no gated metric had a row: nothing was measured that could pass" : unmeasuredCause(unmeasuredProblems, [...new Set(baselineCauses)]);
+    reasons.unshift(`unmeasured: ${cause}`);
+  }
+  const blocking = ["broken", "missing", "incomplete", "invalid", "unmeasured", "undecided"];
   const explain = any2(gatedRows, ...blocking);
   for (const r of any2(rows.filter((x) => !x.gated), "broken", "missing", "incomplete")) {
     if (!explain.some((g2) => g2.status === r.status)) explain.push(r);
@@ -74833,14 +75259,21 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   const unverified = uncheckedReason(candidate);
   if (unverified !== null) reasons.push(unverified);
   let confirm = null;
-  if (verdict === "inconclusive" && extraRepeats.length > 0) {
+  if (verdict === "undecided" && extraRepeats.length > 0) {
     confirm = { extraRepeats: Math.max(...extraRepeats) };
     reasons.push(`${confirm.extraRepeats} more repeat${confirm.extraRepeats === 1 ? "" : "s"} of the gated sweep would likely settle it; decide over all runs`);
   }
-  if (verdict === "inconclusive" && unresolvable > 0) {
-    reasons.push(`${unresolvable} inconclusive row${unresolvable === 1 ? "" : "s"} would not settle within ${opts.maxRepeats} runs per point`);
+  if (verdict === "undecided" && unresolvable > 0) {
+    reasons.push(`${unresolvable} undecided row${unresolvable === 1 ? "" : "s"} would not settle within ${opts.maxRepeats} runs per point`);
   }
-  return { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm };
+  const blind = any2(gatedRows, "undecided").filter((r) => r.mdc_pct === null || r.mdc_pct > opts.maxMdcPct);
+  if (verdict === "undecided") reasons.push(undecidedLine(blind, opts.maxMdcPct));
+  return { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label) };
+}
+function undecidedLine(blind, maxMdcPct) {
+  if (blind.length === 0) return `undecided: every undecided row could have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct); the check passes with a warning`;
+  const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? "unknown" : `${r.mdc_pct.toFixed(1)} %`})`).join(", ");
+  return `undecided and blind: ${what} could not have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
 }
 function pointScopesFor(baseline, kind, scope) {
   if (!KIND_INFO[kind].perShape) return [scope];
@@ -74848,19 +75281,20 @@ function pointScopesFor(baseline, kind, scope) {
   if (rates !== void 0) return rates.map((r) => `${scope}@rate${r}`);
   return baseline.profile.concurrency.map((c) => `${scope}@c${c}`);
 }
-function rowStatus(d, runs, problems) {
+function rowStatus(d, runs, problems, measured) {
   const blames = new Set(problems.map((p) => p.blame));
   if (runs.length === 0 && problems.length === 0) return "missing";
   if (blames.has("broken")) return "broken";
-  if (d.status === "regression" && !((blames.has("inconclusive") || blames.has("incomplete")) && d.nCandidate < 2)) return "regression";
+  if (d.status === "regression" && !((blames.has("unmeasured") || blames.has("incomplete")) && d.nCandidate < 2)) return "regression";
   if (blames.has("incomplete")) return "incomplete";
-  if (blames.has("inconclusive")) return "invalid";
-  return d.status === "missing" ? "inconclusive" : d.status;
+  if (blames.has("unmeasured") && !measured) return "invalid";
+  if (d.status === "missing" || !measured) return "unmeasured";
+  return d.status;
 }
 var finiteOrNull = (x) => x !== null && Number.isFinite(x) ? x : null;
-function toRow(key, kind, gated, d, runs, problems, extraNotes, perToken) {
-  const scope = parseMetricKey(key)?.scope ?? key;
-  const status = rowStatus(d, runs, problems);
+function toRow(key, kind, gated, d, runs, problems, extraNotes, perToken, measured) {
+  const scope = key.includes("@") ? key.slice(key.indexOf("@") + 1) : key;
+  const status = rowStatus(d, runs, problems, measured);
   const notes = status === "missing" ? ["candidate has no runs for this point"] : [...extraNotes, ...d.notes, ...problems.map((p) => p.text)];
   if (d.status === "regression" && status !== "regression" && status !== "broken") {
     notes.push(`worse in its only valid run (${d.nCandidate} of ${runs.length}); not called a regression on one run`);
@@ -74909,38 +75343,51 @@ function uncheckedReason(candidate) {
 
 // src/gate/outcome.ts
 init_errors();
-var FAIL_ON_VERDICTS = ["regression", "broken", "incomplete", "not_comparable", "inconclusive"];
-var DEFAULT_FAIL_ON = ["regression", "broken", "incomplete", "not_comparable"];
-var FAIL_CLOSED_VERDICTS = ["broken", "incomplete", "not_comparable"];
+var FAIL_ON_VERDICTS = ["regression", "broken", "incomplete", "unmeasured", "undecided", "not_comparable"];
+var DEFAULT_FAIL_ON = FAIL_ON_VERDICTS;
+var FAIL_CLOSED_VERDICTS = ["broken", "incomplete", "unmeasured", "not_comparable"];
+var INCONCLUSIVE = "inconclusive";
+var INCONCLUSIVE_WARNING = 'fail-on: "inconclusive" is deprecated and read as "unmeasured,undecided"; name those two instead';
 function parseFailOn(text2, where) {
   const words = text2.split(/[\s,]+/).map((w) => w.trim()).filter((w) => w !== "");
   if (words.length === 0) return [...DEFAULT_FAIL_ON];
   if (words.length === 1 && words[0] === "never") return [];
-  if (words.length === 1 && words[0] === "inconclusive") return [...FAIL_ON_VERDICTS];
   const out = [];
+  const add = (v) => {
+    if (!out.includes(v)) out.push(v);
+  };
   for (const w of words) {
     const v = w.replace(/-/g, "_");
+    if (v === INCONCLUSIVE) {
+      add("unmeasured");
+      add("undecided");
+      continue;
+    }
     if (!FAIL_ON_VERDICTS.includes(v)) {
       throw new UsageError(
         `${where} ${JSON.stringify(text2)}: "${w}" is not a verdict; expected a comma-separated list of ${FAIL_ON_VERDICTS.join(", ")}, or never`,
         `The default is ${DEFAULT_FAIL_ON.join(",")}.`
       );
     }
-    if (!out.includes(v)) out.push(v);
+    add(v);
   }
   return out;
+}
+function usesInconclusive(text2) {
+  return text2.split(/[\s,]+/).some((w) => w.trim() === INCONCLUSIVE);
 }
 function failOnWarning(failOn) {
   const open3 = FAIL_CLOSED_VERDICTS.filter((v) => !failOn.includes(v));
   if (open3.length === 0) return null;
   return `fail-on leaves out ${open3.join(", ")}: such a verdict will not fail, although nothing about the candidate was certified`;
 }
-function gateExit(verdict, failOn) {
+function gateExit(verdict, failOn, blind = []) {
   if (verdict === "pass" || verdict === "improvement") return 0;
   if (!failOn.includes(verdict)) return 0;
+  if (verdict === "undecided" && blind.length === 0) return 0;
   return verdict === "not_comparable" ? 2 : 1;
 }
-var VERDICT_PRECEDENCE = ["not_comparable", "broken", "regression", "incomplete", "inconclusive", "improvement", "pass"];
+var VERDICT_PRECEDENCE = ["not_comparable", "broken", "regression", "incomplete", "unmeasured", "undecided", "improvement", "pass"];
 function verdictRank(v) {
   return VERDICT_PRECEDENCE.indexOf(v);
 }
@@ -74957,9 +75404,10 @@ var STATUS_ORDER = {
   missing: 2,
   incomplete: 3,
   invalid: 4,
-  inconclusive: 5,
-  improvement: 6,
-  pass: 7
+  unmeasured: 5,
+  undecided: 6,
+  improvement: 7,
+  pass: 8
 };
 function sortRows(rows) {
   return rows.map((r, i) => ({ r, i })).sort((a, b) => STATUS_ORDER[a.r.status] - STATUS_ORDER[b.r.status] || a.i - b.i).map(({ r }) => r);
@@ -74976,10 +75424,15 @@ function verdictSummary(v) {
       const better = gated.filter((r) => r.status === "improvement").length;
       return `All ${gated.length} gated metrics are within their bars${better > 0 ? ` (${better} improved)` : ""}.`;
     }
-    case "inconclusive": {
-      const open3 = gated.filter((r) => r.status !== "pass" && r.status !== "improvement").length;
+    case "unmeasured": {
+      const open3 = gated.filter((r) => r.status === "invalid" || r.status === "unmeasured").length;
+      return gated.length === 0 ? "No gated metric was measured; nothing was certified." : `${open3} of ${gated.length} gated metrics lack a valid measurement on one side; nothing was certified.`;
+    }
+    case "undecided": {
+      const open3 = gated.filter((r) => r.status === "undecided").length;
       const more = v.confirm ? ` ${v.confirm.extraRepeats} more repeat${v.confirm.extraRepeats === 1 ? "" : "s"} would likely settle it.` : "";
-      return `${open3} of ${gated.length} gated metrics could not be decided; no regression was shown, but this is not a pass.${more}`;
+      const blind = v.blind.length > 0 ? ` The gate was blind on ${v.blind.length} of them, so the check fails.` : " Each could have shown a regression of the promised size, so the check passes with a warning.";
+      return `${open3} of ${gated.length} gated metrics were measured but could not be decided; this is not a pass.${blind}${more}`;
     }
     case "improvement":
       return `All ${gated.length} gated metrics are within their bars and ${gated.filter((r) => r.status === "improvement").length} improved.`;
@@ -75018,7 +75471,8 @@ var VERDICT_ICON = {
   regression: "❌",
   broken: "💥",
   incomplete: "🧩",
-  inconclusive: "⚠️",
+  unmeasured: "🚫",
+  undecided: "⚠️",
   not_comparable: "⛔"
 };
 
@@ -75108,7 +75562,7 @@ async function loadBaselineOrResult(path) {
   );
 }
 function exitCodeFor(v, failOn = DEFAULT_FAIL_ON) {
-  return gateExit(v.verdict, failOn);
+  return gateExit(v.verdict, failOn, v.blind);
 }
 async function gateOptionsOfConfig(path) {
   const file2 = await loadConfigFile(path);
@@ -75118,9 +75572,9 @@ async function gateOptionsOfConfig(path) {
   return optionsFromGateSettings(cfg.gate);
 }
 function registerCompareCommand(program2, io = defaultIo) {
-  program2.command("compare").description("Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete, 2 not comparable or invalid input").argument("<baseline>", "baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline").argument("<candidate>", "result file of the candidate (servegate.result/v1)").option("--markdown <file>", "also write the verdict as markdown (PR comment / job summary)").option("--json <file>", "also write the verdict as JSON").option("--config <file>", "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests) apply, as in the Action").option(
+  program2.command("compare").description("Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete/unmeasured/undecided, 2 not comparable or invalid input").argument("<baseline>", "baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline").argument("<candidate>", "result file of the candidate (servegate.result/v1)").option("--markdown <file>", "also write the verdict as markdown (PR comment / job summary)").option("--json <file>", "also write the verdict as JSON").option("--config <file>", "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests, gate.max_mdc_pct) apply, as in the Action").option(
     "--fail-on <list>",
-    `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")}; add inconclusive, or never)`,
+    `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")}: every verdict but a pass, undecided only when a row is blind; or never)`,
     DEFAULT_FAIL_ON.join(",")
   ).action(async (baselinePath, candidatePath, opts) => {
     const failOn = parseFailOn(opts.failOn, "--fail-on");
@@ -75133,15 +75587,17 @@ function registerCompareCommand(program2, io = defaultIo) {
     const warning = failOnWarning(failOn);
     if (warning !== null) io.print(`Warning: ${warning}.
 `);
-    if (verdict.verdict !== "pass" && verdict.verdict !== "improvement" && gateExit(verdict.verdict, failOn) === 0) {
-      io.print(`${verdict.verdict} exits 0 because --fail-on leaves it out, but this is not a pass.
+    if (usesInconclusive(opts.failOn)) io.print(`Warning: ${INCONCLUSIVE_WARNING}.
+`);
+    if (verdict.verdict !== "pass" && verdict.verdict !== "improvement" && exitCodeFor(verdict, failOn) === 0) {
+      const why = verdict.verdict === "undecided" && failOn.includes("undecided") ? "no undecided row is blind (gate.max_mdc_pct)" : "--fail-on leaves it out";
+      io.print(`${verdict.verdict} exits 0 because ${why}, but this is not a pass.
 `);
     }
     if (opts.markdown) await writeFileAtomic(opts.markdown, renderVerdictMarkdown(verdict));
     if (opts.json) {
       const doc = { schema: "servegate.verdict/v1", baseline: baselinePath, candidate: candidatePath, ...verdict };
-      await writeFileAtomic(opts.json, `${JSON.stringify(doc, null, 2)}
-`);
+      await writeJsonAtomic(opts.json, doc);
     }
     process.exitCode = exitCodeFor(verdict, failOn);
   });
@@ -75348,7 +75804,7 @@ h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 28px 0 
 .sub { color: #57606a; margin: 2px 0; }
 .verdict { border: 1px solid #d0d7de; border-left-width: 6px; border-radius: 6px; padding: 8px 14px; margin: 14px 0; }
 .v-pass, .v-improvement { border-left-color: #1a7f37; } .v-regression, .v-broken { border-left-color: #cf222e; }
-.v-incomplete, .v-not_comparable { border-left-color: #9a6700; } .v-inconclusive { border-left-color: #bf8700; }
+.v-incomplete, .v-not_comparable { border-left-color: #9a6700; } .v-unmeasured, .v-undecided { border-left-color: #bf8700; }
 .warn { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: 6px 12px; }
 table { border-collapse: collapse; margin: 6px 0 10px; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
@@ -75410,7 +75866,7 @@ var PAGE_SCRIPT = `
 `;
 
 // src/report/html.ts
-function escapeHtml(s) {
+function escapeHtml2(s) {
   return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 function scriptJson(value) {
@@ -75424,7 +75880,7 @@ function renderHtmlReport(result, opts) {
   const frontier = buildFrontier(result, opts.baseline ?? null);
   const specs = buildChartSpecs(result, frontier);
   const model = buildReportModel(result);
-  const e = escapeHtml;
+  const e = escapeHtml2;
   const body = [];
   body.push(`<h1>servegate report${model.sweep !== null ? ` — sweep <code>${e(model.sweep)}</code>` : ""}</h1>`);
   body.push(`<p class="sub">${e(environmentLine(result.env))}</p>`);
@@ -75452,12 +75908,12 @@ function renderHtmlReport(result, opts) {
   ].join("\n");
 }
 function table2(head, rows, numeric = () => false) {
-  const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
-  const trs = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric(i) ? ' class="num"' : ""}>${escapeHtml(c)}</td>`).join("")}</tr>`);
+  const th = head.map((h) => `<th>${escapeHtml2(h)}</th>`).join("");
+  const trs = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric(i) ? ' class="num"' : ""}>${escapeHtml2(c)}</td>`).join("")}</tr>`);
   return `<table><thead><tr>${th}</tr></thead><tbody>${trs.join("")}</tbody></table>`;
 }
 function verdictHtml(v) {
-  const e = escapeHtml;
+  const e = escapeHtml2;
   const out = [`<section class="verdict v-${e(v.verdict)}"><h2>Verdict: ${e(verdictWord(v.verdict))}</h2>`, `<p>${e(verdictSummary(v))}</p>`];
   if (v.reasons.length > 0) out.push(`<ul>${v.reasons.map((r) => `<li>${e(r)}</li>`).join("")}</ul>`);
   const rows = (gated) => sortRows(v.rows.filter((r) => r.gated === gated)).map((r) => [r.status, r.label, fmtValue(r.baseline, r.unit), fmtValue(r.candidate, r.unit), fmtSignedPct(r.delta_pct), fmtBar(r), `${r.n_baseline}/${r.n_candidate}`]);
@@ -75471,7 +75927,7 @@ function verdictHtml(v) {
   return out.join("\n");
 }
 function shapeHtml(shape, specs, frontier) {
-  const e = escapeHtml;
+  const e = escapeHtml2;
   const title = shapeTitle(shape.inputLen, shape.outputLen);
   const mine = specs.filter((s) => s.shape === title);
   const sf = frontier.shapes.find((s) => s.inputLen === shape.inputLen && s.outputLen === shape.outputLen);
@@ -75552,21 +76008,6 @@ function environmentHtml(result) {
   return `<section><h2>Environment</h2>${table2(["", ""], rows)}</section>`;
 }
 
-// src/report/escape.ts
-var ENTITY = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "&#124;" };
-var ZWJ = "‍";
-function escapeMarkdown(s) {
-  return s.replace(/\r\n|[\r\n\u2028\u2029]/g, " ").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/g, "").replace(/[&<>|]/g, (c) => ENTITY[c]).replace(/[\\`*[\]~]/g, "\\$&").replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, "\\_").replace(/@(?=[\w-])/g, `@${ZWJ}`);
-}
-function escapeStrings(value) {
-  if (typeof value === "string") return escapeMarkdown(value);
-  if (Array.isArray(value)) return value.map((v) => escapeStrings(v));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeStrings(v)]));
-  }
-  return value;
-}
-
 // src/report/markdown.ts
 function renderMarkdownReport(result, opts = {}) {
   const model = buildReportModel(result);
@@ -75644,7 +76085,7 @@ function registerReportCommand(program2, deps) {
 `);
     const save = async (flag, path, text2) => {
       try {
-        await write(path, text2());
+        await write(path, redactSecrets(text2()));
       } catch (err) {
         throw new UsageError(`cannot write ${flag} ${path}: ${describeError(err)}`, "Check that the directory exists and is writable.");
       }
@@ -75712,7 +76153,7 @@ var MIN_PAIRS_FOR_K = 10;
 var ln2 = (x) => x > 0 ? Math.log(x) : -Infinity;
 function decidePaired(input2, opts) {
   const n = input2.pairs.length;
-  const base = undecided(n, n, 0);
+  const base = noDecision(n, n, 0);
   if (n === 0) {
     base.notes.push("no slot where both A and B have a valid run");
     return base;
@@ -75735,7 +76176,7 @@ function decidePaired(input2, opts) {
       return { ...base, status: candidateZero === input2.higherIsBetter ? "regression" : "improvement" };
     }
     base.notes.push(`zeros in ${zerosA} A and ${zerosB} B slots of ${n}`);
-    return { ...base, status: "inconclusive" };
+    return { ...base, status: "undecided" };
   }
   const sign = input2.higherIsBetter ? -1 : 1;
   const diffs = input2.pairs.map((_, i) => sign * (logsB[i] - logsA[i]));
@@ -75758,12 +76199,12 @@ function decidePaired(input2, opts) {
   if (d > bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: "regression" };
     base.notes.push(`only ${worse} of ${n} pairs have B worse than A`);
-    return { ...base, status: "inconclusive" };
+    return { ...base, status: "undecided" };
   }
   if (-d > bar) return { ...base, status: better >= n - allowedDisagreements(n) ? "improvement" : "pass" };
   if (d <= passBar) return { ...base, status: "pass" };
   base.notes.push(`the paired change lies between the pass threshold and the bar (${n} pairs); more rounds would narrow it`);
-  return { ...base, status: "inconclusive" };
+  return { ...base, status: "undecided" };
 }
 function pairUp(a, b) {
   const usable2 = (r) => r.valid && r.value !== null;
@@ -75776,12 +76217,35 @@ function compareAB(a, b, options = {}) {
   const baseline = baselineFromResult(a, "A");
   const opts = resolveGateOptions(baseline, options);
   const figuresA = extractFigures(a, opts);
-  return compareToBaseline(
+  const verdict = compareToBaseline(
     baseline,
     b,
     options,
     (key, candidateRuns, info) => decidePaired({ pairs: pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, opts)
   );
+  const spoiled = verdict.rows.some((r) => r.gated && (r.status === "unmeasured" || r.status === "invalid"));
+  const troubles = referenceTroubles(a);
+  if (verdict.verdict === "unmeasured" && spoiled && troubles.length > 0) {
+    verdict.reasons.unshift(`unmeasured: the reference A broke or was spoiled, so B could not be measured against it: ${troubles.join("; ")}`);
+  }
+  return verdict;
+}
+function referenceTroubles(a) {
+  const out = [];
+  for (const p of a.points) {
+    for (const r of p.runs) {
+      if (r.validity.valid && r.failed === 0) continue;
+      const where = `A's run ${r.repeat} at ${p.input_len}x${p.output_len}@c${p.concurrency}`;
+      const codes = [...new Set(r.validity.issues.map((i) => i.code))];
+      out.push(`${where}: ${[failedText2(r), codes.length > 0 ? codes.join(", ") : null].filter((x) => x !== null).join(", ")}`);
+    }
+  }
+  return out;
+}
+function failedText2(r) {
+  if (r.failed === 0) return null;
+  const kinds = Object.entries(r.errors ?? {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ×${n}`);
+  return `${r.failed} request${r.failed === 1 ? "" : "s"} failed${kinds.length > 0 ? ` (${kinds.join(", ")})` : ""}`;
 }
 
 // src/ab/run-ab.ts
@@ -75816,6 +76280,7 @@ async function runAB(opts, deps) {
         logPath: join3(opts.outDir, `${side.toLowerCase()}.server.log`),
         apiKey: c.apiKey,
         secrets: c.serve.secrets,
+        ...c.serve.env !== void 0 ? { passEnv: c.serve.env } : {},
         log: (line) => deps.log(`${side}: ${line}`),
         ...deps.signal ? { signal: deps.signal } : {}
       })
@@ -75823,7 +76288,7 @@ async function runAB(opts, deps) {
   };
   const order = slotOrder(opts.rounds);
   const acc = {};
-  const keep = async (side, slot) => {
+  const keep2 = async (side, slot) => {
     const merged = acc[side] === void 0 ? slot : mergeResults(acc[side], slot);
     merged.config = { ...merged.config, repeats: opts.rounds };
     if (slot.interrupted !== void 0) merged.interrupted = slot.interrupted;
@@ -75876,7 +76341,7 @@ ${kept.tail(20).join("\n")}`);
       }
       try {
         const { result } = await runSweep(cfg, { ...deps.sweepDeps, log: deps.log, ...deps.signal ? { signal: deps.signal } : {}, ...kept ? { server: kept } : {} });
-        await keep(side, result);
+        await keep2(side, result);
       } catch (err) {
         if (!(err instanceof ServerExitedDuringSweep)) {
           if (!await diedBefore()) throw err;
@@ -75885,7 +76350,7 @@ ${kept.tail(20).join("\n")}`);
         }
         if (side === "A") throw new UsageError(`A (the reference) failed: ${err.message}`, err.hint);
         deps.log(`B's server exited during slot ${i + 1}: ${err.message.split("\n")[0]}`);
-        await keep(side, await readResultFile(out));
+        await keep2(side, await readResultFile(out));
         break;
       }
       deps.onSlotDone?.(side, round, i, order.length);
@@ -75946,11 +76411,12 @@ function registerAbCommand(program2) {
         flags: { ...sweep ? { sweep } : {}, ...baseUrl !== void 0 ? { baseUrl } : { serve } },
         env: process.env
       });
+      rememberSecrets(cfg.secrets ?? []);
       return cfg;
     };
     const cfgA = sideConfig("a", flags.aBaseUrl, flags.aServe);
     const cfgB = sideConfig("b", flags.bBaseUrl, flags.bServe);
-    const log = (line) => void process.stderr.write(`${line}
+    const log = (line) => void process.stderr.write(`${redactSecrets(line)}
 `);
     const abort = new AbortController();
     const onSignal = (sig) => {
@@ -75980,7 +76446,7 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
       const md = join4(flags.outDir, "verdict.md");
       await writeFileAtomic(md, renderAbMarkdown(outcome));
       log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`);
-      process.exitCode = gateExit(outcome.verdict.verdict, failOn);
+      process.exitCode = gateExit(outcome.verdict.verdict, failOn, outcome.verdict.blind);
     } catch (err) {
       if (!(err instanceof CandidateBrokeBeforeMeasuring)) throw err;
       process.stdout.write(`servegate verdict: BROKEN
@@ -76162,8 +76628,7 @@ function registerHistoryCommand(program2) {
     const h = baselineHistory(await loadBaselineOrResult(path));
     process.stdout.write(renderHistoryText(h));
     if (opts.markdown) await writeFileAtomic(opts.markdown, renderHistoryMarkdown(h));
-    if (opts.json) await writeFileAtomic(opts.json, `${JSON.stringify({ schema: "servegate.history/v1", ...h }, null, 2)}
-`);
+    if (opts.json) await writeJsonAtomic(opts.json, { schema: "servegate.history/v1", ...h });
   });
 }
 
@@ -76683,8 +77148,7 @@ function registerExportCommand(program2, io = defaultIo4) {
 `);
     }
     for (const f of files) assertWritableOutput(join5(opts.outDir, f.name), "--out-dir");
-    for (const f of files) await writeFileAtomic(join5(opts.outDir, f.name), `${JSON.stringify(f.json, null, 2)}
-`);
+    for (const f of files) await writeJsonAtomic(join5(opts.outDir, f.name), f.json);
     io.print(`Wrote ${files.length} ${opts.format} file${files.length === 1 ? "" : "s"} to ${opts.outDir}
 `);
   });
@@ -76737,9 +77201,15 @@ function aggregateRecords(found, expected, opts = {}) {
     let verdict = countsAs(r.verdict);
     const why = NO_VERDICT[r.verdict];
     if (why !== void 0) notes.push(`${why}: counted as incomplete`);
+    if ((verdict === "pass" || verdict === "improvement") && r.rows.length === 0) {
+      notes.push("the record gated no metric: nothing was measured that could pass, counted as unmeasured");
+      verdict = "unmeasured";
+    }
     const head = opts.headSha ?? null;
-    if (head !== null && r.head_sha !== null && !sameCommit(head, r.head_sha)) {
-      notes.push(`measured commit ${r.head_sha.slice(0, 12)}, not ${head.slice(0, 12)}: no verdict on this commit, counted as incomplete`);
+    if (head !== null && (r.head_sha === null || !sameCommit(head, r.head_sha))) {
+      notes.push(
+        r.head_sha === null ? `the record names no commit: no verdict on ${head.slice(0, 12)}, counted as incomplete` : `measured commit ${r.head_sha.slice(0, 12) || "(empty)"}, not ${head.slice(0, 12)}: no verdict on this commit, counted as incomplete`
+      );
       if (verdictRank(verdict) > verdictRank("incomplete")) verdict = "incomplete";
     }
     rows.push({ label: label3, verdict, recorded: r.verdict, record: r, path: newest.path, expected: isExpected, notes });
@@ -76750,14 +77220,13 @@ function aggregateRecords(found, expected, opts = {}) {
   return { verdict: worstVerdict(rows.map((r) => r.verdict)), rows, regressions, expected: labels };
 }
 function sameCommit(a, b) {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  return x.startsWith(y) || y.startsWith(x);
+  const x = a.trim().toLowerCase();
+  return x !== "" && x === b.trim().toLowerCase();
 }
 function aggregateExit(agg, failOn) {
   let code = 0;
   for (const row2 of agg.rows) {
-    const c = gateExit(row2.verdict, failOn);
+    const c = gateExit(row2.verdict, failOn, row2.record?.blind ?? []);
     if (c > code) code = c;
   }
   return code;
@@ -76880,23 +77349,34 @@ init_errors();
 
 // src/gate/record.ts
 var RECORD_SCHEMA = "servegate.record/v1";
-var RECORD_OUTCOMES = ["pass", "improvement", "regression", "inconclusive", "not_comparable", "broken", "incomplete", "none", "error", "cancelled", "refused"];
+var RECORD_OUTCOMES = ["pass", "improvement", "regression", "unmeasured", "undecided", "not_comparable", "broken", "incomplete", "none", "error", "cancelled", "refused"];
 
 // src/store/record-file.ts
-var ROW_STATUSES = ["regression", "improvement", "pass", "inconclusive", "missing", "invalid", "broken", "incomplete"];
+var ROW_STATUSES = ["regression", "improvement", "pass", "undecided", "unmeasured", "missing", "invalid", "broken", "incomplete"];
+var OLD_VERDICT = "inconclusive";
 var text = external_exports.string();
 var maybe = external_exports.string().nullable();
 var num4 = external_exports.number().nullable();
 var recordSchema = external_exports.looseObject({
   schema: external_exports.literal(RECORD_SCHEMA),
   label: external_exports.string().min(1, "expected a non-empty configuration label"),
-  verdict: external_exports.enum(RECORD_OUTCOMES),
+  verdict: external_exports.enum([OLD_VERDICT, ...RECORD_OUTCOMES]).transform((v) => v === OLD_VERDICT ? "unmeasured" : v),
   detail: maybe,
   mode: text,
   sweep: maybe,
   compared_with: maybe,
-  rows: external_exports.array(external_exports.looseObject({ label: text, status: external_exports.enum(ROW_STATUSES), unit: text, baseline: num4, candidate: num4, delta_pct: num4 })),
+  rows: external_exports.array(
+    external_exports.looseObject({
+      label: text,
+      status: external_exports.enum([OLD_VERDICT, ...ROW_STATUSES]).transform((s) => s === OLD_VERDICT ? "undecided" : s),
+      unit: text,
+      baseline: num4,
+      candidate: num4,
+      delta_pct: num4
+    })
+  ),
   regressions: external_exports.array(text),
+  blind: external_exports.array(text).default([]),
   reasons: external_exports.array(text),
   env: external_exports.looseObject({
     gpu: text,
@@ -77004,14 +77484,14 @@ async function main(argv) {
       return;
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`servegate: ${err.message}
+      process.stderr.write(redactSecrets(`servegate: ${err.message}
 ${err.hint ? `hint: ${err.hint}
-` : ""}`);
+` : ""}`));
       process.exitCode = 2;
       return;
     }
-    process.stderr.write(`servegate crashed (a bug, please report it): ${err instanceof Error ? err.stack ?? err.message : String(err)}
-`);
+    process.stderr.write(redactSecrets(`servegate crashed (a bug, please report it): ${err instanceof Error ? err.stack ?? err.message : String(err)}
+`));
     process.exitCode = 3;
   }
 }
