@@ -47196,9 +47196,9 @@ var RULES = [
     re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@"']+)@/gi,
     apply: (m) => ({ text: `${m[1]}${REDACTED}@`, secret: m[2].includes(":") ? m[2].slice(m[2].indexOf(":") + 1) : m[2] })
   },
-  // ?token=…, &api_key=…, &X-Amz-Signature=…, &sig=…
+  // ?token=…, &api_key=…, &X-Amz-Signature=…, &sig=… (and &amp; where markdown or HTML escaped the URL)
   {
-    re: /([?&])([\w.-]+)=([^&#\s"'\\]+)/g,
+    re: /(&amp;|[?&])([\w.-]+)=([^&#\s"'\\]+)/g,
     apply: (m) => m[3] !== REDACTED && (isSecretName(m[2]) || /(?:^|[-_.])(?:sig|signature)$/i.test(m[2])) ? { text: `${m[1]}${m[2]}=${REDACTED}`, secret: m[3] } : keep(m)
   },
   // --flag value | --flag=value | -flag value: any flag one of whose words is a secret word.
