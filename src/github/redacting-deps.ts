@@ -51,10 +51,13 @@ function redactingClient(client: GitHubClient): GitHubClient {
 export function redactingDeps(deps: ActionDeps): ActionDeps {
   const { core } = deps
   const r = (s: string): string => redactSecrets(s)
-  // Masked on every call (the runner ignores repeats); remembered once for the by-value redaction.
+  // Masked once per value (each mask is a line of the log); remembered for the by-value redaction.
+  const masked = new Set<string>()
   const setSecret = (secret: string): void => {
     rememberSecrets([secret])
-    if (secret.length >= MIN_KNOWN_SECRET) core.setSecret(secret)
+    if (secret.length < MIN_KNOWN_SECRET || masked.has(secret)) return
+    masked.add(secret)
+    core.setSecret(secret)
   }
   for (const v of secretValuesFromEnv(deps.env)) setSecret(v)
   return {
