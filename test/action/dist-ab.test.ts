@@ -49,7 +49,10 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
     const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown 1.1`, rounds: '3' }, 7)
     expect(r.code, r.stdout).toBe(1)
     expect(r.outputs['verdict']).toBe('regression')
-    expect(JSON.parse(r.outputs['regressions']!)).toEqual(expect.arrayContaining([expect.stringMatching(/^p95 ITL 32×8 c=/)]))
+    // A 10 % slower engine raises every gap and lowers throughput at target: whichever clears its bar on this host is named.
+    const regressed = JSON.parse(r.outputs['regressions']!) as string[]
+    expect(regressed.length).toBeGreaterThan(0)
+    for (const m of regressed) expect(m).toMatch(/^(p95 ITL 32×8 c=\d+|throughput at target 32×8)$/)
     expect(r.stdout).toMatch(/::error::servegate gate tripped: regression in /)
     const mine = ws.gh.comments.filter((c) => c.user.login === BOT && c.issue === 7)
     expect(mine).toHaveLength(1)
