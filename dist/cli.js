@@ -76214,7 +76214,7 @@ function pairUp(a, b) {
 
 // src/ab/verdict.ts
 function compareAB(a, b, options = {}) {
-  const baseline = baselineFromResult(a, "A");
+  const baseline = referenceBaseline(a);
   const opts = resolveGateOptions(baseline, options);
   const figuresA = extractFigures(a, opts);
   const verdict = compareToBaseline(
@@ -76229,6 +76229,11 @@ function compareAB(a, b, options = {}) {
     verdict.reasons.unshift(`unmeasured: the reference A broke or was spoiled, so B could not be measured against it: ${troubles.join("; ")}`);
   }
   return verdict;
+}
+function referenceBaseline(a) {
+  const refresh = refreshFromResult(a);
+  if (Object.values(refresh.runs).some((v) => v.length > 0)) return baselineFromResult(a, "A");
+  return { schema: BASELINE_SCHEMA, name: "A", target: a.target, profile: profileOf(a), refreshes: [refresh] };
 }
 function referenceTroubles(a) {
   const out = [];

@@ -4,8 +4,8 @@ import { compareToBaseline } from '../gate/compare.js'
 import { extractFigures } from '../gate/extract.js'
 import { resolveGateOptions } from '../gate/options.js'
 import { decidePaired, pairUp } from '../gate/paired.js'
-import type { GateOptions, Verdict } from '../gate/types.js'
-import { baselineFromResult } from '../store/baseline.js'
+import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from '../gate/types.js'
+import { baselineFromResult, profileOf, refreshFromResult } from '../store/baseline.js'
 
 /**
  * The A/B verdict for two results of the same sweep whose repeat r was measured in slot
@@ -14,7 +14,7 @@ import { baselineFromResult } from '../store/baseline.js'
  * as a one-refresh baseline); each metric's decision is paired.
  */
 export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOptions> = {}): Verdict {
-  const baseline = baselineFromResult(a, 'A')
+  const baseline = referenceBaseline(a)
   const opts = resolveGateOptions(baseline, options)
   const figuresA = extractFigures(a, opts)
   const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info) =>
@@ -27,6 +27,17 @@ export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOpt
     verdict.reasons.unshift(`unmeasured: the reference A broke or was spoiled, so B could not be measured against it: ${troubles.join('; ')}`)
   }
   return verdict
+}
+
+/**
+ * A as a one-refresh baseline. A reference none of whose runs is valid still stands in (with no
+ * figures), so every row is unmeasured and the verdict names A, instead of the refusal a baseline
+ * refresh would give.
+ */
+function referenceBaseline(a: ResultFile): Baseline {
+  const refresh = refreshFromResult(a)
+  if (Object.values(refresh.runs).some((v) => v.length > 0)) return baselineFromResult(a, 'A')
+  return { schema: BASELINE_SCHEMA, name: 'A', target: a.target, profile: profileOf(a), refreshes: [refresh] }
 }
 
 /** What went wrong in the reference's runs: failed requests with their error kinds, and validity codes. */

@@ -109,4 +109,12 @@ describe('compareAB on results built by the pipeline', () => {
     const broken = pipelineResult({ concurrency: [1, 4, 16], repeats: 4, itl: (c) => ({ 1: 10, 4: 20, 16: 80 } as Record<number, number>)[c]!, run: () => ({ failed: 3 }) })
     expect(compareAB(side(1, drift), broken).verdict).toBe('broken')
   })
+
+  it('calls the verdict unmeasured and names A when the reference fails its requests, whatever B did', () => {
+    const brokenA = pipelineResult({ concurrency: [1, 4, 16], repeats: 4, itl: (c) => ({ 1: 10, 4: 20, 16: 80 } as Record<number, number>)[c]!, run: () => ({ failed: 3 }) })
+    const v = compareAB(brokenA, side(1.5, drift))
+    expect(v.verdict).toBe('unmeasured')
+    expect(v.reasons[0]).toMatch(/^unmeasured: the reference A broke or was spoiled, so B could not be measured against it: A's run 0 at 64x16@c1: 3 requests failed \(http_status ×3\), requests_failed/)
+    expect(v.regressions).toEqual([])
+  })
 })
