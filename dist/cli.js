@@ -47185,6 +47185,11 @@ function redactWord(word) {
   const q = quoteOf(word);
   return q === null ? REDACTED : `${q}${REDACTED}${q}`;
 }
+var ESCAPED_REDACTED = "\\*\\*\\*";
+function isRedacted(word) {
+  const u = unquote(word);
+  return u.startsWith(REDACTED) || u.startsWith(ESCAPED_REDACTED);
+}
 function unquote(word) {
   const q = quoteOf(word);
   return q === null ? word : word.slice(q.length, -q.length);
@@ -47199,34 +47204,34 @@ var RULES = [
   // ?token=…, &api_key=…, &X-Amz-Signature=…, &sig=… (and &amp; where markdown or HTML escaped the URL)
   {
     re: /(&amp;|[?&])([\w.-]+)=([^&#\s"'\\]+)/g,
-    apply: (m) => m[3] !== REDACTED && (isSecretName(m[2]) || /(?:^|[-_.])(?:sig|signature)$/i.test(m[2])) ? { text: `${m[1]}${m[2]}=${REDACTED}`, secret: m[3] } : keep(m)
+    apply: (m) => !isRedacted(m[3]) && (isSecretName(m[2]) || /(?:^|[-_.])(?:sig|signature)$/i.test(m[2])) ? { text: `${m[1]}${m[2]}=${REDACTED}`, secret: m[3] } : keep(m)
   },
   // --flag value | --flag=value | -flag value: any flag one of whose words is a secret word.
   // A following flag is not a value: `--api-key --port 8000` keeps --port.
   {
     re: new RegExp(String.raw`(^|[\s"'(=\\])(--?[A-Za-z][\w.-]*)(=|\s+)(?!-)(${WORD})`, "g"),
-    apply: (m) => isSecretFlagName(m[2]) && unquote(m[4]) !== REDACTED ? { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4])}`, secret: unquote(m[4]) } : keep(m)
+    apply: (m) => isSecretFlagName(m[2]) && !isRedacted(m[4]) ? { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4])}`, secret: unquote(m[4]) } : keep(m)
   },
   // NAME=value with a secret word in NAME: HF_TOKEN=…, -e OPENAI_API_KEY=…, export DB_PASSWORD=….
   {
     re: new RegExp(String.raw`(^|[^\w$-])([A-Za-z_][A-Za-z0-9_]*)=(${WORD})`, "g"),
-    apply: (m) => isSecretName(m[2]) && unquote(m[3]) !== REDACTED && !m[3].startsWith(REDACTED) ? { text: `${m[1]}${m[2]}=${redactWord(m[3])}`, secret: unquote(m[3]) } : keep(m)
+    apply: (m) => isSecretName(m[2]) && !isRedacted(m[3]) ? { text: `${m[1]}${m[2]}=${redactWord(m[3])}`, secret: unquote(m[3]) } : keep(m)
   },
   // "api_key": "value" inside JSON, plain or escaped inside a JSON string (--hf-overrides '{"hf_token": "…"}').
   {
     re: /(\\?")([\w.-]+)\1(\s*:\s*)\1([^"\\]*)\1/g,
-    apply: (m) => isSecretName(m[2]) && m[4] !== REDACTED ? { text: `${m[1]}${m[2]}${m[1]}${m[3]}${m[1]}${REDACTED}${m[1]}`, secret: m[4] } : keep(m)
+    apply: (m) => isSecretName(m[2]) && !isRedacted(m[4]) ? { text: `${m[1]}${m[2]}${m[1]}${m[3]}${m[1]}${REDACTED}${m[1]}`, secret: m[4] } : keep(m)
   },
   // A quoted header with a secret name: -H "X-Api-Key: value", 'Proxy-Authorization: Basic …'.
   {
     re: /(["'])([A-Za-z][\w-]*)(:\s*)(?:(Bearer|Basic|token)\s+)?([^"'\s]+)\1/gi,
-    apply: (m) => isSecretName(m[2]) && m[5] !== REDACTED ? { text: `${m[1]}${m[2]}${m[3]}${m[4] === void 0 ? "" : `${m[4]} `}${REDACTED}${m[1]}`, secret: m[5] } : keep(m)
+    apply: (m) => isSecretName(m[2]) && !isRedacted(m[5]) ? { text: `${m[1]}${m[2]}${m[3]}${m[4] === void 0 ? "" : `${m[4]} `}${REDACTED}${m[1]}`, secret: m[5] } : keep(m)
   },
   // Authorization headers written out: `Bearer xxx`, `Authorization: token xxx` / `Basic xxx`.
-  { re: /\b(Bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi, apply: (m) => m[2] === REDACTED ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] } },
+  { re: /\b(Bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi, apply: (m) => isRedacted(m[2]) ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] } },
   {
     re: /\b(authorization\s*[:=]\s*["']?(?:token|basic)\s+)([A-Za-z0-9._~+/-]+=*)/gi,
-    apply: (m) => m[2] === REDACTED ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] }
+    apply: (m) => isRedacted(m[2]) ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] }
   },
   // Token shapes that are secrets wherever they appear.
   ...[

@@ -48,7 +48,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
     const token = 'hf_abcdefghijklmnop1234'
     const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown 1.1`, rounds: '3' }, 7)
     expect(r.code, r.stdout).toBe(1)
-    expect(r.outputs['verdict']).toBe('regression')
+    expect(r.outputs['verdict'], r.stdout).toBe('regression')
     // A 10 % slower engine raises every gap and lowers throughput at target: whichever clears its bar on this host is named.
     const regressed = JSON.parse(r.outputs['regressions']!) as string[]
     expect(regressed.length).toBeGreaterThan(0)

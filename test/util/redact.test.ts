@@ -83,3 +83,12 @@ describe('secretValuesFromEnv', () => {
     expect(secretValuesFromEnv(env).sort()).toEqual(['correct horse', 'ghs_0123456789', 'hf_0123456789', 'sk-0123456789'])
   })
 })
+
+describe('a report redacted twice', () => {
+  it('keeps a redaction markdown escaped as it is, so a table shows \\*\\*\\* and not an emphasis marker', () => {
+    const escaped = String.raw`| HF\_TOKEN=\*\*\* vllm serve m --api-key \*\*\* -H "Authorization: Bearer \*\*\*" |`
+    expect(redactSecrets(escaped)).toBe(escaped)
+    // A value that is not a redaction is still replaced.
+    expect(redactSecrets(String.raw`HF\_TOKEN=\*\*\* --api-key=hunter22222`)).toBe(String.raw`HF\_TOKEN=\*\*\* --api-key=***`)
+  })
+})
