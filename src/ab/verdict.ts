@@ -17,8 +17,8 @@ export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOpt
   const baseline = referenceBaseline(a)
   const opts = resolveGateOptions(baseline, options)
   const figuresA = extractFigures(a, opts)
-  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info) =>
-    decidePaired({ pairs: pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, opts),
+  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) =>
+    decidePaired({ ...pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts),
   )
   // The reference's own failures leave B's figures without a partner: say that A is why.
   const spoiled = verdict.rows.some((r) => r.gated && (r.status === 'unmeasured' || r.status === 'invalid'))

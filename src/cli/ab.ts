@@ -93,7 +93,7 @@ export function registerAbCommand(program: Command): void {
         const md = join(flags.outDir, 'verdict.md')
         await writeFileAtomic(md, renderAbMarkdown(outcome))
         log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`)
-        process.exitCode = gateExit(outcome.verdict.verdict, failOn, outcome.verdict.blind)
+        process.exitCode = gateExit(outcome.verdict.verdict, failOn)
       } catch (err) {
         if (!(err instanceof CandidateBrokeBeforeMeasuring)) throw err
         // No B result to judge: the candidate broke, and that is the verdict.
