@@ -60,10 +60,10 @@ export function residentProblem(hostGpus: number | 'unknown', gpus: Partial<Reco
   const a = gpus.A
   const b = gpus.B
   if (a === undefined || b === undefined) {
-    return `servegate ab ${names.resident}: A and B would share this host's ${hostGpus === 1 ? 'GPU' : `${hostGpus} GPUs`}: give each side GPUs of its own with ${names.aGpus} and ${names.bGpus} (disjoint, e.g. 0 and 1), ${drop}`
+    return `servegate ab: ${names.resident}: A and B would share this host's ${hostGpus === 1 ? 'GPU' : `${hostGpus} GPUs`}: give each side GPUs of its own with ${names.aGpus} and ${names.bGpus} (disjoint, e.g. 0 and 1), ${drop}`
   }
   const shared = a.filter((g) => b.includes(g))
-  if (shared.length > 0) return `servegate ab ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(', ')}: give each side GPUs of its own, ${drop}`
+  if (shared.length > 0) return `servegate ab: ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(', ')}: give each side GPUs of its own, ${drop}`
   return null
 }
 
