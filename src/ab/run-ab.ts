@@ -35,6 +35,7 @@ import { gpuEnv } from '../serve/child-env.js'
 import { createExec, type ExecFn } from '../env/exec.js'
 import { queryGpuInventory } from '../env/nvidia-smi.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
+import { writeFileAtomic } from '../store/atomic-write.js'
 import { runSweep, type SweepDeps } from '../sweep/run-sweep.js'
 import { SERVER_EXITED, type ResultFile } from '../types.js'
 import { CLI_NAMES, gpuMinutes, gpusHeld, modeWhy, residentProblem, roundsProblem, slotOrder, type AbSchedule, type AbSettingNames, type AbStart, type Side } from './schedule.js'
@@ -272,6 +273,8 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
     wall_minutes: round2(wallMinutes),
     gpu_minutes: round2(gpuMinutes(wallMinutes, held)),
   }
+  // Beside a.json and b.json: how the host was held (the starts, their readiness, the GPU-minutes).
+  await writeFileAtomic(join(opts.outDir, 'schedule.json'), `${JSON.stringify(schedule, null, 2)}\n`)
   return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order, schedule }
 }
 

@@ -29,6 +29,25 @@ export function slotOf(side: Side, repeat: number): number {
 }
 
 /**
+ * The engine starts an exclusive job makes: one per run of adjacent slots of a side (A B B A A B
+ * → A [1], B [2,3], A [4,5], B [6]), each with its slots (1-based). A resident job starts each
+ * side once for all its slots.
+ */
+export function plannedStarts(order: readonly Side[], mode: 'exclusive' | 'resident'): Array<{ side: Side; slots: number[] }> {
+  const out: Array<{ side: Side; slots: number[] }> = []
+  if (mode === 'resident') {
+    for (const side of ['A', 'B'] as const) out.push({ side, slots: order.flatMap((s, i) => (s === side ? [i + 1] : [])) })
+    return out
+  }
+  for (const [i, side] of order.entries()) {
+    const last = out.at(-1)
+    if (last !== undefined && last.side === side) last.slots.push(i + 1)
+    else out.push({ side, slots: [i + 1] })
+  }
+  return out
+}
+
+/**
  * A side's GPU list as given ("0,1", "GPU-5d2…"): the indices or UUIDs CUDA_VISIBLE_DEVICES takes.
  * Throws a one-line message naming `what` for an empty list, a bad entry or a repeat.
  */
