@@ -44,16 +44,17 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
     const outDir = join(dir, name)
     const args = ['ab', '--a-serve', engineCommand(host, a), '--b-serve', engineCommand(host, b), '--rounds', '4', '--config', join(dir, 'servegate.yml'), '--out-dir', outDir, ...extra]
     const env = { ...process.env, CI: '1', PATH: host.path }
-    let before = host.started().length
+    let before = new Set(host.started())
     let r = await runCli(args, { env })
     if (/client_saturated/.test(r.stdout)) {
-      before = host.started().length
+      before = new Set(host.started())
       r = await runCli(args, { env })
     }
     // The engines the (last) job started.
-    const engines = host.started().length - before
+    const pids = host.started().filter((p) => !before.has(p))
+    const engines = pids.length
     const schedule = (): AbSchedule => JSON.parse(readFileSync(join(outDir, 'schedule.json'), 'utf8')) as AbSchedule
-    return { ...r, outDir, schedule, engines }
+    return { ...r, outDir, schedule, engines, pids }
   }
 
   /** No run of either side was spoiled by the other side's engine. */
@@ -126,7 +127,7 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
     expect(s.starts.map((x) => [x.side, x.slots])).toEqual([['A', [1, 4, 5, 8]], ['B', [2, 3, 6, 7]]])
     expect(s.gpus).toBe(2)
     // Each engine got its GPU (CUDA_VISIBLE_DEVICES), and only that GPU counted for its runs.
-    expect(twoGpus.started().map((pid) => readFileSync(join(twoGpus.pids, String(pid)), 'utf8').trim()).sort()).toEqual(['0', '1'])
+    expect(r.pids.map((pid) => readFileSync(join(twoGpus.pids, String(pid)), 'utf8').trim()).sort()).toEqual(['0', '1'])
     expectNoSharing(r.outDir)
   }, 120_000)
 
