@@ -69,7 +69,7 @@ describe('servegate ab against two simulators', () => {
     // (compare takes a.json as a baseline: a busy host that spoiled every run of A leaves it none to build.)
     if (c.code === 2) expect(c.stderr).toContain('has no valid runs; a baseline refresh needs at least one')
     else expect(c.stdout).toMatch(/p95 ITL 32×8 c=1/)
-  }, 240_000)
+  }, 360_000)
 
   it('passes two identical engines, exit 0', async () => {
     const r = await ab(a2, 'same')
