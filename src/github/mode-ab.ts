@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path'
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
-import { baselineFromResult } from '../store/baseline.js'
+import { referenceBaseline } from '../ab/verdict.js'
 import { runFlags, type Terms } from './base-terms.js'
 import { runStamp, type RunContext } from './context.js'
 import type { ActionDeps } from './deps.js'
@@ -127,7 +127,8 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
 
   const slots = 2 * inputs.rounds
   const what = job.reference === null ? 'A (reference) and B (candidate)' : 'the reference engine (A) and the candidate (B)'
-  core.info(`servegate ${inputs.mode}: ${what}, sweep "${cfgB.sweepName}", ${inputs.rounds} rounds (${slots} slots)${inputs.exclusive ? ', each server started for its own slots' : ''}; files in ${outDir}`)
+  const mode = inputs.resident ? 'both servers up for the whole job (resident)' : 'each server started for its own slots'
+  core.info(`servegate ${inputs.mode}: ${what}, sweep "${cfgB.sweepName}", ${inputs.rounds} rounds (${slots} slots), ${mode}; files in ${outDir}`)
   const stamp = (): ReturnType<typeof runStamp> => runStamp(job.ctx, new Date().toISOString())
   await publishStatusComment(
     deps,
@@ -136,7 +137,16 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   )
 
   const outcome = await stages.runAB(
-    { a: cfgA, b: cfgB, rounds: inputs.rounds, outDir, gateOptions: gateOptionsFrom(cfgB.gate), exclusive: inputs.exclusive },
+    {
+      a: cfgA,
+      b: cfgB,
+      rounds: inputs.rounds,
+      outDir,
+      gateOptions: gateOptionsFrom(cfgB.gate),
+      resident: inputs.resident,
+      gpus: { ...(inputs.aGpus !== undefined ? { A: inputs.aGpus } : {}), ...(inputs.bGpus !== undefined ? { B: inputs.bGpus } : {}) },
+      names: { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus' },
+    },
     { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) },
   )
 
@@ -151,7 +161,8 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   }
 
   // A stands where the baseline stands in the gate's report: its throughput at target and its curve beside B's.
-  const reference = baselineFromResult(outcome.a, 'A')
+  // A reference with no valid run stands in without figures (its verdict is unmeasured, naming A), never a baseline refusal.
+  const reference = referenceBaseline(outcome.a)
   const hideHost = !inputs.showHost
   const report: ReportInput = {
     mode: inputs.mode,
