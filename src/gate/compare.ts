@@ -204,7 +204,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   }
   // The gate could not have seen a regression of the size it promises on these rows.
   const blind = any(gatedRows, 'undecided').filter((r) => r.blind === true)
-  if (verdict === 'undecided') reasons.push(undecidedLine(blind, opts.maxMdcPct))
+  // First, so the comment's opening lines name the blind rows and what would give the gate power.
+  if (verdict === 'undecided') reasons.unshift(undecidedLine(blind, opts.maxMdcPct))
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) }
   if (gatedRows.length > 0) reasons.push(familyLine(family))
   const out: Verdict = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family }
