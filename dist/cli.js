@@ -67132,6 +67132,9 @@ function childEnv(parent, pass = [], extra = {}) {
   }
   return { ...out, ...extra };
 }
+function gpuEnv(gpus) {
+  return gpus === null || gpus === void 0 ? {} : { CUDA_VISIBLE_DEVICES: gpus.join(",") };
+}
 
 // src/config/schema.ts
 var positiveInt = (what) => external_exports.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` });
@@ -67195,6 +67198,12 @@ var gateSchema = external_exports.strictObject({
    * candidate and decides A/B on this host instead of trusting a baseline measured elsewhere.
    */
   reference_command: external_exports.string({ error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' }).min(1, { error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' }).optional(),
+  /**
+   * How the Action's gate uses `reference_command`: `ladder` (default) measures the reference beside
+   * the candidate only when the stored baseline cannot decide (the ladder's last step); `always`
+   * measures it for every pull request.
+   */
+  reference_mode: external_exports.enum(["ladder", "always"], { error: 'expected "ladder" (measure the reference only when the baseline cannot decide) or "always"' }).optional(),
   /**
    * The Action's judgement, set where a pull request cannot edit it (the base branch's config):
    * the verdicts that fail the step (as the `fail-on` input spells them), and whether an undecided
@@ -67699,7 +67708,8 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
       maxFailedRequests: file2?.gate?.max_failed_requests ?? null,
       ...file2?.gate?.goodput === true ? { goodput: true } : {},
       ...file2?.gate?.max_mdc_pct !== void 0 ? { maxMdcPct: file2.gate.max_mdc_pct } : {},
-      ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {}
+      ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {},
+      ...file2?.gate?.reference_mode !== void 0 ? { referenceMode: file2.gate.reference_mode } : {}
     },
     openLoop,
     goodput,
@@ -67873,6 +67883,110 @@ function chi2Ratio(df, z3) {
 }
 function chi2MedianRatio(df) {
   return chi2Ratio(df, 0);
+}
+function lnGamma(x) {
+  const c = [0.9999999999998099, 676.5203681218851, -1259.1392167224028, 771.3234287776531, -176.6150291621406, 12.507343278686905, -0.13857109526572012, 9984369578019572e-21, 15056327351493116e-23];
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
+  const z3 = x - 1;
+  let a = c[0];
+  const t = z3 + 7.5;
+  for (let i = 1; i < 9; i++) a += c[i] / (z3 + i);
+  return 0.5 * Math.log(2 * Math.PI) + (z3 + 0.5) * Math.log(t) - t + Math.log(a);
+}
+function betaFraction(a, b, x) {
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - (a + b) * x / (a + 1);
+  if (Math.abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 300; m++) {
+    const m2 = 2 * m;
+    let aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < 1e-14) break;
+  }
+  return h;
+}
+function incompleteBeta(x, a, b) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const front = Math.exp(lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
+  return x < (a + 1) / (a + b + 2) ? front * betaFraction(a, b, x) / a : 1 - front * betaFraction(b, a, 1 - x) / b;
+}
+function tCdf(t, df) {
+  if (!Number.isFinite(df)) return normalCdf(t);
+  const tail = 0.5 * incompleteBeta(df / (df + t * t), df / 2, 0.5);
+  return t >= 0 ? 1 - tail : tail;
+}
+function normalCdf(z3) {
+  const x = Math.abs(z3) / Math.SQRT2;
+  const p = regularizedGammaP(0.5, x * x);
+  return z3 >= 0 ? 0.5 * (1 + p) : 0.5 * (1 - p);
+}
+function regularizedGammaP(a, x) {
+  if (x <= 0) return 0;
+  const lnFront = -x + a * Math.log(x) - lnGamma(a);
+  if (x < a + 1) {
+    let sum2 = 1 / a;
+    let term = sum2;
+    for (let n = 1; n < 500; n++) {
+      term *= x / (a + n);
+      sum2 += term;
+      if (Math.abs(term) < Math.abs(sum2) * 1e-15) break;
+    }
+    return sum2 * Math.exp(lnFront);
+  }
+  const tiny = 1e-300;
+  let b = x + 1 - a;
+  let c = 1 / tiny;
+  let d = 1 / b;
+  let h = d;
+  for (let i = 1; i < 500; i++) {
+    const an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < 1e-15) break;
+  }
+  return 1 - Math.exp(lnFront) * h;
+}
+function tQuantile(p, df) {
+  if (!(p > 0 && p < 1)) throw new Error(`tQuantile: p = ${p} is not in (0, 1)`);
+  if (!(df > 0)) throw new Error(`tQuantile: df = ${df} is not above 0`);
+  if (p === 0.5) return 0;
+  if (p < 0.5) return -tQuantile(1 - p, df);
+  let lo = 0;
+  let hi = 1;
+  while (tCdf(hi, df) < p) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 1e12) return hi;
+  }
+  for (let i = 0; i < 200 && hi - lo > 1e-10 * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (tCdf(mid, df) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
 }
 
 // src/gate/bracket.ts
@@ -68504,20 +68618,24 @@ var DEFAULT_GATE_OPTIONS = {
   gated: ["itl_p95", "tput_at_target"],
   tolerances: {},
   defaultTolerance: 0.05,
-  k: 2.5,
-  earlyK: 3.5,
+  alpha: 0.01,
+  rows: 1,
+  look: "last",
+  alphaShare: 1,
+  screenMdc: null,
+  power: 0.9,
   passMargin: 1.5,
   centerWindow: 10,
   minHistory: 5,
-  dayFloor: 0.015,
-  shortDayFloor: 0.035,
+  dayFloor: 0.025,
   withinFloor: 0.02,
   failedRequestBudget: 0.01,
   maxFailedRequests: null,
   tokenCountTolerance: 0.01,
   maxRepeats: 9,
-  // Three times the default 5 % tolerance: an undecided row blinder than this fails the check.
-  maxMdcPct: 15
+  // Three times the default 5 % tolerance: a row blinder than this never passes.
+  maxMdcPct: 15,
+  onHostChange: "unmeasured"
 };
 function resolveGateOptions(baseline, opts = {}) {
   return {
@@ -69938,15 +70056,15 @@ var PromHistogram = class {
   sum = 0;
   count = 0;
   /** Record one value in seconds. */
-  observe(seconds2) {
-    this.sum += seconds2;
+  observe(seconds3) {
+    this.sum += seconds3;
     this.count++;
     const b = this.buckets;
     let lo = 0;
     let hi = b.length;
     while (lo < hi) {
       const mid = lo + hi >>> 1;
-      if (b[mid] < seconds2) lo = mid + 1;
+      if (b[mid] < seconds3) lo = mid + 1;
       else hi = mid;
     }
     if (lo < b.length) this.counts[lo] = this.counts[lo] + 1;
@@ -71183,6 +71301,23 @@ async function harnessGitCommit(exec, root) {
   return real(top.trim()) === real(root) ? sha.trim() : "unknown";
 }
 
+// src/env/process-group.ts
+import { readFileSync as readFileSync4 } from "node:fs";
+function parseStatPgid(stat2) {
+  const close = stat2.lastIndexOf(")");
+  if (close < 0) return null;
+  const fields = stat2.slice(close + 1).trim().split(/\s+/);
+  const pgid = Number(fields[2]);
+  return fields.length >= 3 && Number.isInteger(pgid) && pgid > 0 ? pgid : null;
+}
+function readProcessGroup(pid) {
+  try {
+    return parseStatPgid(readFileSync4(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
 // src/env/nvidia-smi.ts
 var THROTTLE_REASON_FIELDS = [
   "gpu_idle",
@@ -71237,7 +71372,15 @@ async function queryGpuInventory(exec) {
     clocks
   };
 }
-async function queryGpuSamples(exec, server, state = { reasonPrefix: void 0 }) {
+function visibleGpus(value) {
+  if (value === void 0) return null;
+  return value.split(",").map((g2) => g2.trim()).filter((g2) => g2 !== "");
+}
+function usesGpu(gpus, index, uuid3) {
+  if (gpus === null || gpus === void 0) return true;
+  return gpus.some((g2) => /^\d+$/.test(g2) ? Number(g2) === Number(index) : uuid3 !== "" && uuid3.startsWith(g2));
+}
+async function queryGpuSamples(exec, server, state = { reasonPrefix: void 0 }, pgidOf = readProcessGroup) {
   const base = ["index", "uuid", "name", "utilization.gpu", "clocks.sm", "clocks.max.sm", "power.draw", "temperature.gpu"];
   const prefixes = state.reasonPrefix !== void 0 ? [state.reasonPrefix] : [...REASON_PREFIXES, null];
   let rows = null;
@@ -71263,7 +71406,7 @@ async function queryGpuSamples(exec, server, state = { reasonPrefix: void 0 }) {
       power_w: numberField(r[6]),
       temperature_c: numberField(r[7]),
       throttle_reasons: [...reasons],
-      foreign_processes: apps === null ? null : countForeign(apps.filter((a) => a.gpuUuid === uuid3), server)
+      foreign_processes: apps === null || server.kind === "group" && !usesGpu(server.gpus, r[0] ?? "", uuid3) ? null : countForeign(apps.filter((a) => a.gpuUuid === uuid3), server, pgidOf)
     };
   });
 }
@@ -71279,10 +71422,14 @@ async function queryComputeApps(exec) {
   }
   return out;
 }
-function countForeign(apps, server) {
+function countForeign(apps, server, pgidOf = readProcessGroup) {
   const pids = [...new Set(apps.map((a) => a.pid))];
   if (server.kind === "pids") return pids.filter((p) => !server.pids.includes(p)).length;
   if (server.kind === "remote") return pids.length;
+  if (server.kind === "group") {
+    const own2 = pids.filter((p) => pgidOf(p) === server.pgid).length;
+    return own2 > 0 ? pids.length - own2 : Math.max(0, pids.length - 1);
+  }
   return Math.max(0, pids.length - 1);
 }
 
@@ -71364,7 +71511,7 @@ function startGpuSampler(exec, intervalMs, opts = {}) {
   let inFlight = null;
   const tick = () => {
     if (stopped || absent || inFlight) return;
-    inFlight = queryGpuSamples(exec, server, state).then((got) => {
+    inFlight = queryGpuSamples(exec, server, state, opts.pgidOf).then((got) => {
       if (got.length === 0 && samples.length === 0) absent = true;
       if (!stopped) samples.push(...got);
     }).catch(() => void 0).finally(() => {
@@ -71408,7 +71555,7 @@ function localAddresses() {
 }
 
 // src/load/run-point.ts
-import { existsSync, readFileSync as readFileSync4 } from "node:fs";
+import { existsSync, readFileSync as readFileSync5 } from "node:fs";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
@@ -71502,7 +71649,7 @@ function summariseClient(input2) {
   const { fromMs, toMs } = issuingWindow(input2.records);
   let events = 0;
   for (const r of input2.records) events += r.contentChunks;
-  const seconds2 = (input2.endMs - input2.startMs) / 1e3;
+  const seconds3 = (input2.endMs - input2.startMs) / 1e3;
   return {
     workers: input2.workers,
     eventLoopUtilization: Math.max(0, ...input2.loops.map((l) => l.elu)),
@@ -71511,7 +71658,7 @@ function summariseClient(input2) {
     sendLagP50Ms: percentile(input2.sendLagsMs, 50),
     sendLagP99Ms: percentile(input2.sendLagsMs, 99),
     meanInFlight: meanInFlight(input2.records, fromMs, toMs),
-    eventsPerSecond: seconds2 > 0 ? events / seconds2 : 0
+    eventsPerSecond: seconds3 > 0 ? events / seconds3 : 0
   };
 }
 
@@ -71708,7 +71855,7 @@ function tsxEsmApi(moduleUrl) {
   } catch {
     pkgPath = createRequire(import.meta.url).resolve("tsx/package.json");
   }
-  const pkg = JSON.parse(readFileSync4(pkgPath, "utf8"));
+  const pkg = JSON.parse(readFileSync5(pkgPath, "utf8"));
   return new URL(pkg.exports["./esm/api"]?.import.default ?? "./dist/esm/api/index.mjs", pathToFileURL(pkgPath)).href;
 }
 function spawnLoadWorker(data, moduleUrl = import.meta.url) {
@@ -72372,6 +72519,7 @@ async function startServer(opts) {
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true);
   const env = childEnv(opts.parentEnv ?? process.env, opts.passEnv ?? [], opts.extraEnv ?? {});
   const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env);
+  const spawnedAt = Date.now();
   const stop = async () => {
     await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log });
     await log.close();
@@ -72383,7 +72531,10 @@ async function startServer(opts) {
     await stop();
     throw err;
   }
+  const readyS = (Date.now() - spawnedAt) / 1e3;
   return {
+    gpus: visibleGpus(env["CUDA_VISIBLE_DEVICES"]),
+    readyS,
     url: url2,
     pid: proc.pid,
     logPath: opts.logPath,
@@ -73910,7 +74061,13 @@ async function sweepAgainst(root, cfg, deps, server) {
   if (tooManyThreads !== null) deps.log(`Warning: ${tooManyThreads}`);
   const gpuOnThisHost = isServerOnThisHost(root);
   if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`);
-  const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost, declaredGpus: cfg.gpus ?? null, warn: deps.log };
+  const envDeps = {
+    ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }),
+    ...deps.exec !== void 0 ? { exec: deps.exec } : {},
+    gpuOnThisHost,
+    declaredGpus: cfg.gpus ?? null,
+    warn: deps.log
+  };
   let result;
   let plan;
   if (cfg.resume && existsSync2(resultPath)) {
@@ -73947,6 +74104,7 @@ async function sweepAgainst(root, cfg, deps, server) {
   const usedSeeds = /* @__PURE__ */ new Set([...result.points.flatMap((p) => p.runs.flatMap((r) => r.seed === null ? [] : [r.seed])), ...plan.map((p) => p.seed)]);
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null;
   const gpuExec = envDeps.exec;
+  const serverProcesses = server === null ? { kind: "unknown" } : { kind: "group", pgid: server.pid, gpus: server.gpus ?? null };
   delete result.interrupted;
   const stop = async (cut) => {
     const exit = server?.exit() ?? null;
@@ -74007,7 +74165,7 @@ async function sweepAgainst(root, cfg, deps, server) {
         goodput: cfg.goodput ?? null,
         sampleGpu: () => {
           if (!gpuOnThisHost) return { stop: () => [] };
-          const s = startGpuSampler(gpuExec, 1e3);
+          const s = startGpuSampler(gpuExec, 1e3, { server: serverProcesses });
           return { stop: () => s.stopAndWait() };
         }
       }).catch(async (err) => {
@@ -74846,45 +75004,62 @@ init_errors();
 import { basename as basename2 } from "node:path";
 
 // src/gate/noise.ts
-function dayPrior(refreshes, opts) {
-  return refreshes < opts.minHistory ? Math.max(opts.dayFloor, opts.shortDayFloor) : opts.dayFloor;
-}
 function withPrior(est2, df, prior, priorDf) {
   const prior2 = prior * prior;
-  if (est2 >= prior2 || priorDf <= 0) return est2;
-  return (df * est2 + priorDf * prior2) / (df + priorDf);
+  if (est2 >= prior2 || priorDf <= 0) return { v: est2, df };
+  return { v: (df * est2 + priorDf * prior2) / (df + priorDf), df: df + priorDf };
 }
 function estimateNoise(historyLogs, candidateLogs, opts) {
   const refreshes = historyLogs.filter((r) => r.length > 0);
   const priorDf = Math.max(0, opts.minHistory - 1);
   const groups = refreshes.filter((g2) => g2.length >= 2);
-  let within2 = 0;
-  let withinDf = 0;
+  let rawWithin2 = 0;
+  let rawWithinDf = 0;
   if (groups.length > 0) {
     const vars = groups.map((g2) => ({ v: sampleVariance(g2), df: g2.length - 1 }));
     const typicalDf = median(vars.map((g2) => g2.df));
     const robust2 = median(vars.map((g2) => g2.v)) / chi2MedianRatio(typicalDf);
     const kept = vars.filter((g2) => g2.v <= robust2 * chi2Ratio(g2.df, 2.576));
-    withinDf = kept.reduce((a, g2) => a + g2.df, 0);
-    within2 = withinDf > 0 ? kept.reduce((a, g2) => a + g2.v * g2.df, 0) / withinDf : robust2;
+    rawWithinDf = kept.reduce((a, g2) => a + g2.df, 0);
+    rawWithin2 = rawWithinDf > 0 ? kept.reduce((a, g2) => a + g2.v * g2.df, 0) / rawWithinDf : robust2;
   }
-  within2 = withPrior(within2, withinDf, opts.withinFloor, priorDf * 2);
+  const within = withPrior(rawWithin2, rawWithinDf, opts.withinFloor, priorDf * 2);
   const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance(candidateLogs);
-  const candidateWithin2 = candidateLogs.length >= 2 && candVar > within2 * chi2Ratio(candidateLogs.length - 1, 1.645) ? candVar : within2;
+  const wider = candidateLogs.length >= 2 && candVar > within.v * chi2Ratio(candidateLogs.length - 1, 1.645);
   const runsPerRefresh = refreshes.length > 0 ? Math.round(median(refreshes.map((r) => r.length))) : 1;
-  let day2 = 0;
+  let rawDay2 = 0;
   if (refreshes.length >= 2) {
     const medSd = clippedSd(refreshes.map((r) => median(r)));
-    day2 = Math.max(0, medSd * medSd - varMedianFactor(runsPerRefresh) * within2);
+    rawDay2 = Math.max(0, medSd * medSd - varMedianFactor(runsPerRefresh) * within.v);
   }
-  day2 = withPrior(day2, Math.max(0, refreshes.length - 1), dayPrior(refreshes.length, opts), priorDf);
+  const day2 = withPrior(rawDay2, Math.max(0, refreshes.length - 1), opts.dayFloor, priorDf);
   const window2 = Math.min(opts.centerWindow, refreshes.length);
-  const refresh2 = day2 + varMedianFactor(runsPerRefresh) * within2;
+  const refresh2 = day2.v + varMedianFactor(runsPerRefresh) * within.v;
   const center2 = window2 > 0 ? varMedianFactor(window2) * refresh2 : Infinity;
-  return { within2, candidateWithin2, day2, center2, refreshes: refreshes.length, window: window2 };
+  return {
+    within2: within.v,
+    withinDf: within.df,
+    candidateWithin2: wider ? candVar : within.v,
+    candidateDf: wider ? candidateLogs.length - 1 : within.df,
+    day2: day2.v,
+    dayDf: day2.df,
+    center2,
+    refreshes: refreshes.length,
+    window: window2,
+    runsPerRefresh
+  };
 }
 function sigmaDiff(noise, nCandidate) {
-  return Math.sqrt(noise.day2 + varMedianFactor(nCandidate) * noise.candidateWithin2 + noise.center2);
+  const vmW = varMedianFactor(noise.window);
+  const terms = [
+    // The candidate's own day, and the day part of the baseline centre.
+    { v: noise.day2 * (1 + vmW), df: noise.dayDf },
+    { v: varMedianFactor(nCandidate) * noise.candidateWithin2, df: noise.candidateDf },
+    { v: vmW * varMedianFactor(noise.runsPerRefresh) * noise.within2, df: noise.withinDf }
+  ];
+  const total = terms.reduce((a, t) => a + t.v, 0);
+  const denom = terms.reduce((a, t) => a + (t.v > 0 ? t.v * t.v / Math.max(t.df, 1e-9) : 0), 0);
+  return { sigma: Math.sqrt(total), df: denom > 0 ? total * total / denom : Infinity };
 }
 
 // src/gate/decide.ts
@@ -74895,10 +75070,44 @@ function worseChange(x, higherIsBetter) {
 function allowedDisagreements(n) {
   return Math.floor(n / 5);
 }
-var Z95 = 1.645;
+function rowLevel(opts) {
+  return opts.alpha * opts.alphaShare / Math.max(1, opts.rows);
+}
+function worsePctOf(x, higherIsBetter) {
+  return (higherIsBetter ? 1 - Math.exp(-x) : Math.exp(x) - 1) * 100;
+}
+function barsFor(sigma, df, tolerance, opts) {
+  const tolBar = Math.log(1 + tolerance);
+  const d = Number.isFinite(df) && df > 0 ? df : Infinity;
+  const bar = Math.max(tolBar, tQuantile(1 - rowLevel(opts), d) * sigma);
+  const mdc = bar + tQuantile(opts.power, d) * sigma;
+  const passBar = opts.look === "last" ? bar : bar - opts.passMargin * sigma;
+  return { bar, passBar, sigma, mdc, df: d };
+}
+function isBlind(b, higherIsBetter, opts) {
+  const limit = opts.look === "screen" && opts.screenMdc !== null ? opts.screenMdc * 100 : opts.maxMdcPct;
+  return !Number.isFinite(b.mdc) || worsePctOf(b.mdc, higherIsBetter) > limit;
+}
 var ln = (x) => x > 0 ? Math.log(x) : -Infinity;
 function noDecision(nBaseline, nCandidate, history) {
-  return { status: "missing", baseline: null, candidate: null, d: null, bar: null, margin: null, sigma: null, mdc: null, nBaseline, nCandidate, history, extraRepeats: null, notes: [] };
+  return {
+    status: "missing",
+    baseline: null,
+    candidate: null,
+    d: null,
+    bar: null,
+    margin: null,
+    sigma: null,
+    mdc: null,
+    blind: false,
+    level: null,
+    df: null,
+    nBaseline,
+    nCandidate,
+    history,
+    extraRepeats: null,
+    notes: []
+  };
 }
 function decideMetric(input2, opts) {
   const histLogs = input2.history.map((r) => r.map(ln));
@@ -74919,42 +75128,41 @@ function decideMetric(input2, opts) {
   const noise = estimateNoise(used.map(finite), finite(candLogs), opts);
   const sign = input2.higherIsBetter ? -1 : 1;
   const d = center === cand ? 0 : sign * (cand - center);
-  const tolBar = Math.log(1 + input2.tolerance);
-  const bars = (n2) => {
-    const sigma2 = sigmaDiff(noise, n2);
-    const early = n2 < opts.maxRepeats;
-    const kNow = early ? Math.max(opts.k, opts.earlyK) : opts.k;
-    const passBar2 = Math.max(tolBar, opts.k * sigma2) - (early ? opts.passMargin * sigma2 : 0);
-    return { bar: Math.max(tolBar, kNow * sigma2), passBar: passBar2, sigma: sigma2 };
+  const bars = (n2, look = opts.look) => {
+    const { sigma: sigma2, df } = sigmaDiff(noise, n2);
+    return barsFor(sigma2, df, input2.tolerance, { ...opts, look });
   };
-  const { bar, passBar, sigma } = bars(candLogs.length);
+  const now = bars(candLogs.length);
+  const { bar, passBar, sigma } = now;
   if (!Number.isFinite(sigma) || !Number.isFinite(d)) {
     base.notes.push("no finite baseline data to estimate the noise from");
-    return { ...base, d: Number.isFinite(d) ? d : null, status: "undecided" };
+    return { ...base, d: Number.isFinite(d) ? d : null, status: "undecided", blind: true };
   }
   const worse = candLogs.filter((x) => sign * (x - center) > 0).length;
   const better = candLogs.filter((x) => sign * (x - center) < 0).length;
   const n = candLogs.length;
-  Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: bar + Z95 * sigma });
-  if (noise.refreshes < opts.minHistory) {
-    const drift = (dayPrior(noise.refreshes, opts) * 100).toFixed(1);
-    base.notes.push(
-      `short history (${noise.refreshes} refresh${noise.refreshes === 1 ? "" : "es"}): assuming ~${drift} % day-to-day drift until ${opts.minHistory} refreshes show the real one`
-    );
-  }
+  const blind = isBlind(now, input2.higherIsBetter, opts);
+  Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: now.mdc, blind, level: rowLevel(opts), df: now.df });
+  const show2 = (x) => worseChange(x, input2.higherIsBetter);
   if (d > bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: "regression" };
     base.notes.push(`only ${worse} of ${n} runs are worse than the baseline`);
     return { ...base, status: "undecided", extraRepeats: repeatsForAgreement(n, n - worse, opts.maxRepeats - n) };
   }
-  if (-d > bar) {
-    if (better >= n - allowedDisagreements(n)) return { ...base, status: "improvement" };
-    return { ...base, status: "pass" };
+  if (-d > bar && better >= n - allowedDisagreements(n)) return { ...base, status: "improvement" };
+  if (blind) {
+    base.notes.push(blindNote(now, noise.refreshes, input2.higherIsBetter, opts));
+    return { ...base, status: "undecided", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input2.higherIsBetter, opts) };
   }
-  if (d <= passBar) return { ...base, status: "pass" };
-  const show2 = (x) => worseChange(x, input2.higherIsBetter);
+  if (d <= passBar || -d > bar) return { ...base, status: "pass" };
   base.notes.push(`${show2(d)} lies between the pass threshold ${show2(passBar)} and the bar ${show2(bar)}`);
-  return { ...base, status: "undecided", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) };
+  return { ...base, status: "undecided", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input2.higherIsBetter, opts) };
+}
+function blindNote(b, refreshes, higherIsBetter, opts) {
+  const limit = opts.look === "screen" && opts.screenMdc !== null ? opts.screenMdc * 100 : opts.maxMdcPct;
+  const mdc = Number.isFinite(b.mdc) ? `${worsePctOf(b.mdc, higherIsBetter).toFixed(1)} %` : "unknown";
+  const history = refreshes < 2 * opts.minHistory ? `, more refreshes (${refreshes} so far)` : "";
+  return `blind: the smallest change this row would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${limit} %; more repeats${history} or a reference command would give it power`;
 }
 function decideAtZero(base, center, cand, candLogs, higherIsBetter) {
   const n = candLogs.length;
@@ -74973,10 +75181,10 @@ function decideAtZero(base, center, cand, candLogs, higherIsBetter) {
   base.notes.push(candidateIsZero ? "the candidate dropped to zero" : "the candidate rose from zero");
   return { ...base, status: worse ? "regression" : "improvement" };
 }
-function repeatsToResolve(d, n, bars, budget) {
+function repeatsToResolve(d, n, bars, budget, higherIsBetter, opts) {
   for (let extra = 1; extra <= budget; extra++) {
-    const { bar, passBar } = bars(n + extra);
-    if (d > bar || d <= passBar) return extra;
+    const b = bars(n + extra, "screen");
+    if (d > b.bar || d <= b.passBar && !isBlind(b, higherIsBetter, { ...opts, look: "screen" })) return extra;
   }
   return budget > 0 && bars(n + budget).sigma <= 0.9 * bars(n).sigma ? budget : null;
 }
@@ -75112,6 +75320,12 @@ function serverExitProblem(candidate) {
   return { blame: "broken", text: `the server ${how} ${where} (${i.finished_runs} of ${i.planned_runs} runs finished)` };
 }
 
+// src/gate/host-change.ts
+function hostChanges(baselineEnv, candidateEnv) {
+  return diffEnv(baselineEnv, candidateEnv).changes.filter((c) => c.blame === "host" && isKnownChange(c)).map(({ field, baseline, candidate }) => ({ field, baseline, candidate }));
+}
+var describeHostChanges = describeChanges;
+
 // src/gate/unmeasured.ts
 var CAUSES = {
   client_saturated: "a busy host: servegate's client could not keep up with the load it was asked for (client_saturated); run on a quieter runner",
@@ -75182,6 +75396,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   const extraRepeats = [];
   let unresolvable = 0;
   const unmeasuredProblems = [];
+  const planRows = [];
   for (const kind of METRIC_KINDS) {
     const gated = opts.gated.includes(kind);
     for (const scope of scopesOf(baseline, kind, candidate)) {
@@ -75189,44 +75404,49 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
       const tpc = kind === "itl_p95" ? perToken.get(scope) : void 0;
       const variants = [{ rowKey: key, dataKey: key, perToken: false }];
       if (tpc) variants.push({ rowKey: metricKey(ITL_TOK, scope), dataKey: metricKey(ITL_TOK, scope), perToken: true });
-      for (const { rowKey, dataKey, perToken: isPerToken } of variants) {
-        const runs = figures.get(dataKey) ?? [];
-        if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === void 0)) continue;
-        const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : /* @__PURE__ */ new Map();
-        const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat));
-        const missed = KIND_INFO[kind].perShape ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep))) : /* @__PURE__ */ new Map();
-        const usable2 = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat));
-        const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) };
-        const decision = decider ? decider(dataKey, usable2, info) : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable2.map((r) => r.value), ...info }, opts);
-        const { problems, notes } = runProblems(runs, opts);
-        problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts));
-        problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut));
-        problems.push(...missed.values());
-        if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died);
-        if (isPerToken && tpc) {
-          notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`);
-        } else if (tpc) {
-          notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`);
-        }
-        const measured = enoughValidRuns(usable2.length, planned) && (decider !== void 0 ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2);
-        const row2 = toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured);
-        rows.push(row2);
-        if (gated && (row2.status === "invalid" || row2.status === "unmeasured")) {
-          unmeasuredProblems.push(...problems);
-          if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === void 0) {
-            const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))];
-            if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note);
-            else if (spoiledBy.length > 0) {
-              baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label}: its refreshes' runs were invalid (${spoiledBy.join(", ")}); refresh it`);
-              unmeasuredProblems.push({ blame: "unmeasured", text: `baseline runs invalid (${spoiledBy.join(", ")})`, codes: spoiledBy });
-            } else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label} (a foreign or spoiled baseline; refresh it)`);
-          }
-        }
-        if (gated && row2.status === "undecided") {
-          if (decision.extraRepeats === null) unresolvable++;
-          else extraRepeats.push(decision.extraRepeats);
-        }
+      for (const v of variants) {
+        if (!gated && (figures.get(v.dataKey) ?? []).length === 0 && baseline.refreshes.every((r) => r.runs[v.dataKey] === void 0)) continue;
+        planRows.push({ kind, gated, scope, ...v });
       }
+    }
+  }
+  const rowOpts = { ...opts, rows: Math.max(1, planRows.filter((r) => r.gated).length) };
+  for (const { kind, gated, scope, rowKey, dataKey, perToken: isPerToken } of planRows) {
+    const tpc = kind === "itl_p95" ? perToken.get(scope) : void 0;
+    const runs = figures.get(dataKey) ?? [];
+    const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : /* @__PURE__ */ new Map();
+    const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat));
+    const missed = KIND_INFO[kind].perShape ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep))) : /* @__PURE__ */ new Map();
+    const usable2 = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat));
+    const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) };
+    const decision = decider ? decider(dataKey, usable2, info, rowOpts) : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable2.map((r) => r.value), ...info }, rowOpts);
+    const { problems, notes } = runProblems(runs, opts);
+    problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts));
+    problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut));
+    problems.push(...missed.values());
+    if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died);
+    if (isPerToken && tpc) {
+      notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`);
+    } else if (tpc) {
+      notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`);
+    }
+    const measured = enoughValidRuns(usable2.length, planned) && (decider !== void 0 ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2);
+    const row2 = toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured);
+    rows.push(row2);
+    if (gated && (row2.status === "invalid" || row2.status === "unmeasured")) {
+      unmeasuredProblems.push(...problems);
+      if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === void 0) {
+        const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))];
+        if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note);
+        else if (spoiledBy.length > 0) {
+          baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label}: its refreshes' runs were invalid (${spoiledBy.join(", ")}); refresh it`);
+          unmeasuredProblems.push({ blame: "unmeasured", text: `baseline runs invalid (${spoiledBy.join(", ")})`, codes: spoiledBy });
+        } else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label} (a foreign or spoiled baseline; refresh it)`);
+      }
+    }
+    if (gated && row2.status === "undecided") {
+      if (decision.extraRepeats === null) unresolvable++;
+      else extraRepeats.push(decision.extraRepeats);
     }
   }
   if (perToken.size > 0 && opts.gated.includes("itl_p95")) {
@@ -75271,12 +75491,35 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   if (verdict === "undecided" && unresolvable > 0) {
     reasons.push(`${unresolvable} undecided row${unresolvable === 1 ? "" : "s"} would not settle within ${opts.maxRepeats} runs per point`);
   }
-  const blind = any2(gatedRows, "undecided").filter((r) => r.mdc_pct === null || r.mdc_pct > opts.maxMdcPct);
-  if (verdict === "undecided") reasons.push(undecidedLine(blind, opts.maxMdcPct));
-  return { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label) };
+  const blind = any2(gatedRows, "undecided").filter((r) => r.blind === true);
+  if (verdict === "undecided") reasons.unshift(undecidedLine(blind, opts.maxMdcPct));
+  const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) };
+  if (gatedRows.length > 0) reasons.push(familyLine(family));
+  const out = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family };
+  return decider === void 0 && opts.onHostChange === "unmeasured" && newest !== void 0 ? hostChangeVerdict(out, newest.env, candidate.env) : out;
+}
+function familyLine(f) {
+  const p = (x) => `${Number((x * 100).toPrecision(2))} %`;
+  return `judged ${f.rows} gated row${f.rows === 1 ? "" : "s"} at ${p(f.alpha)} false alarms per pull request: each row one-sided at ${p(f.rowLevel)} (Bonferroni)`;
+}
+function hostChangeVerdict(v, baselineEnv, candidateEnv) {
+  const changes = hostChanges(baselineEnv, candidateEnv);
+  if (changes.length === 0 || !["pass", "improvement", "regression", "undecided", "unmeasured"].includes(v.verdict)) return v;
+  const what = describeHostChanges(changes);
+  const was = v.verdict === "unmeasured" ? "" : ` (against it the rows read ${v.verdict}${v.regressions.length > 0 ? `: ${v.regressions.join(", ")}` : ""})`;
+  return {
+    ...v,
+    verdict: "unmeasured",
+    regressions: [],
+    confirm: null,
+    reasons: [
+      `unmeasured: the host changed since the baseline (${what}), so the stored baseline cannot tell the pull request's effect from the host's${was}; refresh the baseline on this host, or set gate.reference_command so the gate measures the base engine beside the PR`,
+      ...v.reasons.filter((r) => !r.startsWith("unmeasured: "))
+    ]
+  };
 }
 function undecidedLine(blind, maxMdcPct) {
-  if (blind.length === 0) return `undecided: every undecided row could have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct); the check passes with a warning`;
+  if (blind.length === 0) return "undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)";
   const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? "unknown" : `${r.mdc_pct.toFixed(1)} %`})`).join(", ");
   return `undecided and blind: ${what} could not have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
 }
@@ -75321,6 +75564,7 @@ function toRow(key, kind, gated, d, runs, problems, extraNotes, perToken, measur
     n_candidate: d.nCandidate,
     history: d.history,
     mdc_pct: finiteOrNull(worsePct(d.mdc, KIND_INFO[kind].higherIsBetter)),
+    blind: d.blind,
     status,
     notes
   };
@@ -75386,10 +75630,9 @@ function failOnWarning(failOn) {
   if (open3.length === 0) return null;
   return `fail-on leaves out ${open3.join(", ")}: such a verdict will not fail, although nothing about the candidate was certified`;
 }
-function gateExit(verdict, failOn, blind = []) {
+function gateExit(verdict, failOn) {
   if (verdict === "pass" || verdict === "improvement") return 0;
   if (!failOn.includes(verdict)) return 0;
-  if (verdict === "undecided" && blind.length === 0) return 0;
   return verdict === "not_comparable" ? 2 : 1;
 }
 var VERDICT_PRECEDENCE = ["not_comparable", "broken", "regression", "incomplete", "unmeasured", "undecided", "improvement", "pass"];
@@ -75567,7 +75810,7 @@ async function loadBaselineOrResult(path) {
   );
 }
 function exitCodeFor(v, failOn = DEFAULT_FAIL_ON) {
-  return gateExit(v.verdict, failOn, v.blind);
+  return gateExit(v.verdict, failOn);
 }
 async function gateOptionsOfConfig(path) {
   const file2 = await loadConfigFile(path);
@@ -76152,9 +76395,79 @@ function mergeResults(first, extra) {
 // src/ab/run-ab.ts
 init_endpoints();
 
+// src/ab/schedule.ts
+var MIN_AB_ROUNDS = 4;
+function roundsProblem(rounds) {
+  if (Number.isInteger(rounds) && rounds >= MIN_AB_ROUNDS) return null;
+  return `expected a whole number of at least ${MIN_AB_ROUNDS} rounds (fewer leave too few degrees of freedom for the paired spread)`;
+}
+function slotOrder(rounds) {
+  const order = [];
+  for (let r = 0; r < rounds; r++) order.push(...r % 2 === 0 ? ["A", "B"] : ["B", "A"]);
+  return order;
+}
+function slotOf(side, repeat) {
+  const round = repeat - 1;
+  const first = round % 2 === 0 ? "A" : "B";
+  return 2 * round + (side === first ? 1 : 2);
+}
+function parseGpuList(value, what) {
+  const list = value.split(",").map((g2) => g2.trim());
+  const bad = list.find((g2) => !/^(\d+|(GPU|MIG)-[A-Za-z0-9/-]+)$/.test(g2));
+  if (list.length === 0 || bad !== void 0) throw new Error(`${what} "${value}": expected GPU indices or UUIDs separated by commas, e.g. 0,1`);
+  if (new Set(list).size !== list.length) throw new Error(`${what} "${value}": a GPU is named twice`);
+  return list;
+}
+var CLI_NAMES = { resident: "--resident", aGpus: "--a-gpus", bGpus: "--b-gpus" };
+function residentProblem(hostGpus, gpus, names = CLI_NAMES) {
+  if (hostGpus === "unknown" || hostGpus === 0) return null;
+  const drop = `or drop ${names.resident} so that each side is started only for its own slots`;
+  const a = gpus.A;
+  const b = gpus.B;
+  if (a === void 0 || b === void 0) {
+    return `servegate ab: ${names.resident}: A and B would share this host's ${hostGpus === 1 ? "GPU" : `${hostGpus} GPUs`}: give each side GPUs of its own with ${names.aGpus} and ${names.bGpus} (disjoint, e.g. 0 and 1), ${drop}`;
+  }
+  const shared = a.filter((g2) => b.includes(g2));
+  if (shared.length > 0) return `servegate ab: ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(", ")}: give each side GPUs of its own, ${drop}`;
+  return null;
+}
+function gpuMinutes(wallMinutes, gpus) {
+  return gpus > 0 ? wallMinutes * gpus : wallMinutes;
+}
+function gpusHeld(hostGpus, gpus) {
+  const union2 = /* @__PURE__ */ new Set([...gpus.A ?? [], ...gpus.B ?? []]);
+  if (gpus.A !== void 0 && gpus.B !== void 0) return union2.size;
+  return typeof hostGpus === "number" ? hostGpus : union2.size;
+}
+function modeWhy(mode, gpus, commands, names = CLI_NAMES) {
+  const on = ["A", "B"].filter((s) => gpus[s] !== void 0).map((s) => `${s} on GPUs ${gpus[s].join(",")}`);
+  const byUrl = ["A", "B"].filter((s) => !commands.includes(s)).map((s) => `${s} is a server given by URL, up for the whole job`);
+  const parts = [mode === "resident" ? `resident: ${names.resident}` : "exclusive: the default; each side is started for its own slots and stopped before the other's"];
+  parts.push(...on.length > 0 || mode === "exclusive" ? on : ["both engines up for the whole job (no GPU seen on this host)"]);
+  return [parts.join(", "), ...byUrl].join("; ");
+}
+function scheduleLines(s) {
+  const lines2 = [`Mode: ${s.why}.`, `Slots: ${s.order.map((side, i) => `${i + 1}:${side}`).join(" ")}.`];
+  if (s.starts.length > 0) {
+    const starts = s.starts.map((st) => `${st.side} for slot${st.slots.length === 1 ? "" : "s"} ${st.slots.join(",") || "none"} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`);
+    lines2.push(`Engine starts (${s.starts.length}): ${starts.join("; ")}.`);
+  } else {
+    lines2.push("Engine starts: none (both sides are servers given by URL).");
+  }
+  lines2.push(
+    s.gpus > 0 ? `GPU-minutes: ${round1(s.gpu_minutes)} (${round1(s.wall_minutes)} wall minutes × ${s.gpus} GPU${s.gpus === 1 ? "" : "s"}).` : `GPU-minutes: no GPU was seen on this host; the job took ${round1(s.wall_minutes)} wall minutes.`
+  );
+  return lines2;
+}
+function seconds(s) {
+  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
+}
+function round1(x) {
+  return x < 10 ? x.toFixed(2) : x.toFixed(1);
+}
+
 // src/gate/paired.ts
 var PRIOR_DF = 4;
-var MIN_PAIRS_FOR_K = 10;
 var ln2 = (x) => x > 0 ? Math.log(x) : -Infinity;
 function decidePaired(input2, opts) {
   const n = input2.pairs.length;
@@ -76185,36 +76498,47 @@ function decidePaired(input2, opts) {
   }
   const sign = input2.higherIsBetter ? -1 : 1;
   const diffs = input2.pairs.map((_, i) => sign * (logsB[i] - logsA[i]));
-  const d = diffs.reduce((s, x) => s + x, 0) / n;
-  const meanA = logsA.reduce((s, x) => s + x, 0) / n;
-  const meanB = logsB.reduce((s, x) => s + x, 0) / n;
-  base.baseline = Math.exp(meanA);
-  base.candidate = Math.exp(meanB);
-  const df = n - 1;
-  const s2 = df > 0 ? diffs.reduce((s, x) => s + (x - d) ** 2, 0) / df : 0;
+  const rounds = input2.rounds ?? input2.pairs.map((_, i) => i);
+  const ab = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 0);
+  const ba = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 1);
+  const mean2 = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length;
+  const balanced = ab.length > 0 && ba.length > 0;
+  const d = balanced ? (mean2(ab) + mean2(ba)) / 2 : mean2(diffs);
+  const varFactor = balanced ? (1 / ab.length + 1 / ba.length) / 4 : 1 / n;
+  base.baseline = Math.exp(mean2(logsA));
+  base.candidate = Math.exp(mean2(logsB));
+  const dataDf = n - 1;
+  const s2 = dataDf > 0 ? diffs.reduce((a, x) => a + (x - d) ** 2, 0) / dataDf : 0;
   const prior2 = 2 * opts.withinFloor * opts.withinFloor;
-  const pair2 = (df * s2 + PRIOR_DF * prior2) / (df + PRIOR_DF);
-  const sigma = Math.sqrt(pair2 / n);
-  const k = n < MIN_PAIRS_FOR_K ? Math.max(opts.k, opts.earlyK) : opts.k;
-  const bar = Math.max(Math.log(1 + input2.tolerance), k * sigma);
-  const passBar = bar - opts.passMargin * sigma;
-  Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: bar + 1.645 * sigma });
+  const quiet2 = s2 < prior2;
+  const pair2 = quiet2 ? (dataDf * s2 + PRIOR_DF * prior2) / (dataDf + PRIOR_DF) : s2;
+  const df = quiet2 ? dataDf + PRIOR_DF : dataDf;
+  const sigma = Math.sqrt(pair2 * varFactor);
+  const bars = barsFor(sigma, df, input2.tolerance, opts);
+  const blind = isBlind(bars, input2.higherIsBetter, opts);
+  Object.assign(base, { d, bar: bars.bar, margin: bars.bar - bars.passBar, sigma, mdc: bars.mdc, blind, level: rowLevel(opts), df: bars.df });
   const worse = diffs.filter((x) => x > 0).length;
   const better = diffs.filter((x) => x < 0).length;
-  if (d > bar) {
+  if (d > bars.bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: "regression" };
     base.notes.push(`only ${worse} of ${n} pairs have B worse than A`);
     return { ...base, status: "undecided" };
   }
-  if (-d > bar) return { ...base, status: better >= n - allowedDisagreements(n) ? "improvement" : "pass" };
-  if (d <= passBar) return { ...base, status: "pass" };
+  if (-d > bars.bar && better >= n - allowedDisagreements(n)) return { ...base, status: "improvement" };
+  if (blind) {
+    const mdc = Number.isFinite(bars.mdc) ? `${worsePctOf(bars.mdc, input2.higherIsBetter).toFixed(1)} %` : "unknown";
+    base.notes.push(`blind: the smallest change these ${n} pairs would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${opts.maxMdcPct} %; more rounds would give it power`);
+    return { ...base, status: "undecided" };
+  }
+  if (d <= bars.passBar || -d > bars.bar) return { ...base, status: "pass" };
   base.notes.push(`the paired change lies between the pass threshold and the bar (${n} pairs); more rounds would narrow it`);
   return { ...base, status: "undecided" };
 }
 function pairUp(a, b) {
   const usable2 = (r) => r.valid && r.value !== null;
   const byRepeat = new Map(a.filter(usable2).map((r) => [r.repeat, r.value]));
-  return b.filter(usable2).filter((r) => byRepeat.has(r.repeat)).sort((x, y) => x.repeat - y.repeat).map((r) => [byRepeat.get(r.repeat), r.value]);
+  const kept = b.filter(usable2).filter((r) => byRepeat.has(r.repeat)).sort((x, y) => x.repeat - y.repeat);
+  return { pairs: kept.map((r) => [byRepeat.get(r.repeat), r.value]), rounds: kept.map((r) => r.repeat) };
 }
 
 // src/ab/verdict.ts
@@ -76226,14 +76550,51 @@ function compareAB(a, b, options = {}) {
     baseline,
     b,
     options,
-    (key, candidateRuns, info) => decidePaired({ pairs: pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, opts)
+    (key, candidateRuns, info, rowOpts) => decidePaired({ ...pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts)
   );
   const spoiled = verdict.rows.some((r) => r.gated && (r.status === "unmeasured" || r.status === "invalid"));
   const troubles = referenceTroubles(a);
   if (verdict.verdict === "unmeasured" && spoiled && troubles.length > 0) {
     verdict.reasons.unshift(`unmeasured: the reference A broke or was spoiled, so B could not be measured against it: ${troubles.join("; ")}`);
   }
+  const spoiledB = invalidSlotLines("B", null, b);
+  if (verdict.verdict === "unmeasured" && spoiledB.length > 0) verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join("; ")}`);
+  if (verdict.verdict === "broken") {
+    const failed = failedSlotLines("B", b);
+    verdict.reasons.unshift(`broken: B (the candidate) broke${failed.length > 0 ? `: ${failed.join("; ")}` : ""}`);
+  }
+  if (verdict.verdict === "regression") verdict.reasons.unshift(`B regressed: ${verdict.regressions.join(", ")} (B is worse than A beyond the bar)`);
   return verdict;
+}
+function invalidSlotLines(side, slot, result) {
+  const bySlot = /* @__PURE__ */ new Map();
+  for (const p of result.points) {
+    for (const r of p.runs) {
+      if (r.validity.valid) continue;
+      const n = slot ?? slotOf(side, r.repeat);
+      for (const issue2 of r.validity.issues) {
+        if (issue2.code === "checks_not_run" || CODE_BLAME[issue2.code] !== "unmeasured") continue;
+        const codes = bySlot.get(n) ?? /* @__PURE__ */ new Map();
+        if (!codes.has(issue2.code)) codes.set(issue2.code, issueWhy(issue2.detail));
+        bySlot.set(n, codes);
+      }
+    }
+  }
+  return [...bySlot.entries()].sort((x, y) => x[0] - y[0]).map(([n, codes]) => `${side}'s runs in slot ${n} are invalid: ${[...codes].map(([code, why]) => why === "" ? code : `${code} (${why})`).join(", ")}`);
+}
+function failedSlotLines(side, result) {
+  const out = [];
+  for (const p of result.points) {
+    for (const r of p.runs) {
+      const failed = failedText2(r);
+      if (failed !== null) out.push(`${side}'s run in slot ${slotOf(side, r.repeat)} at ${p.input_len}x${p.output_len}@c${p.concurrency}: ${failed}`);
+    }
+  }
+  return out;
+}
+function issueWhy(detail) {
+  const colon = detail.indexOf(": ");
+  return (colon >= 0 ? detail.slice(colon + 2) : detail).replace(/\.$/, "").trim();
 }
 function referenceBaseline(a) {
   const refresh = refreshFromResult(a);
@@ -76261,42 +76622,76 @@ function failedText2(r) {
 // src/ab/run-ab.ts
 var CandidateBrokeBeforeMeasuring = class extends UsageError {
 };
-function slotOrder(rounds) {
-  const order = [];
-  for (let r = 0; r < rounds; r++) order.push(...r % 2 === 0 ? ["A", "B"] : ["B", "A"]);
-  return order;
-}
 async function runAB(opts, deps) {
-  if (!Number.isInteger(opts.rounds) || opts.rounds < 2) throw new UsageError(`--rounds ${opts.rounds}: expected an integer ≥ 2 (pairs are needed to judge the spread)`);
-  mkdirSync2(opts.outDir, { recursive: true });
-  const paths = { a: join3(opts.outDir, "a.json"), b: join3(opts.outDir, "b.json") };
+  const rounds = roundsProblem(opts.rounds);
+  if (rounds !== null) throw new UsageError(`servegate ab: --rounds ${opts.rounds}: ${rounds}`);
+  const names = opts.names ?? CLI_NAMES;
   const cfgs = { A: opts.a, B: opts.b };
+  const gpus = opts.gpus ?? {};
   for (const side of ["A", "B"]) {
     const c = cfgs[side];
-    if (c.serve == null && c.server.baseUrl === null) throw new UsageError(`side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`);
+    if (c.serve == null && c.server.baseUrl === null) throw new UsageError(`servegate ab: side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`);
+    if (gpus[side] !== void 0 && c.serve == null) {
+      throw new UsageError(`servegate ab: ${side === "A" ? names.aGpus : names.bGpus} needs ${side}'s serve command: servegate sets CUDA_VISIBLE_DEVICES only for a command it starts`);
+    }
+  }
+  const t0 = Date.now();
+  const exec = deps.exec ?? createExec();
+  const inventory = await queryGpuInventory(exec);
+  const mode = opts.resident === true ? "resident" : "exclusive";
+  if (mode === "resident") {
+    const problem = residentProblem(inventory.count, gpus, names);
+    if (problem !== null) throw new UsageError(problem);
+  }
+  mkdirSync2(opts.outDir, { recursive: true });
+  const paths = { a: join3(opts.outDir, "a.json"), b: join3(opts.outDir, "b.json") };
+  const commands = ["A", "B"].filter((s) => cfgs[s].serve != null);
+  const order = slotOrder(opts.rounds);
+  const starts = [];
+  for (const side of commands) {
+    if (cfgs[side].warmup === 0) deps.log(`servegate ab: warning: warmup is 0, so the first requests after each start of ${side} meet a cold engine`);
   }
   const running = /* @__PURE__ */ new Map();
-  const startKept = async (side) => {
+  const startSide = async (side, slot) => {
     const c = cfgs[side];
     if (!c.serve) return;
-    running.set(
-      side,
-      await startServer({
+    const at = Date.now();
+    let handle;
+    try {
+      handle = await startServer({
         command: c.serve.command,
         baseUrl: c.server.baseUrl === null ? null : normalizeBaseUrl2(c.server.baseUrl).root,
         readyTimeoutMs: c.serve.readyTimeoutS * 1e3,
         stopTimeoutMs: c.serve.stopTimeoutS * 1e3,
         stopCommand: c.serve.stopCommand,
         logPath: join3(opts.outDir, `${side.toLowerCase()}.server.log`),
+        // One log per side: each later start appends to it.
+        appendLog: starts.some((s) => s.side === side),
         apiKey: c.apiKey,
         secrets: c.serve.secrets,
         ...c.serve.env !== void 0 ? { passEnv: c.serve.env } : {},
+        extraEnv: gpuEnv(gpus[side]),
         log: (line) => deps.log(`${side}: ${line}`),
         ...deps.signal ? { signal: deps.signal } : {}
-      })
-    );
+      });
+    } catch (err) {
+      if (err instanceof ServerStartCancelled) throw new UsageError(`servegate ab: interrupted while ${side}'s server was starting for slot ${slot}; finished slots are in ${opts.outDir}`);
+      if (!(err instanceof ServerStartFailed)) throw err;
+      const what = `servegate ab: ${side}'s server did not start for slot ${slot}: ${err.message}`;
+      if (side === "A") throw new UsageError(what, err.hint);
+      throw new BStartFailed(what, err);
+    }
+    const start = { side, slots: [], ready_s: round2(handle.readyS ?? (Date.now() - at) / 1e3), wall_s: 0 };
+    starts.push(start);
+    running.set(side, { handle, start, at });
   };
-  const order = slotOrder(opts.rounds);
+  const stopSide = async (side) => {
+    const up = running.get(side);
+    if (up === void 0) return;
+    running.delete(side);
+    await up.handle.stop();
+    up.start.wall_s = round2((Date.now() - up.at) / 1e3);
+  };
   const acc = {};
   const keep2 = async (side, slot) => {
     const merged = acc[side] === void 0 ? slot : mergeResults(acc[side], slot);
@@ -76305,13 +76700,36 @@ async function runAB(opts, deps) {
     acc[side] = merged;
     await writeResultFile(side === "A" ? paths.a : paths.b, merged);
   };
+  const bBroke = async (what, server) => {
+    deps.log(what.split("\n")[0]);
+    const b = acc.B;
+    if (b === void 0) throw new CandidateBrokeBeforeMeasuring(`${what.split("\n")[0]}, so no slot of B was measured
+${server.log_tail.join("\n")}`);
+    b.interrupted = {
+      at: (/* @__PURE__ */ new Date()).toISOString(),
+      reason: SERVER_EXITED,
+      cut_run: null,
+      finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
+      planned_runs: b.points.length * opts.rounds,
+      server
+    };
+    await writeResultFile(paths.b, b);
+  };
   try {
-    if (!opts.exclusive) for (const side of ["A", "B"]) await startKept(side);
+    if (mode === "resident") for (const side of ["A", "B"]) await startSide(side, order.indexOf(side) + 1);
     for (const [i, side] of order.entries()) {
       const round = Math.floor(i / 2);
-      const kept = running.get(side);
-      const out = join3(opts.outDir, `slot-${String(i + 1).padStart(2, "0")}-${side.toLowerCase()}.json`);
-      deps.log(`servegate ab: slot ${i + 1} of ${order.length} — ${side} (round ${round + 1})`);
+      const slotNo = i + 1;
+      if (mode === "exclusive") {
+        const other = side === "A" ? "B" : "A";
+        await stopSide(other);
+        if (!running.has(side)) await startSide(side, slotNo);
+      }
+      const up = running.get(side);
+      up?.start.slots.push(slotNo);
+      const kept = up?.handle;
+      const out = join3(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
+      deps.log(`servegate ab: slot ${slotNo} of ${order.length} — ${side} (round ${round + 1})`);
       const cfg = {
         ...cfgs[side],
         repeats: 1,
@@ -76328,48 +76746,64 @@ async function runAB(opts, deps) {
       const deadSide = async () => {
         const exit = kept.exit();
         await kept.settleLog(1e3);
-        const what = `${side}'s server ${describeExit(exit)} before slot ${i + 1}`;
-        if (side === "A") throw new UsageError(`A (the reference) failed: ${what}
+        const what = `${side}'s server ${describeExit(exit)} before slot ${slotNo}`;
+        if (side === "A") throw new UsageError(`servegate ab: A (the reference) failed: ${what}
 ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
-        deps.log(what);
-        const b = acc.B;
-        if (b === void 0) throw new CandidateBrokeBeforeMeasuring(`${what}, so no slot of B was measured
-${kept.tail(20).join("\n")}`);
-        b.interrupted = {
-          at: (/* @__PURE__ */ new Date()).toISOString(),
-          reason: SERVER_EXITED,
-          cut_run: null,
-          finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
-          planned_runs: b.points.length * opts.rounds,
-          server: { exit_code: exit.code, signal: exit.signal, log_tail: kept.tail(20) }
-        };
-        await writeResultFile(paths.b, b);
+        await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept.tail(20) });
       };
       if (kept !== void 0 && kept.exit() !== null) {
         await deadSide();
         break;
       }
       try {
-        const { result } = await runSweep(cfg, { ...deps.sweepDeps, log: deps.log, ...deps.signal ? { signal: deps.signal } : {}, ...kept ? { server: kept } : {} });
+        const sweepDeps = { ...deps.sweepDeps, log: deps.log, ...deps.exec ? { exec: deps.exec } : {}, ...deps.signal ? { signal: deps.signal } : {}, ...kept ? { server: kept } : {} };
+        const { result } = await runSweep(cfg, sweepDeps);
         await keep2(side, result);
+        for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`);
       } catch (err) {
         if (!(err instanceof ServerExitedDuringSweep)) {
           if (!await diedBefore()) throw err;
           await deadSide();
           break;
         }
-        if (side === "A") throw new UsageError(`A (the reference) failed: ${err.message}`, err.hint);
-        deps.log(`B's server exited during slot ${i + 1}: ${err.message.split("\n")[0]}`);
+        if (side === "A") throw new UsageError(`servegate ab: A (the reference) failed in slot ${slotNo}: ${err.message}`, err.hint);
+        deps.log(`servegate ab: B's server exited during slot ${slotNo}: ${err.message.split("\n")[0]}`);
         await keep2(side, await readResultFile(out));
         break;
       }
       deps.onSlotDone?.(side, round, i, order.length);
     }
+  } catch (err) {
+    if (!(err instanceof BStartFailed)) throw err;
+    await bBroke(err.message, { exit_code: null, signal: null, log_tail: [...err.cause.logTail] });
   } finally {
-    for (const handle of running.values()) await handle.stop();
+    for (const side of [...running.keys()]) await stopSide(side);
   }
   if (acc.A === void 0 || acc.B === void 0) throw new UsageError("servegate ab: a side has no finished slot, so there is nothing to compare");
-  return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order };
+  const wallMinutes = (Date.now() - t0) / 6e4;
+  const held = gpusHeld(inventory.count, gpus);
+  const schedule = {
+    order,
+    mode,
+    why: modeWhy(mode, gpus, commands, names),
+    starts,
+    gpus: held,
+    wall_minutes: round2(wallMinutes),
+    gpu_minutes: round2(gpuMinutes(wallMinutes, held))
+  };
+  await writeFileAtomic(join3(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
+`);
+  return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order, schedule };
+}
+var BStartFailed = class extends Error {
+  constructor(message, cause) {
+    super(message);
+    this.cause = cause;
+  }
+  cause;
+};
+function round2(x) {
+  return Math.round(x * 100) / 100;
 }
 
 // src/ab/report.ts
@@ -76388,9 +76822,14 @@ function abLine(o) {
 function renderAbMarkdown(o) {
   const md = renderVerdictMarkdown(o.verdict, { since: "between A and B" }).replace("### servegate verdict:", "### servegate A/B verdict:");
   const rows = ENV_FIELDS.map(([name, get]) => `| ${name} | ${escapeMarkdown(get(o.a.env))} | ${escapeMarkdown(get(o.b.env))} |`);
+  const schedule = scheduleLines(o.schedule).map((l) => `- ${escapeMarkdown(l)}`);
   return `${md.trimEnd()}
 
 ${abLine(o)} "Baseline" in the table is A, "candidate" is B.
+
+**Schedule**
+
+${schedule.join("\n")}
 
 **Environments**
 
@@ -76401,20 +76840,32 @@ ${rows.join("\n")}
 }
 function renderAbText(o) {
   return `${abLine(o)}
+${scheduleLines(o.schedule).join("\n")}
 ${renderVerdictText(o.verdict, { since: "between A and B" })}`;
 }
 
 // src/cli/ab.ts
 init_errors();
 function registerAbCommand(program2) {
-  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", "rounds of two slots each, in the order A B, B A, … (at least 2; default 6)", "6").option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--exclusive", "start and stop each side around each of its slots (two engines that need the same GPUs)").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
+  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, "6").option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--resident", "keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)").option("--a-gpus <list>", "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)").option("--b-gpus <list>", "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)").option("--exclusive", "the default (each side started for its own slots and stopped before the other's); accepted for older scripts").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
     const failOn = parseFailOn(flags.failOn, "--fail-on");
-    const rounds = Number(flags.rounds);
-    if (!/^\d+$/.test(flags.rounds) || rounds < 2) throw new UsageError(`--rounds "${flags.rounds}": expected an integer ≥ 2 (pairs are needed to judge the spread)`);
+    const rounds = /^\d+$/.test(flags.rounds) ? Number(flags.rounds) : NaN;
+    const roundsWhy = roundsProblem(rounds);
+    if (roundsWhy !== null) throw new UsageError(`servegate ab --rounds "${flags.rounds}": ${roundsWhy}`);
+    if (flags.resident === true && flags.exclusive === true) throw new UsageError("servegate ab: --resident and --exclusive contradict each other; give one (exclusive is the default)");
+    const gpuList = (value, flag) => {
+      if (value === void 0) return void 0;
+      try {
+        return parseGpuList(value, `servegate ab ${flag}`);
+      } catch (err) {
+        throw new UsageError(err.message);
+      }
+    };
+    const gpus = { ...flags.aGpus !== void 0 ? { A: gpuList(flags.aGpus, "--a-gpus") } : {}, ...flags.bGpus !== void 0 ? { B: gpuList(flags.bGpus, "--b-gpus") } : {} };
     const file2 = flags.config ? await loadConfigFile(flags.config) : null;
     const sweep = flags.sweep ?? (file2?.sweeps?.["gate"] !== void 0 ? "gate" : void 0);
     const sideConfig = (side, baseUrl, serve) => {
-      if (baseUrl === void 0 === (serve === void 0)) throw new UsageError(`side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`);
+      if (baseUrl === void 0 === (serve === void 0)) throw new UsageError(`servegate ab: side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`);
       const cfg = resolveConfig({
         file: file2,
         filePath: flags.config ?? null,
@@ -76445,7 +76896,8 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
           rounds,
           outDir: flags.outDir,
           gateOptions: optionsFromGateSettings(cfgB.gate),
-          exclusive: flags.exclusive === true
+          resident: flags.resident === true,
+          gpus
         },
         { log, signal: abort.signal }
       );
@@ -76456,7 +76908,7 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
       const md = join4(flags.outDir, "verdict.md");
       await writeFileAtomic(md, renderAbMarkdown(outcome));
       log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`);
-      process.exitCode = gateExit(outcome.verdict.verdict, failOn, outcome.verdict.blind);
+      process.exitCode = gateExit(outcome.verdict.verdict, failOn);
     } catch (err) {
       if (!(err instanceof CandidateBrokeBeforeMeasuring)) throw err;
       process.stdout.write(`servegate verdict: BROKEN
@@ -76746,11 +77198,11 @@ function requestsOf(o, source, bad) {
     if (i >= 0) throw new UsageError(`${source}: "${key}[${i}]" is ${JSON.stringify(v[i])}, expected ${what}`);
     return v;
   };
-  const seconds2 = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+  const seconds3 = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
   const tokens = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0;
-  const ttfts = list("ttfts", seconds2, "seconds ≥ 0");
-  const itls = list("itls", (x) => Array.isArray(x) && x.every(seconds2), "lists of seconds ≥ 0");
-  const latencies = list("latencies", seconds2, "seconds ≥ 0");
+  const ttfts = list("ttfts", seconds3, "seconds ≥ 0");
+  const itls = list("itls", (x) => Array.isArray(x) && x.every(seconds3), "lists of seconds ≥ 0");
+  const latencies = list("latencies", seconds3, "seconds ≥ 0");
   const inputLens = list("input_lens", tokens, "token counts");
   const outputLens = list("output_lens", tokens, "token counts");
   const errors = o["errors"] === void 0 || o["errors"] === null ? ttfts.map(() => "") : list("errors", (x) => typeof x === "string" || x === null, "error strings").map((e) => e ?? "");
@@ -77040,7 +77492,7 @@ var STATS = [
 function median4(values) {
   return spread(values.filter((v) => v !== null && Number.isFinite(v)))?.median ?? null;
 }
-var seconds = (ms) => ms === null ? null : ms / 1e3;
+var seconds2 = (ms) => ms === null ? null : ms / 1e3;
 function inferenceXRows(result) {
   const gpus = gpuCount(result.env);
   const env = result.env;
@@ -77076,7 +77528,7 @@ function inferenceXRows(result) {
       request_throughput: of((r) => r.request_throughput)
     };
     for (const m of METRICS) {
-      for (const [name, key] of STATS) row2[`${name}_${m}`] = seconds(of((r) => r[`${m}_ms`][key]));
+      for (const [name, key] of STATS) row2[`${name}_${m}`] = seconds2(of((r) => r[`${m}_ms`][key]));
     }
     for (const [name, key] of STATS) {
       const tpotMs = of((r) => r.tpot_ms[key]);
@@ -77236,7 +77688,7 @@ function sameCommit(a, b) {
 function aggregateExit(agg, failOn) {
   let code = 0;
   for (const row2 of agg.rows) {
-    const c = gateExit(row2.verdict, failOn, row2.record?.blind ?? []);
+    const c = gateExit(row2.verdict, failOn);
     if (c > code) code = c;
   }
   return code;

@@ -147,6 +147,8 @@ export interface GateRow {
   candidate: number | null
   /** Candidate vs baseline, signed as measured (+ = larger). */
   delta_pct: number | null
+  /** The row's tolerance, % (the smallest change that may count as a regression); absent in old records. */
+  tolerance_pct?: number
   /** How far the metric must move in the worse direction (up for latency, down for throughput) to regress, % (unsigned). */
   bar_pct: number | null
   sigma_pct: number | null

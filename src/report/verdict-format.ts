@@ -83,6 +83,11 @@ export function fmtPct(x: number | null): string {
   return x === null || !Number.isFinite(x) ? '–' : `${x.toFixed(1)} %`
 }
 
+/** The MDC, marked when the row is blind (it could not have caught the change it must, so it never passes). */
+export function fmtMdc(r: GateRow): string {
+  return r.blind === true ? `${fmtPct(r.mdc_pct)} blind` : fmtPct(r.mdc_pct)
+}
+
 /** Bar in the worse direction, with its sign: latency "+5.0 %", throughput "−4.8 %". */
 export function fmtBar(r: GateRow): string {
   if (r.bar_pct === null || !Number.isFinite(r.bar_pct)) return '–'

@@ -1,13 +1,13 @@
 /** The verdict as GitHub-flavoured markdown: the PR comment / job summary body (pure). */
 import { blameEnvChanges } from '../gate/env-diff.js'
 import type { GateRow, Verdict } from '../gate/types.js'
-import { fmtBar, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
+import { fmtBar, fmtMdc, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
 
-const HEADER = '| Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|'
+const HEADER = '| Status | Metric | Baseline | Candidate | Change | Tolerance | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|'
 
 function row(r: GateRow): string {
   const status = r.status === 'regression' || r.status === 'broken' ? `**${r.status}**` : r.status
-  return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtBar(r)} | ${fmtPct(r.sigma_pct)} | ${fmtPct(r.mdc_pct)} | ${r.n_baseline}/${r.n_candidate} |`
+  return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtPct(r.tolerance_pct ?? null)} | ${fmtBar(r)} | ${fmtPct(r.sigma_pct)} | ${fmtMdc(r)} | ${r.n_baseline}/${r.n_candidate} |`
 }
 
 // Pipes and newlines would break a table cell.
@@ -35,7 +35,7 @@ export function renderVerdictMarkdown(v: Verdict, opts: { since?: string } = {})
   }
   if (v.reasons.length > 0) out.push('**Why**', '', ...v.reasons.map((r) => `- ${r}`), '')
   out.push(
-    '<sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, k·σ). σ: combined noise of the difference. MDC: the smallest change caught with ~95 % probability at this noise.</sub>',
+    '<sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, t·σ) at the row\'s share of the false-alarm rate per PR. σ: combined noise of the difference. MDC: the smallest change caught 90 % of the time at this noise; a blind row (MDC above gate.max_mdc_pct) never passes.</sub>',
   )
   return `${out.join('\n')}\n`
 }

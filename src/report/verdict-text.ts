@@ -1,11 +1,11 @@
 /** The verdict for a terminal: one status line, aligned columns, readable at a glance (pure). */
 import { blameEnvChanges } from '../gate/env-diff.js'
 import type { GateRow, Verdict } from '../gate/types.js'
-import { fmtBar, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
+import { fmtBar, fmtMdc, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
 
-const COLUMNS = ['STATUS', 'METRIC', 'BASELINE', 'CANDIDATE', 'CHANGE', 'BAR', 'σ', 'MDC', 'N'] as const
+const COLUMNS = ['STATUS', 'METRIC', 'BASELINE', 'CANDIDATE', 'CHANGE', 'TOL', 'BAR', 'σ', 'MDC', 'N'] as const
 // Text columns align left, numbers right.
-const RIGHT = [false, false, true, true, true, true, true, true, true]
+const RIGHT = [false, false, true, true, true, true, true, true, true, true]
 
 function cells(r: GateRow): string[] {
   return [
@@ -14,9 +14,10 @@ function cells(r: GateRow): string[] {
     fmtValue(r.baseline, r.unit),
     fmtValue(r.candidate, r.unit),
     fmtSignedPct(r.delta_pct),
+    fmtPct(r.tolerance_pct ?? null),
     fmtBar(r),
     fmtPct(r.sigma_pct),
-    fmtPct(r.mdc_pct),
+    fmtMdc(r),
     `${r.n_baseline}/${r.n_candidate}`,
   ]
 }
