@@ -146,11 +146,12 @@ describe('aggregateExit', () => {
     expect(aggregateExit(both, [])).toBe(0)
   })
 
-  it('treats undecided as the gate does: it fails only when a row was blind, and only when fail-on lists it', () => {
+  it('treats undecided as the gate does: it fails, blind or not, whenever fail-on lists it', () => {
     const seeing: Verdict = { ...PASS, verdict: 'undecided', blind: [] }
     const blind: Verdict = { ...PASS, verdict: 'undecided', blind: ['p95 ITL 64×16 c=4'] }
-    expect(aggregateExit(aggregateRecords([record('a', seeing)], ['a']), DEFAULT_FAIL_ON)).toBe(0)
+    expect(aggregateExit(aggregateRecords([record('a', seeing)], ['a']), DEFAULT_FAIL_ON)).toBe(1)
     expect(aggregateExit(aggregateRecords([record('a', blind)], ['a']), DEFAULT_FAIL_ON)).toBe(1)
+    expect(aggregateExit(aggregateRecords([record('a', seeing)], ['a']), ['regression'])).toBe(0)
     expect(aggregateExit(aggregateRecords([record('a', blind)], ['a']), ['regression'])).toBe(0)
     expect(DEFAULT_FAIL_ON).toEqual(FAIL_ON_VERDICTS)
   })

@@ -188,6 +188,8 @@ describe('a PR cannot narrow the gated points with its own list (case 5)', () =>
     expect(v.reasons).toEqual([
       'p95 ITL 64×16 c=2: missing — candidate has no runs for this point',
       expect.stringMatching(/^throughput at target 64×16: incomplete — .*repeat 0: the curve stopped early \(measured c=1, 4 of 1, 2, 4\)/),
+      // The missing c=2 row still counts among the gated rows the PR's false-alarm rate is split over.
+      'judged 4 gated rows at 1 % false alarms per pull request: each row one-sided at 0.25 % (Bonferroni)',
     ])
   })
 

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { atTargetForResult } from '../../src/analysis/at-target.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
-import type { Baseline, VerdictKind } from '../../src/gate/types.js'
+import { optionsFromGateSettings } from '../../src/gate/settings.js'
+import type { Baseline, GateOptions, VerdictKind } from '../../src/gate/types.js'
 import { appendRefresh } from '../../src/store/baseline.js'
 import { parseResult } from '../../src/store/result-file.js'
 import type { ResultFile, RunResult } from '../../src/types.js'
@@ -36,17 +37,25 @@ const BASELINES: Record<string, Baseline> = {
 }
 const CANDIDATES = [...results.keys()].filter((n) => !n.startsWith('base-'))
 
-const exitOf = (b: Baseline, c: ResultFile): 0 | 1 | 2 => {
-  const v = compareToBaseline(b, c)
-  return gateExit(v.verdict, DEFAULT_FAIL_ON, v.blind)
-}
+/**
+ * What a user may set so that this short catalogue history can pass at all: `gate.max_mdc_pct: 25`
+ * in the config, through the same mapping the Action and `compare --config` use. With the default
+ * 15 % the three refreshes leave p95 ITL blind (MDC 24.8 % at c=1, 17.4 % at c=2), and four are
+ * not enough either (20.9 % at c=1), so no catalogue baseline lets anything pass by default.
+ */
+const LENIENT: Partial<GateOptions> = optionsFromGateSettings({ tolerancePct: {}, maxFailedRequests: null, maxMdcPct: 25 })
+
+const exitOf = (b: Baseline, c: ResultFile, opts: Partial<GateOptions> = {}): 0 | 1 | 2 => gateExit(compareToBaseline(b, c, opts).verdict, DEFAULT_FAIL_ON)
 
 describe('the catalogue of real candidates against a three-refresh baseline', () => {
   // Each verdict follows from what was injected; the cause is named on the first reason line.
   const table: Array<[string, VerdictKind, RegExp | null]> = [
-    ['unchanged', 'pass', null],
-    ['slower-15pct', 'regression', /p95 ITL/],
-    ['slower-3x', 'regression', /p95 ITL/],
+    // Three refreshes of this simulator leave p95 ITL blind (MDC 24.8 % at c=1, 17.4 % at c=2, above 15 %):
+    // an unchanged engine is undecided, never a pass, however small its change (−1 %).
+    ['unchanged', 'undecided', /^p95 ITL 16×16 c=1: undecided — blind: the smallest change this row would catch 90 % of the time is 24\.8 %/],
+    // p95 ITL rises 15 % and 11 %, inside its blind rows' bars (16.8 %, 11.9 %); throughput at target sees the slowdown.
+    ['slower-15pct', 'regression', /^throughput at target 16×16: −13\.0 %, beyond the bar of −9\.1 %$/m],
+    ['slower-3x', 'regression', /^p95 ITL 16×16 c=1: \+181\.8 %, beyond the bar of \+16\.8 %$/m],
     // A busy host: every run at C=1 saturated the client, so only what the valid runs show is decided.
     ['busy-host-unchanged', 'unmeasured', /^unmeasured: a busy host/],
     ['busy-host-slower', 'regression', /p95 ITL 16×16 c=2: \+/],
@@ -90,8 +99,12 @@ describe('the catalogue of real candidates against a three-refresh baseline', ()
         expect(v.verdict, name).toBe('broken')
         expect(v.reasons.join('\n'), name).toMatch(/failed/)
         expect(exitOf(STANDARD, c), name).toBe(1)
-      } else expect(v.verdict, name).not.toBe('broken')
+      }
     }
+    // The stalls are judged as measured: 2 % of streams held costs throughput at target 0.3 % (a pass) while
+    // the blind ITL rows keep it undecided; 10 % held costs 19.4 %, a regression.
+    expect(compareToBaseline(STANDARD, get('fault-stall-0.02'))).toMatchObject({ verdict: 'undecided', regressions: [] })
+    expect(compareToBaseline(STANDARD, get('fault-stall-0.1'))).toMatchObject({ verdict: 'regression', regressions: ['throughput at target 16×16'] })
   })
 
   it('says a 3× slower engine against an emptied baseline is unmeasured, naming the empty history', () => {
@@ -142,14 +155,15 @@ function measuredValidlyOnBothSides(b: Baseline, c: ResultFile): boolean {
 }
 
 describe('exit 0 ⇒ every gated metric was measured validly on both sides', () => {
-  it('holds for every baseline × candidate of the catalogue, with any runs an interrupted sweep lost', () => {
+  it('holds for every baseline × candidate of the catalogue, with any runs an interrupted sweep lost, at the default and a lenient max_mdc_pct', () => {
     const baselineNames = Object.keys(BASELINES)
     fc.assert(
       fc.property(
         fc.constantFrom(...baselineNames),
         fc.constantFrom(...CANDIDATES),
         fc.array(fc.nat(), { maxLength: 4 }),
-        (bName, cName, drops) => {
+        fc.boolean(),
+        (bName, cName, drops, lenient) => {
           const b = BASELINES[bName]!
           const c = get(cName)
           // Lose some runs, as a sweep cut short does; the curve is drawn again through what is left.
@@ -157,15 +171,20 @@ describe('exit 0 ⇒ every gated metric was measured validly on both sides', () 
           const lost = new Set(drops.map((d) => runs[d % runs.length]!.join(':')))
           c.points = c.points.map((p, pi) => ({ ...p, runs: p.runs.filter((_, ri) => !lost.has(`${pi}:${ri}`)) })).filter((p) => p.runs.length > 0)
           c.at_target = atTargetForResult(c.points, c.target)
-          if (exitOf(b, c) === 0) expect(measuredValidlyOnBothSides(b, c), `${bName} × ${cName} minus ${[...lost].join(',')}`).toBe(true)
+          if (exitOf(b, c, lenient ? LENIENT : {}) === 0) expect(measuredValidlyOnBothSides(b, c), `${bName} × ${cName} minus ${[...lost].join(',')}`).toBe(true)
         },
       ),
       { numRuns: 400, seed: 20261204 },
     )
   })
 
-  it('lets the unchanged candidate pass against the three-refresh baseline (the invariant is not vacuous)', () => {
-    expect(exitOf(STANDARD, get('unchanged'))).toBe(0)
+  it('lets the unchanged candidate pass against the three-refresh baseline at gate.max_mdc_pct 25 (the invariant is not vacuous)', () => {
+    // By default its p95 ITL rows are blind, so it is undecided and exits 1; a user who accepts an MDC of 25 %
+    // (ITL at c=1 has 24.8 %) lets it pass, which the property above then holds to the invariant.
+    expect(exitOf(STANDARD, get('unchanged'))).toBe(1)
+    expect(LENIENT).toEqual({ maxMdcPct: 25 })
+    expect(compareToBaseline(STANDARD, get('unchanged'), LENIENT).verdict).toBe('pass')
+    expect(exitOf(STANDARD, get('unchanged'), LENIENT)).toBe(0)
     expect(measuredValidlyOnBothSides(STANDARD, get('unchanged'))).toBe(true)
   })
 })

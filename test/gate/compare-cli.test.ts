@@ -92,9 +92,11 @@ describe('servegate compare', () => {
   })
 
   it('applies a config file\'s gate settings exactly as the Action\'s compare stage does', async () => {
-    const { base, cand } = await files(1.15)
+    // +8 %: beyond the default 5 % bar, inside the config's 10 % (a tolerance whose MDC stays under
+    // gate.max_mdc_pct: with 50 % every row would be blind, so undecided).
+    const { base, cand } = await files(1.08)
     const cfgPath = join(dir, 'servegate.yaml')
-    await writeFile(cfgPath, 'server:\n  base_url: http://127.0.0.1:8000\n  api_key_env: SERVEGATE_TEST_UNSET_KEY\ngate:\n  tolerance_pct: {itl: 50, throughput: 50}\n')
+    await writeFile(cfgPath, 'server:\n  base_url: http://127.0.0.1:8000\n  api_key_env: SERVEGATE_TEST_UNSET_KEY\ngate:\n  tolerance_pct: {itl: 10, throughput: 10}\n')
     // What the Action's real stages return for the same two files and config.
     const stages = realStages
     const file = await stages.loadConfigFile(cfgPath)

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { decideMetric, type MetricInput } from '../../src/gate/decide.js'
 import { estimateNoise, sigmaDiff } from '../../src/gate/noise.js'
 import { DEFAULT_GATE_OPTIONS } from '../../src/gate/options.js'
+import { tQuantile } from '../../src/gate/stats.js'
 import { wiggle } from './fixtures.js'
 
 const opts = DEFAULT_GATE_OPTIONS
@@ -14,21 +15,35 @@ const throughput = (history: number[][], candidate: number[]): MetricInput => ({
 
 describe('estimateNoise', () => {
   it('uses the data where they are noisier than the prior, and the prior where there are none', () => {
-    // One refresh, logs 0, ±0.02: s² = 0.0004 (not below the 2 % within prior, so kept);
-    // no day-to-day data, so day σ² is the short-history prior of 3.5 %: 0.001225.
+    // One refresh, logs 0, ±0.02: s² = 0.0004 (not below the 2 % within prior, so kept, 2 df);
+    // no day-to-day data, so day σ² is the one 2.5 % drift prior: 0.000625, worth minHistory − 1 = 4 df.
     const n = estimateNoise([[0, 0.02, -0.02]], [0, 0, 0], opts)
     expect(n.within2).toBeCloseTo(0.0004, 10)
-    expect(n.day2).toBeCloseTo(0.001225, 10)
+    expect(n.withinDf).toBe(2)
+    expect(n.day2).toBeCloseTo(0.000625, 10)
+    expect(n.dayDf).toBe(4)
     // Centre is that single refresh's median: var = day2 + Var(median of 3) · within2.
-    expect(n.center2).toBeCloseTo(0.001225 + 0.4487 * 0.0004, 10)
-    expect(sigmaDiff(n, 3)).toBeCloseTo(Math.sqrt(0.001225 + 0.4487 * 0.0004 + n.center2), 10)
+    expect(n.center2).toBeCloseTo(0.000625 + 0.4487 * 0.0004, 10)
+    // σ_diff² = day2 · (1 + 1) + 0.4487 · within (candidate) + 0.4487 · within (centre), with Welch–Satterthwaite df.
+    const terms = [
+      { v: 2 * 0.000625, df: 4 },
+      { v: 0.4487 * 0.0004, df: 2 },
+      { v: 0.4487 * 0.0004, df: 2 },
+    ]
+    const total = terms.reduce((a, t) => a + t.v, 0)
+    const sd = sigmaDiff(n, 3)
+    expect(sd.sigma).toBeCloseTo(Math.sqrt(total), 10)
+    expect(sd.df).toBeCloseTo(total ** 2 / terms.reduce((a, t) => a + t.v ** 2 / t.df, 0), 8)
   })
 
   it('blends a too-quiet history with the prior by degrees of freedom', () => {
-    // Ten identical refreshes: 20 within df of zero vs a prior worth 8 df of 0.02².
+    // Ten identical refreshes: 20 within df of zero vs a prior worth 8 df of 0.02²;
+    // 9 day df of zero vs the drift prior worth 4 df of 0.025².
     const n = estimateNoise(flat(0, 10), [0, 0, 0], opts)
     expect(n.within2).toBeCloseTo((8 * 0.0004) / 28, 12)
-    expect(n.day2).toBeCloseTo((4 * 0.000225) / 13, 12)
+    expect(n.withinDf).toBe(28)
+    expect(n.day2).toBeCloseTo((4 * 0.000625) / 13, 12)
+    expect(n.dayDf).toBe(13)
   })
 
   it('trusts a candidate whose runs spread far wider than the history says runs do', () => {
@@ -68,14 +83,31 @@ describe('decideMetric', () => {
     expect(decideMetric(latency(flat(10, 10), [10, 10, 10]), opts)).toMatchObject({ status: 'pass', d: 0 })
   })
 
-  it('is undecided just under the bar, asks for the repeats that settle it, and decides over all runs', () => {
-    // Zero-variance history: bar ln 1.05 = 4.88 %, pass needs D ≤ 4.88 % − 1.5 σ ≈ 3.1 % while
-    // confirmation is left; +4 % sits in between. At 9 runs the band closes and +4 % passes.
+  it('closes the band on the last look: a change below the bar passes', () => {
+    // Zero-variance history: bar ln 1.05 = 4.88 %; nothing follows this look, so +4 % passes.
     const d = decideMetric(latency(flat(10, 10), [10.4, 10.4, 10.4]), opts)
+    expect(d).toMatchObject({ status: 'pass', margin: 0, blind: false, extraRepeats: null })
+    expect(d.bar).toBeCloseTo(Math.log(1.05), 12)
+  })
+
+  it('on a screening look is undecided just under the bar, asks for the repeats that settle it, and decides over all runs', () => {
+    // Runs spread ±3 % in every refresh: the run-to-run noise is what more repeats average away.
+    const history = Array.from({ length: 10 }, () => [9.7, 10, 10.3])
+    const d = decideMetric(latency(history, [10.35, 10.4, 10.45]), { ...opts, look: 'screen' })
     expect(d.status).toBe('undecided')
-    expect(d.notes).toEqual([expect.stringMatching(/^\+4\.0 % lies between the pass threshold \+3\.\d % and the bar \+5\.0 %$/)])
+    expect(d.notes).toEqual(['+4.0 % lies between the pass threshold +2.4 % and the bar +6.5 %'])
+    // No count below the budget leaves the band, but the budget shrinks σ_diff by more than 10 %: ask for all of it.
     expect(d.extraRepeats).toBe(6)
-    expect(decideMetric(latency(flat(10, 10), Array(9).fill(10.4)), opts).status).toBe('pass')
+    // Confirmation decides over all nine runs, and nothing follows it: the band closes and +4 % passes.
+    expect(decideMetric(latency(history, [10.35, 10.4, 10.45, ...Array(6).fill(10.4)]), opts).status).toBe('pass')
+  })
+
+  it('on a screening look asks for no repeats when drift, not run noise, holds the row in the band', () => {
+    // Identical refreshes: σ_diff is the drift prior, which same-day repeats cannot average away.
+    const d = decideMetric(latency(flat(10, 10), [10.4, 10.4, 10.4]), { ...opts, look: 'screen' })
+    expect(d.status).toBe('undecided')
+    expect(d.notes).toEqual(['+4.0 % lies between the pass threshold +2.4 % and the bar +5.0 %'])
+    expect(d.extraRepeats).toBeNull()
   })
 
   it('is undecided when the median is beyond the bar but the runs disagree', () => {
@@ -93,12 +125,24 @@ describe('decideMetric', () => {
     const long = decideMetric(latency(flat(10, 10), [10.8, 10.8, 10.8]), opts)
     const short = decideMetric(latency(flat(10, 1), [10.8, 10.8, 10.8]), opts)
     expect(long.status).toBe('regression')
-    expect(short.status).toBe('undecided')
-    // Priors only (3.5 % short-history day prior): σ² = 2 · (0.001225 + 0.4487·0.00032); bar 3.5 σ.
-    const s2 = 0.001225 + 0.4487 * 0.00032
-    expect(short.sigma).toBeCloseTo(Math.sqrt(2 * s2), 6)
-    expect(short.bar).toBeCloseTo(3.5 * Math.sqrt(2 * s2), 6)
-    expect(short.notes[0]).toMatch(/short history \(1 refresh\)/)
+    // One refresh: priors only (2.5 % drift worth 4 df, within 2 % blended with 2 df of zero: 0.00032 over 10 df).
+    const day2 = 0.000625
+    const within2 = (8 * 0.0004) / 10
+    const terms = [
+      { v: 2 * day2, df: 4 },
+      { v: 0.4487 * within2, df: 10 },
+      { v: 0.4487 * within2, df: 10 },
+    ]
+    const total = terms.reduce((a, t) => a + t.v, 0)
+    const df = total ** 2 / terms.reduce((a, t) => a + t.v ** 2 / t.df, 0)
+    expect(short.sigma).toBeCloseTo(Math.sqrt(total), 6)
+    expect(short.df).toBeCloseTo(df, 6)
+    expect(short.bar).toBeCloseTo(tQuantile(0.99, df) * Math.sqrt(total), 6)
+    // +8 % lies below that bar (12.3 %), and the MDC (19.7 %) exceeds max_mdc_pct: blind, so undecided, never a pass.
+    expect(short).toMatchObject({ status: 'undecided', blind: true })
+    expect(short.notes).toEqual([
+      'blind: the smallest change this row would catch 90 % of the time is 19.7 %, more than 15 %; more repeats, more refreshes (1 so far) or a reference command would give it power',
+    ])
   })
 
   it('is missing without candidate runs or without baseline runs', () => {

@@ -44,16 +44,19 @@ describe('fingerprintOf', () => {
   })
 
   it('refuses a baseline whose fingerprint predates the new fields, advising a refresh, in the gate and in baseline update', () => {
-    const base = appendRefresh(null, pipeDay(0), { name: 'g' })
-    const { request_timeout: _r, workers: _w, harness: _h, ...older } = base.refreshes[0]!.fingerprint!
-    const stale = { ...base, refreshes: [{ ...base.refreshes[0]!, fingerprint: older }] }
-    const v = compareToBaseline(stale, pipeDay(1))
+    // Three refreshes, so that the baseline with the fields recorded can pass (one alone is blind).
+    let base = appendRefresh(null, pipeDay(0), { name: 'g' })
+    for (const d of [1, 2]) base = appendRefresh(base, pipeDay(d), { name: 'g' })
+    const newest = base.refreshes.at(-1)!
+    const { request_timeout: _r, workers: _w, harness: _h, ...older } = newest.fingerprint!
+    const stale = { ...base, refreshes: [...base.refreshes.slice(0, -1), { ...newest, fingerprint: older }] }
+    const v = compareToBaseline(stale, pipeDay(3))
     expect(v.verdict).toBe('not_comparable')
     expect(v.reasons).toContain(`not comparable: measurement settings differ: request deadline: baseline ${NOT_RECORDED}, candidate 124.064 s`)
     expect(v.reasons.filter((r) => r.includes('refresh the baseline'))).toHaveLength(3)
-    expect(() => appendRefresh(stale, pipeDay(1), { name: 'g' })).toThrow(/servegate version: baseline not recorded .*refresh the baseline/)
+    expect(() => appendRefresh(stale, pipeDay(3), { name: 'g' })).toThrow(/servegate version: baseline not recorded .*refresh the baseline/)
     // The same baseline with the fields recorded passes the same candidate.
-    expect(compareToBaseline(base, pipeDay(1)).verdict).toBe('pass')
+    expect(compareToBaseline(base, pipeDay(3)).verdict).toBe('pass')
   })
 
   it('never compares closed-loop with open-loop results, nor two arrival processes', () => {

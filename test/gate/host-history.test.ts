@@ -28,10 +28,11 @@ function on(host: 'b200' | 'h100', d: number, factor = 1): ResultFile {
  * on the new, faster H100, as a history written before updates kept one host looks. The store now
  * refuses that append, so it is put together from the same refreshes the store makes.
  */
-function mixedHistory(): Baseline {
+function mixedHistory(h100Refreshes = 1): Baseline {
   let b: Baseline | null = null
   for (const d of [0, 1, 2]) b = appendRefresh(b, on('b200', d, 1.3), { name: 'gate' })
-  return { ...b!, refreshes: [...b!.refreshes, refreshFromResult(on('h100', 3))] }
+  const h100 = Array.from({ length: h100Refreshes }, (_, i) => refreshFromResult(on('h100', 3 + i)))
+  return { ...b!, refreshes: [...b!.refreshes, ...h100] }
 }
 
 describe('the gate draws its spread only from refreshes of the candidate host', () => {
@@ -50,7 +51,15 @@ describe('the gate draws its spread only from refreshes of the candidate host', 
   })
 
   it('an unchanged candidate on the new GPU still passes', () => {
-    expect(compareToBaseline(mixedHistory(), on('h100', 5)).verdict).toBe('pass')
+    // One refresh on this host leaves every row blind (its MDC above 15 %): undecided, never a pass,
+    // and never a regression against the old GPU's history either.
+    const one = compareToBaseline(mixedHistory(), on('h100', 5))
+    expect(one.verdict).toBe('undecided')
+    expect(one.blind).toHaveLength(one.rows.filter((r) => r.gated).length)
+    // Three refreshes on the new GPU give the rows power: the unchanged candidate passes.
+    const three = compareToBaseline(mixedHistory(3), on('h100', 7))
+    expect(three.verdict).toBe('pass')
+    expect(three.reasons[0]).toMatch(/^the spread is drawn from the 3 of 6 refreshes of baseline gate measured on this host/)
   })
 
   it('prefers the same driver and CUDA; with none, the same GPUs judge it (a driver bump is still caught)', () => {

@@ -2,11 +2,23 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { compareAB } from '../../src/ab/verdict.js'
 import { DEFAULT_GATE_OPTIONS } from '../../src/gate/options.js'
-import { decidePaired, MIN_PAIRS_FOR_K, pairUp } from '../../src/gate/paired.js'
+import { decidePaired, MIN_ROUNDS, pairUp, PRIOR_DF } from '../../src/gate/paired.js'
+import { tQuantile } from '../../src/gate/stats.js'
 import { pipelineResult, wiggle } from './fixtures.js'
 
 const OPTS = DEFAULT_GATE_OPTIONS
-const latency = (pairs: Array<[number, number]>) => decidePaired({ pairs, higherIsBetter: false, tolerance: 0.05 }, OPTS)
+const latency = (pairs: Array<[number, number]>, rounds?: number[]) => decidePaired({ pairs, rounds, higherIsBetter: false, tolerance: 0.05 }, OPTS)
+
+/**
+ * Rounds of an A/B on a host whose speed is `host(slot)` (× on latency) at slot 0, 1, 2, …: even
+ * rounds run A then B, odd rounds B then A; B's engine adds `engine(slot)` on top.
+ */
+function job(rounds: number, host: (slot: number) => number, engine: (slot: number) => number = () => 1): Array<[number, number]> {
+  return Array.from({ length: rounds }, (_, r) => {
+    const [slotA, slotB] = r % 2 === 0 ? [2 * r, 2 * r + 1] : [2 * r + 1, 2 * r]
+    return [20 * host(slotA), 20 * host(slotB) * engine(slotB)]
+  })
+}
 
 describe('decidePaired: one metric from A/B slot pairs', () => {
   it('calls a 10 % slower B a regression when every pair agrees', () => {
@@ -21,11 +33,17 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     expect(latency([[20, 20.2], [20.4, 20.1], [19.8, 19.9], [20.1, 20.3]]).status).toBe('pass')
   })
 
-  it('does not call a regression when one pair of four disagrees, however large the others', () => {
-    const d = latency([[20, 30], [20, 19.8], [20, 30], [20, 30]])
+  it('does not call a regression when two pairs of nine disagree, however large the others', () => {
+    // Nine pairs tolerate one dissenter; two are too many, however far the other seven are.
+    // (With four pairs no dissenter is tolerated, but one dissenting pair among three at +50 % spreads
+    // the pairs so widely that D, +35 %, stays below the t bar at 3 df, +60 %: blind, so undecided.)
+    expect(latency([[20, 30], [20, 19.8], [20, 30], [20, 30]])).toMatchObject({ status: 'undecided', blind: true, df: 3 })
+    const d = latency(Array.from({ length: 9 }, (_, i): [number, number] => [20, i === 2 || i === 5 ? 19.9 : 30]))
     expect(d.d!).toBeGreaterThan(d.bar!)
     expect(d.status).toBe('undecided')
-    expect(d.notes.join(' ')).toMatch(/pairs have B worse/)
+    expect(d.notes).toEqual(['only 7 of 9 pairs have B worse than A'])
+    // Ten pairs tolerate two: the same seven-to-two split plus one more agreeing pair is a regression.
+    expect(latency(Array.from({ length: 10 }, (_, i): [number, number] => [20, i === 2 || i === 5 ? 19.9 : 30])).status).toBe('regression')
   })
 
   it('orients throughput: lower B is worse', () => {
@@ -34,25 +52,76 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     expect(decidePaired({ pairs: [[1000, 1200], [990, 1190], [1010, 1215]], higherIsBetter: true, tolerance: 0.05 }, OPTS).status).toBe('improvement')
   })
 
-  it('cancels a host that drifts over the job: counterbalanced pairs of an unchanged engine pass', () => {
-    // The host slows 1 % per slot; slots run A B, B A, A B, B A.
-    const order: Array<'A' | 'B'> = ['A', 'B', 'B', 'A', 'A', 'B', 'B', 'A']
-    const at = (who: 'A' | 'B', round: number): number => 20 * (1 + 0.01 * order.findIndex((x, i) => x === who && Math.floor(i / 2) === round))
-    const pairs = [0, 1, 2, 3].map((r): [number, number] => [at('A', r), at('B', r)])
-    expect(latency(pairs).status).toBe('pass')
+  it('cancels a host that drifts linearly over the job: A and B both +1 %/slot, B unchanged, pass', () => {
+    for (const rounds of [4, 6, 8]) {
+      const d = latency(job(rounds, (slot) => 1 + 0.01 * slot))
+      expect(d.status).toBe('pass')
+      // AB rounds see B one slot later (+1 %), BA rounds one slot earlier: equal weights cancel them.
+      expect(Math.abs(d.d!)).toBeLessThan(1e-3)
+    }
   })
 
-  it('does not call one disturbed slot among eight a regression: the early bar holds until ten pairs', () => {
-    // B 3 % slower in seven pairs (inside the 5 % tolerance) and 25 % in one: the mean
-    // crosses the tolerance only through the disturbed slot.
-    const pairs = Array.from({ length: 8 }, (_, i): [number, number] => [20, 20 * (i === 3 ? 1.25 : 1.03)])
-    const d = latency(pairs)
-    expect(d.status).not.toBe('regression')
-    expect(d.bar).toBeCloseTo(OPTS.earlyK * d.sigma!, 12)
-    // A spread wide enough that the noise sets the bar: earlyK up to nine pairs, k from ten.
-    const noisy = (n: number) => latency(Array.from({ length: n }, (_, i): [number, number] => [20, 20 * (i % 2 === 0 ? 1.12 : 0.92)]))
-    expect(noisy(MIN_PAIRS_FOR_K - 1).bar).toBeCloseTo(OPTS.earlyK * noisy(MIN_PAIRS_FOR_K - 1).sigma!, 12)
-    expect(noisy(MIN_PAIRS_FOR_K).bar).toBeCloseTo(OPTS.k * noisy(MIN_PAIRS_FOR_K).sigma!, 12)
+  it('cancels a step of the host halfway through the job: B unchanged, pass', () => {
+    for (const rounds of [4, 6, 8]) {
+      const d = latency(job(rounds, (slot) => (slot >= rounds ? 1.1 : 1)))
+      expect(d.status).toBe('pass')
+      expect(d.d).toBe(0)
+    }
+  })
+
+  it('keeps D unbiased under linear drift when a round drops out, given the rounds the pairs came from', () => {
+    const full = job(8, (slot) => 1 + 0.01 * slot)
+    for (const drop of [1, 2, 3, 6]) {
+      const kept = full.filter((_, i) => i !== drop)
+      const rounds = full.map((_, i) => i).filter((i) => i !== drop)
+      const withRounds = latency(kept, rounds)
+      const withoutRounds = latency(kept)
+      expect(withRounds.status).toBe('pass')
+      // With its rounds each pair keeps its order (AB or BA) and the orders weigh equally: D stays at the
+      // ~0 of the full job. Numbered 0, 1, 2, … instead, the pairs after the gap change order and D drifts.
+      expect(Math.abs(withRounds.d!)).toBeLessThan(2e-4)
+      expect(Math.abs(withoutRounds.d!)).toBeGreaterThan(5 * Math.abs(withRounds.d!))
+    }
+  })
+
+  it('finds B drifting away from A (worse by 1 % more each slot): the mean gap is what it decides', () => {
+    // Not a host drift, which moves A and B alike and cancels, but B's own degradation (a leak, a
+    // growing cache): D is B's mean excess over the job, about 0.5 % per slot × the mean slot.
+    // Four rounds (slots 0–7): mean gap +3.5 %, inside the 5 % tolerance — pass.
+    const four = latency(job(4, (slot) => 1 + 0.01 * slot, (slot) => 1 + 0.01 * slot))
+    expect(four.status).toBe('pass')
+    expect(four.d!).toBeCloseTo(0.0343, 3)
+    // Eight rounds (slots 0–15): mean gap +7.4 %, every pair B worse — regression.
+    const eight = latency(job(8, (slot) => 1 + 0.01 * slot, (slot) => 1 + 0.01 * slot))
+    expect(eight.status).toBe('regression')
+    expect(eight.d!).toBeCloseTo(0.0715, 3)
+  })
+
+  it('judges fewer than MIN_ROUNDS pairs on the prior: one pair is blind, two or three decide', () => {
+    expect(MIN_ROUNDS).toBe(4)
+    const unchanged = (n: number) => latency(Array.from({ length: n }, (_, i): [number, number] => [20, 20 * (1 + 0.002 * i)]))
+    const slower = (n: number) => latency(Array.from({ length: n }, (): [number, number] => [20, 24]))
+    // One pair: no spread of its own, the √2 · 2 % prior at 4 df gives an MDC of 16.1 %: blind, undecided.
+    expect(unchanged(1)).toMatchObject({ status: 'undecided', blind: true, df: PRIOR_DF })
+    expect(unchanged(1).notes).toEqual(['blind: the smallest change these 1 pairs would catch 90 % of the time is 16.1 %, more than 15 %; more rounds would give it power'])
+    // A +20 % B clears even that bar, with every pair agreeing.
+    expect(slower(1).status).toBe('regression')
+    for (const n of [2, 3]) {
+      expect(unchanged(n)).toMatchObject({ status: 'pass', blind: false, df: n - 1 + PRIOR_DF })
+      expect(slower(n).status).toBe('regression')
+    }
+  })
+
+  it('sets the bar from t at the pairs\' degrees of freedom: n − 1, plus the prior\'s while the pairs spread less than it', () => {
+    // B 3 % slower in seven pairs (inside the 5 % tolerance) and 25 % in one: the disturbed slot
+    // widens the spread, so the t bar at 7 df (7.3 %) stays above the +5.5 % mean.
+    const disturbed = latency(Array.from({ length: 8 }, (_, i): [number, number] => [20, 20 * (i === 3 ? 1.25 : 1.03)]))
+    expect(disturbed.status).toBe('pass')
+    expect(disturbed.df).toBe(7)
+    expect(disturbed.bar).toBeCloseTo(tQuantile(1 - 0.01, 7) * disturbed.sigma!, 12)
+    // Pairs quieter than the prior borrow its 4 df.
+    const quiet = latency([[20, 20.2], [20.4, 20.1], [19.8, 19.9], [20.1, 20.3]])
+    expect(quiet.df).toBe(3 + PRIOR_DF)
   })
 
   it('decides zeros by agreement and never prints a non-finite figure', () => {
@@ -80,7 +149,16 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
 describe('pairUp', () => {
   it('pairs the repeats valid on both sides, in repeat order', () => {
     const run = (repeat: number, value: number | null, valid = true) => ({ repeat, value, valid, codes: [], failedShare: 0, failed: 0, completed: 12 })
-    expect(pairUp([run(1, 10), run(2, 11), run(3, 12, false)], [run(3, 13), run(2, 14), run(1, null)])).toEqual([[11, 14]])
+    expect(pairUp([run(1, 10), run(2, 11), run(3, 12, false)], [run(3, 13), run(2, 14), run(1, null)])).toEqual({ pairs: [[11, 14]], rounds: [2] })
+    // The rounds are the repeats, so a dropped round keeps the order of those after it.
+    expect(pairUp([run(0, 10), run(1, 11), run(2, 12), run(3, 13)], [run(3, 23), run(0, 20), run(2, 22)])).toEqual({
+      pairs: [
+        [10, 20],
+        [12, 22],
+        [13, 23],
+      ],
+      rounds: [0, 2, 3],
+    })
   })
 })
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { chi2MedianRatio, chi2Ratio, clippedSd, median, robustSd, sampleVariance, varMedianFactor } from '../../src/gate/stats.js'
+import { chi2MedianRatio, chi2Ratio, clippedSd, median, robustSd, sampleVariance, tCdf, tQuantile, varMedianFactor } from '../../src/gate/stats.js'
 
 describe('median', () => {
   it('takes the middle value, or the mean of the middle two', () => {
@@ -61,5 +61,39 @@ describe('chi2Ratio', () => {
     expect(chi2MedianRatio(2)).toBeCloseTo((8 / 9) ** 3, 12)
     // 95 % quantile of χ²₂/2 is 2.996.
     expect(chi2Ratio(2, 1.645)).toBeCloseTo(2.996, 1)
+  })
+})
+
+describe('tQuantile', () => {
+  it('matches the printed t table', () => {
+    expect(tQuantile(0.975, 1)).toBeCloseTo(12.706, 3)
+    expect(tQuantile(0.975, 5)).toBeCloseTo(2.571, 3)
+    expect(tQuantile(0.995, 10)).toBeCloseTo(3.169, 3)
+    expect(tQuantile(0.9975, 4)).toBeCloseTo(5.598, 3)
+    expect(tQuantile(0.99, 2)).toBeCloseTo(6.965, 3)
+  })
+
+  it('tends to the normal quantile for large degrees of freedom, and is the normal at ∞', () => {
+    expect(tQuantile(0.9975, Infinity)).toBeCloseTo(2.807, 3)
+    expect(tQuantile(0.9975, 1e6)).toBeCloseTo(2.807, 3)
+    expect(tQuantile(0.975, Infinity)).toBeCloseTo(1.96, 3)
+  })
+
+  it('is symmetric, 0 at the median, and refuses p outside (0, 1) or df ≤ 0', () => {
+    expect(tQuantile(0.5, 3)).toBe(0)
+    expect(tQuantile(0.025, 5)).toBeCloseTo(-tQuantile(0.975, 5), 12)
+    expect(() => tQuantile(1, 5)).toThrow()
+    expect(() => tQuantile(0, 5)).toThrow()
+    expect(() => tQuantile(0.9, 0)).toThrow()
+  })
+
+  it('inverts tCdf and falls as the degrees of freedom grow', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0.51, max: 0.9999, noNaN: true }), fc.double({ min: 0.5, max: 200, noNaN: true }), (p, df) => {
+        expect(tCdf(tQuantile(p, df), df)).toBeCloseTo(p, 8)
+        expect(tQuantile(p, df + 1)).toBeLessThanOrEqual(tQuantile(p, df))
+      }),
+      { numRuns: 200, seed: 3 },
+    )
   })
 })
