@@ -205,7 +205,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   // The gate could not have seen a regression of the size it promises on these rows.
   const blind = any(gatedRows, 'undecided').filter((r) => r.blind === true)
   // First, so the comment's opening lines name the blind rows and what would give the gate power.
-  if (verdict === 'undecided') reasons.unshift(undecidedLine(blind, opts.maxMdcPct))
+  if (verdict === 'undecided') reasons.unshift(undecidedLine(blind, opts.maxMdcPct === null ? 'three times its tolerance' : `${opts.maxMdcPct} %`))
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) }
   if (gatedRows.length > 0) reasons.push(familyLine(family))
   const out: Verdict = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family }
@@ -244,10 +244,10 @@ function hostChangeVerdict(v: Verdict, baselineEnv: EnvRecord, candidateEnv: Env
 }
 
 /** What an undecided verdict means for the check: it fails, naming the blind rows and what would give them power. */
-function undecidedLine(blind: readonly GateRow[], maxMdcPct: number): string {
+function undecidedLine(blind: readonly GateRow[], limit: string): string {
   if (blind.length === 0) return 'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)'
   const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`})`).join(', ')
-  return `undecided and blind: ${what} could not have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`
+  return `undecided and blind: ${what} could not have shown a regression of ${limit} (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`
 }
 
 /** Point scopes whose output-token counts a row depends on (a shape row depends on all its points). */

@@ -110,10 +110,19 @@ export function barsFor(sigma: number, df: number, tolerance: number, opts: Pick
   return { bar, passBar, sigma, mdc, df: d }
 }
 
-/** Whether a row at these bars could not have caught the change it must (maxMdcPct; on a screen, screenMdc when set). */
-export function isBlind(b: Bars, higherIsBetter: boolean, opts: Pick<GateOptions, 'look' | 'screenMdc' | 'maxMdcPct'>): boolean {
-  const limit = opts.look === 'screen' && opts.screenMdc !== null ? opts.screenMdc * 100 : opts.maxMdcPct
-  return !Number.isFinite(b.mdc) || worsePctOf(b.mdc, higherIsBetter) > limit
+/**
+ * The largest MDC (%) a row may have and still pass: gate.max_mdc_pct when set, else three times
+ * the row's tolerance (15 % at the default 5 %), so a loosened tolerance never makes every row
+ * blind; on a screening look, screenMdc when set.
+ */
+export function mdcLimit(opts: Pick<GateOptions, 'look' | 'screenMdc' | 'maxMdcPct'>, tolerance: number): number {
+  if (opts.look === 'screen' && opts.screenMdc !== null) return opts.screenMdc * 100
+  return opts.maxMdcPct ?? Number((3 * tolerance * 100).toFixed(2))
+}
+
+/** Whether a row at these bars could not have caught the change it must (mdcLimit). */
+export function isBlind(b: Bars, higherIsBetter: boolean, tolerance: number, opts: Pick<GateOptions, 'look' | 'screenMdc' | 'maxMdcPct'>): boolean {
+  return !Number.isFinite(b.mdc) || worsePctOf(b.mdc, higherIsBetter) > mdcLimit(opts, tolerance)
 }
 
 // ln with 0 → −∞ so an unreachable target (throughput 0) still orders correctly.
@@ -180,7 +189,7 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   const worse = candLogs.filter((x) => sign * (x - center) > 0).length
   const better = candLogs.filter((x) => sign * (x - center) < 0).length
   const n = candLogs.length
-  const blind = isBlind(now, input.higherIsBetter, opts)
+  const blind = isBlind(now, input.higherIsBetter, input.tolerance, opts)
   Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: now.mdc, blind, level: rowLevel(opts), df: now.df })
   const show = (x: number): string => worseChange(x, input.higherIsBetter)
 
@@ -192,17 +201,17 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   if (-d > bar && better >= n - allowedDisagreements(n)) return { ...base, status: 'improvement' }
   if (blind) {
     // However small the change looked, a change the size the gate promises to catch could have hidden in this noise.
-    base.notes.push(blindNote(now, noise.refreshes, input.higherIsBetter, opts))
-    return { ...base, status: 'undecided', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input.higherIsBetter, opts) }
+    base.notes.push(blindNote(now, noise.refreshes, input.higherIsBetter, input.tolerance, opts))
+    return { ...base, status: 'undecided', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input.higherIsBetter, input.tolerance, opts) }
   }
   if (d <= passBar || -d > bar) return { ...base, status: 'pass' }
   base.notes.push(`${show(d)} lies between the pass threshold ${show(passBar)} and the bar ${show(bar)}`)
-  return { ...base, status: 'undecided', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input.higherIsBetter, opts) }
+  return { ...base, status: 'undecided', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input.higherIsBetter, input.tolerance, opts) }
 }
 
 /** Why a row is blind, and what would give it power. */
-function blindNote(b: Bars, refreshes: number, higherIsBetter: boolean, opts: DecideOptions): string {
-  const limit = opts.look === 'screen' && opts.screenMdc !== null ? opts.screenMdc * 100 : opts.maxMdcPct
+function blindNote(b: Bars, refreshes: number, higherIsBetter: boolean, tolerance: number, opts: DecideOptions): string {
+  const limit = mdcLimit(opts, tolerance)
   const mdc = Number.isFinite(b.mdc) ? `${worsePctOf(b.mdc, higherIsBetter).toFixed(1)} %` : 'unknown'
   const history = refreshes < 2 * opts.minHistory ? `, more refreshes (${refreshes} so far)` : ''
   return `blind: the smallest change this row would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${limit} %; more repeats${history} or a reference command would give it power`
@@ -245,11 +254,12 @@ function repeatsToResolve(
   bars: (n: number, look?: DecideOptions['look']) => Bars,
   budget: number,
   higherIsBetter: boolean,
+  tolerance: number,
   opts: DecideOptions,
 ): number | null {
   for (let extra = 1; extra <= budget; extra++) {
     const b = bars(n + extra, 'screen')
-    if (d > b.bar || (d <= b.passBar && !isBlind(b, higherIsBetter, { ...opts, look: 'screen' }))) return extra
+    if (d > b.bar || (d <= b.passBar && !isBlind(b, higherIsBetter, tolerance, { ...opts, look: 'screen' }))) return extra
   }
   return budget > 0 && bars(n + budget).sigma <= 0.9 * bars(n).sigma ? budget : null
 }

@@ -40,10 +40,16 @@ export interface Noise {
 
 type NoiseOptions = Pick<GateOptions, 'centerWindow' | 'minHistory' | 'dayFloor' | 'withinFloor'>
 
-/** The estimate, unless it is below the prior, then a df-weighted blend; with the df the result rests on. */
-function withPrior(est2: number, df: number, prior: number, priorDf: number): { v: number; df: number } {
+/**
+ * The estimate, unless it is below the prior, then a df-weighted blend; with the degrees of
+ * freedom the result rests on. Above the prior the prior's weight fades with (prior² / est²)²
+ * instead of vanishing, so neither σ nor its df (and with them the bar) jumps where the data
+ * cross the prior.
+ */
+export function withPrior(est2: number, df: number, prior: number, priorDf: number): { v: number; df: number } {
   const prior2 = prior * prior
-  if (est2 >= prior2 || priorDf <= 0) return { v: est2, df }
+  if (priorDf <= 0) return { v: est2, df }
+  if (est2 >= prior2) return { v: est2, df: df + priorDf * (prior2 / est2) ** 2 }
   return { v: (df * est2 + priorDf * prior2) / (df + priorDf), df: df + priorDf }
 }
 

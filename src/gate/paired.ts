@@ -22,14 +22,12 @@
  * above maxMdcPct). Pure. Power and cost: `npm run bench -- gate-false-alarms`.
  */
 import type { Decision, DecideOptions } from './decide.js'
-import { allowedDisagreements, barsFor, isBlind, noDecision, rowLevel, worsePctOf } from './decide.js'
+import { allowedDisagreements, barsFor, isBlind, mdcLimit, noDecision, rowLevel, worsePctOf } from './decide.js'
 import type { FigureRun } from './extract.js'
+import { withPrior } from './noise.js'
 
 /** Degrees of freedom the √2 · withinFloor prior is worth in σ_pair, while the pairs spread less than it. */
 export const PRIOR_DF = 4
-
-/** Fewest rounds an A/B may plan: fewer leave too few degrees of freedom for the paired spread to be judged. */
-export const MIN_ROUNDS = 4
 
 type PairedOptions = Pick<DecideOptions, 'alpha' | 'rows' | 'alphaShare' | 'look' | 'screenMdc' | 'power' | 'passMargin' | 'withinFloor' | 'maxMdcPct'>
 
@@ -88,13 +86,10 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   base.candidate = Math.exp(mean(logsB))
   const dataDf = n - 1
   const s2 = dataDf > 0 ? diffs.reduce((a, x) => a + (x - d) ** 2, 0) / dataDf : 0
-  const prior2 = 2 * opts.withinFloor * opts.withinFloor
-  const quiet = s2 < prior2
-  const pair2 = quiet ? (dataDf * s2 + PRIOR_DF * prior2) / (dataDf + PRIOR_DF) : s2
-  const df = quiet ? dataDf + PRIOR_DF : dataDf
+  const { v: pair2, df } = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF)
   const sigma = Math.sqrt(pair2 * varFactor)
   const bars = barsFor(sigma, df, input.tolerance, opts)
-  const blind = isBlind(bars, input.higherIsBetter, opts)
+  const blind = isBlind(bars, input.higherIsBetter, input.tolerance, opts)
   Object.assign(base, { d, bar: bars.bar, margin: bars.bar - bars.passBar, sigma, mdc: bars.mdc, blind, level: rowLevel(opts), df: bars.df })
   const worse = diffs.filter((x) => x > 0).length
   const better = diffs.filter((x) => x < 0).length
@@ -106,7 +101,7 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   if (-d > bars.bar && better >= n - allowedDisagreements(n)) return { ...base, status: 'improvement' }
   if (blind) {
     const mdc = Number.isFinite(bars.mdc) ? `${worsePctOf(bars.mdc, input.higherIsBetter).toFixed(1)} %` : 'unknown'
-    base.notes.push(`blind: the smallest change these ${n} pairs would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${opts.maxMdcPct} %; more rounds would give it power`)
+    base.notes.push(`blind: the smallest change ${n === 1 ? 'one pair' : `these ${n} pairs`} would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${mdcLimit(opts, input.tolerance)} %; more rounds would give it power`)
     return { ...base, status: 'undecided' }
   }
   if (d <= bars.passBar || -d > bars.bar) return { ...base, status: 'pass' }

@@ -113,11 +113,11 @@ export interface GateOptions {
   /** Candidate runs per point confirmation may reach in total (initial repeats + extra). */
   maxRepeats: number
   /**
-   * Largest minimum detectable change (%) a row may have and still pass (`gate.max_mdc_pct`):
-   * beyond it the gate could not have seen a regression of the size it promises, so the row is
-   * blind and undecided, whatever its change looked like.
+   * Largest minimum detectable change (%) a row may have and still pass (`gate.max_mdc_pct`);
+   * null: three times the row's tolerance. Beyond it the gate could not have seen a regression
+   * of the size it promises, so the row is blind and undecided, whatever its change looked like.
    */
-  maxMdcPct: number
+  maxMdcPct: number | null
   /** What a host change since the baseline makes of the verdict: `unmeasured` (the gate), or `judge` (the scheduled watch, which blames the host). */
   onHostChange: 'unmeasured' | 'judge'
 }
