@@ -6,7 +6,9 @@
  */
 import { resolve } from 'node:path'
 import type { ResolvedConfig } from './config/resolve.js'
-import type { Baseline, Verdict } from './gate/types.js'
+import type { GateOptions, Verdict } from './gate/types.js'
+import { escalationReason, nextStep, sweepGpuMinutes, stepOptions, type LadderStep } from './gate/ladder.js'
+import { hostChangedSince } from './gate/host-change.js'
 import type { ResultFile } from './types.js'
 import { deriveSeed } from './util/rng.js'
 import { UsageError, describeError } from './errors.js'
@@ -117,7 +119,9 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   warnFailOn()
   // A gate whose sweep brackets the baseline's crossing runs only the points around it (gate/bracket.ts).
   // Not on an A/B gate: it re-measures the reference beside the candidate and has no crossing to bracket.
-  const bracketed = terms.cfg.placement === 'bracket' && terms.baseline !== null && inputs.mode === 'gate' && referenceFor(inputs, terms.cfg) === null ? applyBracket(terms.cfg, terms.baseline, `baseline ${terms.baselineRel}`) : null
+  // A gate that measures the reference for every PR (gate.reference_mode: always) has no crossing to bracket.
+  const alwaysAB = referenceFor(inputs, terms.cfg) !== null && (terms.cfg.gate.referenceMode === 'always' || terms.baseline === null)
+  const bracketed = terms.cfg.placement === 'bracket' && terms.baseline !== null && inputs.mode === 'gate' && !alwaysAB ? applyBracket(terms.cfg, terms.baseline, `baseline ${terms.baselineRel}`) : null
   const cfg = bracketed?.cfg ?? terms.cfg
   for (const note of bracketed?.notes ?? []) core.info(`servegate: bracketing: ${note}`)
   if (cfg.apiKey !== null) {
@@ -134,17 +138,18 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const { baselineRel, baseline } = terms
   progress.key = commentKeyFor(inputs, baselineRel)
 
-  // The engine change itself (mode ab), or a gate told to re-measure the reference on this host: A/B, no baseline needed.
+  // The engine change itself (mode ab), or a gate whose base branch names a reference engine: A/B on this
+  // runner for every PR (gate.reference_mode: always, or no baseline yet), else as the ladder's last step.
   const reference = referenceFor(inputs, cfg)
-  if (inputs.mode === 'ab' || reference !== null) {
-    if (reference !== null) {
-      for (const secret of secretsInCommand(reference.command)) {
-        if (progress.secrets.includes(secret)) continue
-        core.setSecret(secret)
-        progress.secrets.push(secret)
-      }
+  if (reference !== null) {
+    for (const secret of secretsInCommand(reference.command)) {
+      if (progress.secrets.includes(secret)) continue
+      core.setSecret(secret)
+      progress.secrets.push(secret)
     }
-    await runAbDecision(deps, { inputs, ctx, wd, terms, notes, progress, status: target(progress), reference })
+  }
+  if (inputs.mode === 'ab' || (reference !== null && alwaysAB)) {
+    await runAbDecision(deps, { inputs, ctx, wd, terms, notes, progress, status: target(progress), reference, ladder: null })
     return
   }
   // A gate that re-measures its reference needs no baseline; neither does the check before it.
@@ -197,9 +202,27 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   let measured = result
   let verdict: Verdict | null = null
   if (baseline !== null && inputs.mode !== 'refresh') {
-    verdict = stages.compareToBaseline(baseline, result, cfg)
-    if (verdict.verdict === 'undecided' && verdict.confirm !== null && inputs.confirm) {
-      ;({ measured, verdict } = await confirmVerdict(deps, cfg, baseline, result, resultPath, verdict.confirm.extraRepeats, notes))
+    // The escalation ladder (gate/ladder.ts): the stored baseline, then confirmation repeats, then A/B
+    // with the base branch's reference engine; only a gate escalates to A/B.
+    const climb = { hasReference: reference !== null && inputs.mode === 'gate', confirm: inputs.confirm, tolerance: (cfg.gate.tolerancePct.itl ?? 5) / 100 }
+    // The scheduled watch judges the host's drift itself: there a host change is the finding, not a reason to abstain.
+    const look = (step: LadderStep): Partial<GateOptions> => ({ ...stepOptions(step, climb), ...(inputs.mode === 'watch' ? { onHostChange: 'judge' as const } : {}) })
+    const hostChanged = inputs.mode !== 'watch' && hostChangedSince(baseline, result)
+    const spent = [sweepGpuMinutes(result)]
+    verdict = stages.compareToBaseline(baseline, result, cfg, look('baseline'))
+    let next = nextStep(verdict, { step: 'baseline', canConfirm: inputs.confirm && verdict.confirm !== null, hasReference: climb.hasReference, hostChanged })
+    if (next === 'confirm' && verdict.confirm !== null) {
+      const extra = await confirmVerdict(deps, cfg, result, resultPath, verdict.confirm.extraRepeats, notes)
+      measured = extra.measured
+      spent.push(sweepGpuMinutes(extra.extra))
+      verdict = stages.compareToBaseline(baseline, measured, cfg, look('confirm'))
+      next = nextStep(verdict, { step: 'confirm', canConfirm: false, hasReference: climb.hasReference, hostChanged })
+    }
+    if (next === 'ab' && reference !== null) {
+      const ladder = { from: verdict, reason: escalationReason(verdict, hostChanged), gpuMinutes: spent.reduce((a, x) => a + x, 0), baselineRel }
+      core.info(`servegate: escalating to A/B with the reference engine: ${ladder.reason}.`)
+      await runAbDecision(deps, { inputs, ctx, wd, terms: { ...terms, cfg }, notes, progress, status: target(progress), reference, ladder })
+      return
     }
   } else if (baseline !== null) {
     // Informational only: a refresh records the new state whatever it is.
@@ -258,16 +281,15 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   if (invalid !== null) core.setFailed(`servegate: no run of the sweep is valid (${invalid}); the result is written to ${resultPath}`)
 }
 
-/** Run the extra repeats the gate asked for and decide over all runs (the result file then holds them all). */
+/** Run the extra repeats the gate asked for on this runner; the merged result (written over the first) holds them all. */
 async function confirmVerdict(
   deps: ActionDeps,
   cfg: ResolvedConfig,
-  baseline: Baseline,
   first: ResultFile,
   resultPath: string,
   extraRepeats: number,
   notes: string[],
-): Promise<{ measured: ResultFile; verdict: Verdict }> {
+): Promise<{ measured: ResultFile; extra: ResultFile }> {
   deps.core.info(`servegate: undecided after ${cfg.repeats} repeat(s); running ${extraRepeats} more to decide.`)
   // A fresh seed gives the extra repeats their own prompts, so none hits a prefix cached by the first sweep.
   const extraCfg: ResolvedConfig = { ...cfg, repeats: extraRepeats, seed: deriveSeed(cfg.seed, 'confirm'), resume: false, out: resultPath.replace(/\.json$/i, '') + '.confirm.json' }
@@ -275,7 +297,7 @@ async function confirmVerdict(
   const measured = deps.stages.mergeResults(first, extra.result)
   await deps.stages.writeResultFile(resultPath, measured)
   notes.push(`The first ${cfg.repeats} repeat(s) were undecided; ${extraRepeats} more were run and the verdict is over all of them.`)
-  return { measured, verdict: deps.stages.compareToBaseline(baseline, measured, cfg) }
+  return { measured, extra: extra.result }
 }
 
 function target(progress: Progress): StatusTarget {

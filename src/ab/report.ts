@@ -4,6 +4,7 @@ import { escapeMarkdown } from '../report/escape.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
 import { renderVerdictText } from '../report/verdict-text.js'
 import type { AbOutcome } from './run-ab.js'
+import { scheduleLines } from './schedule.js'
 
 const ENV_FIELDS: Array<[string, (e: EnvRecord) => string]> = [
   ['Engine', (e) => `${e.engine.name} ${e.engine.version}`],
@@ -23,9 +24,10 @@ export function abLine(o: Pick<AbOutcome, 'order'>): string {
 export function renderAbMarkdown(o: AbOutcome): string {
   const md = renderVerdictMarkdown(o.verdict, { since: 'between A and B' }).replace('### servegate verdict:', '### servegate A/B verdict:')
   const rows = ENV_FIELDS.map(([name, get]) => `| ${name} | ${escapeMarkdown(get(o.a.env))} | ${escapeMarkdown(get(o.b.env))} |`)
-  return `${md.trimEnd()}\n\n${abLine(o)} "Baseline" in the table is A, "candidate" is B.\n\n**Environments**\n\n| | A (reference) | B (candidate) |\n|---|---|---|\n${rows.join('\n')}\n`
+  const schedule = scheduleLines(o.schedule).map((l) => `- ${escapeMarkdown(l)}`)
+  return `${md.trimEnd()}\n\n${abLine(o)} "Baseline" in the table is A, "candidate" is B.\n\n**Schedule**\n\n${schedule.join('\n')}\n\n**Environments**\n\n| | A (reference) | B (candidate) |\n|---|---|---|\n${rows.join('\n')}\n`
 }
 
 export function renderAbText(o: AbOutcome): string {
-  return `${abLine(o)}\n${renderVerdictText(o.verdict, { since: 'between A and B' })}`
+  return `${abLine(o)}\n${scheduleLines(o.schedule).join('\n')}\n${renderVerdictText(o.verdict, { since: 'between A and B' })}`
 }

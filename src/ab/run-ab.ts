@@ -10,12 +10,18 @@
  * interrupted job keeps what it measured).
  *
  * Servers: a side is a base URL, or a command servegate starts (src/serve).
- * With `exclusive`, a side's command is started for each of its slots and
- * stopped after it (two engines that need the same GPUs); otherwise both stay
- * up for the whole job and only the measured one gets load. Each slot's sweep
- * watches its server: B dying ends the job with the verdict broken (the slot
- * is recorded as cut by the server's exit); A dying leaves nothing to judge
- * against and is an error.
+ * By default (exclusive) a side's command is started for its slots and stopped
+ * before the other side's: adjacent slots of one side (A B | B A) share one
+ * start, and every slot after a start warms the engine up before measuring
+ * (the sweep's per-point warmup). On a real serving host each engine takes most
+ * of the GPU memory, so two resident engines are not even possible there.
+ * `resident` keeps both up for the whole job, for hosts that give each side
+ * GPUs of its own (`gpus`, set as CUDA_VISIBLE_DEVICES); it is refused before
+ * any engine starts when nvidia-smi sees GPUs the two sides would share.
+ * Each slot's sweep watches its server, whose process group tells its own GPU
+ * processes from foreign ones: B dying ends the job with the verdict broken
+ * (the slot is recorded as cut by the server's exit); A dying leaves nothing to
+ * judge against and is an error.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -24,13 +30,18 @@ import type { ResolvedConfig } from '../config/resolve.js'
 import { mergeResults } from '../gate/merge.js'
 import type { GateOptions, Verdict } from '../gate/types.js'
 import { normalizeBaseUrl } from '../client/endpoints.js'
-import { describeExit, ServerExitedDuringSweep, startServer, type ServerHandle } from '../serve/index.js'
+import { describeExit, ServerExitedDuringSweep, ServerStartCancelled, ServerStartFailed, startServer, type ServerHandle } from '../serve/index.js'
+import { gpuEnv } from '../serve/child-env.js'
+import { createExec, type ExecFn } from '../env/exec.js'
+import { queryGpuInventory } from '../env/nvidia-smi.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
+import { writeFileAtomic } from '../store/atomic-write.js'
 import { runSweep, type SweepDeps } from '../sweep/run-sweep.js'
 import { SERVER_EXITED, type ResultFile } from '../types.js'
-import { compareAB } from './verdict.js'
+import { CLI_NAMES, gpuMinutes, gpusHeld, modeWhy, residentProblem, roundsProblem, slotOrder, type AbSchedule, type AbSettingNames, type AbStart, type Side } from './schedule.js'
+import { compareAB, invalidSlotLines } from './verdict.js'
 
-export type Side = 'A' | 'B'
+export { slotOrder, type AbSchedule, type AbStart, type Side }
 
 /**
  * B's server exited before any of its slots finished: there is no B result to judge, and
@@ -48,8 +59,17 @@ export interface AbOptions {
   rounds: number
   outDir: string
   gateOptions: Partial<GateOptions>
-  /** Start and stop a side's command around each of its slots instead of keeping both up. */
-  exclusive: boolean
+  /**
+   * Keep both sides' engines up for the whole job (hosts that give each side GPUs of its own).
+   * Default: exclusive, each side started for its own slots and stopped before the other's.
+   */
+  resident?: boolean
+  /** Accepted for older callers: exclusive is the default, so this changes nothing. */
+  exclusive?: boolean
+  /** GPUs each side's command gets (CUDA_VISIBLE_DEVICES), e.g. { A: ['0'], B: ['1'] }. */
+  gpus?: Partial<Record<Side, readonly string[]>>
+  /** How messages name the settings (the CLI's flags by default; the Action's inputs). */
+  names?: AbSettingNames
 }
 
 export interface AbDeps {
@@ -59,6 +79,8 @@ export interface AbDeps {
   onSlotDone?(side: Side, round: number, slot: number, slots: number): void
   /** Passed to each slot's sweep (tests shorten the simulator's time). */
   sweepDeps?: Partial<SweepDeps>
+  /** Runs nvidia-smi (the GPU inventory, the slots' GPU samplers); default: the one on PATH. */
+  exec?: ExecFn
 }
 
 export interface AbOutcome {
@@ -68,49 +90,86 @@ export interface AbOutcome {
   paths: { a: string; b: string }
   /** The slot order, e.g. ['A', 'B', 'B', 'A']. */
   order: Side[]
-}
-
-/** Slot order of R counterbalanced rounds: A B, B A, A B, … */
-export function slotOrder(rounds: number): Side[] {
-  const order: Side[] = []
-  for (let r = 0; r < rounds; r++) order.push(...(r % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)))
-  return order
+  /** How the job held the host: the mode and why, the engine starts, the GPU-minutes. */
+  schedule: AbSchedule
 }
 
 /** Run every slot, write both results, and decide. */
 export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
-  if (!Number.isInteger(opts.rounds) || opts.rounds < 2) throw new UsageError(`--rounds ${opts.rounds}: expected an integer ≥ 2 (pairs are needed to judge the spread)`)
-  mkdirSync(opts.outDir, { recursive: true })
-  const paths = { a: join(opts.outDir, 'a.json'), b: join(opts.outDir, 'b.json') }
+  const rounds = roundsProblem(opts.rounds)
+  if (rounds !== null) throw new UsageError(`servegate ab: --rounds ${opts.rounds}: ${rounds}`)
+  const names = opts.names ?? CLI_NAMES
   const cfgs: Record<Side, ResolvedConfig> = { A: opts.a, B: opts.b }
+  const gpus = opts.gpus ?? {}
   for (const side of ['A', 'B'] as const) {
     const c = cfgs[side]
-    if (c.serve == null && c.server.baseUrl === null) throw new UsageError(`side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`)
+    if (c.serve == null && c.server.baseUrl === null) throw new UsageError(`servegate ab: side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`)
+    if (gpus[side] !== undefined && c.serve == null) {
+      throw new UsageError(`servegate ab: ${side === 'A' ? names.aGpus : names.bGpus} needs ${side}'s serve command: servegate sets CUDA_VISIBLE_DEVICES only for a command it starts`)
+    }
   }
-  // Both up for the whole job unless exclusive: started here, watched by each slot's sweep.
-  const running = new Map<Side, ServerHandle>()
-  const startKept = async (side: Side): Promise<void> => {
+  const t0 = Date.now()
+  const exec = deps.exec ?? createExec()
+  // Before any engine starts: two resident engines must not share a GPU (nvidia-smi's count; none on a host without it).
+  const inventory = await queryGpuInventory(exec)
+  const mode: AbSchedule['mode'] = opts.resident === true ? 'resident' : 'exclusive'
+  if (mode === 'resident') {
+    const problem = residentProblem(inventory.count, gpus, names)
+    if (problem !== null) throw new UsageError(problem)
+  }
+  mkdirSync(opts.outDir, { recursive: true })
+  const paths = { a: join(opts.outDir, 'a.json'), b: join(opts.outDir, 'b.json') }
+  const commands = (['A', 'B'] as const).filter((s) => cfgs[s].serve != null)
+  const order = slotOrder(opts.rounds)
+  const starts: AbStart[] = []
+  for (const side of commands) {
+    if (cfgs[side].warmup === 0) deps.log(`servegate ab: warning: warmup is 0, so the first requests after each start of ${side} meet a cold engine`)
+  }
+
+  // The engines servegate started that are up now, with their start records.
+  const running = new Map<Side, { handle: ServerHandle; start: AbStart; at: number }>()
+  /** Start a side's command for slot `slot` (1-based); its failure is A's error or B's broken verdict. */
+  const startSide = async (side: Side, slot: number): Promise<void> => {
     const c = cfgs[side]
     if (!c.serve) return
-    running.set(
-      side,
-      await startServer({
+    const at = Date.now()
+    let handle: ServerHandle
+    try {
+      handle = await startServer({
         command: c.serve.command,
         baseUrl: c.server.baseUrl === null ? null : normalizeBaseUrl(c.server.baseUrl).root,
         readyTimeoutMs: c.serve.readyTimeoutS * 1000,
         stopTimeoutMs: c.serve.stopTimeoutS * 1000,
         stopCommand: c.serve.stopCommand,
         logPath: join(opts.outDir, `${side.toLowerCase()}.server.log`),
+        // One log per side: each later start appends to it.
+        appendLog: starts.some((s) => s.side === side),
         apiKey: c.apiKey,
         secrets: c.serve.secrets,
         ...(c.serve.env !== undefined ? { passEnv: c.serve.env } : {}),
+        extraEnv: gpuEnv(gpus[side]),
         log: (line) => deps.log(`${side}: ${line}`),
         ...(deps.signal ? { signal: deps.signal } : {}),
-      }),
-    )
+      })
+    } catch (err) {
+      if (err instanceof ServerStartCancelled) throw new UsageError(`servegate ab: interrupted while ${side}'s server was starting for slot ${slot}; finished slots are in ${opts.outDir}`)
+      if (!(err instanceof ServerStartFailed)) throw err
+      const what = `servegate ab: ${side}'s server did not start for slot ${slot}: ${err.message}`
+      if (side === 'A') throw new UsageError(what, err.hint)
+      throw new BStartFailed(what, err)
+    }
+    const start: AbStart = { side, slots: [], ready_s: round2(handle.readyS ?? (Date.now() - at) / 1000), wall_s: 0 }
+    starts.push(start)
+    running.set(side, { handle, start, at })
+  }
+  const stopSide = async (side: Side): Promise<void> => {
+    const up = running.get(side)
+    if (up === undefined) return
+    running.delete(side)
+    await up.handle.stop()
+    up.start.wall_s = round2((Date.now() - up.at) / 1000)
   }
 
-  const order = slotOrder(opts.rounds)
   const acc: Partial<Record<Side, ResultFile>> = {}
   const keep = async (side: Side, slot: ResultFile): Promise<void> => {
     const merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
@@ -120,13 +179,37 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
     acc[side] = merged
     await writeResultFile(side === 'A' ? paths.a : paths.b, merged)
   }
+  /** B broke (died or did not start) before slot `slot`: its file records the cut, or there is no B to judge. */
+  const bBroke = async (what: string, server: { exit_code: number | null; signal: NodeJS.Signals | null; log_tail: string[] }): Promise<void> => {
+    deps.log(what.split('\n')[0]!)
+    const b = acc.B
+    if (b === undefined) throw new CandidateBrokeBeforeMeasuring(`${what.split('\n')[0]}, so no slot of B was measured\n${server.log_tail.join('\n')}`)
+    b.interrupted = {
+      at: new Date().toISOString(),
+      reason: SERVER_EXITED,
+      cut_run: null,
+      finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
+      planned_runs: b.points.length * opts.rounds,
+      server,
+    }
+    await writeResultFile(paths.b, b)
+  }
   try {
-    if (!opts.exclusive) for (const side of ['A', 'B'] as const) await startKept(side)
+    if (mode === 'resident') for (const side of ['A', 'B'] as const) await startSide(side, order.indexOf(side) + 1)
     for (const [i, side] of order.entries()) {
       const round = Math.floor(i / 2)
-      const kept = running.get(side)
-      const out = join(opts.outDir, `slot-${String(i + 1).padStart(2, '0')}-${side.toLowerCase()}.json`)
-      deps.log(`servegate ab: slot ${i + 1} of ${order.length} — ${side} (round ${round + 1})`)
+      const slotNo = i + 1
+      // Exclusive: the other side leaves the GPU before this one starts; adjacent slots of one side share a start.
+      if (mode === 'exclusive') {
+        const other: Side = side === 'A' ? 'B' : 'A'
+        await stopSide(other)
+        if (!running.has(side)) await startSide(side, slotNo)
+      }
+      const up = running.get(side)
+      up?.start.slots.push(slotNo)
+      const kept = up?.handle
+      const out = join(opts.outDir, `slot-${String(slotNo).padStart(2, '0')}-${side.toLowerCase()}.json`)
+      deps.log(`servegate ab: slot ${slotNo} of ${order.length} — ${side} (round ${round + 1})`)
       const cfg: ResolvedConfig = {
         ...cfgs[side],
         repeats: 1,
@@ -144,29 +227,20 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
       const deadSide = async (): Promise<void> => {
         const exit = kept!.exit()!
         await kept!.settleLog(1000)
-        const what = `${side}'s server ${describeExit(exit)} before slot ${i + 1}`
+        const what = `${side}'s server ${describeExit(exit)} before slot ${slotNo}`
         // The reference dying leaves nothing to judge against; the candidate dying is its verdict: broken.
-        if (side === 'A') throw new UsageError(`A (the reference) failed: ${what}\n${kept!.tail(20).join('\n')}`, `The whole server log is in ${kept!.logPath}.`)
-        deps.log(what)
-        const b = acc.B
-        if (b === undefined) throw new CandidateBrokeBeforeMeasuring(`${what}, so no slot of B was measured\n${kept!.tail(20).join('\n')}`)
-        b.interrupted = {
-          at: new Date().toISOString(),
-          reason: SERVER_EXITED,
-          cut_run: null,
-          finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
-          planned_runs: b.points.length * opts.rounds,
-          server: { exit_code: exit.code, signal: exit.signal, log_tail: kept!.tail(20) },
-        }
-        await writeResultFile(paths.b, b)
+        if (side === 'A') throw new UsageError(`servegate ab: A (the reference) failed: ${what}\n${kept!.tail(20).join('\n')}`, `The whole server log is in ${kept!.logPath}.`)
+        await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept!.tail(20) })
       }
       if (kept !== undefined && kept.exit() !== null) {
         await deadSide()
         break
       }
       try {
-        const { result } = await runSweep(cfg, { ...deps.sweepDeps, log: deps.log, ...(deps.signal ? { signal: deps.signal } : {}), ...(kept ? { server: kept } : {}) })
+        const sweepDeps = { ...deps.sweepDeps, log: deps.log, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.signal ? { signal: deps.signal } : {}), ...(kept ? { server: kept } : {}) }
+        const { result } = await runSweep(cfg, sweepDeps)
         await keep(side, result)
+        for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`)
       } catch (err) {
         if (!(err instanceof ServerExitedDuringSweep)) {
           // A server that dies as the slot starts fails its probe before the sweep watches it.
@@ -174,16 +248,46 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
           await deadSide()
           break
         }
-        if (side === 'A') throw new UsageError(`A (the reference) failed: ${err.message}`, err.hint)
-        deps.log(`B's server exited during slot ${i + 1}: ${err.message.split('\n')[0]}`)
+        if (side === 'A') throw new UsageError(`servegate ab: A (the reference) failed in slot ${slotNo}: ${err.message}`, err.hint)
+        deps.log(`servegate ab: B's server exited during slot ${slotNo}: ${err.message.split('\n')[0]}`)
         await keep(side, await readResultFile(out))
         break
       }
       deps.onSlotDone?.(side, round, i, order.length)
     }
+  } catch (err) {
+    if (!(err instanceof BStartFailed)) throw err
+    await bBroke(err.message, { exit_code: null, signal: null, log_tail: [...err.cause.logTail] })
   } finally {
-    for (const handle of running.values()) await handle.stop()
+    for (const side of [...running.keys()]) await stopSide(side)
   }
   if (acc.A === undefined || acc.B === undefined) throw new UsageError('servegate ab: a side has no finished slot, so there is nothing to compare')
-  return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order }
+  const wallMinutes = (Date.now() - t0) / 60_000
+  const held = gpusHeld(inventory.count, gpus)
+  const schedule: AbSchedule = {
+    order,
+    mode,
+    why: modeWhy(mode, gpus, commands, names),
+    starts,
+    gpus: held,
+    wall_minutes: round2(wallMinutes),
+    gpu_minutes: round2(gpuMinutes(wallMinutes, held)),
+  }
+  // Beside a.json and b.json: how the host was held (the starts, their readiness, the GPU-minutes).
+  await writeFileAtomic(join(opts.outDir, 'schedule.json'), `${JSON.stringify(schedule, null, 2)}\n`)
+  return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order, schedule }
+}
+
+/** B's server did not start for a slot: the candidate broke (its verdict), not a usage error. */
+class BStartFailed extends Error {
+  constructor(
+    message: string,
+    override readonly cause: ServerStartFailed,
+  ) {
+    super(message)
+  }
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100
 }

@@ -6,6 +6,8 @@ import { resolveGateOptions } from '../gate/options.js'
 import { decidePaired, pairUp } from '../gate/paired.js'
 import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from '../gate/types.js'
 import { baselineFromResult, profileOf, refreshFromResult } from '../store/baseline.js'
+import { CODE_BLAME } from '../gate/invariants.js'
+import { slotOf, type Side } from './schedule.js'
 
 /**
  * The A/B verdict for two results of the same sweep whose repeat r was measured in slot
@@ -17,8 +19,8 @@ export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOpt
   const baseline = referenceBaseline(a)
   const opts = resolveGateOptions(baseline, options)
   const figuresA = extractFigures(a, opts)
-  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info) =>
-    decidePaired({ pairs: pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, opts),
+  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) =>
+    decidePaired({ ...pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts),
   )
   // The reference's own failures leave B's figures without a partner: say that A is why.
   const spoiled = verdict.rows.some((r) => r.gated && (r.status === 'unmeasured' || r.status === 'invalid'))
@@ -26,7 +28,58 @@ export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOpt
   if (verdict.verdict === 'unmeasured' && spoiled && troubles.length > 0) {
     verdict.reasons.unshift(`unmeasured: the reference A broke or was spoiled, so B could not be measured against it: ${troubles.join('; ')}`)
   }
+  // The candidate's own troubles, named as B's: its spoiled slots, its failed requests, its regression.
+  const spoiledB = invalidSlotLines('B', null, b)
+  if (verdict.verdict === 'unmeasured' && spoiledB.length > 0) verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join('; ')}`)
+  if (verdict.verdict === 'broken') {
+    const failed = failedSlotLines('B', b)
+    verdict.reasons.unshift(`broken: B (the candidate) broke${failed.length > 0 ? `: ${failed.join('; ')}` : ''}`)
+  }
+  if (verdict.verdict === 'regression') verdict.reasons.unshift(`B regressed: ${verdict.regressions.join(', ')} (B is worse than A beyond the bar)`)
   return verdict
+}
+
+/**
+ * `B's runs in slot 3 are invalid: gpu_shared (GPU 0 (NVIDIA H200) had up to 1 other process)`:
+ * one line per slot whose runs the host or the harness spoiled (validity codes blamed as
+ * unmeasured), from a side's result. `slot` names the slot of a one-slot result; null: each
+ * run's slot follows from its repeat (slot r of a side is its repeat r).
+ */
+export function invalidSlotLines(side: Side, slot: number | null, result: ResultFile): string[] {
+  const bySlot = new Map<number, Map<string, string>>()
+  for (const p of result.points) {
+    for (const r of p.runs) {
+      if (r.validity.valid) continue
+      const n = slot ?? slotOf(side, r.repeat)
+      for (const issue of r.validity.issues) {
+        if (issue.code === 'checks_not_run' || CODE_BLAME[issue.code] !== 'unmeasured') continue
+        const codes = bySlot.get(n) ?? new Map<string, string>()
+        if (!codes.has(issue.code)) codes.set(issue.code, issueWhy(issue.detail))
+        bySlot.set(n, codes)
+      }
+    }
+  }
+  return [...bySlot.entries()]
+    .sort((x, y) => x[0] - y[0])
+    .map(([n, codes]) => `${side}'s runs in slot ${n} are invalid: ${[...codes].map(([code, why]) => (why === '' ? code : `${code} (${why})`)).join(', ')}`)
+}
+
+/** `B's run in slot 4 at 32x8@c1: 3 requests failed (http_status ×3)`: each run of a side with failed requests. */
+export function failedSlotLines(side: Side, result: ResultFile): string[] {
+  const out: string[] = []
+  for (const p of result.points) {
+    for (const r of p.runs) {
+      const failed = failedText(r)
+      if (failed !== null) out.push(`${side}'s run in slot ${slotOf(side, r.repeat)} at ${p.input_len}x${p.output_len}@c${p.concurrency}: ${failed}`)
+    }
+  }
+  return out
+}
+
+/** The cause of a validity issue without its preamble: "Something else was using the GPU during the run: X." → "X". */
+function issueWhy(detail: string): string {
+  const colon = detail.indexOf(': ')
+  return (colon >= 0 ? detail.slice(colon + 2) : detail).replace(/\.$/, '').trim()
 }
 
 /**
@@ -34,7 +87,7 @@ export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOpt
  * figures), so every row is unmeasured and the verdict names A, instead of the refusal a baseline
  * refresh would give.
  */
-function referenceBaseline(a: ResultFile): Baseline {
+export function referenceBaseline(a: ResultFile): Baseline {
   const refresh = refreshFromResult(a)
   if (Object.values(refresh.runs).some((v) => v.length > 0)) return baselineFromResult(a, 'A')
   return { schema: BASELINE_SCHEMA, name: 'A', target: a.target, profile: profileOf(a), refreshes: [refresh] }

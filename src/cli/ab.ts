@@ -7,6 +7,7 @@
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import { CandidateBrokeBeforeMeasuring, runAB } from '../ab/run-ab.js'
+import { MIN_AB_ROUNDS, parseGpuList, roundsProblem } from '../ab/schedule.js'
 import { renderAbMarkdown, renderAbText } from '../ab/report.js'
 import { loadConfigFile } from '../config/load.js'
 import { resolveConfig } from '../config/resolve.js'
@@ -27,6 +28,9 @@ interface AbFlags {
   outDir: string
   failOn: string
   exclusive?: boolean
+  resident?: boolean
+  aGpus?: string
+  bGpus?: string
 }
 
 /** Register `servegate ab`. */
@@ -39,21 +43,35 @@ export function registerAbCommand(program: Command): void {
     .option('--b-serve <cmd>', 'command that starts B ({port} = a free port)')
     .option('--b-base-url <url>', 'B is already running here')
     // 6 rounds: 0.7 % false alarms per unchanged PR and every 10 % slowdown caught in bench/ab-power.ts; 4 rounds gave 1.8 %.
-    .option('--rounds <n>', 'rounds of two slots each, in the order A B, B A, … (at least 2; default 6)', '6')
+    .option('--rounds <n>', `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, '6')
     .option('--config <file>', 'config file (YAML or JSON): the sweep, target and gate settings')
     .option('--sweep <name>', 'named sweep of the config file (default: gate when it has one)')
     .option('--out-dir <dir>', 'where a.json, b.json, the slot files and verdict.md go', 'servegate-ab')
-    .option('--exclusive', 'start and stop each side around each of its slots (two engines that need the same GPUs)')
+    .option('--resident', 'keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)')
+    .option('--a-gpus <list>', "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)")
+    .option('--b-gpus <list>', "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)")
+    .option('--exclusive', 'the default (each side started for its own slots and stopped before the other\'s); accepted for older scripts')
     .option('--fail-on <list>', `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(',')})`, DEFAULT_FAIL_ON.join(','))
     .action(async (flags: AbFlags) => {
       const failOn = parseFailOn(flags.failOn, '--fail-on')
-      const rounds = Number(flags.rounds)
-      if (!/^\d+$/.test(flags.rounds) || rounds < 2) throw new UsageError(`--rounds "${flags.rounds}": expected an integer ≥ 2 (pairs are needed to judge the spread)`)
+      const rounds = /^\d+$/.test(flags.rounds) ? Number(flags.rounds) : NaN
+      const roundsWhy = roundsProblem(rounds)
+      if (roundsWhy !== null) throw new UsageError(`servegate ab --rounds "${flags.rounds}": ${roundsWhy}`)
+      if (flags.resident === true && flags.exclusive === true) throw new UsageError('servegate ab: --resident and --exclusive contradict each other; give one (exclusive is the default)')
+      const gpuList = (value: string | undefined, flag: string): string[] | undefined => {
+        if (value === undefined) return undefined
+        try {
+          return parseGpuList(value, `servegate ab ${flag}`)
+        } catch (err) {
+          throw new UsageError((err as Error).message)
+        }
+      }
+      const gpus = { ...(flags.aGpus !== undefined ? { A: gpuList(flags.aGpus, '--a-gpus')! } : {}), ...(flags.bGpus !== undefined ? { B: gpuList(flags.bGpus, '--b-gpus')! } : {}) }
       const file = flags.config ? await loadConfigFile(flags.config) : null
       const sweep = flags.sweep ?? (file?.sweeps?.['gate'] !== undefined ? 'gate' : undefined)
       // Each side is the same sweep with its own server: a base URL, or a command servegate starts.
       const sideConfig = (side: 'a' | 'b', baseUrl: string | undefined, serve: string | undefined) => {
-        if ((baseUrl === undefined) === (serve === undefined)) throw new UsageError(`side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`)
+        if ((baseUrl === undefined) === (serve === undefined)) throw new UsageError(`servegate ab: side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`)
         const cfg = resolveConfig({
           file,
           filePath: flags.config ?? null,
@@ -83,7 +101,8 @@ export function registerAbCommand(program: Command): void {
             rounds,
             outDir: flags.outDir,
             gateOptions: optionsFromGateSettings(cfgB.gate),
-            exclusive: flags.exclusive === true,
+            resident: flags.resident === true,
+            gpus,
           },
           { log, signal: abort.signal },
         )
@@ -93,7 +112,7 @@ export function registerAbCommand(program: Command): void {
         const md = join(flags.outDir, 'verdict.md')
         await writeFileAtomic(md, renderAbMarkdown(outcome))
         log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`)
-        process.exitCode = gateExit(outcome.verdict.verdict, failOn, outcome.verdict.blind)
+        process.exitCode = gateExit(outcome.verdict.verdict, failOn)
       } catch (err) {
         if (!(err instanceof CandidateBrokeBeforeMeasuring)) throw err
         // No B result to judge: the candidate broke, and that is the verdict.

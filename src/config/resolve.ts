@@ -37,13 +37,15 @@ export interface GateSettings {
   maxFailedRequests: number | null
   /** `gate.goodput: true`: goodput (requests/s meeting every --goodput SLO) is gated beside the defaults. */
   goodput?: boolean
-  /** `gate.max_mdc_pct`: the MDC (%) beyond which an undecided row fails the check; absent: the gate's default. */
+  /** `gate.max_mdc_pct`: the MDC (%) beyond which a row is blind and never passes; absent: the gate's default. */
   maxMdcPct?: number
   /**
    * `gate.reference_command`: a serve command for the reference engine, re-measured beside the
    * candidate in the Action's gate mode (A/B on this host). It may hold secrets: never recorded.
    */
   referenceCommand?: string
+  /** `gate.reference_mode`: the reference as the ladder's last step (`ladder`, the default) or for every PR (`always`). */
+  referenceMode?: 'ladder' | 'always'
 }
 
 /** A server servegate starts, watches and stops (`--serve`, config `server.command`). */
@@ -341,6 +343,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
       ...(file?.gate?.goodput === true ? { goodput: true } : {}),
       ...(file?.gate?.max_mdc_pct !== undefined ? { maxMdcPct: file.gate.max_mdc_pct } : {}),
       ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
+      ...(file?.gate?.reference_mode !== undefined ? { referenceMode: file.gate.reference_mode } : {}),
     },
     openLoop,
     goodput,

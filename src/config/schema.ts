@@ -105,6 +105,12 @@ export const gateSchema = z.strictObject({
     .min(1, { error: 'expected a shell command line that starts the reference engine, e.g. "vllm serve MODEL --port {port}"' })
     .optional(),
   /**
+   * How the Action's gate uses `reference_command`: `ladder` (default) measures the reference beside
+   * the candidate only when the stored baseline cannot decide (the ladder's last step); `always`
+   * measures it for every pull request.
+   */
+  reference_mode: z.enum(['ladder', 'always'], { error: 'expected "ladder" (measure the reference only when the baseline cannot decide) or "always"' }).optional(),
+  /**
    * The Action's judgement, set where a pull request cannot edit it (the base branch's config):
    * the verdicts that fail the step (as the `fail-on` input spells them), and whether an undecided
    * verdict runs the extra repeats (`confirm`). Either wins over the input (github/base-terms.ts).

@@ -5,6 +5,7 @@
 import type { GpuSample } from '../types.js'
 import type { ExecFn } from './exec.js'
 import { queryGpuSamples, type SampleState, type ServerProcesses } from './nvidia-smi.js'
+import type { PgidReader } from './process-group.js'
 
 export interface GpuSampler {
   /** Stops sampling and returns every sample taken (one per GPU per tick); [] when nvidia-smi is absent. */
@@ -14,7 +15,7 @@ export interface GpuSampler {
 }
 
 /** Starts sampling now and then every `intervalMs` ms; see ServerProcesses for what counts as foreign. */
-export function startGpuSampler(exec: ExecFn, intervalMs: number, opts: { server?: ServerProcesses } = {}): GpuSampler {
+export function startGpuSampler(exec: ExecFn, intervalMs: number, opts: { server?: ServerProcesses; pgidOf?: PgidReader } = {}): GpuSampler {
   const server = opts.server ?? { kind: 'unknown' }
   const samples: GpuSample[] = []
   const state: SampleState = { reasonPrefix: undefined }
@@ -25,7 +26,7 @@ export function startGpuSampler(exec: ExecFn, intervalMs: number, opts: { server
   const tick = (): void => {
     // Never overlap queries: a slow nvidia-smi must not pile up processes.
     if (stopped || absent || inFlight) return
-    inFlight = queryGpuSamples(exec, server, state)
+    inFlight = queryGpuSamples(exec, server, state, opts.pgidOf)
       .then((got) => {
         if (got.length === 0 && samples.length === 0) absent = true // no nvidia-smi: stop asking
         if (!stopped) samples.push(...got)

@@ -5,6 +5,7 @@
  */
 import type { GpuSample } from '../types.js'
 import type { ExecFn } from './exec.js'
+import { readProcessGroup, type PgidReader } from './process-group.js'
 
 /** Clock event ("throttle") reasons servegate asks for, by their nvidia-smi field suffix. */
 export const THROTTLE_REASON_FIELDS = [
@@ -93,11 +94,37 @@ export async function queryGpuInventory(exec: ExecFn): Promise<GpuInventory> {
 /**
  * Which compute processes count as foreign (sharing the GPU with the server):
  * - `pids`: the server's own processes are known; every other pid is foreign.
+ * - `group`: servegate started the server in its own process group `pgid` (the leader's pid);
+ *   a process in that group is the server's, any other on the same GPU is foreign (another
+ *   engine included). A GPU none of whose processes is in the group (an engine in a container
+ *   is not the command's child; nvidia-smi reporting another pid namespace's pids) falls back
+ *   to `unknown`. With `gpus` (the server's
+ *   CUDA_VISIBLE_DEVICES: indices or UUIDs), only those GPUs are counted; the others' samples
+ *   keep `foreign_processes: null`.
  * - `remote`: the server runs elsewhere, so every process on this host's GPUs is foreign to it.
  * - `unknown` (default): one process per GPU is taken to be the server (an engine runs one
  *   worker per GPU); each further distinct process on that GPU is foreign.
  */
-export type ServerProcesses = { kind: 'pids'; pids: readonly number[] } | { kind: 'remote' } | { kind: 'unknown' }
+export type ServerProcesses =
+  | { kind: 'pids'; pids: readonly number[] }
+  | { kind: 'group'; pgid: number; gpus?: readonly string[] | null }
+  | { kind: 'remote' }
+  | { kind: 'unknown' }
+
+/** The GPUs a CUDA_VISIBLE_DEVICES value names ("0,1", "GPU-…"); null when unset (every GPU). */
+export function visibleGpus(value: string | undefined): string[] | null {
+  if (value === undefined) return null
+  return value
+    .split(',')
+    .map((g) => g.trim())
+    .filter((g) => g !== '')
+}
+
+/** Whether a GPU (its index and UUID) is among `gpus` (indices, UUIDs or UUID prefixes as CUDA takes them); null: every GPU. */
+export function usesGpu(gpus: readonly string[] | null | undefined, index: string, uuid: string): boolean {
+  if (gpus === null || gpus === undefined) return true
+  return gpus.some((g) => (/^\d+$/.test(g) ? Number(g) === Number(index) : uuid !== '' && uuid.startsWith(g)))
+}
 
 /** Remembers which throttle-reason field prefix the local driver accepts. */
 export interface SampleState {
@@ -105,7 +132,12 @@ export interface SampleState {
 }
 
 /** One sample per GPU; [] when nvidia-smi is absent or answers nothing usable. */
-export async function queryGpuSamples(exec: ExecFn, server: ServerProcesses, state: SampleState = { reasonPrefix: undefined }): Promise<GpuSample[]> {
+export async function queryGpuSamples(
+  exec: ExecFn,
+  server: ServerProcesses,
+  state: SampleState = { reasonPrefix: undefined },
+  pgidOf: PgidReader = readProcessGroup,
+): Promise<GpuSample[]> {
   const base = ['index', 'uuid', 'name', 'utilization.gpu', 'clocks.sm', 'clocks.max.sm', 'power.draw', 'temperature.gpu']
   const prefixes: ReasonPrefix[] = state.reasonPrefix !== undefined ? [state.reasonPrefix] : [...REASON_PREFIXES, null]
   let rows: string[][] | null = null
@@ -131,7 +163,8 @@ export async function queryGpuSamples(exec: ExecFn, server: ServerProcesses, sta
       power_w: numberField(r[6]),
       temperature_c: numberField(r[7]),
       throttle_reasons: [...reasons],
-      foreign_processes: apps === null ? null : countForeign(apps.filter((a) => a.gpuUuid === uuid), server),
+      foreign_processes:
+        apps === null || (server.kind === 'group' && !usesGpu(server.gpus, r[0] ?? '', uuid)) ? null : countForeign(apps.filter((a) => a.gpuUuid === uuid), server, pgidOf),
     }
   })
 }
@@ -155,9 +188,15 @@ async function queryComputeApps(exec: ExecFn): Promise<ComputeApp[] | null> {
   return out
 }
 
-function countForeign(apps: ComputeApp[], server: ServerProcesses): number {
+/** Foreign processes among one GPU's compute apps (see ServerProcesses). */
+export function countForeign(apps: readonly Pick<ComputeApp, 'pid'>[], server: ServerProcesses, pgidOf: PgidReader = readProcessGroup): number {
   const pids = [...new Set(apps.map((a) => a.pid))]
   if (server.kind === 'pids') return pids.filter((p) => !server.pids.includes(p)).length
   if (server.kind === 'remote') return pids.length
+  if (server.kind === 'group') {
+    const own = pids.filter((p) => pgidOf(p) === server.pgid).length
+    // No process of the group on this GPU: the server's cannot be told apart, so one of them is taken to be it.
+    return own > 0 ? pids.length - own : Math.max(0, pids.length - 1)
+  }
   return Math.max(0, pids.length - 1)
 }

@@ -137,7 +137,7 @@ function sameCommit(a: string, b: string): boolean {
 export function aggregateExit(agg: Pick<Aggregate, 'rows'>, failOn: readonly FailOnVerdict[]): 0 | 1 | 2 {
   let code: 0 | 1 | 2 = 0
   for (const row of agg.rows) {
-    const c = gateExit(row.verdict, failOn, row.record?.blind ?? [])
+    const c = gateExit(row.verdict, failOn)
     if (c > code) code = c
   }
   return code

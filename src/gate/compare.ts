@@ -1,5 +1,5 @@
 /** Compare a candidate result with a stored baseline and reach a verdict by blame (pure). */
-import type { ResultFile } from '../types.js'
+import type { EnvRecord, ResultFile } from '../types.js'
 import { CHECKS_NOT_RUN } from '../analysis/unchecked.js'
 import { decideMetric, type Decision } from './decide.js'
 import { diffEnv } from './env-diff.js'
@@ -11,6 +11,8 @@ import { completenessProblems, cutRepeats, plannedRepeats } from './completeness
 import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
 import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, pointScope, shapeLabel } from './metric-keys.js'
 import { resolveGateOptions, toleranceFor } from './options.js'
+import { rowLevel } from './decide.js'
+import { describeHostChanges, hostChanges } from './host-change.js'
 import type { Baseline, GateOptions, GateRow, MetricKind, RowStatus, Verdict, VerdictKind } from './types.js'
 import { enoughValidRuns, unmeasuredCause } from './unmeasured.js'
 
@@ -39,7 +41,7 @@ function scopesOf(baseline: Baseline, kind: MetricKind, candidate?: ResultFile):
  * Decides one metric from the candidate's usable runs (valid, in no cut repeat) in place of
  * the baseline history's rule: `servegate ab` pairs them with the reference's (./paired.ts).
  */
-export type MetricDecider = (dataKey: string, candidateRuns: FigureRun[], info: { higherIsBetter: boolean; tolerance: number }) => Decision
+export type MetricDecider = (dataKey: string, candidateRuns: FigureRun[], info: { higherIsBetter: boolean; tolerance: number }, opts: GateOptions) => Decision
 
 /** Verdict for `candidate` against `baseline`; see docs/gate.md for the rule, the blame table and the precedence. */
 export function compareToBaseline(baseline: Baseline, candidate: ResultFile, options: Partial<GateOptions> = {}, decider?: MetricDecider): Verdict {
@@ -84,6 +86,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   const extraRepeats: number[] = []
   let unresolvable = 0
   const unmeasuredProblems: Problem[] = []
+  // Every row first: each gated row's false-alarm level is the PR's alpha split over all of them.
+  const planRows: Array<{ kind: MetricKind; gated: boolean; scope: string; rowKey: string; dataKey: string; perToken: boolean }> = []
   for (const kind of METRIC_KINDS) {
     const gated = opts.gated.includes(kind)
     for (const scope of scopesOf(baseline, kind, candidate)) {
@@ -92,57 +96,62 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
       // per-token gaps are both measurement results now, so both are gated (a change of output
       // batching is never a silent switch from one figure to the other).
       const tpc = kind === 'itl_p95' ? perToken.get(scope) : undefined
-      const variants: Array<{ rowKey: string; dataKey: string; perToken: boolean }> = [{ rowKey: key, dataKey: key, perToken: false }]
+      const variants = [{ rowKey: key, dataKey: key, perToken: false }]
       if (tpc) variants.push({ rowKey: metricKey(ITL_TOK, scope), dataKey: metricKey(ITL_TOK, scope), perToken: true })
-      for (const { rowKey, dataKey, perToken: isPerToken } of variants) {
-        const runs = figures.get(dataKey) ?? []
+      for (const v of variants) {
         // A reported figure neither side measured (goodput without SLOs) is no row; a gated one missing is (it fails closed).
-        if (!gated && runs.length === 0 && baseline.refreshes.every((r) => r.runs[dataKey] === undefined)) continue
-        // A repeat whose curve lacks points of the sweep has a throughput at target drawn
-        // through the wrong bracket: it enters no statistics (the row says incomplete).
-        const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, Array<number | 'inf'>>()
-        // A bracketed repeat whose crossing left the bracket has a figure the full sweep would not have drawn.
-        const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat))
-        const missed = KIND_INFO[kind].perShape
-          ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep)))
-          : new Map<number, Problem>()
-        const usable = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat))
-        const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
-        const decision = decider
-          ? decider(dataKey, usable, info)
-          : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, opts)
-        const { problems, notes } = runProblems(runs, opts)
-        problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
-        problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
-        problems.push(...missed.values())
-        if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died)
-        if (isPerToken && tpc) {
-          notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`)
-        } else if (tpc) {
-          notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`)
-        }
-        // Measured means enough valid runs on both sides: at least two, and two thirds of those planned.
-        // A paired decision counts pairs on the reference's side, held to the same rule as the candidate's runs.
-        const measured = enoughValidRuns(usable.length, planned) && (decider !== undefined ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2)
-        const row = toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured)
-        rows.push(row)
-        if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
-          unmeasuredProblems.push(...problems)
-          if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === undefined) {
-            // The refreshes keep why their runs were left out: name that cause (a busy host on refresh day) too.
-            const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))]
-            if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note)
-            else if (spoiledBy.length > 0) {
-              baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label}: its refreshes' runs were invalid (${spoiledBy.join(', ')}); refresh it`)
-              unmeasuredProblems.push({ blame: 'unmeasured', text: `baseline runs invalid (${spoiledBy.join(', ')})`, codes: spoiledBy })
-            } else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`)
-          }
-        }
-        if (gated && row.status === 'undecided') {
-          if (decision.extraRepeats === null) unresolvable++
-          else extraRepeats.push(decision.extraRepeats)
-        }
+        if (!gated && (figures.get(v.dataKey) ?? []).length === 0 && baseline.refreshes.every((r) => r.runs[v.dataKey] === undefined)) continue
+        planRows.push({ kind, gated, scope, ...v })
       }
+    }
+  }
+  const rowOpts: GateOptions = { ...opts, rows: Math.max(1, planRows.filter((r) => r.gated).length) }
+  for (const { kind, gated, scope, rowKey, dataKey, perToken: isPerToken } of planRows) {
+    const tpc = kind === 'itl_p95' ? perToken.get(scope) : undefined
+    const runs = figures.get(dataKey) ?? []
+    // A repeat whose curve lacks points of the sweep has a throughput at target drawn
+    // through the wrong bracket: it enters no statistics (the row says incomplete).
+    const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, Array<number | 'inf'>>()
+    // A bracketed repeat whose crossing left the bracket has a figure the full sweep would not have drawn.
+    const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat))
+    const missed = KIND_INFO[kind].perShape
+      ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep)))
+      : new Map<number, Problem>()
+    const usable = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat))
+    const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
+    const decision = decider
+      ? decider(dataKey, usable, info, rowOpts)
+      : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, rowOpts)
+    const { problems, notes } = runProblems(runs, opts)
+    problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
+    problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
+    problems.push(...missed.values())
+    if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died)
+    if (isPerToken && tpc) {
+      notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`)
+    } else if (tpc) {
+      notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`)
+    }
+    // Measured means enough valid runs on both sides: at least two, and two thirds of those planned.
+    // A paired decision counts pairs on the reference's side, held to the same rule as the candidate's runs.
+    const measured = enoughValidRuns(usable.length, planned) && (decider !== undefined ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2)
+    const row = toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured)
+    rows.push(row)
+    if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
+      unmeasuredProblems.push(...problems)
+      if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === undefined) {
+        // The refreshes keep why their runs were left out: name that cause (a busy host on refresh day) too.
+        const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))]
+        if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note)
+        else if (spoiledBy.length > 0) {
+          baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label}: its refreshes' runs were invalid (${spoiledBy.join(', ')}); refresh it`)
+          unmeasuredProblems.push({ blame: 'unmeasured', text: `baseline runs invalid (${spoiledBy.join(', ')})`, codes: spoiledBy })
+        } else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`)
+      }
+    }
+    if (gated && row.status === 'undecided') {
+      if (decision.extraRepeats === null) unresolvable++
+      else extraRepeats.push(decision.extraRepeats)
     }
   }
   if (perToken.size > 0 && opts.gated.includes('itl_p95')) {
@@ -194,14 +203,49 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     reasons.push(`${unresolvable} undecided row${unresolvable === 1 ? '' : 's'} would not settle within ${opts.maxRepeats} runs per point`)
   }
   // The gate could not have seen a regression of the size it promises on these rows.
-  const blind = any(gatedRows, 'undecided').filter((r) => r.mdc_pct === null || r.mdc_pct > opts.maxMdcPct)
-  if (verdict === 'undecided') reasons.push(undecidedLine(blind, opts.maxMdcPct))
-  return { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label) }
+  const blind = any(gatedRows, 'undecided').filter((r) => r.blind === true)
+  // First, so the comment's opening lines name the blind rows and what would give the gate power.
+  if (verdict === 'undecided') reasons.unshift(undecidedLine(blind, opts.maxMdcPct))
+  const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) }
+  if (gatedRows.length > 0) reasons.push(familyLine(family))
+  const out: Verdict = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family }
+  return decider === undefined && opts.onHostChange === 'unmeasured' && newest !== undefined ? hostChangeVerdict(out, newest.env, candidate.env) : out
 }
 
-/** What an undecided verdict means for the check: blind rows fail it, the others only warn. */
+/** `judged 4 gated rows at 1 % false alarms per pull request: each row one-sided at 0.25 %` */
+function familyLine(f: NonNullable<Verdict['family']>): string {
+  const p = (x: number): string => `${Number((x * 100).toPrecision(2))} %`
+  return `judged ${f.rows} gated row${f.rows === 1 ? '' : 's'} at ${p(f.alpha)} false alarms per pull request: each row one-sided at ${p(f.rowLevel)} (Bonferroni)`
+}
+
+/**
+ * A host that changed since the baseline (driver, CUDA, GPU clocks, kernel) moves the numbers as
+ * much as a pull request can, and the stored baseline cannot tell the two apart: whatever the rows
+ * say, the verdict is unmeasured, never a regression charged to the PR (the rows keep their
+ * statuses for the reader). A broken, incomplete or incomparable candidate keeps its verdict: those
+ * are not the host's. Refreshing the baseline on this host, or a reference measured beside the
+ * candidate, decides it; the scheduled watch is where the host is blamed.
+ */
+function hostChangeVerdict(v: Verdict, baselineEnv: EnvRecord, candidateEnv: EnvRecord): Verdict {
+  const changes = hostChanges(baselineEnv, candidateEnv)
+  if (changes.length === 0 || !['pass', 'improvement', 'regression', 'undecided', 'unmeasured'].includes(v.verdict)) return v
+  const what = describeHostChanges(changes)
+  const was = v.verdict === 'unmeasured' ? '' : ` (against it the rows read ${v.verdict}${v.regressions.length > 0 ? `: ${v.regressions.join(', ')}` : ''})`
+  return {
+    ...v,
+    verdict: 'unmeasured',
+    regressions: [],
+    confirm: null,
+    reasons: [
+      `unmeasured: the host changed since the baseline (${what}), so the stored baseline cannot tell the pull request's effect from the host's${was}; refresh the baseline on this host, or set gate.reference_command so the gate measures the base engine beside the PR`,
+      ...v.reasons.filter((r) => !r.startsWith('unmeasured: ')),
+    ],
+  }
+}
+
+/** What an undecided verdict means for the check: it fails, naming the blind rows and what would give them power. */
 function undecidedLine(blind: readonly GateRow[], maxMdcPct: number): string {
-  if (blind.length === 0) return `undecided: every undecided row could have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct); the check passes with a warning`
+  if (blind.length === 0) return 'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)'
   const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`})`).join(', ')
   return `undecided and blind: ${what} could not have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`
 }
@@ -270,6 +314,7 @@ function toRow(
     n_candidate: d.nCandidate,
     history: d.history,
     mdc_pct: finiteOrNull(worsePct(d.mdc, KIND_INFO[kind].higherIsBetter)),
+    blind: d.blind,
     status,
     notes,
   }

@@ -1,11 +1,15 @@
 /**
  * The decision rule for one metric (docs/gate.md): D = ln(candidate median /
- * baseline centre), oriented so positive is worse; bar L = max(ln(1 + tol),
- * k · σ_diff); regression when D > L and the candidate's runs agree; pass when
- * D ≤ L − passMargin · σ_diff; undecided in between.
+ * baseline centre), oriented so positive is worse; σ_diff and its degrees of
+ * freedom from ./noise.ts; the row's false-alarm level is alpha × alphaShare /
+ * rows (Bonferroni over the verdict's gated rows); bar L = max(ln(1 + tol),
+ * t(1 − level, df) · σ_diff); MDC = L + t(power, df) · σ_diff. Regression when
+ * D > L and the candidate's runs agree. A row whose MDC exceeds maxMdcPct is
+ * blind: it never passes. On the last look the band closes (pass when D ≤ L);
+ * on a screening look a row passes only when D ≤ L − passMargin · σ_diff.
  */
-import { dayPrior, estimateNoise, sigmaDiff } from './noise.js'
-import { median } from './stats.js'
+import { estimateNoise, sigmaDiff } from './noise.js'
+import { median, tQuantile } from './stats.js'
 import type { GateOptions } from './types.js'
 
 export interface MetricInput {
@@ -31,8 +35,13 @@ export interface Decision {
   bar: number | null
   margin: number | null
   sigma: number | null
-  /** Log change in the worse direction that is caught with ~95 % probability. */
+  /** Log change in the worse direction that is caught with probability `power` (90 % by default). */
   mdc: number | null
+  /** The row could not have caught a change of maxMdcPct (its MDC is larger): it does not pass. */
+  blind: boolean
+  /** One-sided false-alarm level of this row and the degrees of freedom of σ; null when no bar was set. */
+  level: number | null
+  df: number | null
   nBaseline: number
   nCandidate: number
   history: number
@@ -41,9 +50,21 @@ export interface Decision {
   notes: string[]
 }
 
-type DecideOptions = Pick<
+export type DecideOptions = Pick<
   GateOptions,
-  'k' | 'earlyK' | 'passMargin' | 'centerWindow' | 'minHistory' | 'dayFloor' | 'shortDayFloor' | 'withinFloor' | 'maxRepeats'
+  | 'alpha'
+  | 'rows'
+  | 'look'
+  | 'alphaShare'
+  | 'screenMdc'
+  | 'power'
+  | 'passMargin'
+  | 'centerWindow'
+  | 'minHistory'
+  | 'dayFloor'
+  | 'withinFloor'
+  | 'maxRepeats'
+  | 'maxMdcPct'
 >
 
 /** An oriented log change shown as the metric's own signed % change: latency up is "+", throughput down is "−". */
@@ -58,21 +79,66 @@ export function allowedDisagreements(n: number): number {
 }
 
 interface Bars {
-  /** Regression bar, pass threshold and σ_diff, log units. */
+  /** Regression bar, pass threshold, σ_diff and the MDC, log units; the degrees of freedom of σ_diff. */
   bar: number
   passBar: number
   sigma: number
+  mdc: number
+  df: number
 }
 
-// One-sided 95 % normal quantile, for the minimum detectable change.
-const Z95 = 1.645
+/** One-sided false-alarm level of one row: the PR's alpha, this look's share, split over the gated rows. */
+export function rowLevel(opts: Pick<GateOptions, 'alpha' | 'alphaShare' | 'rows'>): number {
+  return (opts.alpha * opts.alphaShare) / Math.max(1, opts.rows)
+}
+
+/** A log change in the worse direction as the metric's own % change in that direction (a fall for throughputs). */
+export function worsePctOf(x: number, higherIsBetter: boolean): number {
+  return (higherIsBetter ? 1 - Math.exp(-x) : Math.exp(x) - 1) * 100
+}
+
+/**
+ * The bars of one row at noise σ with `df` degrees of freedom: the regression bar at the row's level, the
+ * MDC at `power`, and the pass threshold (the bar on the last look; passMargin · σ below it on a screen).
+ */
+export function barsFor(sigma: number, df: number, tolerance: number, opts: Pick<GateOptions, 'alpha' | 'alphaShare' | 'rows' | 'power' | 'look' | 'passMargin'>): Bars {
+  const tolBar = Math.log(1 + tolerance)
+  const d = Number.isFinite(df) && df > 0 ? df : Infinity
+  const bar = Math.max(tolBar, tQuantile(1 - rowLevel(opts), d) * sigma)
+  const mdc = bar + tQuantile(opts.power, d) * sigma
+  const passBar = opts.look === 'last' ? bar : bar - opts.passMargin * sigma
+  return { bar, passBar, sigma, mdc, df: d }
+}
+
+/** Whether a row at these bars could not have caught the change it must (maxMdcPct; on a screen, screenMdc when set). */
+export function isBlind(b: Bars, higherIsBetter: boolean, opts: Pick<GateOptions, 'look' | 'screenMdc' | 'maxMdcPct'>): boolean {
+  const limit = opts.look === 'screen' && opts.screenMdc !== null ? opts.screenMdc * 100 : opts.maxMdcPct
+  return !Number.isFinite(b.mdc) || worsePctOf(b.mdc, higherIsBetter) > limit
+}
 
 // ln with 0 → −∞ so an unreachable target (throughput 0) still orders correctly.
 const ln = (x: number): number => (x > 0 ? Math.log(x) : -Infinity)
 
 /** A decision with no figures yet (status missing), for the rules to fill in. */
 export function noDecision(nBaseline: number, nCandidate: number, history: number): Decision {
-  return { status: 'missing', baseline: null, candidate: null, d: null, bar: null, margin: null, sigma: null, mdc: null, nBaseline, nCandidate, history, extraRepeats: null, notes: [] }
+  return {
+    status: 'missing',
+    baseline: null,
+    candidate: null,
+    d: null,
+    bar: null,
+    margin: null,
+    sigma: null,
+    mdc: null,
+    blind: false,
+    level: null,
+    df: null,
+    nBaseline,
+    nCandidate,
+    history,
+    extraRepeats: null,
+    notes: [],
+  }
 }
 
 /** Decide one metric from its baseline history and candidate runs. */
@@ -100,46 +166,46 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   const noise = estimateNoise(used.map(finite), finite(candLogs), opts)
   const sign = input.higherIsBetter ? -1 : 1
   const d = center === cand ? 0 : sign * (cand - center)
-  const tolBar = Math.log(1 + input.tolerance)
-  const bars = (n: number): Bars => {
-    const sigma = sigmaDiff(noise, n)
-    // With confirmation left, clearer evidence is asked for both ways; at the budget the
-    // rule must decide, so the band closes and the bar is the final k.
-    const early = n < opts.maxRepeats
-    const kNow = early ? Math.max(opts.k, opts.earlyK) : opts.k
-    const passBar = Math.max(tolBar, opts.k * sigma) - (early ? opts.passMargin * sigma : 0)
-    return { bar: Math.max(tolBar, kNow * sigma), passBar, sigma }
+  const bars = (n: number, look: DecideOptions['look'] = opts.look): Bars => {
+    const { sigma, df } = sigmaDiff(noise, n)
+    return barsFor(sigma, df, input.tolerance, { ...opts, look })
   }
-  const { bar, passBar, sigma } = bars(candLogs.length)
+  const now = bars(candLogs.length)
+  const { bar, passBar, sigma } = now
   if (!Number.isFinite(sigma) || !Number.isFinite(d)) {
     // No finite baseline spread to judge against: say so rather than print an infinite bar.
     base.notes.push('no finite baseline data to estimate the noise from')
-    return { ...base, d: Number.isFinite(d) ? d : null, status: 'undecided' }
+    return { ...base, d: Number.isFinite(d) ? d : null, status: 'undecided', blind: true }
   }
   const worse = candLogs.filter((x) => sign * (x - center) > 0).length
   const better = candLogs.filter((x) => sign * (x - center) < 0).length
   const n = candLogs.length
-  Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: bar + Z95 * sigma })
-  if (noise.refreshes < opts.minHistory) {
-    const drift = (dayPrior(noise.refreshes, opts) * 100).toFixed(1)
-    base.notes.push(
-      `short history (${noise.refreshes} refresh${noise.refreshes === 1 ? '' : 'es'}): assuming ~${drift} % day-to-day drift until ${opts.minHistory} refreshes show the real one`,
-    )
-  }
+  const blind = isBlind(now, input.higherIsBetter, opts)
+  Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: now.mdc, blind, level: rowLevel(opts), df: now.df })
+  const show = (x: number): string => worseChange(x, input.higherIsBetter)
 
   if (d > bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: 'regression' }
     base.notes.push(`only ${worse} of ${n} runs are worse than the baseline`)
     return { ...base, status: 'undecided', extraRepeats: repeatsForAgreement(n, n - worse, opts.maxRepeats - n) }
   }
-  if (-d > bar) {
-    if (better >= n - allowedDisagreements(n)) return { ...base, status: 'improvement' }
-    return { ...base, status: 'pass' }
+  if (-d > bar && better >= n - allowedDisagreements(n)) return { ...base, status: 'improvement' }
+  if (blind) {
+    // However small the change looked, a change the size the gate promises to catch could have hidden in this noise.
+    base.notes.push(blindNote(now, noise.refreshes, input.higherIsBetter, opts))
+    return { ...base, status: 'undecided', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input.higherIsBetter, opts) }
   }
-  if (d <= passBar) return { ...base, status: 'pass' }
-  const show = (x: number): string => worseChange(x, input.higherIsBetter)
+  if (d <= passBar || -d > bar) return { ...base, status: 'pass' }
   base.notes.push(`${show(d)} lies between the pass threshold ${show(passBar)} and the bar ${show(bar)}`)
-  return { ...base, status: 'undecided', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n) }
+  return { ...base, status: 'undecided', extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input.higherIsBetter, opts) }
+}
+
+/** Why a row is blind, and what would give it power. */
+function blindNote(b: Bars, refreshes: number, higherIsBetter: boolean, opts: DecideOptions): string {
+  const limit = opts.look === 'screen' && opts.screenMdc !== null ? opts.screenMdc * 100 : opts.maxMdcPct
+  const mdc = Number.isFinite(b.mdc) ? `${worsePctOf(b.mdc, higherIsBetter).toFixed(1)} %` : 'unknown'
+  const history = refreshes < 2 * opts.minHistory ? `, more refreshes (${refreshes} so far)` : ''
+  return `blind: the smallest change this row would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${limit} %; more repeats${history} or a reference command would give it power`
 }
 
 /**
@@ -168,19 +234,22 @@ function decideAtZero(base: Decision, center: number, cand: number, candLogs: re
 }
 
 /**
- * Extra repeats to ask for: the fewest after which D (assumed unchanged) leaves the
- * band; failing that the whole budget, provided it shrinks σ_diff by at least 10 %
- * (otherwise the noise is day-to-day drift that same-day repeats cannot average away).
+ * Extra repeats to ask for: the fewest after which D (assumed unchanged) leaves the band of a
+ * screening look with a row that can see; failing that the whole budget, provided it shrinks
+ * σ_diff by at least 10 % (otherwise the noise is day-to-day drift that same-day repeats cannot
+ * average away, and only a reference measured beside the candidate can settle it).
  */
 function repeatsToResolve(
   d: number,
   n: number,
-  bars: (n: number) => Bars,
+  bars: (n: number, look?: DecideOptions['look']) => Bars,
   budget: number,
+  higherIsBetter: boolean,
+  opts: DecideOptions,
 ): number | null {
   for (let extra = 1; extra <= budget; extra++) {
-    const { bar, passBar } = bars(n + extra)
-    if (d > bar || d <= passBar) return extra
+    const b = bars(n + extra, 'screen')
+    if (d > b.bar || (d <= b.passBar && !isBlind(b, higherIsBetter, { ...opts, look: 'screen' }))) return extra
   }
   return budget > 0 && bars(n + budget).sigma <= 0.9 * bars(n).sigma ? budget : null
 }

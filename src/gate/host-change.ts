@@ -30,3 +30,9 @@ export function hostChanges(baselineEnv: EnvRecord, candidateEnv: EnvRecord): Ho
 
 /** `driver 550.54 → 560.28; CUDA 12.4 → 12.6` */
 export const describeHostChanges = describeChanges
+
+/** Whether the host changed between the baseline's newest refresh and the candidate (false without a refresh). */
+export function hostChangedSince(baseline: { refreshes: ReadonlyArray<{ env: EnvRecord }> }, candidate: { env: EnvRecord }): boolean {
+  const newest = baseline.refreshes.at(-1)
+  return newest !== undefined && hostChanges(newest.env, candidate.env).length > 0
+}

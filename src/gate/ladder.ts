@@ -22,7 +22,8 @@
  *
  * `reference: 'always'` skips the first two steps (every PR is measured A/B).
  */
-import type { Verdict } from './types.js'
+import type { ResultFile } from '../types.js'
+import type { GateOptions, Verdict } from './types.js'
 
 export type LadderStep = 'baseline' | 'confirm' | 'ab'
 
@@ -71,4 +72,35 @@ export function nextStep(verdict: Verdict, state: LadderState): LadderStep | nul
   if (v === 'regression') return toReference
   if (v === 'unmeasured') return baselineSideUnmeasured(verdict, state.hostChanged) ? toReference : null
   return null
+}
+
+/**
+ * The options of one look on the ladder, over the config's gate settings. With a reference to
+ * escalate to, the stored baseline only screens: its band stays open, a row passes only if it
+ * could have caught twice the tolerance, and the A/B spends the whole false-alarm rate. Without
+ * one, the baseline's look and the confirmation's can each fail the check, so they split it; with
+ * confirmation off the baseline's look is the last.
+ */
+export function stepOptions(step: LadderStep, s: { hasReference: boolean; confirm: boolean; tolerance: number }): Partial<GateOptions> {
+  if (step === 'ab') return { look: 'last', alphaShare: 1 }
+  if (s.hasReference) return { look: 'screen', alphaShare: 1, screenMdc: 2 * s.tolerance }
+  if (step === 'baseline' && !s.confirm) return { look: 'last', alphaShare: 1 }
+  return { look: step === 'baseline' ? 'screen' : 'last', alphaShare: 0.5 }
+}
+
+/** Why the ladder climbs from a verdict, in one line (for the report). */
+export function escalationReason(v: Verdict, hostChanged: boolean): string {
+  if (hostChanged) return 'the host changed since the baseline, so the stored baseline cannot tell the PR from the host'
+  if (v.verdict === 'regression') return `the stored baseline shows a regression (${v.regressions.join(', ')}), confirmed side by side before the PR is blamed`
+  if (v.verdict === 'unmeasured') return 'the stored baseline has no valid measurement to judge against'
+  const rows = v.rows.filter((r) => r.gated && r.status === 'undecided')
+  const blind = rows.filter((r) => r.blind === true).map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`})`)
+  return blind.length > 0 ? `the stored baseline could not have seen the promised regression on ${blind.join(', ')}` : `the stored baseline left ${rows.map((r) => r.label).join(', ')} undecided`
+}
+
+/** GPU-minutes a sweep held: its wall time × the GPUs it ran on (at least one). */
+export function sweepGpuMinutes(r: Pick<ResultFile, 'env'>): number {
+  const ms = Date.parse(r.env.finished_at) - Date.parse(r.env.started_at)
+  const gpus = typeof r.env.gpu.count === 'number' && r.env.gpu.count > 0 ? r.env.gpu.count : 1
+  return Number.isFinite(ms) && ms > 0 ? (ms / 60000) * gpus : 0
 }

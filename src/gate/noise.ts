@@ -1,61 +1,50 @@
 /**
  * Noise of one metric from the baseline history, in natural-log units (so σ is
  * a relative spread: 0.02 ≈ 2 %). Two components:
- * - within: run-to-run spread inside one refresh (same day, same machine);
- * - day: extra spread between refreshes (drift, placement, thermals) that more
- *   repeats on the same day cannot average away.
+ * - within: run-to-run spread inside one refresh (same day, same engine start);
+ * - day: extra spread between refreshes (drift, placement, thermals, the
+ *   engine's start) that more repeats on the same day cannot average away.
  * With three runs a standard deviation is uncertain by 0.5×–6×, so each
  * component has a prior (`withinFloor`, `dayFloor`) worth `minHistory − 1`
- * degrees of freedom: with a short history the prior dominates, with a long
- * one the data do, and a history noisier than the prior is never talked down.
- *
- * Runs of one refresh say nothing about drift between days: a server can agree
- * with itself within 0.3 % and still move 3 % from one start to the next. So
- * while the history is too short to show that drift, the day prior is a
- * conservative `shortDayFloor`, and `dayFloor` once the refreshes reach
- * `minHistory` (see `dayPrior`).
+ * degrees of freedom that the data are blended with while they show less
+ * spread than it: a short history leans on the prior, a long one on its own
+ * data, and a history noisier than the prior is never talked down. The prior
+ * is one level at every history length (no step), and the degrees of freedom
+ * the estimate rests on are returned, so the decision uses t quantiles that
+ * widen the bar exactly as much as the sample is small (./decide.ts).
  */
 import { chi2MedianRatio, chi2Ratio, clippedSd, median, sampleVariance, varMedianFactor } from './stats.js'
 import type { GateOptions } from './types.js'
 
 export interface Noise {
-  /** Run-to-run σ². */
+  /** Run-to-run σ², and the degrees of freedom behind it. */
   within2: number
+  withinDf: number
   /**
    * Run-to-run σ² of the candidate: `within2`, unless the candidate's own runs spread
    * significantly wider (a disturbed runner today), then their sample variance.
    */
   candidateWithin2: number
-  /** Day-to-day σ² (beyond what the runs' own spread explains). */
+  /** Degrees of freedom of candidateWithin2 (withinDf, or the candidate's n − 1 when its own spread is used). */
+  candidateDf: number
+  /** Day-to-day σ² (beyond what the runs' own spread explains), and its degrees of freedom. */
   day2: number
+  dayDf: number
   /** Variance of the baseline centre (median of the newest refresh medians). */
   center2: number
-  /** Refreshes with data, and those forming the centre. */
+  /** Refreshes with data, and those forming the centre, and the typical runs per refresh. */
   refreshes: number
   window: number
+  runsPerRefresh: number
 }
 
-type NoiseOptions = Pick<GateOptions, 'centerWindow' | 'minHistory' | 'dayFloor' | 'shortDayFloor' | 'withinFloor'>
+type NoiseOptions = Pick<GateOptions, 'centerWindow' | 'minHistory' | 'dayFloor' | 'withinFloor'>
 
-/**
- * Day-to-day σ assumed for a history of `refreshes`: `shortDayFloor` while it has fewer
- * than `minHistory` refreshes, `dayFloor` from then on (never below `dayFloor`). The
- * prior keeps its weight of `minHistory − 1` degrees of freedom either way, so the
- * history's own drift counts for more with every refresh: with a quiet history the
- * short-history floor fades from 3.5 % (1 refresh) to 2.6 % (4 refreshes) at the
- * defaults. It does not fade faster: the spread of 2–4 refresh medians is so uncertain
- * that trusting it sooner let 3 % per-start drift through as regressions
- * (bench/gate-power.ts, per-start scenario).
- */
-export function dayPrior(refreshes: number, opts: Pick<GateOptions, 'minHistory' | 'dayFloor' | 'shortDayFloor'>): number {
-  return refreshes < opts.minHistory ? Math.max(opts.dayFloor, opts.shortDayFloor) : opts.dayFloor
-}
-
-/** Floor that fades with evidence: the estimate, unless it is below the prior, then a df-weighted blend. */
-function withPrior(est2: number, df: number, prior: number, priorDf: number): number {
+/** The estimate, unless it is below the prior, then a df-weighted blend; with the df the result rests on. */
+function withPrior(est2: number, df: number, prior: number, priorDf: number): { v: number; df: number } {
   const prior2 = prior * prior
-  if (est2 >= prior2 || priorDf <= 0) return est2
-  return (df * est2 + priorDf * prior2) / (df + priorDf)
+  if (est2 >= prior2 || priorDf <= 0) return { v: est2, df }
+  return { v: (df * est2 + priorDf * prior2) / (df + priorDf), df: df + priorDf }
 }
 
 /** Estimate the noise of one metric from its history (log values per refresh, oldest first) and the candidate's log values. */
@@ -66,40 +55,59 @@ export function estimateNoise(historyLogs: readonly number[][], candidateLogs: r
   // implausible for the pool's robust scale (an interference outlier among its runs) —
   // robust like a median of variances, but with nearly all the degrees of freedom.
   const groups = refreshes.filter((g) => g.length >= 2)
-  let within2 = 0
-  let withinDf = 0
+  let rawWithin2 = 0
+  let rawWithinDf = 0
   if (groups.length > 0) {
     const vars = groups.map((g) => ({ v: sampleVariance(g), df: g.length - 1 }))
     const typicalDf = median(vars.map((g) => g.df))
     const robust2 = median(vars.map((g) => g.v)) / chi2MedianRatio(typicalDf)
     const kept = vars.filter((g) => g.v <= robust2 * chi2Ratio(g.df, 2.576))
-    withinDf = kept.reduce((a, g) => a + g.df, 0)
-    within2 = withinDf > 0 ? kept.reduce((a, g) => a + g.v * g.df, 0) / withinDf : robust2
+    rawWithinDf = kept.reduce((a, g) => a + g.df, 0)
+    rawWithin2 = rawWithinDf > 0 ? kept.reduce((a, g) => a + g.v * g.df, 0) / rawWithinDf : robust2
   }
-  within2 = withPrior(within2, withinDf, opts.withinFloor, priorDf * 2)
+  const within = withPrior(rawWithin2, rawWithinDf, opts.withinFloor, priorDf * 2)
   // One-sided 95 % test of the candidate's spread against the history's: wider means
   // interference or a sick runner, and its median deserves less trust.
   // From five runs on the median shrugs off a single stray run, so the spread may as well.
   const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance(candidateLogs)
-  const candidateWithin2 =
-    candidateLogs.length >= 2 && candVar > within2 * chi2Ratio(candidateLogs.length - 1, 1.645) ? candVar : within2
+  const wider = candidateLogs.length >= 2 && candVar > within.v * chi2Ratio(candidateLogs.length - 1, 1.645)
 
   // Day: spread of refresh medians minus the part the runs' own noise explains.
   const runsPerRefresh = refreshes.length > 0 ? Math.round(median(refreshes.map((r) => r.length))) : 1
-  let day2 = 0
+  let rawDay2 = 0
   if (refreshes.length >= 2) {
     const medSd = clippedSd(refreshes.map((r) => median(r)))
-    day2 = Math.max(0, medSd * medSd - varMedianFactor(runsPerRefresh) * within2)
+    rawDay2 = Math.max(0, medSd * medSd - varMedianFactor(runsPerRefresh) * within.v)
   }
-  day2 = withPrior(day2, Math.max(0, refreshes.length - 1), dayPrior(refreshes.length, opts), priorDf)
+  const day = withPrior(rawDay2, Math.max(0, refreshes.length - 1), opts.dayFloor, priorDf)
 
   const window = Math.min(opts.centerWindow, refreshes.length)
-  const refresh2 = day2 + varMedianFactor(runsPerRefresh) * within2
+  const refresh2 = day.v + varMedianFactor(runsPerRefresh) * within.v
   const center2 = window > 0 ? varMedianFactor(window) * refresh2 : Infinity
-  return { within2, candidateWithin2, day2, center2, refreshes: refreshes.length, window }
+  return {
+    within2: within.v,
+    withinDf: within.df,
+    candidateWithin2: wider ? candVar : within.v,
+    candidateDf: wider ? candidateLogs.length - 1 : within.df,
+    day2: day.v,
+    dayDf: day.df,
+    center2,
+    refreshes: refreshes.length,
+    window,
+    runsPerRefresh,
+  }
 }
 
-/** σ of D (log units) for a candidate median over `nCandidate` runs measured on one day. */
-export function sigmaDiff(noise: Noise, nCandidate: number): number {
-  return Math.sqrt(noise.day2 + varMedianFactor(nCandidate) * noise.candidateWithin2 + noise.center2)
+/** σ_diff of D (log units) for a candidate median over `nCandidate` runs measured on one day, and its Welch–Satterthwaite degrees of freedom. */
+export function sigmaDiff(noise: Noise, nCandidate: number): { sigma: number; df: number } {
+  const vmW = varMedianFactor(noise.window)
+  const terms: Array<{ v: number; df: number }> = [
+    // The candidate's own day, and the day part of the baseline centre.
+    { v: noise.day2 * (1 + vmW), df: noise.dayDf },
+    { v: varMedianFactor(nCandidate) * noise.candidateWithin2, df: noise.candidateDf },
+    { v: vmW * varMedianFactor(noise.runsPerRefresh) * noise.within2, df: noise.withinDf },
+  ]
+  const total = terms.reduce((a, t) => a + t.v, 0)
+  const denom = terms.reduce((a, t) => a + (t.v > 0 ? (t.v * t.v) / Math.max(t.df, 1e-9) : 0), 0)
+  return { sigma: Math.sqrt(total), df: denom > 0 ? (total * total) / denom : Infinity }
 }

@@ -1,31 +1,34 @@
 import type { Baseline, GateOptions, MetricKind } from './types.js'
 
 /**
- * Defaults of the decision rule. Tuned with bench/gate-power.ts so that, at
- * 2–3 % run-to-run CV with day-to-day drift and interference outliers, a PR
- * with 4 gated metrics sees ≤ 1 % false alarms and ≥ 95 % detection of a 10 %
- * regression; the reasoning behind each constant is in docs/gate.md. While the
- * history is shorter than `minHistory`, `shortDayFloor` keeps a server whose
- * speed moves 2–3 % from one start to the next from failing unchanged PRs.
+ * Defaults of the decision rule, measured with `npm run bench -- gate-false-alarms`
+ * (docs/gate.md, "False alarms and power"): 1 % false alarms per pull request
+ * however many rows it gates, a minimum detectable change stated at 90 % power,
+ * and priors of 2.5 % day-to-day drift and 2 % run-to-run noise while the history
+ * shows less.
  */
 export const DEFAULT_GATE_OPTIONS: GateOptions = {
   gated: ['itl_p95', 'tput_at_target'],
   tolerances: {},
   defaultTolerance: 0.05,
-  k: 2.5,
-  earlyK: 3.5,
+  alpha: 0.01,
+  rows: 1,
+  look: 'last',
+  alphaShare: 1,
+  screenMdc: null,
+  power: 0.9,
   passMargin: 1.5,
   centerWindow: 10,
   minHistory: 5,
-  dayFloor: 0.015,
-  shortDayFloor: 0.035,
+  dayFloor: 0.025,
   withinFloor: 0.02,
   failedRequestBudget: 0.01,
   maxFailedRequests: null,
   tokenCountTolerance: 0.01,
   maxRepeats: 9,
-  // Three times the default 5 % tolerance: an undecided row blinder than this fails the check.
+  // Three times the default 5 % tolerance: a row blinder than this never passes.
   maxMdcPct: 15,
+  onHostChange: 'unmeasured',
 }
 
 /** Defaults, then the baseline file's tolerances and failed-request count, then the caller's options. */

@@ -11,7 +11,7 @@
  * | broken           | the candidate broke (failures over budget, early stop, dead server, token mismatch) | 1 / fails |
  * | incomplete       | a gated point, shape or planned repeat is missing            | 1 / fails           |
  * | unmeasured       | a gated metric lacks a valid measurement on either side      | 1 / fails           |
- * | undecided        | measured on both sides, the statistics cannot decide         | 1 / fails when a row is blind (MDC > gate.max_mdc_pct), else 0 with a warning |
+ * | undecided        | measured on both sides, the statistics cannot decide (a blind row, or a change between pass threshold and bar) | 1 / fails |
  * | not_comparable   | GPU, target, model, API or measurement settings differ       | 2 / fails           |
  * A verdict left out of fail-on exits 0 and passes the step (with a warning that it was left out).
  */
@@ -22,7 +22,7 @@ import type { VerdictKind } from './types.js'
 export const FAIL_ON_VERDICTS = ['regression', 'broken', 'incomplete', 'unmeasured', 'undecided', 'not_comparable'] as const
 export type FailOnVerdict = (typeof FAIL_ON_VERDICTS)[number]
 
-/** The default: every verdict that is not a pass fails (undecided only when blind). */
+/** The default: every verdict that is not a pass fails. */
 export const DEFAULT_FAIL_ON: readonly FailOnVerdict[] = FAIL_ON_VERDICTS
 
 /** The verdicts that mean "nothing was measured that could pass": leaving one out of fail-on earns a warning. */
@@ -82,13 +82,11 @@ export function failOnWarning(failOn: readonly FailOnVerdict[]): string | null {
 
 /**
  * Exit code of `servegate compare` (and `ab`, `aggregate`), and whether the Action's step fails
- * (it fails exactly when this is not 0). `blind`: labels of undecided rows whose MDC exceeds
- * gate.max_mdc_pct; an undecided verdict fails only with one.
+ * (it fails exactly when this is not 0).
  */
-export function gateExit(verdict: VerdictKind, failOn: readonly FailOnVerdict[], blind: readonly string[] = []): 0 | 1 | 2 {
+export function gateExit(verdict: VerdictKind, failOn: readonly FailOnVerdict[]): 0 | 1 | 2 {
   if (verdict === 'pass' || verdict === 'improvement') return 0
   if (!failOn.includes(verdict)) return 0
-  if (verdict === 'undecided' && blind.length === 0) return 0
   return verdict === 'not_comparable' ? 2 : 1
 }
 

@@ -1,45 +1,43 @@
 /**
- * The A/B verdict (`servegate ab`): the reference A and the candidate B are
- * measured in alternating slots on the same host in one job, so the day-to-day
- * drift that a stored baseline must allow for is absent, and a slow drift of
- * the host over the job is cancelled by the counterbalanced order (A B, B A,
- * A B, …). Each metric is decided from PAIRED differences: slot r of B against
- * slot r of A (the two are adjacent in time), d_r = ln(B_r / A_r) oriented so
- * positive is worse.
+ * The A/B verdict (`servegate ab`, and the last step of the gate's ladder): the
+ * reference A and the candidate B are measured in alternating slots on the
+ * same host in one job, so the day-to-day drift that a stored baseline must
+ * allow for is absent, and a slow drift of the host over the job is cancelled
+ * by the counterbalanced order (A B, B A, A B, …). Each metric is decided from
+ * PAIRED differences: round r of B against round r of A (adjacent in time),
+ * d_r = ln(B_r / A_r) oriented so positive is worse.
  *
- * Rule (the same shape as decide.ts, with the paired noise in place of the
- * history's): D = mean of the d_r; σ_pair = the sample SD of the d_r, blended
- * with a prior of √2 · withinFloor (each side's own run-to-run noise) worth
- * PRIOR_DF degrees of freedom, so three pairs that agree by luck do not make a
- * bar of zero; σ_D = σ_pair / √n; bar L = max(ln(1 + tol), k · σ_D) (earlyK
- * while fewer than MIN_PAIRS_FOR_K = 10 pairs, i.e. up to 9 rounds);
- * regression when D > L and the pairs agree (at most one in five points the
- * other way); improvement mirrored; pass when D ≤ L − passMargin · σ_D;
- * undecided in between. Pure. Power and cost: bench/ab-power.ts.
+ * Rule (decide.ts's bars, with the paired noise in place of the history's):
+ * D = the mean of the AB-order rounds' mean and the BA-order rounds' mean, so a
+ * drift over the job cancels even when a round drops out and the orders are
+ * no longer balanced; s = the spread of the d_r about D (n − 1 degrees of
+ * freedom); while s is below the prior √2 · withinFloor (each side's own
+ * run-to-run noise) the two are blended, the prior worth PRIOR_DF degrees of
+ * freedom, so a few pairs that agree by luck do not make a bar of zero — a
+ * spread above the prior is taken as measured. σ_D = s · √((1/n_AB + 1/n_BA)/4);
+ * the bar and the MDC use t quantiles at those degrees of freedom and the
+ * row's share of the PR's false-alarm rate (decide.ts barsFor). Regression when
+ * D > L and the pairs agree (at most one in five points the other way);
+ * improvement mirrored; otherwise pass, unless the row is blind (its MDC is
+ * above maxMdcPct). Pure. Power and cost: `npm run bench -- gate-false-alarms`.
  */
-import type { Decision } from './decide.js'
-import { allowedDisagreements, noDecision } from './decide.js'
+import type { Decision, DecideOptions } from './decide.js'
+import { allowedDisagreements, barsFor, isBlind, noDecision, rowLevel, worsePctOf } from './decide.js'
 import type { FigureRun } from './extract.js'
-import type { GateOptions } from './types.js'
 
-/** Degrees of freedom the √2 · withinFloor prior is worth in σ_pair. */
+/** Degrees of freedom the √2 · withinFloor prior is worth in σ_pair, while the pairs spread less than it. */
 export const PRIOR_DF = 4
-/**
- * Below this many pairs the bar uses earlyK: a t quantile with few df is far above k, and
- * one disturbed slot moves a short series' mean and spread alike. Was 5; bench/ab-power.ts
- * (run CV 2–3 %, 3 % of runs 8–20 % worse, 4 gated metrics) showed k = 2.5 at 6 and 8 pairs
- * crying wolf on 2.9 % and 1.2 % of unchanged PRs, with 25–29 % undecided; earlyK there
- * gives 0.7 % and 0.4 % with ~10 % undecided, still detects every 10 % slowdown, and
- * catches 5 % ones 6–8 points less often. From 10 pairs on, k = 2.5 holds about 1 % and
- * less (docs/gate.md, "A/B verdict").
- */
-export const MIN_PAIRS_FOR_K = 10
 
-type PairedOptions = Pick<GateOptions, 'k' | 'earlyK' | 'passMargin' | 'withinFloor'>
+/** Fewest rounds an A/B may plan: fewer leave too few degrees of freedom for the paired spread to be judged. */
+export const MIN_ROUNDS = 4
+
+type PairedOptions = Pick<DecideOptions, 'alpha' | 'rows' | 'alphaShare' | 'look' | 'screenMdc' | 'power' | 'passMargin' | 'withinFloor' | 'maxMdcPct'>
 
 export interface PairedInput {
-  /** [A, B] values of the slots where both runs are valid, in slot order. */
+  /** [A, B] values of the rounds where both runs are valid, in round order. */
   pairs: ReadonlyArray<readonly [number, number]>
+  /** Round (0-based) of each pair: even rounds ran A then B, odd ones B then A. Absent: 0, 1, 2, … */
+  rounds?: readonly number[]
   higherIsBetter: boolean
   /** Fraction, e.g. 0.05. */
   tolerance: number
@@ -78,40 +76,51 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   }
   const sign = input.higherIsBetter ? -1 : 1
   const diffs = input.pairs.map((_, i) => sign * ((logsB[i] as number) - (logsA[i] as number)))
-  const d = diffs.reduce((s, x) => s + x, 0) / n
-  const meanA = logsA.reduce((s, x) => s + x, 0) / n
-  const meanB = logsB.reduce((s, x) => s + x, 0) / n
-  base.baseline = Math.exp(meanA)
-  base.candidate = Math.exp(meanB)
-  const df = n - 1
-  const s2 = df > 0 ? diffs.reduce((s, x) => s + (x - d) ** 2, 0) / df : 0
+  const rounds = input.rounds ?? input.pairs.map((_, i) => i)
+  const ab = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 0)
+  const ba = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 1)
+  const mean = (xs: readonly number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length
+  // Both orders present: weigh them equally, so a drift over the job cancels however many rounds each kept.
+  const balanced = ab.length > 0 && ba.length > 0
+  const d = balanced ? (mean(ab) + mean(ba)) / 2 : mean(diffs)
+  const varFactor = balanced ? (1 / ab.length + 1 / ba.length) / 4 : 1 / n
+  base.baseline = Math.exp(mean(logsA))
+  base.candidate = Math.exp(mean(logsB))
+  const dataDf = n - 1
+  const s2 = dataDf > 0 ? diffs.reduce((a, x) => a + (x - d) ** 2, 0) / dataDf : 0
   const prior2 = 2 * opts.withinFloor * opts.withinFloor
-  const pair2 = (df * s2 + PRIOR_DF * prior2) / (df + PRIOR_DF)
-  const sigma = Math.sqrt(pair2 / n)
-  const k = n < MIN_PAIRS_FOR_K ? Math.max(opts.k, opts.earlyK) : opts.k
-  const bar = Math.max(Math.log(1 + input.tolerance), k * sigma)
-  const passBar = bar - opts.passMargin * sigma
-  Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: bar + 1.645 * sigma })
+  const quiet = s2 < prior2
+  const pair2 = quiet ? (dataDf * s2 + PRIOR_DF * prior2) / (dataDf + PRIOR_DF) : s2
+  const df = quiet ? dataDf + PRIOR_DF : dataDf
+  const sigma = Math.sqrt(pair2 * varFactor)
+  const bars = barsFor(sigma, df, input.tolerance, opts)
+  const blind = isBlind(bars, input.higherIsBetter, opts)
+  Object.assign(base, { d, bar: bars.bar, margin: bars.bar - bars.passBar, sigma, mdc: bars.mdc, blind, level: rowLevel(opts), df: bars.df })
   const worse = diffs.filter((x) => x > 0).length
   const better = diffs.filter((x) => x < 0).length
-  if (d > bar) {
+  if (d > bars.bar) {
     if (worse >= n - allowedDisagreements(n)) return { ...base, status: 'regression' }
     base.notes.push(`only ${worse} of ${n} pairs have B worse than A`)
     return { ...base, status: 'undecided' }
   }
-  if (-d > bar) return { ...base, status: better >= n - allowedDisagreements(n) ? 'improvement' : 'pass' }
-  if (d <= passBar) return { ...base, status: 'pass' }
+  if (-d > bars.bar && better >= n - allowedDisagreements(n)) return { ...base, status: 'improvement' }
+  if (blind) {
+    const mdc = Number.isFinite(bars.mdc) ? `${worsePctOf(bars.mdc, input.higherIsBetter).toFixed(1)} %` : 'unknown'
+    base.notes.push(`blind: the smallest change these ${n} pairs would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${opts.maxMdcPct} %; more rounds would give it power`)
+    return { ...base, status: 'undecided' }
+  }
+  if (d <= bars.passBar || -d > bars.bar) return { ...base, status: 'pass' }
   base.notes.push(`the paired change lies between the pass threshold and the bar (${n} pairs); more rounds would narrow it`)
   return { ...base, status: 'undecided' }
 }
 
-/** [A, B] values of the repeats valid on both sides, in repeat order. */
-export function pairUp(a: readonly FigureRun[], b: readonly FigureRun[]): Array<[number, number]> {
+/** [A, B] values of the repeats valid on both sides, in repeat order, with each pair's round (its repeat). */
+export function pairUp(a: readonly FigureRun[], b: readonly FigureRun[]): { pairs: Array<[number, number]>; rounds: number[] } {
   const usable = (r: FigureRun): boolean => r.valid && r.value !== null
   const byRepeat = new Map(a.filter(usable).map((r) => [r.repeat, r.value as number]))
-  return b
+  const kept = b
     .filter(usable)
     .filter((r) => byRepeat.has(r.repeat))
     .sort((x, y) => x.repeat - y.repeat)
-    .map((r) => [byRepeat.get(r.repeat) as number, r.value as number])
+  return { pairs: kept.map((r) => [byRepeat.get(r.repeat) as number, r.value as number]), rounds: kept.map((r) => r.repeat) }
 }

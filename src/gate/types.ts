@@ -72,27 +72,37 @@ export interface GateOptions {
   /** Smallest change (fraction) that counts as a regression, per kind; unset kinds use `defaultTolerance`. */
   tolerances: Tolerances
   defaultTolerance: number
-  /** Noise multiplier of the bar once no confirmation is left: L = max(ln(1 + tolerance), k · σ_diff). */
-  k: number
   /**
-   * Noise multiplier of the regression bar while the candidate has fewer than `maxRepeats`
-   * runs: a confirmation is cheaper than a false alarm, so early regressions must be clearer.
+   * False alarms allowed per pull request (0.01 = 1 %): every gated row of one verdict is judged
+   * at `alpha / rows` (Bonferroni), so a PR that gates more rows does not cry wolf more often.
    */
-  earlyK: number
-  /** Width of the undecided band, in σ_diff: pass needs D ≤ max(ln(1 + tolerance), k · σ_diff) − passMargin · σ_diff. */
+  alpha: number
+  /** Gated rows judged in this verdict (set by compare from the rows it builds; 1 when unset). */
+  rows: number
+  /**
+   * What this look may do. `last`: nothing follows, so every measured row is decided (regression
+   * beyond the bar, else pass unless blind). `screen`: a later step of the ladder (confirmation,
+   * A/B) can decide what this look leaves undecided, so a row passes only clearly below the bar.
+   */
+  look: 'screen' | 'last'
+  /** Share of `alpha` this look may spend on a red check (1; 0.5 each when two looks can fail the check). */
+  alphaShare: number
+  /**
+   * Size (fraction) a screening look must be able to catch with `power` before it lets a row
+   * pass; null: `maxMdcPct`. The ladder sets 2 × the tolerance where a reference can decide instead.
+   */
+  screenMdc: number | null
+  /** Probability of catching a change of the minimum detectable size (the MDC's power), e.g. 0.9. */
+  power: number
+  /** Width of the undecided band of a screening look, in σ_diff: pass needs D ≤ bar − passMargin · σ_diff. */
   passMargin: number
   /** How many newest refreshes form the baseline centre (median of their medians). */
   centerWindow: number
-  /** Refreshes needed before the history's own day-to-day spread is trusted. */
+  /** The priors' weight: `minHistory − 1` degrees of freedom (a history of this many refreshes weighs as much as the prior). */
   minHistory: number
-  /** Prior day-to-day σ (log units) once the history has `minHistory` refreshes (worth `minHistory − 1` refreshes). */
+  /** Prior day-to-day σ (log units), worth `minHistory − 1` refreshes, blended in while the history shows less. */
   dayFloor: number
-  /**
-   * Prior day-to-day σ (log units) while the history has fewer than `minHistory` refreshes: too few
-   * to show the drift between days, which runs of one day cannot reveal. Same weight as `dayFloor`.
-   */
-  shortDayFloor: number
-  /** Assumed run-to-run σ (log units) while the history is shorter than `minHistory`. */
+  /** Prior run-to-run σ (log units), worth 2 × (`minHistory` − 1) runs, blended in while the runs show less. */
   withinFloor: number
   /** Largest share of failed requests a candidate run may have before its row is invalid. */
   failedRequestBudget: number
@@ -103,11 +113,13 @@ export interface GateOptions {
   /** Candidate runs per point confirmation may reach in total (initial repeats + extra). */
   maxRepeats: number
   /**
-   * Largest minimum detectable change (%) an undecided row may have and still leave the check
-   * green with a warning (`gate.max_mdc_pct`): beyond it the gate could not have seen a
-   * regression of the size it promises, so the undecided verdict fails.
+   * Largest minimum detectable change (%) a row may have and still pass (`gate.max_mdc_pct`):
+   * beyond it the gate could not have seen a regression of the size it promises, so the row is
+   * blind and undecided, whatever its change looked like.
    */
   maxMdcPct: number
+  /** What a host change since the baseline makes of the verdict: `unmeasured` (the gate), or `judge` (the scheduled watch, which blames the host). */
+  onHostChange: 'unmeasured' | 'judge'
 }
 
 /**
@@ -143,8 +155,10 @@ export interface GateRow {
   n_candidate: number
   /** Refreshes in the history the noise came from. */
   history: number
-  /** Change in the worse direction detected with ~95 % probability at this noise, % (unsigned). */
+  /** Change in the worse direction detected with 90 % probability (the gate's power) at this noise, % (unsigned). */
   mdc_pct: number | null
+  /** The row's MDC exceeds gate.max_mdc_pct: it could not have seen the regression it must, so it never passes. */
+  blind?: boolean
   status: RowStatus
   notes: string[]
 }
@@ -186,4 +200,6 @@ export interface Verdict {
    * so an undecided verdict with any of them fails (gate/outcome.ts).
    */
   blind: string[]
+  /** How many gated rows the verdict judged, the PR's false-alarm rate this look spent, and each row's one-sided level; null in old records. */
+  family?: { rows: number; alpha: number; rowLevel: number } | null
 }

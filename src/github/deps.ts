@@ -6,7 +6,7 @@
 import type { AbDeps, AbOptions, AbOutcome } from '../ab/run-ab.js'
 import type { ConfigFile } from '../config/schema.js'
 import type { ResolvedConfig, ResolveInput } from '../config/resolve.js'
-import type { Baseline, Verdict } from '../gate/types.js'
+import type { Baseline, GateOptions, Verdict } from '../gate/types.js'
 import type { ResultFile } from '../types.js'
 import type { MarkdownReportOptions } from '../report/markdown.js'
 import type { EventPayload } from './context.js'
@@ -54,7 +54,8 @@ export interface ActionStages {
   parseBaselineText(text: string, source: string): Baseline
   /** Read a result file (the post step counts the runs a killed sweep saved). */
   readResultFile(path: string): Promise<ResultFile>
-  compareToBaseline(baseline: Baseline, candidate: ResultFile, cfg: ResolvedConfig): Verdict
+  /** `step`: the ladder's options for this look (gate/ladder.ts stepOptions), over the config's gate settings. */
+  compareToBaseline(baseline: Baseline, candidate: ResultFile, cfg: ResolvedConfig, step?: Partial<GateOptions>): Verdict
   appendRefresh(existing: Baseline | null, result: ResultFile, info: RefreshInfo, cfg: ResolvedConfig): Baseline
   writeBaseline(path: string, baseline: Baseline): Promise<void>
   renderVerdictMarkdown(verdict: Verdict): string

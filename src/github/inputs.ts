@@ -4,6 +4,7 @@
  * it accepts.
  */
 import { z } from 'zod'
+import { MIN_AB_ROUNDS, parseGpuList, roundsProblem } from '../ab/schedule.js'
 import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import { parseExpect } from '../gate/aggregate.js'
@@ -65,8 +66,13 @@ export interface ActionInputs {
   bBaseUrl?: string
   /** Rounds of two slots (A B, B A, …) of an A/B decision (mode ab, or gate with a reference); default 6. */
   rounds: number
-  /** A/B: start and stop each side's command around each of its slots (the two need the same GPUs). */
+  /** A/B: accepted for older workflows; each side started for its own slots is the default. */
   exclusive: boolean
+  /** A/B: keep both engines up for the whole job (each side on GPUs of its own, `aGpus` / `bGpus`). */
+  resident: boolean
+  /** A/B: the GPUs of A's and B's commands (CUDA_VISIBLE_DEVICES), e.g. ['0', '1']. */
+  aGpus?: string[]
+  bGpus?: string[]
   /** gate mode: a serve command for the reference engine; the gate then decides A/B on this runner (config gate.reference_command). */
   referenceServe?: string
   /** The configuration this job measures, named in its verdict record (default: the comment key). */
@@ -109,6 +115,9 @@ export const INPUT_NAMES = [
   'b-base-url',
   'rounds',
   'exclusive',
+  'resident',
+  'a-gpus',
+  'b-gpus',
   'reference-serve',
   'label',
   'records',
@@ -116,6 +125,19 @@ export const INPUT_NAMES = [
 ] as const
 
 const optional = z.string().transform((s) => (s === '' ? undefined : s))
+
+/** A GPU list input ("0,1"); empty: none given. */
+function gpuInput(name: string) {
+  return z.string().transform((s, ctx) => {
+    if (s === '') return undefined
+    try {
+      return parseGpuList(s, `input "${name}"`)
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(`input "${name}" `, '') })
+      return z.NEVER
+    }
+  })
+}
 
 // YAML 1.2 core-schema booleans, the spellings GitHub documents for boolean inputs.
 const bool = (fallback: boolean) =>
@@ -177,11 +199,14 @@ const schema = z.object({
   // 6 rounds: servegate ab's default (bench/ab-power.ts: 4 rounds gave 1.8 % false alarms, 6 gave 0.7 %).
   rounds: z.string().transform((s, ctx) => {
     if (s === '') return 6
-    if (/^\d+$/.test(s) && Number(s) >= 2 && Number(s) <= 100) return Number(s)
-    ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected a whole number of rounds from 2 to 100 (pairs are needed to judge the spread)` })
+    if (/^\d+$/.test(s) && Number(s) <= 100 && roundsProblem(Number(s)) === null) return Number(s)
+    ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected a whole number of rounds from ${MIN_AB_ROUNDS} to 100 (fewer leave too few degrees of freedom for the paired spread)` })
     return z.NEVER
   }),
   exclusive: bool(false),
+  resident: bool(false),
+  'a-gpus': gpuInput('a-gpus'),
+  'b-gpus': gpuInput('b-gpus'),
   'reference-serve': optional,
   // Matched against the expect list, which commas and spaces separate.
   label: optional.refine((s) => s === undefined || /^[^\s,]+$/.test(s), { message: 'expected one word without spaces or commas (the expect list of mode aggregate is separated by them)' }),
@@ -203,6 +228,7 @@ export function readInputs(read: InputReader): ActionInputs {
     if ((p['a-serve'] === undefined) === (p['a-base-url'] === undefined)) problems.push('mode ab: give exactly one of the inputs "a-serve" and "a-base-url" (the reference engine A)')
     if (p['b-serve'] !== undefined && p['b-base-url'] !== undefined) problems.push('mode ab: give at most one of the inputs "b-serve" and "b-base-url" (the candidate B; without them, "serve" or "base-url")')
   }
+  if (p.resident && p.exclusive) problems.push('the inputs "resident" and "exclusive" are both true; give one (exclusive is the default)')
   let expect: string[] | undefined
   if (p.mode === 'aggregate') {
     if (p.records === undefined) problems.push('mode aggregate: the input "records" is empty; expected the folder the verdict records were downloaded into')
@@ -241,6 +267,9 @@ export function readInputs(read: InputReader): ActionInputs {
     bBaseUrl: p['b-base-url'],
     rounds: p.rounds,
     exclusive: p.exclusive,
+    resident: p.resident,
+    aGpus: p['a-gpus'],
+    bGpus: p['b-gpus'],
     referenceServe: p['reference-serve'],
     label: p.label,
     records: p.records,

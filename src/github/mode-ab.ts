@@ -13,7 +13,8 @@ import { join, resolve } from 'node:path'
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
-import { baselineFromResult } from '../store/baseline.js'
+import type { Verdict } from '../gate/types.js'
+import { referenceBaseline } from '../ab/verdict.js'
 import { runFlags, type Terms } from './base-terms.js'
 import { runStamp, type RunContext } from './context.js'
 import type { ActionDeps } from './deps.js'
@@ -45,6 +46,12 @@ export interface AbJob {
   status: StatusTarget
   /** The reference's serve command in gate mode, and where it came from (`the input reference-serve`); null in mode ab. */
   reference: { command: string; source: string } | null
+  /**
+   * The gate's escalation ladder brought the PR here (gate/ladder.ts): the stored baseline's verdict,
+   * why it could not stand, and the GPU-minutes the sweep and any confirmation already cost. Null
+   * when every PR is measured A/B (mode ab, gate.reference_mode: always, no baseline yet).
+   */
+  ladder: { from: Verdict; reason: string; gpuMinutes: number; baselineRel: string } | null
 }
 
 /** The reference serve command gate mode re-measures: the input's, else the config's `gate.reference_command`; null when neither. */
@@ -127,7 +134,8 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
 
   const slots = 2 * inputs.rounds
   const what = job.reference === null ? 'A (reference) and B (candidate)' : 'the reference engine (A) and the candidate (B)'
-  core.info(`servegate ${inputs.mode}: ${what}, sweep "${cfgB.sweepName}", ${inputs.rounds} rounds (${slots} slots)${inputs.exclusive ? ', each server started for its own slots' : ''}; files in ${outDir}`)
+  const mode = inputs.resident ? 'both servers up for the whole job (resident)' : 'each server started for its own slots'
+  core.info(`servegate ${inputs.mode}: ${what}, sweep "${cfgB.sweepName}", ${inputs.rounds} rounds (${slots} slots), ${mode}; files in ${outDir}`)
   const stamp = (): ReturnType<typeof runStamp> => runStamp(job.ctx, new Date().toISOString())
   await publishStatusComment(
     deps,
@@ -136,12 +144,31 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   )
 
   const outcome = await stages.runAB(
-    { a: cfgA, b: cfgB, rounds: inputs.rounds, outDir, gateOptions: gateOptionsFrom(cfgB.gate), exclusive: inputs.exclusive },
+    {
+      a: cfgA,
+      b: cfgB,
+      rounds: inputs.rounds,
+      outDir,
+      gateOptions: gateOptionsFrom(cfgB.gate),
+      resident: inputs.resident,
+      gpus: { ...(inputs.aGpus !== undefined ? { A: inputs.aGpus } : {}), ...(inputs.bGpus !== undefined ? { B: inputs.bGpus } : {}) },
+      names: { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus' },
+    },
     { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) },
   )
 
   let firstLine: string | null = null
-  if (job.reference !== null) {
+  if (job.ladder !== null && job.reference !== null) {
+    const abMinutes = outcome.schedule.gpu_minutes
+    const total = job.ladder.gpuMinutes + abMinutes
+    notes.unshift(
+      `Escalated to A/B: ${job.ladder.reason} (against ${job.ladder.baselineRel} the verdict was ${job.ladder.from.verdict}). ` +
+        `The reference engine (${job.reference.source}) was measured beside the candidate on this runner, and the verdict is A/B from ${inputs.rounds} paired rounds. ` +
+        `The ladder cost ${total.toFixed(1)} GPU-minutes: ${job.ladder.gpuMinutes.toFixed(1)} for the sweep against the baseline, ${abMinutes.toFixed(1)} for the A/B.`,
+    )
+    firstLine = hostNotice(terms.baseline, outcome.b.env, true)
+    if (firstLine !== null) core.warning(firstLine, { title: 'servegate: the host changed since the baseline' })
+  } else if (job.reference !== null) {
     notes.push(
       `A reference serve command is configured (${job.reference.source}): the reference engine was measured again on this runner beside the candidate, ` +
         `and the verdict is A/B from ${inputs.rounds} paired rounds, not a comparison with ${terms.baselineRel}.`,
@@ -151,7 +178,8 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   }
 
   // A stands where the baseline stands in the gate's report: its throughput at target and its curve beside B's.
-  const reference = baselineFromResult(outcome.a, 'A')
+  // A reference with no valid run stands in without figures (its verdict is unmeasured, naming A), never a baseline refusal.
+  const reference = referenceBaseline(outcome.a)
   const hideHost = !inputs.showHost
   const report: ReportInput = {
     mode: inputs.mode,

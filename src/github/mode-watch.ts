@@ -97,12 +97,12 @@ export async function publishWatch(deps: ActionDeps, p: WatchPublication): Promi
   }
   await writeHtmlReport(deps, p.reportPath, { result: p.result, baseline: p.baseline, verdict }, p.secrets)
 
-  const failing = gateExit(outcome, p.inputs.failOn, verdict.blind) !== 0
+  const failing = gateExit(outcome, p.inputs.failOn) !== 0
   const issueNote = await updateIssue(deps, p, report, failing)
   await safeSummary(deps, buildWatchBody(report, SUMMARY_LIMIT_BYTES, utf8Bytes, "GitHub's 1 MiB job-summary limit", [issueNote]))
   core.saveState(STATE.phase, 'published')
 
-  const failure = gateFailure(outcome, p.inputs.failOn, verdict.regressions, verdict.reasons, verdict.blind)
+  const failure = gateFailure(outcome, p.inputs.failOn, verdict.regressions, verdict.reasons)
   if (failure !== null) core.setFailed(failure.replace(/^servegate gate tripped/, 'servegate watch tripped'))
   else core.info(`servegate watch: ${outcome}`)
 }

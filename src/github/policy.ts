@@ -8,10 +8,10 @@ import type { CommentPolicy, FailOnPolicy } from './inputs.js'
 import type { Outcome } from './summary.js'
 
 /** The one-line reason to fail the step, or null when `fail-on` lets the outcome pass. */
-export function gateFailure(outcome: Outcome, failOn: FailOnPolicy, regressions: readonly string[], reasons: readonly string[], blind: readonly string[] = []): string | null {
+export function gateFailure(outcome: Outcome, failOn: FailOnPolicy, regressions: readonly string[], reasons: readonly string[]): string | null {
   // No verdict (nothing to compare with, or a refresh): nothing for fail-on to judge.
   if (outcome === 'none' || outcome === 'refreshed') return null
-  if (gateExit(outcome, failOn, blind) === 0) return null
+  if (gateExit(outcome, failOn) === 0) return null
   if (outcome === 'regression') {
     const what = regressions.length > 0 ? regressions.join('; ') : reasons[0] ?? 'see the job summary'
     return `servegate gate tripped: regression in ${what}`

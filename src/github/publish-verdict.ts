@@ -69,7 +69,7 @@ export async function publishVerdict(deps: ActionDeps, p: VerdictPublication): P
   await safeSummary(deps, buildSummary(report))
   core.saveState(STATE.phase, 'published')
 
-  const failure = gateFailure(outcome, p.inputs.failOn, verdict?.regressions ?? [], verdict?.reasons ?? [], verdict?.blind ?? [])
+  const failure = gateFailure(outcome, p.inputs.failOn, verdict?.regressions ?? [], verdict?.reasons ?? [])
   if (failure !== null) core.setFailed(failure)
   else core.info(`servegate: ${outcome}`)
 }

@@ -37,7 +37,7 @@ export const realStages: ActionStages = {
   readBaseline,
   parseBaselineText: (text, source) => parseBaseline(parseJsonText(text, source), source),
   readResultFile,
-  compareToBaseline: (baseline, candidate, cfg) => compareToBaseline(baseline, candidate, gateOptionsFrom(cfg.gate)),
+  compareToBaseline: (baseline, candidate, cfg, step) => compareToBaseline(baseline, candidate, { ...gateOptionsFrom(cfg.gate), ...step }),
   appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
   writeBaseline,
   renderVerdictMarkdown,

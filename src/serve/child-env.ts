@@ -76,3 +76,13 @@ export function childEnv(
   }
   return { ...out, ...extra }
 }
+
+/**
+ * What servegate sets for a side given its own GPUs (`servegate ab --a-gpus 0,1`):
+ * CUDA_VISIBLE_DEVICES, on top of the allow-list (it replaces the job's own value, which the
+ * CUDA_ prefix would pass). An engine in a container sees it only when the command forwards
+ * it (`docker run -e CUDA_VISIBLE_DEVICES …`, or `--gpus "device=$CUDA_VISIBLE_DEVICES"`).
+ */
+export function gpuEnv(gpus: readonly string[] | null | undefined): Record<string, string> {
+  return gpus === null || gpus === undefined ? {} : { CUDA_VISIBLE_DEVICES: gpus.join(',') }
+}

@@ -11,6 +11,7 @@ import { ServerStartFailed } from './errors.js'
 import { probeAgent, probeReady } from './readiness.js'
 import { ServerLog } from './server-log.js'
 import { childEnv } from './child-env.js'
+import { visibleGpus } from '../env/nvidia-smi.js'
 import { describeExit, ServerProcess, type ServerExit } from './server-process.js'
 
 export interface ServeOptions {
@@ -58,6 +59,14 @@ export interface ServerHandle {
   settleLog(ms: number): Promise<void>
   /** Stop the group (stop command or SIGTERM, grace, SIGKILL) and close the log. Idempotent. */
   stop(): Promise<void>
+  /**
+   * The GPUs its command was given (CUDA_VISIBLE_DEVICES of its environment), null when unset:
+   * only these count when the GPU sampler looks for other processes. `pid` is also its process
+   * group (the command runs in a group of its own), which tells its processes from others.
+   */
+  gpus?: readonly string[] | null
+  /** Seconds from the spawn until it answered ready. */
+  readyS?: number
 }
 
 /** The wait for readiness was cut by the abort signal (the server is stopped by then). */
@@ -105,6 +114,7 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true)
   const env = childEnv(opts.parentEnv ?? process.env, opts.passEnv ?? [], opts.extraEnv ?? {})
   const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env)
+  const spawnedAt = Date.now()
   const stop = async (): Promise<void> => {
     await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log })
     await log.close()
@@ -116,7 +126,10 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
     await stop()
     throw err
   }
+  const readyS = (Date.now() - spawnedAt) / 1000
   return {
+    gpus: visibleGpus(env['CUDA_VISIBLE_DEVICES']),
+    readyS,
     url,
     pid: proc.pid,
     logPath: opts.logPath,

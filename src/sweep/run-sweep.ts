@@ -8,6 +8,8 @@ import { deriveUnusedSeed } from '../util/rng.js'
 import { configForResult, pointsPerShape, requestDeadlineMs, type ResolvedConfig } from '../config/resolve.js'
 import { collectEnv, defaultEnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
+import type { ExecFn } from '../env/exec.js'
+import type { ServerProcesses } from '../env/nvidia-smi.js'
 import { isServerOnThisHost } from '../env/local-host.js'
 import { LoadAborted, workersWarning } from '../load/run-point.js'
 import { atTargetForResult } from '../analysis/at-target.js'
@@ -33,10 +35,12 @@ export interface SweepDeps {
   /** Simulator options used when no base URL is configured (tests shorten time). */
   simOptions?: Parameters<typeof startSim>[0]
   /**
-   * A server the caller started and keeps running across sweeps (`servegate ab` keeps both
-   * sides up): measured and watched like one started from `cfg.serve`, but not stopped here.
+   * A server the caller started and keeps running across sweeps (`servegate ab` starts each
+   * side): measured and watched like one started from `cfg.serve`, but not stopped here.
    */
   server?: ServerHandle
+  /** Runs nvidia-smi (the environment record, the GPU sampler); default: the one on PATH. Tests inject a stand-in. */
+  exec?: ExecFn
 }
 
 /**
@@ -144,7 +148,13 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
   // nvidia-smi sees this host's GPUs: they describe the server (and may judge its health) only when it runs here.
   const gpuOnThisHost = isServerOnThisHost(root)
   if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`)
-  const envDeps = { ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }), gpuOnThisHost, declaredGpus: cfg.gpus ?? null, warn: deps.log }
+  const envDeps = {
+    ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }),
+    ...(deps.exec !== undefined ? { exec: deps.exec } : {}),
+    gpuOnThisHost,
+    declaredGpus: cfg.gpus ?? null,
+    warn: deps.log,
+  }
   let result: ResultFile
   let plan: PlanPoint[]
   if (cfg.resume && existsSync(resultPath)) {
@@ -194,6 +204,8 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
   const usedSeeds = new Set([...result.points.flatMap((p) => p.runs.flatMap((r) => (r.seed === null ? [] : [r.seed]))), ...plan.map((p) => p.seed)])
   const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null
   const gpuExec = envDeps.exec
+  // A server servegate started runs in a process group of its own: its processes are never foreign to its runs.
+  const serverProcesses: ServerProcesses = server === null ? { kind: 'unknown' } : { kind: 'group', pgid: server.pid, gpus: server.gpus ?? null }
   // A resumed sweep continues the plan: the earlier stop no longer describes the file.
   delete result.interrupted
   /** Mark the file as cut short (the run in progress is dropped), write it, and stop. */
@@ -257,7 +269,7 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
         goodput: cfg.goodput ?? null,
         sampleGpu: () => {
           if (!gpuOnThisHost) return { stop: () => [] }
-          const s = startGpuSampler(gpuExec, 1000)
+          const s = startGpuSampler(gpuExec, 1000, { server: serverProcesses })
           return { stop: () => s.stopAndWait() }
         },
       }).catch(async (err: unknown) => {

@@ -13,13 +13,15 @@ const BASELINE = `${CWD}/baselines/gate.json`
 const gate = (o: FakeOptions = {}) => fakeDeps({ existing: [BASELINE], payload: PR, ...o, inputs: { config: 'servegate.yml', ...o.inputs } })
 
 describe('the Action in mode ab', () => {
-  it('measures A (a-serve) and B (b-serve) with runAB, the rounds and exclusive inputs, the same sweep on both sides', async () => {
-    const { deps, rec } = ab({ inputs: { rounds: '3', exclusive: 'true' }, verdicts: [verdict('pass')] })
+  it('measures A (a-serve) and B (b-serve) with runAB, the rounds input and each side started for its own slots, the same sweep on both sides', async () => {
+    // exclusive: true is the default now, still accepted.
+    const { deps, rec } = ab({ inputs: { rounds: '4', exclusive: 'true' }, verdicts: [verdict('pass')] })
     await run(deps)
     expect(rec.abRuns).toHaveLength(1)
     const opts = rec.abRuns[0]!
-    expect(opts.rounds).toBe(3)
-    expect(opts.exclusive).toBe(true)
+    expect(opts.rounds).toBe(4)
+    expect(opts.resident).toBe(false)
+    expect(opts.gpus).toEqual({})
     expect(opts.outDir).toBe(`${CWD}/servegate-result-ab`)
     // B's config is the run's (serve = b-serve); A's is resolved beside it with a-serve and nothing of B's server.
     const [bInput, aInput] = rec.resolveInputs
@@ -28,6 +30,16 @@ describe('the Action in mode ab', () => {
     expect(aInput?.flags.baseUrl).toBeUndefined()
     expect(rec.sweeps).toEqual([])
     expect(rec.failed).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('pass')
+  })
+
+  it('passes resident and each side\'s GPUs (inputs resident, a-gpus, b-gpus) to runAB, naming the inputs in its messages', async () => {
+    const { deps, rec } = ab({ inputs: { resident: 'true', 'a-gpus': '0,1', 'b-gpus': '2, 3' }, verdicts: [verdict('pass')] })
+    await run(deps)
+    const opts = rec.abRuns[0]!
+    expect(opts.resident).toBe(true)
+    expect(opts.gpus).toEqual({ A: ['0', '1'], B: ['2', '3'] })
+    expect(opts.names?.aGpus).toBe('the input a-gpus')
     expect(rec.outputs.get('verdict')).toBe('pass')
   })
 
@@ -95,7 +107,10 @@ describe('the Action in mode ab', () => {
     for (const [inputs, message] of [
       [{ 'a-base-url': 'http://127.0.0.1:9001' }, 'give exactly one of the inputs "a-serve" and "a-base-url"'],
       [{ 'a-serve': '' }, 'give exactly one of the inputs "a-serve" and "a-base-url"'],
-      [{ rounds: '1' }, 'input "rounds": "1" is not allowed; expected a whole number of rounds from 2 to 100'],
+      [{ rounds: '1' }, 'input "rounds": "1" is not allowed; expected a whole number of rounds from 4 to 100 (fewer leave too few degrees of freedom for the paired spread)'],
+      [{ rounds: '3' }, 'input "rounds": "3" is not allowed; expected a whole number of rounds from 4'],
+      [{ 'a-gpus': '0,x' }, 'input "a-gpus": "0,x": expected GPU indices or UUIDs separated by commas, e.g. 0,1'],
+      [{ resident: 'true', exclusive: 'true' }, 'the inputs "resident" and "exclusive" are both true'],
     ] as const) {
       const { deps, rec } = ab({ inputs, verdicts: [verdict('pass')] })
       await run(deps)

@@ -32,7 +32,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
 
   /**
    * One step; an unmeasured verdict is run again, at most twice: on a busy host a saturated
-   * client spoils slots, and the pairs left may not settle a 10 % change in 3 rounds. Inconclusive
+   * client spoils slots, and the pairs left may not settle a 10 % change in 4 rounds. Inconclusive
    * never passes, so a retry cannot turn a failure green; the assertions below need a regression.
    */
   async function step(inputs: Record<string, string>, pr: number): Promise<StepRun> {
@@ -46,7 +46,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
   it('mode ab: B 10 % slower, started from b-serve, fails the step with verdict regression and one comment', async () => {
     // B's command carries a credential, as a real serve command may: it must reach no comment, summary or file.
     const token = 'hf_abcdefghijklmnop1234'
-    const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown 1.1`, rounds: '3' }, 7)
+    const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown 1.1`, rounds: '4' }, 7)
     expect(r.code, r.stdout).toBe(1)
     expect(r.outputs['verdict'], r.stdout).toBe('regression')
     // A 10 % slower engine raises every gap and lowers throughput at target: whichever clears its bar on this host is named.
@@ -60,7 +60,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
     expect(body.startsWith('<!-- servegate:gate-ab -->')).toBe(true)
     expect(body).toContain('❌ servegate: regression')
     expect(body).toContain('### servegate A/B verdict:')
-    expect(body).toContain('A/B over 3 rounds (6 slots, order A B B A A B)')
+    expect(body).toContain('A/B over 4 rounds (8 slots, order A B B A A B B A)')
     // The comment keeps the runner's addresses out (show-host is false).
     expect(body).not.toContain(a.url)
     expect(r.outputs['comment-id']).toBe(String(mine[0]!.id))
@@ -69,7 +69,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
     for (const [output, name] of [['a-result-path', 'a.json'], ['result-path', 'b.json']] as const) {
       expect(r.outputs[output]).toBe(join(ws.repo, 'servegate-result-ab', name))
       const res = parseResult(JSON.parse(readFileSync(r.outputs[output]!, 'utf8')), name)
-      expect(res.points.map((p) => p.runs.length)).toEqual([3, 3])
+      expect(res.points.map((p) => p.runs.length)).toEqual([4, 4])
     }
     expect(existsSync(r.outputs['report-path']!)).toBe(true)
     expect(body).toContain('HF_TOKEN=\\*\\*\\*')
@@ -79,7 +79,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
   }, 360_000)
 
   it('gate mode with reference-serve re-measures the reference here and decides A/B: the slowed candidate regresses', async () => {
-    const r = await step({ mode: 'gate', 'reference-serve': SIM, serve: `${SIM} --slowdown 1.1`, rounds: '3' }, 8)
+    const r = await step({ mode: 'gate', 'reference-serve': SIM, serve: `${SIM} --slowdown 1.1`, rounds: '4' }, 8)
     expect(r.code, r.stdout).toBe(1)
     expect(r.outputs['verdict']).toBe('regression')
     const mine = ws.gh.comments.filter((c) => c.user.login === BOT && c.issue === 8)

@@ -267,7 +267,10 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
         if (o.abError) throw o.abError
         const a = resultFixture()
         const b = resultFixture()
-        return { verdict: nextVerdict(), a, b, paths: { a: `${opts.outDir}/a.json`, b: `${opts.outDir}/b.json` }, order: slotOrder(opts.rounds) }
+        const order = slotOrder(opts.rounds)
+        const mode = opts.resident === true ? ('resident' as const) : ('exclusive' as const)
+        const schedule = { order, mode, why: `${mode}: fake`, starts: [], gpus: 0, wall_minutes: 1, gpu_minutes: 1 }
+        return { verdict: nextVerdict(), a, b, paths: { a: `${opts.outDir}/a.json`, b: `${opts.outDir}/b.json` }, order, schedule }
       },
       renderAbMarkdown: (ab) => `AB-VERDICT-TABLE(${ab.verdict.verdict}; A at ${ab.a.env.base_url}; B at ${ab.b.env.base_url}; ${ab.order.join(' ')})`,
     },
