@@ -6,8 +6,11 @@
  * throughput at target from the curve, fingerprints), decided by the
  * product's own functions only: compareToBaseline on a baseline built with
  * appendRefresh (one refresh per result), mergeResults for confirmation,
- * compareAB for A/B (slots in slotOrder), firstStep/nextStep for the ladder,
- * and gateExit(verdict, DEFAULT_FAIL_ON, blind) for red/green.
+ * compareAB for A/B (slots in slotOrder, engine starts as plannedStarts makes
+ * them), firstStep/nextStep for the ladder with each look's options from
+ * stepOptions (as src/action.ts passes them), and gateExit(verdict,
+ * DEFAULT_FAIL_ON) for red/green. Every verdict is checked to gate exactly
+ * the sweep's rows (its rows and its Bonferroni family).
  *
  *   npm run bench -- gate-false-alarms
  *   npx tsx bench/gate-false-alarms.ts [--trials N] [--seed N] [--only ladder|compare|ab]
@@ -41,10 +44,12 @@
  *
  * What runs per PR:
  * (a) ladder: the Action with `confirm` and a reference command: baseline →
- *     confirm (when nextStep says so) → A/B (when nextStep says so); the check
- *     is red when the last verdict fails gateExit;
- * (b) compare alone: `servegate compare`, one look, no escalation;
- * (c) A/B alone: `servegate ab` at 4 / 6 / 8 rounds, GPU noise ×1 and ×1.5
+ *     confirm (when nextStep says so) → A/B (when nextStep says so), each look
+ *     with stepOptions(step, { hasReference, confirm, tolerance 5 % }); the
+ *     check is red when the last verdict fails gateExit;
+ * (b) compare alone: `servegate compare` without a config (the gate's default
+ *     options: the last look), no escalation;
+ * (c) A/B alone: `servegate ab` (default options) at 4 / 6 / 8 rounds, GPU noise ×1 and ×1.5
  *     (run CV and drift scaled; drift --ab-drift, default 3 %).
  * A false alarm is a red check on an unchanged candidate; a detection is the
  * final verdict `regression` on a regressed one ("red" beside it: red for any
@@ -60,10 +65,10 @@
  */
 import { execFileSync, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { slotOrder } from '../src/ab/run-ab.js'
+import { plannedStarts, slotOrder } from '../src/ab/schedule.js'
 import { compareAB } from '../src/ab/verdict.js'
 import { compareToBaseline } from '../src/gate/compare.js'
-import { firstStep, nextStep, type LadderStep } from '../src/gate/ladder.js'
+import { firstStep, nextStep, stepOptions, type LadderStep } from '../src/gate/ladder.js'
 import { mergeResults } from '../src/gate/merge.js'
 import { DEFAULT_GATE_OPTIONS } from '../src/gate/options.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../src/gate/outcome.js'
@@ -83,8 +88,11 @@ function strArg(name: string): string | null {
   return i >= 0 ? (process.argv[i + 1] ?? null) : null
 }
 
-/** Measured on 2 cores: about 8 minutes for the whole bench (see the report's last line). */
-const DEFAULT_TRIALS = 1500
+/**
+ * About 9 minutes for the whole bench on 2 free cores (~2.4 CPU-s per trial once its runs are
+ * built, most of it in the gate's t quantiles); the last line prints the time taken.
+ */
+const DEFAULT_TRIALS = 400
 const TRIALS = arg('trials', DEFAULT_TRIALS)
 const SEED = arg('seed', 20250611)
 const ONLY = strArg('only')
@@ -177,26 +185,26 @@ function sweep(rng: Rng, model: NoiseModel, p: Profile, start: readonly number[]
 }
 
 // ---------------------------------------------------------------------------
-// The product's options per step
+// The product's options per look
 // ---------------------------------------------------------------------------
 
-type Look = 'first' | 'final' | 'only'
-
 /**
- * Compare options as the product passes them at each look: the Action gives 'first' on the
- * baseline step when confirmation may follow, else 'only'; 'final' after confirmation; A/B
- * 'only'. Passed only while the gate's options have such a field.
+ * The Action's ladder with `confirm` on and a reference command, at the config's default
+ * tolerance ((gate.tolerance_pct.itl ?? 5) / 100 in src/action.ts): each look's options come
+ * from stepOptions, as the Action passes them over the config's (default) gate settings.
  */
-function optionsFor(look: Look): Partial<GateOptions> {
-  const known = DEFAULT_GATE_OPTIONS as unknown as Record<string, unknown>
-  return 'look' in known ? ({ look } as unknown as Partial<GateOptions>) : {}
-}
+const CLIMB = { hasReference: true, confirm: true, tolerance: DEFAULT_GATE_OPTIONS.defaultTolerance }
+const ladderOptions = (step: LadderStep): Partial<GateOptions> => stepOptions(step, CLIMB)
+/** `servegate compare` and `servegate ab` without a config: the gate's defaults (one look, the last). */
+const CLI_OPTIONS: Partial<GateOptions> = {}
 
-const red = (v: Verdict): boolean => gateExit(v.verdict, DEFAULT_FAIL_ON, v.blind) !== 0
+const red = (v: Verdict): boolean => gateExit(v.verdict, DEFAULT_FAIL_ON) !== 0
 
+/** Every verdict must gate exactly the sweep's rows, and say so in its family (Bonferroni over them). */
 function checkRows(v: Verdict, p: Profile): Verdict {
   const gated = v.rows.filter((r) => r.gated).length
-  if (gated !== p.rows) throw new Error(`a verdict of the ${p.rows}-row sweep gates ${gated} rows: the bench's sweep is not what it says`)
+  const family = v.family?.rows ?? gated
+  if (gated !== p.rows || family !== p.rows) throw new Error(`a verdict of the ${p.rows}-row sweep gates ${gated} rows (family: ${family}): the bench's sweep is not what it says`)
   return v
 }
 
@@ -215,11 +223,12 @@ const seedOf = (t: number, label: string): number => (SEED ^ Math.imul(t + 1, 0x
 function abJob(seed: number, p: Profile, model: NoiseModel, rounds: number, worse: number, at: number): { a: ResultFile; b: ResultFile } {
   const rng = createRng(seed)
   const order = slotOrder(rounds)
+  // The engine starts of an exclusive job (the default): adjacent slots of one side share a start.
+  const firstSlots = new Set(plannedStarts(order, 'exclusive').map((s) => s.slots[0]! - 1))
   const acc: { A?: ResultFile; B?: ResultFile } = {}
   let start: number[] = []
   for (const [i, side] of order.entries()) {
-    // Adjacent slots of one side run on one start of its engine.
-    if (i === 0 || order[i - 1] !== side) start = day(rng, model)
+    if (firstSlots.has(i)) start = day(rng, model)
     const slot = p.factory.result([sweep(rng, model, p, start, side === 'B' ? worse : 1)], at)
     const merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
     // As run-ab.ts keeps each side's file: it plans all rounds.
@@ -279,7 +288,7 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
     const abVerdict = (): Verdict => {
       if (ab === null) {
         const job = abJob(seedOf(t, `ladder ab ${p.rows}`), p, model, ROUNDS, worse, MAX_REFRESHES)
-        ab = checkRows(compareAB(job.a, job.b, optionsFor('only')), p)
+        ab = checkRows(compareAB(job.a, job.b, ladderOptions('ab')), p)
       }
       return ab
     }
@@ -287,36 +296,33 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
       const baseline = baselines[hi]!
       const cell = `${p.rows}|${drift}|${h}|${sc}`
       const memo = new Map<string, Verdict>()
-      const compare = (c: ResultFile, look: Look, tag: string): Verdict => {
-        const opts = optionsFor(look)
+      const compare = (c: ResultFile, opts: Partial<GateOptions>, tag: string): Verdict => {
         const key = `${tag} ${JSON.stringify(opts)}`
         let v = memo.get(key)
         if (v === undefined) memo.set(key, (v = checkRows(compareToBaseline(baseline, c, opts), p)))
         return v
       }
       if (RUN_COMPARE) {
-        const v = compare(cand.first, 'only', 'first')
+        const v = compare(cand.first, CLI_OPTIONS, 'first')
         add(counts, `C|${cell}|n`)
         if (red(v)) add(counts, `C|${cell}|red`)
         if (v.verdict === 'regression') add(counts, `C|${cell}|regression`)
-        if (v.verdict === 'undecided' && !red(v)) add(counts, `C|${cell}|undecided-green`)
       }
       if (RUN_LADDER) {
-        // The Action with confirm on and a reference command, never 'always'.
-        const confirmOn = true
-        let step: LadderStep = firstStep(true, 'ladder')
-        let v = compare(cand.first, confirmOn ? 'first' : 'only', 'first')
+        // The Action with confirm on and a reference command (gate.reference_mode: ladder).
+        let step: LadderStep = firstStep(CLIMB.hasReference, 'ladder')
+        let v = compare(cand.first, ladderOptions(step), 'first')
         let minutes = REPEATS * points
         const path: string[] = []
         for (;;) {
-          path.push(`${step}:${v.verdict}${v.verdict === 'undecided' ? (red(v) ? '(blind)' : '(green)') : ''}`)
-          const next = nextStep(v, { step, canConfirm: confirmOn && v.confirm !== null, hasReference: true, hostChanged: false })
+          path.push(`${step}:${v.verdict}${v.verdict === 'undecided' && v.blind.length > 0 ? '(blind)' : ''}${red(v) ? '' : ' (green)'}`)
+          const next = nextStep(v, { step, canConfirm: CLIMB.confirm && v.confirm !== null, hasReference: CLIMB.hasReference, hostChanged: false })
           if (next === null) break
           if (next === 'confirm') {
             const extra = v.confirm!.extraRepeats
             add(counts, `L|${cell}|confirm`)
             minutes += extra * points
-            v = compare(cand.confirmed(extra), 'final', `confirm ${extra}`)
+            v = compare(cand.confirmed(extra), ladderOptions(next), `confirm ${extra}`)
           } else if (next === 'ab') {
             add(counts, `L|${cell}|ab`)
             minutes += 2 * ROUNDS * points
@@ -346,7 +352,7 @@ function abTrial(t: number, p: Profile, counts: Counts): void {
       const model = noise(p, AB_DRIFT, scale)
       for (const worse of [1, ...AB_FACTORS]) {
         const job = abJob(seedOf(t, `ab ${p.rows} ${rounds}`), p, model, rounds, worse, 0)
-        const v = checkRows(compareAB(job.a, job.b, optionsFor('only')), p)
+        const v = checkRows(compareAB(job.a, job.b, CLI_OPTIONS), p)
         const cell = `A|${p.rows}|${rounds}|${scale}|${worse}`
         add(counts, `${cell}|n`)
         add(counts, `${cell}|minutes`, 2 * rounds * points)
