@@ -2,7 +2,7 @@
  * Gate power end to end: real sweeps against the built-in simulator, a baseline
  * built from refreshes with appendRefresh, candidates compared with
  * compareToBaseline, and the confirmation flow (extra repeats, mergeResults).
- * The Monte Carlo variant (bench/gate-power.ts) tests the decision rule alone;
+ * The Monte Carlo variant (bench/gate-false-alarms.ts) tests the decision rule alone;
  * this one adds the client, the metrics, extraction and the verdict.
  *
  *   npx tsx bench/gate-e2e.ts [--trials N] [--seed N] [--noise-cv X] [--refreshes R] [--parallel P] [--workers W]
@@ -426,8 +426,8 @@ async function batching(): Promise<void> {
         const first = await sweep(dir, sim.url, c.seed, `candidate seed ${c.seed} ×${c.slowdown}`, undefined, BATCHING_SWEEP)
         console.error(`candidate seed ${c.seed} ×${c.slowdown} done (${at()}): p95 ITL c=4 ${itl4(first)}`)
         const verdicts = baselines.map((b) => compareToBaseline(b, first))
-        // The rule before short histories had their own drift prior: the 1.5 % day floor at any length.
-        const legacy = { shortDayFloor: DEFAULT_GATE_OPTIONS.dayFloor }
+        // For contrast: the same rule with a 1.5 % drift prior, the floor an earlier rule trusted at any length.
+        const legacy = { dayFloor: 0.015 }
         const legacyVerdicts = baselines.map((b) => compareToBaseline(b, first, legacy))
         const legacyAsks = legacyVerdicts.map((v) => (v.verdict === 'undecided' && v.confirm !== null ? v.confirm.extraRepeats : 0))
         const asks = verdicts.map((v) => (v.verdict === 'undecided' && v.confirm !== null ? v.confirm.extraRepeats : 0))

@@ -33,7 +33,7 @@
  *   each start drawing its own offset. Default 6 rounds (--rounds).
  * The regression: ×1.10 (A/B alone: ×1.05, and ×1.10 for reference) on the
  * p95 ITL of one gated point, the middle of the curve (C = 16 of the first
- * shape) of the candidate B, as bench/gate-power.ts does; with 3
+ * shape) of the candidate B, as the earlier power benches did; with 3
  * concurrencies that point brackets the target's crossing, so the shape's
  * throughput at target moves too.
  *
@@ -92,7 +92,7 @@ function strArg(name: string): string | null {
  * Measured: 400 trials took 1290 CPU-s (about 11 minutes on 2 free cores; ~2.4 CPU-s per trial
  * once its runs are built, most of it in the gate's t quantiles); the last line prints the time.
  */
-const DEFAULT_TRIALS = 400
+const DEFAULT_TRIALS = 200
 const TRIALS = arg('trials', DEFAULT_TRIALS)
 const SEED = arg('seed', 20250611)
 const ONLY = strArg('only')

@@ -67974,6 +67974,17 @@ function tQuantile(p, df) {
   if (!(df > 0)) throw new Error(`tQuantile: df = ${df} is not above 0`);
   if (p === 0.5) return 0;
   if (p < 0.5) return -tQuantile(1 - p, df);
+  const d = Number.isFinite(df) ? Math.round(df * 1e3) / 1e3 : Infinity;
+  const key = `${p}:${d}`;
+  const hit = T_QUANTILES.get(key);
+  if (hit !== void 0) return hit;
+  const q = tQuantileUncached(p, Math.max(d, 1e-3));
+  if (T_QUANTILES.size > 1e4) T_QUANTILES.clear();
+  T_QUANTILES.set(key, q);
+  return q;
+}
+var T_QUANTILES = /* @__PURE__ */ new Map();
+function tQuantileUncached(p, df) {
   let lo = 0;
   let hi = 1;
   while (tCdf(hi, df) < p) {
@@ -68633,8 +68644,8 @@ var DEFAULT_GATE_OPTIONS = {
   maxFailedRequests: null,
   tokenCountTolerance: 0.01,
   maxRepeats: 9,
-  // Three times the default 5 % tolerance: a row blinder than this never passes.
-  maxMdcPct: 15,
+  // Null: three times each row's tolerance (15 % at the default 5 %); a row blinder than that never passes.
+  maxMdcPct: null,
   onHostChange: "unmeasured"
 };
 function resolveGateOptions(baseline, opts = {}) {
@@ -75006,7 +75017,8 @@ import { basename as basename2 } from "node:path";
 // src/gate/noise.ts
 function withPrior(est2, df, prior, priorDf) {
   const prior2 = prior * prior;
-  if (est2 >= prior2 || priorDf <= 0) return { v: est2, df };
+  if (priorDf <= 0) return { v: est2, df };
+  if (est2 >= prior2) return { v: est2, df: df + priorDf * (prior2 / est2) ** 2 };
   return { v: (df * est2 + priorDf * prior2) / (df + priorDf), df: df + priorDf };
 }
 function estimateNoise(historyLogs, candidateLogs, opts) {
@@ -75040,7 +75052,7 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
     within2: within.v,
     withinDf: within.df,
     candidateWithin2: wider ? candVar : within.v,
-    candidateDf: wider ? candidateLogs.length - 1 : within.df,
+    candidateDf: within.df,
     day2: day2.v,
     dayDf: day2.df,
     center2,
@@ -75084,9 +75096,12 @@ function barsFor(sigma, df, tolerance, opts) {
   const passBar = opts.look === "last" ? bar : bar - opts.passMargin * sigma;
   return { bar, passBar, sigma, mdc, df: d };
 }
-function isBlind(b, higherIsBetter, opts) {
-  const limit = opts.look === "screen" && opts.screenMdc !== null ? opts.screenMdc * 100 : opts.maxMdcPct;
-  return !Number.isFinite(b.mdc) || worsePctOf(b.mdc, higherIsBetter) > limit;
+function mdcLimit(opts, tolerance) {
+  if (opts.look === "screen" && opts.screenMdc !== null) return opts.screenMdc * 100;
+  return opts.maxMdcPct ?? Number((3 * tolerance * 100).toFixed(2));
+}
+function isBlind(b, higherIsBetter, tolerance, opts) {
+  return !Number.isFinite(b.mdc) || worsePctOf(b.mdc, higherIsBetter) > mdcLimit(opts, tolerance);
 }
 var ln = (x) => x > 0 ? Math.log(x) : -Infinity;
 function noDecision(nBaseline, nCandidate, history) {
@@ -75141,7 +75156,7 @@ function decideMetric(input2, opts) {
   const worse = candLogs.filter((x) => sign * (x - center) > 0).length;
   const better = candLogs.filter((x) => sign * (x - center) < 0).length;
   const n = candLogs.length;
-  const blind = isBlind(now, input2.higherIsBetter, opts);
+  const blind = isBlind(now, input2.higherIsBetter, input2.tolerance, opts);
   Object.assign(base, { d, bar, margin: bar - passBar, sigma, mdc: now.mdc, blind, level: rowLevel(opts), df: now.df });
   const show2 = (x) => worseChange(x, input2.higherIsBetter);
   if (d > bar) {
@@ -75151,15 +75166,15 @@ function decideMetric(input2, opts) {
   }
   if (-d > bar && better >= n - allowedDisagreements(n)) return { ...base, status: "improvement" };
   if (blind) {
-    base.notes.push(blindNote(now, noise.refreshes, input2.higherIsBetter, opts));
-    return { ...base, status: "undecided", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input2.higherIsBetter, opts) };
+    base.notes.push(blindNote(now, noise.refreshes, input2.higherIsBetter, input2.tolerance, opts));
+    return { ...base, status: "undecided", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input2.higherIsBetter, input2.tolerance, opts) };
   }
   if (d <= passBar || -d > bar) return { ...base, status: "pass" };
   base.notes.push(`${show2(d)} lies between the pass threshold ${show2(passBar)} and the bar ${show2(bar)}`);
-  return { ...base, status: "undecided", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input2.higherIsBetter, opts) };
+  return { ...base, status: "undecided", extraRepeats: repeatsToResolve(d, n, bars, opts.maxRepeats - n, input2.higherIsBetter, input2.tolerance, opts) };
 }
-function blindNote(b, refreshes, higherIsBetter, opts) {
-  const limit = opts.look === "screen" && opts.screenMdc !== null ? opts.screenMdc * 100 : opts.maxMdcPct;
+function blindNote(b, refreshes, higherIsBetter, tolerance, opts) {
+  const limit = mdcLimit(opts, tolerance);
   const mdc = Number.isFinite(b.mdc) ? `${worsePctOf(b.mdc, higherIsBetter).toFixed(1)} %` : "unknown";
   const history = refreshes < 2 * opts.minHistory ? `, more refreshes (${refreshes} so far)` : "";
   return `blind: the smallest change this row would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${limit} %; more repeats${history} or a reference command would give it power`;
@@ -75181,10 +75196,10 @@ function decideAtZero(base, center, cand, candLogs, higherIsBetter) {
   base.notes.push(candidateIsZero ? "the candidate dropped to zero" : "the candidate rose from zero");
   return { ...base, status: worse ? "regression" : "improvement" };
 }
-function repeatsToResolve(d, n, bars, budget, higherIsBetter, opts) {
+function repeatsToResolve(d, n, bars, budget, higherIsBetter, tolerance, opts) {
   for (let extra = 1; extra <= budget; extra++) {
     const b = bars(n + extra, "screen");
-    if (d > b.bar || d <= b.passBar && !isBlind(b, higherIsBetter, { ...opts, look: "screen" })) return extra;
+    if (d > b.bar || d <= b.passBar && !isBlind(b, higherIsBetter, tolerance, { ...opts, look: "screen" })) return extra;
   }
   return budget > 0 && bars(n + budget).sigma <= 0.9 * bars(n).sigma ? budget : null;
 }
@@ -75492,7 +75507,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     reasons.push(`${unresolvable} undecided row${unresolvable === 1 ? "" : "s"} would not settle within ${opts.maxRepeats} runs per point`);
   }
   const blind = any2(gatedRows, "undecided").filter((r) => r.blind === true);
-  if (verdict === "undecided") reasons.unshift(undecidedLine(blind, opts.maxMdcPct));
+  if (verdict === "undecided") reasons.unshift(undecidedLine(blind, opts.maxMdcPct === null ? "three times its tolerance" : `${opts.maxMdcPct} %`));
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) };
   if (gatedRows.length > 0) reasons.push(familyLine(family));
   const out = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family };
@@ -75518,10 +75533,10 @@ function hostChangeVerdict(v, baselineEnv, candidateEnv) {
     ]
   };
 }
-function undecidedLine(blind, maxMdcPct) {
+function undecidedLine(blind, limit) {
   if (blind.length === 0) return "undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)";
   const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? "unknown" : `${r.mdc_pct.toFixed(1)} %`})`).join(", ");
-  return `undecided and blind: ${what} could not have shown a regression of ${maxMdcPct} % (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
+  return `undecided and blind: ${what} could not have shown a regression of ${limit} (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
 }
 function pointScopesFor(baseline, kind, scope) {
   if (!KIND_INFO[kind].perShape) return [scope];
@@ -75709,6 +75724,9 @@ function fmtSignedPct(x) {
 function fmtPct2(x) {
   return x === null || !Number.isFinite(x) ? "–" : `${x.toFixed(1)} %`;
 }
+function fmtMdc(r) {
+  return r.blind === true ? `${fmtPct2(r.mdc_pct)} blind` : fmtPct2(r.mdc_pct);
+}
 function fmtBar(r) {
   if (r.bar_pct === null || !Number.isFinite(r.bar_pct)) return "–";
   return `${r.higher_is_better ? "−" : "+"}${r.bar_pct.toFixed(1)} %`;
@@ -75725,10 +75743,10 @@ var VERDICT_ICON = {
 };
 
 // src/report/verdict-markdown.ts
-var HEADER = "| Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|";
+var HEADER = "| Status | Metric | Baseline | Candidate | Change | Tolerance | Bar | σ | MDC | n (base/cand) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|";
 function row(r) {
   const status = r.status === "regression" || r.status === "broken" ? `**${r.status}**` : r.status;
-  return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtBar(r)} | ${fmtPct2(r.sigma_pct)} | ${fmtPct2(r.mdc_pct)} | ${r.n_baseline}/${r.n_candidate} |`;
+  return `| ${status} | ${r.label} | ${fmtValue(r.baseline, r.unit)} | ${fmtValue(r.candidate, r.unit)} | ${fmtSignedPct(r.delta_pct)} | ${fmtPct2(r.tolerance_pct ?? null)} | ${fmtBar(r)} | ${fmtPct2(r.sigma_pct)} | ${fmtMdc(r)} | ${r.n_baseline}/${r.n_candidate} |`;
 }
 var cell = (s) => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
 function renderVerdictMarkdown(v, opts = {}) {
@@ -75751,15 +75769,15 @@ function renderVerdictMarkdown(v, opts = {}) {
   }
   if (v.reasons.length > 0) out.push("**Why**", "", ...v.reasons.map((r) => `- ${r}`), "");
   out.push(
-    "<sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, k·σ). σ: combined noise of the difference. MDC: the smallest change caught with ~95 % probability at this noise.</sub>"
+    "<sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, t·σ) at the row's share of the false-alarm rate per PR. σ: combined noise of the difference. MDC: the smallest change caught 90 % of the time at this noise; a blind row (MDC above gate.max_mdc_pct) never passes.</sub>"
   );
   return `${out.join("\n")}
 `;
 }
 
 // src/report/verdict-text.ts
-var COLUMNS2 = ["STATUS", "METRIC", "BASELINE", "CANDIDATE", "CHANGE", "BAR", "σ", "MDC", "N"];
-var RIGHT = [false, false, true, true, true, true, true, true, true];
+var COLUMNS2 = ["STATUS", "METRIC", "BASELINE", "CANDIDATE", "CHANGE", "TOL", "BAR", "σ", "MDC", "N"];
+var RIGHT = [false, false, true, true, true, true, true, true, true, true];
 function cells(r) {
   return [
     r.status,
@@ -75767,9 +75785,10 @@ function cells(r) {
     fmtValue(r.baseline, r.unit),
     fmtValue(r.candidate, r.unit),
     fmtSignedPct(r.delta_pct),
+    fmtPct2(r.tolerance_pct ?? null),
     fmtBar(r),
     fmtPct2(r.sigma_pct),
-    fmtPct2(r.mdc_pct),
+    fmtMdc(r),
     `${r.n_baseline}/${r.n_candidate}`
   ];
 }
@@ -76497,37 +76516,41 @@ function decidePaired(input2, opts) {
     return { ...base, status: "undecided" };
   }
   const sign = input2.higherIsBetter ? -1 : 1;
-  const diffs = input2.pairs.map((_, i) => sign * (logsB[i] - logsA[i]));
-  const rounds = input2.rounds ?? input2.pairs.map((_, i) => i);
+  const allDiffs = input2.pairs.map((_, i) => sign * (logsB[i] - logsA[i]));
+  const allRounds = input2.rounds ?? input2.pairs.map((_, i) => i);
+  const s0 = n >= 5 ? robustSd(allDiffs) : 0;
+  const m0 = n >= 5 ? median(allDiffs) : 0;
+  const keep2 = allDiffs.map((x) => s0 === 0 || Math.abs(x - m0) <= 3 * s0);
+  const diffs = allDiffs.filter((_, i) => keep2[i]);
+  const rounds = allRounds.filter((_, i) => keep2[i]);
+  if (diffs.length < n) base.notes.push(`${n - diffs.length} of ${n} pairs left out as outliers (beyond 3 robust σ of the others)`);
   const ab = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 0);
   const ba = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 1);
   const mean2 = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length;
   const balanced = ab.length > 0 && ba.length > 0;
   const d = balanced ? (mean2(ab) + mean2(ba)) / 2 : mean2(diffs);
-  const varFactor = balanced ? (1 / ab.length + 1 / ba.length) / 4 : 1 / n;
+  const varFactor = balanced ? (1 / ab.length + 1 / ba.length) / 4 : 1 / diffs.length;
   base.baseline = Math.exp(mean2(logsA));
   base.candidate = Math.exp(mean2(logsB));
-  const dataDf = n - 1;
+  const dataDf = diffs.length - 1;
   const s2 = dataDf > 0 ? diffs.reduce((a, x) => a + (x - d) ** 2, 0) / dataDf : 0;
-  const prior2 = 2 * opts.withinFloor * opts.withinFloor;
-  const quiet2 = s2 < prior2;
-  const pair2 = quiet2 ? (dataDf * s2 + PRIOR_DF * prior2) / (dataDf + PRIOR_DF) : s2;
-  const df = quiet2 ? dataDf + PRIOR_DF : dataDf;
+  const { v: pair2, df } = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF);
   const sigma = Math.sqrt(pair2 * varFactor);
   const bars = barsFor(sigma, df, input2.tolerance, opts);
-  const blind = isBlind(bars, input2.higherIsBetter, opts);
+  const blind = isBlind(bars, input2.higherIsBetter, input2.tolerance, opts);
   Object.assign(base, { d, bar: bars.bar, margin: bars.bar - bars.passBar, sigma, mdc: bars.mdc, blind, level: rowLevel(opts), df: bars.df });
   const worse = diffs.filter((x) => x > 0).length;
   const better = diffs.filter((x) => x < 0).length;
+  const agree = diffs.length - allowedDisagreements(diffs.length);
   if (d > bars.bar) {
-    if (worse >= n - allowedDisagreements(n)) return { ...base, status: "regression" };
-    base.notes.push(`only ${worse} of ${n} pairs have B worse than A`);
+    if (worse >= agree) return { ...base, status: "regression" };
+    base.notes.push(`only ${worse} of ${diffs.length} pairs have B worse than A`);
     return { ...base, status: "undecided" };
   }
-  if (-d > bars.bar && better >= n - allowedDisagreements(n)) return { ...base, status: "improvement" };
+  if (-d > bars.bar && better >= agree) return { ...base, status: "improvement" };
   if (blind) {
     const mdc = Number.isFinite(bars.mdc) ? `${worsePctOf(bars.mdc, input2.higherIsBetter).toFixed(1)} %` : "unknown";
-    base.notes.push(`blind: the smallest change these ${n} pairs would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${opts.maxMdcPct} %; more rounds would give it power`);
+    base.notes.push(`blind: the smallest change ${n === 1 ? "one pair" : `these ${n} pairs`} would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${mdcLimit(opts, input2.tolerance)} %; more rounds would give it power`);
     return { ...base, status: "undecided" };
   }
   if (d <= bars.passBar || -d > bars.bar) return { ...base, status: "pass" };

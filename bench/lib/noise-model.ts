@@ -1,6 +1,6 @@
 /**
  * How measured runs vary on a GPU host, for the Monte Carlo benchmarks of the
- * gate (bench/gate-power.ts, bench/ab-power.ts): run-to-run noise, day-to-day
+ * gate (bench/gate-false-alarms.ts): run-to-run noise, day-to-day
  * drift (partly shared by all metrics of a day) and interference outliers.
  * Kept in one place so both benchmarks draw runs the same way. Not a bench of
  * its own (scripts/bench.mjs runs only the files directly under bench/).

@@ -42,7 +42,7 @@ export function registerAbCommand(program: Command): void {
     .option('--a-base-url <url>', 'A is already running here')
     .option('--b-serve <cmd>', 'command that starts B ({port} = a free port)')
     .option('--b-base-url <url>', 'B is already running here')
-    // 6 rounds: 0.7 % false alarms per unchanged PR and every 10 % slowdown caught in bench/ab-power.ts; 4 rounds gave 1.8 %.
+    // 6 rounds by default: power and false alarms per round count are in `npm run bench -- gate-false-alarms` (docs/gate.md).
     .option('--rounds <n>', `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, '6')
     .option('--config <file>', 'config file (YAML or JSON): the sweep, target and gate settings')
     .option('--sweep <name>', 'named sweep of the config file (default: gate when it has one)')

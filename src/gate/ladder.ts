@@ -76,14 +76,14 @@ export function nextStep(verdict: Verdict, state: LadderState): LadderStep | nul
 
 /**
  * The options of one look on the ladder, over the config's gate settings. With a reference to
- * escalate to, the stored baseline only screens: its band stays open, a row passes only if it
- * could have caught twice the tolerance, and the A/B spends the whole false-alarm rate. Without
+ * escalate to, the stored baseline only screens: its band stays open (a row passes only clearly
+ * below its bar, and never blind), and the A/B spends the whole false-alarm rate. Without
  * one, the baseline's look and the confirmation's can each fail the check, so they split it; with
  * confirmation off the baseline's look is the last.
  */
 export function stepOptions(step: LadderStep, s: { hasReference: boolean; confirm: boolean; tolerance: number }): Partial<GateOptions> {
   if (step === 'ab') return { look: 'last', alphaShare: 1 }
-  if (s.hasReference) return { look: 'screen', alphaShare: 1, screenMdc: 2 * s.tolerance }
+  if (s.hasReference) return { look: 'screen', alphaShare: 1 }
   if (step === 'baseline' && !s.confirm) return { look: 'last', alphaShare: 1 }
   return { look: step === 'baseline' ? 'screen' : 'last', alphaShare: 0.5 }
 }

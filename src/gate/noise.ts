@@ -25,7 +25,11 @@ export interface Noise {
    * significantly wider (a disturbed runner today), then their sample variance.
    */
   candidateWithin2: number
-  /** Degrees of freedom of candidateWithin2 (withinDf, or the candidate's n − 1 when its own spread is used). */
+  /**
+   * Degrees of freedom of candidateWithin2: withinDf, also when the candidate's own wider spread is
+   * used — that spread is a protective inflation for a disturbed runner (one stray run among three
+   * makes it), and its n − 1 = 2 degrees of freedom in a t quantile would blind the row outright.
+   */
   candidateDf: number
   /** Day-to-day σ² (beyond what the runs' own spread explains), and its degrees of freedom. */
   day2: number
@@ -94,7 +98,7 @@ export function estimateNoise(historyLogs: readonly number[][], candidateLogs: r
     within2: within.v,
     withinDf: within.df,
     candidateWithin2: wider ? candVar : within.v,
-    candidateDf: wider ? candidateLogs.length - 1 : within.df,
+    candidateDf: within.df,
     day2: day.v,
     dayDf: day.df,
     center2,

@@ -25,6 +25,7 @@ import type { Decision, DecideOptions } from './decide.js'
 import { allowedDisagreements, barsFor, isBlind, mdcLimit, noDecision, rowLevel, worsePctOf } from './decide.js'
 import type { FigureRun } from './extract.js'
 import { withPrior } from './noise.js'
+import { median, robustSd } from './stats.js'
 
 /** Degrees of freedom the √2 · withinFloor prior is worth in σ_pair, while the pairs spread less than it. */
 export const PRIOR_DF = 4
@@ -73,18 +74,26 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
     return { ...base, status: 'undecided' }
   }
   const sign = input.higherIsBetter ? -1 : 1
-  const diffs = input.pairs.map((_, i) => sign * ((logsB[i] as number) - (logsA[i] as number)))
-  const rounds = input.rounds ?? input.pairs.map((_, i) => i)
+  const allDiffs = input.pairs.map((_, i) => sign * ((logsB[i] as number) - (logsA[i] as number)))
+  const allRounds = input.rounds ?? input.pairs.map((_, i) => i)
+  // From five pairs on, a pair beyond 3 robust σ of the others (one slot on a disturbed node) is
+  // left out of D and of the spread, as a refresh's stray run is left out of the history's.
+  const s0 = n >= 5 ? robustSd(allDiffs) : 0
+  const m0 = n >= 5 ? median(allDiffs) : 0
+  const keep = allDiffs.map((x) => s0 === 0 || Math.abs(x - m0) <= 3 * s0)
+  const diffs = allDiffs.filter((_, i) => keep[i])
+  const rounds = allRounds.filter((_, i) => keep[i])
+  if (diffs.length < n) base.notes.push(`${n - diffs.length} of ${n} pairs left out as outliers (beyond 3 robust σ of the others)`)
   const ab = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 0)
   const ba = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 1)
   const mean = (xs: readonly number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length
   // Both orders present: weigh them equally, so a drift over the job cancels however many rounds each kept.
   const balanced = ab.length > 0 && ba.length > 0
   const d = balanced ? (mean(ab) + mean(ba)) / 2 : mean(diffs)
-  const varFactor = balanced ? (1 / ab.length + 1 / ba.length) / 4 : 1 / n
+  const varFactor = balanced ? (1 / ab.length + 1 / ba.length) / 4 : 1 / diffs.length
   base.baseline = Math.exp(mean(logsA))
   base.candidate = Math.exp(mean(logsB))
-  const dataDf = n - 1
+  const dataDf = diffs.length - 1
   const s2 = dataDf > 0 ? diffs.reduce((a, x) => a + (x - d) ** 2, 0) / dataDf : 0
   const { v: pair2, df } = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF)
   const sigma = Math.sqrt(pair2 * varFactor)
@@ -93,12 +102,13 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   Object.assign(base, { d, bar: bars.bar, margin: bars.bar - bars.passBar, sigma, mdc: bars.mdc, blind, level: rowLevel(opts), df: bars.df })
   const worse = diffs.filter((x) => x > 0).length
   const better = diffs.filter((x) => x < 0).length
+  const agree = diffs.length - allowedDisagreements(diffs.length)
   if (d > bars.bar) {
-    if (worse >= n - allowedDisagreements(n)) return { ...base, status: 'regression' }
-    base.notes.push(`only ${worse} of ${n} pairs have B worse than A`)
+    if (worse >= agree) return { ...base, status: 'regression' }
+    base.notes.push(`only ${worse} of ${diffs.length} pairs have B worse than A`)
     return { ...base, status: 'undecided' }
   }
-  if (-d > bars.bar && better >= n - allowedDisagreements(n)) return { ...base, status: 'improvement' }
+  if (-d > bars.bar && better >= agree) return { ...base, status: 'improvement' }
   if (blind) {
     const mdc = Number.isFinite(bars.mdc) ? `${worsePctOf(bars.mdc, input.higherIsBetter).toFixed(1)} %` : 'unknown'
     base.notes.push(`blind: the smallest change ${n === 1 ? 'one pair' : `these ${n} pairs`} would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${mdcLimit(opts, input.tolerance)} %; more rounds would give it power`)

@@ -172,6 +172,20 @@ export function tQuantile(p: number, df: number): number {
   if (!(df > 0)) throw new Error(`tQuantile: df = ${df} is not above 0`)
   if (p === 0.5) return 0
   if (p < 0.5) return -tQuantile(1 - p, df)
+  // Degrees of freedom to 1/1000 (Satterthwaite's are real numbers): the gate asks for few distinct quantiles, often.
+  const d = Number.isFinite(df) ? Math.round(df * 1000) / 1000 : Infinity
+  const key = `${p}:${d}`
+  const hit = T_QUANTILES.get(key)
+  if (hit !== undefined) return hit
+  const q = tQuantileUncached(p, Math.max(d, 1e-3))
+  if (T_QUANTILES.size > 10_000) T_QUANTILES.clear()
+  T_QUANTILES.set(key, q)
+  return q
+}
+
+const T_QUANTILES = new Map<string, number>()
+
+function tQuantileUncached(p: number, df: number): number {
   let lo = 0
   let hi = 1
   while (tCdf(hi, df) < p) {

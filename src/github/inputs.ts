@@ -196,7 +196,7 @@ const schema = z.object({
   'a-base-url': optional,
   'b-serve': optional,
   'b-base-url': optional,
-  // 6 rounds: servegate ab's default (bench/ab-power.ts: 4 rounds gave 1.8 % false alarms, 6 gave 0.7 %).
+  // 6 rounds: servegate ab's default (`npm run bench -- gate-false-alarms` measures 4, 6 and 8).
   rounds: z.string().transform((s, ctx) => {
     if (s === '') return 6
     if (/^\d+$/.test(s) && Number(s) <= 100 && roundsProblem(Number(s)) === null) return Number(s)
