@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest'
+import { run } from '../../src/action.js'
+import { CWD, fakeDeps, type FakeOptions } from './fake-deps.js'
+import { verdict } from './fixtures.js'
+
+// The Action's escalation ladder with typed fakes: each compareToBaseline / runAB call returns the
+// next verdict of the list, so every path through baseline → confirmation → A/B is driven exactly.
+const HEAD = '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d'
+const PR = { pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } } }
+const BASELINE = `${CWD}/baselines/gate.json`
+const REFERENCE = 'vllm serve base-model --port {port}'
+const gate = (o: FakeOptions = {}) =>
+  fakeDeps({ existing: [BASELINE], payload: PR, ...o, inputs: { config: 'servegate.yml', serve: 'vllm serve pr-model --port {port}', 'reference-serve': REFERENCE, ...o.inputs } })
+
+describe('the escalation ladder in gate mode', () => {
+  it('climbs from an undecided baseline through confirmation to A/B, and publishes the A/B verdict with why and what it cost', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('undecided', { confirm: { extraRepeats: 3 } }), verdict('undecided'), verdict('regression')] })
+    await run(deps)
+    // The gated sweep, then its 3 confirmation repeats, then the A/B with the reference as A.
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3, 3])
+    expect(rec.abRuns).toHaveLength(1)
+    expect(rec.resolveInputs.some((i) => i.flags.serve === REFERENCE)).toBe(true)
+    expect(rec.outputs.get('verdict')).toBe('regression')
+    expect(rec.failed).toEqual(['servegate gate tripped: regression in p95 ITL 128×32 c=16'])
+    expect(rec.summary).toMatch(/Escalated to A\/B: the stored baseline left p95 ITL 128×32 c=16 undecided \(against baselines\/gate\.json the verdict was undecided\)/)
+    expect(rec.summary).toMatch(/The ladder cost \d+\.\d GPU-minutes/)
+  })
+
+  it('stops at a pass against the stored baseline: no confirmation, no A/B', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('pass')] })
+    await run(deps)
+    expect(rec.sweeps).toHaveLength(1)
+    expect(rec.abRuns).toHaveLength(0)
+    expect(rec.outputs.get('verdict')).toBe('pass')
+    expect(rec.failed).toEqual([])
+  })
+
+  it('confirms a regression against the stored baseline side by side before blaming the PR: the A/B pass stands', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('regression'), verdict('pass')] })
+    await run(deps)
+    expect(rec.sweeps).toHaveLength(1)
+    expect(rec.abRuns).toHaveLength(1)
+    expect(rec.outputs.get('verdict')).toBe('pass')
+    expect(rec.failed).toEqual([])
+    expect(rec.summary).toContain('Escalated to A/B: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed')
+  })
+
+  it('without a reference, an undecided verdict after confirmation stands and fails the check', async () => {
+    const { deps, rec } = gate({ inputs: { 'reference-serve': '' }, verdicts: [verdict('undecided', { confirm: { extraRepeats: 2 } }), verdict('undecided')] })
+    await run(deps)
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3, 2])
+    expect(rec.abRuns).toHaveLength(0)
+    expect(rec.outputs.get('verdict')).toBe('undecided')
+    expect(rec.failed).toHaveLength(1)
+  })
+
+  it('skips confirmation when the verdict names no repeats that would settle it (drift), and goes to A/B', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('undecided', { confirm: null }), verdict('pass')] })
+    await run(deps)
+    expect(rec.sweeps).toHaveLength(1)
+    expect(rec.abRuns).toHaveLength(1)
+    expect(rec.outputs.get('verdict')).toBe('pass')
+  })
+
+  it('ends the ladder on a broken candidate: re-measuring the reference cannot repair it', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('broken')] })
+    await run(deps)
+    expect(rec.abRuns).toHaveLength(0)
+    expect(rec.outputs.get('verdict')).toBe('broken')
+  })
+})
