@@ -144,10 +144,13 @@ describe('the Action in mode ab', () => {
 })
 
 describe('gate mode with a reference serve command', () => {
-  it('re-measures the reference (input reference-serve) beside the candidate and decides A/B, saying so', async () => {
-    const { deps, rec } = gate({ inputs: { serve: B_SERVE, 'reference-serve': A_SERVE, rounds: '4' }, verdicts: [verdict('pass')] })
+  // The reference is the ladder's last step: the candidate is swept and judged against the stored baseline
+  // first, and only a verdict that baseline cannot settle (a regression here) climbs to A/B.
+  it('re-measures the reference (input reference-serve) beside the candidate when the baseline shows a regression, and decides A/B, saying so', async () => {
+    const { deps, rec } = gate({ inputs: { serve: B_SERVE, 'reference-serve': A_SERVE, rounds: '4' }, verdicts: [verdict('regression'), verdict('pass')] })
     await run(deps)
-    expect(rec.sweeps).toEqual([])
+    expect(rec.sweeps).toHaveLength(1)
+    expect(rec.info).toContain('servegate: escalating to A/B with the reference engine: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed.')
     expect(rec.abRuns).toHaveLength(1)
     expect(rec.abRuns[0]!.rounds).toBe(4)
     expect(rec.resolveInputs[0]?.flags.serve).toBe(B_SERVE)
@@ -157,9 +160,21 @@ describe('gate mode with a reference serve command', () => {
     const body = (rec.comments[0]!.body ?? '')
     expect(body.startsWith('<!-- servegate:gate -->')).toBe(true)
     expect(body).toContain('the reference engine re-measured on this runner (A/B)')
-    expect(body).toContain('the reference engine was measured again on this runner beside the candidate')
-    expect(body).toContain('not a comparison with baselines/gate.json')
+    // The comment says why the ladder climbed, what the stored baseline said, and what the A/B cost.
+    expect(body).toContain('> Escalated to A/B: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed (against baselines/gate.json the verdict was regression).')
+    expect(body).toContain('The reference engine (the input reference-serve) was measured beside the candidate on this runner, and the verdict is A/B from 4 paired rounds.')
+    expect(body).toContain('AB-VERDICT-TABLE(pass;')
     expect(rec.outputs.get('verdict')).toBe('pass')
+    expect(rec.failed).toEqual([])
+  })
+
+  it('decides on the stored baseline alone when it passes: the reference is never started', async () => {
+    const { deps, rec } = gate({ inputs: { serve: B_SERVE, 'reference-serve': A_SERVE, rounds: '4' }, verdicts: [verdict('pass')] })
+    await run(deps)
+    expect(rec.sweeps).toHaveLength(1)
+    expect(rec.abRuns).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('pass')
+    expect(rec.failed).toEqual([])
   })
 
   it('takes the reference from gate.reference_command of the config', async () => {
@@ -178,8 +193,12 @@ describe('gate mode with a reference serve command', () => {
     expect(rec.failed).toHaveLength(1)
   })
 
+  // The candidate's sweep on this runner shows the new driver too: the stored baseline cannot tell the PR from
+  // the host (unmeasured), so the ladder climbs to A/B.
   it("opens the comment with the host change when B's host differs from the baseline's newest refresh", async () => {
-    const { deps, rec } = gate({ inputs: { serve: B_SERVE, 'reference-serve': A_SERVE }, verdicts: [verdict('pass')] })
+    const newDriver = () => ({ ...resultFixture(), env: env({ gpu: { ...env().gpu, driver_version: '590.2' } }) })
+    const hostChanged = verdict('unmeasured', { reasons: ['unmeasured: the host changed since the baseline (driver 580.1 → 590.2)'] })
+    const { deps, rec } = gate({ inputs: { serve: B_SERVE, 'reference-serve': A_SERVE }, sweepResult: newDriver, verdicts: [hostChanged, verdict('pass')] })
     const runAB = deps.stages.runAB
     deps.stages.runAB = async (opts, d) => {
       const o = await runAB(opts, d)

@@ -185,8 +185,8 @@ describe('run (comment policy)', () => {
 describe('run (fail-on policy)', () => {
   it.each([
     ['undecided', 'regression', false],
-    // Not blind: every undecided row could have shown the promised regression, so it passes with a warning.
-    ['undecided', 'undecided', false],
+    // Undecided fails whenever fail-on lists it, even when every row could have shown the promised regression.
+    ['undecided', 'undecided', true],
     ['unmeasured', '', true],
     ['unmeasured', 'regression', false],
     ['not_comparable', 'not_comparable', true],
@@ -198,6 +198,14 @@ describe('run (fail-on policy)', () => {
     await run(deps)
     expect(rec.failed.length > 0).toBe(fails)
     expect(rec.outputs.get('verdict')).toBe(kind)
+  })
+
+  it('fails an undecided verdict without a blind row under the default fail-on, with its reason', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('undecided', { reasons: ['undecided: p95 ITL 128×32 c=16 (+3.0 %, bar 6.0 %)'] })] })
+    await run(deps)
+    expect(rec.outputs.get('verdict')).toBe('undecided')
+    expect(rec.failed).toHaveLength(1)
+    expect(rec.failed[0]).toMatch(/^servegate gate tripped: verdict undecided .*undecided: p95 ITL 128×32 c=16/)
   })
 
   it('fails an undecided verdict with a blind row under the default fail-on, naming the row', async () => {

@@ -83,6 +83,23 @@ describe('mode: watch, a failing verdict', () => {
     expect(rec.failed[0]).toMatch(/^servegate watch tripped: verdict broken/)
   })
 
+  // Undecided fails whenever fail-on lists it (the default), blind or not: it is a failure like any other.
+  it('undecided without a blind row fails the step under the default fail-on and updates the open issue', async () => {
+    const issues = await openedIssue()
+    const { deps, rec } = watch({ issues, verdicts: [verdict('undecided')] })
+    await run(deps)
+    expect(rec.issueCalls).toEqual(['list', 'update 1', 'comment 1'])
+    expect(rec.issues).toHaveLength(1)
+    expect(rec.issues[0]).toMatchObject({ state: 'open', title: 'servegate watch: undecided on baselines/gate.json' })
+    expect(rec.issues[0]!.body).toContain('VERDICT-TABLE(undecided)')
+    expect(rec.issueComments).toHaveLength(1)
+    expect(rec.issueComments[0]!.body).toMatch(/^Still failing at \[this run\]\(https:\/\/github\.test\/acme\/infer\/actions\/runs\/42\) .*\*\*undecided\*\*\./)
+    expect(rec.outputs.get('verdict')).toBe('undecided')
+    expect(rec.outputs.get('issue-number')).toBe('1')
+    expect(rec.failed).toHaveLength(1)
+    expect(rec.failed[0]).toMatch(/^servegate watch tripped: verdict undecided/)
+  })
+
   it('whatever else fails the step opens the issue too (unmeasured here)', async () => {
     const { deps, rec } = watch({ inputs: { 'fail-on': 'regression,broken,unmeasured' }, verdicts: [verdict('unmeasured')] })
     await run(deps)
@@ -129,10 +146,10 @@ describe('mode: watch, a passing verdict', () => {
 })
 
 describe('mode: watch, neither failing nor passing', () => {
-  it('undecided without a blind row (not a failure) leaves the open issue as it is and says so in the summary', async () => {
+  it('undecided with a fail-on that leaves it out (not a failure) leaves the open issue as it is and says so in the summary', async () => {
     const issues = await openedIssue()
     const before = issues[0]!.body
-    const { deps, rec } = watch({ issues, verdicts: [verdict('undecided')] })
+    const { deps, rec } = watch({ issues, inputs: { 'fail-on': 'regression,broken,incomplete,unmeasured,not_comparable' }, verdicts: [verdict('undecided')] })
     await run(deps)
     expect(rec.issueCalls).toEqual(['list'])
     expect(rec.issues[0]).toMatchObject({ state: 'open', body: before })
