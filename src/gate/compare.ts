@@ -135,7 +135,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     // Measured means enough valid runs on both sides: at least two, and two thirds of those planned.
     // A paired decision counts pairs on the reference's side, held to the same rule as the candidate's runs.
     const measured = enoughValidRuns(usable.length, planned) && (decider !== undefined ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2)
-    const row = toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured)
+    const row: GateRow = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 }
     rows.push(row)
     if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
       unmeasuredProblems.push(...problems)

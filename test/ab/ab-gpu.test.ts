@@ -109,7 +109,8 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
     const r = await ab(oneGpu, 'slow', FAST, '--ttft-ms 5 --itl-ms 8')
     expect(r.code, r.stdout + r.stderr).toBe(1)
     if (expectHonest(judgedFromText(r.stdout), 'regression') === 'regression') {
-      expect(r.stdout).toMatch(/B regressed: .*p95 ITL 32×12 c=1/)
+      // Twice as slow moves every gated row; whichever clears its bar at these few pairs names B.
+      expect(r.stdout).toMatch(/B regressed: .*(p95 ITL 32×12 c=1|throughput at target 32×12)/)
     }
     expectNoSharing(r.outDir)
   }, 120_000)
