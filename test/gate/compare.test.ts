@@ -201,9 +201,10 @@ describe('compareToBaseline', () => {
     expect(v.verdict).toBe('undecided')
     expect(v.confirm).toEqual({ extraRepeats: 6 })
     expect(v.reasons).toContain('6 more repeats of the gated sweep would likely settle it; decide over all runs')
-    // Ten refreshes give the row power: it is not blind, the change merely sits in the band — still a failed check.
+    // Ten refreshes give the row power: it is not blind, the change merely sits in the band — still a failed check,
+    // said on the first reason line, so the comment opens with it.
     expect(v.blind).toEqual([])
-    expect(v.reasons.at(-2)).toBe(
+    expect(v.reasons[0]).toBe(
       'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)',
     )
     // The last look (the CLI's compare) closes the band: the same +4 % passes.
