@@ -190,6 +190,14 @@ describe('compareToBaseline', () => {
     expect(row(v, 'itl_p95@4096x512@c1').mdc_pct).toBeCloseTo(12.64, 2)
   })
 
+  it('gives every row its tolerance, beside the bar and the MDC the blind limit is read against', () => {
+    // The verdict tables print it (Tolerance / TOL); the default 5 %, or the baseline's own.
+    const v = compareToBaseline(history(), dayResult(10))
+    expect(v.rows.map((r) => r.tolerance_pct)).toEqual(v.rows.map(() => 5))
+    const loose = compareToBaseline({ ...history(), tolerances: { itl_p95: 0.1, tput_at_target: 0.1 } }, dayResult(10))
+    expect(row(loose, 'itl_p95@4096x512@c1').tolerance_pct).toBe(10)
+  })
+
   it('asks for confirmation repeats when a screening look leaves a gated row undecided', () => {
     // Refreshes whose runs spread ±2 %: a +4 % candidate sits in the band of a screening look,
     // and repeats average run noise away.
@@ -201,9 +209,10 @@ describe('compareToBaseline', () => {
     expect(v.verdict).toBe('undecided')
     expect(v.confirm).toEqual({ extraRepeats: 6 })
     expect(v.reasons).toContain('6 more repeats of the gated sweep would likely settle it; decide over all runs')
-    // Ten refreshes give the row power: it is not blind, the change merely sits in the band — still a failed check.
+    // Ten refreshes give the row power: it is not blind, the change merely sits in the band — still a failed check,
+    // said on the first reason line, so the comment opens with it.
     expect(v.blind).toEqual([])
-    expect(v.reasons.at(-2)).toBe(
+    expect(v.reasons[0]).toBe(
       'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)',
     )
     // The last look (the CLI's compare) closes the band: the same +4 % passes.

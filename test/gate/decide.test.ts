@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { decideMetric, type MetricInput } from '../../src/gate/decide.js'
+import { decideMetric, mdcLimit, type MetricInput } from '../../src/gate/decide.js'
 import { estimateNoise, sigmaDiff } from '../../src/gate/noise.js'
 import { DEFAULT_GATE_OPTIONS } from '../../src/gate/options.js'
 import { tQuantile } from '../../src/gate/stats.js'
@@ -15,25 +15,44 @@ const throughput = (history: number[][], candidate: number[]): MetricInput => ({
 
 describe('estimateNoise', () => {
   it('uses the data where they are noisier than the prior, and the prior where there are none', () => {
-    // One refresh, logs 0, ±0.02: s² = 0.0004 (not below the 2 % within prior, so kept, 2 df);
-    // no day-to-day data, so day σ² is the one 2.5 % drift prior: 0.000625, worth minHistory − 1 = 4 df.
-    const n = estimateNoise([[0, 0.02, -0.02]], [0, 0, 0], opts)
-    expect(n.within2).toBeCloseTo(0.0004, 10)
-    expect(n.withinDf).toBe(2)
+    // One refresh, logs 0, ±0.04: s² = 0.0016, four times the 2 % within prior², so it is taken as
+    // measured; its 2 df keep a fading share of the prior's 8: 8 · (0.0004 / 0.0016)² = 0.5.
+    // No day-to-day data, so day σ² is the one 2.5 % drift prior: 0.000625, worth minHistory − 1 = 4 df.
+    const n = estimateNoise([[0, 0.04, -0.04]], [0, 0, 0], opts)
+    expect(n.within2).toBeCloseTo(0.0016, 10)
+    expect(n.withinDf).toBeCloseTo(2.5, 10)
     expect(n.day2).toBeCloseTo(0.000625, 10)
     expect(n.dayDf).toBe(4)
+    // The quiet candidate uses the history's within spread and its df.
+    expect(n.candidateWithin2).toBe(n.within2)
+    expect(n.candidateDf).toBe(n.withinDf)
     // Centre is that single refresh's median: var = day2 + Var(median of 3) · within2.
-    expect(n.center2).toBeCloseTo(0.000625 + 0.4487 * 0.0004, 10)
+    expect(n.center2).toBeCloseTo(0.000625 + 0.4487 * 0.0016, 10)
     // σ_diff² = day2 · (1 + 1) + 0.4487 · within (candidate) + 0.4487 · within (centre), with Welch–Satterthwaite df.
     const terms = [
       { v: 2 * 0.000625, df: 4 },
-      { v: 0.4487 * 0.0004, df: 2 },
-      { v: 0.4487 * 0.0004, df: 2 },
+      { v: 0.4487 * 0.0016, df: 2.5 },
+      { v: 0.4487 * 0.0016, df: 2.5 },
     ]
     const total = terms.reduce((a, t) => a + t.v, 0)
     const sd = sigmaDiff(n, 3)
     expect(sd.sigma).toBeCloseTo(Math.sqrt(total), 10)
     expect(sd.df).toBeCloseTo(total ** 2 / terms.reduce((a, t) => a + t.v ** 2 / t.df, 0), 8)
+  })
+
+  it('keeps all of the prior\'s df where the data meet it, and lets them fade above it: no step', () => {
+    // Logs 0, ±0.02: s² = 0.0004, the within prior² itself: the blend and the data agree, on 2 + 8 df.
+    const at = estimateNoise([[0, 0.02, -0.02]], [0, 0, 0], opts)
+    expect(at.within2).toBeCloseTo(0.0004, 12)
+    expect(at.withinDf).toBeCloseTo(10, 10)
+    // Just below and just above the prior, the df differ by a hair.
+    const below = estimateNoise([[0, 0.01998, -0.01998]], [0, 0, 0], opts)
+    const above = estimateNoise([[0, 0.02002, -0.02002]], [0, 0, 0], opts)
+    expect(below.withinDf).toBe(10)
+    expect(above.withinDf).toBeCloseTo(2 + 8 * (0.0004 / 0.02002 ** 2) ** 2, 10)
+    expect(below.withinDf - above.withinDf).toBeLessThan(0.05)
+    // Far above, almost only the data's own df remain.
+    expect(estimateNoise([[0, 0.2, -0.2]], [0, 0, 0], opts).withinDf).toBeCloseTo(2.0008, 4)
   })
 
   it('blends a too-quiet history with the prior by degrees of freedom', () => {
@@ -50,6 +69,10 @@ describe('estimateNoise', () => {
     const n = estimateNoise(flat(0, 10), [0, 0.1, 0.2], opts)
     expect(n.candidateWithin2).toBeCloseTo(0.01, 12)
     expect(n.candidateWithin2).toBeGreaterThan(n.within2)
+    // The wider spread is a protective inflation: it keeps the history's 28 df, not the candidate's own 2,
+    // whose t quantile would blind the row outright.
+    expect(n.candidateDf).toBe(n.withinDf)
+    expect(n.candidateDf).toBe(28)
   })
 })
 
@@ -143,6 +166,26 @@ describe('decideMetric', () => {
     expect(short.notes).toEqual([
       'blind: the smallest change this row would catch 90 % of the time is 19.7 %, more than 15 %; more repeats, more refreshes (1 so far) or a reference command would give it power',
     ])
+  })
+
+  it('with gate.max_mdc_pct unset, calls a row blind above three times its own tolerance, and says so', () => {
+    // One refresh: the priors give this row an MDC of 19.7 % at any tolerance.
+    const at = (tolerance: number, maxMdcPct: number | null = null) =>
+      decideMetric({ ...latency([[10, 10, 10]], [10.05, 10.05, 10.05]), tolerance }, { ...opts, maxMdcPct })
+    expect(opts.maxMdcPct).toBeNull()
+    expect(at(0.05)).toMatchObject({ status: 'undecided', blind: true })
+    expect(at(0.05).notes).toEqual([
+      'blind: the smallest change this row would catch 90 % of the time is 19.7 %, more than 15 %; more repeats, more refreshes (1 so far) or a reference command would give it power',
+    ])
+    expect(at(0.065).notes[0]).toMatch(/is 19\.7 %, more than 19\.5 %;/)
+    // A loosened 10 % tolerance may have an MDC up to 30 %: the same row can see, and passes.
+    expect(at(0.1)).toMatchObject({ status: 'pass', blind: false, notes: [] })
+    // A set gate.max_mdc_pct holds whatever the tolerance.
+    expect(at(0.1, 15)).toMatchObject({ status: 'undecided', blind: true })
+    expect(at(0.05, 20)).toMatchObject({ status: 'pass', blind: false })
+    expect(mdcLimit({ look: 'last', screenMdc: null, maxMdcPct: null }, 0.033)).toBe(9.9)
+    expect(mdcLimit({ look: 'screen', screenMdc: 0.1, maxMdcPct: null }, 0.05)).toBe(10)
+    expect(mdcLimit({ look: 'last', screenMdc: 0.1, maxMdcPct: 25 }, 0.05)).toBe(25)
   })
 
   it('is missing without candidate runs or without baseline runs', () => {

@@ -8,6 +8,10 @@ import { tQuantile } from '../../src/gate/stats.js'
 import { pipelineResult, wiggle } from './fixtures.js'
 
 const OPTS = DEFAULT_GATE_OPTIONS
+/** The √2 · withinFloor prior of σ_pair², log units. */
+const PAIR_PRIOR2 = 2 * OPTS.withinFloor ** 2
+/** Sample variance of the pair differences (log, B over A, latency) about D. */
+const pairVar = (pairs: Array<[number, number]>, d: number): number => pairs.reduce((a, [x, y]) => a + (Math.log(y / x) - d) ** 2, 0) / (pairs.length - 1)
 const latency = (pairs: Array<[number, number]>, rounds?: number[]) => decidePaired({ pairs, rounds, higherIsBetter: false, tolerance: 0.05 }, OPTS)
 
 /**
@@ -37,8 +41,13 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
   it('does not call a regression when two pairs of nine disagree, however large the others', () => {
     // Nine pairs tolerate one dissenter; two are too many, however far the other seven are.
     // (With four pairs no dissenter is tolerated, but one dissenting pair among three at +50 % spreads
-    // the pairs so widely that D, +35 %, stays below the t bar at 3 df, +60 %: blind, so undecided.)
-    expect(latency([[20, 30], [20, 19.8], [20, 30], [20, 30]])).toMatchObject({ status: 'undecided', blind: true, df: 3 })
+    // the pairs so widely that D, +35 %, stays below the t bar at 3 df, +60 %: blind, so undecided.
+    // Spread so far above the prior, the prior's 4 df have faded to 4 · (prior² / s²)², about 0.001.)
+    const four: Array<[number, number]> = [[20, 30], [20, 19.8], [20, 30], [20, 30]]
+    const wide = latency(four)
+    expect(wide).toMatchObject({ status: 'undecided', blind: true })
+    expect(wide.df).toBeCloseTo(3 + PRIOR_DF * (PAIR_PRIOR2 / pairVar(four, wide.d!)) ** 2, 12)
+    expect(wide.df! - 3).toBeLessThan(0.002)
     const d = latency(Array.from({ length: 9 }, (_, i): [number, number] => [20, i === 2 || i === 5 ? 19.9 : 30]))
     expect(d.d!).toBeGreaterThan(d.bar!)
     expect(d.status).toBe('undecided')
@@ -104,7 +113,7 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     const slower = (n: number) => latency(Array.from({ length: n }, (): [number, number] => [20, 24]))
     // One pair: no spread of its own, the √2 · 2 % prior at 4 df gives an MDC of 16.1 %: blind, undecided.
     expect(unchanged(1)).toMatchObject({ status: 'undecided', blind: true, df: PRIOR_DF })
-    expect(unchanged(1).notes).toEqual(['blind: the smallest change these 1 pairs would catch 90 % of the time is 16.1 %, more than 15 %; more rounds would give it power'])
+    expect(unchanged(1).notes).toEqual(['blind: the smallest change one pair would catch 90 % of the time is 16.1 %, more than 15 %; more rounds would give it power'])
     // A +20 % B clears even that bar, with every pair agreeing.
     expect(slower(1).status).toBe('regression')
     for (const n of [2, 3]) {
@@ -113,16 +122,61 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     }
   })
 
-  it('sets the bar from t at the pairs\' degrees of freedom: n − 1, plus the prior\'s while the pairs spread less than it', () => {
+  it('sets the bar from t at the pairs\' degrees of freedom: n − 1, plus the prior\'s, whose share fades once the pairs spread more than it', () => {
     // B 3 % slower in seven pairs (inside the 5 % tolerance) and 25 % in one: the disturbed slot
-    // widens the spread, so the t bar at 7 df (7.3 %) stays above the +5.5 % mean.
-    const disturbed = latency(Array.from({ length: 8 }, (_, i): [number, number] => [20, 20 * (i === 3 ? 1.25 : 1.03)]))
+    // widens the spread, so the t bar at about 7 df (7.5 %) stays above the +5.5 % mean. (Seven
+    // identical pairs have no robust spread, so no pair is left out as an outlier: see below.)
+    // Above the prior its 4 df are not dropped at once but fade with (prior² / s²)²: 0.12 df here.
+    const pairs = Array.from({ length: 8 }, (_, i): [number, number] => [20, 20 * (i === 3 ? 1.25 : 1.03)])
+    const disturbed = latency(pairs)
     expect(disturbed.status).toBe('pass')
-    expect(disturbed.df).toBe(7)
-    expect(disturbed.bar).toBeCloseTo(tQuantile(1 - 0.01, 7) * disturbed.sigma!, 12)
+    expect(disturbed.notes).toEqual([])
+    const s2 = pairVar(pairs, disturbed.d!)
+    expect(s2).toBeGreaterThan(PAIR_PRIOR2)
+    expect(disturbed.df).toBeCloseTo(7 + PRIOR_DF * (PAIR_PRIOR2 / s2) ** 2, 12)
+    expect(disturbed.df!).toBeGreaterThan(7.1)
+    expect(disturbed.df!).toBeLessThan(7.2)
+    expect(disturbed.bar).toBeCloseTo(tQuantile(1 - 0.01, disturbed.df!) * disturbed.sigma!, 12)
     // Pairs quieter than the prior borrow its 4 df.
     const quiet = latency([[20, 20.2], [20.4, 20.1], [19.8, 19.9], [20.1, 20.3]])
     expect(quiet.df).toBe(3 + PRIOR_DF)
+  })
+
+  it('has no step in the degrees of freedom or the bar where the pairs\' spread crosses the prior', () => {
+    // Four pairs B/A = e^{±a}, alternating with the rounds: D = 0 and s² = 4a²/3, set just below and just above the prior.
+    const at = (ratio: number) => {
+      const a = Math.sqrt((3 / 4) * PAIR_PRIOR2 * ratio)
+      return latency([0, 1, 2, 3].map((i): [number, number] => [20, 20 * Math.exp(i % 2 === 0 ? a : -a)]))
+    }
+    const below = at(0.999)
+    const above = at(1.001)
+    expect(below.d).toBeCloseTo(0, 12)
+    expect(below.df).toBe(3 + PRIOR_DF)
+    expect(above.df).toBeCloseTo(3 + PRIOR_DF / 1.001 ** 2, 12)
+    expect(below.df! - above.df!).toBeLessThan(0.01)
+    expect(Math.abs(above.bar! - below.bar!) / below.bar!).toBeLessThan(0.002)
+  })
+
+  it('from five pairs on, leaves a pair beyond 3 robust σ of the others out of D, the spread and the agreement count', () => {
+    // Seven pairs B 3 % slower, wiggling ±0.3 %, and one slot on a disturbed node at +25 %.
+    const w = [1, 1.003, 0.998, 1.002, 0.997, 1.001, 0.999, 1.0025]
+    const pairs = w.map((x, i): [number, number] => [20, 20 * (i === 3 ? 1.25 : 1.03 * x)])
+    const d = latency(pairs)
+    expect(d.notes).toEqual(['1 of 8 pairs left out as outliers (beyond 3 robust σ of the others)'])
+    // D is the seven kept pairs' (+3 %), and their spread, quieter than the prior, borrows its 4 df: 6 + 4.
+    expect(Math.exp(d.d!) - 1).toBeCloseTo(0.03, 3)
+    expect(d.df).toBe(6 + PRIOR_DF)
+    expect(d).toMatchObject({ status: 'pass', blind: false })
+    // Below five pairs nothing is left out: the same slot among four pairs spreads them past the prior, blind.
+    const few = latency(pairs.slice(0, 4))
+    expect(few.notes.some((n) => n.includes('left out'))).toBe(false)
+    expect(few).toMatchObject({ status: 'undecided', blind: true })
+    // A far dissenter among five is left out of the agreement count too: four of four kept pairs are
+    // B worse, a +12 % regression; without the rule D would be about −0.3 %.
+    const dissent = latency(w.slice(0, 5).map((x, i): [number, number] => [20, 20 * (i === 2 ? 0.7 : 1.12 * x)]))
+    expect(dissent.notes).toEqual(['1 of 5 pairs left out as outliers (beyond 3 robust σ of the others)'])
+    expect(dissent.status).toBe('regression')
+    expect(Math.exp(dissent.d!) - 1).toBeCloseTo(0.12, 2)
   })
 
   it('decides zeros by agreement and never prints a non-finite figure', () => {

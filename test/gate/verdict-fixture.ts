@@ -10,6 +10,7 @@ function r(over: Partial<GateRow> & Pick<GateRow, 'key' | 'label' | 'status'>): 
     baseline: 20,
     candidate: 20.1,
     delta_pct: 0.5,
+    tolerance_pct: 5,
     bar_pct: 5,
     sigma_pct: 1.2,
     n_baseline: 30,
@@ -56,8 +57,30 @@ export const UNDECIDED: Verdict = {
     r({ key: 'itl_p95@4096x512@c16', label: 'p95 ITL 4096×512 c=16', status: 'undecided', delta_pct: 4.1 }),
   ],
   envChanges: [],
-  reasons: ['p95 ITL 4096×512 c=1: missing — candidate has no runs for this point', '6 more repeats of the gated sweep would likely settle it; decide over all runs'],
+  // compareToBaseline puts the undecided line first, so the comment opens with why the check fails.
+  reasons: [
+    'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)',
+    'p95 ITL 4096×512 c=1: missing — candidate has no runs for this point',
+    '6 more repeats of the gated sweep would likely settle it; decide over all runs',
+  ],
   regressions: [],
   confirm: { extraRepeats: 6 },
   blind: [],
+}
+
+/** Undecided because one gated row is blind: its MDC (24.8 %) is above three times its 5 % tolerance; a loosened 10 % row is not. */
+export const BLIND: Verdict = {
+  verdict: 'undecided',
+  rows: [
+    r({ key: 'itl_p95@4096x512@c1', label: 'p95 ITL 4096×512 c=1', status: 'undecided', delta_pct: -1.2, bar_pct: 16.8, sigma_pct: 5.9, mdc_pct: 24.8, blind: true }),
+    r({ key: 'itl_p95@4096x512@c16', label: 'p95 ITL 4096×512 c=16', status: 'pass', delta_pct: 2.1, tolerance_pct: 10, bar_pct: 14.2, sigma_pct: 4.1, mdc_pct: 21.3, blind: false }),
+  ],
+  envChanges: [],
+  reasons: [
+    'undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.8 %) could not have shown a regression of three times its tolerance (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power',
+    'p95 ITL 4096×512 c=1: undecided — blind: the smallest change this row would catch 90 % of the time is 24.8 %, more than 15 %; more repeats, more refreshes (3 so far) or a reference command would give it power',
+  ],
+  regressions: [],
+  confirm: null,
+  blind: ['p95 ITL 4096×512 c=1'],
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
 import { renderVerdictMarkdown } from '../../src/report/verdict-markdown.js'
-import { UNDECIDED, REGRESSION } from '../gate/verdict-fixture.js'
+import { BLIND, UNDECIDED, REGRESSION } from '../gate/verdict-fixture.js'
 
 describe('renderVerdictMarkdown', () => {
   it('puts the verdict first, regressions at the top of the gated table, improvements shown, reported rows folded', () => {
@@ -13,17 +14,17 @@ describe('renderVerdictMarkdown', () => {
 
       **Gated metrics**
 
-      | Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |
-      |---|---|--:|--:|--:|--:|--:|--:|--:|
-      | **regression** | p95 ITL 4096×512 c=16 | 20.04 ms | 23.10 ms | +15.3 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
-      | improvement | throughput at target 4096×512 | 1002 tok/s | 1181 tok/s | +17.8 % | −4.8 % | 1.5 % | 7.0 % | 30/3 |
-      | pass | p95 ITL 4096×512 c=1 | 10.02 ms | 10.10 ms | +0.8 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
+      | Status | Metric | Baseline | Candidate | Change | Tolerance | Bar | σ | MDC | n (base/cand) |
+      |---|---|--:|--:|--:|--:|--:|--:|--:|--:|
+      | **regression** | p95 ITL 4096×512 c=16 | 20.04 ms | 23.10 ms | +15.3 % | 5.0 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
+      | improvement | throughput at target 4096×512 | 1002 tok/s | 1181 tok/s | +17.8 % | 5.0 % | −4.8 % | 1.5 % | 7.0 % | 30/3 |
+      | pass | p95 ITL 4096×512 c=1 | 10.02 ms | 10.10 ms | +0.8 % | 5.0 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
 
       <details><summary>Reported, not gated</summary>
 
-      | Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |
-      |---|---|--:|--:|--:|--:|--:|--:|--:|
-      | undecided | p95 TTFT 4096×512 c=1 | 150.0 ms | 157.0 ms | +4.7 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
+      | Status | Metric | Baseline | Candidate | Change | Tolerance | Bar | σ | MDC | n (base/cand) |
+      |---|---|--:|--:|--:|--:|--:|--:|--:|--:|
+      | undecided | p95 TTFT 4096×512 c=1 | 150.0 ms | 157.0 ms | +4.7 % | 5.0 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
 
       </details>
 
@@ -37,7 +38,7 @@ describe('renderVerdictMarkdown', () => {
 
       - p95 ITL 4096×512 c=16: +15.3 %, beyond the bar of +5.0 %
 
-      <sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, k·σ). σ: combined noise of the difference. MDC: the smallest change caught with ~95 % probability at this noise.</sub>
+      <sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, t·σ) at the row's share of the false-alarm rate per PR. σ: combined noise of the difference. MDC: the smallest change caught 90 % of the time at this noise; a blind row (MDC above gate.max_mdc_pct) never passes.</sub>
       "
     `)
   })
@@ -50,21 +51,55 @@ describe('renderVerdictMarkdown', () => {
 
       **Gated metrics**
 
-      | Status | Metric | Baseline | Candidate | Change | Bar | σ | MDC | n (base/cand) |
-      |---|---|--:|--:|--:|--:|--:|--:|--:|
-      | missing | p95 ITL 4096×512 c=1 | 10.00 ms | – | – | – | – | – | 30/0 |
-      | undecided | p95 ITL 4096×512 c=16 | 20.00 ms | 20.10 ms | +4.1 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
+      | Status | Metric | Baseline | Candidate | Change | Tolerance | Bar | σ | MDC | n (base/cand) |
+      |---|---|--:|--:|--:|--:|--:|--:|--:|--:|
+      | missing | p95 ITL 4096×512 c=1 | 10.00 ms | – | – | 5.0 % | – | – | – | 30/0 |
+      | undecided | p95 ITL 4096×512 c=16 | 20.00 ms | 20.10 ms | +4.1 % | 5.0 % | +5.0 % | 1.2 % | 7.1 % | 30/3 |
 
       Environment: no changes recorded between baseline and candidate.
 
       **Why**
 
+      - undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)
       - p95 ITL 4096×512 c=1: missing — candidate has no runs for this point
       - 6 more repeats of the gated sweep would likely settle it; decide over all runs
 
-      <sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, k·σ). σ: combined noise of the difference. MDC: the smallest change caught with ~95 % probability at this noise.</sub>
+      <sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, t·σ) at the row's share of the false-alarm rate per PR. σ: combined noise of the difference. MDC: the smallest change caught 90 % of the time at this noise; a blind row (MDC above gate.max_mdc_pct) never passes.</sub>
       "
     `)
+  })
+
+  it('marks a blind row\'s MDC, shows each row\'s tolerance, and opens why with the blind rows', () => {
+    expect(renderVerdictMarkdown(BLIND)).toMatchInlineSnapshot(`
+      "### servegate verdict: UNDECIDED
+
+      1 of 2 gated metrics were measured but could not be decided; this is not a pass. The gate was blind on 1 of them, so the check fails.
+
+      **Gated metrics**
+
+      | Status | Metric | Baseline | Candidate | Change | Tolerance | Bar | σ | MDC | n (base/cand) |
+      |---|---|--:|--:|--:|--:|--:|--:|--:|--:|
+      | undecided | p95 ITL 4096×512 c=1 | 20.00 ms | 20.10 ms | −1.2 % | 5.0 % | +16.8 % | 5.9 % | 24.8 % blind | 30/3 |
+      | pass | p95 ITL 4096×512 c=16 | 20.00 ms | 20.10 ms | +2.1 % | 10.0 % | +14.2 % | 4.1 % | 21.3 % | 30/3 |
+
+      Environment: no changes recorded between baseline and candidate.
+
+      **Why**
+
+      - undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.8 %) could not have shown a regression of three times its tolerance (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power
+      - p95 ITL 4096×512 c=1: undecided — blind: the smallest change this row would catch 90 % of the time is 24.8 %, more than 15 %; more repeats, more refreshes (3 so far) or a reference command would give it power
+
+      <sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, t·σ) at the row's share of the false-alarm rate per PR. σ: combined noise of the difference. MDC: the smallest change caught 90 % of the time at this noise; a blind row (MDC above gate.max_mdc_pct) never passes.</sub>
+      "
+    `)
+  })
+
+  it('never says an undecided check passes: undecided fails by default', () => {
+    // gateExit fails an undecided verdict under the default fail-on, and the verdict's own first
+    // reason says "the check fails"; the summary line must not tell the reader otherwise.
+    expect(gateExit(UNDECIDED.verdict, DEFAULT_FAIL_ON)).toBe(1)
+    expect(UNDECIDED.reasons[0]).toMatch(/the check fails/)
+    expect(renderVerdictMarkdown(UNDECIDED)).not.toMatch(/passes with a warning/)
   })
 
   it('escapes pipes in environment values so the table holds', () => {

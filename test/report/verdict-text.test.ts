@@ -4,7 +4,7 @@ import { compareToBaseline } from '../../src/gate/compare.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { appendRefresh } from '../../src/store/baseline.js'
 import { pipeDay } from '../gate/fixtures.js'
-import { UNDECIDED, REGRESSION } from '../gate/verdict-fixture.js'
+import { BLIND, UNDECIDED, REGRESSION } from '../gate/verdict-fixture.js'
 
 describe('renderVerdictText', () => {
   it('prints a status word, aligned columns with regressions first, environment changes and reasons', () => {
@@ -14,14 +14,14 @@ describe('renderVerdictText', () => {
         1 gated metric regressed: p95 ITL 4096×512 c=16.
 
       gated:
-        STATUS       METRIC                           BASELINE   CANDIDATE   CHANGE     BAR      σ    MDC     N
-        regression   p95 ITL 4096×512 c=16            20.04 ms    23.10 ms  +15.3 %  +5.0 %  1.2 %  7.1 %  30/3
-        improvement  throughput at target 4096×512  1002 tok/s  1181 tok/s  +17.8 %  −4.8 %  1.5 %  7.0 %  30/3
-        pass         p95 ITL 4096×512 c=1             10.02 ms    10.10 ms   +0.8 %  +5.0 %  1.2 %  7.1 %  30/3
+        STATUS       METRIC                           BASELINE   CANDIDATE   CHANGE    TOL     BAR      σ    MDC     N
+        regression   p95 ITL 4096×512 c=16            20.04 ms    23.10 ms  +15.3 %  5.0 %  +5.0 %  1.2 %  7.1 %  30/3
+        improvement  throughput at target 4096×512  1002 tok/s  1181 tok/s  +17.8 %  5.0 %  −4.8 %  1.5 %  7.0 %  30/3
+        pass         p95 ITL 4096×512 c=1             10.02 ms    10.10 ms   +0.8 %  5.0 %  +5.0 %  1.2 %  7.1 %  30/3
 
       reported, not gated:
-        STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE     BAR      σ    MDC     N
-        undecided  p95 TTFT 4096×512 c=1  150.0 ms   157.0 ms  +4.7 %  +5.0 %  1.2 %  7.1 %  30/3
+        STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE    TOL     BAR      σ    MDC     N
+        undecided  p95 TTFT 4096×512 c=1  150.0 ms   157.0 ms  +4.7 %  5.0 %  +5.0 %  1.2 %  7.1 %  30/3
 
       environment changes:
         repository  engine  vllm 0.9.0 → vllm 0.9.1
@@ -38,13 +38,31 @@ describe('renderVerdictText', () => {
         1 of 2 gated metrics were measured but could not be decided; this is not a pass. Each could have shown a regression of the promised size, so the check passes with a warning. 6 more repeats would likely settle it.
 
       gated:
-        STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE     BAR      σ    MDC     N
-        missing    p95 ITL 4096×512 c=1   10.00 ms          –       –       –      –      –  30/0
-        undecided  p95 ITL 4096×512 c=16  20.00 ms   20.10 ms  +4.1 %  +5.0 %  1.2 %  7.1 %  30/3
+        STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE    TOL     BAR      σ    MDC     N
+        missing    p95 ITL 4096×512 c=1   10.00 ms          –       –  5.0 %       –      –      –  30/0
+        undecided  p95 ITL 4096×512 c=16  20.00 ms   20.10 ms  +4.1 %  5.0 %  +5.0 %  1.2 %  7.1 %  30/3
 
       why:
+        - undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)
         - p95 ITL 4096×512 c=1: missing — candidate has no runs for this point
         - 6 more repeats of the gated sweep would likely settle it; decide over all runs
+      "
+    `)
+  })
+
+  it('marks a blind row\'s MDC and shows each row\'s tolerance under TOL', () => {
+    expect(renderVerdictText(BLIND)).toMatchInlineSnapshot(`
+      "servegate verdict: UNDECIDED
+        1 of 2 gated metrics were measured but could not be decided; this is not a pass. The gate was blind on 1 of them, so the check fails.
+
+      gated:
+        STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE     TOL      BAR      σ           MDC     N
+        undecided  p95 ITL 4096×512 c=1   20.00 ms   20.10 ms  −1.2 %   5.0 %  +16.8 %  5.9 %  24.8 % blind  30/3
+        pass       p95 ITL 4096×512 c=16  20.00 ms   20.10 ms  +2.1 %  10.0 %  +14.2 %  4.1 %        21.3 %  30/3
+
+      why:
+        - undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.8 %) could not have shown a regression of three times its tolerance (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power
+        - p95 ITL 4096×512 c=1: undecided — blind: the smallest change this row would catch 90 % of the time is 24.8 %, more than 15 %; more repeats, more refreshes (3 so far) or a reference command would give it power
       "
     `)
   })
