@@ -75446,7 +75446,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
       notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`);
     }
     const measured = enoughValidRuns(usable2.length, planned) && (decider !== void 0 ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2);
-    const row2 = toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured);
+    const row2 = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 };
     rows.push(row2);
     if (gated && (row2.status === "invalid" || row2.status === "unmeasured")) {
       unmeasuredProblems.push(...problems);
@@ -75694,8 +75694,8 @@ function verdictSummary(v) {
     case "undecided": {
       const open3 = gated.filter((r) => r.status === "undecided").length;
       const more = v.confirm ? ` ${v.confirm.extraRepeats} more repeat${v.confirm.extraRepeats === 1 ? "" : "s"} would likely settle it.` : "";
-      const blind = v.blind.length > 0 ? ` The gate was blind on ${v.blind.length} of them, so the check fails.` : " Each could have shown a regression of the promised size, so the check passes with a warning.";
-      return `${open3} of ${gated.length} gated metrics were measured but could not be decided; this is not a pass.${blind}${more}`;
+      const blind = v.blind.length > 0 ? ` The gate was blind on ${v.blind.length} of them: it could not have seen a regression of the size it promises.` : "";
+      return `${open3} of ${gated.length} gated metrics were measured but could not be decided; this is not a pass, and the check fails.${blind}${more}`;
     }
     case "improvement":
       return `All ${gated.length} gated metrics are within their bars and ${gated.filter((r) => r.status === "improvement").length} improved.`;
@@ -76518,9 +76518,14 @@ function decidePaired(input2, opts) {
   const sign = input2.higherIsBetter ? -1 : 1;
   const allDiffs = input2.pairs.map((_, i) => sign * (logsB[i] - logsA[i]));
   const allRounds = input2.rounds ?? input2.pairs.map((_, i) => i);
-  const s0 = n >= 5 ? robustSd(allDiffs) : 0;
-  const m0 = n >= 5 ? median(allDiffs) : 0;
-  const keep2 = allDiffs.map((x) => s0 === 0 || Math.abs(x - m0) <= 3 * s0);
+  const orderOf = (i) => (allRounds[i] ?? i) % 2;
+  const orderMedian = [0, 1].map((o) => {
+    const xs = allDiffs.filter((_, i) => orderOf(i) === o);
+    return xs.length > 0 ? median(xs) : 0;
+  });
+  const residuals = allDiffs.map((x, i) => x - orderMedian[orderOf(i)]);
+  const s0 = n >= 5 ? Math.max(robustSd(residuals), Math.SQRT2 * opts.withinFloor) : 0;
+  const keep2 = residuals.map((r) => s0 === 0 || r <= 3 * s0);
   const diffs = allDiffs.filter((_, i) => keep2[i]);
   const rounds = allRounds.filter((_, i) => keep2[i]);
   if (diffs.length < n) base.notes.push(`${n - diffs.length} of ${n} pairs left out as outliers (beyond 3 robust σ of the others)`);

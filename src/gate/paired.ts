@@ -76,11 +76,22 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   const sign = input.higherIsBetter ? -1 : 1
   const allDiffs = input.pairs.map((_, i) => sign * ((logsB[i] as number) - (logsA[i] as number)))
   const allRounds = input.rounds ?? input.pairs.map((_, i) => i)
-  // From five pairs on, a pair beyond 3 robust σ of the others (one slot on a disturbed node) is
-  // left out of D and of the spread, as a refresh's stray run is left out of the history's.
-  const s0 = n >= 5 ? robustSd(allDiffs) : 0
-  const m0 = n >= 5 ? median(allDiffs) : 0
-  const keep = allDiffs.map((x) => s0 === 0 || Math.abs(x - m0) <= 3 * s0)
+  // From five pairs on, a pair worse than the others by 3 robust σ (and by 3 × the prior pair noise:
+  // one B slot on a disturbed node) is left out of D and of the spread, as a refresh's stray run is
+  // left out of the history's.
+  // Residuals about each order's own median: a drift over the job parts the AB and BA orders,
+  // and must not make either order look like outliers of the other.
+  const orderOf = (i: number): number => (allRounds[i] ?? i) % 2
+  const orderMedian = [0, 1].map((o) => {
+    const xs = allDiffs.filter((_, i) => orderOf(i) === o)
+    return xs.length > 0 ? median(xs) : 0
+  })
+  const residuals = allDiffs.map((x, i) => x - orderMedian[orderOf(i)]!)
+  // The robust scale never below the prior pair noise: among pairs that agree to 0.1 %, a 1 % one is no stray.
+  const s0 = n >= 5 ? Math.max(robustSd(residuals), Math.SQRT2 * opts.withinFloor) : 0
+  // Only strays in the worse direction are left out: they are what a disturbed B slot makes, and could
+  // make a false regression; a stray the other way only makes a regression harder to call.
+  const keep = residuals.map((r) => s0 === 0 || r <= 3 * s0)
   const diffs = allDiffs.filter((_, i) => keep[i])
   const rounds = allRounds.filter((_, i) => keep[i])
   if (diffs.length < n) base.notes.push(`${n - diffs.length} of ${n} pairs left out as outliers (beyond 3 robust σ of the others)`)

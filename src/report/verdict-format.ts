@@ -46,8 +46,8 @@ export function verdictSummary(v: Verdict): string {
     case 'undecided': {
       const open = gated.filter((r) => r.status === 'undecided').length
       const more = v.confirm ? ` ${v.confirm.extraRepeats} more repeat${v.confirm.extraRepeats === 1 ? '' : 's'} would likely settle it.` : ''
-      const blind = v.blind.length > 0 ? ` The gate was blind on ${v.blind.length} of them, so the check fails.` : ' Each could have shown a regression of the promised size, so the check passes with a warning.'
-      return `${open} of ${gated.length} gated metrics were measured but could not be decided; this is not a pass.${blind}${more}`
+      const blind = v.blind.length > 0 ? ` The gate was blind on ${v.blind.length} of them: it could not have seen a regression of the size it promises.` : ''
+      return `${open} of ${gated.length} gated metrics were measured but could not be decided; this is not a pass, and the check fails.${blind}${more}`
     }
     case 'improvement':
       return `All ${gated.length} gated metrics are within their bars and ${gated.filter((r) => r.status === 'improvement').length} improved.`

@@ -72,14 +72,17 @@ describe('the gate end to end against the simulator', () => {
     expect(r.markdown).toMatch(/ITL/)
   }, 120_000)
 
-  // Three refreshes of the simulator leave p95 ITL blind by default (its MDC is above 15 %, as in the
-  // gate catalogue), so an unchanged engine is undecided and exits 1; a config that accepts an MDC of
-  // 30 % (gate.max_mdc_pct) lets it pass.
+  // Three refreshes of the simulator put p95 ITL's MDC near the default limit (three times the 5 %
+  // tolerance): one draw of refreshes leaves it just under, another just over. Under it the unchanged
+  // engine passes (exit 0); over it the row is blind, undecided, and the check fails (exit 1) — never a
+  // regression. A config that accepts an MDC of 30 % (gate.max_mdc_pct) lets it pass either way.
   it('does not fail an unchanged candidate once the config lets three refreshes see (exit 0)', async () => {
     const same = await sweep('same')
     const strict = compare(same)
-    expect(strict.code, strict.stdout).toBe(1)
-    expect(strict.stdout).toMatch(/undecided/i)
+    const word = /servegate verdict: (\w+)/.exec(strict.stdout)?.[1]
+    expect(['PASS', 'UNDECIDED'], strict.stdout).toContain(word)
+    expect(strict.code, strict.stdout).toBe(word === 'PASS' ? 0 : 1)
+    if (word === 'UNDECIDED') expect(strict.stdout).toMatch(/undecided and blind: p95 ITL/)
     const cfg = join(dir, 'servegate.yaml')
     writeFileSync(cfg, 'server:\n  base_url: http://127.0.0.1:8000\ngate:\n  max_mdc_pct: 30\n')
     const r = compare(same, '--config', cfg)

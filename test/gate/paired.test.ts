@@ -123,20 +123,20 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
   })
 
   it('sets the bar from t at the pairs\' degrees of freedom: n − 1, plus the prior\'s, whose share fades once the pairs spread more than it', () => {
-    // B 3 % slower in seven pairs (inside the 5 % tolerance) and 25 % in one: the disturbed slot
-    // widens the spread, so the t bar at about 7 df (7.5 %) stays above the +5.5 % mean. (Seven
-    // identical pairs have no robust spread, so no pair is left out as an outlier: see below.)
-    // Above the prior its 4 df are not dropped at once but fade with (prior² / s²)²: 0.12 df here.
-    const pairs = Array.from({ length: 8 }, (_, i): [number, number] => [20, 20 * (i === 3 ? 1.25 : 1.03)])
+    // B 3 % slower in seven pairs (inside the 5 % tolerance) and 12 % in one: that slot widens the
+    // spread just past the prior, yet stays within 3 × the prior pair noise of the others, so it is
+    // no stray and stays in (a 25 % one would be left out: see below). Above the prior its 4 df are
+    // not dropped at once but fade with (prior² / s²)².
+    const pairs = Array.from({ length: 8 }, (_, i): [number, number] => [20, 20 * (i === 3 ? 1.12 : 1.03)])
     const disturbed = latency(pairs)
     expect(disturbed.status).toBe('pass')
     expect(disturbed.notes).toEqual([])
     const s2 = pairVar(pairs, disturbed.d!)
     expect(s2).toBeGreaterThan(PAIR_PRIOR2)
     expect(disturbed.df).toBeCloseTo(7 + PRIOR_DF * (PAIR_PRIOR2 / s2) ** 2, 12)
-    expect(disturbed.df!).toBeGreaterThan(7.1)
-    expect(disturbed.df!).toBeLessThan(7.2)
-    expect(disturbed.bar).toBeCloseTo(tQuantile(1 - 0.01, disturbed.df!) * disturbed.sigma!, 12)
+    expect(disturbed.df!).toBeGreaterThan(7)
+    expect(disturbed.df!).toBeLessThan(7 + PRIOR_DF)
+    expect(disturbed.bar).toBeCloseTo(Math.max(Math.log(1.05), tQuantile(1 - 0.01, disturbed.df!) * disturbed.sigma!), 12)
     // Pairs quieter than the prior borrow its 4 df.
     const quiet = latency([[20, 20.2], [20.4, 20.1], [19.8, 19.9], [20.1, 20.3]])
     expect(quiet.df).toBe(3 + PRIOR_DF)
@@ -171,12 +171,11 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     const few = latency(pairs.slice(0, 4))
     expect(few.notes.some((n) => n.includes('left out'))).toBe(false)
     expect(few).toMatchObject({ status: 'undecided', blind: true })
-    // A far dissenter among five is left out of the agreement count too: four of four kept pairs are
-    // B worse, a +12 % regression; without the rule D would be about −0.3 %.
+    // A far dissenter the other way (B much better in one slot: A's slot was the disturbed one) is kept:
+    // it only makes a regression harder to call, so four of five pairs at +12 % stay undecided, blind.
     const dissent = latency(w.slice(0, 5).map((x, i): [number, number] => [20, 20 * (i === 2 ? 0.7 : 1.12 * x)]))
-    expect(dissent.notes).toEqual(['1 of 5 pairs left out as outliers (beyond 3 robust σ of the others)'])
-    expect(dissent.status).toBe('regression')
-    expect(Math.exp(dissent.d!) - 1).toBeCloseTo(0.12, 2)
+    expect(dissent.notes.some((n) => n.includes('left out'))).toBe(false)
+    expect(dissent).toMatchObject({ status: 'undecided', blind: true })
   })
 
   it('decides zeros by agreement and never prints a non-finite figure', () => {

@@ -47,7 +47,7 @@ describe('renderVerdictMarkdown', () => {
     expect(renderVerdictMarkdown(UNDECIDED)).toMatchInlineSnapshot(`
       "### servegate verdict: UNDECIDED
 
-      1 of 2 gated metrics were measured but could not be decided; this is not a pass. Each could have shown a regression of the promised size, so the check passes with a warning. 6 more repeats would likely settle it.
+      1 of 2 gated metrics were measured but could not be decided; this is not a pass, and the check fails. 6 more repeats would likely settle it.
 
       **Gated metrics**
 
@@ -73,7 +73,7 @@ describe('renderVerdictMarkdown', () => {
     expect(renderVerdictMarkdown(BLIND)).toMatchInlineSnapshot(`
       "### servegate verdict: UNDECIDED
 
-      1 of 2 gated metrics were measured but could not be decided; this is not a pass. The gate was blind on 1 of them, so the check fails.
+      1 of 2 gated metrics were measured but could not be decided; this is not a pass, and the check fails. The gate was blind on 1 of them: it could not have seen a regression of the size it promises.
 
       **Gated metrics**
 

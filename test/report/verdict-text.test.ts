@@ -35,7 +35,7 @@ describe('renderVerdictText', () => {
   it('shows missing figures as dashes and the confirmation hint', () => {
     expect(renderVerdictText(UNDECIDED)).toMatchInlineSnapshot(`
       "servegate verdict: UNDECIDED
-        1 of 2 gated metrics were measured but could not be decided; this is not a pass. Each could have shown a regression of the promised size, so the check passes with a warning. 6 more repeats would likely settle it.
+        1 of 2 gated metrics were measured but could not be decided; this is not a pass, and the check fails. 6 more repeats would likely settle it.
 
       gated:
         STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE    TOL     BAR      σ    MDC     N
@@ -53,7 +53,7 @@ describe('renderVerdictText', () => {
   it('marks a blind row\'s MDC and shows each row\'s tolerance under TOL', () => {
     expect(renderVerdictText(BLIND)).toMatchInlineSnapshot(`
       "servegate verdict: UNDECIDED
-        1 of 2 gated metrics were measured but could not be decided; this is not a pass. The gate was blind on 1 of them, so the check fails.
+        1 of 2 gated metrics were measured but could not be decided; this is not a pass, and the check fails. The gate was blind on 1 of them: it could not have seen a regression of the size it promises.
 
       gated:
         STATUS     METRIC                 BASELINE  CANDIDATE  CHANGE     TOL      BAR      σ           MDC     N
