@@ -132,7 +132,13 @@ describe('servegate import vllm', () => {
     expect(b.code, b.stderr).toBe(0)
     const baseline = JSON.parse(readFileSync(path('baseline.json'), 'utf8')) as { refreshes: Array<{ runs: Record<string, number[]> }> }
     expect(baseline.refreshes[0]!.runs['itl_p95@1024x128@c4']).toEqual([10.5 * 1.3 * 1.2, 10.5 * 1.32 * 1.2])
-    const c = cli('compare', path('baseline.json'), path('paired.json'))
+    // One refresh of two runs is blind at the default limit (undecided, exit 1); a team that accepts
+    // an MDC of 30 % (gate.max_mdc_pct) gets a decision on it.
+    const strict = cli('compare', path('baseline.json'), path('paired.json'))
+    expect(strict.code, strict.stdout + strict.stderr).toBe(1)
+    expect(strict.stdout).toMatch(/servegate verdict: UNDECIDED/)
+    writeFileSync(path('lenient.yml'), 'gate:\n  max_mdc_pct: 30\n')
+    const c = cli('compare', path('baseline.json'), path('paired.json'), '--config', path('lenient.yml'))
     expect(c.code, c.stdout + c.stderr).toBe(0)
     expect(c.stdout).toMatch(/servegate verdict: PASS/)
     expect(c.stdout).toMatch(/measured by vllm bench serve and imported.*unverified/)
