@@ -67,6 +67,7 @@ import { execFileSync, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { plannedStarts, slotOrder } from '../src/ab/schedule.js'
 import { compareAB } from '../src/ab/verdict.js'
+import { DEFAULT_MAX_ROUNDS, lookAt, lookRounds } from '../src/ab/looks.js'
 import { compareToBaseline } from '../src/gate/compare.js'
 import { firstStep, nextStep, stepOptions, type LadderStep } from '../src/gate/ladder.js'
 import { mergeResults } from '../src/gate/merge.js'
@@ -101,6 +102,8 @@ const RUN_LADDER = ONLY === null || ONLY === 'ladder'
 const RUN_COMPARE = ONLY === null || ONLY === 'compare'
 const RUN_AB = ONLY === null || ONLY === 'ab'
 const ROUNDS = arg('rounds', 6)
+/** The ladder's A/B looks after ROUNDS, then every two rounds up to MAX_ROUNDS (src/ab/looks.ts; the Action's max-rounds). */
+const MAX_ROUNDS = arg('max-rounds', DEFAULT_MAX_ROUNDS)
 const AB_DRIFT = arg('ab-drift', 0.03)
 const WORKERS = Math.max(1, Math.floor(arg('workers', 2)))
 /** `--worker i/n`: this process runs trials t ≡ i (mod n) and reports its counts to the parent. */
@@ -194,9 +197,12 @@ function sweep(rng: Rng, model: NoiseModel, p: Profile, start: readonly number[]
  * from stepOptions, as the Action passes them over the config's (default) gate settings.
  */
 const CLIMB = { hasReference: true, confirm: true, tolerance: DEFAULT_GATE_OPTIONS.defaultTolerance }
-const ladderOptions = (step: LadderStep): Partial<GateOptions> => stepOptions(step, CLIMB)
+/** `--max-mdc P`: gate.max_mdc_pct for every look (to try another default); absent, the product's default. */
+const MAX_MDC = strArg('max-mdc')
+const CONFIG: Partial<GateOptions> = MAX_MDC === null ? {} : { maxMdcPct: Number(MAX_MDC) }
+const ladderOptions = (step: LadderStep): Partial<GateOptions> => ({ ...CONFIG, ...stepOptions(step, CLIMB) })
 /** `servegate compare` and `servegate ab` without a config: the gate's defaults (one look, the last). */
-const CLI_OPTIONS: Partial<GateOptions> = {}
+const CLI_OPTIONS: Partial<GateOptions> = { ...CONFIG }
 
 const red = (v: Verdict): boolean => gateExit(v.verdict, DEFAULT_FAIL_ON) !== 0
 
@@ -284,13 +290,20 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
   for (const worse of [1, REGRESSION]) {
     const sc = worse === 1 ? 'u' : 'r'
     const cand = candidate(seedOf(t, `candidate ${p.rows}`), p, model, worse, MAX_REFRESHES)
-    let ab: Verdict | null = null
-    const abVerdict = (): Verdict => {
+    let ab: { v: Verdict; rounds: number } | null = null
+    const abVerdict = (): { v: Verdict; rounds: number } => {
       if (ab === null) {
-        const job = abJob(seedOf(t, `ladder ab ${p.rows}`), p, model, ROUNDS, worse, MAX_REFRESHES)
-        ab = checkRows(compareAB(job.a, job.b, ladderOptions('ab')), p)
+        // The whole job's slots are drawn up front; each look sees its first rounds, as run-ab's looks do.
+        const job = abJob(seedOf(t, `ladder ab ${p.rows}`), p, model, MAX_ROUNDS, worse, MAX_REFRESHES)
+        for (const r of lookRounds(ROUNDS, MAX_ROUNDS)) {
+          const v = lookAt(job.a, job.b, r, MAX_ROUNDS, ladderOptions('ab'), 'exclusive')
+          if (v !== null) {
+            ab = { v: checkRows(v, p), rounds: r }
+            break
+          }
+        }
       }
-      return ab
+      return ab!
     }
     for (const [hi, h] of REFRESHES.entries()) {
       const baseline = baselines[hi]!
@@ -325,8 +338,10 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
             v = compare(cand.confirmed(extra), ladderOptions(next), `confirm ${extra}`)
           } else if (next === 'ab') {
             add(counts, `L|${cell}|ab`)
-            minutes += 2 * ROUNDS * points
-            v = abVerdict()
+            const done = abVerdict()
+            minutes += 2 * done.rounds * points
+            add(counts, `L|${cell}|abrounds`, done.rounds)
+            v = done.v
           } else {
             throw new Error(`the ladder went back to ${next}`)
           }
@@ -436,7 +451,7 @@ function report(counts: Counts, seconds: number): void {
       'rows',
       'drift',
       'refreshes',
-      ...(RUN_LADDER ? ['ladder false alarms (regression)', 'ladder detection (red)', '→ confirm', '→ A/B', 'GPU-min', 'ladder goal'] : []),
+      ...(RUN_LADDER ? ['ladder false alarms (regression)', 'ladder detection (red)', '→ confirm', '→ A/B', 'A/B rounds', 'GPU-min', 'ladder goal'] : []),
       ...(RUN_COMPARE ? ['compare false alarms (regression)', 'compare detection (red)', 'compare goal'] : []),
     ]
     console.log(`| ${head.join(' | ')} |`)
@@ -458,6 +473,7 @@ function report(counts: Counts, seconds: number): void {
               `${pct(det)} (${pct(share(`L|${r}`, 'red'))})`,
               pct(share(`L|${u}`, 'confirm')),
               pct(share(`L|${u}`, 'ab')),
+              `${(get(`L|${u}|abrounds`) / Math.max(1, get(`L|${u}|ab`))).toFixed(1)} / ${(get(`L|${r}|abrounds`) / Math.max(1, get(`L|${r}|ab`))).toFixed(1)}`,
               `${share(`L|${u}`, 'minutes').toFixed(1)} / ${share(`L|${r}`, 'minutes').toFixed(1)}`,
               inGoal ? mark(ok) : '–',
             )

@@ -80,7 +80,7 @@ export class ResultFactory {
       this.spec.concurrency.map((c, j) => ({
         ...shape,
         concurrency: c,
-        runs: values.map((v, r) => this.run(shape, c, v[s * nc + j]!, r)),
+        runs: values.map((v, r) => this.run(shape, c, v[s * nc + j]!, r + 1)),
       })),
     )
     const result: ResultFile = {

@@ -40,6 +40,7 @@ import { runSweep, type SweepDeps } from '../sweep/run-sweep.js'
 import { SERVER_EXITED, type ResultFile } from '../types.js'
 import { CLI_NAMES, gpuMinutes, gpusHeld, modeWhy, residentProblem, roundsProblem, slotOrder, type AbSchedule, type AbSettingNames, type AbStart, type Side } from './schedule.js'
 import { compareAB, invalidSlotLines } from './verdict.js'
+import { firstRounds, lookAt, lookRounds, maxRoundsProblem } from './looks.js'
 
 export { slotOrder, type AbSchedule, type AbStart, type Side }
 
@@ -57,6 +58,11 @@ export interface AbOptions {
   a: ResolvedConfig
   b: ResolvedConfig
   rounds: number
+  /**
+   * Look after `rounds`, then every two rounds up to this many, stopping when a look passes every
+   * gated row with power to spare (src/ab/looks.ts). Default: `rounds` (one look, at the end).
+   */
+  maxRounds?: number
   outDir: string
   gateOptions: Partial<GateOptions>
   /**
@@ -99,6 +105,10 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   const rounds = roundsProblem(opts.rounds)
   if (rounds !== null) throw new UsageError(`servegate ab: --rounds ${opts.rounds}: ${rounds}`)
   const names = opts.names ?? CLI_NAMES
+  const maxRounds = opts.maxRounds ?? opts.rounds
+  const maxProblem = maxRoundsProblem(opts.rounds, maxRounds)
+  if (maxProblem !== null) throw new UsageError(`servegate ab: ${names.maxRounds} ${maxRounds}: ${maxProblem}`)
+  const looks = new Set(lookRounds(opts.rounds, maxRounds).filter((r) => r < maxRounds))
   const cfgs: Record<Side, ResolvedConfig> = { A: opts.a, B: opts.b }
   const gpus = opts.gpus ?? {}
   for (const side of ['A', 'B'] as const) {
@@ -120,7 +130,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   mkdirSync(opts.outDir, { recursive: true })
   const paths = { a: join(opts.outDir, 'a.json'), b: join(opts.outDir, 'b.json') }
   const commands = (['A', 'B'] as const).filter((s) => cfgs[s].serve != null)
-  const order = slotOrder(opts.rounds)
+  const order = slotOrder(maxRounds)
   const starts: AbStart[] = []
   for (const side of commands) {
     if (cfgs[side].warmup === 0) deps.log(`servegate ab: warning: warmup is 0, so the first requests after each start of ${side} meet a cold engine`)
@@ -171,10 +181,13 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   }
 
   const acc: Partial<Record<Side, ResultFile>> = {}
+  // Start offsets are only there to account for when each side's engine restarts around its slots.
+  const design = mode === 'exclusive' && commands.length === 2 ? 'exclusive' : 'resident'
+  let stopped: { rounds: number; verdict: Verdict } | null = null
   const keep = async (side: Side, slot: ResultFile): Promise<void> => {
     const merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
     // The side's file plans all rounds: a job cut short reads as incomplete, never as fewer repeats.
-    merged.config = { ...merged.config, repeats: opts.rounds }
+    merged.config = { ...merged.config, repeats: maxRounds }
     if (slot.interrupted !== undefined) merged.interrupted = slot.interrupted
     acc[side] = merged
     await writeResultFile(side === 'A' ? paths.a : paths.b, merged)
@@ -189,7 +202,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
       reason: SERVER_EXITED,
       cut_run: null,
       finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
-      planned_runs: b.points.length * opts.rounds,
+      planned_runs: b.points.length * maxRounds,
       server,
     }
     await writeResultFile(paths.b, b)
@@ -254,6 +267,16 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         break
       }
       deps.onSlotDone?.(side, round, i, order.length)
+      // After each round's second slot: an early look may end the job on a pass with power to spare.
+      if (i % 2 === 1 && looks.has(round + 1) && acc.A !== undefined && acc.B !== undefined) {
+        const early = lookAt(acc.A, acc.B, round + 1, maxRounds, opts.gateOptions, design)
+        if (early !== null) {
+          stopped = { rounds: round + 1, verdict: early }
+          deps.log(`servegate ab: the look after round ${round + 1} passed every gated row with power to spare; the job stops (at most ${maxRounds} rounds)`)
+          break
+        }
+        deps.log(`servegate ab: the look after round ${round + 1} did not settle every gated row; two more rounds`)
+      }
     }
   } catch (err) {
     if (!(err instanceof BStartFailed)) throw err
@@ -264,18 +287,29 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   if (acc.A === undefined || acc.B === undefined) throw new UsageError('servegate ab: a side has no finished slot, so there is nothing to compare')
   const wallMinutes = (Date.now() - t0) / 60_000
   const held = gpusHeld(inventory.count, gpus)
+  if (stopped !== null) {
+    // A job an early look ended planned only the rounds it ran: its files are complete as written.
+    for (const side of ['A', 'B'] as const) {
+      acc[side] = firstRounds(acc[side]!, stopped.rounds)
+      await writeResultFile(side === 'A' ? paths.a : paths.b, acc[side]!)
+    }
+  }
+  const ran = stopped?.rounds ?? maxRounds
   const schedule: AbSchedule = {
-    order,
+    order: order.slice(0, 2 * ran),
     mode,
     why: modeWhy(mode, gpus, commands, names),
     starts,
     gpus: held,
     wall_minutes: round2(wallMinutes),
     gpu_minutes: round2(gpuMinutes(wallMinutes, held)),
+    rounds: ran,
+    max_rounds: maxRounds,
   }
   // Beside a.json and b.json: how the host was held (the starts, their readiness, the GPU-minutes).
   await writeFileAtomic(join(opts.outDir, 'schedule.json'), `${JSON.stringify(schedule, null, 2)}\n`)
-  return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order, schedule }
+  const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, opts.gateOptions, design)
+  return { verdict, a: acc.A, b: acc.B, paths, order: schedule.order, schedule }
 }
 
 /** B's server did not start for a slot: the candidate broke (its verdict), not a usage error. */

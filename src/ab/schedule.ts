@@ -48,6 +48,25 @@ export function plannedStarts(order: readonly Side[], mode: 'exclusive' | 'resid
 }
 
 /**
+ * The engine start (0-based, counted per side in slot order) that measured each round of each
+ * side: round r (1-based, the side's repeat r) → start. An exclusive job's adjacent slots of one
+ * side share a start (A B B A A B → A: 0, 1, 1, …; B: 0, 0, 1, …); a resident job has one per side.
+ */
+export function startsByRound(rounds: number, mode: 'exclusive' | 'resident'): Record<Side, number[]> {
+  const order = slotOrder(rounds)
+  const out: Record<Side, number[]> = { A: [], B: [] }
+  const count: Record<Side, number> = { A: 0, B: 0 }
+  for (const start of plannedStarts(order, mode)) {
+    for (const slot of start.slots) {
+      const round = Math.ceil(slot / 2)
+      out[start.side][round - 1] = count[start.side]
+    }
+    count[start.side]++
+  }
+  return out
+}
+
+/**
  * A side's GPU list as given ("0,1", "GPU-5d2…"): the indices or UUIDs CUDA_VISIBLE_DEVICES takes.
  * Throws a one-line message naming `what` for an empty list, a bad entry or a repeat.
  */
@@ -64,9 +83,10 @@ export interface AbSettingNames {
   resident: string
   aGpus: string
   bGpus: string
+  maxRounds: string
 }
 
-export const CLI_NAMES: AbSettingNames = { resident: '--resident', aGpus: '--a-gpus', bGpus: '--b-gpus' }
+export const CLI_NAMES: AbSettingNames = { resident: '--resident', aGpus: '--a-gpus', bGpus: '--b-gpus', maxRounds: '--max-rounds' }
 
 /**
  * Why resident engines are refused here, in one line; null when they may stay up together.
@@ -108,6 +128,12 @@ export interface AbSchedule {
   wall_minutes: number
   /** wall_minutes × gpus; the wall minutes when no GPU was seen. */
   gpu_minutes: number
+  /**
+   * Rounds measured, and the most the job could run (src/ab/looks.ts): fewer than max_rounds when
+   * an early look passed every gated row. Absent in older schedules (rounds = order / 2).
+   */
+  rounds?: number
+  max_rounds?: number
 }
 
 /** GPU-minutes of a job that held `gpus` GPUs for `wallMinutes`; with no GPU seen, the wall minutes. */
@@ -135,6 +161,11 @@ export function modeWhy(mode: AbSchedule['mode'], gpus: Partial<Record<Side, rea
 /** The schedule in a few lines for the text and markdown reports. */
 export function scheduleLines(s: AbSchedule): string[] {
   const lines = [`Mode: ${s.why}.`, `Slots: ${s.order.map((side, i) => `${i + 1}:${side}`).join(' ')}.`]
+  if (s.rounds !== undefined && s.max_rounds !== undefined && s.max_rounds > s.rounds) {
+    lines.push(`Rounds: ${s.rounds} of at most ${s.max_rounds}: the look after round ${s.rounds} passed every gated row with power to spare.`)
+  } else if (s.rounds !== undefined) {
+    lines.push(`Rounds: ${s.rounds}.`)
+  }
   if (s.starts.length > 0) {
     const starts = s.starts.map((st) => `${st.side} for slot${st.slots.length === 1 ? '' : 's'} ${st.slots.join(',') || 'none'} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`)
     lines.push(`Engine starts (${s.starts.length}): ${starts.join('; ')}.`)

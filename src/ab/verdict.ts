@@ -7,21 +7,28 @@ import { decidePaired, pairUp } from '../gate/paired.js'
 import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from '../gate/types.js'
 import { baselineFromResult, profileOf, refreshFromResult } from '../store/baseline.js'
 import { CODE_BLAME } from '../gate/invariants.js'
-import { slotOf, type Side } from './schedule.js'
+import { slotOf, startsByRound, type Side } from './schedule.js'
 
 /**
  * The A/B verdict for two results of the same sweep whose repeat r was measured in slot
  * pair r. Everything but the statistics is the baseline gate's (./compare.ts): the rows,
  * the blame of broken, incomplete and invalid runs, the comparability checks (A stands in
- * as a one-refresh baseline); each metric's decision is paired.
+ * as a one-refresh baseline); each metric's decision is paired. `mode` is how the job held the
+ * host (./schedule.ts): it says which rounds shared an engine start.
  */
-export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOptions> = {}): Verdict {
+export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOptions> = {}, mode: 'exclusive' | 'resident' = 'exclusive'): Verdict {
   const baseline = referenceBaseline(a)
   const opts = resolveGateOptions(baseline, options)
   const figuresA = extractFigures(a, opts)
-  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) =>
-    decidePaired({ ...pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts),
-  )
+  // Which engine start measured each round: the job planned a.config.repeats rounds.
+  const planned = typeof a.config.repeats === 'number' ? a.config.repeats : 0
+  const measured = Math.max(0, ...a.points.flatMap((p) => p.runs.map((r) => r.repeat)), ...b.points.flatMap((p) => p.runs.map((r) => r.repeat)))
+  const starts = startsByRound(Math.max(1, planned, measured), mode)
+  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
+    const { pairs, rounds } = pairUp(figuresA.get(key) ?? [], candidateRuns)
+    const ids = rounds.map((r) => [starts.A[r - 1] ?? r, starts.B[r - 1] ?? r] as const)
+    return decidePaired({ pairs, rounds, starts: ids, higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts)
+  })
   // The reference's own failures leave B's figures without a partner: say that A is why.
   const spoiled = verdict.rows.some((r) => r.gated && (r.status === 'unmeasured' || r.status === 'invalid'))
   const troubles = referenceTroubles(a)

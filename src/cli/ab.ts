@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import type { Command } from 'commander'
 import { CandidateBrokeBeforeMeasuring, runAB } from '../ab/run-ab.js'
 import { MIN_AB_ROUNDS, parseGpuList, roundsProblem } from '../ab/schedule.js'
+import { maxRoundsProblem } from '../ab/looks.js'
 import { renderAbMarkdown, renderAbText } from '../ab/report.js'
 import { loadConfigFile } from '../config/load.js'
 import { resolveConfig } from '../config/resolve.js'
@@ -23,6 +24,7 @@ interface AbFlags {
   bServe?: string
   bBaseUrl?: string
   rounds: string
+  maxRounds?: string
   config?: string
   sweep?: string
   outDir: string
@@ -44,6 +46,7 @@ export function registerAbCommand(program: Command): void {
     .option('--b-base-url <url>', 'B is already running here')
     // 6 rounds by default: power and false alarms per round count are in `npm run bench -- gate-false-alarms` (docs/gate.md).
     .option('--rounds <n>', `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, '6')
+    .option('--max-rounds <n>', 'look after --rounds, then every two rounds up to this many, stopping once every gated row passes with power to spare (default: --rounds, one look)')
     .option('--config <file>', 'config file (YAML or JSON): the sweep, target and gate settings')
     .option('--sweep <name>', 'named sweep of the config file (default: gate when it has one)')
     .option('--out-dir <dir>', 'where a.json, b.json, the slot files and verdict.md go', 'servegate-ab')
@@ -57,6 +60,9 @@ export function registerAbCommand(program: Command): void {
       const rounds = /^\d+$/.test(flags.rounds) ? Number(flags.rounds) : NaN
       const roundsWhy = roundsProblem(rounds)
       if (roundsWhy !== null) throw new UsageError(`servegate ab --rounds "${flags.rounds}": ${roundsWhy}`)
+      const maxRounds = flags.maxRounds === undefined ? rounds : /^\d+$/.test(flags.maxRounds) ? Number(flags.maxRounds) : NaN
+      const maxWhy = maxRoundsProblem(rounds, maxRounds)
+      if (maxWhy !== null) throw new UsageError(`servegate ab --max-rounds "${flags.maxRounds}": ${maxWhy}`)
       if (flags.resident === true && flags.exclusive === true) throw new UsageError('servegate ab: --resident and --exclusive contradict each other; give one (exclusive is the default)')
       const gpuList = (value: string | undefined, flag: string): string[] | undefined => {
         if (value === undefined) return undefined
@@ -99,6 +105,7 @@ export function registerAbCommand(program: Command): void {
             a: cfgA,
             b: cfgB,
             rounds,
+            maxRounds,
             outDir: flags.outDir,
             gateOptions: optionsFromGateSettings(cfgB.gate),
             resident: flags.resident === true,

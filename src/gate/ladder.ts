@@ -77,13 +77,15 @@ export function nextStep(verdict: Verdict, state: LadderState): LadderStep | nul
 /**
  * The options of one look on the ladder, over the config's gate settings. With a reference to
  * escalate to, the stored baseline only screens: its band stays open (a row passes only clearly
- * below its bar, and never blind), and the A/B spends the whole false-alarm rate. Without
+ * below its bar, and only while it could see twice its tolerance), and the A/B spends the whole
+ * false-alarm rate. Without
  * one, the baseline's look and the confirmation's can each fail the check, so they split it; with
  * confirmation off the baseline's look is the last.
  */
 export function stepOptions(step: LadderStep, s: { hasReference: boolean; confirm: boolean; tolerance: number }): Partial<GateOptions> {
   if (step === 'ab') return { look: 'last', alphaShare: 1 }
-  if (s.hasReference) return { look: 'screen', alphaShare: 1 }
+  // The A/B decides what the baseline passes on: a row passes here only if it could see twice its tolerance.
+  if (s.hasReference) return { look: 'screen', alphaShare: 1, screenMdc: 2 * s.tolerance }
   if (step === 'baseline' && !s.confirm) return { look: 'last', alphaShare: 1 }
   return { look: step === 'baseline' ? 'screen' : 'last', alphaShare: 0.5 }
 }

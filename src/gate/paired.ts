@@ -37,6 +37,12 @@ export interface PairedInput {
   pairs: ReadonlyArray<readonly [number, number]>
   /** Round (0-based) of each pair: even rounds ran A then B, odd ones B then A. Absent: 0, 1, 2, … */
   rounds?: readonly number[]
+  /**
+   * The engine start of each pair's A and of its B (ids per side). Slots that share a start share
+   * its offset, so their pairs are not independent: with two or more starts on a side, the spread
+   * is taken between starts (see startSpread). Absent: every pair its own start on both sides.
+   */
+  starts?: ReadonlyArray<readonly [number, number]>
   higherIsBetter: boolean
   /** Fraction, e.g. 0.05. */
   tolerance: number
@@ -106,8 +112,20 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   base.candidate = Math.exp(mean(logsB))
   const dataDf = diffs.length - 1
   const s2 = dataDf > 0 ? diffs.reduce((a, x) => a + (x - d) ** 2, 0) / dataDf : 0
-  const { v: pair2, df } = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF)
-  const sigma = Math.sqrt(pair2 * varFactor)
+  const pair = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF)
+  let sigma = Math.sqrt(pair.v * varFactor)
+  let df = pair.df
+  const shared = input.starts === undefined ? null : sharedStartVariance(input.pairs.map((_, i) => i).filter((i) => keep[i]), allDiffs, input.starts, allRounds, pair.v)
+  if (shared !== null && shared.extra > 0) {
+    // Pairs that share an engine start share its offset: D varies more than independent pairs would
+    // make it, and its degrees of freedom shrink with the part the shared offsets add.
+    const naive = pair.v * varFactor
+    sigma = Math.sqrt(naive + shared.extra)
+    // The start offsets are measured by the starts alone (two side means fitted): as the part they add
+    // grows, the degrees of freedom fall from the pairs' towards starts − 2, never below it.
+    const floor = Math.max(1, Math.min(pair.df, shared.starts - 2))
+    df = floor + (pair.df - floor) * (naive / (naive + shared.extra))
+  }
   const bars = barsFor(sigma, df, input.tolerance, opts)
   const blind = isBlind(bars, input.higherIsBetter, input.tolerance, opts)
   Object.assign(base, { d, bar: bars.bar, margin: bars.bar - bars.passBar, sigma, mdc: bars.mdc, blind, level: rowLevel(opts), df: bars.df })
@@ -128,6 +146,59 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   if (d <= bars.passBar || -d > bars.bar) return { ...base, status: 'pass' }
   base.notes.push(`the paired change lies between the pass threshold and the bar (${n} pairs); more rounds would narrow it`)
   return { ...base, status: 'undecided' }
+}
+
+/**
+ * What shared engine starts add to the variance of D. D = Σ w_p d_p over the kept pairs (each
+ * weighed 1 / (2 · pairs of its order), both orders equally). Two pairs whose A slots, or whose B
+ * slots, ran on one engine start share that start's offset: cov(d_p, d_q) = σ_u², the variance of
+ * a start's offset, which the pairs' own spread does not show. σ_u² is estimated from the
+ * products of the residuals (about each order's mean) of the pairs that share a start, kept
+ * between 0 and the pair variance `pairVar`; extra = σ_u² · Σ_{p≠q sharing} w_p w_q. A shared
+ * host drift (both slots of a round) cancels in each d_p and adds nothing. Null when no two kept
+ * pairs share a start (a resident job: every pair shares both starts, and the offsets are the
+ * gap between the two engines that no design of one host can separate from B's change).
+ */
+export function sharedStartVariance(
+  kept: readonly number[],
+  diffs: readonly number[],
+  starts: ReadonlyArray<readonly [number, number]>,
+  rounds: readonly number[],
+  pairVar: number,
+): { extra: number; sigmaU2: number; starts: number } | null {
+  const orderOf = (i: number): number => (rounds[i] ?? i) % 2
+  const inOrder = [0, 1].map((o) => kept.filter((i) => orderOf(i) === o).length)
+  const balanced = inOrder[0]! > 0 && inOrder[1]! > 0
+  const weight = (i: number): number => (balanced ? 1 / (2 * inOrder[orderOf(i)]!) : 1 / kept.length)
+  const orderMean = [0, 1].map((o) => {
+    const xs = kept.filter((i) => orderOf(i) === o).map((i) => diffs[i]!)
+    return xs.length > 0 ? xs.reduce((a, x) => a + x, 0) / xs.length : 0
+  })
+  const resid = (i: number): number => diffs[i]! - orderMean[orderOf(i)]!
+  const idsA = new Set(kept.map((i) => starts[i]![0]))
+  const idsB = new Set(kept.map((i) => starts[i]![1]))
+  // One start on a side: every pair shares it, and nothing tells its offset from B's change.
+  if (idsA.size < 2 || idsB.size < 2) return null
+  let products = 0
+  let count = 0
+  let w2 = 0
+  for (const p of kept) {
+    for (const q of kept) {
+      if (q <= p) continue
+      const sameA = starts[p]![0] === starts[q]![0]
+      const sameB = starts[p]![1] === starts[q]![1]
+      if (!sameA && !sameB) continue
+      const k = (sameA ? 1 : 0) + (sameB ? 1 : 0)
+      products += resid(p) * resid(q) / k
+      count++
+      w2 += 2 * k * weight(p) * weight(q)
+    }
+  }
+  if (count === 0) return null
+  // Residuals about the order means are shrunk by the means' own fit: scale as a variance would be.
+  const n = kept.length
+  const sigmaU2 = Math.min(pairVar, Math.max(0, (products / count) * (n / Math.max(1, n - 2))))
+  return { extra: sigmaU2 * w2, sigmaU2, starts: idsA.size + idsB.size }
 }
 
 /** [A, B] values of the repeats valid on both sides, in repeat order, with each pair's round (its repeat). */

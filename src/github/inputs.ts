@@ -5,6 +5,7 @@
  */
 import { z } from 'zod'
 import { MIN_AB_ROUNDS, parseGpuList, roundsProblem } from '../ab/schedule.js'
+import { DEFAULT_MAX_ROUNDS } from '../ab/looks.js'
 import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import { parseExpect } from '../gate/aggregate.js'
@@ -66,6 +67,8 @@ export interface ActionInputs {
   bBaseUrl?: string
   /** Rounds of two slots (A B, B A, …) of an A/B decision (mode ab, or gate with a reference); default 6. */
   rounds: number
+  /** A/B: look after `rounds`, then every two rounds up to this many (src/ab/looks.ts); default 32. */
+  maxRounds: number
   /** A/B: accepted for older workflows; each side started for its own slots is the default. */
   exclusive: boolean
   /** A/B: keep both engines up for the whole job (each side on GPUs of its own, `aGpus` / `bGpus`). */
@@ -114,6 +117,7 @@ export const INPUT_NAMES = [
   'b-serve',
   'b-base-url',
   'rounds',
+  'max-rounds',
   'exclusive',
   'resident',
   'a-gpus',
@@ -203,6 +207,13 @@ const schema = z.object({
     ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected a whole number of rounds from ${MIN_AB_ROUNDS} to 100 (fewer leave too few degrees of freedom for the paired spread)` })
     return z.NEVER
   }),
+  // 32: what the gate's own bench needs on a host whose engine starts drift 3 % (docs/gate.md).
+  'max-rounds': z.string().transform((s, ctx) => {
+    if (s === '') return DEFAULT_MAX_ROUNDS
+    if (/^\d+$/.test(s) && Number(s) <= 100 && roundsProblem(Number(s)) === null) return Number(s)
+    ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected a whole number of rounds from ${MIN_AB_ROUNDS} to 100, no smaller than rounds` })
+    return z.NEVER
+  }),
   exclusive: bool(false),
   resident: bool(false),
   'a-gpus': gpuInput('a-gpus'),
@@ -266,6 +277,8 @@ export function readInputs(read: InputReader): ActionInputs {
     bServe: p['b-serve'],
     bBaseUrl: p['b-base-url'],
     rounds: p.rounds,
+    // Never fewer than the first look: max-rounds below rounds means one look, at rounds.
+    maxRounds: Math.max(p.rounds, p['max-rounds']),
     exclusive: p.exclusive,
     resident: p.resident,
     aGpus: p['a-gpus'],

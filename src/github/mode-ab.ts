@@ -122,7 +122,8 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   const points = cfgB.shapes.length * cfgB.concurrency.length
   // Before the slots: a killed or cancelled job still names its files, and the post step can count B's runs.
   progress.resultPath = paths.b
-  progress.planned = points * inputs.rounds
+  // At most: an early look may end the job sooner.
+  progress.planned = points * inputs.maxRounds
   core.setOutput('result-path', paths.b)
   core.setOutput('a-result-path', paths.a)
   core.setOutput('report-path', reportPath)
@@ -133,9 +134,10 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   core.saveState(STATE.phase, 'started')
 
   const slots = 2 * inputs.rounds
+  const upTo = inputs.maxRounds > inputs.rounds ? ` (looks every two more rounds up to ${inputs.maxRounds} until every gated row is settled)` : ''
   const what = job.reference === null ? 'A (reference) and B (candidate)' : 'the reference engine (A) and the candidate (B)'
   const mode = inputs.resident ? 'both servers up for the whole job (resident)' : 'each server started for its own slots'
-  core.info(`servegate ${inputs.mode}: ${what}, sweep "${cfgB.sweepName}", ${inputs.rounds} rounds (${slots} slots), ${mode}; files in ${outDir}`)
+  core.info(`servegate ${inputs.mode}: ${what}, sweep "${cfgB.sweepName}", ${inputs.rounds} rounds (${slots} slots)${upTo}, ${mode}; files in ${outDir}`)
   const stamp = (): ReturnType<typeof runStamp> => runStamp(job.ctx, new Date().toISOString())
   await publishStatusComment(
     deps,
@@ -148,11 +150,12 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
       a: cfgA,
       b: cfgB,
       rounds: inputs.rounds,
+      maxRounds: inputs.maxRounds,
       outDir,
       gateOptions: gateOptionsFrom(cfgB.gate),
       resident: inputs.resident,
       gpus: { ...(inputs.aGpus !== undefined ? { A: inputs.aGpus } : {}), ...(inputs.bGpus !== undefined ? { B: inputs.bGpus } : {}) },
-      names: { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus' },
+      names: { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus', maxRounds: 'the input max-rounds' },
     },
     { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) },
   )
@@ -163,7 +166,7 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
     const total = job.ladder.gpuMinutes + abMinutes
     notes.unshift(
       `Escalated to A/B: ${job.ladder.reason} (against ${job.ladder.baselineRel} the verdict was ${job.ladder.from.verdict}). ` +
-        `The reference engine (${job.reference.source}) was measured beside the candidate on this runner, and the verdict is A/B from ${inputs.rounds} paired rounds. ` +
+        `The reference engine (${job.reference.source}) was measured beside the candidate on this runner, and the verdict is A/B from ${roundsRan(outcome.schedule, inputs.rounds)}. ` +
         `The ladder cost ${total.toFixed(1)} GPU-minutes: ${job.ladder.gpuMinutes.toFixed(1)} for the sweep against the baseline, ${abMinutes.toFixed(1)} for the A/B.`,
     )
     firstLine = hostNotice(terms.baseline, outcome.b.env, true)
@@ -171,7 +174,7 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   } else if (job.reference !== null) {
     notes.push(
       `A reference serve command is configured (${job.reference.source}): the reference engine was measured again on this runner beside the candidate, ` +
-        `and the verdict is A/B from ${inputs.rounds} paired rounds, not a comparison with ${terms.baselineRel}.`,
+        `and the verdict is A/B from ${roundsRan(outcome.schedule, inputs.rounds)}, not a comparison with ${terms.baselineRel}.`,
     )
     firstLine = hostNotice(terms.baseline, outcome.b.env, true)
     if (firstLine !== null) core.warning(firstLine, { title: 'servegate: the host changed since the baseline' })
@@ -218,4 +221,11 @@ type Outcome = Parameters<ActionDeps['stages']['renderAbMarkdown']>[0]
 function withoutBaseUrls(o: Outcome): Outcome {
   const hidden = '(not shown: show-host is false)'
   return { ...o, a: { ...o.a, env: { ...o.a.env, base_url: hidden } }, b: { ...o.b, env: { ...o.b.env, base_url: hidden } } }
+}
+
+/** "8 paired rounds (a look passed after 8 of at most 24)", from the job's schedule. */
+function roundsRan(s: { rounds?: number; max_rounds?: number; order: readonly unknown[] }, planned: number): string {
+  const ran = s.rounds ?? s.order.length / 2
+  const most = s.max_rounds ?? planned
+  return most > ran ? `${ran} paired rounds (a look after round ${ran} settled every gated row; at most ${most})` : `${ran} paired rounds`
 }

@@ -32,10 +32,10 @@ describe('servegate ab against two simulators', () => {
   })
 
   /** One ab run; one whose gated rows a saturated client spoiled on a busy host (host blame) is run again, at most twice. */
-  async function ab(b: SimHandle | string, name: string) {
+  async function ab(b: SimHandle | string, name: string, more: string[] = []) {
     const outDir = join(dir, name)
     const side = typeof b === 'string' ? ['--b-serve', b] : ['--b-base-url', b.url]
-    const args = ['ab', '--a-base-url', a.url, ...side, '--rounds', '4', '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
+    const args = ['ab', '--a-base-url', a.url, ...side, '--rounds', '4', ...more, '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
     let r = await runCli(args)
     // (A gated row spoiled by a saturated client hides what it would have shown: run again.)
     for (let i = 0; i < 2 && /client_saturated/.test(r.stdout); i++) r = await runCli(args)
@@ -71,8 +71,8 @@ describe('servegate ab against two simulators', () => {
     else expect(c.stdout).toMatch(/p95 ITL 32×8 c=1/)
   }, 360_000)
 
-  it('passes two identical engines, exit 0', async () => {
-    const r = await ab(a2, 'same')
+  it('passes two identical engines, exit 0, stopping at the first look that settles every row', async () => {
+    const r = await ab(a2, 'same', ['--max-rounds', '6'])
     // Two identical engines are never a regression. With 4 rounds on a busy host a row may stay
     // undecided: an honest answer, never printed as a pass, and it fails (exit 1) like any verdict
     // that is not a pass. A gated row the busy host left without two valid pairs (either side) is unmeasured: exit 1.
@@ -80,6 +80,21 @@ describe('servegate ab against two simulators', () => {
     const v = expectHonest(j, ['pass', 'improvement', 'undecided'])
     expect(r.code, r.stdout + r.stderr).toBe(v === 'pass' || v === 'improvement' ? 0 : 1)
     expect(r.stdout).not.toMatch(/^\s+regression\s/m)
+    // Looks after rounds 4 and 6: a look before the last ends the job only on a pass, and the
+    // files then plan exactly the rounds that ran.
+    const schedule = JSON.parse(readFileSync(join(r.outDir, 'schedule.json'), 'utf8')) as { rounds: number; max_rounds: number; order: string[] }
+    expect(schedule.max_rounds).toBe(6)
+    expect([4, 6]).toContain(schedule.rounds)
+    expect(schedule.order).toHaveLength(2 * schedule.rounds)
+    if (schedule.rounds === 4) {
+      expect(v).toBe('pass')
+      expect(r.stdout).toContain('Rounds: 4 of at most 6: the look after round 4 passed every gated row with power to spare.')
+    }
+    for (const side of ['a', 'b']) {
+      const res = parseResult(JSON.parse(readFileSync(join(r.outDir, `${side}.json`), 'utf8')), side)
+      expect(res.config['repeats']).toBe(schedule.rounds)
+      expect(Math.max(...res.points.flatMap((p) => p.runs.map((x) => x.repeat)))).toBe(schedule.rounds)
+    }
   }, 240_000)
 
   it("calls B broken when B's server dies mid-job, exit 1", async () => {
@@ -107,5 +122,8 @@ describe('servegate ab against two simulators', () => {
       expect(r2.code).toBe(2)
       expect(r2.stderr).toContain(`servegate ab --rounds "${rounds}": expected a whole number of at least 4 rounds (fewer leave too few degrees of freedom for the paired spread)`)
     }
+    const r3 = await runCli(['ab', '--a-base-url', a.url, '--b-base-url', a2.url, '--rounds', '6', '--max-rounds', '4', '--out-dir', join(dir, 'bad')])
+    expect(r3.code).toBe(2)
+    expect(r3.stderr).toContain('servegate ab --max-rounds "4": expected a whole number of rounds no smaller than the first look\'s 6')
   }, 60_000)
 })

@@ -39,7 +39,7 @@ describe('the A/B schedule', () => {
     expect(residentProblem(8, { A: ['0'] })).toMatch(/share this host's 8 GPUs/)
     expect(residentProblem(2, { A: ['0', '1'], B: ['1'] })).toMatch(/--a-gpus and --b-gpus both name GPU 1/)
     expect(residentProblem(2, { A: ['0'], B: ['1'] })).toBeNull()
-    expect(residentProblem(1, {}, { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus' })).toContain('with the input a-gpus and the input b-gpus')
+    expect(residentProblem(1, {}, { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus', maxRounds: 'the input max-rounds' })).toContain('with the input a-gpus and the input b-gpus')
   })
 
   it('counts GPU-minutes as wall minutes × GPUs held, and wall minutes when no GPU was seen', () => {

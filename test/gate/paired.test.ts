@@ -2,10 +2,11 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { compareAB } from '../../src/ab/verdict.js'
 import { DEFAULT_GATE_OPTIONS } from '../../src/gate/options.js'
-import { decidePaired, pairUp, PRIOR_DF } from '../../src/gate/paired.js'
-import { MIN_AB_ROUNDS as MIN_ROUNDS } from '../../src/ab/schedule.js'
+import { decidePaired, pairUp, PRIOR_DF, sharedStartVariance } from '../../src/gate/paired.js'
+import { MIN_AB_ROUNDS as MIN_ROUNDS, startsByRound } from '../../src/ab/schedule.js'
 import { tQuantile } from '../../src/gate/stats.js'
 import { pipelineResult, wiggle } from './fixtures.js'
+import { createRng } from '../../src/util/rng.js'
 
 const OPTS = DEFAULT_GATE_OPTIONS
 /** The √2 · withinFloor prior of σ_pair², log units. */
@@ -248,5 +249,79 @@ describe('compareAB on results built by the pipeline', () => {
     expect(v.verdict).toBe('unmeasured')
     expect(v.reasons[0]).toMatch(/^unmeasured: the reference A broke or was spoiled, so B could not be measured against it: A's run 0 at 64x16@c1: 3 requests failed \(http_status ×3\), requests_failed/)
     expect(v.regressions).toEqual([])
+  })
+})
+
+describe('engine starts shared by neighbouring slots (an exclusive job)', () => {
+  // 12 rounds, each side restarted around its slots (A B B A A B …): startsByRound says which start
+  // measured each round. Every start draws an offset; every slot a little run noise.
+  const rounds = 12
+  const ids = startsByRound(rounds, 'exclusive')
+  const starts = Array.from({ length: rounds }, (_, r) => [ids.A[r]!, ids.B[r]!] as const)
+  const slotNoise = [0.004, -0.003, 0.002, -0.004, 0.003, -0.002, 0.001, -0.001, 0.004, -0.004, 0.002, -0.002, 0.003, -0.003, 0.001, -0.001, 0.002, -0.002, 0.004, -0.004, 0.001, -0.003, 0.003, -0.001]
+  const offsetsA = [0.03, -0.035, 0.04, -0.03, 0.025, -0.04, 0.035]
+  const offsetsB = [-0.03, 0.035, -0.025, 0.04, -0.035, 0.03, 0.02]
+  const pairsWith = (scale: number): Array<[number, number]> =>
+    Array.from({ length: rounds }, (_, r) => [
+      20 * Math.exp(scale * offsetsA[ids.A[r]!]! + slotNoise[2 * r]!),
+      20 * Math.exp(scale * offsetsB[ids.B[r]!]! + slotNoise[2 * r + 1]!),
+    ])
+  const decide = (pairs: Array<[number, number]>, withStarts: boolean) =>
+    decidePaired({ pairs, rounds: pairs.map((_, r) => r + 1), ...(withStarts ? { starts } : {}), higherIsBetter: false, tolerance: 0.05 }, OPTS)
+
+  it('maps rounds to starts: A starts for slot 1, then for slots 4–5, …; B for slots 2–3, …', () => {
+    expect(ids.A.slice(0, 5)).toEqual([0, 1, 1, 2, 2])
+    expect(ids.B.slice(0, 5)).toEqual([0, 0, 1, 1, 2])
+    expect(startsByRound(4, 'resident')).toEqual({ A: [0, 0, 0, 0], B: [0, 0, 0, 0] })
+  })
+
+  it('widens σ to the spread D really has when starts scatter 3 % (the pairs alone understate it), with the same D', () => {
+    // 400 seeded jobs: offsets N(0, 3 %) per start, run noise N(0, 2 %) per slot, B = A.
+    const rng = createRng(7)
+    let d2 = 0
+    let plain2 = 0
+    let shared2 = 0
+    const jobs = 400
+    for (let t = 0; t < jobs; t++) {
+      const oA = Array.from({ length: 8 }, () => 0.03 * rng.normal())
+      const oB = Array.from({ length: 8 }, () => 0.03 * rng.normal())
+      const pairs = Array.from({ length: rounds }, (_, r) => [20 * Math.exp(oA[ids.A[r]!]! + 0.02 * rng.normal()), 20 * Math.exp(oB[ids.B[r]!]! + 0.02 * rng.normal())] as [number, number])
+      const plain = decide(pairs, false)
+      const shared = decide(pairs, true)
+      expect(shared.d).toBeCloseTo(plain.d!, 12)
+      expect(shared.df!).toBeLessThanOrEqual(plain.df! + 1e-9)
+      d2 += plain.d! ** 2
+      plain2 += plain.sigma! ** 2
+      shared2 += shared.sigma! ** 2
+    }
+    const actual = Math.sqrt(d2 / jobs)
+    expect(Math.sqrt(plain2 / jobs)).toBeLessThan(0.8 * actual)
+    expect(Math.sqrt(shared2 / jobs)).toBeGreaterThan(0.85 * actual)
+  })
+
+  it('adds nothing without start offsets: only run noise, σ as the pairs show it', () => {
+    const pairs = pairsWith(0)
+    const v = decide(pairs, true)
+    const extra = sharedStartVariance(pairs.map((_, i) => i), pairs.map(([a, b]) => Math.log(b / a)), starts, pairs.map((_, r) => r + 1), 1)!
+    expect(extra.sigmaU2).toBeLessThan(1e-4)
+    expect(v.sigma!).toBeCloseTo(decide(pairs, false).sigma!, 2)
+  })
+
+  it('is null for a resident job (one start a side): nothing separates the engines\' offsets from B\'s change', () => {
+    const resident = Array.from({ length: rounds }, () => [0, 0] as const)
+    expect(sharedStartVariance([0, 1, 2, 3], [0.01, 0.02, 0, 0.01], resident, [1, 2, 3, 4], 1)).toBeNull()
+  })
+
+  it('property: never narrows σ, and keeps it within the pair variance on every shared pair', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: -0.05, max: 0.05, noNaN: true }), { minLength: rounds * 2, maxLength: rounds * 2 }), (noise) => {
+        const pairs = Array.from({ length: rounds }, (_, r) => [20 * Math.exp(noise[2 * r]!), 20 * Math.exp(noise[2 * r + 1]!)] as [number, number])
+        const a = decide(pairs, false)
+        const b = decide(pairs, true)
+        expect(b.sigma!).toBeGreaterThanOrEqual(a.sigma! - 1e-12)
+        expect(Number.isFinite(b.bar!)).toBe(true)
+      }),
+      { numRuns: 200 },
+    )
   })
 })
