@@ -76430,6 +76430,32 @@ function slotOf(side, repeat) {
   const first = round % 2 === 0 ? "A" : "B";
   return 2 * round + (side === first ? 1 : 2);
 }
+function plannedStarts(order, mode) {
+  const out = [];
+  if (mode === "resident") {
+    for (const side of ["A", "B"]) out.push({ side, slots: order.flatMap((s, i) => s === side ? [i + 1] : []) });
+    return out;
+  }
+  for (const [i, side] of order.entries()) {
+    const last = out.at(-1);
+    if (last !== void 0 && last.side === side) last.slots.push(i + 1);
+    else out.push({ side, slots: [i + 1] });
+  }
+  return out;
+}
+function startsByRound(rounds, mode) {
+  const order = slotOrder(rounds);
+  const out = { A: [], B: [] };
+  const count2 = { A: 0, B: 0 };
+  for (const start of plannedStarts(order, mode)) {
+    for (const slot of start.slots) {
+      const round = Math.ceil(slot / 2);
+      out[start.side][round - 1] = count2[start.side];
+    }
+    count2[start.side]++;
+  }
+  return out;
+}
 function parseGpuList(value, what) {
   const list = value.split(",").map((g2) => g2.trim());
   const bad = list.find((g2) => !/^(\d+|(GPU|MIG)-[A-Za-z0-9/-]+)$/.test(g2));
@@ -76437,7 +76463,7 @@ function parseGpuList(value, what) {
   if (new Set(list).size !== list.length) throw new Error(`${what} "${value}": a GPU is named twice`);
   return list;
 }
-var CLI_NAMES = { resident: "--resident", aGpus: "--a-gpus", bGpus: "--b-gpus" };
+var CLI_NAMES = { resident: "--resident", aGpus: "--a-gpus", bGpus: "--b-gpus", maxRounds: "--max-rounds" };
 function residentProblem(hostGpus, gpus, names = CLI_NAMES) {
   if (hostGpus === "unknown" || hostGpus === 0) return null;
   const drop = `or drop ${names.resident} so that each side is started only for its own slots`;
@@ -76467,6 +76493,11 @@ function modeWhy(mode, gpus, commands, names = CLI_NAMES) {
 }
 function scheduleLines(s) {
   const lines2 = [`Mode: ${s.why}.`, `Slots: ${s.order.map((side, i) => `${i + 1}:${side}`).join(" ")}.`];
+  if (s.rounds !== void 0 && s.max_rounds !== void 0 && s.max_rounds > s.rounds) {
+    lines2.push(`Rounds: ${s.rounds} of at most ${s.max_rounds}: the look after round ${s.rounds} passed every gated row with power to spare.`);
+  } else if (s.rounds !== void 0) {
+    lines2.push(`Rounds: ${s.rounds}.`);
+  }
   if (s.starts.length > 0) {
     const starts = s.starts.map((st) => `${st.side} for slot${st.slots.length === 1 ? "" : "s"} ${st.slots.join(",") || "none"} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`);
     lines2.push(`Engine starts (${s.starts.length}): ${starts.join("; ")}.`);
@@ -76539,8 +76570,16 @@ function decidePaired(input2, opts) {
   base.candidate = Math.exp(mean2(logsB));
   const dataDf = diffs.length - 1;
   const s2 = dataDf > 0 ? diffs.reduce((a, x) => a + (x - d) ** 2, 0) / dataDf : 0;
-  const { v: pair2, df } = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF);
-  const sigma = Math.sqrt(pair2 * varFactor);
+  const pair = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF);
+  let sigma = Math.sqrt(pair.v * varFactor);
+  let df = pair.df;
+  const shared = input2.starts === void 0 ? null : sharedStartVariance(input2.pairs.map((_, i) => i).filter((i) => keep2[i]), allDiffs, input2.starts, allRounds, pair.v);
+  if (shared !== null && shared.extra > 0) {
+    const naive = pair.v * varFactor;
+    sigma = Math.sqrt(naive + shared.extra);
+    const floor = Math.max(1, Math.min(pair.df, shared.starts - 2));
+    df = floor + (pair.df - floor) * (naive / (naive + shared.extra));
+  }
   const bars = barsFor(sigma, df, input2.tolerance, opts);
   const blind = isBlind(bars, input2.higherIsBetter, input2.tolerance, opts);
   Object.assign(base, { d, bar: bars.bar, margin: bars.bar - bars.passBar, sigma, mdc: bars.mdc, blind, level: rowLevel(opts), df: bars.df });
@@ -76562,6 +76601,39 @@ function decidePaired(input2, opts) {
   base.notes.push(`the paired change lies between the pass threshold and the bar (${n} pairs); more rounds would narrow it`);
   return { ...base, status: "undecided" };
 }
+function sharedStartVariance(kept, diffs, starts, rounds, pairVar) {
+  const orderOf = (i) => (rounds[i] ?? i) % 2;
+  const inOrder = [0, 1].map((o) => kept.filter((i) => orderOf(i) === o).length);
+  const balanced = inOrder[0] > 0 && inOrder[1] > 0;
+  const weight = (i) => balanced ? 1 / (2 * inOrder[orderOf(i)]) : 1 / kept.length;
+  const orderMean = [0, 1].map((o) => {
+    const xs = kept.filter((i) => orderOf(i) === o).map((i) => diffs[i]);
+    return xs.length > 0 ? xs.reduce((a, x) => a + x, 0) / xs.length : 0;
+  });
+  const resid = (i) => diffs[i] - orderMean[orderOf(i)];
+  const idsA = new Set(kept.map((i) => starts[i][0]));
+  const idsB = new Set(kept.map((i) => starts[i][1]));
+  if (idsA.size < 2 || idsB.size < 2) return null;
+  let products = 0;
+  let count2 = 0;
+  let w2 = 0;
+  for (const p of kept) {
+    for (const q of kept) {
+      if (q <= p) continue;
+      const sameA = starts[p][0] === starts[q][0];
+      const sameB = starts[p][1] === starts[q][1];
+      if (!sameA && !sameB) continue;
+      const k = (sameA ? 1 : 0) + (sameB ? 1 : 0);
+      products += resid(p) * resid(q) / k;
+      count2++;
+      w2 += 2 * k * weight(p) * weight(q);
+    }
+  }
+  if (count2 === 0) return null;
+  const n = kept.length;
+  const sigmaU2 = Math.min(pairVar, Math.max(0, products / count2 * (n / Math.max(1, n - 2))));
+  return { extra: sigmaU2 * w2, sigmaU2, starts: idsA.size + idsB.size };
+}
 function pairUp(a, b) {
   const usable2 = (r) => r.valid && r.value !== null;
   const byRepeat = new Map(a.filter(usable2).map((r) => [r.repeat, r.value]));
@@ -76570,16 +76642,18 @@ function pairUp(a, b) {
 }
 
 // src/ab/verdict.ts
-function compareAB(a, b, options = {}) {
+function compareAB(a, b, options = {}, mode = "exclusive") {
   const baseline = referenceBaseline(a);
   const opts = resolveGateOptions(baseline, options);
   const figuresA = extractFigures(a, opts);
-  const verdict = compareToBaseline(
-    baseline,
-    b,
-    options,
-    (key, candidateRuns, info, rowOpts) => decidePaired({ ...pairUp(figuresA.get(key) ?? [], candidateRuns), higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts)
-  );
+  const planned = typeof a.config.repeats === "number" ? a.config.repeats : 0;
+  const measured = Math.max(0, ...a.points.flatMap((p) => p.runs.map((r) => r.repeat)), ...b.points.flatMap((p) => p.runs.map((r) => r.repeat)));
+  const starts = startsByRound(Math.max(1, planned, measured), mode);
+  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
+    const { pairs, rounds } = pairUp(figuresA.get(key) ?? [], candidateRuns);
+    const ids = rounds.map((r) => [starts.A[r - 1] ?? r, starts.B[r - 1] ?? r]);
+    return decidePaired({ pairs, rounds, starts: ids, higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts);
+  });
   const spoiled = verdict.rows.some((r) => r.gated && (r.status === "unmeasured" || r.status === "invalid"));
   const troubles = referenceTroubles(a);
   if (verdict.verdict === "unmeasured" && spoiled && troubles.length > 0) {
@@ -76647,6 +76721,43 @@ function failedText2(r) {
   return `${r.failed} request${r.failed === 1 ? "" : "s"} failed${kinds.length > 0 ? ` (${kinds.join(", ")})` : ""}`;
 }
 
+// src/ab/looks.ts
+var LOOK_STEP = 2;
+function lookRounds(rounds, maxRounds) {
+  const out = [];
+  for (let r = rounds; r < maxRounds; r += LOOK_STEP) out.push(r);
+  out.push(Math.max(rounds, maxRounds));
+  return out;
+}
+function maxRoundsProblem(rounds, maxRounds) {
+  if (Number.isInteger(maxRounds) && maxRounds >= rounds) return null;
+  return `expected a whole number of rounds no smaller than the first look's ${rounds}`;
+}
+function earlyLookOptions(opts) {
+  return { ...opts, look: "screen", screenMdc: 2 * resolveGateOptions(null, opts).defaultTolerance };
+}
+function stopsEarly(v) {
+  if (v.verdict !== "pass" && v.verdict !== "improvement") return false;
+  const gated = v.rows.filter((r) => r.gated);
+  return gated.length > 0 && gated.every((r) => r.status === "pass" || r.status === "improvement");
+}
+function firstRounds(result, rounds) {
+  const keep2 = (runs) => runs.filter((r) => r.repeat <= rounds);
+  const cut = {
+    ...result,
+    config: { ...result.config, repeats: rounds },
+    points: result.points.map((p) => ({ ...p, runs: keep2(p.runs) })),
+    at_target: result.at_target.map((s) => ({ ...s, runs: keep2(s.runs) }))
+  };
+  if (result.fingerprint !== void 0) cut.fingerprint = fingerprintOf(cut);
+  return cut;
+}
+function lookAt(a, b, round, maxRounds, opts, mode) {
+  if (round >= maxRounds) return compareAB(firstRounds(a, maxRounds), firstRounds(b, maxRounds), opts, mode);
+  const v = compareAB(firstRounds(a, round), firstRounds(b, round), earlyLookOptions(opts), mode);
+  return stopsEarly(v) ? v : null;
+}
+
 // src/ab/run-ab.ts
 var CandidateBrokeBeforeMeasuring = class extends UsageError {
 };
@@ -76654,6 +76765,10 @@ async function runAB(opts, deps) {
   const rounds = roundsProblem(opts.rounds);
   if (rounds !== null) throw new UsageError(`servegate ab: --rounds ${opts.rounds}: ${rounds}`);
   const names = opts.names ?? CLI_NAMES;
+  const maxRounds = opts.maxRounds ?? opts.rounds;
+  const maxProblem = maxRoundsProblem(opts.rounds, maxRounds);
+  if (maxProblem !== null) throw new UsageError(`servegate ab: ${names.maxRounds} ${maxRounds}: ${maxProblem}`);
+  const looks = new Set(lookRounds(opts.rounds, maxRounds).filter((r) => r < maxRounds));
   const cfgs = { A: opts.a, B: opts.b };
   const gpus = opts.gpus ?? {};
   for (const side of ["A", "B"]) {
@@ -76674,7 +76789,7 @@ async function runAB(opts, deps) {
   mkdirSync2(opts.outDir, { recursive: true });
   const paths = { a: join3(opts.outDir, "a.json"), b: join3(opts.outDir, "b.json") };
   const commands = ["A", "B"].filter((s) => cfgs[s].serve != null);
-  const order = slotOrder(opts.rounds);
+  const order = slotOrder(maxRounds);
   const starts = [];
   for (const side of commands) {
     if (cfgs[side].warmup === 0) deps.log(`servegate ab: warning: warmup is 0, so the first requests after each start of ${side} meet a cold engine`);
@@ -76721,9 +76836,11 @@ async function runAB(opts, deps) {
     up.start.wall_s = round2((Date.now() - up.at) / 1e3);
   };
   const acc = {};
+  const design = mode === "exclusive" && commands.length === 2 ? "exclusive" : "resident";
+  let stopped = null;
   const keep2 = async (side, slot) => {
     const merged = acc[side] === void 0 ? slot : mergeResults(acc[side], slot);
-    merged.config = { ...merged.config, repeats: opts.rounds };
+    merged.config = { ...merged.config, repeats: maxRounds };
     if (slot.interrupted !== void 0) merged.interrupted = slot.interrupted;
     acc[side] = merged;
     await writeResultFile(side === "A" ? paths.a : paths.b, merged);
@@ -76738,7 +76855,7 @@ ${server.log_tail.join("\n")}`);
       reason: SERVER_EXITED,
       cut_run: null,
       finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
-      planned_runs: b.points.length * opts.rounds,
+      planned_runs: b.points.length * maxRounds,
       server
     };
     await writeResultFile(paths.b, b);
@@ -76800,6 +76917,15 @@ ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
         break;
       }
       deps.onSlotDone?.(side, round, i, order.length);
+      if (i % 2 === 1 && looks.has(round + 1) && acc.A !== void 0 && acc.B !== void 0) {
+        const early = lookAt(acc.A, acc.B, round + 1, maxRounds, opts.gateOptions, design);
+        if (early !== null) {
+          stopped = { rounds: round + 1, verdict: early };
+          deps.log(`servegate ab: the look after round ${round + 1} passed every gated row with power to spare; the job stops (at most ${maxRounds} rounds)`);
+          break;
+        }
+        deps.log(`servegate ab: the look after round ${round + 1} did not settle every gated row; two more rounds`);
+      }
     }
   } catch (err) {
     if (!(err instanceof BStartFailed)) throw err;
@@ -76810,18 +76936,28 @@ ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
   if (acc.A === void 0 || acc.B === void 0) throw new UsageError("servegate ab: a side has no finished slot, so there is nothing to compare");
   const wallMinutes = (Date.now() - t0) / 6e4;
   const held = gpusHeld(inventory.count, gpus);
+  if (stopped !== null) {
+    for (const side of ["A", "B"]) {
+      acc[side] = firstRounds(acc[side], stopped.rounds);
+      await writeResultFile(side === "A" ? paths.a : paths.b, acc[side]);
+    }
+  }
+  const ran = stopped?.rounds ?? maxRounds;
   const schedule = {
-    order,
+    order: order.slice(0, 2 * ran),
     mode,
     why: modeWhy(mode, gpus, commands, names),
     starts,
     gpus: held,
     wall_minutes: round2(wallMinutes),
-    gpu_minutes: round2(gpuMinutes(wallMinutes, held))
+    gpu_minutes: round2(gpuMinutes(wallMinutes, held)),
+    rounds: ran,
+    max_rounds: maxRounds
   };
   await writeFileAtomic(join3(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
 `);
-  return { verdict: compareAB(acc.A, acc.B, opts.gateOptions), a: acc.A, b: acc.B, paths, order, schedule };
+  const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, opts.gateOptions, design);
+  return { verdict, a: acc.A, b: acc.B, paths, order: schedule.order, schedule };
 }
 var BStartFailed = class extends Error {
   constructor(message, cause) {
@@ -76875,11 +77011,14 @@ ${renderVerdictText(o.verdict, { since: "between A and B" })}`;
 // src/cli/ab.ts
 init_errors();
 function registerAbCommand(program2) {
-  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, "6").option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--resident", "keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)").option("--a-gpus <list>", "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)").option("--b-gpus <list>", "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)").option("--exclusive", "the default (each side started for its own slots and stopped before the other's); accepted for older scripts").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
+  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, "6").option("--max-rounds <n>", "look after --rounds, then every two rounds up to this many, stopping once every gated row passes with power to spare (default: --rounds, one look)").option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--resident", "keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)").option("--a-gpus <list>", "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)").option("--b-gpus <list>", "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)").option("--exclusive", "the default (each side started for its own slots and stopped before the other's); accepted for older scripts").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
     const failOn = parseFailOn(flags.failOn, "--fail-on");
     const rounds = /^\d+$/.test(flags.rounds) ? Number(flags.rounds) : NaN;
     const roundsWhy = roundsProblem(rounds);
     if (roundsWhy !== null) throw new UsageError(`servegate ab --rounds "${flags.rounds}": ${roundsWhy}`);
+    const maxRounds = flags.maxRounds === void 0 ? rounds : /^\d+$/.test(flags.maxRounds) ? Number(flags.maxRounds) : NaN;
+    const maxWhy = maxRoundsProblem(rounds, maxRounds);
+    if (maxWhy !== null) throw new UsageError(`servegate ab --max-rounds "${flags.maxRounds}": ${maxWhy}`);
     if (flags.resident === true && flags.exclusive === true) throw new UsageError("servegate ab: --resident and --exclusive contradict each other; give one (exclusive is the default)");
     const gpuList = (value, flag) => {
       if (value === void 0) return void 0;
@@ -76922,6 +77061,7 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
           a: cfgA,
           b: cfgB,
           rounds,
+          maxRounds,
           outDir: flags.outDir,
           gateOptions: optionsFromGateSettings(cfgB.gate),
           resident: flags.resident === true,

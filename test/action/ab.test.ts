@@ -20,6 +20,8 @@ describe('the Action in mode ab', () => {
     expect(rec.abRuns).toHaveLength(1)
     const opts = rec.abRuns[0]!
     expect(opts.rounds).toBe(4)
+    // Looks every two rounds up to max-rounds (default 32) unless the workflow says otherwise.
+    expect(opts.maxRounds).toBe(32)
     expect(opts.resident).toBe(false)
     expect(opts.gpus).toEqual({})
     expect(opts.outDir).toBe(`${CWD}/servegate-result-ab`)
@@ -109,6 +111,7 @@ describe('the Action in mode ab', () => {
       [{ 'a-serve': '' }, 'give exactly one of the inputs "a-serve" and "a-base-url"'],
       [{ rounds: '1' }, 'input "rounds": "1" is not allowed; expected a whole number of rounds from 4 to 100 (fewer leave too few degrees of freedom for the paired spread)'],
       [{ rounds: '3' }, 'input "rounds": "3" is not allowed; expected a whole number of rounds from 4'],
+      [{ 'max-rounds': 'many' }, 'input "max-rounds": "many" is not allowed; expected a whole number of rounds from 4 to 100, no smaller than rounds'],
       [{ 'a-gpus': '0,x' }, 'input "a-gpus": "0,x": expected GPU indices or UUIDs separated by commas, e.g. 0,1'],
       [{ resident: 'true', exclusive: 'true' }, 'the inputs "resident" and "exclusive" are both true'],
     ] as const) {

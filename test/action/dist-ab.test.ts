@@ -46,7 +46,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
   it('mode ab: B 10 % slower, started from b-serve, fails the step with verdict regression and one comment', async () => {
     // B's command carries a credential, as a real serve command may: it must reach no comment, summary or file.
     const token = 'hf_abcdefghijklmnop1234'
-    const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown 1.1`, rounds: '4' }, 7)
+    const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown 1.1`, rounds: '4', 'max-rounds': '4' }, 7)
     expect(r.code, r.stdout).toBe(1)
     expect(r.outputs['verdict'], r.stdout).toBe('regression')
     // A 10 % slower engine raises every gap and lowers throughput at target: whichever clears its bar on this host is named.
@@ -79,7 +79,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
   }, 360_000)
 
   it('gate mode with reference-serve re-measures the reference here and decides A/B: the slowed candidate regresses', async () => {
-    const r = await step({ mode: 'gate', 'reference-serve': SIM, serve: `${SIM} --slowdown 1.1`, rounds: '4' }, 8)
+    const r = await step({ mode: 'gate', 'reference-serve': SIM, serve: `${SIM} --slowdown 1.1`, rounds: '4', 'max-rounds': '4' }, 8)
     expect(r.code, r.stdout).toBe(1)
     expect(r.outputs['verdict']).toBe('regression')
     const mine = ws.gh.comments.filter((c) => c.user.login === BOT && c.issue === 8)

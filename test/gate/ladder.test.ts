@@ -1,6 +1,6 @@
 /** The escalation ladder as one pure rule (gate/ladder.ts): baseline → confirm → A/B. */
 import { describe, expect, it } from 'vitest'
-import { baselineSideUnmeasured, firstStep, nextStep, type LadderState, type LadderStep } from '../../src/gate/ladder.js'
+import { baselineSideUnmeasured, firstStep, nextStep, stepOptions, type LadderState, type LadderStep } from '../../src/gate/ladder.js'
 import type { GateRow, RowStatus, Verdict, VerdictKind } from '../../src/gate/types.js'
 
 function row(status: RowStatus, over: Partial<GateRow> = {}): GateRow {
@@ -135,5 +135,16 @@ describe('baselineSideUnmeasured', () => {
       expect(baselineSideUnmeasured(verdict(kind), true)).toBe(false)
       expect(baselineSideUnmeasured(verdict(kind), false)).toBe(false)
     }
+  })
+})
+
+describe('the options of each look', () => {
+  it('with a reference, screens the stored baseline: a row passes only while it could see twice its tolerance', () => {
+    expect(stepOptions('baseline', { hasReference: true, confirm: true, tolerance: 0.05 })).toEqual({ look: 'screen', alphaShare: 1, screenMdc: 0.1 })
+    expect(stepOptions('confirm', { hasReference: true, confirm: true, tolerance: 0.05 })).toEqual({ look: 'screen', alphaShare: 1, screenMdc: 0.1 })
+    expect(stepOptions('ab', { hasReference: true, confirm: true, tolerance: 0.05 })).toEqual({ look: 'last', alphaShare: 1 })
+    // Without one, the baseline and the confirmation split the rate, and the blind limit is max_mdc_pct's.
+    expect(stepOptions('baseline', { hasReference: false, confirm: true, tolerance: 0.05 })).toEqual({ look: 'screen', alphaShare: 0.5 })
+    expect(stepOptions('confirm', { hasReference: false, confirm: true, tolerance: 0.05 })).toEqual({ look: 'last', alphaShare: 0.5 })
   })
 })
