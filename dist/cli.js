@@ -75507,7 +75507,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     reasons.push(`${unresolvable} undecided row${unresolvable === 1 ? "" : "s"} would not settle within ${opts.maxRepeats} runs per point`);
   }
   const blind = any2(gatedRows, "undecided").filter((r) => r.blind === true);
-  if (verdict === "undecided") reasons.unshift(undecidedLine(blind, opts.maxMdcPct === null ? "three times its tolerance" : `${opts.maxMdcPct} %`));
+  if (verdict === "undecided") reasons.unshift(undecidedLine(blind, (r) => mdcLimit(opts, (r.tolerance_pct ?? opts.defaultTolerance * 100) / 100)));
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) };
   if (gatedRows.length > 0) reasons.push(familyLine(family));
   const out = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family };
@@ -75533,10 +75533,10 @@ function hostChangeVerdict(v, baselineEnv, candidateEnv) {
     ]
   };
 }
-function undecidedLine(blind, limit) {
+function undecidedLine(blind, limitOf) {
   if (blind.length === 0) return "undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)";
-  const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? "unknown" : `${r.mdc_pct.toFixed(1)} %`})`).join(", ");
-  return `undecided and blind: ${what} could not have shown a regression of ${limit} (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
+  const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? "unknown" : `${r.mdc_pct.toFixed(1)} %`} > ${Number(limitOf(r).toFixed(2))} %)`).join(", ");
+  return `undecided and blind: ${what} could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
 }
 function pointScopesFor(baseline, kind, scope) {
   if (!KIND_INFO[kind].perShape) return [scope];

@@ -11,7 +11,7 @@ import { completenessProblems, cutRepeats, plannedRepeats } from './completeness
 import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
 import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, pointScope, shapeLabel } from './metric-keys.js'
 import { resolveGateOptions, toleranceFor } from './options.js'
-import { rowLevel } from './decide.js'
+import { mdcLimit, rowLevel } from './decide.js'
 import { describeHostChanges, hostChanges } from './host-change.js'
 import type { Baseline, GateOptions, GateRow, MetricKind, RowStatus, Verdict, VerdictKind } from './types.js'
 import { enoughValidRuns, unmeasuredCause } from './unmeasured.js'
@@ -205,7 +205,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   // The gate could not have seen a regression of the size it promises on these rows.
   const blind = any(gatedRows, 'undecided').filter((r) => r.blind === true)
   // First, so the comment's opening lines name the blind rows and what would give the gate power.
-  if (verdict === 'undecided') reasons.unshift(undecidedLine(blind, opts.maxMdcPct === null ? 'three times its tolerance' : `${opts.maxMdcPct} %`))
+  if (verdict === 'undecided') reasons.unshift(undecidedLine(blind, (r) => mdcLimit(opts, (r.tolerance_pct ?? opts.defaultTolerance * 100) / 100)))
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) }
   if (gatedRows.length > 0) reasons.push(familyLine(family))
   const out: Verdict = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family }
@@ -244,10 +244,11 @@ function hostChangeVerdict(v: Verdict, baselineEnv: EnvRecord, candidateEnv: Env
 }
 
 /** What an undecided verdict means for the check: it fails, naming the blind rows and what would give them power. */
-function undecidedLine(blind: readonly GateRow[], limit: string): string {
+function undecidedLine(blind: readonly GateRow[], limitOf: (row: GateRow) => number): string {
   if (blind.length === 0) return 'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)'
-  const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`})`).join(', ')
-  return `undecided and blind: ${what} could not have shown a regression of ${limit} (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`
+  // Each row's own limit: gate.max_mdc_pct (three times its tolerance unless set), or twice it on a screening look.
+  const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`} > ${Number(limitOf(r).toFixed(2))} %)`).join(', ')
+  return `undecided and blind: ${what} could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`
 }
 
 /** Point scopes whose output-token counts a row depends on (a shape row depends on all its points). */

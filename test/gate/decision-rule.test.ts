@@ -113,7 +113,7 @@ describe('a blind row never passes', () => {
     // With gate.max_mdc_pct unset the limit is three times each row's tolerance (15 % at 5 %); the
     // verdict opens with the blind rows and what would give them power.
     expect(v.reasons[0]).toBe(
-      'undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.0 %), p95 ITL 4096×512 c=16 (MDC 24.0 %), throughput at target 4096×512 (MDC 19.4 %) could not have shown a regression of three times its tolerance (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power',
+      'undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.0 % > 15 %), p95 ITL 4096×512 c=16 (MDC 24.0 % > 15 %), throughput at target 4096×512 (MDC 19.4 % > 15 %) could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power',
     )
     expect(v.reasons[1]).toMatch(/^p95 ITL 4096×512 c=1: undecided — blind: .* is 24\.0 %, more than 15 %;/)
     expect(gateExit(v.verdict, DEFAULT_FAIL_ON)).toBe(1)

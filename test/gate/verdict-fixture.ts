@@ -77,7 +77,7 @@ export const BLIND: Verdict = {
   ],
   envChanges: [],
   reasons: [
-    'undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.8 %) could not have shown a regression of three times its tolerance (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power',
+    'undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.8 % > 15 %) could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power',
     'p95 ITL 4096×512 c=1: undecided — blind: the smallest change this row would catch 90 % of the time is 24.8 %, more than 15 %; more repeats, more refreshes (3 so far) or a reference command would give it power',
   ],
   regressions: [],

@@ -61,7 +61,7 @@ describe('renderVerdictText', () => {
         pass       p95 ITL 4096×512 c=16  20.00 ms   20.10 ms  +2.1 %  10.0 %  +14.2 %  4.1 %        21.3 %  30/3
 
       why:
-        - undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.8 %) could not have shown a regression of three times its tolerance (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power
+        - undecided and blind: p95 ITL 4096×512 c=1 (MDC 24.8 % > 15 %) could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power
         - p95 ITL 4096×512 c=1: undecided — blind: the smallest change this row would catch 90 % of the time is 24.8 %, more than 15 %; more repeats, more refreshes (3 so far) or a reference command would give it power
       "
     `)
