@@ -39,8 +39,9 @@ export interface PairedInput {
   rounds?: readonly number[]
   /**
    * The engine start of each pair's A and of its B (ids per side). Slots that share a start share
-   * its offset, so their pairs are not independent: with two or more starts on a side, the spread
-   * is taken between starts (see startSpread). Absent: every pair its own start on both sides.
+   * its offset, so their pairs are not independent: with two or more starts on each side, what the
+   * shared offsets add to D's variance is estimated (sharedStartVariance). Absent: every pair its
+   * own start on both sides.
    */
   starts?: ReadonlyArray<readonly [number, number]>
   higherIsBetter: boolean
