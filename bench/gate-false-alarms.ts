@@ -65,16 +65,16 @@
  */
 import { execFileSync, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { plannedStarts, slotOrder } from '../src/ab/schedule.js'
-import { compareAB } from '../src/ab/verdict.js'
-import { DEFAULT_MAX_ROUNDS, lookAt, lookRounds } from '../src/ab/looks.js'
+import { plannedStarts, slotOrder } from '../src/plan/ab-schedule.js'
+import { compareAB } from '../src/gate/ab-verdict.js'
+import { DEFAULT_MAX_ROUNDS, lookAt, lookRounds } from '../src/gate/ab-looks.js'
 import { compareToBaseline } from '../src/gate/compare.js'
 import { firstStep, nextStep, stepOptions, type LadderStep } from '../src/gate/ladder.js'
 import { mergeResults } from '../src/gate/merge.js'
 import { DEFAULT_GATE_OPTIONS } from '../src/gate/options.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../src/gate/outcome.js'
 import type { Baseline, GateOptions, Verdict } from '../src/gate/types.js'
-import { appendRefresh } from '../src/store/baseline.js'
+import { appendRefresh } from '../src/gate/refresh.js'
 import type { ResultFile } from '../src/types.js'
 import { createRng, type Rng } from '../src/util/rng.js'
 import { arg, day, GPU, hash, runLogWorse, type NoiseModel } from './lib/noise-model.js'
@@ -102,7 +102,7 @@ const RUN_LADDER = ONLY === null || ONLY === 'ladder'
 const RUN_COMPARE = ONLY === null || ONLY === 'compare'
 const RUN_AB = ONLY === null || ONLY === 'ab'
 const ROUNDS = arg('rounds', 6)
-/** The ladder's A/B looks after ROUNDS, then every two rounds up to MAX_ROUNDS (src/ab/looks.ts; the Action's max-rounds). */
+/** The ladder's A/B looks after ROUNDS, then every two rounds up to MAX_ROUNDS (src/gate/ab-looks.ts; the Action's max-rounds). */
 const MAX_ROUNDS = arg('max-rounds', DEFAULT_MAX_ROUNDS)
 const AB_DRIFT = arg('ab-drift', 0.03)
 const WORKERS = Math.max(1, Math.floor(arg('workers', 2)))

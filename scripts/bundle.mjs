@@ -22,7 +22,7 @@ const ENTRIES = {
   'load-worker': 'src/load/worker.ts',
 }
 
-// The HTML report inlines Chart.js and its error-bar module (src/report/html-assets.ts reads them from
+// The HTML report inlines Chart.js and its error-bar module (src/store/html-assets.ts reads them from
 // node_modules). The Action has no node_modules: swap that module for one holding the same text, taken
 // from the locked packages, so the output stays deterministic.
 const requireHere = createRequire(import.meta.url)
@@ -39,7 +39,7 @@ function chartScriptsModule() {
 const inlineChartScripts = {
   name: 'inline-chart-scripts',
   setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/]report[\\/]html-assets\.ts$/ }, () => ({ contents: chartScriptsModule(), loader: 'js', resolveDir: join(root, 'src', 'report') }))
+    b.onLoad({ filter: /[\\/]src[\\/]store[\\/]html-assets\.ts$/ }, () => ({ contents: chartScriptsModule(), loader: 'js', resolveDir: join(root, 'src', 'store') }))
   },
 }
 

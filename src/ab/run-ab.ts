@@ -31,18 +31,18 @@ import { mergeResults } from '../gate/merge.js'
 import type { GateOptions, Verdict } from '../gate/types.js'
 import { normalizeBaseUrl } from '../client/endpoints.js'
 import { describeExit, ServerExitedDuringSweep, ServerStartCancelled, ServerStartFailed, startServer, type ServerHandle } from '../serve/index.js'
-import { gpuEnv } from '../serve/child-env.js'
+import { gpuEnv } from '../config/child-env.js'
 import { createExec, type ExecFn } from '../env/exec.js'
 import { queryGpuInventory } from '../env/nvidia-smi.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { writeFileAtomic } from '../store/atomic-write.js'
 import { runSweep, type SweepDeps } from '../sweep/run-sweep.js'
 import { SERVER_EXITED, type ResultFile } from '../types.js'
-import { CLI_NAMES, gpuMinutes, gpusHeld, modeWhy, residentProblem, roundsProblem, slotOrder, type AbSchedule, type AbSettingNames, type AbStart, type Side } from './schedule.js'
-import { compareAB, invalidSlotLines } from './verdict.js'
-import { firstRounds, lookAt, lookRounds, maxRoundsProblem } from './looks.js'
+import { CLI_NAMES, gpuMinutes, gpusHeld, modeWhy, residentProblem, roundsProblem, slotOrder, type AbSchedule, type AbSettingNames, type AbStart, type Side } from '../plan/ab-schedule.js'
+import { compareAB, invalidSlotLines, type AbOutcome } from '../gate/ab-verdict.js'
+import { firstRounds, lookAt, lookRounds, maxRoundsProblem } from '../gate/ab-looks.js'
 
-export { slotOrder, type AbSchedule, type AbStart, type Side }
+export { slotOrder, type AbOutcome, type AbSchedule, type AbStart, type Side }
 
 /**
  * B's server exited before any of its slots finished: there is no B result to judge, and
@@ -60,7 +60,7 @@ export interface AbOptions {
   rounds: number
   /**
    * Look after `rounds`, then every two rounds up to this many, stopping when a look passes every
-   * gated row with power to spare (src/ab/looks.ts). Default: `rounds` (one look, at the end).
+   * gated row with power to spare (src/gate/ab-looks.ts). Default: `rounds` (one look, at the end).
    */
   maxRounds?: number
   outDir: string
@@ -87,17 +87,6 @@ export interface AbDeps {
   sweepDeps?: Partial<SweepDeps>
   /** Runs nvidia-smi (the GPU inventory, the slots' GPU samplers); default: the one on PATH. */
   exec?: ExecFn
-}
-
-export interface AbOutcome {
-  verdict: Verdict
-  a: ResultFile
-  b: ResultFile
-  paths: { a: string; b: string }
-  /** The slot order, e.g. ['A', 'B', 'B', 'A']. */
-  order: Side[]
-  /** How the job held the host: the mode and why, the engine starts, the GPU-minutes. */
-  schedule: AbSchedule
 }
 
 /** Run every slot, write both results, and decide. */

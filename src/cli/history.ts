@@ -1,6 +1,6 @@
 /** `servegate history BASELINE`: each gated metric across the baseline's refreshes, with change points and the environment changes that came with them. */
 import type { Command } from 'commander'
-import { baselineHistory } from '../analysis/history.js'
+import { baselineHistory } from '../gate/history.js'
 import { renderHistoryMarkdown, renderHistoryText } from '../report/history-format.js'
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-write.js'
 import { assertWritableOutput } from '../store/output-path.js'

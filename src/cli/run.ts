@@ -7,7 +7,7 @@ import { rateLabel } from '../plan/plan.js'
 import { readBaseline } from '../store/baseline.js'
 import { runSweep, SweepCancelled } from '../sweep/run-sweep.js'
 import { renderConsoleTable } from '../report/table.js'
-import { createProgress } from '../report/progress.js'
+import { createProgress } from './progress.js'
 import { noValidRun } from '../sweep/no-valid-run.js'
 import { redactSecrets, rememberSecrets } from '../util/redact.js'
 

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
 import { describeError, UsageError } from '../errors.js'
-import { listProblems } from '../store/json-file.js'
+import { listProblems } from '../util/json-file.js'
 import { configFileSchema, type ConfigFile } from './schema.js'
 
 const HINT = 'Unknown keys are errors; see "Config file" in the README (ARCHITECTURE.md) for every key and its type.'

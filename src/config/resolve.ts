@@ -62,7 +62,7 @@ export interface ServeSettings {
   secrets: string[]
   /**
    * `server.env`: variables passed to the command (and its stop command) beside the allow-list of
-   * serve/child-env.ts. Absent: the allow-list alone.
+   * config/child-env.ts. Absent: the allow-list alone.
    */
   env?: readonly string[]
 }

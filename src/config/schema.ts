@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
-import { refusedEnvPrefix } from '../serve/child-env.js'
+import { refusedEnvPrefix } from './child-env.js'
 
 const positiveInt = (what: string) =>
   z.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` })
@@ -146,7 +146,7 @@ export const serverSchema = z.strictObject({
   gpus: positiveInt('a GPU count').optional(),
   /**
    * Names of environment variables passed to the commands servegate starts, beside the
-   * allow-list of serve/child-env.ts: the only way an engine secret (HF_TOKEN) reaches the engine.
+   * allow-list of config/child-env.ts: the only way an engine secret (HF_TOKEN) reaches the engine.
    * The runner's own variables are refused: a serve command must never see the job's tokens.
    */
   env: z

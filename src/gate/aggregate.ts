@@ -8,16 +8,12 @@
  */
 import { UsageError } from '../errors.js'
 import { gateExit, verdictRank, worstVerdict, type FailOnVerdict } from './outcome.js'
-import type { RecordOutcome, VerdictRecord } from './record.js'
+import type { FoundRecord, RecordOutcome, VerdictRecord } from '../records/verdict-record.js'
+
+export type { FoundRecord } from '../records/verdict-record.js'
 import type { VerdictKind } from './types.js'
 
 /** A record as read from disk. */
-export interface FoundRecord {
-  /** Where it was read (shown when something about it needs a look). */
-  path: string
-  record: VerdictRecord
-}
-
 /** What the row of an expected configuration without a record says. */
 export const NO_RECORD = 'no record (cancelled, crashed or runner lost)'
 

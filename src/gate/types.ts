@@ -1,69 +1,13 @@
 /**
- * Types of the regression gate: the stored baseline (`servegate.baseline/v1`,
- * snake_case because it is a file contract), the options of the decision rule,
- * and the verdict with its rows.
+ * Types of the regression gate: the options of the decision rule and the verdict
+ * with its rows. The stored baseline's types are the records stage's
+ * (records/baseline.ts), re-exported here for the gate's own modules.
  */
-import type { EnvRecord, Fingerprint, ResultTarget } from '../types.js'
+import type { MetricKind, Tolerances } from '../records/baseline.js'
+import type { RowStatus, VerdictKind } from '../records/verdict-record.js'
 
-export const BASELINE_SCHEMA = 'servegate.baseline/v1'
-
-/** What a row measures. Latencies are p95 over requests of one run, throughputs per run. */
-export type MetricKind =
-  | 'itl_p95'
-  | 'tput_at_target'
-  | 'ttft_p95'
-  | 'tpot_p95'
-  | 'e2el_p95'
-  | 'req_tput'
-  | 'output_tput'
-  | 'goodput'
-
-/** Tolerance per metric kind, as a fraction (0.05 = 5 %). */
-export type Tolerances = Partial<Record<MetricKind, number>>
-
-/** One invalid run of a stored refresh, kept so the history says why a figure is absent. */
-export interface BaselineInvalidRun {
-  /** Point label `4096x512@c16` or shape label `4096x512` (throughput at target). */
-  scope: string
-  repeat: number
-  codes: string[]
-}
-
-/** One refresh of the baseline: a full gated sweep measured on one occasion. */
-export interface BaselineRefresh {
-  /** ISO time the refresh's result finished. */
-  at: string
-  env: EnvRecord
-  /** Commit of the project measured (not servegate's own), when known. */
-  commit?: string
-  /** Metric key (`itl_p95@4096x512@c16`, `tput_at_target@4096x512`, `out_tok@…`) → one value per valid run. */
-  runs: Record<string, number[]>
-  invalid: BaselineInvalidRun[]
-  /** What was measured and how (gate/fingerprint.ts); absent in refreshes stored before it was recorded. */
-  fingerprint?: Fingerprint
-}
-
-/** The `servegate.baseline/v1` file. */
-export interface Baseline {
-  schema: typeof BASELINE_SCHEMA
-  name: string
-  target: ResultTarget
-  /** The gated sweep every refresh and candidate must use. */
-  profile: {
-    shapes: Array<{ input_len: number; output_len: number }>
-    concurrency: number[]
-    /** An open-loop sweep's request rates (its points are `INxOUT@rateR`); absent for a closed-loop sweep. */
-    request_rates?: Array<number | 'inf'>
-  }
-  /** Newest last, trimmed to the configured history length. */
-  refreshes: BaselineRefresh[]
-  /** The config's gate tolerances when the newest refresh was stored, so a bare `compare` decides like the Action. */
-  tolerances?: Tolerances
-  /** The config's `gate.max_failed_requests` when the newest refresh was stored. */
-  max_failed_requests?: number
-  /** The gated metric kinds when the config changed them (`gate.goodput: true` adds goodput); absent: the gate's default. */
-  gated?: MetricKind[]
-}
+export { BASELINE_SCHEMA, type Baseline, type BaselineInvalidRun, type BaselineRefresh, type MetricKind, type Tolerances } from '../records/baseline.js'
+export type { RowStatus, VerdictKind } from '../records/verdict-record.js'
 
 /** Knobs of the decision rule (defaults and their justification: docs/gate.md). */
 export interface GateOptions {
@@ -122,17 +66,6 @@ export interface GateOptions {
   onHostChange: 'unmeasured' | 'judge'
 }
 
-/**
- * A row's status. Besides the decision rule's own (regression, improvement, pass,
- * undecided: measured on both sides, the statistics cannot tell): `broken` (a candidate
- * run broke: failures beyond the budget, an early stop, changed output tokens, a dead
- * server), `missing` (no candidate runs at all), `incomplete` (fewer runs than planned, a
- * curve cut short), `invalid` (the host or the harness spoiled so many runs that fewer than
- * two, or fewer than two thirds of those planned, are valid), `unmeasured` (no valid figure
- * on one side: an empty or foreign baseline, a candidate whose runs hold no value).
- * gate/invariants.ts maps each cause to its blame.
- */
-export type RowStatus = 'regression' | 'improvement' | 'pass' | 'undecided' | 'unmeasured' | 'missing' | 'invalid' | 'broken' | 'incomplete'
 
 /** One compared metric. Percentages are relative changes; `sigma_pct` is σ_diff expressed as %. */
 export interface GateRow {
@@ -165,17 +98,6 @@ export interface GateRow {
   notes: string[]
 }
 
-/**
- * The gate's verdicts, by blame: `broken` (the candidate broke: failed requests
- * beyond the budget, an early stop, changed output tokens, a dead server),
- * `incomplete` (planned runs or points missing), `not_comparable` (other
- * hardware, target or measurement settings), `unmeasured` (a gated metric lacks
- * a valid measurement on either side: a busy host, a streaming change, an empty
- * or foreign baseline, a reference that broke), `undecided` (measured on both
- * sides, the statistics cannot decide). Neither of the last two is ever a pass.
- * Consequences: gate/outcome.ts.
- */
-export type VerdictKind = 'pass' | 'improvement' | 'regression' | 'unmeasured' | 'undecided' | 'not_comparable' | 'broken' | 'incomplete'
 
 /** Who an environment change belongs to: the runner host, the repository under test, or servegate itself. */
 export type EnvBlame = 'host' | 'repository' | 'harness'

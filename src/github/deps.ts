@@ -63,7 +63,7 @@ export interface ActionStages {
   renderMermaidCurve(series: CurveSeries[], opts: { title: string; xLabel: string; yLabel: string }): string
   /** A (reference) and B (candidate) in alternating slots on this host, decided from paired slots (src/ab/run-ab.ts). */
   runAB(opts: AbOptions, deps: Pick<AbDeps, 'log' | 'signal'>): Promise<AbOutcome>
-  /** The A/B verdict table, how it was measured, and both environments (src/ab/report.ts). */
+  /** The A/B verdict table, how it was measured, and both environments (src/report/ab-report.ts). */
   renderAbMarkdown(outcome: AbOutcome): string
 }
 

@@ -4,12 +4,12 @@
  * it accepts.
  */
 import { z } from 'zod'
-import { MIN_AB_ROUNDS, parseGpuList, roundsProblem } from '../ab/schedule.js'
-import { DEFAULT_MAX_ROUNDS } from '../ab/looks.js'
+import { MIN_AB_ROUNDS, parseGpuList, roundsProblem } from '../plan/ab-schedule.js'
+import { DEFAULT_MAX_ROUNDS } from '../gate/ab-looks.js'
 import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import { parseExpect } from '../gate/aggregate.js'
-import { formatIssues } from '../store/json-file.js'
+import { formatIssues } from '../util/json-file.js'
 import { secretsInText } from '../util/redact.js'
 
 /**
@@ -67,7 +67,7 @@ export interface ActionInputs {
   bBaseUrl?: string
   /** Rounds of two slots (A B, B A, …) of an A/B decision (mode ab, or gate with a reference); default 6. */
   rounds: number
-  /** A/B: look after `rounds`, then every two rounds up to this many (src/ab/looks.ts); default 32. */
+  /** A/B: look after `rounds`, then every two rounds up to this many (src/gate/ab-looks.ts); default 32. */
   maxRounds: number
   /** A/B: accepted for older workflows; each side started for its own slots is the default. */
   exclusive: boolean

@@ -9,7 +9,7 @@
 import { resolve } from 'node:path'
 import { aggregateExit, aggregateRecords, type Aggregate } from '../gate/aggregate.js'
 import { aggregateHeadline, renderAggregateDetails, renderAggregateTable } from '../report/aggregate-markdown.js'
-import { escapeMarkdown } from '../report/escape.js'
+import { escapeMarkdown } from '../util/markdown-escape.js'
 import { readRecordsUnder } from '../store/record-file.js'
 import { runStamp, type RunContext } from './context.js'
 import type { ActionDeps } from './deps.js'

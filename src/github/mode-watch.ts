@@ -8,7 +8,7 @@
  * workflow's failure notifications fire. An API error is a warning and a
  * summary note: the verdict and the step's outcome stand.
  */
-import { baselineHistory } from '../analysis/history.js'
+import { baselineHistory } from '../gate/history.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import { describeError } from '../errors.js'
 import { blameEnvChanges } from '../gate/env-diff.js'

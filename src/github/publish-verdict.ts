@@ -7,7 +7,7 @@
  */
 import { redactStrings } from '../util/redact.js'
 import { describeError } from '../errors.js'
-import { chartScripts } from '../report/html-assets.js'
+import { chartScripts } from '../store/html-assets.js'
 import { renderHtmlReport } from '../report/html.js'
 import type { Baseline, Verdict } from '../gate/types.js'
 import type { ResultFile } from '../types.js'

@@ -4,7 +4,7 @@
  * before the push, the same append is replayed on the baseline as the branch's
  * new head holds it, so racing refreshes both land.
  */
-import { baselineHistory } from '../analysis/history.js'
+import { baselineHistory } from '../gate/history.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { Baseline } from '../gate/types.js'
 import { renderHistoryTrendText } from '../report/history-format.js'

@@ -4,7 +4,7 @@
  * posted while no verdict exists: running, error, refused, cancelled. A reader
  * can always tell a stale comment from a current one. Pure.
  */
-import { escapeMarkdown } from '../report/escape.js'
+import { escapeMarkdown } from '../util/markdown-escape.js'
 import { redactSecrets } from '../util/redact.js'
 
 /** The run a comment describes. */

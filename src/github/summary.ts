@@ -7,7 +7,7 @@
  * URL and the host's name unless asked. Pure.
  */
 import type { Baseline, Verdict } from '../gate/types.js'
-import { escapeMarkdown } from '../report/escape.js'
+import { escapeMarkdown } from '../util/markdown-escape.js'
 import { buildFrontier } from '../report/frontier.js'
 import { renderFrontierMermaid } from '../report/frontier-mermaid.js'
 import { renderMarkdownReport, type MarkdownReportOptions } from '../report/markdown.js'

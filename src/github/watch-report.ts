@@ -9,7 +9,7 @@
  */
 import { blameEnvChanges, describeChanges } from '../gate/env-diff.js'
 import type { Baseline, EnvChange, Verdict } from '../gate/types.js'
-import { escapeMarkdown } from '../report/escape.js'
+import { escapeMarkdown } from '../util/markdown-escape.js'
 import { verdictSummary } from '../report/verdict-format.js'
 import type { ResultFile } from '../types.js'
 import { redactSecrets } from '../util/redact.js'

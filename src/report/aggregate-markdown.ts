@@ -8,7 +8,7 @@
 import { NO_RECORD, type Aggregate, type AggregateRow } from '../gate/aggregate.js'
 import type { RecordRow } from '../gate/record.js'
 import type { VerdictKind } from '../gate/types.js'
-import { escapeMarkdown } from './escape.js'
+import { escapeMarkdown } from '../util/markdown-escape.js'
 import { VERDICT_ICON, fmtSignedPct, fmtValue, verdictWord } from './verdict-format.js'
 
 const ICON = VERDICT_ICON

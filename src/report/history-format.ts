@@ -1,8 +1,8 @@
 /** `servegate history` as console text and markdown (with a Mermaid chart per metric GitHub renders). Pure. */
-import type { History, HistoryStep, MetricHistory } from '../analysis/history.js'
-import { sparkline } from '../analysis/history.js'
+import type { History, HistoryStep, MetricHistory } from '../gate/history.js'
+import { sparkline } from '../gate/history.js'
 import type { EnvChange } from '../gate/types.js'
-import { escapeMarkdown } from './escape.js'
+import { escapeMarkdown } from '../util/markdown-escape.js'
 import { fmtMs, fmtRate } from './format.js'
 
 const fmt = (m: MetricHistory, v: number | null): string => (v === null ? '–' : m.unit === 'ms' ? `${fmtMs(v)} ms` : `${fmtRate(v)} ${m.unit}`)

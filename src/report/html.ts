@@ -13,11 +13,20 @@ import type { ResultFile } from '../types.js'
 import { plainValidity } from './format.js'
 import { buildFrontier, type Frontier } from './frontier.js'
 import { buildChartSpecs, SPREAD_NOTE, shapeTitle, type ChartSpec } from './html-data.js'
-import type { ChartScripts } from './html-assets.js'
 import { PAGE_CSS, PAGE_SCRIPT } from './html-script.js'
 import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine, type ShapeReport } from './model.js'
 import { SPREAD_COLUMNS } from './spread-rows.js'
 import { fmtBar, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
+
+/** The chart libraries the page inlines (an edge reads them: store/html-assets.ts). */
+export interface ChartScripts {
+  /** Chart.js UMD (defines window.Chart). */
+  chartJs: string
+  /** chartjs-chart-error-bars UMD (registers its controllers on window.Chart). */
+  errorBars: string
+  /** `chart.js 4.6.1 (MIT) · chartjs-chart-error-bars 4.4.5 (MIT)`: named in the page. */
+  notice: string
+}
 
 export interface HtmlReportOptions {
   /** The baseline drawn beside the candidate (its newest refresh). */

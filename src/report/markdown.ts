@@ -1,6 +1,6 @@
 /** The methodology's table as GitHub markdown (report files, job summaries). Pure. */
 import type { ResultFile } from '../types.js'
-import { escapeMarkdown, escapeStrings } from './escape.js'
+import { escapeMarkdown, escapeStrings } from '../util/markdown-escape.js'
 import { buildReportModel, CLOCK_LINE, COLUMNS, environmentLine, perGpuLine } from './model.js'
 import { SERVER_COLUMNS, SERVER_SIDE_CAPTION, SERVER_SIDE_TITLE } from './server-side.js'
 import { SPREAD_COLUMNS } from './spread-rows.js'

@@ -27,7 +27,7 @@ export interface StopOptions {
   log(line: string): void
 }
 
-/** The environment every process of the group starts with (serve/child-env.ts childEnv): never the job's whole one. */
+/** The environment every process of the group starts with (config/child-env.ts childEnv): never the job's whole one. */
 export type ChildEnv = Readonly<Record<string, string>>
 
 export class ServerProcess {

@@ -10,7 +10,7 @@ import { fillPort, wantsPort } from './command.js'
 import { ServerStartFailed } from './errors.js'
 import { probeAgent, probeReady } from './readiness.js'
 import { ServerLog } from './server-log.js'
-import { childEnv } from './child-env.js'
+import { childEnv } from '../config/child-env.js'
 import { visibleGpus } from '../env/nvidia-smi.js'
 import { describeExit, ServerProcess, type ServerExit } from './server-process.js'
 
@@ -29,7 +29,7 @@ export interface ServeOptions {
   apiKey: string | null
   /** Values redacted from the log and every message. */
   secrets: readonly string[]
-  /** Variables `server.env` passes to the command beside the allow-list (serve/child-env.ts). */
+  /** Variables `server.env` passes to the command beside the allow-list (config/child-env.ts). */
   passEnv?: readonly string[]
   /** Variables servegate sets for this server on top of the allow-listed ones (e.g. CUDA_VISIBLE_DEVICES for a side). */
   extraEnv?: Readonly<Record<string, string>>

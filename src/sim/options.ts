@@ -4,7 +4,7 @@
  */
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
-import { formatIssues } from '../store/json-file.js'
+import { formatIssues } from '../util/json-file.js'
 import type { SimProfile } from './profiles.js'
 
 export const FAULT_KINDS = [

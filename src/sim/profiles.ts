@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
-import { formatIssues } from '../store/json-file.js'
+import { formatIssues } from '../util/json-file.js'
 
 export interface SimProfile {
   name: string

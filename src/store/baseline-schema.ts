@@ -1,6 +1,6 @@
-/** zod schema of the `servegate.baseline/v1` file; the Baseline type in src/gate/types.ts is the source of truth. */
+/** zod schema of the `servegate.baseline/v1` file; the Baseline type in src/records/baseline.ts is the source of truth. */
 import { z } from 'zod'
-import { BASELINE_SCHEMA, type Baseline } from '../gate/types.js'
+import { BASELINE_SCHEMA, type Baseline } from '../records/baseline.js'
 import { envRecordSchema, fingerprintSchema, resultTargetSchema } from './result-schema.js'
 
 // 0 is allowed: the bar is then the measured noise alone.

@@ -8,10 +8,8 @@ import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { UsageError, describeError } from '../errors.js'
-import type { FoundRecord } from '../gate/aggregate.js'
-import { RECORD_OUTCOMES, RECORD_SCHEMA, type VerdictRecord } from '../gate/record.js'
-import type { RowStatus } from '../gate/types.js'
-import { formatIssues, readJsonFile } from './json-file.js'
+import { RECORD_OUTCOMES, RECORD_SCHEMA, type FoundRecord, type RowStatus, type VerdictRecord } from '../records/verdict-record.js'
+import { formatIssues, readJsonFile } from '../util/json-file.js'
 
 /** The record written beside a result file: `servegate-result.json` → `servegate-result.record.json`. */
 export function recordPathFor(resultPath: string): string {

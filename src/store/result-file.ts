@@ -2,7 +2,7 @@
 import { UsageError } from '../errors.js'
 import { RESULT_SCHEMA, type ResultFile } from '../types.js'
 import { writeJsonAtomic } from './atomic-write.js'
-import { formatIssues, readJsonFile } from './json-file.js'
+import { formatIssues, readJsonFile } from '../util/json-file.js'
 import { resultFileSchema } from './result-schema.js'
 
 /** Validate parsed JSON from `source` as a result file; every problem is listed in one UsageError. */

@@ -21,7 +21,7 @@
  * own list still redacts them.
  */
 
-import { escapeMarkdown } from '../report/escape.js'
+import { escapeMarkdown } from './markdown-escape.js'
 
 export const REDACTED = '***'
 

@@ -15,7 +15,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { allowedByDefault } from '../../src/serve/child-env.js'
+import { allowedByDefault } from '../../src/config/child-env.js'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { DIST, ROOT, TINY_GATE_CONFIG, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
 

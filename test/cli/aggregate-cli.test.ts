@@ -9,7 +9,7 @@ import { UsageError } from '../../src/errors.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { buildVerdictRecord } from '../../src/gate/record.js'
 import type { Baseline, Verdict } from '../../src/gate/types.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { pipeDay } from '../gate/fixtures.js'
 
 let base: Baseline | null = null

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfigFile, parseConfigText } from '../../src/config/load.js'
-import { UsageError } from '../../src/errors.js'
 import { usageErrorOf } from '../fixtures/errors.js'
 
 const EXAMPLE = `

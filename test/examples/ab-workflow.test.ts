@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { parseOutputs } from '../action/dist-harness.js'
 import { type Contexts, evaluateIf } from './gh-expr.js'
-import { runnerGroup, runnerLabels, volumeMounts, type RunsOn } from './runner.js'
+import { runnerGroup, runnerLabels, type RunsOn } from './runner.js'
 
 // The A/B example users copy for pull requests that change the engine: its guards are evaluated
 // against sample events, and its script that reads both serve commands is run in a real checkout.

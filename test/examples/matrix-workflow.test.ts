@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { parseExpect } from '../../src/gate/aggregate.js'
 import { type Contexts, evaluateIf, interpolate } from './gh-expr.js'
-import { runnerGroup, runnerLabels, volumeMounts, type RunsOn } from './runner.js'
+import { runnerGroup, runnerLabels, type RunsOn } from './runner.js'
 
 // The matrix example users copy: each configuration's job uploads its verdict record, and the
 // final job downloads them by pattern and gives the pull request one verdict. Parsed and checked

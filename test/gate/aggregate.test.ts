@@ -5,7 +5,7 @@ import { DEFAULT_FAIL_ON, FAIL_ON_VERDICTS, VERDICT_PRECEDENCE, worstVerdict } f
 import { buildVerdictRecord, type RecordOutcome, type VerdictRecord } from '../../src/gate/record.js'
 import type { Baseline, Verdict, VerdictKind } from '../../src/gate/types.js'
 import { UsageError } from '../../src/errors.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { pipeDay } from './fixtures.js'
 
 // Verdicts the gate really gives: five refreshes through the summarizer, candidates as sweeps build them.

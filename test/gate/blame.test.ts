@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import type { Baseline, Verdict } from '../../src/gate/types.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { pipeDay, pipelineResult } from './fixtures.js'
 
 /** Five refreshes built through the summarizer (C = 1, 4, 16; 3 repeats). */

@@ -5,7 +5,7 @@ import { applyBracket, bracketPlacement } from '../../src/gate/bracket.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import type { ResultFile } from '../../src/types.js'
 import { pipelineResult, wiggle } from './fixtures.js'
 

@@ -7,7 +7,7 @@ import { compareToBaseline } from '../../src/gate/compare.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
 import { optionsFromGateSettings } from '../../src/gate/settings.js'
 import type { Baseline, GateOptions, VerdictKind } from '../../src/gate/types.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { parseResult } from '../../src/store/result-file.js'
 import type { ResultFile, RunResult } from '../../src/types.js'
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { extractFigures } from '../../src/gate/extract.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import type { ResultFile } from '../../src/types.js'
 import { dayResult, makeResult } from './fixtures.js'
 

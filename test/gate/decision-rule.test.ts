@@ -12,7 +12,7 @@ import { DEFAULT_GATE_OPTIONS } from '../../src/gate/options.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
 import { clippedSd, median, tQuantile, varMedianFactor } from '../../src/gate/stats.js'
 import type { Baseline, MetricKind } from '../../src/gate/types.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import type { ResultFile } from '../../src/types.js'
 import { dayResult, makeResult, pipeDay } from './fixtures.js'
 

@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import { startSim, type SimOptions } from '../../src/sim/index.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
-import { appendRefresh, writeBaseline } from '../../src/store/baseline.js'
+import { writeBaseline } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import type { Baseline } from '../../src/gate/types.js'
 
 const root = join(import.meta.dirname, '..', '..')

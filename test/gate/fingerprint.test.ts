@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { NOT_RECORDED, diffFingerprint, fingerprintOf, resultFingerprint, tokensPerChunkChanges, versionLine } from '../../src/gate/fingerprint.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { parseResult } from '../../src/store/result-file.js'
 import { dayResult, pipeDay } from './fixtures.js'
 

@@ -5,7 +5,7 @@ import { blameEnvChanges, diffEnv } from '../../src/gate/env-diff.js'
 import { resultFingerprint } from '../../src/gate/fingerprint.js'
 import { describeHostChanges, hostChanges, maxClocks } from '../../src/gate/host-change.js'
 import { hostNotice } from '../../src/github/host-notice.js'
-import { appendRefresh, baselineFromResult, refreshFromResult } from '../../src/store/baseline.js'
+import { baselineFromResult, refreshFromResult } from '../../src/gate/refresh.js'
 import type { EnvRecord } from '../../src/types.js'
 import { env, result } from '../action/fixtures.js'
 

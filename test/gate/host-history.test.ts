@@ -9,7 +9,7 @@ import { compareToBaseline } from '../../src/gate/compare.js'
 import { refreshesOnHost } from '../../src/gate/host-history.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { appendRefresh, refreshFromResult } from '../../src/store/baseline.js'
+import { appendRefresh, refreshFromResult } from '../../src/gate/refresh.js'
 import type { EnvRecord, ResultFile } from '../../src/types.js'
 import { pipeDay } from './fixtures.js'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { mergeResults } from '../../src/gate/merge.js'
-import { appendRefresh, baselineFromResult } from '../../src/store/baseline.js'
+import { appendRefresh, baselineFromResult } from '../../src/gate/refresh.js'
 import { makeResult, pipeDay } from './fixtures.js'
 
 describe('mergeResults', () => {

@@ -12,7 +12,7 @@ import { COMMENT_LIMIT_CHARS } from '../../src/github/trim.js'
 import { renderMermaidCurve } from '../../src/report/mermaid.js'
 import { atTargetForResult } from '../../src/analysis/at-target.js'
 import { fingerprintOf } from '../../src/gate/fingerprint.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import type { ResultFile } from '../../src/types.js'
 import { pipelineResult } from '../gate/fixtures.js'
 

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { baselineHistory } from '../../src/analysis/history.js'
+import { baselineHistory } from '../../src/gate/history.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { UsageError } from '../../src/errors.js'
 import type { Baseline } from '../../src/gate/types.js'
@@ -12,7 +12,8 @@ import { realStages } from '../../src/github/real-deps.js'
 import { commitMessage, refreshBaseline } from '../../src/github/refresh.js'
 import { checkRefreshCommit, commitBaseline, execGit, type GitRunner } from '../../src/github/refresh-commit.js'
 import { renderHistoryTrendText } from '../../src/report/history-format.js'
-import { appendRefresh, readBaseline, writeBaseline } from '../../src/store/baseline.js'
+import { readBaseline, writeBaseline } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { pipeDay } from '../gate/fixtures.js'
 
 /** The branch never moves in these tests: a replay would be a bug. */

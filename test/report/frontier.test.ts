@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { buildFrontier, markFront, type FrontierPoint } from '../../src/report/frontier.js'
 import { renderFrontierMermaid } from '../../src/report/frontier-mermaid.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { pipelineResult } from '../gate/fixtures.js'
 
 // Built the way a sweep builds results: request records → summarizeRun → assessValidity.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { renderVerdictText } from '../../src/report/verdict-text.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { appendRefresh } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { pipeDay } from '../gate/fixtures.js'
 import { BLIND, UNDECIDED, REGRESSION } from '../gate/verdict-fixture.js'
 

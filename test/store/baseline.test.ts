@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors.js'
-import { appendRefresh, baselineFromResult, parseBaseline, profileOf, readBaseline, writeBaseline } from '../../src/store/baseline.js'
+import { parseBaseline, readBaseline, writeBaseline } from '../../src/store/baseline.js'
+import { appendRefresh, baselineFromResult, profileOf } from '../../src/gate/refresh.js'
 import { dayResult, makeResult } from '../gate/fixtures.js'
 
 let dir: string

@@ -7,7 +7,7 @@ import { parseResult, readResultFile, writeResultFile } from '../../src/store/re
 import { dayResult } from '../gate/fixtures.js'
 import { usageErrorOf } from '../fixtures/errors.js'
 import { runCli } from '../sweep/cli-child.js'
-import { listProblems } from '../../src/store/json-file.js'
+import { listProblems } from '../../src/util/json-file.js'
 
 let dir: string
 beforeEach(async () => {

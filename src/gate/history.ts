@@ -17,11 +17,11 @@
  * on their own side of the midpoint between the two sides' means, so a shift is never pinned on a
  * refresh before it happened.
  */
-import { diffEnv } from '../gate/env-diff.js'
-import { KIND_INFO, humanLabel, parseMetricKey } from '../gate/metric-keys.js'
-import { DEFAULT_GATE_OPTIONS, toleranceFor } from '../gate/options.js'
-import { median } from '../gate/stats.js'
-import type { Baseline, EnvChange, GateOptions, MetricKind } from '../gate/types.js'
+import { diffEnv } from './env-diff.js'
+import { KIND_INFO, humanLabel, parseMetricKey } from './metric-keys.js'
+import { DEFAULT_GATE_OPTIONS, toleranceFor } from './options.js'
+import { median } from './stats.js'
+import type { Baseline, EnvChange, GateOptions, MetricKind } from './types.js'
 
 /** Noise multiplier of a change point: a shift must pass K · σ_split (and the tolerance). */
 export const CHANGE_K = 3

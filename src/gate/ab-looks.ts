@@ -14,11 +14,11 @@
  * tolerance (screenMdc), so a regression of that size almost never stops
  * the job early.
  */
-import { fingerprintOf } from '../gate/fingerprint.js'
-import { resolveGateOptions } from '../gate/options.js'
-import type { GateOptions, Verdict } from '../gate/types.js'
+import { fingerprintOf } from './fingerprint.js'
+import { resolveGateOptions } from './options.js'
+import type { GateOptions, Verdict } from './types.js'
 import type { ResultFile } from '../types.js'
-import { compareAB } from './verdict.js'
+import { compareAB } from './ab-verdict.js'
 
 /**
  * The most rounds the Action's A/B runs unless told otherwise (its input max-rounds): what the

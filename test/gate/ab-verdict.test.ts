@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { compareAB, invalidSlotLines } from '../../src/ab/verdict.js'
+import { compareAB, invalidSlotLines } from '../../src/gate/ab-verdict.js'
 import type { ResultFile } from '../../src/types.js'
-import { pipelineResult, wiggle } from '../gate/fixtures.js'
+import { pipelineResult, wiggle } from './fixtures.js'
 
 // Slot r of a side is its repeat r (1-based, as servegate ab writes them).
 const side = (factor: number, run?: Parameters<typeof pipelineResult>[0]['run']): ResultFile => {

@@ -2,11 +2,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { baselineHistory, changePoints, sparkline } from '../../src/analysis/history.js'
+import { baselineHistory, changePoints, sparkline } from '../../src/gate/history.js'
 import { renderHistoryMarkdown, renderHistoryText, renderHistoryTrendMarkdown } from '../../src/report/history-format.js'
-import { appendRefresh, writeBaseline } from '../../src/store/baseline.js'
+import { writeBaseline } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { pipeDay } from '../gate/fixtures.js'
+import { pipeDay } from './fixtures.js'
 import { runCli } from '../sweep/cli-child.js'
 
 const VLLM = 'vllm serve org/model --port 8000'
@@ -108,7 +109,7 @@ describe('servegate history: the baseline read as a trend', () => {
     const lines = renderHistoryText(baselineHistory(history(6))).split('\n')
     const header = lines.find((l) => l.startsWith('refresh  at'))!
     const ends = (l: string): number[] => [...l.matchAll(/ \| /g)].map((m) => m.index)
-    for (const row of lines.filter((l) => /^ {6}\d  /.test(l))) expect(ends(row)).toEqual(ends(header))
+    for (const row of lines.filter((l) => /^ {6}\d {2}/.test(l))) expect(ends(row)).toEqual(ends(header))
   })
 
   describe('the compact trend for a tracking issue (renderHistoryTrendMarkdown)', () => {

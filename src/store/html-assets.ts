@@ -9,12 +9,10 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 
-export interface ChartScripts {
-  /** Chart.js UMD (defines window.Chart). */
+/** The report's ChartScripts (report/html.ts), spelled out: the store does not import the report. */
+interface ChartScripts {
   chartJs: string
-  /** chartjs-chart-error-bars UMD (registers its controllers on window.Chart). */
   errorBars: string
-  /** `chart.js 4.6.1 (MIT) · chartjs-chart-error-bars 4.4.5 (MIT)`: named in the page. */
   notice: string
 }
 

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resolveConfig } from '../../src/config/resolve.js'
-import type { History } from '../../src/analysis/history.js'
+import type { History } from '../../src/gate/history.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { renderHistoryTrendMarkdown } from '../../src/report/history-format.js'
-import { appendRefresh, writeBaseline } from '../../src/store/baseline.js'
+import { writeBaseline } from '../../src/store/baseline.js'
+import { appendRefresh } from '../../src/gate/refresh.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
@@ -131,7 +132,7 @@ describe('servegate history on a baseline of eight measured refreshes, the sixth
       expect(l).toMatch(/\(worse\); serve command servegate sim --port \{port\} --ttft-ms 20 --itl-ms 80 --seed 5 → servegate sim --port \{port\} --ttft-ms 20 --itl-ms 80 --seed 5 --slowdown 1\.10$/)
     }
     // The table marks refresh 6's row and no other, and shows the serve command change under it.
-    const rows = lines.filter((l) => /^ {6}\d  \d{4}-/.test(l))
+    const rows = lines.filter((l) => /^ {6}\d {2}\d{4}-/.test(l))
     expect(rows).toHaveLength(8)
     expect(rows.map((l, i) => (l.includes('◆') ? i + 1 : null)).filter((i) => i !== null)).toEqual([6])
     expect(lines[lines.indexOf(rows[5]!) + 1]).toMatch(/^ {9}env: serve command .* → .*--slowdown 1\.10$/)

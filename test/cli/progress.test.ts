@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { createProgress, formatDuration } from '../../src/report/progress.js'
+import { createProgress, formatDuration } from '../../src/cli/progress.js'
 
 function capture(): { stream: PassThrough; text: () => string } {
   const stream = new PassThrough()

@@ -1,13 +1,13 @@
 /** The A/B verdict of `servegate ab` (pure): the baseline gate's rows and blame, each metric decided from paired slots. */
 import type { ResultFile, RunResult } from '../types.js'
-import { compareToBaseline } from '../gate/compare.js'
-import { extractFigures } from '../gate/extract.js'
-import { resolveGateOptions } from '../gate/options.js'
-import { decidePaired, pairUp } from '../gate/paired.js'
-import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from '../gate/types.js'
-import { baselineFromResult, profileOf, refreshFromResult } from '../store/baseline.js'
-import { CODE_BLAME } from '../gate/invariants.js'
-import { slotOf, startsByRound, type Side } from './schedule.js'
+import { compareToBaseline } from './compare.js'
+import { extractFigures } from './extract.js'
+import { resolveGateOptions } from './options.js'
+import { decidePaired, pairUp } from './paired.js'
+import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from './types.js'
+import { baselineFromResult, profileOf, refreshFromResult } from './refresh.js'
+import { CODE_BLAME } from './invariants.js'
+import { slotOf, startsByRound, type AbSchedule, type Side } from '../plan/ab-schedule.js'
 
 /**
  * The A/B verdict for two results of the same sweep whose repeat r was measured in slot
@@ -122,3 +122,14 @@ function failedText(r: RunResult): string | null {
   return `${r.failed} request${r.failed === 1 ? '' : 's'} failed${kinds.length > 0 ? ` (${kinds.join(', ')})` : ''}`
 }
 
+/** What one A/B job decided, with both sides' results and how it held the host. */
+export interface AbOutcome {
+  verdict: Verdict
+  a: ResultFile
+  b: ResultFile
+  paths: { a: string; b: string }
+  /** The slot order, e.g. ['A', 'B', 'B', 'A']. */
+  order: Side[]
+  /** How the job held the host: the mode and why, the engine starts, the GPU-minutes. */
+  schedule: AbSchedule
+}

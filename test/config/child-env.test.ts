@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfigText } from '../../src/config/load.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { UsageError } from '../../src/errors.js'
-import { allowedByDefault, childEnv, CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/serve/child-env.js'
+import { allowedByDefault, childEnv, CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/config/child-env.js'
 import { startServer } from '../../src/serve/index.js'
 
 const PARENT = {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { firstRounds, lookAt, lookRounds, maxRoundsProblem, stopsEarly } from '../../src/ab/looks.js'
-import { compareAB } from '../../src/ab/verdict.js'
+import { firstRounds, lookAt, lookRounds, maxRoundsProblem, stopsEarly } from '../../src/gate/ab-looks.js'
+import { compareAB } from '../../src/gate/ab-verdict.js'
 import type { ResultFile } from '../../src/types.js'
-import { pipelineResult, wiggle } from '../gate/fixtures.js'
+import { pipelineResult, wiggle } from './fixtures.js'
 
 // One side of an A/B job of `rounds` rounds, built by the pipeline's summarizer: slot r is repeat r
 // (1-based, as servegate ab writes them), p95 ITL 10 / 20 / 80 ms × `factor`, a little run noise.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { gpuMinutes, gpusHeld, modeWhy, parseGpuList, plannedStarts, residentProblem, roundsProblem, scheduleLines, slotOf, slotOrder } from '../../src/ab/schedule.js'
+import { gpuMinutes, gpusHeld, modeWhy, parseGpuList, plannedStarts, residentProblem, roundsProblem, scheduleLines, slotOf, slotOrder } from '../../src/plan/ab-schedule.js'
 
 describe('the A/B schedule', () => {
   it('starts a side once per run of adjacent slots when exclusive, once for all its slots when resident', () => {

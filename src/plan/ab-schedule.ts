@@ -129,7 +129,7 @@ export interface AbSchedule {
   /** wall_minutes × gpus; the wall minutes when no GPU was seen. */
   gpu_minutes: number
   /**
-   * Rounds measured, and the most the job could run (src/ab/looks.ts): fewer than max_rounds when
+   * Rounds measured, and the most the job could run (src/gate/ab-looks.ts): fewer than max_rounds when
    * an early look passed every gated row. Absent in older schedules (rounds = order / 2).
    */
   rounds?: number

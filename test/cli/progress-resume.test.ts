@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { createProgress } from '../../src/report/progress.js'
+import { createProgress } from '../../src/cli/progress.js'
 
 describe('progress of a resumed sweep', () => {
   it('counts the runs already measured and estimates time left from this session only', () => {

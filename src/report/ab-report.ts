@@ -1,10 +1,10 @@
 /** The A/B verdict as markdown and text: the gate's verdict, then how it was measured and the two environments side by side. Pure. */
 import type { EnvRecord } from '../types.js'
-import { escapeMarkdown } from '../report/escape.js'
-import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
-import { renderVerdictText } from '../report/verdict-text.js'
-import type { AbOutcome } from './run-ab.js'
-import { scheduleLines } from './schedule.js'
+import { escapeMarkdown } from '../util/markdown-escape.js'
+import { renderVerdictMarkdown } from './verdict-markdown.js'
+import { renderVerdictText } from './verdict-text.js'
+import type { AbOutcome } from '../gate/ab-verdict.js'
+import { scheduleLines } from '../plan/ab-schedule.js'
 
 const ENV_FIELDS: Array<[string, (e: EnvRecord) => string]> = [
   ['Engine', (e) => `${e.engine.name} ${e.engine.version}`],
