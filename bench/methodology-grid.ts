@@ -1,5 +1,5 @@
 /**
- * Does a full methodology sweep come out publishable? Runs METHODOLOGY.txt's
+ * Does a full methodology sweep come out publishable? Runs docs/methodology.md's
  * grid — 4,096 in / 512 out, C = 1, 4, 16, 64, 128, 256, 12 prompts per
  * slot, 3 repeats — against the built-in simulator's default profile (in a
  * child process, so its step loop never competes with the client's event
@@ -206,7 +206,7 @@ async function main(): Promise<void> {
     `- Command: \`npx tsx bench/methodology-grid.ts${benchArgs.length > 0 ? ` ${benchArgs.join(' ')}` : ''}\`, which runs`,
     `  \`${sim.command}\` in a child process and the equivalent of`,
     `  \`${runCommand}\` in its own process.`,
-    `- Grid: ${grid.inputLen} in / ${grid.outputLen} out, C = ${grid.concurrency.split(',').join(', ')}, 12 prompts per slot (C × 12 measured requests), one warmup wave per point, ${grid.repeats} repeats${isMethodologyGrid ? ' — the grid of METHODOLOGY.txt' : ' (a reduced grid, not the methodology\'s)'}.`,
+    `- Grid: ${grid.inputLen} in / ${grid.outputLen} out, C = ${grid.concurrency.split(',').join(', ')}, 12 prompts per slot (C × 12 measured requests), one warmup wave per point, ${grid.repeats} repeats${isMethodologyGrid ? ' — the full grid of docs/methodology.md' : ' (a reduced grid, not the methodology\'s)'}.`,
     `- Time scale ${TIME_SCALE}: the simulator runs its model ${TIME_SCALE === 1 ? 'in real time' : `${1 / TIME_SCALE}× as fast as real time`}, so every latency below is the profile's model time × ${TIME_SCALE} and every throughput is ÷ ${TIME_SCALE}.` +
       ` The target is scaled alike: \`${TARGET}\` of wall time${TARGET === `tpot:p95:${50 * TIME_SCALE}` ? ' = p95 TPOT ≤ 50 ms of model time, the methodology\'s target' : ''}.`,
     `- Host: ${result.env.host.cpus} CPUs (${result.env.host.platform}), Node ${result.env.harness.node_version}, load average (1 / 5 / 15 min) ${fmtLoad(load0)} before the sweep started — other work on the machine, the bench had not started — and ${fmtLoad(load1)} at its end, which includes the bench's own client and simulator.`,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's picture of the HTML report: two sweeps of the built-in batching
+# The picture of the HTML report in docs/run.md: two sweeps of the built-in batching
 # simulator (its default profile: latency grows with the batch as on a GPU),
 # the second 15 % slower, then `servegate report --html` of the second with the
 # first as its baseline, photographed in headless Chromium. A few minutes; no GPU.

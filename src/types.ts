@@ -1,7 +1,7 @@
 /**
  * Types shared by every stage. Internal values are camelCase with units in the
  * name; the result file's shapes (ResultFile and below) are snake_case because
- * they are the public `servegate.result/v1` contract (see ARCHITECTURE.md).
+ * they are the public `servegate.result/v1` contract (docs/result-file.md).
  */
 
 export type Api = 'completions' | 'chat'

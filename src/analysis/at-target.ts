@@ -1,5 +1,5 @@
 /**
- * Throughput at the interactivity target (ARCHITECTURE.md "Definitions"):
+ * Throughput at the interactivity target (docs/methodology.md, "Definitions"):
  * the output tok/s the concurrency curve reaches while the target metric
  * (default p95 TPOT) stays at or under the threshold.
  *

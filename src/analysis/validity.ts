@@ -1,6 +1,6 @@
 /**
- * Validity of one run: the ways METHODOLOGY.txt says a serving benchmark
- * produces a confident, wrong number, each checked from the run's own
+ * Validity of one run: the known ways a serving benchmark produces a
+ * confident, wrong number (docs/validity.md), each checked from the run's own
  * figures. Rules live in validity-rules.ts, thresholds (named and explained)
  * in validity-thresholds.ts.
  */

@@ -6,7 +6,7 @@ import { describeError, UsageError } from '../errors.js'
 import { listProblems } from '../util/json-file.js'
 import { configFileSchema, type ConfigFile } from './schema.js'
 
-const HINT = 'Unknown keys are errors; see "Config file" in the README (ARCHITECTURE.md) for every key and its type.'
+const HINT = 'Unknown keys are errors; docs/config.md lists every key and its type.'
 
 /** Read, parse and validate the config file at `path`; throws UsageError naming every bad field. */
 export async function loadConfigFile(path: string): Promise<ConfigFile> {

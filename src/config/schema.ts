@@ -1,6 +1,6 @@
 /**
- * The config file's shape (YAML or JSON, snake_case keys; see ARCHITECTURE.md
- * "Config file"). Every object is strict: an unknown key is an error, because a
+ * The config file's shape (YAML or JSON, snake_case keys; every key and its
+ * type: docs/config.md). Every object is strict: an unknown key is an error, because a
  * misspelt `prompts_per_concurency` silently ignored would change the benchmark.
  */
 import { z } from 'zod'

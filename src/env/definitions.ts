@@ -2,7 +2,7 @@
  * The definitions every result is measured under, recorded in `env.definitions`
  * so a reader never has to guess where a clock started (METHODOLOGY: "Forgetting
  * where the clock starts"). They follow `vllm bench serve` so numbers compare;
- * the README's "Where servegate differs from `vllm bench serve`" lists the exceptions.
+ * docs/methodology.md, "Where servegate differs from `vllm bench serve`", lists the exceptions.
  */
 export const DEFINITIONS: Readonly<Record<string, string>> = {
   clock: 'client-side monotonic clock (process.hrtime.bigint) on the load-generating host; includes network, proxies and server tokenization',

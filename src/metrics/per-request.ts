@@ -1,5 +1,5 @@
 /**
- * The per-request figures every summary is built from (ARCHITECTURE.md
+ * The per-request figures every summary is built from (docs/methodology.md,
  * "Definitions", matching `vllm bench serve`). Times in ms, client clock.
  */
 import type { RequestRecord } from '../types.js'

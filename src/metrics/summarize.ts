@@ -1,5 +1,5 @@
 /**
- * One run's records → the result file's RunResult (ARCHITECTURE.md
+ * One run's records → the result file's RunResult (docs/methodology.md,
  * "Definitions", matching `vllm bench serve`):
  * - latencies (TTFT, per-chunk ITL, per-token ITL, TPOT, E2EL) from completed
  *   requests only, through LatencyHistogram (numpy-linear percentiles);

@@ -1,7 +1,8 @@
 /**
  * The ordered run plan: shape → concurrency → repeat. Each point carries its
  * own recorded seed so one repeat's prompts never hit the prefix cache filled
- * by another (METHODOLOGY: "Reporting one run"; ARCHITECTURE: prefix_cache_contaminated).
+ * by another (METHODOLOGY: "Fresh prompts for every run"; docs/validity.md:
+ * prefix_cache_contaminated).
  */
 import { autoOpenLoopWarmupRequests, autoWarmupRequests } from '../config/defaults.js'
 import { concurrencyFor } from '../config/placement.js'

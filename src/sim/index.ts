@@ -1,4 +1,4 @@
-/** The simulated engine's public API (see ARCHITECTURE.md, "The simulated engine"). */
+/** The simulated engine's public API (what it simulates: docs/simulator.md). */
 export { startSim, type SimHandle } from './server.js'
 export {
   DEFAULT_SIM_OPTIONS, FAULT_KINDS, TAIL_FAULT_KINDS, resolveSimOptions,

@@ -28,7 +28,7 @@ sweeps:
 const errorOf = usageErrorOf
 
 describe('parseConfigText', () => {
-  it('accepts the ARCHITECTURE.md example and keeps every value', () => {
+  it('accepts the example of docs/config.md and keeps every value', () => {
     const cfg = parseConfigText(EXAMPLE, 'servegate.yaml')
     expect(cfg.server).toEqual({ base_url: 'http://127.0.0.1:8000', model: 'zai-org/GLM-5.3-Flash', api: 'completions', api_key_env: 'OPENAI_API_KEY' })
     expect(cfg.target).toEqual({ metric: 'tpot', percentile: 95, threshold_ms: 50 })
@@ -51,6 +51,7 @@ describe('parseConfigText', () => {
       'my.yaml is not a valid servegate config:\n  server.baseUrl: unknown key (allowed here: base_url, model, api, api_key_env, command, ready_timeout, stop_timeout, stop_command, request_timeout, gpus, env); did you mean "base_url"?',
     )
     expect(err.hint).toMatch(/Unknown keys are errors/)
+    expect(err.hint).toContain('docs/config.md')
   })
 
   it('finds unknown keys inside a named sweep', () => {

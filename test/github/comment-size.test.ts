@@ -60,7 +60,7 @@ describe('the PR comment of the full methodology grid', () => {
     expect(result.points).toHaveLength(12)
     expect(result.points.every((p) => p.runs.length === 3)).toBe(true)
     expect(comment.length).toBeLessThanOrEqual(COMMENT_LIMIT_CHARS)
-    // Measured: printed so the README's figure can be checked.
+    // Measured: printed so the figure in docs/action.md can be checked.
     console.log(`PR comment of the full grid (6 concurrencies × 3 repeats × 2 shapes): ${comment.length} characters of GitHub's 65,536`)
     expect(comment).toContain('#### Frontier: throughput per GPU vs interactivity')
     const frontierCharts = comment.split('```mermaid').slice(1).filter((b) => b.includes('by concurrency"'))

@@ -135,7 +135,7 @@ describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
       expect(await page.locator('body').innerText()).toContain(`vllm serve ${hostile}`)
       expect(problems).toEqual([])
 
-      // The screenshot (README): the page without the hostile strings, from the shape's heading to its latency charts.
+      // The screenshot (docs/run.md): the page without the hostile strings, from the shape's heading to its latency charts.
       await page.goto(pathToFileURL(join(dir, 'clean.html')).href)
       await page.waitForFunction(() => (window as unknown as { __servegate?: { ready: boolean } }).__servegate?.ready === true, null, { timeout: 20_000 })
       const top = (await page.locator('section[data-shape] h2').first().boundingBox())!
