@@ -20,7 +20,7 @@
 import { diffEnv } from '../gate/env-diff.js'
 import { KIND_INFO, humanLabel, parseMetricKey } from '../gate/metric-keys.js'
 import { DEFAULT_GATE_OPTIONS, toleranceFor } from '../gate/options.js'
-import { median } from '../gate/stats.js'
+import { median } from '../util/median.js'
 import type { Baseline, EnvChange, GateOptions, MetricKind } from '../gate/types.js'
 
 /** Noise multiplier of a change point: a shift must pass K · σ_split (and the tolerance). */

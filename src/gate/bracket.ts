@@ -13,7 +13,7 @@ import type { BracketPlacement, ShapePlacement } from '../config/placement.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { AtTargetRun, ResultFile, ResultTarget } from '../types.js'
 import { metricKey, pointLabel, shapeLabel } from './metric-keys.js'
-import { median } from './stats.js'
+import { median } from '../util/median.js'
 import type { Baseline, MetricKind } from './types.js'
 import type { Problem } from './invariants.js'
 

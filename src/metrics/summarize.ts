@@ -10,7 +10,7 @@
  * - validity starts valid; analysis/validity.ts judges it once server-side,
  *   GPU and re-tokenised figures are filled in by the caller.
  */
-import { median } from 'simple-statistics'
+import { median } from '../util/median.js'
 import type { ClientStats, GoodputSlo, RawRun, RunResult, TokenCounts } from '../types.js'
 import { fromSchedule, summarizeArrivals } from './arrivals.js'
 import { goodputOf } from './goodput.js'
