@@ -1,11 +1,11 @@
 /**
  * Small non-streaming calls to an OpenAI-compatible server that other stages
- * need (model list, version, Prometheus metrics, tokenizer), and the one rule
- * for turning a user's `--base-url` into the server root.
+ * need (model list, version, Prometheus metrics, tokenizer).
  */
 import { request, type Dispatcher } from 'undici'
 import { describeError, UsageError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
+import { normalizeBaseUrl } from './base-url.js'
 import { MAX_EXCERPT_CHARS, oneLine } from './one-line.js'
 import { sizeLabel } from './sse-parser.js'
 
@@ -65,23 +65,6 @@ function discard(res: Dispatcher.ResponseData): void {
 
 /** Bytes of an error answer read for its message. */
 const MAX_ERROR_BODY_BYTES = 4096
-
-/** The server root (no trailing slash, no trailing `/v1`), e.g. `http://host:8000` or `http://host/llm`. */
-export function normalizeBaseUrl(input: string): { root: string } {
-  const bad = (): UsageError =>
-    new UsageError(`--base-url "${input}": expected an http(s) URL such as http://127.0.0.1:8000`)
-  let u: URL
-  try {
-    u = new URL(input.trim())
-  } catch {
-    throw bad()
-  }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw bad()
-  let path = u.pathname.replace(/\/+$/, '')
-  if (path.endsWith('/v1')) path = path.slice(0, -3)
-  path = path.replace(/\/+$/, '')
-  return { root: `${u.protocol}//${u.host}${path}` }
-}
 
 export interface FetchOptions {
   method?: 'GET' | 'POST'

@@ -9,7 +9,8 @@
 import type { Dispatcher } from 'undici'
 import { describeError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
-import { fetchJson, HttpStatusError, MAX_TOKENIZE_BODY_BYTES, normalizeBaseUrl } from './endpoints.js'
+import { normalizeBaseUrl } from './base-url.js'
+import { fetchJson, HttpStatusError, MAX_TOKENIZE_BODY_BYTES } from './endpoints.js'
 
 /** A chat message as servegate sends it. */
 export interface ChatMessage {
