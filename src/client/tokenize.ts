@@ -10,7 +10,8 @@ import type { Dispatcher } from 'undici'
 import { describeError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
 import { normalizeBaseUrl } from './base-url.js'
-import { fetchJson, HttpStatusError, MAX_TOKENIZE_BODY_BYTES } from './endpoints.js'
+import { MAX_TOKENIZE_BODY_BYTES } from './endpoints.js'
+import { fetchJson, HttpStatusError } from './http.js'
 
 /** A chat message as servegate sends it. */
 export interface ChatMessage {

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js'
 import { streamRequest } from '../client/stream-request.js'
-import { fetchJson, MAX_MODELS_BODY_BYTES } from '../client/endpoints.js'
+import { fetchModelCards, modelIds } from '../client/endpoints.js'
 import { authHeaders } from '../util/auth.js'
 import { promptTokenIds, TOKEN_ID_MAX, TOKEN_ID_MIN } from '../plan/prompts.js'
 import type { Api, PlannedRequest } from '../types.js'
@@ -46,8 +46,7 @@ export interface ServerInfo {
 export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null, deadlineMs = PREFLIGHT_DEADLINE_MS): Promise<ServerInfo> {
   let models: string[]
   try {
-    const j = (await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey), maxBytes: MAX_MODELS_BODY_BYTES })) as { data?: unknown }
-    models = Array.isArray(j.data) ? j.data.flatMap((m: { id?: unknown }) => (typeof m?.id === 'string' ? [m.id] : [])) : []
+    models = modelIds((await fetchModelCards(root, { apiKey })) ?? [])
   } catch (err) {
     throw new UsageError(
       `Cannot list the models of ${root}: ${err instanceof Error ? err.message : String(err)}`,
