@@ -5,8 +5,9 @@
  */
 import type { Baseline } from '../gate/types.js'
 import { metricKey, pointLabel, shapeLabel } from '../gate/metric-keys.js'
-import type { ResultFile, ResultTarget } from '../types.js'
+import type { ResultFile } from '../types.js'
 import { finiteMedian } from '../util/median.js'
+import { targetText } from '../report/target-text.js'
 
 export interface CurvePoint {
   /** Output tokens per second (median over runs). */
@@ -79,11 +80,6 @@ export function atTargetLines(result: ResultFile, baseline: Baseline | null): st
     }
     return text
   })
-}
-
-/** `p95 TPOT ≤ 50 ms` */
-export function targetText(t: ResultTarget): string {
-  return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`
 }
 
 function fmt(x: number | null): string {

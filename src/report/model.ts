@@ -13,6 +13,7 @@ import { figuresView } from '../analysis/unchecked.js'
 import { fmtInt, fmtMs, fmtPct, fmtRate, plainValidity, summarize, withSpread } from './format.js'
 import { buildServerSideRows } from './server-side.js'
 import { buildSpreadRows } from './spread-rows.js'
+import { targetInteractivityText, targetText } from './target-text.js'
 import { warmupRampLine } from './warmup-line.js'
 import { arrivalsLine, goodputLine, OPEN_LOOP_COLUMNS, rateCell, rateSentence } from './open-loop-lines.js'
 
@@ -61,17 +62,6 @@ export interface ReportModel {
   shapes: ShapeReport[]
   /** Says the sweep was stopped early and which run was dropped; null for a sweep not stopped. */
   interrupted: string | null
-}
-
-/** `p95 TPOT ≤ 50 ms` */
-export function targetText(t: ResultTarget): string {
-  return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`
-}
-
-/** `p95 TPOT ≤ 50 ms ⇔ ≥ 20 tok/s/user`: a TPOT target in interactivity terms (1000 / TPOT); an ITL target as is. */
-export function targetInteractivityText(t: ResultTarget): string {
-  const speed = t.metric === 'tpot' ? interactivity(t.threshold_ms) : null
-  return speed === null ? targetText(t) : `${targetText(t)} ⇔ ≥ ${+speed.toFixed(1)} tok/s/user`
 }
 
 /** `Imported from vllm bench serve (a.json, b.json) …`, or null for a servegate measurement. */
