@@ -4,7 +4,7 @@
  * stale benchmark comments — whichever bot posts it (github-actions[bot] for
  * the workflow token, `<app>[bot]` for a GitHub App's installation token).
  */
-import { apiStatus } from './api-errors.js'
+import { apiStatus, mayHaveLanded } from './api-errors.js'
 
 /** The fields of an issue comment servegate reads. */
 export interface IssueComment {
@@ -106,12 +106,6 @@ export function isRefusal(err: unknown): boolean {
   const e = err as { message?: unknown; response?: { headers?: Record<string, unknown> } }
   const message = typeof e.message === 'string' ? e.message : ''
   return !/rate limit/i.test(message) && e.response?.headers?.['x-ratelimit-remaining'] !== '0'
-}
-
-/** A failure after which a POST may or may not have created the comment: a 5xx or no answer at all. */
-function mayHaveLanded(err: unknown): boolean {
-  const status = apiStatus(err)
-  return status === null || status >= 500
 }
 
 /**
