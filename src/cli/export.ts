@@ -13,10 +13,10 @@ import { writeJsonAtomic } from '../store/atomic-write.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { readResultFile } from '../store/result-file.js'
 
-export const EXPORT_FORMATS = ['vllm', 'inferencex'] as const
+const EXPORT_FORMATS = ['vllm', 'inferencex'] as const
 
 /** The InferenceX rows' file name inside --out-dir. */
-export const INFERENCEX_FILE = 'servegate-inferencex.json'
+const INFERENCEX_FILE = 'servegate-inferencex.json'
 
 export interface ExportIo {
   print(text: string): void

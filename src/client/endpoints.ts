@@ -9,7 +9,7 @@ import { normalizeBaseUrl } from './base-url.js'
 import { discard, fetchJson, readBodyCapped, send } from './http.js'
 
 /** Most bytes read from /v1/models: an engine lists one model, but a gateway may list hundreds with descriptions (~1 MB). */
-export const MAX_MODELS_BODY_BYTES = 8 << 20
+const MAX_MODELS_BODY_BYTES = 8 << 20
 /** Most bytes read from /metrics: vLLM's is ~100 KiB, with per-LoRA or per-engine labels a few MiB. */
 export const MAX_METRICS_BODY_BYTES = 8 << 20
 /** Most bytes read from /tokenize: it lists every token id (~7 bytes each), so a 128k-token text is ~0.9 MB. */

@@ -14,13 +14,13 @@ import { sizeLabel } from './sse-parser.js'
 /** Most bytes read from a JSON endpoint by default (/version and the like: a few hundred bytes). */
 export const MAX_JSON_BODY_BYTES = 1 << 20
 /** Most bytes read from an info endpoint for the environment record (/version, /v1/models): a few KiB in practice. */
-export const MAX_INFO_BODY_BYTES = 1 << 20
+const MAX_INFO_BODY_BYTES = 1 << 20
 
 /** Bytes of an error answer read for its message (the rest is not read), streaming or not. */
 export const MAX_ERROR_BODY_BYTES = 4096
 
 /** An answer larger than servegate reads from that endpoint (a UsageError naming the URL and the cap). */
-export class BodyTooLargeError extends UsageError {
+class BodyTooLargeError extends UsageError {
   constructor(
     readonly url: string,
     readonly maxBytes: number,

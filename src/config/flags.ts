@@ -206,7 +206,7 @@ const GOODPUT_KEYS = { ttft: 'ttft_ms', tpot: 'tpot_ms', e2el: 'e2el_ms' } as co
  * `ttft:2000,tpot:50,e2el:10000` (vLLM's --goodput spelling: KEY:MS pairs, any subset, separated
  * by commas or spaces) → the SLOs in ms; a string describing the problem otherwise.
  */
-export function parseGoodput(raw: string): GoodputSlo | string {
+function parseGoodput(raw: string): GoodputSlo | string {
   const expected = 'expected KEY:MS pairs with KEY ttft, tpot or e2el and MS a number above 0, e.g. ttft:2000,tpot:50'
   const parts = raw.split(/[\s,]+/).filter((p) => p !== '')
   if (parts.length === 0) return expected

@@ -63,7 +63,7 @@ export function referenceFor(inputs: Pick<ActionInputs, 'mode' | 'referenceServe
 }
 
 /** Where an A/B decision writes a.json, b.json, the slot files and report.md: `<out without .json>-ab/`. */
-export function abOutDir(wd: string, out: string): string {
+function abOutDir(wd: string, out: string): string {
   return resolve(wd, out).replace(/\.json$/i, '') + '-ab'
 }
 

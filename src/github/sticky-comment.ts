@@ -49,7 +49,7 @@ function byUs(c: IssueComment, identity: CommentIdentity | null): boolean {
  * or with an unknown identity bot comments, github-actions[bot]'s before other bots', oldest first.
  * Reads every page.
  */
-export async function findStickyComments(
+async function findStickyComments(
   api: CommentsApi,
   issueNumber: number,
   name: string,

@@ -47,7 +47,7 @@ function byUs(i: TrackedIssue, identity: CommentIdentity | null): boolean {
  * The open tracking issue for `key`: an issue (not a pull request) opened by servegate's identity
  * whose description carries the marker; the oldest when there are several. Reads every page.
  */
-export async function findTrackingIssue(api: IssuesApi, key: string, identity: CommentIdentity | null): Promise<TrackedIssue | null> {
+async function findTrackingIssue(api: IssuesApi, key: string, identity: CommentIdentity | null): Promise<TrackedIssue | null> {
   const marker = watchMarker(key)
   let best: TrackedIssue | null = null
   for await (const page of api.listOpenIssues()) {

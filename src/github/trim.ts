@@ -3,7 +3,7 @@
  * important first) and saying so, rather than cutting a table or a chart in half;
  * a verdict table too big on its own loses its least telling rows, never all of them.
  */
-import type { GateRow, Verdict } from '../gate/types.js'
+import type { Verdict } from '../gate/types.js'
 import { STATUS_ORDER } from '../report/verdict-format.js'
 
 /** GitHub rejects a step summary over 1 MiB (bytes); keep a margin for what other steps append. */

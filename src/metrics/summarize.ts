@@ -130,7 +130,7 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
 }
 
 /** The client's self-measurements under the result file's snake_case names. */
-export function clientFigures(c: ClientStats): RunResult['client'] {
+function clientFigures(c: ClientStats): RunResult['client'] {
   return {
     workers: c.workers,
     event_loop_utilization: c.eventLoopUtilization,

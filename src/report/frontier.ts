@@ -56,7 +56,7 @@ export interface Frontier {
   shapes: ShapeFrontier[]
 }
 
-export const X_LABEL = 'interactivity: tok/s/user = 1000 / p95 TPOT (ms)'
+const X_LABEL = 'interactivity: tok/s/user = 1000 / p95 TPOT (ms)'
 
 /** The frontier of `result` and, when given, of `baseline`'s newest refresh, per shape of the result. */
 export function buildFrontier(result: ResultFile, baseline: Baseline | null): Frontier {

@@ -65,7 +65,7 @@ export interface ReportModel {
 }
 
 /** `Imported from vllm bench serve (a.json, b.json) …`, or null for a servegate measurement. */
-export function sourceLine(result: ResultFile): string | null {
+function sourceLine(result: ResultFile): string | null {
   const s = result.source
   if (s === undefined) return null
   return `Imported from ${s.tool} (${s.files.join(', ')}) on ${s.imported_at}: not measured by servegate. The checks its files could not support were not made, so every figure is unverified (checks_not_run).`
@@ -124,7 +124,7 @@ export function buildReportModel(result: ResultFile): ReportModel {
 }
 
 /** `Interrupted (SIGTERM): 1 of 2 runs finished; the run in progress (16 in / 250 out, C=256, repeat 1) was dropped…` */
-export function interruptedLine(result: ResultFile): string | null {
+function interruptedLine(result: ResultFile): string | null {
   const i = result.interrupted
   if (i === undefined) return null
   const cut = i.cut_run === null ? '' : `; the run in progress (${fmtInt(i.cut_run.input_len)} in / ${fmtInt(i.cut_run.output_len)} out, C=${i.cut_run.concurrency}, repeat ${i.cut_run.repeat}) was dropped`

@@ -38,7 +38,7 @@ export async function probeReady(root: string, opts: { apiKey: string | null; ti
 }
 
 /** A refused or timed-out probe in words ("connection refused"), not a stack of codes. */
-export function describeProbeError(err: unknown, timeoutMs: number): string {
+function describeProbeError(err: unknown, timeoutMs: number): string {
   const code = (err as { code?: unknown } | null)?.code
   if (code === 'ECONNREFUSED') return 'connection refused'
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset'

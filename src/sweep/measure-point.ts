@@ -116,7 +116,7 @@ async function retokenize(records: readonly RequestRecord[], ctx: MeasureContext
  * The error of the first request sent when every record failed (`HTTP 400: <message>`, other
  * kinds as `kind: detail`); null when one completed or there were none.
  */
-export function everyRequestFailed(records: readonly RequestRecord[]): string | null {
+function everyRequestFailed(records: readonly RequestRecord[]): string | null {
   let first: RequestRecord | null = null
   for (const r of records) {
     if (r.error === null) return null

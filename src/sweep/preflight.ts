@@ -14,7 +14,7 @@ import { Agent } from 'undici'
 export const PREFLIGHT_DEADLINE_MS = 30_000
 
 /** Prompt length of a completions probe, tokens: under one prefix-cache block of any common engine, so it caches nothing. */
-export const PROBE_PROMPT_TOKENS = 8
+const PROBE_PROMPT_TOKENS = 8
 
 /** Seed of the probe's prompt: fixed, so every sweep probes alike (a sweep's own prompts start with their point's seed). */
 const PROBE_SEED = 0x5e6a7e
@@ -25,7 +25,7 @@ const PROBE_SEED = 0x5e6a7e
  * vocabulary smaller than TOKEN_ID_MAX) then refuses the probe too, instead of failing every
  * request of the sweep while a text probe passed.
  */
-export function probePromptIds(): number[] {
+function probePromptIds(): number[] {
   const ids = promptTokenIds(PROBE_SEED, 0, PROBE_PROMPT_TOKENS)
   ids[ids.length - 1] = TOKEN_ID_MAX
   return ids
