@@ -1,6 +1,7 @@
 /**
  * Small non-streaming calls to an OpenAI-compatible server that other stages
- * need (model list, version, Prometheus metrics, tokenizer).
+ * need: the model list, the version and the Prometheus metrics (the tokenizer
+ * is tokenize.ts's).
  */
 import type { Dispatcher } from 'undici'
 import { describeError, UsageError } from '../errors.js'
@@ -12,8 +13,6 @@ import { discard, fetchJson, readBodyCapped, send } from './http.js'
 const MAX_MODELS_BODY_BYTES = 8 << 20
 /** Most bytes read from /metrics: vLLM's is ~100 KiB, with per-LoRA or per-engine labels a few MiB. */
 export const MAX_METRICS_BODY_BYTES = 8 << 20
-/** Most bytes read from /tokenize: it lists every token id (~7 bytes each), so a 128k-token text is ~0.9 MB. */
-export const MAX_TOKENIZE_BODY_BYTES = 8 << 20
 
 /**
  * The Prometheus text of `{root}/metrics`, or null when absent (404).
@@ -51,28 +50,6 @@ export async function fetchMetricsText(baseUrl: string, apiKey: string | null = 
 export async function scrapeMetrics(baseUrl: string, apiKey: string | null = null, dispatcher?: Dispatcher): Promise<string | null> {
   try {
     return await fetchMetricsText(baseUrl, apiKey, dispatcher)
-  } catch {
-    return null
-  }
-}
-
-/** Token count of `text` by the server's own tokenizer (`POST {root}/tokenize`), or null if unavailable. */
-export async function tokenizeCount(baseUrl: string, model: string, text: string, apiKey: string | null = null, dispatcher?: Dispatcher): Promise<number | null> {
-  const url = `${normalizeBaseUrl(baseUrl).root}/tokenize`
-  try {
-    // add_special_tokens false: count the generated text only, not a BOS token.
-    const j = (await fetchJson(url, {
-      body: { model, prompt: text, add_special_tokens: false },
-      headers: authHeaders(apiKey),
-      maxBytes: MAX_TOKENIZE_BODY_BYTES,
-      ...(dispatcher ? { dispatcher } : {}),
-    })) as {
-      count?: unknown
-      tokens?: unknown
-    }
-    if (typeof j.count === 'number') return j.count
-    if (Array.isArray(j.tokens)) return j.tokens.length
-    return null
   } catch {
     return null
   }

@@ -1,5 +1,6 @@
 import { runPoint } from '../load/run-point.js'
-import { scrapeMetrics, tokenizeCount } from '../client/endpoints.js'
+import { scrapeMetrics } from '../client/endpoints.js'
+import { tokenizeCount } from '../client/tokenize.js'
 import { summarizeRun } from '../metrics/summarize.js'
 import { serverSideFigures } from '../metrics/prometheus.js'
 import { assessValidity } from '../analysis/validity.js'

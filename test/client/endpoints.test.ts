@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { getVersion, listModels, scrapeMetrics, tokenizeCount } from '../../src/client/endpoints.js'
+import { getVersion, listModels, scrapeMetrics } from '../../src/client/endpoints.js'
+import { tokenizeCount } from '../../src/client/tokenize.js'
 import { fetchJson } from '../../src/client/http.js'
 import { UsageError } from '../../src/errors.js'
 import { startFakeServer, type FakeServer } from './fake-server.js'
