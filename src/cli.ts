@@ -17,7 +17,7 @@ import { registerAggregateCommand } from './cli/aggregate.js'
 import { readResultFile } from './store/result-file.js'
 
 /** Build the `servegate` command tree. */
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command()
   program
     .name('servegate')

@@ -2,7 +2,8 @@
  * Spread of one figure across repeats (METHODOLOGY: run each point three
  * times and report the spread).
  */
-import { max, mean, median, min, sampleStandardDeviation } from 'simple-statistics'
+import { max, mean, min, sampleStandardDeviation } from 'simple-statistics'
+import { median } from '../util/median.js'
 
 export interface Spread {
   n: number

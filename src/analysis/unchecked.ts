@@ -10,7 +10,7 @@ import type { PointResult, RunResult, ValidityIssue } from '../types.js'
 export const CHECKS_NOT_RUN = 'checks_not_run'
 
 /** Whether the run's only validity issue is that checks could not be made (an imported run no check faulted). */
-export function uncheckedOnly(run: Pick<RunResult, 'validity'>): boolean {
+function uncheckedOnly(run: Pick<RunResult, 'validity'>): boolean {
   const issues = run.validity.issues
   return issues.length > 0 && issues.every((i) => i.code === CHECKS_NOT_RUN)
 }

@@ -32,7 +32,7 @@ export function clientOutputTokens(run: RunResult): number {
   return run.tokens.server_usage ?? run.tokens.client_chunks ?? 0
 }
 
-export const clientSaturated: Rule = (run, ctx, t) => {
+const clientSaturated: Rule = (run, ctx, t) => {
   const c = run.client
   // An imported run has no client figures: the check cannot be made (checks_not_run says so).
   if (c === null) return null
@@ -89,7 +89,7 @@ function gpuNote(samples: readonly GpuSample[] | null, t: ValidityThresholds): s
   return `; GPU utilisation averaged ${num(util)}% meanwhile`
 }
 
-export const tokenCountMismatch: Rule = (run, _ctx, t) => {
+const tokenCountMismatch: Rule = (run, _ctx, t) => {
   const k = run.tokens
   const why: string[] = []
   if (k.server_usage !== null && k.client_chunks !== null && k.server_usage < k.client_chunks * (1 - t.tokenCountTolerance)) {
@@ -113,7 +113,7 @@ export const tokenCountMismatch: Rule = (run, _ctx, t) => {
   return { code: 'token_count_mismatch', detail: `Output tokens counted two ways disagree: ${why.join('; ')}.` }
 }
 
-export const outputLenMismatch: Rule = (run, ctx, t) => {
+const outputLenMismatch: Rule = (run, ctx, t) => {
   const k = run.tokens
   if (!ctx.ignoreEos || run.completed === 0 || k.expected === null || k.expected === 0) return null
   const produced = Math.max(k.server_usage ?? 0, k.client_chunks ?? 0)
@@ -125,7 +125,7 @@ export const outputLenMismatch: Rule = (run, ctx, t) => {
   }
 }
 
-export const inputLenMismatch: Rule = (run, _ctx, t) => {
+const inputLenMismatch: Rule = (run, _ctx, t) => {
   const k = run.tokens
   // No usage.prompt_tokens, nothing completed, or a result written before prompts were counted: no evidence.
   if (k.prompt_server_usage === null || k.prompt_expected === null || k.prompt_expected === 0 || run.completed === 0) return null
@@ -143,7 +143,7 @@ export const inputLenMismatch: Rule = (run, _ctx, t) => {
   }
 }
 
-export const prefixCacheContaminated: Rule = (run, ctx, t) => {
+const prefixCacheContaminated: Rule = (run, ctx, t) => {
   const s = run.server_side
   if (!ctx.expectPrefixCacheMisses || s === null || s.prefix_cache_hits === null || s.prefix_cache_hits <= 0) return null
   const q = s.prefix_cache_queries
@@ -158,7 +158,7 @@ export const prefixCacheContaminated: Rule = (run, ctx, t) => {
   }
 }
 
-export const rampDominated: Rule = (run, ctx, t) => {
+const rampDominated: Rule = (run, ctx, t) => {
   // An open loop has no slots to fill: its load is the arrival rate (arrivals, client_saturated).
   if (ctx.concurrency <= 1 || run.completed === 0 || run.arrivals !== undefined) return null
   const ss = run.steady_state
@@ -198,7 +198,7 @@ export const tooFewRequests: Rule = (run, _ctx, t) => {
 const normaliseReason = (r: string): string =>
   r.trim().toLowerCase().replace(/^clocks_(throttle|event)_reasons\./, '').replace(/[\s-]+/g, '_')
 
-export const gpuThrottled: Rule = (run, _ctx, t) => {
+const gpuThrottled: Rule = (run, _ctx, t) => {
   if (run.gpu === null) return null
   const benign = new Set(t.benignThrottleReasons.map(normaliseReason))
   const clockBound = new Set(t.clockBoundThrottleReasons.map(normaliseReason))

@@ -46,7 +46,7 @@ export async function loadBaselineOrResult(path: string): Promise<Baseline> {
 }
 
 /** Exit code for a verdict (see the file comment). */
-export function exitCodeFor(v: Verdict, failOn: readonly FailOnVerdict[] = DEFAULT_FAIL_ON): number {
+function exitCodeFor(v: Verdict, failOn: readonly FailOnVerdict[] = DEFAULT_FAIL_ON): number {
   return gateExit(v.verdict, failOn)
 }
 

@@ -7,16 +7,16 @@ import { join } from 'node:path'
 import type { Command } from 'commander'
 import { gpuCount } from '../analysis/per-gpu.js'
 import { UsageError } from '../errors.js'
-import { inferenceXRows } from '../export/inferencex.js'
-import { exportVllm } from '../export/vllm.js'
+import { inferenceXRows } from '../formats/inferencex.js'
+import { exportVllm } from '../formats/vllm-export.js'
 import { writeJsonAtomic } from '../store/atomic-write.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { readResultFile } from '../store/result-file.js'
 
-export const EXPORT_FORMATS = ['vllm', 'inferencex'] as const
+const EXPORT_FORMATS = ['vllm', 'inferencex'] as const
 
 /** The InferenceX rows' file name inside --out-dir. */
-export const INFERENCEX_FILE = 'servegate-inferencex.json'
+const INFERENCEX_FILE = 'servegate-inferencex.json'
 
 export interface ExportIo {
   print(text: string): void

@@ -1,14 +1,14 @@
 /**
  * `servegate import vllm FILE… --out RESULT`: `vllm bench serve --save-result`
- * files become a servegate result (import/vllm.ts), so `compare`, `report` and
+ * files become a servegate result (formats/vllm-import.ts), so `compare`, `report` and
  * `baseline update` work on a team's existing harness before it switches.
  */
 import type { Command } from 'commander'
 import { DEFAULTS } from '../config/defaults.js'
 import { positiveIntFlag, targetFlag, type Problems } from '../config/flags.js'
 import { UsageError } from '../errors.js'
-import { importVllm } from '../import/vllm.js'
-import { parseVllmFile } from '../import/vllm-file.js'
+import { importVllm } from '../formats/vllm-import.js'
+import { parseVllmFile } from '../formats/vllm-file.js'
 import { readJsonFile } from '../util/json-file.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { writeResultFile } from '../store/result-file.js'

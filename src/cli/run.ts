@@ -120,7 +120,7 @@ export function registerRunCommand(program: Command): void {
 const STOP_GRACE_MS = 4000
 
 /** The command that continues this sweep: the same arguments (shell-quoted), with --resume once. */
-export function resumeCommand(args: readonly string[]): string {
+function resumeCommand(args: readonly string[]): string {
   const rest = args.filter((a) => a !== '--resume')
   return ['servegate', 'run', '--resume', ...rest].map(shellQuote).join(' ')
 }

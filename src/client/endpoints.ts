@@ -1,148 +1,18 @@
 /**
  * Small non-streaming calls to an OpenAI-compatible server that other stages
- * need (model list, version, Prometheus metrics, tokenizer), and the one rule
- * for turning a user's `--base-url` into the server root.
+ * need: the model list, the version and the Prometheus metrics (the tokenizer
+ * is tokenize.ts's).
  */
-import { request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { describeError, UsageError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
-import { MAX_EXCERPT_CHARS, oneLine } from './one-line.js'
-import { sizeLabel } from './sse-parser.js'
+import { normalizeBaseUrl } from './base-url.js'
+import { discard, fetchJson, readBodyCapped, send } from './http.js'
 
-/** Most bytes read from a JSON endpoint by default (/version and the like: a few hundred bytes). */
-export const MAX_JSON_BODY_BYTES = 1 << 20
 /** Most bytes read from /v1/models: an engine lists one model, but a gateway may list hundreds with descriptions (~1 MB). */
-export const MAX_MODELS_BODY_BYTES = 8 << 20
+const MAX_MODELS_BODY_BYTES = 8 << 20
 /** Most bytes read from /metrics: vLLM's is ~100 KiB, with per-LoRA or per-engine labels a few MiB. */
 export const MAX_METRICS_BODY_BYTES = 8 << 20
-/** Most bytes read from /tokenize: it lists every token id (~7 bytes each), so a 128k-token text is ~0.9 MB. */
-export const MAX_TOKENIZE_BODY_BYTES = 8 << 20
-
-/** An answer larger than servegate reads from that endpoint (a UsageError naming the URL and the cap). */
-export class BodyTooLargeError extends UsageError {
-  constructor(
-    readonly url: string,
-    readonly maxBytes: number,
-  ) {
-    super(`${url}: the answer is over ${sizeLabel(maxBytes)}, more than servegate reads from this endpoint; it stopped reading`, 'Is --base-url the server root of an OpenAI-compatible server (e.g. http://127.0.0.1:8000)?')
-  }
-}
-
-/**
- * The body of `res` as text, read as it streams and given up (the connection
- * closed) as soon as it passes `maxBytes`, or at once when content-length
- * says it will: a misconfigured or hostile server cannot fill the memory.
- * With `truncate` (an error answer, only read for its message) it returns the
- * first `maxBytes` instead of throwing.
- */
-export async function readBodyCapped(res: Dispatcher.ResponseData, maxBytes: number, url: string, truncate = false): Promise<string> {
-  const declared = Number(res.headers['content-length'])
-  if (!truncate && Number.isFinite(declared) && declared > maxBytes) {
-    discard(res)
-    throw new BodyTooLargeError(url, maxBytes)
-  }
-  const chunks: Buffer[] = []
-  let length = 0
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    if (length + chunk.length > maxBytes) {
-      discard(res)
-      if (!truncate) throw new BodyTooLargeError(url, maxBytes)
-      chunks.push(chunk.subarray(0, maxBytes - length))
-      length = maxBytes
-      break
-    }
-    length += chunk.length
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks, length).toString('utf8')
-}
-
-/** Stop reading an answer and close its connection (the abort is expected: no error event escapes). */
-function discard(res: Dispatcher.ResponseData): void {
-  res.body.on('error', () => {})
-  res.body.destroy()
-}
-
-/** Bytes of an error answer read for its message. */
-const MAX_ERROR_BODY_BYTES = 4096
-
-/** The server root (no trailing slash, no trailing `/v1`), e.g. `http://host:8000` or `http://host/llm`. */
-export function normalizeBaseUrl(input: string): { root: string } {
-  const bad = (): UsageError =>
-    new UsageError(`--base-url "${input}": expected an http(s) URL such as http://127.0.0.1:8000`)
-  let u: URL
-  try {
-    u = new URL(input.trim())
-  } catch {
-    throw bad()
-  }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw bad()
-  let path = u.pathname.replace(/\/+$/, '')
-  if (path.endsWith('/v1')) path = path.slice(0, -3)
-  path = path.replace(/\/+$/, '')
-  return { root: `${u.protocol}//${u.host}${path}` }
-}
-
-export interface FetchOptions {
-  method?: 'GET' | 'POST'
-  /** JSON-serialisable body (sent with content-type application/json). */
-  body?: unknown
-  headers?: Record<string, string>
-  /** Give up after this long, ms (default 10000). */
-  timeoutMs?: number
-  /** Refuse an answer larger than this, bytes (default MAX_JSON_BODY_BYTES). */
-  maxBytes?: number
-  dispatcher?: Dispatcher
-}
-
-/**
- * GET or POST `url` and parse the JSON answer. Throws UsageError naming the URL
- * when the server is unreachable, answers non-2xx, answers something not JSON,
- * or answers more than `maxBytes` (BodyTooLargeError).
- */
-export async function fetchJson(url: string, opts: FetchOptions = {}): Promise<unknown> {
-  const method = opts.method ?? (opts.body === undefined ? 'GET' : 'POST')
-  const timeoutMs = opts.timeoutMs ?? 10_000
-  const headers: Record<string, string> = { accept: 'application/json', ...opts.headers }
-  if (opts.body !== undefined) headers['content-type'] = 'application/json'
-  let res: Dispatcher.ResponseData
-  try {
-    res = await request(url, {
-      method,
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
-    })
-  } catch (err) {
-    throw new UsageError(`${method} ${url}: ${describeError(err)}`, 'Is the server running and is --base-url right?')
-  }
-  const ok = res.statusCode >= 200 && res.statusCode < 300
-  const text = await readBodyCapped(res, ok ? (opts.maxBytes ?? MAX_JSON_BODY_BYTES) : MAX_ERROR_BODY_BYTES, `${method} ${url}`, !ok).catch((err: unknown) => {
-    if (err instanceof UsageError) throw err
-    throw new UsageError(`${method} ${url}: ${describeError(err)}`)
-  })
-  if (!ok) {
-    const excerpt = oneLine(text, MAX_EXCERPT_CHARS)
-    throw new HttpStatusError(`${method} ${url}: HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ''}`, res.statusCode)
-  }
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    throw new UsageError(`${method} ${url}: expected JSON, got ${JSON.stringify(text.slice(0, 80))}`)
-  }
-}
-
-/** A non-2xx answer from fetchJson (a UsageError that keeps the status). */
-export class HttpStatusError extends UsageError {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message, 'Check --base-url (the server root, e.g. http://127.0.0.1:8000) and --model.')
-  }
-}
 
 /**
  * The Prometheus text of `{root}/metrics`, or null when absent (404).
@@ -152,11 +22,10 @@ export async function fetchMetricsText(baseUrl: string, apiKey: string | null = 
   const url = `${normalizeBaseUrl(baseUrl).root}/metrics`
   let res: Dispatcher.ResponseData
   try {
-    res = await request(url, {
+    res = await send(url, {
       // A server behind a gateway may guard every path, /metrics included.
       headers: authHeaders(apiKey),
-      headersTimeout: 10_000,
-      bodyTimeout: 10_000,
+      timeoutMs: 10_000,
       ...(dispatcher ? { dispatcher } : {}),
     })
   } catch (err) {
@@ -186,34 +55,32 @@ export async function scrapeMetrics(baseUrl: string, apiKey: string | null = nul
   }
 }
 
-/** Token count of `text` by the server's own tokenizer (`POST {root}/tokenize`), or null if unavailable. */
-export async function tokenizeCount(baseUrl: string, model: string, text: string, apiKey: string | null = null, dispatcher?: Dispatcher): Promise<number | null> {
-  const url = `${normalizeBaseUrl(baseUrl).root}/tokenize`
-  try {
-    // add_special_tokens false: count the generated text only, not a BOS token.
-    const j = (await fetchJson(url, {
-      body: { model, prompt: text, add_special_tokens: false },
-      headers: authHeaders(apiKey),
-      maxBytes: MAX_TOKENIZE_BODY_BYTES,
-      ...(dispatcher ? { dispatcher } : {}),
-    })) as {
-      count?: unknown
-      tokens?: unknown
-    }
-    if (typeof j.count === 'number') return j.count
-    if (Array.isArray(j.tokens)) return j.tokens.length
-    return null
-  } catch {
-    return null
-  }
+/** The objects listed in a `/v1/models` answer's `data` (model cards: id, owned_by, root, …); null when it has no `data` list. */
+export function modelCards(answer: unknown): Record<string, unknown>[] | null {
+  const data = answer !== null && typeof answer === 'object' ? (answer as { data?: unknown }).data : undefined
+  if (!Array.isArray(data)) return null
+  return data.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object')
 }
 
-/** Model ids served at `{root}/v1/models`; throws UsageError when the server cannot be asked. */
-export async function listModels(baseUrl: string, dispatcher?: Dispatcher): Promise<string[]> {
+/** The string ids of model cards, in the server's order. */
+export function modelIds(cards: readonly Record<string, unknown>[]): string[] {
+  return cards.flatMap((c) => (typeof c.id === 'string' ? [c.id] : []))
+}
+
+/**
+ * The model cards of `{root}/v1/models` (null when the answer lists none as `data`);
+ * throws UsageError naming the URL when the server cannot be asked.
+ */
+export async function fetchModelCards(baseUrl: string, opts: { apiKey?: string | null; dispatcher?: Dispatcher } = {}): Promise<Record<string, unknown>[] | null> {
   const url = `${normalizeBaseUrl(baseUrl).root}/v1/models`
-  const j = (await fetchJson(url, { maxBytes: MAX_MODELS_BODY_BYTES, ...(dispatcher ? { dispatcher } : {}) })) as { data?: unknown }
-  if (!Array.isArray(j.data)) throw new UsageError(`GET ${url}: expected {"data": [...]} listing models`)
-  return j.data.flatMap((m: unknown) => (m !== null && typeof m === 'object' && typeof (m as { id?: unknown }).id === 'string' ? [(m as { id: string }).id] : []))
+  return modelCards(await fetchJson(url, { headers: authHeaders(opts.apiKey), maxBytes: MAX_MODELS_BODY_BYTES, ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}) }))
+}
+
+/** Model ids served at `{root}/v1/models`; throws UsageError when the server cannot be asked or lists no `data`. */
+export async function listModels(baseUrl: string, opts: { apiKey?: string | null; dispatcher?: Dispatcher } = {}): Promise<string[]> {
+  const cards = await fetchModelCards(baseUrl, opts)
+  if (cards === null) throw new UsageError(`GET ${normalizeBaseUrl(baseUrl).root}/v1/models: expected {"data": [...]} listing models`)
+  return modelIds(cards)
 }
 
 /** The engine version from `{root}/version` (`{"version": "..."}`), or null when absent. */

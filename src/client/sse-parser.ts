@@ -25,7 +25,7 @@
 /** Longest SSE line accepted (an OpenAI completion chunk is ~150 bytes; usage ~300). */
 export const MAX_SSE_LINE_BYTES = 1 << 20
 /** Most data one SSE event may carry, over all its `data` lines. */
-export const MAX_SSE_EVENT_BYTES = 1 << 20
+const MAX_SSE_EVENT_BYTES = 1 << 20
 
 export interface SseParserLimits {
   maxLineBytes?: number

@@ -42,20 +42,20 @@ export interface StreamState {
  * splits a character's bytes over two chunks now and then. A server that keeps
  * streaming past it ignores max_tokens, and its request never ends by itself.
  */
-export const CHUNK_SLACK = 16
+const CHUNK_SLACK = 16
 /**
  * Text bytes tolerated per accepted chunk. Real tokens decode to ~4 bytes of
  * text on average, and the longest tokens of common vocabularies (runs of
  * spaces or punctuation) to well under 64; a stream averaging more than that
  * is not sending tokens. Bounds the text kept for re-tokenisation.
  */
-export const MAX_TEXT_BYTES_PER_CHUNK = 64
+const MAX_TEXT_BYTES_PER_CHUNK = 64
 /**
  * Data events in a row without content (role-only, usage-only, empty text,
  * [DONE] repeated) before the stream counts as an overrun: a real stream has a
  * handful (a role chunk, a usage chunk, [DONE]), never hundreds.
  */
-export const MAX_QUIET_EVENTS = 1000
+const MAX_QUIET_EVENTS = 1000
 
 /** Fresh state for a request that asked for `maxTokens` tokens. */
 export function newStreamState(maxTokens: number): StreamState {
@@ -84,7 +84,7 @@ export function newStreamState(maxTokens: number): StreamState {
  * (monotonic ns). Returns false when the event is an error, malformed or an
  * overrun (`state.error` then says why) and the stream should be abandoned.
  */
-export function applyEvent(state: StreamState, data: string, atNs: bigint, sentNs: bigint): boolean {
+function applyEvent(state: StreamState, data: string, atNs: bigint, sentNs: bigint): boolean {
   state.events++
   if (data === '[DONE]') {
     state.sawDone = true

@@ -43,7 +43,7 @@ export const CHILD_ENV_PREFIXES: readonly string[] = ['LC_', 'CUDA_', 'NVIDIA_',
  * Prefixes `server.env` may not name: the runner's own variables (GITHUB_TOKEN,
  * ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*, the Action's inputs INPUT_*).
  */
-export const REFUSED_ENV_PREFIXES: readonly string[] = ['GITHUB_', 'ACTIONS_', 'INPUT_', 'RUNNER_']
+const REFUSED_ENV_PREFIXES: readonly string[] = ['GITHUB_', 'ACTIONS_', 'INPUT_', 'RUNNER_']
 
 /**
  * Whether the allow-list passes `name`: listed by exact name or prefix, and no word of the

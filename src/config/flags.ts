@@ -172,26 +172,6 @@ export function textFlag(flag: string, raw: string | undefined, problems: Proble
   return s
 }
 
-/**
- * The server's root URL without a trailing slash or `/v1` (both accepted on
- * input, as `vllm bench serve` accepts them); a string describing the problem otherwise.
- */
-export function normalizeBaseUrl(raw: string): string | { problem: string } {
-  let url: URL
-  try {
-    url = new URL(raw.trim())
-  } catch {
-    return { problem: 'expected an http(s) URL such as http://127.0.0.1:8000' }
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `expected an http(s) URL, not ${url.protocol}` }
-  if (url.search || url.hash) return { problem: 'expected a URL without a query or fragment' }
-  // The base URL is written to the result file; credentials must never be.
-  if (url.username || url.password) return { problem: 'expected a URL without credentials (name the key\'s environment variable in server.api_key_env)' }
-  let path = url.pathname.replace(/\/+$/, '')
-  if (path.endsWith('/v1')) path = path.slice(0, -3)
-  return `${url.protocol}//${url.host}${path}`
-}
-
 /** `5,10,20` or `inf` (requests/s; inf: every request at once) → ascending rates, Infinity last; duplicates are an error. */
 export function requestRateFlag(raw: string | undefined, problems: Problems): number[] | undefined {
   if (raw === undefined) return undefined
@@ -226,7 +206,7 @@ const GOODPUT_KEYS = { ttft: 'ttft_ms', tpot: 'tpot_ms', e2el: 'e2el_ms' } as co
  * `ttft:2000,tpot:50,e2el:10000` (vLLM's --goodput spelling: KEY:MS pairs, any subset, separated
  * by commas or spaces) → the SLOs in ms; a string describing the problem otherwise.
  */
-export function parseGoodput(raw: string): GoodputSlo | string {
+function parseGoodput(raw: string): GoodputSlo | string {
   const expected = 'expected KEY:MS pairs with KEY ttft, tpot or e2el and MS a number above 0, e.g. ttft:2000,tpot:50'
   const parts = raw.split(/[\s,]+/).filter((p) => p !== '')
   if (parts.length === 0) return expected

@@ -1,5 +1,5 @@
 export { DEFAULTS, autoWarmupRequests } from './defaults.js'
-export { normalizeBaseUrl, parseTarget, type RunFlags } from './flags.js'
+export { parseTarget, type RunFlags } from './flags.js'
 export { loadConfigFile, parseConfigText } from './load.js'
 export { configForResult, resolveConfig, type GateSettings, type ResolvedConfig, type ResolveInput } from './resolve.js'
 export { configFileSchema, type ConfigFile, type SweepConfig } from './schema.js'

@@ -36,7 +36,7 @@ export function parseConfigText(text: string, source: string): ConfigFile {
 }
 
 /** `sweeps.full.shapes[0].input_len` style path. */
-export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = ''
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`

@@ -5,6 +5,7 @@
  */
 import { UsageError } from '../errors.js'
 import { redactSecrets, secretsInText, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
+import { baseUrlRoot } from '../client/base-url.js'
 import type { Api, GoodputSlo, Shape, Target } from '../types.js'
 import { DEFAULTS, defaultRequestTimeoutS } from './defaults.js'
 import {
@@ -13,7 +14,6 @@ import {
   goodputFlag,
   positiveNumberFlag,
   requestRateFlag,
-  normalizeBaseUrl,
   positiveIntFlag,
   secondsFlag,
   seedFlag,
@@ -200,7 +200,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   let baseUrl: string | null = null
   const rawBase = flagBaseUrl ?? file?.server?.base_url
   if (rawBase !== undefined) {
-    const n = normalizeBaseUrl(rawBase)
+    const n = baseUrlRoot(rawBase)
     if (typeof n === 'string') baseUrl = n
     // The URL may carry user:password@: the message shows it redacted.
     else problems.push(flagBaseUrl !== undefined ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}` : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`)

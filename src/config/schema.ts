@@ -14,7 +14,7 @@ const nonNegativeInt = (what: string) =>
   z.number({ error: `expected ${what} (a non-negative integer)` }).int({ error: `expected ${what} (a non-negative integer)` }).nonnegative({ error: `expected ${what} (a non-negative integer)` })
 
 /** One fixed shape: prompt and output length in tokens. */
-export const shapeSchema = z.strictObject({
+const shapeSchema = z.strictObject({
   input_len: positiveInt('a prompt length in tokens'),
   output_len: positiveInt('an output length in tokens'),
 })
@@ -26,7 +26,7 @@ const RATE_RULE = 'expected a list of request rates above 0 (requests/s) or "inf
  * request rates (open loop: `request_rates`, with `burstiness`, `max_concurrency`
  * and `num_prompts`), each point repeated.
  */
-export const sweepSchema = z
+const sweepSchema = z
   .strictObject({
     shapes: z.array(shapeSchema, { error: 'expected a list of {input_len, output_len}' }).min(1, { error: 'expected at least one shape' }),
     concurrency: z
@@ -79,7 +79,7 @@ const toleranceSchema = z.number({ error: 'expected a percentage (a number ≥ 0
  * Gate tolerances, passed through to the gate stage. Each `tolerance_pct` is
  * the smallest relative change (in percent) that may count as a regression.
  */
-export const gateSchema = z.strictObject({
+const gateSchema = z.strictObject({
   tolerance_pct: z
     .strictObject({
       itl: toleranceSchema.optional(),
@@ -123,7 +123,7 @@ export const gateSchema = z.strictObject({
 
 const ENV_RULE = 'expected a list of environment variable NAMES to pass to the engine, e.g. [HF_TOKEN, VLLM_API_KEY]'
 
-export const serverSchema = z.strictObject({
+const serverSchema = z.strictObject({
   base_url: z.string({ error: 'expected a URL such as http://127.0.0.1:8000' }).min(1, { error: 'expected a URL such as http://127.0.0.1:8000' }).optional(),
   model: z.string({ error: 'expected a model id' }).min(1, { error: 'expected a model id' }).optional(),
   api: z.enum(['completions', 'chat'], { error: 'expected "completions" or "chat"' }).optional(),
@@ -165,11 +165,11 @@ export const serverSchema = z.strictObject({
 const sloMs = (what: string) => z.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` })
 
 /** `goodput:` SLOs in ms (vLLM's --goodput keys): a good request meets every one given. */
-export const goodputSchema = z
+const goodputSchema = z
   .strictObject({ ttft: sloMs('a TTFT bound').optional(), tpot: sloMs('a TPOT bound').optional(), e2el: sloMs('an E2EL bound').optional() }, { error: 'expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}' })
   .refine((g) => Object.keys(g).length > 0, { error: 'expected at least one of ttft, tpot, e2el' })
 
-export const targetSchema = z.strictObject({
+const targetSchema = z.strictObject({
   metric: z.enum(['tpot', 'itl'], { error: 'expected "tpot" or "itl"' }).optional(),
   percentile: z
     .number({ error: 'expected 50, 95 or 99 (the percentiles every run records)' })
@@ -199,4 +199,3 @@ export const configFileSchema = z.strictObject({
 
 export type ConfigFile = z.infer<typeof configFileSchema>
 export type SweepConfig = z.infer<typeof sweepSchema>
-export type GateConfig = z.infer<typeof gateSchema>

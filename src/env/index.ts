@@ -1,6 +1,5 @@
 export { collectEnv, defaultEnvDeps, withFinishedAt, type EnvDeps } from './collect.js'
 export { DEFINITIONS } from './definitions.js'
 export { createExec, type ExecFn } from './exec.js'
-export { createFetchJson, type FetchJsonFn } from './fetch-json.js'
 export { startGpuSampler, type GpuSampler } from './gpu-sampler.js'
 export { queryGpuInventory, queryGpuSamples, THROTTLING_REASONS, type ServerProcesses } from './nvidia-smi.js'

@@ -27,7 +27,7 @@ const REASON_PREFIXES = ['clocks_event_reasons', 'clocks_throttle_reasons'] as c
 type ReasonPrefix = (typeof REASON_PREFIXES)[number] | null
 
 /** One CSV line of nvidia-smi (`, ` separated) into trimmed fields. */
-export function splitCsvLine(line: string): string[] {
+function splitCsvLine(line: string): string[] {
   return line.split(',').map((f) => f.trim())
 }
 

@@ -4,7 +4,8 @@
  * `GET /v1/models`. Only what an endpoint states is recorded.
  */
 import type { EnvRecord } from '../types.js'
-import type { FetchJsonFn } from './fetch-json.js'
+import { modelCards } from '../client/endpoints.js'
+import type { FetchJsonFn } from '../client/http.js'
 
 // Engines whose /v1/models `owned_by` names the engine itself, so it is evidence, not a guess.
 const ENGINES_BY_OWNER = new Set(['vllm', 'sglang'])
@@ -19,8 +20,7 @@ export async function queryServerInfo(
 ): Promise<{ engine: EnvRecord['engine']; model: EnvRecord['model'] }> {
   const [version, models] = await Promise.all([fetchJson(`${root}/version`), fetchJson(`${root}/v1/models`)])
   const v = version && typeof version === 'object' ? (version as Record<string, unknown>) : {}
-  const list = models && typeof models === 'object' && Array.isArray((models as { data?: unknown }).data) ? ((models as { data: unknown[] }).data as unknown[]) : []
-  const cards = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object')
+  const cards = modelCards(models) ?? []
   const card = (model !== null ? cards.find((c) => c.id === model) : cards[0]) ?? null
 
   const owner = str(card?.owned_by)?.toLowerCase() ?? null

@@ -27,7 +27,7 @@ import { compareAB } from './ab-verdict.js'
 export const DEFAULT_MAX_ROUNDS = 32
 
 /** Rounds added between two looks: one more of each order (A B, B A), so every look is balanced. */
-export const LOOK_STEP = 2
+const LOOK_STEP = 2
 
 /** The rounds after which a job of `rounds` (first look) up to `maxRounds` looks: rounds, rounds + 2, …, maxRounds. */
 export function lookRounds(rounds: number, maxRounds: number): number[] {
@@ -47,7 +47,7 @@ export function maxRoundsProblem(rounds: number, maxRounds: number): string | nu
  * The options of an early look over the job's gate options: a screening look (a row passes only
  * clearly below its bar) that only passes rows able to see twice their tolerance.
  */
-export function earlyLookOptions(opts: Partial<GateOptions>): Partial<GateOptions> {
+function earlyLookOptions(opts: Partial<GateOptions>): Partial<GateOptions> {
   return { ...opts, look: 'screen', screenMdc: 2 * resolveGateOptions(null, opts).defaultTolerance }
 }
 

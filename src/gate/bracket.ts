@@ -13,7 +13,7 @@ import type { BracketPlacement, ShapePlacement } from '../config/placement.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { AtTargetRun, ResultFile, ResultTarget } from '../types.js'
 import { metricKey, pointLabel, shapeLabel } from './metric-keys.js'
-import { median } from './stats.js'
+import { median } from '../util/median.js'
 import type { Baseline, MetricKind } from './types.js'
 import type { Problem } from './invariants.js'
 
@@ -21,7 +21,7 @@ import type { Problem } from './invariants.js'
  * Newest refreshes the crossing is found from: the median of their per-refresh medians.
  * Three smooth over one disturbed refresh, and stay recent enough to be today's engine.
  */
-export const BRACKET_REFRESHES = 3
+const BRACKET_REFRESHES = 3
 
 /** The stored per-point figure that is the target metric, or null when the baseline does not store it (only p95 figures are stored). */
 function storedTargetKind(target: ResultTarget): MetricKind | null {
@@ -32,7 +32,7 @@ function storedTargetKind(target: ResultTarget): MetricKind | null {
 const describeTarget = (t: ResultTarget): string => `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`
 
 /** Where the baseline crossed the target for one shape: the two concurrencies around it, or why none can be named. */
-export function baselineCrossing(baseline: Baseline, shape: string): { below: number; above: number } | { fallback: string } {
+function baselineCrossing(baseline: Baseline, shape: string): { below: number; above: number } | { fallback: string } {
   const kind = storedTargetKind(baseline.target)
   if (kind === null) return { fallback: `the baseline stores no per-point ${describeTarget(baseline.target).split(' ≤')[0]} (only p95 figures)` }
   const refreshes = baseline.refreshes.slice(-BRACKET_REFRESHES)
@@ -147,7 +147,7 @@ export function expectedConcurrency(baseline: Baseline, candidate: ResultFile, s
  * whole list when it has no crossing. The candidate's ITL concurrencies are taken as recorded;
  * in the Action they are the base branch's (github/base-terms.ts).
  */
-export function bracketRule(baseline: Baseline, shape: string, itlConcurrency: readonly number[]): number[] {
+function bracketRule(baseline: Baseline, shape: string, itlConcurrency: readonly number[]): number[] {
   const all = [...baseline.profile.concurrency].sort((a, b) => a - b)
   if (baseline.refreshes.length === 0) return all
   const crossing = baselineCrossing(baseline, shape)

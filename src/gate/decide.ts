@@ -9,7 +9,8 @@
  * on a screening look a row passes only when D ≤ L − passMargin · σ_diff.
  */
 import { estimateNoise, sigmaDiff } from './noise.js'
-import { median, tQuantile } from './stats.js'
+import { tQuantile } from './stats.js'
+import { median } from '../util/median.js'
 import type { GateOptions } from './types.js'
 
 export interface MetricInput {

@@ -18,7 +18,7 @@ import type { GateOptions, MetricKind } from './types.js'
 export type FailedBudget = Pick<GateOptions, 'failedRequestBudget' | 'maxFailedRequests'>
 
 /** Whether a run's failed requests stay within the budget (a run that completed nothing never does). */
-export function withinFailedBudget(run: Pick<RunResult, 'failed' | 'completed'>, budget: FailedBudget): boolean {
+function withinFailedBudget(run: Pick<RunResult, 'failed' | 'completed'>, budget: FailedBudget): boolean {
   if (run.completed <= 0) return run.failed === 0
   if (budget.maxFailedRequests !== null) return run.failed <= budget.maxFailedRequests
   return failedShare(run) <= budget.failedRequestBudget

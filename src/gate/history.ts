@@ -17,10 +17,10 @@
  * on their own side of the midpoint between the two sides' means, so a shift is never pinned on a
  * refresh before it happened.
  */
+import { median } from '../util/median.js'
 import { diffEnv } from './env-diff.js'
 import { KIND_INFO, humanLabel, parseMetricKey } from './metric-keys.js'
 import { DEFAULT_GATE_OPTIONS, toleranceFor } from './options.js'
-import { median } from './stats.js'
 import type { Baseline, EnvChange, GateOptions, MetricKind } from './types.js'
 
 /** Noise multiplier of a change point: a shift must pass K · σ_split (and the tolerance). */

@@ -15,7 +15,7 @@ import { describeChanges, diffEnv, isKnownChange } from './env-diff.js'
 import type { BaselineRefresh } from './types.js'
 
 /** The environment fields that name the host of a baseline history (env-diff.ts field names). */
-export const HOST_FIELDS = ['GPU', 'GPU count', 'driver', 'CUDA'] as const
+const HOST_FIELDS = ['GPU', 'GPU count', 'driver', 'CUDA'] as const
 /** The part of the host that is the machine itself; driver and CUDA are software on it. */
 const MACHINE_FIELDS: readonly string[] = ['GPU', 'GPU count']
 

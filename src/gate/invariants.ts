@@ -22,7 +22,7 @@
 import { SERVER_EXITED, type ResultFile, type ValidityCode } from '../types.js'
 import type { FailedBudget, FigureRun } from './extract.js'
 import { OUT_TOK, metricKey } from './metric-keys.js'
-import { median } from './stats.js'
+import { median } from '../util/median.js'
 import type { Baseline, GateOptions } from './types.js'
 
 export type Blame = 'not_comparable' | 'broken' | 'incomplete' | 'unmeasured'

@@ -13,7 +13,8 @@
  * the estimate rests on are returned, so the decision uses t quantiles that
  * widen the bar exactly as much as the sample is small (./decide.ts).
  */
-import { chi2MedianRatio, chi2Ratio, clippedSd, median, sampleVariance, varMedianFactor } from './stats.js'
+import { chi2MedianRatio, chi2Ratio, clippedSd, sampleVariance, varMedianFactor } from './stats.js'
+import { median } from '../util/median.js'
 import type { GateOptions } from './types.js'
 
 export interface Noise {

@@ -26,10 +26,10 @@ export type FailOnVerdict = (typeof FAIL_ON_VERDICTS)[number]
 export const DEFAULT_FAIL_ON: readonly FailOnVerdict[] = FAIL_ON_VERDICTS
 
 /** The verdicts that mean "nothing was measured that could pass": leaving one out of fail-on earns a warning. */
-export const FAIL_CLOSED_VERDICTS: readonly FailOnVerdict[] = ['broken', 'incomplete', 'unmeasured', 'not_comparable']
+const FAIL_CLOSED_VERDICTS: readonly FailOnVerdict[] = ['broken', 'incomplete', 'unmeasured', 'not_comparable']
 
 /** The old name for "could not measure or could not decide", still read in fail-on lists and old records. */
-export const INCONCLUSIVE = 'inconclusive'
+const INCONCLUSIVE = 'inconclusive'
 
 /** What a deprecated `inconclusive` in fail-on now means, for the warning. */
 export const INCONCLUSIVE_WARNING = 'fail-on: "inconclusive" is deprecated and read as "unmeasured,undecided"; name those two instead'

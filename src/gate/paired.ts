@@ -25,7 +25,8 @@ import type { Decision, DecideOptions } from './decide.js'
 import { allowedDisagreements, barsFor, isBlind, mdcLimit, noDecision, rowLevel, worsePctOf } from './decide.js'
 import type { FigureRun } from './extract.js'
 import { withPrior } from './noise.js'
-import { median, robustSd } from './stats.js'
+import { robustSd } from './stats.js'
+import { median } from '../util/median.js'
 
 /** Degrees of freedom the √2 · withinFloor prior is worth in σ_pair, while the pairs spread less than it. */
 export const PRIOR_DF = 4

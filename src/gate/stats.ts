@@ -1,12 +1,5 @@
 /** Small robust statistics for the gate (pure; inputs are plain arrays). */
-
-/** Median of a non-empty list (mean of the middle two for an even count). */
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) throw new Error('median of an empty list')
-  const s = [...xs].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
-}
+import { median } from '../util/median.js'
 
 /** Unbiased sample variance (n − 1 denominator); 0 for fewer than two values. */
 export function sampleVariance(xs: readonly number[]): number {

@@ -17,7 +17,7 @@ const CAUSES: Record<string, string> = {
 }
 
 /** Minimum valid runs a side must have for a gated metric to count as measured. */
-export const MIN_VALID_RUNS = 2
+const MIN_VALID_RUNS = 2
 
 /**
  * Whether `valid` runs out of `planned` are enough to call a metric measured: at least

@@ -11,6 +11,15 @@ export function apiStatus(err: unknown): number | null {
 }
 
 /**
+ * A failure after which a POST may or may not have created what it asked for (a comment, an
+ * issue): a 5xx or no answer at all. Look for it before posting again, or there will be two.
+ */
+export function mayHaveLanded(err: unknown): boolean {
+  const status = apiStatus(err)
+  return status === null || status >= 500
+}
+
+/**
  * One line naming the failure and its likely cause (fork token, rate limit, outage). `target`: what
  * was being written, the pull-request comment or (watch mode) the tracking issue.
  */

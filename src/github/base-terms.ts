@@ -27,17 +27,17 @@ import type { GitRunner } from './refresh-commit.js'
 const TERMS = { target: 1, gate: 1, sweeps: 2, seed: 0, goodput: 1 } as const
 
 /** The top-level config keys that are terms of the gate (read from the base branch). */
-export const TERM_KEYS = Object.keys(TERMS) as Array<keyof typeof TERMS>
+const TERM_KEYS = Object.keys(TERMS) as Array<keyof typeof TERMS>
 
 /** The `server.*` keys that are terms: the request deadline decides which slow requests count as failed. */
-export const SERVER_TERM_KEYS = ['request_timeout', 'env'] as const
+const SERVER_TERM_KEYS = ['request_timeout', 'env'] as const
 
 /**
  * A revision of the base branch that exists locally: the PR's base commit when
  * the event names it, else `origin/<ref>`; fetched from origin when missing
  * (a shallow checkout fetches one commit). Throws a UsageError when neither can be had.
  */
-export async function resolveBaseRev(git: GitRunner, cwd: string, base: BaseRef): Promise<string> {
+async function resolveBaseRev(git: GitRunner, cwd: string, base: BaseRef): Promise<string> {
   const has = async (rev: string): Promise<boolean> => (await git(['cat-file', '-e', `${rev}^{commit}`], cwd)).code === 0
   const shallow = (await git(['rev-parse', '--is-shallow-repository'], cwd)).stdout.trim() === 'true'
   const depth = shallow ? ['--depth=1'] : []
@@ -57,7 +57,7 @@ export async function resolveBaseRev(git: GitRunner, cwd: string, base: BaseRef)
 }
 
 /** A file's text at `rev` (path relative to `cwd`), or null when the file does not exist there. */
-export async function showAtRev(git: GitRunner, cwd: string, rev: string, relPath: string): Promise<string | null> {
+async function showAtRev(git: GitRunner, cwd: string, rev: string, relPath: string): Promise<string | null> {
   const spec = `${rev}:./${relPath.replace(/^\.\//, '')}`
   const r = await git(['show', spec], cwd)
   if (r.code === 0) return r.stdout

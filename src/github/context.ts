@@ -79,7 +79,7 @@ export interface BaseRef {
 }
 
 /** The comment authors an issue_comment trigger trusts: people with write access to the repository. */
-export const TRUSTED_ASSOCIATIONS = ['OWNER', 'MEMBER', 'COLLABORATOR'] as const
+const TRUSTED_ASSOCIATIONS = ['OWNER', 'MEMBER', 'COLLABORATOR'] as const
 
 /** Fork detection on a pull_request(-like) payload. */
 export function detectFork(pr: NonNullable<EventPayload['pull_request']>, repository: string): { fromFork: boolean; reason: string } {
@@ -148,7 +148,7 @@ function eventSource(eventName: string, payload: EventPayload, repository: strin
 }
 
 /** Events whose gate terms come from the repository's default branch. */
-export const BASE_IS_DEFAULT_BRANCH = ['workflow_dispatch', 'schedule'] as const
+const BASE_IS_DEFAULT_BRANCH = ['workflow_dispatch', 'schedule'] as const
 
 /**
  * Events whose checkout is not the base branch's, where a payload that names no base is refused

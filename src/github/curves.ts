@@ -5,7 +5,9 @@
  */
 import type { Baseline } from '../gate/types.js'
 import { metricKey, pointLabel, shapeLabel } from '../gate/metric-keys.js'
-import type { ResultFile, ResultTarget } from '../types.js'
+import type { ResultFile } from '../types.js'
+import { finiteMedian } from '../util/median.js'
+import { targetText } from '../report/target-text.js'
 
 export interface CurvePoint {
   /** Output tokens per second (median over runs). */
@@ -26,14 +28,6 @@ export interface ShapeCurves {
   outputLen: number
   baseline: CurveSeries | null
   candidate: CurveSeries
-}
-
-/** Median of finite values; null when there are none. */
-export function median(values: readonly (number | null | undefined)[]): number | null {
-  const xs = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v)).sort((a, b) => a - b)
-  if (xs.length === 0) return null
-  const mid = xs.length >> 1
-  return xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2
 }
 
 const shapeName = (i: number, o: number): string => `${i}×${o}`
@@ -57,13 +51,13 @@ export function curvesFor(result: ResultFile, baseline: Baseline | null): ShapeC
       shapes.set(key, sc)
     }
     const metric = result.target.metric === 'itl' ? 'itl_ms' : 'tpot_ms'
-    const tput = median(pt.runs.map((r) => r.output_throughput))
-    const lat = median(pt.runs.map((r) => r[metric].p95))
+    const tput = finiteMedian(pt.runs.map((r) => r.output_throughput))
+    const lat = finiteMedian(pt.runs.map((r) => r[metric].p95))
     if (tput !== null && lat !== null) sc.candidate.points.push({ throughput: tput, latencyMs: lat, concurrency: pt.concurrency })
     if (newest !== null && sc.baseline !== null) {
       const scope = pointLabel(pt.input_len, pt.output_len, pt.concurrency)
-      const bt = median(newest.runs[metricKey('output_tput', scope)] ?? [])
-      const bl = median(newest.runs[metricKey(latencyKind, scope)] ?? [])
+      const bt = finiteMedian(newest.runs[metricKey('output_tput', scope)] ?? [])
+      const bl = finiteMedian(newest.runs[metricKey(latencyKind, scope)] ?? [])
       if (bt !== null && bl !== null) sc.baseline.points.push({ throughput: bt, latencyMs: bl, concurrency: pt.concurrency })
     }
   }
@@ -75,22 +69,17 @@ export function curvesFor(result: ResultFile, baseline: Baseline | null): ShapeC
 export function atTargetLines(result: ResultFile, baseline: Baseline | null): string[] {
   const newest = baseline?.refreshes[baseline.refreshes.length - 1] ?? null
   return result.at_target.map((sh) => {
-    const cand = median(sh.runs.map((r) => (r.bound === 'unreachable' ? 0 : r.throughput)))
+    const cand = finiteMedian(sh.runs.map((r) => (r.bound === 'unreachable' ? 0 : r.throughput)))
     const bounds = new Set(sh.runs.map((r) => r.bound))
     const qualifier = bounds.has('lower_bound') ? ' (at least: the target held at every concurrency swept)' : bounds.has('unreachable') ? ' (the target was missed even at the lowest concurrency in some runs)' : ''
     let text = `Throughput at ${targetText(result.target)}, ${shapeName(sh.input_len, sh.output_len)}: **${fmt(cand)} tok/s**${qualifier}`
-    const base = newest === null ? null : median(newest.runs[metricKey('tput_at_target', shapeLabel(sh.input_len, sh.output_len))] ?? [])
+    const base = newest === null ? null : finiteMedian(newest.runs[metricKey('tput_at_target', shapeLabel(sh.input_len, sh.output_len))] ?? [])
     if (base !== null && cand !== null) {
       const pct = base === 0 ? null : ((cand - base) / base) * 100
       text += ` vs baseline ${fmt(base)} tok/s${pct === null ? '' : ` (${pct >= 0 ? '+' : ''}${pct.toFixed(1)}%)`}`
     }
     return text
   })
-}
-
-/** `p95 TPOT ≤ 50 ms` */
-export function targetText(t: ResultTarget): string {
-  return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`
 }
 
 function fmt(x: number | null): string {

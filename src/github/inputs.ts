@@ -7,7 +7,7 @@ import { z } from 'zod'
 import { MIN_AB_ROUNDS, parseGpuList, roundsProblem } from '../plan/ab-schedule.js'
 import { DEFAULT_MAX_ROUNDS } from '../gate/ab-looks.js'
 import { UsageError } from '../errors.js'
-import { DEFAULT_FAIL_ON, parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
+import { parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import { parseExpect } from '../gate/aggregate.js'
 import { formatIssues } from '../util/json-file.js'
 import { secretsInText } from '../util/redact.js'
@@ -19,15 +19,12 @@ import { secretsInText } from '../util/redact.js'
  * `watch`: the gate sweep on the default branch against its baseline, on a schedule; a tracking issue instead of a comment.
  */
 export const MODES = ['gate', 'full', 'refresh', 'check', 'ab', 'aggregate', 'watch'] as const
-export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const
+const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const
 
 export type Mode = (typeof MODES)[number]
 export type CommentPolicy = (typeof COMMENT_POLICIES)[number]
 /** The verdicts that fail the step (empty: never fail on a verdict). */
 export type FailOnPolicy = readonly FailOnVerdict[]
-
-/** The fail-on default as action.yml spells it. */
-export const DEFAULT_FAIL_ON_INPUT = DEFAULT_FAIL_ON.join(',')
 
 /** Validated inputs. Empty optional strings become undefined; defaults are applied. */
 export interface ActionInputs {

@@ -18,7 +18,7 @@ import { referenceBaseline } from '../gate/ab-verdict.js'
 import { runFlags, type Terms } from './base-terms.js'
 import { runStamp, type RunContext } from './context.js'
 import type { ActionDeps } from './deps.js'
-import { gateOptionsFrom } from './gate-options.js'
+import { optionsFromGateSettings } from '../gate/settings.js'
 import { hostNotice } from './host-notice.js'
 import { secretsInCommand, type ActionInputs } from './inputs.js'
 import { charts, publishVerdict } from './publish-verdict.js'
@@ -63,7 +63,7 @@ export function referenceFor(inputs: Pick<ActionInputs, 'mode' | 'referenceServe
 }
 
 /** Where an A/B decision writes a.json, b.json, the slot files and report.md: `<out without .json>-ab/`. */
-export function abOutDir(wd: string, out: string): string {
+function abOutDir(wd: string, out: string): string {
   return resolve(wd, out).replace(/\.json$/i, '') + '-ab'
 }
 
@@ -152,7 +152,7 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
       rounds: inputs.rounds,
       maxRounds: inputs.maxRounds,
       outDir,
-      gateOptions: gateOptionsFrom(cfgB.gate),
+      gateOptions: optionsFromGateSettings(cfgB.gate),
       resident: inputs.resident,
       gpus: { ...(inputs.aGpus !== undefined ? { A: inputs.aGpus } : {}), ...(inputs.bGpus !== undefined ? { B: inputs.bGpus } : {}) },
       names: { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus', maxRounds: 'the input max-rounds' },

@@ -19,7 +19,7 @@ import type { ResultFile } from '../types.js'
 import { describeApiError } from './api-errors.js'
 import { writeRunRecord } from './record.js'
 import type { ActionDeps } from './deps.js'
-import { gateOptionsFrom } from './gate-options.js'
+import { optionsFromGateSettings } from '../gate/settings.js'
 import type { ActionInputs } from './inputs.js'
 import { gateFailure, verdictAnnotation } from './policy.js'
 import { charts, writeHtmlReport } from './publish-verdict.js'
@@ -110,7 +110,7 @@ export async function publishWatch(deps: ActionDeps, p: WatchPublication): Promi
 /** The baseline's trend over its refreshes, judged with the config's gate options; null (and a note) when it cannot be drawn. */
 function trendOf(deps: ActionDeps, p: WatchPublication): string | null {
   try {
-    return renderHistoryTrendMarkdown(baselineHistory(p.baseline, gateOptionsFrom(p.cfg.gate)))
+    return renderHistoryTrendMarkdown(baselineHistory(p.baseline, optionsFromGateSettings(p.cfg.gate)))
   } catch (err) {
     deps.core.warning(`servegate could not draw the baseline's trend: ${describeError(err)}`)
     return null

@@ -15,11 +15,11 @@ import type { IssuesApi, TrackedIssue } from './tracking-issue.js'
 type Octokit = ReturnType<typeof getOctokit>
 
 /** Retries of a request that failed with 5xx or no answer (waits 1, 4, 9 s: plugin-retry's schedule). */
-export const SERVER_ERROR_RETRIES = 3
+const SERVER_ERROR_RETRIES = 3
 /** Retries of a rate-limited request (primary or secondary limit). */
-export const RATE_LIMIT_RETRIES = 2
+const RATE_LIMIT_RETRIES = 2
 /** Longest wait for a rate limit to lift, s; a job should not sit an hour on a primary limit's reset. */
-export const MAX_RATE_LIMIT_WAIT_S = 120
+const MAX_RATE_LIMIT_WAIT_S = 120
 
 export interface GitHubClientOptions {
   owner: string
@@ -32,7 +32,7 @@ export interface GitHubClientOptions {
 }
 
 /** An Octokit for `token` with bounded retries of 5xx and rate limits (honouring retry-after and x-ratelimit-reset). */
-export function makeOctokit(token: string, opts: Pick<GitHubClientOptions, 'baseUrl' | 'warn' | 'serverRetryUnitMs'>): Octokit {
+function makeOctokit(token: string, opts: Pick<GitHubClientOptions, 'baseUrl' | 'warn' | 'serverRetryUnitMs'>): Octokit {
   const onLimit = (kind: string) => (retryAfter: number, options: { method: string; url: string }, _o: unknown, retryCount: number): boolean => {
     const again = retryCount < RATE_LIMIT_RETRIES && retryAfter <= MAX_RATE_LIMIT_WAIT_S
     opts.warn(
@@ -74,7 +74,7 @@ export function octokitComments(octokit: Octokit, owner: string, repo: string): 
 }
 
 /** Issues of `owner/repo` through Octokit: open ones 100 per page, create, edit, comment, close. */
-export function octokitIssues(octokit: Octokit, owner: string, repo: string): IssuesApi {
+function octokitIssues(octokit: Octokit, owner: string, repo: string): IssuesApi {
   return {
     async *listOpenIssues(): AsyncIterable<TrackedIssue[]> {
       const pages = octokit.paginate.iterator(octokit.rest.issues.listForRepo, { owner, repo, state: 'open', per_page: 100 })

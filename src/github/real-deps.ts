@@ -23,7 +23,7 @@ import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { runSweep } from '../sweep/run-sweep.js'
 import type { EventPayload } from './context.js'
 import type { ActionDeps, ActionStages } from './deps.js'
-import { gateOptionsFrom } from './gate-options.js'
+import { optionsFromGateSettings } from '../gate/settings.js'
 import { githubClient } from './octokit-api.js'
 import { execGit } from './refresh-commit.js'
 
@@ -38,7 +38,7 @@ export const realStages: ActionStages = {
   readBaseline,
   parseBaselineText: (text, source) => parseBaseline(parseJsonText(text, source), source),
   readResultFile,
-  compareToBaseline: (baseline, candidate, cfg, step) => compareToBaseline(baseline, candidate, { ...gateOptionsFrom(cfg.gate), ...step }),
+  compareToBaseline: (baseline, candidate, cfg, step) => compareToBaseline(baseline, candidate, { ...optionsFromGateSettings(cfg.gate), ...step }),
   appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
   writeBaseline,
   renderVerdictMarkdown,

@@ -19,10 +19,10 @@ import type { ActionInputs, Mode } from './inputs.js'
 import type { RunStamp } from './status-comment.js'
 
 /** Modes whose runs are one configuration's verdict (refresh, check and aggregate are not). */
-export const RECORDING_MODES: readonly Mode[] = ['gate', 'full', 'ab', 'watch']
+const RECORDING_MODES: readonly Mode[] = ['gate', 'full', 'ab', 'watch']
 
 /** Where this job's record goes: beside the result file named by the input `out`. */
-export function recordPathOf(cwd: string, inputs: Pick<ActionInputs, 'workingDirectory' | 'out'>): string {
+function recordPathOf(cwd: string, inputs: Pick<ActionInputs, 'workingDirectory' | 'out'>): string {
   return recordPathFor(resolve(cwd, inputs.workingDirectory, inputs.out))
 }
 

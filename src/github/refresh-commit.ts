@@ -47,7 +47,7 @@ const BOT_NAME = 'github-actions[bot]'
 const BOT_EMAIL = '41898282+github-actions[bot]@users.noreply.github.com'
 
 /** Pushes retried after the branch moved, by default. */
-export const DEFAULT_PUSH_RETRIES = 5
+const DEFAULT_PUSH_RETRIES = 5
 
 /** The baseline file rebuilt on the branch's new head, and the commit message that describes it. */
 export interface RebuiltFile {
@@ -117,7 +117,7 @@ export async function commitBaseline(git: GitRunner, opts: RefreshCommitOptions)
 }
 
 /** Why a push was rejected: the branch moved (retry on its new head), the remote refused it (protection, a hook), or anything else. */
-export function pushRejection(stderr: string): 'moved' | 'refused' | 'other' {
+function pushRejection(stderr: string): 'moved' | 'refused' | 'other' {
   if (/\[rejected\][^\n]*\((fetch first|non-fast-forward)\)/.test(stderr)) return 'moved'
   // Two pushes reaching the remote at once: the loser's ref update finds the ref already changed.
   if (/\[remote rejected\][^\n]*\((cannot lock ref|failed to update ref|failed to lock|incorrect old value)/.test(stderr)) return 'moved'

@@ -11,7 +11,7 @@ import { renderHistoryTrendText } from '../report/history-format.js'
 import { baselineText } from '../store/baseline.js'
 import type { ResultFile } from '../types.js'
 import type { ActionDeps } from './deps.js'
-import { gateOptionsFrom } from './gate-options.js'
+import { optionsFromGateSettings } from '../gate/settings.js'
 import { commitBaseline, type RebuiltFile } from './refresh-commit.js'
 
 export interface RefreshStep {
@@ -60,7 +60,7 @@ export async function refreshBaseline(deps: ActionDeps, step: RefreshStep): Prom
 
 /** The baseline's gated metrics as a trend (with change points), judged with the config's gate options. */
 function trendText(b: Baseline, cfg: ResolvedConfig): string {
-  return renderHistoryTrendText(baselineHistory(b, gateOptionsFrom(cfg.gate)))
+  return renderHistoryTrendText(baselineHistory(b, optionsFromGateSettings(cfg.gate)))
 }
 
 /**

@@ -4,7 +4,7 @@
  * stale benchmark comments — whichever bot posts it (github-actions[bot] for
  * the workflow token, `<app>[bot]` for a GitHub App's installation token).
  */
-import { apiStatus } from './api-errors.js'
+import { apiStatus, mayHaveLanded } from './api-errors.js'
 
 /** The fields of an issue comment servegate reads. */
 export interface IssueComment {
@@ -49,7 +49,7 @@ function byUs(c: IssueComment, identity: CommentIdentity | null): boolean {
  * or with an unknown identity bot comments, github-actions[bot]'s before other bots', oldest first.
  * Reads every page.
  */
-export async function findStickyComments(
+async function findStickyComments(
   api: CommentsApi,
   issueNumber: number,
   name: string,
@@ -106,12 +106,6 @@ export function isRefusal(err: unknown): boolean {
   const e = err as { message?: unknown; response?: { headers?: Record<string, unknown> } }
   const message = typeof e.message === 'string' ? e.message : ''
   return !/rate limit/i.test(message) && e.response?.headers?.['x-ratelimit-remaining'] !== '0'
-}
-
-/** A failure after which a POST may or may not have created the comment: a 5xx or no answer at all. */
-function mayHaveLanded(err: unknown): boolean {
-  const status = apiStatus(err)
-  return status === null || status >= 500
 }
 
 /**

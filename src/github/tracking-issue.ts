@@ -5,7 +5,7 @@
  * found again by a hidden marker among the open issues servegate's own
  * identity opened, like the sticky pull-request comment.
  */
-import { apiStatus } from './api-errors.js'
+import { mayHaveLanded } from './api-errors.js'
 import type { CommentIdentity } from './sticky-comment.js'
 
 /** The fields of an issue servegate reads. */
@@ -47,7 +47,7 @@ function byUs(i: TrackedIssue, identity: CommentIdentity | null): boolean {
  * The open tracking issue for `key`: an issue (not a pull request) opened by servegate's identity
  * whose description carries the marker; the oldest when there are several. Reads every page.
  */
-export async function findTrackingIssue(api: IssuesApi, key: string, identity: CommentIdentity | null): Promise<TrackedIssue | null> {
+async function findTrackingIssue(api: IssuesApi, key: string, identity: CommentIdentity | null): Promise<TrackedIssue | null> {
   const marker = watchMarker(key)
   let best: TrackedIssue | null = null
   for await (const page of api.listOpenIssues()) {
@@ -89,12 +89,6 @@ export interface IssueSync {
 export interface IssueSyncResult {
   done: 'opened' | 'updated' | 'closed' | 'left' | 'none'
   issue: TrackedIssue | null
-}
-
-/** A failure after which a POST may have created the issue anyway: a 5xx or no answer. */
-function mayHaveLanded(err: unknown): boolean {
-  const status = apiStatus(err)
-  return status === null || status >= 500
 }
 
 /** Open, update, close or leave the tracking issue as `s.action` says. API errors are thrown to the caller. */

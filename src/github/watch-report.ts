@@ -65,7 +65,7 @@ export function watchFirstLine(verdict: Verdict, result: ResultFile): string {
 const envList = (changes: readonly EnvChange[]): string[] => changes.map((c) => `- ${escapeMarkdown(c.field)}: ${escapeMarkdown(c.baseline)} → ${escapeMarkdown(c.candidate)}`)
 
 /** The environment diff, host changes apart from repository (and harness) changes. */
-export function envDiffMarkdown(verdict: Verdict): string {
+function envDiffMarkdown(verdict: Verdict): string {
   const blame = blameEnvChanges(verdict.envChanges)
   const unknown = verdict.envChanges.filter((c) => !blame.host.includes(c) && !blame.repository.includes(c) && !blame.harness.includes(c))
   const out = ['#### Environment since the baseline', '']

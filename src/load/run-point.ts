@@ -3,15 +3,12 @@
  * requests, in the calling thread or split across worker threads so that the
  * client is never the bottleneck it measures.
  */
-import { existsSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { Worker } from 'node:worker_threads'
 import type { OpenLoopSettings, PlannedRequest, RawRun, RequestRecord } from '../types.js'
-import { arrivalScheduleMs } from './arrivals.js'
+import { dealShares } from './deal.js'
 import { summariseClient, type LoopSample } from './monitor.js'
 import { LoadAborted, runShare, type ShareInput, type ShareResult } from './share.js'
+import { spawnLoadWorker } from './worker-entry.js'
 
 export { LoadAborted } from './share.js'
 
@@ -57,47 +54,6 @@ export interface RunPointOptions {
 /** Lead time between the go decision and the open-loop schedule's start, ms: every thread gets the message first. */
 const OPEN_LOOP_START_LEAD_MS = 5
 
-/** File name of the worker emitted next to the bundle (dist/load-worker.js); its entry is src/load/worker.ts. */
-export const LOAD_WORKER_BUNDLE_NAME = 'load-worker.js'
-/** Source entry the bundler must emit as LOAD_WORKER_BUNDLE_NAME. */
-export const LOAD_WORKER_SOURCE = 'src/load/worker.ts'
-
-/**
- * Where the worker code is, for the way servegate is running: from the bundle
- * (dist/load-worker.js beside it), from per-file JS output (worker.js beside
- * this file), or from TypeScript sources (vitest, tsx: worker.ts, loaded
- * through tsx's ESM API, because on Node 20 neither the parent's loader nor
- * `execArgv: ['--import', 'tsx']` reaches a worker thread).
- */
-export function workerEntry(moduleUrl: string = import.meta.url): { url: URL; tsxApi: string | null } {
-  if (moduleUrl.endsWith('.ts')) {
-    return { url: new URL('./worker.ts', moduleUrl), tsxApi: tsxEsmApi(moduleUrl) }
-  }
-  const bundled = new URL(`./${LOAD_WORKER_BUNDLE_NAME}`, moduleUrl)
-  if (existsSync(fileURLToPath(bundled))) return { url: bundled, tsxApi: null }
-  return { url: new URL('./worker.js', moduleUrl), tsxApi: null }
-}
-
-/** File URL of tsx's ESM register API (its `import` export; the `require` one cannot register ESM hooks). */
-function tsxEsmApi(moduleUrl: string): string {
-  let pkgPath: string
-  try {
-    pkgPath = createRequire(moduleUrl).resolve('tsx/package.json')
-  } catch {
-    pkgPath = createRequire(import.meta.url).resolve('tsx/package.json')
-  }
-  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> }
-  return new URL(pkg.exports['./esm/api']?.import.default ?? './dist/esm/api/index.mjs', pathToFileURL(pkgPath)).href
-}
-
-/** Start a load worker thread on `data` from wherever workerEntry finds the code. */
-export function spawnLoadWorker(data: unknown, moduleUrl: string = import.meta.url): Worker {
-  const entry = workerEntry(moduleUrl)
-  if (entry.tsxApi === null) return new Worker(entry.url, { workerData: data })
-  const code = `import(${JSON.stringify(entry.tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry.url.href)}) })`
-  return new Worker(code, { eval: true, workerData: data })
-}
-
 /** Nice value of load threads unless the caller says otherwise. */
 const DEFAULT_PRIORITY = -10
 
@@ -131,33 +87,6 @@ export function workersWarning(workers: number | 'auto', cores: number = availab
   return `--workers ${workers} on ${cores} core${cores === 1 ? '' : 's'}: more load threads than half the cores compete for the CPU (with a server on this host too), and client_saturated can miss runs whose timestamps were late; --workers auto would use ${fair}.`
 }
 
-/** Split `total` into `parts` near-equal integers (the first ones get the remainder). */
-export function splitEven(total: number, parts: number): number[] {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0))
-}
-
-/** Deal `items` to shares in proportion to their concurrency, interleaved so each share gets a spread of the plan. */
-export function dealByShare<T>(items: readonly T[], shares: readonly number[]): number[][] {
-  const total = shares.reduce((a, b) => a + b, 0)
-  const out = shares.map(() => [] as number[])
-  const given = shares.map(() => 0)
-  for (let i = 0; i < items.length; i++) {
-    // Give item i to the share furthest behind its quota (ties: lowest index).
-    let best = 0
-    let bestDeficit = -Infinity
-    for (let w = 0; w < shares.length; w++) {
-      const deficit = ((i + 1) * (shares[w] as number)) / total - (given[w] as number)
-      if (deficit > bestDeficit + 1e-12) {
-        bestDeficit = deficit
-        best = w
-      }
-    }
-    out[best]?.push(i)
-    given[best] = (given[best] as number) + 1
-  }
-  return out
-}
-
 /** Run warmup then measured requests at `concurrency`; returns every measured record and the client's own figures. */
 export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
   const concurrency = Math.max(1, Math.floor(opts.concurrency))
@@ -165,32 +94,13 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
   const epochNs = opts.epochNs ?? process.hrtime.bigint()
   const workers = resolveWorkers(opts.workers, concurrency)
   const threads = Math.max(1, workers)
-  const shares = splitEven(concurrency, threads)
-  const warmIdx = dealByShare(opts.warmup, shares)
-  const measIdx = dealByShare(opts.measured, shares)
   const open = opts.openLoop
-  const measuredDue = open ? arrivalScheduleMs(opts.measured.length, open.rate, open.burstiness, open.seed) : []
-  const warmupDue = open ? arrivalScheduleMs(opts.warmup.length, open.rate, open.burstiness, (open.seed + 1) >>> 0) : []
-  // The cap is split between threads like the concurrency of a closed loop.
-  const caps = open?.maxConcurrency != null ? splitEven(Math.max(threads, open.maxConcurrency), threads) : null
-  const inputs: ShareInput[] = shares.map((c, w) => ({
+  const { inputs, measuredIndex: measIdx } = dealShares(opts.warmup, opts.measured, concurrency, threads, open, {
     priority: opts.priority === undefined ? DEFAULT_PRIORITY : opts.priority,
-    concurrency: c,
-    ...(open
-      ? {
-          openLoop: {
-            warmupDueMs: (warmIdx[w] ?? []).map((i) => warmupDue[i] as number),
-            measuredDueMs: (measIdx[w] ?? []).map((i) => measuredDue[i] as number),
-            maxConcurrency: caps === null ? null : (caps[w] as number),
-          },
-        }
-      : {}),
     idleTimeoutMs,
     ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
     epochNs,
-    warmup: (warmIdx[w] ?? []).map((i) => opts.warmup[i] as PlannedRequest),
-    measured: (measIdx[w] ?? []).map((i) => opts.measured[i] as PlannedRequest),
-  }))
+  })
 
   let startedAt = new Date().toISOString()
   const onGo = async (): Promise<number> => {

@@ -125,7 +125,7 @@ export function bucketQuantile(q: number, buckets: ReadonlyArray<{ le: number; c
 }
 
 /** Mean and p50/p95/p99 of a histogram delta, converted from seconds to ms. */
-export function histogramStatsMs(h: PromHistogramData): LatencyStats {
+function histogramStatsMs(h: PromHistogramData): LatencyStats {
   const q = (p: number): number | null => {
     const v = bucketQuantile(p, h.buckets)
     return v === null ? null : v * 1000

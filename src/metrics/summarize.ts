@@ -10,7 +10,7 @@
  * - validity starts valid; analysis/validity.ts judges it once server-side,
  *   GPU and re-tokenised figures are filled in by the caller.
  */
-import { median } from 'simple-statistics'
+import { median } from '../util/median.js'
 import type { ClientStats, GoodputSlo, RawRun, RunResult, TokenCounts } from '../types.js'
 import { fromSchedule, summarizeArrivals } from './arrivals.js'
 import { goodputOf } from './goodput.js'
@@ -130,7 +130,7 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
 }
 
 /** The client's self-measurements under the result file's snake_case names. */
-export function clientFigures(c: ClientStats): RunResult['client'] {
+function clientFigures(c: ClientStats): RunResult['client'] {
   return {
     workers: c.workers,
     event_loop_utilization: c.eventLoopUtilization,

@@ -40,7 +40,7 @@ export function rateLabel(rate: number): number | 'inf' {
 }
 
 /** Stable key of an open-loop point: `{input}x{output}@rate{R}#r{repeat}` (R may be `inf`). */
-export function openPointKey(shape: Shape, rate: number, repeat: number): string {
+function openPointKey(shape: Shape, rate: number, repeat: number): string {
   return `${shape.inputLen}x${shape.outputLen}@rate${rateLabel(rate)}#r${repeat}`
 }
 

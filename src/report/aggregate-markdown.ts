@@ -19,7 +19,7 @@ const WHY_LIMIT = 300
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 /** `3 configurations: 1 pass, 1 regression, 1 incomplete`, counted in the rows' order (worst first). */
-export function aggregateCounts(agg: Pick<Aggregate, 'rows'>): string {
+function aggregateCounts(agg: Pick<Aggregate, 'rows'>): string {
   const counts = new Map<VerdictKind, number>()
   for (const r of agg.rows) counts.set(r.verdict, (counts.get(r.verdict) ?? 0) + 1)
   const parts = [...counts.entries()].map(([v, n]) => `${n} ${v.replace('_', ' ')}`)
@@ -36,7 +36,7 @@ function changed(r: RecordRow): string {
 }
 
 /** Plain text (unescaped) saying why a row reads as it does. */
-export function rowWhy(row: AggregateRow): string {
+function rowWhy(row: AggregateRow): string {
   const r = row.record
   const parts: string[] = []
   if (r === null) parts.push(NO_RECORD)

@@ -1,13 +1,12 @@
 /** Number formatting, medians with spread, and plain words for validity codes — shared by the report renderers. */
 import type { ValidityCode } from '../types.js'
+import { median } from '../util/median.js'
 
 /** n, median, min and max of the finite values; null when there are none. */
 export function summarize(values: readonly (number | null | undefined)[]): { n: number; median: number; min: number; max: number } | null {
   const xs = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v)).sort((a, b) => a - b)
   if (xs.length === 0) return null
-  const mid = xs.length >> 1
-  const median = xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2
-  return { n: xs.length, median, min: xs[0]!, max: xs[xs.length - 1]! }
+  return { n: xs.length, median: median(xs), min: xs[0]!, max: xs[xs.length - 1]! }
 }
 
 /** Thousands separators, fixed decimals. */

@@ -10,7 +10,7 @@ import { metricKey, pointLabel } from '../gate/metric-keys.js'
 import type { Baseline } from '../gate/types.js'
 import type { ResultFile, ResultTarget, RunResult } from '../types.js'
 import { summarize } from './format.js'
-import { targetText } from './model.js'
+import { targetInteractivityText } from './target-text.js'
 
 export interface FrontierPoint {
   concurrency: number
@@ -56,7 +56,7 @@ export interface Frontier {
   shapes: ShapeFrontier[]
 }
 
-export const X_LABEL = 'interactivity: tok/s/user = 1000 / p95 TPOT (ms)'
+const X_LABEL = 'interactivity: tok/s/user = 1000 / p95 TPOT (ms)'
 
 /** The frontier of `result` and, when given, of `baseline`'s newest refresh, per shape of the result. */
 export function buildFrontier(result: ResultFile, baseline: Baseline | null): Frontier {
@@ -114,14 +114,6 @@ export function buildFrontier(result: ResultFile, baseline: Baseline | null): Fr
     gpus,
     shapes,
   }
-}
-
-/** `p95 TPOT ≤ 50 ms ⇔ ≥ 20 tok/s/user`; an ITL or non-p95 target says the line is drawn at 1000 / its ms. */
-export function targetInteractivityText(t: ResultTarget): string {
-  const x = interactivity(t.threshold_ms)
-  const tps = x === null ? '?' : String(Math.round(x * 10) / 10)
-  if (t.metric === 'tpot' && t.percentile === 95) return `${targetText(t)} ⇔ ≥ ${tps} tok/s/user`
-  return `${targetText(t)}, drawn at 1000 / ${t.threshold_ms} ms = ${tps} tok/s/user (the x-axis is at p95 TPOT)`
 }
 
 // The point's median of the target's own figure, held against the threshold.

@@ -10,7 +10,7 @@ const envText = (changes: readonly EnvChange[]): string => changes.map((c) => `$
 const day = (iso: string): string => iso.slice(0, 16).replace('T', ' ')
 
 /** One line per change point: `refresh 6 (2026-11-02 01:00): +10.2 % (worse); serve command a → b`. */
-export function changePointLines(h: History): string[] {
+function changePointLines(h: History): string[] {
   return changePointEntries(h).map((e) => e.line)
 }
 
@@ -77,7 +77,7 @@ function mermaidChart(m: MetricHistory, steps: readonly HistoryStep[]): string[]
 }
 
 /** Refreshes the compact trend shows by default. */
-export const TREND_STEPS = 8
+const TREND_STEPS = 8
 
 /**
  * The baseline's trend, compact enough for a tracking issue: the last `maxSteps` refreshes (default

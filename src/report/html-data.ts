@@ -47,10 +47,10 @@ export interface LatencyChartSpec {
 
 export type ChartSpec = FrontierChartSpec | LatencyChartSpec
 
-export const SERIES_COLORS = { candidate: '#1f77b4', baseline: '#7f7f7f' } as const
+const SERIES_COLORS = { candidate: '#1f77b4', baseline: '#7f7f7f' } as const
 const PERCENTILE_COLORS = { p50: '#2ca02c', p95: '#ff7f0e', p99: '#d62728' } as const
 
-export const LATENCIES = [
+const LATENCIES = [
   ['ttft_ms', 'TTFT'],
   ['itl_ms', 'ITL'],
   ['tpot_ms', 'TPOT'],

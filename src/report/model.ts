@@ -13,6 +13,7 @@ import { figuresView } from '../analysis/unchecked.js'
 import { fmtInt, fmtMs, fmtPct, fmtRate, plainValidity, summarize, withSpread } from './format.js'
 import { buildServerSideRows } from './server-side.js'
 import { buildSpreadRows } from './spread-rows.js'
+import { targetInteractivityText, targetText } from './target-text.js'
 import { warmupRampLine } from './warmup-line.js'
 import { arrivalsLine, goodputLine, OPEN_LOOP_COLUMNS, rateCell, rateSentence } from './open-loop-lines.js'
 
@@ -63,19 +64,8 @@ export interface ReportModel {
   interrupted: string | null
 }
 
-/** `p95 TPOT ≤ 50 ms` */
-export function targetText(t: ResultTarget): string {
-  return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`
-}
-
-/** `p95 TPOT ≤ 50 ms ⇔ ≥ 20 tok/s/user`: a TPOT target in interactivity terms (1000 / TPOT); an ITL target as is. */
-export function targetInteractivityText(t: ResultTarget): string {
-  const speed = t.metric === 'tpot' ? interactivity(t.threshold_ms) : null
-  return speed === null ? targetText(t) : `${targetText(t)} ⇔ ≥ ${+speed.toFixed(1)} tok/s/user`
-}
-
 /** `Imported from vllm bench serve (a.json, b.json) …`, or null for a servegate measurement. */
-export function sourceLine(result: ResultFile): string | null {
+function sourceLine(result: ResultFile): string | null {
   const s = result.source
   if (s === undefined) return null
   return `Imported from ${s.tool} (${s.files.join(', ')}) on ${s.imported_at}: not measured by servegate. The checks its files could not support were not made, so every figure is unverified (checks_not_run).`
@@ -134,7 +124,7 @@ export function buildReportModel(result: ResultFile): ReportModel {
 }
 
 /** `Interrupted (SIGTERM): 1 of 2 runs finished; the run in progress (16 in / 250 out, C=256, repeat 1) was dropped…` */
-export function interruptedLine(result: ResultFile): string | null {
+function interruptedLine(result: ResultFile): string | null {
   const i = result.interrupted
   if (i === undefined) return null
   const cut = i.cut_run === null ? '' : `; the run in progress (${fmtInt(i.cut_run.input_len)} in / ${fmtInt(i.cut_run.output_len)} out, C=${i.cut_run.concurrency}, repeat ${i.cut_run.repeat}) was dropped`

@@ -4,7 +4,8 @@
  * the throughput-at-target sentence over rates. Pure.
  */
 import type { AtTargetShape, PointResult, ResultTarget, RunResult } from '../types.js'
-import { fmtMs, fmtPct, fmtRate, summarize } from './format.js'
+import { finiteMedian } from '../util/median.js'
+import { fmtMs, fmtPct, fmtRate } from './format.js'
 
 /** The table's columns when its rows are request rates. */
 export const OPEN_LOOP_COLUMNS = ['Request rate', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user', 'Output tok/s per GPU', 'Tok/s/user at p95 TPOT'] as const
@@ -16,10 +17,6 @@ export function rateCell(rate: number | 'inf'): string {
 
 function pointName(p: PointResult): string {
   return p.request_rate === undefined ? `C=${p.concurrency}` : `rate ${rateCell(p.request_rate)}`
-}
-
-function median(xs: Array<number | null | undefined>): number | null {
-  return summarize(xs.map((x) => x ?? null))?.median ?? null
 }
 
 /** `Goodput (TTFT ≤ 2000 ms, TPOT ≤ 50 ms): rate 5/s 98.0% (4.9 req/s, 310 tok/s); …` — medians over valid runs; null without goodput. */
@@ -35,8 +32,8 @@ export function goodputLine(points: readonly PointResult[]): string | null {
   const parts = withGoodput.map((p) => {
     const runs = p.runs.filter((r): r is RunResult & { goodput: NonNullable<RunResult['goodput']> } => r.validity.valid && r.goodput !== undefined)
     if (runs.length === 0) return `${pointName(p)} invalid`
-    const share = median(runs.map((r) => r.goodput.share))
-    return `${pointName(p)} ${share === null ? '–' : fmtPct(share)} (${fmtRate(median(runs.map((r) => r.goodput.request_throughput)) ?? 0)} req/s, ${fmtRate(median(runs.map((r) => r.goodput.output_throughput)) ?? 0)} tok/s)`
+    const share = finiteMedian(runs.map((r) => r.goodput.share))
+    return `${pointName(p)} ${share === null ? '–' : fmtPct(share)} (${fmtRate(finiteMedian(runs.map((r) => r.goodput.request_throughput)) ?? 0)} req/s, ${fmtRate(finiteMedian(runs.map((r) => r.goodput.output_throughput)) ?? 0)} tok/s)`
   })
   return `Goodput, completed requests meeting ${bounds.join(' and ')} (median of valid runs): ${parts.join('; ')}`
 }
@@ -47,11 +44,11 @@ export function arrivalsLine(points: readonly PointResult[]): string | null {
   if (open.length === 0) return null
   const parts = open.map((p) => {
     const a = p.runs.flatMap((r) => (r.arrivals ? [r.arrivals] : []))
-    const rate = median(a.map((x) => x.rate))
-    const gap = median(a.map((x) => x.mean_interarrival_ms))
-    const cv = median(a.map((x) => x.cv))
-    const late = median(a.map((x) => x.send_lateness_ms.p95))
-    const queue = median(a.map((x) => x.queue_ms.p95))
+    const rate = finiteMedian(a.map((x) => x.rate))
+    const gap = finiteMedian(a.map((x) => x.mean_interarrival_ms))
+    const cv = finiteMedian(a.map((x) => x.cv))
+    const late = finiteMedian(a.map((x) => x.send_lateness_ms.p95))
+    const queue = finiteMedian(a.map((x) => x.queue_ms.p95))
     const capped = a.some((x) => x.max_concurrency !== null)
     return `${pointName(p)}: ${rate === null ? 'all at once' : `${fmtRate(rate)}/s`}, mean gap ${gap === null ? '–' : `${fmtMs(gap)} ms`}, CV ${cv === null ? '–' : cv.toFixed(2)}, lateness p95 ${late === null ? '–' : `${fmtMs(late)} ms`}${capped ? `, slot wait p95 ${queue === null ? '–' : `${fmtMs(queue)} ms`}` : ''}`
   })

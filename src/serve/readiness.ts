@@ -3,7 +3,8 @@
  * where there is no /health, `GET /v1/models` answering 200. Probes are
  * failures-as-data: what the server last said is kept for the progress line.
  */
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
+import { send } from '../client/http.js'
 import { describeError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
 
@@ -13,11 +14,9 @@ export type Probe = { ready: true; via: string } | { ready: false; last: string 
 export async function probeReady(root: string, opts: { apiKey: string | null; timeoutMs: number; dispatcher: Agent }): Promise<Probe> {
   const get = async (path: string): Promise<number | string> => {
     try {
-      const res = await request(`${root}${path}`, {
-        method: 'GET',
+      const res = await send(`${root}${path}`, {
         headers: path === '/health' ? {} : authHeaders(opts.apiKey),
-        headersTimeout: opts.timeoutMs,
-        bodyTimeout: opts.timeoutMs,
+        timeoutMs: opts.timeoutMs,
         dispatcher: opts.dispatcher,
       })
       await res.body.dump()
@@ -39,7 +38,7 @@ export async function probeReady(root: string, opts: { apiKey: string | null; ti
 }
 
 /** A refused or timed-out probe in words ("connection refused"), not a stack of codes. */
-export function describeProbeError(err: unknown, timeoutMs: number): string {
+function describeProbeError(err: unknown, timeoutMs: number): string {
   const code = (err as { code?: unknown } | null)?.code
   if (code === 'ECONNREFUSED') return 'connection refused'
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset'

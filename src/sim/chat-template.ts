@@ -15,16 +15,11 @@
  */
 import type { ChatMessageLike } from './tokenizer.js'
 
-export const IM_START = '<|im_start|>'
-export const IM_END = '<|im_end|>'
-
-/** Template tokens per message: `<|im_start|>`, the role, `<|im_end|>`. */
-export const TEMPLATE_TOKENS_PER_MESSAGE = 3
-/** Template tokens of the generation prompt: `<|im_start|> assistant`. */
-export const GENERATION_PROMPT_TOKENS = 2
+const IM_START = '<|im_start|>'
+const IM_END = '<|im_end|>'
 
 /** Text of one message's content: a string, or the text parts of an array joined by spaces. */
-export function contentText(content: unknown): string {
+function contentText(content: unknown): string {
   if (typeof content === 'string') return content
   if (!Array.isArray(content)) return ''
   const parts: string[] = []

@@ -36,11 +36,6 @@ export function toHrtimeNs(ns: number): bigint {
   return ORIGIN_NS + BigInt(Math.round(ns))
 }
 
-/** Convert a `process.hrtime.bigint()` reading to the `nowNs()` scale. */
-export function fromHrtimeNs(ns: bigint): number {
-  return Number(ns - ORIGIN_NS)
-}
-
 /**
  * Node timers run on a millisecond loop clock and can fire up to ~1.5 ms
  * early or late against hrtime. Work due within this slack of "now" runs at

@@ -36,7 +36,7 @@ export interface HostDrift {
 export const NO_DRIFT: HostDrift = { factor: () => 1 }
 
 /** Parse a drift file's text: a finite number > 0, or null for empty text (a write in progress). */
-export function parseDriftText(text: string): number | null {
+function parseDriftText(text: string): number | null {
   const t = text.trim()
   if (t === '') return null
   const v = Number(t)

@@ -21,7 +21,7 @@ export interface GenerationPlan {
  * (capped at the planned length); `overrun` sends every planned token first,
  * then keeps going.
  */
-export const TAIL_FAULT_AFTER: Record<Exclude<TailFaultKind, 'overrun'>, number> = {
+const TAIL_FAULT_AFTER: Record<Exclude<TailFaultKind, 'overrun'>, number> = {
   keepalive: 3,
   trickle: 1,
   'huge-line': 5,

@@ -105,7 +105,7 @@ const fileSchema = z
   .strict()
 
 /** A built-in profile by name; throws UsageError listing the known names. */
-export function builtinProfile(name: string): SimProfile {
+function builtinProfile(name: string): SimProfile {
   const p = BUILTIN_PROFILES[name]
   if (!p) {
     throw new UsageError(

@@ -25,7 +25,7 @@ export interface SimRequest {
 }
 
 /** Used when a request gives no max_tokens (the OpenAI completions default). */
-export const DEFAULT_MAX_TOKENS = 16
+const DEFAULT_MAX_TOKENS = 16
 
 /**
  * Turn a parsed JSON body into a SimRequest; throws ApiError(400/404) like vLLM.

@@ -8,7 +8,7 @@ const WORD_CACHE_SIZE = 4096
 const WORDS: string[] = Array.from({ length: WORD_CACHE_SIZE }, (_, i) => ` tok${i}`)
 
 /** Text of generated token number `i` (0-based), with its leading space. */
-export function tokenWord(i: number): string {
+function tokenWord(i: number): string {
   return i < WORD_CACHE_SIZE ? (WORDS[i] as string) : ` tok${i}`
 }
 

@@ -68,7 +68,7 @@ const recordSchema = z.looseObject({
 })
 
 /** Validate a parsed record; anything else (another servegate file, foreign JSON) is a UsageError naming `source`. */
-export function parseRecord(json: unknown, source: string): VerdictRecord {
+function parseRecord(json: unknown, source: string): VerdictRecord {
   const schema = (json as { schema?: unknown } | null)?.schema
   if (schema !== RECORD_SCHEMA) {
     const what = typeof schema === 'string' && schema.startsWith('servegate.') ? `a ${schema} file` : `not a servegate verdict record (schema ${JSON.stringify(schema ?? null)})`

@@ -25,9 +25,9 @@ export type PromptCalibration =
   | 'none'
 
 /** Tries per prompt: words are mostly one token, so the first or second try usually lands. */
-export const MAX_CALIBRATION_TRIES = 4
+const MAX_CALIBRATION_TRIES = 4
 /** Tokenize requests in flight while a point is calibrated. */
-export const CALIBRATION_CONCURRENCY = 16
+const CALIBRATION_CONCURRENCY = 16
 
 /** Templated token count of the prompt cut to `words` words; null when it could not be asked. */
 export type CountTokens = (words: number) => Promise<number | null>

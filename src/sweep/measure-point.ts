@@ -1,5 +1,6 @@
 import { runPoint } from '../load/run-point.js'
-import { scrapeMetrics, tokenizeCount } from '../client/endpoints.js'
+import { scrapeMetrics } from '../client/endpoints.js'
+import { tokenizeCount } from '../client/tokenize.js'
 import { summarizeRun } from '../metrics/summarize.js'
 import { serverSideFigures } from '../metrics/prometheus.js'
 import { assessValidity } from '../analysis/validity.js'
@@ -116,7 +117,7 @@ async function retokenize(records: readonly RequestRecord[], ctx: MeasureContext
  * The error of the first request sent when every record failed (`HTTP 400: <message>`, other
  * kinds as `kind: detail`); null when one completed or there were none.
  */
-export function everyRequestFailed(records: readonly RequestRecord[]): string | null {
+function everyRequestFailed(records: readonly RequestRecord[]): string | null {
   let first: RequestRecord | null = null
   for (const r of records) {
     if (r.error === null) return null

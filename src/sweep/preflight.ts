@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js'
 import { streamRequest } from '../client/stream-request.js'
-import { fetchJson, MAX_MODELS_BODY_BYTES } from '../client/endpoints.js'
+import { fetchModelCards, modelIds } from '../client/endpoints.js'
 import { authHeaders } from '../util/auth.js'
 import { promptTokenIds, TOKEN_ID_MAX, TOKEN_ID_MIN } from '../plan/prompts.js'
 import type { Api, PlannedRequest } from '../types.js'
@@ -14,7 +14,7 @@ import { Agent } from 'undici'
 export const PREFLIGHT_DEADLINE_MS = 30_000
 
 /** Prompt length of a completions probe, tokens: under one prefix-cache block of any common engine, so it caches nothing. */
-export const PROBE_PROMPT_TOKENS = 8
+const PROBE_PROMPT_TOKENS = 8
 
 /** Seed of the probe's prompt: fixed, so every sweep probes alike (a sweep's own prompts start with their point's seed). */
 const PROBE_SEED = 0x5e6a7e
@@ -25,7 +25,7 @@ const PROBE_SEED = 0x5e6a7e
  * vocabulary smaller than TOKEN_ID_MAX) then refuses the probe too, instead of failing every
  * request of the sweep while a text probe passed.
  */
-export function probePromptIds(): number[] {
+function probePromptIds(): number[] {
   const ids = promptTokenIds(PROBE_SEED, 0, PROBE_PROMPT_TOKENS)
   ids[ids.length - 1] = TOKEN_ID_MAX
   return ids
@@ -46,8 +46,7 @@ export interface ServerInfo {
 export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null, deadlineMs = PREFLIGHT_DEADLINE_MS): Promise<ServerInfo> {
   let models: string[]
   try {
-    const j = (await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey), maxBytes: MAX_MODELS_BODY_BYTES })) as { data?: unknown }
-    models = Array.isArray(j.data) ? j.data.flatMap((m: { id?: unknown }) => (typeof m?.id === 'string' ? [m.id] : [])) : []
+    models = modelIds((await fetchModelCards(root, { apiKey })) ?? [])
   } catch (err) {
     throw new UsageError(
       `Cannot list the models of ${root}: ${err instanceof Error ? err.message : String(err)}`,

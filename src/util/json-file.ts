@@ -32,7 +32,7 @@ export async function readJsonFile(path: string): Promise<unknown> {
 }
 
 /** How many problems a validation message lists before summarising the rest. */
-export const MAX_LISTED_PROBLEMS = 5
+const MAX_LISTED_PROBLEMS = 5
 
 /**
  * `  problem` lines for the first `max` problems, then `  … and N more`: a file
@@ -46,7 +46,7 @@ export function listProblems(lines: readonly string[], max = MAX_LISTED_PROBLEMS
 }
 
 /** A zod issue path as `points.0.runs.1.itl_ms.p95`, or `(top level)`. */
-export function issuePath(path: ReadonlyArray<PropertyKey>): string {
+function issuePath(path: ReadonlyArray<PropertyKey>): string {
   return path.length > 0 ? path.map(String).join('.') : '(top level)'
 }
 

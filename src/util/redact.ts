@@ -42,7 +42,7 @@ export const MIN_KNOWN_SECRET = 8
  * --api-key, --master-key, --key, --basic-auth, --auth-header, HF_TOKEN, DB_PASSWORD, apiKey.
  * Whole words only: --tokenizer, --max-num-batched-tokens and --ssl-keyfile hold no secret.
  */
-export const SECRET_WORDS: ReadonlySet<string> = new Set([
+const SECRET_WORDS: ReadonlySet<string> = new Set([
   'key',
   'token',
   'secret',
@@ -71,7 +71,7 @@ export function isSecretName(name: string): boolean {
 }
 
 /** Whether a flag name (with or without dashes) holds a secret. Same rule as isSecretName. */
-export function isSecretFlagName(name: string): boolean {
+function isSecretFlagName(name: string): boolean {
   return isSecretName(name.replace(/^-+/, ''))
 }
 
@@ -216,11 +216,6 @@ export function rememberSecrets(values: Iterable<string | null | undefined>): st
     added.push(v)
   }
   return added
-}
-
-/** The known secrets, longest first. */
-export function rememberedSecrets(): string[] {
-  return [...remembered].sort((a, b) => b.length - a.length)
 }
 
 /** Forget every known secret (tests; a long-lived process between unrelated jobs). */

@@ -6,7 +6,7 @@ import { run } from '../../src/action.js'
 import { compareToBaseline } from '../../src/gate/index.js'
 import { gateExit, parseFailOn } from '../../src/gate/outcome.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { gateOptionsFrom } from '../../src/github/gate-options.js'
+import { optionsFromGateSettings } from '../../src/gate/settings.js'
 import { readBaseline, writeBaseline } from '../../src/store/baseline.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
@@ -48,7 +48,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 async function actionOn(candidate: string, failOn: string) {
   const { deps, rec } = fakeDeps({ existing: [baselinePath], inputs: { 'fail-on': failOn, baseline: baselinePath } })
   deps.stages.readBaseline = readBaseline
-  deps.stages.compareToBaseline = (b, c, cfg) => compareToBaseline(b, c, gateOptionsFrom(cfg.gate))
+  deps.stages.compareToBaseline = (b, c, cfg) => compareToBaseline(b, c, optionsFromGateSettings(cfg.gate))
   deps.stages.runSweep = async (cfg) => ({ result: await readResultFile(candidate), resultPath: cfg.out })
   await run(deps)
   return rec

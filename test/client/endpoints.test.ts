@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fetchJson, getVersion, listModels, normalizeBaseUrl, scrapeMetrics, tokenizeCount } from '../../src/client/endpoints.js'
+import { getVersion, listModels, scrapeMetrics } from '../../src/client/endpoints.js'
+import { tokenizeCount } from '../../src/client/tokenize.js'
+import { fetchJson } from '../../src/client/http.js'
 import { UsageError } from '../../src/errors.js'
 import { startFakeServer, type FakeServer } from './fake-server.js'
 
@@ -36,25 +38,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close()
   await bare.close()
-})
-
-describe('normalizeBaseUrl', () => {
-  it.each([
-    ['http://host:8000', 'http://host:8000'],
-    ['http://host:8000/', 'http://host:8000'],
-    ['http://host:8000/v1', 'http://host:8000'],
-    ['http://host:8000/v1/', 'http://host:8000'],
-    ['https://host/llm', 'https://host/llm'],
-    ['http://host/llm/v1', 'http://host/llm'],
-    [' http://127.0.0.1:8000 ', 'http://127.0.0.1:8000'],
-  ])('turns %s into the root %s', (input, root) => {
-    expect(normalizeBaseUrl(input)).toEqual({ root })
-  })
-
-  it.each(['host:8000', 'ftp://host', 'not a url', ''])('rejects %j with a UsageError naming the value', (input) => {
-    expect(() => normalizeBaseUrl(input)).toThrow(UsageError)
-    expect(() => normalizeBaseUrl(input)).toThrow(`--base-url "${input}": expected an http(s) URL such as http://127.0.0.1:8000`)
-  })
 })
 
 describe('endpoint helpers', () => {

@@ -1,6 +1,7 @@
 import { Agent } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { httpDetail, streamRequest, type ClientDeps } from '../../src/client/stream-request.js'
+import { httpDetail } from '../../src/client/stream-failures.js'
+import { streamRequest, type ClientDeps } from '../../src/client/stream-request.js'
 import type { PlannedRequest } from '../../src/types.js'
 import { sleep, sse, sseHead, startFakeServer, type FakeServer } from './fake-server.js'
 

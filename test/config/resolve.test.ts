@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { DEFAULTS } from '../../src/config/defaults.js'
 import { parseConfigText } from '../../src/config/load.js'
 import { configForResult, requestDeadlineMs, resolveConfig, type RunFlags } from '../../src/config/resolve.js'
-import { normalizeBaseUrl, parseTarget } from '../../src/config/flags.js'
+import { parseTarget } from '../../src/config/flags.js'
 import { UsageError } from '../../src/errors.js'
 
 const FILE = parseConfigText(
@@ -225,18 +225,6 @@ describe('configForResult', () => {
   it('records the request deadline as one number when the sweep shares it, else per shape', () => {
     expect(configForResult(resolve({ requestTimeout: '600' })).request_timeout_s).toBe(600)
     expect(configForResult(resolve({})).request_timeout_s).toEqual({ '4096x512': 252.096, '1024x128': 153.024 })
-  })
-})
-
-describe('normalizeBaseUrl', () => {
-  it.each([
-    ['http://host:8000', 'http://host:8000'],
-    ['http://host:8000/', 'http://host:8000'],
-    ['http://host:8000/v1', 'http://host:8000'],
-    ['https://host/llm/v1/', 'https://host/llm'],
-    ['http://host/llm', 'http://host/llm'],
-  ])('turns %s into the root %s', (raw, root) => {
-    expect(normalizeBaseUrl(raw)).toBe(root)
   })
 })
 

@@ -11,7 +11,7 @@ import { appendRefresh } from '../../src/gate/refresh.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import { realStages } from '../../src/github/real-deps.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
-import { gateOptionsFrom } from '../../src/github/gate-options.js'
+import { optionsFromGateSettings } from '../../src/gate/settings.js'
 import { dayResult, pipeDay } from './fixtures.js'
 
 let dir: string
@@ -103,7 +103,7 @@ describe('servegate compare', () => {
     const file = await stages.loadConfigFile(cfgPath)
     const cfg = stages.resolveConfig({ file, filePath: cfgPath, flags: {}, env: { SERVEGATE_TEST_UNSET_KEY: 'k' } })
     const action = stages.compareToBaseline(await stages.readBaseline(base), await readResultFile(cand), cfg)
-    expect(action).toEqual(compareToBaseline(await readBaseline(base), await readResultFile(cand), gateOptionsFrom(cfg.gate)))
+    expect(action).toEqual(compareToBaseline(await readBaseline(base), await readResultFile(cand), optionsFromGateSettings(cfg.gate)))
     expect(action.verdict).toBe('pass')
     const json = join(dir, 'v.json')
     expect(await compare(base, cand, '--config', cfgPath, '--json', json)).toBe(0)

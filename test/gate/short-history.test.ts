@@ -2,7 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { decideMetric, type MetricInput } from '../../src/gate/decide.js'
 import { estimateNoise } from '../../src/gate/noise.js'
-import { clippedSd, median, varMedianFactor } from '../../src/gate/stats.js'
+import { clippedSd, varMedianFactor } from '../../src/gate/stats.js'
+import { median } from '../../src/util/median.js'
 import { DEFAULT_GATE_OPTIONS } from '../../src/gate/options.js'
 
 // A server whose speed is set when it starts: runs of one start agree within 0.3 %, but

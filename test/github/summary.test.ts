@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { atTargetLines, curvesFor, median } from '../../src/github/curves.js'
+import { atTargetLines, curvesFor } from '../../src/github/curves.js'
 import type { RunStamp } from '../../src/github/status-comment.js'
 import { buildComment, buildFullReport, buildSummary, headline, type ReportInput } from '../../src/github/summary.js'
 import { COMMENT_LIMIT_CHARS } from '../../src/github/trim.js'
@@ -43,11 +43,6 @@ describe('curves', () => {
 
   it('has no baseline series without a baseline', () => {
     expect(curvesFor(result(), null)[0]!.baseline).toBeNull()
-  })
-
-  it('median handles even counts and ignores nulls', () => {
-    expect(median([4, null, 1, 3, 2])).toBe(2.5)
-    expect(median([null])).toBeNull()
   })
 
   it('states throughput at target with the change against the baseline', () => {

@@ -12,9 +12,9 @@
  *   serving one model instance, not how they are split); `ep`, `precision`: null.
  */
 import { gpuCount, interactivity, perGpu } from '../analysis/per-gpu.js'
-import { spread } from '../analysis/spread.js'
 import { figuresView } from '../analysis/unchecked.js'
 import type { LatencyStats, ResultFile, RunResult } from '../types.js'
+import { finiteMedian } from '../util/median.js'
 
 /** One row; keys as InferenceX names them (null where servegate does not know). */
 export type InferenceXRow = Record<string, string | number | null>
@@ -26,10 +26,6 @@ const STATS: Array<[string, keyof LatencyStats]> = [
   ['p95', 'p95'],
   ['p99', 'p99'],
 ]
-
-function median(values: ReadonlyArray<number | null>): number | null {
-  return spread(values.filter((v): v is number => v !== null && Number.isFinite(v)))?.median ?? null
-}
 
 const seconds = (ms: number | null): number | null => (ms === null ? null : ms / 1000)
 
@@ -43,7 +39,7 @@ export function inferenceXRows(result: ResultFile): InferenceXRow[] {
   for (const p of points) {
     const runs = p.runs.filter((r) => r.validity.valid)
     if (runs.length === 0) continue
-    const of = (get: (r: RunResult) => number | null): number | null => median(runs.map(get))
+    const of = (get: (r: RunResult) => number | null): number | null => finiteMedian(runs.map(get))
     const total = of((r) => r.total_token_throughput)
     const output = of((r) => r.output_throughput)
     const input = of((r) => r.total_token_throughput - r.output_throughput)

@@ -15,7 +15,7 @@ export interface ExportedFile {
 }
 
 /** `2025-01-02T03:04:05.000Z` → `20250102-030405` (vLLM's `date`); null when not a time. */
-export function vllmDateOf(iso: string): string | null {
+function vllmDateOf(iso: string): string | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(iso)
   return m ? `${m[1]}${m[2]}${m[3]}-${m[4]}${m[5]}${m[6]}` : null
 }
@@ -32,7 +32,7 @@ function latencyKeys(metric: string, s: LatencyStats, out: Record<string, unknow
 }
 
 /** One run as vLLM's result JSON. */
-export function vllmJsonOfRun(result: ResultFile, point: { input_len: number; output_len: number; concurrency: number }, run: RunResult): Record<string, unknown> {
+function vllmJsonOfRun(result: ResultFile, point: { input_len: number; output_len: number; concurrency: number }, run: RunResult): Record<string, unknown> {
   const server = (result.config['server'] ?? {}) as Record<string, unknown>
   const model = typeof result.config['model'] === 'string' ? result.config['model'] : result.env.model.id
   const out: Record<string, unknown> = {

@@ -25,10 +25,10 @@ import { DEFINITIONS } from '../env/definitions.js'
 import { RESULT_SCHEMA, type EnvRecord, type LatencyStats, type PointResult, type RequestRecord, type ResultFile, type ResultTarget, type RunResult } from '../types.js'
 import { VLLM_METRICS, type VllmFile, type VllmLatency } from './vllm-file.js'
 
-export const VLLM_TOOL = 'vllm bench serve'
+const VLLM_TOOL = 'vllm bench serve'
 
 /** The rerun hint for a file without the percentiles the gate compares. */
-export const VLLM_PERCENTILE_HINT = 'rerun vllm bench serve with --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 (or add --save-detailed to keep the per-request arrays)'
+const VLLM_PERCENTILE_HINT = 'rerun vllm bench serve with --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 (or add --save-detailed to keep the per-request arrays)'
 
 export interface ImportOptions {
   /** Shape override when the files do not say (or say it differently). */
@@ -154,7 +154,7 @@ function apiOf(backends: readonly string[]): string | null {
 }
 
 /** `20250102-030405` → `2025-01-02T03:04:05` (the benchmark host's local time; vLLM writes no zone). */
-export function isoOfVllmDate(date: string | null): string | null {
+function isoOfVllmDate(date: string | null): string | null {
   const m = date === null ? null : /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})$/.exec(date)
   return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}` : null
 }
