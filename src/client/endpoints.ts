@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici'
 import { describeError, UsageError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
-import { normalizeBaseUrl } from './base-url.js'
+import { normalizeBaseUrl } from '../util/base-url.js'
 import { discard, fetchJson, readBodyCapped, send } from './http.js'
 
 /** Most bytes read from /v1/models: an engine lists one model, but a gateway may list hundreds with descriptions (~1 MB). */

@@ -10,7 +10,7 @@
 import type { Dispatcher } from 'undici'
 import { describeError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
-import { normalizeBaseUrl } from './base-url.js'
+import { normalizeBaseUrl } from '../util/base-url.js'
 import { fetchJson, HttpStatusError } from './http.js'
 
 /** Most bytes read from /tokenize: it lists every token id (~7 bytes each), so a 128k-token text is ~0.9 MB. */

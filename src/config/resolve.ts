@@ -5,7 +5,7 @@
  */
 import { UsageError } from '../errors.js'
 import { redactSecrets, secretsInText, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
-import { baseUrlRoot } from '../client/base-url.js'
+import { baseUrlRoot } from '../util/base-url.js'
 import type { Api, GoodputSlo, Shape, Target } from '../types.js'
 import { DEFAULTS, defaultRequestTimeoutS } from './defaults.js'
 import {

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { UsageError } from '../errors.js'
-import { normalizeBaseUrl } from '../client/base-url.js'
+import { normalizeBaseUrl } from '../util/base-url.js'
 import { startSim, type SimHandle } from '../sim/index.js'
 import { buildPlan, rateLabel, type PlanPoint } from '../plan/plan.js'
 import { deriveUnusedSeed } from '../util/rng.js'

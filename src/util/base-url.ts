@@ -3,7 +3,7 @@
  * the server root every endpoint path is appended to.
  */
 import { UsageError } from '../errors.js'
-import { redactSecrets } from '../util/redact.js'
+import { redactSecrets } from './redact.js'
 
 /** Why a base URL is refused; `http` false when it is not an http(s) URL at all. */
 export interface BaseUrlProblem {

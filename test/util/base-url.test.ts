@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { baseUrlRoot, normalizeBaseUrl } from '../../src/client/base-url.js'
+import { baseUrlRoot, normalizeBaseUrl } from '../../src/util/base-url.js'
 import { UsageError } from '../../src/errors.js'
 
 describe('normalizeBaseUrl', () => {
