@@ -169,52 +169,123 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const fileName = filePath ?? 'the config file'
 
   const { name: sweepName, sweep } = pickSweep(file, fileName, flags.sweep, problems)
+  const f = parseFlags(flags, problems)
+  const source = resolveServerSource(file, fileName, f, env, problems)
+  const { shapes, openLoop, concurrency } = resolveLoad(sweep, f, problems)
+  const goodput = resolveGoodput(file, fileName, f.goodput, problems)
+  const { placement, itlConcurrency } = resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems)
 
-  // Flags (each parser reports its own problem).
-  const flagBaseUrl = textFlag('--base-url', flags.baseUrl, problems)
-  const flagModel = textFlag('--model', flags.model, problems)
-  const flagApi = apiFlag(flags.api, problems)
-  const flagInputLen = positiveIntFlag('--input-len', flags.inputLen, problems)
-  const flagOutputLen = positiveIntFlag('--output-len', flags.outputLen, problems)
-  const flagConcurrency = concurrencyFlag(flags.concurrency, problems)
-  const flagPrompts = positiveIntFlag('--prompts-per-concurrency', flags.promptsPerConcurrency, problems)
-  const flagWarmup = warmupFlag(flags.warmup, problems)
-  const flagRepeats = positiveIntFlag('--repeats', flags.repeats, problems)
-  const flagTarget = targetFlag(flags.target, problems)
-  const flagSeed = seedFlag('--seed', flags.seed, problems)
-  const flagOut = textFlag('--out', flags.out, problems)
-  const flagWorkers = workersFlag(flags.workers, problems)
-  const flagDigest = textFlag('--container-digest', flags.containerDigest, problems)
-  const flagServe = textFlag('--serve-command', flags.serveCommand, problems)
-  const flagTimeout = positiveIntFlag('--timeout-ms', flags.timeoutMs, problems)
-  const flagStart = textFlag('--serve', flags.serve, problems)
-  const flagReady = positiveIntFlag('--ready-timeout', flags.readyTimeout, problems)
-  const flagRequestTimeout = secondsFlag('--request-timeout', flags.requestTimeout, problems)
-  const flagRates = requestRateFlag(flags.requestRate, problems)
-  const flagBurstiness = positiveNumberFlag('--burstiness', flags.burstiness, problems, '1 (Poisson) or 0.5 (burstier)')
-  const flagMaxConcurrency = positiveIntFlag('--max-concurrency', flags.maxConcurrency, problems)
-  const flagNumPrompts = positiveIntFlag('--num-prompts', flags.numPrompts, problems)
-  const flagGoodput = goodputFlag(flags.goodput, problems)
-  const flagGpus = positiveIntFlag('--gpus', flags.gpus, problems)
+  const fileTarget = file?.target
+  const target: Target = f.target ?? {
+    metric: fileTarget?.metric ?? DEFAULTS.target.metric,
+    percentile: fileTarget?.percentile ?? DEFAULTS.target.percentile,
+    thresholdMs: fileTarget?.threshold_ms ?? DEFAULTS.target.thresholdMs,
+  }
 
+  const digestFromEnv = env.SERVEGATE_CONTAINER_DIGEST?.trim()
+
+  if (problems.length > 0) {
+    const message = problems.length === 1 ? problems[0]! : `invalid options:\n${problems.map((p) => `  ${p}`).join('\n')}`
+    throw new UsageError(message, 'Run `servegate run --help` for every flag and its format.')
+  }
+  const { baseUrl, command, apiKeyEnv, apiKey } = source
+  // Recorded text leaves through results, baselines and comments: redact it once, here.
+  const secrets = collectSecrets(source, file?.gate?.reference_command, f.serve, env)
+  const recorded = (text: string | null | undefined): string | null => (text ? redactSecrets(text, secrets) : null)
+
+  return {
+    configPath: filePath,
+    server: { baseUrl, model: f.model ?? file?.server?.model ?? null, api: f.api ?? file?.server?.api ?? DEFAULTS.api, apiKeyEnv },
+    apiKey,
+    secrets,
+    target,
+    sweepName,
+    shapes,
+    concurrency,
+    promptsPerConcurrency: f.prompts ?? sweep?.prompts_per_concurrency ?? DEFAULTS.promptsPerConcurrency,
+    warmup: f.warmup ?? sweep?.warmup ?? DEFAULTS.warmup,
+    repeats: f.repeats ?? sweep?.repeats ?? DEFAULTS.repeats,
+    seed: f.seed ?? file?.seed ?? DEFAULTS.seed,
+    seedPinned: f.seed !== undefined || file?.seed !== undefined,
+    out: f.out ?? DEFAULTS.out,
+    resume: flags.resume === true,
+    workers: f.workers ?? DEFAULTS.workers,
+    containerDigest: recorded(f.digest ?? digestFromEnv),
+    // --serve-command records a command by hand; a command servegate starts is recorded by itself.
+    serveCommand: recorded(f.serve ?? command),
+    serve: serveSettings(file, command, f.ready, secrets),
+    idleTimeoutMs: f.timeout ?? DEFAULTS.idleTimeoutMs,
+    requestTimeoutS: f.requestTimeout ?? file?.server?.request_timeout ?? null,
+    gpus: f.gpus ?? file?.server?.gpus ?? null,
+    gate: gateSettings(file),
+    openLoop,
+    goodput,
+    ...(placement === 'bracket' ? { placement, itlConcurrency } : {}),
+  }
+}
+
+/** Every flag parsed (each parser reports its own problem); undefined: not given. */
+function parseFlags(flags: RunFlags, problems: Problems) {
+  return {
+    baseUrl: textFlag('--base-url', flags.baseUrl, problems),
+    model: textFlag('--model', flags.model, problems),
+    api: apiFlag(flags.api, problems),
+    inputLen: positiveIntFlag('--input-len', flags.inputLen, problems),
+    outputLen: positiveIntFlag('--output-len', flags.outputLen, problems),
+    concurrency: concurrencyFlag(flags.concurrency, problems),
+    prompts: positiveIntFlag('--prompts-per-concurrency', flags.promptsPerConcurrency, problems),
+    warmup: warmupFlag(flags.warmup, problems),
+    repeats: positiveIntFlag('--repeats', flags.repeats, problems),
+    target: targetFlag(flags.target, problems),
+    seed: seedFlag('--seed', flags.seed, problems),
+    out: textFlag('--out', flags.out, problems),
+    workers: workersFlag(flags.workers, problems),
+    digest: textFlag('--container-digest', flags.containerDigest, problems),
+    serve: textFlag('--serve-command', flags.serveCommand, problems),
+    timeout: positiveIntFlag('--timeout-ms', flags.timeoutMs, problems),
+    start: textFlag('--serve', flags.serve, problems),
+    ready: positiveIntFlag('--ready-timeout', flags.readyTimeout, problems),
+    requestTimeout: secondsFlag('--request-timeout', flags.requestTimeout, problems),
+    rates: requestRateFlag(flags.requestRate, problems),
+    burstiness: positiveNumberFlag('--burstiness', flags.burstiness, problems, '1 (Poisson) or 0.5 (burstier)'),
+    maxConcurrency: positiveIntFlag('--max-concurrency', flags.maxConcurrency, problems),
+    numPrompts: positiveIntFlag('--num-prompts', flags.numPrompts, problems),
+    goodput: goodputFlag(flags.goodput, problems),
+    gpus: positiveIntFlag('--gpus', flags.gpus, problems),
+  }
+}
+
+type ParsedFlags = ReturnType<typeof parseFlags>
+
+/** Where the server is: its base URL, the command that starts it, and the API key the file names. */
+interface ServerSource {
+  baseUrl: string | null
+  /** The base URL as given (flag or file), before normalizing; undefined: none. */
+  rawBase: string | undefined
+  command: string | null
+  apiKeyEnv: string | null
+  apiKey: string | null
+}
+
+function resolveServerSource(file: ConfigFile | null, fileName: string, f: ParsedFlags, env: NodeJS.ProcessEnv, problems: Problems): ServerSource {
   let baseUrl: string | null = null
-  const rawBase = flagBaseUrl ?? file?.server?.base_url
+  const rawBase = f.baseUrl ?? file?.server?.base_url
   if (rawBase !== undefined) {
     const n = baseUrlRoot(rawBase)
     if (typeof n === 'string') baseUrl = n
     // The URL may carry user:password@: the message shows it redacted.
-    else problems.push(flagBaseUrl !== undefined ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}` : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`)
+    else problems.push(f.baseUrl !== undefined ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}` : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`)
   }
 
   // A serve command with {port} decides the URL; one without answers at the base URL given.
-  const command = flagStart ?? file?.server?.command ?? null
+  const command = f.start ?? file?.server?.command ?? null
   if (command !== null && command.includes('{port}') && baseUrl !== null) {
-    if (flagBaseUrl !== undefined || flagStart === undefined) {
-      const where = flagStart !== undefined ? '--serve' : `${fileName}: server.command`
-      problems.push(`${where} has {port}, so the base URL follows the port servegate picks; drop ${flagBaseUrl !== undefined ? '--base-url' : 'server.base_url'} (or give the command a fixed port instead of {port})`)
+    if (f.baseUrl !== undefined || f.start === undefined) {
+      const where = f.start !== undefined ? '--serve' : `${fileName}: server.command`
+      problems.push(`${where} has {port}, so the base URL follows the port servegate picks; drop ${f.baseUrl !== undefined ? '--base-url' : 'server.base_url'} (or give the command a fixed port instead of {port})`)
     } else baseUrl = null // --serve on the command line replaces the file's server
   } else if (command !== null && !command.includes('{port}') && baseUrl === null && rawBase === undefined) {
-    problems.push(`${flagStart !== undefined ? '--serve' : `${fileName}: server.command`}: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer`)
+    problems.push(`${f.start !== undefined ? '--serve' : `${fileName}: server.command`}: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer`)
   }
 
   const apiKeyEnv = file?.server?.api_key_env ?? null
@@ -225,32 +296,41 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     // Only a real server needs the key; the built-in simulator ignores it.
     else if (baseUrl !== null || command !== null) problems.push(`${fileName}: server.api_key_env names ${apiKeyEnv}, which is not set in the environment`)
   }
+  return { baseUrl, rawBase, command, apiKeyEnv, apiKey }
+}
 
+/** The sweep's shapes, and its points: concurrencies (closed loop) or request rates (open loop). */
+function resolveLoad(sweep: SweepConfig | null, f: ParsedFlags, problems: Problems): { shapes: Shape[]; openLoop: OpenLoopConfig | null; concurrency: number[] } {
   const fileShapes: Shape[] = sweep ? sweep.shapes.map((s) => ({ inputLen: s.input_len, outputLen: s.output_len })) : DEFAULTS.shapes.map((s) => ({ ...s }))
   const shapes = dedupeShapes(
-    fileShapes.map((s) => ({ inputLen: flagInputLen ?? s.inputLen, outputLen: flagOutputLen ?? s.outputLen })),
+    fileShapes.map((s) => ({ inputLen: f.inputLen ?? s.inputLen, outputLen: f.outputLen ?? s.outputLen })),
   )
   // Flags win: --concurrency makes a file's open-loop sweep closed, --request-rate a closed one open.
-  if (flagConcurrency !== undefined && flagRates !== undefined) {
+  if (f.concurrency !== undefined && f.rates !== undefined) {
     problems.push('--concurrency and --request-rate: choose one (closed loop keeps C requests in flight; open loop sends requests at a rate)')
   }
   const fileRates = sweep?.request_rates?.map((r) => (r === 'inf' ? Infinity : r)).sort((a, b) => a - b)
-  const rates = flagRates ?? (flagConcurrency === undefined ? fileRates : undefined)
+  const rates = f.rates ?? (f.concurrency === undefined ? fileRates : undefined)
   const openLoop: OpenLoopConfig | null =
     rates === undefined
       ? null
       : {
           rates,
-          burstiness: flagBurstiness ?? sweep?.burstiness ?? DEFAULTS.burstiness,
-          maxConcurrency: flagMaxConcurrency ?? sweep?.max_concurrency ?? null,
-          numPrompts: flagNumPrompts ?? sweep?.num_prompts ?? DEFAULTS.numPrompts,
+          burstiness: f.burstiness ?? sweep?.burstiness ?? DEFAULTS.burstiness,
+          maxConcurrency: f.maxConcurrency ?? sweep?.max_concurrency ?? null,
+          numPrompts: f.numPrompts ?? sweep?.num_prompts ?? DEFAULTS.numPrompts,
         }
   if (openLoop === null) {
-    for (const [flag, value] of [['--burstiness', flagBurstiness], ['--max-concurrency', flagMaxConcurrency], ['--num-prompts', flagNumPrompts]] as const) {
+    for (const [flag, value] of [['--burstiness', f.burstiness], ['--max-concurrency', f.maxConcurrency], ['--num-prompts', f.numPrompts]] as const) {
       if (value !== undefined) problems.push(`${flag}: applies to open-loop load; add --request-rate R (closed loop sends concurrency × prompts-per-concurrency requests)`)
     }
   }
-  const concurrency = openLoop !== null ? [] : (flagConcurrency ?? (sweep?.concurrency ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]))
+  const concurrency = openLoop !== null ? [] : (f.concurrency ?? (sweep?.concurrency ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]))
+  return { shapes, openLoop, concurrency }
+}
+
+/** The goodput SLOs: the flag's, else the file's; gate.goodput needs some. */
+function resolveGoodput(file: ConfigFile | null, fileName: string, flagGoodput: GoodputSlo | undefined, problems: Problems): GoodputSlo | null {
   const fileGoodput = file?.goodput
   const goodput: GoodputSlo | null =
     flagGoodput ??
@@ -264,7 +344,19 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   if (file?.gate?.goodput === true && goodput === null) {
     problems.push(`${fileName}: gate.goodput is true but no goodput SLOs are set; add goodput: {tpot: MS, ...} or --goodput tpot:MS`)
   }
+  return goodput
+}
 
+/** Where the sweep places its points (`placement`, `--bracket-baseline`) and the concurrencies whose ITL a bracketed gate keeps. */
+function resolvePlacement(
+  sweep: SweepConfig | null,
+  sweepName: string,
+  fileName: string,
+  flags: RunFlags,
+  openLoop: OpenLoopConfig | null,
+  concurrency: number[],
+  problems: Problems,
+): { placement: Placement; itlConcurrency: number[] } {
   const placement = flags.bracketBaseline !== undefined ? 'bracket' : (sweep?.placement ?? 'fixed')
   const itlConcurrency = [...(sweep?.itl_concurrency ?? [concurrency[0]!])].sort((a, b) => a - b)
   const notInList = itlConcurrency.filter((c) => !concurrency.includes(c))
@@ -274,80 +366,44 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     problems.push(`${fileName}: sweeps.${sweepName}.itl_concurrency ${notInList.join(', ')}: expected concurrencies of the sweep's list (${concurrency.join(', ')})`)
   }
   if (flags.bracketBaseline !== undefined) textFlag('--bracket-baseline', flags.bracketBaseline, problems)
+  return { placement, itlConcurrency }
+}
 
-  const fileTarget = file?.target
-  const target: Target = flagTarget ?? {
-    metric: fileTarget?.metric ?? DEFAULTS.target.metric,
-    percentile: fileTarget?.percentile ?? DEFAULTS.target.percentile,
-    thresholdMs: fileTarget?.threshold_ms ?? DEFAULTS.target.thresholdMs,
-  }
-
-  const digestFromEnv = env.SERVEGATE_CONTAINER_DIGEST?.trim()
-
-  if (problems.length > 0) {
-    const message = problems.length === 1 ? problems[0]! : `invalid options:\n${problems.map((p) => `  ${p}`).join('\n')}`
-    throw new UsageError(message, 'Run `servegate run --help` for every flag and its format.')
-  }
-  // Recorded text leaves through results, baselines and comments: redact it once, here.
-  const referenceCommand = file?.gate?.reference_command
-  const secrets = [
+/** Every secret value the configuration knows: the API key, secret-named variables, and credentials in the base URL and the commands. */
+function collectSecrets(source: ServerSource, referenceCommand: string | undefined, flagServe: string | undefined, env: NodeJS.ProcessEnv): string[] {
+  return [
     ...new Set(
       [
-        apiKey,
+        source.apiKey,
         ...secretValuesFromEnv(env),
-        ...(rawBase === undefined ? [] : secretsInText(rawBase)),
-        ...[command, referenceCommand, flagServe].flatMap((c) => (c == null ? [] : [...secretsInText(c), ...secretVariablesInCommand(c, env)])),
+        ...(source.rawBase === undefined ? [] : secretsInText(source.rawBase)),
+        ...[source.command, referenceCommand, flagServe].flatMap((c) => (c == null ? [] : [...secretsInText(c), ...secretVariablesInCommand(c, env)])),
       ].filter((s): s is string => s !== null),
     ),
   ]
-  const recorded = (text: string | null | undefined): string | null => (text ? redactSecrets(text, secrets) : null)
-  const serve: ServeSettings | null =
-    command === null
-      ? null
-      : {
-          command,
-          readyTimeoutS: flagReady ?? file?.server?.ready_timeout ?? DEFAULTS.readyTimeoutS,
-          stopTimeoutS: file?.server?.stop_timeout ?? DEFAULTS.stopTimeoutS,
-          stopCommand: file?.server?.stop_command ?? null,
-          secrets,
-          ...(file?.server?.env !== undefined ? { env: [...file.server.env] } : {}),
-        }
+}
 
+/** The server servegate starts, when a command is given. */
+function serveSettings(file: ConfigFile | null, command: string | null, flagReady: number | undefined, secrets: string[]): ServeSettings | null {
+  if (command === null) return null
   return {
-    configPath: filePath,
-    server: { baseUrl, model: flagModel ?? file?.server?.model ?? null, api: flagApi ?? file?.server?.api ?? DEFAULTS.api, apiKeyEnv },
-    apiKey,
+    command,
+    readyTimeoutS: flagReady ?? file?.server?.ready_timeout ?? DEFAULTS.readyTimeoutS,
+    stopTimeoutS: file?.server?.stop_timeout ?? DEFAULTS.stopTimeoutS,
+    stopCommand: file?.server?.stop_command ?? null,
     secrets,
-    target,
-    sweepName,
-    shapes,
-    concurrency,
-    promptsPerConcurrency: flagPrompts ?? sweep?.prompts_per_concurrency ?? DEFAULTS.promptsPerConcurrency,
-    warmup: flagWarmup ?? sweep?.warmup ?? DEFAULTS.warmup,
-    repeats: flagRepeats ?? sweep?.repeats ?? DEFAULTS.repeats,
-    seed: flagSeed ?? file?.seed ?? DEFAULTS.seed,
-    seedPinned: flagSeed !== undefined || file?.seed !== undefined,
-    out: flagOut ?? DEFAULTS.out,
-    resume: flags.resume === true,
-    workers: flagWorkers ?? DEFAULTS.workers,
-    containerDigest: recorded(flagDigest ?? digestFromEnv),
-    // --serve-command records a command by hand; a command servegate starts is recorded by itself.
-    serveCommand: recorded(flagServe ?? command),
-    serve,
-    idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
-    requestTimeoutS: flagRequestTimeout ?? file?.server?.request_timeout ?? null,
-    gpus: flagGpus ?? file?.server?.gpus ?? null,
-    gate: {
-      tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
-      maxFailedRequests: file?.gate?.max_failed_requests ?? null,
-      ...(file?.gate?.goodput === true ? { goodput: true } : {}),
-      ...(file?.gate?.max_mdc_pct !== undefined ? { maxMdcPct: file.gate.max_mdc_pct } : {}),
-      ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
-      ...(file?.gate?.reference_mode !== undefined ? { referenceMode: file.gate.reference_mode } : {}),
-    },
-    openLoop,
-    goodput,
-    ...(placement === 'bracket' ? { placement, itlConcurrency } : {}),
+    ...(file?.server?.env !== undefined ? { env: [...file.server.env] } : {}),
+  }
+}
+
+function gateSettings(file: ConfigFile | null): GateSettings {
+  return {
+    tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
+    maxFailedRequests: file?.gate?.max_failed_requests ?? null,
+    ...(file?.gate?.goodput === true ? { goodput: true } : {}),
+    ...(file?.gate?.max_mdc_pct !== undefined ? { maxMdcPct: file.gate.max_mdc_pct } : {}),
+    ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
+    ...(file?.gate?.reference_mode !== undefined ? { referenceMode: file.gate.reference_mode } : {}),
   }
 }
 

@@ -21,6 +21,8 @@ import type { ActionDeps } from './deps.js'
 import { optionsFromGateSettings } from '../gate/settings.js'
 import { hostNotice } from './host-notice.js'
 import { secretsInCommand, type ActionInputs } from './inputs.js'
+import { openJob } from './job.js'
+import { statusTarget, type Progress } from './progress.js'
 import { charts, publishVerdict } from './publish-verdict.js'
 import { STATE, publishStatusComment, type StatusTarget } from './run-status.js'
 import { statusCommentBody } from './status-comment.js'
@@ -84,6 +86,12 @@ function register(deps: ActionDeps, progress: AbProgress, values: readonly (stri
     deps.core.setSecret(v)
     progress.secrets.push(v)
   }
+}
+
+/** `mode: ab`: the terms read, then A and B measured and decided as below. */
+export async function runAb(deps: ActionDeps, progress: Progress, given: ActionInputs, ctx: RunContext): Promise<void> {
+  const { inputs, wd, terms, notes } = await openJob(deps, progress, given, ctx)
+  await runAbDecision(deps, { inputs, ctx, wd, terms, notes, progress, status: statusTarget(progress), reference: null, ladder: null })
 }
 
 /** Measure A and B on this runner, decide from paired slots, and publish the verdict. */

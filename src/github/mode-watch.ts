@@ -10,7 +10,7 @@
  */
 import { baselineHistory } from '../gate/history.js'
 import type { ResolvedConfig } from '../config/resolve.js'
-import { describeError } from '../errors.js'
+import { UsageError, describeError } from '../errors.js'
 import { blameEnvChanges } from '../gate/env-diff.js'
 import { gateExit } from '../gate/outcome.js'
 import type { Baseline, Verdict } from '../gate/types.js'
@@ -21,6 +21,10 @@ import { writeRunRecord } from './record.js'
 import type { ActionDeps } from './deps.js'
 import { optionsFromGateSettings } from '../gate/settings.js'
 import type { ActionInputs } from './inputs.js'
+import { openJob, requireBaseline } from './job.js'
+import { climbLadder } from './job-ladder.js'
+import { sweepJob } from './job-sweep.js'
+import type { Progress } from './progress.js'
 import { gateFailure, verdictAnnotation } from './policy.js'
 import { charts, writeHtmlReport } from './publish-verdict.js'
 import { STATE, safeSummary } from './run-status.js'
@@ -45,6 +49,24 @@ export interface WatchPublication {
   secrets: readonly string[]
   /** Called as soon as the `verdict` output holds the answer (a later crash must not rewrite it). */
   onVerdictSet(): void
+}
+
+/** Sweep the default branch, judge it against its own baseline (confirming when undecided), and publish the watch. */
+export async function runWatch(deps: ActionDeps, progress: Progress, given: ActionInputs, ctx: RunContext): Promise<void> {
+  if (ctx.pullRequest !== null) {
+    // Its terms come from the checkout: on a pull request that would let the PR judge itself.
+    throw new UsageError(
+      `mode watch measures the default branch against its own baseline, but this ${ctx.eventName} run is for pull request #${ctx.pullRequest.number}.`,
+      'Trigger the watch job on schedule: or workflow_dispatch:, and gate pull requests with mode: gate.',
+    )
+  }
+  const job = await openJob(deps, progress, given, ctx)
+  const baseline = requireBaseline(job.terms)
+  const sweep = await sweepJob(deps, job, true)
+  const { verdict, measured } = await climbLadder(deps, job, baseline, sweep, { hasReference: false, hostChangeIsFinding: true })
+  const { inputs, key, cfg, notes } = job
+  const p = { inputs, ctx, key, cfg, baseline, baselineRel: job.terms.baselineRel, result: measured, verdict, notes, reportPath: sweep.reportPath, secrets: progress.secrets }
+  await publishWatch(deps, { ...p, onVerdictSet: () => void (progress.verdictSet = true) })
 }
 
 /** The issue body's limit: GitHub's 65,536 characters, less room for the marker. */

@@ -6,7 +6,7 @@ import { startSim, type SimHandle } from '../sim/index.js'
 import { buildPlan, rateLabel, type PlanPoint } from '../plan/plan.js'
 import { deriveUnusedSeed } from '../util/rng.js'
 import { configForResult, pointsPerShape, requestDeadlineMs, type ResolvedConfig } from '../config/resolve.js'
-import { collectEnv, defaultEnvDeps } from '../env/collect.js'
+import { collectEnv, defaultEnvDeps, type EnvDeps } from '../env/collect.js'
 import { startGpuSampler } from '../env/gpu-sampler.js'
 import type { ExecFn } from '../env/exec.js'
 import type { ServerProcesses } from '../env/nvidia-smi.js'
@@ -129,12 +129,35 @@ function watchServer(server: ServerHandle, user: AbortSignal | undefined): { sig
   }
 }
 
+/** What a sweep knows once the server answered its probe: where it is, the model, how prompts get their length, and how the environment is read. */
+interface SweepTarget {
+  root: string
+  cfg: ResolvedConfig
+  deps: SweepDeps
+  server: ServerHandle | null
+  model: string
+  calibration: { mode: PromptCalibration; reason: string | null }
+  startedAt: string
+  /** nvidia-smi sees this host's GPUs: they describe the server only when it runs here. */
+  gpuOnThisHost: boolean
+  envDeps: EnvDeps
+  /** A server servegate started runs in a process group of its own: its processes are never foreign to its runs. */
+  serverProcesses: ServerProcesses
+}
+
 async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, server: ServerHandle | null): Promise<{ result: ResultFile; resultPath: string }> {
+  const target = await probeTarget(root, cfg, deps, server)
+  const { result, plan } = cfg.resume && existsSync(cfg.out) ? await resumeResult(target) : await freshResult(target)
+  await measurePlan(target, result, plan)
+  return { result, resultPath: cfg.out }
+}
+
+/** Probe the server, detect how chat prompts can be calibrated, and say what the sweep will and will not know. */
+async function probeTarget(root: string, cfg: ResolvedConfig, deps: SweepDeps, server: ServerHandle | null): Promise<SweepTarget> {
   const { preflight, PREFLIGHT_DEADLINE_MS } = await import('./preflight.js')
   // A probe of 2 tokens: its own short deadline, shorter still when the user asked for a shorter request deadline.
   const probeDeadlineMs = Math.min(PREFLIGHT_DEADLINE_MS, (cfg.requestTimeoutS ?? Infinity) * 1000)
   const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs)
-  const resultPath = cfg.out
   const startedAt = new Date().toISOString()
   // Once per sweep: can chat prompts be calibrated to exactly input_len tokens with the server's /tokenize?
   const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey })
@@ -155,86 +178,75 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
     declaredGpus: cfg.gpus ?? null,
     warn: deps.log,
   }
-  let result: ResultFile
-  let plan: PlanPoint[]
-  if (cfg.resume && existsSync(resultPath)) {
-    result = await readResultFile(resultPath)
-    // METHODOLOGY: "Record the environment" — a resumed sweep on another engine version, model
-    // revision or GPU would mix two environments in one curve, so it is refused.
-    checkResumable(result, cfg, resultPath, { model, promptCalibration: calibration.mode, env: await collectEnv(envDeps) })
-    // An unpinned sweep continues from the seed it started with (its finished runs were planned from it).
-    const seed = cfg.seedPinned === true ? cfg.seed : (recordedSeed(result) ?? freshSeed())
-    plan = buildPlan({ ...cfg, seed })
-    // The sweep may have grown (more concurrencies or repeats): record the plan now in force.
-    const inexact = result.config.prompt_calibration_inexact
-    result.config = { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, typeof inexact === 'number' ? inexact : 0) }
-    deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`)
-    deps.onResume?.(countRuns(result), plan.length)
-  } else {
-    if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`)
-    // METHODOLOGY: prompts a server has seen before may be served from its prefix cache (vLLM's
-    // default), and a sweep against a long-running server follows earlier sweeps: each invocation
-    // draws prompts of its own unless the seed is pinned. The seed is recorded to replay them.
-    const seed = cfg.seedPinned === true ? cfg.seed : freshSeed()
-    if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`)
-    plan = buildPlan({ ...cfg, seed })
-    // Say so when a new sweep replaces finished runs: the user may have meant --resume.
-    const previous = existsSync(resultPath) ? await readResultFile(resultPath).catch(() => null) : null
-    if (previous !== null && countRuns(previous) > 0) {
-      deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`)
-    }
-    const env = await collectEnv(envDeps)
-    result = {
-      schema: RESULT_SCHEMA,
-      harness: { name: 'servegate', version: HARNESS_VERSION },
-      env,
-      config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0) },
-      target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
-      points: [],
-      at_target: [],
-    }
-    // Write the empty result first: a path that passed the check but still fails (a full disk) fails before any load is sent.
-    await writeResultFile(resultPath, result)
-  }
+  const serverProcesses: ServerProcesses = server === null ? { kind: 'unknown' } : { kind: 'group', pgid: server.pid, gpus: server.gpus ?? null }
+  return { root, cfg, deps, server, model, calibration, startedAt, gpuOnThisHost, envDeps, serverProcesses }
+}
 
+/** `--resume` on an existing file: its runs, checked to be from the same sweep and environment, and the plan now in force. */
+async function resumeResult(t: SweepTarget): Promise<{ result: ResultFile; plan: PlanPoint[] }> {
+  const { cfg, deps, model, calibration } = t
+  const resultPath = cfg.out
+  const result = await readResultFile(resultPath)
+  // METHODOLOGY: "Record the environment" — a resumed sweep on another engine version, model
+  // revision or GPU would mix two environments in one curve, so it is refused.
+  checkResumable(result, cfg, resultPath, { model, promptCalibration: calibration.mode, env: await collectEnv(t.envDeps) })
+  // An unpinned sweep continues from the seed it started with (its finished runs were planned from it).
+  const seed = cfg.seedPinned === true ? cfg.seed : (recordedSeed(result) ?? freshSeed())
+  const plan = buildPlan({ ...cfg, seed })
+  // The sweep may have grown (more concurrencies or repeats): record the plan now in force.
+  const inexact = result.config.prompt_calibration_inexact
+  result.config = { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, typeof inexact === 'number' ? inexact : 0) }
+  deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`)
+  deps.onResume?.(countRuns(result), plan.length)
+  return { result, plan }
+}
+
+/** A new sweep: its seed, its plan, and an empty result written before any load is sent. */
+async function freshResult(t: SweepTarget): Promise<{ result: ResultFile; plan: PlanPoint[] }> {
+  const { cfg, deps, model, calibration } = t
+  const resultPath = cfg.out
+  if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`)
+  // METHODOLOGY: prompts a server has seen before may be served from its prefix cache (vLLM's
+  // default), and a sweep against a long-running server follows earlier sweeps: each invocation
+  // draws prompts of its own unless the seed is pinned. The seed is recorded to replay them.
+  const seed = cfg.seedPinned === true ? cfg.seed : freshSeed()
+  if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`)
+  const plan = buildPlan({ ...cfg, seed })
+  // Say so when a new sweep replaces finished runs: the user may have meant --resume.
+  const previous = existsSync(resultPath) ? await readResultFile(resultPath).catch(() => null) : null
+  if (previous !== null && countRuns(previous) > 0) {
+    deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`)
+  }
+  const env = await collectEnv(t.envDeps)
+  const result: ResultFile = {
+    schema: RESULT_SCHEMA,
+    harness: { name: 'servegate', version: HARNESS_VERSION },
+    env,
+    config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0) },
+    target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
+    points: [],
+    at_target: [],
+  }
+  // Write the empty result first: a path that passed the check but still fails (a full disk) fails before any load is sent.
+  await writeResultFile(resultPath, result)
+  return { result, plan }
+}
+
+type Stop = (cut: PlanPoint | null) => Promise<never>
+
+/** Measure every planned run not yet in the result, writing the file after each; a cancel or a dying server stops it. */
+async function measurePlan(t: SweepTarget, result: ResultFile, plan: PlanPoint[]): Promise<void> {
+  const { cfg, deps } = t
   const done = new Set(result.points.flatMap((p) => p.runs.map((r) => measuredRunKey(p, r.repeat))))
   // The run that was cut off already sent its prompts, and a server with prefix caching
   // (vLLM's default) would serve them again from cache: a resumed sweep gives every run it
   // still measures prompts of its own, salted with this invocation's start (run.seed records it).
   const usedSeeds = new Set([...result.points.flatMap((p) => p.runs.flatMap((r) => (r.seed === null ? [] : [r.seed]))), ...plan.map((p) => p.seed)])
-  const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null
-  const gpuExec = envDeps.exec
-  // A server servegate started runs in a process group of its own: its processes are never foreign to its runs.
-  const serverProcesses: ServerProcesses = server === null ? { kind: 'unknown' } : { kind: 'group', pgid: server.pid, gpus: server.gpus ?? null }
+  const resumeSalt = result.points.length > 0 && cfg.resume ? t.startedAt : null
   // A resumed sweep continues the plan: the earlier stop no longer describes the file.
   delete result.interrupted
-  /** Mark the file as cut short (the run in progress is dropped), write it, and stop. */
-  const stop = async (cut: PlanPoint | null): Promise<never> => {
-    const exit = server?.exit() ?? null
-    const died = server !== null && exit !== null && abortReason(deps.signal) === SERVER_EXITED
-    if (died) await server.settleLog(1000)
-    result.interrupted = {
-      at: new Date().toISOString(),
-      reason: died ? SERVER_EXITED : abortReason(deps.signal),
-      cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
-      finished_runs: countRuns(result),
-      planned_runs: plan.length,
-      ...(died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail(20) } } : {}),
-    }
-    await writeResultFile(resultPath, result)
-    if (died) {
-      const during = cut === null ? `between runs` : `during ${label(cut)}`
-      throw new ServerExitedDuringSweep(
-        `the server ${describeExit(exit)} ${during}; ${countRuns(result)} of ${plan.length} runs finished and are saved in ${resultPath}`,
-        exit,
-        server.tail(20),
-        server.logPath,
-        resultPath,
-      )
-    }
-    throw new SweepCancelled(resultPath, countRuns(result), plan.length)
-  }
-  const counter = calibration.mode === 'tokenize' ? tokenizeCounter({ root, model, apiKey: cfg.apiKey }) : null
+  const stop: Stop = (cut) => stopSweep(t, result, plan.length, cut)
+  const counter = t.calibration.mode === 'tokenize' ? tokenizeCounter({ root: t.root, model: t.model, apiKey: cfg.apiKey }) : null
   const memo: CalibrationMemo = new Map()
   try {
     for (const [i, planned] of plan.entries()) {
@@ -242,58 +254,97 @@ async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, 
       if (done.has(measuredRunKey(resultPoint(planned), planned.repeat))) continue
       const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, 'resume', resumeSalt) }
       deps.onPointStart?.(point, i, plan.length)
-      let promptWords: number[] | null = null
-      if (counter !== null) {
-        // Before the point's requests are built, and before its warmup: tokenize calls never overlap the load.
-        const cal = await calibratePoint(point, (serial, words) => counter.count(point, serial, words), { memo })
-        promptWords = cal.words
-        const missed = describeMisses(point, cal)
-        if (missed !== null) {
-          result.config.prompt_calibration_inexact = (result.config.prompt_calibration_inexact as number) + cal.inexact + cal.unverified
-          deps.log(missed)
-        }
-        if (deps.signal?.aborted) await stop(point)
-      }
-      const failedWhole: { firstError: string | null } = { firstError: null }
-      const run = await measurePoint(point, {
-        promptWords,
-        onEveryRequestFailed: (e) => void (failedWhole.firstError = e),
-        ...(deps.signal ? { signal: deps.signal } : {}),
-        root,
-        model,
-        api: cfg.server.api,
-        apiKey: cfg.apiKey,
-        workers: cfg.workers,
-        idleTimeoutMs: cfg.idleTimeoutMs,
-        deadlineMs: requestDeadlineMs(cfg, point.shape),
-        goodput: cfg.goodput ?? null,
-        sampleGpu: () => {
-          if (!gpuOnThisHost) return { stop: () => [] }
-          const s = startGpuSampler(gpuExec, 1000, { server: serverProcesses })
-          return { stop: () => s.stopAndWait() }
-        },
-      }).catch(async (err: unknown) => {
-        if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point)
-        throw err
-      })
-      // Requests cut by a dying server can fail before its exit is seen: such a run is the death's, not a measurement.
-      if (server !== null && run.failed > 0) {
-        await Promise.race([server.exited, new Promise((r) => setTimeout(r, 1000))])
-        if (server.exit() !== null) await stop(point)
-      }
+      // Before the point's requests are built, and before its warmup: tokenize calls never overlap the load.
+      const promptWords = counter === null ? null : await calibrateRun(t, result, point, counter, memo, stop)
+      const { run, firstError } = await measureRun(t, point, promptWords, stop)
       addRun(result, point, run)
       result.at_target = atTargetForResult(result.points, result.target)
       result.fingerprint = fingerprintOf(result)
       result.env.finished_at = new Date().toISOString()
-      await writeResultFile(resultPath, result)
+      await writeResultFile(cfg.out, result)
       deps.onPointDone?.(point, run, i, plan.length)
       // The result keeps only error counts by kind: say what the server answered while the user watches.
-      if (failedWhole.firstError !== null) deps.log(`Every request of ${label(point)} failed; the server's first error: ${failedWhole.firstError}`)
+      if (firstError !== null) deps.log(`Every request of ${label(point)} failed; the server's first error: ${firstError}`)
     }
   } finally {
     await counter?.close()
   }
-  return { result, resultPath }
+}
+
+/** The words of each prompt of `point`, calibrated with the server's /tokenize; prompts it could not size exactly are counted in the result. */
+async function calibrateRun(t: SweepTarget, result: ResultFile, point: PlanPoint, counter: ReturnType<typeof tokenizeCounter>, memo: CalibrationMemo, stop: Stop): Promise<number[] | null> {
+  const cal = await calibratePoint(point, (serial, words) => counter.count(point, serial, words), { memo })
+  const missed = describeMisses(point, cal)
+  if (missed !== null) {
+    result.config.prompt_calibration_inexact = (result.config.prompt_calibration_inexact as number) + cal.inexact + cal.unverified
+    t.deps.log(missed)
+  }
+  if (t.deps.signal?.aborted) await stop(point)
+  return cal.words
+}
+
+/** Measure one run; a cancel, or a server that died under it, stops the sweep instead. */
+async function measureRun(t: SweepTarget, point: PlanPoint, promptWords: number[] | null, stop: Stop): Promise<{ run: RunResult; firstError: string | null }> {
+  const { cfg, deps, server } = t
+  const gpuExec = t.envDeps.exec
+  const serverProcesses = t.serverProcesses
+  const failedWhole: { firstError: string | null } = { firstError: null }
+  const run = await measurePoint(point, {
+    promptWords,
+    onEveryRequestFailed: (e) => void (failedWhole.firstError = e),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+    root: t.root,
+    model: t.model,
+    api: cfg.server.api,
+    apiKey: cfg.apiKey,
+    workers: cfg.workers,
+    idleTimeoutMs: cfg.idleTimeoutMs,
+    deadlineMs: requestDeadlineMs(cfg, point.shape),
+    goodput: cfg.goodput ?? null,
+    sampleGpu: () => {
+      if (!t.gpuOnThisHost) return { stop: () => [] }
+      const s = startGpuSampler(gpuExec, 1000, { server: serverProcesses })
+      return { stop: () => s.stopAndWait() }
+    },
+  }).catch(async (err: unknown) => {
+    if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point)
+    throw err
+  })
+  // Requests cut by a dying server can fail before its exit is seen: such a run is the death's, not a measurement.
+  if (server !== null && run.failed > 0) {
+    await Promise.race([server.exited, new Promise((r) => setTimeout(r, 1000))])
+    if (server.exit() !== null) await stop(point)
+  }
+  return { run, firstError: failedWhole.firstError }
+}
+
+/** Mark the file as cut short (the run in progress is dropped), write it, and stop: ServerExitedDuringSweep when the server died, else SweepCancelled. */
+async function stopSweep(t: SweepTarget, result: ResultFile, planned: number, cut: PlanPoint | null): Promise<never> {
+  const { server, deps } = t
+  const resultPath = t.cfg.out
+  const exit = server?.exit() ?? null
+  const died = server !== null && exit !== null && abortReason(deps.signal) === SERVER_EXITED
+  if (died) await server.settleLog(1000)
+  result.interrupted = {
+    at: new Date().toISOString(),
+    reason: died ? SERVER_EXITED : abortReason(deps.signal),
+    cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
+    finished_runs: countRuns(result),
+    planned_runs: planned,
+    ...(died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail(20) } } : {}),
+  }
+  await writeResultFile(resultPath, result)
+  if (died) {
+    const during = cut === null ? `between runs` : `during ${label(cut)}`
+    throw new ServerExitedDuringSweep(
+      `the server ${describeExit(exit)} ${during}; ${countRuns(result)} of ${planned} runs finished and are saved in ${resultPath}`,
+      exit,
+      server.tail(20),
+      server.logPath,
+      resultPath,
+    )
+  }
+  throw new SweepCancelled(resultPath, countRuns(result), planned)
 }
 
 /** Why the signal fired, in a word: the signal name or reason string it was aborted with, else "cancelled". */
