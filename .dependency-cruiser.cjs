@@ -25,7 +25,8 @@ module.exports = {
     ...leftwards.filter((r) => r.to.path !== '^$'),
     {
       name: 'stages-import-no-edge',
-      comment: 'A stage never reaches an edge: the edges (I/O) call the stages, not the other way round. load drives requests through the client, its one edge.',
+      comment:
+        'A stage never reaches an edge: the edges (I/O) call the stages, not the other way round. load drives requests through the client, its one edge.',
       severity: 'error',
       from: { path: dir(STAGES), pathNot: '^src/load/' },
       to: { path: [dir(EDGES), '^src/(action|action-main|action-post|action-post-main|cli)\\.ts$'] },
@@ -52,11 +53,26 @@ module.exports = {
       to: { path: '^node_modules/(undici|cli-progress|@actions|@octokit|playwright-core)/' },
     },
     never('pure-stages-not-load', PURE, ['load'], 'load runs requests with workers and timers: the pure stages take its records, never its code.'),
-    never('store-not-gate', ['store'], ['gate', 'analysis', 'report'], 'The store reads and writes files; what a refresh holds is built by the gate (gate/refresh.ts), the types both share are records/.'),
+    never(
+      'store-not-gate',
+      ['store'],
+      ['gate', 'analysis', 'report'],
+      'The store reads and writes files; what a refresh holds is built by the gate (gate/refresh.ts), the types both share are records/.',
+    ),
     never('client-not-sim', ['client'], ['sim'], 'The client talks to any server; it knows nothing of the simulator.'),
-    never('sim-not-gate', ['sim'], ['gate', 'analysis', 'report', 'github', 'store'], 'The simulator is a server like any other: it knows nothing of how it is judged.'),
+    never(
+      'sim-not-gate',
+      ['sim'],
+      ['gate', 'analysis', 'report', 'github', 'store'],
+      'The simulator is a server like any other: it knows nothing of how it is judged.',
+    ),
     never('serve-not-gate', ['serve'], ['gate', 'analysis', 'report', 'github'], 'Starting an engine knows nothing of the verdict.'),
-    never('formats-not-client-or-sweep', ['formats'], ['client', 'sweep', 'github', 'cli'], "Formats map other tools' files to and from servegate's: no network, no sweep."),
+    never(
+      'formats-not-client-or-sweep',
+      ['formats'],
+      ['client', 'sweep', 'github', 'cli'],
+      "Formats map other tools' files to and from servegate's: no network, no sweep.",
+    ),
     never('util-is-a-leaf', ['util'], [...STAGES, ...EDGES], 'util holds helpers every stage may import, so it imports none of them.'),
     {
       name: 'no-circular',

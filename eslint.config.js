@@ -12,7 +12,30 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly', URLSearchParams: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextDecoder: 'readonly', TextEncoder: 'readonly', Buffer: 'readonly', performance: 'readonly', fetch: 'readonly', structuredClone: 'readonly', queueMicrotask: 'readonly' } },
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        URL: 'readonly',
+        URLSearchParams: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        TextDecoder: 'readonly',
+        TextEncoder: 'readonly',
+        Buffer: 'readonly',
+        performance: 'readonly',
+        fetch: 'readonly',
+        structuredClone: 'readonly',
+        queueMicrotask: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       // servegate strips control and bidi characters from what servers say before it prints them:
@@ -33,7 +56,8 @@ export default tseslint.config(
     // Pure stages: everything they know comes in as data, so they are tested exhaustively and replay exactly.
     files: PURE,
     rules: {
-      'no-restricted-globals': ['error',
+      'no-restricted-globals': [
+        'error',
         { name: 'process', message: 'A pure stage takes what it needs as parameters; the process is an edge (cli, github, env).' },
         { name: 'setTimeout', message: 'A pure stage has no clock.' },
         { name: 'setInterval', message: 'A pure stage has no clock.' },
@@ -43,7 +67,10 @@ export default tseslint.config(
         { name: 'console', message: 'A pure stage returns text; the edges print it.' },
       ],
       'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'A pure stage has no clock: take the time as a parameter.' }],
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'A pure stage has no clock: take the time as a parameter.' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'A pure stage has no clock: take the time as a parameter.' },
+      ],
     },
   },
   prettier,

@@ -59,7 +59,16 @@ try {
   const cfg = resolveConfig({
     file: null,
     filePath: null,
-    flags: { baseUrl: sim.url, inputLen: String(SHAPE.input_len), outputLen: String(SHAPE.output_len), concurrency: LIST.join(','), repeats: '1', seed: '1', out, target: `tpot:p95:${50 * TIME_SCALE}` },
+    flags: {
+      baseUrl: sim.url,
+      inputLen: String(SHAPE.input_len),
+      outputLen: String(SHAPE.output_len),
+      concurrency: LIST.join(','),
+      repeats: '1',
+      seed: '1',
+      out,
+      target: `tpot:p95:${50 * TIME_SCALE}`,
+    },
     env: {},
   })
   process.stderr.write(`measuring the engine: ${LIST.length} points against the simulator at time scale ${TIME_SCALE} …\n`)
@@ -97,14 +106,21 @@ function bracketedResult(baseline: Baseline, values: number[][], d: number): { r
   let f = factories.get(key)
   if (!f) factories.set(key, (f = new ResultFactory({ shape: SHAPE, concurrency: cfg.concurrency })))
   const idx = cfg.concurrency.map((c) => LIST.indexOf(c))
-  const result = f.result(values.map((v) => idx.map((i) => v[i]!)), d)
+  const result = f.result(
+    values.map((v) => idx.map((i) => v[i]!)),
+    d,
+  )
   // As run-sweep records a bracketed sweep: its planned concurrencies and the placement.
   result.config = { ...result.config, concurrency: cfg.concurrency, ...(cfg.bracket ? { placement: bracketForResult(cfg.bracket) } : {}) }
   result.fingerprint = fingerprintOf(result)
   return { result, concurrency: cfg.concurrency }
 }
 
-interface Tally { blocked: number; verdicts: Map<VerdictKind, number>; gpuMin: number }
+interface Tally {
+  blocked: number
+  verdicts: Map<VerdictKind, number>
+  gpuMin: number
+}
 const tally = (): Tally => ({ blocked: 0, verdicts: new Map(), gpuMin: 0 })
 const cells = { fixed0: tally(), fixed10: tally(), bracket0: tally(), bracket10: tally() }
 const count = (t: Tally, v: VerdictKind, minutes: number): void => {
@@ -116,7 +132,10 @@ const started = Date.now()
 for (let t = 0; t < TRIALS; t++) {
   let baseline: Baseline | null = null
   for (let d = 0; d < HISTORY; d++) baseline = appendRefresh(baseline, full.result(drawDay(1), d), { name: 'gate' })
-  for (const [worse, fixedCell, bracketCell] of [[1, cells.fixed0, cells.bracket0], [1.1, cells.fixed10, cells.bracket10]] as const) {
+  for (const [worse, fixedCell, bracketCell] of [
+    [1, cells.fixed0, cells.bracket0],
+    [1.1, cells.fixed10, cells.bracket10],
+  ] as const) {
     const values = drawDay(worse)
     count(fixedCell, compareToBaseline(baseline!, full.result(values, HISTORY)).verdict, gpuMin(LIST))
     const b = bracketedResult(baseline!, values, HISTORY)
@@ -126,10 +145,20 @@ for (let t = 0; t < TRIALS; t++) {
 
 // --- report ---------------------------------------------------------------------------------
 const describe = (t: Tally): string =>
-  [...t.verdicts.entries()].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${((n / TRIALS) * 100).toFixed(1)}%`).join(', ')
+  [...t.verdicts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([v, n]) => `${v} ${((n / TRIALS) * 100).toFixed(1)}%`)
+    .join(', ')
 process.stdout.write(`\nengine (model time): ${engine.map((e) => `C=${e.c} p95 TPOT ${e.tpotModelMs.toFixed(1)} ms, ${e.gpuS.toFixed(0)} GPU-s`).join('; ')}\n`)
-process.stdout.write(`${TRIALS} PRs per cell, baselines of ${HISTORY} refreshes × ${REPEATS} repeats, PR ${REPEATS} repeats, no confirmation; ${((Date.now() - started) / 1000).toFixed(0)} s\n\n`)
+process.stdout.write(
+  `${TRIALS} PRs per cell, baselines of ${HISTORY} refreshes × ${REPEATS} repeats, PR ${REPEATS} repeats, no confirmation; ${((Date.now() - started) / 1000).toFixed(0)} s\n\n`,
+)
 process.stdout.write('| placement | GPU-min per PR | false alarms (0 %) | detects 10 % | verdicts at 0 % | verdicts at 10 % |\n|---|---|---|---|---|---|\n')
-for (const [name, zero, ten] of [['fixed list', cells.fixed0, cells.fixed10], ['bracket', cells.bracket0, cells.bracket10]] as const) {
-  process.stdout.write(`| ${name} | ${(zero.gpuMin / TRIALS).toFixed(1)} | ${pct(zero.blocked / TRIALS).trim()} | ${pct(ten.blocked / TRIALS).trim()} | ${describe(zero)} | ${describe(ten)} |\n`)
+for (const [name, zero, ten] of [
+  ['fixed list', cells.fixed0, cells.fixed10],
+  ['bracket', cells.bracket0, cells.bracket10],
+] as const) {
+  process.stdout.write(
+    `| ${name} | ${(zero.gpuMin / TRIALS).toFixed(1)} | ${pct(zero.blocked / TRIALS).trim()} | ${pct(ten.blocked / TRIALS).trim()} | ${describe(zero)} | ${describe(ten)} |\n`,
+  )
 }

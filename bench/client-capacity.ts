@@ -85,9 +85,13 @@ async function startServer(): Promise<Server> {
       close: () => s.close(),
     }
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve-sim', '--itl-ms', String(ITL_MS), '--ttft-ms', String(TTFT_MS)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  })
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve-sim', '--itl-ms', String(ITL_MS), '--ttft-ms', String(TTFT_MS)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  )
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).once('line', resolve)
     child.once('exit', (code) => reject(new Error(`simulator exited (${code})`)))
@@ -165,7 +169,9 @@ async function measure(c: number, workers: number): Promise<Row> {
 
 async function main(): Promise<void> {
   const cores = availableParallelism()
-  console.log(`client capacity: server=${SERVER} mode=${MODE} ttft=${TTFT_MS}ms itl=${ITL_MS}ms tokens=${TOKENS} rounds=${ROUNDS}; ${cores} cores, load average ${loadavg()[0]?.toFixed(2)}`)
+  console.log(
+    `client capacity: server=${SERVER} mode=${MODE} ttft=${TTFT_MS}ms itl=${ITL_MS}ms tokens=${TOKENS} rounds=${ROUNDS}; ${cores} cores, load average ${loadavg()[0]?.toFixed(2)}`,
+  )
   console.log('    C  workers   events/s  ev/s/thread  |ITL err| p50   p99  TTFT+ p50   ELU  ELD p99  lag p50  lag p99  in-flight  ok')
   const rows: Row[] = []
   for (let rep = 0; rep < REPEATS; rep++) {
@@ -190,8 +196,14 @@ async function main(): Promise<void> {
   const perThread = (r: Row): number => r.eventsPerS / Math.max(1, r.workers)
   const best = good.sort((a, b) => perThread(b) - perThread(a))[0]
   const worst = bad.sort((a, b) => perThread(a) - perThread(b))[0]
-  if (best) console.log(`kept p50 ≤ ${P50_LIMIT_MS} ms and p99 ≤ ${P99_LIMIT_MS} ms up to ${perThread(best).toFixed(0)} events/s per thread (C=${best.c}, ELU ${best.run.client.eventLoopUtilization.toFixed(2)}, ELD p99 ${best.run.client.eventLoopDelayP99Ms.toFixed(1)} ms)`)
-  if (worst) console.log(`first broke at ${perThread(worst).toFixed(0)} events/s per thread (C=${worst.c}, workers=${worst.workers}, ELU ${worst.run.client.eventLoopUtilization.toFixed(2)}, ELD p99 ${worst.run.client.eventLoopDelayP99Ms.toFixed(1)} ms, p99 ${worst.p99.toFixed(2)} ms)`)
+  if (best)
+    console.log(
+      `kept p50 ≤ ${P50_LIMIT_MS} ms and p99 ≤ ${P99_LIMIT_MS} ms up to ${perThread(best).toFixed(0)} events/s per thread (C=${best.c}, ELU ${best.run.client.eventLoopUtilization.toFixed(2)}, ELD p99 ${best.run.client.eventLoopDelayP99Ms.toFixed(1)} ms)`,
+    )
+  if (worst)
+    console.log(
+      `first broke at ${perThread(worst).toFixed(0)} events/s per thread (C=${worst.c}, workers=${worst.workers}, ELU ${worst.run.client.eventLoopUtilization.toFixed(2)}, ELD p99 ${worst.run.client.eventLoopDelayP99Ms.toFixed(1)} ms, p99 ${worst.p99.toFixed(2)} ms)`,
+    )
 }
 
 if (process.argv.includes('--serve-sim')) await serveSim()

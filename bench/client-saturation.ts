@@ -49,7 +49,14 @@ function requests(root: string, model: string, n: number, tag: string, maxTokens
   return Array.from({ length: n }, (_, i) => ({
     id: `${tag}-${i}`,
     url: `${root}/v1/completions`,
-    body: JSON.stringify({ model, prompt: [1000 + i, 2, 3, 4], max_tokens: maxTokens, stream: true, stream_options: { include_usage: true }, ignore_eos: true }),
+    body: JSON.stringify({
+      model,
+      prompt: [1000 + i, 2, 3, 4],
+      max_tokens: maxTokens,
+      stream: true,
+      stream_options: { include_usage: true },
+      ignore_eos: true,
+    }),
     headers: { 'content-type': 'application/json' },
     api: 'completions' as const,
     promptTokens: 4,
@@ -101,7 +108,9 @@ async function measure(c: number, itlMs: number, workers: number, tag: string): 
 const f = (x: number, w: number, d: number): string => x.toFixed(d).padStart(w)
 
 async function main(): Promise<void> {
-  console.log(`client saturation: deterministic sim (TTFT ${TTFT_MS} ms), ${TOKENS} tokens × ${ROUNDS} rounds of C; ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(2)}`)
+  console.log(
+    `client saturation: deterministic sim (TTFT ${TTFT_MS} ms), ${TOKENS} tokens × ${ROUNDS} rounds of C; ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(2)}`,
+  )
   console.log('    C  itl  thr   events/s  |err| p50    p99   ELU  ELD p99  lag p99  inflight/C  bound  rule')
   const rows: Row[] = []
   let n = 0
@@ -122,7 +131,9 @@ async function main(): Promise<void> {
   }
   const kept = (r: Row): boolean => r.p50 <= P50_LIMIT_MS && r.p99 <= P99_LIMIT_MS
   const count = (pred: (r: Row) => boolean): number => rows.filter(pred).length
-  console.log(`rule vs bound over ${rows.length} runs: fired where broken ${count((r) => !kept(r) && r.saturated)}, missed ${count((r) => !kept(r) && !r.saturated)}, false alarms ${count((r) => kept(r) && r.saturated)}, quiet where kept ${count((r) => kept(r) && !r.saturated)}`)
+  console.log(
+    `rule vs bound over ${rows.length} runs: fired where broken ${count((r) => !kept(r) && r.saturated)}, missed ${count((r) => !kept(r) && !r.saturated)}, false alarms ${count((r) => kept(r) && r.saturated)}, quiet where kept ${count((r) => kept(r) && !r.saturated)}`,
+  )
 }
 
 await main().catch((err: unknown) => {

@@ -132,7 +132,8 @@ function problemsOf(result: ResultFile): { failed: string[]; saturated: string[]
     for (const r of p.runs) {
       if (r.client !== null) loopDelays.push(r.client.event_loop_delay_p99_ms)
       if (r.failed > 0) failed.push(`c=${p.concurrency} repeat ${r.repeat}: ${r.failed} failed requests (${JSON.stringify(r.errors)})`)
-      for (const i of r.validity.issues) if (i.code === 'client_saturated') saturated.push(`c=${p.concurrency} repeat ${r.repeat}: client_saturated — ${i.detail}`)
+      for (const i of r.validity.issues)
+        if (i.code === 'client_saturated') saturated.push(`c=${p.concurrency} repeat ${r.repeat}: client_saturated — ${i.detail}`)
     }
   }
   return { failed, saturated }
@@ -184,7 +185,9 @@ function outcomeOf(v: Verdict): Outcome {
 
 const f2 = (x: number | null): string => (x === null ? '–' : x.toFixed(1))
 function rowsOf(v: Verdict): string[] {
-  return v.rows.filter((r) => r.gated).map((r) => `${r.key} ${r.status} Δ ${f2(r.delta_pct)} % bar ${f2(r.bar_pct)} % σ ${f2(r.sigma_pct)} % n ${r.n_baseline}/${r.n_candidate}`)
+  return v.rows
+    .filter((r) => r.gated)
+    .map((r) => `${r.key} ${r.status} Δ ${f2(r.delta_pct)} % bar ${f2(r.bar_pct)} % σ ${f2(r.sigma_pct)} % n ${r.n_baseline}/${r.n_candidate}`)
 }
 
 async function candidate(dir: string, baseline: Baseline, t: number, slowdown: number): Promise<CandidateOutcome> {
@@ -354,19 +357,25 @@ async function main(): Promise<void> {
     })
   }
   const all = trials.flatMap((t) => t.outcomes)
-  console.log(`gated rows at the first comparison: mean σ_diff ${mean(all.flatMap((c) => c.sigmaPct)).toFixed(2)} %, mean bar ${mean(all.flatMap((c) => c.barPct)).toFixed(2)} %`)
+  console.log(
+    `gated rows at the first comparison: mean σ_diff ${mean(all.flatMap((c) => c.sigmaPct)).toFixed(2)} %, mean bar ${mean(all.flatMap((c) => c.barPct)).toFixed(2)} %`,
+  )
   // Each lane reports running totals: its last trial holds them.
   const lastOfLane = [...new Set(trials.map((t) => t.trial % PARALLEL))].map((lane) => trials.filter((t) => t.trial % PARALLEL === lane).at(-1)!)
   const seen: Record<string, number> = {}
   for (const t of lastOfLane) for (const [c, n] of Object.entries(t.issues)) seen[c] = (seen[c] ?? 0) + n
-  const issueText = Object.entries(seen).map(([c, n]) => `${c} ×${n}`).join(', ')
+  const issueText = Object.entries(seen)
+    .map(([c, n]) => `${c} ×${n}`)
+    .join(', ')
   console.log(`other validity issues (their rows are invalid, hence unmeasured): ${issueText || 'none'}`)
   const sweepCount = lastOfLane.reduce((n, t) => n + t.sweeps, 0)
   const remeasuredCount = lastOfLane.reduce((n, t) => n + t.remeasured, 0)
   const delays = trials.flatMap((t) => t.loopDelays).sort((a, b) => a - b)
   const q = (f: number): string => (delays[Math.min(delays.length - 1, Math.floor(f * delays.length))] ?? NaN).toFixed(2)
   console.log(`client event-loop delay p99 over ${delays.length} runs: median ${q(0.5)} ms, 90th ${q(0.9)} ms, max ${q(1)} ms (client_saturated above 5 ms)`)
-  console.log(`sweeps run: ${sweepCount}, ${remeasuredCount} runs re-measured because their client was saturated; wall time ${((performance.now() - started) / 1000).toFixed(0)} s`)
+  console.log(
+    `sweeps run: ${sweepCount}, ${remeasuredCount} runs re-measured because their client was saturated; wall time ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  )
 }
 
 // ---------------------------------------------------------------- scenario: short history, batching simulator
@@ -461,13 +470,19 @@ async function batching(): Promise<void> {
       `sweep ${BATCHING_SWEEP.inputLen}x${BATCHING_SWEEP.outputLen} c=${BATCHING_SWEEP.concurrency}, ${BATCHING_SWEEP.repeats} repeats, default target; ${WORKERS} load thread(s)`,
   )
   console.log('')
-  console.log('| candidate seed | slowdown | refreshes | old rule (1.5 % day prior), with confirmation | verdict at 3 repeats | confirmation | gated rows (final) |')
+  console.log(
+    '| candidate seed | slowdown | refreshes | old rule (1.5 % day prior), with confirmation | verdict at 3 repeats | confirmation | gated rows (final) |',
+  )
   console.log('|---|---|---|---|---|---|---|')
   for (const l of lines) console.log(l)
   console.log('')
-  const seen = Object.entries(issues).map(([code, n]) => `${code} ×${n}`).join(', ')
+  const seen = Object.entries(issues)
+    .map(([code, n]) => `${code} ×${n}`)
+    .join(', ')
   console.log(`validity issues in kept runs: ${seen || 'none'}; ${remeasured} runs re-measured because their client was saturated; wall time ${at()}`)
-  console.log(`unchanged candidates called a regression: ${regressionsUnchanged} of ${BATCHING_CANDIDATES.filter((c) => c.slowdown === 1).length * REFRESH_SEEDS.length} comparisons (old rule: ${legacyRegressions})`)
+  console.log(
+    `unchanged candidates called a regression: ${regressionsUnchanged} of ${BATCHING_CANDIDATES.filter((c) => c.slowdown === 1).length * REFRESH_SEEDS.length} comparisons (old rule: ${legacyRegressions})`,
+  )
   if (regressionsUnchanged > 0) {
     console.log(`UNCHANGED CANDIDATE CALLED A REGRESSION in ${regressionsUnchanged} comparison(s)`)
     process.exitCode = 1

@@ -210,7 +210,8 @@ const red = (v: Verdict): boolean => gateExit(v.verdict, DEFAULT_FAIL_ON) !== 0
 function checkRows(v: Verdict, p: Profile): Verdict {
   const gated = v.rows.filter((r) => r.gated).length
   const family = v.family?.rows ?? gated
-  if (gated !== p.rows || family !== p.rows) throw new Error(`a verdict of the ${p.rows}-row sweep gates ${gated} rows (family: ${family}): the bench's sweep is not what it says`)
+  if (gated !== p.rows || family !== p.rows)
+    throw new Error(`a verdict of the ${p.rows}-row sweep gates ${gated} rows (family: ${family}): the bench's sweep is not what it says`)
   return v
 }
 
@@ -255,7 +256,10 @@ interface Candidate {
 function candidate(seed: number, p: Profile, model: NoiseModel, worse: number, at: number): Candidate {
   const rng = createRng(seed)
   const start = day(rng, model)
-  const first = p.factory.result(Array.from({ length: REPEATS }, () => sweep(rng, model, p, start, worse)), at)
+  const first = p.factory.result(
+    Array.from({ length: REPEATS }, () => sweep(rng, model, p, start, worse)),
+    at,
+  )
   const extras: number[][] = []
   const merged = new Map<number, ResultFile>()
   return {
@@ -280,7 +284,10 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
   const rng = createRng(seedOf(t, `refreshes ${p.rows}`))
   const refreshes = Array.from({ length: MAX_REFRESHES }, (_, d) => {
     const start = day(rng, model)
-    return p.factory.result(Array.from({ length: REPEATS }, () => sweep(rng, model, p, start, 1)), d)
+    return p.factory.result(
+      Array.from({ length: REPEATS }, () => sweep(rng, model, p, start, 1)),
+      d,
+    )
   })
   const baselines = REFRESHES.map((h) => {
     let b: Baseline | null = null
@@ -385,7 +392,9 @@ function runTrials(index: number, of: number): Counts {
     if (RUN_LADDER || RUN_COMPARE) for (const rows of [4, 7, 14]) for (const drift of DRIFTS) gateTrial(t, profileOf(rows), drift, counts)
     if (RUN_AB) for (const rows of AB_ROWS) abTrial(t, profileOf(rows), counts)
     if (index === 0 && (t + of) % Math.max(1, Math.floor(TRIALS / 10)) < of) {
-      process.stderr.write(`  ${t + 1}/${TRIALS} trials, ${((performance.now() - STARTED) / 1000).toFixed(0)} s, ${PROFILES.get(4)?.factory.built ?? 0} runs built\n`)
+      process.stderr.write(
+        `  ${t + 1}/${TRIALS} trials, ${((performance.now() - STARTED) / 1000).toFixed(0)} s, ${PROFILES.get(4)?.factory.built ?? 0} runs built\n`,
+      )
     }
   }
   return counts
@@ -426,7 +435,10 @@ const mark = (ok: boolean): string => (ok ? '✓' : '✗')
 
 function gateCommit(): string {
   try {
-    const rev = execFileSync('git', ['log', '-1', '--format=%h %s', '--', 'src/gate', 'src/ab'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    const rev = execFileSync('git', ['log', '-1', '--format=%h %s', '--', 'src/gate', 'src/ab'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim()
     return rev === '' ? 'unknown' : rev
   } catch {
     return 'unknown (no git)'
@@ -482,7 +494,11 @@ function report(counts: Counts, seconds: number): void {
             const fa = share(`C|${u}`, 'red')
             const inGoal = drift <= GOAL_DRIFT && h >= GOAL_COMPARE_REFRESHES
             if (inGoal && fa > GOAL_FALSE_ALARMS) misses.push(`compare, ${rows} rows, drift ${dp(drift)}, ${h} refreshes: ${pct(fa)} false alarms`)
-            cells.push(`${pct(fa)} (${pct(share(`C|${u}`, 'regression'))})`, `${pct(share(`C|${r}`, 'regression'))} (${pct(share(`C|${r}`, 'red'))})`, inGoal ? mark(fa <= GOAL_FALSE_ALARMS) : '–')
+            cells.push(
+              `${pct(fa)} (${pct(share(`C|${u}`, 'regression'))})`,
+              `${pct(share(`C|${r}`, 'regression'))} (${pct(share(`C|${r}`, 'red'))})`,
+              inGoal ? mark(fa <= GOAL_FALSE_ALARMS) : '–',
+            )
           }
           console.log(`| ${cells.join(' | ')} |`)
         }
@@ -509,7 +525,15 @@ function report(counts: Counts, seconds: number): void {
       `\n### A/B alone\n\nPer cell ${TRIALS} PRs per scenario; drift ${dp(AB_DRIFT)} per engine start, run CV 2–3 %, both × the noise scale; ` +
         `each side's engine started around its slots. GPU-min: 2 × rounds × points.\n`,
     )
-    const head = ['rows', 'noise', 'rounds', 'false alarms (regression)', 'undecided (unchanged)', ...AB_FACTORS.map((f) => `detection × ${f} (red)`), 'GPU-min']
+    const head = [
+      'rows',
+      'noise',
+      'rounds',
+      'false alarms (regression)',
+      'undecided (unchanged)',
+      ...AB_FACTORS.map((f) => `detection × ${f} (red)`),
+      'GPU-min',
+    ]
     console.log(`| ${head.join(' | ')} |`)
     console.log(`|${head.map(() => '---').join('|')}|`)
     for (const rows of AB_ROWS) {
@@ -543,7 +567,6 @@ if (WORKER !== null) {
   const counts = runTrials(i!, n!)
   process.send!([...counts.entries()], () => process.disconnect())
 } else {
-
   console.log(
     `gate false alarms: ${TRIALS} trials per cell, seed ${SEED}; gate at ${gateCommit()}; ` +
       `run CV 2–3 %, ${(GPU.outlierP * 100).toFixed(0)} % of runs 8–20 % worse, ${(GPU.dayOwn * 100).toFixed(1)} % per-metric offset per start, drift per engine start ${DRIFTS.map((d) => `${d * 100} %`).join(' / ')}`,

@@ -44,7 +44,14 @@ function requests(root: string, n: number, tag: string): PlannedRequest[] {
   return Array.from({ length: n }, (_, i) => ({
     id: `${tag}-${i}`,
     url: `${root}/v1/completions`,
-    body: JSON.stringify({ model: 'servegate/sim-model', prompt: [1000 + i, 2, 3, 4], max_tokens: TOKENS, stream: true, stream_options: { include_usage: true }, ignore_eos: true }),
+    body: JSON.stringify({
+      model: 'servegate/sim-model',
+      prompt: [1000 + i, 2, 3, 4],
+      max_tokens: TOKENS,
+      stream: true,
+      stream_options: { include_usage: true },
+      ignore_eos: true,
+    }),
     headers: { 'content-type': 'application/json' },
     api: 'completions' as const,
     promptTokens: 4,
@@ -100,7 +107,9 @@ async function measure(label: string, faults: Array<{ kind: FaultKind; rate: num
       }
     }
     const summary = summarizeRun(run, { repeat: 1, seed: 0, numPrompts: run.records.length })
-    const saturated = assessValidity(summary, { concurrency: C, ignoreEos: true, expectPrefixCacheMisses: false }).issues.some((i) => i.code === 'client_saturated')
+    const saturated = assessValidity(summary, { concurrency: C, ignoreEos: true, expectPrefixCacheMisses: false }).issues.some(
+      (i) => i.code === 'client_saturated',
+    )
     return { label, p50: absPct(errs, 50), p99: absPct(errs, 99), clean, cleanFailed, errors, run, wallS, peakRssMiB: peak / 2 ** 20, saturated }
   } finally {
     clearInterval(sampler)
@@ -116,7 +125,11 @@ async function main(): Promise<void> {
       `${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(2)}`,
   )
   const clean = await measure('clean only', [], 'c')
-  const hostile = await measure('with faults', KINDS.map((kind) => ({ kind, rate: SHARE })), 'h')
+  const hostile = await measure(
+    'with faults',
+    KINDS.map((kind) => ({ kind, rate: SHARE })),
+    'h',
+  )
   console.log('load          clean streams  |err| p50 ms  p99 ms  ELD p99 ms   events/s  wall s  peak RSS MiB  client_saturated  errors by kind')
   for (const o of [clean, hostile]) {
     console.log(
@@ -125,7 +138,9 @@ async function main(): Promise<void> {
     )
   }
   const kept = (o: Outcome): boolean => o.p50 <= P50_LIMIT_MS && o.p99 <= P99_LIMIT_MS
-  console.log(`bound (p50 ≤ ${P50_LIMIT_MS} ms, p99 ≤ ${P99_LIMIT_MS} ms): clean only ${kept(clean) ? 'kept' : 'BROKE'}, with faults ${kept(hostile) ? 'kept' : 'BROKE'}; p99 ratio with/without faults ${(hostile.p99 / clean.p99).toFixed(2)}`)
+  console.log(
+    `bound (p50 ≤ ${P50_LIMIT_MS} ms, p99 ≤ ${P99_LIMIT_MS} ms): clean only ${kept(clean) ? 'kept' : 'BROKE'}, with faults ${kept(hostile) ? 'kept' : 'BROKE'}; p99 ratio with/without faults ${(hostile.p99 / clean.p99).toFixed(2)}`,
+  )
   const problems: string[] = []
   if (clean.cleanFailed + hostile.cleanFailed > 0) problems.push(`${clean.cleanFailed + hostile.cleanFailed} clean requests failed`)
   const faultedEnded = Object.values(hostile.errors).reduce((a, b) => a + b, 0)

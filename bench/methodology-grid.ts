@@ -88,7 +88,9 @@ function problems(result: ResultFile): string[] {
   for (const p of result.points) {
     for (const r of p.runs) {
       if (!r.validity.valid) {
-        out.push(`${p.input_len}x${p.output_len} C=${p.concurrency} repeat ${r.repeat} invalid: ${r.validity.issues.map((i) => `${i.code} (${i.detail})`).join('; ')}`)
+        out.push(
+          `${p.input_len}x${p.output_len} C=${p.concurrency} repeat ${r.repeat} invalid: ${r.validity.issues.map((i) => `${i.code} (${i.detail})`).join('; ')}`,
+        )
       }
     }
   }
@@ -97,8 +99,13 @@ function problems(result: ResultFile): string[] {
   for (const p of result.points) {
     for (const r of p.runs) {
       const where = `C=${p.concurrency} repeat ${r.repeat}`
-      for (const [name, st] of [['TTFT', r.ttft_ms], ['ITL', r.itl_ms], ['TPOT', r.tpot_ms]] as const) {
-        if (st.p50 === null || st.p95 === null || st.p99 === null) out.push(`${where}: ${name} percentiles missing (${JSON.stringify(st)}) although ${r.completed} requests completed`)
+      for (const [name, st] of [
+        ['TTFT', r.ttft_ms],
+        ['ITL', r.itl_ms],
+        ['TPOT', r.tpot_ms],
+      ] as const) {
+        if (st.p50 === null || st.p95 === null || st.p99 === null)
+          out.push(`${where}: ${name} percentiles missing (${JSON.stringify(st)}) although ${r.completed} requests completed`)
       }
       const srv = r.server_side?.itl_ms
       if (!srv) {
@@ -187,7 +194,9 @@ async function main(): Promise<void> {
   process.stderr.write(`load average (1 / 5 / 15 min): ${fmtLoad(load0)} before the sweep, ${fmtLoad(load1)} at the end\n`)
   const issues = problems(result)
   if (issues.length > 0) {
-    process.stderr.write(`\nNot writing ${DOC}: the result is not a complete, valid table.\n${issues.map((i) => `  - ${i}`).join('\n')}\nResult kept in ${OUT}\n`)
+    process.stderr.write(
+      `\nNot writing ${DOC}: the result is not a complete, valid table.\n${issues.map((i) => `  - ${i}`).join('\n')}\nResult kept in ${OUT}\n`,
+    )
     process.exitCode = 1
     return
   }
@@ -196,19 +205,19 @@ async function main(): Promise<void> {
     `--concurrency ${grid.concurrency} --repeats ${grid.repeats} --workers ${WORKERS} --target ${TARGET}`
   const benchArgs = process.argv.slice(2).filter((a, i, all) => a !== '--out' && all[i - 1] !== '--out' && a !== '--resume' && a !== '--rerun-invalid')
   const doc = [
-    '# The methodology\'s grid, measured on the simulator',
+    "# The methodology's grid, measured on the simulator",
     '',
-    '> **These numbers come from servegate\'s built-in simulator (profile `default`), not from a GPU.**',
-    '> The profile\'s costs are illustrative; the table shows that a full methodology sweep runs,',
+    "> **These numbers come from servegate's built-in simulator (profile `default`), not from a GPU.**",
+    "> The profile's costs are illustrative; the table shows that a full methodology sweep runs,",
     '> fills every cell and says where the interactivity target is crossed — not how fast any engine is.',
     '',
     `- Measured: ${result.env.started_at} → ${result.env.finished_at}; this invocation's wall time ${fmtDuration(wallMs)}${RESUME ? ' (a resumed sweep: earlier runs came from an earlier invocation)' : ''}.`,
     `- Command: \`npx tsx bench/methodology-grid.ts${benchArgs.length > 0 ? ` ${benchArgs.join(' ')}` : ''}\`, which runs`,
     `  \`${sim.command}\` in a child process and the equivalent of`,
     `  \`${runCommand}\` in its own process.`,
-    `- Grid: ${grid.inputLen} in / ${grid.outputLen} out, C = ${grid.concurrency.split(',').join(', ')}, 12 prompts per slot (C × 12 measured requests), one warmup wave per point, ${grid.repeats} repeats${isMethodologyGrid ? ' — the full grid of docs/methodology.md' : ' (a reduced grid, not the methodology\'s)'}.`,
+    `- Grid: ${grid.inputLen} in / ${grid.outputLen} out, C = ${grid.concurrency.split(',').join(', ')}, 12 prompts per slot (C × 12 measured requests), one warmup wave per point, ${grid.repeats} repeats${isMethodologyGrid ? ' — the full grid of docs/methodology.md' : " (a reduced grid, not the methodology's)"}.`,
     `- Time scale ${TIME_SCALE}: the simulator runs its model ${TIME_SCALE === 1 ? 'in real time' : `${1 / TIME_SCALE}× as fast as real time`}, so every latency below is the profile's model time × ${TIME_SCALE} and every throughput is ÷ ${TIME_SCALE}.` +
-      ` The target is scaled alike: \`${TARGET}\` of wall time${TARGET === `tpot:p95:${50 * TIME_SCALE}` ? ' = p95 TPOT ≤ 50 ms of model time, the methodology\'s target' : ''}.`,
+      ` The target is scaled alike: \`${TARGET}\` of wall time${TARGET === `tpot:p95:${50 * TIME_SCALE}` ? " = p95 TPOT ≤ 50 ms of model time, the methodology's target" : ''}.`,
     `- Host: ${result.env.host.cpus} CPUs (${result.env.host.platform}), Node ${result.env.harness.node_version}, load average (1 / 5 / 15 min) ${fmtLoad(load0)} before the sweep started — other work on the machine, the bench had not started — and ${fmtLoad(load1)} at its end, which includes the bench's own client and simulator.`,
     ...(remeasured.length > 0 ? [`- Re-measured after being invalid in an earlier attempt (\`--resume --rerun-invalid\`): ${remeasured.join('; ')}.`] : []),
     `- Checked before writing: all ${result.points.reduce((n, p) => n + p.runs.length, 0)} runs are valid, every cell is measured, and in every run the client's ITL p50 and p95 lie within 1.5× of the simulator's own /metrics figures; the full result file was ${relative(ROOT, OUT).startsWith('..') ? 'written outside the repository' : `\`${relative(ROOT, OUT)}\``} (not committed).`,

@@ -38,7 +38,10 @@ const sim = await startSim({ ttftMs: 10, itlMs: 10, port: 0 })
 const counter = tokenizeCounter({ root: sim.url, model: 'servegate/sim-model', apiKey: null })
 try {
   const memo: CalibrationMemo = new Map()
-  for (const [label, p] of [['first point (overhead unknown)', point(1)], ['next point (overhead learned)', point(2)]] as const) {
+  for (const [label, p] of [
+    ['first point (overhead unknown)', point(1)],
+    ['next point (overhead learned)', point(2)],
+  ] as const) {
     const t0 = process.hrtime.bigint()
     const cal = await calibratePoint(p, (serial, words) => counter.count(p, serial, words), { memo })
     const ms = Number(process.hrtime.bigint() - t0) / 1e6
@@ -49,7 +52,9 @@ try {
       if (count !== INPUT) throw new Error(`prompt ${serial} is ${count} tokens, not ${INPUT}: refusing to report`)
     }
     if (cal.inexact + cal.unverified > 0) throw new Error(`${cal.inexact + cal.unverified} prompts not exact: refusing to report`)
-    console.log(`${label}: ${cal.words.length} prompts of ${INPUT} tokens in ${(ms / 1000).toFixed(2)} s, ${cal.calls} tokenize calls (${(ms / cal.calls).toFixed(2)} ms a call at 16 in flight)`)
+    console.log(
+      `${label}: ${cal.words.length} prompts of ${INPUT} tokens in ${(ms / 1000).toFixed(2)} s, ${cal.calls} tokenize calls (${(ms / cal.calls).toFixed(2)} ms a call at 16 in flight)`,
+    )
   }
 } finally {
   await counter.close()

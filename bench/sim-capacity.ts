@@ -54,7 +54,12 @@ async function runStream(url: string, agent: Agent, body: string, id: number): P
   const st: StreamStat = { chunks: 0, usage: null, done: false, error: null, firstNs: 0n, lastNs: 0n }
   let carry: Buffer = Buffer.alloc(0)
   try {
-    const res = await request(`${url}/v1/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-request-id': `cap-${id}` }, dispatcher: agent })
+    const res = await request(`${url}/v1/completions`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-request-id': `cap-${id}` },
+      dispatcher: agent,
+    })
     if (res.statusCode !== 200) {
       st.error = `HTTP ${res.statusCode}`
       await res.body.text()
@@ -105,7 +110,13 @@ async function main(): Promise<void> {
   })
   const { url } = JSON.parse(first) as { url: string }
   const agent = new Agent({ connections: STREAMS + 8, pipelining: 1, keepAliveTimeout: 60_000 })
-  const body = JSON.stringify({ prompt: Array.from({ length: 16 }, (_, i) => i + 1), max_tokens: TOKENS, ignore_eos: true, stream: true, stream_options: { include_usage: true } })
+  const body = JSON.stringify({
+    prompt: Array.from({ length: 16 }, (_, i) => i + 1),
+    max_tokens: TOKENS,
+    ignore_eos: true,
+    stream: true,
+    stream_options: { include_usage: true },
+  })
   const startNs = process.hrtime.bigint()
   runStartNs = startNs
   const all = Array.from({ length: STREAMS }, (_, i) => runStream(url, agent, body, i))

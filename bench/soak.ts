@@ -63,7 +63,14 @@ function requests(url: string, n: number, maxTokens: number): PlannedRequest[] {
     return {
       id: `soak-${i}`,
       url: `${url}/v1/completions`,
-      body: JSON.stringify({ model: MODEL, prompt: [1000 + (i % 20000), 2, 3, 4], max_tokens: maxTokens, stream: true, stream_options: { include_usage: true }, ignore_eos: true }),
+      body: JSON.stringify({
+        model: MODEL,
+        prompt: [1000 + (i % 20000), 2, 3, 4],
+        max_tokens: maxTokens,
+        stream: true,
+        stream_options: { include_usage: true },
+        ignore_eos: true,
+      }),
       headers: { 'content-type': 'application/json' },
       api: 'completions' as const,
       promptTokens: 4,
@@ -116,7 +123,9 @@ async function main(): Promise<void> {
     const warm = mem[WARM_ROUNDS - 1]!
     const end = mem[mem.length - 1]!
     const growth = end.rss - warm.rss
-    console.log(`after warmup (round ${WARM_ROUNDS}): RSS ${warm.rss.toFixed(1)} MiB, heap ${warm.heap.toFixed(1)} MiB; end: RSS ${end.rss.toFixed(1)} MiB, heap ${end.heap.toFixed(1)} MiB`)
+    console.log(
+      `after warmup (round ${WARM_ROUNDS}): RSS ${warm.rss.toFixed(1)} MiB, heap ${warm.heap.toFixed(1)} MiB; end: RSS ${end.rss.toFixed(1)} MiB, heap ${end.heap.toFixed(1)} MiB`,
+    )
     console.log(
       `growth after warmup: RSS ${growth >= 0 ? '+' : ''}${growth.toFixed(1)} MiB, heap ${end.heap - warm.heap >= 0 ? '+' : ''}${(end.heap - warm.heap).toFixed(1)} MiB over ${rounds - WARM_ROUNDS} rounds; ` +
         `max RSS ${Math.max(...mem.map((m) => m.rss)).toFixed(1)} MiB; ELD p99 worst ${Math.max(...eld).toFixed(2)} ms; token events/s median ${[...eps].sort((a, b) => a - b)[Math.floor(eps.length / 2)]!.toFixed(0)}; failed requests ${failed}`,

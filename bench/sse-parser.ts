@@ -68,14 +68,14 @@ function tokenStreamReads(events: number, seed: number): { whole: Buffer[]; spli
   }
   const all = Buffer.concat(parts)
   const whole: Buffer[] = []
-  for (let i = 0; i < events; ) {
+  for (let i = 0; i < events;) {
     const n = rng.int(1, 4)
     whole.push(Buffer.concat(parts.slice(i, i + n)))
     i += n
   }
   const eventBytes = all.length / events
   const split: Buffer[] = []
-  for (let pos = 0; pos < all.length; ) {
+  for (let pos = 0; pos < all.length;) {
     const n = Math.max(1, Math.round(eventBytes * (1 + rng.next() * 3)))
     split.push(Buffer.from(all.subarray(pos, pos + n)))
     pos += n
@@ -155,5 +155,7 @@ for (const mb of [4, 8, 16]) {
   figures['eventsource-parser']!.push(t.theirs!)
 }
 for (const [name, ms] of Object.entries(figures)) {
-  console.log(`  ${name.padEnd(19)} 4 MB ${ms[0]!.toFixed(1)} ms, 8 MB ${ms[1]!.toFixed(1)} ms, 16 MB ${ms[2]!.toFixed(1)} ms (16/4 = ${(ms[2]! / ms[0]!).toFixed(1)}×)`)
+  console.log(
+    `  ${name.padEnd(19)} 4 MB ${ms[0]!.toFixed(1)} ms, 8 MB ${ms[1]!.toFixed(1)} ms, 16 MB ${ms[2]!.toFixed(1)} ms (16/4 = ${(ms[2]! / ms[0]!).toFixed(1)}×)`,
+  )
 }

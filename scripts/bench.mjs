@@ -8,7 +8,9 @@ import { dirname, join } from 'node:path'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const filter = process.argv[2] ?? ''
-const files = readdirSync(join(root, 'bench')).filter((f) => f.endsWith('.ts') && f.includes(filter)).sort()
+const files = readdirSync(join(root, 'bench'))
+  .filter((f) => f.endsWith('.ts') && f.includes(filter))
+  .sort()
 let failed = 0
 for (const f of files) {
   process.stdout.write(`\n=== bench/${f}\n`)

@@ -39,7 +39,11 @@ function chartScriptsModule() {
 const inlineChartScripts = {
   name: 'inline-chart-scripts',
   setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/]store[\\/]html-assets\.ts$/ }, () => ({ contents: chartScriptsModule(), loader: 'js', resolveDir: join(root, 'src', 'store') }))
+    b.onLoad({ filter: /[\\/]src[\\/]store[\\/]html-assets\.ts$/ }, () => ({
+      contents: chartScriptsModule(),
+      loader: 'js',
+      resolveDir: join(root, 'src', 'store'),
+    }))
   },
 }
 
@@ -88,7 +92,9 @@ for (const [out, src] of Object.entries(entryPoints)) {
 
 // The bundles are ESM with a .js name: say so beside them, whatever package.json the action is run from.
 writeFileSync(join(dist, 'package.json'), '{\n  "type": "module"\n}\n')
-const built = Object.keys(entryPoints).map((n) => `dist/${n}.js`).filter((f) => !failed.includes(f))
+const built = Object.keys(entryPoints)
+  .map((n) => `dist/${n}.js`)
+  .filter((f) => !failed.includes(f))
 console.log(`bundle: built ${built.join(', ') || 'nothing'}`)
 if (failed.length > 0) {
   console.error(`bundle: failed to build ${failed.join(', ')}`)

@@ -55,7 +55,11 @@ export const ENTRIES: Entry[] = [
   { name: 'two-tokens-per-chunk', sim: { seed: 12, tokensPerChunk: 2 }, flags: { seed: '112' } },
   // Every fault kind, at rates around the 1 % failed-request budget (faults are drawn from seed and request id).
   ...(['http500', 'http429', 'disconnect', 'stall', 'malformed', 'stream-error'] as const).flatMap((kind, i) =>
-    [0.02, 0.1].map((rate, j) => ({ name: `fault-${kind}-${rate}`, sim: { ...fault(kind, rate, 20 + i * 2 + j), stallMs: 200 }, flags: { seed: String(120 + i * 2 + j) } })),
+    [0.02, 0.1].map((rate, j) => ({
+      name: `fault-${kind}-${rate}`,
+      sim: { ...fault(kind, rate, 20 + i * 2 + j), stallMs: 200 },
+      flags: { seed: String(120 + i * 2 + j) },
+    })),
   ),
   { name: 'stop-early', sim: { seed: 13, stopEarlyAt: 12 }, flags: { seed: '113' } },
   { name: 'usage-skew', sim: { seed: 14, usageSkew: 1.5 }, flags: { seed: '114' } },

@@ -36,7 +36,16 @@ export async function runPost(rawDeps: ActionDeps): Promise<void> {
     const body = statusCommentBody('cancelled', runStamp(ctx, new Date().toISOString()), detail, { done, planned })
     await safeSummary(deps, body.replace(/^### /, '## '))
     const pr = Number(core.getState(STATE.pr))
-    await publishStatusComment(deps, { comment: inputs.comment, githubToken: inputs.githubToken, pr: Number.isInteger(pr) && pr > 0 ? pr : null, key: core.getState(STATE.commentKey) || 'servegate' }, body)
+    await publishStatusComment(
+      deps,
+      {
+        comment: inputs.comment,
+        githubToken: inputs.githubToken,
+        pr: Number.isInteger(pr) && pr > 0 ? pr : null,
+        key: core.getState(STATE.commentKey) || 'servegate',
+      },
+      body,
+    )
     core.saveState(STATE.phase, 'published')
     core.setFailed(`servegate cancelled — partial (${done} of ${planned} runs): no verdict`)
   } catch (err) {

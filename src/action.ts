@@ -61,7 +61,9 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   const inputs = readInputs((name) => core.getInput(name))
   progress.inputs = inputs
   const commands = [inputs.serveCommand, inputs.serve, inputs.aServe, inputs.bServe, inputs.referenceServe]
-  keepSecrets(core, progress, [...new Set([...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...commands.flatMap((c) => secretsInCommand(c ?? ''))])])
+  keepSecrets(core, progress, [
+    ...new Set([...(inputs.githubToken === undefined ? [] : [inputs.githubToken]), ...commands.flatMap((c) => secretsInCommand(c ?? ''))]),
+  ])
   if (usesInconclusive(core.getInput('fail-on'))) core.warning(`servegate: ${INCONCLUSIVE_WARNING}.`, { title: 'servegate: fail-on names a retired verdict' })
 
   const ctx = readRunContext(deps.event.name, deps.event.payload, deps.env)

@@ -38,7 +38,19 @@ import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { writeFileAtomic } from '../store/atomic-write.js'
 import { runSweep, type SweepDeps } from '../sweep/run-sweep.js'
 import { SERVER_EXITED, type ResultFile } from '../types.js'
-import { CLI_NAMES, gpuMinutes, gpusHeld, modeWhy, residentProblem, roundsProblem, slotOrder, type AbSchedule, type AbSettingNames, type AbStart, type Side } from '../plan/ab-schedule.js'
+import {
+  CLI_NAMES,
+  gpuMinutes,
+  gpusHeld,
+  modeWhy,
+  residentProblem,
+  roundsProblem,
+  slotOrder,
+  type AbSchedule,
+  type AbSettingNames,
+  type AbStart,
+  type Side,
+} from '../plan/ab-schedule.js'
 import { compareAB, invalidSlotLines, type AbOutcome } from '../gate/ab-verdict.js'
 import { firstRounds, lookAt, lookRounds, maxRoundsProblem } from '../gate/ab-looks.js'
 
@@ -102,9 +114,12 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   const gpus = opts.gpus ?? {}
   for (const side of ['A', 'B'] as const) {
     const c = cfgs[side]
-    if (c.serve == null && c.server.baseUrl === null) throw new UsageError(`servegate ab: side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`)
+    if (c.serve == null && c.server.baseUrl === null)
+      throw new UsageError(`servegate ab: side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`)
     if (gpus[side] !== undefined && c.serve == null) {
-      throw new UsageError(`servegate ab: ${side === 'A' ? names.aGpus : names.bGpus} needs ${side}'s serve command: servegate sets CUDA_VISIBLE_DEVICES only for a command it starts`)
+      throw new UsageError(
+        `servegate ab: ${side === 'A' ? names.aGpus : names.bGpus} needs ${side}'s serve command: servegate sets CUDA_VISIBLE_DEVICES only for a command it starts`,
+      )
     }
   }
   const t0 = Date.now()
@@ -151,7 +166,8 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         ...(deps.signal ? { signal: deps.signal } : {}),
       })
     } catch (err) {
-      if (err instanceof ServerStartCancelled) throw new UsageError(`servegate ab: interrupted while ${side}'s server was starting for slot ${slot}; finished slots are in ${opts.outDir}`)
+      if (err instanceof ServerStartCancelled)
+        throw new UsageError(`servegate ab: interrupted while ${side}'s server was starting for slot ${slot}; finished slots are in ${opts.outDir}`)
       if (!(err instanceof ServerStartFailed)) throw err
       const what = `servegate ab: ${side}'s server did not start for slot ${slot}: ${err.message}`
       if (side === 'A') throw new UsageError(what, err.hint)
@@ -231,7 +247,8 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         await kept!.settleLog(1000)
         const what = `${side}'s server ${describeExit(exit)} before slot ${slotNo}`
         // The reference dying leaves nothing to judge against; the candidate dying is its verdict: broken.
-        if (side === 'A') throw new UsageError(`servegate ab: A (the reference) failed: ${what}\n${kept!.tail(20).join('\n')}`, `The whole server log is in ${kept!.logPath}.`)
+        if (side === 'A')
+          throw new UsageError(`servegate ab: A (the reference) failed: ${what}\n${kept!.tail(20).join('\n')}`, `The whole server log is in ${kept!.logPath}.`)
         await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept!.tail(20) })
       }
       if (kept !== undefined && kept.exit() !== null) {
@@ -239,7 +256,13 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         break
       }
       try {
-        const sweepDeps = { ...deps.sweepDeps, log: deps.log, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.signal ? { signal: deps.signal } : {}), ...(kept ? { server: kept } : {}) }
+        const sweepDeps = {
+          ...deps.sweepDeps,
+          log: deps.log,
+          ...(deps.exec ? { exec: deps.exec } : {}),
+          ...(deps.signal ? { signal: deps.signal } : {}),
+          ...(kept ? { server: kept } : {}),
+        }
         const { result } = await runSweep(cfg, sweepDeps)
         await keep(side, result)
         for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`)

@@ -40,17 +40,25 @@ const clientSaturated: Rule = (run, ctx, t) => {
   const delayed = c.event_loop_delay_p99_ms > t.clientEventLoopDelayP99MaxMs
   const busy = c.event_loop_utilization >= t.clientEluMax
   if (delayed) {
-    why.push(`event-loop delay p99 was ${num(c.event_loop_delay_p99_ms)} ms (limit ${num(t.clientEventLoopDelayP99MaxMs)} ms), so token timestamps were late by up to that much`)
+    why.push(
+      `event-loop delay p99 was ${num(c.event_loop_delay_p99_ms)} ms (limit ${num(t.clientEventLoopDelayP99MaxMs)} ms), so token timestamps were late by up to that much`,
+    )
   }
   if (busy) {
-    why.push(`event-loop utilisation reached ${pct(c.event_loop_utilization)} (limit ${pct(t.clientEluMax)}), so tokens arriving together queued behind each other`)
+    why.push(
+      `event-loop utilisation reached ${pct(c.event_loop_utilization)} (limit ${pct(t.clientEluMax)}), so tokens arriving together queued behind each other`,
+    )
   } else if (delayed) {
     // A late loop that was mostly idle was kept off the CPU: name the cause the figures point to.
-    why.push(`the loop itself was busy only ${pct(c.event_loop_utilization)} of the time, so the CPU was shared (the server on the same host, or other processes)`)
+    why.push(
+      `the loop itself was busy only ${pct(c.event_loop_utilization)} of the time, so the CPU was shared (the server on the same host, or other processes)`,
+    )
   }
   // Only meaningful while requests were queued for a slot, and only in a closed loop (an open loop's in-flight count is the server's doing).
   if (run.arrivals === undefined && run.num_prompts > ctx.concurrency && c.mean_in_flight < t.inFlightMinFraction * ctx.concurrency) {
-    why.push(`only ${num(c.mean_in_flight)} of ${ctx.concurrency} requests were in flight on average while more were waiting (limit ${pct(t.inFlightMinFraction)})`)
+    why.push(
+      `only ${num(c.mean_in_flight)} of ${ctx.concurrency} requests were in flight on average while more were waiting (limit ${pct(t.inFlightMinFraction)})`,
+    )
   }
   why.push(...behindSchedule(run, t))
   if (why.length === 0) return null
@@ -71,12 +79,16 @@ function behindSchedule(run: RunResult, t: ValidityThresholds): string[] {
   const why: string[] = []
   const lateP95 = a.send_lateness_ms.p95
   if (lateP95 !== null && lateP95 > t.openLoopLatenessP95MaxMs) {
-    why.push(`requests went out late against their arrival schedule, p95 ${num(lateP95)} ms after they were due (limit ${num(t.openLoopLatenessP95MaxMs)} ms), so the server saw another arrival process than the one asked for`)
+    why.push(
+      `requests went out late against their arrival schedule, p95 ${num(lateP95)} ms after they were due (limit ${num(t.openLoopLatenessP95MaxMs)} ms), so the server saw another arrival process than the one asked for`,
+    )
   }
   // Slot waits stretch the sends legitimately: judge the rate only where none happened.
   const queued = a.max_concurrency !== null && (a.queue_ms.mean ?? 0) > 0
   if (!queued && a.rate !== null && a.scheduled_rate !== null && a.rate < t.openLoopRateMinFraction * a.scheduled_rate) {
-    why.push(`requests went out at ${num(a.rate)}/s while the schedule asked for ${num(a.scheduled_rate)}/s over the same requests (${pct(a.rate / a.scheduled_rate)}, limit ${pct(t.openLoopRateMinFraction)}; requested rate ${num(a.requested_rate)}/s)`)
+    why.push(
+      `requests went out at ${num(a.rate)}/s while the schedule asked for ${num(a.scheduled_rate)}/s over the same requests (${pct(a.rate / a.scheduled_rate)}, limit ${pct(t.openLoopRateMinFraction)}; requested rate ${num(a.requested_rate)}/s)`,
+    )
   }
   return why
 }
@@ -93,7 +105,9 @@ const tokenCountMismatch: Rule = (run, _ctx, t) => {
   const k = run.tokens
   const why: string[] = []
   if (k.server_usage !== null && k.client_chunks !== null && k.server_usage < k.client_chunks * (1 - t.tokenCountTolerance)) {
-    why.push(`the server's usage reports ${k.server_usage} output tokens but the client received ${k.client_chunks} content chunks, and every chunk carries at least one token`)
+    why.push(
+      `the server's usage reports ${k.server_usage} output tokens but the client received ${k.client_chunks} content chunks, and every chunk carries at least one token`,
+    )
   }
   if (k.server_usage !== null && k.expected !== null && k.server_usage > k.expected * (1 + t.tokenCountTolerance)) {
     why.push(`the server's usage reports ${k.server_usage} output tokens, more than the ${k.expected} that max_tokens allows`)
@@ -101,7 +115,9 @@ const tokenCountMismatch: Rule = (run, _ctx, t) => {
   const reference = clientOutputTokens(run)
   if (k.retokenized !== null && relDiff(k.retokenized, reference) > t.retokenizedTolerance) {
     const what = k.server_usage !== null ? "the server's usage" : 'the client chunk count'
-    why.push(`re-tokenising the text gives ${k.retokenized} tokens, ${what} says ${reference} (${pct(relDiff(k.retokenized, reference))} apart, tolerance ${pct(t.retokenizedTolerance)})`)
+    why.push(
+      `re-tokenising the text gives ${k.retokenized} tokens, ${what} says ${reference} (${pct(relDiff(k.retokenized, reference))} apart, tolerance ${pct(t.retokenizedTolerance)})`,
+    )
   }
   const gen = run.server_side?.generation_tokens ?? null
   if (gen !== null) {
@@ -163,7 +179,10 @@ const rampDominated: Rule = (run, ctx, t) => {
   if (ctx.concurrency <= 1 || run.completed === 0 || run.arrivals !== undefined) return null
   const ss = run.steady_state
   if (ss === null) {
-    return { code: 'ramp_dominated', detail: `At no moment were all ${ctx.concurrency} requests in flight at once, so no figure describes the engine at that concurrency.` }
+    return {
+      code: 'ramp_dominated',
+      detail: `At no moment were all ${ctx.concurrency} requests in flight at once, so no figure describes the engine at that concurrency.`,
+    }
   }
   if (ss.ramp_fraction <= t.rampFractionMax) return null
   return {
@@ -196,15 +215,22 @@ export const tooFewRequests: Rule = (run, _ctx, t) => {
 }
 
 const normaliseReason = (r: string): string =>
-  r.trim().toLowerCase().replace(/^clocks_(throttle|event)_reasons\./, '').replace(/[\s-]+/g, '_')
+  r
+    .trim()
+    .toLowerCase()
+    .replace(/^clocks_(throttle|event)_reasons\./, '')
+    .replace(/[\s-]+/g, '_')
 
 const gpuThrottled: Rule = (run, _ctx, t) => {
   if (run.gpu === null) return null
   const benign = new Set(t.benignThrottleReasons.map(normaliseReason))
   const clockBound = new Set(t.clockBoundThrottleReasons.map(normaliseReason))
   const isSlow = (s: GpuSample): boolean =>
-    s.utilization_pct !== null && s.utilization_pct >= t.gpuBusyUtilizationPct &&
-    s.sm_clock_mhz !== null && s.max_sm_clock_mhz !== null && s.max_sm_clock_mhz > 0 &&
+    s.utilization_pct !== null &&
+    s.utilization_pct >= t.gpuBusyUtilizationPct &&
+    s.sm_clock_mhz !== null &&
+    s.max_sm_clock_mhz !== null &&
+    s.max_sm_clock_mhz > 0 &&
     s.sm_clock_mhz < t.smClockMinFraction * s.max_sm_clock_mhz
   const why: string[] = []
   for (const [index, samples] of byGpu(run.gpu)) {
@@ -220,7 +246,9 @@ const gpuThrottled: Rule = (run, _ctx, t) => {
     const slow = samples.filter(isSlow)
     const worst = slow.sort((a, b) => (a.sm_clock_mhz as number) - (b.sm_clock_mhz as number))[0]
     if (worst !== undefined) {
-      why.push(`GPU ${index} (${name}) ran its SM clock at ${worst.sm_clock_mhz} of ${worst.max_sm_clock_mhz} MHz under load (limit ${pct(t.smClockMinFraction)}) in ${slow.length} samples`)
+      why.push(
+        `GPU ${index} (${name}) ran its SM clock at ${worst.sm_clock_mhz} of ${worst.max_sm_clock_mhz} MHz under load (limit ${pct(t.smClockMinFraction)}) in ${slow.length} samples`,
+      )
     }
   }
   if (why.length === 0) return null

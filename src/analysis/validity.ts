@@ -26,17 +26,20 @@ export function assessValidity(run: RunResult, ctx: ValidityContext): Validity {
 }
 
 const DESCRIPTIONS: Record<ValidityCode, string> = {
-  client_saturated: 'The load generator, not the server, was the bottleneck, so latencies include the client\'s own delays and throughput is the client\'s ceiling.',
+  client_saturated:
+    "The load generator, not the server, was the bottleneck, so latencies include the client's own delays and throughput is the client's ceiling.",
   token_count_mismatch: 'The server and the client counted output tokens differently, so throughput and per-token latencies cannot be trusted.',
   output_len_mismatch: 'The server produced fewer output tokens than requested despite ignore_eos, so the run did not measure the intended shape.',
-  input_len_mismatch: 'The server processed a different number of prompt tokens than the input length sent (it ignored part of the prompt, or the chat template added to it), so the run did not measure the intended shape.',
+  input_len_mismatch:
+    'The server processed a different number of prompt tokens than the input length sent (it ignored part of the prompt, or the chat template added to it), so the run did not measure the intended shape.',
   prefix_cache_contaminated: 'Prompts meant to be unique were served from the prefix cache, which skips prefill and makes TTFT look better than it is.',
   ramp_dominated: 'Most of the run was spent filling or draining the concurrency slots, so the figures do not describe steady load.',
   requests_failed: 'Some requests failed, so the figures cover only part of the load.',
   too_few_requests: 'Too few requests or tokens were measured for the reported percentiles to mean much.',
   gpu_throttled: 'The GPU slowed its clocks (power or heat) during the run, so the engine ran below its normal speed.',
   gpu_shared: 'Another process was using the GPU during the run, so the engine did not have it to itself.',
-  checks_not_run: 'The run was measured by another tool and imported, so servegate could not make the checks it names; its figures are used, marked unverified.',
+  checks_not_run:
+    'The run was measured by another tool and imported, so servegate could not make the checks it names; its figures are used, marked unverified.',
 }
 
 /** One plain-words sentence explaining a validity code, for reports. */

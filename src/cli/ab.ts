@@ -46,14 +46,17 @@ export function registerAbCommand(program: Command): void {
     .option('--b-base-url <url>', 'B is already running here')
     // 6 rounds by default: power and false alarms per round count are in `npm run bench -- gate-false-alarms` (docs/gate.md).
     .option('--rounds <n>', `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, '6')
-    .option('--max-rounds <n>', 'look after --rounds, then every two rounds up to this many, stopping once every gated row passes with power to spare (default: --rounds, one look)')
+    .option(
+      '--max-rounds <n>',
+      'look after --rounds, then every two rounds up to this many, stopping once every gated row passes with power to spare (default: --rounds, one look)',
+    )
     .option('--config <file>', 'config file (YAML or JSON): the sweep, target and gate settings')
     .option('--sweep <name>', 'named sweep of the config file (default: gate when it has one)')
     .option('--out-dir <dir>', 'where a.json, b.json, the slot files and verdict.md go', 'servegate-ab')
     .option('--resident', 'keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)')
     .option('--a-gpus <list>', "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)")
     .option('--b-gpus <list>', "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)")
-    .option('--exclusive', 'the default (each side started for its own slots and stopped before the other\'s); accepted for older scripts')
+    .option('--exclusive', "the default (each side started for its own slots and stopped before the other's); accepted for older scripts")
     .option('--fail-on <list>', `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(',')})`, DEFAULT_FAIL_ON.join(','))
     .action(async (flags: AbFlags) => {
       const failOn = parseFailOn(flags.failOn, '--fail-on')
@@ -63,7 +66,8 @@ export function registerAbCommand(program: Command): void {
       const maxRounds = flags.maxRounds === undefined ? rounds : /^\d+$/.test(flags.maxRounds) ? Number(flags.maxRounds) : NaN
       const maxWhy = maxRoundsProblem(rounds, maxRounds)
       if (maxWhy !== null) throw new UsageError(`servegate ab --max-rounds "${flags.maxRounds}": ${maxWhy}`)
-      if (flags.resident === true && flags.exclusive === true) throw new UsageError('servegate ab: --resident and --exclusive contradict each other; give one (exclusive is the default)')
+      if (flags.resident === true && flags.exclusive === true)
+        throw new UsageError('servegate ab: --resident and --exclusive contradict each other; give one (exclusive is the default)')
       const gpuList = (value: string | undefined, flag: string): string[] | undefined => {
         if (value === undefined) return undefined
         try {
@@ -72,12 +76,16 @@ export function registerAbCommand(program: Command): void {
           throw new UsageError((err as Error).message)
         }
       }
-      const gpus = { ...(flags.aGpus !== undefined ? { A: gpuList(flags.aGpus, '--a-gpus')! } : {}), ...(flags.bGpus !== undefined ? { B: gpuList(flags.bGpus, '--b-gpus')! } : {}) }
+      const gpus = {
+        ...(flags.aGpus !== undefined ? { A: gpuList(flags.aGpus, '--a-gpus')! } : {}),
+        ...(flags.bGpus !== undefined ? { B: gpuList(flags.bGpus, '--b-gpus')! } : {}),
+      }
       const file = flags.config ? await loadConfigFile(flags.config) : null
       const sweep = flags.sweep ?? (file?.sweeps?.['gate'] !== undefined ? 'gate' : undefined)
       // Each side is the same sweep with its own server: a base URL, or a command servegate starts.
       const sideConfig = (side: 'a' | 'b', baseUrl: string | undefined, serve: string | undefined) => {
-        if ((baseUrl === undefined) === (serve === undefined)) throw new UsageError(`servegate ab: side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`)
+        if ((baseUrl === undefined) === (serve === undefined))
+          throw new UsageError(`servegate ab: side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`)
         const cfg = resolveConfig({
           file,
           filePath: flags.config ?? null,

@@ -32,7 +32,11 @@ export function registerAggregateCommand(program: Command, io: AggregateIo = def
     .argument('<dir>', 'folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)')
     .requiredOption('--expect <labels>', 'the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete')
     .option('--markdown <file>', 'also write the table as markdown (PR comment / job summary)')
-    .option('--fail-on <list>', `verdicts that fail, comma-separated (default ${FAIL_ON_VERDICTS.join(',')}: anything but a pass; or never)`, FAIL_ON_VERDICTS.join(','))
+    .option(
+      '--fail-on <list>',
+      `verdicts that fail, comma-separated (default ${FAIL_ON_VERDICTS.join(',')}: anything but a pass; or never)`,
+      FAIL_ON_VERDICTS.join(','),
+    )
     .action(async (dir: string, opts: { expect: string; markdown?: string; failOn: string }) => {
       const failOn = parseFailOn(opts.failOn, '--fail-on')
       const expected = parseExpect(opts.expect, '--expect')

@@ -67,7 +67,10 @@ export function registerBaselineCommand(program: Command, io: BaselineIo = defau
       ]
       const tol = Object.entries(updated.tolerances ?? {}).map(([k, v]) => `${k} ${Math.round(v * 1000) / 10} %`)
       if (tol.length > 0 || updated.max_failed_requests !== undefined) {
-        const parts = [...(tol.length > 0 ? [`tolerances ${tol.join(', ')}`] : []), ...(updated.max_failed_requests !== undefined ? [`at most ${updated.max_failed_requests} failed requests per run`] : [])]
+        const parts = [
+          ...(tol.length > 0 ? [`tolerances ${tol.join(', ')}`] : []),
+          ...(updated.max_failed_requests !== undefined ? [`at most ${updated.max_failed_requests} failed requests per run`] : []),
+        ]
         lines.push(`  gate settings stored: ${parts.join('; ')}`)
       }
       if (newest.invalid.length > 0) {

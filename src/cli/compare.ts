@@ -67,12 +67,14 @@ export async function gateOptionsOfConfig(path: string): Promise<Partial<GateOpt
 export function registerCompareCommand(program: Command, io: CompareIo = defaultIo): void {
   program
     .command('compare')
-    .description('Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete/unmeasured/undecided, 2 not comparable or invalid input')
+    .description(
+      'Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete/unmeasured/undecided, 2 not comparable or invalid input',
+    )
     .argument('<baseline>', 'baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline')
     .argument('<candidate>', 'result file of the candidate (servegate.result/v1)')
     .option('--markdown <file>', 'also write the verdict as markdown (PR comment / job summary)')
     .option('--json <file>', 'also write the verdict as JSON')
-    .option('--config <file>', "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests, gate.max_mdc_pct) apply, as in the Action")
+    .option('--config <file>', 'config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests, gate.max_mdc_pct) apply, as in the Action')
     .option(
       '--fail-on <list>',
       `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(',')}: every verdict but a pass, undecided only when a row is blind; or never)`,
@@ -80,7 +82,11 @@ export function registerCompareCommand(program: Command, io: CompareIo = default
     )
     .action(async (baselinePath: string, candidatePath: string, opts: { markdown?: string; json?: string; failOn: string; config?: string }) => {
       const failOn = parseFailOn(opts.failOn, '--fail-on')
-      for (const [path, flag] of [[opts.markdown, '--markdown'], [opts.json, '--json']] as const) assertWritableOutput(path, flag)
+      for (const [path, flag] of [
+        [opts.markdown, '--markdown'],
+        [opts.json, '--json'],
+      ] as const)
+        assertWritableOutput(path, flag)
       const gateOptions = opts.config === undefined ? {} : await gateOptionsOfConfig(opts.config)
       const baseline = await loadBaselineOrResult(baselinePath)
       const candidate = parseResult(await readJsonFile(candidatePath), candidatePath)

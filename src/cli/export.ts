@@ -38,12 +38,11 @@ export function registerExportCommand(program: Command, io: ExportIo = defaultIo
         throw new UsageError(`--format ${JSON.stringify(opts.format)}: expected one of ${EXPORT_FORMATS.join(', ')}`)
       }
       const result = await readResultFile(resultPath)
-      const files =
-        opts.format === 'vllm'
-          ? exportVllm(result)
-          : [{ name: INFERENCEX_FILE, json: inferenceXRows(result) as unknown }]
+      const files = opts.format === 'vllm' ? exportVllm(result) : [{ name: INFERENCEX_FILE, json: inferenceXRows(result) as unknown }]
       if (opts.format === 'inferencex' && gpuCount(result.env) === null) {
-        io.warn(`Warning: ${resultPath} does not record how many GPUs served the model: tput_per_gpu and the other per-GPU fields are null (measure with --gpus N).\n`)
+        io.warn(
+          `Warning: ${resultPath} does not record how many GPUs served the model: tput_per_gpu and the other per-GPU fields are null (measure with --gpus N).\n`,
+        )
       }
       for (const f of files) assertWritableOutput(join(opts.outDir, f.name), '--out-dir')
       for (const f of files) await writeJsonAtomic(join(opts.outDir, f.name), f.json)

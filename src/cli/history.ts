@@ -14,7 +14,11 @@ export function registerHistoryCommand(program: Command): void {
     .option('--markdown <file>', 'also write it as markdown, with a chart GitHub renders')
     .option('--json <file>', 'also write it as JSON')
     .action(async (path: string, opts: { markdown?: string; json?: string }) => {
-      for (const [p, flag] of [[opts.markdown, '--markdown'], [opts.json, '--json']] as const) assertWritableOutput(p, flag)
+      for (const [p, flag] of [
+        [opts.markdown, '--markdown'],
+        [opts.json, '--json'],
+      ] as const)
+        assertWritableOutput(p, flag)
       const h = baselineHistory(await loadBaselineOrResult(path))
       process.stdout.write(renderHistoryText(h))
       if (opts.markdown) await writeFileAtomic(opts.markdown, renderHistoryMarkdown(h))

@@ -46,14 +46,7 @@ interface Counts {
   skipped: number
 }
 
-function lineProgress(
-  total: number,
-  stream: NodeJS.WritableStream,
-  now: () => number,
-  began: number,
-  eta: () => string,
-  count: Counts,
-): Progress {
+function lineProgress(total: number, stream: NodeJS.WritableStream, now: () => number, began: number, eta: () => string, count: Counts): Progress {
   let stopped = false
   const write = (line: string): void => void stream.write(`${line}\n`)
   return {

@@ -40,7 +40,10 @@ export function registerReportCommand(program: Command, deps: ReportCommandDeps)
     .option('--baseline <file>', 'with --html: a baseline file (or a result) drawn beside the result, and the verdict against it')
     .action(async (resultPath: string, opts: { markdown?: string; html?: string; baseline?: string }) => {
       if (opts.baseline !== undefined && opts.html === undefined) {
-        throw new UsageError(`--baseline ${opts.baseline}: used only by the HTML page, but --html is missing`, 'Add --html FILE, or use `servegate compare BASELINE RESULT` for the verdict alone.')
+        throw new UsageError(
+          `--baseline ${opts.baseline}: used only by the HTML page, but --html is missing`,
+          'Add --html FILE, or use `servegate compare BASELINE RESULT` for the verdict alone.',
+        )
       }
       assertWritableOutput(opts.markdown, '--markdown', { createsDirs: false })
       assertWritableOutput(opts.html, '--html', { createsDirs: false })

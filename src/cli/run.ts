@@ -36,13 +36,19 @@ export function registerRunCommand(program: Command): void {
     .option('--seed <n>', 'seed for prompts')
     .option('--workers <n>', 'load-generator worker threads, or auto')
     .option('--timeout-ms <n>', 'fail a request after this long without a byte')
-    .option('--request-timeout <s>', 'fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)')
+    .option(
+      '--request-timeout <s>',
+      'fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)',
+    )
     .option('--gpus <n>', 'GPUs serving the model, for throughput per GPU (default: what nvidia-smi sees on a local server, else unknown)')
     .option('--container-digest <digest>', 'image digest of the server, recorded in the result')
     .option('--serve <cmd>', 'start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end')
     .option('--ready-timeout <s>', 'seconds a started server may take to answer /health or /v1/models (default 1800)')
     .option('--serve-command <cmd>', 'the command that started the server, recorded in the result')
-    .option('--bracket-baseline <file>', "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)")
+    .option(
+      '--bracket-baseline <file>',
+      "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)",
+    )
     .option('--out <file>', 'result file (default servegate-result.json)')
     .option('--resume', 'continue an interrupted sweep in --out without redoing finished runs')
     .action(async (opts: Record<string, string | boolean | undefined>) => {
@@ -55,7 +61,9 @@ export function registerRunCommand(program: Command): void {
       const log = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`)
       if (cfg.placement === 'bracket' && flags.bracketBaseline === undefined) {
         // The same sweep refreshes the baseline: without one to bracket, it measures the whole list.
-        log(`Bracketing: sweep "${cfg.sweepName}" has placement bracket but no --bracket-baseline was given: running the whole list ${cfg.concurrency.join(', ')}.`)
+        log(
+          `Bracketing: sweep "${cfg.sweepName}" has placement bracket but no --bracket-baseline was given: running the whole list ${cfg.concurrency.join(', ')}.`,
+        )
       } else if (cfg.placement === 'bracket' && flags.bracketBaseline !== undefined) {
         const placed = applyBracket(cfg, await readBaseline(flags.bracketBaseline), `--bracket-baseline ${flags.bracketBaseline}`)
         cfg = placed.cfg

@@ -24,9 +24,14 @@ function num(raw: unknown, s: NumSpec): number | undefined {
   const text = String(raw).trim()
   const v = Number(text)
   const kind = s.int ? 'an integer' : 'a number'
-  const range =
-    s.positive ? ' > 0' : s.min !== undefined && s.max !== undefined ? ` in ${s.min}..${s.max}` : s.min !== undefined ? ` ≥ ${s.min}` : ''
-  const ok = text !== '' && Number.isFinite(v) && (!s.int || Number.isInteger(v)) && (!s.positive || v > 0) && (s.min === undefined || v >= s.min) && (s.max === undefined || v <= s.max)
+  const range = s.positive ? ' > 0' : s.min !== undefined && s.max !== undefined ? ` in ${s.min}..${s.max}` : s.min !== undefined ? ` ≥ ${s.min}` : ''
+  const ok =
+    text !== '' &&
+    Number.isFinite(v) &&
+    (!s.int || Number.isInteger(v)) &&
+    (!s.positive || v > 0) &&
+    (s.min === undefined || v >= s.min) &&
+    (s.max === undefined || v <= s.max)
   if (!ok) throw new UsageError(`${s.flag} "${text}": expected ${kind}${range}`)
   return v
 }
@@ -102,7 +107,9 @@ function describeMode(o: Partial<SimOptions>): string {
   const drift = [
     ...(o.driftFile !== undefined ? [`host drift from ${o.driftFile}`] : []),
     ...(o.driftPerMin ? [`host drift +${o.driftPerMin * 100} %/min`] : []),
-  ].map((d) => `, ${d}`).join('')
+  ]
+    .map((d) => `, ${d}`)
+    .join('')
   if (o.ttftMs !== undefined) return `deterministic: TTFT ${o.ttftMs} ms, ITL ${o.itlMs} ms${drift}`
   return `batching profile ${typeof o.profile === 'string' ? o.profile : 'default'} (illustrative numbers, not a GPU measurement)${drift}`
 }
@@ -146,10 +153,7 @@ export function registerSimCommand(program: Command, deps: Partial<SimCommandDep
     .option('--fault <kind>', `inject a fault (repeatable): ${FAULT_KINDS.join(', ')}; see "Faults" below`, collect, [])
     .option('--fault-rate <p>', 'share of requests that suffer each --fault (0..1)')
     .option('--stall-ms <ms>', 'length of a stall fault (default 2000)')
-    .option(
-      '--fault-interval-ms <ms>',
-      'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)',
-    )
+    .option('--fault-interval-ms <ms>', 'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)')
     .option('--huge-line-bytes <n>', 'huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)')
     .option('--tokens-per-chunk <n>', 'tokens per streamed chunk (speculative-decoding-like)')
     .option('--reasoning-tokens <n>', 'chat: reasoning_content tokens before the content')

@@ -71,9 +71,14 @@ export function modelIds(cards: readonly Record<string, unknown>[]): string[] {
  * The model cards of `{root}/v1/models` (null when the answer lists none as `data`);
  * throws UsageError naming the URL when the server cannot be asked.
  */
-export async function fetchModelCards(baseUrl: string, opts: { apiKey?: string | null; dispatcher?: Dispatcher } = {}): Promise<Record<string, unknown>[] | null> {
+export async function fetchModelCards(
+  baseUrl: string,
+  opts: { apiKey?: string | null; dispatcher?: Dispatcher } = {},
+): Promise<Record<string, unknown>[] | null> {
   const url = `${normalizeBaseUrl(baseUrl).root}/v1/models`
-  return modelCards(await fetchJson(url, { headers: authHeaders(opts.apiKey), maxBytes: MAX_MODELS_BODY_BYTES, ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}) }))
+  return modelCards(
+    await fetchJson(url, { headers: authHeaders(opts.apiKey), maxBytes: MAX_MODELS_BODY_BYTES, ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}) }),
+  )
 }
 
 /** Model ids served at `{root}/v1/models`; throws UsageError when the server cannot be asked or lists no `data`. */

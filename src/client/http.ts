@@ -25,7 +25,10 @@ class BodyTooLargeError extends UsageError {
     readonly url: string,
     readonly maxBytes: number,
   ) {
-    super(`${url}: the answer is over ${sizeLabel(maxBytes)}, more than servegate reads from this endpoint; it stopped reading`, 'Is --base-url the server root of an OpenAI-compatible server (e.g. http://127.0.0.1:8000)?')
+    super(
+      `${url}: the answer is over ${sizeLabel(maxBytes)}, more than servegate reads from this endpoint; it stopped reading`,
+      'Is --base-url the server root of an OpenAI-compatible server (e.g. http://127.0.0.1:8000)?',
+    )
   }
 }
 

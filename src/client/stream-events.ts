@@ -123,12 +123,18 @@ function applyEvent(state: StreamState, data: string, atNs: bigint, sentNs: bigi
   if (piece.length === 0) return quiet(state)
   state.quietEvents = 0
   if (state.count === state.maxChunks) {
-    state.error = { kind: 'overrun', detail: `more than ${state.maxChunks} content chunks for max_tokens ${state.maxChunks - CHUNK_SLACK} (the server ignores max_tokens)` }
+    state.error = {
+      kind: 'overrun',
+      detail: `more than ${state.maxChunks} content chunks for max_tokens ${state.maxChunks - CHUNK_SLACK} (the server ignores max_tokens)`,
+    }
     return false
   }
   state.arrivalsMs[state.count++] = Number(atNs - sentNs) / 1e6
   if (!addText(state, piece)) {
-    state.error = { kind: 'overrun', detail: `more than ${state.maxTextBytes} bytes of text in ${state.count} content chunks (over ${MAX_TEXT_BYTES_PER_CHUNK} bytes a chunk)` }
+    state.error = {
+      kind: 'overrun',
+      detail: `more than ${state.maxTextBytes} bytes of text in ${state.count} content chunks (over ${MAX_TEXT_BYTES_PER_CHUNK} bytes a chunk)`,
+    }
     return false
   }
   return true

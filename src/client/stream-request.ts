@@ -70,11 +70,14 @@ export function streamRequest(req: PlannedRequest, deps: ClientDeps): Promise<Re
 
     // Armed before dispatch: a request still waiting for a connection counts too.
     // (setTimeout takes at most 2^31 − 1 ms, 24.8 days; more would fire at once.)
-    const deadline = setTimeout(() => {
-      if (settled) return
-      state.error = { kind: 'deadline', detail: deadlineDetail(deadlineMs, state) }
-      failNow(now())
-    }, Math.min(deadlineMs, 2 ** 31 - 1))
+    const deadline = setTimeout(
+      () => {
+        if (settled) return
+        state.error = { kind: 'deadline', detail: deadlineDetail(deadlineMs, state) }
+        failNow(now())
+      },
+      Math.min(deadlineMs, 2 ** 31 - 1),
+    )
 
     /** The error answer is complete (or its first MAX_ERROR_BODY_BYTES are): record it. */
     const finishHttpError = (at: bigint): void => {

@@ -29,7 +29,13 @@ function postTokenize(root: string, body: unknown, opts: TokenizeOptions): Promi
 }
 
 /** Token count of `text` by the server's own tokenizer (`POST {root}/tokenize`), or null if unavailable. */
-export async function tokenizeCount(baseUrl: string, model: string, text: string, apiKey: string | null = null, dispatcher?: Dispatcher): Promise<number | null> {
+export async function tokenizeCount(
+  baseUrl: string,
+  model: string,
+  text: string,
+  apiKey: string | null = null,
+  dispatcher?: Dispatcher,
+): Promise<number | null> {
   try {
     // add_special_tokens false: count the generated text only, not a BOS token.
     const j = (await postTokenize(baseUrl, { model, prompt: text, add_special_tokens: false }, { apiKey, ...(dispatcher ? { dispatcher } : {}) })) as {

@@ -93,7 +93,9 @@ export function seedFlag(flag: string, raw: string | undefined, problems: Proble
 /** `1,4,16` → [1, 4, 16], sorted ascending; duplicates are an error. */
 export function concurrencyFlag(raw: string | undefined, problems: Problems): number[] | undefined {
   if (raw === undefined) return undefined
-  const parts = String(raw).split(',').map((p) => p.trim())
+  const parts = String(raw)
+    .split(',')
+    .map((p) => p.trim())
   const values = parts.map(Number)
   if (parts.some((p) => !INT.test(p)) || values.some((v) => !Number.isSafeInteger(v) || v < 1)) {
     problems.push(`--concurrency ${quote(String(raw))}: expected positive integers separated by commas, e.g. 1,4,16`)
@@ -145,7 +147,8 @@ export function parseTarget(raw: string): Target | string {
   if (!m) return expected
   const percentile = Number(m[2])
   const thresholdMs = Number(m[3])
-  if (!(TARGET_PERCENTILES as readonly number[]).includes(percentile)) return 'expected percentile p50, p95 or p99 (the ones every run records), e.g. tpot:p95:50'
+  if (!(TARGET_PERCENTILES as readonly number[]).includes(percentile))
+    return 'expected percentile p50, p95 or p99 (the ones every run records), e.g. tpot:p95:50'
   if (!(thresholdMs > 0)) return 'expected a threshold above 0 ms, e.g. tpot:p95:50'
   return { metric: m[1]!.toLowerCase() as Target['metric'], percentile, thresholdMs }
 }
@@ -175,7 +178,9 @@ export function textFlag(flag: string, raw: string | undefined, problems: Proble
 /** `5,10,20` or `inf` (requests/s; inf: every request at once) → ascending rates, Infinity last; duplicates are an error. */
 export function requestRateFlag(raw: string | undefined, problems: Problems): number[] | undefined {
   if (raw === undefined) return undefined
-  const parts = String(raw).split(',').map((p) => p.trim())
+  const parts = String(raw)
+    .split(',')
+    .map((p) => p.trim())
   const values = parts.map((p) => (p.toLowerCase() === 'inf' ? Infinity : /^\d+(\.\d+)?$/.test(p) ? Number(p) : NaN))
   if (values.some((v) => !(v > 0))) {
     problems.push(`--request-rate ${quote(String(raw))}: expected request rates above 0 (requests/s) or inf, separated by commas, e.g. 5,10,20`)

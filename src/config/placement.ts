@@ -39,7 +39,13 @@ export function concurrencyFor(cfg: { concurrency: readonly number[]; bracket?: 
 }
 
 /** How many runs the sweep plans (shapes × their concurrencies, or request rates in open loop, × repeats). */
-export function plannedRunCount(cfg: { shapes: readonly Shape[]; concurrency: readonly number[]; repeats: number; bracket?: BracketPlacement | null; openLoop?: { rates: readonly unknown[] } | null }): number {
+export function plannedRunCount(cfg: {
+  shapes: readonly Shape[]
+  concurrency: readonly number[]
+  repeats: number
+  bracket?: BracketPlacement | null
+  openLoop?: { rates: readonly unknown[] } | null
+}): number {
   if (cfg.openLoop) return cfg.shapes.length * cfg.openLoop.rates.length * cfg.repeats
   return cfg.shapes.reduce((n, s) => n + concurrencyFor(cfg, s).length, 0) * cfg.repeats
 }
@@ -52,7 +58,10 @@ export function bracketForResult(b: BracketPlacement): Record<string, unknown> {
     refreshes: b.refreshes,
     itl_concurrency: [...b.itlConcurrency],
     shapes: Object.fromEntries(
-      Object.entries(b.shapes).map(([k, s]) => [k, { concurrency: [...s.concurrency], below: s.below, above: s.above, ...(s.fallback === undefined ? {} : { fallback: s.fallback }) }]),
+      Object.entries(b.shapes).map(([k, s]) => [
+        k,
+        { concurrency: [...s.concurrency], below: s.below, above: s.above, ...(s.fallback === undefined ? {} : { fallback: s.fallback }) },
+      ]),
     ),
   }
 }

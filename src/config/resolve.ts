@@ -274,7 +274,12 @@ function resolveServerSource(file: ConfigFile | null, fileName: string, f: Parse
     const n = baseUrlRoot(rawBase)
     if (typeof n === 'string') baseUrl = n
     // The URL may carry user:password@: the message shows it redacted.
-    else problems.push(f.baseUrl !== undefined ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}` : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`)
+    else
+      problems.push(
+        f.baseUrl !== undefined
+          ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`
+          : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`,
+      )
   }
 
   // A serve command with {port} decides the URL; one without answers at the base URL given.
@@ -282,10 +287,14 @@ function resolveServerSource(file: ConfigFile | null, fileName: string, f: Parse
   if (command !== null && command.includes('{port}') && baseUrl !== null) {
     if (f.baseUrl !== undefined || f.start === undefined) {
       const where = f.start !== undefined ? '--serve' : `${fileName}: server.command`
-      problems.push(`${where} has {port}, so the base URL follows the port servegate picks; drop ${f.baseUrl !== undefined ? '--base-url' : 'server.base_url'} (or give the command a fixed port instead of {port})`)
+      problems.push(
+        `${where} has {port}, so the base URL follows the port servegate picks; drop ${f.baseUrl !== undefined ? '--base-url' : 'server.base_url'} (or give the command a fixed port instead of {port})`,
+      )
     } else baseUrl = null // --serve on the command line replaces the file's server
   } else if (command !== null && !command.includes('{port}') && baseUrl === null && rawBase === undefined) {
-    problems.push(`${f.start !== undefined ? '--serve' : `${fileName}: server.command`}: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer`)
+    problems.push(
+      `${f.start !== undefined ? '--serve' : `${fileName}: server.command`}: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer`,
+    )
   }
 
   const apiKeyEnv = file?.server?.api_key_env ?? null
@@ -300,11 +309,13 @@ function resolveServerSource(file: ConfigFile | null, fileName: string, f: Parse
 }
 
 /** The sweep's shapes, and its points: concurrencies (closed loop) or request rates (open loop). */
-function resolveLoad(sweep: SweepConfig | null, f: ParsedFlags, problems: Problems): { shapes: Shape[]; openLoop: OpenLoopConfig | null; concurrency: number[] } {
+function resolveLoad(
+  sweep: SweepConfig | null,
+  f: ParsedFlags,
+  problems: Problems,
+): { shapes: Shape[]; openLoop: OpenLoopConfig | null; concurrency: number[] } {
   const fileShapes: Shape[] = sweep ? sweep.shapes.map((s) => ({ inputLen: s.input_len, outputLen: s.output_len })) : DEFAULTS.shapes.map((s) => ({ ...s }))
-  const shapes = dedupeShapes(
-    fileShapes.map((s) => ({ inputLen: f.inputLen ?? s.inputLen, outputLen: f.outputLen ?? s.outputLen })),
-  )
+  const shapes = dedupeShapes(fileShapes.map((s) => ({ inputLen: f.inputLen ?? s.inputLen, outputLen: f.outputLen ?? s.outputLen })))
   // Flags win: --concurrency makes a file's open-loop sweep closed, --request-rate a closed one open.
   if (f.concurrency !== undefined && f.rates !== undefined) {
     problems.push('--concurrency and --request-rate: choose one (closed loop keeps C requests in flight; open loop sends requests at a rate)')
@@ -321,11 +332,17 @@ function resolveLoad(sweep: SweepConfig | null, f: ParsedFlags, problems: Proble
           numPrompts: f.numPrompts ?? sweep?.num_prompts ?? DEFAULTS.numPrompts,
         }
   if (openLoop === null) {
-    for (const [flag, value] of [['--burstiness', f.burstiness], ['--max-concurrency', f.maxConcurrency], ['--num-prompts', f.numPrompts]] as const) {
-      if (value !== undefined) problems.push(`${flag}: applies to open-loop load; add --request-rate R (closed loop sends concurrency × prompts-per-concurrency requests)`)
+    for (const [flag, value] of [
+      ['--burstiness', f.burstiness],
+      ['--max-concurrency', f.maxConcurrency],
+      ['--num-prompts', f.numPrompts],
+    ] as const) {
+      if (value !== undefined)
+        problems.push(`${flag}: applies to open-loop load; add --request-rate R (closed loop sends concurrency × prompts-per-concurrency requests)`)
     }
   }
-  const concurrency = openLoop !== null ? [] : (f.concurrency ?? (sweep?.concurrency ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]))
+  const concurrency =
+    openLoop !== null ? [] : (f.concurrency ?? (sweep?.concurrency ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]))
   return { shapes, openLoop, concurrency }
 }
 
@@ -361,9 +378,13 @@ function resolvePlacement(
   const itlConcurrency = [...(sweep?.itl_concurrency ?? [concurrency[0]!])].sort((a, b) => a - b)
   const notInList = itlConcurrency.filter((c) => !concurrency.includes(c))
   if (placement === 'bracket' && openLoop !== null) {
-    problems.push(`${flags.bracketBaseline !== undefined ? '--bracket-baseline' : `${fileName}: sweeps.${sweepName}.placement bracket`}: bracketing places concurrencies (closed loop); expected no --request-rate / request_rates with it`)
+    problems.push(
+      `${flags.bracketBaseline !== undefined ? '--bracket-baseline' : `${fileName}: sweeps.${sweepName}.placement bracket`}: bracketing places concurrencies (closed loop); expected no --request-rate / request_rates with it`,
+    )
   } else if (placement === 'bracket' && notInList.length > 0) {
-    problems.push(`${fileName}: sweeps.${sweepName}.itl_concurrency ${notInList.join(', ')}: expected concurrencies of the sweep's list (${concurrency.join(', ')})`)
+    problems.push(
+      `${fileName}: sweeps.${sweepName}.itl_concurrency ${notInList.join(', ')}: expected concurrencies of the sweep's list (${concurrency.join(', ')})`,
+    )
   }
   if (flags.bracketBaseline !== undefined) textFlag('--bracket-baseline', flags.bracketBaseline, problems)
   return { placement, itlConcurrency }
@@ -408,12 +429,7 @@ function gateSettings(file: ConfigFile | null): GateSettings {
 }
 
 // --sweep NAME picks a named sweep; otherwise the file's `full`, else its only sweep; no file or no sweeps: defaults.
-function pickSweep(
-  file: ConfigFile | null,
-  fileName: string,
-  requested: string | undefined,
-  problems: Problems,
-): { name: string; sweep: SweepConfig | null } {
+function pickSweep(file: ConfigFile | null, fileName: string, requested: string | undefined, problems: Problems): { name: string; sweep: SweepConfig | null } {
   const sweeps = file?.sweeps ?? {}
   const names = Object.keys(sweeps)
   if (requested !== undefined) {

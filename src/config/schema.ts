@@ -8,10 +8,16 @@ import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
 import { refusedEnvPrefix } from './child-env.js'
 
 const positiveInt = (what: string) =>
-  z.number({ error: `expected ${what} (a positive integer)` }).int({ error: `expected ${what} (a positive integer)` }).positive({ error: `expected ${what} (a positive integer)` })
+  z
+    .number({ error: `expected ${what} (a positive integer)` })
+    .int({ error: `expected ${what} (a positive integer)` })
+    .positive({ error: `expected ${what} (a positive integer)` })
 
 const nonNegativeInt = (what: string) =>
-  z.number({ error: `expected ${what} (a non-negative integer)` }).int({ error: `expected ${what} (a non-negative integer)` }).nonnegative({ error: `expected ${what} (a non-negative integer)` })
+  z
+    .number({ error: `expected ${what} (a non-negative integer)` })
+    .int({ error: `expected ${what} (a non-negative integer)` })
+    .nonnegative({ error: `expected ${what} (a non-negative integer)` })
 
 /** One fixed shape: prompt and output length in tokens. */
 const shapeSchema = z.strictObject({
@@ -39,7 +45,10 @@ const sweepSchema = z
       .min(1, { error: 'expected at least one request rate' })
       .refine((rs) => new Set(rs).size === rs.length, { error: 'expected each request rate once (duplicates found)' })
       .optional(),
-    burstiness: z.number({ error: 'expected a number above 0 (1: Poisson arrivals)' }).positive({ error: 'expected a number above 0 (1: Poisson arrivals)' }).optional(),
+    burstiness: z
+      .number({ error: 'expected a number above 0 (1: Poisson arrivals)' })
+      .positive({ error: 'expected a number above 0 (1: Poisson arrivals)' })
+      .optional(),
     max_concurrency: positiveInt('a cap on requests in flight').optional(),
     num_prompts: positiveInt('a request count per point').optional(),
     prompts_per_concurrency: positiveInt('prompts per concurrency').optional(),
@@ -50,7 +59,11 @@ const sweepSchema = z
      * `bracket` runs only the two concurrencies of the list around the baseline's crossing of the
      * target, per shape, plus `itl_concurrency` (src/gate/bracket.ts). Closed loop only.
      */
-    placement: z.enum(['fixed', 'bracket'], { error: 'expected "fixed" (every concurrency of the list) or "bracket" (the two around the baseline\'s crossing of the target)' }).optional(),
+    placement: z
+      .enum(['fixed', 'bracket'], {
+        error: 'expected "fixed" (every concurrency of the list) or "bracket" (the two around the baseline\'s crossing of the target)',
+      })
+      .optional(),
     /** With `placement: bracket`: concurrencies whose p95 ITL the gate keeps; default: the lowest of the list. */
     itl_concurrency: z
       .array(positiveInt('a concurrency'), { error: 'expected a list of concurrencies of this sweep, e.g. [1, 64]' })
@@ -60,7 +73,11 @@ const sweepSchema = z
   .superRefine((s, ctx) => {
     const outside = (s.itl_concurrency ?? []).filter((c) => !(s.concurrency ?? []).includes(c))
     if (outside.length > 0) {
-      ctx.addIssue({ code: 'custom', path: ['itl_concurrency'], message: `expected concurrencies of this sweep's list (${(s.concurrency ?? []).join(', ')}); not in it: ${outside.join(', ')}` })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['itl_concurrency'],
+        message: `expected concurrencies of this sweep's list (${(s.concurrency ?? []).join(', ')}); not in it: ${outside.join(', ')}`,
+      })
     }
     if (s.placement === 'bracket' && s.request_rates !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['placement'], message: 'expected "fixed" with request_rates: bracketing places concurrencies (closed loop) only' })
@@ -109,7 +126,9 @@ const gateSchema = z.strictObject({
    * the candidate only when the stored baseline cannot decide (the ladder's last step); `always`
    * measures it for every pull request.
    */
-  reference_mode: z.enum(['ladder', 'always'], { error: 'expected "ladder" (measure the reference only when the baseline cannot decide) or "always"' }).optional(),
+  reference_mode: z
+    .enum(['ladder', 'always'], { error: 'expected "ladder" (measure the reference only when the baseline cannot decide) or "always"' })
+    .optional(),
   /**
    * The Action's judgement, set where a pull request cannot edit it (the base branch's config):
    * the verdicts that fail the step (as the `fail-on` input spells them), and whether an undecided
@@ -132,10 +151,16 @@ const serverSchema = z.strictObject({
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected the NAME of an environment variable holding the key (letters, digits, _)' })
     .optional(),
   // servegate starts the server: `{port}` is replaced by a free loopback port (see src/serve/).
-  command: z.string({ error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' }).min(1, { error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' }).optional(),
+  command: z
+    .string({ error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' })
+    .min(1, { error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' })
+    .optional(),
   ready_timeout: z.number({ error: 'expected seconds (a positive number)' }).positive({ error: 'expected seconds (a positive number)' }).optional(),
   stop_timeout: z.number({ error: 'expected seconds (a number ≥ 0)' }).nonnegative({ error: 'expected seconds (a number ≥ 0)' }).optional(),
-  stop_command: z.string({ error: 'expected a shell command line, e.g. "docker stop bench"' }).min(1, { error: 'expected a shell command line, e.g. "docker stop bench"' }).optional(),
+  stop_command: z
+    .string({ error: 'expected a shell command line, e.g. "docker stop bench"' })
+    .min(1, { error: 'expected a shell command line, e.g. "docker stop bench"' })
+    .optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
   request_timeout: z
     .number({ error: 'expected a number of seconds above 0, e.g. 600' })
@@ -155,18 +180,23 @@ const serverSchema = z.strictObject({
         .string({ error: ENV_RULE })
         .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: ENV_RULE })
         .refine((n) => refusedEnvPrefix(n) === null, {
-          error: (iss) => `expected a variable the engine needs; ${String(iss.input)} is the runner's (${refusedEnvPrefix(String(iss.input))}* names are never passed to a serve command)`,
+          error: (iss) =>
+            `expected a variable the engine needs; ${String(iss.input)} is the runner's (${refusedEnvPrefix(String(iss.input))}* names are never passed to a serve command)`,
         }),
       { error: ENV_RULE },
     )
     .optional(),
 })
 
-const sloMs = (what: string) => z.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` })
+const sloMs = (what: string) =>
+  z.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` })
 
 /** `goodput:` SLOs in ms (vLLM's --goodput keys): a good request meets every one given. */
 const goodputSchema = z
-  .strictObject({ ttft: sloMs('a TTFT bound').optional(), tpot: sloMs('a TPOT bound').optional(), e2el: sloMs('an E2EL bound').optional() }, { error: 'expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}' })
+  .strictObject(
+    { ttft: sloMs('a TTFT bound').optional(), tpot: sloMs('a TPOT bound').optional(), e2el: sloMs('an E2EL bound').optional() },
+    { error: 'expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}' },
+  )
   .refine((g) => Object.keys(g).length > 0, { error: 'expected at least one of ttft, tpot, e2el' })
 
 const targetSchema = z.strictObject({
@@ -175,7 +205,10 @@ const targetSchema = z.strictObject({
     .number({ error: 'expected 50, 95 or 99 (the percentiles every run records)' })
     .refine((p) => (TARGET_PERCENTILES as readonly number[]).includes(p), { error: 'expected 50, 95 or 99 (the percentiles every run records)' })
     .optional(),
-  threshold_ms: z.number({ error: 'expected a latency in ms (a positive number)' }).positive({ error: 'expected a latency in ms (a positive number)' }).optional(),
+  threshold_ms: z
+    .number({ error: 'expected a latency in ms (a positive number)' })
+    .positive({ error: 'expected a latency in ms (a positive number)' })
+    .optional(),
 })
 
 const SWEEP_NAME = /^[A-Za-z0-9_.-]+$/

@@ -10,7 +10,8 @@ export const DEFINITIONS: Readonly<Record<string, string>> = {
   itl: 'inter-token latency: gaps between consecutive content chunks of one request, at the client (per chunk; itl_per_token_ms divides multi-token chunks)',
   tpot: 'time per output token: (E2EL − TTFT) / (output_tokens − 1) per request; undefined for 1-token outputs',
   e2el: 'end-to-end latency: request sent → last content chunk, at the client (stream end recorded beside it)',
-  output_tokens: "server's usage.completion_tokens (stream_options.include_usage); the client's count of content chunks is kept beside it and disagreements are reported",
+  output_tokens:
+    "server's usage.completion_tokens (stream_options.include_usage); the client's count of content chunks is kept beside it and disagreements are reported",
   output_throughput: 'completed output tokens / measured duration (first send → last completion), tok/s',
   tok_s_per_user: 'median over requests of 1000 / TPOT_ms, tok/s',
   percentiles: 'p50/p95/p99 and mean over the full distribution of measured (non-warmup) requests of one run; never means of means',

@@ -9,15 +9,10 @@ export function createExec(options: { env?: NodeJS.ProcessEnv; timeoutMs?: numbe
   const timeout = options.timeoutMs ?? 5000
   return (cmd, args, opts) =>
     new Promise((resolve) => {
-      execFile(
-        cmd,
-        [...args],
-        { env: options.env ?? process.env, timeout, cwd: opts?.cwd, maxBuffer: 4 * 1024 * 1024, windowsHide: true },
-        (err, stdout) => {
-          // A missing program (ENOENT), a non-zero exit or a timeout all mean "not known".
-          if (err) resolve(null)
-          else resolve({ stdout: String(stdout) })
-        },
-      )
+      execFile(cmd, [...args], { env: options.env ?? process.env, timeout, cwd: opts?.cwd, maxBuffer: 4 * 1024 * 1024, windowsHide: true }, (err, stdout) => {
+        // A missing program (ENOENT), a non-zero exit or a timeout all mean "not known".
+        if (err) resolve(null)
+        else resolve({ stdout: String(stdout) })
+      })
     })
 }

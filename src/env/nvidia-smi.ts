@@ -32,7 +32,10 @@ function splitCsvLine(line: string): string[] {
 }
 
 function lines(stdout: string): string[] {
-  return stdout.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '')
+  return stdout
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
 }
 
 /** A numeric field, or null for [N/A], [Not Supported] and anything not a number. */
@@ -70,7 +73,9 @@ export async function queryGpuInventory(exec: ExecFn): Promise<GpuInventory> {
   const fields = ['index', 'name', 'driver_version', 'clocks.sm', 'clocks.max.sm', 'clocks.mem', 'clocks.max.mem']
   const res = await exec('nvidia-smi', [`--query-gpu=${fields.join(',')}`, '--format=csv,noheader,nounits'])
   if (!res) return unknownGpuInventory()
-  const rows = lines(res.stdout).map(splitCsvLine).filter((r) => r.length >= fields.length)
+  const rows = lines(res.stdout)
+    .map(splitCsvLine)
+    .filter((r) => r.length >= fields.length)
   if (rows.length === 0) return unknownGpuInventory()
   const drivers = [...new Set(rows.map((r) => textField(r[2])))]
   const clocks = rows
@@ -106,10 +111,7 @@ export async function queryGpuInventory(exec: ExecFn): Promise<GpuInventory> {
  *   worker per GPU); each further distinct process on that GPU is foreign.
  */
 export type ServerProcesses =
-  | { kind: 'pids'; pids: readonly number[] }
-  | { kind: 'group'; pgid: number; gpus?: readonly string[] | null }
-  | { kind: 'remote' }
-  | { kind: 'unknown' }
+  { kind: 'pids'; pids: readonly number[] } | { kind: 'group'; pgid: number; gpus?: readonly string[] | null } | { kind: 'remote' } | { kind: 'unknown' }
 
 /** The GPUs a CUDA_VISIBLE_DEVICES value names ("0,1", "GPU-…"); null when unset (every GPU). */
 export function visibleGpus(value: string | undefined): string[] | null {
@@ -145,7 +147,9 @@ export async function queryGpuSamples(
     const fields = prefix ? [...base, ...THROTTLE_REASON_FIELDS.map((f) => `${prefix}.${f}`)] : base
     const res = await exec('nvidia-smi', [`--query-gpu=${fields.join(',')}`, '--format=csv,noheader,nounits'])
     if (!res) continue
-    rows = lines(res.stdout).map(splitCsvLine).filter((r) => r.length >= fields.length)
+    rows = lines(res.stdout)
+      .map(splitCsvLine)
+      .filter((r) => r.length >= fields.length)
     state.reasonPrefix = prefix
     break
   }
@@ -164,7 +168,13 @@ export async function queryGpuSamples(
       temperature_c: numberField(r[7]),
       throttle_reasons: [...reasons],
       foreign_processes:
-        apps === null || (server.kind === 'group' && !usesGpu(server.gpus, r[0] ?? '', uuid)) ? null : countForeign(apps.filter((a) => a.gpuUuid === uuid), server, pgidOf),
+        apps === null || (server.kind === 'group' && !usesGpu(server.gpus, r[0] ?? '', uuid))
+          ? null
+          : countForeign(
+              apps.filter((a) => a.gpuUuid === uuid),
+              server,
+              pgidOf,
+            ),
     }
   })
 }

@@ -17,7 +17,10 @@ export type PgidReader = (pid: number) => number | null
 export function parseStatPgid(stat: string): number | null {
   const close = stat.lastIndexOf(')')
   if (close < 0) return null
-  const fields = stat.slice(close + 1).trim().split(/\s+/)
+  const fields = stat
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/)
   const pgid = Number(fields[2])
   return fields.length >= 3 && Number.isInteger(pgid) && pgid > 0 ? pgid : null
 }

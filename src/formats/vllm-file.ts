@@ -167,9 +167,18 @@ function requestsOf(o: Obj, source: string, bad: (key: string, expected: string)
   const latencies = list('latencies', seconds, 'seconds ≥ 0') as number[]
   const inputLens = list('input_lens', tokens, 'token counts') as number[]
   const outputLens = list('output_lens', tokens, 'token counts') as number[]
-  const errors = o['errors'] === undefined || o['errors'] === null ? ttfts.map(() => '') : (list('errors', (x) => typeof x === 'string' || x === null, 'error strings') as Array<string | null>).map((e) => e ?? '')
+  const errors =
+    o['errors'] === undefined || o['errors'] === null
+      ? ttfts.map(() => '')
+      : (list('errors', (x) => typeof x === 'string' || x === null, 'error strings') as Array<string | null>).map((e) => e ?? '')
   const n = ttfts.length
-  for (const [key, arr] of [['itls', itls], ['latencies', latencies], ['input_lens', inputLens], ['output_lens', outputLens], ['errors', errors]] as const) {
+  for (const [key, arr] of [
+    ['itls', itls],
+    ['latencies', latencies],
+    ['input_lens', inputLens],
+    ['output_lens', outputLens],
+    ['errors', errors],
+  ] as const) {
     if (arr.length !== n) throw new UsageError(`${source}: "${key}" has ${arr.length} entries but "ttfts" has ${n}: expected one per request`)
   }
   return { ttfts, itls, latencies, inputLens, outputLens, errors }

@@ -22,13 +22,23 @@ import { DEFAULT_VALIDITY_THRESHOLDS } from '../analysis/validity-thresholds.js'
 import { UsageError } from '../errors.js'
 import { summarizeRun } from '../metrics/summarize.js'
 import { DEFINITIONS } from '../env/definitions.js'
-import { RESULT_SCHEMA, type EnvRecord, type LatencyStats, type PointResult, type RequestRecord, type ResultFile, type ResultTarget, type RunResult } from '../types.js'
+import {
+  RESULT_SCHEMA,
+  type EnvRecord,
+  type LatencyStats,
+  type PointResult,
+  type RequestRecord,
+  type ResultFile,
+  type ResultTarget,
+  type RunResult,
+} from '../types.js'
 import { VLLM_METRICS, type VllmFile, type VllmLatency } from './vllm-file.js'
 
 const VLLM_TOOL = 'vllm bench serve'
 
 /** The rerun hint for a file without the percentiles the gate compares. */
-const VLLM_PERCENTILE_HINT = 'rerun vllm bench serve with --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 (or add --save-detailed to keep the per-request arrays)'
+const VLLM_PERCENTILE_HINT =
+  'rerun vllm bench serve with --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 (or add --save-detailed to keep the per-request arrays)'
 
 export interface ImportOptions {
   /** Shape override when the files do not say (or say it differently). */
@@ -53,8 +63,8 @@ const NOT_CHECKABLE: Array<[string, string]> = [
   ['client_saturated', 'the file has no load-generator figures'],
   ['token_count_mismatch', 'the file holds one output-token count'],
   ['output_len_mismatch', 'the file does not record ignore_eos or max_tokens'],
-  ['input_len_mismatch', "the file has no server-reported prompt usage"],
-  ['prefix_cache_contaminated', "the file has no server cache counters"],
+  ['input_len_mismatch', 'the file has no server-reported prompt usage'],
+  ['prefix_cache_contaminated', 'the file has no server cache counters'],
   ['ramp_dominated', 'the file has no all-slots-busy window'],
   ['gpu_throttled', 'the file has no GPU samples'],
   ['gpu_shared', 'the file has no GPU samples'],
@@ -66,7 +76,9 @@ export function importVllm(files: readonly VllmFile[], opts: ImportOptions): Imp
   const warnings: string[] = []
   for (const f of files) {
     if (f.requestRate !== null) {
-      throw new UsageError(`${f.source}: "request_rate" is ${f.requestRate} req/s: servegate gates closed-loop concurrency points, so each file must come from a run with --request-rate inf and --max-concurrency N`)
+      throw new UsageError(
+        `${f.source}: "request_rate" is ${f.requestRate} req/s: servegate gates closed-loop concurrency points, so each file must come from a run with --request-rate inf and --max-concurrency N`,
+      )
     }
     if (!hasGateP95(f)) {
       throw new UsageError(`${f.source} has no p95_tpot_ms / p95_itl_ms and no per-request ttfts/itls to compute them: ${VLLM_PERCENTILE_HINT}`)
@@ -87,9 +99,7 @@ export function importVllm(files: readonly VllmFile[], opts: ImportOptions): Imp
       input_len: g.inputLen,
       output_len: g.outputLen,
       concurrency: g.concurrency,
-      runs: [...g.files]
-        .sort((a, b) => (a.date ?? '').localeCompare(b.date ?? '') || a.source.localeCompare(b.source))
-        .map((f, i) => runOf(f, i + 1, dropped)),
+      runs: [...g.files].sort((a, b) => (a.date ?? '').localeCompare(b.date ?? '') || a.source.localeCompare(b.source)).map((f, i) => runOf(f, i + 1, dropped)),
     }))
   if (dropped.size > 0) warnings.push(`kept mean, median (p50), p95 and p99 of each latency; servegate records no ${[...dropped].sort().join(', ')} (left out)`)
 
@@ -107,14 +117,19 @@ export function importVllm(files: readonly VllmFile[], opts: ImportOptions): Imp
     model,
     target: { metric: opts.target.metric, percentile: opts.target.percentile, threshold_ms: opts.target.threshold_ms },
     shapes: shapes.map((s) => ({ input_len: Number(s.split('x')[0]), output_len: Number(s.split('x')[1]) })),
-    concurrency: unique(points.map((p) => String(p.concurrency))).map(Number).sort((a, b) => a - b),
+    concurrency: unique(points.map((p) => String(p.concurrency)))
+      .map(Number)
+      .sort((a, b) => a - b),
     // The same prompts per concurrency at every point is the methodology's prompts_per_concurrency; anything else is unknown.
     ...(prompts.length === 1 && files.every((f) => f.numPrompts !== null) ? { prompts_per_concurrency: Number(prompts[0]) } : {}),
     ...(repeats.length === 1 ? { repeats: Number(repeats[0]) } : {}),
     tokenizer: unique(files.map((f) => f.tokenizerId))[0] ?? null,
     backend: backends[0] ?? null,
   }
-  const dates = files.map((f) => isoOfVllmDate(f.date)).filter((d): d is string => d !== null).sort()
+  const dates = files
+    .map((f) => isoOfVllmDate(f.date))
+    .filter((d): d is string => d !== null)
+    .sort()
   const env: EnvRecord = {
     engine: { name: 'unknown', version: 'unknown' },
     model: { id: model, revision: 'unknown', root: 'unknown' },
@@ -298,5 +313,15 @@ function validityOf(run: RunResult, f: VllmFile): RunResult['validity'] {
   const notRun = [...NOT_CHECKABLE]
   if (run.tokens.client_chunks === null) notRun.push(['too_few_requests (inter-token gaps)', 'the file has no per-request ITLs'])
   const why = [...new Set(notRun.map(([, w]) => w))].join('; ')
-  return { valid: false, issues: [...found, checksNotRunIssue(VLLM_TOOL, notRun.map(([c]) => c), why)] }
+  return {
+    valid: false,
+    issues: [
+      ...found,
+      checksNotRunIssue(
+        VLLM_TOOL,
+        notRun.map(([c]) => c),
+        why,
+      ),
+    ],
+  }
 }

@@ -76,7 +76,14 @@ export function firstRounds(result: ResultFile, rounds: number): ResultFile {
  * measured so far. An early look returns its verdict only when it ends the job (stopsEarly), else
  * null (measure two more rounds); the last look always decides, with the job's own options.
  */
-export function lookAt(a: ResultFile, b: ResultFile, round: number, maxRounds: number, opts: Partial<GateOptions>, mode: 'exclusive' | 'resident'): Verdict | null {
+export function lookAt(
+  a: ResultFile,
+  b: ResultFile,
+  round: number,
+  maxRounds: number,
+  opts: Partial<GateOptions>,
+  mode: 'exclusive' | 'resident',
+): Verdict | null {
   if (round >= maxRounds) return compareAB(firstRounds(a, maxRounds), firstRounds(b, maxRounds), opts, mode)
   const v = compareAB(firstRounds(a, round), firstRounds(b, round), earlyLookOptions(opts), mode)
   return stopsEarly(v) ? v : null

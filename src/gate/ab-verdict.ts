@@ -37,7 +37,8 @@ export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOpt
   }
   // The candidate's own troubles, named as B's: its spoiled slots, its failed requests, its regression.
   const spoiledB = invalidSlotLines('B', null, b)
-  if (verdict.verdict === 'unmeasured' && spoiledB.length > 0) verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join('; ')}`)
+  if (verdict.verdict === 'unmeasured' && spoiledB.length > 0)
+    verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join('; ')}`)
   if (verdict.verdict === 'broken') {
     const failed = failedSlotLines('B', b)
     verdict.reasons.unshift(`broken: B (the candidate) broke${failed.length > 0 ? `: ${failed.join('; ')}` : ''}`)

@@ -38,7 +38,10 @@ function baselineCrossing(baseline: Baseline, shape: string): { below: number; a
   const refreshes = baseline.refreshes.slice(-BRACKET_REFRESHES)
   const concs = [...baseline.profile.concurrency].sort((a, b) => a - b)
   const medians = concs.map((c) => {
-    const per = refreshes.map((r) => r.runs[metricKey(kind, `${shape}@c${c}`)] ?? []).filter((v) => v.length > 0).map((v) => median(v))
+    const per = refreshes
+      .map((r) => r.runs[metricKey(kind, `${shape}@c${c}`)] ?? [])
+      .filter((v) => v.length > 0)
+      .map((v) => median(v))
     return per.length > 0 ? median(per) : null
   })
   // The same walk as throughputAtTarget: up from the lowest concurrency to the first miss.
@@ -77,7 +80,9 @@ export function bracketPlacement(
     }
     const concurrency = [...new Set([...itl, crossing.below, crossing.above])].sort((a, b) => a - b)
     shapes[label] = { concurrency, below: crossing.below, above: crossing.above }
-    notes.push(`${label}: the baseline crossed ${describeTarget(baseline.target)} between c=${crossing.below} and c=${crossing.above}; running c=${concurrency.join(', ')} instead of ${cfg.concurrency.join(', ')}`)
+    notes.push(
+      `${label}: the baseline crossed ${describeTarget(baseline.target)} between c=${crossing.below} and c=${crossing.above}; running c=${concurrency.join(', ')} instead of ${cfg.concurrency.join(', ')}`,
+    )
   }
   return { bracket: { baseline: baseline.name, refreshes: Math.min(BRACKET_REFRESHES, baseline.refreshes.length), itlConcurrency: itl, shapes }, notes }
 }
@@ -92,16 +97,25 @@ export function applyBracket(cfg: ResolvedConfig, baseline: Baseline, source: st
   const bt = baseline.target
   const problems: string[] = []
   if (bt.metric !== t.metric || bt.percentile !== t.percentile || bt.threshold_ms !== t.thresholdMs) {
-    problems.push(`its target is ${describeTarget(bt)}, the sweep's ${describeTarget({ metric: t.metric, percentile: t.percentile, threshold_ms: t.thresholdMs })}`)
+    problems.push(
+      `its target is ${describeTarget(bt)}, the sweep's ${describeTarget({ metric: t.metric, percentile: t.percentile, threshold_ms: t.thresholdMs })}`,
+    )
   }
   const measured = new Set(baseline.profile.concurrency)
   const outside = cfg.concurrency.filter((c) => !measured.has(c))
-  if (outside.length > 0) problems.push(`the sweep's concurrencies ${outside.join(', ')} are not in the baseline's list (${baseline.profile.concurrency.join(', ')})`)
+  if (outside.length > 0)
+    problems.push(`the sweep's concurrencies ${outside.join(', ')} are not in the baseline's list (${baseline.profile.concurrency.join(', ')})`)
   if (problems.length > 0) {
-    throw new UsageError(`${source}: cannot bracket against baseline ${baseline.name}: ${problems.join('; ')}`, 'Bracket against the baseline this sweep is gated on, with the same target and concurrency list.')
+    throw new UsageError(
+      `${source}: cannot bracket against baseline ${baseline.name}: ${problems.join('; ')}`,
+      'Bracket against the baseline this sweep is gated on, with the same target and concurrency list.',
+    )
   }
   if (baseline.refreshes.length === 0) {
-    return { cfg: { ...cfg, bracket: null }, notes: [`baseline ${baseline.name} has no refreshes yet: no bracket, running the whole list ${cfg.concurrency.join(', ')}`] }
+    return {
+      cfg: { ...cfg, bracket: null },
+      notes: [`baseline ${baseline.name} has no refreshes yet: no bracket, running the whole list ${cfg.concurrency.join(', ')}`],
+    }
   }
   const { bracket, notes } = bracketPlacement(baseline, cfg)
   const union = [...new Set(Object.values(bracket.shapes).flatMap((s) => s.concurrency))].sort((a, b) => a - b)
@@ -112,7 +126,8 @@ export function applyBracket(cfg: ResolvedConfig, baseline: Baseline, source: st
 export function recordedBracket(result: ResultFile): { itlConcurrency: number[]; shapes: Map<string, ShapePlacement> } | null {
   const p = result.config['placement'] as { mode?: unknown; itl_concurrency?: unknown; shapes?: unknown } | undefined
   if (typeof p !== 'object' || p === null || p.mode !== 'bracket' || typeof p.shapes !== 'object' || p.shapes === null) return null
-  const ints = (x: unknown): number[] | null => (Array.isArray(x) && x.every((c) => Number.isInteger(c) && c > 0) ? [...(x as number[])].sort((a, b) => a - b) : null)
+  const ints = (x: unknown): number[] | null =>
+    Array.isArray(x) && x.every((c) => Number.isInteger(c) && c > 0) ? [...(x as number[])].sort((a, b) => a - b) : null
   const edge = (x: unknown): number | null => (Number.isInteger(x) && (x as number) > 0 ? (x as number) : null)
   const shapes = new Map<string, ShapePlacement>()
   for (const [label, raw] of Object.entries(p.shapes as Record<string, unknown>)) {

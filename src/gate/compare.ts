@@ -30,7 +30,8 @@ function scopesOf(baseline: Baseline, kind: MetricKind, candidate?: ResultFile):
   const { shapes, concurrency, request_rates: rates } = baseline.profile
   if (KIND_INFO[kind].perShape) return shapes.map((s) => shapeLabel(s.input_len, s.output_len))
   // An open-loop sweep's points are its rates.
-  if (rates !== undefined) return shapes.flatMap((s) => rates.map((r) => pointScope({ input_len: s.input_len, output_len: s.output_len, concurrency: 0, request_rate: r })))
+  if (rates !== undefined)
+    return shapes.flatMap((s) => rates.map((r) => pointScope({ input_len: s.input_len, output_len: s.output_len, concurrency: 0, request_rate: r })))
   return shapes.flatMap((s) => {
     const concs = candidate ? expectedConcurrency(baseline, candidate, shapeLabel(s.input_len, s.output_len)) : concurrency
     return concs.map((c) => pointLabel(s.input_len, s.output_len, c))
@@ -70,7 +71,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp)
   // Causes on the baseline's side of an unmeasured row (the candidate's come from its runs' codes).
   const baselineCauses: string[] = []
-  if (baseline.refreshes.length === 0) baselineCauses.push(`baseline ${baseline.name} has no refreshes: nothing was measured to compare with; refresh it on this host`)
+  if (baseline.refreshes.length === 0)
+    baselineCauses.push(`baseline ${baseline.name} has no refreshes: nothing was measured to compare with; refresh it on this host`)
   // The spread comes from the candidate's host only; none there leaves every row without baseline data (never a pass).
   const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name)
   if (onHost.note !== null && onHost.refreshes.length > 0) reasons.push(onHost.note)
@@ -81,7 +83,8 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   // A dead server marks the rows of the run it cut (all unmeasured rows when it died between runs).
   const died = serverExitProblem(candidate)
   const cutRun = candidate.interrupted?.cut_run ?? null
-  const cutScopes = cutRun === null ? null : new Set([shapeLabel(cutRun.input_len, cutRun.output_len), pointLabel(cutRun.input_len, cutRun.output_len, cutRun.concurrency)])
+  const cutScopes =
+    cutRun === null ? null : new Set([shapeLabel(cutRun.input_len, cutRun.output_len), pointLabel(cutRun.input_len, cutRun.output_len, cutRun.concurrency)])
   const rows: GateRow[] = []
   const extraRepeats: number[] = []
   let unresolvable = 0
@@ -128,9 +131,13 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     problems.push(...missed.values())
     if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died)
     if (isPerToken && tpc) {
-      notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`)
+      notes.unshift(
+        `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`,
+      )
     } else if (tpc) {
-      notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`)
+      notes.unshift(
+        `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`,
+      )
     }
     // Measured means enough valid runs on both sides: at least two, and two thirds of those planned.
     // A paired decision counts pairs on the reference's side, held to the same rule as the candidate's runs.
@@ -144,9 +151,14 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
         const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))]
         if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note)
         else if (spoiledBy.length > 0) {
-          baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label}: its refreshes' runs were invalid (${spoiledBy.join(', ')}); refresh it`)
+          baselineCauses.push(
+            `the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label}: its refreshes' runs were invalid (${spoiledBy.join(', ')}); refresh it`,
+          )
           unmeasuredProblems.push({ blame: 'unmeasured', text: `baseline runs invalid (${spoiledBy.join(', ')})`, codes: spoiledBy })
-        } else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`)
+        } else
+          baselineCauses.push(
+            `the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? '' : 's'} for ${row.label} (a foreign or spoiled baseline; refresh it)`,
+          )
       }
     }
     if (gated && row.status === 'undecided') {
@@ -156,7 +168,9 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   }
   if (perToken.size > 0 && opts.gated.includes('itl_p95')) {
     const where = [...perToken.entries()].map(([sc, t]) => `${sc} (${t.baseline.toFixed(1)} → ${t.candidate.toFixed(1)})`)
-    reasons.push(`tokens per chunk changed at ${where.join(', ')}: a change of output chunking is a measurement change, so p95 ITL is gated both between chunks and per token there`)
+    reasons.push(
+      `tokens per chunk changed at ${where.join(', ')}: a change of output chunking is a measurement change, so p95 ITL is gated both between chunks and per token there`,
+    )
   }
   const extra = extraPoints(baseline, figures)
   if (extra.length > 0) incomparable.push(`candidate measured points outside the baseline's gated sweep: ${extra.join(', ')}`)
@@ -182,13 +196,21 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   const claimed = verdict === 'regression' ? regressed : []
   for (const r of claimed) reasons.push(`${r.label}: ${describeChange(r)}, beyond the bar of ${r.higher_is_better ? '−' : '+'}${(r.bar_pct ?? 0).toFixed(1)} %`)
   if (verdict === 'unmeasured') {
-    const cause = gatedRows.length === 0 ? 'no gated metric had a row: nothing was measured that could pass' : unmeasuredCause(unmeasuredProblems, [...new Set(baselineCauses)])
+    const cause =
+      gatedRows.length === 0
+        ? 'no gated metric had a row: nothing was measured that could pass'
+        : unmeasuredCause(unmeasuredProblems, [...new Set(baselineCauses)])
     reasons.unshift(`unmeasured: ${cause}`)
   }
   const blocking: RowStatus[] = ['broken', 'missing', 'incomplete', 'invalid', 'unmeasured', 'undecided']
   const explain = any(gatedRows, ...blocking)
   // Reported rows explain only a blame no gated row shows (a gate that left ITL out).
-  for (const r of any(rows.filter((x) => !x.gated), 'broken', 'missing', 'incomplete')) {
+  for (const r of any(
+    rows.filter((x) => !x.gated),
+    'broken',
+    'missing',
+    'incomplete',
+  )) {
     if (!explain.some((g) => g.status === r.status)) explain.push(r)
   }
   for (const r of explain) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join('; ')}` : ''}`)
@@ -208,7 +230,16 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
   if (verdict === 'undecided') reasons.unshift(undecidedLine(blind, (r) => mdcLimit(opts, (r.tolerance_pct ?? opts.defaultTolerance * 100) / 100)))
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) }
   if (gatedRows.length > 0) reasons.push(familyLine(family))
-  const out: Verdict = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family }
+  const out: Verdict = {
+    verdict,
+    rows,
+    envChanges: env.changes,
+    reasons,
+    regressions: claimed.map((r) => r.label),
+    confirm,
+    blind: blind.map((r) => r.label),
+    family,
+  }
   return decider === undefined && opts.onHostChange === 'unmeasured' && newest !== undefined ? hostChangeVerdict(out, newest.env, candidate.env) : out
 }
 
@@ -245,9 +276,12 @@ function hostChangeVerdict(v: Verdict, baselineEnv: EnvRecord, candidateEnv: Env
 
 /** What an undecided verdict means for the check: it fails, naming the blind rows and what would give them power. */
 function undecidedLine(blind: readonly GateRow[], limitOf: (row: GateRow) => number): string {
-  if (blind.length === 0) return 'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)'
+  if (blind.length === 0)
+    return 'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)'
   // Each row's own limit: gate.max_mdc_pct (three times its tolerance unless set), or twice it on a screening look.
-  const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`} > ${Number(limitOf(r).toFixed(2))} %)`).join(', ')
+  const what = blind
+    .map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`} > ${Number(limitOf(r).toFixed(2))} %)`)
+    .join(', ')
   return `undecided and blind: ${what} could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`
 }
 

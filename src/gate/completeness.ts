@@ -67,7 +67,11 @@ export function completenessProblems(
  * The points a shape's curve runs through: the baseline's request rates for an open-loop sweep,
  * else its concurrencies (a bracketed candidate: those it planned), and how to read a point's.
  */
-function curveAxis(baseline: Baseline, candidate: ResultFile, shape: string): { xs: Array<number | 'inf'>; name: string; of(p: PointResult): number | 'inf' | undefined } {
+function curveAxis(
+  baseline: Baseline,
+  candidate: ResultFile,
+  shape: string,
+): { xs: Array<number | 'inf'>; name: string; of(p: PointResult): number | 'inf' | undefined } {
   const rates = baseline.profile.request_rates
   if (rates !== undefined) return { xs: rates, name: 'rate', of: (p) => p.request_rate }
   return { xs: expectedConcurrency(baseline, candidate, shape), name: 'c', of: (p) => p.concurrency }

@@ -102,7 +102,12 @@ export function worsePctOf(x: number, higherIsBetter: boolean): number {
  * The bars of one row at noise σ with `df` degrees of freedom: the regression bar at the row's level, the
  * MDC at `power`, and the pass threshold (the bar on the last look; passMargin · σ below it on a screen).
  */
-export function barsFor(sigma: number, df: number, tolerance: number, opts: Pick<GateOptions, 'alpha' | 'alphaShare' | 'rows' | 'power' | 'look' | 'passMargin'>): Bars {
+export function barsFor(
+  sigma: number,
+  df: number,
+  tolerance: number,
+  opts: Pick<GateOptions, 'alpha' | 'alphaShare' | 'rows' | 'power' | 'look' | 'passMargin'>,
+): Bars {
   const tolBar = Math.log(1 + tolerance)
   const d = Number.isFinite(df) && df > 0 ? df : Infinity
   const bar = Math.max(tolBar, tQuantile(1 - rowLevel(opts), d) * sigma)
@@ -157,7 +162,11 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   const candLogs = input.candidate.map(ln)
   const used = histLogs.filter((r) => r.length > 0)
   const window = used.slice(-Math.max(1, opts.centerWindow))
-  const base = noDecision(window.reduce((a, r) => a + r.length, 0), candLogs.length, used.length)
+  const base = noDecision(
+    window.reduce((a, r) => a + r.length, 0),
+    candLogs.length,
+    used.length,
+  )
   const center = used.length > 0 ? median(window.map((r) => median(r))) : null
   const cand = candLogs.length > 0 ? median(candLogs) : null
   if (center !== null) base.baseline = Math.exp(center)

@@ -66,7 +66,11 @@ export interface EnvDiff {
  * meaningless. With both fingerprints, a change of measurement settings is a `config` change
  * (the repository's servegate config decides them).
  */
-export function diffEnv(baseline: EnvRecord, candidate: EnvRecord, fingerprints?: { baseline?: Fingerprint | undefined; candidate?: Fingerprint | undefined }): EnvDiff {
+export function diffEnv(
+  baseline: EnvRecord,
+  candidate: EnvRecord,
+  fingerprints?: { baseline?: Fingerprint | undefined; candidate?: Fingerprint | undefined },
+): EnvDiff {
   const changes: EnvChange[] = []
   const incomparable: string[] = []
   for (const [field, blame, get] of FIELDS) {

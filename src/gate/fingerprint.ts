@@ -13,8 +13,7 @@ import { pointScope, shapeLabel } from './metric-keys.js'
 
 export type { Fingerprint } from '../types.js'
 
-const obj = (x: unknown): Record<string, unknown> | null =>
-  typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : null
+const obj = (x: unknown): Record<string, unknown> | null => (typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : null)
 
 /** Tokens per chunk of a point, from its runs' server (else client) token counts over their content chunks, to 0.1. */
 function tokensPerChunk(runs: ResultFile['points'][number]['runs']): number | null {

@@ -61,11 +61,16 @@ export interface History {
   method: string
 }
 
-export const CHANGE_POINT_METHOD = 'binary segmentation with the CUSUM statistic on the log medians (Page 1954; Scott & Knott 1974), K = 3 σ and the gate tolerance, at least 2 refreshes a side'
+export const CHANGE_POINT_METHOD =
+  'binary segmentation with the CUSUM statistic on the log medians (Page 1954; Scott & Knott 1974), K = 3 σ and the gate tolerance, at least 2 refreshes a side'
 
 /** The trend of every gated metric across the baseline's refreshes. */
 export function baselineHistory(baseline: Baseline, options: Partial<GateOptions> = {}): History {
-  const opts: GateOptions = { ...DEFAULT_GATE_OPTIONS, ...options, tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline.tolerances, ...options.tolerances } }
+  const opts: GateOptions = {
+    ...DEFAULT_GATE_OPTIONS,
+    ...options,
+    tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline.tolerances, ...options.tolerances },
+  }
   const refreshes = baseline.refreshes
   const steps: HistoryStep[] = refreshes.map((r, i) => ({
     index: i,
@@ -85,7 +90,11 @@ export function baselineHistory(baseline: Baseline, options: Partial<GateOptions
       return v.length > 0 ? median(v) : null
     })
     const runsPerRefresh = median(refreshes.map((r) => Math.max(1, (r.runs[key] ?? []).length)))
-    const { points, sigma } = changePoints(values, toleranceFor(opts, parsed.kind as MetricKind), Math.sqrt(opts.dayFloor ** 2 + opts.withinFloor ** 2 / runsPerRefresh))
+    const { points, sigma } = changePoints(
+      values,
+      toleranceFor(opts, parsed.kind as MetricKind),
+      Math.sqrt(opts.dayFloor ** 2 + opts.withinFloor ** 2 / runsPerRefresh),
+    )
     metrics.push({
       key,
       label: humanLabel(parsed.kind, parsed.scope),
@@ -115,7 +124,11 @@ function byKindThenScope(a: string, b: string): number {
  * Change points of a series (null = missing, skipped): indexes (into `values`) of the first
  * refresh after each shift, with the shift of the log mean. See the file header.
  */
-export function changePoints(values: ReadonlyArray<number | null>, tolerance: number, sigmaFloor: number): { points: Array<{ index: number; shift: number }>; sigma: number | null } {
+export function changePoints(
+  values: ReadonlyArray<number | null>,
+  tolerance: number,
+  sigmaFloor: number,
+): { points: Array<{ index: number; shift: number }>; sigma: number | null } {
   const idx: number[] = []
   const logs: number[] = []
   values.forEach((v, i) => {

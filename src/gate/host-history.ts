@@ -28,7 +28,9 @@ export interface HostFieldChange {
 /** The host fields (GPU model and count, driver, CUDA) that both environments recorded and that differ. */
 export function hostFingerprintChanges(from: EnvRecord, to: EnvRecord): HostFieldChange[] {
   return diffEnv(from, to).changes.flatMap((c) =>
-    (HOST_FIELDS as readonly string[]).includes(c.field) && isKnownChange(c) ? [{ field: c.field as HostFieldChange['field'], baseline: c.baseline, candidate: c.candidate }] : [],
+    (HOST_FIELDS as readonly string[]).includes(c.field) && isKnownChange(c)
+      ? [{ field: c.field as HostFieldChange['field'], baseline: c.baseline, candidate: c.candidate }]
+      : [],
   )
 }
 
@@ -46,7 +48,11 @@ export function describeHost(env: EnvRecord): string {
  * the host change first, github/host-notice.ts). `note` says what was left out, and why none is
  * left; null when every refresh was kept.
  */
-export function refreshesOnHost<R extends Pick<BaselineRefresh, 'env'>>(refreshes: readonly R[], candidate: EnvRecord, name: string): { refreshes: R[]; note: string | null } {
+export function refreshesOnHost<R extends Pick<BaselineRefresh, 'env'>>(
+  refreshes: readonly R[],
+  candidate: EnvRecord,
+  name: string,
+): { refreshes: R[]; note: string | null } {
   const changes = refreshes.map((r) => hostFingerprintChanges(r.env, candidate))
   const sameMachine = refreshes.filter((_, i) => !changes[i]!.some((c) => MACHINE_FIELDS.includes(c.field)))
   const sameHost = refreshes.filter((_, i) => changes[i]!.length === 0)
@@ -59,7 +65,7 @@ export function refreshesOnHost<R extends Pick<BaselineRefresh, 'env'>>(refreshe
       refreshes: kept,
       note:
         `none of the ${refreshes.length} refreshes of baseline ${name} was measured on this host (${here}; ${describeChanges(newest)} since its newest refresh): ` +
-        'there is no spread of this machine to judge against, so no metric is decided. Record a baseline on this host (servegate baseline update --reset, or the Action\'s refresh mode with reset: true).',
+        "there is no spread of this machine to judge against, so no metric is decided. Record a baseline on this host (servegate baseline update --reset, or the Action's refresh mode with reset: true).",
     }
   }
   const where = sameHost.length > 0 ? `this host (${here})` : `these GPUs (${here.replace(/, driver .*$/, '')})`

@@ -131,7 +131,8 @@ function fmt(x: number): string {
 export function serverExitProblem(candidate: ResultFile): Problem | null {
   const i = candidate.interrupted
   if (i === undefined || i.reason !== SERVER_EXITED) return null
-  const how = i.server === undefined ? 'exited' : i.server.signal !== null ? `was killed by ${i.server.signal}` : `exited with status ${i.server.exit_code ?? 'unknown'}`
+  const how =
+    i.server === undefined ? 'exited' : i.server.signal !== null ? `was killed by ${i.server.signal}` : `exited with status ${i.server.exit_code ?? 'unknown'}`
   const c = i.cut_run
   const where = c === null ? 'between runs' : `during ${c.input_len} in / ${c.output_len} out, C=${c.concurrency}, repeat ${c.repeat}`
   return { blame: 'broken', text: `the server ${how} ${where} (${i.finished_runs} of ${i.planned_runs} runs finished)` }

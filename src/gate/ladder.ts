@@ -97,7 +97,9 @@ export function escalationReason(v: Verdict, hostChanged: boolean): string {
   if (v.verdict === 'unmeasured') return 'the stored baseline has no valid measurement to judge against'
   const rows = v.rows.filter((r) => r.gated && r.status === 'undecided')
   const blind = rows.filter((r) => r.blind === true).map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`})`)
-  return blind.length > 0 ? `the stored baseline could not have seen the promised regression on ${blind.join(', ')}` : `the stored baseline left ${rows.map((r) => r.label).join(', ')} undecided`
+  return blind.length > 0
+    ? `the stored baseline could not have seen the promised regression on ${blind.join(', ')}`
+    : `the stored baseline left ${rows.map((r) => r.label).join(', ')} undecided`
 }
 
 /** GPU-minutes a sweep held: its wall time × the GPUs it ran on (at least one). */

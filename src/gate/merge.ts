@@ -8,11 +8,7 @@ import { fingerprintOf } from './fingerprint.js'
  * with the point runs of its own repeat.
  */
 export function mergeResults(first: ResultFile, extra: ResultFile): ResultFile {
-  const maxRepeat = Math.max(
-    -1,
-    ...first.points.flatMap((p) => p.runs.map((r) => r.repeat)),
-    ...first.at_target.flatMap((s) => s.runs.map((r) => r.repeat)),
-  )
+  const maxRepeat = Math.max(-1, ...first.points.flatMap((p) => p.runs.map((r) => r.repeat)), ...first.at_target.flatMap((s) => s.runs.map((r) => r.repeat)))
   const minExtra = Math.min(
     Infinity,
     ...extra.points.flatMap((p) => p.runs.map((r) => r.repeat)),

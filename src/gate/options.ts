@@ -32,7 +32,10 @@ export const DEFAULT_GATE_OPTIONS: GateOptions = {
 }
 
 /** Defaults, then the baseline file's tolerances and failed-request count, then the caller's options. */
-export function resolveGateOptions(baseline: Pick<Baseline, 'tolerances' | 'max_failed_requests' | 'gated'> | null, opts: Partial<GateOptions> = {}): GateOptions {
+export function resolveGateOptions(
+  baseline: Pick<Baseline, 'tolerances' | 'max_failed_requests' | 'gated'> | null,
+  opts: Partial<GateOptions> = {},
+): GateOptions {
   return {
     ...DEFAULT_GATE_OPTIONS,
     ...(baseline?.max_failed_requests !== undefined ? { maxFailedRequests: baseline.max_failed_requests } : {}),

@@ -96,7 +96,16 @@ export function gateExit(verdict: VerdictKind, failOn: readonly FailOnVerdict[])
  * a regression outranks missing runs, missing runs outrank missing measurements, which outrank
  * indecision. A matrix's verdict is its worst.
  */
-export const VERDICT_PRECEDENCE: readonly VerdictKind[] = ['not_comparable', 'broken', 'regression', 'incomplete', 'unmeasured', 'undecided', 'improvement', 'pass']
+export const VERDICT_PRECEDENCE: readonly VerdictKind[] = [
+  'not_comparable',
+  'broken',
+  'regression',
+  'incomplete',
+  'unmeasured',
+  'undecided',
+  'improvement',
+  'pass',
+]
 
 /** Rank of a verdict in VERDICT_PRECEDENCE: 0 is the worst. */
 export function verdictRank(v: VerdictKind): number {

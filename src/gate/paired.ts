@@ -117,7 +117,16 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   const pair = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF)
   let sigma = Math.sqrt(pair.v * varFactor)
   let df = pair.df
-  const shared = input.starts === undefined ? null : sharedStartVariance(input.pairs.map((_, i) => i).filter((i) => keep[i]), allDiffs, input.starts, allRounds, pair.v)
+  const shared =
+    input.starts === undefined
+      ? null
+      : sharedStartVariance(
+          input.pairs.map((_, i) => i).filter((i) => keep[i]),
+          allDiffs,
+          input.starts,
+          allRounds,
+          pair.v,
+        )
   if (shared !== null && shared.extra > 0) {
     // Pairs that share an engine start share its offset: D varies more than independent pairs would
     // make it, and its degrees of freedom shrink with the part the shared offsets add.
@@ -142,7 +151,9 @@ export function decidePaired(input: PairedInput, opts: PairedOptions): Decision 
   if (-d > bars.bar && better >= agree) return { ...base, status: 'improvement' }
   if (blind) {
     const mdc = Number.isFinite(bars.mdc) ? `${worsePctOf(bars.mdc, input.higherIsBetter).toFixed(1)} %` : 'unknown'
-    base.notes.push(`blind: the smallest change ${n === 1 ? 'one pair' : `these ${n} pairs`} would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${mdcLimit(opts, input.tolerance)} %; more rounds would give it power`)
+    base.notes.push(
+      `blind: the smallest change ${n === 1 ? 'one pair' : `these ${n} pairs`} would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${mdcLimit(opts, input.tolerance)} %; more rounds would give it power`,
+    )
     return { ...base, status: 'undecided' }
   }
   if (d <= bars.passBar || -d > bars.bar) return { ...base, status: 'pass' }
@@ -191,7 +202,7 @@ export function sharedStartVariance(
       const sameB = starts[p]![1] === starts[q]![1]
       if (!sameA && !sameB) continue
       const k = (sameA ? 1 : 0) + (sameB ? 1 : 0)
-      products += resid(p) * resid(q) / k
+      products += (resid(p) * resid(q)) / k
       count++
       w2 += 2 * k * weight(p) * weight(q)
     }

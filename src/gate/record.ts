@@ -14,7 +14,6 @@ import { RECORD_SCHEMA, type RecordEnv, type RecordOutcome, type VerdictRecord }
 
 export { RECORD_OUTCOMES, RECORD_SCHEMA, type RecordEnv, type RecordOutcome, type RecordRow, type VerdictRecord } from '../records/verdict-record.js'
 
-
 export interface RecordInput {
   label: string
   outcome: RecordOutcome
@@ -69,10 +68,13 @@ export function buildVerdictRecord(input: RecordInput): VerdictRecord {
     blind: [...(v?.blind ?? [])],
     reasons: (v?.reasons ?? []).map(clean),
     env: input.env === null ? null : briefEnv(input.env, secrets),
-    blame: v === null ? null : (() => {
-      const h = blameEnvChanges(v.envChanges).headline
-      return h === null ? null : clean(h)
-    })(),
+    blame:
+      v === null
+        ? null
+        : (() => {
+            const h = blameEnvChanges(v.envChanges).headline
+            return h === null ? null : clean(h)
+          })(),
     runner: input.runner,
     job: input.job,
     head_sha: input.headSha,

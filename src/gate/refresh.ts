@@ -96,7 +96,10 @@ export function appendRefresh(existing: Baseline | null, result: ResultFile, opt
   const narrowed = [...(recordedBracket(result)?.shapes.entries() ?? [])].filter(([, s]) => s.below !== null)
   if (narrowed.length > 0) {
     const where = narrowed.map(([label, s]) => `${label} at c=${s.concurrency.join(', ')}`).join('; ')
-    throw new UsageError(`${source} is a bracketed sweep (${where} only); a baseline refresh needs the whole concurrency list`, 'Refresh the baseline with the same sweep run without --bracket-baseline.')
+    throw new UsageError(
+      `${source} is a bracketed sweep (${where} only); a baseline refresh needs the whole concurrency list`,
+      'Refresh the baseline with the same sweep run without --bracket-baseline.',
+    )
   }
   const profile = profileOf(result)
   if (profile.shapes.length === 0 || profile.concurrency.length === 0) {

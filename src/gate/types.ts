@@ -66,7 +66,6 @@ export interface GateOptions {
   onHostChange: 'unmeasured' | 'judge'
 }
 
-
 /** One compared metric. Percentages are relative changes; `sigma_pct` is σ_diff expressed as %. */
 export interface GateRow {
   key: string
@@ -97,7 +96,6 @@ export interface GateRow {
   status: RowStatus
   notes: string[]
 }
-
 
 /** Who an environment change belongs to: the runner host, the repository under test, or servegate itself. */
 export type EnvBlame = 'host' | 'repository' | 'harness'

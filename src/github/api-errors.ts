@@ -34,7 +34,8 @@ export function describeApiError(err: unknown, target: 'pull-request' | 'issue' 
   if (status === 403 || status === 401) {
     return `HTTP ${status} (${detail}): the token may not write to this pull request; workflows triggered from forks get a read-only token, and the job needs "permissions: pull-requests: write"`
   }
-  if (status === 404) return `HTTP 404 (${detail}): ${target === 'issue' ? 'the repository or the issue was not found (or issues are disabled)' : 'the pull request or comment was not found'}`
+  if (status === 404)
+    return `HTTP 404 (${detail}): ${target === 'issue' ? 'the repository or the issue was not found (or issues are disabled)' : 'the pull request or comment was not found'}`
   if (status !== null && status >= 500) return `HTTP ${status} (${detail}): GitHub's API is having trouble`
   return status === null ? detail : `HTTP ${status} (${detail})`
 }

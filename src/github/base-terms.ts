@@ -117,7 +117,11 @@ function canonical(v: unknown): string {
 }
 
 /** The banner note and the warning when the checkout (a pull request's, or a run's) changes the terms; null when it does not. */
-export function termsNotice(changed: readonly string[], baseRef: string, what: 'pull request' | 'run' = 'pull request'): { title: string; message: string } | null {
+export function termsNotice(
+  changed: readonly string[],
+  baseRef: string,
+  what: 'pull request' | 'run' = 'pull request',
+): { title: string; message: string } | null {
   if (changed.length === 0) return null
   return {
     title: `servegate: this ${what} changes the gate's terms`,
@@ -172,7 +176,9 @@ export function judgeByConfig(
   let confirm = inputs.confirm
   if (j.confirm !== null) {
     if (given.confirm && j.confirm && !inputs.confirm) {
-      warnings.push(`the input confirm: false would skip the confirmation repeats gate.confirm: true in ${j.source} asks for: refused; an undecided verdict runs them.`)
+      warnings.push(
+        `the input confirm: false would skip the confirmation repeats gate.confirm: true in ${j.source} asks for: refused; an undecided verdict runs them.`,
+      )
     }
     confirm = j.confirm
   }
@@ -212,7 +218,9 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
   if (judged && ctx.base === null && (BASE_EVENTS as readonly string[]).includes(ctx.eventName)) {
     throw new UsageError(
       `this ${ctx.eventName} event names no base branch, so servegate cannot take the gate's terms from one, and will not take them from the checkout it judges.`,
-      ctx.eventName === 'merge_group' ? 'The merge_group payload carries merge_group.base_ref; check the workflow trigger.' : "The payload's repository.default_branch names the branch whose terms apply; check the workflow trigger.",
+      ctx.eventName === 'merge_group'
+        ? 'The merge_group payload carries merge_group.base_ref; check the workflow trigger.'
+        : "The payload's repository.default_branch names the branch whose terms apply; check the workflow trigger.",
     )
   }
   const fromBase = judged && ctx.base !== null

@@ -101,7 +101,10 @@ export function detectRunner(env: Record<string, string | undefined>): RunnerInf
   if (v === 'self-hosted') return { selfHosted: true, how: 'RUNNER_ENVIRONMENT=self-hosted' }
   return {
     selfHosted: true,
-    how: v === undefined || v === '' ? 'RUNNER_ENVIRONMENT is not set, so servegate assumes a self-hosted runner' : `RUNNER_ENVIRONMENT=${v} (not github-hosted), so servegate assumes a self-hosted runner`,
+    how:
+      v === undefined || v === ''
+        ? 'RUNNER_ENVIRONMENT is not set, so servegate assumes a self-hosted runner'
+        : `RUNNER_ENVIRONMENT=${v} (not github-hosted), so servegate assumes a self-hosted runner`,
   }
 }
 
@@ -163,7 +166,7 @@ function workflowRunSource(wr: NonNullable<EventPayload['workflow_run']>, reposi
   const head = wr.head_repository
   let reason: string | null = null
   if (head === null || head === undefined) reason = 'the triggering run names no head repository (deleted fork?)'
-  else if (head.full_name === undefined) reason = 'the triggering run\'s head repository has no name in the event'
+  else if (head.full_name === undefined) reason = "the triggering run's head repository has no name in the event"
   else if (head.full_name !== ours) reason = `the triggering run's head repository ${head.full_name} is not ${ours}`
   // GitHub lists the pull requests of a workflow_run only when the head is in this repository.
   const first = wr.pull_requests?.[0]

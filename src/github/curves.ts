@@ -71,7 +71,11 @@ export function atTargetLines(result: ResultFile, baseline: Baseline | null): st
   return result.at_target.map((sh) => {
     const cand = finiteMedian(sh.runs.map((r) => (r.bound === 'unreachable' ? 0 : r.throughput)))
     const bounds = new Set(sh.runs.map((r) => r.bound))
-    const qualifier = bounds.has('lower_bound') ? ' (at least: the target held at every concurrency swept)' : bounds.has('unreachable') ? ' (the target was missed even at the lowest concurrency in some runs)' : ''
+    const qualifier = bounds.has('lower_bound')
+      ? ' (at least: the target held at every concurrency swept)'
+      : bounds.has('unreachable')
+        ? ' (the target was missed even at the lowest concurrency in some runs)'
+        : ''
     let text = `Throughput at ${targetText(result.target)}, ${shapeName(sh.input_len, sh.output_len)}: **${fmt(cand)} tok/s**${qualifier}`
     const base = newest === null ? null : finiteMedian(newest.runs[metricKey('tput_at_target', shapeLabel(sh.input_len, sh.output_len))] ?? [])
     if (base !== null && cand !== null) {

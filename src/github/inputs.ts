@@ -142,25 +142,21 @@ function gpuInput(name: string) {
 
 // YAML 1.2 core-schema booleans, the spellings GitHub documents for boolean inputs.
 const bool = (fallback: boolean) =>
-  z
-    .string()
-    .transform((s, ctx) => {
-      if (s === '') return fallback
-      if (['true', 'True', 'TRUE'].includes(s)) return true
-      if (['false', 'False', 'FALSE'].includes(s)) return false
-      ctx.addIssue({ code: 'custom', message: `"${s}" is not a boolean; expected true or false` })
-      return z.NEVER
-    })
+  z.string().transform((s, ctx) => {
+    if (s === '') return fallback
+    if (['true', 'True', 'TRUE'].includes(s)) return true
+    if (['false', 'False', 'FALSE'].includes(s)) return false
+    ctx.addIssue({ code: 'custom', message: `"${s}" is not a boolean; expected true or false` })
+    return z.NEVER
+  })
 
 const oneOf = <T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
-  z
-    .string()
-    .transform((s, ctx) => {
-      const v = s === '' ? fallback : s
-      if ((values as readonly string[]).includes(v)) return v as T[number]
-      ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected one of ${values.join(', ')}` })
-      return z.NEVER
-    })
+  z.string().transform((s, ctx) => {
+    const v = s === '' ? fallback : s
+    if ((values as readonly string[]).includes(v)) return v as T[number]
+    ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected one of ${values.join(', ')}` })
+    return z.NEVER
+  })
 
 const schema = z.object({
   mode: oneOf(MODES, 'gate'),
@@ -201,7 +197,10 @@ const schema = z.object({
   rounds: z.string().transform((s, ctx) => {
     if (s === '') return 6
     if (/^\d+$/.test(s) && Number(s) <= 100 && roundsProblem(Number(s)) === null) return Number(s)
-    ctx.addIssue({ code: 'custom', message: `"${s}" is not allowed; expected a whole number of rounds from ${MIN_AB_ROUNDS} to 100 (fewer leave too few degrees of freedom for the paired spread)` })
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${s}" is not allowed; expected a whole number of rounds from ${MIN_AB_ROUNDS} to 100 (fewer leave too few degrees of freedom for the paired spread)`,
+    })
     return z.NEVER
   }),
   // 32: what the gate's own bench needs on a host whose engine starts drift 3 % (docs/gate.md).
@@ -217,7 +216,9 @@ const schema = z.object({
   'b-gpus': gpuInput('b-gpus'),
   'reference-serve': optional,
   // Matched against the expect list, which commas and spaces separate.
-  label: optional.refine((s) => s === undefined || /^[^\s,]+$/.test(s), { message: 'expected one word without spaces or commas (the expect list of mode aggregate is separated by them)' }),
+  label: optional.refine((s) => s === undefined || /^[^\s,]+$/.test(s), {
+    message: 'expected one word without spaces or commas (the expect list of mode aggregate is separated by them)',
+  }),
   records: optional,
   expect: optional,
 })
@@ -228,13 +229,18 @@ export function readInputs(read: InputReader): ActionInputs {
   for (const name of INPUT_NAMES) raw[name] = read(name).trim()
   const parsed = schema.safeParse(raw)
   if (!parsed.success) {
-    throw new UsageError(`servegate action inputs are invalid:\n${formatIssues(parsed.error, (p) => `input "${p}"`)}`, 'See the inputs in action.yml or docs/action.md.')
+    throw new UsageError(
+      `servegate action inputs are invalid:\n${formatIssues(parsed.error, (p) => `input "${p}"`)}`,
+      'See the inputs in action.yml or docs/action.md.',
+    )
   }
   const p = parsed.data
   const problems: string[] = []
   if (p.mode === 'ab') {
-    if ((p['a-serve'] === undefined) === (p['a-base-url'] === undefined)) problems.push('mode ab: give exactly one of the inputs "a-serve" and "a-base-url" (the reference engine A)')
-    if (p['b-serve'] !== undefined && p['b-base-url'] !== undefined) problems.push('mode ab: give at most one of the inputs "b-serve" and "b-base-url" (the candidate B; without them, "serve" or "base-url")')
+    if ((p['a-serve'] === undefined) === (p['a-base-url'] === undefined))
+      problems.push('mode ab: give exactly one of the inputs "a-serve" and "a-base-url" (the reference engine A)')
+    if (p['b-serve'] !== undefined && p['b-base-url'] !== undefined)
+      problems.push('mode ab: give at most one of the inputs "b-serve" and "b-base-url" (the candidate B; without them, "serve" or "base-url")')
   }
   if (p.resident && p.exclusive) problems.push('the inputs "resident" and "exclusive" are both true; give one (exclusive is the default)')
   let expect: string[] | undefined
@@ -246,7 +252,8 @@ export function readInputs(read: InputReader): ActionInputs {
       problems.push((err as Error).message)
     }
   }
-  if (problems.length > 0) throw new UsageError(`servegate action inputs are invalid:\n${problems.map((m) => `  ${m}`).join('\n')}`, `See mode ${p.mode} in docs/action.md.`)
+  if (problems.length > 0)
+    throw new UsageError(`servegate action inputs are invalid:\n${problems.map((m) => `  ${m}`).join('\n')}`, `See mode ${p.mode} in docs/action.md.`)
   return {
     mode: p.mode,
     config: p.config,

@@ -36,7 +36,10 @@ export async function climbLadder(deps: ActionDeps, job: Job, baseline: Baseline
   const { inputs, cfg } = job
   const { result } = sweep
   const climb = { hasReference: opts.hasReference, confirm: inputs.confirm, tolerance: (cfg.gate.tolerancePct.itl ?? 5) / 100 }
-  const look = (step: LadderStep): Partial<GateOptions> => ({ ...stepOptions(step, climb), ...(opts.hostChangeIsFinding ? { onHostChange: 'judge' as const } : {}) })
+  const look = (step: LadderStep): Partial<GateOptions> => ({
+    ...stepOptions(step, climb),
+    ...(opts.hostChangeIsFinding ? { onHostChange: 'judge' as const } : {}),
+  })
   const hostChanged = !opts.hostChangeIsFinding && hostChangedSince(baseline, result)
   const spent = [sweepGpuMinutes(result)]
   let measured = result
@@ -57,6 +60,9 @@ export async function climbLadder(deps: ActionDeps, job: Job, baseline: Baseline
     verdict = stages.compareToBaseline(baseline, measured, cfg, look('confirm'))
     next = nextStep(verdict, { step: 'confirm', canConfirm: false, hasReference: climb.hasReference, hostChanged })
   }
-  const escalate = next === 'ab' && opts.hasReference ? { from: verdict, reason: escalationReason(verdict, hostChanged), gpuMinutes: spent.reduce((a, x) => a + x, 0), baselineRel: job.terms.baselineRel } : null
+  const escalate =
+    next === 'ab' && opts.hasReference
+      ? { from: verdict, reason: escalationReason(verdict, hostChanged), gpuMinutes: spent.reduce((a, x) => a + x, 0), baselineRel: job.terms.baselineRel }
+      : null
   return { verdict, measured, escalate }
 }

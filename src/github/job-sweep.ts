@@ -40,16 +40,31 @@ export async function sweepJob(deps: ActionDeps, job: Job, judged: boolean): Pro
   core.saveState(STATE.pr, String(job.ctx.pullRequest?.number ?? ''))
   core.saveState(STATE.phase, 'started')
 
-  core.info(`servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.serve ? 'the server it starts (serve)' : (cfg.server.baseUrl ?? 'the built-in simulator')}${baseline === null ? '' : `, baseline ${baselineRel}`}`)
-  if (inputs.mode !== 'refresh') await publishStatusComment(deps, statusTarget(progress), statusCommentBody('running', runStamp(job.ctx, new Date().toISOString()), `Sweep "${cfg.sweepName}" (${progress.planned} runs) started.`, undefined, progress.secrets))
-  const { result } = await stages.runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) }).catch(async (err: unknown) => {
-    // A server servegate started that died mid-sweep is a verdict, not a failure to run: the gate
-    // judges the partial result, which it calls broken (a refresh never records it).
-    if (!(err instanceof ServerExitedDuringSweep) || !judged) throw err
-    core.error(`servegate: ${err.message}`)
-    notes.push(err.message.split('\n')[0]!.replace(/^the server/, 'The server') + '.')
-    return { result: await stages.readResultFile(err.resultPath), resultPath: err.resultPath }
-  })
+  core.info(
+    `servegate ${inputs.mode}: sweep "${cfg.sweepName}" against ${cfg.serve ? 'the server it starts (serve)' : (cfg.server.baseUrl ?? 'the built-in simulator')}${baseline === null ? '' : `, baseline ${baselineRel}`}`,
+  )
+  if (inputs.mode !== 'refresh')
+    await publishStatusComment(
+      deps,
+      statusTarget(progress),
+      statusCommentBody(
+        'running',
+        runStamp(job.ctx, new Date().toISOString()),
+        `Sweep "${cfg.sweepName}" (${progress.planned} runs) started.`,
+        undefined,
+        progress.secrets,
+      ),
+    )
+  const { result } = await stages
+    .runSweep(cfg, { log: (line) => core.info(line), ...(deps.signal ? { signal: deps.signal } : {}) })
+    .catch(async (err: unknown) => {
+      // A server servegate started that died mid-sweep is a verdict, not a failure to run: the gate
+      // judges the partial result, which it calls broken (a refresh never records it).
+      if (!(err instanceof ServerExitedDuringSweep) || !judged) throw err
+      core.error(`servegate: ${err.message}`)
+      notes.push(err.message.split('\n')[0]!.replace(/^the server/, 'The server') + '.')
+      return { result: await stages.readResultFile(err.resultPath), resultPath: err.resultPath }
+    })
   if (cfg.server.baseUrl === null && !cfg.serve) notes.push("No base-url was given: these numbers come from servegate's built-in simulator, not a GPU server.")
   return { result, resultPath, reportPath }
 }

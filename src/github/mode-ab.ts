@@ -57,7 +57,10 @@ export interface AbJob {
 }
 
 /** The reference serve command gate mode re-measures: the input's, else the config's `gate.reference_command`; null when neither. */
-export function referenceFor(inputs: Pick<ActionInputs, 'mode' | 'referenceServe'>, cfg: Pick<ResolvedConfig, 'gate'>): { command: string; source: string } | null {
+export function referenceFor(
+  inputs: Pick<ActionInputs, 'mode' | 'referenceServe'>,
+  cfg: Pick<ResolvedConfig, 'gate'>,
+): { command: string; source: string } | null {
   if (inputs.mode !== 'gate') return null
   if (inputs.referenceServe !== undefined) return { command: inputs.referenceServe, source: 'the input reference-serve' }
   if (cfg.gate.referenceCommand !== undefined) return { command: cfg.gate.referenceCommand, source: 'gate.reference_command' }
@@ -150,7 +153,13 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   await publishStatusComment(
     deps,
     job.status,
-    statusCommentBody('running', stamp(), `A/B of sweep "${cfgB.sweepName}": ${what} in ${slots} alternating slots (A B, B A, …) on this runner, ${points} point(s) each, started.`, undefined, progress.secrets),
+    statusCommentBody(
+      'running',
+      stamp(),
+      `A/B of sweep "${cfgB.sweepName}": ${what} in ${slots} alternating slots (A B, B A, …) on this runner, ${points} point(s) each, started.`,
+      undefined,
+      progress.secrets,
+    ),
   )
 
   const outcome = await stages.runAB(

@@ -53,7 +53,10 @@ export async function runAggregate(deps: ActionDeps, job: AggregateJob): Promise
   const { records, missingDir } = await readRecordsUnder(dir)
   const agg = aggregateRecords(records, expected, { headSha: ctx.headSha })
   const notes: string[] = []
-  if (missingDir) notes.push(`The records folder ${inputs.records ?? dir} does not exist: no job uploaded a record (or the download step did not run), so every expected configuration is missing.`)
+  if (missingDir)
+    notes.push(
+      `The records folder ${inputs.records ?? dir} does not exist: no job uploaded a record (or the download step did not run), so every expected configuration is missing.`,
+    )
   core.info(`servegate aggregate: ${records.length} record(s) under ${dir}; ${agg.rows.map((r) => `${r.label}=${r.verdict}`).join(', ')}`)
 
   // Outputs first: whatever happens to the comment or the summary, the verdict is not lost.
@@ -68,7 +71,13 @@ export async function runAggregate(deps: ActionDeps, job: AggregateJob): Promise
     if (inputs.githubToken === undefined) notes.push('No github-token: the pull-request comment was skipped.')
     else {
       const token = inputs.githubToken
-      const body = fitSections(sections(agg, '###', stamp, notes, ctx.runUrl, true), COMMENT_LIMIT_CHARS, utf16Chars, "GitHub's 65,536-character comment limit", 'the job summary')
+      const body = fitSections(
+        sections(agg, '###', stamp, notes, ctx.runUrl, true),
+        COMMENT_LIMIT_CHARS,
+        utf16Chars,
+        "GitHub's 65,536-character comment limit",
+        'the job summary',
+      )
       const r = await publishComment(() => deps.github(token), { issueNumber: pr, name: job.key, body, create: action === 'upsert' })
       if (r.problem !== null) {
         core.warning(r.problem)
@@ -79,10 +88,14 @@ export async function runAggregate(deps: ActionDeps, job: AggregateJob): Promise
       }
     }
   }
-  await safeSummary(deps, fitSections(sections(agg, '##', stamp, notes, ctx.runUrl, false), SUMMARY_LIMIT_BYTES, utf8Bytes, "GitHub's 1 MiB job-summary limit", 'the records'))
+  await safeSummary(
+    deps,
+    fitSections(sections(agg, '##', stamp, notes, ctx.runUrl, false), SUMMARY_LIMIT_BYTES, utf8Bytes, "GitHub's 1 MiB job-summary limit", 'the records'),
+  )
 
   const code = aggregateExit(agg, inputs.failOn)
   const failing = agg.rows.filter((r) => (inputs.failOn as readonly string[]).includes(r.verdict))
-  if (code !== 0) core.setFailed(`servegate matrix: ${agg.verdict} — ${failing.map((r) => `${r.label} ${r.verdict}`).join(', ')} (fail-on: ${inputs.failOn.join(',')})`)
+  if (code !== 0)
+    core.setFailed(`servegate matrix: ${agg.verdict} — ${failing.map((r) => `${r.label} ${r.verdict}`).join(', ')} (fail-on: ${inputs.failOn.join(',')})`)
   else core.info(`servegate matrix: ${agg.verdict}${agg.verdict === 'pass' || agg.verdict === 'improvement' ? '' : ' (left out of fail-on: not a pass)'}`)
 }

@@ -19,6 +19,14 @@ export async function runCheck(deps: ActionDeps, progress: Progress, given: Acti
   if (ctx.base !== null && !checksReference) requireBaseline(terms)
   const where = terms.baseLabel === null ? 'this checkout' : terms.baseLabel
   core.setOutput('verdict', 'checked')
-  await safeSummary(deps, [`## ☑️ servegate: checks passed — the gate may run`, '', `Terms and baseline ${terms.baselineRel} read from ${where}.`, ...notes.map((n) => `\n> ${n}`)].join('\n') + '\n')
+  await safeSummary(
+    deps,
+    [
+      `## ☑️ servegate: checks passed — the gate may run`,
+      '',
+      `Terms and baseline ${terms.baselineRel} read from ${where}.`,
+      ...notes.map((n) => `\n> ${n}`),
+    ].join('\n') + '\n',
+  )
   core.info(`servegate check: ${ctx.untrusted === null ? 'the code is trusted' : 'untrusted code allowed by allow-fork'}; terms from ${where}`)
 }

@@ -27,7 +27,10 @@ function alwaysAB(inputs: ActionInputs, terms: Terms): boolean {
 /** The config the gate sweeps: bracketed around the baseline's crossing when the sweep asks for it and there is a crossing to bracket. */
 function placeGate(deps: ActionDeps, terms: Terms, inputs: ActionInputs): Terms['cfg'] {
   // An A/B gate re-measures the reference beside the candidate and has no crossing to bracket.
-  const bracketed = terms.cfg.placement === 'bracket' && terms.baseline !== null && !alwaysAB(inputs, terms) ? applyBracket(terms.cfg, terms.baseline, `baseline ${terms.baselineRel}`) : null
+  const bracketed =
+    terms.cfg.placement === 'bracket' && terms.baseline !== null && !alwaysAB(inputs, terms)
+      ? applyBracket(terms.cfg, terms.baseline, `baseline ${terms.baselineRel}`)
+      : null
   for (const note of bracketed?.notes ?? []) deps.core.info(`servegate: bracketing: ${note}`)
   return bracketed?.cfg ?? terms.cfg
 }

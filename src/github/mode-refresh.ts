@@ -33,7 +33,17 @@ export async function runRefresh(deps: ActionDeps, progress: Progress, given: Ac
       notes.push(`Could not compare with the previous baseline: ${describeError(err)}`)
     }
   }
-  const step = { inputs, wd, baselineRel: terms.baselineRel, baselineAbs: terms.baselineAbs, name: job.key, existing: terms.baseline, result, cfg, runUrl: ctx.runUrl }
+  const step = {
+    inputs,
+    wd,
+    baselineRel: terms.baselineRel,
+    baselineAbs: terms.baselineAbs,
+    name: job.key,
+    existing: terms.baseline,
+    result,
+    cfg,
+    runUrl: ctx.runUrl,
+  }
   notes.push(await refreshBaseline(deps, step))
   await publishJobReport(deps, job, { outcome: 'refreshed', measured: result, verdict, reportPath })
 }

@@ -65,7 +65,19 @@ export async function runWatch(deps: ActionDeps, progress: Progress, given: Acti
   const sweep = await sweepJob(deps, job, true)
   const { verdict, measured } = await climbLadder(deps, job, baseline, sweep, { hasReference: false, hostChangeIsFinding: true })
   const { inputs, key, cfg, notes } = job
-  const p = { inputs, ctx, key, cfg, baseline, baselineRel: job.terms.baselineRel, result: measured, verdict, notes, reportPath: sweep.reportPath, secrets: progress.secrets }
+  const p = {
+    inputs,
+    ctx,
+    key,
+    cfg,
+    baseline,
+    baselineRel: job.terms.baselineRel,
+    result: measured,
+    verdict,
+    notes,
+    reportPath: sweep.reportPath,
+    secrets: progress.secrets,
+  }
   await publishWatch(deps, { ...p, onVerdictSet: () => void (progress.verdictSet = true) })
 }
 
@@ -94,7 +106,8 @@ export async function publishWatch(deps: ActionDeps, p: WatchPublication): Promi
   })
   const annotation = verdictAnnotation(outcome, verdict.reasons)
   if (annotation !== null) core.warning(annotation.message, { title: annotation.title })
-  if (blameEnvChanges(verdict.envChanges).host.length > 0) core.warning(watchFirstLine(verdict, p.result), { title: 'servegate: the host changed since the baseline' })
+  if (blameEnvChanges(verdict.envChanges).host.length > 0)
+    core.warning(watchFirstLine(verdict, p.result), { title: 'servegate: the host changed since the baseline' })
 
   const report: WatchReport = {
     outcome,

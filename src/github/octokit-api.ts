@@ -33,15 +33,17 @@ export interface GitHubClientOptions {
 
 /** An Octokit for `token` with bounded retries of 5xx and rate limits (honouring retry-after and x-ratelimit-reset). */
 function makeOctokit(token: string, opts: Pick<GitHubClientOptions, 'baseUrl' | 'warn' | 'serverRetryUnitMs'>): Octokit {
-  const onLimit = (kind: string) => (retryAfter: number, options: { method: string; url: string }, _o: unknown, retryCount: number): boolean => {
-    const again = retryCount < RATE_LIMIT_RETRIES && retryAfter <= MAX_RATE_LIMIT_WAIT_S
-    opts.warn(
-      again
-        ? `GitHub's ${kind} rate limit answered ${options.method} ${options.url}; retrying in ${retryAfter} s (retry ${retryCount + 1} of ${RATE_LIMIT_RETRIES}).`
-        : `GitHub's ${kind} rate limit answered ${options.method} ${options.url}; giving up (${retryCount} retries, next window in ${retryAfter} s).`,
-    )
-    return again
-  }
+  const onLimit =
+    (kind: string) =>
+    (retryAfter: number, options: { method: string; url: string }, _o: unknown, retryCount: number): boolean => {
+      const again = retryCount < RATE_LIMIT_RETRIES && retryAfter <= MAX_RATE_LIMIT_WAIT_S
+      opts.warn(
+        again
+          ? `GitHub's ${kind} rate limit answered ${options.method} ${options.url}; retrying in ${retryAfter} s (retry ${retryCount + 1} of ${RATE_LIMIT_RETRIES}).`
+          : `GitHub's ${kind} rate limit answered ${options.method} ${options.url}; giving up (${retryCount} retries, next window in ${retryAfter} s).`,
+      )
+      return again
+    }
   return getOctokit(
     token,
     {

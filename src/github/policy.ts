@@ -13,7 +13,7 @@ export function gateFailure(outcome: Outcome, failOn: FailOnPolicy, regressions:
   if (outcome === 'none' || outcome === 'refreshed') return null
   if (gateExit(outcome, failOn) === 0) return null
   if (outcome === 'regression') {
-    const what = regressions.length > 0 ? regressions.join('; ') : reasons[0] ?? 'see the job summary'
+    const what = regressions.length > 0 ? regressions.join('; ') : (reasons[0] ?? 'see the job summary')
     return `servegate gate tripped: regression in ${what}`
   }
   const why = reasons[0] ?? 'see the job summary'

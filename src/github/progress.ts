@@ -27,7 +27,12 @@ export function newProgress(): Progress {
 /** Where the run's status comment goes, from what is known so far. */
 export function statusTarget(progress: Progress): StatusTarget {
   const inputs = progress.inputs
-  return { comment: inputs?.comment ?? 'never', githubToken: inputs?.githubToken, pr: progress.ctx?.pullRequest?.number ?? null, key: progress.key ?? 'servegate' }
+  return {
+    comment: inputs?.comment ?? 'never',
+    githubToken: inputs?.githubToken,
+    pr: progress.ctx?.pullRequest?.number ?? null,
+    key: progress.key ?? 'servegate',
+  }
 }
 
 /** Mask each value not yet known in every later log line, and remember it for the status details. */

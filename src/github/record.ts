@@ -70,7 +70,9 @@ export async function writeRunRecord(deps: ActionDeps, r: RunRecord): Promise<vo
     deps.core.setOutput('record-path', path)
     deps.core.info(`servegate: verdict record (${record.verdict}) for configuration "${record.label}" in ${path}`)
   } catch (err) {
-    deps.core.warning(`servegate could not write its verdict record ${path}: ${describeError(err)}. A matrix's aggregate will count this configuration as missing.`)
+    deps.core.warning(
+      `servegate could not write its verdict record ${path}: ${describeError(err)}. A matrix's aggregate will count this configuration as missing.`,
+    )
   }
 }
 

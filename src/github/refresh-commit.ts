@@ -37,7 +37,7 @@ export const execGit: GitRunner = (args, cwd, opts) =>
   new Promise((resolve) => {
     const env = { ...process.env, ...opts?.env, GIT_TERMINAL_PROMPT: '0' }
     execFile('git', [...args], { cwd, env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1
+      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1
       resolve({ code, stdout: String(stdout), stderr: err !== null && stderr === '' ? err.message : String(stderr) })
     })
   })
@@ -94,7 +94,12 @@ async function must(git: GitRunner, args: readonly string[], cwd: string, what: 
 /** Stage and commit the baseline file; push to the branch when `push` is set, replaying it on the branch's new head when that moved. */
 export async function commitBaseline(git: GitRunner, opts: RefreshCommitOptions): Promise<RefreshCommitResult> {
   const { cwd, path } = opts
-  await must(git, ['rev-parse', '--show-toplevel'], cwd, `find a git repository at ${cwd} (use actions/checkout before servegate, or set refresh-commit: false)`)
+  await must(
+    git,
+    ['rev-parse', '--show-toplevel'],
+    cwd,
+    `find a git repository at ${cwd} (use actions/checkout before servegate, or set refresh-commit: false)`,
+  )
   await must(git, ['add', '--', path], cwd, `stage ${path}`)
   const diff = await git(['diff', '--cached', '--quiet', '--', path], cwd)
   if (diff.code === 0) return { committed: false, pushed: false, sha: null, note: `${path} is unchanged; nothing to commit` }
@@ -127,7 +132,10 @@ function pushRejection(stderr: string): 'moved' | 'refused' | 'other' {
 
 /** The remote's first explanation of a rejection (e.g. "GH006: Protected branch update failed"), for one line. */
 function reasonOf(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '')
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
   const remote = lines.find((l) => /^remote: (error: )?\S/.test(l) && !/^remote: (Resolving|Counting|Compressing|Total)/.test(l))
   const rejected = lines.find((l) => l.includes('[remote rejected]') || l.includes('[rejected]'))
   return [remote, rejected].filter((l): l is string => l !== undefined).join(' / ') || lines.join(' / ')
@@ -151,7 +159,8 @@ async function replayOnMovedBranch(git: GitRunner, opts: RefreshCommitOptions, r
   const backoff = opts.backoffMs ?? defaultBackoff
   // Nothing is lost when the push fails: the workflow's later steps (an artifact upload) can keep the file.
   const kept = `the refreshed ${path} stays written in the workspace (committed locally as ${local.slice(0, 12)})`
-  const fail = (what: string, hint: string): UsageError => new UsageError(`servegate could not push the refreshed baseline to ${branch}: ${what}; ${kept}`, hint)
+  const fail = (what: string, hint: string): UsageError =>
+    new UsageError(`servegate could not push the refreshed baseline to ${branch}: ${what}; ${kept}`, hint)
   const top = await must(git, ['rev-parse', '--show-toplevel'], cwd, 'find the repository root')
   const full = `${await must(git, ['rev-parse', '--show-prefix'], cwd, 'find the working directory in the repository')}${path.replace(/^\.\//, '')}`
   let rejection = r.rejection
@@ -159,31 +168,59 @@ async function replayOnMovedBranch(git: GitRunner, opts: RefreshCommitOptions, r
   for (let attempt = 1; ; attempt++) {
     const kind = pushRejection(rejection.stderr)
     if (kind === 'refused') {
-      throw fail(`the remote refused it (branch protection or a pre-receive hook): ${reasonOf(rejection.stderr)}`, 'Use refresh-commit: false and open a pull request with the file instead (docs/action.md, "Protected branches").')
+      throw fail(
+        `the remote refused it (branch protection or a pre-receive hook): ${reasonOf(rejection.stderr)}`,
+        'Use refresh-commit: false and open a pull request with the file instead (docs/action.md, "Protected branches").',
+      )
     }
     if (kind === 'other') {
-      throw fail(`git push exited ${rejection.code}: ${reasonOf(rejection.stderr)}`, 'The refresh job needs "permissions: contents: write" and a checkout of the branch; or set refresh-push: false and push in a later step.')
+      throw fail(
+        `git push exited ${rejection.code}: ${reasonOf(rejection.stderr)}`,
+        'The refresh job needs "permissions: contents: write" and a checkout of the branch; or set refresh-push: false and push in a later step.',
+      )
     }
     rejected++
     if (attempt > retries) {
-      throw fail(`the branch kept moving: ${rejected} pushes rejected as non-fast-forward`, 'Rerun the refresh job, or set refresh-commit: false and commit the file in a later step.')
+      throw fail(
+        `the branch kept moving: ${rejected} pushes rejected as non-fast-forward`,
+        'Rerun the refresh job, or set refresh-commit: false and commit the file in a later step.',
+      )
     }
     await sleep(backoff(attempt))
     const tracking = `refs/remotes/origin/${branch}`
     const fetched = await git(['fetch', '--no-tags', 'origin', `+refs/heads/${branch}:${tracking}`], cwd)
-    if (fetched.code !== 0) throw fail(`the branch moved and fetching its new head failed: git fetch exited ${fetched.code}: ${reasonOf(fetched.stderr)}`, 'Check that origin is reachable with the checkout\'s credentials, then rerun the refresh job.')
+    if (fetched.code !== 0)
+      throw fail(
+        `the branch moved and fetching its new head failed: git fetch exited ${fetched.code}: ${reasonOf(fetched.stderr)}`,
+        "Check that origin is reachable with the checkout's credentials, then rerun the refresh job.",
+      )
     const head = await must(git, ['rev-parse', `${tracking}^{commit}`], cwd, `read the new head of ${branch}`)
     const remoteText = await fileAt(git, top, head, full)
     let rebuilt: RebuiltFile
     try {
       rebuilt = opts.rebuild(remoteText)
     } catch (err) {
-      const why = err instanceof Error ? err.message.split('\n').map((l) => l.trim()).filter((l) => l !== '').join(' ') : String(err)
-      throw fail(`the branch moved to ${head.slice(0, 12)} and this refresh cannot be replayed on it: ${why}`, 'Look at the baseline file on the branch, then rerun the refresh job.')
+      const why =
+        err instanceof Error
+          ? err.message
+              .split('\n')
+              .map((l) => l.trim())
+              .filter((l) => l !== '')
+              .join(' ')
+          : String(err)
+      throw fail(
+        `the branch moved to ${head.slice(0, 12)} and this refresh cannot be replayed on it: ${why}`,
+        'Look at the baseline file on the branch, then rerun the refresh job.',
+      )
     }
     if (remoteText !== null && rebuilt.text === remoteText) {
       const moved = await bringCheckoutTo(git, { cwd, top, path, full, local, target: head, text: remoteText })
-      return { committed: false, pushed: false, sha: head, note: `${branch} at ${head.slice(0, 12)} already holds this refresh of ${path}; nothing pushed; ${moved}` }
+      return {
+        committed: false,
+        pushed: false,
+        sha: head,
+        note: `${branch} at ${head.slice(0, 12)} already holds this refresh of ${path}; nothing pushed; ${moved}`,
+      }
     }
     const commit = await commitOnto(git, { top, full, parent: head, text: rebuilt.text, message: rebuilt.message, identity })
     rejection = await git(['push', 'origin', `${commit}:refs/heads/${branch}`], cwd)
@@ -211,7 +248,10 @@ async function fileAt(git: GitRunner, top: string, rev: string, full: string): P
 }
 
 /** A commit whose parent is `parent` and whose tree is `parent`'s with `full` set to `text`; built in a temporary index, so the checkout is not touched. */
-async function commitOnto(git: GitRunner, c: { top: string; full: string; parent: string; text: string; message: string; identity: string[] }): Promise<string> {
+async function commitOnto(
+  git: GitRunner,
+  c: { top: string; full: string; parent: string; text: string; message: string; identity: string[] },
+): Promise<string> {
   const tmp = await mkdtemp(join(tmpdir(), 'servegate-commit-'))
   try {
     const file = join(tmp, 'baseline')
@@ -235,7 +275,10 @@ async function commitOnto(git: GitRunner, c: { top: string; full: string; parent
  * built on is an ancestor of it — our local commit was never pushed, so replacing it rewrites nothing
  * anyone has — keeping whatever else the workflow staged. Otherwise leave HEAD and write the file.
  */
-async function bringCheckoutTo(git: GitRunner, m: { cwd: string; top: string; path: string; full: string; local: string; target: string; text: string }): Promise<string> {
+async function bringCheckoutTo(
+  git: GitRunner,
+  m: { cwd: string; top: string; path: string; full: string; local: string; target: string; text: string },
+): Promise<string> {
   const base = await git(['rev-parse', '--verify', '-q', `${m.local}^`], m.top)
   const forward = base.code === 0 && (await git(['merge-base', '--is-ancestor', base.stdout.trim(), m.target], m.top)).code === 0
   if (forward) {
@@ -258,7 +301,12 @@ async function bringCheckoutTo(git: GitRunner, m: { cwd: string; top: string; pa
  */
 export async function checkRefreshCommit(git: GitRunner, opts: Pick<RefreshCommitOptions, 'cwd' | 'push' | 'ref'>): Promise<string> {
   const { cwd } = opts
-  await must(git, ['rev-parse', '--show-toplevel'], cwd, `find a git repository at ${cwd} (use actions/checkout before servegate, or set refresh-commit: false)`)
+  await must(
+    git,
+    ['rev-parse', '--show-toplevel'],
+    cwd,
+    `find a git repository at ${cwd} (use actions/checkout before servegate, or set refresh-commit: false)`,
+  )
   if (!opts.push) return 'the working directory is a git repository (refresh-push is false: nothing will be pushed)'
   const branch = await pushTarget(git, cwd, opts.ref)
   const r = await git(['push', '--dry-run', 'origin', `HEAD:refs/heads/${branch}`], cwd)

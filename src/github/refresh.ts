@@ -52,7 +52,14 @@ export async function refreshBaseline(deps: ActionDeps, step: RefreshStep): Prom
     return { text: baselineText(merged), message: messageFor(merged) }
   }
   const ref = deps.env['GITHUB_REF']
-  const c = await commitBaseline(deps.git, { cwd: step.wd, path: step.baselineRel, message: messageFor(updated), push: step.inputs.refreshPush, rebuild, ...(ref ? { ref } : {}) })
+  const c = await commitBaseline(deps.git, {
+    cwd: step.wd,
+    path: step.baselineRel,
+    message: messageFor(updated),
+    push: step.inputs.refreshPush,
+    rebuild,
+    ...(ref ? { ref } : {}),
+  })
   core.info(`servegate: ${c.note}`)
   if (c.sha !== null) core.setOutput('commit-sha', c.sha)
   return `Baseline: ${c.note}.`
@@ -67,7 +74,13 @@ function trendText(b: Baseline, cfg: ResolvedConfig): string {
  * Subject names the file; the body records what was measured and, after it, the
  * baseline's trend, so `git log` explains each refresh and how the numbers moved.
  */
-export function commitMessage(path: string, sweep: string, result: Pick<ResultFile, 'env' | 'harness'>, runUrl: string | null, trend: string | null = null): string {
+export function commitMessage(
+  path: string,
+  sweep: string,
+  result: Pick<ResultFile, 'env' | 'harness'>,
+  runUrl: string | null,
+  trend: string | null = null,
+): string {
   const env = result.env
   const lines = [
     `servegate: refresh baseline ${path}`,

@@ -22,9 +22,23 @@ export async function reportStatus(
 ): Promise<void> {
   if (!progress.verdictSet) deps.core.setOutput('verdict', state)
   if (!progress.verdictSet && progress.inputs !== null) {
-    await writeRunRecord(deps, { inputs: progress.inputs, key: progress.key ?? 'servegate', outcome: state, detail, sweep: null, comparedWith: null, verdict: null, env: null, stamp: progress.ctx, secrets: progress.secrets })
+    await writeRunRecord(deps, {
+      inputs: progress.inputs,
+      key: progress.key ?? 'servegate',
+      outcome: state,
+      detail,
+      sweep: null,
+      comparedWith: null,
+      verdict: null,
+      env: null,
+      stamp: progress.ctx,
+      secrets: progress.secrets,
+    })
   }
-  const stamp = runStamp(progress.ctx ?? { headSha: deps.env['GITHUB_SHA'] ?? null, runAttempt: deps.env['GITHUB_RUN_ATTEMPT'] ?? null, runUrl: null }, new Date().toISOString())
+  const stamp = runStamp(
+    progress.ctx ?? { headSha: deps.env['GITHUB_SHA'] ?? null, runAttempt: deps.env['GITHUB_RUN_ATTEMPT'] ?? null, runUrl: null },
+    new Date().toISOString(),
+  )
   const body = statusCommentBody(state, stamp, detail, partial, progress.secrets)
   if (summary) await safeSummary(deps, body.replace(/^### /, '## '))
   if (progress.inputs !== null) await publishStatusComment(deps, statusTarget(progress), body)

@@ -49,12 +49,7 @@ function byUs(c: IssueComment, identity: CommentIdentity | null): boolean {
  * or with an unknown identity bot comments, github-actions[bot]'s before other bots', oldest first.
  * Reads every page.
  */
-async function findStickyComments(
-  api: CommentsApi,
-  issueNumber: number,
-  name: string,
-  identity: CommentIdentity | null,
-): Promise<IssueComment[]> {
+async function findStickyComments(api: CommentsApi, issueNumber: number, name: string, identity: CommentIdentity | null): Promise<IssueComment[]> {
   const marker = commentMarker(name)
   const found: IssueComment[] = []
   for await (const page of api.listComments(issueNumber)) {
@@ -64,16 +59,14 @@ async function findStickyComments(
     }
   }
   const rank = (c: IssueComment): number => (c.user?.login === WORKFLOW_TOKEN_IDENTITY.login ? 0 : 1)
-  return found.map((c, i) => ({ c, i })).sort((a, b) => rank(a.c) - rank(b.c) || a.i - b.i).map(({ c }) => c)
+  return found
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => rank(a.c) - rank(b.c) || a.i - b.i)
+    .map(({ c }) => c)
 }
 
 /** The best comment findStickyComments finds, or null. */
-export async function findStickyComment(
-  api: CommentsApi,
-  issueNumber: number,
-  name: string,
-  identity: CommentIdentity | null,
-): Promise<IssueComment | null> {
+export async function findStickyComment(api: CommentsApi, issueNumber: number, name: string, identity: CommentIdentity | null): Promise<IssueComment | null> {
   return (await findStickyComments(api, issueNumber, name, identity))[0] ?? null
 }
 

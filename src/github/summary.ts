@@ -98,7 +98,12 @@ function headSection(input: ReportInput, level: string): Section {
 export function escapedVerdict(v: Verdict): Verdict {
   return {
     ...v,
-    envChanges: v.envChanges.map((c) => ({ ...c, field: escapeMarkdown(c.field), baseline: escapeMarkdown(c.baseline), candidate: escapeMarkdown(c.candidate) })),
+    envChanges: v.envChanges.map((c) => ({
+      ...c,
+      field: escapeMarkdown(c.field),
+      baseline: escapeMarkdown(c.baseline),
+      candidate: escapeMarkdown(c.candidate),
+    })),
     reasons: v.reasons.map(escapeMarkdown),
   }
 }
@@ -127,7 +132,14 @@ function sections(input: ReportInput, t: Target): Section[] {
   const at = atTargetLines(input.result, input.baseline)
   if (at.length > 0) out.push({ title: 'throughput at target', markdown: at.join('  \n'), priority: 95 })
   // The comment points at the run, whose summary keeps what the comment had to leave out.
-  const link = t.forComment && input.runUrl !== null ? { title: 'run link', markdown: `[Workflow run and full job summary](${input.runUrl}) · [artifacts](${input.runUrl}#artifacts) (the HTML report with the charts, where the workflow uploads it)`, priority: 99 } : null
+  const link =
+    t.forComment && input.runUrl !== null
+      ? {
+          title: 'run link',
+          markdown: `[Workflow run and full job summary](${input.runUrl}) · [artifacts](${input.runUrl}#artifacts) (the HTML report with the charts, where the workflow uploads it)`,
+          priority: 99,
+        }
+      : null
   const render = input.renderers ?? DEFAULT_RENDERERS
   // Strings rendered by the caller (legacy): only where nothing needs cutting or hiding, and never in the comment.
   if (input.verdict !== null) {

@@ -62,7 +62,8 @@ export function watchFirstLine(verdict: Verdict, result: ResultFile): string {
   return `Harness changed: ${blame.headline}.`
 }
 
-const envList = (changes: readonly EnvChange[]): string[] => changes.map((c) => `- ${escapeMarkdown(c.field)}: ${escapeMarkdown(c.baseline)} → ${escapeMarkdown(c.candidate)}`)
+const envList = (changes: readonly EnvChange[]): string[] =>
+  changes.map((c) => `- ${escapeMarkdown(c.field)}: ${escapeMarkdown(c.baseline)} → ${escapeMarkdown(c.candidate)}`)
 
 /** The environment diff, host changes apart from repository (and harness) changes. */
 function envDiffMarkdown(verdict: Verdict): string {
@@ -89,7 +90,13 @@ function linksLine(r: WatchReport): string {
 
 function sections(r: WatchReport, limit: number, size: SizeOf, where: string, extraNotes: readonly string[]): Section[] {
   const notes = [...r.notes, ...extraNotes]
-  const head = [escapeMarkdown(watchFirstLine(r.verdict, r.result)), '', `### ${headline({ outcome: r.outcome, sweepName: r.sweepName, baselinePath: r.baselinePath, baseline: r.baseline })}`, '', stampLine(r.stamp)]
+  const head = [
+    escapeMarkdown(watchFirstLine(r.verdict, r.result)),
+    '',
+    `### ${headline({ outcome: r.outcome, sweepName: r.sweepName, baselinePath: r.baselinePath, baseline: r.baseline })}`,
+    '',
+    stampLine(r.stamp),
+  ]
   if (r.verdict.regressions.length > 0) head.push('', `Regressed: ${r.verdict.regressions.map(escapeMarkdown).join('; ')}`)
   if (notes.length > 0) head.push('', ...notes.map((n) => `> ${escapeMarkdown(n)}`))
   const out: Section[] = [{ title: 'headline', markdown: head.join('\n'), priority: 100 }]
@@ -121,7 +128,13 @@ function sections(r: WatchReport, limit: number, size: SizeOf, where: string, ex
  * says there what happened to the issue).
  */
 export function buildWatchBody(r: WatchReport, limit: number, size: SizeOf, where: string, extraNotes: readonly string[] = []): string {
-  const text = fitSections(sections(r, limit, size, where, extraNotes), limit, size, where, r.runUrl === null ? 'the run\'s report file' : `[the run's artifacts](${r.runUrl}#artifacts)`)
+  const text = fitSections(
+    sections(r, limit, size, where, extraNotes),
+    limit,
+    size,
+    where,
+    r.runUrl === null ? "the run's report file" : `[the run's artifacts](${r.runUrl}#artifacts)`,
+  )
   return redactSecrets(text, r.secrets)
 }
 
@@ -130,7 +143,13 @@ const runRef = (r: Pick<WatchReport, 'runUrl'>): string => (r.runUrl === null ? 
 /** The comment on an open tracking issue when the next watch still fails (a comment notifies; an edit does not). */
 export function stillFailingComment(r: WatchReport): string {
   const what = r.verdict.regressions.length > 0 ? `: ${r.verdict.regressions.map(escapeMarkdown).join('; ')}` : ''
-  const lines = [`Still failing at ${runRef(r)} (${stampLine({ ...r.stamp, runUrl: null })}): **${r.outcome}**${what}.`, '', escapeMarkdown(watchFirstLine(r.verdict, r.result)), '', 'The description above now holds this run\'s verdict.']
+  const lines = [
+    `Still failing at ${runRef(r)} (${stampLine({ ...r.stamp, runUrl: null })}): **${r.outcome}**${what}.`,
+    '',
+    escapeMarkdown(watchFirstLine(r.verdict, r.result)),
+    '',
+    "The description above now holds this run's verdict.",
+  ]
   return redactSecrets(lines.join('\n') + '\n', r.secrets)
 }
 

@@ -52,7 +52,13 @@ export function createLoadDispatcher(concurrency: number): Agent {
 /** Run `requests` keeping `concurrency` in flight; resolves when all are recorded (never rejects on request failure). */
 export async function runClosedLoop(requests: readonly PlannedRequest[], opts: ClosedLoopOptions): Promise<ClosedLoopResult> {
   const { now, epochNs } = opts
-  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}) }
+  const deps = {
+    dispatcher: opts.dispatcher,
+    now,
+    epochNs,
+    idleTimeoutMs: opts.idleTimeoutMs,
+    ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
+  }
   const toMs = (ns: bigint): number => Number(ns - epochNs) / 1e6
   const n = requests.length
   // Sparse when aborted: requests never sent have no record (see runShare).

@@ -48,7 +48,13 @@ async function sleepUntil(atMs: number, nowMs: () => number, signal?: AbortSigna
 /** Send `requests` at their due times (capped by maxConcurrency); resolves when every one is recorded (never rejects on request failure). */
 export async function runOpenLoop(requests: readonly PlannedRequest[], opts: OpenLoopOptions): Promise<OpenLoopResult> {
   const { now, epochNs } = opts
-  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}) }
+  const deps = {
+    dispatcher: opts.dispatcher,
+    now,
+    epochNs,
+    idleTimeoutMs: opts.idleTimeoutMs,
+    ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
+  }
   const nowMs = (): number => Number(now() - epochNs) / 1e6
   const aborted = (): boolean => opts.signal?.aborted === true
   const n = requests.length

@@ -155,26 +155,29 @@ async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<number>, s
   })
   aborted.catch(() => {})
   try {
-    return await Promise.race([aborted, Promise.all(
-      workers.map(
-        (w) =>
-          new Promise<ShareResult>((resolve, reject) => {
-            w.on('message', (m: WorkerMessage) => {
-              if (m.type === 'warm') {
-                // Barrier: the measured window starts when every thread is warm.
-                if (++warm === workers.length) {
-                  onGo().then((startMs) => {
-                    for (const x of workers) x.postMessage({ startMs })
-                  }, reject)
-                }
-              } else if (m.type === 'done') resolve(m.result)
-              else reject(new Error(`load worker failed: ${m.message}`))
-            })
-            w.on('error', reject)
-            w.on('exit', (code) => reject(new Error(`load worker exited with code ${code} before finishing`)))
-          }),
+    return await Promise.race([
+      aborted,
+      Promise.all(
+        workers.map(
+          (w) =>
+            new Promise<ShareResult>((resolve, reject) => {
+              w.on('message', (m: WorkerMessage) => {
+                if (m.type === 'warm') {
+                  // Barrier: the measured window starts when every thread is warm.
+                  if (++warm === workers.length) {
+                    onGo().then((startMs) => {
+                      for (const x of workers) x.postMessage({ startMs })
+                    }, reject)
+                  }
+                } else if (m.type === 'done') resolve(m.result)
+                else reject(new Error(`load worker failed: ${m.message}`))
+              })
+              w.on('error', reject)
+              w.on('exit', (code) => reject(new Error(`load worker exited with code ${code} before finishing`)))
+            }),
+        ),
       ),
-    )])
+    ])
   } finally {
     signal?.removeEventListener('abort', onAbort)
     await Promise.all(workers.map((w) => w.terminate()))

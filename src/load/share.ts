@@ -46,7 +46,15 @@ export async function runShare(input: ShareInput, go: () => Promise<number | voi
   const now = process.hrtime.bigint
   const restore = raisePriority(input.priority)
   const dispatcher = createLoadDispatcher(input.concurrency)
-  const base = { concurrency: input.concurrency, dispatcher, now, epochNs: input.epochNs, idleTimeoutMs: input.idleTimeoutMs, ...(input.deadlineMs !== undefined ? { deadlineMs: input.deadlineMs } : {}), ...(signal ? { signal } : {}) }
+  const base = {
+    concurrency: input.concurrency,
+    dispatcher,
+    now,
+    epochNs: input.epochNs,
+    idleTimeoutMs: input.idleTimeoutMs,
+    ...(input.deadlineMs !== undefined ? { deadlineMs: input.deadlineMs } : {}),
+    ...(signal ? { signal } : {}),
+  }
   // Cancelled: cut the streams in flight at once (their records say transport error) and send no more.
   const cut = (): void => void dispatcher.destroy(new LoadAborted()).catch(() => {})
   signal?.addEventListener('abort', cut, { once: true })

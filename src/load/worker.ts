@@ -15,7 +15,9 @@ if (port === null) throw new Error('servegate load worker must run in a worker t
 const go = (): Promise<number | void> =>
   new Promise((resolve) => {
     port.postMessage({ type: 'warm' })
-    port.once('message', (m: unknown) => resolve(typeof m === 'object' && m !== null && typeof (m as { startMs?: unknown }).startMs === 'number' ? (m as { startMs: number }).startMs : undefined))
+    port.once('message', (m: unknown) =>
+      resolve(typeof m === 'object' && m !== null && typeof (m as { startMs?: unknown }).startMs === 'number' ? (m as { startMs: number }).startMs : undefined),
+    )
   })
 
 runShare(workerData as ShareInput, go).then(

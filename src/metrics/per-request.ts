@@ -36,8 +36,7 @@ export function requestFigures(rec: RequestRecord): RequestFigures {
   // the server's count evenly over the chunks the client saw.
   const tokensPerChunk = usage !== null && rec.contentChunks > 0 ? usage / rec.contentChunks : 1
   const outputTokens = usage ?? rec.contentChunks
-  const tpotMs =
-    outputTokens > 1 && rec.ttftMs !== null && rec.e2elMs !== null ? (rec.e2elMs - rec.ttftMs) / (outputTokens - 1) : null
+  const tpotMs = outputTokens > 1 && rec.ttftMs !== null && rec.e2elMs !== null ? (rec.e2elMs - rec.ttftMs) / (outputTokens - 1) : null
   return {
     ttftMs: rec.ttftMs,
     e2elMs: rec.e2elMs,

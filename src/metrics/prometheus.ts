@@ -143,18 +143,8 @@ const NAMES = {
   e2el: ['vllm:e2e_request_latency_seconds'],
   promptTokens: ['vllm:prompt_tokens_total', 'vllm:prompt_tokens'],
   generationTokens: ['vllm:generation_tokens_total', 'vllm:generation_tokens'],
-  prefixQueries: [
-    'vllm:prefix_cache_queries_total',
-    'vllm:gpu_prefix_cache_queries_total',
-    'vllm:prefix_cache_queries',
-    'vllm:gpu_prefix_cache_queries',
-  ],
-  prefixHits: [
-    'vllm:prefix_cache_hits_total',
-    'vllm:gpu_prefix_cache_hits_total',
-    'vllm:prefix_cache_hits',
-    'vllm:gpu_prefix_cache_hits',
-  ],
+  prefixQueries: ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total', 'vllm:prefix_cache_queries', 'vllm:gpu_prefix_cache_queries'],
+  prefixHits: ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total', 'vllm:prefix_cache_hits', 'vllm:gpu_prefix_cache_hits'],
 } as const
 
 function firstHistogram(before: PromSample[], after: PromSample[], names: readonly string[]): PromHistogramData | null | 'reset' {
@@ -186,8 +176,7 @@ export function serverSideFigures(before: string, after: string): ServerSide | n
   const tpot = firstHistogram(b, a, NAMES.tpot)
   if (ttft === null || e2el === null) return null
   if ([ttft, e2el, itl, tpot].includes('reset')) return null
-  const stats = (h: PromHistogramData | null | 'reset'): LatencyStats | null =>
-    h === null || h === 'reset' ? null : histogramStatsMs(h)
+  const stats = (h: PromHistogramData | null | 'reset'): LatencyStats | null => (h === null || h === 'reset' ? null : histogramStatsMs(h))
   return {
     source: 'prometheus',
     ttft_ms: stats(ttft) as LatencyStats,

@@ -93,7 +93,11 @@ export const CLI_NAMES: AbSettingNames = { resident: '--resident', aGpus: '--a-g
  * A host with GPUs (`hostGpus` from nvidia-smi) needs both sides' GPU lists, disjoint; a host
  * without nvidia-smi has no GPU to share.
  */
-export function residentProblem(hostGpus: number | 'unknown', gpus: Partial<Record<Side, readonly string[]>>, names: AbSettingNames = CLI_NAMES): string | null {
+export function residentProblem(
+  hostGpus: number | 'unknown',
+  gpus: Partial<Record<Side, readonly string[]>>,
+  names: AbSettingNames = CLI_NAMES,
+): string | null {
   if (hostGpus === 'unknown' || hostGpus === 0) return null
   const drop = `or drop ${names.resident} so that each side is started only for its own slots`
   const a = gpus.A
@@ -102,7 +106,8 @@ export function residentProblem(hostGpus: number | 'unknown', gpus: Partial<Reco
     return `servegate ab: ${names.resident}: A and B would share this host's ${hostGpus === 1 ? 'GPU' : `${hostGpus} GPUs`}: give each side GPUs of its own with ${names.aGpus} and ${names.bGpus} (disjoint, e.g. 0 and 1), ${drop}`
   }
   const shared = a.filter((g) => b.includes(g))
-  if (shared.length > 0) return `servegate ab: ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(', ')}: give each side GPUs of its own, ${drop}`
+  if (shared.length > 0)
+    return `servegate ab: ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(', ')}: give each side GPUs of its own, ${drop}`
   return null
 }
 
@@ -149,10 +154,17 @@ export function gpusHeld(hostGpus: number | 'unknown', gpus: Partial<Record<Side
 }
 
 /** Why the mode ran, in one line. `commands`: the sides servegate starts (a side given by URL is always up). */
-export function modeWhy(mode: AbSchedule['mode'], gpus: Partial<Record<Side, readonly string[]>>, commands: readonly Side[], names: AbSettingNames = CLI_NAMES): string {
+export function modeWhy(
+  mode: AbSchedule['mode'],
+  gpus: Partial<Record<Side, readonly string[]>>,
+  commands: readonly Side[],
+  names: AbSettingNames = CLI_NAMES,
+): string {
   const on = (['A', 'B'] as const).filter((s) => gpus[s] !== undefined).map((s) => `${s} on GPUs ${gpus[s]!.join(',')}`)
   const byUrl = (['A', 'B'] as const).filter((s) => !commands.includes(s)).map((s) => `${s} is a server given by URL, up for the whole job`)
-  const parts = [mode === 'resident' ? `resident: ${names.resident}` : "exclusive: the default; each side is started for its own slots and stopped before the other's"]
+  const parts = [
+    mode === 'resident' ? `resident: ${names.resident}` : "exclusive: the default; each side is started for its own slots and stopped before the other's",
+  ]
   // Resident without GPU lists is allowed only where nvidia-smi saw no GPU.
   parts.push(...(on.length > 0 || mode === 'exclusive' ? on : ['both engines up for the whole job (no GPU seen on this host)']))
   return [parts.join(', '), ...byUrl].join('; ')
@@ -167,7 +179,10 @@ export function scheduleLines(s: AbSchedule): string[] {
     lines.push(`Rounds: ${s.rounds}.`)
   }
   if (s.starts.length > 0) {
-    const starts = s.starts.map((st) => `${st.side} for slot${st.slots.length === 1 ? '' : 's'} ${st.slots.join(',') || 'none'} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`)
+    const starts = s.starts.map(
+      (st) =>
+        `${st.side} for slot${st.slots.length === 1 ? '' : 's'} ${st.slots.join(',') || 'none'} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`,
+    )
     lines.push(`Engine starts (${s.starts.length}): ${starts.join('; ')}.`)
   } else {
     lines.push('Engine starts: none (both sides are servers given by URL).')

@@ -45,7 +45,9 @@ function openPointKey(shape: Shape, rate: number, repeat: number): string {
 }
 
 /** Every point of the sweep in run order (shape → concurrency → repeat); seeds are distinct within the plan. */
-export function buildPlan(cfg: Pick<ResolvedConfig, 'shapes' | 'concurrency' | 'repeats' | 'seed' | 'promptsPerConcurrency' | 'warmup' | 'openLoop' | 'bracket'>): PlanPoint[] {
+export function buildPlan(
+  cfg: Pick<ResolvedConfig, 'shapes' | 'concurrency' | 'repeats' | 'seed' | 'promptsPerConcurrency' | 'warmup' | 'openLoop' | 'bracket'>,
+): PlanPoint[] {
   const points: PlanPoint[] = []
   const used = new Set<number>()
   const open = cfg.openLoop

@@ -103,13 +103,9 @@ function buildRequest(point: PlanPoint, target: RequestTarget, serial: number, i
 export function promptTokenIds(pointSeed: number, serial: number, length: number): number[] {
   const mask = (1 << DIGIT_BITS) - 1
   // Serial first (it differs between neighbours), then the 32-bit point seed in three digits.
-  const code = [
-    (serial >>> DIGIT_BITS) & mask,
-    serial & mask,
-    pointSeed >>> (2 * DIGIT_BITS),
-    (pointSeed >>> DIGIT_BITS) & mask,
-    pointSeed & mask,
-  ].map((d) => TOKEN_ID_MIN + d)
+  const code = [(serial >>> DIGIT_BITS) & mask, serial & mask, pointSeed >>> (2 * DIGIT_BITS), (pointSeed >>> DIGIT_BITS) & mask, pointSeed & mask].map(
+    (d) => TOKEN_ID_MIN + d,
+  )
   const rng = createRng(deriveSeed(pointSeed, 'prompt', serial))
   const ids = code.slice(0, length)
   while (ids.length < length) ids.push(rng.int(TOKEN_ID_MIN, TOKEN_ID_MAX))

@@ -8,15 +8,7 @@ import type { EnvRecord, Fingerprint, ResultTarget } from '../types.js'
 export const BASELINE_SCHEMA = 'servegate.baseline/v1'
 
 /** What a row measures. Latencies are p95 over requests of one run, throughputs per run. */
-export type MetricKind =
-  | 'itl_p95'
-  | 'tput_at_target'
-  | 'ttft_p95'
-  | 'tpot_p95'
-  | 'e2el_p95'
-  | 'req_tput'
-  | 'output_tput'
-  | 'goodput'
+export type MetricKind = 'itl_p95' | 'tput_at_target' | 'ttft_p95' | 'tpot_p95' | 'e2el_p95' | 'req_tput' | 'output_tput' | 'goodput'
 
 /** Tolerance per metric kind, as a fraction (0.05 = 5 %). */
 export type Tolerances = Partial<Record<MetricKind, number>>

@@ -36,7 +36,20 @@ export const RECORD_SCHEMA = 'servegate.record/v1'
  */
 export type RecordOutcome = VerdictKind | 'none' | 'error' | 'cancelled' | 'refused'
 
-export const RECORD_OUTCOMES: readonly RecordOutcome[] = ['pass', 'improvement', 'regression', 'unmeasured', 'undecided', 'not_comparable', 'broken', 'incomplete', 'none', 'error', 'cancelled', 'refused']
+export const RECORD_OUTCOMES: readonly RecordOutcome[] = [
+  'pass',
+  'improvement',
+  'regression',
+  'unmeasured',
+  'undecided',
+  'not_comparable',
+  'broken',
+  'incomplete',
+  'none',
+  'error',
+  'cancelled',
+  'refused',
+]
 
 /** One gated row as the verdict table shows it. Percent is the candidate's signed change. */
 export interface RecordRow {

@@ -45,7 +45,9 @@ function rowWhy(row: AggregateRow): string {
     parts.push(regressed.length > 0 ? regressed.map(changed).join('; ') : r.regressions.join('; '))
   } else if (r.verdict === 'pass' || r.verdict === 'improvement') {
     const better = r.rows.filter((x) => x.status === 'improvement')
-    parts.push(`${plural(r.rows.length, 'gated metric')} within ${r.rows.length === 1 ? 'its bar' : 'their bars'}${better.length > 0 ? `; improved: ${better.map(changed).join('; ')}` : ''}`)
+    parts.push(
+      `${plural(r.rows.length, 'gated metric')} within ${r.rows.length === 1 ? 'its bar' : 'their bars'}${better.length > 0 ? `; improved: ${better.map(changed).join('; ')}` : ''}`,
+    )
   } else if (r.detail !== null) parts.push(r.detail)
   else if (r.reasons.length > 0) parts.push(r.reasons[0]!)
   parts.push(...row.notes.filter((n) => n !== NO_RECORD))
@@ -86,7 +88,9 @@ function details(row: AggregateRow): string | null {
   if (r.rows.length > 0) {
     lines.push('', '| gated metric | status | baseline | candidate | Δ |', '|---|---|---|---|---|')
     for (const x of r.rows) {
-      lines.push(`| ${escapeMarkdown(x.label)} | ${x.status} | ${escapeMarkdown(fmtValue(x.baseline, x.unit))} | ${escapeMarkdown(fmtValue(x.candidate, x.unit))} | ${fmtSignedPct(x.delta_pct)} |`)
+      lines.push(
+        `| ${escapeMarkdown(x.label)} | ${x.status} | ${escapeMarkdown(fmtValue(x.baseline, x.unit))} | ${escapeMarkdown(fmtValue(x.candidate, x.unit))} | ${fmtSignedPct(x.delta_pct)} |`,
+      )
     }
   }
   const why = r.verdict === 'pass' || r.verdict === 'improvement' ? [] : r.reasons.slice(0, 5)

@@ -45,15 +45,21 @@ function shapeBlock(frontier: Frontier, sf: ShapeFrontier): string {
   }
   const concs = [...new Set(sf.series.flatMap((s) => s.points.map((p) => p.concurrency)))].sort((a, b) => a - b)
   if (concs.length > 0) {
-    lines.push('', `| C | ${sf.series.map((s) => `${s.label} tok/s/user | ${s.label} ${frontier.perGpu ? 'tok/s/GPU' : 'tok/s'}`).join(' | ')} |`, `|---:|${'---:|---:|'.repeat(sf.series.length)}`)
+    lines.push(
+      '',
+      `| C | ${sf.series.map((s) => `${s.label} tok/s/user | ${s.label} ${frontier.perGpu ? 'tok/s/GPU' : 'tok/s'}`).join(' | ')} |`,
+      `|---:|${'---:|---:|'.repeat(sf.series.length)}`,
+    )
     for (const c of concs) {
       const cells = sf.series.flatMap((s) => {
         const p = s.points.find((q) => q.concurrency === c)
-        return p === undefined ? ['–', '–'] : [`${fmtRate(p.interactivity)}${p.meetsTarget === false ? ' ✗' : ''}`, `${fmtRate(p.throughput)}${p.onFront ? ' ★' : ''}`]
+        return p === undefined
+          ? ['–', '–']
+          : [`${fmtRate(p.interactivity)}${p.meetsTarget === false ? ' ✗' : ''}`, `${fmtRate(p.throughput)}${p.onFront ? ' ★' : ''}`]
       })
       lines.push(`| ${c} | ${cells.join(' | ')} |`)
     }
-    lines.push('', '★ on the series\' Pareto front (no point of it is both more interactive and faster); ✗ misses the target. Medians across valid repeats.')
+    lines.push('', "★ on the series' Pareto front (no point of it is both more interactive and faster); ✗ misses the target. Medians across valid repeats.")
   }
   if (sf.noValidRun.length > 0) lines.push(`Left out: C=${sf.noValidRun.join(', ')} (no valid run).`)
   return lines.join('\n')

@@ -80,7 +80,15 @@ export function buildFrontier(result: ResultFile, baseline: Baseline | null): Fr
     const x = interactivity(tpot)
     const cand = sf.series.find((s) => s.role === 'candidate')!
     if (x === null || tput === null || tpot === null) sf.noValidRun.push(p.concurrency)
-    else cand.points.push({ concurrency: p.concurrency, tpotP95Ms: tpot, interactivity: x, throughput: divide(tput, gpus.candidate), onFront: false, meetsTarget: meets(valid, result.target) })
+    else
+      cand.points.push({
+        concurrency: p.concurrency,
+        tpotP95Ms: tpot,
+        interactivity: x,
+        throughput: divide(tput, gpus.candidate),
+        onFront: false,
+        meetsTarget: meets(valid, result.target),
+      })
   }
   if (newest !== null) {
     // The baseline keeps its own grid: every point it stored for the shape, not only the candidate's.
@@ -100,7 +108,14 @@ export function buildFrontier(result: ResultFile, baseline: Baseline | null): Fr
         if (x === null || tput === null || tpot === null) continue
         const kind = result.target.metric === 'itl' ? 'itl_p95' : 'tpot_p95'
         const held = result.target.percentile === 95 ? (summarize(newest.runs[metricKey(kind, scope)] ?? [])?.median ?? null) : null
-        base.points.push({ concurrency: c, tpotP95Ms: tpot, interactivity: x, throughput: divide(tput, gpus.baseline), onFront: false, meetsTarget: held === null ? null : held <= result.target.threshold_ms })
+        base.points.push({
+          concurrency: c,
+          tpotP95Ms: tpot,
+          interactivity: x,
+          throughput: divide(tput, gpus.baseline),
+          onFront: false,
+          meetsTarget: held === null ? null : held <= result.target.threshold_ms,
+        })
       }
     }
   }
@@ -127,6 +142,9 @@ function meets(valid: readonly RunResult[], t: ResultTarget): boolean | null {
 /** Marks the Pareto front: both interactivity and throughput are better higher. */
 export function markFront(points: FrontierPoint[]): void {
   for (const p of points) {
-    p.onFront = !points.some((q) => q !== p && q.interactivity >= p.interactivity && q.throughput >= p.throughput && (q.interactivity > p.interactivity || q.throughput > p.throughput))
+    p.onFront = !points.some(
+      (q) =>
+        q !== p && q.interactivity >= p.interactivity && q.throughput >= p.throughput && (q.interactivity > p.interactivity || q.throughput > p.throughput),
+    )
   }
 }

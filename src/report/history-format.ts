@@ -19,7 +19,10 @@ function changePointEntries(h: History): Array<{ index: number; line: string }> 
   for (const m of h.metrics) {
     for (const c of m.changePoints) {
       const env = c.envChanges.length > 0 ? envText(c.envChanges) : 'no environment change recorded'
-      out.push({ index: c.index, line: `${m.label}: change at refresh ${c.index + 1} (${day(h.steps[c.index]!.at)}): ${c.changePct >= 0 ? '+' : '−'}${Math.abs(c.changePct).toFixed(1)} % (${c.worse ? 'worse' : 'better'}); ${env}` })
+      out.push({
+        index: c.index,
+        line: `${m.label}: change at refresh ${c.index + 1} (${day(h.steps[c.index]!.at)}): ${c.changePct >= 0 ? '+' : '−'}${Math.abs(c.changePct).toFixed(1)} % (${c.worse ? 'worse' : 'better'}); ${env}`,
+      })
     }
   }
   return out
@@ -29,13 +32,21 @@ export function renderHistoryText(h: History): string {
   const lines: string[] = [`servegate history — baseline ${h.baseline}, ${h.steps.length} refreshes, oldest first`, '']
   const width = Math.max(...h.metrics.map((m) => m.label.length), 6)
   for (const m of h.metrics) {
-    lines.push(`${m.label.padEnd(width)}  ${sparkline(m.values)}  ${fmt(m, m.values.find((v) => v !== null) ?? null)} → ${fmt(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`)
+    lines.push(
+      `${m.label.padEnd(width)}  ${sparkline(m.values)}  ${fmt(m, m.values.find((v) => v !== null) ?? null)} → ${fmt(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`,
+    )
   }
   // One column per metric, as wide as its label or its widest cell, so the rows line up under the header.
   const cells = h.steps.map((s) => h.metrics.map((m) => `${fmt(m, m.values[s.index] ?? null)}${m.changePoints.some((c) => c.index === s.index) ? ' ◆' : ''}`))
   const widths = h.metrics.map((m, j) => Math.max(m.label.length, ...cells.map((row) => row[j]!.length)))
   const row = (first: string, cols: string[]): string => `${first}${cols.map((c, j) => c.padStart(widths[j]!)).join(' | ')}`.trimEnd()
-  lines.push('', row('refresh  at                commit    ', h.metrics.map((m) => m.label)))
+  lines.push(
+    '',
+    row(
+      'refresh  at                commit    ',
+      h.metrics.map((m) => m.label),
+    ),
+  )
   for (const s of h.steps) {
     lines.push(row(`${String(s.index + 1).padStart(7)}  ${day(s.at).padEnd(16)}  ${(s.commit ?? '').slice(0, 8).padEnd(8)}  `, cells[s.index]!))
     if (s.envChanges.length > 0) lines.push(`${' '.repeat(9)}env: ${envText(s.envChanges)}`)
@@ -73,7 +84,16 @@ function mermaidChart(m: MetricHistory, steps: readonly HistoryStep[]): string[]
   })
   if (pts.length < 2) return []
   const quote = (t: string): string => `"${t.replace(/"/g, "'")}"`
-  return ['', '```mermaid', 'xychart-beta', `  title ${quote(m.label)}`, `  x-axis [${pts.map((p) => quote(String(p.x))).join(', ')}]`, `  y-axis ${quote(m.unit)}`, `  line [${pts.map((p) => p.y).join(', ')}]`, '```']
+  return [
+    '',
+    '```mermaid',
+    'xychart-beta',
+    `  title ${quote(m.label)}`,
+    `  x-axis [${pts.map((p) => quote(String(p.x))).join(', ')}]`,
+    `  y-axis ${quote(m.unit)}`,
+    `  line [${pts.map((p) => p.y).join(', ')}]`,
+    '```',
+  ]
 }
 
 /** Refreshes the compact trend shows by default. */
@@ -90,7 +110,8 @@ export function renderHistoryTrendMarkdown(h: History, opts: { maxSteps?: number
   const max = Math.max(1, Math.floor(opts.maxSteps ?? TREND_STEPS))
   const shown = h.steps.slice(-max)
   const first = shown[0]?.index ?? 0
-  const span = shown.length === h.steps.length ? `${h.steps.length} refresh${h.steps.length === 1 ? '' : 'es'}` : `the last ${shown.length} of ${h.steps.length} refreshes`
+  const span =
+    shown.length === h.steps.length ? `${h.steps.length} refresh${h.steps.length === 1 ? '' : 'es'}` : `the last ${shown.length} of ${h.steps.length} refreshes`
   const out: string[] = [`**Trend of baseline ${escapeMarkdown(h.baseline)}**: ${span}, oldest first.`, '']
   if (h.metrics.length === 0 || shown.length === 0) return `${[...out, '_The baseline records no gated metric yet._'].join('\n')}\n`
   const commits = shown.some((s) => s.commit !== null)
@@ -99,7 +120,9 @@ export function renderHistoryTrendMarkdown(h: History, opts: { maxSteps?: number
   out.push(`|---:|---|${commits ? '---|' : ''}${h.metrics.map(() => '---:|').join('')}---|`)
   for (const s of shown) {
     const commit = commits ? ` ${s.commit === null ? '' : escapeMarkdown(s.commit.slice(0, 8))} |` : ''
-    out.push(`| ${s.index + 1} | ${day(s.at)} |${commit} ${h.metrics.map((m) => `${fmt(m, m.values[s.index] ?? null)}${cp(m, s.index)}`).join(' | ')} | ${escapeMarkdown(envText(s.envChanges))} |`)
+    out.push(
+      `| ${s.index + 1} | ${day(s.at)} |${commit} ${h.metrics.map((m) => `${fmt(m, m.values[s.index] ?? null)}${cp(m, s.index)}`).join(' | ')} | ${escapeMarkdown(envText(s.envChanges))} |`,
+    )
   }
   out.push(`| trend | |${commits ? ' |' : ''} ${h.metrics.map((m) => sparkline(m.values.slice(first))).join(' | ')} | |`)
   const entries = changePointEntries(h)
@@ -112,7 +135,8 @@ export function renderHistoryTrendMarkdown(h: History, opts: { maxSteps?: number
   } else {
     out.push('_No change point in these refreshes: every gated metric stayed within its noise._')
   }
-  if (earlier > 0) out.push('', `_${earlier} earlier change point${earlier === 1 ? '' : 's'} before refresh ${first + 1}: \`servegate history\` lists the whole history._`)
+  if (earlier > 0)
+    out.push('', `_${earlier} earlier change point${earlier === 1 ? '' : 's'} before refresh ${first + 1}: \`servegate history\` lists the whole history._`)
   const newest = (m: MetricHistory): number => Math.max(-1, ...m.changePoints.filter((c) => c.index >= first).map((c) => c.index))
   const charted = h.metrics.reduce((best, m) => (newest(m) > newest(best) ? m : best), h.metrics[0]!)
   out.push(...mermaidChart(charted, shown))
@@ -133,7 +157,9 @@ export function renderHistoryTrendText(h: History): string {
   const shown = h.metrics.slice(0, TREND_METRICS)
   const width = Math.max(...shown.map((m) => m.label.length), 6)
   for (const m of shown) {
-    lines.push(`  ${m.label.padEnd(width)}  ${sparkline(m.values)}  ${fmt(m, m.values.find((v) => v !== null) ?? null)} → ${fmt(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`)
+    lines.push(
+      `  ${m.label.padEnd(width)}  ${sparkline(m.values)}  ${fmt(m, m.values.find((v) => v !== null) ?? null)} → ${fmt(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`,
+    )
   }
   if (h.metrics.length > shown.length) lines.push(`  … and ${h.metrics.length - shown.length} more (servegate history)`)
   const cps = changePointLines(h)

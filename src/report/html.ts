@@ -49,7 +49,10 @@ export function scriptJson(value: unknown): string {
 
 // A library's text inside <script>: it must not close the element, nor point the viewer at a source map to fetch.
 function inlineScript(js: string): string {
-  return js.replace(/^\/\/# sourceMappingURL=.*$/gm, '').replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--')
+  return js
+    .replace(/^\/\/# sourceMappingURL=.*$/gm, '')
+    .replace(/<\/(script)/gi, '<\\/$1')
+    .replace(/<!--/g, '<\\!--')
 }
 
 const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -98,13 +101,28 @@ function verdictHtml(v: Verdict): string {
   const out = [`<section class="verdict v-${e(v.verdict)}"><h2>Verdict: ${e(verdictWord(v.verdict))}</h2>`, `<p>${e(verdictSummary(v))}</p>`]
   if (v.reasons.length > 0) out.push(`<ul>${v.reasons.map((r) => `<li>${e(r)}</li>`).join('')}</ul>`)
   const rows = (gated: boolean): string[][] =>
-    sortRows(v.rows.filter((r) => r.gated === gated)).map((r) => [r.status, r.label, fmtValue(r.baseline, r.unit), fmtValue(r.candidate, r.unit), fmtSignedPct(r.delta_pct), fmtBar(r), `${r.n_baseline}/${r.n_candidate}`])
+    sortRows(v.rows.filter((r) => r.gated === gated)).map((r) => [
+      r.status,
+      r.label,
+      fmtValue(r.baseline, r.unit),
+      fmtValue(r.candidate, r.unit),
+      fmtSignedPct(r.delta_pct),
+      fmtBar(r),
+      `${r.n_baseline}/${r.n_candidate}`,
+    ])
   const head = ['Status', 'Metric', 'Baseline', 'Candidate', 'Change', 'Bar', 'n (base/cand)']
   // The gated rows decide; the reported ones are the full account, collapsed so the charts stay near the top.
   out.push(`<details><summary>Gated metrics (${v.rows.filter((r) => r.gated).length})</summary>${table(head, rows(true), (i) => i >= 2)}</details>`)
   const reported = rows(false)
   if (reported.length > 0) out.push(`<details><summary>Reported, not gated (${reported.length})</summary>${table(head, reported, (i) => i >= 2)}</details>`)
-  if (v.envChanges.length > 0) out.push('<h3>Environment changes</h3>', table(['Changed by', 'Field', 'Baseline', 'Candidate'], v.envChanges.map((c) => [c.blame, c.field, c.baseline, c.candidate])))
+  if (v.envChanges.length > 0)
+    out.push(
+      '<h3>Environment changes</h3>',
+      table(
+        ['Changed by', 'Field', 'Baseline', 'Candidate'],
+        v.envChanges.map((c) => [c.blame, c.field, c.baseline, c.candidate]),
+      ),
+    )
   else out.push('<p class="caption">Environment: no changes recorded between baseline and candidate.</p>')
   out.push('</section>')
   return out.join('\n')
@@ -126,21 +144,42 @@ function shapeHtml(shape: ShapeReport, specs: ChartSpec[], frontier: Frontier): 
     out.push(
       `<p class="caption">y: output tokens per second (completed output tokens / measured duration; prompt tokens not counted), ${e(gpus)}. x: interactivity, 1000 / p95 TPOT ms, the decode speed a user sees at p95. Each mark is one measured concurrency (medians across valid repeats); filled diamonds and the dashed line are the Pareto front (no other point is both more interactive and faster); the red line is the target, ${e(frontier.targetLabel)}.${sf.noValidRun.length > 0 ? ` Left off: C=${e(sf.noValidRun.join(', '))} (no valid run).` : ''}</p>`,
     )
-    const rows = sf.series.flatMap((s) => s.points.map((p) => [s.label, String(p.concurrency), p.interactivity.toFixed(1), p.throughput.toFixed(1), p.onFront ? 'yes' : '', p.meetsTarget === null ? 'unknown' : p.meetsTarget ? 'yes' : 'no']))
-    out.push(`<details><summary>Frontier points</summary>${table(['Series', 'Concurrency', 'tok/s/user (p95 TPOT)', frontier.yLabel, 'Pareto front', 'Holds the target'], rows, (i) => i >= 1 && i <= 3)}</details>`)
+    const rows = sf.series.flatMap((s) =>
+      s.points.map((p) => [
+        s.label,
+        String(p.concurrency),
+        p.interactivity.toFixed(1),
+        p.throughput.toFixed(1),
+        p.onFront ? 'yes' : '',
+        p.meetsTarget === null ? 'unknown' : p.meetsTarget ? 'yes' : 'no',
+      ]),
+    )
+    out.push(
+      `<details><summary>Frontier points</summary>${table(['Series', 'Concurrency', 'tok/s/user (p95 TPOT)', frontier.yLabel, 'Pareto front', 'Holds the target'], rows, (i) => i >= 1 && i <= 3)}</details>`,
+    )
   }
   const latency = mine.filter((s) => s.kind === 'latency')
   if (latency.length > 0) {
     out.push(`<h3>Latency percentiles vs concurrency</h3><p class="caption">${e(SPREAD_NOTE)} Client-side clock.</p><div class="grid">`)
-    for (const spec of latency) out.push(`<div class="latency"><canvas id="${e(spec.id)}" data-kind="latency" role="img" aria-label="${e(spec.title)}"></canvas></div>`)
+    for (const spec of latency)
+      out.push(`<div class="latency"><canvas id="${e(spec.id)}" data-kind="latency" role="img" aria-label="${e(spec.title)}"></canvas></div>`)
     out.push('</div>')
   }
   out.push(`<h3>The methodology's table</h3><p class="caption">${e(CLOCK_LINE)}</p>`)
-  out.push(table(COLUMNS, shape.rows.map((r) => r.cells), (i) => i > 0))
+  out.push(
+    table(
+      COLUMNS,
+      shape.rows.map((r) => r.cells),
+      (i) => i > 0,
+    ),
+  )
   if (shape.warmup !== null) out.push(`<p>${e(shape.warmup)}</p>`)
   out.push(`<p><strong>${e(shape.atTarget)}</strong></p>`)
   if (shape.notes.length > 0) out.push(`<ol>${shape.notes.map((n) => `<li>${e(n)}</li>`).join('')}</ol>`)
-  if (shape.spread.length > 0) out.push(`<details><summary>Spread across repeats</summary><p class="caption">Valid runs only; CV = sample standard deviation / mean.</p>${table(SPREAD_COLUMNS, shape.spread, (i) => i >= 2)}</details>`)
+  if (shape.spread.length > 0)
+    out.push(
+      `<details><summary>Spread across repeats</summary><p class="caption">Valid runs only; CV = sample standard deviation / mean.</p>${table(SPREAD_COLUMNS, shape.spread, (i) => i >= 2)}</details>`,
+    )
   out.push('</section>')
   return out.join('\n')
 }
@@ -151,7 +190,16 @@ function validityHtml(result: ResultFile): string {
   for (const p of result.points) {
     for (const r of p.runs) {
       runs++
-      for (const i of r.validity.issues) rows.push([shapeTitle(p.input_len, p.output_len), String(p.concurrency), String(r.repeat), r.validity.valid ? 'kept' : 'left out', i.code, plainValidity(i.code), i.detail])
+      for (const i of r.validity.issues)
+        rows.push([
+          shapeTitle(p.input_len, p.output_len),
+          String(p.concurrency),
+          String(r.repeat),
+          r.validity.valid ? 'kept' : 'left out',
+          i.code,
+          plainValidity(i.code),
+          i.detail,
+        ])
     }
   }
   const head = '<section><h2>Validity</h2>'
@@ -162,7 +210,9 @@ function validityHtml(result: ResultFile): string {
 function methodologyHtml(result: ResultFile, target: string): string {
   const cfg = result.config ?? {}
   const text = (v: unknown): string => (v === undefined || v === null ? 'unknown' : typeof v === 'string' ? v : JSON.stringify(v))
-  const shapes = Array.isArray(cfg.shapes) ? (cfg.shapes as { input_len: number; output_len: number }[]).map((s) => shapeTitle(s.input_len, s.output_len)).join('; ') : [...new Set(result.points.map((p) => shapeTitle(p.input_len, p.output_len)))].join('; ')
+  const shapes = Array.isArray(cfg.shapes)
+    ? (cfg.shapes as { input_len: number; output_len: number }[]).map((s) => shapeTitle(s.input_len, s.output_len)).join('; ')
+    : [...new Set(result.points.map((p) => shapeTitle(p.input_len, p.output_len)))].join('; ')
   const server = (cfg.server ?? {}) as { api?: unknown }
   const rows: [string, string][] = [
     ['Shapes (fixed, ignore_eos)', shapes],
@@ -184,7 +234,12 @@ function environmentHtml(result: ResultFile): string {
   const rows: [string, string][] = [
     ['Engine', `${env.engine.name} ${env.engine.version}`],
     ['Model', `${env.model.id} (revision ${env.model.revision}, root ${env.model.root})`],
-    ['GPU', env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}` : `${env.gpu.count === 'unknown' ? 'unknown' : `${env.gpu.count} (names unknown)`}`],
+    [
+      'GPU',
+      env.gpu.names.length > 0
+        ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}`
+        : `${env.gpu.count === 'unknown' ? 'unknown' : `${env.gpu.count} (names unknown)`}`,
+    ],
     ['Driver / CUDA', `${env.gpu.driver_version} / ${env.gpu.cuda_version}`],
     ['Clocks', env.gpu.clocks],
     ['Container digest', env.container_digest],

@@ -28,7 +28,13 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, '')
     const cols = shape.columns ?? COLUMNS
-    out.push(...table(cols, `|${cols.map((_, i) => (i === 1 || i === 2 ? '---' : '---:')).join('|')}|`, shape.rows.map((r) => r.cells)))
+    out.push(
+      ...table(
+        cols,
+        `|${cols.map((_, i) => (i === 1 || i === 2 ? '---' : '---:')).join('|')}|`,
+        shape.rows.map((r) => r.cells),
+      ),
+    )
     if (shape.warmup !== null) out.push('', escapeCell(shape.warmup))
     out.push('', `**${escapeCell(shape.atTarget)}**`)
     for (const line of shape.extra ?? []) out.push('', escapeCell(line))
@@ -54,7 +60,14 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   const rows: [string, string | null][] = [
     ['Engine', `${env.engine.name} ${env.engine.version}`],
     ['Model', `${env.model.id} (revision ${env.model.revision}, root ${env.model.root})`],
-    ['GPU', env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}` : typeof env.gpu.count === 'number' ? `${env.gpu.count} (model unknown)` : 'unknown'],
+    [
+      'GPU',
+      env.gpu.names.length > 0
+        ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(', ')}`
+        : typeof env.gpu.count === 'number'
+          ? `${env.gpu.count} (model unknown)`
+          : 'unknown',
+    ],
     ['Driver / CUDA', `${env.gpu.driver_version} / ${env.gpu.cuda_version}`],
     ['Clocks', env.gpu.clocks],
     ['Container digest', env.container_digest],

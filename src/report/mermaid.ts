@@ -55,7 +55,9 @@ export function renderMermaidCurve(series: readonly MermaidSeries[], opts: { tit
   ]
   // The exact figures: every measured point of every series, throughput included.
   const tputLabel = opts.xLabel ?? 'output tok/s'
-  lines.push(`| ${[steps.byConcurrency ? 'concurrency' : 'step', ...shown.flatMap((s) => [`${s.label} ${tputLabel}`, `${s.label} ${yLabel}`])].map(clean).join(' | ')} |`)
+  lines.push(
+    `| ${[steps.byConcurrency ? 'concurrency' : 'step', ...shown.flatMap((s) => [`${s.label} ${tputLabel}`, `${s.label} ${yLabel}`])].map(clean).join(' | ')} |`,
+  )
   lines.push(`|${' --- |'.repeat(1 + shown.length * 2)}`)
   const n = Math.max(...shown.map((s) => s.points.length))
   const rowKeys = steps.byConcurrency

@@ -22,7 +22,15 @@ import { arrivalsLine, goodputLine, OPEN_LOOP_COLUMNS, rateCell, rateSentence } 
  * GPUs serving the model (`n/a` when the count is unknown — never a guessed 1), and interactivity at
  * p95 TPOT (1000 / p95 TPOT ms: the decode speed of the slowest 5 % of users, InferenceX's p95_intvty).
  */
-export const COLUMNS = ['Concurrency', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user', 'Output tok/s per GPU', 'Tok/s/user at p95 TPOT'] as const
+export const COLUMNS = [
+  'Concurrency',
+  'TTFT p50 / p99',
+  'ITL p50 / p99',
+  'Output tok/s',
+  'Tok/s/user',
+  'Output tok/s per GPU',
+  'Tok/s/user at p95 TPOT',
+] as const
 
 export interface ReportRow {
   /** The cells, in COLUMNS order. */
@@ -106,7 +114,10 @@ export function buildReportModel(result: ResultFile): ReportModel {
           invalidOnly: noValidRun.length > 0 && (at?.runs.length ?? 0) === 0,
           gpus,
         }) + invalidCurveNote(widened, noValidRun, at !== null && at.runs.length > 0),
-      warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
+      warmup: warmupRampLine(
+        points.flatMap((p) => p.runs),
+        cfg.warmup,
+      ),
       serverSide: buildServerSideRows(concurrencies, points),
       spread: buildSpreadRows(concurrencies, points),
       ...(extra.length > 0 ? { extra } : {}),
@@ -127,9 +138,15 @@ export function buildReportModel(result: ResultFile): ReportModel {
 function interruptedLine(result: ResultFile): string | null {
   const i = result.interrupted
   if (i === undefined) return null
-  const cut = i.cut_run === null ? '' : `; the run in progress (${fmtInt(i.cut_run.input_len)} in / ${fmtInt(i.cut_run.output_len)} out, C=${i.cut_run.concurrency}, repeat ${i.cut_run.repeat}) was dropped`
+  const cut =
+    i.cut_run === null
+      ? ''
+      : `; the run in progress (${fmtInt(i.cut_run.input_len)} in / ${fmtInt(i.cut_run.output_len)} out, C=${i.cut_run.concurrency}, repeat ${i.cut_run.repeat}) was dropped`
   const srv = i.server
-  const why = i.reason === SERVER_EXITED && srv !== undefined ? `the server ${srv.signal !== null ? `was killed by ${srv.signal}` : `exited with status ${srv.exit_code ?? 'unknown'}`}` : i.reason
+  const why =
+    i.reason === SERVER_EXITED && srv !== undefined
+      ? `the server ${srv.signal !== null ? `was killed by ${srv.signal}` : `exited with status ${srv.exit_code ?? 'unknown'}`}`
+      : i.reason
   return `Interrupted (${why}, ${i.at}): ${i.finished_runs} of ${i.planned_runs} runs finished${cut}. \`servegate run --resume\` with the same settings continues it.`
 }
 
@@ -154,7 +171,14 @@ function plannedGrid(cfg: Record<string, unknown>, points: PointResult[]): { sha
  * An open-loop shape: one row per request rate (the rate curve), the throughput at target
  * over rates. The server-side and spread tables are drawn per concurrency and are left out here.
  */
-function openLoopShape(result: ResultFile, inputLen: number, outputLen: number, points: PointResult[], plannedRepeats: number | null, gpus: number | null): ShapeReport {
+function openLoopShape(
+  result: ResultFile,
+  inputLen: number,
+  outputLen: number,
+  points: PointResult[],
+  plannedRepeats: number | null,
+  gpus: number | null,
+): ShapeReport {
   const cfgRates = Array.isArray(result.config.request_rates) ? (result.config.request_rates as unknown[]) : []
   const xOf = (r: unknown): number | null => (r === 'inf' ? Infinity : typeof r === 'number' ? r : null)
   const rates = [...new Set([...cfgRates.map(xOf), ...points.map((p) => xOf(p.request_rate))].filter((x): x is number => x !== null))].sort((a, b) => a - b)
@@ -178,7 +202,14 @@ function openLoopShape(result: ResultFile, inputLen: number, outputLen: number, 
   }
 }
 
-function buildRow(concurrency: number, point: PointResult | null, plannedRepeats: number | null, notes: string[], gpus: number | null, names?: { cell: string; note: string }): ReportRow {
+function buildRow(
+  concurrency: number,
+  point: PointResult | null,
+  plannedRepeats: number | null,
+  notes: string[],
+  gpus: number | null,
+  names?: { cell: string; note: string },
+): ReportRow {
   const cellName = names?.cell ?? String(concurrency)
   const noteName = names?.note ?? `C=${concurrency}`
   const runs = point?.runs ?? []
@@ -205,12 +236,32 @@ function buildRow(concurrency: number, point: PointResult | null, plannedRepeats
   return {
     cells: [
       label,
-      pair((r) => r.ttft_ms.p50, (r) => r.ttft_ms.p99),
-      pair((r) => r.itl_ms.p50, (r) => r.itl_ms.p99),
-      withSpread(valid.map((r) => r.output_throughput), fmtRate),
-      withSpread(valid.map((r) => r.tok_s_per_user), fmtRate),
-      gpus === null ? 'n/a (GPUs unknown)' : withSpread(valid.map((r) => perGpu(r.output_throughput, gpus)), fmtRate),
-      withSpread(valid.map((r) => interactivity(r.tpot_ms.p95)), fmtRate),
+      pair(
+        (r) => r.ttft_ms.p50,
+        (r) => r.ttft_ms.p99,
+      ),
+      pair(
+        (r) => r.itl_ms.p50,
+        (r) => r.itl_ms.p99,
+      ),
+      withSpread(
+        valid.map((r) => r.output_throughput),
+        fmtRate,
+      ),
+      withSpread(
+        valid.map((r) => r.tok_s_per_user),
+        fmtRate,
+      ),
+      gpus === null
+        ? 'n/a (GPUs unknown)'
+        : withSpread(
+            valid.map((r) => perGpu(r.output_throughput, gpus)),
+            fmtRate,
+          ),
+      withSpread(
+        valid.map((r) => interactivity(r.tpot_ms.p95)),
+        fmtRate,
+      ),
     ],
   }
 }
@@ -289,7 +340,12 @@ export function environmentLine(env: EnvRecord): string {
   const counts = new Map<string, number>()
   for (const n of env.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1)
   // A declared count (--gpus) on a server nvidia-smi cannot see has no names.
-  const gpus = counts.size === 0 ? (typeof env.gpu.count === 'number' ? `${env.gpu.count}× (model unknown)` : 'unknown') : [...counts].map(([n, k]) => `${k}× ${n}`).join(', ')
+  const gpus =
+    counts.size === 0
+      ? typeof env.gpu.count === 'number'
+        ? `${env.gpu.count}× (model unknown)`
+        : 'unknown'
+      : [...counts].map(([n, k]) => `${k}× ${n}`).join(', ')
   const driver = env.gpu.driver_version !== 'unknown' ? ` (driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version})` : ''
   return `Engine: ${engine} · Model: ${env.model.id}${revision} · GPU: ${gpus}${driver}`
 }

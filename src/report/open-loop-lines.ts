@@ -8,7 +8,15 @@ import { finiteMedian } from '../util/median.js'
 import { fmtMs, fmtPct, fmtRate } from './format.js'
 
 /** The table's columns when its rows are request rates. */
-export const OPEN_LOOP_COLUMNS = ['Request rate', 'TTFT p50 / p99', 'ITL p50 / p99', 'Output tok/s', 'Tok/s/user', 'Output tok/s per GPU', 'Tok/s/user at p95 TPOT'] as const
+export const OPEN_LOOP_COLUMNS = [
+  'Request rate',
+  'TTFT p50 / p99',
+  'ITL p50 / p99',
+  'Output tok/s',
+  'Tok/s/user',
+  'Output tok/s per GPU',
+  'Tok/s/user at p95 TPOT',
+] as const
 
 /** `20/s`, or `inf` (every request at once). */
 export function rateCell(rate: number | 'inf'): string {

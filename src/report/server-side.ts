@@ -39,8 +39,14 @@ function serverRow(concurrency: number, runs: readonly RunResult[]): string[] {
   const valid = runs.filter((r) => r.validity.valid)
   if (valid.length === 0) return fill('invalid')
   const pair = (stats: (r: RunResult) => LatencyStats | null | undefined): string => {
-    const p50 = withSpread(valid.map((r) => stats(r)?.p50), fmtMs)
-    const p99 = withSpread(valid.map((r) => stats(r)?.p99), fmtMs)
+    const p50 = withSpread(
+      valid.map((r) => stats(r)?.p50),
+      fmtMs,
+    )
+    const p99 = withSpread(
+      valid.map((r) => stats(r)?.p99),
+      fmtMs,
+    )
     return p50 === 'n/a' && p99 === 'n/a' ? 'n/a' : `${p50} / ${p99}`
   }
   return [
@@ -49,7 +55,10 @@ function serverRow(concurrency: number, runs: readonly RunResult[]): string[] {
     pair((r) => r.server_side?.itl_ms),
     pair((r) => r.server_side?.tpot_ms),
     pair((r) => r.server_side?.e2el_ms),
-    withSpread(valid.map((r) => r.server_side?.generation_tokens), fmtInt),
+    withSpread(
+      valid.map((r) => r.server_side?.generation_tokens),
+      fmtInt,
+    ),
     withSpread(valid.map(clientOutputTokens), fmtInt),
   ]
 }

@@ -16,7 +16,13 @@ export function renderConsoleTable(result: ResultFile): string {
   for (const shape of model.shapes) {
     out.push('', shape.title)
     // Concurrency and the numeric columns right-aligned, like the markdown table.
-    out.push(...drawTable(shape.columns ?? COLUMNS, shape.rows.map((r) => r.cells), (i) => i === 0 || i >= 3))
+    out.push(
+      ...drawTable(
+        shape.columns ?? COLUMNS,
+        shape.rows.map((r) => r.cells),
+        (i) => i === 0 || i >= 3,
+      ),
+    )
     if (shape.warmup !== null) out.push(shape.warmup)
     out.push(shape.atTarget)
     out.push(...(shape.extra ?? []))
@@ -34,7 +40,10 @@ function drawTable(columns: readonly string[], body: readonly (readonly string[]
   const rows = [columns, ...body]
   const widths = columns.map((_, i) => Math.max(...rows.map((r) => width(r[i] ?? ''))))
   const line = (cells: readonly string[]): string =>
-    cells.map((c, i) => (rightAligned(i) ? padStart(c, widths[i]!) : padEnd(c, widths[i]!))).join('  ').trimEnd()
+    cells
+      .map((c, i) => (rightAligned(i) ? padStart(c, widths[i]!) : padEnd(c, widths[i]!)))
+      .join('  ')
+      .trimEnd()
   return [line(columns), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)]
 }
 

@@ -35,7 +35,7 @@ export function renderVerdictMarkdown(v: Verdict, opts: { since?: string } = {})
   }
   if (v.reasons.length > 0) out.push('**Why**', '', ...v.reasons.map((r) => `- ${r}`), '')
   out.push(
-    '<sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, t·σ) at the row\'s share of the false-alarm rate per PR. σ: combined noise of the difference. MDC: the smallest change caught 90 % of the time at this noise; a blind row (MDC above gate.max_mdc_pct) never passes.</sub>',
+    "<sub>Change: candidate median vs baseline centre. Bar: the move in the worse direction that counts as a regression, max(tolerance, t·σ) at the row's share of the false-alarm rate per PR. σ: combined noise of the difference. MDC: the smallest change caught 90 % of the time at this noise; a blind row (MDC above gate.max_mdc_pct) never passes.</sub>",
   )
   return `${out.join('\n')}\n`
 }

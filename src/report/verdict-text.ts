@@ -26,7 +26,14 @@ function table(rows: readonly GateRow[], indent: string): string[] {
   const body = rows.map(cells)
   const all = [[...COLUMNS], ...body]
   const widths = COLUMNS.map((_, i) => Math.max(...all.map((r) => r[i]!.length)))
-  return all.map((r) => indent + r.map((c, i) => (RIGHT[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd())
+  return all.map(
+    (r) =>
+      indent +
+      r
+        .map((c, i) => (RIGHT[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+  )
 }
 
 /** Plain-text verdict: status line, summary, gated table, reported table, environment changes, reasons. */

@@ -24,7 +24,8 @@ export function warmupRampLine(runs: readonly RunResult[], warmupSetting: unknow
   else if (most === 0) text = 'Warmup: none (no request discarded before measuring).'
   else {
     // autoWarmupRequests(0) is the floor of the auto rule (max(4, C)).
-    const how = warmupSetting === 'auto' ? ` (auto: one per slot, at least ${autoWarmupRequests(0)})` : typeof warmupSetting === 'number' ? ' (as configured)' : ''
+    const how =
+      warmupSetting === 'auto' ? ` (auto: one per slot, at least ${autoWarmupRequests(0)})` : typeof warmupSetting === 'number' ? ' (as configured)' : ''
     text = `Warmup: ${fmtRange(warm, fmtInt)} request${most === 1 ? '' : 's'} per run discarded before measuring${how}.`
   }
   const ramps = runs.flatMap((r) => (r.steady_state !== null ? [r.steady_state.ramp_fraction] : []))

@@ -42,7 +42,8 @@ function describeProbeError(err: unknown, timeoutMs: number): string {
   const code = (err as { code?: unknown } | null)?.code
   if (code === 'ECONNREFUSED') return 'connection refused'
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset'
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return `no answer within ${Math.round(timeoutMs / 1000)} s`
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
+    return `no answer within ${Math.round(timeoutMs / 1000)} s`
   return describeError(err)
 }
 

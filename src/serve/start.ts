@@ -108,7 +108,10 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
       )
     }
   } else {
-    throw new UsageError('the serve command has no {port} and no base URL is given: servegate cannot know where the server will answer', 'Put {port} where the command takes its port (--port {port}), or give --base-url.')
+    throw new UsageError(
+      'the serve command has no {port} and no base URL is given: servegate cannot know where the server will answer',
+      'Put {port} where the command takes its port (--port {port}), or give --base-url.',
+    )
   }
 
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true)
@@ -119,7 +122,9 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
     await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log })
     await log.close()
   }
-  opts.log(`Starting the server (pid ${proc.pid}, its own process group) at ${url}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`)
+  opts.log(
+    `Starting the server (pid ${proc.pid}, its own process group) at ${url}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`,
+  )
   try {
     await waitUntilReady(url, proc, log, opts)
   } catch (err) {

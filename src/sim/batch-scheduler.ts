@@ -182,9 +182,7 @@ export class BatchScheduler<T extends SchedItem> {
   private makeRoomForDecode(nowNs: number): void {
     const k = this.tokensPerChunk
     const extra = (e: Entry<T>): number =>
-      e.prefilled < e.prefillTarget || e.item.stallUntilNs > nowNs
-        ? 0
-        : Math.max(0, this.blocksFor(e.kvTokens + Math.min(k, e.item.remaining)) - e.blocks)
+      e.prefilled < e.prefillTarget || e.item.stallUntilNs > nowNs ? 0 : Math.max(0, this.blocksFor(e.kvTokens + Math.min(k, e.item.remaining)) - e.blocks)
     let need = 0
     for (const e of this.running) need += extra(e)
     while (need > 0 && this.usedBlocks + need > this.capacityBlocks && this.running.length > 1) {

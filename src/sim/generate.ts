@@ -62,9 +62,12 @@ export async function handleGenerate(ctx: SimContext, api: SimApi, req: Incoming
   }
   // The engine clock starts at the intended hand-over time, so client minus server TTFT is the delay itself.
   const intended = arrivalNs + delayNs
-  const timer = setTimeout(() => {
-    ctx.pending.delete(timer)
-    enter(intended)
-  }, (intended - nowNs()) / 1e6)
+  const timer = setTimeout(
+    () => {
+      ctx.pending.delete(timer)
+      enter(intended)
+    },
+    (intended - nowNs()) / 1e6,
+  )
   ctx.pending.add(timer)
 }

@@ -7,10 +7,7 @@ import { UsageError } from '../errors.js'
 import { formatIssues } from '../util/json-file.js'
 import type { SimProfile } from './profiles.js'
 
-export const FAULT_KINDS = [
-  'http500', 'http429', 'disconnect', 'stall', 'malformed', 'stream-error',
-  'keepalive', 'overrun', 'trickle', 'huge-line',
-] as const
+export const FAULT_KINDS = ['http500', 'http429', 'disconnect', 'stall', 'malformed', 'stream-error', 'keepalive', 'overrun', 'trickle', 'huge-line'] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
 
 /**
@@ -181,9 +178,7 @@ export function resolveSimOptions(partial: Partial<SimOptions>): SimOptions {
     throw new UsageError('simulator: --ttft-ms and --itl-ms go together (deterministic mode needs both)')
   }
   if (det === 2 && merged.profile !== undefined) {
-    throw new UsageError(
-      'simulator: choose either deterministic mode (--ttft-ms/--itl-ms) or a batching --profile, not both',
-    )
+    throw new UsageError('simulator: choose either deterministic mode (--ttft-ms/--itl-ms) or a batching --profile, not both')
   }
   return merged
 }

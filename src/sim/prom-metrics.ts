@@ -6,16 +6,14 @@
  */
 
 const TTFT_BUCKETS = [
-  0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3,
-  0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560,
+  0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40,
+  80, 160, 640, 2560,
 ]
 const ITL_BUCKETS = [
-  0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.0125, 0.015, 0.0175, 0.02, 0.0225, 0.025, 0.03, 0.035, 0.04, 0.045,
-  0.05, 0.06, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
+  0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.0125, 0.015, 0.0175, 0.02, 0.0225, 0.025, 0.03, 0.035, 0.04, 0.045, 0.05, 0.06, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4,
+  0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
 ]
-const E2E_BUCKETS = [
-  0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
-]
+const E2E_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680]
 
 /** A cumulative-bucket histogram of seconds; observe() is allocation-free. */
 export class PromHistogram {
@@ -93,10 +91,8 @@ export class SimMetrics {
   /** Prometheus text exposition for `model`. */
   render(model: string, g: EngineGauges): string {
     const l = `model_name=${JSON.stringify(model)}`
-    const counter = (name: string, help: string, v: number): string =>
-      `# HELP ${name} ${help}\n# TYPE ${name} counter\n${name}{${l}} ${v}\n`
-    const gauge = (name: string, help: string, v: number): string =>
-      `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}{${l}} ${v}\n`
+    const counter = (name: string, help: string, v: number): string => `# HELP ${name} ${help}\n# TYPE ${name} counter\n${name}{${l}} ${v}\n`
+    const gauge = (name: string, help: string, v: number): string => `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}{${l}} ${v}\n`
     let out = ''
     out += gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', g.running + this.faultTails)
     out += gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', g.waiting)

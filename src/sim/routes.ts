@@ -98,7 +98,6 @@ async function tokenize(ctx: SimContext, req: IncomingMessage, res: ServerRespon
     const gen = b.add_generation_prompt ?? true
     if (typeof gen !== 'boolean') throw new ApiError(400, '`add_generation_prompt` must be a boolean', 'add_generation_prompt')
     tokens = textTokenIds(applyChatTemplate(b.messages as ChatMessageLike[], gen))
-  }
-  else throw new ApiError(400, 'Either `prompt` (string or token ids) or `messages` is required', 'prompt')
+  } else throw new ApiError(400, 'Either `prompt` (string or token ids) or `messages` is required', 'prompt')
   sendJson(res, 200, { count: tokens.length, max_model_len: ctx.maxModelLen, tokens })
 }

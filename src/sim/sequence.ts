@@ -28,8 +28,7 @@ const DISCONNECT_AFTER_MS = 20
 
 export type SeqOptions = Pick<
   SimOptions,
-  | 'reasoningTokens' | 'usageSkew' | 'keepAliveComments' | 'crlf' | 'omitDone' | 'stallMs' | 'timeScale'
-  | 'faultIntervalMs' | 'hugeLineBytes'
+  'reasoningTokens' | 'usageSkew' | 'keepAliveComments' | 'crlf' | 'omitDone' | 'stallMs' | 'timeScale' | 'faultIntervalMs' | 'hugeLineBytes'
 >
 
 export class SimSequence {
@@ -243,21 +242,31 @@ export class SimSequence {
     const body =
       this.req.api === 'chat'
         ? {
-            id, object: 'chat.completion', created, model: this.req.model,
-            choices: [{
-              index: 0,
-              message: {
-                role: 'assistant',
-                content: tokensText(reasoningCount, this.generated - reasoningCount),
-                reasoning_content: reasoningCount > 0 ? tokensText(0, reasoningCount) : null,
-                tool_calls: [],
+            id,
+            object: 'chat.completion',
+            created,
+            model: this.req.model,
+            choices: [
+              {
+                index: 0,
+                message: {
+                  role: 'assistant',
+                  content: tokensText(reasoningCount, this.generated - reasoningCount),
+                  reasoning_content: reasoningCount > 0 ? tokensText(0, reasoningCount) : null,
+                  tool_calls: [],
+                },
+                logprobs: null,
+                finish_reason: this.plan.finishReason,
+                stop_reason: null,
               },
-              logprobs: null, finish_reason: this.plan.finishReason, stop_reason: null,
-            }],
+            ],
             usage,
           }
         : {
-            id, object: 'text_completion', created, model: this.req.model,
+            id,
+            object: 'text_completion',
+            created,
+            model: this.req.model,
             choices: [{ index: 0, text, logprobs: null, finish_reason: this.plan.finishReason, stop_reason: null }],
             usage,
           }

@@ -28,7 +28,10 @@ export const baselineSchema = z.object({
   profile: z.object({
     shapes: z.array(z.object({ input_len: positiveInt, output_len: positiveInt })).min(1),
     concurrency: z.array(positiveInt).min(1),
-    request_rates: z.array(z.union([z.number().positive(), z.literal('inf')])).min(1).optional(),
+    request_rates: z
+      .array(z.union([z.number().positive(), z.literal('inf')]))
+      .min(1)
+      .optional(),
   }),
   refreshes: z.array(
     z.object({

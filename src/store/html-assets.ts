@@ -25,7 +25,8 @@ export function chartScripts(): ChartScripts {
   // Neither package exports its UMD file; it sits beside the CommonJS entry.
   const chartDir = dirname(require.resolve('chart.js'))
   const barsDir = dirname(require.resolve('chartjs-chart-error-bars'))
-  const version = (pkg: string): string => (JSON.parse(readFileSync(join(dirname(require.resolve(pkg)), '..', 'package.json'), 'utf8')) as { version: string }).version
+  const version = (pkg: string): string =>
+    (JSON.parse(readFileSync(join(dirname(require.resolve(pkg)), '..', 'package.json'), 'utf8')) as { version: string }).version
   cached = {
     chartJs: readFileSync(join(chartDir, 'chart.umd.min.js'), 'utf8'),
     errorBars: readFileSync(join(barsDir, 'index.umd.min.js'), 'utf8'),

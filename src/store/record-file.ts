@@ -71,7 +71,10 @@ const recordSchema = z.looseObject({
 function parseRecord(json: unknown, source: string): VerdictRecord {
   const schema = (json as { schema?: unknown } | null)?.schema
   if (schema !== RECORD_SCHEMA) {
-    const what = typeof schema === 'string' && schema.startsWith('servegate.') ? `a ${schema} file` : `not a servegate verdict record (schema ${JSON.stringify(schema ?? null)})`
+    const what =
+      typeof schema === 'string' && schema.startsWith('servegate.')
+        ? `a ${schema} file`
+        : `not a servegate verdict record (schema ${JSON.stringify(schema ?? null)})`
     throw new UsageError(
       `${source} is ${what}, expected "${RECORD_SCHEMA}"`,
       'The records folder must hold only verdict records: upload the file at the output record-path (<out>.record.json) of each job, nothing else.',

@@ -257,7 +257,12 @@ export const resultFileSchema = z
       const key = `${p.input_len}x${p.output_len} ${p.request_rate === undefined ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`}`
       const seen = firstPoint.get(key)
       if (seen === undefined) firstPoint.set(key, i)
-      else ctx.addIssue({ code: 'custom', path: ['points', i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency (or request rate) appears once` })
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: ['points', i],
+          message: `duplicate point ${key} (also points.${seen}); each shape × concurrency (or request rate) appears once`,
+        })
       duplicateRepeats(p.runs, ['points', i, 'runs'], ctx)
     })
     const firstShape = new Map<string, number>()
@@ -275,7 +280,12 @@ function duplicateRepeats(runs: ReadonlyArray<{ repeat: number }>, path: Array<s
   runs.forEach((r, k) => {
     const seen = first.get(r.repeat)
     if (seen === undefined) first.set(r.repeat, k)
-    else ctx.addIssue({ code: 'custom', path: [...path, k, 'repeat'], message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once` })
+    else
+      ctx.addIssue({
+        code: 'custom',
+        path: [...path, k, 'repeat'],
+        message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once`,
+      })
   })
 }
 

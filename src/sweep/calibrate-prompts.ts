@@ -178,7 +178,10 @@ export async function detectPromptCalibration(api: Api, t: CalibrationTarget): P
 }
 
 /** A counter of a point's chat prompts through the server's /tokenize, over one pooled connection set; close() when done. */
-export function tokenizeCounter(t: CalibrationTarget): { count(point: PlanPoint, serial: number, words: number): Promise<number | null>; close(): Promise<void> } {
+export function tokenizeCounter(t: CalibrationTarget): {
+  count(point: PlanPoint, serial: number, words: number): Promise<number | null>
+  close(): Promise<void>
+} {
   const dispatcher = new Agent({ connections: CALIBRATION_CONCURRENCY })
   return {
     async count(point, serial, words) {

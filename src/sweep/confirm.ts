@@ -28,10 +28,22 @@ export interface Confirmation {
 }
 
 /** Run `extraRepeats` more repeats of `cfg` and merge them into `first`, written over it at `resultPath`. */
-export async function confirmVerdict(deps: ConfirmDeps, cfg: ResolvedConfig, first: ResultFile, resultPath: string, extraRepeats: number): Promise<Confirmation> {
+export async function confirmVerdict(
+  deps: ConfirmDeps,
+  cfg: ResolvedConfig,
+  first: ResultFile,
+  resultPath: string,
+  extraRepeats: number,
+): Promise<Confirmation> {
   deps.log(`servegate: undecided after ${cfg.repeats} repeat(s); running ${extraRepeats} more to decide.`)
   // A fresh seed gives the extra repeats their own prompts, so none hits a prefix cached by the first sweep.
-  const extraCfg: ResolvedConfig = { ...cfg, repeats: extraRepeats, seed: deriveSeed(cfg.seed, 'confirm'), resume: false, out: resultPath.replace(/\.json$/i, '') + '.confirm.json' }
+  const extraCfg: ResolvedConfig = {
+    ...cfg,
+    repeats: extraRepeats,
+    seed: deriveSeed(cfg.seed, 'confirm'),
+    resume: false,
+    out: resultPath.replace(/\.json$/i, '') + '.confirm.json',
+  }
   const extra = await deps.runSweep(extraCfg, { log: deps.log, ...(deps.signal ? { signal: deps.signal } : {}) })
   const measured = deps.mergeResults(first, extra.result)
   await deps.writeResultFile(resultPath, measured)

@@ -62,10 +62,7 @@ export async function preflight(root: string, model: string | null, api: Api, ap
   const path = api === 'chat' ? '/v1/chat/completions' : '/v1/completions'
   // The same kind of prompt the sweep sends: text for chat, token ids for completions.
   const promptIds = api === 'chat' ? null : probePromptIds()
-  const body =
-    promptIds === null
-      ? { model: chosen, messages: [{ role: 'user', content: 'servegate preflight' }] }
-      : { model: chosen, prompt: promptIds }
+  const body = promptIds === null ? { model: chosen, messages: [{ role: 'user', content: 'servegate preflight' }] } : { model: chosen, prompt: promptIds }
   const dispatcher = new Agent({ connections: 1 })
   let lastError = ''
   try {
@@ -91,7 +88,10 @@ export async function preflight(root: string, model: string | null, api: Api, ap
       // A client error is the server's answer to this request, not a passing fault: asking again
       // gets the same answer, and every request of the sweep would get it too.
       if (rec.error.kind === 'http_status' && isRefusal(rec.error.detail)) {
-        const what = promptIds === null ? 'a chat probe request' : `a probe request shaped like the sweep's (${promptIds.length} prompt token ids in ${TOKEN_ID_MIN}..${TOKEN_ID_MAX})`
+        const what =
+          promptIds === null
+            ? 'a chat probe request'
+            : `a probe request shaped like the sweep's (${promptIds.length} prompt token ids in ${TOKEN_ID_MIN}..${TOKEN_ID_MAX})`
         throw new UsageError(
           `The server at ${root}${path} refused ${what}: ${rec.error.detail}`,
           promptIds === null
@@ -103,7 +103,10 @@ export async function preflight(root: string, model: string | null, api: Api, ap
   } finally {
     await dispatcher.close()
   }
-  throw new UsageError(`The server at ${root}${path} failed a probe request three times (${lastError})`, 'Check the server log; servegate sends stream: true and ignore_eos: true.')
+  throw new UsageError(
+    `The server at ${root}${path} failed a probe request three times (${lastError})`,
+    'Check the server log; servegate sends stream: true and ignore_eos: true.',
+  )
 }
 
 /** True for an `HTTP 4xx: …` detail other than 408 and 429, which a server may answer to a request it would serve later. */

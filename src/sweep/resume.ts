@@ -10,7 +10,9 @@ export function planKey(inputLen: number, outputLen: number, concurrency: number
 
 /** planKey of a measured run of a point: an open-loop point is identified by its rate (`4096x512@rateinf#r1`). */
 export function measuredRunKey(p: Pick<PointResult, 'input_len' | 'output_len' | 'concurrency' | 'request_rate'>, repeat: number): string {
-  return p.request_rate === undefined ? planKey(p.input_len, p.output_len, p.concurrency, repeat) : `${p.input_len}x${p.output_len}@rate${p.request_rate}#r${repeat}`
+  return p.request_rate === undefined
+    ? planKey(p.input_len, p.output_len, p.concurrency, repeat)
+    : `${p.input_len}x${p.output_len}@rate${p.request_rate}#r${repeat}`
 }
 
 /** What the server is now, as far as resuming needs to know (absent: not checked). */
@@ -34,7 +36,9 @@ export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: st
   const problems: string[] = []
   const t = result.target
   if (t.metric !== cfg.target.metric || t.percentile !== cfg.target.percentile || t.threshold_ms !== cfg.target.thresholdMs) {
-    problems.push(`target ${t.metric}:p${t.percentile}:${t.threshold_ms} in the file, ${cfg.target.metric}:p${cfg.target.percentile}:${cfg.target.thresholdMs} now`)
+    problems.push(
+      `target ${t.metric}:p${t.percentile}:${t.threshold_ms} in the file, ${cfg.target.metric}:p${cfg.target.percentile}:${cfg.target.thresholdMs} now`,
+    )
   }
   const c = result.config as Record<string, unknown>
   const same = (key: string, inFile: unknown, current: unknown): void => {
@@ -72,7 +76,9 @@ export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: st
   for (const p of result.points) {
     const planned = p.request_rate === undefined ? cfg.openLoop == null && cfg.concurrency.includes(p.concurrency) : rates.has(String(p.request_rate))
     if (!shapes.has(`${p.input_len}x${p.output_len}`) || !planned) {
-      problems.push(`point ${p.input_len}x${p.output_len} ${p.request_rate === undefined ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`} is not in the current sweep`)
+      problems.push(
+        `point ${p.input_len}x${p.output_len} ${p.request_rate === undefined ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`} is not in the current sweep`,
+      )
     }
     const extra = p.runs.filter((r) => r.repeat > cfg.repeats).map((r) => r.repeat)
     if (extra.length > 0) {

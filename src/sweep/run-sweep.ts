@@ -55,7 +55,10 @@ export class SweepCancelled extends UsageError {
     /** Runs the plan holds. */
     readonly planned: number,
   ) {
-    super(`Sweep interrupted after ${done} of ${planned} runs; finished runs are saved in ${resultPath}, the run in progress was dropped.`, `Continue with: servegate run --resume --out ${resultPath}`)
+    super(
+      `Sweep interrupted after ${done} of ${planned} runs; finished runs are saved in ${resultPath}, the run in progress was dropped.`,
+      `Continue with: servegate run --resume --out ${resultPath}`,
+    )
   }
 }
 
@@ -96,7 +99,9 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
     const simOptions = deps.simOptions ?? { profile: 'default' }
     sim = await startSim(simOptions)
     root = sim.url
-    deps.log(`No --base-url given: started servegate's built-in simulator at ${sim.url} (${describeSim(simOptions)}); its numbers are illustrative, not a GPU measurement.`)
+    deps.log(
+      `No --base-url given: started servegate's built-in simulator at ${sim.url} (${describeSim(simOptions)}); its numbers are illustrative, not a GPU measurement.`,
+    )
   } else {
     root = normalizeBaseUrl(cfg.server.baseUrl).root
   }
@@ -145,7 +150,12 @@ interface SweepTarget {
   serverProcesses: ServerProcesses
 }
 
-async function sweepAgainst(root: string, cfg: ResolvedConfig, deps: SweepDeps, server: ServerHandle | null): Promise<{ result: ResultFile; resultPath: string }> {
+async function sweepAgainst(
+  root: string,
+  cfg: ResolvedConfig,
+  deps: SweepDeps,
+  server: ServerHandle | null,
+): Promise<{ result: ResultFile; resultPath: string }> {
   const target = await probeTarget(root, cfg, deps, server)
   const { result, plan } = cfg.resume && existsSync(cfg.out) ? await resumeResult(target) : await freshResult(target)
   await measurePlan(target, result, plan)
@@ -161,16 +171,22 @@ async function probeTarget(root: string, cfg: ResolvedConfig, deps: SweepDeps, s
   const startedAt = new Date().toISOString()
   // Once per sweep: can chat prompts be calibrated to exactly input_len tokens with the server's /tokenize?
   const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey })
-  if (calibration.mode === 'tokenize') deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`)
+  if (calibration.mode === 'tokenize')
+    deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`)
   if (calibration.mode === 'none') {
-    deps.log(`Chat prompts are input_len words, not calibrated: ${root}/tokenize cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`)
+    deps.log(
+      `Chat prompts are input_len words, not calibrated: ${root}/tokenize cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`,
+    )
   }
 
   const tooManyThreads = workersWarning(cfg.workers)
   if (tooManyThreads !== null) deps.log(`Warning: ${tooManyThreads}`)
   // nvidia-smi sees this host's GPUs: they describe the server (and may judge its health) only when it runs here.
   const gpuOnThisHost = isServerOnThisHost(root)
-  if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`)
+  if (!gpuOnThisHost)
+    deps.log(
+      `The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`,
+    )
   const envDeps = {
     ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }),
     ...(deps.exec !== undefined ? { exec: deps.exec } : {}),
@@ -272,7 +288,14 @@ async function measurePlan(t: SweepTarget, result: ResultFile, plan: PlanPoint[]
 }
 
 /** The words of each prompt of `point`, calibrated with the server's /tokenize; prompts it could not size exactly are counted in the result. */
-async function calibrateRun(t: SweepTarget, result: ResultFile, point: PlanPoint, counter: ReturnType<typeof tokenizeCounter>, memo: CalibrationMemo, stop: Stop): Promise<number[] | null> {
+async function calibrateRun(
+  t: SweepTarget,
+  result: ResultFile,
+  point: PlanPoint,
+  counter: ReturnType<typeof tokenizeCounter>,
+  memo: CalibrationMemo,
+  stop: Stop,
+): Promise<number[] | null> {
   const cal = await calibratePoint(point, (serial, words) => counter.count(point, serial, words), { memo })
   const missed = describeMisses(point, cal)
   if (missed !== null) {

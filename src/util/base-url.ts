@@ -28,7 +28,8 @@ export function baseUrlRoot(raw: string): string | BaseUrlProblem {
   if (url.hostname === '') return { problem: 'expected an http(s) URL such as http://127.0.0.1:8000', http: false }
   if (url.search || url.hash) return { problem: 'expected a URL without a query or fragment', http: true }
   // The base URL is written to the result file; credentials must never be.
-  if (url.username || url.password) return { problem: 'expected a URL without credentials (name the key\'s environment variable in server.api_key_env)', http: true }
+  if (url.username || url.password)
+    return { problem: "expected a URL without credentials (name the key's environment variable in server.api_key_env)", http: true }
   let path = url.pathname.replace(/\/+$/, '')
   if (path.endsWith('/v1')) path = path.slice(0, -3)
   path = path.replace(/\/+$/, '')

@@ -128,24 +128,17 @@ const RULES: Rule[] = [
   // A following flag is not a value: `--api-key --port 8000` keeps --port.
   {
     re: new RegExp(String.raw`(^|[\s"'(=\\])(--?[A-Za-z][\w.-]*)(=|\s+)(?!-)(${WORD})`, 'g'),
-    apply: (m) =>
-      isSecretFlagName(m[2]!) && !isRedacted(m[4]!)
-        ? { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4]!)}`, secret: unquote(m[4]!) }
-        : keep(m),
+    apply: (m) => (isSecretFlagName(m[2]!) && !isRedacted(m[4]!) ? { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4]!)}`, secret: unquote(m[4]!) } : keep(m)),
   },
   // NAME=value with a secret word in NAME: HF_TOKEN=…, -e OPENAI_API_KEY=…, export DB_PASSWORD=….
   {
     re: new RegExp(String.raw`(^|[^\w$-])([A-Za-z_][A-Za-z0-9_]*)=(${WORD})`, 'g'),
-    apply: (m) =>
-      isSecretName(m[2]!) && !isRedacted(m[3]!)
-        ? { text: `${m[1]}${m[2]}=${redactWord(m[3]!)}`, secret: unquote(m[3]!) }
-        : keep(m),
+    apply: (m) => (isSecretName(m[2]!) && !isRedacted(m[3]!) ? { text: `${m[1]}${m[2]}=${redactWord(m[3]!)}`, secret: unquote(m[3]!) } : keep(m)),
   },
   // "api_key": "value" inside JSON, plain or escaped inside a JSON string (--hf-overrides '{"hf_token": "…"}').
   {
     re: /(\\?")([\w.-]+)\1(\s*:\s*)\1([^"\\]*)\1/g,
-    apply: (m) =>
-      isSecretName(m[2]!) && !isRedacted(m[4]!) ? { text: `${m[1]}${m[2]}${m[1]}${m[3]}${m[1]}${REDACTED}${m[1]}`, secret: m[4]! } : keep(m),
+    apply: (m) => (isSecretName(m[2]!) && !isRedacted(m[4]!) ? { text: `${m[1]}${m[2]}${m[1]}${m[3]}${m[1]}${REDACTED}${m[1]}`, secret: m[4]! } : keep(m)),
   },
   // A quoted header with a secret name: -H "X-Api-Key: value", 'Proxy-Authorization: Basic …'.
   {

@@ -61,7 +61,10 @@ describe('servegate ab against two simulators', () => {
     for (const side of ['a', 'b']) {
       const res = parseResult(JSON.parse(readFileSync(join(r.outDir, `${side}.json`), 'utf8')), side)
       expect(res.config['repeats']).toBe(4)
-      expect(res.points.map((p) => p.runs.map((x) => x.repeat))).toEqual([[1, 2, 3, 4], [1, 2, 3, 4]])
+      expect(res.points.map((p) => p.runs.map((x) => x.repeat))).toEqual([
+        [1, 2, 3, 4],
+        [1, 2, 3, 4],
+      ])
       expect(new Set(res.points.flatMap((p) => p.runs.map((x) => x.seed))).size).toBe(8)
     }
     // compare works on them too, and agrees that B is slower.
@@ -99,8 +102,19 @@ describe('servegate ab against two simulators', () => {
 
   it("calls B broken when B's server dies mid-job, exit 1", async () => {
     // The group leader kills the simulator after a few seconds: a slot of B is cut by the exit.
-    const r = await runCli(['ab', '--a-base-url', a.url, '--b-serve', `sh -c '${SIM} --ttft-ms 20 --itl-ms 10 & pid=$!; sleep 6; kill -9 $pid; exit 7'`,
-      '--rounds', '4', '--config', join(dir, 'servegate.yml'), '--out-dir', join(dir, 'dies')])
+    const r = await runCli([
+      'ab',
+      '--a-base-url',
+      a.url,
+      '--b-serve',
+      `sh -c '${SIM} --ttft-ms 20 --itl-ms 10 & pid=$!; sleep 6; kill -9 $pid; exit 7'`,
+      '--rounds',
+      '4',
+      '--config',
+      join(dir, 'servegate.yml'),
+      '--out-dir',
+      join(dir, 'dies'),
+    ])
     expect(r.code, r.stdout + r.stderr).toBe(1)
     expect(r.stdout).toContain('servegate verdict: BROKEN')
     // On a busy host the kill may land before B's first slot: no B result then, and the verdict says why.
@@ -120,7 +134,9 @@ describe('servegate ab against two simulators', () => {
     for (const rounds of ['1', '3']) {
       const r2 = await runCli(['ab', '--a-base-url', a.url, '--rounds', rounds, '--out-dir', join(dir, 'bad')])
       expect(r2.code).toBe(2)
-      expect(r2.stderr).toContain(`servegate ab --rounds "${rounds}": expected a whole number of at least 4 rounds (fewer leave too few degrees of freedom for the paired spread)`)
+      expect(r2.stderr).toContain(
+        `servegate ab --rounds "${rounds}": expected a whole number of at least 4 rounds (fewer leave too few degrees of freedom for the paired spread)`,
+      )
     }
     const r3 = await runCli(['ab', '--a-base-url', a.url, '--b-base-url', a2.url, '--rounds', '6', '--max-rounds', '4', '--out-dir', join(dir, 'bad')])
     expect(r3.code).toBe(2)

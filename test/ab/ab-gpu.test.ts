@@ -42,7 +42,20 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
   /** One ab job on `host` (its nvidia-smi first on PATH); a job whose slot a saturated client spoiled is run again, once. */
   async function ab(host: StandInHost, name: string, a: string, b: string, extra: string[] = []) {
     const outDir = join(dir, name)
-    const args = ['ab', '--a-serve', engineCommand(host, a), '--b-serve', engineCommand(host, b), '--rounds', '4', '--config', join(dir, 'servegate.yml'), '--out-dir', outDir, ...extra]
+    const args = [
+      'ab',
+      '--a-serve',
+      engineCommand(host, a),
+      '--b-serve',
+      engineCommand(host, b),
+      '--rounds',
+      '4',
+      '--config',
+      join(dir, 'servegate.yml'),
+      '--out-dir',
+      outDir,
+      ...extra,
+    ]
     const env = { ...process.env, CI: '1', PATH: host.path }
     let before = new Set(host.started())
     let r = await runCli(args, { env })
@@ -90,7 +103,13 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
     const s = exclusive.schedule()
     expect(s.mode).toBe('exclusive')
     expect(s.order).toEqual(['A', 'B', 'B', 'A', 'A', 'B', 'B', 'A'])
-    expect(s.starts.map((x) => [x.side, x.slots])).toEqual([['A', [1]], ['B', [2, 3]], ['A', [4, 5]], ['B', [6, 7]], ['A', [8]]])
+    expect(s.starts.map((x) => [x.side, x.slots])).toEqual([
+      ['A', [1]],
+      ['B', [2, 3]],
+      ['A', [4, 5]],
+      ['B', [6, 7]],
+      ['A', [8]],
+    ])
     // The first four slots: A started twice, B once.
     const firstFour = s.starts.filter((x) => x.slots.some((n) => n <= 4))
     expect(firstFour.filter((x) => x.side === 'A')).toHaveLength(2)
@@ -125,7 +144,10 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
     expect(r.code, r.stdout + r.stderr).toBe(v === 'unmeasured' || blind ? 1 : 0)
     expect(r.stdout).toContain('Mode: resident: --resident, A on GPUs 0, B on GPUs 1.')
     const s = r.schedule()
-    expect(s.starts.map((x) => [x.side, x.slots])).toEqual([['A', [1, 4, 5, 8]], ['B', [2, 3, 6, 7]]])
+    expect(s.starts.map((x) => [x.side, x.slots])).toEqual([
+      ['A', [1, 4, 5, 8]],
+      ['B', [2, 3, 6, 7]],
+    ])
     expect(s.gpus).toBe(2)
     // Each engine got its GPU (CUDA_VISIBLE_DEVICES), and only that GPU counted for its runs.
     expect(r.pids.map((pid) => readFileSync(join(twoGpus.pids, String(pid)), 'utf8').trim()).sort()).toEqual(['0', '1'])

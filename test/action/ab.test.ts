@@ -5,10 +5,13 @@ import { CWD, FORK_PAYLOAD, fakeDeps, resolved, type FakeOptions } from './fake-
 import { env, result as resultFixture, verdict } from './fixtures.js'
 
 const HEAD = '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d'
-const PR = { pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } } }
+const PR = {
+  pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } },
+}
 const A_SERVE = 'vllm serve m --port {port} --api-key sk-referencesecret123'
 const B_SERVE = 'vllm-next serve m --port {port}'
-const ab = (o: FakeOptions = {}) => fakeDeps({ payload: PR, ...o, inputs: { config: 'servegate.yml', mode: 'ab', 'a-serve': A_SERVE, 'b-serve': B_SERVE, ...o.inputs } })
+const ab = (o: FakeOptions = {}) =>
+  fakeDeps({ payload: PR, ...o, inputs: { config: 'servegate.yml', mode: 'ab', 'a-serve': A_SERVE, 'b-serve': B_SERVE, ...o.inputs } })
 const BASELINE = `${CWD}/baselines/gate.json`
 const gate = (o: FakeOptions = {}) => fakeDeps({ existing: [BASELINE], payload: PR, ...o, inputs: { config: 'servegate.yml', ...o.inputs } })
 
@@ -35,7 +38,7 @@ describe('the Action in mode ab', () => {
     expect(rec.outputs.get('verdict')).toBe('pass')
   })
 
-  it('passes resident and each side\'s GPUs (inputs resident, a-gpus, b-gpus) to runAB, naming the inputs in its messages', async () => {
+  it("passes resident and each side's GPUs (inputs resident, a-gpus, b-gpus) to runAB, naming the inputs in its messages", async () => {
     const { deps, rec } = ab({ inputs: { resident: 'true', 'a-gpus': '0,1', 'b-gpus': '2, 3' }, verdicts: [verdict('pass')] })
     await run(deps)
     const opts = rec.abRuns[0]!
@@ -57,7 +60,7 @@ describe('the Action in mode ab', () => {
     expect(seen[0]).toContain('⏳ servegate: benchmark running')
     expect(seen[0]).toContain('12 alternating slots (A B, B A, …)')
     expect(rec.comments).toHaveLength(1)
-    const body = (rec.comments[0]!.body ?? '')
+    const body = rec.comments[0]!.body ?? ''
     expect(body.startsWith('<!-- servegate:gate-ab -->')).toBe(true)
     expect(body).toContain('❌ servegate: regression — sweep "gate" vs A (reference), paired slot by slot on this runner')
     expect(body).toContain('AB-VERDICT-TABLE(regression;')
@@ -89,7 +92,10 @@ describe('the Action in mode ab', () => {
   })
 
   it('takes B from serve / base-url when b-serve and b-base-url are empty', async () => {
-    const { deps, rec } = ab({ inputs: { 'b-serve': '', 'a-serve': '', 'a-base-url': 'http://127.0.0.1:9001', 'base-url': 'http://127.0.0.1:9002' }, verdicts: [verdict('pass')] })
+    const { deps, rec } = ab({
+      inputs: { 'b-serve': '', 'a-serve': '', 'a-base-url': 'http://127.0.0.1:9001', 'base-url': 'http://127.0.0.1:9002' },
+      verdicts: [verdict('pass')],
+    })
     await run(deps)
     expect(rec.resolveInputs[0]?.flags.baseUrl).toBe('http://127.0.0.1:9002')
     expect(rec.resolveInputs[1]?.flags.baseUrl).toBe('http://127.0.0.1:9001')
@@ -99,17 +105,20 @@ describe('the Action in mode ab', () => {
   it('keeps the base URLs out of the comment unless show-host', async () => {
     const hidden = ab({ verdicts: [verdict('pass')] })
     await run(hidden.deps)
-    expect((hidden.rec.comments[0]!.body ?? '')).toContain('A at (not shown: show-host is false); B at (not shown: show-host is false)')
+    expect(hidden.rec.comments[0]!.body ?? '').toContain('A at (not shown: show-host is false); B at (not shown: show-host is false)')
     const shown = ab({ inputs: { 'show-host': 'true' }, verdicts: [verdict('pass')] })
     await run(shown.deps)
-    expect((shown.rec.comments[0]!.body ?? '')).toContain('A at http://127.0.0.1:8000')
+    expect(shown.rec.comments[0]!.body ?? '').toContain('A at http://127.0.0.1:8000')
   })
 
   it('rejects A given twice or not at all, and a bad rounds value, before anything runs', async () => {
     for (const [inputs, message] of [
       [{ 'a-base-url': 'http://127.0.0.1:9001' }, 'give exactly one of the inputs "a-serve" and "a-base-url"'],
       [{ 'a-serve': '' }, 'give exactly one of the inputs "a-serve" and "a-base-url"'],
-      [{ rounds: '1' }, 'input "rounds": "1" is not allowed; expected a whole number of rounds from 4 to 100 (fewer leave too few degrees of freedom for the paired spread)'],
+      [
+        { rounds: '1' },
+        'input "rounds": "1" is not allowed; expected a whole number of rounds from 4 to 100 (fewer leave too few degrees of freedom for the paired spread)',
+      ],
       [{ rounds: '3' }, 'input "rounds": "3" is not allowed; expected a whole number of rounds from 4'],
       [{ 'max-rounds': 'many' }, 'input "max-rounds": "many" is not allowed; expected a whole number of rounds from 4 to 100, no smaller than rounds'],
       [{ 'a-gpus': '0,x' }, 'input "a-gpus": "0,x": expected GPU indices or UUIDs separated by commas, e.g. 0,1'],
@@ -128,7 +137,7 @@ describe('the Action in mode ab', () => {
     await run(deps)
     expect(rec.abRuns).toEqual([])
     expect(rec.outputs.get('verdict')).toBe('refused')
-    expect((rec.comments[0]!.body ?? '')).toContain('⛔ servegate: refused to run — no verdict')
+    expect(rec.comments[0]!.body ?? '').toContain('⛔ servegate: refused to run — no verdict')
   })
 
   it('masks the secrets of a-serve and b-serve, and keeps them out of an error comment', async () => {
@@ -140,7 +149,7 @@ describe('the Action in mode ab', () => {
     await run(deps)
     expect(rec.secrets).toEqual(expect.arrayContaining([secret, 'hf_abcdefghijklmnop']))
     expect(rec.outputs.get('verdict')).toBe('error')
-    const body = (rec.comments.at(-1)!.body ?? '')
+    const body = rec.comments.at(-1)!.body ?? ''
     expect(body).toContain('A (the reference) failed')
     expect(body).not.toContain(secret)
   })
@@ -153,19 +162,25 @@ describe('gate mode with a reference serve command', () => {
     const { deps, rec } = gate({ inputs: { serve: B_SERVE, 'reference-serve': A_SERVE, rounds: '4' }, verdicts: [verdict('regression'), verdict('pass')] })
     await run(deps)
     expect(rec.sweeps).toHaveLength(1)
-    expect(rec.info).toContain('servegate: escalating to A/B with the reference engine: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed.')
+    expect(rec.info).toContain(
+      'servegate: escalating to A/B with the reference engine: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed.',
+    )
     expect(rec.abRuns).toHaveLength(1)
     expect(rec.abRuns[0]!.rounds).toBe(4)
     expect(rec.resolveInputs[0]?.flags.serve).toBe(B_SERVE)
     expect(rec.resolveInputs[1]?.flags.serve).toBe(A_SERVE)
     expect(rec.secrets).toContain('sk-referencesecret123')
     expect(rec.comments).toHaveLength(1)
-    const body = (rec.comments[0]!.body ?? '')
+    const body = rec.comments[0]!.body ?? ''
     expect(body.startsWith('<!-- servegate:gate -->')).toBe(true)
     expect(body).toContain('the reference engine re-measured on this runner (A/B)')
     // The comment says why the ladder climbed, what the stored baseline said, and what the A/B cost.
-    expect(body).toContain('> Escalated to A/B: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed (against baselines/gate.json the verdict was regression).')
-    expect(body).toContain('The reference engine (the input reference-serve) was measured beside the candidate on this runner, and the verdict is A/B from 4 paired rounds.')
+    expect(body).toContain(
+      '> Escalated to A/B: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed (against baselines/gate.json the verdict was regression).',
+    )
+    expect(body).toContain(
+      'The reference engine (the input reference-serve) was measured beside the candidate on this runner, and the verdict is A/B from 4 paired rounds.',
+    )
     expect(body).toContain('AB-VERDICT-TABLE(pass;')
     expect(rec.outputs.get('verdict')).toBe('pass')
     expect(rec.failed).toEqual([])
@@ -192,7 +207,7 @@ describe('gate mode with a reference serve command', () => {
     await run(deps)
     expect(rec.abRuns).toHaveLength(1)
     expect(rec.resolveInputs[1]?.flags.serve).toBe(A_SERVE)
-    expect((rec.comments[0]!.body ?? '')).toContain('(gate.reference_command)')
+    expect(rec.comments[0]!.body ?? '').toContain('(gate.reference_command)')
     expect(rec.failed).toHaveLength(1)
   })
 
@@ -209,16 +224,22 @@ describe('gate mode with a reference serve command', () => {
     }
     await run(deps)
     const lines = (rec.comments[0]!.body ?? '').split('\n')
-    expect(lines[1]).toMatch(/^\*\*⚠ Host changed: driver 580\.1 → 590\.2 since the baseline; the repository is unchanged\. The reference engine was re-measured on this runner/)
+    expect(lines[1]).toMatch(
+      /^\*\*⚠ Host changed: driver 580\.1 → 590\.2 since the baseline; the repository is unchanged\. The reference engine was re-measured on this runner/,
+    )
   })
 })
 
 describe('gate mode against a baseline from another host', () => {
   it('says so in the first line of the comment and the summary, and warns', async () => {
     const { deps, rec } = gate({ verdicts: [verdict('regression')] })
-    deps.stages.runSweep = async (cfg) => ({ result: { ...resultFixture(), env: env({ gpu: { ...env().gpu, driver_version: '590.2', cuda_version: '13.1' } }) }, resultPath: cfg.out })
+    deps.stages.runSweep = async (cfg) => ({
+      result: { ...resultFixture(), env: env({ gpu: { ...env().gpu, driver_version: '590.2', cuda_version: '13.1' } }) },
+      resultPath: cfg.out,
+    })
     await run(deps)
-    const first = "**⚠ Host changed: driver 580.1 → 590.2; CUDA 13.0 → 13.1 since the baseline; the repository is unchanged. The pull request may not be the cause: a change may be the host's.**"
+    const first =
+      "**⚠ Host changed: driver 580.1 → 590.2; CUDA 13.0 → 13.1 since the baseline; the repository is unchanged. The pull request may not be the cause: a change may be the host's.**"
     expect((rec.comments[0]!.body ?? '').split('\n')[1]).toBe(first)
     expect((rec.comments[0]!.body ?? '').split('\n')[3]).toMatch(/^### ❌ servegate: regression/)
     expect(rec.summary.split('\n')[0]).toBe(first)
@@ -229,7 +250,7 @@ describe('gate mode against a baseline from another host', () => {
   it('adds no such line when the host is the same', async () => {
     const { deps, rec } = gate({ verdicts: [verdict('pass')] })
     await run(deps)
-    expect((rec.comments[0]!.body ?? '')).not.toContain('Host changed')
+    expect(rec.comments[0]!.body ?? '').not.toContain('Host changed')
     expect((rec.comments[0]!.body ?? '').split('\n')[1]).toMatch(/^### ✅ servegate: pass/)
   })
 })
@@ -248,7 +269,8 @@ describe('mode check before a gate that re-measures its reference', () => {
     // The base branch has the config but no baseline.
     deps.git = async (args) => {
       rec.git.push([...args])
-      if (args[0] === 'show' && String(args[1]).includes('baselines/')) return { code: 128, stdout: '', stderr: "fatal: path 'baselines/gate.json' does not exist in 'abc123'" }
+      if (args[0] === 'show' && String(args[1]).includes('baselines/'))
+        return { code: 128, stdout: '', stderr: "fatal: path 'baselines/gate.json' does not exist in 'abc123'" }
       return { code: 0, stdout: '', stderr: '' }
     }
     return { deps, rec }

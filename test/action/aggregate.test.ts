@@ -13,11 +13,19 @@ import { verdict } from './fixtures.js'
 // run wrote through deps.files, and the aggregate reads those files back from a real folder.
 
 const HEAD = '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d'
-const PR = { pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } } }
+const PR = {
+  pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } },
+}
 const RECORD = `${CWD}/servegate-result.record.json`
 const RUNNER = { RUNNER_NAME: 'gpu-host-1', RUNNER_OS: 'Linux', RUNNER_ARCH: 'X64', GITHUB_JOB: 'bench', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1' }
 const job = (o: FakeOptions = {}) =>
-  fakeDeps({ existing: [`${CWD}/baselines/gate.json`], payload: PR, ...o, env: { ...RUNNER, ...o.env }, inputs: { config: 'servegate.yml', comment: 'never', ...o.inputs } })
+  fakeDeps({
+    existing: [`${CWD}/baselines/gate.json`],
+    payload: PR,
+    ...o,
+    env: { ...RUNNER, ...o.env },
+    inputs: { config: 'servegate.yml', comment: 'never', ...o.inputs },
+  })
 
 const dirs: string[] = []
 afterAll(() => {
@@ -98,7 +106,9 @@ describe('mode aggregate', () => {
     expect(rows[1]).toContain('no record (cancelled, crashed or runner lost)')
     expect(rows[0]).toContain('[bench](https://github.com/acme/infer/actions/runs/42)')
     expect(rec.summary).toContain('## ❌ servegate matrix: regression — 3 configurations: 1 regression, 1 incomplete, 1 pass')
-    expect(rec.failed).toEqual(['servegate matrix: regression — b regression, c incomplete (fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable)'])
+    expect(rec.failed).toEqual([
+      'servegate matrix: regression — b regression, c incomplete (fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable)',
+    ])
     // No sweep, no config: the final job needs no GPU.
     expect(rec.sweeps).toHaveLength(0)
     expect(rec.resolveInputs).toHaveLength(0)

@@ -38,11 +38,21 @@ describe('the terms of the gate', () => {
   })
 
   it('names each changed term, ignoring key order', () => {
-    const reordered: ConfigFile = { ...base, gate: { max_failed_requests: 0, tolerance_pct: { itl: 5 } }, target: { threshold_ms: 50, percentile: 95, metric: 'tpot' } }
+    const reordered: ConfigFile = {
+      ...base,
+      gate: { max_failed_requests: 0, tolerance_pct: { itl: 5 } },
+      target: { threshold_ms: 50, percentile: 95, metric: 'tpot' },
+    }
     expect(termDifferences(reordered, base)).toEqual([])
     expect(termDifferences({ ...base, gate: { tolerance_pct: { itl: 500 } } }, base)).toEqual(['gate.max_failed_requests', 'gate.tolerance_pct'])
     expect(termDifferences({ ...base, target: { metric: 'itl', percentile: 95, threshold_ms: 50 } }, base)).toEqual(['target.metric'])
-    expect(termDifferences({ sweeps: base.sweeps }, base)).toEqual(['target.metric', 'target.percentile', 'target.threshold_ms', 'gate.max_failed_requests', 'gate.tolerance_pct'])
+    expect(termDifferences({ sweeps: base.sweeps }, base)).toEqual([
+      'target.metric',
+      'target.percentile',
+      'target.threshold_ms',
+      'gate.max_failed_requests',
+      'gate.tolerance_pct',
+    ])
     const narrowed = { gate: { ...base.sweeps!['gate']!, concurrency: [1, 4], placement: 'bracket' as const } }
     expect(termDifferences({ ...base, sweeps: narrowed, server: { request_timeout: 5 }, seed: 2 }, base)).toEqual([
       'sweeps.gate.concurrency',
@@ -72,11 +82,18 @@ describe('the terms of the gate', () => {
 })
 
 describe("the base config's judgement wins over the workflow's inputs", () => {
-  const strict = configJudgement({ gate: { fail_on: ['regression', 'broken', 'incomplete', 'not_comparable', 'unmeasured', 'undecided'], confirm: true } }, 'servegate.yml on main (abc)')
+  const strict = configJudgement(
+    { gate: { fail_on: ['regression', 'broken', 'incomplete', 'not_comparable', 'unmeasured', 'undecided'], confirm: true } },
+    'servegate.yml on main (abc)',
+  )
   const defaults = { failOn: ['regression', 'broken', 'incomplete', 'not_comparable'] as const, confirm: true }
 
   it('reads gate.fail_on as a list or as the input spells it, and gate.confirm', () => {
-    expect(strict).toEqual({ failOn: ['regression', 'broken', 'incomplete', 'not_comparable', 'unmeasured', 'undecided'], confirm: true, source: 'servegate.yml on main (abc)' })
+    expect(strict).toEqual({
+      failOn: ['regression', 'broken', 'incomplete', 'not_comparable', 'unmeasured', 'undecided'],
+      confirm: true,
+      source: 'servegate.yml on main (abc)',
+    })
     // The retired word reads as the two verdicts it became.
     expect(configJudgement({ gate: { fail_on: 'regression, inconclusive' } }, 'f').failOn).toEqual(['regression', 'unmeasured', 'undecided'])
     expect(configJudgement({ gate: { fail_on: 'regression, broken' } }, 'f').failOn).toEqual(['regression', 'broken'])
@@ -96,8 +113,16 @@ describe("the base config's judgement wins over the workflow's inputs", () => {
   })
 
   it('applies the base judgement silently where the workflow set no input, and leaves the inputs alone where the base sets none', () => {
-    expect(judgeByConfig({ ...defaults, failOn: [...defaults.failOn] }, { failOn: false, confirm: false }, strict)).toEqual({ failOn: strict.failOn, confirm: true, warnings: [] })
+    expect(judgeByConfig({ ...defaults, failOn: [...defaults.failOn] }, { failOn: false, confirm: false }, strict)).toEqual({
+      failOn: strict.failOn,
+      confirm: true,
+      warnings: [],
+    })
     const none = configJudgement(null, 'f')
-    expect(judgeByConfig({ failOn: ['regression'], confirm: false }, { failOn: true, confirm: true }, none)).toEqual({ failOn: ['regression'], confirm: false, warnings: [] })
+    expect(judgeByConfig({ failOn: ['regression'], confirm: false }, { failOn: true, confirm: true }, none)).toEqual({
+      failOn: ['regression'],
+      confirm: false,
+      warnings: [],
+    })
   })
 })

@@ -27,7 +27,11 @@ import type { ResultFile } from '../../src/types.js'
 import { fakeDeps } from './fake-deps.js'
 
 const SWEEP = { shapes: [{ input_len: 64, output_len: 16 }], concurrency: [1, 4], prompts_per_concurrency: 10, warmup: 4, repeats: 3 }
-const BASE_CONFIG = { target: { metric: 'tpot', percentile: 95, threshold_ms: 50 }, sweeps: { gate: SWEEP }, gate: { tolerance_pct: { itl: 5, throughput: 5 } } }
+const BASE_CONFIG = {
+  target: { metric: 'tpot', percentile: 95, threshold_ms: 50 },
+  sweeps: { gate: SWEEP },
+  gate: { tolerance_pct: { itl: 5, throughput: 5 } },
+}
 // The PR loosens every tolerance and the blind limit with them, so that under its own terms its one-refresh baseline would pass.
 const PR_CONFIG = { ...BASE_CONFIG, gate: { tolerance_pct: { itl: 500, tpot: 500, ttft: 500, throughput: 500 }, max_mdc_pct: 10000 } }
 
@@ -44,7 +48,8 @@ let itlBaseline: Baseline
 const ITL_CONFIG = { ...BASE_CONFIG, gate: { tolerance_pct: { itl: 300, throughput: 5 }, max_mdc_pct: 10000 } }
 
 const gitEnv = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null', GIT_TERMINAL_PROMPT: '0' }
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8', env: gitEnv }).trim()
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8', env: gitEnv }).trim()
 
 /**
  * One gated sweep against a fresh deterministic simulator (TTFT 20 ms, ITL 10 ms × slowdown).
@@ -57,7 +62,12 @@ async function measure(name: string, slowdown = 1): Promise<ResultFile> {
   for (let attempt = 0; attempt < 3 && (best === null || invalid(best) > 0); attempt++) {
     const sim = await startSim({ ttftMs: 20, itlMs: 10, seed: 7, slowdown })
     try {
-      const cfg = resolveConfig({ file: BASE_CONFIG as never, filePath: null, flags: { baseUrl: sim.url, sweep: 'gate', out: join(dir, `${name}-${attempt}.json`) }, env: {} })
+      const cfg = resolveConfig({
+        file: BASE_CONFIG as never,
+        filePath: null,
+        flags: { baseUrl: sim.url, sweep: 'gate', out: join(dir, `${name}-${attempt}.json`) },
+        env: {},
+      })
       const r = (await runSweep(cfg, { log: () => {} })).result
       if (best === null || invalid(r) < invalid(best)) best = r
     } finally {
@@ -185,10 +195,16 @@ const CASE6_EVENTS = [
   },
   {
     eventName: 'merge_group',
-    payload: () => ({ merge_group: { head_sha: itlSha, head_ref: 'refs/heads/gh-readonly-queue/main/pr-22-abc', base_sha: baseSha, base_ref: 'refs/heads/main' } }),
+    payload: () => ({
+      merge_group: { head_sha: itlSha, head_ref: 'refs/heads/gh-readonly-queue/main/pr-22-abc', base_sha: baseSha, base_ref: 'refs/heads/main' },
+    }),
     base: () => `main (${baseSha.slice(0, 12)})`,
   },
-  { eventName: 'workflow_dispatch', payload: () => ({ repository: { full_name: 'acme/infer', default_branch: 'main' } }), base: () => 'main (refs/remotes/origin/main)' },
+  {
+    eventName: 'workflow_dispatch',
+    payload: () => ({ repository: { full_name: 'acme/infer', default_branch: 'main' } }),
+    base: () => 'main (refs/remotes/origin/main)',
+  },
 ]
 
 /**
@@ -208,11 +224,17 @@ async function runOn(event: (typeof CASE6_EVENTS)[number], attempt: number, repl
       payload: event.payload() as never,
     })
     deps.cwd = checkout
-    deps.stages = replay === null ? realStages : { ...realStages, runSweep: async (cfg) => {
-      mkdirSync(join(cfg.out, '..'), { recursive: true })
-      writeFileSync(cfg.out, JSON.stringify(replay))
-      return { result: structuredClone(replay), resultPath: cfg.out }
-    } }
+    deps.stages =
+      replay === null
+        ? realStages
+        : {
+            ...realStages,
+            runSweep: async (cfg) => {
+              mkdirSync(join(cfg.out, '..'), { recursive: true })
+              writeFileSync(cfg.out, JSON.stringify(replay))
+              return { result: structuredClone(replay), resultPath: cfg.out }
+            },
+          }
     deps.git = execGit
     deps.files = {
       exists: existsSync,
@@ -239,7 +261,8 @@ describe.each(CASE6_EVENTS)("a PR's tolerance_pct: {itl: 300} against a 40 per c
     // operator would rerun it. A run still saturated has the verdict its measurement allows (no valid gated figure: not a regression).
     let attempt = 0
     let out = await runOn(event, attempt, measuredOnce)
-    while (measuredOnce === null && ++attempt < 3 && saturated(out.measured) && out.rec.outputs.get('verdict') !== 'regression') out = await runOn(event, attempt)
+    while (measuredOnce === null && ++attempt < 3 && saturated(out.measured) && out.rec.outputs.get('verdict') !== 'regression')
+      out = await runOn(event, attempt)
     measuredOnce ??= out.measured
     const { rec, checkout, measured } = out
 

@@ -66,14 +66,18 @@ describe.skipIf(!existsSync(DIST))('dist/index.js in an A/B decision', () => {
     expect(r.outputs['comment-id']).toBe(String(mine[0]!.id))
     expect(r.summary).toContain('❌ servegate: regression')
     // Both sides are ordinary result files, one repeat per slot.
-    for (const [output, name] of [['a-result-path', 'a.json'], ['result-path', 'b.json']] as const) {
+    for (const [output, name] of [
+      ['a-result-path', 'a.json'],
+      ['result-path', 'b.json'],
+    ] as const) {
       expect(r.outputs[output]).toBe(join(ws.repo, 'servegate-result-ab', name))
       const res = parseResult(JSON.parse(readFileSync(r.outputs[output]!, 'utf8')), name)
       expect(res.points.map((p) => p.runs.length)).toEqual([4, 4])
     }
     expect(existsSync(r.outputs['report-path']!)).toBe(true)
     expect(body).toContain('HF_TOKEN=\\*\\*\\*')
-    for (const text of [body, r.summary, r.outputText, readFileSync(r.outputs['result-path']!, 'utf8'), readFileSync(r.outputs['report-path']!, 'utf8')]) expect(text).not.toContain(token)
+    for (const text of [body, r.summary, r.outputText, readFileSync(r.outputs['result-path']!, 'utf8'), readFileSync(r.outputs['report-path']!, 'utf8')])
+      expect(text).not.toContain(token)
     expect(r.stdout).toContain(`::add-mask::${token}`)
     expect(r.stdout.replaceAll(`::add-mask::${token}`, '')).not.toContain(token)
   }, 360_000)

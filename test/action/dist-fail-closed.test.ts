@@ -44,7 +44,10 @@ let sim: SimHandle
 /** The PR's checkout (branch `name`, one commit writing `files`) and a gate step in it, fail-on left at its default. */
 async function gateOnPr(name: string, files: Record<string, string>, baseUrl: string) {
   const pr = pullRequestCheckout(ws, name, files, `serving: ${name}`)
-  const r = await ws.step({ mode: 'gate', 'base-url': baseUrl }, pr.event, { cwd: pr.checkout, env: { GITHUB_SHA: pr.headSha, GITHUB_REF: 'refs/pull/7/merge' } })
+  const r = await ws.step({ mode: 'gate', 'base-url': baseUrl }, pr.event, {
+    cwd: pr.checkout,
+    env: { GITHUB_SHA: pr.headSha, GITHUB_REF: 'refs/pull/7/merge' },
+  })
   return { ...pr, r }
 }
 
@@ -95,7 +98,9 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
       expect(r.code, r.stdout).toBe(1)
       expect(r.outputs['verdict']).toBe('broken')
       expect(errors(r)).toHaveLength(1)
-      expect(errors(r)[0]).toMatch(/^::error::servegate gate tripped: verdict broken \(fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable\): .*run \d: \d+ requests? failed \(\d+\.\d %\), beyond the budget 1\.0 %/)
+      expect(errors(r)[0]).toMatch(
+        /^::error::servegate gate tripped: verdict broken \(fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable\): .*run \d: \d+ requests? failed \(\d+\.\d %\), beyond the budget 1\.0 %/,
+      )
       expect(r.summary).toMatch(/broken/)
       expect(r.summary).toMatch(/requests? failed/)
     } finally {
@@ -123,7 +128,9 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
     expect(r.code, r.stdout).toBe(1)
     expect(r.outputs['verdict']).toBe('not_comparable')
     expect(errors(r)).toHaveLength(1)
-    expect(errors(r)[0]).toMatch(/^::error::servegate gate tripped: verdict not_comparable .*: measurement settings differ: api: baseline completions, candidate chat$/)
+    expect(errors(r)[0]).toMatch(
+      /^::error::servegate gate tripped: verdict not_comparable .*: measurement settings differ: api: baseline completions, candidate chat$/,
+    )
     expect(r.summary).toMatch(/\bapi\b/)
     expect(r.summary).toContain('chat')
   }, 60_000)
@@ -157,36 +164,48 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
     expect(errors(r)).toEqual([`::error::servegate cancelled — partial (${done} of ${PLANNED} runs): no verdict`])
   }, 60_000)
 
-  it.skipIf(!existsSync(CLI_BUNDLE))('the CLI: a run killed after its first run, compared with the baseline, is incomplete (exit 1) and says what is missing', async () => {
-    const partial = join(ws.dir, 'partial.json')
-    const child = spawn(process.execPath, [CLI, 'run', '--config', join(ws.repo, 'servegate.yml'), '--sweep', 'gate', '--base-url', sim.url, '--out', partial], {
-      cwd: ws.dir,
-      env: cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let log = ''
-    child.stdout.on('data', (d: Buffer) => (log += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (log += d.toString()))
-    const ended = new Promise<number | null>((res) => child.on('close', (c) => res(c)))
-    try {
-      await waitForFirstRun(partial, 50_000)
-    } finally {
-      child.kill('SIGTERM')
-    }
-    expect(await ended, log).toBe(130)
-    expect(log).toContain(`Finished runs are saved in ${partial}`)
+  it.skipIf(!existsSync(CLI_BUNDLE))(
+    'the CLI: a run killed after its first run, compared with the baseline, is incomplete (exit 1) and says what is missing',
+    async () => {
+      const partial = join(ws.dir, 'partial.json')
+      const child = spawn(
+        process.execPath,
+        [CLI, 'run', '--config', join(ws.repo, 'servegate.yml'), '--sweep', 'gate', '--base-url', sim.url, '--out', partial],
+        {
+          cwd: ws.dir,
+          env: cleanEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      )
+      let log = ''
+      child.stdout.on('data', (d: Buffer) => (log += d.toString()))
+      child.stderr.on('data', (d: Buffer) => (log += d.toString()))
+      const ended = new Promise<number | null>((res) => child.on('close', (c) => res(c)))
+      try {
+        await waitForFirstRun(partial, 50_000)
+      } finally {
+        child.kill('SIGTERM')
+      }
+      expect(await ended, log).toBe(130)
+      expect(log).toContain(`Finished runs are saved in ${partial}`)
 
-    // The baseline the Action committed on main (three refreshes).
-    const cmp = spawnSync(process.execPath, [CLI, 'compare', join(ws.repo, 'baselines/gate.json'), partial], { cwd: ws.dir, env: cleanEnv(), encoding: 'utf8' })
-    expect(cmp.status, cmp.stdout + cmp.stderr).toBe(1)
-    // Killed 50 ms after the first run was saved, seconds before the second could finish: one run of four.
-    expect((JSON.parse(readFileSync(partial, 'utf8')) as { points: Array<{ runs: unknown[] }> }).points.flatMap((p) => p.runs)).toHaveLength(1)
-    expect(cmp.stdout).toContain('servegate verdict: INCOMPLETE')
-    // What is missing: the second concurrency's point, and the second repeat (the curve of repeat 1 stops at c=1).
-    expect(cmp.stdout).toContain('p95 ITL 32×40 c=2: missing — candidate has no runs for this point')
-    expect(cmp.stdout).toContain('the candidate has 1 of the 2 repeats it planned')
-    expect(cmp.stdout).toContain('the curve stopped early (measured c=1 of 1, 2)')
-  }, 60_000)
+      // The baseline the Action committed on main (three refreshes).
+      const cmp = spawnSync(process.execPath, [CLI, 'compare', join(ws.repo, 'baselines/gate.json'), partial], {
+        cwd: ws.dir,
+        env: cleanEnv(),
+        encoding: 'utf8',
+      })
+      expect(cmp.status, cmp.stdout + cmp.stderr).toBe(1)
+      // Killed 50 ms after the first run was saved, seconds before the second could finish: one run of four.
+      expect((JSON.parse(readFileSync(partial, 'utf8')) as { points: Array<{ runs: unknown[] }> }).points.flatMap((p) => p.runs)).toHaveLength(1)
+      expect(cmp.stdout).toContain('servegate verdict: INCOMPLETE')
+      // What is missing: the second concurrency's point, and the second repeat (the curve of repeat 1 stops at c=1).
+      expect(cmp.stdout).toContain('p95 ITL 32×40 c=2: missing — candidate has no runs for this point')
+      expect(cmp.stdout).toContain('the candidate has 1 of the 2 repeats it planned')
+      expect(cmp.stdout).toContain('the curve stopped early (measured c=1 of 1, 2)')
+    },
+    60_000,
+  )
 
   it('an unchanged candidate with the same settings does not fail the step', async () => {
     // This host's CPUs are shared. A step whose client saturated (unmeasured), or whose latencies the load
@@ -217,7 +236,10 @@ describe.skipIf(!existsSync(DIST))('dist/index.js fails closed on a pull request
       // where the gate was blind, the host's noise hid what it promises to see.
       expect(r.code, r.stdout).toBe(1)
       expect(tripped, r.stdout).toHaveLength(1)
-      if (rec.blind.length > 0) expect(rec.reasons[0]).toMatch(/^undecided and blind: .* could not have shown a regression of the size its limit promises \(gate\.max_mdc_pct\), so the check fails/)
+      if (rec.blind.length > 0)
+        expect(rec.reasons[0]).toMatch(
+          /^undecided and blind: .* could not have shown a regression of the size its limit promises \(gate\.max_mdc_pct\), so the check fails/,
+        )
       else expect(rec.reasons[0]).toMatch(/^undecided: /)
     } else {
       // Pass or improvement: the step passes.

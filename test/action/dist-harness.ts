@@ -85,7 +85,11 @@ export const prEvent = (fork = false, opts: { headSha?: string; headRef?: string
   payload: {
     pull_request: {
       number: 7,
-      head: { sha: opts.headSha ?? 'f00df00d', ...(opts.headRef ? { ref: opts.headRef } : {}), repo: { full_name: fork ? 'mallory/infer' : 'acme/infer', fork } },
+      head: {
+        sha: opts.headSha ?? 'f00df00d',
+        ...(opts.headRef ? { ref: opts.headRef } : {}),
+        repo: { full_name: fork ? 'mallory/infer' : 'acme/infer', fork },
+      },
       base: { ...(opts.base ? { ref: opts.base.ref, sha: opts.base.sha } : {}), repo: { full_name: 'acme/infer', fork: false } },
     },
     repository: REPOSITORY,
@@ -197,7 +201,12 @@ export async function createActionWorkspace(opts: { prefix: string; files: Recor
  * cloned shallow (one commit, no base branch), so the Action must fetch the base
  * to read the gate's terms. Returns the checkout and the event naming its base.
  */
-export function pullRequestCheckout(ws: ActionWorkspace, branch: string, files: Record<string, string>, message: string): { checkout: string; event: Event; headSha: string } {
+export function pullRequestCheckout(
+  ws: ActionWorkspace,
+  branch: string,
+  files: Record<string, string>,
+  message: string,
+): { checkout: string; event: Event; headSha: string } {
   const author = join(ws.dir, `author-${branch}`)
   git(ws.dir, 'clone', '-q', '--branch', 'main', `file://${ws.remote}`, author)
   const baseSha = git(author, 'rev-parse', 'HEAD')

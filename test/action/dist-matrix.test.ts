@@ -60,7 +60,12 @@ async function measuredBaseline(dir: string): Promise<Baseline> {
   const file = parseConfigText(CONFIG, 'servegate.yml')
   let b: Baseline | null = null
   for (let i = 0; i < REFRESHES; i++) {
-    const cfg = resolveConfig({ file, filePath: join(dir, 'servegate.yml'), flags: { baseUrl: sim.url, sweep: 'gate', out: join(dir, `refresh-${i}.json`) }, env: {} })
+    const cfg = resolveConfig({
+      file,
+      filePath: join(dir, 'servegate.yml'),
+      flags: { baseUrl: sim.url, sweep: 'gate', out: join(dir, `refresh-${i}.json`) },
+      env: {},
+    })
     let result: ResultFile = (await runSweep(cfg, { log: () => {} })).result
     for (let retry = 0; retry < 2 && hostSpoiled(result); retry++) result = (await runSweep(cfg, { log: () => {} })).result
     b = appendRefresh(b, result, { name: 'gate' })
@@ -93,7 +98,10 @@ describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one
     slowSim = await startSim({ ttftMs: 10, itlMs: 20, slowdown: 1.15 })
     scratch = mkdtempSync(join(tmpdir(), 'servegate-matrix-refreshes-'))
     baseline = await measuredBaseline(scratch)
-    ws = await createActionWorkspace({ prefix: 'servegate-dist-matrix-', files: { 'servegate.yml': CONFIG, 'baselines/gate.json': `${JSON.stringify(baseline, null, 2)}\n` } })
+    ws = await createActionWorkspace({
+      prefix: 'servegate-dist-matrix-',
+      files: { 'servegate.yml': CONFIG, 'baselines/gate.json': `${JSON.stringify(baseline, null, 2)}\n` },
+    })
   }, 180_000)
 
   afterAll(async () => {
@@ -105,7 +113,10 @@ describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one
     const a = await matrixJob('a', { 'base-url': sim.url })
     const b = await matrixJob('b', { 'base-url': slowSim.url })
     // A bad input: the job dies before it knows where its record would go, as a crash or a lost runner leaves none.
-    const c = await ws.step({ mode: 'gate', label: 'c', comment: 'never', 'fail-on': 'sometimes', out: 'jobs/c/servegate-result.json', 'base-url': sim.url }, prEvent())
+    const c = await ws.step(
+      { mode: 'gate', label: 'c', comment: 'never', 'fail-on': 'sometimes', out: 'jobs/c/servegate-result.json', 'base-url': sim.url },
+      prEvent(),
+    )
     const record = (r: StepRun) => JSON.parse(readFileSync(r.outputs['record-path']!, 'utf8')) as VerdictRecord
     const recA = record(a)
     const recB = record(b)
@@ -119,13 +130,28 @@ describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one
     expect(c.outputs['record-path']).toBeUndefined()
     expect(existsSync(join(ws.repo, 'jobs/c/servegate-result.record.json'))).toBe(false)
 
-    expect(recA).toMatchObject({ schema: 'servegate.record/v1', label: 'a', verdict: va, head_sha: 'f00df00d', job: { run_url: expect.stringMatching(/^https:\/\/github\.test\/acme\/infer\/actions\/runs\/\d+$/) } })
+    expect(recA).toMatchObject({
+      schema: 'servegate.record/v1',
+      label: 'a',
+      verdict: va,
+      head_sha: 'f00df00d',
+      job: { run_url: expect.stringMatching(/^https:\/\/github\.test\/acme\/infer\/actions\/runs\/\d+$/) },
+    })
     expect(recA.rows.map((r) => r.label)).toEqual(['p95 ITL 32×8 c=4', 'throughput at target 32×8'])
-    for (const [label, r] of [['a', a], ['b', b], ['c', c]] as const) handOver(label, r)
+    for (const [label, r] of [
+      ['a', a],
+      ['b', b],
+      ['c', c],
+    ] as const)
+      handOver(label, r)
 
     const agg = await ws.step({ mode: 'aggregate', records: 'records', expect: 'a,b,c' }, prEvent())
     // c left no record: incomplete, which fails the step whatever a and b measured.
-    const verdicts: Array<[string, VerdictKind]> = [['a', va], ['b', vb], ['c', 'incomplete']]
+    const verdicts: Array<[string, VerdictKind]> = [
+      ['a', va],
+      ['b', vb],
+      ['c', 'incomplete'],
+    ]
     const worst = worstVerdict(verdicts.map(([, v]) => v))
     expect(agg.code, agg.stdout).toBe(1)
     expect(agg.outputs['verdict']).toBe(worst)

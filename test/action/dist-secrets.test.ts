@@ -134,14 +134,19 @@ describe.skipIf(!existsSync(DIST))('dist/index.js starts the engine with the all
   let envWs: ActionWorkspace
   beforeAll(async () => {
     // server.env on main passes HF_TOKEN: the one way an engine secret reaches the engine.
-    envWs = await createActionWorkspace({ prefix: 'servegate-childenv-', files: { 'servegate.yml': `server: {api_key_env: ${API_KEY_ENV}, env: [HF_TOKEN]}\n${TINY_GATE_CONFIG}` } })
+    envWs = await createActionWorkspace({
+      prefix: 'servegate-childenv-',
+      files: { 'servegate.yml': `server: {api_key_env: ${API_KEY_ENV}, env: [HF_TOKEN]}\n${TINY_GATE_CONFIG}` },
+    })
   })
   afterAll(async () => envWs?.close())
 
   it('a serve command that runs env sees no token and no variable the allow-list does not name, and nothing leaks', async () => {
     const dump = join(envWs.dir, 'engine.env')
     const serve = `env > ${dump}; echo "engine sees $HF_TOKEN"; exec ${SIM}`
-    const r = await envWs.step({ mode: 'full', serve, 'serve-command': '' }, pushEvent, { env: { ...JOB_SECRETS, HF_TOKEN: ENGINE_HF_TOKEN, [API_KEY_ENV]: API_KEY } })
+    const r = await envWs.step({ mode: 'full', serve, 'serve-command': '' }, pushEvent, {
+      env: { ...JOB_SECRETS, HF_TOKEN: ENGINE_HF_TOKEN, [API_KEY_ENV]: API_KEY },
+    })
     expect(r.code, r.stdout).toBe(0)
     const text = readFileSync(dump, 'utf8')
     const names = text
@@ -157,7 +162,16 @@ describe.skipIf(!existsSync(DIST))('dist/index.js starts the engine with the all
     expect(tokens.filter((t) => text.includes(t))).toEqual([])
     // The engine echoed its HF token: the server log hides it like every other output.
     const serverLog = r.outputs['result-path']!.replace(/\.json$/, '.server.log')
-    const everything = [r.summary, r.outputText, r.stdout.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n'), readFileSync(serverLog, 'utf8'), readFileSync(r.outputs['result-path']!, 'utf8')]
+    const everything = [
+      r.summary,
+      r.outputText,
+      r.stdout
+        .split('\n')
+        .filter((l) => !l.startsWith('::add-mask::'))
+        .join('\n'),
+      readFileSync(serverLog, 'utf8'),
+      readFileSync(r.outputs['result-path']!, 'utf8'),
+    ]
     expect(readFileSync(serverLog, 'utf8')).toContain('engine sees ***')
     expect([...tokens, ENGINE_HF_TOKEN].filter((t) => everything.some((e) => e.includes(t)))).toEqual([])
   }, 120_000)

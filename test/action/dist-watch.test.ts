@@ -31,7 +31,10 @@ const CONFIG = `server: {api_key_env: ${API_KEY_ENV}}\n${TINY_GATE_CONFIG}`
 const MARKER = watchMarker('gate')
 const REFRESHES = 5
 
-const scheduleEvent: Event = { name: 'schedule', payload: { schedule: '17 3 * * *', repository: { full_name: 'acme/infer', name: 'infer', owner: { login: 'acme' }, default_branch: 'main' } } }
+const scheduleEvent: Event = {
+  name: 'schedule',
+  payload: { schedule: '17 3 * * *', repository: { full_name: 'acme/infer', name: 'infer', owner: { login: 'acme' }, default_branch: 'main' } },
+}
 
 /** A stand-in nvidia-smi with one H100 and the given driver: inventory only (no samples, so no GPU validity codes). */
 function fakeSmi(dir: string, driver: string): string {
@@ -154,7 +157,9 @@ describe.skipIf(!existsSync(DIST))('dist/index.js mode: watch keeps one tracking
       expect(r.code, r.stdout).toBe(0)
       expect(leaks('refresh', r)).toEqual([])
     }
-    const baseline = JSON.parse(readFileSync(join(ws.repo, 'baselines/gate.json'), 'utf8')) as { refreshes: Array<{ env: { gpu: { driver_version: string; names: string[] } } }> }
+    const baseline = JSON.parse(readFileSync(join(ws.repo, 'baselines/gate.json'), 'utf8')) as {
+      refreshes: Array<{ env: { gpu: { driver_version: string; names: string[] } } }>
+    }
     expect(baseline.refreshes).toHaveLength(REFRESHES)
     for (const x of baseline.refreshes) expect(x.env.gpu).toMatchObject({ driver_version: '570.86', names: ['NVIDIA H100 80GB HBM3'] })
   }, 400_000)
@@ -196,7 +201,9 @@ describe.skipIf(!existsSync(DIST))('dist/index.js mode: watch keeps one tracking
     expect(ourIssues()).toHaveLength(1)
     expect(ws.gh.calls.filter((c) => c.method === 'POST' && c.path === '/repos/acme/infer/issues')).toHaveLength(1)
     // Every failing step after the first edited the one issue and commented on it.
-    expect(ws.gh.calls.filter((c) => c.method === 'PATCH').map((c) => c.path)).toEqual(Array.from({ length: failing - 1 }, () => `/repos/acme/infer/issues/${issue.number}`))
+    expect(ws.gh.calls.filter((c) => c.method === 'PATCH').map((c) => c.path)).toEqual(
+      Array.from({ length: failing - 1 }, () => `/repos/acme/infer/issues/${issue.number}`),
+    )
     const comments = ws.gh.comments.filter((c) => c.issue === issue.number)
     expect(comments).toHaveLength(failing - 1)
     expect(comments.at(-1)!.body).toMatch(/^Still failing at \[this run\]\(https:\/\/github\.test\/acme\/infer\/actions\/runs\/\d+\)/)

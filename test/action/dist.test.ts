@@ -12,7 +12,18 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
 import type { FakeGitHub } from '../github/fake-github.js'
-import { DIST, MARKER, TINY_GATE_CONFIG, cleanEnv, createActionWorkspace, defaultInputs, git, prEvent, pushEvent, type ActionWorkspace } from './dist-harness.js'
+import {
+  DIST,
+  MARKER,
+  TINY_GATE_CONFIG,
+  cleanEnv,
+  createActionWorkspace,
+  defaultInputs,
+  git,
+  prEvent,
+  pushEvent,
+  type ActionWorkspace,
+} from './dist-harness.js'
 
 const CONFIG = TINY_GATE_CONFIG
 
@@ -49,7 +60,9 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
     const baseline = JSON.parse(readFileSync(join(repo, 'baselines/gate.json'), 'utf8')) as { schema: string; refreshes: unknown[] }
     expect(baseline.schema).toBe('servegate.baseline/v1')
     expect(baseline.refreshes).toHaveLength(1)
-    expect(git(repo, 'log', '-1', '--format=%an|%s', '--name-only')).toBe('github-actions[bot]|servegate: refresh baseline baselines/gate.json\n\nbaselines/gate.json')
+    expect(git(repo, 'log', '-1', '--format=%an|%s', '--name-only')).toBe(
+      'github-actions[bot]|servegate: refresh baseline baselines/gate.json\n\nbaselines/gate.json',
+    )
     expect(git(remote, 'rev-parse', 'main')).toBe(r.outputs['commit-sha'])
     expect(gh.calls).toHaveLength(0)
   }, 120_000)
@@ -118,39 +131,43 @@ describe.skipIf(!existsSync(DIST))('dist/index.js as a GitHub Action step', () =
   }, 360_000)
 
   const post = join(DIST, '..', 'post.js')
-  it.skipIf(!existsSync(post))('post.js reports a main step that was killed mid-sweep, in the summary and the one comment', async () => {
-    const summary = join(dir, 'post-summary.md')
-    writeFileSync(summary, '')
-    const partial = join(dir, 'partial.json')
-    writeFileSync(partial, readFileSync(join(repo, 'servegate-result.json')))
-    const env = {
-      ...cleanEnv(),
-      ...defaultInputs(),
-      'INPUT_GITHUB-TOKEN': 'ghs_faketoken',
-      GITHUB_ACTIONS: 'true',
-      GITHUB_EVENT_NAME: 'pull_request',
-      GITHUB_EVENT_PATH: join(dir, 'event-2.json'),
-      GITHUB_STEP_SUMMARY: summary,
-      GITHUB_API_URL: gh.url,
-      GITHUB_REPOSITORY: 'acme/infer',
-      RUNNER_ENVIRONMENT: 'self-hosted',
-      // What core.saveState in the main step hands the post step.
-      'STATE_servegate-phase': 'started',
-      'STATE_servegate-result-path': partial,
-      'STATE_servegate-planned-runs': '9',
-      'STATE_servegate-pr': '7',
-      'STATE_servegate-comment-key': 'gate',
-    }
-    // Asynchronously: the stand-in GitHub API answers from this process.
-    const child = spawn(process.execPath, [post], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()))
-    const code = await new Promise<number>((res) => child.on('close', (c) => res(c ?? -1)))
-    expect(code, out).toBe(1)
-    expect(readFileSync(summary, 'utf8')).toContain('cancelled — partial (4 of 9 runs)')
-    const mine = gh.comments.filter((c) => c.user.login === 'github-actions[bot]')
-    expect(mine).toHaveLength(1)
-    expect(mine[0]!.body).toContain('🛑 servegate: cancelled — no verdict')
-  }, 60_000)
+  it.skipIf(!existsSync(post))(
+    'post.js reports a main step that was killed mid-sweep, in the summary and the one comment',
+    async () => {
+      const summary = join(dir, 'post-summary.md')
+      writeFileSync(summary, '')
+      const partial = join(dir, 'partial.json')
+      writeFileSync(partial, readFileSync(join(repo, 'servegate-result.json')))
+      const env = {
+        ...cleanEnv(),
+        ...defaultInputs(),
+        'INPUT_GITHUB-TOKEN': 'ghs_faketoken',
+        GITHUB_ACTIONS: 'true',
+        GITHUB_EVENT_NAME: 'pull_request',
+        GITHUB_EVENT_PATH: join(dir, 'event-2.json'),
+        GITHUB_STEP_SUMMARY: summary,
+        GITHUB_API_URL: gh.url,
+        GITHUB_REPOSITORY: 'acme/infer',
+        RUNNER_ENVIRONMENT: 'self-hosted',
+        // What core.saveState in the main step hands the post step.
+        'STATE_servegate-phase': 'started',
+        'STATE_servegate-result-path': partial,
+        'STATE_servegate-planned-runs': '9',
+        'STATE_servegate-pr': '7',
+        'STATE_servegate-comment-key': 'gate',
+      }
+      // Asynchronously: the stand-in GitHub API answers from this process.
+      const child = spawn(process.execPath, [post], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      let out = ''
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()))
+      const code = await new Promise<number>((res) => child.on('close', (c) => res(c ?? -1)))
+      expect(code, out).toBe(1)
+      expect(readFileSync(summary, 'utf8')).toContain('cancelled — partial (4 of 9 runs)')
+      const mine = gh.comments.filter((c) => c.user.login === 'github-actions[bot]')
+      expect(mine).toHaveLength(1)
+      expect(mine[0]!.body).toContain('🛑 servegate: cancelled — no verdict')
+    },
+    60_000,
+  )
 })

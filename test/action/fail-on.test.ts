@@ -85,7 +85,9 @@ describe('the step outcome and fail-on', () => {
 
   it('fails not_comparable by default, with a titled warning', async () => {
     const rec = await actionOn(files['not_comparable']!, '')
-    expect(rec.failed[0]).toMatch(/^servegate gate tripped: verdict not_comparable \(fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable\)/)
+    expect(rec.failed[0]).toMatch(
+      /^servegate gate tripped: verdict not_comparable \(fail-on: regression,broken,incomplete,unmeasured,undecided,not_comparable\)/,
+    )
     expect(rec.warningTitles).toContain('servegate: not comparable')
   })
 

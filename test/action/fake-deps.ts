@@ -163,7 +163,10 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
       async updateIssue(n, title, body) {
         rec.issueCalls.push(`update ${n}`)
         issueFail()
-        Object.assign(rec.issues.find((i) => i.number === n)!, { title, body })
+        Object.assign(
+          rec.issues.find((i) => i.number === n)!,
+          { title, body },
+        )
         return issueView(n)
       },
       async addComment(n, body) {
@@ -175,7 +178,10 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
       async closeIssue(n) {
         rec.issueCalls.push(`close ${n}`)
         issueFail()
-        Object.assign(rec.issues.find((i) => i.number === n)!, { state: 'closed', state_reason: 'completed' })
+        Object.assign(
+          rec.issues.find((i) => i.number === n)!,
+          { state: 'closed', state_reason: 'completed' },
+        )
         return issueView(n)
       },
     },

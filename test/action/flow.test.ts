@@ -15,7 +15,9 @@ import { verdict } from './fixtures.js'
 
 const HEAD = '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d'
 const BASELINE = `${CWD}/baselines/gate.json`
-const PR = { pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } } }
+const PR = {
+  pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } },
+}
 const gate = (o: FakeOptions = {}) => fakeDeps({ existing: [BASELINE], payload: PR, ...o, inputs: { config: 'servegate.yml', ...o.inputs } })
 
 let dir: string
@@ -62,7 +64,11 @@ describe('the sticky comment never keeps a stale verdict', () => {
 
     const port = await closedPort()
     const next = '9f8e7d6c5b4a39281706f5e4d3c2b1a098765432'
-    const { deps, rec } = gate({ comments: first.rec.comments, payload: { pull_request: { ...PR.pull_request, head: { ...PR.pull_request.head, sha: next } } }, verdicts: [verdict('pass')] })
+    const { deps, rec } = gate({
+      comments: first.rec.comments,
+      payload: { pull_request: { ...PR.pull_request, head: { ...PR.pull_request.head, sha: next } } },
+      verdicts: [verdict('pass')],
+    })
     deps.stages.resolveConfig = (input) => ({ ...resolved(input.flags, { baseUrl: `http://127.0.0.1:${port}` }), out: join(dir, 'unreachable.json') })
     deps.stages.runSweep = runSweep
     await run(deps)

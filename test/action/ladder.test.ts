@@ -6,11 +6,18 @@ import { verdict } from './fixtures.js'
 // The Action's escalation ladder with typed fakes: each compareToBaseline / runAB call returns the
 // next verdict of the list, so every path through baseline → confirmation → A/B is driven exactly.
 const HEAD = '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d'
-const PR = { pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } } }
+const PR = {
+  pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } },
+}
 const BASELINE = `${CWD}/baselines/gate.json`
 const REFERENCE = 'vllm serve base-model --port {port}'
 const gate = (o: FakeOptions = {}) =>
-  fakeDeps({ existing: [BASELINE], payload: PR, ...o, inputs: { config: 'servegate.yml', serve: 'vllm serve pr-model --port {port}', 'reference-serve': REFERENCE, ...o.inputs } })
+  fakeDeps({
+    existing: [BASELINE],
+    payload: PR,
+    ...o,
+    inputs: { config: 'servegate.yml', serve: 'vllm serve pr-model --port {port}', 'reference-serve': REFERENCE, ...o.inputs },
+  })
 
 describe('the escalation ladder in gate mode', () => {
   it('climbs from an undecided baseline through confirmation to A/B, and publishes the A/B verdict with why and what it cost', async () => {
@@ -22,7 +29,9 @@ describe('the escalation ladder in gate mode', () => {
     expect(rec.resolveInputs.some((i) => i.flags.serve === REFERENCE)).toBe(true)
     expect(rec.outputs.get('verdict')).toBe('regression')
     expect(rec.failed).toEqual(['servegate gate tripped: regression in p95 ITL 128×32 c=16'])
-    expect(rec.summary).toMatch(/Escalated to A\/B: the stored baseline left p95 ITL 128×32 c=16 undecided \(against baselines\/gate\.json the verdict was undecided\)/)
+    expect(rec.summary).toMatch(
+      /Escalated to A\/B: the stored baseline left p95 ITL 128×32 c=16 undecided \(against baselines\/gate\.json the verdict was undecided\)/,
+    )
     expect(rec.summary).toMatch(/The ladder cost \d+\.\d GPU-minutes/)
   })
 
@@ -42,7 +51,9 @@ describe('the escalation ladder in gate mode', () => {
     expect(rec.abRuns).toHaveLength(1)
     expect(rec.outputs.get('verdict')).toBe('pass')
     expect(rec.failed).toEqual([])
-    expect(rec.summary).toContain('Escalated to A/B: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed')
+    expect(rec.summary).toContain(
+      'Escalated to A/B: the stored baseline shows a regression (p95 ITL 128×32 c=16), confirmed side by side before the PR is blamed',
+    )
   })
 
   it('without a reference, an undecided verdict after confirmation stands and fails the check', async () => {

@@ -7,8 +7,7 @@ import { result, verdict } from './fixtures.js'
 import type { ResultFile } from '../../src/types.js'
 
 const BASELINE = `${CWD}/baselines/gate.json`
-const gate = (o: FakeOptions = {}) =>
-  fakeDeps({ existing: [BASELINE], ...o, inputs: { config: 'servegate.yml', ...o.inputs } })
+const gate = (o: FakeOptions = {}) => fakeDeps({ existing: [BASELINE], ...o, inputs: { config: 'servegate.yml', ...o.inputs } })
 
 describe('run (gate mode)', () => {
   it('reports a pass: outputs, one marked comment, a summary with every section, no failure', async () => {
@@ -23,7 +22,13 @@ describe('run (gate mode)', () => {
     expect(rec.resolveInputs[0]?.flags.sweep).toBe('gate')
     expect(rec.comments).toHaveLength(1)
     expect(rec.comments[0]?.body).toContain(commentMarker('gate'))
-    for (const part of ['✅ servegate: pass', 'VERDICT-TABLE(pass)', 'METHODOLOGY-TABLE', 'MERMAID(128×32: p95 TPOT vs output throughput: baseline+candidate)', 'Throughput at p95 TPOT ≤ 50 ms, 128×32']) {
+    for (const part of [
+      '✅ servegate: pass',
+      'VERDICT-TABLE(pass)',
+      'METHODOLOGY-TABLE',
+      'MERMAID(128×32: p95 TPOT vs output throughput: baseline+candidate)',
+      'Throughput at p95 TPOT ≤ 50 ms, 128×32',
+    ]) {
       expect(rec.summary).toContain(part)
     }
     expect(rec.written.get(`${CWD}/servegate-result.md`)).toContain('VERDICT-TABLE(pass)')
@@ -107,7 +112,11 @@ describe('run (full and refresh modes)', () => {
   })
 
   it('full compares when a baseline exists at baselines/<sweep>.json', async () => {
-    const { deps, rec } = fakeDeps({ inputs: { mode: 'full', 'fail-on': 'never' }, existing: [`${CWD}/baselines/default.json`], verdicts: [verdict('regression')] })
+    const { deps, rec } = fakeDeps({
+      inputs: { mode: 'full', 'fail-on': 'never' },
+      existing: [`${CWD}/baselines/default.json`],
+      verdicts: [verdict('regression')],
+    })
     await run(deps)
     expect(rec.outputs.get('verdict')).toBe('regression')
     expect(rec.failed).toEqual([])
@@ -154,7 +163,11 @@ describe('run (comment policy)', () => {
   })
 
   it('on-regression with a pass still updates an earlier regression comment', async () => {
-    const { deps, rec } = gate({ inputs: { comment: 'on-regression' }, comments: [own(`${commentMarker('gate')}\nold regression`)], verdicts: [verdict('pass')] })
+    const { deps, rec } = gate({
+      inputs: { comment: 'on-regression' },
+      comments: [own(`${commentMarker('gate')}\nold regression`)],
+      verdicts: [verdict('pass')],
+    })
     await run(deps)
     // First "running" (the old regression no longer stands), then the pass.
     expect(rec.commentCalls).toEqual(['list 7', 'update 42', 'list 7', 'update 42'])
@@ -209,7 +222,9 @@ describe('run (fail-on policy)', () => {
   })
 
   it('fails an undecided verdict with a blind row under the default fail-on, naming the row', async () => {
-    const { deps, rec } = gate({ verdicts: [verdict('undecided', { blind: ['p95 ITL 128×32 c=16'], reasons: ['undecided and blind: p95 ITL 128×32 c=16 (MDC 40.0 %)'] })] })
+    const { deps, rec } = gate({
+      verdicts: [verdict('undecided', { blind: ['p95 ITL 128×32 c=16'], reasons: ['undecided and blind: p95 ITL 128×32 c=16 (MDC 40.0 %)'] })],
+    })
     await run(deps)
     expect(rec.outputs.get('verdict')).toBe('undecided')
     expect(rec.failed[0]).toMatch(/^servegate gate tripped: verdict undecided .*undecided and blind: p95 ITL 128×32 c=16/)
@@ -282,7 +297,10 @@ describe('run (crash vs tripped gate)', () => {
   })
 
   it('reports a usage error as "could not run", not as a crash', async () => {
-    const { deps, rec } = gate({ sweepError: new UsageError('server at http://gpu:8000 refused the connection', 'Is it running?'), verdicts: [verdict('pass')] })
+    const { deps, rec } = gate({
+      sweepError: new UsageError('server at http://gpu:8000 refused the connection', 'Is it running?'),
+      verdicts: [verdict('pass')],
+    })
     await run(deps)
     expect(rec.outputs.get('verdict')).toBe('error')
     expect(rec.failed[0]).toBe('servegate could not run: server at http://gpu:8000 refused the connection (Is it running?)')

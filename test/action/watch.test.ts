@@ -77,7 +77,9 @@ describe('mode: watch, a failing verdict', () => {
     expect(rec.issues[0]!.body).toContain('VERDICT-TABLE(broken)')
     expect(rec.issues[0]!.body).not.toContain('VERDICT-TABLE(regression)')
     expect(rec.issueComments).toHaveLength(1)
-    expect(rec.issueComments[0]!.body).toMatch(/^Still failing at \[this run\]\(https:\/\/github\.test\/acme\/infer\/actions\/runs\/42\) \(for cafe · .* UTC\): \*\*broken\*\*\./)
+    expect(rec.issueComments[0]!.body).toMatch(
+      /^Still failing at \[this run\]\(https:\/\/github\.test\/acme\/infer\/actions\/runs\/42\) \(for cafe · .* UTC\): \*\*broken\*\*\./,
+    )
     expect(rec.issueComments[0]!.body).toContain('⚠ Host changed: driver 570.86 → 575.51')
     expect(rec.outputs.get('issue-number')).toBe('1')
     expect(rec.failed[0]).toMatch(/^servegate watch tripped: verdict broken/)
@@ -104,7 +106,9 @@ describe('mode: watch, a failing verdict', () => {
     const { deps, rec } = watch({ inputs: { 'fail-on': 'regression,broken,unmeasured' }, verdicts: [verdict('unmeasured')] })
     await run(deps)
     expect(rec.issues.map((i) => i.title)).toEqual(['servegate watch: unmeasured on baselines/gate.json'])
-    expect(firstLine(rec.issues[0]!.body)).toBe('Repository changed: the host is unchanged since the baseline; the repository changed: engine version 0.11.0 → 0.11.1.')
+    expect(firstLine(rec.issues[0]!.body)).toBe(
+      'Repository changed: the host is unchanged since the baseline; the repository changed: engine version 0.11.0 → 0.11.1.',
+    )
     expect(rec.failed).toHaveLength(1)
   })
 
@@ -128,7 +132,9 @@ describe('mode: watch, a passing verdict', () => {
     await run(deps)
     expect(rec.issueCalls).toEqual(['list', 'comment 1', 'close 1'])
     expect(rec.issues[0]).toMatchObject({ state: 'closed', state_reason: 'completed' })
-    expect(rec.issueComments[0]!.body).toMatch(/^Passing again at \[this run\]\(https:\/\/github\.test\/acme\/infer\/actions\/runs\/42\) .*\*\*pass\*\* — sweep "gate" vs baselines\/gate\.json\./)
+    expect(rec.issueComments[0]!.body).toMatch(
+      /^Passing again at \[this run\]\(https:\/\/github\.test\/acme\/infer\/actions\/runs\/42\) .*\*\*pass\*\* — sweep "gate" vs baselines\/gate\.json\./,
+    )
     expect(rec.failed).toEqual([])
     expect(rec.outputs.get('verdict')).toBe('pass')
     expect(rec.outputs.get('issue-number')).toBe('1')
@@ -154,7 +160,9 @@ describe('mode: watch, neither failing nor passing', () => {
     expect(rec.issueCalls).toEqual(['list'])
     expect(rec.issues[0]).toMatchObject({ state: 'open', body: before })
     expect(rec.issueComments).toEqual([])
-    expect(rec.summary).toContain('Tracking issue: #1 (https://github.test/acme/infer/issues/1) left as it is — undecided is neither a failure under fail-on nor a pass.')
+    expect(rec.summary).toContain(
+      'Tracking issue: #1 (https://github.test/acme/infer/issues/1) left as it is — undecided is neither a failure under fail-on nor a pass.',
+    )
     expect(rec.outputs.has('issue-number')).toBe(false)
     expect(rec.outputs.get('verdict')).toBe('undecided')
     expect(rec.failed).toEqual([])
@@ -189,7 +197,9 @@ describe('mode: watch, GitHub API errors', () => {
 
 describe('mode: watch, refusals', () => {
   it('refuses to run for a pull request: its terms would come from the pull request', async () => {
-    const pr: EventPayload = { pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false } }, base: { repo: { full_name: 'acme/infer', fork: false } } } }
+    const pr: EventPayload = {
+      pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false } }, base: { repo: { full_name: 'acme/infer', fork: false } } },
+    }
     const { deps, rec } = watch({ eventName: 'pull_request', payload: pr, verdicts: [regression()] })
     await run(deps)
     expect(rec.sweeps).toEqual([])
@@ -207,7 +217,10 @@ describe('mode: watch, refusals', () => {
 
 describe('mode: watch, what the issue may hold', () => {
   it('stays under GitHub’s 65,536-character body limit with a huge verdict table, keeping the first line and the marker', async () => {
-    const rows = Array.from({ length: 3000 }, (_, i) => ({ ...row(i % 50 === 0 ? 'regression' : 'pass', `p95 ITL 4096×512 c=${i + 1}`), key: `itl_p95@4096x512@c${i + 1}` }))
+    const rows = Array.from({ length: 3000 }, (_, i) => ({
+      ...row(i % 50 === 0 ? 'regression' : 'pass', `p95 ITL 4096×512 c=${i + 1}`),
+      key: `itl_p95@4096x512@c${i + 1}`,
+    }))
     const { deps, rec } = watch({ verdicts: [regression()] })
     deps.stages.compareToBaseline = () => ({ ...regression(), rows })
     deps.stages.renderVerdictMarkdown = (v) => renderVerdictMarkdown(v)
@@ -231,7 +244,13 @@ describe('mode: watch, what the issue may hold', () => {
     await run(again.deps)
     // The reason is there, redacted.
     expect(again.rec.issues[0]!.body).toContain('server said "bad key ***"')
-    const written = [JSON.stringify(again.rec.issues), JSON.stringify(again.rec.issueComments), first.rec.summary, again.rec.summary, ...first.rec.written.values()]
+    const written = [
+      JSON.stringify(again.rec.issues),
+      JSON.stringify(again.rec.issueComments),
+      first.rec.summary,
+      again.rec.summary,
+      ...first.rec.written.values(),
+    ]
     for (const text of written) {
       expect(text).not.toContain(key)
       expect(text).not.toContain('ghs_token123')

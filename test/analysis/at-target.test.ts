@@ -8,7 +8,9 @@ const pt = (concurrency: number, targetValueMs: number | null, outputThroughput:
 describe('throughputAtTarget', () => {
   it('interpolates between the last passing and first failing point', () => {
     expect(throughputAtTarget([pt(1, 20, 100), pt(4, 40, 300), pt(16, 60, 900)], 50)).toEqual({
-      throughput: 600, concurrency: 10, bound: 'interpolated',
+      throughput: 600,
+      concurrency: 10,
+      bound: 'interpolated',
     })
   })
 
@@ -18,7 +20,9 @@ describe('throughputAtTarget', () => {
 
   it('is exact when the last passing point sits on the threshold', () => {
     expect(throughputAtTarget([pt(4, 40, 300), pt(16, 50, 900), pt(64, 70, 1200)], 50)).toEqual({
-      throughput: 900, concurrency: 16, bound: 'exact',
+      throughput: 900,
+      concurrency: 16,
+      bound: 'exact',
     })
   })
 
@@ -46,7 +50,9 @@ describe('throughputAtTarget', () => {
 
   it('treats a point without a value as failing, without interpolating through it', () => {
     expect(throughputAtTarget([pt(1, 30, 100), pt(4, null, 0), pt(16, 40, 900)], 50)).toEqual({
-      throughput: 100, concurrency: 1, bound: 'lower_bound',
+      throughput: 100,
+      concurrency: 1,
+      bound: 'lower_bound',
     })
     expect(throughputAtTarget([pt(1, null, 0), pt(4, 40, 300)], 50).bound).toBe('unreachable')
   })
@@ -105,7 +111,12 @@ describe('invalid runs and throughput at target', () => {
     // With C = 4 valid the crossing is interpolated between 4 (30 ms) and 16 (70 ms);
     // without it, between 1 (20 ms, 100 tok/s) and 16 (70 ms, 900 tok/s): f = 30/50.
     expect(atTargetForResult(curve(true, true), target)[0]?.runs[0]).toEqual({ repeat: 0, throughput: 300 + 0.5 * 600, concurrency: 10, bound: 'interpolated' })
-    expect(atTargetForResult(curve(false, true), target)[0]?.runs[0]).toEqual({ repeat: 0, throughput: 100 + 0.6 * 800, concurrency: 1 + 0.6 * 15, bound: 'interpolated' })
+    expect(atTargetForResult(curve(false, true), target)[0]?.runs[0]).toEqual({
+      repeat: 0,
+      throughput: 100 + 0.6 * 800,
+      concurrency: 1 + 0.6 * 15,
+      bound: 'interpolated',
+    })
   })
 
   it('gives a repeat without one valid run no figure, rather than calling the target unreachable', () => {

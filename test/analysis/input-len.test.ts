@@ -32,7 +32,9 @@ describe('input_len_mismatch', () => {
 
   it('flags prompts that grew under an uncalibrated chat template beyond the tolerance, and says why', () => {
     const run = runWith(() => 1030)
-    expect(issue(run)?.detail).toMatch(/1030 prompt tokens per completed request .* 3\.0% more, tolerance 2\.0%.*chat template|template and tokenizer add tokens/)
+    expect(issue(run)?.detail).toMatch(
+      /1030 prompt tokens per completed request .* 3\.0% more, tolerance 2\.0%.*chat template|template and tokenizer add tokens/,
+    )
   })
 
   it('tolerates a mean within 2%: a template of a few tokens on a long prompt, or prompts a token or two short', () => {
@@ -62,7 +64,11 @@ describe('input_len_mismatch', () => {
   it('is listed after output_len_mismatch, explained, labelled, and blamed on the server like an early stop', () => {
     // Truncated prompts and outputs cut at 8 of 16 tokens.
     const both = runWith(() => 600, { chunkArrivalsMs: OUT.slice(0, 8), contentChunks: 8, usageCompletionTokens: 8, maxTokens: 16 })
-    expect(assessValidity(both, CTX).issues.map((i) => i.code).filter((c) => c.endsWith('_len_mismatch'))).toEqual(['output_len_mismatch', 'input_len_mismatch'])
+    expect(
+      assessValidity(both, CTX)
+        .issues.map((i) => i.code)
+        .filter((c) => c.endsWith('_len_mismatch')),
+    ).toEqual(['output_len_mismatch', 'input_len_mismatch'])
     expect(describeIssue('input_len_mismatch')).toMatch(/different number of prompt tokens/)
     expect(plainValidity('input_len_mismatch')).toBe('the server processed another prompt length than was sent')
     expect(CODE_BLAME.input_len_mismatch).toBe(CODE_BLAME.output_len_mismatch)

@@ -5,16 +5,31 @@ import { cleanRun, stats } from './run-fixture.js'
 
 const CTX: ValidityContext = { concurrency: 4, ignoreEos: true, expectPrefixCacheMisses: true }
 const codes = (run: RunResult, ctx: ValidityContext = CTX) => assessValidity(run, ctx).issues.map((i) => i.code)
-const detail = (run: RunResult, code: ValidityCode, ctx: ValidityContext = CTX) =>
-  assessValidity(run, ctx).issues.find((i) => i.code === code)?.detail ?? ''
+const detail = (run: RunResult, code: ValidityCode, ctx: ValidityContext = CTX) => assessValidity(run, ctx).issues.find((i) => i.code === code)?.detail ?? ''
 
 const server = (over: Partial<ServerSide> = {}): ServerSide => ({
-  source: 'prometheus', ttft_ms: stats(100), itl_ms: stats(20), tpot_ms: stats(20), e2el_ms: stats(1300),
-  prompt_tokens: 6144, generation_tokens: 3072, prefix_cache_queries: 6144, prefix_cache_hits: 0, ...over,
+  source: 'prometheus',
+  ttft_ms: stats(100),
+  itl_ms: stats(20),
+  tpot_ms: stats(20),
+  e2el_ms: stats(1300),
+  prompt_tokens: 6144,
+  generation_tokens: 3072,
+  prefix_cache_queries: 6144,
+  prefix_cache_hits: 0,
+  ...over,
 })
 const gpu = (over: Partial<GpuSample> = {}): GpuSample => ({
-  index: 0, name: 'NVIDIA B200', utilization_pct: 95, sm_clock_mhz: 1900, max_sm_clock_mhz: 1965,
-  power_w: 900, temperature_c: 60, throttle_reasons: [], foreign_processes: 0, ...over,
+  index: 0,
+  name: 'NVIDIA B200',
+  utilization_pct: 95,
+  sm_clock_mhz: 1900,
+  max_sm_clock_mhz: 1965,
+  power_w: 900,
+  temperature_c: 60,
+  throttle_reasons: [],
+  foreign_processes: 0,
+  ...over,
 })
 const tokens = (over: Partial<RunResult['tokens']>): RunResult['tokens'] => ({ ...cleanRun().tokens, ...over })
 
@@ -66,7 +81,9 @@ describe('assessValidity', () => {
       expect(codes(cleanRun({ tokens: tokens({ retokenized: 2900 }) }))).toEqual([])
     })
     it("fires when the server's generation_tokens differs from the client total", () => {
-      expect(detail(cleanRun({ server_side: server({ generation_tokens: 3500 }) }), 'token_count_mismatch')).toMatch(/counted 3500 generated tokens .* the client 3072/)
+      expect(detail(cleanRun({ server_side: server({ generation_tokens: 3500 }) }), 'token_count_mismatch')).toMatch(
+        /counted 3500 generated tokens .* the client 3072/,
+      )
     })
     it('does not fire for multi-token chunks with consistent totals, and notes them instead', () => {
       const run = cleanRun({ tokens: tokens({ server_usage: 3072, client_chunks: 1536, tokens_per_chunk: 2, retokenized: 3072 }) })
@@ -74,7 +91,13 @@ describe('assessValidity', () => {
       expect(tokenNotes(run).join(' ')).toMatch(/2\.00 tokens on average \(3072 tokens in 1536 chunks\)/)
     })
     it('allows the server more generated tokens than the client counted when requests failed', () => {
-      const run = cleanRun({ failed: 2, completed: 46, errors: { transport: 2 }, tokens: tokens({ expected: 2944, server_usage: 2944, client_chunks: 2944 }), server_side: server({ generation_tokens: 3000 }) })
+      const run = cleanRun({
+        failed: 2,
+        completed: 46,
+        errors: { transport: 2 },
+        tokens: tokens({ expected: 2944, server_usage: 2944, client_chunks: 2944 }),
+        server_side: server({ generation_tokens: 3000 }),
+      })
       expect(codes(run)).toEqual(['requests_failed'])
     })
   })
@@ -121,7 +144,12 @@ describe('assessValidity', () => {
 
   describe('requests_failed', () => {
     it('fires on any failure and counts error kinds', () => {
-      const run = cleanRun({ completed: 45, failed: 3, errors: { transport: 1, http_status: 2 }, tokens: tokens({ expected: 2880, server_usage: 2880, client_chunks: 2880 }) })
+      const run = cleanRun({
+        completed: 45,
+        failed: 3,
+        errors: { transport: 1, http_status: 2 },
+        tokens: tokens({ expected: 2880, server_usage: 2880, client_chunks: 2880 }),
+      })
       expect(assessValidity(run, CTX).issues).toEqual([{ code: 'requests_failed', detail: '3 of 48 requests failed (http_status ×2, transport ×1).' }])
     })
   })
@@ -149,7 +177,9 @@ describe('assessValidity', () => {
     it('counts sw_power_cap only when the SM clock under load really dropped', () => {
       // At its power limit with the clock near maximum: the GPU doing its job.
       expect(codes(cleanRun({ gpu: [gpu({ throttle_reasons: ['sw_power_cap'], sm_clock_mhz: 1900 })] }))).toEqual([])
-      expect(detail(cleanRun({ gpu: [gpu({ throttle_reasons: ['sw_power_cap'], sm_clock_mhz: 1200 })] }), 'gpu_throttled')).toMatch(/reported sw_power_cap in 1 of 1 samples/)
+      expect(detail(cleanRun({ gpu: [gpu({ throttle_reasons: ['sw_power_cap'], sm_clock_mhz: 1200 })] }), 'gpu_throttled')).toMatch(
+        /reported sw_power_cap in 1 of 1 samples/,
+      )
     })
     it('fires on an SM clock well below max under load, not when idle', () => {
       expect(detail(cleanRun({ gpu: [gpu({ sm_clock_mhz: 1200 })] }), 'gpu_throttled')).toMatch(/1200 of 1965 MHz/)
@@ -165,7 +195,17 @@ describe('assessValidity', () => {
 
 describe('describeIssue and thresholds', () => {
   it('has a plain sentence for every code', () => {
-    const all: ValidityCode[] = ['client_saturated', 'token_count_mismatch', 'output_len_mismatch', 'prefix_cache_contaminated', 'ramp_dominated', 'requests_failed', 'too_few_requests', 'gpu_throttled', 'gpu_shared']
+    const all: ValidityCode[] = [
+      'client_saturated',
+      'token_count_mismatch',
+      'output_len_mismatch',
+      'prefix_cache_contaminated',
+      'ramp_dominated',
+      'requests_failed',
+      'too_few_requests',
+      'gpu_throttled',
+      'gpu_shared',
+    ]
     for (const c of all) expect(describeIssue(c)).toMatch(/^[A-Z].{30,}\.$/)
   })
   it('exports frozen defaults', () => {

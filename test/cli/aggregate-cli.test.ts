@@ -37,9 +37,18 @@ afterEach(async () => {
 /** Write a record the way a matrix job does, into its own artifact subfolder as download-artifact leaves it. */
 async function put(label: string, v: Verdict, at = '2026-01-01T10:00:00.000Z', sub = `servegate-record-${label}`): Promise<void> {
   const rec = buildVerdictRecord({
-    label, outcome: v.verdict, mode: 'gate', sweep: 'gate', comparedWith: 'baselines/gate.json', verdict: v, env: pipeDay(7).env,
-    runner: { name: `gpu-${label}`, os: 'Linux', arch: 'X64', labels: null }, job: { run_url: null, job: 'bench', run_attempt: '1' },
-    headSha: 'f00df00d', at, harnessVersion: '0.1.0',
+    label,
+    outcome: v.verdict,
+    mode: 'gate',
+    sweep: 'gate',
+    comparedWith: 'baselines/gate.json',
+    verdict: v,
+    env: pipeDay(7).env,
+    runner: { name: `gpu-${label}`, os: 'Linux', arch: 'X64', labels: null },
+    job: { run_url: null, job: 'bench', run_attempt: '1' },
+    headSha: 'f00df00d',
+    at,
+    harnessVersion: '0.1.0',
   })
   await mkdir(join(dir, 'records', sub), { recursive: true })
   await writeFile(join(dir, 'records', sub, 'servegate-result.record.json'), JSON.stringify(rec))
@@ -60,7 +69,11 @@ describe('servegate aggregate', () => {
     expect(await aggregate(join(dir, 'records'), '--expect', 'llama-h100,qwen-b200,mistral-mi300', '--markdown', md)).toBe(1)
     const lines = printed.split('\n')
     expect(lines[0]).toBe('servegate aggregate: REGRESSION — 3 configurations: 1 regression, 1 incomplete, 1 pass')
-    expect(lines.slice(2, 5).map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual(['qwen-b200 REGRESSION', 'mistral-mi300 INCOMPLETE', 'llama-h100 PASS'])
+    expect(lines.slice(2, 5).map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual([
+      'qwen-b200 REGRESSION',
+      'mistral-mi300 INCOMPLETE',
+      'llama-h100 PASS',
+    ])
     expect(printed).toContain('no record (cancelled, crashed or runner lost)')
     const markdown = await readFile(md, 'utf8')
     expect(markdown).toContain('| qwen-b200 | ❌ regression |')
@@ -108,7 +121,9 @@ describe('servegate aggregate', () => {
     await mkdir(join(dir, 'records', 'junk'), { recursive: true })
     await writeFile(join(dir, 'records', 'junk', 'notes.json'), '{"hello": 1}')
     await expect(aggregate(join(dir, 'records'), '--expect', 'a')).rejects.toThrow(UsageError)
-    await expect(aggregate(join(dir, 'records'), '--expect', 'a')).rejects.toThrow(`${join(dir, 'records', 'junk', 'notes.json')} is not a servegate verdict record`)
+    await expect(aggregate(join(dir, 'records'), '--expect', 'a')).rejects.toThrow(
+      `${join(dir, 'records', 'junk', 'notes.json')} is not a servegate verdict record`,
+    )
   })
 
   it('exits 2 with one line on corrupt JSON, and on a missing --expect', async () => {

@@ -20,7 +20,14 @@ import { sleep, sse, sseHead, startFakeServer, type FakeServer } from './fake-se
 let server: FakeServer
 const agent = new Agent({ connections: 16, pipelining: 1 })
 const epochNs = process.hrtime.bigint()
-const deps = (extra: Partial<ClientDeps> = {}): ClientDeps => ({ dispatcher: agent, now: process.hrtime.bigint, epochNs, idleTimeoutMs: 10_000, deadlineMs: 20_000, ...extra })
+const deps = (extra: Partial<ClientDeps> = {}): ClientDeps => ({
+  dispatcher: agent,
+  now: process.hrtime.bigint,
+  epochNs,
+  idleTimeoutMs: 10_000,
+  deadlineMs: 20_000,
+  ...extra,
+})
 /** Per path: did the server see the client close the connection before it finished writing? */
 const closedEarly = new Map<string, boolean>()
 const tok = (t: string) => ({ choices: [{ index: 0, text: t, finish_reason: null }] })
@@ -84,7 +91,9 @@ beforeAll(async () => {
       await writeUntilClosed(path, res, () => '<p>\n  Service   Unavailable\n</p>\n')
     } else if (path === '/nginx-502') {
       res.writeHead(502, { 'content-type': 'text/html' })
-      res.end('<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n')
+      res.end(
+        '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n',
+      )
     } else if (path === '/ok') {
       sseHead(res)
       for (let i = 0; i < 4; i++) sse(res, tok(` t${i}`))
@@ -180,7 +189,7 @@ describe('streamRequest against a misbehaving server', () => {
     expect(r.error).toEqual({ kind: 'http_status', detail: 'HTTP 502: 502 Bad Gateway 502 Bad Gateway nginx/1.25.3' })
   })
 
-  it('counts deadline and overrun requests among a run\'s failures, by kind', async () => {
+  it("counts deadline and overrun requests among a run's failures, by kind", async () => {
     const measured = ['/ok', '/past-max', '/ok', '/keepalive-slow', '/keepalive', '/ok'].map((p, i) => ({ ...planned(p), id: `run-${i}` }))
     const raw = await runPoint({ warmup: [], measured, concurrency: 3, workers: 0, priority: null, idleTimeoutMs: 5000, deadlineMs: 800 })
     const run = summarizeRun(raw, { repeat: 1, seed: 1, numPrompts: measured.length })
@@ -204,7 +213,9 @@ describe('non-streaming endpoints against a huge answer', () => {
   it('refuses a /v1/models answer over 8 MiB, naming the URL and the cap', async () => {
     const err = await listModels(server.url).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(UsageError)
-    expect((err as Error).message).toBe(`GET ${server.url}/v1/models: the answer is over 8 MiB, more than servegate reads from this endpoint; it stopped reading`)
+    expect((err as Error).message).toBe(
+      `GET ${server.url}/v1/models: the answer is over 8 MiB, more than servegate reads from this endpoint; it stopped reading`,
+    )
     expect(await serverSawClose('/v1/models')).toBe(true)
   })
 

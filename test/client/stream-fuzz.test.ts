@@ -71,7 +71,10 @@ const frame: fc.Arbitrary<{ data: unknown; content: string }> = fc.oneof(
   fc.constant({ data: { choices: [{ index: 0, text: '', finish_reason: 'length' }] }, content: '' }),
   fc.nat({ max: 64 }).map((n) => ({ data: { choices: [], usage: { prompt_tokens: 3, completion_tokens: n } }, content: '' })),
 )
-const comment = fc.option(fc.string({ maxLength: 10 }).map((s) => s.replace(/[\r\n]/g, ' ')), { nil: undefined })
+const comment = fc.option(
+  fc.string({ maxLength: 10 }).map((s) => s.replace(/[\r\n]/g, ' ')),
+  { nil: undefined },
+)
 const validStream = fc.record({
   frames: fc.array(fc.record({ frame, comment }), { maxLength: 24 }),
   eol: fc.constantFrom('\n', '\r\n'),
@@ -187,9 +190,13 @@ describe('stream handling under any byte split and any input', () => {
       for (let i = 0; i < 100_000 && applyRead(parser, state, enc.encode(text), 0n, 0n); i++);
       return `${state.error?.kind}: ${state.error?.detail}`
     }
-    expect(repeatUntilEnd('data: {"choices":[{"index":0,"text":" tok"}]}\n\n', 4)).toBe('overrun: more than 20 content chunks for max_tokens 4 (the server ignores max_tokens)')
+    expect(repeatUntilEnd('data: {"choices":[{"index":0,"text":" tok"}]}\n\n', 4)).toBe(
+      'overrun: more than 20 content chunks for max_tokens 4 (the server ignores max_tokens)',
+    )
     expect(repeatUntilEnd(': keep-alive\n\n', 4)).toMatch(/^overrun: 1000 lines in a row without an event \(comments such as ": keep-alive"/)
     expect(repeatUntilEnd('data: {"choices":[],"usage":null}\n\n', 4)).toBe('overrun: 1000 events in a row without content (0 content chunks so far)')
-    expect(repeatUntilEnd(`data: {"choices":[{"index":0,"text":"${'y'.repeat(400)}"}]}\n\n`, 4)).toBe('overrun: more than 1280 bytes of text in 4 content chunks (over 64 bytes a chunk)')
+    expect(repeatUntilEnd(`data: {"choices":[{"index":0,"text":"${'y'.repeat(400)}"}]}\n\n`, 4)).toBe(
+      'overrun: more than 1280 bytes of text in 4 content chunks (over 64 bytes a chunk)',
+    )
   })
 })

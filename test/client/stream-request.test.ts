@@ -7,7 +7,10 @@ import { sleep, sse, sseHead, startFakeServer, type FakeServer } from './fake-se
 
 const cmpl = (text: string, extra: Record<string, unknown> = {}) => ({ choices: [{ index: 0, text, finish_reason: null }], ...extra })
 const chat = (delta: Record<string, unknown>, finish: string | null = null) => ({ choices: [{ index: 0, delta, finish_reason: finish }] })
-const usage = (completion: number, prompt = 5) => ({ choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } })
+const usage = (completion: number, prompt = 5) => ({
+  choices: [],
+  usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+})
 
 let server: FakeServer
 let seenHeaders: Record<string, string | string[] | undefined> = {}
@@ -238,8 +241,16 @@ describe('httpDetail', () => {
     [429, '{"message":"slow down"}', 'HTTP 429: slow down'],
     [502, '', 'HTTP 502'],
     [500, '{"error":{"message":"CUDA out of memory.\\n  Tried to allocate 2 GiB"}}', 'HTTP 500: CUDA out of memory. Tried to allocate 2 GiB'],
-    [502, '<html><head><title>502 Bad Gateway</title><style>body{x}</style></head>\n<body><h1>502 Bad Gateway</h1></body></html>', 'HTTP 502: 502 Bad Gateway 502 Bad Gateway'],
-    [500, 'Traceback (most recent call last):\n  File "x.py", line 1\n\tValueError: bad &amp; worse', 'HTTP 500: Traceback (most recent call last): File "x.py", line 1 ValueError: bad & worse'],
+    [
+      502,
+      '<html><head><title>502 Bad Gateway</title><style>body{x}</style></head>\n<body><h1>502 Bad Gateway</h1></body></html>',
+      'HTTP 502: 502 Bad Gateway 502 Bad Gateway',
+    ],
+    [
+      500,
+      'Traceback (most recent call last):\n  File "x.py", line 1\n\tValueError: bad &amp; worse',
+      'HTTP 500: Traceback (most recent call last): File "x.py", line 1 ValueError: bad & worse',
+    ],
   ])('reads the message of a %i answer as one line', (status, body, expected) => {
     expect(httpDetail(status, body)).toBe(expected)
   })

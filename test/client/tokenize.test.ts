@@ -15,15 +15,17 @@ describe('tokenizeMessages', () => {
       req.on('end', () => {
         const body = JSON.parse(text) as { model: string }
         bodies.push({ ...body, auth: req.headers.authorization ?? null })
-        const [status, answer] = ({
-          count: [200, { count: 42, max_model_len: 4096, tokens: [1, 2] }],
-          tokens: [200, { tokens: [5, 6, 7] }],
-          nothing: [200, { ok: true }],
-          old: [400, { object: 'error', message: 'Either `prompt` or `messages`' }],
-          missing: [404, { detail: 'Not Found' }],
-          method: [405, { detail: 'Method Not Allowed' }],
-          broken: [500, { detail: 'boom' }],
-        } as Record<string, [number, unknown]>)[body.model] ?? [500, {}]
+        const [status, answer] = (
+          {
+            count: [200, { count: 42, max_model_len: 4096, tokens: [1, 2] }],
+            tokens: [200, { tokens: [5, 6, 7] }],
+            nothing: [200, { ok: true }],
+            old: [400, { object: 'error', message: 'Either `prompt` or `messages`' }],
+            missing: [404, { detail: 'Not Found' }],
+            method: [405, { detail: 'Method Not Allowed' }],
+            broken: [500, { detail: 'boom' }],
+          } as Record<string, [number, unknown]>
+        )[body.model] ?? [500, {}]
         res.writeHead(status, { 'content-type': 'application/json' })
         res.end(JSON.stringify(answer))
       })

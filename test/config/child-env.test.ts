@@ -46,7 +46,7 @@ describe('childEnv', () => {
     for (const name of ['VLLM_MAX_TOKENS_X', 'NCCL_IB_HCA', 'LC_CTYPE', 'TZ']) expect(allowedByDefault(name)).toBe(true)
   })
 
-  it('adds the names server.env lists, but never the runner\'s own', () => {
+  it("adds the names server.env lists, but never the runner's own", () => {
     const env = childEnv(PARENT, ['HF_TOKEN', 'VLLM_API_KEY', 'MY_SETTING', 'GITHUB_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'INPUT_GITHUB-TOKEN', 'NOT_SET'])
     expect(env['HF_TOKEN']).toBe(PARENT.HF_TOKEN)
     expect(env['VLLM_API_KEY']).toBe(PARENT.VLLM_API_KEY)
@@ -120,13 +120,19 @@ describe('the environment a serve command sees', () => {
     await handle.stop()
     for (const file of [dump, stopDump]) {
       const text = readFileSync(file, 'utf8')
-      const vars = Object.fromEntries(text.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+      const vars = Object.fromEntries(
+        text
+          .trim()
+          .split('\n')
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      )
       // What the shell itself sets, beside what servegate passed.
       const shell = new Set(['PWD', 'SHLVL', '_', 'OLDPWD'])
       for (const name of Object.keys(vars)) expect(allowedByDefault(name) || name === 'HF_TOKEN' || shell.has(name), `${file}: ${name}`).toBe(true)
       expect(vars['HF_TOKEN']).toBe(PARENT.HF_TOKEN)
       expect(vars['CUDA_VISIBLE_DEVICES']).toBe('3')
-      for (const secret of [PARENT.GITHUB_TOKEN, PARENT.ACTIONS_RUNTIME_TOKEN, PARENT.OPENAI_API_KEY, PARENT.VLLM_API_KEY, PARENT.NCCL_AUTH_TOKEN]) expect(text).not.toContain(secret)
+      for (const secret of [PARENT.GITHUB_TOKEN, PARENT.ACTIONS_RUNTIME_TOKEN, PARENT.OPENAI_API_KEY, PARENT.VLLM_API_KEY, PARENT.NCCL_AUTH_TOKEN])
+        expect(text).not.toContain(secret)
     }
   })
 })

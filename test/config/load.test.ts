@@ -69,7 +69,10 @@ describe('parseConfigText', () => {
         'bad.yaml',
       ),
     )
-    const lines = err.message.split('\n').slice(1).map((l) => l.trim())
+    const lines = err.message
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim())
     expect(lines).toEqual([
       'server.api: expected "completions" or "chat"',
       'target.percentile: expected 50, 95 or 99 (the percentiles every run records)',

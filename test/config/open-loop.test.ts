@@ -17,7 +17,10 @@ describe('open-loop and goodput settings', () => {
   })
 
   it('takes the config file’s request_rates and lets flags win', () => {
-    const file = { sweeps: { open: { shapes: [{ input_len: 64, output_len: 16 }], request_rates: [2, 'inf'], burstiness: 0.5, max_concurrency: 8, num_prompts: 100 } }, goodput: { ttft: 2000, tpot: 50 } }
+    const file = {
+      sweeps: { open: { shapes: [{ input_len: 64, output_len: 16 }], request_rates: [2, 'inf'], burstiness: 0.5, max_concurrency: 8, num_prompts: 100 } },
+      goodput: { ttft: 2000, tpot: 50 },
+    }
     const cfg = resolve({}, file)
     expect(cfg.openLoop).toEqual({ rates: [2, Infinity], burstiness: 0.5, maxConcurrency: 8, numPrompts: 100 })
     expect(cfg.goodput).toEqual({ ttft_ms: 2000, tpot_ms: 50 })
@@ -41,7 +44,9 @@ describe('open-loop and goodput settings', () => {
   })
 
   it('refuses a sweep with both concurrency and request_rates, or a goodput key it does not know', () => {
-    expect(configFileSchema.safeParse({ sweeps: { s: { shapes: [{ input_len: 1, output_len: 2 }], concurrency: [1], request_rates: [1] } } }).success).toBe(false)
+    expect(configFileSchema.safeParse({ sweeps: { s: { shapes: [{ input_len: 1, output_len: 2 }], concurrency: [1], request_rates: [1] } } }).success).toBe(
+      false,
+    )
     expect(configFileSchema.safeParse({ goodput: { itl: 5 } }).success).toBe(false)
     expect(configFileSchema.safeParse({ goodput: {} }).success).toBe(false)
   })

@@ -30,7 +30,9 @@ describe('sweep placement in the config file', () => {
   })
 
   it('refuses ITL concurrencies outside the sweep list', () => {
-    const msg = problemOf('sweeps:\n  gate:\n    shapes: [{input_len: 64, output_len: 16}]\n    concurrency: [1, 8, 16]\n    placement: bracket\n    itl_concurrency: [1, 64]\n')
+    const msg = problemOf(
+      'sweeps:\n  gate:\n    shapes: [{input_len: 64, output_len: 16}]\n    concurrency: [1, 8, 16]\n    placement: bracket\n    itl_concurrency: [1, 64]\n',
+    )
     expect(msg).toMatch(/sweeps\.gate\.itl_concurrency: expected concurrencies of this sweep's list \(1, 8, 16\); not in it: 64/)
   })
 
@@ -43,7 +45,10 @@ describe('sweep placement in the config file', () => {
   })
 
   it('defaults the ITL concurrency of a bracketed sweep to the lowest of the list', () => {
-    const file = parseConfigText('sweeps:\n  gate:\n    shapes: [{input_len: 64, output_len: 16}]\n    concurrency: [16, 1, 8]\n    placement: bracket\n', 'servegate.yaml')
+    const file = parseConfigText(
+      'sweeps:\n  gate:\n    shapes: [{input_len: 64, output_len: 16}]\n    concurrency: [16, 1, 8]\n    placement: bracket\n',
+      'servegate.yaml',
+    )
     expect(resolveConfig({ file, filePath: 'servegate.yaml', flags: {}, env: {} }).itlConcurrency).toEqual([1])
   })
 
@@ -52,7 +57,11 @@ describe('sweep placement in the config file', () => {
     try {
       const path = join(dir, 'servegate.yaml')
       writeFileSync(path, 'sweeps:\n  gate:\n    shapes: [{input_len: 64, output_len: 16}]\n    concurrency: [1, 8]\n    placement: brackets\n')
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', '--config', path, '--sweep', 'gate', '--out', join(dir, 'r.json')], { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true' } })
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', '--config', path, '--sweep', 'gate', '--out', join(dir, 'r.json')], {
+        cwd: root,
+        encoding: 'utf8',
+        env: { ...process.env, CI: 'true' },
+      })
       expect(r.status).toBe(2)
       expect(r.stderr).toMatch(/sweeps\.gate\.placement: expected "fixed"/)
       expect(r.stderr.split('\n').filter((l) => l.includes('sweeps.gate.placement'))).toHaveLength(1)

@@ -81,7 +81,9 @@ describe('resolveConfig', () => {
   })
 
   it('rejects a server.request_timeout that is not a positive number of seconds', () => {
-    expect(() => parseConfigText('server: {request_timeout: "10m"}\n', 'sg.yaml')).toThrow('server.request_timeout: expected a number of seconds above 0, e.g. 600')
+    expect(() => parseConfigText('server: {request_timeout: "10m"}\n', 'sg.yaml')).toThrow(
+      'server.request_timeout: expected a number of seconds above 0, e.g. 600',
+    )
     expect(() => parseConfigText('server: {request_timeout: 0}\n', 'sg.yaml')).toThrow('server.request_timeout: expected a number of seconds above 0, e.g. 600')
   })
 
@@ -111,7 +113,10 @@ describe('resolveConfig', () => {
   })
 
   it('asks for --sweep when a file has several sweeps and none is full', () => {
-    const file = parseConfigText('sweeps:\n  a: {shapes: [{input_len: 8, output_len: 4}], concurrency: [2]}\n  b: {shapes: [{input_len: 8, output_len: 4}], concurrency: [2]}\n', 'two.yaml')
+    const file = parseConfigText(
+      'sweeps:\n  a: {shapes: [{input_len: 8, output_len: 4}], concurrency: [2]}\n  b: {shapes: [{input_len: 8, output_len: 4}], concurrency: [2]}\n',
+      'two.yaml',
+    )
     expect(problemOf(() => resolve({}, file))).toBe('sg.yaml has several sweeps (a, b) and none is named "full": choose one with --sweep NAME')
   })
 
@@ -179,7 +184,10 @@ describe('resolveConfig', () => {
     [{ target: 'tpot:p90:50' }, '--target "tpot:p90:50": expected percentile p50, p95 or p99 (the ones every run records), e.g. tpot:p95:50'],
     [{ seed: '4294967296' }, '--seed "4294967296": expected an integer from 0 to 4294967295'],
     [{ baseUrl: 'localhost:8000' }, '--base-url "localhost:8000": expected an http(s) URL, not localhost:'],
-    [{ baseUrl: 'http://u:p@host:8000' }, "--base-url \"http://***@host:8000\": expected a URL without credentials (name the key's environment variable in server.api_key_env)"],
+    [
+      { baseUrl: 'http://u:p@host:8000' },
+      '--base-url "http://***@host:8000": expected a URL without credentials (name the key\'s environment variable in server.api_key_env)',
+    ],
   ] as [RunFlags, string][])('rejects %o with a specific message', (flags, message) => {
     expect(problemOf(() => resolve(flags, null, {}))).toBe(message)
   })

@@ -33,7 +33,12 @@ describe('the serve settings (--serve, server.command)', () => {
 
   it('reads server.command, ready_timeout, stop_timeout and stop_command from the file; --ready-timeout overrides', () => {
     const text = `server: {command: "docker run --name b img --port 8000", base_url: "http://127.0.0.1:8000", ready_timeout: 600, stop_timeout: 10, stop_command: "docker stop b"}`
-    expect(resolve({}, text).serve).toMatchObject({ command: 'docker run --name b img --port 8000', readyTimeoutS: 600, stopTimeoutS: 10, stopCommand: 'docker stop b' })
+    expect(resolve({}, text).serve).toMatchObject({
+      command: 'docker run --name b img --port 8000',
+      readyTimeoutS: 600,
+      stopTimeoutS: 10,
+      stopCommand: 'docker stop b',
+    })
     expect(resolve({}, text).server.baseUrl).toBe('http://127.0.0.1:8000')
     expect(resolve({ readyTimeout: '90' }, text).serve?.readyTimeoutS).toBe(90)
   })
@@ -43,8 +48,16 @@ describe('the serve settings (--serve, server.command)', () => {
   })
 
   it.each([
-    [{ serve: 'x --port {port}', baseUrl: 'http://gpu:8000' }, null, '--serve has {port}, so the base URL follows the port servegate picks; drop --base-url (or give the command a fixed port instead of {port})'],
-    [{}, 'server: {command: "x --port {port}", base_url: "http://gpu:8000"}', 'sg.yaml: server.command has {port}, so the base URL follows the port servegate picks; drop server.base_url (or give the command a fixed port instead of {port})'],
+    [
+      { serve: 'x --port {port}', baseUrl: 'http://gpu:8000' },
+      null,
+      '--serve has {port}, so the base URL follows the port servegate picks; drop --base-url (or give the command a fixed port instead of {port})',
+    ],
+    [
+      {},
+      'server: {command: "x --port {port}", base_url: "http://gpu:8000"}',
+      'sg.yaml: server.command has {port}, so the base URL follows the port servegate picks; drop server.base_url (or give the command a fixed port instead of {port})',
+    ],
     [{ serve: 'vllm serve m' }, null, '--serve: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer'],
     [{ serve: 'x {port}', readyTimeout: '0' }, null, '--ready-timeout "0": expected a positive integer'],
     [{ serve: ' ' }, null, '--serve "": expected a non-empty value'],

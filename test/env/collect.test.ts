@@ -18,7 +18,12 @@ describe('queryServerInfo', () => {
     const info = await queryServerInfo(
       fakeFetch({
         [`${ROOT}/version`]: { version: '0.4.2', engine: 'servegate-sim' },
-        [`${ROOT}/v1/models`]: { data: [{ id: 'a', root: 'a' }, { id: 'sim/b', root: 'sim/b', revision: 'rev-7' }] },
+        [`${ROOT}/v1/models`]: {
+          data: [
+            { id: 'a', root: 'a' },
+            { id: 'sim/b', root: 'sim/b', revision: 'rev-7' },
+          ],
+        },
       }),
       ROOT,
       'sim/b',
@@ -89,7 +94,10 @@ describe('collectEnv', () => {
     containerDigest: 'sha256:abc',
     serveCommand: null,
     startedAt: '2025-01-01T00:00:00.000Z',
-    fetchJson: fakeFetch({ [`${ROOT}/version`]: { version: '1.0.0', engine: 'servegate-sim' }, [`${ROOT}/v1/models`]: { data: [{ id: 'sim', revision: 'r1' }] } }),
+    fetchJson: fakeFetch({
+      [`${ROOT}/version`]: { version: '1.0.0', engine: 'servegate-sim' },
+      [`${ROOT}/v1/models`]: { data: [{ id: 'sim', revision: 'r1' }] },
+    }),
     harnessRoot: null,
     host: { hostname: 'h', platform: 'linux x64', cpus: 2 },
     nodeVersion: 'v20.0.0',

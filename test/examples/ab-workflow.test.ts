@@ -36,11 +36,21 @@ function pr(opts: { headRepo?: string | null; draft?: boolean } = {}): Contexts 
       repository: REPO,
       event_name: 'pull_request',
       base_ref: 'main',
-      event: { pull_request: { number: 7, draft: opts.draft ?? false, head: { repo: headRepo === null ? null : { full_name: headRepo } }, base: { repo: { full_name: REPO } } } },
+      event: {
+        pull_request: {
+          number: 7,
+          draft: opts.draft ?? false,
+          head: { repo: headRepo === null ? null : { full_name: headRepo } },
+          base: { repo: { full_name: REPO } },
+        },
+      },
     },
   }
 }
-const started = (ctx: Contexts) => Object.entries(wf.jobs).filter(([, j]) => evaluateIf(j.if, ctx)).map(([id]) => id)
+const started = (ctx: Contexts) =>
+  Object.entries(wf.jobs)
+    .filter(([, j]) => evaluateIf(j.if, ctx))
+    .map(([id]) => id)
 
 describe('examples/servegate-ab.yml', () => {
   it('runs the A/B job on the GPU runner for a ready pull request from a branch of the repository', () => {
@@ -57,7 +67,7 @@ describe('examples/servegate-ab.yml', () => {
     expect(started(ctx)).toEqual(jobs)
   })
 
-  it('hands servegate the base branch\'s serve command as A and the pull request\'s as B, in mode ab', () => {
+  it("hands servegate the base branch's serve command as A and the pull request's as B, in mode ab", () => {
     const sg = wf.jobs['ab']!.steps!.find((s) => s.uses?.startsWith('servegate/servegate'))!
     expect(sg.with).toMatchObject({ mode: 'ab', 'a-serve': '${{ env.A_SERVE }}', 'b-serve': '${{ env.B_SERVE }}' })
   })
@@ -71,7 +81,8 @@ describe('examples/servegate-ab.yml', () => {
     const dir = mkdtempSync(join(tmpdir(), 'servegate-ab-example-'))
     dirs.push(dir)
     const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' }
-    const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=dev', '-c', 'user.email=dev@example.com', ...args], { cwd, env, encoding: 'utf8' })
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=dev', '-c', 'user.email=dev@example.com', ...args], { cwd, env, encoding: 'utf8' })
     const remote = join(dir, 'remote.git')
     const work = join(dir, 'work')
     git(dir, 'init', '-q', '--bare', '-b', 'main', remote)

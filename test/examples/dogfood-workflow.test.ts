@@ -110,7 +110,10 @@ describe('.github/workflows/servegate.yml', () => {
       expect(checkout, id).toBeGreaterThanOrEqual(0)
       expect(checkout, id).toBeLessThan(steps.indexOf(action(job)))
       // The action runs the committed dist/: nothing is installed or built before it.
-      expect(steps.some((s) => /\bnpm (ci|install)\b|npm run (bundle|build)/.test(s.run ?? '')), id).toBe(false)
+      expect(
+        steps.some((s) => /\bnpm (ci|install)\b|npm run (bundle|build)/.test(s.run ?? '')),
+        id,
+      ).toBe(false)
       const pushes = input(job, 'mode', pr()) === 'refresh'
       expect(steps[checkout]!.with?.['persist-credentials'], id).toBe(pushes ? undefined : false)
     }

@@ -63,14 +63,24 @@ function pr(opts: { number?: number; headRepo?: string | null; draft?: boolean }
     inputs: {},
   }
 }
-const push = (ref = 'refs/heads/main'): Contexts => ({ github: github({ event_name: 'push', ref, event: { repository: { default_branch: 'main' } } }), inputs: {} })
+const push = (ref = 'refs/heads/main'): Contexts => ({
+  github: github({ event_name: 'push', ref, event: { repository: { default_branch: 'main' } } }),
+  inputs: {},
+})
 const dispatch = (mode: string, ref = 'refs/heads/main'): Contexts => ({
   github: github({ event_name: 'workflow_dispatch', ref, event: { repository: { default_branch: 'main' } } }),
   inputs: { mode, sweep: '', 'fail-on': 'never' },
 })
-const schedule = (): Contexts => ({ github: github({ event_name: 'schedule', ref: 'refs/heads/main', event: { schedule: '17 3 * * *', repository: { default_branch: 'main' } } }), inputs: {} })
+const schedule = (): Contexts => ({
+  github: github({ event_name: 'schedule', ref: 'refs/heads/main', event: { schedule: '17 3 * * *', repository: { default_branch: 'main' } } }),
+  inputs: {},
+})
 const mergeGroup = (): Contexts => ({
-  github: github({ event_name: 'merge_group', ref: 'refs/heads/gh-readonly-queue/main/pr-7-abc', event: { merge_group: { base_ref: 'refs/heads/main', head_sha: 'abc' } } }),
+  github: github({
+    event_name: 'merge_group',
+    ref: 'refs/heads/gh-readonly-queue/main/pr-7-abc',
+    event: { merge_group: { base_ref: 'refs/heads/main', head_sha: 'abc' } },
+  }),
   inputs: {},
 })
 
@@ -147,7 +157,10 @@ describe('examples/servegate-gate.yml', () => {
       const firstDocker = s.findIndex((x) => /\bdocker\b/.test(x.run ?? ''))
       expect(check, `job ${id} has a mode: check step`).toBeGreaterThanOrEqual(0)
       expect(firstDocker, `job ${id} starts a container`).toBeGreaterThan(check)
-      expect(s.slice(0, check).every((x) => x.run === undefined), `job ${id}: no script before the check`).toBe(true)
+      expect(
+        s.slice(0, check).every((x) => x.run === undefined),
+        `job ${id}: no script before the check`,
+      ).toBe(true)
     }
   })
 
@@ -184,7 +197,9 @@ describe('examples/servegate-gate.yml', () => {
 
   it('removes a stale container before every docker run', () => {
     for (const [id, job] of Object.entries(wf.jobs)) {
-      const script = steps(job).map((s) => s.run ?? '').join('\n')
+      const script = steps(job)
+        .map((s) => s.run ?? '')
+        .join('\n')
       const run = script.search(/docker run\b/)
       if (run < 0) continue
       expect(script.slice(0, run), `job ${id}`).toMatch(/docker rm -f\b/)
@@ -333,7 +348,9 @@ describe('.github/workflows/release.yml', () => {
   it('creates a GitHub release and force-moves the major tag to the release commit', () => {
     const wf = load(RELEASE)
     const publish = Object.values(wf.jobs).find(contentsWrite) as Job
-    const script = steps(publish).map((s) => s.run ?? '').join('\n')
+    const script = steps(publish)
+      .map((s) => s.run ?? '')
+      .join('\n')
     expect(script).toMatch(/gh release create/)
     expect(script).toMatch(/git push (--force|-f)\b[^\n]*refs\/tags\//)
   })

@@ -17,25 +17,31 @@ export interface JobStatus {
   status?: 'success' | 'failure' | 'cancelled'
 }
 
-type Tok =
-  | { t: 'num'; v: number }
-  | { t: 'str'; v: string }
-  | { t: 'id'; v: string }
-  | { t: 'op'; v: string }
+type Tok = { t: 'num'; v: number } | { t: 'str'; v: string } | { t: 'id'; v: string } | { t: 'op'; v: string }
 
 function tokenize(src: string): Tok[] {
   const out: Tok[] = []
   let i = 0
   while (i < src.length) {
     const c = src[i] as string
-    if (/\s/.test(c)) { i++; continue }
+    if (/\s/.test(c)) {
+      i++
+      continue
+    }
     if (c === "'") {
       let s = ''
       i++
       for (;;) {
         if (i >= src.length) throw new Error(`unterminated string in ${src}`)
-        if (src[i] === "'" && src[i + 1] === "'") { s += "'"; i += 2; continue }
-        if (src[i] === "'") { i++; break }
+        if (src[i] === "'" && src[i + 1] === "'") {
+          s += "'"
+          i += 2
+          continue
+        }
+        if (src[i] === "'") {
+          i++
+          break
+        }
         s += src[i]
         i++
       }
@@ -43,8 +49,16 @@ function tokenize(src: string): Tok[] {
       continue
     }
     const two = src.slice(i, i + 2)
-    if (['==', '!=', '<=', '>=', '&&', '||'].includes(two)) { out.push({ t: 'op', v: two }); i += 2; continue }
-    if ('!<>()[],.*'.includes(c)) { out.push({ t: 'op', v: c }); i++; continue }
+    if (['==', '!=', '<=', '>=', '&&', '||'].includes(two)) {
+      out.push({ t: 'op', v: two })
+      i += 2
+      continue
+    }
+    if ('!<>()[],.*'.includes(c)) {
+      out.push({ t: 'op', v: c })
+      i++
+      continue
+    }
     const num = /^-?(0x[0-9a-f]+|\d+(\.\d+)?(e[+-]?\d+)?)/i.exec(src.slice(i))
     if (num && (out.length === 0 || out[out.length - 1]?.t === 'op')) {
       out.push({ t: 'num', v: Number(num[0]) })
@@ -52,7 +66,11 @@ function tokenize(src: string): Tok[] {
       continue
     }
     const id = /^[A-Za-z_][A-Za-z0-9_-]*/.exec(src.slice(i))
-    if (id) { out.push({ t: 'id', v: id[0] }); i += id[0].length; continue }
+    if (id) {
+      out.push({ t: 'id', v: id[0] })
+      i += id[0].length
+      continue
+    }
     throw new Error(`cannot read "${src.slice(i)}" in ${src}`)
   }
   return out
@@ -93,7 +111,11 @@ function str(v: Value): string {
 
 class Parser {
   private i = 0
-  constructor(private readonly toks: Tok[], private readonly ctx: Contexts, private readonly job: JobStatus) {}
+  constructor(
+    private readonly toks: Tok[],
+    private readonly ctx: Contexts,
+    private readonly job: JobStatus,
+  ) {}
 
   parse(): Value {
     const v = this.or()
@@ -113,13 +135,21 @@ class Parser {
 
   private or(): Value {
     let left = this.and()
-    while (this.peek('||')) { this.i++; const right = this.and(); left = truthy(left) ? left : right }
+    while (this.peek('||')) {
+      this.i++
+      const right = this.and()
+      left = truthy(left) ? left : right
+    }
     return left
   }
 
   private and(): Value {
     let left = this.cmp()
-    while (this.peek('&&')) { this.i++; const right = this.cmp(); left = truthy(left) ? right : left }
+    while (this.peek('&&')) {
+      this.i++
+      const right = this.cmp()
+      left = truthy(left) ? right : left
+    }
     return left
   }
 
@@ -132,18 +162,32 @@ class Parser {
       const right = this.unary()
       const c = compare(left, right)
       switch (t.v) {
-        case '==': left = c === 0; break
-        case '!=': left = c !== 0; break
-        case '<': left = c !== null && c < 0; break
-        case '<=': left = c !== null && c <= 0; break
-        case '>': left = c !== null && c > 0; break
-        default: left = c !== null && c >= 0
+        case '==':
+          left = c === 0
+          break
+        case '!=':
+          left = c !== 0
+          break
+        case '<':
+          left = c !== null && c < 0
+          break
+        case '<=':
+          left = c !== null && c <= 0
+          break
+        case '>':
+          left = c !== null && c > 0
+          break
+        default:
+          left = c !== null && c >= 0
       }
     }
   }
 
   private unary(): Value {
-    if (this.peek('!')) { this.i++; return !truthy(this.unary()) }
+    if (this.peek('!')) {
+      this.i++
+      return !truthy(this.unary())
+    }
     return this.postfix(this.primary())
   }
 
@@ -168,7 +212,11 @@ class Parser {
     const t = this.toks[this.i++]
     if (t === undefined) throw new Error('unexpected end of expression')
     if (t.t === 'num' || t.t === 'str') return t.v
-    if (t.t === 'op' && t.v === '(') { const v = this.or(); this.expect(')'); return v }
+    if (t.t === 'op' && t.v === '(') {
+      const v = this.or()
+      this.expect(')')
+      return v
+    }
     if (t.t !== 'id') throw new Error(`unexpected ${t.v}`)
     if (t.v === 'true') return true
     if (t.v === 'false') return false
@@ -187,10 +235,14 @@ class Parser {
     this.expect(')')
     const status = this.job.status ?? 'success'
     switch (name.toLowerCase()) {
-      case 'always': return true
-      case 'success': return status === 'success'
-      case 'failure': return status === 'failure'
-      case 'cancelled': return status === 'cancelled'
+      case 'always':
+        return true
+      case 'success':
+        return status === 'success'
+      case 'failure':
+        return status === 'failure'
+      case 'cancelled':
+        return status === 'cancelled'
       case 'format': {
         const [fmt, ...rest] = args
         return str(fmt ?? null).replace(/\{(\d+)\}/g, (_, n: string) => str(rest[Number(n)] ?? null))
@@ -198,12 +250,22 @@ class Parser {
       case 'contains': {
         const [hay, needle] = args
         if (Array.isArray(hay)) return hay.some((x) => compare(x, needle ?? null) === 0)
-        return str(hay ?? null).toLowerCase().includes(str(needle ?? null).toLowerCase())
+        return str(hay ?? null)
+          .toLowerCase()
+          .includes(str(needle ?? null).toLowerCase())
       }
-      case 'startswith': return str(args[0] ?? null).toLowerCase().startsWith(str(args[1] ?? null).toLowerCase())
-      case 'endswith': return str(args[0] ?? null).toLowerCase().endsWith(str(args[1] ?? null).toLowerCase())
-      case 'fromjson': return JSON.parse(str(args[0] ?? null)) as Value
-      default: throw new Error(`function ${name}() is not supported by this evaluator`)
+      case 'startswith':
+        return str(args[0] ?? null)
+          .toLowerCase()
+          .startsWith(str(args[1] ?? null).toLowerCase())
+      case 'endswith':
+        return str(args[0] ?? null)
+          .toLowerCase()
+          .endsWith(str(args[1] ?? null).toLowerCase())
+      case 'fromjson':
+        return JSON.parse(str(args[0] ?? null)) as Value
+      default:
+        throw new Error(`function ${name}() is not supported by this evaluator`)
     }
   }
 }

@@ -46,7 +46,13 @@ function pr(headRepo = REPO): Contexts {
   }
 }
 /** A glob as download-artifact's `pattern` reads it (only `*` is used here). */
-const globMatches = (glob: string, name: string) => new RegExp(`^${glob.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(name)
+const globMatches = (glob: string, name: string) =>
+  new RegExp(
+    `^${glob
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(name)
 
 describe('examples/servegate-matrix.yml', () => {
   it('runs on pull requests, grants nothing at the top, and runs a matrix of at least two configurations on self-hosted runners', () => {
@@ -68,7 +74,7 @@ describe('examples/servegate-matrix.yml', () => {
     expect(writers.map(([id]) => id)).toEqual(['aggregate'])
   })
 
-  it('labels each job\'s record with its matrix label and leaves the comment to the aggregate', () => {
+  it("labels each job's record with its matrix label and leaves the comment to the aggregate", () => {
     const sg = step(bench, 'servegate/servegate')
     expect(sg.with).toMatchObject({ mode: 'gate', label: '${{ matrix.label }}', comment: 'never' })
   })
@@ -97,7 +103,7 @@ describe('examples/servegate-matrix.yml', () => {
     expect(parseExpect(String(sg.with!['expect']), 'expect').sort()).toEqual([...labels].sort())
   })
 
-  it('starts the GPU jobs only for a branch of this repository, and fails a fork\'s check on a GitHub-hosted runner', () => {
+  it("starts the GPU jobs only for a branch of this repository, and fails a fork's check on a GitHub-hosted runner", () => {
     expect(evaluateIf(bench.if, pr())).toBe(true)
     expect(evaluateIf(bench.if, pr('mallory/serving'))).toBe(false)
     expect(evaluateIf(wf.jobs['fork-guard']!.if, pr('mallory/serving'))).toBe(true)

@@ -10,8 +10,15 @@ import { parse } from 'yaml'
 // asked; git runs against a local bare repository. Nothing leaves the machine.
 
 const ROOT = new URL('../../', import.meta.url)
-interface Step { id?: string; name?: string; run?: string; env?: Record<string, string> }
-interface Wf { jobs: Record<string, { steps?: Step[] }> }
+interface Step {
+  id?: string
+  name?: string
+  run?: string
+  env?: Record<string, string>
+}
+interface Wf {
+  jobs: Record<string, { steps?: Step[] }>
+}
 const load = (rel: string) => parse(readFileSync(new URL(rel, ROOT), 'utf8')) as Wf
 const step = (wf: Wf, job: string, pick: (s: Step) => boolean): string => {
   const s = wf.jobs[job]?.steps?.find(pick)
@@ -39,8 +46,14 @@ function readOutputs(text: string): Record<string, string> {
 }
 
 const dirs: string[] = []
-afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }) })
-const tmp = () => { const d = mkdtempSync(join(tmpdir(), 'servegate-wf-')); dirs.push(d); return d }
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'servegate-wf-'))
+  dirs.push(d)
+  return d
+}
 
 const FAKE_DOCKER = `#!/usr/bin/env bash
 all="$*"
@@ -53,7 +66,12 @@ esac
 exit 0
 `
 
-interface StartRun { code: number; calls: string[][]; outputs: Record<string, string>; stdout: string }
+interface StartRun {
+  code: number
+  calls: string[][]
+  outputs: Record<string, string>
+  stdout: string
+}
 
 function startServer(opts: { args: string; digest: string; running: string; healthy: boolean }): StartRun {
   const dir = tmp()
@@ -86,7 +104,10 @@ function startServer(opts: { args: string; digest: string; running: string; heal
       FAKE_RUNNING: opts.running,
     },
   })
-  const calls = readFileSync(log, 'utf8').split('--- ').filter(Boolean).map((c) => c.replace(/\n$/, '').split('\n'))
+  const calls = readFileSync(log, 'utf8')
+    .split('--- ')
+    .filter(Boolean)
+    .map((c) => c.replace(/\n$/, '').split('\n'))
   return { code: r.status ?? -1, calls, outputs: readOutputs(readFileSync(out, 'utf8')), stdout: r.stdout + r.stderr }
 }
 
@@ -96,7 +117,9 @@ describe('the example\'s "Start the server under test" step', () => {
   it('passes each line of serving/args as one argument, spaces and quotes intact', () => {
     const r = startServer({
       args: '--model\nzai-org/GLM-5.3-Flash\n# a comment\n\n--override-generation-config\n{"temperature": 0.0}\n--served-model-name\nmy model\n',
-      digest: DIGEST, running: 'true', healthy: true,
+      digest: DIGEST,
+      running: 'true',
+      healthy: true,
     })
     expect(r.code, r.stdout).toBe(0)
     const run = r.calls.find((c) => c[0] === 'run') as string[]
@@ -130,7 +153,11 @@ describe('the example\'s "Start the server under test" step', () => {
 
   it('is the same script in the refresh and watch jobs, so a fix to one reaches all, but for the read-only cache of the gate', () => {
     const wf = load('examples/servegate-gate.yml')
-    const strip = (t: string) => t.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n')
+    const strip = (t: string) =>
+      t
+        .split('\n')
+        .filter((l) => !/^\s*#/.test(l))
+        .join('\n')
     const gate = strip(step(wf, 'gate', (s) => s.id === 'server'))
     // The one intended difference: the pull request's image gets the model cache read-only (and offline).
     expect(gate).toContain('/root/.cache/huggingface:ro"')
@@ -149,7 +176,7 @@ describe('the example\'s "Start the server under test" step', () => {
   })
 })
 
-describe('the release workflow\'s tag steps', () => {
+describe("the release workflow's tag steps", () => {
   const wf = load('.github/workflows/release.yml')
   const readTag = step(wf, 'verify', (s) => s.id === 'tag')
   const moveMajor = step(wf, 'publish', (s) => s.name === 'Move the major tag')
@@ -158,7 +185,12 @@ describe('the release workflow\'s tag steps', () => {
     const dir = tmp()
     const origin = join(dir, 'origin.git')
     const work = join(dir, 'work')
-    const git = (args: string[], cwd = work) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' } }).trim()
+    const git = (args: string[], cwd = work) =>
+      execFileSync('git', args, {
+        cwd,
+        encoding: 'utf8',
+        env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' },
+      }).trim()
     execFileSync('git', ['init', '-q', '--bare', origin])
     execFileSync('git', ['init', '-q', work])
     writeFileSync(join(work, 'package.json'), JSON.stringify({ version }))

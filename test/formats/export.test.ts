@@ -34,7 +34,16 @@ describe('servegate export', () => {
       const cfg = resolveConfig({
         file: null,
         filePath: null,
-        flags: { baseUrl: sim.url, inputLen: '32', outputLen: '12', concurrency: '1,4', repeats: '2', promptsPerConcurrency: '10', gpus: '2', out: path('sim.json') },
+        flags: {
+          baseUrl: sim.url,
+          inputLen: '32',
+          outputLen: '12',
+          concurrency: '1,4',
+          repeats: '2',
+          promptsPerConcurrency: '10',
+          gpus: '2',
+          out: path('sim.json'),
+        },
         env: {},
       })
       await runSweep(cfg, { log: () => {} })
@@ -88,12 +97,15 @@ describe('servegate export', () => {
     const i = cli('import', 'vllm', ...names.map((n) => join(path('vllm'), n)), '--out', path('back.json'), '--gpus', '2')
     expect(i.code, i.stderr).toBe(0)
     const back = JSON.parse(readFileSync(path('back.json'), 'utf8')) as ResultFile
-    expect(back.points.map((p) => [p.input_len, p.output_len, p.concurrency, p.runs.length])).toEqual(result.points.map((p) => [p.input_len, p.output_len, p.concurrency, p.runs.length]))
+    expect(back.points.map((p) => [p.input_len, p.output_len, p.concurrency, p.runs.length])).toEqual(
+      result.points.map((p) => [p.input_len, p.output_len, p.concurrency, p.runs.length]),
+    )
     for (const [pi, p] of result.points.entries()) {
       for (const [ri, run] of p.runs.entries()) {
         const got = back.points[pi]!.runs[ri]!
         for (const k of ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2el_ms'] as const) expect(got[k]).toEqual(run[k])
-        for (const k of ['output_throughput', 'total_token_throughput', 'request_throughput', 'duration_s', 'completed', 'failed', 'num_prompts'] as const) expect(got[k]).toBe(run[k])
+        for (const k of ['output_throughput', 'total_token_throughput', 'request_throughput', 'duration_s', 'completed', 'failed', 'num_prompts'] as const)
+          expect(got[k]).toBe(run[k])
         expect(got.tokens.server_usage).toBe(run.tokens.server_usage)
       }
     }

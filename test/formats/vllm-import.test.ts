@@ -29,7 +29,20 @@ describe('servegate import vllm', () => {
     files['c16.json'] = detailedFile(16, 24, 64, '20250301-101500')
     files['no-p95.json'] = withoutP95(summaryFile(64, 2, '20250301-102000'))
     for (const [name, json] of Object.entries(files)) writeFileSync(path(name), JSON.stringify(json))
-    const r = cli('import', 'vllm', path('c1.json'), path('c4-b.json'), path('c4-a.json'), path('c16.json'), '--out', path('imported.json'), '--input-len', '1024', '--output-len', '128')
+    const r = cli(
+      'import',
+      'vllm',
+      path('c1.json'),
+      path('c4-b.json'),
+      path('c4-a.json'),
+      path('c16.json'),
+      '--out',
+      path('imported.json'),
+      '--input-len',
+      '1024',
+      '--output-len',
+      '128',
+    )
     expect(r.code, r.stderr).toBe(0)
     result = JSON.parse(readFileSync(path('imported.json'), 'utf8')) as ResultFile
   }, 60_000)
@@ -39,14 +52,22 @@ describe('servegate import vllm', () => {
   })
 
   it('makes one point per concurrency and the files at one concurrency its repeats, in date order', () => {
-    expect(result.points.map((p) => [p.concurrency, p.runs.length])).toEqual([[1, 1], [4, 2], [16, 1]])
+    expect(result.points.map((p) => [p.concurrency, p.runs.length])).toEqual([
+      [1, 1],
+      [4, 2],
+      [16, 1],
+    ])
     const c4 = result.points[1]!
     expect(c4.runs.map((r) => r.repeat)).toEqual([1, 2])
     expect(c4.runs.map((r) => r.duration_s)).toEqual([20.5 * 1.3, 20.5 * 1.32])
   })
 
   it("keeps the files' own figures: latencies in ms, throughputs, counts", () => {
-    for (const [name, run] of [['c1.json', result.points[0]!.runs[0]!], ['c4-a.json', result.points[1]!.runs[0]!], ['c4-b.json', result.points[1]!.runs[1]!]] as const) {
+    for (const [name, run] of [
+      ['c1.json', result.points[0]!.runs[0]!],
+      ['c4-a.json', result.points[1]!.runs[0]!],
+      ['c4-b.json', result.points[1]!.runs[1]!],
+    ] as const) {
       const f = files[name]!
       for (const m of ['ttft', 'tpot', 'itl', 'e2el'] as const) {
         expect(run[`${m}_ms`], `${name} ${m}`).toEqual({ mean: f[`mean_${m}_ms`], p50: f[`p50_${m}_ms`], p95: f[`p95_${m}_ms`], p99: f[`p99_${m}_ms`] })
@@ -76,7 +97,14 @@ describe('servegate import vllm', () => {
 
   it('records what the files lack as unknown, never 0, and where the figures came from', () => {
     const run = result.points[0]!.runs[0]!
-    expect([run.seed, run.warmup_requests, run.client, run.tokens.expected, run.tokens.client_chunks, run.tok_s_per_user]).toEqual([null, null, null, null, null, null])
+    expect([run.seed, run.warmup_requests, run.client, run.tokens.expected, run.tokens.client_chunks, run.tok_s_per_user]).toEqual([
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+    ])
     expect(result.env.engine).toEqual({ name: 'unknown', version: 'unknown' })
     expect(result.env.host.cpus).toBe('unknown')
     expect(result.env.gpu.count).toBe('unknown')

@@ -30,7 +30,11 @@ describe('A/B in looks', () => {
   it('cuts a side to its first rounds, planned as that many', () => {
     const cut = firstRounds(side(1, 8), 4)
     expect(cut.config.repeats).toBe(4)
-    expect(cut.points.map((p) => p.runs.map((r) => r.repeat))).toEqual([[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4]])
+    expect(cut.points.map((p) => p.runs.map((r) => r.repeat))).toEqual([
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+    ])
     expect(cut.at_target.every((s) => s.runs.every((r) => r.repeat <= 4))).toBe(true)
   })
 

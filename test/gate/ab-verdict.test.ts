@@ -29,12 +29,17 @@ describe("the A/B verdict names B's troubles", () => {
     for (const p of b.points) for (const r of p.runs) r.validity = { valid: false, issues: [SHARED] }
     const v = compareAB(side(1), b)
     expect(v.verdict).toBe('unmeasured')
-    expect(v.reasons[0]).toMatch(/^unmeasured: B \(the candidate\) was not measured cleanly: B's runs in slot 2 are invalid: gpu_shared \(GPU 0 \(NVIDIA H200\) had up to 1 other process\); B's runs in slot 3 /)
+    expect(v.reasons[0]).toMatch(
+      /^unmeasured: B \(the candidate\) was not measured cleanly: B's runs in slot 2 are invalid: gpu_shared \(GPU 0 \(NVIDIA H200\) had up to 1 other process\); B's runs in slot 3 /,
+    )
     expect(v.reasons.join('\n')).not.toContain('baseline refresh')
   })
 
   it("keeps B's failed requests beyond the budget broken, naming B", () => {
-    const v = compareAB(side(1), side(1, () => ({ failed: 3 })))
+    const v = compareAB(
+      side(1),
+      side(1, () => ({ failed: 3 })),
+    )
     expect(v.verdict).toBe('broken')
     expect(v.reasons[0]).toMatch(/^broken: B \(the candidate\) broke: B's run in slot 2 at 64x16@c1: 3 requests failed/)
   })

@@ -41,7 +41,7 @@ describe('the gate really decided these (fixtures)', () => {
 })
 
 describe('VERDICT_PRECEDENCE', () => {
-  it('is the gate\'s own order: a candidate that regressed and broke is broken, one that regressed and misses runs a regression', () => {
+  it("is the gate's own order: a candidate that regressed and broke is broken, one that regressed and misses runs a regression", () => {
     expect(VERDICT_PRECEDENCE).toEqual(['not_comparable', 'broken', 'regression', 'incomplete', 'unmeasured', 'undecided', 'improvement', 'pass'])
     // The gate itself: a regression shown by the runs that exist outranks the runs that are missing.
     const slowAndCut = compareToBaseline(base!, pipeDay(7, 1.3, { skip: (c, r) => c === 16 && r === 2 }))
@@ -131,7 +131,11 @@ describe('aggregateRecords', () => {
 })
 
 describe('aggregateExit', () => {
-  const agg = (...vs: Array<[string, Verdict]>) => aggregateRecords(vs.map(([l, v]) => record(l, v)), vs.map(([l]) => l))
+  const agg = (...vs: Array<[string, Verdict]>) =>
+    aggregateRecords(
+      vs.map(([l, v]) => record(l, v)),
+      vs.map(([l]) => l),
+    )
 
   it('exits 0 only when every expected configuration passes under the default fail-on', () => {
     expect(aggregateExit(agg(['a', PASS], ['b', PASS]), DEFAULT_FAIL_ON)).toBe(0)
@@ -182,8 +186,18 @@ describe('buildVerdictRecord', () => {
     const env = pipeDay(7).env
     env.serve_command = 'vllm serve m --api-key sk-abcdefghijklmnop --port 8000'
     const rec: VerdictRecord = buildVerdictRecord({
-      label: 'a', outcome: 'regression', mode: 'gate', sweep: 'gate', comparedWith: 'baselines/gate.json', verdict: SLOWER, env,
-      runner: { name: 'r', os: 'Linux', arch: 'X64', labels: null }, job: { run_url: null, job: null, run_attempt: null }, headSha: null, at: '2026-01-01T00:00:00Z', harnessVersion: '0.1.0',
+      label: 'a',
+      outcome: 'regression',
+      mode: 'gate',
+      sweep: 'gate',
+      comparedWith: 'baselines/gate.json',
+      verdict: SLOWER,
+      env,
+      runner: { name: 'r', os: 'Linux', arch: 'X64', labels: null },
+      job: { run_url: null, job: null, run_attempt: null },
+      headSha: null,
+      at: '2026-01-01T00:00:00Z',
+      harnessVersion: '0.1.0',
     })
     expect(rec.schema).toBe('servegate.record/v1')
     expect(rec.rows.length).toBe(SLOWER.rows.filter((r) => r.gated).length)

@@ -49,7 +49,9 @@ describe('the verdict by blame', () => {
     expect(v.reasons.some((r) => r.startsWith('p95 ITL 64×16 c=16: broken — '))).toBe(true)
     // A count budget from the config replaces the share.
     expect(compareToBaseline(base, cand, { maxFailedRequests: 10 }).verdict).toBe('pass')
-    expect(compareToBaseline(base, pipeDay(7, 1, { run: (c, r) => (c === 16 && r === 1 ? { failed: 1 } : {}) }), { maxFailedRequests: 0 }).verdict).toBe('broken')
+    expect(compareToBaseline(base, pipeDay(7, 1, { run: (c, r) => (c === 16 && r === 1 ? { failed: 1 } : {}) }), { maxFailedRequests: 0 }).verdict).toBe(
+      'broken',
+    )
   })
 
   it('is broken when the server stopped early, even though ITL looks faster', () => {
@@ -91,7 +93,10 @@ describe('the verdict by blame', () => {
   })
 
   it('is unmeasured, never pass, when the host spoiled so many runs that fewer than two of three are valid', () => {
-    for (const [spoil, cause] of [[{ saturated: true }, /unmeasured: a busy host/], [{ gpuShared: true }, /unmeasured: another process shared the GPU/]] as const) {
+    for (const [spoil, cause] of [
+      [{ saturated: true }, /unmeasured: a busy host/],
+      [{ gpuShared: true }, /unmeasured: another process shared the GPU/],
+    ] as const) {
       const v = compareToBaseline(base, pipeDay(7, 1, { run: (c, r) => (c === 4 && r > 0 ? spoil : {}) }))
       expect(v.verdict).toBe('unmeasured')
       expect(row(v, 'itl_p95@64x16@c4').status).toBe('invalid')

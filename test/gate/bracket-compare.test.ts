@@ -104,7 +104,10 @@ describe('a bracketed candidate against a full-list baseline', () => {
   })
 
   it('is incomplete when a planned bracket point was not measured', () => {
-    const v = compareToBaseline(baseline, candidate(baseline, 1, (c, r) => c === 16 && r === 2))
+    const v = compareToBaseline(
+      baseline,
+      candidate(baseline, 1, (c, r) => c === 16 && r === 2),
+    )
     expect(v.verdict).toBe('incomplete')
     expect(tput(v).notes.join(' ')).toMatch(/measured c=1, 8 of 1, 8, 16/)
   })
@@ -130,19 +133,22 @@ describe('a bracketed candidate against a full-list baseline', () => {
 })
 
 describe('a baseline without a bracket', () => {
-  const cfgFor = (_baseline: Baseline) => resolveConfig({
-    file: { sweeps: { gate: { shapes: [SHAPE], concurrency: LIST, placement: 'bracket' } } },
-    filePath: 'servegate.yaml',
-    flags: { sweep: 'gate' },
-    env: {},
-  })
+  const cfgFor = (_baseline: Baseline) =>
+    resolveConfig({
+      file: { sweeps: { gate: { shapes: [SHAPE], concurrency: LIST, placement: 'bracket' } } },
+      filePath: 'servegate.yaml',
+      flags: { sweep: 'gate' },
+      env: {},
+    })
 
   it('falls back to the whole list with one note when the baseline holds the target everywhere', () => {
     const fast = appendRefresh(null, pipelineResult({ shape: SHAPE, concurrency: LIST, repeats: 3, itl: () => 12 }), { name: 'fast' })
     const { cfg, notes } = applyBracket(cfgFor(fast), fast, 'test')
     expect(cfg.concurrency).toEqual(LIST)
     expect(cfg.bracket!.shapes['64x16']).toMatchObject({ concurrency: LIST, below: null, above: null })
-    expect(notes).toEqual(['64x16: no bracket (the baseline holds p95 TPOT ≤ 50 ms at every concurrency up to c=32); running the whole list 1, 2, 4, 8, 16, 32'])
+    expect(notes).toEqual([
+      '64x16: no bracket (the baseline holds p95 TPOT ≤ 50 ms at every concurrency up to c=32); running the whole list 1, 2, 4, 8, 16, 32',
+    ])
   })
 
   it('falls back when the baseline stores no per-point figure of the target percentile', () => {
@@ -156,7 +162,9 @@ describe('a baseline without a bracket', () => {
   it('refuses to bracket against a baseline measured for another target', () => {
     const baseline = history()
     const cfg = { ...cfgFor(baseline), target: { metric: 'tpot' as const, percentile: 95, thresholdMs: 30 } }
-    expect(() => applyBracket(cfg, baseline, '--bracket-baseline b.json')).toThrow(/--bracket-baseline b.json: cannot bracket against baseline gate: its target is p95 TPOT ≤ 50 ms, the sweep's p95 TPOT ≤ 30 ms/)
+    expect(() => applyBracket(cfg, baseline, '--bracket-baseline b.json')).toThrow(
+      /--bracket-baseline b.json: cannot bracket against baseline gate: its target is p95 TPOT ≤ 50 ms, the sweep's p95 TPOT ≤ 30 ms/,
+    )
   })
 })
 
@@ -168,7 +176,12 @@ describe('a PR cannot narrow the gated points with its own list (case 5)', () =>
   for (let d = 0; d < 5; d++) small = appendRefresh(small, day(d, 1, SMALL), { name: 'gate' })
   const prCfg = (concurrency: number[]) =>
     applyBracket(
-      resolveConfig({ file: { sweeps: { gate: { shapes: [SHAPE], concurrency, placement: 'bracket' } } }, filePath: 'servegate.yaml', flags: { sweep: 'gate' }, env: {} }),
+      resolveConfig({
+        file: { sweeps: { gate: { shapes: [SHAPE], concurrency, placement: 'bracket' } } },
+        filePath: 'servegate.yaml',
+        flags: { sweep: 'gate' },
+        env: {},
+      }),
       small!,
       'test',
     ).cfg

@@ -37,7 +37,12 @@ async function sweep(name: string, baseline: Baseline | null): Promise<ResultFil
   for (let attempt = 0; attempt < 3 && (result === null || hostSpoiled(result)); attempt++) {
     const sim = await startSim({ profile: PROFILE, timeScale: 0.2, seed: 3 })
     try {
-      let cfg = resolveConfig({ file: null, filePath: null, flags: { ...FLAGS, baseUrl: sim.url, out, ...(baseline ? { bracketBaseline: 'base.json' } : {}) }, env: {} })
+      let cfg = resolveConfig({
+        file: null,
+        filePath: null,
+        flags: { ...FLAGS, baseUrl: sim.url, out, ...(baseline ? { bracketBaseline: 'base.json' } : {}) },
+        env: {},
+      })
       if (baseline) cfg = applyBracket(cfg, baseline, 'base.json').cfg
       await runSweep(cfg, { log: () => {} })
     } finally {
@@ -74,7 +79,9 @@ describe('bracketing against the simulator', () => {
     for (const c of list.filter((x) => x < placed.below!)) expect(stored(c)).toBeLessThanOrEqual(10)
     expect(placed.concurrency).toEqual([...new Set([2, placed.below!, placed.above!])])
     expect(bracket.refreshes).toBe(1)
-    expect(notes).toEqual([`32x16: the baseline crossed p95 TPOT ≤ 10 ms between c=${placed.below} and c=${placed.above}; running c=${placed.concurrency.join(', ')} instead of 2, 4, 8, 16`])
+    expect(notes).toEqual([
+      `32x16: the baseline crossed p95 TPOT ≤ 10 ms between c=${placed.below} and c=${placed.above}; running c=${placed.concurrency.join(', ')} instead of 2, 4, 8, 16`,
+    ])
     // On an unloaded host: ~7.4 ms at C = 8, ~13.8 ms at C = 16.
   })
 
@@ -83,12 +90,18 @@ describe('bracketing against the simulator', () => {
     const placed = bracketPlacement(baseline, resolveConfig({ file: null, filePath: null, flags: FLAGS, env: {} })).bracket.shapes['32x16']!
     expect(cand.points.map((p) => p.concurrency)).toEqual(placed.concurrency)
     expect(cand.points.length).toBeLessThan(4)
-    expect(cand.config['placement']).toMatchObject({ mode: 'bracket', baseline: 'sim', itl_concurrency: [2], shapes: { '32x16': { below: placed.below, above: placed.above } } })
+    expect(cand.config['placement']).toMatchObject({
+      mode: 'bracket',
+      baseline: 'sim',
+      itl_concurrency: [2],
+      shapes: { '32x16': { below: placed.below, above: placed.above } },
+    })
     const v = compareToBaseline(baseline, cand)
     expect(v.rows.filter((r) => r.kind === 'itl_p95').map((r) => r.key)).toEqual(placed.concurrency.map((c) => `itl_p95@32x16@c${c}`))
     const tput = v.rows.find((r) => r.kind === 'tput_at_target')!
     const runs = cand.at_target[0]!.runs
-    const inBracket = runs.length > 0 && runs.every((run) => run.bound === 'interpolated' && run.concurrency! >= placed.below! && run.concurrency! <= placed.above!)
+    const inBracket =
+      runs.length > 0 && runs.every((run) => run.bound === 'interpolated' && run.concurrency! >= placed.below! && run.concurrency! <= placed.above!)
     if (inBracket) {
       // The crossing stayed in the bracket: the figure is the full sweep's, and the row decides on it.
       expect(tput.status).not.toMatch(/incomplete|missing/)

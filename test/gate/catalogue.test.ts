@@ -16,7 +16,9 @@ import type { ResultFile, RunResult } from '../../src/types.js'
 // with the store's own appendRefresh, as `servegate baseline update` builds them.
 const DIR = join(import.meta.dirname, '..', 'fixtures', 'gate-catalogue')
 const results = new Map<string, ResultFile>()
-for (const f of readdirSync(DIR).filter((x) => x.endsWith('.json')).sort()) {
+for (const f of readdirSync(DIR)
+  .filter((x) => x.endsWith('.json'))
+  .sort()) {
   results.set(f.replace(/\.json$/, ''), parseResult(JSON.parse(readFileSync(join(DIR, f), 'utf8')), f))
 }
 const get = (name: string): ResultFile => structuredClone(results.get(name)!)
@@ -83,7 +85,7 @@ describe('the catalogue of real candidates against a three-refresh baseline', ()
     if (cause !== null) expect(v.reasons.join('\n')).toMatch(cause)
   })
 
-  it('decides a busy host\'s slower engine on its valid runs only: C=1 stays unmeasured, the regression stands on C=2', () => {
+  it("decides a busy host's slower engine on its valid runs only: C=1 stays unmeasured, the regression stands on C=2", () => {
     const v = compareToBaseline(STANDARD, get('busy-host-slower'))
     expect(v.rows.find((r) => r.key === 'itl_p95@16x16@c1')).toMatchObject({ status: 'invalid', n_candidate: 0 })
     expect(v.rows.find((r) => r.key === 'itl_p95@16x16@c2')).toMatchObject({ status: 'regression', n_candidate: 2 })
@@ -142,7 +144,12 @@ const BROKEN_CODES = new Set(['output_len_mismatch', 'token_count_mismatch', 'in
 function measuredValidlyOnBothSides(b: Baseline, c: ResultFile): boolean {
   const newest = b.refreshes.at(-1)
   if (newest === undefined || c.fingerprint === undefined || newest.fingerprint === undefined) return false
-  const settings = (f: object): string => JSON.stringify(Object.entries(f).filter(([k]) => k !== 'tokens_per_chunk').sort(([a], [b]) => a.localeCompare(b)))
+  const settings = (f: object): string =>
+    JSON.stringify(
+      Object.entries(f)
+        .filter(([k]) => k !== 'tokens_per_chunk')
+        .sort(([a], [b]) => a.localeCompare(b)),
+    )
   if (settings(newest.fingerprint) !== settings(c.fingerprint)) return false
   const planned = Number(c.config['repeats'])
   for (const shape of b.profile.shapes) {
@@ -176,7 +183,8 @@ describe('exit 0 ⇒ every gated metric was measured validly on both sides', () 
           const lost = new Set(drops.map((d) => runs[d % runs.length]!.join(':')))
           c.points = c.points.map((p, pi) => ({ ...p, runs: p.runs.filter((_, ri) => !lost.has(`${pi}:${ri}`)) })).filter((p) => p.runs.length > 0)
           c.at_target = atTargetForResult(c.points, c.target)
-          if (exitOf(b, c, lenient ? LENIENT : {}) === 0) expect(measuredValidlyOnBothSides(b, c), `${bName} × ${cName} minus ${[...lost].join(',')}`).toBe(true)
+          if (exitOf(b, c, lenient ? LENIENT : {}) === 0)
+            expect(measuredValidlyOnBothSides(b, c), `${bName} × ${cName} minus ${[...lost].join(',')}`).toBe(true)
         },
       ),
       { numRuns: 400, seed: 20261204 },

@@ -74,7 +74,7 @@ describe('servegate compare', () => {
     expect(printed).toMatch(/NOT COMPARABLE/)
   })
 
-  it('exits 1 on unmeasured: a host-spoiled run leaves one valid run of a one-refresh baseline\'s point', async () => {
+  it("exits 1 on unmeasured: a host-spoiled run leaves one valid run of a one-refresh baseline's point", async () => {
     const { base, cand } = await files(1, (r) => {
       r.points[0]!.runs[0]!.validity = { valid: false, issues: [{ code: 'gpu_shared', detail: 'another process' }] }
       r.points[0]!.runs[1]!.validity = { valid: false, issues: [{ code: 'gpu_shared', detail: 'another process' }] }
@@ -92,12 +92,15 @@ describe('servegate compare', () => {
     expect(printed).toMatch(/"inconclusive" is deprecated and read as "unmeasured,undecided"/)
   })
 
-  it('applies a config file\'s gate settings exactly as the Action\'s compare stage does', async () => {
+  it("applies a config file's gate settings exactly as the Action's compare stage does", async () => {
     // +8 %: beyond the default 5 % bar, inside the config's 10 % (a tolerance whose MDC stays under
     // gate.max_mdc_pct: with 50 % every row would be blind, so undecided).
     const { base, cand } = await files(1.08)
     const cfgPath = join(dir, 'servegate.yaml')
-    await writeFile(cfgPath, 'server:\n  base_url: http://127.0.0.1:8000\n  api_key_env: SERVEGATE_TEST_UNSET_KEY\ngate:\n  tolerance_pct: {itl: 10, throughput: 10}\n')
+    await writeFile(
+      cfgPath,
+      'server:\n  base_url: http://127.0.0.1:8000\n  api_key_env: SERVEGATE_TEST_UNSET_KEY\ngate:\n  tolerance_pct: {itl: 10, throughput: 10}\n',
+    )
     // What the Action's real stages return for the same two files and config.
     const stages = realStages
     const file = await stages.loadConfigFile(cfgPath)

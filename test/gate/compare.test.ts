@@ -26,11 +26,7 @@ describe('compareToBaseline', () => {
 
   it('gates p95 ITL per concurrency and throughput at target per shape, and reports the rest', () => {
     const v = compareToBaseline(history(), dayResult(10))
-    expect(v.rows.filter((r) => r.gated).map((r) => r.key)).toEqual([
-      'itl_p95@4096x512@c1',
-      'itl_p95@4096x512@c16',
-      'tput_at_target@4096x512',
-    ])
+    expect(v.rows.filter((r) => r.gated).map((r) => r.key)).toEqual(['itl_p95@4096x512@c1', 'itl_p95@4096x512@c16', 'tput_at_target@4096x512'])
     expect(v.rows.filter((r) => !r.gated).map((r) => r.kind)).toContain('ttft_p95')
     const itl = row(v, 'itl_p95@4096x512@c16')
     expect(itl).toMatchObject({ unit: 'ms', n_baseline: 30, n_candidate: 3, history: 10, status: 'pass' })
@@ -143,13 +139,21 @@ describe('compareToBaseline', () => {
       itl: { 1: [10, 10, 10], 16: [20, 20, 20], 64: [80, 80, 80] },
       run: (c, r) => (c === 16 && r === 2 ? { invalid: ['client_saturated'] } : {}),
     })
-    expect(extractFigures(early).get('tput_at_target@4096x512')!.map((f) => f.valid)).toEqual([true, true, false])
+    expect(
+      extractFigures(early)
+        .get('tput_at_target@4096x512')!
+        .map((f) => f.valid),
+    ).toEqual([true, true, false])
     // The first failing point itself sets the interpolation, so an invalid run there counts too.
     const atCrossing = makeResult({
       itl: { 1: [10, 10, 10], 16: [20, 20, 20], 64: [80, 80, 80] },
       run: (c, r) => (c === 64 && r === 0 ? { invalid: ['client_saturated'] } : {}),
     })
-    expect(extractFigures(atCrossing).get('tput_at_target@4096x512')!.map((f) => f.valid)).toEqual([false, true, true])
+    expect(
+      extractFigures(atCrossing)
+        .get('tput_at_target@4096x512')!
+        .map((f) => f.valid),
+    ).toEqual([false, true, true])
   })
 
   it('keeps a regression shown by the valid runs even when another run is invalid', () => {
@@ -253,7 +257,9 @@ describe('compareToBaseline on a host that changed since the baseline', () => {
   it('turns a pass into unmeasured as well: the baseline certifies nothing on another host', () => {
     const v = compareToBaseline(history(), upgraded(1))
     expect(v.verdict).toBe('unmeasured')
-    expect(v.reasons[0]).toMatch(/^unmeasured: the host changed since the baseline \(driver 570\.1 → 575\.0\), .* \(against it the rows read pass\); refresh the baseline/)
+    expect(v.reasons[0]).toMatch(
+      /^unmeasured: the host changed since the baseline \(driver 570\.1 → 575\.0\), .* \(against it the rows read pass\); refresh the baseline/,
+    )
   })
 
   it("keeps the rows' verdict with onHostChange 'judge' (the scheduled watch, which blames the host)", () => {

@@ -40,7 +40,7 @@ describe('estimateNoise', () => {
     expect(sd.df).toBeCloseTo(total ** 2 / terms.reduce((a, t) => a + t.v ** 2 / t.df, 0), 8)
   })
 
-  it('keeps all of the prior\'s df where the data meet it, and lets them fade above it: no step', () => {
+  it("keeps all of the prior's df where the data meet it, and lets them fade above it: no step", () => {
     // Logs 0, ±0.02: s² = 0.0004, the within prior² itself: the blend and the data agree, on 2 + 8 df.
     const at = estimateNoise([[0, 0.02, -0.02]], [0, 0, 0], opts)
     expect(at.within2).toBeCloseTo(0.0004, 12)
@@ -209,11 +209,20 @@ describe('decideMetric', () => {
   it('depends only on ratios: scaling every figure by one factor never changes the decision', () => {
     const values = fc.array(fc.double({ min: 0.8, max: 1.25, noNaN: true }), { minLength: 1, maxLength: 5 })
     fc.assert(
-      fc.property(fc.array(values, { minLength: 1, maxLength: 10 }), values, fc.double({ min: 0.01, max: 1000, noNaN: true }), fc.boolean(), (hist, cand, scale, hib) => {
-        const a = decideMetric({ history: hist, candidate: cand, higherIsBetter: hib, tolerance: 0.05 }, opts)
-        const b = decideMetric({ history: hist.map((r) => r.map((x) => x * scale)), candidate: cand.map((x) => x * scale), higherIsBetter: hib, tolerance: 0.05 }, opts)
-        return a.status === b.status
-      }),
+      fc.property(
+        fc.array(values, { minLength: 1, maxLength: 10 }),
+        values,
+        fc.double({ min: 0.01, max: 1000, noNaN: true }),
+        fc.boolean(),
+        (hist, cand, scale, hib) => {
+          const a = decideMetric({ history: hist, candidate: cand, higherIsBetter: hib, tolerance: 0.05 }, opts)
+          const b = decideMetric(
+            { history: hist.map((r) => r.map((x) => x * scale)), candidate: cand.map((x) => x * scale), higherIsBetter: hib, tolerance: 0.05 },
+            opts,
+          )
+          return a.status === b.status
+        },
+      ),
       { numRuns: 300, seed: 7 },
     )
   })

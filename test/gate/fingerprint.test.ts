@@ -62,7 +62,11 @@ describe('fingerprintOf', () => {
   it('never compares closed-loop with open-loop results, nor two arrival processes', () => {
     const open = (rates: unknown[], burstiness = 1) =>
       fingerprintOf(pipeDay(0, 1, { config: { load: 'open', request_rates: rates, burstiness, max_concurrency: null, num_prompts: 200 } }))
-    expect(diffFingerprint(fingerprintOf(pipeDay(0)), open([5, 'inf']))).toContainEqual({ field: 'load', baseline: 'closed', candidate: 'open: rates 5, inf/s, burstiness 1, max concurrency none, 200 prompts' })
+    expect(diffFingerprint(fingerprintOf(pipeDay(0)), open([5, 'inf']))).toContainEqual({
+      field: 'load',
+      baseline: 'closed',
+      candidate: 'open: rates 5, inf/s, burstiness 1, max concurrency none, 200 prompts',
+    })
     expect(diffFingerprint(open([5]), open([5], 0.5)).map((d) => d.field)).toEqual(['load'])
     // A fingerprint stored before the load was recorded was closed loop.
     const { load: _dropped, ...older } = fingerprintOf(pipeDay(0))
@@ -71,7 +75,9 @@ describe('fingerprintOf', () => {
 
   it('tells chat prompts calibrated to input_len tokens from uncalibrated ones, and skips files that did not record it', () => {
     const chat = (mode: string | undefined) =>
-      fingerprintOf(pipeDay(0, 1, { config: { server: { base_url: 'http://127.0.0.1:8000', model: null, api: 'chat', api_key_env: null }, prompt_calibration: mode } }))
+      fingerprintOf(
+        pipeDay(0, 1, { config: { server: { base_url: 'http://127.0.0.1:8000', model: null, api: 'chat', api_key_env: null }, prompt_calibration: mode } }),
+      )
     expect(diffFingerprint(chat('none'), chat('tokenize'))).toEqual([{ field: 'prompt calibration', baseline: 'none', candidate: 'tokenize' }])
     expect(diffFingerprint(chat(undefined), chat('tokenize'))).toEqual([])
   })

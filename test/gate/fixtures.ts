@@ -65,7 +65,15 @@ export function makeRun(s: RunSpec): RunResult {
     started_at: '2025-01-01T00:00:00.000Z',
     finished_at: '2025-01-01T00:01:00.000Z',
     itl_per_token_ms: lat(s.itlP95),
-    tokens: { expected: completed * s.outputLen, server_usage: completed * perReq, client_chunks: completed * perReq, retokenized: null, tokens_per_chunk: 1, prompt_expected: completed * 4096, prompt_server_usage: completed * 4096 },
+    tokens: {
+      expected: completed * s.outputLen,
+      server_usage: completed * perReq,
+      client_chunks: completed * perReq,
+      retokenized: null,
+      tokens_per_chunk: 1,
+      prompt_expected: completed * 4096,
+      prompt_server_usage: completed * 4096,
+    },
     errors: failed > 0 ? { http_status: failed } : {},
     steady_state: null,
     server_side: null,
@@ -183,13 +191,36 @@ function pipeRun(c: number, repeat: number, outputLen: number, ppc: number, s: P
     const startMs = slotFree[slot]!
     const base = { id: `r${repeat}-${c}-${i}`, startMs, promptTokens: 64, maxTokens: outputLen, text: '', usagePromptTokens: 64 }
     if (i < s.failed) {
-      records.push({ ...base, ttftMs: null, chunkArrivalsMs: [], e2elMs: null, streamEndMs: 1, contentChunks: 0, usageCompletionTokens: null, usagePromptTokens: null, sawDone: false, finishReason: null, error: { kind: 'http_status', detail: 'HTTP 500' } })
+      records.push({
+        ...base,
+        ttftMs: null,
+        chunkArrivalsMs: [],
+        e2elMs: null,
+        streamEndMs: 1,
+        contentChunks: 0,
+        usageCompletionTokens: null,
+        usagePromptTokens: null,
+        sawDone: false,
+        finishReason: null,
+        error: { kind: 'http_status', detail: 'HTTP 500' },
+      })
       slotFree[slot] = startMs + 1
       continue
     }
     const arrivals = Array.from({ length: chunks }, (_, k) => s.ttftMs + k * s.itlMs)
     const e2el = arrivals.at(-1)!
-    records.push({ ...base, ttftMs: s.ttftMs, chunkArrivalsMs: arrivals, e2elMs: e2el, streamEndMs: e2el + 0.5, contentChunks: chunks, usageCompletionTokens: out, sawDone: true, finishReason: 'length', error: null })
+    records.push({
+      ...base,
+      ttftMs: s.ttftMs,
+      chunkArrivalsMs: arrivals,
+      e2elMs: e2el,
+      streamEndMs: e2el + 0.5,
+      contentChunks: chunks,
+      usageCompletionTokens: out,
+      sawDone: true,
+      finishReason: 'length',
+      error: null,
+    })
     slotFree[slot] = startMs + e2el + 0.5
   }
   const raw: RawRun = {
@@ -212,7 +243,19 @@ function pipeRun(c: number, repeat: number, outputLen: number, ppc: number, s: P
   }
   const run = summarizeRun(raw, { repeat, seed: 1000 + repeat, numPrompts: n })
   if (s.gpuShared) {
-    run.gpu = [{ index: 0, name: 'NVIDIA B200', utilization_pct: 90, sm_clock_mhz: 1900, max_sm_clock_mhz: 1965, power_w: 700, temperature_c: 60, throttle_reasons: [], foreign_processes: 1 }]
+    run.gpu = [
+      {
+        index: 0,
+        name: 'NVIDIA B200',
+        utilization_pct: 90,
+        sm_clock_mhz: 1900,
+        max_sm_clock_mhz: 1965,
+        power_w: 700,
+        temperature_c: 60,
+        throttle_reasons: [],
+        foreign_processes: 1,
+      },
+    ]
   }
   run.validity = assessValidity(run, { concurrency: c, ignoreEos: true, expectPrefixCacheMisses: true, api })
   return run
@@ -244,15 +287,24 @@ export function pipelineResult(spec: PipeSpec): ResultFile {
   }
   const api = (config['server'] as { api: 'completions' | 'chat' }).api
   const ppc = config['prompts_per_concurrency'] as number
-  const points: PointResult[] = spec.concurrency.map((c) => ({
-    ...shape,
-    concurrency: c,
-    runs: Array.from({ length: spec.repeats }, (_, r) => r)
-      .filter((r) => !(spec.skip?.(c, r) ?? false))
-      .map((r) =>
-        pipeRun(c, r, shape.output_len, ppc, { itlMs: spec.itl(c, r), ttftMs: 20, failed: 0, tokensPerChunk: 1, saturated: false, gpuShared: false, ...spec.run?.(c, r) }, api),
-      ),
-  })).filter((p) => p.runs.length > 0)
+  const points: PointResult[] = spec.concurrency
+    .map((c) => ({
+      ...shape,
+      concurrency: c,
+      runs: Array.from({ length: spec.repeats }, (_, r) => r)
+        .filter((r) => !(spec.skip?.(c, r) ?? false))
+        .map((r) =>
+          pipeRun(
+            c,
+            r,
+            shape.output_len,
+            ppc,
+            { itlMs: spec.itl(c, r), ttftMs: 20, failed: 0, tokensPerChunk: 1, saturated: false, gpuShared: false, ...spec.run?.(c, r) },
+            api,
+          ),
+        ),
+    }))
+    .filter((p) => p.runs.length > 0)
   const result: ResultFile = {
     schema: 'servegate.result/v1',
     harness: { name: 'servegate', version: '0.1.0' },

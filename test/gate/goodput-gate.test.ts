@@ -34,7 +34,12 @@ async function sweep(name: string, sim: Partial<SimOptions>, gateGoodput: boolea
   for (let attempt = 0; attempt < 3 && (result === null || hostSpoiled(result)); attempt++) {
     const handle = await startSim({ ttftMs: 15, itlMs: 10, seed: 5, ...sim })
     try {
-      const cfg = resolveConfig({ file: gateGoodput ? { gate: { goodput: true } } : null, filePath: gateGoodput ? 'servegate.yml' : null, flags: { baseUrl: handle.url, out, ...flags }, env: {} })
+      const cfg = resolveConfig({
+        file: gateGoodput ? { gate: { goodput: true } } : null,
+        filePath: gateGoodput ? 'servegate.yml' : null,
+        flags: { baseUrl: handle.url, out, ...flags },
+        env: {},
+      })
       await runSweep(cfg, { log: () => {} })
     } finally {
       await handle.close()
@@ -76,7 +81,10 @@ describe('gating goodput', () => {
     delete ungated.gated
     expect(compareToBaseline(ungated, slow).rows.find((r) => r.key === 'goodput@32x12@c4')).toMatchObject({ gated: false })
     const noSlo = { ...slow, points: slow.points.map((p) => ({ ...p, runs: p.runs.map(({ goodput: _g, ...r }) => r) })) }
-    const noSloBaseline = { ...plain, refreshes: plain.refreshes.map((r) => ({ ...r, runs: Object.fromEntries(Object.entries(r.runs).filter(([k]) => !k.startsWith('goodput@'))) })) }
+    const noSloBaseline = {
+      ...plain,
+      refreshes: plain.refreshes.map((r) => ({ ...r, runs: Object.fromEntries(Object.entries(r.runs).filter(([k]) => !k.startsWith('goodput@'))) })),
+    }
     delete noSloBaseline.gated
     expect(compareToBaseline(noSloBaseline, noSlo).rows.some((r) => r.key.startsWith('goodput@'))).toBe(false)
   })

@@ -129,7 +129,9 @@ describe('servegate history on a baseline of eight measured refreshes, the sixth
     const at = baseline.refreshes[5]!.at.slice(0, 16).replace('T', ' ')
     for (const l of cps) {
       expect(l).toContain(`: change at refresh 6 (${at}): `)
-      expect(l).toMatch(/\(worse\); serve command servegate sim --port \{port\} --ttft-ms 20 --itl-ms 80 --seed 5 → servegate sim --port \{port\} --ttft-ms 20 --itl-ms 80 --seed 5 --slowdown 1\.10$/)
+      expect(l).toMatch(
+        /\(worse\); serve command servegate sim --port \{port\} --ttft-ms 20 --itl-ms 80 --seed 5 → servegate sim --port \{port\} --ttft-ms 20 --itl-ms 80 --seed 5 --slowdown 1\.10$/,
+      )
     }
     // The table marks refresh 6's row and no other, and shows the serve command change under it.
     const rows = lines.filter((l) => /^ {6}\d {2}\d{4}-/.test(l))
@@ -175,7 +177,9 @@ describe('servegate history on a baseline of eight measured refreshes, the sixth
   it('writes markdown with the marked table, the change points and a Mermaid xychart per metric', () => {
     expect(markdown).toMatch(/^\| 6 \| [^|]+ \| [^|]+\*\*◆\*\* \| [^|]+\*\*◆\*\* \| serve command /m)
     expect(markdown.match(/\*\*◆\*\*/g)).toHaveLength(2)
-    const charts = [...markdown.matchAll(/```mermaid\nxychart-beta\n {2}title "([^"]+)"\n {2}x-axis \[([^\]]+)\]\n {2}y-axis "([^"]+)"\n {2}line \[([^\]]+)\]\n```/g)]
+    const charts = [
+      ...markdown.matchAll(/```mermaid\nxychart-beta\n {2}title "([^"]+)"\n {2}x-axis \[([^\]]+)\]\n {2}y-axis "([^"]+)"\n {2}line \[([^\]]+)\]\n```/g),
+    ]
     expect(charts.map((c) => c[1])).toEqual(json.metrics.map((m) => m.label))
     for (const [i, c] of charts.entries()) {
       expect(c[2]).toBe('"1", "2", "3", "4", "5", "6", "7", "8"')

@@ -18,10 +18,12 @@ function history(from: number | null, factor = 1.1, days = 8, commits = false): 
   let b: Baseline | null = null
   for (let day = 0; day < days; day++) {
     const changed = from !== null && day + 1 >= from
-    const r = pipeDay(day, changed ? factor : 1, { env: (e) => {
-      e.finished_at = `2026-11-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
-      e.serve_command = changed ? NEW_VLLM : VLLM
-    } })
+    const r = pipeDay(day, changed ? factor : 1, {
+      env: (e) => {
+        e.finished_at = `2026-11-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
+        e.serve_command = changed ? NEW_VLLM : VLLM
+      },
+    })
     b = appendRefresh(b, r, { name: 'gate', ...(commits ? { commit: `c0ffee${day}0123456789` } : {}) })
   }
   return b!
@@ -71,7 +73,9 @@ describe('servegate history: the baseline read as a trend', () => {
       const r = await runCli(['history', file, '--markdown', join(dir, 'h.md'), '--json', join(dir, 'h.json')])
       expect(r.code, r.stderr).toBe(0)
       expect(r.stdout).toContain('servegate history — baseline gate, 8 refreshes, oldest first')
-      expect(r.stdout).toMatch(/p95 ITL 64×16 c=1: change at refresh 6 \(2026-11-06 01:00\): \+\d+\.\d % \(worse\); serve command vllm serve org\/model --port 8000 → vllm serve org\/model --port 8000 --enable-chunked-prefill/)
+      expect(r.stdout).toMatch(
+        /p95 ITL 64×16 c=1: change at refresh 6 \(2026-11-06 01:00\): \+\d+\.\d % \(worse\); serve command vllm serve org\/model --port 8000 → vllm serve org\/model --port 8000 --enable-chunked-prefill/,
+      )
       const json = JSON.parse(readFileSync(join(dir, 'h.json'), 'utf8')) as { schema: string; metrics: Array<{ changePoints: unknown[] }> }
       expect(json.schema).toBe('servegate.history/v1')
       expect(readFileSync(join(dir, 'h.md'), 'utf8')).toContain('### servegate history: gate')
@@ -87,7 +91,11 @@ describe('servegate history: the baseline read as a trend', () => {
     for (const m of baselineHistory(blip!).metrics) expect(m.changePoints, m.key).toEqual([])
     // The newest refresh 15 % worse: not yet a change point; the next one confirms it.
     expect(baselineHistory(history(8, 1.15)).metrics.flatMap((m) => m.changePoints)).toEqual([])
-    for (const m of baselineHistory(history(8, 1.15, 9)).metrics) expect(m.changePoints.map((c) => c.index), m.key).toEqual([7])
+    for (const m of baselineHistory(history(8, 1.15, 9)).metrics)
+      expect(
+        m.changePoints.map((c) => c.index),
+        m.key,
+      ).toEqual([7])
     expect(changePoints([10, 10.1, 9.9, 10, 10.1, 12], 0.05, 0.015).points).toEqual([])
   })
 

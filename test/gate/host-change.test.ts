@@ -18,15 +18,37 @@ function smi(driver: string, cuda: string, clocks: Array<[number, number, number
 }
 
 /** An environment as collectEnv records it on such a host (the GPU inventory from the real nvidia-smi parser). */
-async function hostEnv(o: { driver?: string; cuda?: string; clocks?: Array<[number, number, number, number]>; platform?: string; hostname?: string } = {}): Promise<EnvRecord> {
-  const gpu = await queryGpuInventory(smi(o.driver ?? '550.54.15', o.cuda ?? '12.4', o.clocks ?? [[1410, 1980, 2619, 2619], [1980, 1980, 2619, 2619]]))
+async function hostEnv(
+  o: { driver?: string; cuda?: string; clocks?: Array<[number, number, number, number]>; platform?: string; hostname?: string } = {},
+): Promise<EnvRecord> {
+  const gpu = await queryGpuInventory(
+    smi(
+      o.driver ?? '550.54.15',
+      o.cuda ?? '12.4',
+      o.clocks ?? [
+        [1410, 1980, 2619, 2619],
+        [1980, 1980, 2619, 2619],
+      ],
+    ),
+  )
   return env({ gpu, host: { hostname: o.hostname ?? 'gpu-runner-1', platform: o.platform ?? 'linux x64 6.8.0-45-generic', cpus: 64 } })
 }
 
 describe('hostChanges', () => {
   it('finds nothing between two runs on the same host, even when the current clocks moved with load', async () => {
-    const before = await hostEnv({ clocks: [[1980, 1980, 2619, 2619], [1980, 1980, 2619, 2619]] })
-    const after = await hostEnv({ clocks: [[345, 1980, 1593, 2619], [1410, 1980, 2619, 2619]], hostname: 'gpu-runner-7' })
+    const before = await hostEnv({
+      clocks: [
+        [1980, 1980, 2619, 2619],
+        [1980, 1980, 2619, 2619],
+      ],
+    })
+    const after = await hostEnv({
+      clocks: [
+        [345, 1980, 1593, 2619],
+        [1410, 1980, 2619, 2619],
+      ],
+      hostname: 'gpu-runner-7',
+    })
     expect(hostChanges(before, after)).toEqual([])
   })
 
@@ -40,7 +62,16 @@ describe('hostChanges', () => {
   })
 
   it('names a change of the maximum (application) clocks and of the kernel', async () => {
-    const changes = hostChanges(await hostEnv(), await hostEnv({ clocks: [[1410, 1755, 2619, 2619], [1755, 1755, 2619, 2619]], platform: 'linux x64 6.11.0-1-generic' }))
+    const changes = hostChanges(
+      await hostEnv(),
+      await hostEnv({
+        clocks: [
+          [1410, 1755, 2619, 2619],
+          [1755, 1755, 2619, 2619],
+        ],
+        platform: 'linux x64 6.11.0-1-generic',
+      }),
+    )
     expect(changes.map((c) => c.field)).toEqual(['GPU clocks', 'kernel/platform'])
     expect(changes[0]).toEqual({
       field: 'GPU clocks',
@@ -65,20 +96,30 @@ describe('hostChanges', () => {
 describe('hostNotice', () => {
   const baselineOn = async (e: EnvRecord) => baselineFromResult({ ...result(), env: e }, 'gate')
 
-  it('says the host changed and that a change may be the host\'s when the verdict rests on the baseline', async () => {
+  it("says the host changed and that a change may be the host's when the verdict rests on the baseline", async () => {
     const notice = hostNotice(await baselineOn(await hostEnv()), await hostEnv({ driver: '560.28.03' }), false)
-    expect(notice).toBe('⚠ Host changed: driver 550.54.15 → 560.28.03 since the baseline; the repository is unchanged. The pull request may not be the cause: a change may be the host\'s.')
+    expect(notice).toBe(
+      "⚠ Host changed: driver 550.54.15 → 560.28.03 since the baseline; the repository is unchanged. The pull request may not be the cause: a change may be the host's.",
+    )
   })
 
   it('says the reference was re-measured when the verdict is A/B', async () => {
     const notice = hostNotice(await baselineOn(await hostEnv()), await hostEnv({ cuda: '12.6' }), true)
-    expect(notice).toMatch(/^⚠ Host changed: CUDA 12\.4 → 12\.6 since the baseline; the repository is unchanged\. The reference engine was re-measured on this runner/)
+    expect(notice).toMatch(
+      /^⚠ Host changed: CUDA 12\.4 → 12\.6 since the baseline; the repository is unchanged\. The reference engine was re-measured on this runner/,
+    )
   })
 
   it("compares with the baseline's newest refresh, not an older one", async () => {
     const old = await baselineOn(await hostEnv())
     // A history from before baseline update kept one host per history (the store now refuses this append without --reset).
-    const both = { ...old, refreshes: [...old.refreshes, refreshFromResult({ ...result(), env: { ...(await hostEnv({ driver: '560.28.03' })), finished_at: '2025-01-02T00:10:00Z' } })] }
+    const both = {
+      ...old,
+      refreshes: [
+        ...old.refreshes,
+        refreshFromResult({ ...result(), env: { ...(await hostEnv({ driver: '560.28.03' })), finished_at: '2025-01-02T00:10:00Z' } }),
+      ],
+    }
     expect(hostNotice(both, await hostEnv({ driver: '560.28.03' }), false)).toBeNull()
     expect(hostNotice(both, await hostEnv(), false)).toContain('driver 560.28.03 → 550.54.15')
   })
@@ -89,7 +130,7 @@ describe('hostNotice', () => {
   })
 })
 
-describe('blameEnvChanges: every change is the host\'s, the repository\'s or the harness\'s', () => {
+describe("blameEnvChanges: every change is the host's, the repository's or the harness's", () => {
   const diff = (a: EnvRecord, b: EnvRecord) => diffEnv(a, b).changes
 
   it('says first when only the host changed, and that the repository did not', async () => {
@@ -101,11 +142,17 @@ describe('blameEnvChanges: every change is the host\'s, the repository\'s or the
 
   it('sets host changes apart from repository changes when both moved', async () => {
     const before = await hostEnv()
-    const after = { ...(await hostEnv({ platform: 'linux x64 6.11.0-1-generic' })), serve_command: 'vllm serve m --max-num-seqs 128', container_digest: 'sha256:bbbb' }
+    const after = {
+      ...(await hostEnv({ platform: 'linux x64 6.11.0-1-generic' })),
+      serve_command: 'vllm serve m --max-num-seqs 128',
+      container_digest: 'sha256:bbbb',
+    }
     const b = blameEnvChanges(diff({ ...before, serve_command: 'vllm serve m', container_digest: 'sha256:aaaa' }, after))
     expect(b.host.map((c) => c.field)).toEqual(['kernel/platform'])
     expect(b.repository.map((c) => c.field)).toEqual(['container digest', 'serve command'])
-    expect(b.headline).toMatch(/^the host changed since the baseline \(kernel\/platform linux x64 6\.8\.0-45-generic → linux x64 6\.11\.0-1-generic\) and so did the repository \(container digest sha256:aaaa → sha256:bbbb; serve command/)
+    expect(b.headline).toMatch(
+      /^the host changed since the baseline \(kernel\/platform linux x64 6\.8\.0-45-generic → linux x64 6\.11\.0-1-generic\) and so did the repository \(container digest sha256:aaaa → sha256:bbbb; serve command/,
+    )
   })
 
   it('blames the repository alone when the host is the same', async () => {
@@ -128,7 +175,7 @@ describe('blameEnvChanges: every change is the host\'s, the repository\'s or the
     expect(blameEnvChanges(diff(await hostEnv(), await hostEnv())).headline).toBeNull()
   })
 
-  it('counts a change of measurement settings as the repository\'s config', async () => {
+  it("counts a change of measurement settings as the repository's config", async () => {
     const r = result()
     const fp = resultFingerprint(r)
     const changes = diffEnv(r.env, r.env, { baseline: fp, candidate: { ...fp, model: 'other/model' } }).changes

@@ -85,7 +85,9 @@ describe('the gate draws its spread only from refreshes of the candidate host', 
     const history = [{ env: on('b200', 0).env }]
     const r = refreshesOnHost(history, on('h100', 1).env, 'gate')
     expect(r.refreshes).toEqual([])
-    expect(r.note).toMatch(/^none of the 1 refreshes of baseline gate was measured on this host .*GPU 2 × NVIDIA B200 → 2 × NVIDIA H100 80GB HBM3.*Record a baseline on this host \(servegate baseline update --reset/)
+    expect(r.note).toMatch(
+      /^none of the 1 refreshes of baseline gate was measured on this host .*GPU 2 × NVIDIA B200 → 2 × NVIDIA H100 80GB HBM3.*Record a baseline on this host \(servegate baseline update --reset/,
+    )
   })
 })
 

@@ -10,10 +10,28 @@ describe('mergeResults', () => {
     const extra = makeResult({ itl: { 1: [13, 14], 16: [23, 24] }, tput: [930, 940] })
     const m = mergeResults(first, extra)
     expect(m.points.map((p) => p.runs.map((r) => [r.repeat, r.itl_ms.p95]))).toEqual([
-      [[0, 10], [1, 11], [2, 12], [3, 13], [4, 14]],
-      [[0, 20], [1, 21], [2, 22], [3, 23], [4, 24]],
+      [
+        [0, 10],
+        [1, 11],
+        [2, 12],
+        [3, 13],
+        [4, 14],
+      ],
+      [
+        [0, 20],
+        [1, 21],
+        [2, 22],
+        [3, 23],
+        [4, 24],
+      ],
     ])
-    expect(m.at_target[0]!.runs.map((r) => [r.repeat, r.throughput])).toEqual([[0, 900], [1, 910], [2, 920], [3, 930], [4, 940]])
+    expect(m.at_target[0]!.runs.map((r) => [r.repeat, r.throughput])).toEqual([
+      [0, 900],
+      [1, 910],
+      [2, 920],
+      [3, 930],
+      [4, 940],
+    ])
     // The inputs are left untouched.
     expect(first.points[0]!.runs).toHaveLength(3)
   })

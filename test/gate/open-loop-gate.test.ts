@@ -56,7 +56,7 @@ describe('gating an open-loop sweep', () => {
     slow = await sweep('slow', { slowdown: 4 }, '3')
   }, 240_000)
 
-  it('stores the rates as the baseline\'s points', () => {
+  it("stores the rates as the baseline's points", () => {
     expect(baseline.profile.request_rates).toEqual([20, 40])
     expect(Object.keys(baseline.refreshes[0]!.runs)).toContain('itl_p95@32x8@rate40')
     expect(baselineSchema.safeParse(JSON.parse(JSON.stringify(baseline))).success).toBe(true)

@@ -28,7 +28,12 @@ function job(rounds: number, host: (slot: number) => number, engine: (slot: numb
 
 describe('decidePaired: one metric from A/B slot pairs', () => {
   it('calls a 10 % slower B a regression when every pair agrees', () => {
-    const pairs: Array<[number, number]> = [[20, 22.1], [20.4, 22.3], [19.8, 21.9], [20.1, 22.0]]
+    const pairs: Array<[number, number]> = [
+      [20, 22.1],
+      [20.4, 22.3],
+      [19.8, 21.9],
+      [20.1, 22.0],
+    ]
     const d = latency(pairs)
     expect(d.status).toBe('regression')
     expect(d.d!).toBeCloseTo(Math.log(1.0975), 2)
@@ -36,7 +41,14 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
   })
 
   it('passes B = A up to run noise', () => {
-    expect(latency([[20, 20.2], [20.4, 20.1], [19.8, 19.9], [20.1, 20.3]]).status).toBe('pass')
+    expect(
+      latency([
+        [20, 20.2],
+        [20.4, 20.1],
+        [19.8, 19.9],
+        [20.1, 20.3],
+      ]).status,
+    ).toBe('pass')
   })
 
   it('does not call a regression when two pairs of nine disagree, however large the others', () => {
@@ -44,7 +56,12 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     // (With four pairs no dissenter is tolerated, but one dissenting pair among three at +50 % spreads
     // the pairs so widely that D, +35 %, stays below the t bar at 3 df, +60 %: blind, so undecided.
     // Spread so far above the prior, the prior's 4 df have faded to 4 · (prior² / s²)², about 0.001.)
-    const four: Array<[number, number]> = [[20, 30], [20, 19.8], [20, 30], [20, 30]]
+    const four: Array<[number, number]> = [
+      [20, 30],
+      [20, 19.8],
+      [20, 30],
+      [20, 30],
+    ]
     const wide = latency(four)
     expect(wide).toMatchObject({ status: 'undecided', blind: true })
     expect(wide.df).toBeCloseTo(3 + PRIOR_DF * (PAIR_PRIOR2 / pairVar(four, wide.d!)) ** 2, 12)
@@ -58,9 +75,33 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
   })
 
   it('orients throughput: lower B is worse', () => {
-    const d = decidePaired({ pairs: [[1000, 880], [990, 870], [1010, 890]], higherIsBetter: true, tolerance: 0.05 }, OPTS)
+    const d = decidePaired(
+      {
+        pairs: [
+          [1000, 880],
+          [990, 870],
+          [1010, 890],
+        ],
+        higherIsBetter: true,
+        tolerance: 0.05,
+      },
+      OPTS,
+    )
     expect(d.status).toBe('regression')
-    expect(decidePaired({ pairs: [[1000, 1200], [990, 1190], [1010, 1215]], higherIsBetter: true, tolerance: 0.05 }, OPTS).status).toBe('improvement')
+    expect(
+      decidePaired(
+        {
+          pairs: [
+            [1000, 1200],
+            [990, 1190],
+            [1010, 1215],
+          ],
+          higherIsBetter: true,
+          tolerance: 0.05,
+        },
+        OPTS,
+      ).status,
+    ).toBe('improvement')
   })
 
   it('cancels a host that drifts linearly over the job: A and B both +1 %/slot, B unchanged, pass', () => {
@@ -99,11 +140,23 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     // Not a host drift, which moves A and B alike and cancels, but B's own degradation (a leak, a
     // growing cache): D is B's mean excess over the job, about 0.5 % per slot × the mean slot.
     // Four rounds (slots 0–7): mean gap +3.5 %, inside the 5 % tolerance — pass.
-    const four = latency(job(4, (slot) => 1 + 0.01 * slot, (slot) => 1 + 0.01 * slot))
+    const four = latency(
+      job(
+        4,
+        (slot) => 1 + 0.01 * slot,
+        (slot) => 1 + 0.01 * slot,
+      ),
+    )
     expect(four.status).toBe('pass')
     expect(four.d!).toBeCloseTo(0.0343, 3)
     // Eight rounds (slots 0–15): mean gap +7.4 %, every pair B worse — regression.
-    const eight = latency(job(8, (slot) => 1 + 0.01 * slot, (slot) => 1 + 0.01 * slot))
+    const eight = latency(
+      job(
+        8,
+        (slot) => 1 + 0.01 * slot,
+        (slot) => 1 + 0.01 * slot,
+      ),
+    )
     expect(eight.status).toBe('regression')
     expect(eight.d!).toBeCloseTo(0.0715, 3)
   })
@@ -114,7 +167,9 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     const slower = (n: number) => latency(Array.from({ length: n }, (): [number, number] => [20, 24]))
     // One pair: no spread of its own, the √2 · 2 % prior at 4 df gives an MDC of 16.1 %: blind, undecided.
     expect(unchanged(1)).toMatchObject({ status: 'undecided', blind: true, df: PRIOR_DF })
-    expect(unchanged(1).notes).toEqual(['blind: the smallest change one pair would catch 90 % of the time is 16.1 %, more than 15 %; more rounds would give it power'])
+    expect(unchanged(1).notes).toEqual([
+      'blind: the smallest change one pair would catch 90 % of the time is 16.1 %, more than 15 %; more rounds would give it power',
+    ])
     // A +20 % B clears even that bar, with every pair agreeing.
     expect(slower(1).status).toBe('regression')
     for (const n of [2, 3]) {
@@ -123,7 +178,7 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     }
   })
 
-  it('sets the bar from t at the pairs\' degrees of freedom: n − 1, plus the prior\'s, whose share fades once the pairs spread more than it', () => {
+  it("sets the bar from t at the pairs' degrees of freedom: n − 1, plus the prior's, whose share fades once the pairs spread more than it", () => {
     // B 3 % slower in seven pairs (inside the 5 % tolerance) and 12 % in one: that slot widens the
     // spread just past the prior, yet stays within 3 × the prior pair noise of the others, so it is
     // no stray and stays in (a 25 % one would be left out: see below). Above the prior its 4 df are
@@ -139,11 +194,16 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
     expect(disturbed.df!).toBeLessThan(7 + PRIOR_DF)
     expect(disturbed.bar).toBeCloseTo(Math.max(Math.log(1.05), tQuantile(1 - 0.01, disturbed.df!) * disturbed.sigma!), 12)
     // Pairs quieter than the prior borrow its 4 df.
-    const quiet = latency([[20, 20.2], [20.4, 20.1], [19.8, 19.9], [20.1, 20.3]])
+    const quiet = latency([
+      [20, 20.2],
+      [20.4, 20.1],
+      [19.8, 19.9],
+      [20.1, 20.3],
+    ])
     expect(quiet.df).toBe(3 + PRIOR_DF)
   })
 
-  it('has no step in the degrees of freedom or the bar where the pairs\' spread crosses the prior', () => {
+  it("has no step in the degrees of freedom or the bar where the pairs' spread crosses the prior", () => {
     // Four pairs B/A = e^{±a}, alternating with the rounds: D = 0 and s² = 4a²/3, set just below and just above the prior.
     const at = (ratio: number) => {
       const a = Math.sqrt((3 / 4) * PAIR_PRIOR2 * ratio)
@@ -181,21 +241,48 @@ describe('decidePaired: one metric from A/B slot pairs', () => {
 
   it('decides zeros by agreement and never prints a non-finite figure', () => {
     const tput = (pairs: Array<[number, number]>) => decidePaired({ pairs, higherIsBetter: true, tolerance: 0.05 }, OPTS)
-    expect(tput([[0, 0], [0, 0], [0, 0]]).status).toBe('pass')
-    expect(tput([[100, 0], [100, 0], [100, 0]]).status).toBe('regression')
-    expect(tput([[0, 100], [0, 100], [0, 100]]).status).toBe('improvement')
-    expect(tput([[100, 0], [100, 100], [0, 100]]).status).toBe('undecided')
+    expect(
+      tput([
+        [0, 0],
+        [0, 0],
+        [0, 0],
+      ]).status,
+    ).toBe('pass')
+    expect(
+      tput([
+        [100, 0],
+        [100, 0],
+        [100, 0],
+      ]).status,
+    ).toBe('regression')
+    expect(
+      tput([
+        [0, 100],
+        [0, 100],
+        [0, 100],
+      ]).status,
+    ).toBe('improvement')
+    expect(
+      tput([
+        [100, 0],
+        [100, 100],
+        [0, 100],
+      ]).status,
+    ).toBe('undecided')
     expect(tput([]).status).toBe('missing')
   })
 
   it('property: any finite positive pairs give a finite decision and never a regression when B ≤ A everywhere', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.double({ min: 0.1, max: 1e4, noNaN: true }), fc.double({ min: 0.1, max: 1e4, noNaN: true })), { minLength: 1, maxLength: 12 }), (raw) => {
-        const d = latency(raw.map(([a, b]) => [a, b]))
-        for (const x of [d.d, d.bar, d.sigma, d.mdc, d.baseline, d.candidate]) expect(x === null || Number.isFinite(x)).toBe(true)
-        const better = latency(raw.map(([a, b]) => [Math.max(a, b), Math.min(a, b)]))
-        expect(better.status).not.toBe('regression')
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.double({ min: 0.1, max: 1e4, noNaN: true }), fc.double({ min: 0.1, max: 1e4, noNaN: true })), { minLength: 1, maxLength: 12 }),
+        (raw) => {
+          const d = latency(raw.map(([a, b]) => [a, b]))
+          for (const x of [d.d, d.bar, d.sigma, d.mdc, d.baseline, d.candidate]) expect(x === null || Number.isFinite(x)).toBe(true)
+          const better = latency(raw.map(([a, b]) => [Math.max(a, b), Math.min(a, b)]))
+          expect(better.status).not.toBe('regression')
+        },
+      ),
       { numRuns: 300 },
     )
   })
@@ -239,15 +326,27 @@ describe('compareAB on results built by the pipeline', () => {
   })
 
   it('keeps the blame rules of the baseline gate: a B with failed requests beyond the budget is broken', () => {
-    const broken = pipelineResult({ concurrency: [1, 4, 16], repeats: 4, itl: (c) => ({ 1: 10, 4: 20, 16: 80 } as Record<number, number>)[c]!, run: () => ({ failed: 3 }) })
+    const broken = pipelineResult({
+      concurrency: [1, 4, 16],
+      repeats: 4,
+      itl: (c) => (({ 1: 10, 4: 20, 16: 80 }) as Record<number, number>)[c]!,
+      run: () => ({ failed: 3 }),
+    })
     expect(compareAB(side(1, drift), broken).verdict).toBe('broken')
   })
 
   it('calls the verdict unmeasured and names A when the reference fails its requests, whatever B did', () => {
-    const brokenA = pipelineResult({ concurrency: [1, 4, 16], repeats: 4, itl: (c) => ({ 1: 10, 4: 20, 16: 80 } as Record<number, number>)[c]!, run: () => ({ failed: 3 }) })
+    const brokenA = pipelineResult({
+      concurrency: [1, 4, 16],
+      repeats: 4,
+      itl: (c) => (({ 1: 10, 4: 20, 16: 80 }) as Record<number, number>)[c]!,
+      run: () => ({ failed: 3 }),
+    })
     const v = compareAB(brokenA, side(1.5, drift))
     expect(v.verdict).toBe('unmeasured')
-    expect(v.reasons[0]).toMatch(/^unmeasured: the reference A broke or was spoiled, so B could not be measured against it: A's run 0 at 64x16@c1: 3 requests failed \(http_status ×3\), requests_failed/)
+    expect(v.reasons[0]).toMatch(
+      /^unmeasured: the reference A broke or was spoiled, so B could not be measured against it: A's run 0 at 64x16@c1: 3 requests failed \(http_status ×3\), requests_failed/,
+    )
     expect(v.regressions).toEqual([])
   })
 })
@@ -258,7 +357,10 @@ describe('engine starts shared by neighbouring slots (an exclusive job)', () => 
   const rounds = 12
   const ids = startsByRound(rounds, 'exclusive')
   const starts = Array.from({ length: rounds }, (_, r) => [ids.A[r]!, ids.B[r]!] as const)
-  const slotNoise = [0.004, -0.003, 0.002, -0.004, 0.003, -0.002, 0.001, -0.001, 0.004, -0.004, 0.002, -0.002, 0.003, -0.003, 0.001, -0.001, 0.002, -0.002, 0.004, -0.004, 0.001, -0.003, 0.003, -0.001]
+  const slotNoise = [
+    0.004, -0.003, 0.002, -0.004, 0.003, -0.002, 0.001, -0.001, 0.004, -0.004, 0.002, -0.002, 0.003, -0.003, 0.001, -0.001, 0.002, -0.002, 0.004, -0.004, 0.001,
+    -0.003, 0.003, -0.001,
+  ]
   const offsetsA = [0.03, -0.035, 0.04, -0.03, 0.025, -0.04, 0.035]
   const offsetsB = [-0.03, 0.035, -0.025, 0.04, -0.035, 0.03, 0.02]
   const pairsWith = (scale: number): Array<[number, number]> =>
@@ -285,7 +387,10 @@ describe('engine starts shared by neighbouring slots (an exclusive job)', () => 
     for (let t = 0; t < jobs; t++) {
       const oA = Array.from({ length: 8 }, () => 0.03 * rng.normal())
       const oB = Array.from({ length: 8 }, () => 0.03 * rng.normal())
-      const pairs = Array.from({ length: rounds }, (_, r) => [20 * Math.exp(oA[ids.A[r]!]! + 0.02 * rng.normal()), 20 * Math.exp(oB[ids.B[r]!]! + 0.02 * rng.normal())] as [number, number])
+      const pairs = Array.from(
+        { length: rounds },
+        (_, r) => [20 * Math.exp(oA[ids.A[r]!]! + 0.02 * rng.normal()), 20 * Math.exp(oB[ids.B[r]!]! + 0.02 * rng.normal())] as [number, number],
+      )
       const plain = decide(pairs, false)
       const shared = decide(pairs, true)
       expect(shared.d).toBeCloseTo(plain.d!, 12)
@@ -302,12 +407,18 @@ describe('engine starts shared by neighbouring slots (an exclusive job)', () => 
   it('adds nothing without start offsets: only run noise, σ as the pairs show it', () => {
     const pairs = pairsWith(0)
     const v = decide(pairs, true)
-    const extra = sharedStartVariance(pairs.map((_, i) => i), pairs.map(([a, b]) => Math.log(b / a)), starts, pairs.map((_, r) => r + 1), 1)!
+    const extra = sharedStartVariance(
+      pairs.map((_, i) => i),
+      pairs.map(([a, b]) => Math.log(b / a)),
+      starts,
+      pairs.map((_, r) => r + 1),
+      1,
+    )!
     expect(extra.sigmaU2).toBeLessThan(1e-4)
     expect(v.sigma!).toBeCloseTo(decide(pairs, false).sigma!, 2)
   })
 
-  it('is null for a resident job (one start a side): nothing separates the engines\' offsets from B\'s change', () => {
+  it("is null for a resident job (one start a side): nothing separates the engines' offsets from B's change", () => {
     const resident = Array.from({ length: rounds }, () => [0, 0] as const)
     expect(sharedStartVariance([0, 1, 2, 3], [0.01, 0.02, 0, 0.01], resident, [1, 2, 3, 4], 1)).toBeNull()
   })

@@ -39,12 +39,7 @@ const defect: fc.Arbitrary<Defect> = fc.oneof(
   fc.record({ kind: fc.constant('cut_curve' as const), from: fc.constantFrom(4, 16), r: rep }),
   fc.record({
     kind: fc.constant('setting' as const),
-    config: fc.constantFrom<Record<string, unknown>>(
-      { server: { api: 'chat' } },
-      { model: 'org/other-model' },
-      { warmup: 2 },
-      { prompts_per_concurrency: 11 },
-    ),
+    config: fc.constantFrom<Record<string, unknown>>({ server: { api: 'chat' } }, { model: 'org/other-model' }, { warmup: 2 }, { prompts_per_concurrency: 11 }),
   }),
   fc.record({ kind: fc.constant('target' as const), threshold: fc.constantFrom(40, 60), percentile: fc.constantFrom(95, 99) }),
 )
@@ -141,12 +136,7 @@ describe('the gate as a property', () => {
           const json = JSON.parse(text) as { points: Array<{ runs: Array<Record<string, Record<string, number>>> }> }
           // Mark the one statistic, then write the bad number in its place as the file would hold it.
           json.points[pi]!.runs[ri]![field]![stat] = 0
-          const edited = JSON.parse(
-            JSON.stringify(json).replace(
-              new RegExp(`("${field}":\\{[^}]*"${stat}":)0([,}])`),
-              `$1${bad}$2`,
-            ),
-          ) as unknown
+          const edited = JSON.parse(JSON.stringify(json).replace(new RegExp(`("${field}":\\{[^}]*"${stat}":)0([,}])`), `$1${bad}$2`)) as unknown
           let err: unknown
           try {
             parseResult(edited, 'cand.json')

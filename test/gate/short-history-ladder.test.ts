@@ -24,7 +24,12 @@ function start(seed: number, repeats: number, factor: number, day = 0): ResultFi
   const rng = createRng(seed)
   const offset = Math.exp(START_CV * rng.normal())
   const noise = CONCURRENCY.map(() => Array.from({ length: repeats }, () => Math.exp(RUN_CV * rng.normal())))
-  const r = pipelineResult({ concurrency: CONCURRENCY, repeats, itl: (c, rep) => ITL[c]! * factor * offset * noise[CONCURRENCY.indexOf(c)]![rep]!, env: (e) => void (e.finished_at = new Date(Date.UTC(2025, 0, 1 + day)).toISOString()) })
+  const r = pipelineResult({
+    concurrency: CONCURRENCY,
+    repeats,
+    itl: (c, rep) => ITL[c]! * factor * offset * noise[CONCURRENCY.indexOf(c)]![rep]!,
+    env: (e) => void (e.finished_at = new Date(Date.UTC(2025, 0, 1 + day)).toISOString()),
+  })
   for (const p of r.points) for (const x of p.runs) x.repeat += 1
   for (const s of r.at_target) for (const x of s.runs) x.repeat += 1
   return r
@@ -42,11 +47,13 @@ function abJob(seed: number, rounds: number, factorB: number): { a: ResultFile; 
     const slots = Array.from({ length: rounds }, (_, r) => {
       const id = ids[s][r]!
       let st = measured.get(id)
-      if (st === undefined) measured.set(id, (st = { result: start(seed * 1000 + (s === 'A' ? 0 : 500) + id, ids[s].filter((x) => x === id).length, factor), used: 0 }))
+      if (st === undefined)
+        measured.set(id, (st = { result: start(seed * 1000 + (s === 'A' ? 0 : 500) + id, ids[s].filter((x) => x === id).length, factor), used: 0 }))
       return { result: st.result, k: st.used++ }
     })
     const first = slots[0]!.result
-    const pick = <T extends { repeat: number }>(of: (x: ResultFile) => readonly T[]): T[] => slots.map(({ result, k }, r) => ({ ...of(result)[k]!, repeat: r + 1 }))
+    const pick = <T extends { repeat: number }>(of: (x: ResultFile) => readonly T[]): T[] =>
+      slots.map(({ result, k }, r) => ({ ...of(result)[k]!, repeat: r + 1 }))
     return {
       ...first,
       config: { ...first.config, repeats: rounds },

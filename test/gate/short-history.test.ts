@@ -101,7 +101,14 @@ describe('a short history with per-start drift', () => {
 
 describe('the drift prior', () => {
   /** σ of the day term for r quiet refreshes (identical medians): the prior is all there is to it. */
-  const quiet = (r: number): number => Math.sqrt(estimateNoise(Array.from({ length: r }, () => [0, 0, 0]), [0, 0, 0], opts).day2)
+  const quiet = (r: number): number =>
+    Math.sqrt(
+      estimateNoise(
+        Array.from({ length: r }, () => [0, 0, 0]),
+        [0, 0, 0],
+        opts,
+      ).day2,
+    )
 
   it('is one level, 2.5 % worth minHistory − 1 refreshes, at every history length: no step at minHistory', () => {
     const days = Array.from({ length: 10 }, (_, i) => quiet(i + 1))

@@ -44,7 +44,6 @@ async function sweep(name: string, sim: Partial<SimOptions>, flags: Record<strin
   return raw!
 }
 
-
 describe('the failed-request budget against the simulator', () => {
   // C = 16 × 12 prompts = 192 requests a run: 0.5 % of failures is about one request.
   const flags = { outputLen: '8', concurrency: '16', promptsPerConcurrency: '12' }

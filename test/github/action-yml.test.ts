@@ -21,12 +21,19 @@ describe('action.yml', () => {
   it('has defaults that validate, and the workflow token as the default token', () => {
     const defaults = Object.fromEntries(Object.entries(action.inputs).map(([k, v]) => [k, v.default ?? '']))
     expect(defaults['github-token']).toBe('${{ github.token }}')
-    expect(readInputs((n) => defaults[n] ?? '')).toMatchObject({ mode: 'gate', comment: 'always', failOn: ['regression', 'broken', 'incomplete', 'unmeasured', 'undecided', 'not_comparable'], allowFork: false })
+    expect(readInputs((n) => defaults[n] ?? '')).toMatchObject({
+      mode: 'gate',
+      comment: 'always',
+      failOn: ['regression', 'broken', 'incomplete', 'unmeasured', 'undecided', 'not_comparable'],
+      allowFork: false,
+    })
   })
 
   it('runs dist/index.js on node24, reports a killed main step from dist/post.js always, and declares the documented outputs', () => {
     expect(action.runs).toEqual({ using: 'node24', main: 'dist/index.js', post: 'dist/post.js', 'post-if': 'always()' })
-    expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['verdict', 'result-path', 'report-path', 'comment-id', 'regressions', 'issue-number', 'issue-url']))
+    expect(Object.keys(action.outputs)).toEqual(
+      expect.arrayContaining(['verdict', 'result-path', 'report-path', 'comment-id', 'regressions', 'issue-number', 'issue-url']),
+    )
   })
 
   it('documents every mode the action accepts, watch included', () => {

@@ -48,7 +48,13 @@ describe('the PR comment of the full methodology grid', () => {
     baseline,
     verdict,
     // As the Action draws them (github/publish-verdict.ts).
-    charts: curvesFor(result, baseline).map((sc) => renderMermaidCurve([sc.baseline!, sc.candidate], { title: `${sc.inputLen}×${sc.outputLen}: p95 TPOT vs output throughput`, xLabel: 'output tok/s', yLabel: 'p95 TPOT (ms)' })),
+    charts: curvesFor(result, baseline).map((sc) =>
+      renderMermaidCurve([sc.baseline!, sc.candidate], {
+        title: `${sc.inputLen}×${sc.outputLen}: p95 TPOT vs output throughput`,
+        xLabel: 'output tok/s',
+        yLabel: 'p95 TPOT (ms)',
+      }),
+    ),
     notes: [],
     runUrl: 'https://github.com/acme/engine/actions/runs/123456789',
   }
@@ -63,7 +69,10 @@ describe('the PR comment of the full methodology grid', () => {
     // Measured: printed so the figure in docs/action.md can be checked.
     console.log(`PR comment of the full grid (6 concurrencies × 3 repeats × 2 shapes): ${comment.length} characters of GitHub's 65,536`)
     expect(comment).toContain('#### Frontier: throughput per GPU vs interactivity')
-    const frontierCharts = comment.split('```mermaid').slice(1).filter((b) => b.includes('by concurrency"'))
+    const frontierCharts = comment
+      .split('```mermaid')
+      .slice(1)
+      .filter((b) => b.includes('by concurrency"'))
     expect(frontierCharts).toHaveLength(2)
     for (const chart of frontierCharts) {
       expect(chart).toMatch(/x-axis "concurrency · candidate tok\/s\/user at p95 TPOT" \[("C=\d+ · [\d.]+"(, )?){6}\]/)

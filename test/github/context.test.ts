@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { detectFork, detectRunner, forkRefusal, readRunContext } from '../../src/github/context.js'
 
-const pr = (head: { full_name?: string; fork?: boolean } | null, base = { full_name: 'acme/infer', fork: false }) => ({ number: 3, head: { repo: head }, base: { repo: base } })
+const pr = (head: { full_name?: string; fork?: boolean } | null, base = { full_name: 'acme/infer', fork: false }) => ({
+  number: 3,
+  head: { repo: head },
+  base: { repo: base },
+})
 
 describe('detectFork', () => {
   it.each([
@@ -29,7 +33,12 @@ describe('readRunContext and forkRefusal', () => {
 
   it('finds the PR number, the repository and the run link', () => {
     const ctx = readRunContext('pull_request', { pull_request: pr({ full_name: 'acme/infer' }) }, env)
-    expect(ctx).toMatchObject({ owner: 'acme', repo: 'infer', pullRequest: { number: 3, fromFork: false }, runUrl: 'https://github.example/acme/infer/actions/runs/99' })
+    expect(ctx).toMatchObject({
+      owner: 'acme',
+      repo: 'infer',
+      pullRequest: { number: 3, fromFork: false },
+      runUrl: 'https://github.example/acme/infer/actions/runs/99',
+    })
   })
 
   it('has no pull request on push events, and never refuses them', () => {
@@ -51,7 +60,11 @@ describe('untrusted code from other triggers', () => {
   // The fields GitHub sends on issue_comment for a comment on a pull request (trimmed).
   const comment = (association: string) => ({
     action: 'created',
-    issue: { number: 12, title: 'Bump vLLM', pull_request: { url: 'https://api.github.com/repos/acme/infer/pulls/12', html_url: 'https://github.com/acme/infer/pull/12' } },
+    issue: {
+      number: 12,
+      title: 'Bump vLLM',
+      pull_request: { url: 'https://api.github.com/repos/acme/infer/pulls/12', html_url: 'https://github.com/acme/infer/pull/12' },
+    },
     comment: { id: 1, body: '/benchmark', author_association: association, user: { login: 'someone', type: 'User' } },
     repository: { full_name: 'acme/infer', default_branch: 'main' },
   })
@@ -81,7 +94,11 @@ describe('untrusted code from other triggers', () => {
 
   it.each(['CONTRIBUTOR', 'FIRST_TIME_CONTRIBUTOR', 'NONE'])('refuses an issue_comment by %s on a self-hosted runner, saying why', (association) => {
     const ctx = readRunContext('issue_comment', comment(association), env)
-    expect(forkRefusal(ctx, false)).toMatch(new RegExp(`refuses to benchmark pull request #12: the comment by someone \\(author_association ${association}\\).*only OWNER, MEMBER or COLLABORATOR.*allow-fork: true`))
+    expect(forkRefusal(ctx, false)).toMatch(
+      new RegExp(
+        `refuses to benchmark pull request #12: the comment by someone \\(author_association ${association}\\).*only OWNER, MEMBER or COLLABORATOR.*allow-fork: true`,
+      ),
+    )
   })
 
   it('ignores issue_comment on a plain issue', () => {
@@ -95,25 +112,45 @@ describe('untrusted code from other triggers', () => {
     const ctx = readRunContext('workflow_run', workflowRun('mallory/infer'), env)
     expect(ctx.pullRequest).toBeNull()
     expect(ctx.headSha).toBe('e'.repeat(40))
-    expect(forkRefusal(ctx, false)).toMatch(/refuses to benchmark the pull_request run of feature: it comes from a fork \(the triggering run's head repository mallory\/infer is not acme\/infer\)/)
+    expect(forkRefusal(ctx, false)).toMatch(
+      /refuses to benchmark the pull_request run of feature: it comes from a fork \(the triggering run's head repository mallory\/infer is not acme\/infer\)/,
+    )
     expect(forkRefusal(ctx, true)).toBeNull()
   })
 
   it('trusts a workflow_run from this repository and takes its pull request, head and base', () => {
     const ctx = readRunContext('workflow_run', workflowRun('acme/infer', [{ number: 4 }]), env)
     expect(ctx.untrusted).toBeNull()
-    expect(ctx).toMatchObject({ pullRequest: { number: 4, fromFork: false }, headSha: 'e'.repeat(40), base: { sha: 'b'.repeat(40), ref: 'main' }, runAttempt: '2' })
+    expect(ctx).toMatchObject({
+      pullRequest: { number: 4, fromFork: false },
+      headSha: 'e'.repeat(40),
+      base: { sha: 'b'.repeat(40), ref: 'main' },
+      runAttempt: '2',
+    })
   })
 
   it('takes the head commit and base of a pull_request event, and GITHUB_SHA on a push', () => {
-    const payload = { pull_request: { number: 3, head: { repo: { full_name: 'acme/infer' }, sha: 'a'.repeat(40) }, base: { repo: { full_name: 'acme/infer' }, sha: 'b'.repeat(40), ref: 'main' } } }
+    const payload = {
+      pull_request: {
+        number: 3,
+        head: { repo: { full_name: 'acme/infer' }, sha: 'a'.repeat(40) },
+        base: { repo: { full_name: 'acme/infer' }, sha: 'b'.repeat(40), ref: 'main' },
+      },
+    }
     expect(readRunContext('pull_request', payload, env)).toMatchObject({ headSha: 'a'.repeat(40), base: { sha: 'b'.repeat(40), ref: 'main' } })
     expect(readRunContext('push', {}, env)).toMatchObject({ headSha: 'd'.repeat(40), base: null })
   })
 
   it('takes the base of a merge_group from the queue (merge_group.base_sha / base_ref), never the queue branch', () => {
-    const payload = { merge_group: { head_sha: 'c'.repeat(40), head_ref: 'refs/heads/gh-readonly-queue/main/pr-9-abc', base_sha: 'b'.repeat(40), base_ref: 'refs/heads/main' } }
-    expect(readRunContext('merge_group', payload, env)).toMatchObject({ pullRequest: null, untrusted: null, headSha: 'c'.repeat(40), base: { sha: 'b'.repeat(40), ref: 'main' } })
+    const payload = {
+      merge_group: { head_sha: 'c'.repeat(40), head_ref: 'refs/heads/gh-readonly-queue/main/pr-9-abc', base_sha: 'b'.repeat(40), base_ref: 'refs/heads/main' },
+    }
+    expect(readRunContext('merge_group', payload, env)).toMatchObject({
+      pullRequest: null,
+      untrusted: null,
+      headSha: 'c'.repeat(40),
+      base: { sha: 'b'.repeat(40), ref: 'main' },
+    })
     expect(readRunContext('merge_group', {}, env)).toMatchObject({ headSha: 'd'.repeat(40), base: null })
   })
 

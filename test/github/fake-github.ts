@@ -91,7 +91,15 @@ export async function startFakeGitHub(opts: { maxPerPage?: number; actor?: FakeU
       return c
     },
     addIssue(i) {
-      const issue: FakeIssue = { number: fake.issues.length + 1, title: i.title ?? 'issue', body: i.body, state: i.state ?? 'open', state_reason: null, user: i.user, isPullRequest: i.isPullRequest ?? false }
+      const issue: FakeIssue = {
+        number: fake.issues.length + 1,
+        title: i.title ?? 'issue',
+        body: i.body,
+        state: i.state ?? 'open',
+        state_reason: null,
+        user: i.user,
+        isPullRequest: i.isPullRequest ?? false,
+      }
       fake.issues.push(issue)
       return issue
     },
@@ -159,7 +167,8 @@ export async function startFakeGitHub(opts: { maxPerPage?: number; actor?: FakeU
         const f = failure
         if (f.times !== undefined && --f.times <= 0) failure = queue.shift() ?? null
         const headers: Record<string, string> = f.headers ?? (f.status === 429 ? { 'retry-after': '60', 'x-ratelimit-remaining': '0' } : {})
-        const message = f.message ?? (f.status === 403 ? 'Resource not accessible by integration' : f.status === 429 ? 'API rate limit exceeded' : 'Server Error')
+        const message =
+          f.message ?? (f.status === 403 ? 'Resource not accessible by integration' : f.status === 429 ? 'API rate limit exceeded' : 'Server Error')
         if (f.afterApply === true) route(req.method ?? '', u, body, null)
         return send(res, f.status, { message }, headers)
       }
@@ -173,14 +182,20 @@ export async function startFakeGitHub(opts: { maxPerPage?: number; actor?: FakeU
     const one = u.pathname.match(/^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)$/)
     if (method === 'GET' && u.pathname === '/user') return send(res, 200, fake.actor)
     if (list && method === 'GET') {
-      const p = paged(u, fake.comments.filter((c) => c.issue === Number(list[3])))
+      const p = paged(
+        u,
+        fake.comments.filter((c) => c.issue === Number(list[3])),
+      )
       return send(res, 200, p.items.map(view), p.headers)
     }
     const issues = u.pathname.match(/^\/repos\/([^/]+)\/([^/]+)\/issues$/)
     const issue = u.pathname.match(/^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)$/)
     if (issues && method === 'GET') {
       const state = u.searchParams.get('state') ?? 'open'
-      const p = paged(u, fake.issues.filter((i) => state === 'all' || i.state === state))
+      const p = paged(
+        u,
+        fake.issues.filter((i) => state === 'all' || i.state === state),
+      )
       return send(res, 200, p.items.map(issueView), p.headers)
     }
     if (issues && method === 'POST') {

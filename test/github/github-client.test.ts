@@ -9,7 +9,13 @@ import { startFakeGitHub, type FakeGitHub, type FakeUser } from './fake-github.j
 let gh: FakeGitHub
 let warnings: string[]
 const client = (token = 'ghs_workflowtoken', serverRetryUnitMs?: number): GitHubClient =>
-  githubClient(token, { owner: 'acme', repo: 'infer', baseUrl: gh.url, warn: (m) => warnings.push(m), ...(serverRetryUnitMs !== undefined ? { serverRetryUnitMs } : {}) })
+  githubClient(token, {
+    owner: 'acme',
+    repo: 'infer',
+    baseUrl: gh.url,
+    warn: (m) => warnings.push(m),
+    ...(serverRetryUnitMs !== undefined ? { serverRetryUnitMs } : {}),
+  })
 const post = (body: string, token?: string) => publishComment(() => client(token), { issueNumber: 7, name: 'gate', body, create: true })
 const marked = (body: string) => `${commentMarker('gate')}\n${body}`
 const onIssue = () => gh.comments.filter((c) => c.issue === 7)
@@ -17,7 +23,12 @@ const methods = () => gh.calls.map((c) => c.method)
 
 const BOT: FakeUser = { login: 'github-actions[bot]', type: 'Bot' }
 const APP: FakeUser = { login: 'servegate-ci[bot]', type: 'Bot' }
-const STAMP: RunStamp = { headSha: '1a2b3c4d5e6f7a8b9c0d', at: '2026-03-02T10:20:30.000Z', runAttempt: '2', runUrl: 'https://github.com/acme/infer/actions/runs/9' }
+const STAMP: RunStamp = {
+  headSha: '1a2b3c4d5e6f7a8b9c0d',
+  at: '2026-03-02T10:20:30.000Z',
+  runAttempt: '2',
+  runUrl: 'https://github.com/acme/infer/actions/runs/9',
+}
 
 beforeEach(async () => {
   gh = await startFakeGitHub()
@@ -138,7 +149,12 @@ function publishStatus(
   connect: () => GitHubClient,
   o: { issueNumber: number; name: string; state: RunState; stamp: RunStamp; detail: string; partial?: { done: number; planned: number }; secrets?: string[] },
 ) {
-  return publishComment(connect, { issueNumber: o.issueNumber, name: o.name, body: statusCommentBody(o.state, o.stamp, o.detail, o.partial, o.secrets ?? []), create: true })
+  return publishComment(connect, {
+    issueNumber: o.issueNumber,
+    name: o.name,
+    body: statusCommentBody(o.state, o.stamp, o.detail, o.partial, o.secrets ?? []),
+    create: true,
+  })
 }
 
 describe('status bodies through publishComment', () => {

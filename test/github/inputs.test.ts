@@ -7,7 +7,17 @@ const reader = (values: Record<string, string>) => (name: string) => values[name
 describe('readInputs', () => {
   it('applies the defaults action.yml documents when every input is empty', () => {
     const i = readInputs(reader({}))
-    expect(i).toMatchObject({ mode: 'gate', comment: 'always', failOn: ['regression', 'broken', 'incomplete', 'unmeasured', 'undecided', 'not_comparable'], allowFork: false, confirm: true, refreshCommit: true, refreshPush: true, workingDirectory: '.', out: 'servegate-result.json' })
+    expect(i).toMatchObject({
+      mode: 'gate',
+      comment: 'always',
+      failOn: ['regression', 'broken', 'incomplete', 'unmeasured', 'undecided', 'not_comparable'],
+      allowFork: false,
+      confirm: true,
+      refreshCommit: true,
+      refreshPush: true,
+      workingDirectory: '.',
+      out: 'servegate-result.json',
+    })
     expect(i.config).toBeUndefined()
     expect(i.baseUrl).toBeUndefined()
     expect(i.githubToken).toBeUndefined()
@@ -45,7 +55,9 @@ describe('readInputs', () => {
   })
 
   it('names a fail-on word that is not a verdict, with the verdicts it accepts', () => {
-    expect(() => readInputs(reader({ 'fail-on': 'regression,slow' }))).toThrow(/input "fail-on": "regression,slow": "slow" is not a verdict; expected a comma-separated list of regression, broken, incomplete, unmeasured, undecided, not_comparable, or never/)
+    expect(() => readInputs(reader({ 'fail-on': 'regression,slow' }))).toThrow(
+      /input "fail-on": "regression,slow": "slow" is not a verdict; expected a comma-separated list of regression, broken, incomplete, unmeasured, undecided, not_comparable, or never/,
+    )
   })
 
   it('accepts mode check (guards only)', () => {

@@ -24,7 +24,8 @@ const unused = (): never => {
 let dir: string
 let repo: string
 let remote: string
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' } }).trim()
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' } }).trim()
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'servegate-refresh-'))
@@ -51,7 +52,14 @@ afterEach(() => {
 
 describe('commitBaseline', () => {
   it('commits only the baseline as github-actions[bot] and pushes it to the branch', async () => {
-    const r = await commitBaseline(execGit, { cwd: repo, path: 'baselines/gate.json', message: 'servegate: refresh baseline baselines/gate.json', push: true, ref: 'refs/heads/main', rebuild: unused })
+    const r = await commitBaseline(execGit, {
+      cwd: repo,
+      path: 'baselines/gate.json',
+      message: 'servegate: refresh baseline baselines/gate.json',
+      push: true,
+      ref: 'refs/heads/main',
+      rebuild: unused,
+    })
     expect(r).toMatchObject({ committed: true, pushed: true })
     expect(git(repo, 'show', '--name-only', '--format=%an <%ae>|%s', 'HEAD')).toBe(
       'github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>|servegate: refresh baseline baselines/gate.json\n\nbaselines/gate.json',
@@ -112,7 +120,9 @@ describe('checkRefreshCommit (before the sweep)', () => {
     git(repo, 'remote', 'set-url', '--push', 'origin', join(dir, 'no-such-remote.git'))
     const err = await checkRefreshCommit(execGit, { cwd: repo, push: true, ref: 'refs/heads/main' }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(UsageError)
-    expect((err as Error).message).toMatch(/^servegate would not be able to push the refreshed baseline to main \(checked before the sweep\): git push --dry-run exited \d+: .*no-such-remote/s)
+    expect((err as Error).message).toMatch(
+      /^servegate would not be able to push the refreshed baseline to main \(checked before the sweep\): git push --dry-run exited \d+: .*no-such-remote/s,
+    )
     expect((err as UsageError).hint).toContain('contents: write')
   }, 20_000)
 
@@ -219,11 +229,15 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
     expect(first.outputs.get('commit-sha')).toBe(landedA)
 
     const second = await refreshIn(b, 4)
-    expect(second.note).toMatch(/^Baseline: pushed baselines\/gate\.json to main as [0-9a-f]{12}, replayed on the branch's new head [0-9a-f]{12} \(the branch moved: push rejected once\); the checkout is at [0-9a-f]{12}\.$/)
+    expect(second.note).toMatch(
+      /^Baseline: pushed baselines\/gate\.json to main as [0-9a-f]{12}, replayed on the branch's new head [0-9a-f]{12} \(the branch moved: push rejected once\); the checkout is at [0-9a-f]{12}\.$/,
+    )
 
     expect(refreshDays(remoteBaseline())).toEqual([0, 1, 2, 3, 4].map(dayAt))
     // Each refresh its own commit, the second on top of the first: nothing published was rewritten.
-    expect(git(remote, 'log', '--format=%s', 'main')).toBe(['servegate: refresh baseline baselines/gate.json', 'servegate: refresh baseline baselines/gate.json', 'first baseline', 'init'].join('\n'))
+    expect(git(remote, 'log', '--format=%s', 'main')).toBe(
+      ['servegate: refresh baseline baselines/gate.json', 'servegate: refresh baseline baselines/gate.json', 'first baseline', 'init'].join('\n'),
+    )
     expect(git(remote, 'rev-parse', 'main^')).toBe(landedA)
     const landedB = git(remote, 'rev-parse', 'main')
     expect(second.outputs.get('commit-sha')).toBe(landedB)
@@ -266,7 +280,9 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
     for (const s of settled) {
       if (s.status === 'rejected') {
         expect(s.reason).toBeInstanceOf(UsageError)
-        expect((s.reason as Error).message).toMatch(/^servegate could not push the refreshed baseline to main: .*; the refreshed baselines\/gate\.json stays written in the workspace/)
+        expect((s.reason as Error).message).toMatch(
+          /^servegate could not push the refreshed baseline to main: .*; the refreshed baselines\/gate\.json stays written in the workspace/,
+        )
       }
     }
     // Five retries with a jittered backoff: two racers always both get through.
@@ -297,7 +313,9 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
     }
     const err = await refreshIn(a, 3, racing).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(UsageError)
-    expect((err as Error).message).toMatch(/^servegate could not push the refreshed baseline to main: the branch kept moving: 6 pushes rejected as non-fast-forward; the refreshed baselines\/gate\.json stays written in the workspace \(committed locally as [0-9a-f]{12}\)$/)
+    expect((err as Error).message).toMatch(
+      /^servegate could not push the refreshed baseline to main: the branch kept moving: 6 pushes rejected as non-fast-forward; the refreshed baselines\/gate\.json stays written in the workspace \(committed locally as [0-9a-f]{12}\)$/,
+    )
     expect((err as UsageError).hint).toMatch(/Rerun the refresh job/)
     expect(moves).toBe(6)
     // Not lost: the file in the workspace holds this refresh; main never got it.
@@ -349,7 +367,9 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
     git(other, 'push', '-q', 'origin', 'main')
     const landed = git(remote, 'rev-parse', 'main')
     const again = await refreshIn(rerun, 3, execGit, sha)
-    expect(again.note).toMatch(/^Baseline: main at [0-9a-f]{12} already holds this refresh of baselines\/gate\.json; nothing pushed; the checkout is at [0-9a-f]{12}\.$/)
+    expect(again.note).toMatch(
+      /^Baseline: main at [0-9a-f]{12} already holds this refresh of baselines\/gate\.json; nothing pushed; the checkout is at [0-9a-f]{12}\.$/,
+    )
     expect(git(remote, 'rev-parse', 'main')).toBe(landed)
     expect(refreshDays(remoteBaseline())).toEqual([0, 1, 2, 3].map(dayAt))
     expect(git(rerun, 'rev-parse', 'HEAD')).toBe(landed)
@@ -365,10 +385,16 @@ describe('the refresh commit message carries the baseline trend', () => {
     let b: Baseline | null = null
     for (let day = 0; day < 8; day++) {
       const changed = day >= 5
-      b = appendRefresh(b, pipeDay(day, changed ? 1.1 : 1, { env: (e) => {
-        e.finished_at = `2026-11-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
-        e.serve_command = changed ? NEW_VLLM : VLLM
-      } }), { name: 'gate' })
+      b = appendRefresh(
+        b,
+        pipeDay(day, changed ? 1.1 : 1, {
+          env: (e) => {
+            e.finished_at = `2026-11-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
+            e.serve_command = changed ? NEW_VLLM : VLLM
+          },
+        }),
+        { name: 'gate' },
+      )
     }
     const h = baselineHistory(b!)
     const msg = commitMessage(FILE, 'gate', pipeDay(7), null, renderHistoryTrendText(h))
@@ -381,7 +407,11 @@ describe('the refresh commit message carries the baseline trend', () => {
     expect(newest! / first!).toBeGreaterThan(1.05)
     expect(itl).toMatch(/ [▁▂▃]{5}[▆▇█]{3} /)
     expect(lines).toContain(`Change points (${h.method}):`)
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^ {2}- p95 ITL 64×16 c=1: change at refresh 6 \\(2026-11-06 01:00\\): \\+\\d+\\.\\d % \\(worse\\); serve command ${VLLM} → ${NEW_VLLM}$`)))
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^ {2}- p95 ITL 64×16 c=1: change at refresh 6 \\(2026-11-06 01:00\\): \\+\\d+\\.\\d % \\(worse\\); serve command ${VLLM} → ${NEW_VLLM}$`),
+      ),
+    )
   })
 
   it('says there is no change point when every metric stayed within its noise', () => {

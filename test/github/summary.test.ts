@@ -10,7 +10,12 @@ import type { ResultFile } from '../../src/types.js'
 import { baseline, env, result, verdict } from '../action/fixtures.js'
 import { makeResult, wiggle } from '../gate/fixtures.js'
 
-const STAMP: RunStamp = { headSha: 'feedc0ffee1234567890', at: '2026-03-02T10:20:30.000Z', runAttempt: '3', runUrl: 'https://github.com/acme/infer/actions/runs/1' }
+const STAMP: RunStamp = {
+  headSha: 'feedc0ffee1234567890',
+  at: '2026-03-02T10:20:30.000Z',
+  runAttempt: '3',
+  runUrl: 'https://github.com/acme/infer/actions/runs/1',
+}
 const RUN = 'https://github.com/acme/infer/actions/runs/1'
 
 const input = (over: Partial<ReportInput> = {}): ReportInput => ({
@@ -75,7 +80,9 @@ describe('summary and comment', () => {
   })
 
   it('puts the stamp right under the comment headline', () => {
-    expect(buildComment(input())).toMatch(/^### ❌ servegate: regression — sweep "gate" vs baselines\/gate.json\n\nfor feedc0ffee12 · 2026-03-02 10:20 UTC · attempt 3 · /)
+    expect(buildComment(input())).toMatch(
+      /^### ❌ servegate: regression — sweep "gate" vs baselines\/gate.json\n\nfor feedc0ffee12 · 2026-03-02 10:20 UTC · attempt 3 · /,
+    )
   })
 
   it('leaves the server URL and host name out of the comment unless show-host, and keeps them in the summary', () => {
@@ -94,7 +101,10 @@ describe('summary and comment', () => {
       envChanges: [{ field: 'engine', baseline: 'vllm 0.11.0', candidate: 'vllm <img src=x onerror=alert(1)> | @org/team\n`x`', blame: 'repository' }],
       reasons: ['not comparable: GPU differs: baseline NVIDIA B200, candidate <script>alert(1)</script>'],
     })
-    for (const md of [buildComment(input({ outcome: 'not_comparable', verdict: v })), buildSummary(input({ outcome: 'not_comparable', verdict: v, notes: ['API said <b>no</b> to @octocat'] }))]) {
+    for (const md of [
+      buildComment(input({ outcome: 'not_comparable', verdict: v })),
+      buildSummary(input({ outcome: 'not_comparable', verdict: v, notes: ['API said <b>no</b> to @octocat'] })),
+    ]) {
       expect(md).not.toMatch(/<img|<script|<b>/)
       expect(md).not.toMatch(/@(?!\u200D)(org|octocat)/)
       const row = md.split('\n').find((l) => l.startsWith('| repository | engine |'))!

@@ -10,10 +10,19 @@ const BOT: FakeUser = { login: 'github-actions[bot]', type: 'Bot' }
 const ALICE: FakeUser = { login: 'alice', type: 'User' }
 const MARKER = watchMarker('gate')
 
-const client = (token = 'ghs_workflowtoken'): GitHubClient => githubClient(token, { owner: 'acme', repo: 'infer', baseUrl: gh.url, warn: () => undefined, serverRetryUnitMs: 1 })
+const client = (token = 'ghs_workflowtoken'): GitHubClient =>
+  githubClient(token, { owner: 'acme', repo: 'infer', baseUrl: gh.url, warn: () => undefined, serverRetryUnitMs: 1 })
 async function sync(action: IssueSync['action'], token?: string) {
   const c = client(token)
-  return syncTrackingIssue(c.issues, { key: 'gate', identity: await c.identity(), action, title: `servegate watch: ${action}`, body: `first line\nbody of ${action}`, stillFailing: 'still failing', passing: 'passing again' })
+  return syncTrackingIssue(c.issues, {
+    key: 'gate',
+    identity: await c.identity(),
+    action,
+    title: `servegate watch: ${action}`,
+    body: `first line\nbody of ${action}`,
+    stillFailing: 'still failing',
+    passing: 'passing again',
+  })
 }
 const calls = () => gh.calls.map((c) => `${c.method} ${c.path}`)
 const ours = () => gh.issues.filter((i) => i.body.includes(MARKER) && i.user.login === BOT.login && !i.isPullRequest)

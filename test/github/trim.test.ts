@@ -33,7 +33,10 @@ describe('fitSections', () => {
   })
 
   it('counts bytes for the summary limit: multi-byte text is cut sooner', () => {
-    const sections = [{ title: 'head', markdown: 'h', priority: 9 }, { title: 'snow', markdown: '❄'.repeat(100), priority: 1 }]
+    const sections = [
+      { title: 'head', markdown: 'h', priority: 9 },
+      { title: 'snow', markdown: '❄'.repeat(100), priority: 1 },
+    ]
     expect(fitSections(sections, 150, utf16Chars, 'L')).toContain('❄')
     expect(fitSections(sections, 150, utf8Bytes, 'L')).not.toContain('❄')
   })

@@ -28,7 +28,17 @@ describe('runSweep with an abort signal', () => {
     resolveConfig({
       file: null,
       filePath: null,
-      flags: { baseUrl: sim.url, inputLen: '16', outputLen: '60', concurrency: '2,4', repeats: '1', promptsPerConcurrency: '3', warmup: '0', workers, out: join(dir, out) },
+      flags: {
+        baseUrl: sim.url,
+        inputLen: '16',
+        outputLen: '60',
+        concurrency: '2,4',
+        repeats: '1',
+        promptsPerConcurrency: '3',
+        warmup: '0',
+        workers,
+        out: join(dir, out),
+      },
       env: {},
     })
 
@@ -43,7 +53,14 @@ describe('runSweep with an abort signal', () => {
         abort.abort()
       }
     }, 20)
-    const err = await runPoint({ concurrency: 2, workers, warmup: [], measured: plan(sim.url, 10, `w${workers}`, 60, 'servegate/sim-model'), priority: null, signal: abort.signal }).then(
+    const err = await runPoint({
+      concurrency: 2,
+      workers,
+      warmup: [],
+      measured: plan(sim.url, 10, `w${workers}`, 60, 'servegate/sim-model'),
+      priority: null,
+      signal: abort.signal,
+    }).then(
       () => null,
       (e: unknown) => e,
     )
@@ -78,7 +95,10 @@ describe('runSweep with an abort signal', () => {
         }, 20)
       },
     })
-    const err = await sweep.then(() => null, (e: unknown) => e)
+    const err = await sweep.then(
+      () => null,
+      (e: unknown) => e,
+    )
     const stoppedMs = Number(process.hrtime.bigint() - abortedAt) / 1e6
     expect(err).toBeInstanceOf(SweepCancelled)
     expect(err).toMatchObject({ done: 1, planned: 2 })
@@ -96,8 +116,13 @@ describe('runSweep with an abort signal', () => {
   it('refuses to start a point once the signal has fired, naming what is saved', async () => {
     const abort = new AbortController()
     abort.abort()
-    const err = await runSweep(cfgFor('pre.json', 'auto'), { log: () => {}, signal: abort.signal }).then(() => null, (e: unknown) => e)
+    const err = await runSweep(cfgFor('pre.json', 'auto'), { log: () => {}, signal: abort.signal }).then(
+      () => null,
+      (e: unknown) => e,
+    )
     expect(err).toBeInstanceOf(SweepCancelled)
-    expect((err as Error).message).toBe(`Sweep interrupted after 0 of 2 runs; finished runs are saved in ${join(dir, 'pre.json')}, the run in progress was dropped.`)
+    expect((err as Error).message).toBe(
+      `Sweep interrupted after 0 of 2 runs; finished runs are saved in ${join(dir, 'pre.json')}, the run in progress was dropped.`,
+    )
   })
 })

@@ -14,10 +14,12 @@ afterAll(async () => {
 
 /** Most streams the server had open at once, from its own open/close log. */
 function peakOpen(log: Array<{ openMs: number; closeMs: number }>): number {
-  const ev = log.flatMap((r) => [
-    [r.openMs, 1],
-    [r.closeMs, -1],
-  ]).sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number))
+  const ev = log
+    .flatMap((r) => [
+      [r.openMs, 1],
+      [r.closeMs, -1],
+    ])
+    .sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number))
   let open = 0
   let peak = 0
   for (const [, d] of ev) peak = Math.max(peak, (open += d as number))
@@ -38,7 +40,13 @@ describe('runClosedLoop', () => {
       const epochNs = process.hrtime.bigint()
       server.resetStats()
       const before = server.requests().length
-      const res = await runClosedLoop(plan(server.url, C * 4, `cl${attempt}`, 20), { concurrency: C, dispatcher: d, now: process.hrtime.bigint, epochNs, idleTimeoutMs: 5000 })
+      const res = await runClosedLoop(plan(server.url, C * 4, `cl${attempt}`, 20), {
+        concurrency: C,
+        dispatcher: d,
+        now: process.hrtime.bigint,
+        epochNs,
+        idleTimeoutMs: 5000,
+      })
       await d.close()
       const log = server.requests().slice(before)
       expect(log).toHaveLength(C * 4)
@@ -71,7 +79,13 @@ describe('runClosedLoop', () => {
   it('never opens more streams than there are requests', async () => {
     const d = createLoadDispatcher(10)
     const before = server.requests().length
-    const res = await runClosedLoop(plan(server.url, 3, 'few', 2), { concurrency: 10, dispatcher: d, now: process.hrtime.bigint, epochNs: process.hrtime.bigint(), idleTimeoutMs: 5000 })
+    const res = await runClosedLoop(plan(server.url, 3, 'few', 2), {
+      concurrency: 10,
+      dispatcher: d,
+      now: process.hrtime.bigint,
+      epochNs: process.hrtime.bigint(),
+      idleTimeoutMs: 5000,
+    })
     await d.close()
     expect(res.records).toHaveLength(3)
     expect(peakOpen(server.requests().slice(before))).toBe(3)
@@ -79,7 +93,13 @@ describe('runClosedLoop', () => {
 
   it('records a refused connection per request and goes on', async () => {
     const d = createLoadDispatcher(2)
-    const res = await runClosedLoop(plan('http://127.0.0.1:1', 4, 'down', 2), { concurrency: 2, dispatcher: d, now: process.hrtime.bigint, epochNs: process.hrtime.bigint(), idleTimeoutMs: 5000 })
+    const res = await runClosedLoop(plan('http://127.0.0.1:1', 4, 'down', 2), {
+      concurrency: 2,
+      dispatcher: d,
+      now: process.hrtime.bigint,
+      epochNs: process.hrtime.bigint(),
+      idleTimeoutMs: 5000,
+    })
     await d.close()
     expect(res.records.map((r) => r.error?.kind)).toEqual(['transport', 'transport', 'transport', 'transport'])
   })

@@ -40,7 +40,9 @@ describe('client fidelity against the server ground truth', () => {
     expect(errs.length).toBeGreaterThanOrEqual(1000)
     const p50 = absPercentile(errs, 50)
     const p99 = absPercentile(errs, 99)
-    console.info(`fidelity C=64×20ms: |ITL error| p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms over ${errs.length} gaps; client ${JSON.stringify(run.client)}`)
+    console.info(
+      `fidelity C=64×20ms: |ITL error| p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms over ${errs.length} gaps; client ${JSON.stringify(run.client)}`,
+    )
     expect(p50).toBeLessThanOrEqual(0.5)
     expect(p99).toBeLessThanOrEqual(6)
     // No drift: the median signed error is near zero (a clock or unit slip would not be).
@@ -54,7 +56,13 @@ describe('client fidelity against the server ground truth', () => {
     let best: { p50: number; readP50: number } | null = null
     for (let attempt = 0; attempt < 3 && (best === null || best.p50 > 2.5 || best.readP50 > 1); attempt++) {
       const epochNs = process.hrtime.bigint()
-      const run = await runPoint({ warmup: plan(server.url, C, `tw${attempt}`, 4), measured: plan(server.url, C * 4, `tm${attempt}`, 4), concurrency: C, workers: 1, epochNs })
+      const run = await runPoint({
+        warmup: plan(server.url, C, `tw${attempt}`, 4),
+        measured: plan(server.url, C * 4, `tm${attempt}`, 4),
+        concurrency: C,
+        workers: 1,
+        epochNs,
+      })
       const arrivals = new Map((await server.requests()).map((r) => [r.id, BigInt(r.arrivalNs)]))
       const over = ttftOverheadsMs(run.records, arrivals)
       expect(over).toHaveLength(C * 4)

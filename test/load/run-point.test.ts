@@ -48,7 +48,10 @@ describe('runPoint', () => {
     const warmup = plan(server.url, 6, `hw${workers}`, 3)
     const measured = plan(server.url, 18, `hm${workers}`, 4)
     await runPoint({
-      warmup, measured, concurrency: 6, workers,
+      warmup,
+      measured,
+      concurrency: 6,
+      workers,
       beforeMeasure: async () => {
         await new Promise((r) => setTimeout(r, 20))
         seenAtHook = server.requests().slice(before)

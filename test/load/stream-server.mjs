@@ -33,7 +33,10 @@ export async function startStreamServer(cfg) {
     if (firstOpen < 0) firstOpen = t
   }
 
-  const head = (id, chat) => (chat ? `{"id":"${id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` : `{"id":"${id}","object":"text_completion","choices":[{"index":0,"text":"`)
+  const head = (id, chat) =>
+    chat
+      ? `{"id":"${id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`
+      : `{"id":"${id}","object":"text_completion","choices":[{"index":0,"text":"`
 
   function emit(s) {
     const last = s.sent + 1 === s.maxTokens
@@ -41,7 +44,9 @@ export async function startStreamServer(cfg) {
     s.res.write(`data: ${s.head} ${ns}${s.chat ? '"}' : '"'},"finish_reason":${last ? '"length"' : 'null'}}]}\n\n`)
     s.sent++
     if (last) {
-      s.res.write(`data: {"id":"${s.id}","choices":[],"usage":{"prompt_tokens":${s.promptTokens},"completion_tokens":${s.maxTokens},"total_tokens":${s.promptTokens + s.maxTokens}}}\n\ndata: [DONE]\n\n`)
+      s.res.write(
+        `data: {"id":"${s.id}","choices":[],"usage":{"prompt_tokens":${s.promptTokens},"completion_tokens":${s.maxTokens},"total_tokens":${s.promptTokens + s.maxTokens}}}\n\ndata: [DONE]\n\n`,
+      )
       s.res.end()
       running.delete(s)
       served++

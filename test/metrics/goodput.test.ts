@@ -6,10 +6,18 @@ import { rec } from './raw-fixture.js'
 
 /** A completed request with first token at `ttft` and `n` tokens `itl` apart. */
 const request = (i: number, ttft: number, itl: number, n: number): RequestRecord =>
-  rec(i * 10, Array.from({ length: n }, (_, k) => ttft + k * itl))
+  rec(
+    i * 10,
+    Array.from({ length: n }, (_, k) => ttft + k * itl),
+  )
 
 describe('goodputOf', () => {
-  const records = [request(0, 100, 20, 11), request(1, 300, 20, 11), request(2, 100, 60, 11), { ...request(3, 100, 20, 11), error: { kind: 'http_status' as const, detail: 'HTTP 500' } }]
+  const records = [
+    request(0, 100, 20, 11),
+    request(1, 300, 20, 11),
+    request(2, 100, 60, 11),
+    { ...request(3, 100, 20, 11), error: { kind: 'http_status' as const, detail: 'HTTP 500' } },
+  ]
 
   it('counts the completed requests meeting every SLO given, over the run’s duration', () => {
     const g = goodputOf(records, { ttft_ms: 200, tpot_ms: 30 }, 2)
@@ -33,11 +41,21 @@ describe('goodputOf', () => {
     expect(meetsSlo({ ttftMs: 10, tpotMs: null, e2elMs: 10 }, { tpot_ms: 1 })).toBe(true)
   })
 
-  const recordsArb = fc.array(
-    fc.record({ ttft: fc.integer({ min: 1, max: 5000 }), itl: fc.integer({ min: 0, max: 200 }), n: fc.integer({ min: 1, max: 40 }), failed: fc.boolean() }),
-    { minLength: 0, maxLength: 40 },
-  ).map((xs) => xs.map((x, i) => (x.failed ? { ...request(i, x.ttft, x.itl, x.n), error: { kind: 'transport' as const, detail: 'reset' } } : request(i, x.ttft, x.itl, x.n))))
-  const sloArb = fc.record({ ttft_ms: fc.integer({ min: 1, max: 6000 }), tpot_ms: fc.integer({ min: 1, max: 250 }), e2el_ms: fc.integer({ min: 1, max: 20_000 }) }, { requiredKeys: [] })
+  const recordsArb = fc
+    .array(
+      fc.record({ ttft: fc.integer({ min: 1, max: 5000 }), itl: fc.integer({ min: 0, max: 200 }), n: fc.integer({ min: 1, max: 40 }), failed: fc.boolean() }),
+      { minLength: 0, maxLength: 40 },
+    )
+    .map((xs) =>
+      xs.map((x, i) =>
+        x.failed ? { ...request(i, x.ttft, x.itl, x.n), error: { kind: 'transport' as const, detail: 'reset' } } : request(i, x.ttft, x.itl, x.n),
+      ),
+    )
+  const sloArb = fc
+    .record(
+      { ttft_ms: fc.integer({ min: 1, max: 6000 }), tpot_ms: fc.integer({ min: 1, max: 250 }), e2el_ms: fc.integer({ min: 1, max: 20_000 }) },
+      { requiredKeys: [] },
+    )
     .filter((s) => Object.keys(s).length > 0)
 
   it('keeps the share within [0, 1] and the rates at or under the completed requests’ rate', () => {

@@ -69,7 +69,11 @@ describe('LatencyHistogram', () => {
     fc.assert(
       fc.property(fc.array(fc.double({ min: 0, max: 2000, noNaN: true }), { minLength: 1, maxLength: 200 }), (values) => {
         const s = latencyStats(values)
-        for (const [p, got] of [[50, s.p50], [95, s.p95], [99, s.p99]] as const) {
+        for (const [p, got] of [
+          [50, s.p50],
+          [95, s.p95],
+          [99, s.p99],
+        ] as const) {
           expect(Math.abs((got as number) - exactPercentile(values, p))).toBeLessThanOrEqual(0.005)
         }
       }),
@@ -118,10 +122,14 @@ describe('LatencyHistogram', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => {
         let x = seed
-        const next = () => ((x = (Math.imul(x, 48271) >>> 0) % 2147483647) / 2147483647)
+        const next = () => (x = (Math.imul(x, 48271) >>> 0) % 2147483647) / 2147483647
         const values = Array.from({ length: 60_000 }, () => 5 + 95 * next() ** 3)
         const s = latencyStats(values)
-        for (const [p, got] of [[50, s.p50], [95, s.p95], [99, s.p99]] as const) {
+        for (const [p, got] of [
+          [50, s.p50],
+          [95, s.p95],
+          [99, s.p99],
+        ] as const) {
           const exact = exactPercentile(values, p)
           expect(Math.abs((got as number) - exact)).toBeLessThanOrEqual(bound(exact))
         }

@@ -3,9 +3,14 @@ import { bucketQuantile, counterDelta, histogramDelta, parsePrometheusText, serv
 
 /** A vLLM-style exposition with two models (label sets), in vLLM's label order and style. */
 function exposition(o: {
-  ttftA: [number, number, number, number]; ttftSumA: number
-  ttftB: [number, number, number, number]; ttftSumB: number
-  prompt: [number, number]; gen: [number, number]; hits: number; queries: number
+  ttftA: [number, number, number, number]
+  ttftSumA: number
+  ttftB: [number, number, number, number]
+  ttftSumB: number
+  prompt: [number, number]
+  gen: [number, number]
+  hits: number
+  queries: number
   itlName?: string
 }): string {
   const hist = (name: string, model: string, c: number[], sum: number, les = ['0.01', '0.05', '0.1', '+Inf']) =>
@@ -34,19 +39,29 @@ ${hist('vllm:e2e_request_latency_seconds', 'A', [0, 0, 0, 0], 0, ['1.0', '2.0', 
 }
 
 const BEFORE = exposition({
-  ttftA: [0, 0, 0, 0], ttftSumA: 0, ttftB: [1, 1, 1, 1], ttftSumB: 0.005,
-  prompt: [100, 0], gen: [50, 0], hits: 7, queries: 100,
+  ttftA: [0, 0, 0, 0],
+  ttftSumA: 0,
+  ttftB: [1, 1, 1, 1],
+  ttftSumB: 0.005,
+  prompt: [100, 0],
+  gen: [50, 0],
+  hits: 7,
+  queries: 100,
 })
 const AFTER = exposition({
-  ttftA: [2, 6, 9, 10], ttftSumA: 0.55, ttftB: [1, 3, 3, 4], ttftSumB: 0.205,
-  prompt: [1380, 20], gen: [690, 10], hits: 7, queries: 1500,
+  ttftA: [2, 6, 9, 10],
+  ttftSumA: 0.55,
+  ttftB: [1, 3, 3, 4],
+  ttftSumB: 0.205,
+  prompt: [1380, 20],
+  gen: [690, 10],
+  hits: 7,
+  queries: 1500,
 })
 
 describe('parsePrometheusText', () => {
   it('parses samples with labels in any order, escapes, +Inf and timestamps', () => {
-    const p = parsePrometheusText(
-      '# TYPE x counter\nx_total{b="2",a="q\\"u\\\\o\\nte",} 5 123\ny +Inf\nz{le="+Inf"} NaN\n\nbad line here\n',
-    )
+    const p = parsePrometheusText('# TYPE x counter\nx_total{b="2",a="q\\"u\\\\o\\nte",} 5 123\ny +Inf\nz{le="+Inf"} NaN\n\nbad line here\n')
     expect(p.samples[0]).toEqual({ name: 'x_total', labels: { b: '2', a: 'q"u\\o\nte' }, value: 5 })
     expect(p.samples[1]).toEqual({ name: 'y', labels: {}, value: Number.POSITIVE_INFINITY })
     expect(Number.isNaN(p.samples[2]?.value)).toBe(true)
@@ -57,7 +72,11 @@ describe('parsePrometheusText', () => {
 
 describe('histogram deltas and quantiles', () => {
   it('interpolates inside buckets like histogram_quantile', () => {
-    const b = [{ le: 1, count: 10 }, { le: 2, count: 20 }, { le: Number.POSITIVE_INFINITY, count: 20 }]
+    const b = [
+      { le: 1, count: 10 },
+      { le: 2, count: 20 },
+      { le: Number.POSITIVE_INFINITY, count: 20 },
+    ]
     expect(bucketQuantile(0.5, b)).toBe(1)
     expect(bucketQuantile(0.75, b)).toBe(1.5)
     expect(bucketQuantile(0.25, b)).toBe(0.5)
@@ -65,7 +84,12 @@ describe('histogram deltas and quantiles', () => {
   })
 
   it('answers the highest finite bound for ranks in the +Inf bucket', () => {
-    expect(bucketQuantile(0.99, [{ le: 1, count: 1 }, { le: Number.POSITIVE_INFINITY, count: 10 }])).toBe(1)
+    expect(
+      bucketQuantile(0.99, [
+        { le: 1, count: 1 },
+        { le: Number.POSITIVE_INFINITY, count: 10 },
+      ]),
+    ).toBe(1)
   })
 
   it('subtracts before from after and sums label sets', () => {
@@ -73,7 +97,10 @@ describe('histogram deltas and quantiles', () => {
     const after = parsePrometheusText(AFTER).samples
     const h = histogramDelta(before, after, 'vllm:time_to_first_token_seconds')
     expect(h?.buckets).toEqual([
-      { le: 0.01, count: 2 }, { le: 0.05, count: 8 }, { le: 0.1, count: 11 }, { le: Number.POSITIVE_INFINITY, count: 13 },
+      { le: 0.01, count: 2 },
+      { le: 0.05, count: 8 },
+      { le: 0.1, count: 11 },
+      { le: Number.POSITIVE_INFINITY, count: 13 },
     ])
     expect(h?.count).toBe(13)
     expect(h?.sum).toBeCloseTo(0.75, 12)
@@ -102,8 +129,17 @@ describe('serverSideFigures', () => {
 
   it('accepts the older time_per_output_token and gpu_prefix_cache names', () => {
     const old = (gen: number, hits: number) =>
-      exposition({ ttftA: [0, 1, 1, 1], ttftSumA: 0.02, ttftB: [0, 0, 0, 0], ttftSumB: 0, prompt: [0, 0], gen: [gen, 0], hits: 0, queries: 0, itlName: 'vllm:time_per_output_token_seconds' })
-        .replace(/vllm:prefix_cache_/g, 'vllm:gpu_prefix_cache_') +
+      exposition({
+        ttftA: [0, 1, 1, 1],
+        ttftSumA: 0.02,
+        ttftB: [0, 0, 0, 0],
+        ttftSumB: 0,
+        prompt: [0, 0],
+        gen: [gen, 0],
+        hits: 0,
+        queries: 0,
+        itlName: 'vllm:time_per_output_token_seconds',
+      }).replace(/vllm:prefix_cache_/g, 'vllm:gpu_prefix_cache_') +
       `vllm:time_per_output_token_seconds_bucket{le="0.01",model_name="B"} 0\n` +
       `vllm:gpu_prefix_cache_hits_total{model_name="B"} ${hits}\n`
     const s = serverSideFigures(old(0, 0), old(5, 40))

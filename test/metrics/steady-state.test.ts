@@ -8,11 +8,7 @@ describe('steadyState', () => {
   // refilled at 101, last drop at 150 → window [10, 150] of a 0..200 run.
   const run = raw(
     2,
-    [
-      rec(0, [20, 60, 100], { streamEndMs: 100 }),
-      rec(10, [40, 90, 140, 190], { streamEndMs: 190 }),
-      rec(101, [20, 40], { streamEndMs: 49 }),
-    ],
+    [rec(0, [20, 60, 100], { streamEndMs: 100 }), rec(10, [40, 90, 140, 190], { streamEndMs: 190 }), rec(101, [20, 40], { streamEndMs: 49 })],
     0,
     200,
   )

@@ -70,11 +70,30 @@ describe('summarizeRun', () => {
 
   it('reports token counts two ways, with tokens per chunk, and prompt tokens expected against prompt usage', () => {
     // Prompts: 3 completed × 10 planned; only R1 reported usage.prompt_tokens (10), the others count 0.
-    expect(run.tokens).toEqual({ expected: 14, server_usage: 10, client_chunks: 9, retokenized: null, tokens_per_chunk: 10 / 9, prompt_expected: 30, prompt_server_usage: 10 })
+    expect(run.tokens).toEqual({
+      expected: 14,
+      server_usage: 10,
+      client_chunks: 9,
+      retokenized: null,
+      tokens_per_chunk: 10 / 9,
+      prompt_expected: 30,
+      prompt_server_usage: 10,
+    })
   })
 
   it('leaves prompt usage null when no completed request reported it', () => {
-    const r = summarizeRun(raw(1, [rec(0, [10, 20], { usagePromptTokens: null }), rec(30, [], { usagePromptTokens: 12, contentChunks: 0, error: { kind: 'transport', detail: 'reset' } })], 0, 60), { repeat: 1, seed: 1, numPrompts: 2 })
+    const r = summarizeRun(
+      raw(
+        1,
+        [
+          rec(0, [10, 20], { usagePromptTokens: null }),
+          rec(30, [], { usagePromptTokens: 12, contentChunks: 0, error: { kind: 'transport', detail: 'reset' } }),
+        ],
+        0,
+        60,
+      ),
+      { repeat: 1, seed: 1, numPrompts: 2 },
+    )
     expect(r.tokens).toMatchObject({ prompt_expected: 10, prompt_server_usage: null })
   })
 
@@ -83,8 +102,13 @@ describe('summarizeRun', () => {
     expect(run.server_side).toBeNull()
     expect(run.gpu).toBeNull()
     expect(run.client).toEqual({
-      workers: 1, event_loop_utilization: 0.3, event_loop_delay_p99_ms: 1.5, send_lag_p50_ms: 0.2,
-      send_lag_p99_ms: 0.9, mean_in_flight: 2, events_per_second: 1234,
+      workers: 1,
+      event_loop_utilization: 0.3,
+      event_loop_delay_p99_ms: 1.5,
+      send_lag_p50_ms: 0.2,
+      send_lag_p99_ms: 0.9,
+      mean_in_flight: 2,
+      events_per_second: 1234,
     })
     expect(run.started_at).toBe('2025-01-01T00:00:00.000Z')
   })

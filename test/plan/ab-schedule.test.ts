@@ -1,13 +1,31 @@
 import { describe, expect, it } from 'vitest'
-import { gpuMinutes, gpusHeld, modeWhy, parseGpuList, plannedStarts, residentProblem, roundsProblem, scheduleLines, slotOf, slotOrder } from '../../src/plan/ab-schedule.js'
+import {
+  gpuMinutes,
+  gpusHeld,
+  modeWhy,
+  parseGpuList,
+  plannedStarts,
+  residentProblem,
+  roundsProblem,
+  scheduleLines,
+  slotOf,
+  slotOrder,
+} from '../../src/plan/ab-schedule.js'
 
 describe('the A/B schedule', () => {
   it('starts a side once per run of adjacent slots when exclusive, once for all its slots when resident', () => {
     const order = slotOrder(2)
     expect(order).toEqual(['A', 'B', 'B', 'A'])
     // A B B A: A started twice, B once.
-    expect(plannedStarts(order, 'exclusive')).toEqual([{ side: 'A', slots: [1] }, { side: 'B', slots: [2, 3] }, { side: 'A', slots: [4] }])
-    expect(plannedStarts(slotOrder(4), 'resident')).toEqual([{ side: 'A', slots: [1, 4, 5, 8] }, { side: 'B', slots: [2, 3, 6, 7] }])
+    expect(plannedStarts(order, 'exclusive')).toEqual([
+      { side: 'A', slots: [1] },
+      { side: 'B', slots: [2, 3] },
+      { side: 'A', slots: [4] },
+    ])
+    expect(plannedStarts(slotOrder(4), 'resident')).toEqual([
+      { side: 'A', slots: [1, 4, 5, 8] },
+      { side: 'B', slots: [2, 3, 6, 7] },
+    ])
   })
 
   it('finds the slot of each repeat of a side', () => {
@@ -35,11 +53,15 @@ describe('the A/B schedule', () => {
   it('allows resident engines only on disjoint GPUs where the host has GPUs', () => {
     expect(residentProblem('unknown', {})).toBeNull()
     expect(residentProblem(0, {})).toBeNull()
-    expect(residentProblem(1, {})).toMatch(/^servegate ab: --resident: A and B would share this host's GPU: give each side GPUs of its own with --a-gpus and --b-gpus/)
+    expect(residentProblem(1, {})).toMatch(
+      /^servegate ab: --resident: A and B would share this host's GPU: give each side GPUs of its own with --a-gpus and --b-gpus/,
+    )
     expect(residentProblem(8, { A: ['0'] })).toMatch(/share this host's 8 GPUs/)
     expect(residentProblem(2, { A: ['0', '1'], B: ['1'] })).toMatch(/--a-gpus and --b-gpus both name GPU 1/)
     expect(residentProblem(2, { A: ['0'], B: ['1'] })).toBeNull()
-    expect(residentProblem(1, {}, { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus', maxRounds: 'the input max-rounds' })).toContain('with the input a-gpus and the input b-gpus')
+    expect(
+      residentProblem(1, {}, { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus', maxRounds: 'the input max-rounds' }),
+    ).toContain('with the input a-gpus and the input b-gpus')
   })
 
   it('counts GPU-minutes as wall minutes × GPUs held, and wall minutes when no GPU was seen', () => {
@@ -55,7 +77,15 @@ describe('the A/B schedule', () => {
     expect(modeWhy('exclusive', {}, ['A', 'B'])).toBe("exclusive: the default; each side is started for its own slots and stopped before the other's")
     expect(modeWhy('resident', { A: ['0'], B: ['1'] }, ['A', 'B'])).toBe('resident: --resident, A on GPUs 0, B on GPUs 1')
     expect(modeWhy('exclusive', {}, ['B'])).toContain('; A is a server given by URL, up for the whole job')
-    const lines = scheduleLines({ order: slotOrder(2), mode: 'exclusive', why: 'exclusive: x', starts: [{ side: 'A', slots: [1], ready_s: 2.5, wall_s: 30 }], gpus: 0, wall_minutes: 3, gpu_minutes: 3 })
+    const lines = scheduleLines({
+      order: slotOrder(2),
+      mode: 'exclusive',
+      why: 'exclusive: x',
+      starts: [{ side: 'A', slots: [1], ready_s: 2.5, wall_s: 30 }],
+      gpus: 0,
+      wall_minutes: 3,
+      gpu_minutes: 3,
+    })
     expect(lines).toEqual([
       'Mode: exclusive: x.',
       'Slots: 1:A 2:B 3:B 4:A.',

@@ -10,7 +10,13 @@ export function steady(ramp: number): SteadyState {
 }
 
 /** Server-side figures as an engine's /metrics gives them; itl/tpot null when the engine has no such histogram. */
-export function serverSide(f: { ttft: [number, number]; itl: [number, number] | null; tpot: [number, number] | null; e2el: [number, number]; generated: number | null }): ServerSide {
+export function serverSide(f: {
+  ttft: [number, number]
+  itl: [number, number] | null
+  tpot: [number, number] | null
+  e2el: [number, number]
+  generated: number | null
+}): ServerSide {
   return {
     source: 'prometheus',
     ttft_ms: lat(...f.ttft),
@@ -50,7 +56,15 @@ export function run(
     started_at: '2025-01-01T00:00:00.000Z',
     finished_at: '2025-01-01T00:00:10.000Z',
     itl_per_token_ms: lat(...f.itl),
-    tokens: { expected: 768, server_usage: 768, client_chunks: 768, retokenized: null, tokens_per_chunk: 1, prompt_expected: 12 * 4096, prompt_server_usage: 12 * 4096 },
+    tokens: {
+      expected: 768,
+      server_usage: 768,
+      client_chunks: 768,
+      retokenized: null,
+      tokens_per_chunk: 1,
+      prompt_expected: 12 * 4096,
+      prompt_server_usage: 12 * 4096,
+    },
     errors: {},
     steady_state: null,
     server_side: null,
@@ -62,7 +76,13 @@ export function run(
 export const ENV: EnvRecord = {
   engine: { name: 'vllm', version: '0.11.0' },
   model: { id: 'zai-org/GLM-5.3-Flash', revision: 'abc123', root: 'zai-org/GLM-5.3-Flash' },
-  gpu: { names: ['NVIDIA B200', 'NVIDIA B200', 'NVIDIA B200', 'NVIDIA B200'], count: 4, driver_version: '570.86', cuda_version: '12.8', clocks: 'GPU0 SM 1965/1965 MHz' },
+  gpu: {
+    names: ['NVIDIA B200', 'NVIDIA B200', 'NVIDIA B200', 'NVIDIA B200'],
+    count: 4,
+    driver_version: '570.86',
+    cuda_version: '12.8',
+    clocks: 'GPU0 SM 1965/1965 MHz',
+  },
   container_digest: 'sha256:feed',
   serve_command: 'vllm serve zai-org/GLM-5.3-Flash --tensor-parallel-size 4',
   harness: { version: '0.1.0', git_commit: 'deadbeef', node_version: 'v20.19.0' },

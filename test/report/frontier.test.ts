@@ -59,7 +59,14 @@ describe('buildFrontier', () => {
   })
 
   it('marks the Pareto front: no other point both more interactive and faster', () => {
-    const pt = (interactivity: number, throughput: number): FrontierPoint => ({ concurrency: 0, tpotP95Ms: 1000 / interactivity, interactivity, throughput, onFront: false, meetsTarget: null })
+    const pt = (interactivity: number, throughput: number): FrontierPoint => ({
+      concurrency: 0,
+      tpotP95Ms: 1000 / interactivity,
+      interactivity,
+      throughput,
+      onFront: false,
+      meetsTarget: null,
+    })
     const points = [pt(100, 10), pt(50, 40), pt(50, 30), pt(20, 60), pt(10, 50)]
     markFront(points)
     expect(points.map((p) => p.onFront)).toEqual([true, true, false, true, false])
@@ -71,7 +78,9 @@ describe('renderFrontierMermaid', () => {
     const baseline = appendRefresh(null, candidate(0.9), { name: 'b' })
     const [md] = renderFrontierMermaid(buildFrontier(candidate(), baseline))
     expect(md).toContain('xychart-beta')
-    expect(md).toMatch(/x-axis "concurrency · candidate tok\/s\/user at p95 TPOT" \["C=1 · \d+(\.\d)?", "C=2 · \d+(\.\d)?", "C=4 · \d+(\.\d)?", "C=8 · \d+(\.\d)?", "C=16 · \d+(\.\d)?"\]/)
+    expect(md).toMatch(
+      /x-axis "concurrency · candidate tok\/s\/user at p95 TPOT" \["C=1 · \d+(\.\d)?", "C=2 · \d+(\.\d)?", "C=4 · \d+(\.\d)?", "C=8 · \d+(\.\d)?", "C=16 · \d+(\.\d)?"\]/,
+    )
     expect(md).toMatch(/y-axis "output tok\/s per GPU" 0 --> \d+/)
     expect(md!.match(/^ {2}line \[/gm)).toHaveLength(2)
     expect(md).toContain('Lines: baseline (grey), candidate (blue).')

@@ -106,7 +106,10 @@ describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
       // One mark per concurrency with a valid run (on a quiet host, all six).
       const validRuns = (r: ResultFile, c: number) => r.points.find((p) => p.concurrency === c)!.runs.filter((x) => x.validity.valid)
       const measured = (r: ResultFile) => CONCURRENCY.filter((c) => validRuns(r, c).length > 0)
-      for (const [s, r] of [['candidate', candidate], ['baseline', base]] as const) {
+      for (const [s, r] of [
+        ['candidate', candidate],
+        ['baseline', base],
+      ] as const) {
         expect(series(s).marks, `${s} marks`).toBe(measured(r).length)
         expect(series(s).inside).toBe(true)
         expect(series(s).cs).toEqual(measured(r))
@@ -115,7 +118,9 @@ describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
       }
       // x is 1000 / the median across valid repeats of each run's p95 TPOT, as the summarizer measured it.
       const p95 = (c: number) => {
-        const xs = validRuns(candidate, c).map((r) => r.tpot_ms.p95!).sort((a, b) => a - b)
+        const xs = validRuns(candidate, c)
+          .map((r) => r.tpot_ms.p95!)
+          .sort((a, b) => a - b)
         const mid = xs.length >> 1
         return xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2
       }
@@ -126,7 +131,11 @@ describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
       expect(target.inside).toBe(true)
 
       // p50/p95/p99 of four latencies, one mark per concurrency each.
-      const latency = await page.evaluate(() => (window as unknown as { __servegate: { charts: { kind: string; datasets: { marks: number }[] }[] } }).__servegate.charts.filter((c) => c.kind === 'latency').map((c) => c.datasets.map((d) => d.marks)))
+      const latency = await page.evaluate(() =>
+        (window as unknown as { __servegate: { charts: { kind: string; datasets: { marks: number }[] }[] } }).__servegate.charts
+          .filter((c) => c.kind === 'latency')
+          .map((c) => c.datasets.map((d) => d.marks)),
+      )
       const n = measured(candidate).length
       expect(latency).toEqual(Array.from({ length: 4 }, () => [n, n, n]))
 
@@ -178,7 +187,15 @@ async function sweep(dir: string, name: string, itlMs: number): Promise<ResultFi
     const handle = await startSim({ ttftMs: 20, itlMs, timeScale: 0.2, seed: 7 })
     try {
       // workers 0: the load runs on this thread; a worker thread per run would start a TypeScript loader each time.
-      const flags = { baseUrl: handle.url, inputLen: '32', outputLen: '12', concurrency: CONCURRENCY.join(','), repeats: '3', target: `tpot:p95:${TARGET_MS}`, out }
+      const flags = {
+        baseUrl: handle.url,
+        inputLen: '32',
+        outputLen: '12',
+        concurrency: CONCURRENCY.join(','),
+        repeats: '3',
+        target: `tpot:p95:${TARGET_MS}`,
+        out,
+      }
       await runSweep({ ...resolveConfig({ file: null, filePath: null, flags, env: {} }), workers: 0 }, { log: () => {} })
     } finally {
       await handle.close()

@@ -15,7 +15,12 @@ import { pipelineResult } from '../gate/fixtures.js'
 const EVIL = '<script>alert(1)</script><img src=x onerror=alert(2)>&amp;'
 
 const grid = (over: (r: ResultFile) => void = () => {}): ResultFile => {
-  const r = pipelineResult({ concurrency: [1, 2, 4], repeats: 3, itl: (c, rep) => (10 + c * 5) * (1 + rep * 0.01), run: (c, rep) => ({ failed: c === 4 && rep === 2 ? 3 : 0 }) })
+  const r = pipelineResult({
+    concurrency: [1, 2, 4],
+    repeats: 3,
+    itl: (c, rep) => (10 + c * 5) * (1 + rep * 0.01),
+    run: (c, rep) => ({ failed: c === 4 && rep === 2 ? 3 : 0 }),
+  })
   over(r)
   return r
 }

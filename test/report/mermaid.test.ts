@@ -5,8 +5,20 @@ describe('renderMermaidCurve', () => {
   it('draws latency per concurrency for baseline and candidate, with a colour legend and the exact throughputs', () => {
     const out = renderMermaidCurve(
       [
-        { label: 'baseline', points: [{ concurrency: 1, throughput: 48, latencyMs: 20.1 }, { concurrency: 16, throughput: 610, latencyMs: 31.25 }] },
-        { label: 'candidate', points: [{ concurrency: 1, throughput: 47, latencyMs: 20.6 }, { concurrency: 16, throughput: 560, latencyMs: 36.789 }] },
+        {
+          label: 'baseline',
+          points: [
+            { concurrency: 1, throughput: 48, latencyMs: 20.1 },
+            { concurrency: 16, throughput: 610, latencyMs: 31.25 },
+          ],
+        },
+        {
+          label: 'candidate',
+          points: [
+            { concurrency: 1, throughput: 47, latencyMs: 20.6 },
+            { concurrency: 16, throughput: 560, latencyMs: 36.789 },
+          ],
+        },
       ],
       { title: 'p95 TPOT vs load, 4096 in / 512 out', xLabel: 'output tok/s', yLabel: 'p95 TPOT (ms)' },
     )
@@ -32,7 +44,13 @@ describe('renderMermaidCurve', () => {
 
   it('aligns series by position when points carry no concurrency, and leaves out steps only one series has', () => {
     const out = renderMermaidCurve([
-      { label: 'a', points: [{ throughput: 10, latencyMs: 5 }, { throughput: 20, latencyMs: 8 }] },
+      {
+        label: 'a',
+        points: [
+          { throughput: 10, latencyMs: 5 },
+          { throughput: 20, latencyMs: 8 },
+        ],
+      },
       { label: 'b', points: [{ throughput: 11, latencyMs: 6 }] },
     ])
     expect(out).toContain('x-axis "load step" ["1"]')

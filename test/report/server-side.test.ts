@@ -6,7 +6,11 @@ import type { RunResult, ServerSide } from '../../src/types.js'
 import { point, result, run, serverSide, steady } from './fixtures.js'
 
 const bad = [{ code: 'client_saturated' as const, detail: 'ELU 0.99' }]
-const with_ = (r: RunResult, s: ServerSide | null, ramp: number | null = null): RunResult => ({ ...r, server_side: s, steady_state: ramp === null ? null : steady(ramp) })
+const with_ = (r: RunResult, s: ServerSide | null, ramp: number | null = null): RunResult => ({
+  ...r,
+  server_side: s,
+  steady_state: ramp === null ? null : steady(ramp),
+})
 // An engine with an ITL histogram but no TPOT one.
 const srv = (ttft: number, itl: number, generated: number | null): ServerSide =>
   serverSide({ ttft: [ttft, ttft * 2], itl: [itl, itl * 2], tpot: null, e2el: [5000, 6000], generated })

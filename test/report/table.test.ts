@@ -12,7 +12,13 @@ const c1 = point(1, [
 ])
 const c16 = point(16, [
   run(1, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33 }),
-  run(2, { ttft: [900, 2000], itl: [80, 200], tput: 120, perUser: 10, issues: [{ code: 'requests_failed', detail: '3 of 192 requests failed (http_status ×3)' }] }),
+  run(2, {
+    ttft: [900, 2000],
+    itl: [80, 200],
+    tput: 120,
+    perUser: 10,
+    issues: [{ code: 'requests_failed', detail: '3 of 192 requests failed (http_status ×3)' }],
+  }),
   run(3, { ttft: [160, 320], itl: [31, 47], tput: 520, perUser: 32 }),
 ])
 const interpolated: AtTargetRun[] = [
@@ -128,10 +134,14 @@ describe('renderMarkdownReport', () => {
   })
 
   it('marks a concurrency whose every run is invalid as invalid, never with numbers', () => {
-    const bad = point(64, [run(1, { ttft: [1, 2], itl: [1, 2], tput: 9999, perUser: 999, issues: [{ code: 'client_saturated', detail: 'event loop 99% busy' }] })])
+    const bad = point(64, [
+      run(1, { ttft: [1, 2], itl: [1, 2], tput: 9999, perUser: 999, issues: [{ code: 'client_saturated', detail: 'event loop 99% busy' }] }),
+    ])
     const md = renderMarkdownReport(result([c1, bad], []))
     expect(md).toContain('| 64 [1][2] | invalid | invalid | invalid | invalid |')
-    expect(md).toContain('1. C=64, repeat 1 is invalid and left out of the medians: the load generator was saturated (the client, not the server, was the bottleneck) — event loop 99% busy.')
+    expect(md).toContain(
+      '1. C=64, repeat 1 is invalid and left out of the medians: the load generator was saturated (the client, not the server, was the bottleneck) — event loop 99% busy.',
+    )
     expect(md).not.toContain('9,999')
   })
 
@@ -161,7 +171,11 @@ describe('atTargetSentence', () => {
   })
 
   it('says when repeats disagree on the bound, and leaves unreachable repeats out of the median', () => {
-    const mixed = [...runs('interpolated', [500], [12]), ...runs('lower_bound', [700], [16]).map((r) => ({ ...r, repeat: 2 })), { repeat: 3, throughput: null, concurrency: null, bound: 'unreachable' as const }]
+    const mixed = [
+      ...runs('interpolated', [500], [12]),
+      ...runs('lower_bound', [700], [16]).map((r) => ({ ...r, repeat: 2 })),
+      { repeat: 3, throughput: null, concurrency: null, bound: 'unreachable' as const },
+    ]
     expect(atTargetSentence(t, shape(mixed), [1, 16])).toBe(
       'Throughput at p95 TPOT ≤ 50 ms: 600 tok/s (median of 2 repeats, range 500–700, CV 23.6%) at C ≈ 14 — bounds differ across repeats: 1 interpolated, 1 lower bound; 1 repeat missed the target even at C=1',
     )
@@ -183,9 +197,9 @@ describe('atTargetSentence', () => {
     expect(atTargetSentence(t, null, [1])).toBe('Throughput at p95 TPOT ≤ 50 ms: pending')
   })
 
-  it("gives no number when no repeat has a valid run", () => {
+  it('gives no number when no repeat has a valid run', () => {
     expect(atTargetSentence(t, shape([]), [1, 16], { invalidOnly: true })).toBe(
-      "Throughput at p95 TPOT ≤ 50 ms: invalid: no repeat has a valid run (see the notes)",
+      'Throughput at p95 TPOT ≤ 50 ms: invalid: no repeat has a valid run (see the notes)',
     )
   })
 })
@@ -193,10 +207,18 @@ describe('atTargetSentence', () => {
 describe('throughput at target with invalid runs', () => {
   it('names a repeat left without a figure because none of its runs is valid', () => {
     const bad = [{ code: 'client_saturated' as const, detail: 'ELU 0.99' }]
-    const p1 = point(1, [run(1, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 }), run(2, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8, issues: bad })])
-    const p16 = point(16, [run(1, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33 }), run(2, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33, issues: bad })])
+    const p1 = point(1, [
+      run(1, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 }),
+      run(2, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8, issues: bad }),
+    ])
+    const p16 = point(16, [
+      run(1, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33 }),
+      run(2, { ttft: [150, 300], itl: [30, 45], tput: 500, perUser: 33, issues: bad }),
+    ])
     const r = result([p1, p16], [{ input_len: 4096, output_len: 512, runs: [{ repeat: 1, throughput: 600, concurrency: 10, bound: 'interpolated' }] }])
-    expect(renderConsoleTable(r)).toContain('at C ≈ 10 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 left out: no valid run)')
+    expect(renderConsoleTable(r)).toContain(
+      'at C ≈ 10 — interpolated between the last passing and first failing concurrency (so far: some planned runs are still pending) (repeat 2 left out: no valid run)',
+    )
   })
 })
 
@@ -205,7 +227,9 @@ describe('a partial sweep', () => {
     const r1 = run(1, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 })
     const r2 = run(2, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 })
     const r3 = run(3, { ttft: [100, 110], itl: [20, 25], tput: 48, perUser: 49.8 })
-    const at = [{ input_len: 4096, output_len: 512, runs: [1, 2, 3].map((repeat) => ({ repeat, throughput: 48, concurrency: 1, bound: 'lower_bound' as const })) }]
+    const at = [
+      { input_len: 4096, output_len: 512, runs: [1, 2, 3].map((repeat) => ({ repeat, throughput: 48, concurrency: 1, bound: 'lower_bound' as const })) },
+    ]
     const complete = result([point(1, [r1, r2, r3])], at, [1])
     const cut = result([point(1, [r1, r2])], at, [1])
     expect(renderConsoleTable(complete)).not.toContain('so far')

@@ -69,7 +69,7 @@ describe('renderVerdictMarkdown', () => {
     `)
   })
 
-  it('marks a blind row\'s MDC, shows each row\'s tolerance, and opens why with the blind rows', () => {
+  it("marks a blind row's MDC, shows each row's tolerance, and opens why with the blind rows", () => {
     expect(renderVerdictMarkdown(BLIND)).toMatchInlineSnapshot(`
       "### servegate verdict: UNDECIDED
 

@@ -50,7 +50,7 @@ describe('renderVerdictText', () => {
     `)
   })
 
-  it('marks a blind row\'s MDC and shows each row\'s tolerance under TOL', () => {
+  it("marks a blind row's MDC and shows each row's tolerance under TOL", () => {
     expect(renderVerdictText(BLIND)).toMatchInlineSnapshot(`
       "servegate verdict: UNDECIDED
         1 of 2 gated metrics were measured but could not be decided; this is not a pass, and the check fails. The gate was blind on 1 of them: it could not have seen a regression of the size it promises.

@@ -10,26 +10,26 @@ const r = (warmup: number, ramp: number | null, completed = 12): RunResult => ({
   steady_state: ramp === null ? null : steady(ramp),
   completed,
 })
-const RULE = "at C > 1 a run over 25%, or with no such window, is flagged ramp_dominated."
+const RULE = 'at C > 1 a run over 25%, or with no such window, is flagged ramp_dominated.'
 
 describe('warmupRampLine', () => {
   it('gives the min–max of warmup and ramp across the runs, and the ramp_dominated rule', () => {
     expect(warmupRampLine([r(4, 0.031), r(16, 0.12), r(16, 0.08)], 'auto')).toBe(
-      "Warmup: 4–16 requests per run discarded before measuring (auto: one per slot, at least 4). " +
+      'Warmup: 4–16 requests per run discarded before measuring (auto: one per slot, at least 4). ' +
         `Ramp: 3.1–12% of each run's duration fell outside the steady-state window in which all C slots were busy; ${RULE}`,
     )
   })
 
   it('gives a single value when every run agrees', () => {
     expect(warmupRampLine([r(4, 0.05), r(4, 0.05)], 'auto')).toBe(
-      "Warmup: 4 requests per run discarded before measuring (auto: one per slot, at least 4). " +
+      'Warmup: 4 requests per run discarded before measuring (auto: one per slot, at least 4). ' +
         `Ramp: 5% of each run's duration fell outside the steady-state window in which all C slots were busy; ${RULE}`,
     )
   })
 
   it('counts runs that never had all slots busy, but not runs that completed nothing', () => {
     expect(warmupRampLine([r(8, 0.1), r(8, null), r(8, null), r(8, null, 0)], 8)).toBe(
-      "Warmup: 8 requests per run discarded before measuring (as configured). " +
+      'Warmup: 8 requests per run discarded before measuring (as configured). ' +
         `Ramp: 10% of each run's duration fell outside the steady-state window in which all C slots were busy (2 runs had no such window); ${RULE}`,
     )
   })

@@ -43,9 +43,28 @@ describe('servegate run --serve', () => {
     const out = join(dir, 'ok.json')
     // The command prints secrets the way an engine prints its arguments: none may reach a file or the terminal.
     const command = `export HF_TOKEN=hf_abcdefghijklmnopqrstu; echo "key $MY_API_KEY hf $HF_TOKEN" >&2; exec ${SIM}`
-    const r = await runCli(['run', '--serve', command, '--input-len', '16', '--output-len', '16', '--concurrency', '1', '--repeats', '1', '--prompts-per-concurrency', '2', '--out', out], {
-      env: { ...process.env, CI: '1', MY_API_KEY: 'plain-secret-value-42' },
-    })
+    const r = await runCli(
+      [
+        'run',
+        '--serve',
+        command,
+        '--input-len',
+        '16',
+        '--output-len',
+        '16',
+        '--concurrency',
+        '1',
+        '--repeats',
+        '1',
+        '--prompts-per-concurrency',
+        '2',
+        '--out',
+        out,
+      ],
+      {
+        env: { ...process.env, CI: '1', MY_API_KEY: 'plain-secret-value-42' },
+      },
+    )
     // Two requests are too few for a valid run: the sweep ends with exit 1 once the server is stopped.
     expectNoValidRun(r, out)
     const result = readResult(out)!
@@ -131,7 +150,9 @@ describe('a server killed mid-sweep', () => {
     const r = await run.done
     expect(r.code, r.stderr).toBe(2)
     expect(r.code).not.toBe(130)
-    expect(r.stderr).toMatch(/^servegate: the server was killed by SIGKILL (during 16 in \/ 16 out, C=[24], repeat 1|between runs); [12] of 3 runs finished and are saved in /m)
+    expect(r.stderr).toMatch(
+      /^servegate: the server was killed by SIGKILL (during 16 in \/ 16 out, C=[24], repeat 1|between runs); [12] of 3 runs finished and are saved in /m,
+    )
     expect(r.stderr).toContain('  | engine up')
 
     const partial = readResult(out)!
@@ -159,7 +180,25 @@ describe('Ctrl-C while servegate runs a server', () => {
   /** Start a long sweep against a started simulator and wait until its first run is on disk. */
   async function sweeping(name: string): Promise<{ run: ReturnType<typeof startCli>; pid: () => number }> {
     const out = join(dir, `${name}.json`)
-    const run = startCli(['run', '--serve', SIM, '--input-len', '16', '--output-len', '200', '--concurrency', '1,2,4', '--repeats', '2', '--prompts-per-concurrency', '1', '--warmup', '0', '--out', out])
+    const run = startCli([
+      'run',
+      '--serve',
+      SIM,
+      '--input-len',
+      '16',
+      '--output-len',
+      '200',
+      '--concurrency',
+      '1,2,4',
+      '--repeats',
+      '2',
+      '--prompts-per-concurrency',
+      '1',
+      '--warmup',
+      '0',
+      '--out',
+      out,
+    ])
     let stderr = ''
     run.child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()))
     await waitFor(() => runCount(readResult(out)) >= 1, run, 40_000)

@@ -126,7 +126,9 @@ describe('startServer', () => {
   it('redacts known secrets from the server log and its tail', async () => {
     s.health = 503
     setTimeout(() => (s.health = 200), 300)
-    const h = await startServer(opts({ command: 'echo "args: api_key=very-secret-1234 model=m"; echo "--hf-token hf_zzzzzzzzzzzzzzzz"; exec sleep 60', secrets: ['very-secret-1234'] }))
+    const h = await startServer(
+      opts({ command: 'echo "args: api_key=very-secret-1234 model=m"; echo "--hf-token hf_zzzzzzzzzzzzzzzz"; exec sleep 60', secrets: ['very-secret-1234'] }),
+    )
     await h.stop()
     const log = readFileSync(join(dir, 'server.log'), 'utf8')
     expect(log).toContain('args: api_key=*** model=m')

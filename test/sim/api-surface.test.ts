@@ -31,11 +31,17 @@ describe('the simulator speaks the vLLM OpenAI surface', () => {
     await post(`${sim.url}/v1/completions`, completionBody(10, 4))
     const text = await (await fetch(`${sim.url}/metrics`)).text()
     for (const name of [
-      'vllm:time_to_first_token_seconds_bucket', 'vllm:inter_token_latency_seconds_bucket',
-      'vllm:time_per_output_token_seconds_bucket', 'vllm:e2e_request_latency_seconds_bucket',
-      'vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc',
-      'vllm:prefix_cache_queries_total', 'vllm:prefix_cache_hits_total',
-    ]) expect(text).toContain(`${name}{model_name="acme/m-7b"`)
+      'vllm:time_to_first_token_seconds_bucket',
+      'vllm:inter_token_latency_seconds_bucket',
+      'vllm:time_per_output_token_seconds_bucket',
+      'vllm:e2e_request_latency_seconds_bucket',
+      'vllm:num_requests_running',
+      'vllm:num_requests_waiting',
+      'vllm:kv_cache_usage_perc',
+      'vllm:prefix_cache_queries_total',
+      'vllm:prefix_cache_hits_total',
+    ])
+      expect(text).toContain(`${name}{model_name="acme/m-7b"`)
     expect(text).toMatch(/^vllm:prompt_tokens_total\{model_name="acme\/m-7b"\} 10$/m)
     expect(text).toMatch(/^vllm:generation_tokens_total\{model_name="acme\/m-7b"\} 4$/m)
     expect(text).toMatch(/^vllm:time_to_first_token_seconds_count\{model_name="acme\/m-7b"\} 1$/m)
@@ -44,13 +50,25 @@ describe('the simulator speaks the vLLM OpenAI surface', () => {
   })
 
   it('counts a token-id prompt by its length and the first of a list of prompts', async () => {
-    const a = await post(`${sim.url}/v1/completions`, { prompt: [[5, 6, 7, 8], [1]], max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } })
+    const a = await post(`${sim.url}/v1/completions`, {
+      prompt: [[5, 6, 7, 8], [1]],
+      max_tokens: 2,
+      ignore_eos: true,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
     expect(a.usage?.prompt_tokens).toBe(4)
-    const b = await post(`${sim.url}/v1/completions`, { prompt: ['one two three', 'x'], max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } })
+    const b = await post(`${sim.url}/v1/completions`, {
+      prompt: ['one two three', 'x'],
+      max_tokens: 2,
+      ignore_eos: true,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
     expect(b.usage?.prompt_tokens).toBe(3)
   })
 
-  it('answers a malformed body with 400 and vLLM\'s error object', async () => {
+  it("answers a malformed body with 400 and vLLM's error object", async () => {
     const r = await json(`${sim.url}/v1/completions`, '{"prompt": ', true)
     expect(r.status).toBe(400)
     expect(await r.json()).toMatchObject({ object: 'error', type: 'BadRequestError', code: 400, param: null })
@@ -89,7 +107,13 @@ describe('the simulator speaks the vLLM OpenAI surface', () => {
   })
 
   it('tokenizes chat messages and rejects a request with neither prompt nor messages', async () => {
-    const r = await json(`${sim.url}/tokenize`, { model: 'acme/m-7b', messages: [{ role: 'user', content: 'a b' }, { role: 'assistant', content: [{ type: 'text', text: 'c' }] }] })
+    const r = await json(`${sim.url}/tokenize`, {
+      model: 'acme/m-7b',
+      messages: [
+        { role: 'user', content: 'a b' },
+        { role: 'assistant', content: [{ type: 'text', text: 'c' }] },
+      ],
+    })
     // Under the ChatML template: 3 content tokens + 3 per message × 2 + 2 for the generation prompt.
     expect(await r.json()).toMatchObject({ count: 11, max_model_len: 32768 })
     expect((await json(`${sim.url}/tokenize`, { model: 'acme/m-7b' })).status).toBe(400)

@@ -7,7 +7,11 @@ class Item implements SchedItem {
   generated = 0
   done = false
   stallUntilNs = 0
-  constructor(readonly promptLen: number, readonly target: number, readonly blockHashes: readonly number[] | null = null) {}
+  constructor(
+    readonly promptLen: number,
+    readonly target: number,
+    readonly blockHashes: readonly number[] | null = null,
+  ) {}
   get remaining(): number {
     return this.target - this.generated
   }

@@ -87,7 +87,11 @@ describe('batching mode (default profile)', () => {
 describe('batching mode serves every request form', () => {
   it('streams chat with reasoning, answers non-streaming requests, and records traces', async () => {
     sim = await startSim({ profile: 'small', timeScale: 0.5, reasoningTokens: 2 })
-    const chat = await post(`${sim.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'a b c' }], max_tokens: 6, ignore_eos: true, stream: true, stream_options: { include_usage: true } }, { agent, requestId: 'bc' })
+    const chat = await post(
+      `${sim.url}/v1/chat/completions`,
+      { messages: [{ role: 'user', content: 'a b c' }], max_tokens: 6, ignore_eos: true, stream: true, stream_options: { include_usage: true } },
+      { agent, requestId: 'bc' },
+    )
     expect(chat.tokenChunkNs).toHaveLength(6)
     expect(chat.usage).toMatchObject({ prompt_tokens: 3 + 5, completion_tokens: 6 }) // 3 words + the template's 5
     expect(sim.trace('bc')?.tokensPerChunk).toEqual([1, 1, 1, 1, 1, 1])

@@ -16,7 +16,13 @@ const start = async (o: Partial<SimOptions> = {}): Promise<SimHandle> => {
   return sim
 }
 const words = (n: number, tag = 'w'): string => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ')
-const chatBody = (messages: unknown[], maxTokens = 3) => ({ messages, max_tokens: maxTokens, ignore_eos: true, stream: true, stream_options: { include_usage: true } })
+const chatBody = (messages: unknown[], maxTokens = 3) => ({
+  messages,
+  max_tokens: maxTokens,
+  ignore_eos: true,
+  stream: true,
+  stream_options: { include_usage: true },
+})
 const tokenize = async (s: SimHandle, body: unknown): Promise<{ status: number; count?: number }> => {
   const r = await fetch(`${s.url}/tokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
   return { status: r.status, ...((await r.json()) as { count?: number }) }
@@ -30,7 +36,14 @@ const metric = async (s: SimHandle, name: string): Promise<number> => {
 describe("the simulator's chat template", () => {
   it('costs 3 tokens per message and 2 for the generation prompt', () => {
     expect(countTextTokens(applyChatTemplate([{ role: 'user', content: words(10) }]))).toBe(15)
-    expect(countTextTokens(applyChatTemplate([{ role: 'system', content: words(4) }, { role: 'user', content: words(10) }]))).toBe(22)
+    expect(
+      countTextTokens(
+        applyChatTemplate([
+          { role: 'system', content: words(4) },
+          { role: 'user', content: words(10) },
+        ]),
+      ),
+    ).toBe(22)
     expect(countTextTokens(applyChatTemplate([{ role: 'user', content: words(10) }], false))).toBe(13)
     expect(parseSimRequest('chat', { messages: [{ role: 'user', content: [{ type: 'text', text: words(6) }] }] }, 'm', 1000).promptTokens).toBe(11)
   })
@@ -78,7 +91,12 @@ describe('--truncate-prompt', () => {
     expect(s.trace('cut-1')?.promptTokens).toBe(30)
     expect(await metric(s, 'vllm:prompt_tokens_total')).toBe(30)
     expect(await tokenize(s, { messages })).toMatchObject({ count: 45 })
-    const ids = await post(`${s.url}/v1/completions`, { prompt: Array.from({ length: 50 }, (_, i) => 1000 + i), max_tokens: 2, stream: true, stream_options: { include_usage: true } })
+    const ids = await post(`${s.url}/v1/completions`, {
+      prompt: Array.from({ length: 50 }, (_, i) => 1000 + i),
+      max_tokens: 2,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
     expect(ids.usage).toMatchObject({ prompt_tokens: 30 })
   })
 

@@ -6,10 +6,27 @@ import { UsageError } from '../../src/errors.js'
 describe('servegate sim flags', () => {
   it('turns flags into simulator options', () => {
     expect(
-      parseSimFlags({ port: '0', ttftMs: '100', itlMs: '20', fault: ['stall', 'http500'], faultRate: '0.1', prefixCache: true, stopEarlyAt: '7', usageSkew: '1.2' }),
+      parseSimFlags({
+        port: '0',
+        ttftMs: '100',
+        itlMs: '20',
+        fault: ['stall', 'http500'],
+        faultRate: '0.1',
+        prefixCache: true,
+        stopEarlyAt: '7',
+        usageSkew: '1.2',
+      }),
     ).toMatchObject({
-      port: 0, ttftMs: 100, itlMs: 20, prefixCache: true, stopEarlyAt: 7, usageSkew: 1.2,
-      faults: [{ kind: 'stall', rate: 0.1 }, { kind: 'http500', rate: 0.1 }],
+      port: 0,
+      ttftMs: 100,
+      itlMs: 20,
+      prefixCache: true,
+      stopEarlyAt: 7,
+      usageSkew: 1.2,
+      faults: [
+        { kind: 'stall', rate: 0.1 },
+        { kind: 'http500', rate: 0.1 },
+      ],
     })
   })
 
@@ -27,7 +44,10 @@ describe('servegate sim flags', () => {
       faultIntervalMs: 20,
       hugeLineBytes: 2097152,
       faults: [
-        { kind: 'keepalive', rate: 0.25 }, { kind: 'overrun', rate: 0.25 }, { kind: 'trickle', rate: 0.25 }, { kind: 'huge-line', rate: 0.25 },
+        { kind: 'keepalive', rate: 0.25 },
+        { kind: 'overrun', rate: 0.25 },
+        { kind: 'trickle', rate: 0.25 },
+        { kind: 'huge-line', rate: 0.25 },
       ],
     })
   })
@@ -46,7 +66,10 @@ describe('servegate sim flags', () => {
     [{ port: 'abc' }, '--port "abc": expected an integer in 0..65535'],
     [{ timeScale: '0' }, '--time-scale "0": expected a number > 0'],
     [{ tokensPerChunk: '1.5' }, '--tokens-per-chunk "1.5": expected an integer ≥ 1'],
-    [{ fault: ['meteor'], faultRate: '1' }, '--fault "meteor": expected one of http500, http429, disconnect, stall, malformed, stream-error, keepalive, overrun, trickle, huge-line'],
+    [
+      { fault: ['meteor'], faultRate: '1' },
+      '--fault "meteor": expected one of http500, http429, disconnect, stall, malformed, stream-error, keepalive, overrun, trickle, huge-line',
+    ],
     [{ fault: ['trickle'], faultRate: '1', faultIntervalMs: '0' }, '--fault-interval-ms "0": expected a number > 0'],
     [{ fault: ['huge-line'], faultRate: '1', hugeLineBytes: '1.5' }, '--huge-line-bytes "1.5": expected an integer ≥ 1'],
     [{ fault: ['stall'] }, '--fault needs --fault-rate'],

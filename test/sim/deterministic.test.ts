@@ -98,7 +98,10 @@ describe('deterministic mode (TTFT 100 ms, ITL 20 ms)', () => {
       { messages: [{ role: 'user', content: 'hello there' }], max_tokens: 3, ignore_eos: true, stream: true, stream_options: { include_usage: true } },
       { agent },
     )
-    const datas = r.events.map((e) => e.data).filter((d): d is string => d !== null && d !== '[DONE]').map((d) => JSON.parse(d) as Record<string, unknown>)
+    const datas = r.events
+      .map((e) => e.data)
+      .filter((d): d is string => d !== null && d !== '[DONE]')
+      .map((d) => JSON.parse(d) as Record<string, unknown>)
     expect(datas[0]).toMatchObject({ object: 'chat.completion.chunk', choices: [{ delta: { role: 'assistant', content: '' } }] })
     expect(datas.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 2 + 5, completion_tokens: 3, total_tokens: 10 } }) // 2 words + the ChatML template's 5
     expect(r.text).toBe(' tok0 tok1 tok2')

@@ -124,7 +124,7 @@ describe('simulated host drift', () => {
     }
   })
 
-  it('stretches the batching engine\'s steps by the file\'s factor too', { retry: 2, timeout: 30_000 }, async () => {
+  it("stretches the batching engine's steps by the file's factor too", { retry: 2, timeout: 30_000 }, async () => {
     const file = join(dir, 'host-drift')
     writeFileSync(file, '1')
     const s = await startSim({ profile: 'default', seed: 3, jitterCv: 1e-9, driftFile: file })

@@ -147,7 +147,7 @@ describe('lies', () => {
 })
 
 describe('vocabulary', () => {
-  it('answers a token-id prompt with an id ≥ vocab with HTTP 400 and vLLM\'s error, naming the largest id', async () => {
+  it("answers a token-id prompt with an id ≥ vocab with HTTP 400 and vLLM's error, naming the largest id", async () => {
     const s = await start({ vocab: 100 })
     const r = await post(`${s.url}/v1/completions`, { ...completionBody(4, 8), prompt: [5, 250, 99, 120] })
     expect(r.status).toBe(400)
@@ -162,7 +162,12 @@ describe('vocabulary', () => {
     // Text is tokenized by the server itself, so its ids are the vocabulary's by construction.
     const text = await post(`${s.url}/v1/completions`, { ...completionBody(4, 3), prompt: 'hello tok5000 world' })
     expect(text.status).toBe(200)
-    const chat = await post(`${s.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hello world' }], max_tokens: 3, ignore_eos: true, stream: true })
+    const chat = await post(`${s.url}/v1/chat/completions`, {
+      messages: [{ role: 'user', content: 'hello world' }],
+      max_tokens: 3,
+      ignore_eos: true,
+      stream: true,
+    })
     expect(chat.status).toBe(200)
   })
 

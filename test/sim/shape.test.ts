@@ -19,7 +19,11 @@ async function measure(sim: SimHandle, c: number, agent: ReturnType<typeof makeA
   sim.clearTraces()
   const user = async (u: number): Promise<void> => {
     for (let k = 0; k < 2; k++) {
-      const r = await post(`${sim.url}/v1/completions`, completionBody(1024, 64, { prompt: Array.from({ length: 1024 }, (_, i) => (u * 131 + k * 17 + i) % 40000) }), { agent })
+      const r = await post(
+        `${sim.url}/v1/completions`,
+        completionBody(1024, 64, { prompt: Array.from({ length: 1024 }, (_, i) => (u * 131 + k * 17 + i) % 40000) }),
+        { agent },
+      )
       expect(r.error).toBeNull()
     }
   }
@@ -32,9 +36,24 @@ async function measure(sim: SimHandle, c: number, agent: ReturnType<typeof makeA
   const model = (ms: number): number => ms / TIME_SCALE
   return {
     c,
-    ttftP50: model(percentile(traces.map((t) => Number((t.chunkSendNs[0] as bigint) - t.engineArrivalNs) / 1e6), 50)),
-    itlP50: model(percentile(traces.flatMap((t) => gapsMs(t.chunkSendNs)), 50)),
-    itlP99: model(percentile(traces.flatMap((t) => gapsMs(t.chunkSendNs)), 99)),
+    ttftP50: model(
+      percentile(
+        traces.map((t) => Number((t.chunkSendNs[0] as bigint) - t.engineArrivalNs) / 1e6),
+        50,
+      ),
+    ),
+    itlP50: model(
+      percentile(
+        traces.flatMap((t) => gapsMs(t.chunkSendNs)),
+        50,
+      ),
+    ),
+    itlP99: model(
+      percentile(
+        traces.flatMap((t) => gapsMs(t.chunkSendNs)),
+        99,
+      ),
+    ),
     tokPerS: tokens / (model(Number(end - start) / 1e6) / 1000),
   }
 }

@@ -39,8 +39,17 @@ export async function post(url: string, body: unknown, opts: { agent?: Agent; re
   if (opts.requestId) headers['x-request-id'] = opts.requestId
   const sentNs = process.hrtime.bigint()
   const out: StreamResult = {
-    status: 0, headers: {}, sentNs, events: [], body: '', tokenChunkNs: [], text: '',
-    usage: null, sawDone: false, finishReason: null, error: null,
+    status: 0,
+    headers: {},
+    sentNs,
+    events: [],
+    body: '',
+    tokenChunkNs: [],
+    text: '',
+    usage: null,
+    sawDone: false,
+    finishReason: null,
+    error: null,
   }
   try {
     const res = await request(url, { method: 'POST', headers, body: JSON.stringify(body), dispatcher: opts.agent })
@@ -67,7 +76,10 @@ export async function post(url: string, body: unknown, opts: { agent?: Agent; re
 }
 
 function onEvent(out: StreamResult, raw: string, at: bigint): void {
-  const dataLines = raw.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart())
+  const dataLines = raw
+    .split(/\r?\n/)
+    .filter((l) => l.startsWith('data:'))
+    .map((l) => l.slice(5).trimStart())
   const data = dataLines.length > 0 ? dataLines.join('\n') : null
   out.events.push({ data, raw, atNs: at })
   if (data === null) return

@@ -206,8 +206,7 @@ describe('tail faults in batching mode', () => {
     }
     // Long enough that a keepalive stream still holding its slot would block the next request for seconds.
     const bad = withId(badId, kind === 'keepalive' ? 2000 : 8)
-    const takenOver = (): boolean =>
-      kind === 'keepalive' ? bad.text().includes(': keep-alive') : tokenEvents(bad).length > 10
+    const takenOver = (): boolean => (kind === 'keepalive' ? bad.text().includes(': keep-alive') : tokenEvents(bad).length > 10)
     expect(await bad.until(takenOver, 2500)).toBe(true)
     const good = withId(goodId, 8)
     expect(await good.until(() => good.ended, 2500)).toBe(true)

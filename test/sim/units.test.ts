@@ -29,15 +29,25 @@ describe('sim tokenizer', () => {
 
 describe('parseSimRequest', () => {
   it('reads completions with token ids, defaults and stream options', () => {
-    const r = parseSimRequest('completions', { prompt: [1, 2, 3], max_tokens: 7, stream: true, stream_options: { include_usage: true }, ignore_eos: true }, 'm', 100)
+    const r = parseSimRequest(
+      'completions',
+      { prompt: [1, 2, 3], max_tokens: 7, stream: true, stream_options: { include_usage: true }, ignore_eos: true },
+      'm',
+      100,
+    )
     expect(r).toMatchObject({ promptTokens: 3, maxTokens: 7, stream: true, includeUsage: true, ignoreEos: true, model: 'm' })
   })
   it('defaults max_tokens to 16 and accepts max_completion_tokens for chat', () => {
     expect(parseSimRequest('completions', { prompt: 'a' }, 'm', 100).maxTokens).toBe(16)
-    expect(parseSimRequest('chat', { messages: [{ role: 'user', content: 'a b' }], max_completion_tokens: 9 }, 'm', 100)).toMatchObject({ maxTokens: 9, promptTokens: 2 + 5 })
+    expect(parseSimRequest('chat', { messages: [{ role: 'user', content: 'a b' }], max_completion_tokens: 9 }, 'm', 100)).toMatchObject({
+      maxTokens: 9,
+      promptTokens: 2 + 5,
+    })
   })
-  it('rejects a context overflow with vLLM\'s message', () => {
-    expect(() => parseSimRequest('completions', { prompt: [1, 2], max_tokens: 99 }, 'm', 100)).toThrow(/maximum context length is 100 tokens. However, you requested 101 tokens/)
+  it("rejects a context overflow with vLLM's message", () => {
+    expect(() => parseSimRequest('completions', { prompt: [1, 2], max_tokens: 99 }, 'm', 100)).toThrow(
+      /maximum context length is 100 tokens. However, you requested 101 tokens/,
+    )
   })
 })
 
@@ -47,7 +57,13 @@ describe('SseFormat', () => {
     const c = f.content(' tok1')
     expect(c.startsWith('data: ')).toBe(true)
     expect(c.endsWith('\n\n')).toBe(true)
-    expect(JSON.parse(c.slice(6))).toMatchObject({ id: 'cmpl-1', object: 'text_completion', created: 5, model: 'm', choices: [{ index: 0, text: ' tok1', finish_reason: null }] })
+    expect(JSON.parse(c.slice(6))).toMatchObject({
+      id: 'cmpl-1',
+      object: 'text_completion',
+      created: 5,
+      model: 'm',
+      choices: [{ index: 0, text: ' tok1', finish_reason: null }],
+    })
     expect(JSON.parse(f.lastContent(' tok2', 'length', false).slice(6)).choices[0].finish_reason).toBe('length')
     expect(JSON.parse(f.usage(3, 4).slice(6))).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } })
     expect(f.done()).toBe('data: [DONE]\n\n')
@@ -92,7 +108,17 @@ describe('planGeneration', () => {
     expect(planGeneration({ maxTokens: 50, ignoreEos: true }, { ...opts, stopEarlyAt: 9 }, 'a')).toMatchObject({ target: 9, finishReason: 'stop' })
   })
   it('draws faults by rate, first listed kind first', () => {
-    const p = planGeneration({ maxTokens: 4, ignoreEos: true }, { ...opts, faults: [{ kind: 'stall', rate: 1 }, { kind: 'http500', rate: 1 }] }, 'a')
+    const p = planGeneration(
+      { maxTokens: 4, ignoreEos: true },
+      {
+        ...opts,
+        faults: [
+          { kind: 'stall', rate: 1 },
+          { kind: 'http500', rate: 1 },
+        ],
+      },
+      'a',
+    )
     expect(p.fault).toBe('stall')
     expect(planGeneration({ maxTokens: 4, ignoreEos: true }, { ...opts, faults: [{ kind: 'stall', rate: 0 }] }, 'a').fault).toBeNull()
   })

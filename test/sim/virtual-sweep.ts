@@ -14,7 +14,11 @@ class Item implements SchedItem {
   firstMs = -1
   lastMs = -1
   gapsMs: number[] = []
-  constructor(readonly promptLen: number, readonly target: number, at: number) {
+  constructor(
+    readonly promptLen: number,
+    readonly target: number,
+    at: number,
+  ) {
     this.arrivalMs = at
   }
   get remaining(): number {
@@ -74,7 +78,10 @@ export function virtualRun(profile: SimProfile, c: number, inputLen: number, out
   const gaps = finished.flatMap((f) => f.gapsMs)
   return {
     concurrency: c,
-    ttftP50: pct(finished.map((f) => f.firstMs - f.arrivalMs), 50),
+    ttftP50: pct(
+      finished.map((f) => f.firstMs - f.arrivalMs),
+      50,
+    ),
     itlP50: pct(gaps, 50),
     itlP99: pct(gaps, 99),
     tpotP95: pct(tpots, 95),

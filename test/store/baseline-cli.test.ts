@@ -105,7 +105,7 @@ describe('servegate baseline update', () => {
     expect(printed).toMatch(/gate settings stored: tolerances itl_p95 12 %, tput_at_target 8 %, output_tput 8 %; at most 3 failed requests per run/)
   })
 
-  it('stores a config file\'s gate settings with --config, over those the result recorded', async () => {
+  it("stores a config file's gate settings with --config, over those the result recorded", async () => {
     const into = join(dir, 'b.json')
     const cfg = join(dir, 'servegate.yaml')
     await writeFile(cfg, 'gate:\n  tolerance_pct: {itl: 7}\n')

@@ -72,7 +72,11 @@ describe('appendRefresh', () => {
   })
 
   it.each([
-    ['target', makeResult({ itl: { 1: [10], 16: [20] }, target: { metric: 'tpot', percentile: 95, threshold_ms: 40 } }), /target: baseline tpot p95 ≤ 50 ms, result tpot p95 ≤ 40 ms/],
+    [
+      'target',
+      makeResult({ itl: { 1: [10], 16: [20] }, target: { metric: 'tpot', percentile: 95, threshold_ms: 40 } }),
+      /target: baseline tpot p95 ≤ 50 ms, result tpot p95 ≤ 40 ms/,
+    ],
     ['concurrency', makeResult({ itl: { 1: [10], 64: [30] } }), /concurrency: baseline 1, 16, result 1, 64/],
     ['shapes', makeResult({ itl: { 1: [10], 16: [20] }, shape: { input_len: 1024, output_len: 128 } }), /shapes: baseline 4096x512, result 1024x128/],
   ])('rejects a result with a different %s as a usage error, never appending it', (_what, res, message) => {

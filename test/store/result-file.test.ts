@@ -41,10 +41,11 @@ describe('result files', () => {
 
   it('reads a result written before prompt tokens were recorded with both prompt counts null', () => {
     const json = JSON.parse(JSON.stringify(dayResult(0))) as Record<string, any>
-    for (const p of json.points) for (const r of p.runs) {
-      delete r.tokens.prompt_expected
-      delete r.tokens.prompt_server_usage
-    }
+    for (const p of json.points)
+      for (const r of p.runs) {
+        delete r.tokens.prompt_expected
+        delete r.tokens.prompt_server_usage
+      }
     const parsed = parseResult(json, 'old.json')
     expect(parsed.points[0]!.runs[0]!.tokens).toMatchObject({ prompt_expected: null, prompt_server_usage: null })
   })

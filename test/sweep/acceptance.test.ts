@@ -63,8 +63,7 @@ describe('servegate run --config FILE --sweep NAME against the default profile',
 
   const point = (s: { input_len: number; output_len: number }, c: number): PointResult =>
     result.points.find((p) => p.input_len === s.input_len && p.output_len === s.output_len && p.concurrency === c)!
-  const runOf = (s: { input_len: number; output_len: number }, c: number, repeat: number): RunResult =>
-    point(s, c).runs.find((r) => r.repeat === repeat)!
+  const runOf = (s: { input_len: number; output_len: number }, c: number, repeat: number): RunResult => point(s, c).runs.find((r) => r.repeat === repeat)!
 
   it('exits 0 (1 only when a busy host spoiled every run) and prints the table of the named sweep', () => {
     expect(exit.stderr).not.toMatch(/crashed/)

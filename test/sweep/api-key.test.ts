@@ -50,7 +50,10 @@ describe('servegate run with server.api_key_env', () => {
     const config = join(dir, 'servegate.yaml')
     const out = join(dir, 'result.json')
     const md = join(dir, 'report.md')
-    writeFileSync(config, `server:\n  base_url: ${url}\n  api_key_env: SG_TEST_KEY\nsweeps:\n  full:\n    shapes: [{input_len: 16, output_len: 4}]\n    concurrency: [1, 2]\n    repeats: 1\n    prompts_per_concurrency: 2\n    warmup: 0\n`)
+    writeFileSync(
+      config,
+      `server:\n  base_url: ${url}\n  api_key_env: SG_TEST_KEY\nsweeps:\n  full:\n    shapes: [{input_len: 16, output_len: 4}]\n    concurrency: [1, 2]\n    repeats: 1\n    prompts_per_concurrency: 2\n    warmup: 0\n`,
+    )
     const r = await runCli(['run', '--config', config, '--out', out], { env: { ...process.env, CI: '1', SG_TEST_KEY: SECRET } })
     expect(r.stderr).not.toMatch(/crashed/)
     // Runs of 2 and 4 requests are too few to be valid (validity is not what this tests): exit 1, the file written.

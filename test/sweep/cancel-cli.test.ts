@@ -21,8 +21,25 @@ describe('servegate run stopped with SIGTERM in the middle of a C=256 point', ()
     const dir = mkdtempSync(join(tmpdir(), 'servegate-sigterm-'))
     try {
       const out = join(dir, 'result.json')
-      const args = ['run', '--base-url', sim.url, '--input-len', '16', '--output-len', '250', '--concurrency', '2,256',
-        '--repeats', '1', '--prompts-per-concurrency', '1', '--warmup', '0', '--out', out]
+      const args = [
+        'run',
+        '--base-url',
+        sim.url,
+        '--input-len',
+        '16',
+        '--output-len',
+        '250',
+        '--concurrency',
+        '2,256',
+        '--repeats',
+        '1',
+        '--prompts-per-concurrency',
+        '1',
+        '--warmup',
+        '0',
+        '--out',
+        out,
+      ]
       const run = startCli(args)
       // The C=2 run is on disk, then the C=256 point has its requests streaming.
       await waitFor(() => runCount(readResult(out)) === 1, run, 60_000)
@@ -63,7 +80,10 @@ describe('servegate run stopped with SIGTERM in the middle of a C=256 point', ()
       const final = readResult(out)!
       // The C=2 run (2 requests) is too few to be valid; the C=256 run is unless a busy host starved the client.
       expect(resumed.code, resumed.stderr).toBe(runExitFor(final))
-      expect(final.points.map((p) => [p.concurrency, p.runs.length])).toEqual([[2, 1], [256, 1]])
+      expect(final.points.map((p) => [p.concurrency, p.runs.length])).toEqual([
+        [2, 1],
+        [256, 1],
+      ])
       expect(final.points[1]!.runs[0]!.completed).toBe(256)
       expect(final.interrupted).toBeUndefined()
       // The finished run is kept as it was.

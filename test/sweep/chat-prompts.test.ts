@@ -26,7 +26,17 @@ describe('prompt lengths through a sweep', () => {
       const cfg = resolveConfig({
         file: null,
         filePath: null,
-        flags: { baseUrl: front.url, inputLen: '64', outputLen: '12', concurrency: '1,4', repeats: '1', promptsPerConcurrency: '10', warmup: '2', out: join(dir, `${Math.random()}.json`), ...flags },
+        flags: {
+          baseUrl: front.url,
+          inputLen: '64',
+          outputLen: '12',
+          concurrency: '1,4',
+          repeats: '1',
+          promptsPerConcurrency: '10',
+          warmup: '2',
+          out: join(dir, `${Math.random()}.json`),
+          ...flags,
+        },
         env: {},
       })
       const { result } = await runSweep(cfg, { log: (l) => lines.push(l) })
@@ -60,7 +70,9 @@ describe('prompt lengths through a sweep', () => {
     for (const run of runs(result)) {
       expect(run.tokens.prompt_server_usage).toBe(run.completed * 48)
       expect(codes(run)).toContain('input_len_mismatch')
-      expect(run.validity.issues.find((i) => i.code === 'input_len_mismatch')?.detail).toMatch(/48 prompt tokens per completed request .* 64 tokens \(25\.0% fewer/)
+      expect(run.validity.issues.find((i) => i.code === 'input_len_mismatch')?.detail).toMatch(
+        /48 prompt tokens per completed request .* 64 tokens \(25\.0% fewer/,
+      )
     }
   }, 60_000)
 

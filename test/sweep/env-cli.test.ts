@@ -22,8 +22,27 @@ describe('the environment a sweep records', () => {
   const sweep = async (name: 'smi' | 'none', path: string): Promise<void> => {
     const out = join(dir, `${name}.json`)
     const r = await runCli(
-      ['run', '--base-url', sim.url, '--input-len', '64', '--output-len', '8', '--concurrency', '2', '--repeats', '1',
-        '--prompts-per-concurrency', '2', '--warmup', '0', '--serve-command', 'servegate sim --profile default', '--out', out],
+      [
+        'run',
+        '--base-url',
+        sim.url,
+        '--input-len',
+        '64',
+        '--output-len',
+        '8',
+        '--concurrency',
+        '2',
+        '--repeats',
+        '1',
+        '--prompts-per-concurrency',
+        '2',
+        '--warmup',
+        '0',
+        '--serve-command',
+        'servegate sim --profile default',
+        '--out',
+        out,
+      ],
       { env: { PATH: path, CI: '1', SERVEGATE_CONTAINER_DIGEST: 'sha256:0123abcd' } },
     )
     // Runs of 4 requests are too few to be valid, so a sweep that ran to its end exits 1.
@@ -72,7 +91,12 @@ describe('the environment a sweep records', () => {
   it('samples the GPUs during each run and flags the throttled, shared GPU the fake reports', () => {
     const run = results.smi!.points[0]!.runs[0]!
     expect(run.gpu).not.toBeNull()
-    expect(run.gpu!.find((g) => g.index === 0)).toMatchObject({ sm_clock_mhz: 1410, max_sm_clock_mhz: 1980, throttle_reasons: ['sw_power_cap', 'hw_thermal_slowdown'], foreign_processes: 1 })
+    expect(run.gpu!.find((g) => g.index === 0)).toMatchObject({
+      sm_clock_mhz: 1410,
+      max_sm_clock_mhz: 1980,
+      throttle_reasons: ['sw_power_cap', 'hw_thermal_slowdown'],
+      foreign_processes: 1,
+    })
     expect(run.validity.issues.map((i) => i.code)).toEqual(expect.arrayContaining(['gpu_throttled', 'gpu_shared']))
   })
 

@@ -18,8 +18,26 @@ describe('two sweeps against one long-running server with a prefix cache', () =>
 
   const sweep = async (name: string, extra: string[] = []): Promise<void> => {
     const out = join(dir, `${name}.json`)
-    const r = await runCli(['run', '--base-url', url, '--input-len', '64', '--output-len', '4', '--concurrency', '1,2',
-      '--repeats', '2', '--prompts-per-concurrency', '3', '--warmup', '0', '--out', out, ...extra])
+    const r = await runCli([
+      'run',
+      '--base-url',
+      url,
+      '--input-len',
+      '64',
+      '--output-len',
+      '4',
+      '--concurrency',
+      '1,2',
+      '--repeats',
+      '2',
+      '--prompts-per-concurrency',
+      '3',
+      '--warmup',
+      '0',
+      '--out',
+      out,
+      ...extra,
+    ])
     // Three requests a run are too few for a valid run (cheap, and validity is not what this tests): exit 1.
     expectNoValidRun(r, out)
     results[name] = readResult(out)!
@@ -55,7 +73,7 @@ describe('two sweeps against one long-running server with a prefix cache', () =>
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
-  it('keeps both unpinned sweeps clean: the second is not served from the first one\'s cache', () => {
+  it("keeps both unpinned sweeps clean: the second is not served from the first one's cache", () => {
     expect(runs('first')).toHaveLength(4)
     expect(runs('second')).toHaveLength(4)
     expect(contaminated('first')).toEqual([])

@@ -51,8 +51,27 @@ describe('servegate run against a misbehaving server', () => {
         sim = await startSim({ ttftMs: 5, itlMs: 5, seed: 3, faults: [{ kind: c.kind, rate: 0.5 }], faultIntervalMs: 50 })
         const out = join(dir, `${c.kind}.json`)
         const t0 = Date.now()
-        const run = startCli(['run', '--base-url', sim.url, '--input-len', '16', '--output-len', '16', '--concurrency', '4', '--repeats', '1',
-          '--prompts-per-concurrency', '4', '--warmup', '0', '--request-timeout', String(DEADLINE_S), '--out', out])
+        const run = startCli([
+          'run',
+          '--base-url',
+          sim.url,
+          '--input-len',
+          '16',
+          '--output-len',
+          '16',
+          '--concurrency',
+          '4',
+          '--repeats',
+          '1',
+          '--prompts-per-concurrency',
+          '4',
+          '--warmup',
+          '0',
+          '--request-timeout',
+          String(DEADLINE_S),
+          '--out',
+          out,
+        ])
         const rss = trackRss(run.child.pid!)
         const r = await run.done
         rss.stop()

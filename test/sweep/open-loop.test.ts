@@ -31,7 +31,19 @@ describe('an open-loop sweep at 20 requests/s, burstiness 1, against the determi
     const cfg = resolveConfig({
       file: null,
       filePath: null,
-      flags: { baseUrl: sim.url, inputLen: '32', outputLen: '64', requestRate: '20', burstiness: '1', numPrompts: '500', warmup: '4', repeats: '1', seed: '15', goodput: 'ttft:5000', out: join(dir, 'result.json') },
+      flags: {
+        baseUrl: sim.url,
+        inputLen: '32',
+        outputLen: '64',
+        requestRate: '20',
+        burstiness: '1',
+        numPrompts: '500',
+        warmup: '4',
+        repeats: '1',
+        seed: '15',
+        goodput: 'ttft:5000',
+        out: join(dir, 'result.json'),
+      },
       env: {},
     })
     await runSweep(cfg, { log: () => {} })
@@ -105,7 +117,13 @@ describe('open-loop runs of the load runner', () => {
     }, 35)
     let raw
     try {
-      raw = await runPoint({ warmup: [], measured: plan(sim.url, 80, 'late', 8, MODEL), concurrency: 80, workers: 0, openLoop: { rate: 200, burstiness: 1, maxConcurrency: null, seed: 5 } })
+      raw = await runPoint({
+        warmup: [],
+        measured: plan(sim.url, 80, 'late', 8, MODEL),
+        concurrency: 80,
+        workers: 0,
+        openLoop: { rate: 200, burstiness: 1, maxConcurrency: null, seed: 5 },
+      })
     } finally {
       clearInterval(block)
       await sim.close()
@@ -123,7 +141,13 @@ describe('open-loop runs of the load runner', () => {
     sim = await startSim({ ttftMs: 20, itlMs: 5, faults: [{ kind: 'stall', rate: 0.3 }], stallMs: 200, seed: 3 })
     let raw
     try {
-      raw = await runPoint({ warmup: [], measured: plan(sim.url, 60, 'gp', 16, MODEL), concurrency: 60, workers: 0, openLoop: { rate: 50, burstiness: 1, maxConcurrency: 4, seed: 8 } })
+      raw = await runPoint({
+        warmup: [],
+        measured: plan(sim.url, 60, 'gp', 16, MODEL),
+        concurrency: 60,
+        workers: 0,
+        openLoop: { rate: 50, burstiness: 1, maxConcurrency: 4, seed: 8 },
+      })
     } finally {
       await sim.close()
     }

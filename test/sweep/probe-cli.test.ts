@@ -25,7 +25,7 @@ describe('servegate run against a server that refuses the sweep', () => {
   const sweep = (url: string, out: string, shape: string[]): ReturnType<typeof runCli> =>
     runCli(['run', '--base-url', url, ...shape, '--concurrency', '1', '--repeats', '1', '--warmup', '0', '--seed', '7', '--out', out])
 
-  it('a vocabulary below the prompts\' token ids fails the probe with the server\'s own error, exit 2, no sweep', async () => {
+  it("a vocabulary below the prompts' token ids fails the probe with the server's own error, exit 2, no sweep", async () => {
     sim = await startSim({ ttftMs: 1, itlMs: 1, vocab: 100 })
     const out = join(dir, 'vocab.json')
     const r = await sweep(sim.url, out, ['--input-len', '16', '--output-len', '8', '--prompts-per-concurrency', '2'])

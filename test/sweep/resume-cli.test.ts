@@ -26,8 +26,7 @@ describe('servegate run killed mid-sweep, then --resume', () => {
   /** Point keys the simulator served during the resumed sweep (from request ids `sg-KEY-m3`). */
   let servedOnResume: Set<string>
 
-  const keysOf = (r: ResultFile): string[] =>
-    r.points.flatMap((p) => p.runs.map((x) => planKey(p.input_len, p.output_len, p.concurrency, x.repeat))).sort()
+  const keysOf = (r: ResultFile): string[] => r.points.flatMap((p) => p.runs.map((x) => planKey(p.input_len, p.output_len, p.concurrency, x.repeat))).sort()
   const findRun = (r: ResultFile, key: string): RunResult | undefined =>
     r.points.flatMap((p) => p.runs.map((x) => [planKey(p.input_len, p.output_len, p.concurrency, x.repeat), x] as const)).find(([k]) => k === key)?.[1]
 
@@ -37,8 +36,23 @@ describe('servegate run killed mid-sweep, then --resume', () => {
     sim = await startSim({ profile: 'default', timeScale: 0.5, prefixCache: true })
     dir = mkdtempSync(join(tmpdir(), 'servegate-resume-'))
     out = join(dir, 'result.json')
-    args = ['run', '--base-url', sim.url, '--input-len', '128', '--output-len', '16', '--concurrency', CONCURRENCY.join(','),
-      '--repeats', String(REPEATS), '--prompts-per-concurrency', '4', '--out', out]
+    args = [
+      'run',
+      '--base-url',
+      sim.url,
+      '--input-len',
+      '128',
+      '--output-len',
+      '16',
+      '--concurrency',
+      CONCURRENCY.join(','),
+      '--repeats',
+      String(REPEATS),
+      '--prompts-per-concurrency',
+      '4',
+      '--out',
+      out,
+    ]
 
     const first = startCli(args)
     await waitFor(() => runCount(readResult(out)) >= 2, first, 60_000)
@@ -99,7 +113,7 @@ describe('servegate run killed mid-sweep, then --resume', () => {
     expect([...servedOnResume].sort()).toEqual(keysOf(final).filter((k) => !finished.has(k)))
   })
 
-  it('reports the killed sweep\'s file with `pending` in every unmeasured cell (servegate report --markdown)', async () => {
+  it("reports the killed sweep's file with `pending` in every unmeasured cell (servegate report --markdown)", async () => {
     const md = join(dir, 'partial.md')
     const r = await runCli(['report', join(dir, 'partial.json'), '--markdown', md])
     expect(r.code).toBe(0)
@@ -126,7 +140,6 @@ describe('servegate run killed mid-sweep, then --resume', () => {
   })
 })
 
-
 describe('servegate run interrupted with Ctrl-C', () => {
   it('exits 130, keeps the finished runs and prints a resume command that works as pasted', async () => {
     const sim = await startSim({ profile: 'default', timeScale: 0.5 })
@@ -134,8 +147,23 @@ describe('servegate run interrupted with Ctrl-C', () => {
     try {
       // A path with a space and a quote: the printed command must quote it.
       const out = join(dir, "my team's results.json")
-      const args = ['run', '--base-url', sim.url, '--input-len', '128', '--output-len', '16', '--concurrency', '1,4,16',
-        '--repeats', '2', '--prompts-per-concurrency', '4', '--out', out]
+      const args = [
+        'run',
+        '--base-url',
+        sim.url,
+        '--input-len',
+        '128',
+        '--output-len',
+        '16',
+        '--concurrency',
+        '1,4,16',
+        '--repeats',
+        '2',
+        '--prompts-per-concurrency',
+        '4',
+        '--out',
+        out,
+      ]
       const run = startCli(args)
       await waitFor(() => runCount(readResult(out)) >= 1, run, 60_000)
       run.child.kill('SIGINT')
@@ -146,7 +174,9 @@ describe('servegate run interrupted with Ctrl-C', () => {
       expect(hint).toMatch(/^servegate run --resume --base-url /)
       // The same shell words, parsed back by a real shell, are the original arguments plus --resume.
       const { execFileSync } = await import('node:child_process')
-      const words = execFileSync('bash', ['-c', `printf '%s\\n' ${hint}`], { encoding: 'utf8' }).trimEnd().split('\n')
+      const words = execFileSync('bash', ['-c', `printf '%s\\n' ${hint}`], { encoding: 'utf8' })
+        .trimEnd()
+        .split('\n')
       expect(words).toEqual(['servegate', 'run', '--resume', ...args.slice(1)])
     } finally {
       await sim.close()

@@ -73,7 +73,9 @@ describe('checkResumable', () => {
   it('refuses to mix chat prompts calibrated with /tokenize and uncalibrated ones, and skips files that predate the record', () => {
     const file = measured()
     file.config.prompt_calibration = 'tokenize'
-    expect(problemsOf(() => checkResumable(file, cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'none' }))).toContain('prompt_calibration "tokenize" in the file, "none" now')
+    expect(problemsOf(() => checkResumable(file, cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'none' }))).toContain(
+      'prompt_calibration "tokenize" in the file, "none" now',
+    )
     expect(() => checkResumable(file, cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'tokenize' })).not.toThrow()
     expect(() => checkResumable(measured(), cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'none' })).not.toThrow()
   })
@@ -82,7 +84,7 @@ describe('checkResumable', () => {
     expect(() => checkResumable(measured(), cfgOf(), 'r.json', { ...sameNow, env: { ...ENV, container_digest: 'unknown' } })).not.toThrow()
   })
 
-  it('compares the seed only when it is pinned now (an unpinned resume keeps the file\'s seed)', () => {
+  it("compares the seed only when it is pinned now (an unpinned resume keeps the file's seed)", () => {
     expect(cfgOf().seedPinned).toBe(false)
     const file = measured()
     file.config.seed = 987654

@@ -20,7 +20,17 @@ describe('runSweep around --resume', () => {
     const cfg = resolveConfig({
       file: null,
       filePath: null,
-      flags: { baseUrl: sim.url, inputLen: '16', outputLen: '4', concurrency: '1,2', repeats: '1', promptsPerConcurrency: '2', warmup: '0', out: join(dir, out), ...flags },
+      flags: {
+        baseUrl: sim.url,
+        inputLen: '16',
+        outputLen: '4',
+        concurrency: '1,2',
+        repeats: '1',
+        promptsPerConcurrency: '2',
+        warmup: '0',
+        out: join(dir, out),
+        ...flags,
+      },
       env: {},
     })
     return { lines, resumed, run: runSweep(cfg, { log: (l) => lines.push(l), onResume: (n, total) => resumed.push([n, total]) }) }
@@ -50,7 +60,10 @@ describe('runSweep around --resume', () => {
     const s = sweep(simA, 'grow.json', { resume: true })
     const { result } = await s.run
     expect(s.resumed).toEqual([[1, 2]])
-    expect(result.points.map((p) => [p.concurrency, p.runs.length])).toEqual([[1, 1], [2, 1]])
+    expect(result.points.map((p) => [p.concurrency, p.runs.length])).toEqual([
+      [1, 1],
+      [2, 1],
+    ])
   })
 
   it('gives the runs a resumed sweep measures fresh prompts, so a prefix cache holding the cut-off run cannot serve them', async () => {

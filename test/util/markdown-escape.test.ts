@@ -46,7 +46,13 @@ const HOSTILE: EnvRecord = {
   ...ENV,
   engine: { name: 'vllm', version: `0.11.0 ${IMG}` },
   model: { id: 'org/model | x', revision: '`main`\n## injected heading', root: '@org/team' },
-  gpu: { ...ENV.gpu, names: ['NVIDIA <b>B200</b>', 'NVIDIA <b>B200</b>'], count: 2, driver_version: '570 [link](https://evil.example)', cuda_version: '12.8 *x*' },
+  gpu: {
+    ...ENV.gpu,
+    names: ['NVIDIA <b>B200</b>', 'NVIDIA <b>B200</b>'],
+    count: 2,
+    driver_version: '570 [link](https://evil.example)',
+    cuda_version: '12.8 *x*',
+  },
   container_digest: 'sha256:ab | cd',
   serve_command: 'vllm serve m --served-model-name @everyone',
 }
@@ -99,7 +105,16 @@ describe('a model id reported by a real server', () => {
     const cfg = resolveConfig({
       file: null,
       filePath: null,
-      flags: { baseUrl: sim.url, inputLen: '16', outputLen: '4', concurrency: '1', repeats: '1', promptsPerConcurrency: '2', warmup: '0', out: join(dir, 'r.json') },
+      flags: {
+        baseUrl: sim.url,
+        inputLen: '16',
+        outputLen: '4',
+        concurrency: '1',
+        repeats: '1',
+        promptsPerConcurrency: '2',
+        warmup: '0',
+        out: join(dir, 'r.json'),
+      },
       env: {},
     })
     const { result: measured } = await runSweep(cfg, { log: () => {} })

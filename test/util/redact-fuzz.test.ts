@@ -20,26 +20,63 @@ const SECRET = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_.~+/=-]{7,39}$/)
 // Userinfo in a URL cannot hold "/", "=" or "+" unencoded.
 const URL_SECRET = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_.~-]{7,31}$/)
 
-const SECRET_FLAGS = ['api-key', 'master-key', 'admin-key', 'license-key', 'key', 'basic-auth', 'auth-header', 'hf-token', 'password', 'client-secret', 'access-token', 'api_key']
+const SECRET_FLAGS = [
+  'api-key',
+  'master-key',
+  'admin-key',
+  'license-key',
+  'key',
+  'basic-auth',
+  'auth-header',
+  'hf-token',
+  'password',
+  'client-secret',
+  'access-token',
+  'api_key',
+]
 const SECRET_VARS = ['HF_TOKEN', 'OPENAI_API_KEY', 'DB_PASSWORD', 'MY_SECRET', 'HUGGING_FACE_HUB_TOKEN', 'GITHUB_TOKEN', 'AUTH']
 const QUOTES = ['', '"', "'"]
 
 /** Every shape and place a secret takes in a serve command servegate is given. */
 const PLACED: fc.Arbitrary<{ secret: string; place: string }> = fc.oneof(
   // --flag value, --flag=value, quoted or not.
-  fc.record({ secret: SECRET, flag: fc.constantFrom(...SECRET_FLAGS), sep: fc.constantFrom(' ', '=', '  '), q: fc.constantFrom(...QUOTES) }).map(({ secret, flag, sep, q }) => ({ secret, place: `--${flag}${sep}${q}${secret}${q}` })),
+  fc
+    .record({ secret: SECRET, flag: fc.constantFrom(...SECRET_FLAGS), sep: fc.constantFrom(' ', '=', '  '), q: fc.constantFrom(...QUOTES) })
+    .map(({ secret, flag, sep, q }) => ({ secret, place: `--${flag}${sep}${q}${secret}${q}` })),
   // NAME=value, bare, after -e, export or --env.
-  fc.record({ secret: SECRET, name: fc.constantFrom(...SECRET_VARS), lead: fc.constantFrom('', '-e ', 'export ', '--env ', 'env '), q: fc.constantFrom(...QUOTES) }).map(({ secret, name, lead, q }) => ({ secret, place: `${lead}${name}=${q}${secret}${q}` })),
+  fc
+    .record({
+      secret: SECRET,
+      name: fc.constantFrom(...SECRET_VARS),
+      lead: fc.constantFrom('', '-e ', 'export ', '--env ', 'env '),
+      q: fc.constantFrom(...QUOTES),
+    })
+    .map(({ secret, name, lead, q }) => ({ secret, place: `${lead}${name}=${q}${secret}${q}` })),
   // Credentials in a URL: user:password@ and token@.
-  fc.record({ secret: URL_SECRET, withUser: fc.boolean(), scheme: fc.constantFrom('http', 'https', 'docker') }).map(({ secret, withUser, scheme }) => ({ secret, place: `--registry ${scheme}://${withUser ? 'bench:' : ''}${secret}@127.0.0.1:5000/v1` })),
+  fc
+    .record({ secret: URL_SECRET, withUser: fc.boolean(), scheme: fc.constantFrom('http', 'https', 'docker') })
+    .map(({ secret, withUser, scheme }) => ({ secret, place: `--registry ${scheme}://${withUser ? 'bench:' : ''}${secret}@127.0.0.1:5000/v1` })),
   // JSON inside the command, compact or spaced.
-  fc.record({ secret: SECRET, field: fc.constantFrom('hf_token', 'api_key', 'apiKey', 'password', 'auth'), spaced: fc.boolean() }).map(({ secret, field, spaced }) => ({ secret, place: spaced ? `--hf-overrides '{"${field}": "${secret}", "revision": "main"}'` : `--extra-config '{"revision":"main","${field}":"${secret}"}'` })),
+  fc
+    .record({ secret: SECRET, field: fc.constantFrom('hf_token', 'api_key', 'apiKey', 'password', 'auth'), spaced: fc.boolean() })
+    .map(({ secret, field, spaced }) => ({
+      secret,
+      place: spaced ? `--hf-overrides '{"${field}": "${secret}", "revision": "main"}'` : `--extra-config '{"revision":"main","${field}":"${secret}"}'`,
+    })),
   // A token in a query string and in headers.
-  fc.record({ secret: URL_SECRET, param: fc.constantFrom('access_token', 'api_key', 'token', 'X-Amz-Signature') }).map(({ secret, param }) => ({ secret, place: `--model-url "http://127.0.0.1:9/m?page=2&${param}=${secret}"` })),
-  fc.record({ secret: URL_SECRET, header: fc.constantFrom('X-Api-Key: ', 'Authorization: Bearer ', 'Proxy-Authorization: Basic ', 'Auth-Token: ') }).map(({ secret, header }) => ({ secret, place: `--header "${header}${secret}"` })),
+  fc
+    .record({ secret: URL_SECRET, param: fc.constantFrom('access_token', 'api_key', 'token', 'X-Amz-Signature') })
+    .map(({ secret, param }) => ({ secret, place: `--model-url "http://127.0.0.1:9/m?page=2&${param}=${secret}"` })),
+  fc
+    .record({ secret: URL_SECRET, header: fc.constantFrom('X-Api-Key: ', 'Authorization: Bearer ', 'Proxy-Authorization: Basic ', 'Auth-Token: ') })
+    .map(({ secret, header }) => ({ secret, place: `--header "${header}${secret}"` })),
 )
 
-const BEFORE = fc.constantFrom('vllm serve org/model --port {port}', 'docker run --rm --gpus all -p {port}:8000 vllm/vllm-openai --model org/m', 'python -m sglang.launch_server --model-path m --port {port}')
+const BEFORE = fc.constantFrom(
+  'vllm serve org/model --port {port}',
+  'docker run --rm --gpus all -p {port}:8000 vllm/vllm-openai --model org/m',
+  'python -m sglang.launch_server --model-path m --port {port}',
+)
 const AFTER = fc.constantFrom('', '--max-num-batched-tokens 8192 --tokenizer org/tok', '--tensor-parallel-size 2 --ssl-keyfile /k.pem', '; exec sleep 1')
 
 const CASE = fc
@@ -101,7 +138,11 @@ describe('one redaction over every output', () => {
   it('finds every secret by context alone, in any shape and place', () => {
     fc.assert(
       fc.property(CASE, ({ secret, command }) => {
-        expectClean([redactSecrets(command), redactSecrets(escapeMarkdown(command)), redactSecrets(JSON.stringify({ serve_command: command }))], secret, 'context')
+        expectClean(
+          [redactSecrets(command), redactSecrets(escapeMarkdown(command)), redactSecrets(JSON.stringify({ serve_command: command }))],
+          secret,
+          'context',
+        )
       }),
       { numRuns: 400 },
     )
@@ -118,7 +159,10 @@ describe('one redaction over every output', () => {
         const echoed = `engine started with: ${command}`
 
         const result = jsonText({ config: configForResult(cfg), env: { serve_command: cfg.serveCommand }, points: [{ runs: [{ errors: [echoed] }] }] })
-        const baseline = baselineText({ schema: 'servegate.baseline/v1', runs: [{ env: { serve_command: cfg.serveCommand }, note: echoed }] } as unknown as Baseline)
+        const baseline = baselineText({
+          schema: 'servegate.baseline/v1',
+          runs: [{ env: { serve_command: cfg.serveCommand }, note: echoed }],
+        } as unknown as Baseline)
         const record = JSON.stringify(
           buildVerdictRecord({
             label: 'gate',
@@ -161,7 +205,15 @@ describe('one redaction over every output', () => {
         // A refresh commit's message.
         const args: string[][] = []
         const git: GitRunner = async (a) => (args.push([...a]), { code: a[0] === 'diff' ? 1 : 0, stdout: a[0] === 'rev-parse' ? 'abc\n' : 'x', stderr: '' })
-        await commitBaseline(git, { cwd: '/tmp', path: 'baselines/gate.json', message: `servegate: refresh (${echoed})`, push: false, rebuild: () => { throw new Error('not pushed') } })
+        await commitBaseline(git, {
+          cwd: '/tmp',
+          path: 'baselines/gate.json',
+          message: `servegate: refresh (${echoed})`,
+          push: false,
+          rebuild: () => {
+            throw new Error('not pushed')
+          },
+        })
         expectClean(args.flat(), secret, 'commit')
       }),
       { numRuns: 150 },

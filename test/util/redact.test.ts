@@ -15,7 +15,11 @@ describe('redactSecrets', () => {
     ['--password', "db --password='hunter22'", "db --password='***'"],
     ['--client-secret', 'auth --client-secret s3cr3t', 'auth --client-secret ***'],
     ['NAME_TOKEN=', `HF_TOKEN=${HF} vllm serve m`, 'HF_TOKEN=*** vllm serve m'],
-    ['docker -e NAME=', 'docker run -e HUGGING_FACE_HUB_TOKEN=abc123 -e OPENAI_API_KEY=k-1234 img', 'docker run -e HUGGING_FACE_HUB_TOKEN=*** -e OPENAI_API_KEY=*** img'],
+    [
+      'docker -e NAME=',
+      'docker run -e HUGGING_FACE_HUB_TOKEN=abc123 -e OPENAI_API_KEY=k-1234 img',
+      'docker run -e HUGGING_FACE_HUB_TOKEN=*** -e OPENAI_API_KEY=*** img',
+    ],
     ['_SECRET and _PASSWORD', 'AWS_SECRET=x1 DB_PASSWORD="p w"', 'AWS_SECRET=*** DB_PASSWORD="***"'],
     ['Bearer', 'curl -H "Authorization: Bearer abc.def-123"', 'curl -H "Authorization: Bearer ***"'],
     ['Authorization: token', 'authorization: token 0123456789abcdef', 'authorization: token ***'],
@@ -70,7 +74,7 @@ describe('redactSecrets', () => {
 })
 
 describe('secretValuesFromEnv', () => {
-  it('takes values of secret-named variables and the Action\'s token inputs, not ordinary ones', () => {
+  it("takes values of secret-named variables and the Action's token inputs, not ordinary ones", () => {
     const env = {
       OPENAI_API_KEY: 'sk-0123456789',
       HF_TOKEN: 'hf_0123456789',

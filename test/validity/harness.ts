@@ -80,7 +80,16 @@ export interface FakeGpu {
 }
 
 // Field order of the throttle-reason columns servegate asks for (src/env/nvidia-smi.ts).
-const REASON_FIELDS = ['gpu_idle', 'applications_clocks_setting', 'sw_power_cap', 'hw_slowdown', 'hw_thermal_slowdown', 'hw_power_brake_slowdown', 'sw_thermal_slowdown', 'sync_boost']
+const REASON_FIELDS = [
+  'gpu_idle',
+  'applications_clocks_setting',
+  'sw_power_cap',
+  'hw_slowdown',
+  'hw_thermal_slowdown',
+  'hw_power_brake_slowdown',
+  'sw_thermal_slowdown',
+  'sync_boost',
+]
 
 /** A directory with an executable stand-in `nvidia-smi` describing one GPU; cleanup() removes it. */
 export function fakeNvidiaSmi(gpu: FakeGpu): { dir: string; cleanup(): void } {

@@ -11,7 +11,15 @@ const client = (over: Partial<NonNullable<RunResult['client']>>, rest: Partial<R
   cleanRun({ ...rest, client: { ...cleanRun().client!, ...over } })
 const saturated = (run: RunResult): string | null => assessValidity(run, CTX).issues.find((i) => i.code === 'client_saturated')?.detail ?? null
 const gpu = (utilization_pct: number): GpuSample => ({
-  index: 0, name: 'NVIDIA B200', utilization_pct, sm_clock_mhz: 1900, max_sm_clock_mhz: 1965, power_w: 700, temperature_c: 60, throttle_reasons: [], foreign_processes: 0,
+  index: 0,
+  name: 'NVIDIA B200',
+  utilization_pct,
+  sm_clock_mhz: 1900,
+  max_sm_clock_mhz: 1965,
+  power_w: 700,
+  temperature_c: 60,
+  throttle_reasons: [],
+  foreign_processes: 0,
 })
 
 describe('client_saturated, as calibrated', () => {
@@ -31,7 +39,9 @@ describe('client_saturated, as calibrated', () => {
   })
 
   it('fires at utilisation 0.5 but not 0.49', () => {
-    expect(saturated(client({ event_loop_utilization: 0.5 }))).toMatch(/event-loop utilisation reached 50\.0% \(limit 50\.0%\), so tokens arriving together queued/)
+    expect(saturated(client({ event_loop_utilization: 0.5 }))).toMatch(
+      /event-loop utilisation reached 50\.0% \(limit 50\.0%\), so tokens arriving together queued/,
+    )
     expect(saturated(client({ event_loop_utilization: 0.49 }))).toBeNull()
   })
 
@@ -46,7 +56,9 @@ describe('client_saturated, as calibrated', () => {
 
   it('adds the GPU utilisation when samples exist: low means the harness was the limit', () => {
     const busy = { event_loop_utilization: 0.8 }
-    expect(saturated(client(busy, { gpu: [gpu(20), gpu(30)] }))).toMatch(/; GPU utilisation averaged only 25% meanwhile, so the harness, not the engine, was the limit\.$/)
+    expect(saturated(client(busy, { gpu: [gpu(20), gpu(30)] }))).toMatch(
+      /; GPU utilisation averaged only 25% meanwhile, so the harness, not the engine, was the limit\.$/,
+    )
     expect(saturated(client(busy, { gpu: [gpu(90)] }))).toMatch(/; GPU utilisation averaged 90% meanwhile\.$/)
     expect(saturated(client(busy))).not.toMatch(/GPU/)
   })
