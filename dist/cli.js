@@ -3499,6 +3499,213 @@ var init_errors = __esm({
   }
 });
 
+// src/util/markdown-escape.ts
+function escapeMarkdown(s) {
+  return s.replace(/\r\n|[\r\n\u2028\u2029]/g, " ").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/g, "").replace(/[&<>|]/g, (c) => ENTITY[c]).replace(/[\\`*[\]~]/g, "\\$&").replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, "\\_").replace(/@(?=[\w-])/g, `@${ZWJ}`);
+}
+function escapeStrings(value) {
+  if (typeof value === "string") return escapeMarkdown(value);
+  if (Array.isArray(value)) return value.map((v) => escapeStrings(v));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeStrings(v)]));
+  }
+  return value;
+}
+var ENTITY, ZWJ;
+var init_markdown_escape = __esm({
+  "src/util/markdown-escape.ts"() {
+    "use strict";
+    ENTITY = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "&#124;" };
+    ZWJ = "‍";
+  }
+});
+
+// src/util/redact.ts
+function escapeHtml(s) {
+  return s.replace(/[&<>"']/g, (c) => HTML_ENTITY[c]);
+}
+function nameWords(name) {
+  return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter((w) => w !== "");
+}
+function isSecretName(name) {
+  return nameWords(name).some((w) => SECRET_WORDS.has(w));
+}
+function isSecretFlagName(name) {
+  return isSecretName(name.replace(/^-+/, ""));
+}
+function quoteOf(word) {
+  for (const q of ['\\"', '"', "'"]) if (word.length >= 2 * q.length && word.startsWith(q) && word.endsWith(q)) return q;
+  return null;
+}
+function redactWord(word) {
+  const q = quoteOf(word);
+  return q === null ? REDACTED : `${q}${REDACTED}${q}`;
+}
+function isRedacted(word) {
+  const u = unquote(word);
+  return u.startsWith(REDACTED) || u.startsWith(ESCAPED_REDACTED);
+}
+function unquote(word) {
+  const q = quoteOf(word);
+  return q === null ? word : word.slice(q.length, -q.length);
+}
+function applyRules(text2, found) {
+  let out = text2;
+  for (const rule of RULES) {
+    const re = new RegExp(rule.re.source, rule.re.flags);
+    let acc = "";
+    let last = 0;
+    let m;
+    while ((m = re.exec(out)) !== null) {
+      const r = rule.apply(m);
+      if (r.secret === null) {
+        re.lastIndex = m.index + 1;
+        continue;
+      }
+      found?.(r.secret);
+      acc += out.slice(last, m.index) + r.text;
+      last = m.index + m[0].length;
+      re.lastIndex = last;
+    }
+    out = acc + out.slice(last);
+  }
+  return out;
+}
+function rememberSecrets(values) {
+  const added = [];
+  for (const v of values) {
+    if (typeof v !== "string" || v.length < MIN_KNOWN_SECRET || v.startsWith("$") || v === REDACTED || remembered.has(v)) continue;
+    remembered.add(v);
+    added.push(v);
+  }
+  return added;
+}
+function redactSecrets(text2, known = []) {
+  let out = text2;
+  const values = new Set(remembered);
+  for (const k of known) if (typeof k === "string" && k.length >= MIN_KNOWN_SECRET && k !== REDACTED) values.add(k);
+  for (const v of [...values].sort((a, b) => b.length - a.length)) {
+    for (const form of /* @__PURE__ */ new Set([v, JSON.stringify(v).slice(1, -1), escapeMarkdown(v), escapeHtml(v)])) out = out.split(form).join(REDACTED);
+  }
+  return applyRules(out, null);
+}
+function redactStrings(value, known = []) {
+  if (typeof value === "string") return redactSecrets(value, known);
+  if (Array.isArray(value)) return value.map((v) => redactStrings(v, known));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, known)]));
+  }
+  return value;
+}
+function secretsInText(text2) {
+  const out = /* @__PURE__ */ new Set();
+  applyRules(text2, (s) => {
+    if (s.length >= MIN_KNOWN_SECRET && !s.startsWith("$") && s !== REDACTED) out.add(s);
+  });
+  return [...out];
+}
+function secretValuesFromEnv(env) {
+  const out = /* @__PURE__ */ new Set();
+  for (const [name, value] of Object.entries(env)) {
+    if (value === void 0) continue;
+    if (value.length >= MIN_KNOWN_SECRET && isSecretName(name)) out.add(value);
+    if (value.includes("@")) for (const s of secretsInText(value)) out.add(s);
+  }
+  return [...out];
+}
+function secretVariablesInCommand(command, env) {
+  const out = [];
+  for (const m of command.matchAll(FLAG_VAR)) {
+    const value = env[m[2]];
+    if (isSecretFlagName(m[1]) && value !== void 0 && value.length >= MIN_KNOWN_SECRET) out.push(value);
+  }
+  return out;
+}
+var REDACTED, HTML_ENTITY, MIN_KNOWN_SECRET, SECRET_WORDS, WORD, ESCAPED_REDACTED, keep, RULES, remembered, FLAG_VAR;
+var init_redact = __esm({
+  "src/util/redact.ts"() {
+    "use strict";
+    init_markdown_escape();
+    REDACTED = "***";
+    HTML_ENTITY = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+    MIN_KNOWN_SECRET = 8;
+    SECRET_WORDS = /* @__PURE__ */ new Set([
+      "key",
+      "token",
+      "secret",
+      "password",
+      "passwd",
+      "passphrase",
+      "auth",
+      "authorization",
+      "apikey",
+      "credential",
+      "credentials"
+    ]);
+    WORD = String.raw`(?:\\"(?:[^"\\]|\\[^"])*\\"|"[^"]*"|'[^']*'|[^\s"']+)`;
+    ESCAPED_REDACTED = "\\*\\*\\*";
+    keep = (m) => ({ text: m[0], secret: null });
+    RULES = [
+      // scheme://user:pass@host → scheme://***@host (the base URL, a registry, a proxy).
+      {
+        re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@"']+)@/gi,
+        apply: (m) => ({ text: `${m[1]}${REDACTED}@`, secret: m[2].includes(":") ? m[2].slice(m[2].indexOf(":") + 1) : m[2] })
+      },
+      // ?token=…, &api_key=…, &X-Amz-Signature=…, &sig=… (and &amp; where markdown or HTML escaped the URL)
+      {
+        re: /(&amp;|[?&])([\w.-]+)=([^&#\s"'\\]+)/g,
+        apply: (m) => !isRedacted(m[3]) && (isSecretName(m[2]) || /(?:^|[-_.])(?:sig|signature)$/i.test(m[2])) ? { text: `${m[1]}${m[2]}=${REDACTED}`, secret: m[3] } : keep(m)
+      },
+      // --flag value | --flag=value | -flag value: any flag one of whose words is a secret word.
+      // A following flag is not a value: `--api-key --port 8000` keeps --port.
+      {
+        re: new RegExp(String.raw`(^|[\s"'(=\\])(--?[A-Za-z][\w.-]*)(=|\s+)(?!-)(${WORD})`, "g"),
+        apply: (m) => isSecretFlagName(m[2]) && !isRedacted(m[4]) ? { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4])}`, secret: unquote(m[4]) } : keep(m)
+      },
+      // NAME=value with a secret word in NAME: HF_TOKEN=…, -e OPENAI_API_KEY=…, export DB_PASSWORD=….
+      {
+        re: new RegExp(String.raw`(^|[^\w$-])([A-Za-z_][A-Za-z0-9_]*)=(${WORD})`, "g"),
+        apply: (m) => isSecretName(m[2]) && !isRedacted(m[3]) ? { text: `${m[1]}${m[2]}=${redactWord(m[3])}`, secret: unquote(m[3]) } : keep(m)
+      },
+      // "api_key": "value" inside JSON, plain or escaped inside a JSON string (--hf-overrides '{"hf_token": "…"}').
+      {
+        re: /(\\?")([\w.-]+)\1(\s*:\s*)\1([^"\\]*)\1/g,
+        apply: (m) => isSecretName(m[2]) && !isRedacted(m[4]) ? { text: `${m[1]}${m[2]}${m[1]}${m[3]}${m[1]}${REDACTED}${m[1]}`, secret: m[4] } : keep(m)
+      },
+      // A quoted header with a secret name: -H "X-Api-Key: value", 'Proxy-Authorization: Basic …'.
+      {
+        re: /(["'])([A-Za-z][\w-]*)(:\s*)(?:(Bearer|Basic|token)\s+)?([^"'\s]+)\1/gi,
+        apply: (m) => isSecretName(m[2]) && !isRedacted(m[5]) ? { text: `${m[1]}${m[2]}${m[3]}${m[4] === void 0 ? "" : `${m[4]} `}${REDACTED}${m[1]}`, secret: m[5] } : keep(m)
+      },
+      // Authorization headers written out: `Bearer xxx`, `Authorization: token xxx` / `Basic xxx`.
+      { re: /\b(Bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi, apply: (m) => isRedacted(m[2]) ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] } },
+      {
+        re: /\b(authorization\s*[:=]\s*["']?(?:token|basic)\s+)([A-Za-z0-9._~+/-]+=*)/gi,
+        apply: (m) => isRedacted(m[2]) ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] }
+      },
+      // Token shapes that are secrets wherever they appear.
+      ...[
+        /(?<![\w-])sk-[A-Za-z0-9_-]{10,}/g,
+        // OpenAI and compatible keys (sk-…, sk-proj-…, sk-ant-…)
+        /(?<![\w-])hf_[A-Za-z0-9]{10,}(?![\w-])/g,
+        // Hugging Face
+        /(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g,
+        // GitHub tokens: personal, OAuth, user, server (ghs_ = Actions, Apps), refresh
+        /(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g,
+        // fine-grained GitHub tokens
+        /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}/g,
+        // GitLab
+        /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g,
+        // AWS access key ids
+        /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g
+        // Slack
+      ].map((re) => ({ re, apply: (m) => ({ text: REDACTED, secret: m[0] }) }))
+    ];
+    remembered = /* @__PURE__ */ new Set();
+    FLAG_VAR = /(--?[A-Za-z][\w.-]*)(?:=|\s+)["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
+  }
+});
+
 // node_modules/yaml/dist/nodes/identity.js
 var require_identity = __commonJS({
   "node_modules/yaml/dist/nodes/identity.js"(exports2) {
@@ -10874,6 +11081,38 @@ var init_defaults = __esm({
   }
 });
 
+// src/util/base-url.ts
+function baseUrlRoot(raw) {
+  let url2;
+  try {
+    url2 = new URL(raw.trim());
+  } catch {
+    return { problem: "expected an http(s) URL such as http://127.0.0.1:8000", http: false };
+  }
+  if (url2.protocol !== "http:" && url2.protocol !== "https:") return { problem: `expected an http(s) URL, not ${url2.protocol}`, http: false };
+  if (url2.hostname === "") return { problem: "expected an http(s) URL such as http://127.0.0.1:8000", http: false };
+  if (url2.search || url2.hash) return { problem: "expected a URL without a query or fragment", http: true };
+  if (url2.username || url2.password)
+    return { problem: "expected a URL without credentials (name the key's environment variable in server.api_key_env)", http: true };
+  let path = url2.pathname.replace(/\/+$/, "");
+  if (path.endsWith("/v1")) path = path.slice(0, -3);
+  path = path.replace(/\/+$/, "");
+  return `${url2.protocol}//${url2.host}${path}`;
+}
+function normalizeBaseUrl(input2) {
+  const r = baseUrlRoot(input2);
+  if (typeof r === "string") return { root: r };
+  if (r.http) throw new UsageError(`--base-url ${redactSecrets(JSON.stringify(input2))}: ${r.problem}`);
+  throw new UsageError(`--base-url "${input2}": expected an http(s) URL such as http://127.0.0.1:8000`);
+}
+var init_base_url = __esm({
+  "src/util/base-url.ts"() {
+    "use strict";
+    init_errors();
+    init_redact();
+  }
+});
+
 // src/util/rng.ts
 function createRng(seed) {
   let a = seed >>> 0;
@@ -12604,10 +12843,10 @@ var require_util = __commonJS({
       }
       return obj2;
     }
-    function errorRequest(client, request3, err) {
+    function errorRequest(client, request2, err) {
       try {
-        request3.onError(err);
-        assert2(request3.aborted);
+        request2.onError(err);
+        assert2(request2.aborted);
       } catch (err2) {
         client.emit("error", err2);
       }
@@ -13299,7 +13538,7 @@ var require_request = __commonJS({
         return this;
       }
     };
-    function processHeader(request3, key, val) {
+    function processHeader(request2, key, val) {
       if (val && (typeof val === "object" && !Array.isArray(val))) {
         throw new InvalidArgumentError2(`invalid ${key} header`);
       } else if (val === void 0) {
@@ -13346,24 +13585,24 @@ var require_request = __commonJS({
         }
       }
       if (headerName === "host") {
-        if (request3.host !== null) {
+        if (request2.host !== null) {
           throw new InvalidArgumentError2("duplicate host header");
         }
         if (typeof val !== "string") {
           throw new InvalidArgumentError2("invalid host header");
         }
-        request3.host = val;
+        request2.host = val;
       } else if (headerName === "content-length") {
-        if (request3.contentLength !== null) {
+        if (request2.contentLength !== null) {
           throw new InvalidArgumentError2("duplicate content-length header");
         }
         if (!isValidContentLengthHeaderValue(val)) {
           throw new InvalidArgumentError2("invalid content-length header");
         }
-        request3.contentLength = parseInt(val, 10);
-      } else if (request3.contentType === null && headerName === "content-type") {
-        request3.contentType = val;
-        request3.headers.push(key, val);
+        request2.contentLength = parseInt(val, 10);
+      } else if (request2.contentType === null && headerName === "content-type") {
+        request2.contentType = val;
+        request2.headers.push(key, val);
       } else if (headerName === "transfer-encoding" || headerName === "keep-alive" || headerName === "upgrade") {
         throw new InvalidArgumentError2(`invalid ${headerName} header`);
       } else if (headerName === "connection") {
@@ -13377,13 +13616,13 @@ var require_request = __commonJS({
             throw new InvalidArgumentError2("invalid connection header");
           }
           if (trimmed === "close") {
-            request3.reset = true;
+            request2.reset = true;
           }
         }
       } else if (headerName === "expect") {
         throw new NotSupportedError("expect header not supported");
       } else {
-        request3.headers.push(key, val);
+        request2.headers.push(key, val);
       }
     }
     module2.exports = Request;
@@ -15996,11 +16235,11 @@ var require_util2 = __commonJS({
     function normalizeBinaryStringToUtf8(value) {
       return Buffer.from(value, "binary").toString("utf8");
     }
-    function requestCurrentURL(request3) {
-      return request3.urlList[request3.urlList.length - 1];
+    function requestCurrentURL(request2) {
+      return request2.urlList[request2.urlList.length - 1];
     }
-    function requestBadPort(request3) {
-      const url2 = requestCurrentURL(request3);
+    function requestBadPort(request2) {
+      const url2 = requestCurrentURL(request2);
       if (urlIsHttpHttpsScheme(url2) && badPortsSet.has(url2.port)) {
         return "blocked";
       }
@@ -16038,10 +16277,10 @@ var require_util2 = __commonJS({
       }
       return policy;
     }
-    function setRequestReferrerPolicyOnRedirect(request3, actualResponse) {
+    function setRequestReferrerPolicyOnRedirect(request2, actualResponse) {
       const policy = parseReferrerPolicy(actualResponse);
       if (policy !== "") {
-        request3.referrerPolicy = policy;
+        request2.referrerPolicy = policy;
       }
     }
     function crossOriginResourcePolicyCheck() {
@@ -16058,33 +16297,33 @@ var require_util2 = __commonJS({
       header = httpRequest.mode;
       httpRequest.headersList.set("sec-fetch-mode", header, true);
     }
-    function appendRequestOriginHeader(request3) {
-      let serializedOrigin = request3.origin;
+    function appendRequestOriginHeader(request2) {
+      let serializedOrigin = request2.origin;
       if (serializedOrigin === "client" || serializedOrigin === void 0) {
         return;
       }
-      if (request3.responseTainting === "cors" || request3.mode === "websocket") {
-        request3.headersList.append("origin", serializedOrigin, true);
-      } else if (request3.method !== "GET" && request3.method !== "HEAD") {
-        switch (request3.referrerPolicy) {
+      if (request2.responseTainting === "cors" || request2.mode === "websocket") {
+        request2.headersList.append("origin", serializedOrigin, true);
+      } else if (request2.method !== "GET" && request2.method !== "HEAD") {
+        switch (request2.referrerPolicy) {
           case "no-referrer":
             serializedOrigin = null;
             break;
           case "no-referrer-when-downgrade":
           case "strict-origin":
           case "strict-origin-when-cross-origin":
-            if (request3.origin && urlHasHttpsScheme(request3.origin) && !urlHasHttpsScheme(requestCurrentURL(request3))) {
+            if (request2.origin && urlHasHttpsScheme(request2.origin) && !urlHasHttpsScheme(requestCurrentURL(request2))) {
               serializedOrigin = null;
             }
             break;
           case "same-origin":
-            if (!sameOrigin(request3, requestCurrentURL(request3))) {
+            if (!sameOrigin(request2, requestCurrentURL(request2))) {
               serializedOrigin = null;
             }
             break;
           default:
         }
-        request3.headersList.append("origin", serializedOrigin, true);
+        request2.headersList.append("origin", serializedOrigin, true);
       }
     }
     function coarsenTime(timestamp, crossOriginIsolatedCapability) {
@@ -16138,18 +16377,18 @@ var require_util2 = __commonJS({
         referrerPolicy: policyContainer.referrerPolicy
       };
     }
-    function determineRequestsReferrer(request3) {
-      const policy = request3.referrerPolicy;
+    function determineRequestsReferrer(request2) {
+      const policy = request2.referrerPolicy;
       assert2(policy);
       let referrerSource = null;
-      if (request3.referrer === "client") {
+      if (request2.referrer === "client") {
         const globalOrigin = getGlobalOrigin();
         if (!globalOrigin || globalOrigin.origin === "null") {
           return "no-referrer";
         }
         referrerSource = new URL(globalOrigin);
-      } else if (webidl.is.URL(request3.referrer)) {
-        referrerSource = request3.referrer;
+      } else if (webidl.is.URL(request2.referrer)) {
+        referrerSource = request2.referrer;
       }
       let referrerURL = stripURLForReferrer(referrerSource);
       const referrerOrigin = stripURLForReferrer(referrerSource, true);
@@ -16167,14 +16406,14 @@ var require_util2 = __commonJS({
         case "unsafe-url":
           return referrerURL;
         case "strict-origin": {
-          const currentURL = requestCurrentURL(request3);
+          const currentURL = requestCurrentURL(request2);
           if (isURLPotentiallyTrustworthy(referrerURL) && !isURLPotentiallyTrustworthy(currentURL)) {
             return "no-referrer";
           }
           return referrerOrigin;
         }
         case "strict-origin-when-cross-origin": {
-          const currentURL = requestCurrentURL(request3);
+          const currentURL = requestCurrentURL(request2);
           if (sameOrigin(referrerURL, currentURL)) {
             return referrerURL;
           }
@@ -16184,17 +16423,17 @@ var require_util2 = __commonJS({
           return referrerOrigin;
         }
         case "same-origin":
-          if (sameOrigin(request3, referrerURL)) {
+          if (sameOrigin(request2, referrerURL)) {
             return referrerURL;
           }
           return "no-referrer";
         case "origin-when-cross-origin":
-          if (sameOrigin(request3, referrerURL)) {
+          if (sameOrigin(request2, referrerURL)) {
             return referrerURL;
           }
           return referrerOrigin;
         case "no-referrer-when-downgrade": {
-          const currentURL = requestCurrentURL(request3);
+          const currentURL = requestCurrentURL(request2);
           if (isURLPotentiallyTrustworthy(referrerURL) && !isURLPotentiallyTrustworthy(currentURL)) {
             return "no-referrer";
           }
@@ -16261,7 +16500,7 @@ var require_util2 = __commonJS({
       if (url2.protocol === "blob:") return true;
       return isOriginPotentiallyTrustworthy(url2.origin);
     }
-    function tryUpgradeRequestToAPotentiallyTrustworthyURL(request3) {
+    function tryUpgradeRequestToAPotentiallyTrustworthyURL(request2) {
     }
     function sameOrigin(A2, B) {
       if (A2.origin === B.origin && A2.origin === "null") {
@@ -16640,7 +16879,7 @@ var require_util2 = __commonJS({
       }
       return gettingDecodingSplitting(value);
     }
-    function hasAuthenticationEntry(request3) {
+    function hasAuthenticationEntry(request2) {
       return false;
     }
     function includesCredentials(url2) {
@@ -17875,11 +18114,11 @@ var require_client_h1 = __commonJS({
           util.destroy(socket, new SocketError("bad response", util.getSocketInfo(socket)));
           return -1;
         }
-        const request3 = client[kQueue][client[kRunningIdx]];
-        if (!request3) {
+        const request2 = client[kQueue][client[kRunningIdx]];
+        if (!request2) {
           return -1;
         }
-        request3.onResponseStarted();
+        request2.onResponseStarted();
         return 0;
       }
       /**
@@ -17941,9 +18180,9 @@ var require_client_h1 = __commonJS({
         assert2(!socket.destroyed);
         assert2(!this.paused);
         assert2((headers.length & 1) === 0);
-        const request3 = client[kQueue][client[kRunningIdx]];
-        assert2(request3);
-        assert2(request3.upgrade || request3.method === "CONNECT");
+        const request2 = client[kQueue][client[kRunningIdx]];
+        assert2(request2);
+        assert2(request2.upgrade || request2.method === "CONNECT");
         this.statusCode = 0;
         this.statusText = "";
         this.shouldKeepAlive = false;
@@ -17960,9 +18199,9 @@ var require_client_h1 = __commonJS({
         client[kQueue][client[kRunningIdx]++] = null;
         client.emit("disconnect", client[kUrl], [client], new InformationalError("upgrade"));
         try {
-          request3.onUpgrade(statusCode, headers, socket, statusText);
+          request2.onUpgrade(statusCode, headers, socket, statusText);
         } catch (err) {
-          util.errorRequest(client, request3, err);
+          util.errorRequest(client, request2, err);
           util.destroy(socket, err);
         }
         client[kResume]();
@@ -17982,8 +18221,8 @@ var require_client_h1 = __commonJS({
           util.destroy(socket, new SocketError("bad response", util.getSocketInfo(socket)));
           return -1;
         }
-        const request3 = client[kQueue][client[kRunningIdx]];
-        if (!request3) {
+        const request2 = client[kQueue][client[kRunningIdx]];
+        if (!request2) {
           return -1;
         }
         assert2(!this.upgrade);
@@ -17992,23 +18231,23 @@ var require_client_h1 = __commonJS({
           util.destroy(socket, new SocketError("bad response", util.getSocketInfo(socket)));
           return -1;
         }
-        if (upgrade && !request3.upgrade) {
+        if (upgrade && !request2.upgrade) {
           util.destroy(socket, new SocketError("bad upgrade", util.getSocketInfo(socket)));
           return -1;
         }
         assert2(this.timeoutType === TIMEOUT_HEADERS);
         this.statusCode = statusCode;
         this.shouldKeepAlive = shouldKeepAlive || // Override llhttp value which does not allow keepAlive for HEAD.
-        request3.method === "HEAD" && !socket[kReset] && this.connection.toLowerCase() === "keep-alive";
+        request2.method === "HEAD" && !socket[kReset] && this.connection.toLowerCase() === "keep-alive";
         if (this.statusCode >= 200) {
-          const bodyTimeout = request3.bodyTimeout != null ? request3.bodyTimeout : client[kBodyTimeout];
+          const bodyTimeout = request2.bodyTimeout != null ? request2.bodyTimeout : client[kBodyTimeout];
           this.setTimeout(bodyTimeout, TIMEOUT_BODY);
         } else if (this.timeout) {
           if (this.timeout.refresh) {
             this.timeout.refresh();
           }
         }
-        if (request3.method === "CONNECT") {
+        if (request2.method === "CONNECT") {
           assert2(client[kRunning] === 1);
           this.upgrade = true;
           return 2;
@@ -18039,11 +18278,11 @@ var require_client_h1 = __commonJS({
         } else {
           socket[kReset] = true;
         }
-        const pause = request3.onHeaders(statusCode, headers, this.resume, statusText) === false;
-        if (request3.aborted) {
+        const pause = request2.onHeaders(statusCode, headers, this.resume, statusText) === false;
+        if (request2.aborted) {
           return -1;
         }
-        if (request3.method === "HEAD") {
+        if (request2.method === "HEAD") {
           return 1;
         }
         if (statusCode < 200) {
@@ -18064,8 +18303,8 @@ var require_client_h1 = __commonJS({
         if (socket.destroyed) {
           return -1;
         }
-        const request3 = client[kQueue][client[kRunningIdx]];
-        assert2(request3);
+        const request2 = client[kQueue][client[kRunningIdx]];
+        assert2(request2);
         assert2(this.timeoutType === TIMEOUT_BODY);
         if (this.timeout) {
           if (this.timeout.refresh) {
@@ -18078,7 +18317,7 @@ var require_client_h1 = __commonJS({
           return -1;
         }
         this.bytesRead += buf.length;
-        if (request3.onData(buf) === false) {
+        if (request2.onData(buf) === false) {
           return constants2.ERROR.PAUSED;
         }
         return 0;
@@ -18096,8 +18335,8 @@ var require_client_h1 = __commonJS({
         }
         assert2(statusCode >= 100);
         assert2((this.headers.length & 1) === 0);
-        const request3 = client[kQueue][client[kRunningIdx]];
-        assert2(request3);
+        const request2 = client[kQueue][client[kRunningIdx]];
+        assert2(request2);
         this.statusCode = 0;
         this.statusText = "";
         this.bytesRead = 0;
@@ -18109,11 +18348,11 @@ var require_client_h1 = __commonJS({
         if (statusCode < 200) {
           return 0;
         }
-        if (request3.method !== "HEAD" && contentLength && bytesRead !== parseInt(contentLength, 10)) {
+        if (request2.method !== "HEAD" && contentLength && bytesRead !== parseInt(contentLength, 10)) {
           util.destroy(socket, new ResponseContentLengthMismatchError());
           return -1;
         }
-        request3.onComplete(headers);
+        request2.onComplete(headers);
         client[kQueue][client[kRunningIdx]++] = null;
         socket[kSocketUsed] = client[kPending] === 0;
         if (socket[kWriting]) {
@@ -18182,8 +18421,8 @@ var require_client_h1 = __commonJS({
       return {
         version: "h1",
         defaultPipelining: 1,
-        write(request3) {
-          return writeH1(client, request3);
+        write(request2) {
+          return writeH1(client, request2);
         },
         resume() {
           resumeH1(client);
@@ -18210,18 +18449,18 @@ var require_client_h1 = __commonJS({
          * @param {import('../core/request.js')} request
          * @returns {boolean}
          */
-        busy(request3) {
+        busy(request2) {
           if (socket[kWriting] || socket[kReset] || socket[kBlocking] || socket[kIdleSocketValidation] === 1) {
             return true;
           }
-          if (request3) {
-            if (client[kRunning] > 0 && !request3.idempotent) {
+          if (request2) {
+            if (client[kRunning] > 0 && !request2.idempotent) {
               return true;
             }
-            if (client[kRunning] > 0 && (request3.upgrade || request3.method === "CONNECT")) {
+            if (client[kRunning] > 0 && (request2.upgrade || request2.method === "CONNECT")) {
               return true;
             }
-            if (client[kRunning] > 0 && util.bodyLength(request3.body) !== 0 && (util.isStream(request3.body) || util.isAsyncIterable(request3.body) || util.isFormDataLike(request3.body))) {
+            if (client[kRunning] > 0 && util.bodyLength(request2.body) !== 0 && (util.isStream(request2.body) || util.isAsyncIterable(request2.body) || util.isFormDataLike(request2.body))) {
               return true;
             }
           }
@@ -18274,13 +18513,13 @@ var require_client_h1 = __commonJS({
         assert2(client[kPending] === 0);
         const requests = client[kQueue].splice(client[kRunningIdx]);
         for (let i = 0; i < requests.length; i++) {
-          const request3 = requests[i];
-          util.errorRequest(client, request3, err);
+          const request2 = requests[i];
+          util.errorRequest(client, request2, err);
         }
       } else if (client[kRunning] > 0 && err.code !== "UND_ERR_INFO") {
-        const request3 = client[kQueue][client[kRunningIdx]];
+        const request2 = client[kQueue][client[kRunningIdx]];
         client[kQueue][client[kRunningIdx]++] = null;
-        util.errorRequest(client, request3, err);
+        util.errorRequest(client, request2, err);
       }
       client[kPendingIdx] = client[kRunningIdx];
       assert2(client[kRunning] === 0);
@@ -18348,8 +18587,8 @@ var require_client_h1 = __commonJS({
           }
         } else if (client[kRunning] > 0 && socket[kParser].statusCode < 200) {
           if (socket[kParser].timeoutType !== TIMEOUT_HEADERS) {
-            const request3 = client[kQueue][client[kRunningIdx]];
-            const headersTimeout = request3.headersTimeout != null ? request3.headersTimeout : client[kHeadersTimeout];
+            const request2 = client[kQueue][client[kRunningIdx]];
+            const headersTimeout = request2.headersTimeout != null ? request2.headersTimeout : client[kHeadersTimeout];
             socket[kParser].setTimeout(headersTimeout, TIMEOUT_HEADERS);
           }
         }
@@ -18358,11 +18597,11 @@ var require_client_h1 = __commonJS({
     function shouldSendContentLength(method) {
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
-    function setTypeOfService(socket, request3) {
+    function setTypeOfService(socket, request2) {
       if (typeof socket.setTypeOfService !== "function") {
         return;
       }
-      const typeOfService = request3.typeOfService;
+      const typeOfService = request2.typeOfService;
       if (typeOfService === void 0) {
         return;
       }
@@ -18376,26 +18615,26 @@ var require_client_h1 = __commonJS({
       } catch {
       }
     }
-    function writeH1(client, request3) {
-      const { method, path, host, upgrade, blocking, reset } = request3;
-      let { body, headers, contentLength } = request3;
+    function writeH1(client, request2) {
+      const { method, path, host, upgrade, blocking, reset } = request2;
+      let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
         if (!extractBody) {
           extractBody = require_body().extractBody;
         }
         const [bodyStream, contentType] = extractBody(body);
-        if (request3.contentType == null) {
+        if (request2.contentType == null) {
           headers.push("content-type", contentType);
         }
         body = bodyStream.stream;
         contentLength = bodyStream.length;
-      } else if (util.isBlobLike(body) && request3.contentType == null) {
+      } else if (util.isBlobLike(body) && request2.contentType == null) {
         const contentType = body.type;
         if (contentType) {
           const contentTypeValue = `${contentType}`;
           if (!util.isValidHeaderValue(contentTypeValue)) {
-            util.errorRequest(client, request3, new InvalidArgumentError2("invalid content-type header"));
+            util.errorRequest(client, request2, new InvalidArgumentError2("invalid content-type header"));
             return false;
           }
           headers.push("content-type", contentTypeValue);
@@ -18407,14 +18646,14 @@ var require_client_h1 = __commonJS({
       const bodyLength = util.bodyLength(body);
       contentLength = bodyLength ?? contentLength;
       if (contentLength === null) {
-        contentLength = request3.contentLength;
+        contentLength = request2.contentLength;
       }
       if (contentLength === 0 && !expectsPayload) {
         contentLength = null;
       }
-      if (shouldSendContentLength(method) && contentLength > 0 && request3.contentLength !== null && request3.contentLength !== contentLength) {
+      if (shouldSendContentLength(method) && contentLength > 0 && request2.contentLength !== null && request2.contentLength !== contentLength) {
         if (client[kStrictContentLength]) {
-          util.errorRequest(client, request3, new RequestContentLengthMismatchError());
+          util.errorRequest(client, request2, new RequestContentLengthMismatchError());
           return false;
         }
         process.emitWarning(new RequestContentLengthMismatchError());
@@ -18422,19 +18661,19 @@ var require_client_h1 = __commonJS({
       const socket = client[kSocket];
       clearIdleSocketValidation(socket);
       const abort = (err) => {
-        if (request3.aborted || request3.completed) {
+        if (request2.aborted || request2.completed) {
           return;
         }
-        util.errorRequest(client, request3, err || new RequestAbortedError());
+        util.errorRequest(client, request2, err || new RequestAbortedError());
         util.destroy(body);
         util.destroy(socket, new InformationalError("aborted"));
       };
       try {
-        request3.onConnect(abort);
+        request2.onConnect(abort);
       } catch (err) {
-        util.errorRequest(client, request3, err);
+        util.errorRequest(client, request2, err);
       }
-      if (request3.aborted) {
+      if (request2.aborted) {
         return false;
       }
       if (method === "HEAD") {
@@ -18452,7 +18691,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      setTypeOfService(socket, request3);
+      setTypeOfService(socket, request2);
       let header = `${method} ${path} HTTP/1.1\r
 `;
       if (typeof host === "string") {
@@ -18486,31 +18725,31 @@ upgrade: ${upgrade}\r
         }
       }
       if (channels.sendHeaders.hasSubscribers) {
-        channels.sendHeaders.publish({ request: request3, headers: header, socket });
+        channels.sendHeaders.publish({ request: request2, headers: header, socket });
       }
       if (!body || bodyLength === 0) {
-        writeBuffer(abort, null, client, request3, socket, contentLength, header, expectsPayload);
+        writeBuffer(abort, null, client, request2, socket, contentLength, header, expectsPayload);
       } else if (util.isBuffer(body)) {
-        writeBuffer(abort, body, client, request3, socket, contentLength, header, expectsPayload);
+        writeBuffer(abort, body, client, request2, socket, contentLength, header, expectsPayload);
       } else if (util.isBlobLike(body)) {
         if (typeof body.stream === "function") {
-          writeIterable(abort, body.stream(), client, request3, socket, contentLength, header, expectsPayload);
+          writeIterable(abort, body.stream(), client, request2, socket, contentLength, header, expectsPayload);
         } else {
-          writeBlob(abort, body, client, request3, socket, contentLength, header, expectsPayload);
+          writeBlob(abort, body, client, request2, socket, contentLength, header, expectsPayload);
         }
       } else if (util.isStream(body)) {
-        writeStream(abort, body, client, request3, socket, contentLength, header, expectsPayload);
+        writeStream(abort, body, client, request2, socket, contentLength, header, expectsPayload);
       } else if (util.isIterable(body)) {
-        writeIterable(abort, body, client, request3, socket, contentLength, header, expectsPayload);
+        writeIterable(abort, body, client, request2, socket, contentLength, header, expectsPayload);
       } else {
         assert2(false);
       }
       return true;
     }
-    function writeStream(abort, body, client, request3, socket, contentLength, header, expectsPayload) {
+    function writeStream(abort, body, client, request2, socket, contentLength, header, expectsPayload) {
       assert2(contentLength !== 0 || client[kRunning] === 0, "stream body cannot be pipelined");
       let finished = false;
-      const writer = new AsyncWriter({ abort, socket, request: request3, contentLength, client, expectsPayload, header });
+      const writer = new AsyncWriter({ abort, socket, request: request2, contentLength, client, expectsPayload, header });
       const onData = function(chunk) {
         if (finished) {
           return;
@@ -18576,7 +18815,7 @@ upgrade: ${upgrade}\r
         setImmediate(onClose);
       }
     }
-    function writeBuffer(abort, body, client, request3, socket, contentLength, header, expectsPayload) {
+    function writeBuffer(abort, body, client, request2, socket, contentLength, header, expectsPayload) {
       try {
         if (!body) {
           if (contentLength === 0) {
@@ -18596,18 +18835,18 @@ upgrade: ${upgrade}\r
 `, "latin1");
           socket.write(body);
           socket.uncork();
-          request3.onBodySent(body);
-          if (!expectsPayload && request3.reset !== false) {
+          request2.onBodySent(body);
+          if (!expectsPayload && request2.reset !== false) {
             socket[kReset] = true;
           }
         }
-        request3.onRequestSent();
+        request2.onRequestSent();
         client[kResume]();
       } catch (err) {
         abort(err);
       }
     }
-    async function writeBlob(abort, body, client, request3, socket, contentLength, header, expectsPayload) {
+    async function writeBlob(abort, body, client, request2, socket, contentLength, header, expectsPayload) {
       assert2(contentLength === body.size, "blob body must have content length");
       try {
         if (contentLength != null && contentLength !== body.size) {
@@ -18620,9 +18859,9 @@ upgrade: ${upgrade}\r
 `, "latin1");
         socket.write(buffer);
         socket.uncork();
-        request3.onBodySent(buffer);
-        request3.onRequestSent();
-        if (!expectsPayload && request3.reset !== false) {
+        request2.onBodySent(buffer);
+        request2.onRequestSent();
+        if (!expectsPayload && request2.reset !== false) {
           socket[kReset] = true;
         }
         client[kResume]();
@@ -18630,7 +18869,7 @@ upgrade: ${upgrade}\r
         abort(err);
       }
     }
-    async function writeIterable(abort, body, client, request3, socket, contentLength, header, expectsPayload) {
+    async function writeIterable(abort, body, client, request2, socket, contentLength, header, expectsPayload) {
       assert2(contentLength !== 0 || client[kRunning] === 0, "iterator body cannot be pipelined");
       let callback = null;
       function onDrain() {
@@ -18649,7 +18888,7 @@ upgrade: ${upgrade}\r
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
-      const writer = new AsyncWriter({ abort, socket, request: request3, contentLength, client, expectsPayload, header });
+      const writer = new AsyncWriter({ abort, socket, request: request2, contentLength, client, expectsPayload, header });
       try {
         for await (const chunk of body) {
           if (socket[kError]) {
@@ -18678,9 +18917,9 @@ upgrade: ${upgrade}\r
        * @param {boolean} arg.expectsPayload
        * @param {string} arg.header
        */
-      constructor({ abort, socket, request: request3, contentLength, client, expectsPayload, header }) {
+      constructor({ abort, socket, request: request2, contentLength, client, expectsPayload, header }) {
         this.socket = socket;
-        this.request = request3;
+        this.request = request2;
         this.contentLength = contentLength;
         this.client = client;
         this.bytesWritten = 0;
@@ -18694,7 +18933,7 @@ upgrade: ${upgrade}\r
        * @returns
        */
       write(chunk) {
-        const { socket, request: request3, contentLength, client, bytesWritten, expectsPayload, header } = this;
+        const { socket, request: request2, contentLength, client, bytesWritten, expectsPayload, header } = this;
         if (socket[kError]) {
           throw socket[kError];
         }
@@ -18713,7 +18952,7 @@ upgrade: ${upgrade}\r
         }
         socket.cork();
         if (bytesWritten === 0) {
-          if (!expectsPayload && request3.reset !== false) {
+          if (!expectsPayload && request2.reset !== false) {
             socket[kReset] = true;
           }
           if (contentLength === null) {
@@ -18733,7 +18972,7 @@ ${len.toString(16)}\r
         this.bytesWritten += len;
         const ret = socket.write(chunk);
         socket.uncork();
-        request3.onBodySent(chunk);
+        request2.onBodySent(chunk);
         if (!ret) {
           if (socket[kParser].timeout && socket[kParser].timeoutType === TIMEOUT_HEADERS) {
             if (socket[kParser].timeout.refresh) {
@@ -18747,8 +18986,8 @@ ${len.toString(16)}\r
        * @returns {void}
        */
       end() {
-        const { socket, contentLength, client, bytesWritten, expectsPayload, header, request: request3 } = this;
-        request3.onRequestSent();
+        const { socket, contentLength, client, bytesWritten, expectsPayload, header, request: request2 } = this;
+        request2.onRequestSent();
         socket[kWriting] = false;
         if (socket[kError]) {
           throw socket[kError];
@@ -18928,8 +19167,8 @@ var require_client_h2 = __commonJS({
          * @param {import('../core/request.js')} request
          * @returns {boolean}
         */
-        write(request3) {
-          return writeH2(client, request3);
+        write(request2) {
+          return writeH2(client, request2);
         },
         /**
          * @returns {void}
@@ -18958,14 +19197,14 @@ var require_client_h2 = __commonJS({
          * @param {import('../core/request.js')} request
          * @returns {boolean}
         */
-        busy(request3) {
-          if (request3 != null) {
+        busy(request2) {
+          if (request2 != null) {
             if (client[kRunning] > 0) {
-              if (request3.idempotent === false) return true;
-              if ((request3.upgrade === "websocket" || request3.method === "CONNECT") && session[kRemoteSettings] === false) return true;
-              if (util.bodyLength(request3.body) !== 0 && (util.isStream(request3.body) || util.isAsyncIterable(request3.body) || util.isFormDataLike(request3.body))) return true;
+              if (request2.idempotent === false) return true;
+              if ((request2.upgrade === "websocket" || request2.method === "CONNECT") && session[kRemoteSettings] === false) return true;
+              if (util.bodyLength(request2.body) !== 0 && (util.isStream(request2.body) || util.isAsyncIterable(request2.body) || util.isFormDataLike(request2.body))) return true;
             } else {
-              return (request3.upgrade === "websocket" || request3.method === "CONNECT") && session[kRemoteSettings] === false;
+              return (request2.upgrade === "websocket" || request2.method === "CONNECT") && session[kRemoteSettings] === false;
             }
           }
           return false;
@@ -19040,15 +19279,15 @@ var require_client_h2 = __commonJS({
       this.destroy(err);
       util.destroy(this[kSocket], err);
     }
-    function completeRequest(client, request3, resetPendingIdx = false) {
+    function completeRequest(client, request2, resetPendingIdx = false) {
       const queue = client[kQueue];
       const runningIdx = client[kRunningIdx];
-      if (runningIdx < client[kPendingIdx] && queue[runningIdx] === request3) {
+      if (runningIdx < client[kPendingIdx] && queue[runningIdx] === request2) {
         queue[runningIdx] = null;
         client[kRunningIdx] = runningIdx + 1;
         return;
       }
-      const index = queue.indexOf(request3, runningIdx);
+      const index = queue.indexOf(request2, runningIdx);
       if (index === -1 || index >= client[kPendingIdx]) {
         return;
       }
@@ -19067,10 +19306,10 @@ var require_client_h2 = __commonJS({
       this[kHTTP2Session] = null;
       util.destroy(this[kSocket], err);
       if (client[kRunningIdx] < client[kQueue].length) {
-        const request3 = client[kQueue][client[kRunningIdx]];
+        const request2 = client[kQueue][client[kRunningIdx]];
         client[kQueue][client[kRunningIdx]++] = null;
-        if (request3 != null) {
-          util.errorRequest(client, request3, err);
+        if (request2 != null) {
+          util.errorRequest(client, request2, err);
         }
         client[kPendingIdx] = client[kRunningIdx];
       }
@@ -19093,9 +19332,9 @@ var require_client_h2 = __commonJS({
         assert2(client[kPending] === 0);
         const requests = client[kQueue].splice(client[kRunningIdx]);
         for (let i = 0; i < requests.length; i++) {
-          const request3 = requests[i];
-          if (request3 != null) {
-            util.errorRequest(client, request3, err);
+          const request2 = requests[i];
+          if (request2 != null) {
+            util.errorRequest(client, request2, err);
           }
         }
       }
@@ -19126,14 +19365,14 @@ var require_client_h2 = __commonJS({
     function shouldSendContentLength(method) {
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
-    function writeH2(client, request3) {
-      const headersTimeout = request3.headersTimeout ?? client[kHeadersTimeout];
-      const bodyTimeout = request3.bodyTimeout ?? client[kBodyTimeout];
+    function writeH2(client, request2) {
+      const headersTimeout = request2.headersTimeout ?? client[kHeadersTimeout];
+      const bodyTimeout = request2.bodyTimeout ?? client[kBodyTimeout];
       const session = client[kHTTP2Session];
-      const { method, path, host, upgrade, expectContinue, signal, protocol, headers: reqHeaders } = request3;
-      let { body } = request3;
+      const { method, path, host, upgrade, expectContinue, signal, protocol, headers: reqHeaders } = request2;
+      let { body } = request2;
       if (upgrade != null && upgrade !== "websocket") {
-        util.errorRequest(client, request3, new InvalidArgumentError2(`Custom upgrade "${upgrade}" not supported over HTTP/2`));
+        util.errorRequest(client, request2, new InvalidArgumentError2(`Custom upgrade "${upgrade}" not supported over HTTP/2`));
         return false;
       }
       const headers = {};
@@ -19167,33 +19406,33 @@ var require_client_h2 = __commonJS({
       headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname5}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (err) => {
-        if (request3.aborted || request3.completed) {
+        if (request2.aborted || request2.completed) {
           return;
         }
         err = err || new RequestAbortedError();
-        util.errorRequest(client, request3, err);
+        util.errorRequest(client, request2, err);
         if (stream != null) {
           stream.removeAllListeners("data");
           stream.close();
           client[kOnError](err);
-          completeRequest(client, request3);
+          completeRequest(client, request2);
           client[kResume]();
         }
         util.destroy(body, err);
       };
       try {
-        request3.onConnect(abort);
+        request2.onConnect(abort);
       } catch (err) {
-        util.errorRequest(client, request3, err);
+        util.errorRequest(client, request2, err);
       }
-      if (request3.aborted) {
+      if (request2.aborted) {
         return false;
       }
       if (upgrade || method === "CONNECT") {
         session.ref();
         if (upgrade === "websocket") {
           if (session[kEnableConnectProtocol] === false) {
-            util.errorRequest(client, request3, new InformationalError("HTTP/2: Extended CONNECT protocol not supported by server"));
+            util.errorRequest(client, request2, new InformationalError("HTTP/2: Extended CONNECT protocol not supported by server"));
             session.unref();
             return false;
           }
@@ -19211,12 +19450,12 @@ var require_client_h2 = __commonJS({
           stream.once("response", (headers2, _flags) => {
             const { [HTTP2_HEADER_STATUS]: statusCode, ...realHeaders } = headers2;
             try {
-              request3.onUpgrade(statusCode, parseH2Headers(realHeaders), stream);
+              request2.onUpgrade(statusCode, parseH2Headers(realHeaders), stream);
             } catch (err) {
               abort(err);
               return;
             }
-            completeRequest(client, request3);
+            completeRequest(client, request2);
           });
           stream.on("error", () => {
             if (stream.rstCode === NGHTTP2_REFUSED_STREAM || stream.rstCode === NGHTTP2_CANCEL) {
@@ -19236,12 +19475,12 @@ var require_client_h2 = __commonJS({
         stream.on("response", (headers2) => {
           const { [HTTP2_HEADER_STATUS]: statusCode, ...realHeaders } = headers2;
           try {
-            request3.onUpgrade(statusCode, parseH2Headers(realHeaders), stream);
+            request2.onUpgrade(statusCode, parseH2Headers(realHeaders), stream);
           } catch (err) {
             abort(err);
             return;
           }
-          completeRequest(client, request3);
+          completeRequest(client, request2);
         });
         stream.on("error", abort);
         stream.once("close", () => {
@@ -19266,14 +19505,14 @@ var require_client_h2 = __commonJS({
         contentLength = bodyStream.length;
       }
       if (contentLength == null) {
-        contentLength = request3.contentLength;
+        contentLength = request2.contentLength;
       }
       if (!expectsPayload) {
         contentLength = null;
       }
-      if (shouldSendContentLength(method) && contentLength > 0 && request3.contentLength != null && request3.contentLength !== contentLength) {
+      if (shouldSendContentLength(method) && contentLength > 0 && request2.contentLength != null && request2.contentLength !== contentLength) {
         if (client[kStrictContentLength]) {
-          util.errorRequest(client, request3, new RequestContentLengthMismatchError());
+          util.errorRequest(client, request2, new RequestContentLengthMismatchError());
           return false;
         }
         process.emitWarning(new RequestContentLengthMismatchError());
@@ -19289,7 +19528,7 @@ var require_client_h2 = __commonJS({
           header += `${key}: ${headers[key]}\r
 `;
         }
-        channels.sendHeaders.publish({ request: request3, headers: header, socket: session[kSocket] });
+        channels.sendHeaders.publish({ request: request2, headers: header, socket: session[kSocket] });
       }
       const shouldEndStream = method === "GET" || method === "HEAD" || body === null;
       if (expectContinue) {
@@ -19310,21 +19549,21 @@ var require_client_h2 = __commonJS({
       let responseReceived = false;
       stream.once("response", (headers2) => {
         const { [HTTP2_HEADER_STATUS]: statusCode, ...realHeaders } = headers2;
-        request3.onResponseStarted();
+        request2.onResponseStarted();
         responseReceived = true;
         stream.setTimeout(bodyTimeout);
-        if (request3.aborted) {
+        if (request2.aborted) {
           stream.removeAllListeners("data");
           return;
         }
-        if (request3.onHeaders(Number(statusCode), parseH2Headers(realHeaders), stream.resume.bind(stream), "") === false) {
+        if (request2.onHeaders(Number(statusCode), parseH2Headers(realHeaders), stream.resume.bind(stream), "") === false) {
           stream.pause();
         }
         stream.on("data", (chunk) => {
-          if (request3.aborted || request3.completed) {
+          if (request2.aborted || request2.completed) {
             return;
           }
-          if (request3.onData(chunk) === false) {
+          if (request2.onData(chunk) === false) {
             stream.pause();
           }
         });
@@ -19332,14 +19571,14 @@ var require_client_h2 = __commonJS({
       stream.once("end", () => {
         stream.removeAllListeners("data");
         if (responseReceived) {
-          if (!request3.aborted && !request3.completed) {
-            request3.onComplete({});
+          if (!request2.aborted && !request2.completed) {
+            request2.onComplete({});
           }
-          completeRequest(client, request3);
+          completeRequest(client, request2);
           client[kResume]();
         } else {
           abort(new InformationalError("HTTP/2: stream half-closed (remote)"));
-          completeRequest(client, request3, true);
+          completeRequest(client, request2, true);
           client[kResume]();
         }
       });
@@ -19349,7 +19588,7 @@ var require_client_h2 = __commonJS({
         if (session[kOpenStreams] === 0) {
           session.unref();
         }
-        if (!request3.aborted && !request3.completed) {
+        if (!request2.aborted && !request2.completed) {
           abort(new InformationalError("HTTP/2: stream closed before the response was complete"));
         }
       });
@@ -19374,11 +19613,11 @@ var require_client_h2 = __commonJS({
         abort(err);
       });
       stream.once("trailers", (trailers) => {
-        if (request3.aborted || request3.completed) {
+        if (request2.aborted || request2.completed) {
           return;
         }
         stream.removeAllListeners("data");
-        request3.onComplete(trailers);
+        request2.onComplete(trailers);
       });
       return true;
       function writeBodyH2() {
@@ -19388,7 +19627,7 @@ var require_client_h2 = __commonJS({
             stream,
             null,
             client,
-            request3,
+            request2,
             client[kSocket],
             contentLength,
             expectsPayload
@@ -19399,7 +19638,7 @@ var require_client_h2 = __commonJS({
             stream,
             body,
             client,
-            request3,
+            request2,
             client[kSocket],
             contentLength,
             expectsPayload
@@ -19411,7 +19650,7 @@ var require_client_h2 = __commonJS({
               stream,
               body.stream(),
               client,
-              request3,
+              request2,
               client[kSocket],
               contentLength,
               expectsPayload
@@ -19422,7 +19661,7 @@ var require_client_h2 = __commonJS({
               stream,
               body,
               client,
-              request3,
+              request2,
               client[kSocket],
               contentLength,
               expectsPayload
@@ -19436,7 +19675,7 @@ var require_client_h2 = __commonJS({
             stream,
             body,
             client,
-            request3,
+            request2,
             contentLength
           );
         } else if (util.isIterable(body)) {
@@ -19445,7 +19684,7 @@ var require_client_h2 = __commonJS({
             stream,
             body,
             client,
-            request3,
+            request2,
             client[kSocket],
             contentLength,
             expectsPayload
@@ -19455,7 +19694,7 @@ var require_client_h2 = __commonJS({
         }
       }
     }
-    function writeBuffer(abort, h2stream, body, client, request3, socket, contentLength, expectsPayload) {
+    function writeBuffer(abort, h2stream, body, client, request2, socket, contentLength, expectsPayload) {
       try {
         if (body != null && util.isBuffer(body)) {
           assert2(contentLength === body.byteLength, "buffer body must have content length");
@@ -19463,18 +19702,18 @@ var require_client_h2 = __commonJS({
           h2stream.write(body);
           h2stream.uncork();
           h2stream.end();
-          request3.onBodySent(body);
+          request2.onBodySent(body);
         }
         if (!expectsPayload) {
           socket[kReset] = true;
         }
-        request3.onRequestSent();
+        request2.onRequestSent();
         client[kResume]();
       } catch (error62) {
         abort(error62);
       }
     }
-    function writeStream(abort, socket, expectsPayload, h2stream, body, client, request3, contentLength) {
+    function writeStream(abort, socket, expectsPayload, h2stream, body, client, request2, contentLength) {
       assert2(contentLength !== 0 || client[kRunning] === 0, "stream body cannot be pipelined");
       const pipe2 = pipeline(
         body,
@@ -19485,7 +19724,7 @@ var require_client_h2 = __commonJS({
             abort(err);
           } else {
             util.removeAllListeners(pipe2);
-            request3.onRequestSent();
+            request2.onRequestSent();
             if (!expectsPayload) {
               socket[kReset] = true;
             }
@@ -19495,10 +19734,10 @@ var require_client_h2 = __commonJS({
       );
       util.addListener(pipe2, "data", onPipeData);
       function onPipeData(chunk) {
-        request3.onBodySent(chunk);
+        request2.onBodySent(chunk);
       }
     }
-    async function writeBlob(abort, h2stream, body, client, request3, socket, contentLength, expectsPayload) {
+    async function writeBlob(abort, h2stream, body, client, request2, socket, contentLength, expectsPayload) {
       assert2(contentLength === body.size, "blob body must have content length");
       try {
         if (contentLength != null && contentLength !== body.size) {
@@ -19509,8 +19748,8 @@ var require_client_h2 = __commonJS({
         h2stream.write(buffer);
         h2stream.uncork();
         h2stream.end();
-        request3.onBodySent(buffer);
-        request3.onRequestSent();
+        request2.onBodySent(buffer);
+        request2.onRequestSent();
         if (!expectsPayload) {
           socket[kReset] = true;
         }
@@ -19519,7 +19758,7 @@ var require_client_h2 = __commonJS({
         abort(err);
       }
     }
-    async function writeIterable(abort, h2stream, body, client, request3, socket, contentLength, expectsPayload) {
+    async function writeIterable(abort, h2stream, body, client, request2, socket, contentLength, expectsPayload) {
       assert2(contentLength !== 0 || client[kRunning] === 0, "iterator body cannot be pipelined");
       let callback = null;
       function onDrain() {
@@ -19544,13 +19783,13 @@ var require_client_h2 = __commonJS({
             throw socket[kError];
           }
           const res = h2stream.write(chunk);
-          request3.onBodySent(chunk);
+          request2.onBodySent(chunk);
           if (!res) {
             await waitForDrain();
           }
         }
         h2stream.end();
-        request3.onRequestSent();
+        request2.onRequestSent();
         if (!expectsPayload) {
           socket[kReset] = true;
         }
@@ -19836,10 +20075,10 @@ var require_client = __commonJS({
         this.once("connect", cb);
       }
       [kDispatch](opts, handler) {
-        const request3 = new Request(this[kUrl].origin, opts, handler);
-        this[kQueue].push(request3);
+        const request2 = new Request(this[kUrl].origin, opts, handler);
+        this[kQueue].push(request2);
         if (this[kResuming]) {
-        } else if (util.bodyLength(request3.body) == null && util.isIterable(request3.body)) {
+        } else if (util.bodyLength(request2.body) == null && util.isIterable(request2.body)) {
           this[kResuming] = 1;
           queueMicrotask(() => resume(this));
         } else {
@@ -19863,9 +20102,9 @@ var require_client = __commonJS({
         return new Promise((resolve3) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
-            const request3 = requests[i];
-            if (request3 != null) {
-              util.errorRequest(this, request3, err);
+            const request2 = requests[i];
+            if (request2 != null) {
+              util.errorRequest(this, request2, err);
             }
           }
           const callback = () => {
@@ -19890,9 +20129,9 @@ var require_client = __commonJS({
         assert2(client[kPendingIdx] === client[kRunningIdx]);
         const requests = client[kQueue].splice(client[kRunningIdx]);
         for (let i = 0; i < requests.length; i++) {
-          const request3 = requests[i];
-          if (request3 != null) {
-            util.errorRequest(client, request3, err);
+          const request2 = requests[i];
+          if (request2 != null) {
+            util.errorRequest(client, request2, err);
           }
         }
         assert2(client[kSize] === 0);
@@ -20003,8 +20242,8 @@ var require_client = __commonJS({
       if (err.code === "ERR_TLS_CERT_ALTNAME_INVALID") {
         assert2(client[kRunning] === 0);
         while (client[kPending] > 0 && client[kQueue][client[kPendingIdx]].servername === client[kServerName]) {
-          const request3 = client[kQueue][client[kPendingIdx]++];
-          util.errorRequest(client, request3, err);
+          const request2 = client[kQueue][client[kPendingIdx]++];
+          util.errorRequest(client, request2, err);
         }
       } else {
         onError(client, err);
@@ -20059,15 +20298,15 @@ var require_client = __commonJS({
         if (client[kRunning] >= (getPipelining(client) || 1)) {
           return;
         }
-        const request3 = client[kQueue][client[kPendingIdx]];
-        if (request3 === null) {
+        const request2 = client[kQueue][client[kPendingIdx]];
+        if (request2 === null) {
           return;
         }
-        if (client[kUrl].protocol === "https:" && client[kServerName] !== request3.servername) {
+        if (client[kUrl].protocol === "https:" && client[kServerName] !== request2.servername) {
           if (client[kRunning] > 0) {
             return;
           }
-          client[kServerName] = request3.servername;
+          client[kServerName] = request2.servername;
           client[kHTTPContext]?.destroy(new InformationalError("servername changed"), () => {
             client[kHTTPContext] = null;
             resume(client);
@@ -20083,10 +20322,10 @@ var require_client = __commonJS({
         if (client[kHTTPContext].destroyed) {
           return;
         }
-        if (client[kHTTPContext].busy(request3)) {
+        if (client[kHTTPContext].busy(request2)) {
           return;
         }
-        if (!request3.aborted && client[kHTTPContext].write(request3)) {
+        if (!request2.aborted && client[kHTTPContext].write(request2)) {
           client[kPendingIdx]++;
         } else {
           client[kQueue].splice(client[kPendingIdx], 1);
@@ -21141,13 +21380,13 @@ var require_socks5_client = __commonJS({
         }
         debug("starting handshake with", this.authMethods.length, "auth methods");
         this.state = STATES.HANDSHAKING;
-        const request3 = Buffer2.alloc(2 + this.authMethods.length);
-        request3[0] = SOCKS_VERSION;
-        request3[1] = this.authMethods.length;
+        const request2 = Buffer2.alloc(2 + this.authMethods.length);
+        request2[0] = SOCKS_VERSION;
+        request2[1] = this.authMethods.length;
         this.authMethods.forEach((method, i) => {
-          request3[2 + i] = method;
+          request2[2 + i] = method;
         });
-        this.socket.write(request3);
+        this.socket.write(request2);
       }
       /**
        * Handle handshake response from server
@@ -21189,13 +21428,13 @@ var require_socks5_client = __commonJS({
         if (usernameBuffer.length > 255 || passwordBuffer.length > 255) {
           throw new InvalidArgumentError2("Username or password too long");
         }
-        const request3 = Buffer2.alloc(3 + usernameBuffer.length + passwordBuffer.length);
-        request3[0] = 1;
-        request3[1] = usernameBuffer.length;
-        usernameBuffer.copy(request3, 2);
-        request3[2 + usernameBuffer.length] = passwordBuffer.length;
-        passwordBuffer.copy(request3, 3 + usernameBuffer.length);
-        this.socket.write(request3);
+        const request2 = Buffer2.alloc(3 + usernameBuffer.length + passwordBuffer.length);
+        request2[0] = 1;
+        request2[1] = usernameBuffer.length;
+        usernameBuffer.copy(request2, 2);
+        request2[2 + usernameBuffer.length] = passwordBuffer.length;
+        passwordBuffer.copy(request2, 3 + usernameBuffer.length);
+        this.socket.write(request2);
       }
       /**
        * Handle authentication response
@@ -21230,22 +21469,22 @@ var require_socks5_client = __commonJS({
         }
         debug("connecting to", address, port);
         this.state = STATES.CONNECTING;
-        const request3 = this.buildConnectRequest(COMMANDS.CONNECT, address, port);
-        this.socket.write(request3);
+        const request2 = this.buildConnectRequest(COMMANDS.CONNECT, address, port);
+        this.socket.write(request2);
       }
       /**
        * Build a SOCKS5 request
        */
       buildConnectRequest(command, address, port) {
         const { type: addressType, buffer: addressBuffer } = parseAddress(address);
-        const request3 = Buffer2.alloc(4 + addressBuffer.length + 2);
-        request3[0] = SOCKS_VERSION;
-        request3[1] = command;
-        request3[2] = 0;
-        request3[3] = addressType;
-        addressBuffer.copy(request3, 4);
-        request3.writeUInt16BE(port, 4 + addressBuffer.length);
-        return request3;
+        const request2 = Buffer2.alloc(4 + addressBuffer.length + 2);
+        request2[0] = SOCKS_VERSION;
+        request2[1] = command;
+        request2[2] = 0;
+        request2[3] = addressType;
+        addressBuffer.copy(request2, 4);
+        request2.writeUInt16BE(port, 4 + addressBuffer.length);
+        return request2;
       }
       /**
        * Handle CONNECT response
@@ -22965,10 +23204,10 @@ var require_api_request = __commonJS({
         }
       }
     };
-    function request3(opts, callback) {
+    function request2(opts, callback) {
       if (callback === void 0) {
         return new Promise((resolve3, reject) => {
-          request3.call(this, opts, (err, data) => {
+          request2.call(this, opts, (err, data) => {
             return err ? reject(err) : resolve3(data);
           });
         });
@@ -22984,7 +23223,7 @@ var require_api_request = __commonJS({
         queueMicrotask(() => callback(err, { opaque }));
       }
     }
-    module2.exports = request3;
+    module2.exports = request2;
     module2.exports.RequestHandler = RequestHandler;
   }
 });
@@ -24967,8 +25206,8 @@ var require_snapshot_recorder = __commonJS({
         if (this.isUrlExcluded(requestOpts)) {
           return;
         }
-        const request3 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
-        const hash2 = createRequestHash(request3);
+        const request2 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
+        const hash2 = createRequestHash(request2);
         const normalizedHeaders = normalizeHeaders(response.headers);
         const responseData = {
           statusCode: response.statusCode,
@@ -24986,7 +25225,7 @@ var require_snapshot_recorder = __commonJS({
           existingSnapshot.timestamp = (/* @__PURE__ */ new Date()).toISOString();
         } else {
           this.#snapshots.set(hash2, {
-            request: request3,
+            request: request2,
             responses: [responseData],
             // Always store as array for consistency
             callCount: 0,
@@ -25020,8 +25259,8 @@ var require_snapshot_recorder = __commonJS({
         if (this.isUrlExcluded(requestOpts)) {
           return void 0;
         }
-        const request3 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
-        const hash2 = createRequestHash(request3);
+        const request2 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
+        const hash2 = createRequestHash(request2);
         const snapshot = this.#snapshots.get(hash2);
         if (!snapshot) return void 0;
         const currentCallCount = snapshot.callCount || 0;
@@ -25116,8 +25355,8 @@ var require_snapshot_recorder = __commonJS({
        * @returns {boolean} - True if snapshot was deleted, false if not found
        */
       deleteSnapshot(requestOpts) {
-        const request3 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
-        const hash2 = createRequestHash(request3);
+        const request2 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
+        const hash2 = createRequestHash(request2);
         return this.#snapshots.delete(hash2);
       }
       /**
@@ -25126,8 +25365,8 @@ var require_snapshot_recorder = __commonJS({
        * @returns {SnapshotInfo|null} - Snapshot information or null if not found
        */
       getSnapshotInfo(requestOpts) {
-        const request3 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
-        const hash2 = createRequestHash(request3);
+        const request2 = formatRequestKey(requestOpts, this.#headerFilters, this.matchOptions);
+        const hash2 = createRequestHash(request2);
         const snapshot = this.#snapshots.get(hash2);
         if (!snapshot) return null;
         return {
@@ -25418,16 +25657,16 @@ var require_snapshot_agent = __commonJS({
        */
       #setupMockInterceptors() {
         for (const snapshot of this[kSnapshotRecorder].getSnapshots()) {
-          const { request: request3, responses, response } = snapshot;
-          const url2 = new URL(request3.url);
+          const { request: request2, responses, response } = snapshot;
+          const url2 = new URL(request2.url);
           const mockPool = this.get(url2.origin);
           const responseData = responses ? responses[0] : response;
           if (!responseData) continue;
           mockPool.intercept({
             path: url2.pathname + url2.search,
-            method: request3.method,
-            headers: request3.headers,
-            body: request3.body
+            method: request2.method,
+            headers: request2.headers,
+            body: request2.body
           }).reply(responseData.statusCode, responseData.body, {
             headers: responseData.headers,
             trailers: responseData.trailers
@@ -31283,7 +31522,7 @@ var require_request2 = __commonJS({
         webidl.argumentLengthCheck(arguments, 1, prefix);
         input2 = webidl.converters.RequestInfo(input2);
         init = webidl.converters.RequestInit(init);
-        let request3 = null;
+        let request2 = null;
         let fallbackMode = null;
         const baseUrl = environmentSettingsObject.settingsObject.baseUrl;
         let signal = null;
@@ -31300,18 +31539,18 @@ var require_request2 = __commonJS({
               "Request cannot be constructed from a URL that includes credentials: " + input2
             );
           }
-          request3 = makeRequest({ urlList: [parsedURL] });
+          request2 = makeRequest({ urlList: [parsedURL] });
           fallbackMode = "cors";
         } else {
           assert2(webidl.is.Request(input2));
-          request3 = input2.#state;
+          request2 = input2.#state;
           signal = input2.#signal;
           this.#dispatcher = init.dispatcher || input2.#dispatcher;
         }
         const origin = environmentSettingsObject.settingsObject.origin;
         let window2 = "client";
-        if (request3.window?.constructor?.name === "EnvironmentSettingsObject" && sameOrigin(request3.window, origin)) {
-          window2 = request3.window;
+        if (request2.window?.constructor?.name === "EnvironmentSettingsObject" && sameOrigin(request2.window, origin)) {
+          window2 = request2.window;
         }
         if (init.window != null) {
           throw new TypeError(`'window' option '${window2}' must be null`);
@@ -31319,66 +31558,66 @@ var require_request2 = __commonJS({
         if ("window" in init) {
           window2 = "no-window";
         }
-        request3 = makeRequest({
+        request2 = makeRequest({
           // URL request’s URL.
           // undici implementation note: this is set as the first item in request's urlList in makeRequest
           // method request’s method.
-          method: request3.method,
+          method: request2.method,
           // header list A copy of request’s header list.
           // undici implementation note: headersList is cloned in makeRequest
-          headersList: request3.headersList,
+          headersList: request2.headersList,
           // unsafe-request flag Set.
-          unsafeRequest: request3.unsafeRequest,
+          unsafeRequest: request2.unsafeRequest,
           // client This’s relevant settings object.
           client: environmentSettingsObject.settingsObject,
           // window window.
           window: window2,
           // priority request’s priority.
-          priority: request3.priority,
+          priority: request2.priority,
           // origin request’s origin. The propagation of the origin is only significant for navigation requests
           // being handled by a service worker. In this scenario a request can have an origin that is different
           // from the current client.
-          origin: request3.origin,
+          origin: request2.origin,
           // referrer request’s referrer.
-          referrer: request3.referrer,
+          referrer: request2.referrer,
           // referrer policy request’s referrer policy.
-          referrerPolicy: request3.referrerPolicy,
+          referrerPolicy: request2.referrerPolicy,
           // mode request’s mode.
-          mode: request3.mode,
+          mode: request2.mode,
           // credentials mode request’s credentials mode.
-          credentials: request3.credentials,
+          credentials: request2.credentials,
           // cache mode request’s cache mode.
-          cache: request3.cache,
+          cache: request2.cache,
           // redirect mode request’s redirect mode.
-          redirect: request3.redirect,
+          redirect: request2.redirect,
           // integrity metadata request’s integrity metadata.
-          integrity: request3.integrity,
+          integrity: request2.integrity,
           // keepalive request’s keepalive.
-          keepalive: request3.keepalive,
+          keepalive: request2.keepalive,
           // reload-navigation flag request’s reload-navigation flag.
-          reloadNavigation: request3.reloadNavigation,
+          reloadNavigation: request2.reloadNavigation,
           // history-navigation flag request’s history-navigation flag.
-          historyNavigation: request3.historyNavigation,
+          historyNavigation: request2.historyNavigation,
           // URL list A clone of request’s URL list.
-          urlList: [...request3.urlList]
+          urlList: [...request2.urlList]
         });
         const initHasKey = Object.keys(init).length !== 0;
         if (initHasKey) {
-          if (request3.mode === "navigate") {
-            request3.mode = "same-origin";
+          if (request2.mode === "navigate") {
+            request2.mode = "same-origin";
           }
-          request3.reloadNavigation = false;
-          request3.historyNavigation = false;
-          request3.origin = "client";
-          request3.referrer = "client";
-          request3.referrerPolicy = "";
-          request3.url = request3.urlList[request3.urlList.length - 1];
-          request3.urlList = [request3.url];
+          request2.reloadNavigation = false;
+          request2.historyNavigation = false;
+          request2.origin = "client";
+          request2.referrer = "client";
+          request2.referrerPolicy = "";
+          request2.url = request2.urlList[request2.urlList.length - 1];
+          request2.urlList = [request2.url];
         }
         if (init.referrer !== void 0) {
           const referrer = init.referrer;
           if (referrer === "") {
-            request3.referrer = "no-referrer";
+            request2.referrer = "no-referrer";
           } else {
             let parsedReferrer;
             try {
@@ -31387,14 +31626,14 @@ var require_request2 = __commonJS({
               throw new TypeError(`Referrer "${referrer}" is not a valid URL.`, { cause: err });
             }
             if (parsedReferrer.protocol === "about:" && parsedReferrer.hostname === "client" || origin && !sameOrigin(parsedReferrer, environmentSettingsObject.settingsObject.baseUrl)) {
-              request3.referrer = "client";
+              request2.referrer = "client";
             } else {
-              request3.referrer = parsedReferrer;
+              request2.referrer = parsedReferrer;
             }
           }
         }
         if (init.referrerPolicy !== void 0) {
-          request3.referrerPolicy = init.referrerPolicy;
+          request2.referrerPolicy = init.referrerPolicy;
         }
         let mode;
         if (init.mode !== void 0) {
@@ -31409,33 +31648,33 @@ var require_request2 = __commonJS({
           });
         }
         if (mode != null) {
-          request3.mode = mode;
+          request2.mode = mode;
         }
         if (init.credentials !== void 0) {
-          request3.credentials = init.credentials;
+          request2.credentials = init.credentials;
         }
         if (init.cache !== void 0) {
-          request3.cache = init.cache;
+          request2.cache = init.cache;
         }
-        if (request3.cache === "only-if-cached" && request3.mode !== "same-origin") {
+        if (request2.cache === "only-if-cached" && request2.mode !== "same-origin") {
           throw new TypeError(
             "'only-if-cached' can be set only with 'same-origin' mode"
           );
         }
         if (init.redirect !== void 0) {
-          request3.redirect = init.redirect;
+          request2.redirect = init.redirect;
         }
         if (init.integrity != null) {
-          request3.integrity = String(init.integrity);
+          request2.integrity = String(init.integrity);
         }
         if (init.keepalive !== void 0) {
-          request3.keepalive = Boolean(init.keepalive);
+          request2.keepalive = Boolean(init.keepalive);
         }
         if (init.method !== void 0) {
           let method = init.method;
           const mayBeNormalized = normalizedMethodRecords[method];
           if (mayBeNormalized !== void 0) {
-            request3.method = mayBeNormalized;
+            request2.method = mayBeNormalized;
           } else {
             if (!isValidHTTPToken(method)) {
               throw new TypeError(`'${method}' is not a valid HTTP method.`);
@@ -31445,9 +31684,9 @@ var require_request2 = __commonJS({
               throw new TypeError(`'${method}' HTTP method is unsupported.`);
             }
             method = normalizedMethodRecordsBase[upperCase] ?? method;
-            request3.method = method;
+            request2.method = method;
           }
-          if (!patchMethodWarning && request3.method === "patch") {
+          if (!patchMethodWarning && request2.method === "patch") {
             process.emitWarning("Using `patch` is highly likely to result in a `405 Method Not Allowed`. `PATCH` is much more likely to succeed.", {
               code: "UNDICI-FETCH-patch"
             });
@@ -31457,7 +31696,7 @@ var require_request2 = __commonJS({
         if (init.signal !== void 0) {
           signal = init.signal;
         }
-        this.#state = request3;
+        this.#state = request2;
         const ac = new AbortController();
         this.#signal = ac.signal;
         if (signal != null) {
@@ -31475,12 +31714,12 @@ var require_request2 = __commonJS({
           }
         }
         this.#headers = new Headers(kConstruct);
-        setHeadersList(this.#headers, request3.headersList);
+        setHeadersList(this.#headers, request2.headersList);
         setHeadersGuard(this.#headers, "request");
         if (mode === "no-cors") {
-          if (!corsSafeListedMethodsSet.has(request3.method)) {
+          if (!corsSafeListedMethodsSet.has(request2.method)) {
             throw new TypeError(
-              `'${request3.method} is unsupported in no-cors mode.`
+              `'${request2.method} is unsupported in no-cors mode.`
             );
           }
           setHeadersGuard(this.#headers, "request-no-cors");
@@ -31499,14 +31738,14 @@ var require_request2 = __commonJS({
           }
         }
         const inputBody = webidl.is.Request(input2) ? input2.#state.body : null;
-        if ((init.body != null || inputBody != null) && (request3.method === "GET" || request3.method === "HEAD")) {
+        if ((init.body != null || inputBody != null) && (request2.method === "GET" || request2.method === "HEAD")) {
           throw new TypeError("Request with GET/HEAD method cannot have body.");
         }
         let initBody = null;
         if (init.body != null) {
           const [extractedBody, contentType] = extractBody(
             init.body,
-            request3.keepalive
+            request2.keepalive
           );
           initBody = extractedBody;
           if (contentType && !getHeadersList(this.#headers).contains("content-type", true)) {
@@ -31518,12 +31757,12 @@ var require_request2 = __commonJS({
           if (initBody != null && init.duplex == null) {
             throw new TypeError("RequestInit: duplex option is required when sending a body.");
           }
-          if (request3.mode !== "same-origin" && request3.mode !== "cors") {
+          if (request2.mode !== "same-origin" && request2.mode !== "cors") {
             throw new TypeError(
               'If request is made from ReadableStream, mode should be "same-origin" or "cors"'
             );
           }
-          request3.useCORSPreflightFlag = true;
+          request2.useCORSPreflightFlag = true;
         }
         let finalBody = inputOrInitBody;
         if (initBody == null && inputBody != null) {
@@ -31713,42 +31952,42 @@ var require_request2 = __commonJS({
        * @param {Request} request
        * @param {AbortSignal} newSignal
        */
-      static setRequestSignal(request3, newSignal) {
-        request3.#signal = newSignal;
-        return request3;
+      static setRequestSignal(request2, newSignal) {
+        request2.#signal = newSignal;
+        return request2;
       }
       /**
        * @param {Request} request
        */
-      static getRequestDispatcher(request3) {
-        return request3.#dispatcher;
+      static getRequestDispatcher(request2) {
+        return request2.#dispatcher;
       }
       /**
        * @param {Request} request
        * @param {import('../../dispatcher/dispatcher')} newDispatcher
        */
-      static setRequestDispatcher(request3, newDispatcher) {
-        request3.#dispatcher = newDispatcher;
+      static setRequestDispatcher(request2, newDispatcher) {
+        request2.#dispatcher = newDispatcher;
       }
       /**
        * @param {Request} request
        * @param {Headers} newHeaders
        */
-      static setRequestHeaders(request3, newHeaders) {
-        request3.#headers = newHeaders;
+      static setRequestHeaders(request2, newHeaders) {
+        request2.#headers = newHeaders;
       }
       /**
        * @param {Request} request
        */
-      static getRequestState(request3) {
-        return request3.#state;
+      static getRequestState(request2) {
+        return request2.#state;
       }
       /**
        * @param {Request} request
        * @param {any} newState
        */
-      static setRequestState(request3, newState) {
-        request3.#state = newState;
+      static setRequestState(request2, newState) {
+        request2.#state = newState;
       }
     };
     var { setRequestSignal, getRequestDispatcher, setRequestDispatcher, setRequestHeaders, getRequestState, setRequestState } = Request;
@@ -31803,23 +32042,23 @@ var require_request2 = __commonJS({
         headersList: init.headersList ? new HeadersList(init.headersList) : new HeadersList()
       };
     }
-    function cloneRequest(request3) {
-      const newRequest = makeRequest({ ...request3, body: null });
-      if (request3.body != null) {
-        newRequest.body = cloneBody(request3.body);
+    function cloneRequest(request2) {
+      const newRequest = makeRequest({ ...request2, body: null });
+      if (request2.body != null) {
+        newRequest.body = cloneBody(request2.body);
       }
       return newRequest;
     }
     function fromInnerRequest(innerRequest, dispatcher, signal, guard) {
-      const request3 = new Request(kConstruct);
-      setRequestState(request3, innerRequest);
-      setRequestDispatcher(request3, dispatcher);
-      setRequestSignal(request3, signal);
+      const request2 = new Request(kConstruct);
+      setRequestState(request2, innerRequest);
+      setRequestDispatcher(request2, dispatcher);
+      setRequestSignal(request2, signal);
       const headers = new Headers(kConstruct);
-      setRequestHeaders(request3, headers);
+      setRequestHeaders(request2, headers);
       setHeadersList(headers, innerRequest.headersList);
       setHeadersGuard(headers, guard);
-      return request3;
+      return request2;
     }
     Object.defineProperties(Request.prototype, {
       method: kEnumerableProperty,
@@ -32200,7 +32439,7 @@ var require_fetch = __commonJS({
     function handleFetchDone(response) {
       finalizeAndReportTiming(response, "fetch");
     }
-    function fetch2(input2, init = void 0) {
+    function fetch(input2, init = void 0) {
       webidl.argumentLengthCheck(arguments, 1, "globalThis.fetch");
       let p = createDeferredPromise();
       let requestObject;
@@ -32210,14 +32449,14 @@ var require_fetch = __commonJS({
         p.reject(e);
         return p.promise;
       }
-      const request3 = getRequestState(requestObject);
+      const request2 = getRequestState(requestObject);
       if (requestObject.signal.aborted) {
-        abortFetch(p, request3, null, requestObject.signal.reason, null);
+        abortFetch(p, request2, null, requestObject.signal.reason, null);
         return p.promise;
       }
-      const globalObject = request3.client.globalObject;
+      const globalObject = request2.client.globalObject;
       if (globalObject?.constructor?.name === "ServiceWorkerGlobalScope") {
-        request3.serviceWorkers = "none";
+        request2.serviceWorkers = "none";
       }
       let responseObject = null;
       let locallyAborted = false;
@@ -32229,7 +32468,7 @@ var require_fetch = __commonJS({
           assert2(controller != null);
           controller.abort(requestObject.signal.reason);
           const realResponse = responseObject?.deref();
-          abortFetch(p, request3, realResponse, requestObject.signal.reason, controller.controller);
+          abortFetch(p, request2, realResponse, requestObject.signal.reason, controller.controller);
         }
       );
       const processResponse = (response) => {
@@ -32237,7 +32476,7 @@ var require_fetch = __commonJS({
           return;
         }
         if (response.aborted) {
-          abortFetch(p, request3, responseObject, controller.serializedAbortReason, controller.controller);
+          abortFetch(p, request2, responseObject, controller.serializedAbortReason, controller.controller);
           return;
         }
         if (response.type === "error") {
@@ -32249,7 +32488,7 @@ var require_fetch = __commonJS({
         p = null;
       };
       controller = fetching({
-        request: request3,
+        request: request2,
         processResponseEndOfBody: handleFetchDone,
         processResponse,
         dispatcher: getRequestDispatcher(requestObject),
@@ -32296,12 +32535,12 @@ var require_fetch = __commonJS({
       );
     }
     var markResourceTiming = performance.markResourceTiming;
-    function abortFetch(p, request3, responseObject, error62, controller) {
+    function abortFetch(p, request2, responseObject, error62, controller) {
       if (p) {
         p.reject(error62);
       }
-      if (request3.body?.stream != null && isReadable(request3.body.stream)) {
-        request3.body.stream.cancel(error62).catch((err) => {
+      if (request2.body?.stream != null && isReadable(request2.body.stream)) {
+        request2.body.stream.cancel(error62).catch((err) => {
           if (err.code === "ERR_INVALID_STATE") {
             return;
           }
@@ -32317,7 +32556,7 @@ var require_fetch = __commonJS({
       }
     }
     function fetching({
-      request: request3,
+      request: request2,
       processRequestBodyChunkLength,
       processRequestEndOfBody,
       processResponse,
@@ -32332,9 +32571,9 @@ var require_fetch = __commonJS({
       assert2(dispatcher);
       let taskDestination = null;
       let crossOriginIsolatedCapability = false;
-      if (request3.client != null) {
-        taskDestination = request3.client.globalObject;
-        crossOriginIsolatedCapability = request3.client.crossOriginIsolatedCapability;
+      if (request2.client != null) {
+        taskDestination = request2.client.globalObject;
+        crossOriginIsolatedCapability = request2.client.crossOriginIsolatedCapability;
       }
       const currentTime = coarsenedSharedCurrentTime(crossOriginIsolatedCapability);
       const timingInfo = createOpaqueTimingInfo({
@@ -32342,7 +32581,7 @@ var require_fetch = __commonJS({
       });
       const fetchParams = {
         controller: new Fetch(dispatcher),
-        request: request3,
+        request: request2,
         timingInfo,
         processRequestBodyChunkLength,
         processRequestEndOfBody,
@@ -32354,79 +32593,79 @@ var require_fetch = __commonJS({
         // Keep requestObject alive to prevent its AbortController from being GC'd
         requestObject
       };
-      assert2(!request3.body || request3.body.stream);
-      if (request3.window === "client") {
-        request3.window = request3.client?.globalObject?.constructor?.name === "Window" ? request3.client : "no-window";
+      assert2(!request2.body || request2.body.stream);
+      if (request2.window === "client") {
+        request2.window = request2.client?.globalObject?.constructor?.name === "Window" ? request2.client : "no-window";
       }
-      if (request3.origin === "client") {
-        request3.origin = request3.client.origin;
+      if (request2.origin === "client") {
+        request2.origin = request2.client.origin;
       }
-      if (request3.policyContainer === "client") {
-        if (request3.client != null) {
-          request3.policyContainer = clonePolicyContainer(
-            request3.client.policyContainer
+      if (request2.policyContainer === "client") {
+        if (request2.client != null) {
+          request2.policyContainer = clonePolicyContainer(
+            request2.client.policyContainer
           );
         } else {
-          request3.policyContainer = makePolicyContainer();
+          request2.policyContainer = makePolicyContainer();
         }
       }
-      if (!request3.headersList.contains("accept", true)) {
+      if (!request2.headersList.contains("accept", true)) {
         const value = "*/*";
-        request3.headersList.append("accept", value, true);
+        request2.headersList.append("accept", value, true);
       }
-      if (!request3.headersList.contains("accept-language", true)) {
-        request3.headersList.append("accept-language", "*", true);
+      if (!request2.headersList.contains("accept-language", true)) {
+        request2.headersList.append("accept-language", "*", true);
       }
-      if (request3.priority === null) {
+      if (request2.priority === null) {
       }
-      if (subresourceSet.has(request3.destination)) {
+      if (subresourceSet.has(request2.destination)) {
       }
       mainFetch(fetchParams, false);
       return fetchParams.controller;
     }
     async function mainFetch(fetchParams, recursive2) {
       try {
-        const request3 = fetchParams.request;
+        const request2 = fetchParams.request;
         let response = null;
-        if (request3.localURLsOnly && !urlIsLocal(requestCurrentURL(request3))) {
+        if (request2.localURLsOnly && !urlIsLocal(requestCurrentURL(request2))) {
           response = makeNetworkError("local URLs only");
         }
-        tryUpgradeRequestToAPotentiallyTrustworthyURL(request3);
-        if (requestBadPort(request3) === "blocked") {
+        tryUpgradeRequestToAPotentiallyTrustworthyURL(request2);
+        if (requestBadPort(request2) === "blocked") {
           response = makeNetworkError("bad port");
         }
-        if (request3.referrerPolicy === "") {
-          request3.referrerPolicy = request3.policyContainer.referrerPolicy;
+        if (request2.referrerPolicy === "") {
+          request2.referrerPolicy = request2.policyContainer.referrerPolicy;
         }
-        if (request3.referrer !== "no-referrer") {
-          request3.referrer = determineRequestsReferrer(request3);
+        if (request2.referrer !== "no-referrer") {
+          request2.referrer = determineRequestsReferrer(request2);
         }
         if (response === null) {
-          const currentURL = requestCurrentURL(request3);
+          const currentURL = requestCurrentURL(request2);
           if (
             // - request’s current URL’s origin is same origin with request’s origin,
             //   and request’s response tainting is "basic"
-            sameOrigin(currentURL, request3.url) && request3.responseTainting === "basic" || // request’s current URL’s scheme is "data"
+            sameOrigin(currentURL, request2.url) && request2.responseTainting === "basic" || // request’s current URL’s scheme is "data"
             currentURL.protocol === "data:" || // - request’s mode is "navigate" or "websocket"
-            (request3.mode === "navigate" || request3.mode === "websocket")
+            (request2.mode === "navigate" || request2.mode === "websocket")
           ) {
-            request3.responseTainting = "basic";
+            request2.responseTainting = "basic";
             response = await schemeFetch(fetchParams);
-          } else if (request3.mode === "same-origin") {
+          } else if (request2.mode === "same-origin") {
             response = makeNetworkError('request mode cannot be "same-origin"');
-          } else if (request3.mode === "no-cors") {
-            if (request3.redirect !== "follow") {
+          } else if (request2.mode === "no-cors") {
+            if (request2.redirect !== "follow") {
               response = makeNetworkError(
                 'redirect mode cannot be "follow" for "no-cors" request'
               );
             } else {
-              request3.responseTainting = "opaque";
+              request2.responseTainting = "opaque";
               response = await schemeFetch(fetchParams);
             }
-          } else if (!urlIsHttpHttpsScheme(requestCurrentURL(request3))) {
+          } else if (!urlIsHttpHttpsScheme(requestCurrentURL(request2))) {
             response = makeNetworkError("URL scheme must be a HTTP(S) scheme");
           } else {
-            request3.responseTainting = "cors";
+            request2.responseTainting = "cors";
             response = await httpFetch(fetchParams);
           }
         }
@@ -32434,13 +32673,13 @@ var require_fetch = __commonJS({
           return response;
         }
         if (response.status !== 0 && !response.internalResponse) {
-          if (request3.responseTainting === "cors") {
+          if (request2.responseTainting === "cors") {
           }
-          if (request3.responseTainting === "basic") {
+          if (request2.responseTainting === "basic") {
             response = filterResponse(response, "basic");
-          } else if (request3.responseTainting === "cors") {
+          } else if (request2.responseTainting === "cors") {
             response = filterResponse(response, "cors");
-          } else if (request3.responseTainting === "opaque") {
+          } else if (request2.responseTainting === "opaque") {
             response = filterResponse(response, "opaque");
           } else {
             assert2(false);
@@ -32448,26 +32687,26 @@ var require_fetch = __commonJS({
         }
         let internalResponse = response.status === 0 ? response : response.internalResponse;
         if (internalResponse.urlList.length === 0) {
-          internalResponse.urlList.push(...request3.urlList);
+          internalResponse.urlList.push(...request2.urlList);
         }
-        if (!request3.timingAllowFailed) {
+        if (!request2.timingAllowFailed) {
           response.timingAllowPassed = true;
         }
-        if (response.type === "opaque" && internalResponse.status === 206 && internalResponse.rangeRequested && !request3.headers.contains("range", true)) {
+        if (response.type === "opaque" && internalResponse.status === 206 && internalResponse.rangeRequested && !request2.headers.contains("range", true)) {
           response = internalResponse = makeNetworkError();
         }
-        if (response.status !== 0 && (request3.method === "HEAD" || request3.method === "CONNECT" || nullBodyStatus.includes(internalResponse.status))) {
+        if (response.status !== 0 && (request2.method === "HEAD" || request2.method === "CONNECT" || nullBodyStatus.includes(internalResponse.status))) {
           internalResponse.body = null;
           fetchParams.controller.dump = true;
         }
-        if (request3.integrity) {
+        if (request2.integrity) {
           const processBodyError = (reason) => fetchFinale(fetchParams, makeNetworkError(reason));
-          if (request3.responseTainting === "opaque" || response.body == null) {
+          if (request2.responseTainting === "opaque" || response.body == null) {
             processBodyError(response.error);
             return;
           }
           const processBody = (bytes) => {
-            if (!bytesMatch(bytes, request3.integrity)) {
+            if (!bytesMatch(bytes, request2.integrity)) {
               processBodyError("integrity mismatch");
               return;
             }
@@ -32486,8 +32725,8 @@ var require_fetch = __commonJS({
       if (isCancelled(fetchParams) && fetchParams.request.redirectCount === 0) {
         return Promise.resolve(makeAppropriateNetworkError(fetchParams));
       }
-      const { request: request3 } = fetchParams;
-      const { protocol: scheme } = requestCurrentURL(request3);
+      const { request: request2 } = fetchParams;
+      const { protocol: scheme } = requestCurrentURL(request2);
       switch (scheme) {
         case "about:": {
           return Promise.resolve(makeNetworkError("about scheme is not supported"));
@@ -32496,19 +32735,19 @@ var require_fetch = __commonJS({
           if (!resolveObjectURL) {
             resolveObjectURL = __require("node:buffer").resolveObjectURL;
           }
-          const blobURLEntry = requestCurrentURL(request3);
+          const blobURLEntry = requestCurrentURL(request2);
           if (blobURLEntry.search.length !== 0) {
             return Promise.resolve(makeNetworkError("NetworkError when attempting to fetch resource."));
           }
           const blob = resolveObjectURL(blobURLEntry.toString());
-          if (request3.method !== "GET" || !webidl.is.Blob(blob)) {
+          if (request2.method !== "GET" || !webidl.is.Blob(blob)) {
             return Promise.resolve(makeNetworkError("invalid method"));
           }
           const response = makeResponse();
           const fullLength = blob.size;
           const serializedFullLength = isomorphicEncode(`${fullLength}`);
           const type = blob.type;
-          if (!request3.headersList.contains("range", true)) {
+          if (!request2.headersList.contains("range", true)) {
             const bodyWithType = extractBody(blob);
             response.statusText = "OK";
             response.body = bodyWithType[0];
@@ -32516,7 +32755,7 @@ var require_fetch = __commonJS({
             response.headersList.set("content-type", type, true);
           } else {
             response.rangeRequested = true;
-            const rangeHeader = request3.headersList.get("range", true);
+            const rangeHeader = request2.headersList.get("range", true);
             const rangeValue = simpleRangeHeaderValue(rangeHeader, true);
             if (rangeValue === "failure") {
               return Promise.resolve(makeNetworkError("failed to fetch the data URL"));
@@ -32547,7 +32786,7 @@ var require_fetch = __commonJS({
           return Promise.resolve(response);
         }
         case "data:": {
-          const currentURL = requestCurrentURL(request3);
+          const currentURL = requestCurrentURL(request2);
           const dataURLStruct = dataURLProcessor(currentURL);
           if (dataURLStruct === "failure") {
             return Promise.resolve(makeNetworkError("failed to fetch the data URL"));
@@ -32636,41 +32875,41 @@ var require_fetch = __commonJS({
       }
     }
     async function httpFetch(fetchParams) {
-      const request3 = fetchParams.request;
+      const request2 = fetchParams.request;
       let response = null;
       let actualResponse = null;
       const timingInfo = fetchParams.timingInfo;
-      if (request3.serviceWorkers === "all") {
+      if (request2.serviceWorkers === "all") {
       }
       if (response === null) {
-        if (request3.redirect === "follow") {
-          request3.serviceWorkers = "none";
+        if (request2.redirect === "follow") {
+          request2.serviceWorkers = "none";
         }
         actualResponse = response = await httpNetworkOrCacheFetch(fetchParams);
-        if (request3.responseTainting === "cors" && corsCheck(request3, response) === "failure") {
+        if (request2.responseTainting === "cors" && corsCheck(request2, response) === "failure") {
           return makeNetworkError("cors failure");
         }
-        if (TAOCheck(request3, response) === "failure") {
-          request3.timingAllowFailed = true;
+        if (TAOCheck(request2, response) === "failure") {
+          request2.timingAllowFailed = true;
         }
       }
-      if ((request3.responseTainting === "opaque" || response.type === "opaque") && crossOriginResourcePolicyCheck(
-        request3.origin,
-        request3.client,
-        request3.destination,
+      if ((request2.responseTainting === "opaque" || response.type === "opaque") && crossOriginResourcePolicyCheck(
+        request2.origin,
+        request2.client,
+        request2.destination,
         actualResponse
       ) === "blocked") {
         return makeNetworkError("blocked");
       }
       if (redirectStatusSet.has(actualResponse.status)) {
-        if (request3.redirect !== "manual") {
+        if (request2.redirect !== "manual") {
           fetchParams.controller.connection.destroy(void 0, false);
         }
-        if (request3.redirect === "error") {
+        if (request2.redirect === "error") {
           response = makeNetworkError("unexpected redirect");
-        } else if (request3.redirect === "manual") {
+        } else if (request2.redirect === "manual") {
           response = actualResponse;
-        } else if (request3.redirect === "follow") {
+        } else if (request2.redirect === "follow") {
           response = await httpRedirectFetch(fetchParams, response);
         } else {
           assert2(false);
@@ -32680,13 +32919,13 @@ var require_fetch = __commonJS({
       return response;
     }
     function httpRedirectFetch(fetchParams, response) {
-      const request3 = fetchParams.request;
+      const request2 = fetchParams.request;
       const actualResponse = response.internalResponse ? response.internalResponse : response;
       let locationURL;
       try {
         locationURL = responseLocationURL(
           actualResponse,
-          requestCurrentURL(request3).hash
+          requestCurrentURL(request2).hash
         );
         if (locationURL == null) {
           return response;
@@ -32697,63 +32936,63 @@ var require_fetch = __commonJS({
       if (!urlIsHttpHttpsScheme(locationURL)) {
         return Promise.resolve(makeNetworkError("URL scheme must be a HTTP(S) scheme"));
       }
-      if (request3.redirectCount === 20) {
+      if (request2.redirectCount === 20) {
         return Promise.resolve(makeNetworkError("redirect count exceeded"));
       }
-      request3.redirectCount += 1;
-      if (request3.mode === "cors" && (locationURL.username || locationURL.password) && !sameOrigin(request3, locationURL)) {
+      request2.redirectCount += 1;
+      if (request2.mode === "cors" && (locationURL.username || locationURL.password) && !sameOrigin(request2, locationURL)) {
         return Promise.resolve(makeNetworkError('cross origin not allowed for request mode "cors"'));
       }
-      if (request3.responseTainting === "cors" && (locationURL.username || locationURL.password)) {
+      if (request2.responseTainting === "cors" && (locationURL.username || locationURL.password)) {
         return Promise.resolve(makeNetworkError(
           'URL cannot contain credentials for request mode "cors"'
         ));
       }
-      if (actualResponse.status !== 303 && request3.body != null && request3.body.source == null) {
+      if (actualResponse.status !== 303 && request2.body != null && request2.body.source == null) {
         return Promise.resolve(makeNetworkError());
       }
-      if ([301, 302].includes(actualResponse.status) && request3.method === "POST" || actualResponse.status === 303 && !GET_OR_HEAD.includes(request3.method)) {
-        request3.method = "GET";
-        request3.body = null;
+      if ([301, 302].includes(actualResponse.status) && request2.method === "POST" || actualResponse.status === 303 && !GET_OR_HEAD.includes(request2.method)) {
+        request2.method = "GET";
+        request2.body = null;
         for (const headerName of requestBodyHeader) {
-          request3.headersList.delete(headerName);
+          request2.headersList.delete(headerName);
         }
       }
-      if (!sameOrigin(requestCurrentURL(request3), locationURL)) {
-        request3.headersList.delete("authorization", true);
-        request3.headersList.delete("proxy-authorization", true);
-        request3.headersList.delete("cookie", true);
-        request3.headersList.delete("host", true);
+      if (!sameOrigin(requestCurrentURL(request2), locationURL)) {
+        request2.headersList.delete("authorization", true);
+        request2.headersList.delete("proxy-authorization", true);
+        request2.headersList.delete("cookie", true);
+        request2.headersList.delete("host", true);
       }
-      if (request3.body != null) {
-        assert2(request3.body.source != null);
-        request3.body = safelyExtractBody(request3.body.source)[0];
+      if (request2.body != null) {
+        assert2(request2.body.source != null);
+        request2.body = safelyExtractBody(request2.body.source)[0];
       }
       const timingInfo = fetchParams.timingInfo;
       timingInfo.redirectEndTime = timingInfo.postRedirectStartTime = coarsenedSharedCurrentTime(fetchParams.crossOriginIsolatedCapability);
       if (timingInfo.redirectStartTime === 0) {
         timingInfo.redirectStartTime = timingInfo.startTime;
       }
-      request3.urlList.push(locationURL);
-      setRequestReferrerPolicyOnRedirect(request3, actualResponse);
+      request2.urlList.push(locationURL);
+      setRequestReferrerPolicyOnRedirect(request2, actualResponse);
       return mainFetch(fetchParams, true);
     }
     async function httpNetworkOrCacheFetch(fetchParams, isAuthenticationFetch = false, isNewConnectionFetch = false) {
-      const request3 = fetchParams.request;
+      const request2 = fetchParams.request;
       let httpFetchParams = null;
       let httpRequest = null;
       let response = null;
       const httpCache = null;
       const revalidatingFlag = false;
-      if (request3.window === "no-window" && request3.redirect === "error") {
+      if (request2.window === "no-window" && request2.redirect === "error") {
         httpFetchParams = fetchParams;
-        httpRequest = request3;
+        httpRequest = request2;
       } else {
-        httpRequest = cloneRequest(request3);
+        httpRequest = cloneRequest(request2);
         httpFetchParams = { ...fetchParams };
         httpFetchParams.request = httpRequest;
       }
-      const includeCredentials = request3.credentials === "include" || request3.credentials === "same-origin" && request3.responseTainting === "basic";
+      const includeCredentials = request2.credentials === "include" || request2.credentials === "same-origin" && request2.responseTainting === "basic";
       const contentLength = httpRequest.body ? httpRequest.body.length : null;
       let contentLengthHeaderValue = null;
       if (httpRequest.body == null && ["POST", "PUT"].includes(httpRequest.method)) {
@@ -32840,14 +33079,14 @@ var require_fetch = __commonJS({
         response.rangeRequested = true;
       }
       response.requestIncludesCredentials = includeCredentials;
-      if (response.status === 401 && httpRequest.responseTainting !== "cors" && includeCredentials && (request3.useURLCredentials !== void 0 || isTraversableNavigable(request3.traversableForUserPrompts))) {
-        if (request3.body != null) {
-          if (request3.body.source == null) {
+      if (response.status === 401 && httpRequest.responseTainting !== "cors" && includeCredentials && (request2.useURLCredentials !== void 0 || isTraversableNavigable(request2.traversableForUserPrompts))) {
+        if (request2.body != null) {
+          if (request2.body.source == null) {
             return response;
           }
-          request3.body = safelyExtractBody(request3.body.source)[0];
+          request2.body = safelyExtractBody(request2.body.source)[0];
         }
-        if (request3.useURLCredentials === void 0 || isAuthenticationFetch) {
+        if (request2.useURLCredentials === void 0 || isAuthenticationFetch) {
           if (isCancelled(fetchParams)) {
             return makeAppropriateNetworkError(fetchParams);
           }
@@ -32857,7 +33096,7 @@ var require_fetch = __commonJS({
         response = await httpNetworkOrCacheFetch(fetchParams, true);
       }
       if (response.status === 407) {
-        if (request3.window === "no-window") {
+        if (request2.window === "no-window") {
           return makeNetworkError();
         }
         if (isCancelled(fetchParams)) {
@@ -32869,7 +33108,7 @@ var require_fetch = __commonJS({
         // response’s status is 421
         response.status === 421 && // isNewConnectionFetch is false
         !isNewConnectionFetch && // request’s body is null, or request’s body is non-null and request’s body’s source is non-null
-        (request3.body == null || request3.body.source != null)
+        (request2.body == null || request2.body.source != null)
       ) {
         if (isCancelled(fetchParams)) {
           return makeAppropriateNetworkError(fetchParams);
@@ -32899,21 +33138,21 @@ var require_fetch = __commonJS({
           }
         }
       };
-      const request3 = fetchParams.request;
+      const request2 = fetchParams.request;
       let response = null;
       const timingInfo = fetchParams.timingInfo;
       const httpCache = null;
       if (httpCache == null) {
-        request3.cache = "no-store";
+        request2.cache = "no-store";
       }
       const newConnection = forceNewConnection ? "yes" : "no";
-      if (request3.mode === "websocket") {
+      if (request2.mode === "websocket") {
       } else {
       }
       let requestBody = null;
-      if (request3.body == null && fetchParams.processRequestEndOfBody) {
+      if (request2.body == null && fetchParams.processRequestEndOfBody) {
         queueMicrotask(() => fetchParams.processRequestEndOfBody());
-      } else if (request3.body != null) {
+      } else if (request2.body != null) {
         const processBodyChunk = async function* (bytes) {
           if (isCancelled(fetchParams)) {
             return;
@@ -32941,7 +33180,7 @@ var require_fetch = __commonJS({
         };
         requestBody = (async function* () {
           try {
-            for await (const bytes of request3.body.stream) {
+            for await (const bytes of request2.body.stream) {
               yield* processBodyChunk(bytes);
             }
             processEndOfBody();
@@ -33048,7 +33287,7 @@ var require_fetch = __commonJS({
       }
       return response;
       function dispatch({ body }) {
-        const url2 = requestCurrentURL(request3);
+        const url2 = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
         const path = url2.pathname + url2.search;
         const hasTrailingQuestionMark = url2.search.length === 0 && url2.href[url2.href.length - url2.hash.length - 1] === "?";
@@ -33056,11 +33295,11 @@ var require_fetch = __commonJS({
           {
             path: hasTrailingQuestionMark ? `${path}?` : path,
             origin: url2.origin,
-            method: request3.method,
-            body: agent.isMockActive ? request3.body && (request3.body.source || request3.body.stream) : body,
-            headers: request3.headersList.entries,
+            method: request2.method,
+            body: agent.isMockActive ? request2.body && (request2.body.source || request2.body.stream) : body,
+            headers: request2.headersList.entries,
             maxRedirections: 0,
-            upgrade: request3.mode === "websocket" ? "websocket" : void 0
+            upgrade: request2.mode === "websocket" ? "websocket" : void 0
           },
           {
             body: null,
@@ -33096,9 +33335,9 @@ var require_fetch = __commonJS({
                 }
               }
               const location = headersList.get("location", true);
-              const willFollow = location && request3.redirect === "follow" && redirectStatusSet.has(status);
+              const willFollow = location && request2.redirect === "follow" && redirectStatusSet.has(status);
               const decoders = [];
-              if (request3.method !== "HEAD" && request3.method !== "CONNECT" && !nullBodyStatus.includes(status) && !willFollow) {
+              if (request2.method !== "HEAD" && request2.method !== "CONNECT" && !nullBodyStatus.includes(status) && !willFollow) {
                 const contentEncoding = headersList.get("content-encoding", true);
                 const codings = contentEncoding ? contentEncoding.toLowerCase().split(",") : [];
                 const maxContentEncodings = 5;
@@ -33230,7 +33469,7 @@ var require_fetch = __commonJS({
       }
     }
     module2.exports = {
-      fetch: fetch2,
+      fetch,
       Fetch,
       fetching,
       finalizeAndReportTiming
@@ -33295,31 +33534,31 @@ var require_cache3 = __commonJS({
         webidl.util.markAsUncloneable(this);
         this.#relevantRequestResponseList = arguments[1];
       }
-      async match(request3, options = {}) {
+      async match(request2, options = {}) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.match";
         webidl.argumentLengthCheck(arguments, 1, prefix);
-        request3 = webidl.converters.RequestInfo(request3);
+        request2 = webidl.converters.RequestInfo(request2);
         options = webidl.converters.CacheQueryOptions(options, prefix, "options");
-        const p = this.#internalMatchAll(request3, options, 1);
+        const p = this.#internalMatchAll(request2, options, 1);
         if (p.length === 0) {
           return;
         }
         return p[0];
       }
-      async matchAll(request3 = void 0, options = {}) {
+      async matchAll(request2 = void 0, options = {}) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.matchAll";
-        if (request3 !== void 0) request3 = webidl.converters.RequestInfo(request3);
+        if (request2 !== void 0) request2 = webidl.converters.RequestInfo(request2);
         options = webidl.converters.CacheQueryOptions(options, prefix, "options");
-        return this.#internalMatchAll(request3, options);
+        return this.#internalMatchAll(request2, options);
       }
-      async add(request3) {
+      async add(request2) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.add";
         webidl.argumentLengthCheck(arguments, 1, prefix);
-        request3 = webidl.converters.RequestInfo(request3);
-        const requests = [request3];
+        request2 = webidl.converters.RequestInfo(request2);
+        const requests = [request2];
         const responseArrayPromise = this.addAll(requests);
         return await responseArrayPromise;
       }
@@ -33329,19 +33568,19 @@ var require_cache3 = __commonJS({
         webidl.argumentLengthCheck(arguments, 1, prefix);
         const responsePromises = [];
         const requestList = [];
-        for (let request3 of requests) {
-          if (request3 === void 0) {
+        for (let request2 of requests) {
+          if (request2 === void 0) {
             throw webidl.errors.conversionFailed({
               prefix,
               argument: "Argument 1",
               types: ["undefined is not allowed"]
             });
           }
-          request3 = webidl.converters.RequestInfo(request3);
-          if (typeof request3 === "string") {
+          request2 = webidl.converters.RequestInfo(request2);
+          if (typeof request2 === "string") {
             continue;
           }
-          const r = getRequestState(request3);
+          const r = getRequestState(request2);
           if (!urlIsHttpHttpsScheme(r.url) || r.method !== "GET") {
             throw webidl.errors.exception({
               header: prefix,
@@ -33350,8 +33589,8 @@ var require_cache3 = __commonJS({
           }
         }
         const fetchControllers = [];
-        for (const request3 of requests) {
-          const r = getRequestState(new Request(request3));
+        for (const request2 of requests) {
+          const r = getRequestState(new Request(request2));
           if (!urlIsHttpHttpsScheme(r.url)) {
             throw webidl.errors.exception({
               header: prefix,
@@ -33428,17 +33667,17 @@ var require_cache3 = __commonJS({
         });
         return cacheJobPromise.promise;
       }
-      async put(request3, response) {
+      async put(request2, response) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.put";
         webidl.argumentLengthCheck(arguments, 2, prefix);
-        request3 = webidl.converters.RequestInfo(request3);
+        request2 = webidl.converters.RequestInfo(request2);
         response = webidl.converters.Response(response, prefix, "response");
         let innerRequest = null;
-        if (webidl.is.Request(request3)) {
-          innerRequest = getRequestState(request3);
+        if (webidl.is.Request(request2)) {
+          innerRequest = getRequestState(request2);
         } else {
-          innerRequest = getRequestState(new Request(request3));
+          innerRequest = getRequestState(new Request(request2));
         }
         if (!urlIsHttpHttpsScheme(innerRequest.url) || innerRequest.method !== "GET") {
           throw webidl.errors.exception({
@@ -33509,21 +33748,21 @@ var require_cache3 = __commonJS({
         });
         return cacheJobPromise.promise;
       }
-      async delete(request3, options = {}) {
+      async delete(request2, options = {}) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.delete";
         webidl.argumentLengthCheck(arguments, 1, prefix);
-        request3 = webidl.converters.RequestInfo(request3);
+        request2 = webidl.converters.RequestInfo(request2);
         options = webidl.converters.CacheQueryOptions(options, prefix, "options");
         let r = null;
-        if (webidl.is.Request(request3)) {
-          r = getRequestState(request3);
+        if (webidl.is.Request(request2)) {
+          r = getRequestState(request2);
           if (r.method !== "GET" && !options.ignoreMethod) {
             return false;
           }
         } else {
-          assert2(typeof request3 === "string");
-          r = getRequestState(new Request(request3));
+          assert2(typeof request2 === "string");
+          r = getRequestState(new Request(request2));
         }
         const operations = [];
         const operation = {
@@ -33555,25 +33794,25 @@ var require_cache3 = __commonJS({
        * @param {import('../../../types/cache').CacheQueryOptions} options
        * @returns {Promise<readonly Request[]>}
        */
-      async keys(request3 = void 0, options = {}) {
+      async keys(request2 = void 0, options = {}) {
         webidl.brandCheck(this, _Cache);
         const prefix = "Cache.keys";
-        if (request3 !== void 0) request3 = webidl.converters.RequestInfo(request3);
+        if (request2 !== void 0) request2 = webidl.converters.RequestInfo(request2);
         options = webidl.converters.CacheQueryOptions(options, prefix, "options");
         let r = null;
-        if (request3 !== void 0) {
-          if (webidl.is.Request(request3)) {
-            r = getRequestState(request3);
+        if (request2 !== void 0) {
+          if (webidl.is.Request(request2)) {
+            r = getRequestState(request2);
             if (r.method !== "GET" && !options.ignoreMethod) {
               return [];
             }
-          } else if (typeof request3 === "string") {
-            r = getRequestState(new Request(request3));
+          } else if (typeof request2 === "string") {
+            r = getRequestState(new Request(request2));
           }
         }
         const promise2 = createDeferredPromise();
         const requests = [];
-        if (request3 === void 0) {
+        if (request2 === void 0) {
           for (const requestResponse of this.#relevantRequestResponseList) {
             requests.push(requestResponse[0]);
           }
@@ -33585,9 +33824,9 @@ var require_cache3 = __commonJS({
         }
         queueMicrotask(() => {
           const requestList = [];
-          for (const request4 of requests) {
+          for (const request3 of requests) {
             const requestObject = fromInnerRequest(
-              request4,
+              request3,
               void 0,
               new AbortController().signal,
               "immutable"
@@ -33706,9 +33945,9 @@ var require_cache3 = __commonJS({
        * @param {import('../../../types/cache').CacheQueryOptions | undefined} options
        * @returns {boolean}
        */
-      #requestMatchesCachedItem(requestQuery, request3, response = null, options) {
+      #requestMatchesCachedItem(requestQuery, request2, response = null, options) {
         const queryURL = new URL(requestQuery.url);
-        const cachedURL = new URL(request3.url);
+        const cachedURL = new URL(request2.url);
         if (options?.ignoreSearch) {
           cachedURL.search = "";
           queryURL.search = "";
@@ -33724,7 +33963,7 @@ var require_cache3 = __commonJS({
           if (fieldValue === "*") {
             return false;
           }
-          const requestValue = request3.headersList.get(fieldValue);
+          const requestValue = request2.headersList.get(fieldValue);
           const queryValue = requestQuery.headersList.get(fieldValue);
           if (requestValue !== queryValue) {
             return false;
@@ -33732,20 +33971,20 @@ var require_cache3 = __commonJS({
         }
         return true;
       }
-      #internalMatchAll(request3, options, maxResponses = Infinity) {
+      #internalMatchAll(request2, options, maxResponses = Infinity) {
         let r = null;
-        if (request3 !== void 0) {
-          if (webidl.is.Request(request3)) {
-            r = getRequestState(request3);
+        if (request2 !== void 0) {
+          if (webidl.is.Request(request2)) {
+            r = getRequestState(request2);
             if (r.method !== "GET" && !options.ignoreMethod) {
               return [];
             }
-          } else if (typeof request3 === "string") {
-            r = getRequestState(new Request(request3));
+          } else if (typeof request2 === "string") {
+            r = getRequestState(new Request(request2));
           }
         }
         const responses = [];
-        if (request3 === void 0) {
+        if (request2 === void 0) {
           for (const requestResponse of this.#relevantRequestResponseList) {
             responses.push(requestResponse[1]);
           }
@@ -33837,21 +34076,21 @@ var require_cachestorage = __commonJS({
         }
         webidl.util.markAsUncloneable(this);
       }
-      async match(request3, options = {}) {
+      async match(request2, options = {}) {
         webidl.brandCheck(this, _CacheStorage);
         webidl.argumentLengthCheck(arguments, 1, "CacheStorage.match");
-        request3 = webidl.converters.RequestInfo(request3);
+        request2 = webidl.converters.RequestInfo(request2);
         options = webidl.converters.MultiCacheQueryOptions(options);
         if (options.cacheName != null) {
           if (this.#caches.has(options.cacheName)) {
             const cacheList = this.#caches.get(options.cacheName);
             const cache = new Cache(kConstruct, cacheList);
-            return await cache.match(request3, options);
+            return await cache.match(request2, options);
           }
         } else {
           for (const cacheList of this.#caches.values()) {
             const cache = new Cache(kConstruct, cacheList);
-            const response = await cache.match(request3, options);
+            const response = await cache.match(request2, options);
             if (response !== void 0) {
               return response;
             }
@@ -35048,7 +35287,7 @@ var require_connection = __commonJS({
     function establishWebSocketConnection(url2, protocols, client, handler, options) {
       const requestURL = url2;
       requestURL.protocol = url2.protocol === "ws:" ? "http:" : "https:";
-      const request3 = makeRequest({
+      const request2 = makeRequest({
         urlList: [requestURL],
         client,
         serviceWorkers: "none",
@@ -35061,18 +35300,18 @@ var require_connection = __commonJS({
       });
       if (options.headers) {
         const headersList = getHeadersList(new Headers(options.headers));
-        request3.headersList = headersList;
+        request2.headersList = headersList;
       }
       const keyValue = crypto.randomBytes(16).toString("base64");
-      request3.headersList.append("sec-websocket-key", keyValue, true);
-      request3.headersList.append("sec-websocket-version", "13", true);
+      request2.headersList.append("sec-websocket-key", keyValue, true);
+      request2.headersList.append("sec-websocket-version", "13", true);
       for (const protocol of protocols) {
-        request3.headersList.append("sec-websocket-protocol", protocol, true);
+        request2.headersList.append("sec-websocket-protocol", protocol, true);
       }
       const permessageDeflate = "permessage-deflate; client_max_window_bits";
-      request3.headersList.append("sec-websocket-extensions", permessageDeflate, true);
+      request2.headersList.append("sec-websocket-extensions", permessageDeflate, true);
       const controller = fetching({
-        request: request3,
+        request: request2,
         useParallelQueue: true,
         dispatcher: options.dispatcher,
         processResponse(response) {
@@ -35119,7 +35358,7 @@ var require_connection = __commonJS({
           }
           const secProtocol = response.headersList.get("Sec-WebSocket-Protocol");
           if (secProtocol !== null) {
-            const requestProtocols = getDecodeSplit("sec-websocket-protocol", request3.headersList);
+            const requestProtocols = getDecodeSplit("sec-websocket-protocol", request2.headersList);
             if (requestProtocols === null || !requestProtocols.includes(secProtocol)) {
               failHandshake(handler, response, 1002, "Protocol was not set in the opening handshake.");
               return;
@@ -37484,7 +37723,7 @@ var require_undici = __commonJS({
       err.stack = stack ? `${stack}
 ${captureLines}` : capture.stack;
     }
-    module2.exports.fetch = function fetch2(init, options = void 0) {
+    module2.exports.fetch = function fetch(init, options = void 0) {
       return fetchImpl(init, options).catch((err) => {
         if (currentFilename) {
           appendFetchStackTrace(err, currentFilename);
@@ -37772,7 +38011,7 @@ ${value}`;
   }
 });
 
-// src/client/endpoints.ts
+// src/client/http.ts
 async function readBodyCapped(res, maxBytes, url2, truncate = false) {
   const declared = Number(res.headers["content-length"]);
   if (!truncate && Number.isFinite(declared) && declared > maxBytes) {
@@ -37799,33 +38038,33 @@ function discard(res) {
   });
   res.body.destroy();
 }
-function normalizeBaseUrl2(input2) {
-  const bad = () => new UsageError(`--base-url "${input2}": expected an http(s) URL such as http://127.0.0.1:8000`);
-  let u;
-  try {
-    u = new URL(input2.trim());
-  } catch {
-    throw bad();
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:" || u.hostname === "") throw bad();
-  let path = u.pathname.replace(/\/+$/, "");
-  if (path.endsWith("/v1")) path = path.slice(0, -3);
-  path = path.replace(/\/+$/, "");
-  return { root: `${u.protocol}//${u.host}${path}` };
+function send(url2, opts) {
+  return (0, import_undici.request)(url2, {
+    method: opts.method ?? "GET",
+    headers: opts.headers ?? {},
+    body: opts.body,
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+    ...opts.deadlineMs !== void 0 ? { signal: AbortSignal.timeout(opts.deadlineMs) } : {},
+    ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
+  });
 }
 async function fetchJson(url2, opts = {}) {
+  return (await fetchJsonWithStatus(url2, opts)).value;
+}
+async function fetchJsonWithStatus(url2, opts) {
   const method = opts.method ?? (opts.body === void 0 ? "GET" : "POST");
   const timeoutMs = opts.timeoutMs ?? 1e4;
   const headers = { accept: "application/json", ...opts.headers };
   if (opts.body !== void 0) headers["content-type"] = "application/json";
   let res;
   try {
-    res = await (0, import_undici.request)(url2, {
+    res = await send(url2, {
       method,
       headers,
       body: opts.body === void 0 ? void 0 : JSON.stringify(opts.body),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
+      timeoutMs,
+      ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {},
       ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
     });
   } catch (err) {
@@ -37841,20 +38080,66 @@ async function fetchJson(url2, opts = {}) {
     throw new HttpStatusError(`${method} ${url2}: HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ""}`, res.statusCode);
   }
   try {
-    return JSON.parse(text2);
+    return { value: JSON.parse(text2), status: res.statusCode };
   } catch {
     throw new UsageError(`${method} ${url2}: expected JSON, got ${JSON.stringify(text2.slice(0, 80))}`);
   }
 }
+function createFetchJson(options = {}) {
+  const timeoutMs = options.timeoutMs ?? 5e3;
+  const maxBytes = options.maxBytes ?? MAX_INFO_BODY_BYTES;
+  return async (url2) => {
+    try {
+      const { value, status } = await fetchJsonWithStatus(url2, { headers: authHeaders(options.apiKey), timeoutMs, deadlineMs: timeoutMs, maxBytes });
+      return status === 200 ? value : null;
+    } catch {
+      return null;
+    }
+  };
+}
+var import_undici, MAX_JSON_BODY_BYTES, MAX_INFO_BODY_BYTES, MAX_ERROR_BODY_BYTES, BodyTooLargeError, HttpStatusError;
+var init_http = __esm({
+  "src/client/http.ts"() {
+    "use strict";
+    import_undici = __toESM(require_undici(), 1);
+    init_errors();
+    init_auth();
+    init_one_line();
+    init_sse_parser();
+    MAX_JSON_BODY_BYTES = 1 << 20;
+    MAX_INFO_BODY_BYTES = 1 << 20;
+    MAX_ERROR_BODY_BYTES = 4096;
+    BodyTooLargeError = class extends UsageError {
+      constructor(url2, maxBytes) {
+        super(
+          `${url2}: the answer is over ${sizeLabel(maxBytes)}, more than servegate reads from this endpoint; it stopped reading`,
+          "Is --base-url the server root of an OpenAI-compatible server (e.g. http://127.0.0.1:8000)?"
+        );
+        this.url = url2;
+        this.maxBytes = maxBytes;
+      }
+      url;
+      maxBytes;
+    };
+    HttpStatusError = class extends UsageError {
+      constructor(message, status) {
+        super(message, "Check --base-url (the server root, e.g. http://127.0.0.1:8000) and --model.");
+        this.status = status;
+      }
+      status;
+    };
+  }
+});
+
+// src/client/endpoints.ts
 async function fetchMetricsText(baseUrl, apiKey = null, dispatcher) {
-  const url2 = `${normalizeBaseUrl2(baseUrl).root}/metrics`;
+  const url2 = `${normalizeBaseUrl(baseUrl).root}/metrics`;
   let res;
   try {
-    res = await (0, import_undici.request)(url2, {
+    res = await send(url2, {
       // A server behind a gateway may guard every path, /metrics included.
       headers: authHeaders(apiKey),
-      headersTimeout: 1e4,
-      bodyTimeout: 1e4,
+      timeoutMs: 1e4,
       ...dispatcher ? { dispatcher } : {}
     });
   } catch (err) {
@@ -37878,52 +38163,76 @@ async function scrapeMetrics(baseUrl, apiKey = null, dispatcher) {
     return null;
   }
 }
-async function tokenizeCount(baseUrl, model, text2, apiKey = null, dispatcher) {
-  const url2 = `${normalizeBaseUrl2(baseUrl).root}/tokenize`;
-  try {
-    const j = await fetchJson(url2, {
-      body: { model, prompt: text2, add_special_tokens: false },
-      headers: authHeaders(apiKey),
-      maxBytes: MAX_TOKENIZE_BODY_BYTES,
-      ...dispatcher ? { dispatcher } : {}
-    });
-    if (typeof j.count === "number") return j.count;
-    if (Array.isArray(j.tokens)) return j.tokens.length;
-    return null;
-  } catch {
-    return null;
-  }
+function modelCards(answer) {
+  const data = answer !== null && typeof answer === "object" ? answer.data : void 0;
+  if (!Array.isArray(data)) return null;
+  return data.filter((m) => m !== null && typeof m === "object");
 }
-var import_undici, MAX_JSON_BODY_BYTES, MAX_MODELS_BODY_BYTES, MAX_METRICS_BODY_BYTES, MAX_TOKENIZE_BODY_BYTES, BodyTooLargeError, MAX_ERROR_BODY_BYTES, HttpStatusError;
+function modelIds(cards) {
+  return cards.flatMap((c) => typeof c.id === "string" ? [c.id] : []);
+}
+async function fetchModelCards(baseUrl, opts = {}) {
+  const url2 = `${normalizeBaseUrl(baseUrl).root}/v1/models`;
+  return modelCards(
+    await fetchJson(url2, { headers: authHeaders(opts.apiKey), maxBytes: MAX_MODELS_BODY_BYTES, ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {} })
+  );
+}
+var MAX_MODELS_BODY_BYTES, MAX_METRICS_BODY_BYTES;
 var init_endpoints = __esm({
   "src/client/endpoints.ts"() {
     "use strict";
-    import_undici = __toESM(require_undici(), 1);
     init_errors();
     init_auth();
-    init_one_line();
-    init_sse_parser();
-    MAX_JSON_BODY_BYTES = 1 << 20;
+    init_base_url();
+    init_http();
     MAX_MODELS_BODY_BYTES = 8 << 20;
     MAX_METRICS_BODY_BYTES = 8 << 20;
-    MAX_TOKENIZE_BODY_BYTES = 8 << 20;
-    BodyTooLargeError = class extends UsageError {
-      constructor(url2, maxBytes) {
-        super(`${url2}: the answer is over ${sizeLabel(maxBytes)}, more than servegate reads from this endpoint; it stopped reading`, "Is --base-url the server root of an OpenAI-compatible server (e.g. http://127.0.0.1:8000)?");
-        this.url = url2;
-        this.maxBytes = maxBytes;
-      }
-      url;
-      maxBytes;
-    };
-    MAX_ERROR_BODY_BYTES = 4096;
-    HttpStatusError = class extends UsageError {
-      constructor(message, status) {
-        super(message, "Check --base-url (the server root, e.g. http://127.0.0.1:8000) and --model.");
-        this.status = status;
-      }
-      status;
-    };
+  }
+});
+
+// src/client/stream-dispatch.ts
+function splitUrl(url2) {
+  let hit = originCache.get(url2);
+  if (hit === void 0) {
+    const u = new URL(url2);
+    hit = { origin: u.origin, path: `${u.pathname}${u.search}` };
+    if (originCache.size > 1e3) originCache.clear();
+    originCache.set(url2, hit);
+  }
+  return hit;
+}
+function dispatchStream(dispatcher, req, idleTimeoutMs, handler) {
+  const { origin, path } = splitUrl(req.url);
+  dispatcher.dispatch(
+    {
+      origin,
+      path,
+      method: "POST",
+      headers: { "content-type": "application/json", "x-request-id": req.id, ...req.headers },
+      body: req.body,
+      headersTimeout: idleTimeoutMs,
+      bodyTimeout: idleTimeoutMs
+    },
+    handler
+  );
+}
+function notAStreamDetail(rawHeaders) {
+  const type = headerValue(rawHeaders, "content-type");
+  if (type !== null && !type.includes("text/event-stream") && type.includes("json")) return `expected an SSE stream (text/event-stream), got ${type}`;
+  return null;
+}
+function headerValue(raw, name) {
+  if (!raw) return null;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (String(raw[i]).toLowerCase() === name) return String(raw[i + 1]).toLowerCase();
+  }
+  return null;
+}
+var originCache;
+var init_stream_dispatch = __esm({
+  "src/client/stream-dispatch.ts"() {
+    "use strict";
+    originCache = /* @__PURE__ */ new Map();
   }
 });
 
@@ -37987,12 +38296,18 @@ function applyEvent(state, data, atNs, sentNs) {
   if (piece.length === 0) return quiet(state);
   state.quietEvents = 0;
   if (state.count === state.maxChunks) {
-    state.error = { kind: "overrun", detail: `more than ${state.maxChunks} content chunks for max_tokens ${state.maxChunks - CHUNK_SLACK} (the server ignores max_tokens)` };
+    state.error = {
+      kind: "overrun",
+      detail: `more than ${state.maxChunks} content chunks for max_tokens ${state.maxChunks - CHUNK_SLACK} (the server ignores max_tokens)`
+    };
     return false;
   }
   state.arrivalsMs[state.count++] = Number(atNs - sentNs) / 1e6;
   if (!addText(state, piece)) {
-    state.error = { kind: "overrun", detail: `more than ${state.maxTextBytes} bytes of text in ${state.count} content chunks (over ${MAX_TEXT_BYTES_PER_CHUNK} bytes a chunk)` };
+    state.error = {
+      kind: "overrun",
+      detail: `more than ${state.maxTextBytes} bytes of text in ${state.count} content chunks (over ${MAX_TEXT_BYTES_PER_CHUNK} bytes a chunk)`
+    };
     return false;
   }
   return true;
@@ -38075,127 +38390,8 @@ var init_stream_events = __esm({
   }
 });
 
-// src/client/stream-request.ts
-function splitUrl(url2) {
-  let hit = originCache.get(url2);
-  if (hit === void 0) {
-    const u = new URL(url2);
-    hit = { origin: u.origin, path: `${u.pathname}${u.search}` };
-    if (originCache.size > 1e3) originCache.clear();
-    originCache.set(url2, hit);
-  }
-  return hit;
-}
-function streamRequest(req, deps) {
-  return new Promise((resolve3) => {
-    const { now, epochNs } = deps;
-    const dispatchNs = now();
-    let sentNs = dispatchNs;
-    let lastNs = dispatchNs;
-    let status = 0;
-    const errorBody2 = [];
-    let errorBodyLen = 0;
-    let settled = false;
-    let abort = null;
-    const parser = new SseParser();
-    const state = newStreamState(req.maxTokens);
-    const deadlineMs = deps.deadlineMs ?? defaultRequestTimeoutS(req.promptTokens, req.maxTokens) * 1e3;
-    const finish = (endNs, error62) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(deadline2);
-      const err = error62 ?? state.error ?? (state.count === 0 ? { kind: "no_tokens", detail: noTokensDetail(state) } : null);
-      resolve3(toRecord(req, state, sentNs, endNs, epochNs, err));
-    };
-    const failNow = (at) => {
-      finish(at, state.error);
-      abort?.(new Error("servegate: stream abandoned after an error"));
-    };
-    const deadline2 = setTimeout(() => {
-      if (settled) return;
-      state.error = { kind: "deadline", detail: deadlineDetail(deadlineMs, state) };
-      failNow(now());
-    }, Math.min(deadlineMs, 2 ** 31 - 1));
-    const finishHttpError = (at) => {
-      finish(at, { kind: "http_status", detail: httpDetail(status, Buffer.concat(errorBody2, errorBodyLen).toString("utf8")) });
-    };
-    const handler = {
-      onConnect(a) {
-        sentNs = now();
-        abort = a;
-        if (settled) a(new Error("servegate: request abandoned at its deadline"));
-      },
-      onHeaders(statusCode, rawHeaders) {
-        if (settled) return false;
-        status = statusCode;
-        if (status === 200) {
-          const type = headerValue(rawHeaders, "content-type");
-          if (type !== null && !type.includes("text/event-stream") && type.includes("json")) {
-            state.error = { kind: "malformed", detail: `expected an SSE stream (text/event-stream), got ${type}` };
-            failNow(now());
-            return false;
-          }
-        }
-        return true;
-      },
-      onData(chunk) {
-        const at = now();
-        lastNs = at;
-        if (settled) return true;
-        if (status !== 200) {
-          const take = Math.min(chunk.length, MAX_ERROR_BODY_BYTES2 - errorBodyLen);
-          errorBody2.push(Buffer.from(chunk.subarray(0, take)));
-          errorBodyLen += take;
-          if (errorBodyLen < MAX_ERROR_BODY_BYTES2) return true;
-          finishHttpError(at);
-          abort?.(new Error("servegate: error body abandoned"));
-          return false;
-        }
-        if (applyRead(parser, state, chunk, at, sentNs)) return true;
-        failNow(at);
-        return false;
-      },
-      onComplete() {
-        const at = now();
-        if (settled) return;
-        if (status !== 200) {
-          finishHttpError(at);
-          return;
-        }
-        applyEnd(parser, state, lastNs, sentNs);
-        finish(at, null);
-      },
-      onError(err) {
-        finish(now(), { kind: classify(err), detail: oneLine(describeError(err), MAX_MESSAGE_CHARS) });
-      }
-    };
-    try {
-      const { origin, path } = splitUrl(req.url);
-      deps.dispatcher.dispatch(
-        {
-          origin,
-          path,
-          method: "POST",
-          headers: { "content-type": "application/json", "x-request-id": req.id, ...req.headers },
-          body: req.body,
-          headersTimeout: deps.idleTimeoutMs,
-          bodyTimeout: deps.idleTimeoutMs
-        },
-        handler
-      );
-    } catch (err) {
-      finish(now(), { kind: "transport", detail: describeError(err) });
-    }
-  });
-}
-function headerValue(raw, name) {
-  if (!raw) return null;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (String(raw[i]).toLowerCase() === name) return String(raw[i + 1]).toLowerCase();
-  }
-  return null;
-}
-function classify(err) {
+// src/client/stream-failures.ts
+function transportErrorKind(err) {
   const code = err.code;
   if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return "timeout";
   return "transport";
@@ -38222,7 +38418,31 @@ function noTokensDetail(state) {
 function deadlineDetail(deadlineMs, state) {
   return `no complete answer within the ${+(deadlineMs / 1e3).toFixed(3)} s request deadline (--request-timeout; ${state.count} content chunks, ${state.events} events so far)`;
 }
-function toRecord(req, state, sentNs, endNs, epochNs, error62) {
+var ErrorBody;
+var init_stream_failures = __esm({
+  "src/client/stream-failures.ts"() {
+    "use strict";
+    init_http();
+    init_one_line();
+    ErrorBody = class {
+      chunks = [];
+      length = 0;
+      /** Keep what fits of `chunk`; false once the cap is reached (read no more). */
+      add(chunk) {
+        const take = Math.min(chunk.length, MAX_ERROR_BODY_BYTES - this.length);
+        this.chunks.push(Buffer.from(chunk.subarray(0, take)));
+        this.length += take;
+        return this.length < MAX_ERROR_BODY_BYTES;
+      }
+      text() {
+        return Buffer.concat(this.chunks, this.length).toString("utf8");
+      }
+    };
+  }
+});
+
+// src/client/stream-record.ts
+function streamRecord(req, state, sentNs, endNs, epochNs, error62) {
   const n = state.count;
   const arrivals = new Array(n);
   for (let i = 0; i < n; i++) arrivals[i] = state.arrivalsMs[i];
@@ -38244,7 +38464,99 @@ function toRecord(req, state, sentNs, endNs, epochNs, error62) {
     error: error62
   };
 }
-var MAX_ERROR_BODY_BYTES2, originCache;
+var init_stream_record = __esm({
+  "src/client/stream-record.ts"() {
+    "use strict";
+    init_stream_events();
+  }
+});
+
+// src/client/stream-request.ts
+function streamRequest(req, deps) {
+  return new Promise((resolve3) => {
+    const { now, epochNs } = deps;
+    const dispatchNs = now();
+    let sentNs = dispatchNs;
+    let lastNs = dispatchNs;
+    let status = 0;
+    const errorBody2 = new ErrorBody();
+    let settled = false;
+    let abort = null;
+    const parser = new SseParser();
+    const state = newStreamState(req.maxTokens);
+    const deadlineMs = deps.deadlineMs ?? defaultRequestTimeoutS(req.promptTokens, req.maxTokens) * 1e3;
+    const finish = (endNs, error62) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline2);
+      const err = error62 ?? state.error ?? (state.count === 0 ? { kind: "no_tokens", detail: noTokensDetail(state) } : null);
+      resolve3(streamRecord(req, state, sentNs, endNs, epochNs, err));
+    };
+    const failNow = (at) => {
+      finish(at, state.error);
+      abort?.(new Error("servegate: stream abandoned after an error"));
+    };
+    const deadline2 = setTimeout(
+      () => {
+        if (settled) return;
+        state.error = { kind: "deadline", detail: deadlineDetail(deadlineMs, state) };
+        failNow(now());
+      },
+      Math.min(deadlineMs, 2 ** 31 - 1)
+    );
+    const finishHttpError = (at) => {
+      finish(at, { kind: "http_status", detail: httpDetail(status, errorBody2.text()) });
+    };
+    const handler = {
+      onConnect(a) {
+        sentNs = now();
+        abort = a;
+        if (settled) a(new Error("servegate: request abandoned at its deadline"));
+      },
+      onHeaders(statusCode, rawHeaders) {
+        if (settled) return false;
+        status = statusCode;
+        const notStream = status === 200 ? notAStreamDetail(rawHeaders) : null;
+        if (notStream === null) return true;
+        state.error = { kind: "malformed", detail: notStream };
+        failNow(now());
+        return false;
+      },
+      onData(chunk) {
+        const at = now();
+        lastNs = at;
+        if (settled) return true;
+        if (status !== 200) {
+          if (errorBody2.add(chunk)) return true;
+          finishHttpError(at);
+          abort?.(new Error("servegate: error body abandoned"));
+          return false;
+        }
+        if (applyRead(parser, state, chunk, at, sentNs)) return true;
+        failNow(at);
+        return false;
+      },
+      onComplete() {
+        const at = now();
+        if (settled) return;
+        if (status !== 200) {
+          finishHttpError(at);
+          return;
+        }
+        applyEnd(parser, state, lastNs, sentNs);
+        finish(at, null);
+      },
+      onError(err) {
+        finish(now(), { kind: transportErrorKind(err), detail: oneLine(describeError(err), MAX_MESSAGE_CHARS) });
+      }
+    };
+    try {
+      dispatchStream(deps.dispatcher, req, deps.idleTimeoutMs, handler);
+    } catch (err) {
+      finish(now(), { kind: "transport", detail: describeError(err) });
+    }
+  });
+}
 var init_stream_request = __esm({
   "src/client/stream-request.ts"() {
     "use strict";
@@ -38252,9 +38564,10 @@ var init_stream_request = __esm({
     init_errors();
     init_one_line();
     init_sse_parser();
+    init_stream_dispatch();
     init_stream_events();
-    MAX_ERROR_BODY_BYTES2 = 4096;
-    originCache = /* @__PURE__ */ new Map();
+    init_stream_failures();
+    init_stream_record();
   }
 });
 
@@ -38570,13 +38883,9 @@ function buildRequest(point, target, serial, id, chatWords) {
 }
 function promptTokenIds(pointSeed, serial, length) {
   const mask = (1 << DIGIT_BITS) - 1;
-  const code = [
-    serial >>> DIGIT_BITS & mask,
-    serial & mask,
-    pointSeed >>> 2 * DIGIT_BITS,
-    pointSeed >>> DIGIT_BITS & mask,
-    pointSeed & mask
-  ].map((d) => TOKEN_ID_MIN + d);
+  const code = [serial >>> DIGIT_BITS & mask, serial & mask, pointSeed >>> 2 * DIGIT_BITS, pointSeed >>> DIGIT_BITS & mask, pointSeed & mask].map(
+    (d) => TOKEN_ID_MIN + d
+  );
   const rng = createRng(deriveSeed(pointSeed, "prompt", serial));
   const ids = code.slice(0, length);
   while (ids.length < length) ids.push(rng.int(TOKEN_ID_MIN, TOKEN_ID_MAX));
@@ -44486,11 +44795,11 @@ var require_wasm = __commonJS({
         this.tag = Histogram_1.NO_TAG;
         wasm.__pin(this._wasmHistogram);
       }
-      static build(request3 = defaultRequest) {
+      static build(request2 = defaultRequest) {
         if (!(0, exports2.webAssemblyReady)()) {
           throw new Error("WebAssembly is not ready yet!");
         }
-        const parameters = Object.assign({}, defaultRequest, request3);
+        const parameters = Object.assign({}, defaultRequest, request2);
         const remoteHistogramClass = remoteHistogramClassFor(parameters.bitBucketSize);
         return new _WasmHistogram(new wasm[remoteHistogramClass](parameters.lowestDiscernibleValue, parameters.highestTrackableValue, parameters.numberOfSignificantValueDigits, parameters.autoResize), remoteHistogramClass);
       }
@@ -45932,9 +46241,9 @@ var require_HistogramBuilder = __commonJS({
       numberOfSignificantValueDigits: 3,
       useWebAssembly: false
     };
-    var build = (request3 = exports2.defaultRequest) => {
-      const parameters = Object.assign({}, exports2.defaultRequest, request3);
-      if (request3.useWebAssembly && wasm_1.webAssemblyAvailable) {
+    var build = (request2 = exports2.defaultRequest) => {
+      const parameters = Object.assign({}, exports2.defaultRequest, request2);
+      if (request2.useWebAssembly && wasm_1.webAssemblyAvailable) {
         return wasm_1.WasmHistogram.build(parameters);
       }
       const histogramConstr = (0, JsHistogramFactory_12.constructorFromBucketSize)(parameters.bitBucketSize);
@@ -46156,9 +46465,7 @@ var require_dist2 = __commonJS({
 var preflight_exports = {};
 __export(preflight_exports, {
   PREFLIGHT_DEADLINE_MS: () => PREFLIGHT_DEADLINE_MS,
-  PROBE_PROMPT_TOKENS: () => PROBE_PROMPT_TOKENS,
-  preflight: () => preflight,
-  probePromptIds: () => probePromptIds
+  preflight: () => preflight
 });
 function probePromptIds() {
   const ids = promptTokenIds(PROBE_SEED, 0, PROBE_PROMPT_TOKENS);
@@ -46168,8 +46475,7 @@ function probePromptIds() {
 async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLINE_MS) {
   let models2;
   try {
-    const j = await fetchJson(`${root}/v1/models`, { headers: authHeaders(apiKey), maxBytes: MAX_MODELS_BODY_BYTES });
-    models2 = Array.isArray(j.data) ? j.data.flatMap((m) => typeof m?.id === "string" ? [m.id] : []) : [];
+    models2 = modelIds(await fetchModelCards(root, { apiKey }) ?? []);
   } catch (err) {
     throw new UsageError(
       `Cannot list the models of ${root}: ${err instanceof Error ? err.message : String(err)}`,
@@ -46217,7 +46523,10 @@ async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLI
   } finally {
     await dispatcher.close();
   }
-  throw new UsageError(`The server at ${root}${path} failed a probe request three times (${lastError})`, "Check the server log; servegate sends stream: true and ignore_eos: true.");
+  throw new UsageError(
+    `The server at ${root}${path} failed a probe request three times (${lastError})`,
+    "Check the server log; servegate sends stream: true and ignore_eos: true."
+  );
 }
 function isRefusal(detail) {
   const status = Number(/^HTTP (\d{3})\b/.exec(detail)?.[1]);
@@ -47129,202 +47438,9 @@ var {
 
 // src/cli.ts
 init_errors();
+init_redact();
 import { pathToFileURL as pathToFileURL2 } from "node:url";
 import { realpathSync as realpathSync2 } from "node:fs";
-
-// src/report/escape.ts
-var ENTITY = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "&#124;" };
-var ZWJ = "‍";
-function escapeMarkdown(s) {
-  return s.replace(/\r\n|[\r\n\u2028\u2029]/g, " ").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/g, "").replace(/[&<>|]/g, (c) => ENTITY[c]).replace(/[\\`*[\]~]/g, "\\$&").replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, "\\_").replace(/@(?=[\w-])/g, `@${ZWJ}`);
-}
-function escapeStrings(value) {
-  if (typeof value === "string") return escapeMarkdown(value);
-  if (Array.isArray(value)) return value.map((v) => escapeStrings(v));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeStrings(v)]));
-  }
-  return value;
-}
-
-// src/util/redact.ts
-var REDACTED = "***";
-var HTML_ENTITY = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-function escapeHtml(s) {
-  return s.replace(/[&<>"']/g, (c) => HTML_ENTITY[c]);
-}
-var MIN_KNOWN_SECRET = 8;
-var SECRET_WORDS = /* @__PURE__ */ new Set([
-  "key",
-  "token",
-  "secret",
-  "password",
-  "passwd",
-  "passphrase",
-  "auth",
-  "authorization",
-  "apikey",
-  "credential",
-  "credentials"
-]);
-function nameWords(name) {
-  return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter((w) => w !== "");
-}
-function isSecretName(name) {
-  return nameWords(name).some((w) => SECRET_WORDS.has(w));
-}
-function isSecretFlagName(name) {
-  return isSecretName(name.replace(/^-+/, ""));
-}
-var WORD = String.raw`(?:\\"(?:[^"\\]|\\[^"])*\\"|"[^"]*"|'[^']*'|[^\s"']+)`;
-function quoteOf(word) {
-  for (const q of ['\\"', '"', "'"]) if (word.length >= 2 * q.length && word.startsWith(q) && word.endsWith(q)) return q;
-  return null;
-}
-function redactWord(word) {
-  const q = quoteOf(word);
-  return q === null ? REDACTED : `${q}${REDACTED}${q}`;
-}
-var ESCAPED_REDACTED = "\\*\\*\\*";
-function isRedacted(word) {
-  const u = unquote(word);
-  return u.startsWith(REDACTED) || u.startsWith(ESCAPED_REDACTED);
-}
-function unquote(word) {
-  const q = quoteOf(word);
-  return q === null ? word : word.slice(q.length, -q.length);
-}
-var keep = (m) => ({ text: m[0], secret: null });
-var RULES = [
-  // scheme://user:pass@host → scheme://***@host (the base URL, a registry, a proxy).
-  {
-    re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@"']+)@/gi,
-    apply: (m) => ({ text: `${m[1]}${REDACTED}@`, secret: m[2].includes(":") ? m[2].slice(m[2].indexOf(":") + 1) : m[2] })
-  },
-  // ?token=…, &api_key=…, &X-Amz-Signature=…, &sig=… (and &amp; where markdown or HTML escaped the URL)
-  {
-    re: /(&amp;|[?&])([\w.-]+)=([^&#\s"'\\]+)/g,
-    apply: (m) => !isRedacted(m[3]) && (isSecretName(m[2]) || /(?:^|[-_.])(?:sig|signature)$/i.test(m[2])) ? { text: `${m[1]}${m[2]}=${REDACTED}`, secret: m[3] } : keep(m)
-  },
-  // --flag value | --flag=value | -flag value: any flag one of whose words is a secret word.
-  // A following flag is not a value: `--api-key --port 8000` keeps --port.
-  {
-    re: new RegExp(String.raw`(^|[\s"'(=\\])(--?[A-Za-z][\w.-]*)(=|\s+)(?!-)(${WORD})`, "g"),
-    apply: (m) => isSecretFlagName(m[2]) && !isRedacted(m[4]) ? { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4])}`, secret: unquote(m[4]) } : keep(m)
-  },
-  // NAME=value with a secret word in NAME: HF_TOKEN=…, -e OPENAI_API_KEY=…, export DB_PASSWORD=….
-  {
-    re: new RegExp(String.raw`(^|[^\w$-])([A-Za-z_][A-Za-z0-9_]*)=(${WORD})`, "g"),
-    apply: (m) => isSecretName(m[2]) && !isRedacted(m[3]) ? { text: `${m[1]}${m[2]}=${redactWord(m[3])}`, secret: unquote(m[3]) } : keep(m)
-  },
-  // "api_key": "value" inside JSON, plain or escaped inside a JSON string (--hf-overrides '{"hf_token": "…"}').
-  {
-    re: /(\\?")([\w.-]+)\1(\s*:\s*)\1([^"\\]*)\1/g,
-    apply: (m) => isSecretName(m[2]) && !isRedacted(m[4]) ? { text: `${m[1]}${m[2]}${m[1]}${m[3]}${m[1]}${REDACTED}${m[1]}`, secret: m[4] } : keep(m)
-  },
-  // A quoted header with a secret name: -H "X-Api-Key: value", 'Proxy-Authorization: Basic …'.
-  {
-    re: /(["'])([A-Za-z][\w-]*)(:\s*)(?:(Bearer|Basic|token)\s+)?([^"'\s]+)\1/gi,
-    apply: (m) => isSecretName(m[2]) && !isRedacted(m[5]) ? { text: `${m[1]}${m[2]}${m[3]}${m[4] === void 0 ? "" : `${m[4]} `}${REDACTED}${m[1]}`, secret: m[5] } : keep(m)
-  },
-  // Authorization headers written out: `Bearer xxx`, `Authorization: token xxx` / `Basic xxx`.
-  { re: /\b(Bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi, apply: (m) => isRedacted(m[2]) ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] } },
-  {
-    re: /\b(authorization\s*[:=]\s*["']?(?:token|basic)\s+)([A-Za-z0-9._~+/-]+=*)/gi,
-    apply: (m) => isRedacted(m[2]) ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] }
-  },
-  // Token shapes that are secrets wherever they appear.
-  ...[
-    /(?<![\w-])sk-[A-Za-z0-9_-]{10,}/g,
-    // OpenAI and compatible keys (sk-…, sk-proj-…, sk-ant-…)
-    /(?<![\w-])hf_[A-Za-z0-9]{10,}(?![\w-])/g,
-    // Hugging Face
-    /(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g,
-    // GitHub tokens: personal, OAuth, user, server (ghs_ = Actions, Apps), refresh
-    /(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g,
-    // fine-grained GitHub tokens
-    /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}/g,
-    // GitLab
-    /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g,
-    // AWS access key ids
-    /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g
-    // Slack
-  ].map((re) => ({ re, apply: (m) => ({ text: REDACTED, secret: m[0] }) }))
-];
-function applyRules(text2, found) {
-  let out = text2;
-  for (const rule of RULES) {
-    const re = new RegExp(rule.re.source, rule.re.flags);
-    let acc = "";
-    let last = 0;
-    let m;
-    while ((m = re.exec(out)) !== null) {
-      const r = rule.apply(m);
-      if (r.secret === null) {
-        re.lastIndex = m.index + 1;
-        continue;
-      }
-      found?.(r.secret);
-      acc += out.slice(last, m.index) + r.text;
-      last = m.index + m[0].length;
-      re.lastIndex = last;
-    }
-    out = acc + out.slice(last);
-  }
-  return out;
-}
-var remembered = /* @__PURE__ */ new Set();
-function rememberSecrets(values) {
-  const added = [];
-  for (const v of values) {
-    if (typeof v !== "string" || v.length < MIN_KNOWN_SECRET || v.startsWith("$") || v === REDACTED || remembered.has(v)) continue;
-    remembered.add(v);
-    added.push(v);
-  }
-  return added;
-}
-function redactSecrets(text2, known = []) {
-  let out = text2;
-  const values = new Set(remembered);
-  for (const k of known) if (typeof k === "string" && k.length >= MIN_KNOWN_SECRET && k !== REDACTED) values.add(k);
-  for (const v of [...values].sort((a, b) => b.length - a.length)) {
-    for (const form of /* @__PURE__ */ new Set([v, JSON.stringify(v).slice(1, -1), escapeMarkdown(v), escapeHtml(v)])) out = out.split(form).join(REDACTED);
-  }
-  return applyRules(out, null);
-}
-function redactStrings(value, known = []) {
-  if (typeof value === "string") return redactSecrets(value, known);
-  if (Array.isArray(value)) return value.map((v) => redactStrings(v, known));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, known)]));
-  }
-  return value;
-}
-function secretsInText(text2) {
-  const out = /* @__PURE__ */ new Set();
-  applyRules(text2, (s) => {
-    if (s.length >= MIN_KNOWN_SECRET && !s.startsWith("$") && s !== REDACTED) out.add(s);
-  });
-  return [...out];
-}
-function secretValuesFromEnv(env) {
-  const out = /* @__PURE__ */ new Set();
-  for (const [name, value] of Object.entries(env)) {
-    if (value === void 0) continue;
-    if (value.length >= MIN_KNOWN_SECRET && isSecretName(name)) out.add(value);
-    if (value.includes("@")) for (const s of secretsInText(value)) out.add(s);
-  }
-  return [...out];
-}
-var FLAG_VAR = /(--?[A-Za-z][\w.-]*)(?:=|\s+)["']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
-function secretVariablesInCommand(command, env) {
-  const out = [];
-  for (const m of command.matchAll(FLAG_VAR)) {
-    const value = env[m[2]];
-    if (isSecretFlagName(m[1]) && value !== void 0 && value.length >= MIN_KNOWN_SECRET) out.push(value);
-  }
-  return out;
-}
 
 // src/version.ts
 var HARNESS_VERSION = "0.1.0";
@@ -47334,7 +47450,7 @@ var import_yaml = __toESM(require_dist(), 1);
 init_errors();
 import { readFile as readFile2 } from "node:fs/promises";
 
-// src/store/json-file.ts
+// src/util/json-file.ts
 init_errors();
 import { readFile } from "node:fs/promises";
 function parseJsonText(text2, source) {
@@ -67093,7 +67209,8 @@ function date4(params) {
 // src/config/schema.ts
 init_defaults();
 
-// src/serve/child-env.ts
+// src/config/child-env.ts
+init_redact();
 var CHILD_ENV_NAMES = [
   "PATH",
   "HOME",
@@ -67159,13 +67276,19 @@ var sweepSchema = external_exports.strictObject({
    * `bracket` runs only the two concurrencies of the list around the baseline's crossing of the
    * target, per shape, plus `itl_concurrency` (src/gate/bracket.ts). Closed loop only.
    */
-  placement: external_exports.enum(["fixed", "bracket"], { error: `expected "fixed" (every concurrency of the list) or "bracket" (the two around the baseline's crossing of the target)` }).optional(),
+  placement: external_exports.enum(["fixed", "bracket"], {
+    error: `expected "fixed" (every concurrency of the list) or "bracket" (the two around the baseline's crossing of the target)`
+  }).optional(),
   /** With `placement: bracket`: concurrencies whose p95 ITL the gate keeps; default: the lowest of the list. */
   itl_concurrency: external_exports.array(positiveInt("a concurrency"), { error: "expected a list of concurrencies of this sweep, e.g. [1, 64]" }).refine((cs) => new Set(cs).size === cs.length, { error: "expected each concurrency once (duplicates found)" }).optional()
 }).superRefine((s, ctx) => {
   const outside = (s.itl_concurrency ?? []).filter((c) => !(s.concurrency ?? []).includes(c));
   if (outside.length > 0) {
-    ctx.addIssue({ code: "custom", path: ["itl_concurrency"], message: `expected concurrencies of this sweep's list (${(s.concurrency ?? []).join(", ")}); not in it: ${outside.join(", ")}` });
+    ctx.addIssue({
+      code: "custom",
+      path: ["itl_concurrency"],
+      message: `expected concurrencies of this sweep's list (${(s.concurrency ?? []).join(", ")}); not in it: ${outside.join(", ")}`
+    });
   }
   if (s.placement === "bracket" && s.request_rates !== void 0) {
     ctx.addIssue({ code: "custom", path: ["placement"], message: 'expected "fixed" with request_rates: bracketing places concurrencies (closed loop) only' });
@@ -67229,7 +67352,7 @@ var serverSchema = external_exports.strictObject({
   gpus: positiveInt("a GPU count").optional(),
   /**
    * Names of environment variables passed to the commands servegate starts, beside the
-   * allow-list of serve/child-env.ts: the only way an engine secret (HF_TOKEN) reaches the engine.
+   * allow-list of config/child-env.ts: the only way an engine secret (HF_TOKEN) reaches the engine.
    * The runner's own variables are refused: a serve command must never see the job's tokens.
    */
   env: external_exports.array(
@@ -67240,7 +67363,10 @@ var serverSchema = external_exports.strictObject({
   ).optional()
 });
 var sloMs = (what) => external_exports.number({ error: `expected ${what} in ms (a number above 0)` }).positive({ error: `expected ${what} in ms (a number above 0)` });
-var goodputSchema = external_exports.strictObject({ ttft: sloMs("a TTFT bound").optional(), tpot: sloMs("a TPOT bound").optional(), e2el: sloMs("an E2EL bound").optional() }, { error: "expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}" }).refine((g2) => Object.keys(g2).length > 0, { error: "expected at least one of ttft, tpot, e2el" });
+var goodputSchema = external_exports.strictObject(
+  { ttft: sloMs("a TTFT bound").optional(), tpot: sloMs("a TPOT bound").optional(), e2el: sloMs("an E2EL bound").optional() },
+  { error: "expected a map of ttft, tpot, e2el to ms, e.g. {ttft: 2000, tpot: 50}" }
+).refine((g2) => Object.keys(g2).length > 0, { error: "expected at least one of ttft, tpot, e2el" });
 var targetSchema = external_exports.strictObject({
   metric: external_exports.enum(["tpot", "itl"], { error: 'expected "tpot" or "itl"' }).optional(),
   percentile: external_exports.number({ error: "expected 50, 95 or 99 (the percentiles every run records)" }).refine((p) => TARGET_PERCENTILES.includes(p), { error: "expected 50, 95 or 99 (the percentiles every run records)" }).optional(),
@@ -67261,7 +67387,7 @@ var configFileSchema = external_exports.strictObject({
 });
 
 // src/config/load.ts
-var HINT = 'Unknown keys are errors; see "Config file" in the README (ARCHITECTURE.md) for every key and its type.';
+var HINT = "Unknown keys are errors; docs/config.md lists every key and its type.";
 async function loadConfigFile(path) {
   let text2;
   try {
@@ -67358,6 +67484,8 @@ function editDistance(a, b) {
 
 // src/config/resolve.ts
 init_errors();
+init_redact();
+init_base_url();
 init_defaults();
 
 // src/config/flags.ts
@@ -67441,7 +67569,8 @@ function parseTarget(raw) {
   if (!m) return expected;
   const percentile2 = Number(m[2]);
   const thresholdMs = Number(m[3]);
-  if (!TARGET_PERCENTILES.includes(percentile2)) return "expected percentile p50, p95 or p99 (the ones every run records), e.g. tpot:p95:50";
+  if (!TARGET_PERCENTILES.includes(percentile2))
+    return "expected percentile p50, p95 or p99 (the ones every run records), e.g. tpot:p95:50";
   if (!(thresholdMs > 0)) return "expected a threshold above 0 ms, e.g. tpot:p95:50";
   return { metric: m[1].toLowerCase(), percentile: percentile2, thresholdMs };
 }
@@ -67462,20 +67591,6 @@ function textFlag(flag, raw, problems) {
     return void 0;
   }
   return s;
-}
-function normalizeBaseUrl(raw) {
-  let url2;
-  try {
-    url2 = new URL(raw.trim());
-  } catch {
-    return { problem: "expected an http(s) URL such as http://127.0.0.1:8000" };
-  }
-  if (url2.protocol !== "http:" && url2.protocol !== "https:") return { problem: `expected an http(s) URL, not ${url2.protocol}` };
-  if (url2.search || url2.hash) return { problem: "expected a URL without a query or fragment" };
-  if (url2.username || url2.password) return { problem: "expected a URL without credentials (name the key's environment variable in server.api_key_env)" };
-  let path = url2.pathname.replace(/\/+$/, "");
-  if (path.endsWith("/v1")) path = path.slice(0, -3);
-  return `${url2.protocol}//${url2.host}${path}`;
 }
 function requestRateFlag(raw, problems) {
   if (raw === void 0) return void 0;
@@ -67546,7 +67661,10 @@ function bracketForResult(b) {
     refreshes: b.refreshes,
     itl_concurrency: [...b.itlConcurrency],
     shapes: Object.fromEntries(
-      Object.entries(b.shapes).map(([k, s]) => [k, { concurrency: [...s.concurrency], below: s.below, above: s.above, ...s.fallback === void 0 ? {} : { fallback: s.fallback } }])
+      Object.entries(b.shapes).map(([k, s]) => [
+        k,
+        { concurrency: [...s.concurrency], below: s.below, above: s.above, ...s.fallback === void 0 ? {} : { fallback: s.fallback } }
+      ])
     )
   };
 }
@@ -67560,95 +67678,13 @@ function resolveConfig(input2) {
   const problems = [];
   const fileName = filePath ?? "the config file";
   const { name: sweepName, sweep } = pickSweep(file2, fileName, flags.sweep, problems);
-  const flagBaseUrl = textFlag("--base-url", flags.baseUrl, problems);
-  const flagModel = textFlag("--model", flags.model, problems);
-  const flagApi = apiFlag(flags.api, problems);
-  const flagInputLen = positiveIntFlag("--input-len", flags.inputLen, problems);
-  const flagOutputLen = positiveIntFlag("--output-len", flags.outputLen, problems);
-  const flagConcurrency = concurrencyFlag(flags.concurrency, problems);
-  const flagPrompts = positiveIntFlag("--prompts-per-concurrency", flags.promptsPerConcurrency, problems);
-  const flagWarmup = warmupFlag(flags.warmup, problems);
-  const flagRepeats = positiveIntFlag("--repeats", flags.repeats, problems);
-  const flagTarget = targetFlag(flags.target, problems);
-  const flagSeed = seedFlag("--seed", flags.seed, problems);
-  const flagOut = textFlag("--out", flags.out, problems);
-  const flagWorkers = workersFlag(flags.workers, problems);
-  const flagDigest = textFlag("--container-digest", flags.containerDigest, problems);
-  const flagServe = textFlag("--serve-command", flags.serveCommand, problems);
-  const flagTimeout = positiveIntFlag("--timeout-ms", flags.timeoutMs, problems);
-  const flagStart = textFlag("--serve", flags.serve, problems);
-  const flagReady = positiveIntFlag("--ready-timeout", flags.readyTimeout, problems);
-  const flagRequestTimeout = secondsFlag("--request-timeout", flags.requestTimeout, problems);
-  const flagRates = requestRateFlag(flags.requestRate, problems);
-  const flagBurstiness = positiveNumberFlag("--burstiness", flags.burstiness, problems, "1 (Poisson) or 0.5 (burstier)");
-  const flagMaxConcurrency = positiveIntFlag("--max-concurrency", flags.maxConcurrency, problems);
-  const flagNumPrompts = positiveIntFlag("--num-prompts", flags.numPrompts, problems);
-  const flagGoodput = goodputFlag(flags.goodput, problems);
-  const flagGpus = positiveIntFlag("--gpus", flags.gpus, problems);
-  let baseUrl = null;
-  const rawBase = flagBaseUrl ?? file2?.server?.base_url;
-  if (rawBase !== void 0) {
-    const n = normalizeBaseUrl(rawBase);
-    if (typeof n === "string") baseUrl = n;
-    else problems.push(flagBaseUrl !== void 0 ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}` : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`);
-  }
-  const command = flagStart ?? file2?.server?.command ?? null;
-  if (command !== null && command.includes("{port}") && baseUrl !== null) {
-    if (flagBaseUrl !== void 0 || flagStart === void 0) {
-      const where = flagStart !== void 0 ? "--serve" : `${fileName}: server.command`;
-      problems.push(`${where} has {port}, so the base URL follows the port servegate picks; drop ${flagBaseUrl !== void 0 ? "--base-url" : "server.base_url"} (or give the command a fixed port instead of {port})`);
-    } else baseUrl = null;
-  } else if (command !== null && !command.includes("{port}") && baseUrl === null && rawBase === void 0) {
-    problems.push(`${flagStart !== void 0 ? "--serve" : `${fileName}: server.command`}: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer`);
-  }
-  const apiKeyEnv = file2?.server?.api_key_env ?? null;
-  let apiKey = null;
-  if (apiKeyEnv !== null) {
-    const value = env[apiKeyEnv];
-    if (value !== void 0 && value !== "") apiKey = value;
-    else if (baseUrl !== null || command !== null) problems.push(`${fileName}: server.api_key_env names ${apiKeyEnv}, which is not set in the environment`);
-  }
-  const fileShapes = sweep ? sweep.shapes.map((s) => ({ inputLen: s.input_len, outputLen: s.output_len })) : DEFAULTS.shapes.map((s) => ({ ...s }));
-  const shapes = dedupeShapes(
-    fileShapes.map((s) => ({ inputLen: flagInputLen ?? s.inputLen, outputLen: flagOutputLen ?? s.outputLen }))
-  );
-  if (flagConcurrency !== void 0 && flagRates !== void 0) {
-    problems.push("--concurrency and --request-rate: choose one (closed loop keeps C requests in flight; open loop sends requests at a rate)");
-  }
-  const fileRates = sweep?.request_rates?.map((r) => r === "inf" ? Infinity : r).sort((a, b) => a - b);
-  const rates = flagRates ?? (flagConcurrency === void 0 ? fileRates : void 0);
-  const openLoop = rates === void 0 ? null : {
-    rates,
-    burstiness: flagBurstiness ?? sweep?.burstiness ?? DEFAULTS.burstiness,
-    maxConcurrency: flagMaxConcurrency ?? sweep?.max_concurrency ?? null,
-    numPrompts: flagNumPrompts ?? sweep?.num_prompts ?? DEFAULTS.numPrompts
-  };
-  if (openLoop === null) {
-    for (const [flag, value] of [["--burstiness", flagBurstiness], ["--max-concurrency", flagMaxConcurrency], ["--num-prompts", flagNumPrompts]]) {
-      if (value !== void 0) problems.push(`${flag}: applies to open-loop load; add --request-rate R (closed loop sends concurrency × prompts-per-concurrency requests)`);
-    }
-  }
-  const concurrency = openLoop !== null ? [] : flagConcurrency ?? (sweep?.concurrency ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]);
-  const fileGoodput = file2?.goodput;
-  const goodput = flagGoodput ?? (fileGoodput ? {
-    ...fileGoodput.ttft !== void 0 ? { ttft_ms: fileGoodput.ttft } : {},
-    ...fileGoodput.tpot !== void 0 ? { tpot_ms: fileGoodput.tpot } : {},
-    ...fileGoodput.e2el !== void 0 ? { e2el_ms: fileGoodput.e2el } : {}
-  } : null);
-  if (file2?.gate?.goodput === true && goodput === null) {
-    problems.push(`${fileName}: gate.goodput is true but no goodput SLOs are set; add goodput: {tpot: MS, ...} or --goodput tpot:MS`);
-  }
-  const placement = flags.bracketBaseline !== void 0 ? "bracket" : sweep?.placement ?? "fixed";
-  const itlConcurrency = [...sweep?.itl_concurrency ?? [concurrency[0]]].sort((a, b) => a - b);
-  const notInList = itlConcurrency.filter((c) => !concurrency.includes(c));
-  if (placement === "bracket" && openLoop !== null) {
-    problems.push(`${flags.bracketBaseline !== void 0 ? "--bracket-baseline" : `${fileName}: sweeps.${sweepName}.placement bracket`}: bracketing places concurrencies (closed loop); expected no --request-rate / request_rates with it`);
-  } else if (placement === "bracket" && notInList.length > 0) {
-    problems.push(`${fileName}: sweeps.${sweepName}.itl_concurrency ${notInList.join(", ")}: expected concurrencies of the sweep's list (${concurrency.join(", ")})`);
-  }
-  if (flags.bracketBaseline !== void 0) textFlag("--bracket-baseline", flags.bracketBaseline, problems);
+  const f = parseFlags(flags, problems);
+  const source = resolveServerSource(file2, fileName, f, env, problems);
+  const { shapes, openLoop, concurrency } = resolveLoad(sweep, f, problems);
+  const goodput = resolveGoodput(file2, fileName, f.goodput, problems);
+  const { placement, itlConcurrency } = resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems);
   const fileTarget = file2?.target;
-  const target = flagTarget ?? {
+  const target = f.target ?? {
     metric: fileTarget?.metric ?? DEFAULTS.target.metric,
     percentile: fileTarget?.percentile ?? DEFAULTS.target.percentile,
     thresholdMs: fileTarget?.threshold_ms ?? DEFAULTS.target.thresholdMs
@@ -67659,19 +67695,171 @@ function resolveConfig(input2) {
 ${problems.map((p) => `  ${p}`).join("\n")}`;
     throw new UsageError(message, "Run `servegate run --help` for every flag and its format.");
   }
-  const referenceCommand = file2?.gate?.reference_command;
-  const secrets = [
+  const { baseUrl, command, apiKeyEnv, apiKey } = source;
+  const secrets = collectSecrets(source, file2?.gate?.reference_command, f.serve, env);
+  const recorded = (text2) => text2 ? redactSecrets(text2, secrets) : null;
+  return {
+    configPath: filePath,
+    server: { baseUrl, model: f.model ?? file2?.server?.model ?? null, api: f.api ?? file2?.server?.api ?? DEFAULTS.api, apiKeyEnv },
+    apiKey,
+    secrets,
+    target,
+    sweepName,
+    shapes,
+    concurrency,
+    promptsPerConcurrency: f.prompts ?? sweep?.prompts_per_concurrency ?? DEFAULTS.promptsPerConcurrency,
+    warmup: f.warmup ?? sweep?.warmup ?? DEFAULTS.warmup,
+    repeats: f.repeats ?? sweep?.repeats ?? DEFAULTS.repeats,
+    seed: f.seed ?? file2?.seed ?? DEFAULTS.seed,
+    seedPinned: f.seed !== void 0 || file2?.seed !== void 0,
+    out: f.out ?? DEFAULTS.out,
+    resume: flags.resume === true,
+    workers: f.workers ?? DEFAULTS.workers,
+    containerDigest: recorded(f.digest ?? digestFromEnv),
+    // --serve-command records a command by hand; a command servegate starts is recorded by itself.
+    serveCommand: recorded(f.serve ?? command),
+    serve: serveSettings(file2, command, f.ready, secrets),
+    idleTimeoutMs: f.timeout ?? DEFAULTS.idleTimeoutMs,
+    requestTimeoutS: f.requestTimeout ?? file2?.server?.request_timeout ?? null,
+    gpus: f.gpus ?? file2?.server?.gpus ?? null,
+    gate: gateSettings(file2),
+    openLoop,
+    goodput,
+    ...placement === "bracket" ? { placement, itlConcurrency } : {}
+  };
+}
+function parseFlags(flags, problems) {
+  return {
+    baseUrl: textFlag("--base-url", flags.baseUrl, problems),
+    model: textFlag("--model", flags.model, problems),
+    api: apiFlag(flags.api, problems),
+    inputLen: positiveIntFlag("--input-len", flags.inputLen, problems),
+    outputLen: positiveIntFlag("--output-len", flags.outputLen, problems),
+    concurrency: concurrencyFlag(flags.concurrency, problems),
+    prompts: positiveIntFlag("--prompts-per-concurrency", flags.promptsPerConcurrency, problems),
+    warmup: warmupFlag(flags.warmup, problems),
+    repeats: positiveIntFlag("--repeats", flags.repeats, problems),
+    target: targetFlag(flags.target, problems),
+    seed: seedFlag("--seed", flags.seed, problems),
+    out: textFlag("--out", flags.out, problems),
+    workers: workersFlag(flags.workers, problems),
+    digest: textFlag("--container-digest", flags.containerDigest, problems),
+    serve: textFlag("--serve-command", flags.serveCommand, problems),
+    timeout: positiveIntFlag("--timeout-ms", flags.timeoutMs, problems),
+    start: textFlag("--serve", flags.serve, problems),
+    ready: positiveIntFlag("--ready-timeout", flags.readyTimeout, problems),
+    requestTimeout: secondsFlag("--request-timeout", flags.requestTimeout, problems),
+    rates: requestRateFlag(flags.requestRate, problems),
+    burstiness: positiveNumberFlag("--burstiness", flags.burstiness, problems, "1 (Poisson) or 0.5 (burstier)"),
+    maxConcurrency: positiveIntFlag("--max-concurrency", flags.maxConcurrency, problems),
+    numPrompts: positiveIntFlag("--num-prompts", flags.numPrompts, problems),
+    goodput: goodputFlag(flags.goodput, problems),
+    gpus: positiveIntFlag("--gpus", flags.gpus, problems)
+  };
+}
+function resolveServerSource(file2, fileName, f, env, problems) {
+  let baseUrl = null;
+  const rawBase = f.baseUrl ?? file2?.server?.base_url;
+  if (rawBase !== void 0) {
+    const n = baseUrlRoot(rawBase);
+    if (typeof n === "string") baseUrl = n;
+    else
+      problems.push(
+        f.baseUrl !== void 0 ? `--base-url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}` : `${fileName}: server.base_url ${redactSecrets(JSON.stringify(rawBase))}: ${n.problem}`
+      );
+  }
+  const command = f.start ?? file2?.server?.command ?? null;
+  if (command !== null && command.includes("{port}") && baseUrl !== null) {
+    if (f.baseUrl !== void 0 || f.start === void 0) {
+      const where = f.start !== void 0 ? "--serve" : `${fileName}: server.command`;
+      problems.push(
+        `${where} has {port}, so the base URL follows the port servegate picks; drop ${f.baseUrl !== void 0 ? "--base-url" : "server.base_url"} (or give the command a fixed port instead of {port})`
+      );
+    } else baseUrl = null;
+  } else if (command !== null && !command.includes("{port}") && baseUrl === null && rawBase === void 0) {
+    problems.push(
+      `${f.start !== void 0 ? "--serve" : `${fileName}: server.command`}: expected {port} where the command takes its port (e.g. --port {port}), or a --base-url where it will answer`
+    );
+  }
+  const apiKeyEnv = file2?.server?.api_key_env ?? null;
+  let apiKey = null;
+  if (apiKeyEnv !== null) {
+    const value = env[apiKeyEnv];
+    if (value !== void 0 && value !== "") apiKey = value;
+    else if (baseUrl !== null || command !== null) problems.push(`${fileName}: server.api_key_env names ${apiKeyEnv}, which is not set in the environment`);
+  }
+  return { baseUrl, rawBase, command, apiKeyEnv, apiKey };
+}
+function resolveLoad(sweep, f, problems) {
+  const fileShapes = sweep ? sweep.shapes.map((s) => ({ inputLen: s.input_len, outputLen: s.output_len })) : DEFAULTS.shapes.map((s) => ({ ...s }));
+  const shapes = dedupeShapes(fileShapes.map((s) => ({ inputLen: f.inputLen ?? s.inputLen, outputLen: f.outputLen ?? s.outputLen })));
+  if (f.concurrency !== void 0 && f.rates !== void 0) {
+    problems.push("--concurrency and --request-rate: choose one (closed loop keeps C requests in flight; open loop sends requests at a rate)");
+  }
+  const fileRates = sweep?.request_rates?.map((r) => r === "inf" ? Infinity : r).sort((a, b) => a - b);
+  const rates = f.rates ?? (f.concurrency === void 0 ? fileRates : void 0);
+  const openLoop = rates === void 0 ? null : {
+    rates,
+    burstiness: f.burstiness ?? sweep?.burstiness ?? DEFAULTS.burstiness,
+    maxConcurrency: f.maxConcurrency ?? sweep?.max_concurrency ?? null,
+    numPrompts: f.numPrompts ?? sweep?.num_prompts ?? DEFAULTS.numPrompts
+  };
+  if (openLoop === null) {
+    for (const [flag, value] of [
+      ["--burstiness", f.burstiness],
+      ["--max-concurrency", f.maxConcurrency],
+      ["--num-prompts", f.numPrompts]
+    ]) {
+      if (value !== void 0)
+        problems.push(`${flag}: applies to open-loop load; add --request-rate R (closed loop sends concurrency × prompts-per-concurrency requests)`);
+    }
+  }
+  const concurrency = openLoop !== null ? [] : f.concurrency ?? (sweep?.concurrency ? [...sweep.concurrency].sort((a, b) => a - b) : [...DEFAULTS.concurrency]);
+  return { shapes, openLoop, concurrency };
+}
+function resolveGoodput(file2, fileName, flagGoodput, problems) {
+  const fileGoodput = file2?.goodput;
+  const goodput = flagGoodput ?? (fileGoodput ? {
+    ...fileGoodput.ttft !== void 0 ? { ttft_ms: fileGoodput.ttft } : {},
+    ...fileGoodput.tpot !== void 0 ? { tpot_ms: fileGoodput.tpot } : {},
+    ...fileGoodput.e2el !== void 0 ? { e2el_ms: fileGoodput.e2el } : {}
+  } : null);
+  if (file2?.gate?.goodput === true && goodput === null) {
+    problems.push(`${fileName}: gate.goodput is true but no goodput SLOs are set; add goodput: {tpot: MS, ...} or --goodput tpot:MS`);
+  }
+  return goodput;
+}
+function resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems) {
+  const placement = flags.bracketBaseline !== void 0 ? "bracket" : sweep?.placement ?? "fixed";
+  const itlConcurrency = [...sweep?.itl_concurrency ?? [concurrency[0]]].sort((a, b) => a - b);
+  const notInList = itlConcurrency.filter((c) => !concurrency.includes(c));
+  if (placement === "bracket" && openLoop !== null) {
+    problems.push(
+      `${flags.bracketBaseline !== void 0 ? "--bracket-baseline" : `${fileName}: sweeps.${sweepName}.placement bracket`}: bracketing places concurrencies (closed loop); expected no --request-rate / request_rates with it`
+    );
+  } else if (placement === "bracket" && notInList.length > 0) {
+    problems.push(
+      `${fileName}: sweeps.${sweepName}.itl_concurrency ${notInList.join(", ")}: expected concurrencies of the sweep's list (${concurrency.join(", ")})`
+    );
+  }
+  if (flags.bracketBaseline !== void 0) textFlag("--bracket-baseline", flags.bracketBaseline, problems);
+  return { placement, itlConcurrency };
+}
+function collectSecrets(source, referenceCommand, flagServe, env) {
+  return [
     ...new Set(
       [
-        apiKey,
+        source.apiKey,
         ...secretValuesFromEnv(env),
-        ...rawBase === void 0 ? [] : secretsInText(rawBase),
-        ...[command, referenceCommand, flagServe].flatMap((c) => c == null ? [] : [...secretsInText(c), ...secretVariablesInCommand(c, env)])
+        ...source.rawBase === void 0 ? [] : secretsInText(source.rawBase),
+        ...[source.command, referenceCommand, flagServe].flatMap((c) => c == null ? [] : [...secretsInText(c), ...secretVariablesInCommand(c, env)])
       ].filter((s) => s !== null)
     )
   ];
-  const recorded = (text2) => text2 ? redactSecrets(text2, secrets) : null;
-  const serve = command === null ? null : {
+}
+function serveSettings(file2, command, flagReady, secrets) {
+  if (command === null) return null;
+  return {
     command,
     readyTimeoutS: flagReady ?? file2?.server?.ready_timeout ?? DEFAULTS.readyTimeoutS,
     stopTimeoutS: file2?.server?.stop_timeout ?? DEFAULTS.stopTimeoutS,
@@ -67679,41 +67867,15 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     secrets,
     ...file2?.server?.env !== void 0 ? { env: [...file2.server.env] } : {}
   };
+}
+function gateSettings(file2) {
   return {
-    configPath: filePath,
-    server: { baseUrl, model: flagModel ?? file2?.server?.model ?? null, api: flagApi ?? file2?.server?.api ?? DEFAULTS.api, apiKeyEnv },
-    apiKey,
-    secrets,
-    target,
-    sweepName,
-    shapes,
-    concurrency,
-    promptsPerConcurrency: flagPrompts ?? sweep?.prompts_per_concurrency ?? DEFAULTS.promptsPerConcurrency,
-    warmup: flagWarmup ?? sweep?.warmup ?? DEFAULTS.warmup,
-    repeats: flagRepeats ?? sweep?.repeats ?? DEFAULTS.repeats,
-    seed: flagSeed ?? file2?.seed ?? DEFAULTS.seed,
-    seedPinned: flagSeed !== void 0 || file2?.seed !== void 0,
-    out: flagOut ?? DEFAULTS.out,
-    resume: flags.resume === true,
-    workers: flagWorkers ?? DEFAULTS.workers,
-    containerDigest: recorded(flagDigest ?? digestFromEnv),
-    // --serve-command records a command by hand; a command servegate starts is recorded by itself.
-    serveCommand: recorded(flagServe ?? command),
-    serve,
-    idleTimeoutMs: flagTimeout ?? DEFAULTS.idleTimeoutMs,
-    requestTimeoutS: flagRequestTimeout ?? file2?.server?.request_timeout ?? null,
-    gpus: flagGpus ?? file2?.server?.gpus ?? null,
-    gate: {
-      tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
-      maxFailedRequests: file2?.gate?.max_failed_requests ?? null,
-      ...file2?.gate?.goodput === true ? { goodput: true } : {},
-      ...file2?.gate?.max_mdc_pct !== void 0 ? { maxMdcPct: file2.gate.max_mdc_pct } : {},
-      ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {},
-      ...file2?.gate?.reference_mode !== void 0 ? { referenceMode: file2.gate.reference_mode } : {}
-    },
-    openLoop,
-    goodput,
-    ...placement === "bracket" ? { placement, itlConcurrency } : {}
+    tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
+    maxFailedRequests: file2?.gate?.max_failed_requests ?? null,
+    ...file2?.gate?.goodput === true ? { goodput: true } : {},
+    ...file2?.gate?.max_mdc_pct !== void 0 ? { maxMdcPct: file2.gate.max_mdc_pct } : {},
+    ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {},
+    ...file2?.gate?.reference_mode !== void 0 ? { referenceMode: file2.gate.reference_mode } : {}
   };
 }
 function pickSweep(file2, fileName, requested, problems) {
@@ -67844,160 +68006,16 @@ function humanLabel(kind, scope) {
   return `${KIND_INFO[kind].name} ${where}`;
 }
 
-// src/gate/stats.ts
+// src/util/median.ts
 function median(xs) {
   if (xs.length === 0) throw new Error("median of an empty list");
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
   return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
-function sampleVariance(xs) {
-  if (xs.length < 2) return 0;
-  const mean2 = xs.reduce((a, b) => a + b, 0) / xs.length;
-  return xs.reduce((a, x) => a + (x - mean2) ** 2, 0) / (xs.length - 1);
-}
-var MAD_CORRECTION = [NaN, NaN, 1.196, 1.495, 1.363, 1.206, 1.2, 1.14, 1.129, 1.107];
-function robustSd(xs) {
-  const n = xs.length;
-  if (n < 2) return 0;
-  const m = median(xs);
-  const mad = median(xs.map((x) => Math.abs(x - m)));
-  return 1.4826 * mad * (n < MAD_CORRECTION.length ? MAD_CORRECTION[n] : n / (n - 0.8));
-}
-function clippedSd(xs, clip2 = 3) {
-  if (xs.length < 2) return 0;
-  const s0 = robustSd(xs);
-  const m = median(xs);
-  const kept = s0 > 0 ? xs.filter((x) => Math.abs(x - m) <= clip2 * s0) : xs;
-  return Math.sqrt(sampleVariance(kept.length >= 2 ? kept : xs));
-}
-var VAR_MEDIAN = [NaN, 1, 0.5, 0.4487, 0.2982, 0.2868, 0.2147, 0.2104, 0.1682, 0.1661, 0.1383, 0.1374, 0.1173];
-function varMedianFactor(n) {
-  if (n < 1) return Infinity;
-  return n < VAR_MEDIAN.length ? VAR_MEDIAN[n] : Math.min(VAR_MEDIAN[VAR_MEDIAN.length - 1], Math.PI / (2 * n));
-}
-function chi2Ratio(df, z3) {
-  if (df <= 0) return 1;
-  const a = 2 / (9 * df);
-  return Math.max(0, 1 - a + z3 * Math.sqrt(a)) ** 3;
-}
-function chi2MedianRatio(df) {
-  return chi2Ratio(df, 0);
-}
-function lnGamma(x) {
-  const c = [0.9999999999998099, 676.5203681218851, -1259.1392167224028, 771.3234287776531, -176.6150291621406, 12.507343278686905, -0.13857109526572012, 9984369578019572e-21, 15056327351493116e-23];
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
-  const z3 = x - 1;
-  let a = c[0];
-  const t = z3 + 7.5;
-  for (let i = 1; i < 9; i++) a += c[i] / (z3 + i);
-  return 0.5 * Math.log(2 * Math.PI) + (z3 + 0.5) * Math.log(t) - t + Math.log(a);
-}
-function betaFraction(a, b, x) {
-  const tiny = 1e-300;
-  let c = 1;
-  let d = 1 - (a + b) * x / (a + 1);
-  if (Math.abs(d) < tiny) d = tiny;
-  d = 1 / d;
-  let h = d;
-  for (let m = 1; m <= 300; m++) {
-    const m2 = 2 * m;
-    let aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-    d = 1 + aa * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-    d = 1 + aa * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const del = d * c;
-    h *= del;
-    if (Math.abs(del - 1) < 1e-14) break;
-  }
-  return h;
-}
-function incompleteBeta(x, a, b) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const front = Math.exp(lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
-  return x < (a + 1) / (a + b + 2) ? front * betaFraction(a, b, x) / a : 1 - front * betaFraction(b, a, 1 - x) / b;
-}
-function tCdf(t, df) {
-  if (!Number.isFinite(df)) return normalCdf(t);
-  const tail = 0.5 * incompleteBeta(df / (df + t * t), df / 2, 0.5);
-  return t >= 0 ? 1 - tail : tail;
-}
-function normalCdf(z3) {
-  const x = Math.abs(z3) / Math.SQRT2;
-  const p = regularizedGammaP(0.5, x * x);
-  return z3 >= 0 ? 0.5 * (1 + p) : 0.5 * (1 - p);
-}
-function regularizedGammaP(a, x) {
-  if (x <= 0) return 0;
-  const lnFront = -x + a * Math.log(x) - lnGamma(a);
-  if (x < a + 1) {
-    let sum2 = 1 / a;
-    let term = sum2;
-    for (let n = 1; n < 500; n++) {
-      term *= x / (a + n);
-      sum2 += term;
-      if (Math.abs(term) < Math.abs(sum2) * 1e-15) break;
-    }
-    return sum2 * Math.exp(lnFront);
-  }
-  const tiny = 1e-300;
-  let b = x + 1 - a;
-  let c = 1 / tiny;
-  let d = 1 / b;
-  let h = d;
-  for (let i = 1; i < 500; i++) {
-    const an = -i * (i - a);
-    b += 2;
-    d = an * d + b;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = b + an / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const del = d * c;
-    h *= del;
-    if (Math.abs(del - 1) < 1e-15) break;
-  }
-  return 1 - Math.exp(lnFront) * h;
-}
-function tQuantile(p, df) {
-  if (!(p > 0 && p < 1)) throw new Error(`tQuantile: p = ${p} is not in (0, 1)`);
-  if (!(df > 0)) throw new Error(`tQuantile: df = ${df} is not above 0`);
-  if (p === 0.5) return 0;
-  if (p < 0.5) return -tQuantile(1 - p, df);
-  const d = Number.isFinite(df) ? Math.round(df * 1e3) / 1e3 : Infinity;
-  const key = `${p}:${d}`;
-  const hit = T_QUANTILES.get(key);
-  if (hit !== void 0) return hit;
-  const q = tQuantileUncached(p, Math.max(d, 1e-3));
-  if (T_QUANTILES.size > 1e4) T_QUANTILES.clear();
-  T_QUANTILES.set(key, q);
-  return q;
-}
-var T_QUANTILES = /* @__PURE__ */ new Map();
-function tQuantileUncached(p, df) {
-  let lo = 0;
-  let hi = 1;
-  while (tCdf(hi, df) < p) {
-    lo = hi;
-    hi *= 2;
-    if (hi > 1e12) return hi;
-  }
-  for (let i = 0; i < 200 && hi - lo > 1e-10 * hi; i++) {
-    const mid = (lo + hi) / 2;
-    if (tCdf(mid, df) < p) lo = mid;
-    else hi = mid;
-  }
-  return (lo + hi) / 2;
+function finiteMedian(values) {
+  const xs = values.filter((v) => typeof v === "number" && Number.isFinite(v));
+  return xs.length === 0 ? null : median(xs);
 }
 
 // src/gate/bracket.ts
@@ -68043,7 +68061,9 @@ function bracketPlacement(baseline, cfg) {
     }
     const concurrency = [.../* @__PURE__ */ new Set([...itl, crossing.below, crossing.above])].sort((a, b) => a - b);
     shapes[label3] = { concurrency, below: crossing.below, above: crossing.above };
-    notes.push(`${label3}: the baseline crossed ${describeTarget(baseline.target)} between c=${crossing.below} and c=${crossing.above}; running c=${concurrency.join(", ")} instead of ${cfg.concurrency.join(", ")}`);
+    notes.push(
+      `${label3}: the baseline crossed ${describeTarget(baseline.target)} between c=${crossing.below} and c=${crossing.above}; running c=${concurrency.join(", ")} instead of ${cfg.concurrency.join(", ")}`
+    );
   }
   return { bracket: { baseline: baseline.name, refreshes: Math.min(BRACKET_REFRESHES, baseline.refreshes.length), itlConcurrency: itl, shapes }, notes };
 }
@@ -68052,16 +68072,25 @@ function applyBracket(cfg, baseline, source) {
   const bt = baseline.target;
   const problems = [];
   if (bt.metric !== t.metric || bt.percentile !== t.percentile || bt.threshold_ms !== t.thresholdMs) {
-    problems.push(`its target is ${describeTarget(bt)}, the sweep's ${describeTarget({ metric: t.metric, percentile: t.percentile, threshold_ms: t.thresholdMs })}`);
+    problems.push(
+      `its target is ${describeTarget(bt)}, the sweep's ${describeTarget({ metric: t.metric, percentile: t.percentile, threshold_ms: t.thresholdMs })}`
+    );
   }
   const measured = new Set(baseline.profile.concurrency);
   const outside = cfg.concurrency.filter((c) => !measured.has(c));
-  if (outside.length > 0) problems.push(`the sweep's concurrencies ${outside.join(", ")} are not in the baseline's list (${baseline.profile.concurrency.join(", ")})`);
+  if (outside.length > 0)
+    problems.push(`the sweep's concurrencies ${outside.join(", ")} are not in the baseline's list (${baseline.profile.concurrency.join(", ")})`);
   if (problems.length > 0) {
-    throw new UsageError(`${source}: cannot bracket against baseline ${baseline.name}: ${problems.join("; ")}`, "Bracket against the baseline this sweep is gated on, with the same target and concurrency list.");
+    throw new UsageError(
+      `${source}: cannot bracket against baseline ${baseline.name}: ${problems.join("; ")}`,
+      "Bracket against the baseline this sweep is gated on, with the same target and concurrency list."
+    );
   }
   if (baseline.refreshes.length === 0) {
-    return { cfg: { ...cfg, bracket: null }, notes: [`baseline ${baseline.name} has no refreshes yet: no bracket, running the whole list ${cfg.concurrency.join(", ")}`] };
+    return {
+      cfg: { ...cfg, bracket: null },
+      notes: [`baseline ${baseline.name} has no refreshes yet: no bracket, running the whole list ${cfg.concurrency.join(", ")}`]
+    };
   }
   const { bracket, notes } = bracketPlacement(baseline, cfg);
   const union2 = [...new Set(Object.values(bracket.shapes).flatMap((s) => s.concurrency))].sort((a, b) => a - b);
@@ -68184,521 +68213,7 @@ function buildPlan(cfg) {
 // src/store/baseline.ts
 init_errors();
 
-// src/analysis/at-target.ts
-function throughputAtTarget(points, thresholdMs) {
-  const sorted = [...points].sort((a, b) => a.concurrency - b.concurrency);
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i].concurrency === sorted[i - 1].concurrency) {
-      throw new Error(`throughputAtTarget: concurrency ${sorted[i].concurrency} appears twice on one curve`);
-    }
-  }
-  const passes = (p) => p.targetValueMs !== null && p.targetValueMs <= thresholdMs;
-  let lastPass = -1;
-  while (lastPass + 1 < sorted.length && passes(sorted[lastPass + 1])) lastPass++;
-  if (lastPass < 0) return { throughput: null, concurrency: null, bound: "unreachable" };
-  const pass = sorted[lastPass];
-  if (pass.targetValueMs === thresholdMs) {
-    return { throughput: pass.outputThroughput, concurrency: pass.concurrency, bound: "exact" };
-  }
-  const fail = sorted[lastPass + 1];
-  if (fail === void 0 || fail.targetValueMs === null) {
-    return { throughput: pass.outputThroughput, concurrency: pass.concurrency, bound: "lower_bound" };
-  }
-  const f = (thresholdMs - pass.targetValueMs) / (fail.targetValueMs - pass.targetValueMs);
-  return {
-    throughput: pass.outputThroughput + f * (fail.outputThroughput - pass.outputThroughput),
-    concurrency: pass.concurrency + f * (fail.concurrency - pass.concurrency),
-    bound: "interpolated"
-  };
-}
-var PERCENTILE_KEYS = { 50: "p50", 95: "p95", 99: "p99" };
-function targetValueMs(run, target) {
-  const key = PERCENTILE_KEYS[target.percentile];
-  if (key === void 0) {
-    throw new Error(`target percentile ${target.percentile} is not supported: use 50, 95 or 99`);
-  }
-  const stats2 = target.metric === "tpot" ? run.tpot_ms : run.itl_ms;
-  return stats2[key];
-}
-function repeatsCutByInvalidRuns(points, inputLen, outputLen, target) {
-  const byRepeat = /* @__PURE__ */ new Map();
-  for (const p of points) {
-    if (p.input_len !== inputLen || p.output_len !== outputLen) continue;
-    for (const run of p.runs) {
-      const list = byRepeat.get(run.repeat) ?? [];
-      list.push({ concurrency: p.concurrency, run });
-      byRepeat.set(run.repeat, list);
-    }
-  }
-  const cut = /* @__PURE__ */ new Set();
-  for (const [repeat, list] of byRepeat) {
-    list.sort((a, b) => a.concurrency - b.concurrency);
-    for (const { run } of list) {
-      if (!run.validity.valid) {
-        cut.add(repeat);
-        break;
-      }
-      const v = targetValueMs(run, target);
-      if (v === null || v > target.threshold_ms) break;
-    }
-  }
-  return cut;
-}
-function atTargetForResult(points, target) {
-  const shapes = /* @__PURE__ */ new Map();
-  for (const point of points) {
-    const key = `${point.input_len}x${point.output_len}`;
-    let shape = shapes.get(key);
-    if (shape === void 0) {
-      shape = { input_len: point.input_len, output_len: point.output_len, byRepeat: /* @__PURE__ */ new Map(), rates: point.request_rate !== void 0 };
-      shapes.set(key, shape);
-    }
-    const x = point.request_rate === void 0 ? point.concurrency : point.request_rate === "inf" ? Infinity : point.request_rate;
-    for (const run of point.runs) {
-      const curve = shape.byRepeat.get(run.repeat) ?? [];
-      if (run.validity.valid) {
-        curve.push({ concurrency: x, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) });
-      }
-      shape.byRepeat.set(run.repeat, curve);
-    }
-  }
-  return [...shapes.values()].map((shape) => ({
-    input_len: shape.input_len,
-    output_len: shape.output_len,
-    // A repeat without a single valid point has no figure at all (not "unreachable").
-    runs: [...shape.byRepeat.entries()].filter(([, curve]) => curve.length > 0).sort((a, b) => a[0] - b[0]).map(([repeat, curve]) => {
-      const v = throughputAtTarget(curve, target.threshold_ms);
-      if (!shape.rates) return { repeat, ...v };
-      const rate = v.concurrency !== null && Number.isFinite(v.concurrency) ? v.concurrency : null;
-      return { repeat, throughput: v.throughput, concurrency: null, bound: v.bound, request_rate: rate };
-    })
-  }));
-}
-
-// src/analysis/unchecked.ts
-var CHECKS_NOT_RUN = "checks_not_run";
-function uncheckedOnly(run) {
-  const issues = run.validity.issues;
-  return issues.length > 0 && issues.every((i) => i.code === CHECKS_NOT_RUN);
-}
-function checksNotRunIssue(tool, checks, why) {
-  return { code: CHECKS_NOT_RUN, detail: `Imported from ${tool}: ${checks.join(", ")} could not be checked (${why}).` };
-}
-function figuresView(points) {
-  return points.map((p) => ({
-    ...p,
-    runs: p.runs.map((r) => uncheckedOnly(r) ? { ...r, validity: { valid: true, issues: [] } } : r)
-  }));
-}
-
-// src/gate/extract.ts
-function withinFailedBudget(run, budget) {
-  if (run.completed <= 0) return run.failed === 0;
-  if (budget.maxFailedRequests !== null) return run.failed <= budget.maxFailedRequests;
-  return failedShare(run) <= budget.failedRequestBudget;
-}
-function gateValid(run, budget) {
-  if (run.validity.valid) return true;
-  const faults = run.validity.issues.filter((i) => i.code !== CHECKS_NOT_RUN);
-  if (faults.length === 0) return true;
-  if (budget === null || run.failed === 0) return false;
-  return faults.every((i) => i.code === "requests_failed") && withinFailedBudget(run, budget);
-}
-var POINT_FIGURES = [
-  ["itl_p95", (r) => p95(r.itl_ms)],
-  ["ttft_p95", (r) => p95(r.ttft_ms)],
-  ["tpot_p95", (r) => p95(r.tpot_ms)],
-  ["e2el_p95", (r) => p95(r.e2el_ms)],
-  ["req_tput", (r) => usable(r.request_throughput)],
-  ["output_tput", (r) => usable(r.output_throughput)],
-  [OUT_TOK, outputTokensPerRequest],
-  [ITL_TOK, (r) => p95(r.itl_per_token_ms)],
-  // Without --goodput SLOs there is no goodput to gate. With them, completed requests none of which met the SLOs are a
-  // goodput of zero (the worst it can be, decided like an unreachable target); nothing completed is no figure.
-  ["goodput", (r) => r.goodput === void 0 ? void 0 : goodputFigure(r.goodput)]
-];
-var usable = (x) => x !== null && Number.isFinite(x) && x > 0 ? x : null;
-function goodputFigure(g2) {
-  const x = g2.request_throughput;
-  return g2.share !== null && Number.isFinite(x) && x >= 0 ? x : null;
-}
-function p95(s) {
-  return usable(s.p95);
-}
-function outputTokensPerRequest(r) {
-  if (r.completed <= 0) return null;
-  const tokens = r.tokens.server_usage ?? r.tokens.client_chunks;
-  return tokens === null ? null : tokens / r.completed;
-}
-function failedShare(r) {
-  const total = r.completed + r.failed;
-  return total > 0 ? r.failed / total : 1;
-}
-function gateView(points, budget) {
-  const accepted = /* @__PURE__ */ new Set();
-  const view = points.map((p) => ({
-    ...p,
-    runs: p.runs.map((r) => {
-      if (r.validity.valid || !gateValid(r, budget)) return r;
-      accepted.add(shapeLabel(p.input_len, p.output_len));
-      return { ...r, validity: { valid: true, issues: [] } };
-    })
-  }));
-  return { points: view, accepted };
-}
-function gateAtTarget(result, budget = null) {
-  return atTargetView(result, gateView(result.points, budget));
-}
-function atTargetView(result, view) {
-  return result.at_target.map((sh) => {
-    if (!view.accepted.has(shapeLabel(sh.input_len, sh.output_len))) return sh;
-    const again = atTargetForResult(
-      view.points.filter((p) => p.input_len === sh.input_len && p.output_len === sh.output_len),
-      result.target
-    );
-    return again[0] ?? { ...sh, runs: [] };
-  });
-}
-function extractFigures(result, budget = null) {
-  const view = gateView(result.points, budget);
-  const atTarget = atTargetView(result, view);
-  const out = /* @__PURE__ */ new Map();
-  const push = (key, run) => {
-    const list = out.get(key);
-    if (list) list.push(run);
-    else out.set(key, [run]);
-  };
-  const repeatState = /* @__PURE__ */ new Map();
-  for (const [pi, pt] of result.points.entries()) {
-    const scope = pointScope(pt);
-    for (const [ri, run] of pt.runs.entries()) {
-      const codes = run.validity.issues.map((i) => i.code);
-      const share = failedShare(run);
-      const valid = view.points[pi].runs[ri].validity.valid;
-      for (const [kind, get] of POINT_FIGURES) {
-        const value = get(run);
-        if (value === void 0) continue;
-        push(metricKey(kind, scope), { repeat: run.repeat, value, valid, codes, failedShare: share, failed: run.failed, completed: run.completed });
-      }
-      const rk = `${shapeLabel(pt.input_len, pt.output_len)}#${run.repeat}`;
-      const st = repeatState.get(rk) ?? { codes: /* @__PURE__ */ new Set(), failedShare: 0, failed: 0, completed: Infinity };
-      for (const c of codes) st.codes.add(c);
-      st.failedShare = Math.max(st.failedShare, share);
-      st.failed = Math.max(st.failed, run.failed);
-      st.completed = Math.min(st.completed, run.completed);
-      repeatState.set(rk, st);
-    }
-  }
-  for (const sh of atTarget) {
-    const scope = shapeLabel(sh.input_len, sh.output_len);
-    const cut = repeatsCutByInvalidRuns(view.points, sh.input_len, sh.output_len, result.target);
-    for (const run of sh.runs) {
-      const st = repeatState.get(`${scope}#${run.repeat}`);
-      const raw = run.throughput ?? (run.bound === "unreachable" ? 0 : null);
-      const value = raw !== null && Number.isFinite(raw) && raw >= 0 ? raw : null;
-      push(metricKey("tput_at_target", scope), {
-        repeat: run.repeat,
-        value,
-        valid: !cut.has(run.repeat),
-        codes: st ? [...st.codes] : [],
-        failedShare: st?.failedShare ?? 0,
-        failed: st?.failed ?? 0,
-        completed: st && Number.isFinite(st.completed) ? st.completed : 0
-      });
-    }
-  }
-  return out;
-}
-
-// src/gate/fingerprint.ts
-var obj = (x) => typeof x === "object" && x !== null && !Array.isArray(x) ? x : null;
-function tokensPerChunk(runs) {
-  let tokens = 0;
-  let chunks = 0;
-  for (const r of runs) {
-    const c = r.tokens.client_chunks;
-    if (r.completed <= 0 || c === null || c <= 0) continue;
-    tokens += r.tokens.server_usage ?? c;
-    chunks += c;
-  }
-  return chunks > 0 ? Math.round(tokens / chunks * 10) / 10 : null;
-}
-function fingerprintOf(result) {
-  const cfg = result.config;
-  const server = obj(cfg["server"]);
-  const planned = Array.isArray(cfg["shapes"]) ? cfg["shapes"].flatMap((s) => {
-    const o = obj(s);
-    return o && typeof o["input_len"] === "number" && typeof o["output_len"] === "number" ? [shapeLabel(o["input_len"], o["output_len"])] : [];
-  }) : [];
-  const shapes = [...new Set(planned)].sort();
-  const conc = Array.isArray(cfg["concurrency"]) && cfg["concurrency"].every((c) => typeof c === "number") ? cfg["concurrency"] : [];
-  const tpc = {};
-  for (const p of [...result.points].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency)) {
-    tpc[pointScope(p)] = tokensPerChunk(p.runs);
-  }
-  const text2 = (x) => typeof x === "string" && x !== "" ? x : "unknown";
-  const t = result.target;
-  return {
-    api: text2(server?.["api"]),
-    model: typeof cfg["model"] === "string" ? cfg["model"] : text2(result.env.model.id),
-    shapes,
-    concurrency: [...new Set(conc)].sort((a, b) => a - b),
-    prompts_per_concurrency: typeof cfg["prompts_per_concurrency"] === "number" ? cfg["prompts_per_concurrency"] : "unknown",
-    warmup: typeof cfg["warmup"] === "number" || cfg["warmup"] === "auto" ? cfg["warmup"] : "unknown",
-    target: `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`,
-    // servegate sends ignore_eos: true on every request (plan/prompts.ts); a result may record otherwise.
-    ignore_eos: typeof cfg["ignore_eos"] === "boolean" ? cfg["ignore_eos"] : true,
-    tokens_per_chunk: tpc,
-    // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
-    prompt_calibration: text2(cfg["prompt_calibration"]),
-    load: loadPattern(cfg),
-    ...recordedSince01(result)
-  };
-}
-function recordedSince01(result) {
-  const cfg = result.config;
-  return { request_timeout: deadline(cfg["request_timeout_s"]), workers: workerSetting(cfg["workers"]), harness: versionLine(result.harness.version) };
-}
-function deadline(x) {
-  if (typeof x === "number" && Number.isFinite(x)) return `${x} s`;
-  const o = obj(x);
-  if (o === null) return "unknown";
-  const per = Object.entries(o).sort(([a], [b]) => a.localeCompare(b));
-  return per.length > 0 && per.every(([, v]) => typeof v === "number") ? per.map(([k, v]) => `${k} ${String(v)} s`).join(", ") : "unknown";
-}
-var workerSetting = (x) => x === "auto" || typeof x === "number" && Number.isInteger(x) && x >= 0 ? String(x) : "unknown";
-function versionLine(version2) {
-  const m = /^v?(\d+)\.(\d+)(?:\.|$)/.exec(version2.trim());
-  if (m === null) return version2.trim() === "" ? "unknown" : version2.trim();
-  return m[1] === "0" ? `0.${m[2]}` : m[1];
-}
-function loadPattern(cfg) {
-  if (cfg["load"] !== "open") return "closed";
-  const rates = Array.isArray(cfg["request_rates"]) ? cfg["request_rates"].map(String).join(", ") : "unknown";
-  const cap = typeof cfg["max_concurrency"] === "number" ? String(cfg["max_concurrency"]) : "none";
-  return `open: rates ${rates}/s, burstiness ${String(cfg["burstiness"] ?? "unknown")}, max concurrency ${cap}, ${String(cfg["num_prompts"] ?? "unknown")} prompts`;
-}
-function resultFingerprint(result) {
-  return result.fingerprint ? { ...recordedSince01(result), ...result.fingerprint } : fingerprintOf(result);
-}
-var FIELDS = [
-  ["api", (f) => f.api],
-  ["model", (f) => f.model],
-  ["shapes", (f) => f.shapes.join(", ")],
-  ["concurrency", (f) => f.concurrency.join(", ")],
-  ["prompts per concurrency", (f) => String(f.prompts_per_concurrency)],
-  ["warmup", (f) => String(f.warmup)],
-  ["target", (f) => f.target],
-  ["ignore_eos", (f) => String(f.ignore_eos)],
-  ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"],
-  // Absent in stored fingerprints written before open loop: those were closed loop.
-  ["load", (f) => f.load ?? "closed"],
-  // Absent in fingerprints stored before they were recorded: nothing says they matched, so the
-  // difference stands (a baseline refreshed since records them).
-  ["request deadline", (f) => f.request_timeout ?? NOT_RECORDED],
-  ["workers", (f) => f.workers ?? NOT_RECORDED],
-  ["servegate version", (f) => f.harness ?? NOT_RECORDED]
-];
-var NOT_RECORDED = "not recorded (a fingerprint stored before servegate recorded it: refresh the baseline)";
-function diffFingerprint(baseline, candidate) {
-  const out = [];
-  for (const [field, get] of FIELDS) {
-    const b = get(baseline);
-    const c = get(candidate);
-    if (b === c || b === "unknown" || c === "unknown" || b === "" || c === "") continue;
-    out.push({ field, baseline: b, candidate: c });
-  }
-  return out;
-}
-function tokensPerChunkChanges(baseline, candidate) {
-  const out = /* @__PURE__ */ new Map();
-  if (!baseline) return out;
-  for (const [scope, c] of Object.entries(candidate.tokens_per_chunk)) {
-    const b = baseline.tokens_per_chunk[scope];
-    if (b === void 0 || b === null || c === null || b === c) continue;
-    out.set(scope, { baseline: b, candidate: c });
-  }
-  return out;
-}
-
-// src/gate/env-diff.ts
-var UNKNOWN = "unknown";
-function maxClocks(clocks) {
-  if (clocks === UNKNOWN) return UNKNOWN;
-  const gpus = clocks.split(/;\s*/).map((one) => {
-    const m = /^(\S+) SM (\S+)\/(\S+) MHz, memory (\S+)\/(\S+) MHz/.exec(one.trim());
-    return m === null ? one.trim() : `${m[1]} SM max ${m[3]}, memory max ${m[5]} MHz`;
-  });
-  return gpus.join("; ");
-}
-var FIELDS2 = [
-  ["GPU", "host", (e) => gpuNames(e)],
-  ["GPU count", "host", (e) => String(e.gpu.count)],
-  ["driver", "host", (e) => e.gpu.driver_version],
-  ["CUDA", "host", (e) => e.gpu.cuda_version],
-  ["GPU clocks", "host", (e) => maxClocks(e.gpu.clocks)],
-  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
-  ["kernel/platform", "host", (e) => e.host?.platform ?? UNKNOWN],
-  ["engine", "repository", (e) => `${e.engine.name} ${e.engine.version}`],
-  ["model", "repository", (e) => e.model.id],
-  ["model revision", "repository", (e) => e.model.revision],
-  ["container digest", "repository", (e) => e.container_digest],
-  ["serve command", "repository", (e) => e.serve_command],
-  ["servegate", "harness", (e) => e.harness?.version ?? UNKNOWN]
-];
-function gpuNames(e) {
-  if (e.gpu.names.length === 0) return UNKNOWN;
-  const counts = /* @__PURE__ */ new Map();
-  for (const n of e.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1);
-  return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([n, c]) => c > 1 ? `${c} × ${n}` : n).join(", ");
-}
-function diffEnv(baseline, candidate, fingerprints) {
-  const changes = [];
-  const incomparable = [];
-  for (const [field, blame, get] of FIELDS2) {
-    const b = get(baseline);
-    const c = get(candidate);
-    if (b === c) continue;
-    changes.push({ field, baseline: b, candidate: c, blame });
-    if ((field === "GPU" || field === "GPU count") && b !== UNKNOWN && c !== UNKNOWN) {
-      incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`);
-    }
-  }
-  const bf = fingerprints?.baseline;
-  const cf = fingerprints?.candidate;
-  if (bf !== void 0 && cf !== void 0) {
-    for (const d of diffFingerprint(bf, cf)) changes.push({ field: `config: ${d.field}`, baseline: d.baseline, candidate: d.candidate, blame: "repository" });
-  }
-  return { changes, incomparable };
-}
-function isKnownChange(c) {
-  return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== "" && c.candidate !== "";
-}
-function describeChanges(changes) {
-  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
-}
-function blameEnvChanges(changes, since = "since the baseline") {
-  const known = changes.filter(isKnownChange);
-  const host = known.filter((c) => c.blame === "host");
-  const repository = known.filter((c) => c.blame === "repository");
-  const harness = known.filter((c) => c.blame === "harness");
-  const tail = harness.length > 0 ? `; ${describeChanges(harness)} (the harness)` : "";
-  let headline = null;
-  if (host.length > 0 && repository.length === 0) headline = `${describeChanges(host)} ${since}; the repository is unchanged${tail}`;
-  else if (host.length > 0) headline = `the host changed ${since} (${describeChanges(host)}) and so did the repository (${describeChanges(repository)})${tail}`;
-  else if (repository.length > 0) headline = `the host is unchanged ${since}; the repository changed: ${describeChanges(repository)}${tail}`;
-  else if (harness.length > 0) headline = `${describeChanges(harness)} ${since} (the harness); the host and the repository are unchanged`;
-  return { host, repository, harness, headline };
-}
-
-// src/gate/host-history.ts
-var HOST_FIELDS = ["GPU", "GPU count", "driver", "CUDA"];
-var MACHINE_FIELDS = ["GPU", "GPU count"];
-function hostFingerprintChanges(from, to) {
-  return diffEnv(from, to).changes.flatMap(
-    (c) => HOST_FIELDS.includes(c.field) && isKnownChange(c) ? [{ field: c.field, baseline: c.baseline, candidate: c.candidate }] : []
-  );
-}
-function describeHost(env) {
-  const names = env.gpu.names.length === 0 ? "unknown" : [...new Set(env.gpu.names)].join(", ");
-  return `GPU ${names} (count ${env.gpu.count}), driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version}`;
-}
-function refreshesOnHost(refreshes, candidate, name) {
-  const changes = refreshes.map((r) => hostFingerprintChanges(r.env, candidate));
-  const sameMachine = refreshes.filter((_, i) => !changes[i].some((c) => MACHINE_FIELDS.includes(c.field)));
-  const sameHost = refreshes.filter((_, i) => changes[i].length === 0);
-  const kept = sameHost.length > 0 ? sameHost : sameMachine;
-  if (kept.length === refreshes.length) return { refreshes: kept, note: null };
-  const here = describeHost(candidate);
-  if (kept.length === 0) {
-    const newest = changes.at(-1) ?? [];
-    return {
-      refreshes: kept,
-      note: `none of the ${refreshes.length} refreshes of baseline ${name} was measured on this host (${here}; ${describeChanges(newest)} since its newest refresh): there is no spread of this machine to judge against, so no metric is decided. Record a baseline on this host (servegate baseline update --reset, or the Action's refresh mode with reset: true).`
-    };
-  }
-  const where = sameHost.length > 0 ? `this host (${here})` : `these GPUs (${here.replace(/, driver .*$/, "")})`;
-  return {
-    refreshes: kept,
-    note: `the spread is drawn from the ${kept.length} of ${refreshes.length} refreshes of baseline ${name} measured on ${where}; the others were measured on another host`
-  };
-}
-
-// src/gate/options.ts
-var DEFAULT_GATE_OPTIONS = {
-  gated: ["itl_p95", "tput_at_target"],
-  tolerances: {},
-  defaultTolerance: 0.05,
-  alpha: 0.01,
-  rows: 1,
-  look: "last",
-  alphaShare: 1,
-  screenMdc: null,
-  power: 0.9,
-  passMargin: 1.5,
-  centerWindow: 10,
-  minHistory: 5,
-  dayFloor: 0.025,
-  withinFloor: 0.02,
-  failedRequestBudget: 0.01,
-  maxFailedRequests: null,
-  tokenCountTolerance: 0.01,
-  maxRepeats: 9,
-  // Null: three times each row's tolerance (15 % at the default 5 %); a row blinder than that never passes.
-  maxMdcPct: null,
-  onHostChange: "unmeasured"
-};
-function resolveGateOptions(baseline, opts = {}) {
-  return {
-    ...DEFAULT_GATE_OPTIONS,
-    ...baseline?.max_failed_requests !== void 0 ? { maxFailedRequests: baseline.max_failed_requests } : {},
-    ...baseline?.gated !== void 0 ? { gated: baseline.gated } : {},
-    ...opts,
-    tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances }
-  };
-}
-function toleranceFor(opts, kind) {
-  return opts.tolerances[kind] ?? opts.defaultTolerance;
-}
-
-// src/gate/settings.ts
-function optionsFromGateSettings(settings) {
-  const pct3 = settings.tolerancePct;
-  const tolerances2 = {};
-  if (pct3.itl !== void 0) tolerances2.itl_p95 = pct3.itl / 100;
-  if (pct3.tpot !== void 0) tolerances2.tpot_p95 = pct3.tpot / 100;
-  if (pct3.ttft !== void 0) tolerances2.ttft_p95 = pct3.ttft / 100;
-  if (pct3.throughput !== void 0) {
-    tolerances2.tput_at_target = pct3.throughput / 100;
-    tolerances2.output_tput = pct3.throughput / 100;
-    if (settings.goodput === true) tolerances2.goodput = pct3.throughput / 100;
-  }
-  const opts = {};
-  if (Object.keys(tolerances2).length > 0) opts.tolerances = tolerances2;
-  if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests;
-  if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, "goodput"];
-  if (settings.maxMdcPct !== void 0) opts.maxMdcPct = settings.maxMdcPct;
-  return opts;
-}
-var finiteNonNegative = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
-function gateSettingsOfResult(config2) {
-  const gate = config2["gate"];
-  if (typeof gate !== "object" || gate === null) return null;
-  const g2 = gate;
-  const raw = typeof g2["tolerance_pct"] === "object" && g2["tolerance_pct"] !== null ? g2["tolerance_pct"] : {};
-  const tolerancePct = {};
-  for (const k of ["itl", "tpot", "ttft", "throughput"]) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k];
-  const max3 = g2["max_failed_requests"];
-  const mdc = g2["max_mdc_pct"];
-  return {
-    tolerancePct,
-    maxFailedRequests: finiteNonNegative(max3) && Number.isInteger(max3) ? max3 : null,
-    ...g2["goodput"] === true ? { goodput: true } : {},
-    ...finiteNonNegative(mdc) ? { maxMdcPct: mdc } : {}
-  };
-}
-
-// src/gate/types.ts
+// src/records/baseline.ts
 var BASELINE_SCHEMA = "servegate.baseline/v1";
 
 // src/types.ts
@@ -68706,6 +68221,7 @@ var RESULT_SCHEMA = "servegate.result/v1";
 var SERVER_EXITED = "server_exited";
 
 // src/store/atomic-write.ts
+init_redact();
 import { randomBytes } from "node:crypto";
 import { mkdir, open as open2, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
@@ -68962,7 +68478,12 @@ var resultFileSchema = external_exports.object({
     const key = `${p.input_len}x${p.output_len} ${p.request_rate === void 0 ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`}`;
     const seen = firstPoint.get(key);
     if (seen === void 0) firstPoint.set(key, i);
-    else ctx.addIssue({ code: "custom", path: ["points", i], message: `duplicate point ${key} (also points.${seen}); each shape × concurrency (or request rate) appears once` });
+    else
+      ctx.addIssue({
+        code: "custom",
+        path: ["points", i],
+        message: `duplicate point ${key} (also points.${seen}); each shape × concurrency (or request rate) appears once`
+      });
     duplicateRepeats(p.runs, ["points", i, "runs"], ctx);
   });
   const firstShape = /* @__PURE__ */ new Map();
@@ -68979,7 +68500,12 @@ function duplicateRepeats(runs, path, ctx) {
   runs.forEach((r, k) => {
     const seen = first.get(r.repeat);
     if (seen === void 0) first.set(r.repeat, k);
-    else ctx.addIssue({ code: "custom", path: [...path, k, "repeat"], message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once` });
+    else
+      ctx.addIssue({
+        code: "custom",
+        path: [...path, k, "repeat"],
+        message: `duplicate repeat ${r.repeat} (also ${path.at(-1)}.${seen}); each repeat appears once`
+      });
   });
 }
 
@@ -69022,130 +68548,6 @@ var baselineSchema = external_exports.object({
 });
 
 // src/store/baseline.ts
-var DEFAULT_MAX_HISTORY = 10;
-function profileOf(result) {
-  const shapes = /* @__PURE__ */ new Map();
-  for (const p of [...result.points, ...result.at_target]) {
-    shapes.set(shapeLabel(p.input_len, p.output_len), { input_len: p.input_len, output_len: p.output_len });
-  }
-  const rates = [...new Set(result.points.flatMap((p) => p.request_rate === void 0 ? [] : [p.request_rate]))];
-  return {
-    shapes: [...shapes.values()].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len),
-    concurrency: [...new Set(result.points.map((p) => p.concurrency))].sort((a, b) => a - b),
-    // Open loop: the points are rates (the concurrency is each point's cap), `inf` last.
-    ...rates.length > 0 ? { request_rates: rates.sort((a, b) => (a === "inf" ? Infinity : a) - (b === "inf" ? Infinity : b)) } : {}
-  };
-}
-function refreshFromResult(result, commit) {
-  const runs = {};
-  const invalid = [];
-  for (const [key, list] of extractFigures(result)) {
-    runs[key] = list.flatMap((r) => r.valid && r.value !== null ? [r.value] : []);
-    if (key.startsWith("itl_p95@") || key.startsWith("tput_at_target@")) {
-      const scope = key.slice(key.indexOf("@") + 1);
-      for (const r of list) if (!r.valid) invalid.push({ scope, repeat: r.repeat, codes: r.codes });
-    }
-  }
-  const at = result.env.finished_at !== "unknown" ? result.env.finished_at : result.env.started_at;
-  return { at, env: result.env, ...commit === void 0 ? {} : { commit }, runs, invalid, fingerprint: resultFingerprint(result) };
-}
-function gateSettingsFor(result, existing) {
-  const settings = gateSettingsOfResult(result.config);
-  if (settings === null) {
-    return {
-      ...existing?.tolerances ? { tolerances: existing.tolerances } : {},
-      ...existing?.max_failed_requests !== void 0 ? { max_failed_requests: existing.max_failed_requests } : {},
-      ...existing?.gated ? { gated: existing.gated } : {}
-    };
-  }
-  const opts = optionsFromGateSettings(settings);
-  return {
-    ...opts.tolerances ? { tolerances: opts.tolerances } : {},
-    ...opts.maxFailedRequests !== void 0 && opts.maxFailedRequests !== null ? { max_failed_requests: opts.maxFailedRequests } : {},
-    ...opts.gated ? { gated: opts.gated } : {}
-  };
-}
-function baselineFromResult(result, name, commit) {
-  return appendRefresh(null, result, { name, ...commit === void 0 ? {} : { commit } });
-}
-function appendRefresh(existing, result, opts = {}) {
-  const source = opts.source ?? "the result";
-  const maxHistory = opts.maxHistory ?? DEFAULT_MAX_HISTORY;
-  if (!Number.isInteger(maxHistory) || maxHistory < 1) {
-    throw new UsageError(`--max-history ${maxHistory}: expected a positive integer`);
-  }
-  const narrowed = [...recordedBracket(result)?.shapes.entries() ?? []].filter(([, s]) => s.below !== null);
-  if (narrowed.length > 0) {
-    const where = narrowed.map(([label3, s]) => `${label3} at c=${s.concurrency.join(", ")}`).join("; ");
-    throw new UsageError(`${source} is a bracketed sweep (${where} only); a baseline refresh needs the whole concurrency list`, "Refresh the baseline with the same sweep run without --bracket-baseline.");
-  }
-  const profile = profileOf(result);
-  if (profile.shapes.length === 0 || profile.concurrency.length === 0) {
-    throw new UsageError(`${source} has no measured points; nothing to store in a baseline`);
-  }
-  const refresh = refreshFromResult(result, opts.commit);
-  if (!Object.values(refresh.runs).some((v) => v.length > 0)) {
-    throw new UsageError(`${source} has no valid runs; a baseline refresh needs at least one`, "Look at the validity issues of its runs.");
-  }
-  if (existing === null) {
-    return {
-      schema: BASELINE_SCHEMA,
-      name: opts.name ?? "baseline",
-      target: result.target,
-      profile,
-      refreshes: [refresh],
-      ...gateSettingsFor(result, null)
-    };
-  }
-  assertSameConfig(existing, result, profile, source);
-  assertSameHost(existing, result, source);
-  return {
-    schema: existing.schema,
-    name: existing.name,
-    target: existing.target,
-    profile: existing.profile,
-    refreshes: [...existing.refreshes, refresh].slice(-maxHistory),
-    ...gateSettingsFor(result, existing)
-  };
-}
-function assertSameConfig(b, result, profile, source) {
-  const problems = [];
-  const t = result.target;
-  if (b.target.metric !== t.metric || b.target.percentile !== t.percentile || b.target.threshold_ms !== t.threshold_ms) {
-    problems.push(`target: baseline ${describeTarget2(b.target)}, result ${describeTarget2(t)}`);
-  }
-  const shapes = (p) => p.shapes.map((s) => shapeLabel(s.input_len, s.output_len)).join(", ");
-  if (shapes(b.profile) !== shapes(profile)) problems.push(`shapes: baseline ${shapes(b.profile)}, result ${shapes(profile)}`);
-  const conc = (p) => [...p.concurrency].sort((x, y) => x - y).join(", ");
-  if (conc(b.profile) !== conc(profile)) problems.push(`concurrency: baseline ${conc(b.profile)}, result ${conc(profile)}`);
-  const newest = b.refreshes.at(-1)?.fingerprint;
-  if (newest) {
-    const reported = /* @__PURE__ */ new Set(["target", "shapes", "concurrency"]);
-    for (const d of diffFingerprint(newest, resultFingerprint(result))) {
-      if (!reported.has(d.field)) problems.push(`${d.field}: baseline ${d.baseline}, result ${d.candidate}`);
-    }
-  }
-  if (problems.length > 0) {
-    throw new UsageError(
-      `${source} was measured with a different gated sweep than baseline ${b.name}:
-${problems.map((p) => `  ${p}`).join("\n")}`,
-      "Run the same sweep as the baseline, or start a new history with --reset (or a new baseline file) for the new configuration."
-    );
-  }
-}
-function assertSameHost(b, result, source) {
-  const newest = b.refreshes.at(-1);
-  if (newest === void 0) return;
-  const changes = hostFingerprintChanges(newest.env, result.env);
-  if (changes.length === 0) return;
-  throw new UsageError(
-    `${source} was measured on another host than baseline ${b.name}'s history: ${describeChanges(changes)} (history: ${describeHost(newest.env)})`,
-    "A baseline history holds one host, so the gate's spread is that machine's. Start a new history on this host with servegate baseline update --reset (the Action: mode refresh with reset: true), or refresh on the history's host."
-  );
-}
-function describeTarget2(t) {
-  return `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`;
-}
 function parseBaseline(json2, source) {
   const schema = json2?.schema;
   if (typeof json2 !== "object" || json2 === null || Array.isArray(json2)) {
@@ -69171,7 +68573,7 @@ async function writeBaseline(path, b) {
 
 // src/sweep/run-sweep.ts
 init_errors();
-init_endpoints();
+init_base_url();
 import { randomInt } from "node:crypto";
 import { existsSync as existsSync2 } from "node:fs";
 
@@ -69664,18 +69066,7 @@ var DeterministicEngine = class {
 
 // src/sim/options.ts
 init_errors();
-var FAULT_KINDS = [
-  "http500",
-  "http429",
-  "disconnect",
-  "stall",
-  "malformed",
-  "stream-error",
-  "keepalive",
-  "overrun",
-  "trickle",
-  "huge-line"
-];
+var FAULT_KINDS = ["http500", "http429", "disconnect", "stall", "malformed", "stream-error", "keepalive", "overrun", "trickle", "huge-line"];
 var TAIL_FAULT_KINDS = ["keepalive", "overrun", "trickle", "huge-line"];
 function isTailFault(kind) {
   return TAIL_FAULT_KINDS.includes(kind);
@@ -69753,9 +69144,7 @@ ${formatIssues(r.error)}`);
     throw new UsageError("simulator: --ttft-ms and --itl-ms go together (deterministic mode needs both)");
   }
   if (det === 2 && merged.profile !== void 0) {
-    throw new UsageError(
-      "simulator: choose either deterministic mode (--ttft-ms/--itl-ms) or a batching --profile, not both"
-    );
+    throw new UsageError("simulator: choose either deterministic mode (--ttft-ms/--itl-ms) or a batching --profile, not both");
   }
   return merged;
 }
@@ -70027,32 +69416,7 @@ var ITL_BUCKETS = [
   40,
   80
 ];
-var E2E_BUCKETS = [
-  0.05,
-  0.1,
-  0.2,
-  0.3,
-  0.5,
-  0.8,
-  1,
-  1.5,
-  2,
-  2.5,
-  5,
-  10,
-  15,
-  20,
-  30,
-  40,
-  50,
-  60,
-  120,
-  240,
-  480,
-  960,
-  1920,
-  7680
-];
+var E2E_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
 var PromHistogram = class {
   constructor(name, help, buckets) {
     this.name = name;
@@ -70807,18 +70171,20 @@ var SimSequence = class {
       object: "chat.completion",
       created,
       model: this.req.model,
-      choices: [{
-        index: 0,
-        message: {
-          role: "assistant",
-          content: tokensText(reasoningCount, this.generated - reasoningCount),
-          reasoning_content: reasoningCount > 0 ? tokensText(0, reasoningCount) : null,
-          tool_calls: []
-        },
-        logprobs: null,
-        finish_reason: this.plan.finishReason,
-        stop_reason: null
-      }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: tokensText(reasoningCount, this.generated - reasoningCount),
+            reasoning_content: reasoningCount > 0 ? tokensText(0, reasoningCount) : null,
+            tool_calls: []
+          },
+          logprobs: null,
+          finish_reason: this.plan.finishReason,
+          stop_reason: null
+        }
+      ],
       usage
     } : {
       id,
@@ -71008,10 +70374,13 @@ async function handleGenerate(ctx, api, req, res, arrivalNs) {
     return;
   }
   const intended = arrivalNs + delayNs;
-  const timer = setTimeout(() => {
-    ctx.pending.delete(timer);
-    enter(intended);
-  }, (intended - nowNs()) / 1e6);
+  const timer = setTimeout(
+    () => {
+      ctx.pending.delete(timer);
+      enter(intended);
+    },
+    (intended - nowNs()) / 1e6
+  );
   ctx.pending.add(timer);
 }
 
@@ -71214,55 +70583,15 @@ import { execFile } from "node:child_process";
 function createExec(options = {}) {
   const timeout = options.timeoutMs ?? 5e3;
   return (cmd, args, opts) => new Promise((resolve3) => {
-    execFile(
-      cmd,
-      [...args],
-      { env: options.env ?? process.env, timeout, cwd: opts?.cwd, maxBuffer: 4 * 1024 * 1024, windowsHide: true },
-      (err, stdout) => {
-        if (err) resolve3(null);
-        else resolve3({ stdout: String(stdout) });
-      }
-    );
+    execFile(cmd, [...args], { env: options.env ?? process.env, timeout, cwd: opts?.cwd, maxBuffer: 4 * 1024 * 1024, windowsHide: true }, (err, stdout) => {
+      if (err) resolve3(null);
+      else resolve3({ stdout: String(stdout) });
+    });
   });
 }
 
-// src/env/fetch-json.ts
-init_auth();
-var MAX_INFO_BODY_BYTES = 1 << 20;
-function createFetchJson(options = {}) {
-  const timeoutMs = options.timeoutMs ?? 5e3;
-  const maxBytes = options.maxBytes ?? MAX_INFO_BODY_BYTES;
-  return async (url2) => {
-    try {
-      const headers = { accept: "application/json", ...authHeaders(options.apiKey) };
-      const res = await fetch(url2, { headers, signal: AbortSignal.timeout(timeoutMs) });
-      if (res.status !== 200 || res.body === null) {
-        await res.body?.cancel();
-        return null;
-      }
-      const text2 = await readCapped(res.body, maxBytes);
-      return text2 === null ? null : JSON.parse(text2);
-    } catch {
-      return null;
-    }
-  };
-}
-async function readCapped(body, maxBytes) {
-  const reader = body.getReader();
-  const chunks = [];
-  let length = 0;
-  for (; ; ) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.length;
-    if (length > maxBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, length).toString("utf8");
-}
+// src/env/collect.ts
+init_http();
 
 // src/env/harness.ts
 import { readFileSync as readFileSync3, realpathSync } from "node:fs";
@@ -71417,7 +70746,11 @@ async function queryGpuSamples(exec, server, state = { reasonPrefix: void 0 }, p
       power_w: numberField(r[6]),
       temperature_c: numberField(r[7]),
       throttle_reasons: [...reasons],
-      foreign_processes: apps === null || server.kind === "group" && !usesGpu(server.gpus, r[0] ?? "", uuid3) ? null : countForeign(apps.filter((a) => a.gpuUuid === uuid3), server, pgidOf)
+      foreign_processes: apps === null || server.kind === "group" && !usesGpu(server.gpus, r[0] ?? "", uuid3) ? null : countForeign(
+        apps.filter((a) => a.gpuUuid === uuid3),
+        server,
+        pgidOf
+      )
     };
   });
 }
@@ -71445,13 +70778,13 @@ function countForeign(apps, server, pgidOf = readProcessGroup) {
 }
 
 // src/env/server-info.ts
+init_endpoints();
 var ENGINES_BY_OWNER = /* @__PURE__ */ new Set(["vllm", "sglang"]);
 var str = (v) => typeof v === "string" && v.trim() !== "" ? v.trim() : null;
 async function queryServerInfo(fetchJson2, root, model) {
   const [version2, models2] = await Promise.all([fetchJson2(`${root}/version`), fetchJson2(`${root}/v1/models`)]);
   const v = version2 && typeof version2 === "object" ? version2 : {};
-  const list = models2 && typeof models2 === "object" && Array.isArray(models2.data) ? models2.data : [];
-  const cards = list.filter((m) => m !== null && typeof m === "object");
+  const cards = modelCards(models2) ?? [];
   const card = (model !== null ? cards.find((c) => c.id === model) : cards[0]) ?? null;
   const owner = str(card?.owned_by)?.toLowerCase() ?? null;
   const engineName = str(v.engine) ?? (owner && ENGINES_BY_OWNER.has(owner) ? owner : null);
@@ -71566,11 +70899,7 @@ function localAddresses() {
 }
 
 // src/load/run-point.ts
-import { existsSync, readFileSync as readFileSync5 } from "node:fs";
-import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
-import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
 
 // src/load/arrivals.ts
 init_rng();
@@ -71608,6 +70937,55 @@ function arrivalScheduleMs(n, rate, burstiness, seed) {
     out[i] = t;
   }
   return out;
+}
+
+// src/load/deal.ts
+function splitEven(total, parts) {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}
+function dealByShare(items, shares) {
+  const total = shares.reduce((a, b) => a + b, 0);
+  const out = shares.map(() => []);
+  const given = shares.map(() => 0);
+  for (let i = 0; i < items.length; i++) {
+    let best = 0;
+    let bestDeficit = -Infinity;
+    for (let w = 0; w < shares.length; w++) {
+      const deficit = (i + 1) * shares[w] / total - given[w];
+      if (deficit > bestDeficit + 1e-12) {
+        bestDeficit = deficit;
+        best = w;
+      }
+    }
+    out[best]?.push(i);
+    given[best] = given[best] + 1;
+  }
+  return out;
+}
+function dealShares(warmup, measured, concurrency, threads, open3, common) {
+  const shares = splitEven(concurrency, threads);
+  const warmIdx = dealByShare(warmup, shares);
+  const measIdx = dealByShare(measured, shares);
+  const measuredDue = open3 ? arrivalScheduleMs(measured.length, open3.rate, open3.burstiness, open3.seed) : [];
+  const warmupDue = open3 ? arrivalScheduleMs(warmup.length, open3.rate, open3.burstiness, open3.seed + 1 >>> 0) : [];
+  const caps = open3?.maxConcurrency != null ? splitEven(Math.max(threads, open3.maxConcurrency), threads) : null;
+  const inputs = shares.map((c, w) => ({
+    priority: common.priority,
+    concurrency: c,
+    ...open3 ? {
+      openLoop: {
+        warmupDueMs: (warmIdx[w] ?? []).map((i) => warmupDue[i]),
+        measuredDueMs: (measIdx[w] ?? []).map((i) => measuredDue[i]),
+        maxConcurrency: caps === null ? null : caps[w]
+      }
+    } : {},
+    idleTimeoutMs: common.idleTimeoutMs,
+    ...common.deadlineMs !== void 0 ? { deadlineMs: common.deadlineMs } : {},
+    epochNs: common.epochNs,
+    warmup: (warmIdx[w] ?? []).map((i) => warmup[i]),
+    measured: (measIdx[w] ?? []).map((i) => measured[i])
+  }));
+  return { inputs, measuredIndex: measIdx };
 }
 
 // src/load/monitor.ts
@@ -71692,7 +71070,13 @@ function createLoadDispatcher(concurrency) {
 }
 async function runClosedLoop(requests, opts) {
   const { now, epochNs } = opts;
-  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {} };
+  const deps = {
+    dispatcher: opts.dispatcher,
+    now,
+    epochNs,
+    idleTimeoutMs: opts.idleTimeoutMs,
+    ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {}
+  };
   const toMs = (ns) => Number(ns - epochNs) / 1e6;
   const n = requests.length;
   const records = new Array(n);
@@ -71737,7 +71121,13 @@ async function sleepUntil(atMs, nowMs, signal) {
 }
 async function runOpenLoop(requests, opts) {
   const { now, epochNs } = opts;
-  const deps = { dispatcher: opts.dispatcher, now, epochNs, idleTimeoutMs: opts.idleTimeoutMs, ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {} };
+  const deps = {
+    dispatcher: opts.dispatcher,
+    now,
+    epochNs,
+    idleTimeoutMs: opts.idleTimeoutMs,
+    ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {}
+  };
   const nowMs = () => Number(now() - epochNs) / 1e6;
   const aborted2 = () => opts.signal?.aborted === true;
   const n = requests.length;
@@ -71784,7 +71174,15 @@ async function runShare(input2, go, signal) {
   const now = process.hrtime.bigint;
   const restore = raisePriority(input2.priority);
   const dispatcher = createLoadDispatcher(input2.concurrency);
-  const base = { concurrency: input2.concurrency, dispatcher, now, epochNs: input2.epochNs, idleTimeoutMs: input2.idleTimeoutMs, ...input2.deadlineMs !== void 0 ? { deadlineMs: input2.deadlineMs } : {}, ...signal ? { signal } : {} };
+  const base = {
+    concurrency: input2.concurrency,
+    dispatcher,
+    now,
+    epochNs: input2.epochNs,
+    idleTimeoutMs: input2.idleTimeoutMs,
+    ...input2.deadlineMs !== void 0 ? { deadlineMs: input2.deadlineMs } : {},
+    ...signal ? { signal } : {}
+  };
   const cut = () => void dispatcher.destroy(new LoadAborted()).catch(() => {
   });
   signal?.addEventListener("abort", cut, { once: true });
@@ -71848,8 +71246,11 @@ function raisePriority(priority) {
   };
 }
 
-// src/load/run-point.ts
-var OPEN_LOOP_START_LEAD_MS = 5;
+// src/load/worker-entry.ts
+import { existsSync, readFileSync as readFileSync5 } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 var LOAD_WORKER_BUNDLE_NAME = "load-worker.js";
 function workerEntry(moduleUrl = import.meta.url) {
   if (moduleUrl.endsWith(".ts")) {
@@ -71875,6 +71276,9 @@ function spawnLoadWorker(data, moduleUrl = import.meta.url) {
   const code = `import(${JSON.stringify(entry.tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry.url.href)}) })`;
   return new Worker(code, { eval: true, workerData: data });
 }
+
+// src/load/run-point.ts
+var OPEN_LOOP_START_LEAD_MS = 5;
 var DEFAULT_PRIORITY = -10;
 var STREAMS_PER_WORKER = 64;
 function resolveWorkers(workers, concurrency, cores = availableParallelism()) {
@@ -71890,57 +71294,19 @@ function workersWarning(workers, cores = availableParallelism()) {
   if (workers <= fair) return null;
   return `--workers ${workers} on ${cores} core${cores === 1 ? "" : "s"}: more load threads than half the cores compete for the CPU (with a server on this host too), and client_saturated can miss runs whose timestamps were late; --workers auto would use ${fair}.`;
 }
-function splitEven(total, parts) {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
-}
-function dealByShare(items, shares) {
-  const total = shares.reduce((a, b) => a + b, 0);
-  const out = shares.map(() => []);
-  const given = shares.map(() => 0);
-  for (let i = 0; i < items.length; i++) {
-    let best = 0;
-    let bestDeficit = -Infinity;
-    for (let w = 0; w < shares.length; w++) {
-      const deficit = (i + 1) * shares[w] / total - given[w];
-      if (deficit > bestDeficit + 1e-12) {
-        bestDeficit = deficit;
-        best = w;
-      }
-    }
-    out[best]?.push(i);
-    given[best] = given[best] + 1;
-  }
-  return out;
-}
 async function runPoint(opts) {
   const concurrency = Math.max(1, Math.floor(opts.concurrency));
   const idleTimeoutMs = opts.idleTimeoutMs ?? 12e4;
   const epochNs = opts.epochNs ?? process.hrtime.bigint();
   const workers = resolveWorkers(opts.workers, concurrency);
   const threads = Math.max(1, workers);
-  const shares = splitEven(concurrency, threads);
-  const warmIdx = dealByShare(opts.warmup, shares);
-  const measIdx = dealByShare(opts.measured, shares);
   const open3 = opts.openLoop;
-  const measuredDue = open3 ? arrivalScheduleMs(opts.measured.length, open3.rate, open3.burstiness, open3.seed) : [];
-  const warmupDue = open3 ? arrivalScheduleMs(opts.warmup.length, open3.rate, open3.burstiness, open3.seed + 1 >>> 0) : [];
-  const caps = open3?.maxConcurrency != null ? splitEven(Math.max(threads, open3.maxConcurrency), threads) : null;
-  const inputs = shares.map((c, w) => ({
+  const { inputs, measuredIndex: measIdx } = dealShares(opts.warmup, opts.measured, concurrency, threads, open3, {
     priority: opts.priority === void 0 ? DEFAULT_PRIORITY : opts.priority,
-    concurrency: c,
-    ...open3 ? {
-      openLoop: {
-        warmupDueMs: (warmIdx[w] ?? []).map((i) => warmupDue[i]),
-        measuredDueMs: (measIdx[w] ?? []).map((i) => measuredDue[i]),
-        maxConcurrency: caps === null ? null : caps[w]
-      }
-    } : {},
     idleTimeoutMs,
     ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {},
-    epochNs,
-    warmup: (warmIdx[w] ?? []).map((i) => opts.warmup[i]),
-    measured: (measIdx[w] ?? []).map((i) => opts.measured[i])
-  }));
+    epochNs
+  });
   let startedAt = (/* @__PURE__ */ new Date()).toISOString();
   const onGo = async () => {
     await opts.beforeMeasure?.();
@@ -71989,28 +71355,233 @@ async function runInWorkers(inputs, onGo, signal) {
   aborted2.catch(() => {
   });
   try {
-    return await Promise.race([aborted2, Promise.all(
-      workers.map(
-        (w) => new Promise((resolve3, reject) => {
-          w.on("message", (m) => {
-            if (m.type === "warm") {
-              if (++warm === workers.length) {
-                onGo().then((startMs) => {
-                  for (const x of workers) x.postMessage({ startMs });
-                }, reject);
-              }
-            } else if (m.type === "done") resolve3(m.result);
-            else reject(new Error(`load worker failed: ${m.message}`));
-          });
-          w.on("error", reject);
-          w.on("exit", (code) => reject(new Error(`load worker exited with code ${code} before finishing`)));
-        })
+    return await Promise.race([
+      aborted2,
+      Promise.all(
+        workers.map(
+          (w) => new Promise((resolve3, reject) => {
+            w.on("message", (m) => {
+              if (m.type === "warm") {
+                if (++warm === workers.length) {
+                  onGo().then((startMs) => {
+                    for (const x of workers) x.postMessage({ startMs });
+                  }, reject);
+                }
+              } else if (m.type === "done") resolve3(m.result);
+              else reject(new Error(`load worker failed: ${m.message}`));
+            });
+            w.on("error", reject);
+            w.on("exit", (code) => reject(new Error(`load worker exited with code ${code} before finishing`)));
+          })
+        )
       )
-    )]);
+    ]);
   } finally {
     signal?.removeEventListener("abort", onAbort);
     await Promise.all(workers.map((w) => w.terminate()));
   }
+}
+
+// src/analysis/at-target.ts
+function throughputAtTarget(points, thresholdMs) {
+  const sorted = [...points].sort((a, b) => a.concurrency - b.concurrency);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i].concurrency === sorted[i - 1].concurrency) {
+      throw new Error(`throughputAtTarget: concurrency ${sorted[i].concurrency} appears twice on one curve`);
+    }
+  }
+  const passes = (p) => p.targetValueMs !== null && p.targetValueMs <= thresholdMs;
+  let lastPass = -1;
+  while (lastPass + 1 < sorted.length && passes(sorted[lastPass + 1])) lastPass++;
+  if (lastPass < 0) return { throughput: null, concurrency: null, bound: "unreachable" };
+  const pass = sorted[lastPass];
+  if (pass.targetValueMs === thresholdMs) {
+    return { throughput: pass.outputThroughput, concurrency: pass.concurrency, bound: "exact" };
+  }
+  const fail = sorted[lastPass + 1];
+  if (fail === void 0 || fail.targetValueMs === null) {
+    return { throughput: pass.outputThroughput, concurrency: pass.concurrency, bound: "lower_bound" };
+  }
+  const f = (thresholdMs - pass.targetValueMs) / (fail.targetValueMs - pass.targetValueMs);
+  return {
+    throughput: pass.outputThroughput + f * (fail.outputThroughput - pass.outputThroughput),
+    concurrency: pass.concurrency + f * (fail.concurrency - pass.concurrency),
+    bound: "interpolated"
+  };
+}
+var PERCENTILE_KEYS = { 50: "p50", 95: "p95", 99: "p99" };
+function targetValueMs(run, target) {
+  const key = PERCENTILE_KEYS[target.percentile];
+  if (key === void 0) {
+    throw new Error(`target percentile ${target.percentile} is not supported: use 50, 95 or 99`);
+  }
+  const stats2 = target.metric === "tpot" ? run.tpot_ms : run.itl_ms;
+  return stats2[key];
+}
+function repeatsCutByInvalidRuns(points, inputLen, outputLen, target) {
+  const byRepeat = /* @__PURE__ */ new Map();
+  for (const p of points) {
+    if (p.input_len !== inputLen || p.output_len !== outputLen) continue;
+    for (const run of p.runs) {
+      const list = byRepeat.get(run.repeat) ?? [];
+      list.push({ concurrency: p.concurrency, run });
+      byRepeat.set(run.repeat, list);
+    }
+  }
+  const cut = /* @__PURE__ */ new Set();
+  for (const [repeat, list] of byRepeat) {
+    list.sort((a, b) => a.concurrency - b.concurrency);
+    for (const { run } of list) {
+      if (!run.validity.valid) {
+        cut.add(repeat);
+        break;
+      }
+      const v = targetValueMs(run, target);
+      if (v === null || v > target.threshold_ms) break;
+    }
+  }
+  return cut;
+}
+function atTargetForResult(points, target) {
+  const shapes = /* @__PURE__ */ new Map();
+  for (const point of points) {
+    const key = `${point.input_len}x${point.output_len}`;
+    let shape = shapes.get(key);
+    if (shape === void 0) {
+      shape = { input_len: point.input_len, output_len: point.output_len, byRepeat: /* @__PURE__ */ new Map(), rates: point.request_rate !== void 0 };
+      shapes.set(key, shape);
+    }
+    const x = point.request_rate === void 0 ? point.concurrency : point.request_rate === "inf" ? Infinity : point.request_rate;
+    for (const run of point.runs) {
+      const curve = shape.byRepeat.get(run.repeat) ?? [];
+      if (run.validity.valid) {
+        curve.push({ concurrency: x, outputThroughput: run.output_throughput, targetValueMs: targetValueMs(run, target) });
+      }
+      shape.byRepeat.set(run.repeat, curve);
+    }
+  }
+  return [...shapes.values()].map((shape) => ({
+    input_len: shape.input_len,
+    output_len: shape.output_len,
+    // A repeat without a single valid point has no figure at all (not "unreachable").
+    runs: [...shape.byRepeat.entries()].filter(([, curve]) => curve.length > 0).sort((a, b) => a[0] - b[0]).map(([repeat, curve]) => {
+      const v = throughputAtTarget(curve, target.threshold_ms);
+      if (!shape.rates) return { repeat, ...v };
+      const rate = v.concurrency !== null && Number.isFinite(v.concurrency) ? v.concurrency : null;
+      return { repeat, throughput: v.throughput, concurrency: null, bound: v.bound, request_rate: rate };
+    })
+  }));
+}
+
+// src/gate/fingerprint.ts
+var obj = (x) => typeof x === "object" && x !== null && !Array.isArray(x) ? x : null;
+function tokensPerChunk(runs) {
+  let tokens = 0;
+  let chunks = 0;
+  for (const r of runs) {
+    const c = r.tokens.client_chunks;
+    if (r.completed <= 0 || c === null || c <= 0) continue;
+    tokens += r.tokens.server_usage ?? c;
+    chunks += c;
+  }
+  return chunks > 0 ? Math.round(tokens / chunks * 10) / 10 : null;
+}
+function fingerprintOf(result) {
+  const cfg = result.config;
+  const server = obj(cfg["server"]);
+  const planned = Array.isArray(cfg["shapes"]) ? cfg["shapes"].flatMap((s) => {
+    const o = obj(s);
+    return o && typeof o["input_len"] === "number" && typeof o["output_len"] === "number" ? [shapeLabel(o["input_len"], o["output_len"])] : [];
+  }) : [];
+  const shapes = [...new Set(planned)].sort();
+  const conc = Array.isArray(cfg["concurrency"]) && cfg["concurrency"].every((c) => typeof c === "number") ? cfg["concurrency"] : [];
+  const tpc = {};
+  for (const p of [...result.points].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len || a.concurrency - b.concurrency)) {
+    tpc[pointScope(p)] = tokensPerChunk(p.runs);
+  }
+  const text2 = (x) => typeof x === "string" && x !== "" ? x : "unknown";
+  const t = result.target;
+  return {
+    api: text2(server?.["api"]),
+    model: typeof cfg["model"] === "string" ? cfg["model"] : text2(result.env.model.id),
+    shapes,
+    concurrency: [...new Set(conc)].sort((a, b) => a - b),
+    prompts_per_concurrency: typeof cfg["prompts_per_concurrency"] === "number" ? cfg["prompts_per_concurrency"] : "unknown",
+    warmup: typeof cfg["warmup"] === "number" || cfg["warmup"] === "auto" ? cfg["warmup"] : "unknown",
+    target: `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`,
+    // servegate sends ignore_eos: true on every request (plan/prompts.ts); a result may record otherwise.
+    ignore_eos: typeof cfg["ignore_eos"] === "boolean" ? cfg["ignore_eos"] : true,
+    tokens_per_chunk: tpc,
+    // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
+    prompt_calibration: text2(cfg["prompt_calibration"]),
+    load: loadPattern(cfg),
+    ...recordedSince01(result)
+  };
+}
+function recordedSince01(result) {
+  const cfg = result.config;
+  return { request_timeout: deadline(cfg["request_timeout_s"]), workers: workerSetting(cfg["workers"]), harness: versionLine(result.harness.version) };
+}
+function deadline(x) {
+  if (typeof x === "number" && Number.isFinite(x)) return `${x} s`;
+  const o = obj(x);
+  if (o === null) return "unknown";
+  const per = Object.entries(o).sort(([a], [b]) => a.localeCompare(b));
+  return per.length > 0 && per.every(([, v]) => typeof v === "number") ? per.map(([k, v]) => `${k} ${String(v)} s`).join(", ") : "unknown";
+}
+var workerSetting = (x) => x === "auto" || typeof x === "number" && Number.isInteger(x) && x >= 0 ? String(x) : "unknown";
+function versionLine(version2) {
+  const m = /^v?(\d+)\.(\d+)(?:\.|$)/.exec(version2.trim());
+  if (m === null) return version2.trim() === "" ? "unknown" : version2.trim();
+  return m[1] === "0" ? `0.${m[2]}` : m[1];
+}
+function loadPattern(cfg) {
+  if (cfg["load"] !== "open") return "closed";
+  const rates = Array.isArray(cfg["request_rates"]) ? cfg["request_rates"].map(String).join(", ") : "unknown";
+  const cap = typeof cfg["max_concurrency"] === "number" ? String(cfg["max_concurrency"]) : "none";
+  return `open: rates ${rates}/s, burstiness ${String(cfg["burstiness"] ?? "unknown")}, max concurrency ${cap}, ${String(cfg["num_prompts"] ?? "unknown")} prompts`;
+}
+function resultFingerprint(result) {
+  return result.fingerprint ? { ...recordedSince01(result), ...result.fingerprint } : fingerprintOf(result);
+}
+var FIELDS = [
+  ["api", (f) => f.api],
+  ["model", (f) => f.model],
+  ["shapes", (f) => f.shapes.join(", ")],
+  ["concurrency", (f) => f.concurrency.join(", ")],
+  ["prompts per concurrency", (f) => String(f.prompts_per_concurrency)],
+  ["warmup", (f) => String(f.warmup)],
+  ["target", (f) => f.target],
+  ["ignore_eos", (f) => String(f.ignore_eos)],
+  ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"],
+  // Absent in stored fingerprints written before open loop: those were closed loop.
+  ["load", (f) => f.load ?? "closed"],
+  // Absent in fingerprints stored before they were recorded: nothing says they matched, so the
+  // difference stands (a baseline refreshed since records them).
+  ["request deadline", (f) => f.request_timeout ?? NOT_RECORDED],
+  ["workers", (f) => f.workers ?? NOT_RECORDED],
+  ["servegate version", (f) => f.harness ?? NOT_RECORDED]
+];
+var NOT_RECORDED = "not recorded (a fingerprint stored before servegate recorded it: refresh the baseline)";
+function diffFingerprint(baseline, candidate) {
+  const out = [];
+  for (const [field, get] of FIELDS) {
+    const b = get(baseline);
+    const c = get(candidate);
+    if (b === c || b === "unknown" || c === "unknown" || b === "" || c === "") continue;
+    out.push({ field, baseline: b, candidate: c });
+  }
+  return out;
+}
+function tokensPerChunkChanges(baseline, candidate) {
+  const out = /* @__PURE__ */ new Map();
+  if (!baseline) return out;
+  for (const [scope, c] of Object.entries(candidate.tokens_per_chunk)) {
+    const b = baseline.tokens_per_chunk[scope];
+    if (b === void 0 || b === null || c === null || b === c) continue;
+    out.set(scope, { baseline: b, candidate: c });
+  }
+  return out;
 }
 
 // src/store/result-file.ts
@@ -72097,21 +71668,34 @@ var import_undici3 = __toESM(require_undici(), 1);
 // src/client/tokenize.ts
 init_errors();
 init_auth();
-init_endpoints();
+init_base_url();
+init_http();
+var MAX_TOKENIZE_BODY_BYTES = 8 << 20;
+function postTokenize(root, body, opts) {
+  return fetchJson(`${normalizeBaseUrl(root).root}/tokenize`, {
+    body,
+    headers: authHeaders(opts.apiKey),
+    // The answer lists every token id: a 128k-token prompt is ~1 MB of JSON.
+    maxBytes: MAX_TOKENIZE_BODY_BYTES,
+    ...opts.timeoutMs !== void 0 ? { timeoutMs: opts.timeoutMs } : {},
+    ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
+  });
+}
+async function tokenizeCount(baseUrl, model, text2, apiKey = null, dispatcher) {
+  try {
+    const j = await postTokenize(baseUrl, { model, prompt: text2, add_special_tokens: false }, { apiKey, ...dispatcher ? { dispatcher } : {} });
+    if (typeof j.count === "number") return j.count;
+    if (Array.isArray(j.tokens)) return j.tokens.length;
+    return null;
+  } catch {
+    return null;
+  }
+}
 var UNSUPPORTED_STATUS = /* @__PURE__ */ new Set([400, 404, 405, 415, 422, 501]);
 async function tokenizeMessages(root, model, messages, opts) {
-  const url2 = `${normalizeBaseUrl2(root).root}/tokenize`;
   let j;
   try {
-    j = await fetchJson(url2, {
-      // add_generation_prompt: the assistant turn's opening is part of what a chat completion prefills.
-      body: { model, messages, add_generation_prompt: true },
-      headers: authHeaders(opts.apiKey),
-      // The answer lists every token id: a 128k-token prompt is ~1 MB of JSON.
-      maxBytes: MAX_TOKENIZE_BODY_BYTES,
-      ...opts.timeoutMs !== void 0 ? { timeoutMs: opts.timeoutMs } : {},
-      ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
-    });
+    j = await postTokenize(root, { model, messages, add_generation_prompt: true }, opts);
   } catch (err) {
     if (err instanceof HttpStatusError && UNSUPPORTED_STATUS.has(err.status)) return { kind: "unsupported", reason: `HTTP ${err.status}` };
     return { kind: "error", reason: describeError(err) };
@@ -72236,6 +71820,7 @@ function defaultServerLogPath(out) {
 init_errors();
 
 // src/serve/server-log.ts
+init_redact();
 import { createWriteStream, mkdirSync } from "node:fs";
 import { dirname as dirname4 } from "node:path";
 var KEEP_LINES = 200;
@@ -72345,16 +71930,15 @@ import { createServer as createServer2 } from "node:net";
 
 // src/serve/readiness.ts
 var import_undici4 = __toESM(require_undici(), 1);
+init_http();
 init_errors();
 init_auth();
 async function probeReady(root, opts) {
   const get = async (path) => {
     try {
-      const res = await (0, import_undici4.request)(`${root}${path}`, {
-        method: "GET",
+      const res = await send(`${root}${path}`, {
         headers: path === "/health" ? {} : authHeaders(opts.apiKey),
-        headersTimeout: opts.timeoutMs,
-        bodyTimeout: opts.timeoutMs,
+        timeoutMs: opts.timeoutMs,
         dispatcher: opts.dispatcher
       });
       await res.body.dump();
@@ -72377,7 +71961,8 @@ function describeProbeError(err, timeoutMs) {
   const code = err?.code;
   if (code === "ECONNREFUSED") return "connection refused";
   if (code === "ECONNRESET" || code === "UND_ERR_SOCKET") return "connection reset";
-  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT") return `no answer within ${Math.round(timeoutMs / 1e3)} s`;
+  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT")
+    return `no answer within ${Math.round(timeoutMs / 1e3)} s`;
   return describeError(err);
 }
 function probeAgent() {
@@ -72525,7 +72110,10 @@ async function startServer(opts) {
       );
     }
   } else {
-    throw new UsageError("the serve command has no {port} and no base URL is given: servegate cannot know where the server will answer", "Put {port} where the command takes its port (--port {port}), or give --base-url.");
+    throw new UsageError(
+      "the serve command has no {port} and no base URL is given: servegate cannot know where the server will answer",
+      "Put {port} where the command takes its port (--port {port}), or give --base-url."
+    );
   }
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true);
   const env = childEnv(opts.parentEnv ?? process.env, opts.passEnv ?? [], opts.extraEnv ?? {});
@@ -72535,7 +72123,9 @@ async function startServer(opts) {
     await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log });
     await log.close();
   };
-  opts.log(`Starting the server (pid ${proc.pid}, its own process group) at ${url2}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`);
+  opts.log(
+    `Starting the server (pid ${proc.pid}, its own process group) at ${url2}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`
+  );
   try {
     await waitUntilReady(url2, proc, log, opts);
   } catch (err) {
@@ -72617,328 +72207,6 @@ function delay2(ms) {
 
 // src/sweep/measure-point.ts
 init_endpoints();
-
-// node_modules/simple-statistics/dist/simple-statistics.mjs
-function sum(x) {
-  if (x.length === 0) {
-    return 0;
-  }
-  var sum2 = x[0];
-  var correction = 0;
-  var transition;
-  if (typeof sum2 !== "number") {
-    return Number.NaN;
-  }
-  for (var i = 1; i < x.length; i++) {
-    if (typeof x[i] !== "number") {
-      return Number.NaN;
-    }
-    transition = sum2 + x[i];
-    if (Math.abs(sum2) >= Math.abs(x[i])) {
-      correction += sum2 - transition + x[i];
-    } else {
-      correction += x[i] - transition + sum2;
-    }
-    sum2 = transition;
-  }
-  return sum2 + correction;
-}
-function mean(x) {
-  if (x.length === 0) {
-    throw new Error("mean requires at least one data point");
-  }
-  return sum(x) / x.length;
-}
-function sumNthPowerDeviations(x, n) {
-  var meanValue = mean(x);
-  var sum2 = 0;
-  var tempValue;
-  var i;
-  if (n === 2) {
-    for (i = 0; i < x.length; i++) {
-      tempValue = x[i] - meanValue;
-      sum2 += tempValue * tempValue;
-    }
-  } else {
-    for (i = 0; i < x.length; i++) {
-      sum2 += Math.pow(x[i] - meanValue, n);
-    }
-  }
-  return sum2;
-}
-function sampleVariance2(x) {
-  if (x.length < 2) {
-    throw new Error("sampleVariance requires at least two data points");
-  }
-  var sumSquaredDeviationsValue = sumNthPowerDeviations(x, 2);
-  var besselsCorrection = x.length - 1;
-  return sumSquaredDeviationsValue / besselsCorrection;
-}
-function sampleStandardDeviation(x) {
-  var sampleVarianceX = sampleVariance2(x);
-  return Math.sqrt(sampleVarianceX);
-}
-function max2(x) {
-  if (x.length === 0) {
-    throw new Error("max requires at least one data point");
-  }
-  var value = x[0];
-  for (var i = 1; i < x.length; i++) {
-    if (x[i] > value) {
-      value = x[i];
-    }
-  }
-  return value;
-}
-function min(x) {
-  if (x.length === 0) {
-    throw new Error("min requires at least one data point");
-  }
-  var value = x[0];
-  for (var i = 1; i < x.length; i++) {
-    if (x[i] < value) {
-      value = x[i];
-    }
-  }
-  return value;
-}
-function quantileSorted(x, p) {
-  var idx = (x.length - 1) * p;
-  if (x.length === 0) {
-    throw new Error("quantile requires at least one data point.");
-  } else if (p < 0 || p > 1) {
-    throw new Error("quantiles must be between 0 and 1");
-  } else if (p === 1) {
-    return x[x.length - 1];
-  } else if (p === 0) {
-    return x[0];
-  } else if (idx % 1 !== 0) {
-    var lower = Math.floor(idx);
-    var upper = Math.ceil(idx);
-    var fraction2 = idx - lower;
-    return x[lower] + fraction2 * (x[upper] - x[lower]);
-  } else {
-    return x[idx];
-  }
-}
-function quickselect(arr, k, left, right) {
-  left = left || 0;
-  right = right || arr.length - 1;
-  while (right > left) {
-    if (right - left > 600) {
-      var n = right - left + 1;
-      var m = k - left + 1;
-      var z3 = Math.log(n);
-      var s = 0.5 * Math.exp(2 * z3 / 3);
-      var sd = 0.5 * Math.sqrt(z3 * s * (n - s) / n);
-      if (m - n / 2 < 0) {
-        sd *= -1;
-      }
-      var newLeft = Math.max(left, Math.floor(k - m * s / n + sd));
-      var newRight = Math.min(
-        right,
-        Math.floor(k + (n - m) * s / n + sd)
-      );
-      quickselect(arr, k, newLeft, newRight);
-    }
-    var t = arr[k];
-    var i = left;
-    var j = right;
-    swap(arr, left, k);
-    if (arr[right] > t) {
-      swap(arr, left, right);
-    }
-    while (i < j) {
-      swap(arr, i, j);
-      i++;
-      j--;
-      while (arr[i] < t) {
-        i++;
-      }
-      while (arr[j] > t) {
-        j--;
-      }
-    }
-    if (arr[left] === t) {
-      swap(arr, left, j);
-    } else {
-      j++;
-      swap(arr, j, right);
-    }
-    if (j <= k) {
-      left = j + 1;
-    }
-    if (k <= j) {
-      right = j - 1;
-    }
-  }
-}
-function swap(arr, i, j) {
-  var tmp = arr[i];
-  arr[i] = arr[j];
-  arr[j] = tmp;
-}
-function quantile(x, p) {
-  var copy = x.slice();
-  if (Array.isArray(p)) {
-    multiQuantileSelect(copy, p);
-    var results = [];
-    for (var i = 0; i < p.length; i++) {
-      results[i] = quantileSorted(copy, p[i]);
-    }
-    return results;
-  } else {
-    var idx = quantileIndex(copy.length, p);
-    quantileSelect(copy, idx, 0, copy.length - 1);
-    return quantileSorted(copy, p);
-  }
-}
-function quantileSelect(arr, k, left, right) {
-  if (k % 1 === 0) {
-    quickselect(arr, k, left, right);
-  } else {
-    k = Math.floor(k);
-    quickselect(arr, k, left, right);
-    quickselect(arr, k + 1, k + 1, right);
-  }
-}
-function multiQuantileSelect(arr, p) {
-  var positions = /* @__PURE__ */ new Set();
-  for (var i = 0; i < p.length; i++) {
-    var idx = quantileIndex(arr.length, p[i]);
-    positions.add(Math.floor(idx));
-    positions.add(Math.ceil(idx));
-  }
-  var indices = Array.from(positions).sort(compare);
-  multiselect(arr, indices, 0, indices.length - 1, 0, arr.length - 1);
-}
-function multiselect(arr, indices, lo, hi, left, right) {
-  if (lo > hi) {
-    return;
-  }
-  var mid = lo + hi >> 1;
-  quickselect(arr, indices[mid], left, right);
-  multiselect(arr, indices, lo, mid - 1, left, indices[mid] - 1);
-  multiselect(arr, indices, mid + 1, hi, indices[mid] + 1, right);
-}
-function compare(a, b) {
-  return a - b;
-}
-function quantileIndex(len, p) {
-  var idx = (len - 1) * p;
-  if (p === 1) {
-    return len - 1;
-  } else if (p === 0) {
-    return 0;
-  } else if (idx % 1 !== 0) {
-    return idx;
-  } else {
-    return idx;
-  }
-}
-function median2(x) {
-  return +quantile(x, 0.5);
-}
-var BayesianClassifier = function BayesianClassifier2() {
-  this.totalCount = 0;
-  this.data = {};
-};
-BayesianClassifier.prototype.train = function train(item, category) {
-  if (!this.data[category]) {
-    this.data[category] = {};
-  }
-  for (var k in item) {
-    var v = item[k];
-    if (this.data[category][k] === void 0) {
-      this.data[category][k] = {};
-    }
-    if (this.data[category][k][v] === void 0) {
-      this.data[category][k][v] = 0;
-    }
-    this.data[category][k][v]++;
-  }
-  this.totalCount++;
-};
-BayesianClassifier.prototype.score = function score(item) {
-  var odds = {};
-  var category;
-  for (var k in item) {
-    var v = item[k];
-    for (category in this.data) {
-      if (odds[category] === void 0) {
-        odds[category] = {};
-      }
-      if (this.data[category][k]) {
-        odds[category][k + "_" + v] = (this.data[category][k][v] || 0) / this.totalCount;
-      } else {
-        odds[category][k + "_" + v] = 0;
-      }
-    }
-  }
-  var oddsSums = {};
-  for (category in odds) {
-    oddsSums[category] = 0;
-    for (var combination in odds[category]) {
-      oddsSums[category] += odds[category][combination];
-    }
-  }
-  return oddsSums;
-};
-var g = 607 / 128;
-var LOGSQRT2PI = Math.log(Math.sqrt(2 * Math.PI));
-var SQRT_2PI$1 = Math.sqrt(2 * Math.PI);
-function cumulativeDistribution(z3) {
-  var sum2 = z3;
-  var tmp = z3;
-  for (var i = 1; i < 30; i++) {
-    tmp *= z3 * z3 / (2 * i + 1);
-    sum2 += tmp;
-  }
-  return Math.round((0.5 + sum2 / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
-}
-var standardNormalTable = [];
-for (z2 = 0; z2 <= 3.09; z2 += 0.01) {
-  standardNormalTable.push(cumulativeDistribution(z2));
-}
-var z2;
-var SQRT_2PI = Math.sqrt(2 * Math.PI);
-var PerceptronModel = function PerceptronModel2() {
-  this.weights = [];
-  this.bias = 0;
-};
-PerceptronModel.prototype.predict = function predict(features) {
-  if (features.length !== this.weights.length) {
-    return null;
-  }
-  var score2 = 0;
-  for (var i = 0; i < this.weights.length; i++) {
-    score2 += this.weights[i] * features[i];
-  }
-  score2 += this.bias;
-  if (score2 > 0) {
-    return 1;
-  } else {
-    return 0;
-  }
-};
-PerceptronModel.prototype.train = function train2(features, label3) {
-  if (label3 !== 0 && label3 !== 1) {
-    return null;
-  }
-  if (features.length !== this.weights.length) {
-    this.weights = features.slice();
-    this.bias = 1;
-  }
-  var prediction = this.predict(features);
-  if (typeof prediction === "number" && prediction !== label3) {
-    var gradient = label3 - prediction;
-    for (var i = 0; i < this.weights.length; i++) {
-      this.weights[i] += gradient * features[i];
-    }
-    this.bias += gradient;
-  }
-  return this;
-};
 
 // src/metrics/histogram.ts
 var import_hdr_histogram_js = __toESM(require_dist2(), 1);
@@ -73324,7 +72592,7 @@ function summarizeRun(raw, ctx) {
     output_throughput: perS(outputTokens),
     total_token_throughput: perS(outputTokens + promptTokens),
     request_throughput: perS(completed),
-    tok_s_per_user: tokSPerUser.length > 0 ? median2(tokSPerUser) : null,
+    tok_s_per_user: tokSPerUser.length > 0 ? median(tokSPerUser) : null,
     ttft_ms: ttft.toStats(),
     tpot_ms: tpot.toStats(),
     itl_ms: itl.toStats(),
@@ -73513,18 +72781,8 @@ var NAMES = {
   e2el: ["vllm:e2e_request_latency_seconds"],
   promptTokens: ["vllm:prompt_tokens_total", "vllm:prompt_tokens"],
   generationTokens: ["vllm:generation_tokens_total", "vllm:generation_tokens"],
-  prefixQueries: [
-    "vllm:prefix_cache_queries_total",
-    "vllm:gpu_prefix_cache_queries_total",
-    "vllm:prefix_cache_queries",
-    "vllm:gpu_prefix_cache_queries"
-  ],
-  prefixHits: [
-    "vllm:prefix_cache_hits_total",
-    "vllm:gpu_prefix_cache_hits_total",
-    "vllm:prefix_cache_hits",
-    "vllm:gpu_prefix_cache_hits"
-  ]
+  prefixQueries: ["vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries"],
+  prefixHits: ["vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits"]
 };
 function firstHistogram(before, after, names) {
   for (const name of names) {
@@ -73576,15 +72834,23 @@ var clientSaturated = (run, ctx, t) => {
   const delayed = c.event_loop_delay_p99_ms > t.clientEventLoopDelayP99MaxMs;
   const busy = c.event_loop_utilization >= t.clientEluMax;
   if (delayed) {
-    why.push(`event-loop delay p99 was ${num2(c.event_loop_delay_p99_ms)} ms (limit ${num2(t.clientEventLoopDelayP99MaxMs)} ms), so token timestamps were late by up to that much`);
+    why.push(
+      `event-loop delay p99 was ${num2(c.event_loop_delay_p99_ms)} ms (limit ${num2(t.clientEventLoopDelayP99MaxMs)} ms), so token timestamps were late by up to that much`
+    );
   }
   if (busy) {
-    why.push(`event-loop utilisation reached ${pct(c.event_loop_utilization)} (limit ${pct(t.clientEluMax)}), so tokens arriving together queued behind each other`);
+    why.push(
+      `event-loop utilisation reached ${pct(c.event_loop_utilization)} (limit ${pct(t.clientEluMax)}), so tokens arriving together queued behind each other`
+    );
   } else if (delayed) {
-    why.push(`the loop itself was busy only ${pct(c.event_loop_utilization)} of the time, so the CPU was shared (the server on the same host, or other processes)`);
+    why.push(
+      `the loop itself was busy only ${pct(c.event_loop_utilization)} of the time, so the CPU was shared (the server on the same host, or other processes)`
+    );
   }
   if (run.arrivals === void 0 && run.num_prompts > ctx.concurrency && c.mean_in_flight < t.inFlightMinFraction * ctx.concurrency) {
-    why.push(`only ${num2(c.mean_in_flight)} of ${ctx.concurrency} requests were in flight on average while more were waiting (limit ${pct(t.inFlightMinFraction)})`);
+    why.push(
+      `only ${num2(c.mean_in_flight)} of ${ctx.concurrency} requests were in flight on average while more were waiting (limit ${pct(t.inFlightMinFraction)})`
+    );
   }
   why.push(...behindSchedule(run, t));
   if (why.length === 0) return null;
@@ -73597,11 +72863,15 @@ function behindSchedule(run, t) {
   const why = [];
   const lateP95 = a.send_lateness_ms.p95;
   if (lateP95 !== null && lateP95 > t.openLoopLatenessP95MaxMs) {
-    why.push(`requests went out late against their arrival schedule, p95 ${num2(lateP95)} ms after they were due (limit ${num2(t.openLoopLatenessP95MaxMs)} ms), so the server saw another arrival process than the one asked for`);
+    why.push(
+      `requests went out late against their arrival schedule, p95 ${num2(lateP95)} ms after they were due (limit ${num2(t.openLoopLatenessP95MaxMs)} ms), so the server saw another arrival process than the one asked for`
+    );
   }
   const queued = a.max_concurrency !== null && (a.queue_ms.mean ?? 0) > 0;
   if (!queued && a.rate !== null && a.scheduled_rate !== null && a.rate < t.openLoopRateMinFraction * a.scheduled_rate) {
-    why.push(`requests went out at ${num2(a.rate)}/s while the schedule asked for ${num2(a.scheduled_rate)}/s over the same requests (${pct(a.rate / a.scheduled_rate)}, limit ${pct(t.openLoopRateMinFraction)}; requested rate ${num2(a.requested_rate)}/s)`);
+    why.push(
+      `requests went out at ${num2(a.rate)}/s while the schedule asked for ${num2(a.scheduled_rate)}/s over the same requests (${pct(a.rate / a.scheduled_rate)}, limit ${pct(t.openLoopRateMinFraction)}; requested rate ${num2(a.requested_rate)}/s)`
+    );
   }
   return why;
 }
@@ -73615,7 +72885,9 @@ var tokenCountMismatch = (run, _ctx, t) => {
   const k = run.tokens;
   const why = [];
   if (k.server_usage !== null && k.client_chunks !== null && k.server_usage < k.client_chunks * (1 - t.tokenCountTolerance)) {
-    why.push(`the server's usage reports ${k.server_usage} output tokens but the client received ${k.client_chunks} content chunks, and every chunk carries at least one token`);
+    why.push(
+      `the server's usage reports ${k.server_usage} output tokens but the client received ${k.client_chunks} content chunks, and every chunk carries at least one token`
+    );
   }
   if (k.server_usage !== null && k.expected !== null && k.server_usage > k.expected * (1 + t.tokenCountTolerance)) {
     why.push(`the server's usage reports ${k.server_usage} output tokens, more than the ${k.expected} that max_tokens allows`);
@@ -73623,7 +72895,9 @@ var tokenCountMismatch = (run, _ctx, t) => {
   const reference = clientOutputTokens(run);
   if (k.retokenized !== null && relDiff(k.retokenized, reference) > t.retokenizedTolerance) {
     const what = k.server_usage !== null ? "the server's usage" : "the client chunk count";
-    why.push(`re-tokenising the text gives ${k.retokenized} tokens, ${what} says ${reference} (${pct(relDiff(k.retokenized, reference))} apart, tolerance ${pct(t.retokenizedTolerance)})`);
+    why.push(
+      `re-tokenising the text gives ${k.retokenized} tokens, ${what} says ${reference} (${pct(relDiff(k.retokenized, reference))} apart, tolerance ${pct(t.retokenizedTolerance)})`
+    );
   }
   const gen = run.server_side?.generation_tokens ?? null;
   if (gen !== null) {
@@ -73675,7 +72949,10 @@ var rampDominated = (run, ctx, t) => {
   if (ctx.concurrency <= 1 || run.completed === 0 || run.arrivals !== void 0) return null;
   const ss = run.steady_state;
   if (ss === null) {
-    return { code: "ramp_dominated", detail: `At no moment were all ${ctx.concurrency} requests in flight at once, so no figure describes the engine at that concurrency.` };
+    return {
+      code: "ramp_dominated",
+      detail: `At no moment were all ${ctx.concurrency} requests in flight at once, so no figure describes the engine at that concurrency.`
+    };
   }
   if (ss.ramp_fraction <= t.rampFractionMax) return null;
   return {
@@ -73720,7 +72997,9 @@ var gpuThrottled = (run, _ctx, t) => {
     const slow = samples.filter(isSlow);
     const worst = slow.sort((a, b) => a.sm_clock_mhz - b.sm_clock_mhz)[0];
     if (worst !== void 0) {
-      why.push(`GPU ${index} (${name}) ran its SM clock at ${worst.sm_clock_mhz} of ${worst.max_sm_clock_mhz} MHz under load (limit ${pct(t.smClockMinFraction)}) in ${slow.length} samples`);
+      why.push(
+        `GPU ${index} (${name}) ran its SM clock at ${worst.sm_clock_mhz} of ${worst.max_sm_clock_mhz} MHz under load (limit ${pct(t.smClockMinFraction)}) in ${slow.length} samples`
+      );
     }
   }
   if (why.length === 0) return null;
@@ -73934,7 +73213,9 @@ function checkResumable(result, cfg, path, now = {}) {
   const problems = [];
   const t = result.target;
   if (t.metric !== cfg.target.metric || t.percentile !== cfg.target.percentile || t.threshold_ms !== cfg.target.thresholdMs) {
-    problems.push(`target ${t.metric}:p${t.percentile}:${t.threshold_ms} in the file, ${cfg.target.metric}:p${cfg.target.percentile}:${cfg.target.thresholdMs} now`);
+    problems.push(
+      `target ${t.metric}:p${t.percentile}:${t.threshold_ms} in the file, ${cfg.target.metric}:p${cfg.target.percentile}:${cfg.target.thresholdMs} now`
+    );
   }
   const c = result.config;
   const same = (key, inFile, current) => {
@@ -73968,7 +73249,9 @@ function checkResumable(result, cfg, path, now = {}) {
   for (const p of result.points) {
     const planned = p.request_rate === void 0 ? cfg.openLoop == null && cfg.concurrency.includes(p.concurrency) : rates.has(String(p.request_rate));
     if (!shapes.has(`${p.input_len}x${p.output_len}`) || !planned) {
-      problems.push(`point ${p.input_len}x${p.output_len} ${p.request_rate === void 0 ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`} is not in the current sweep`);
+      problems.push(
+        `point ${p.input_len}x${p.output_len} ${p.request_rate === void 0 ? `at C=${p.concurrency}` : `at rate ${p.request_rate}`} is not in the current sweep`
+      );
     }
     const extra = p.runs.filter((r) => r.repeat > cfg.repeats).map((r) => r.repeat);
     if (extra.length > 0) {
@@ -73987,7 +73270,10 @@ function checkResumable(result, cfg, path, now = {}) {
 // src/sweep/run-sweep.ts
 var SweepCancelled = class extends UsageError {
   constructor(resultPath, done, planned) {
-    super(`Sweep interrupted after ${done} of ${planned} runs; finished runs are saved in ${resultPath}, the run in progress was dropped.`, `Continue with: servegate run --resume --out ${resultPath}`);
+    super(
+      `Sweep interrupted after ${done} of ${planned} runs; finished runs are saved in ${resultPath}, the run in progress was dropped.`,
+      `Continue with: servegate run --resume --out ${resultPath}`
+    );
     this.resultPath = resultPath;
     this.done = done;
     this.planned = planned;
@@ -74007,7 +73293,7 @@ async function runSweep(cfg, deps) {
   } else if (cfg.serve) {
     server = await startServer({
       command: cfg.serve.command,
-      baseUrl: cfg.server.baseUrl === null ? null : normalizeBaseUrl2(cfg.server.baseUrl).root,
+      baseUrl: cfg.server.baseUrl === null ? null : normalizeBaseUrl(cfg.server.baseUrl).root,
       readyTimeoutMs: cfg.serve.readyTimeoutS * 1e3,
       stopTimeoutMs: cfg.serve.stopTimeoutS * 1e3,
       stopCommand: cfg.serve.stopCommand,
@@ -74027,9 +73313,11 @@ async function runSweep(cfg, deps) {
     const simOptions = deps.simOptions ?? { profile: "default" };
     sim = await startSim(simOptions);
     root = sim.url;
-    deps.log(`No --base-url given: started servegate's built-in simulator at ${sim.url} (${describeSim(simOptions)}); its numbers are illustrative, not a GPU measurement.`);
+    deps.log(
+      `No --base-url given: started servegate's built-in simulator at ${sim.url} (${describeSim(simOptions)}); its numbers are illustrative, not a GPU measurement.`
+    );
   } else {
-    root = normalizeBaseUrl2(cfg.server.baseUrl).root;
+    root = normalizeBaseUrl(cfg.server.baseUrl).root;
   }
   const watch = server === null ? null : watchServer(server, deps.signal);
   try {
@@ -74058,20 +73346,31 @@ function watchServer(server, user) {
   };
 }
 async function sweepAgainst(root, cfg, deps, server) {
+  const target = await probeTarget(root, cfg, deps, server);
+  const { result, plan } = cfg.resume && existsSync2(cfg.out) ? await resumeResult(target) : await freshResult(target);
+  await measurePlan(target, result, plan);
+  return { result, resultPath: cfg.out };
+}
+async function probeTarget(root, cfg, deps, server) {
   const { preflight: preflight2, PREFLIGHT_DEADLINE_MS: PREFLIGHT_DEADLINE_MS2 } = await Promise.resolve().then(() => (init_preflight(), preflight_exports));
   const probeDeadlineMs = Math.min(PREFLIGHT_DEADLINE_MS2, (cfg.requestTimeoutS ?? Infinity) * 1e3);
   const { model } = await preflight2(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs);
-  const resultPath = cfg.out;
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
   const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey });
-  if (calibration.mode === "tokenize") deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`);
+  if (calibration.mode === "tokenize")
+    deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`);
   if (calibration.mode === "none") {
-    deps.log(`Chat prompts are input_len words, not calibrated: ${root}/tokenize cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`);
+    deps.log(
+      `Chat prompts are input_len words, not calibrated: ${root}/tokenize cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`
+    );
   }
   const tooManyThreads = workersWarning(cfg.workers);
   if (tooManyThreads !== null) deps.log(`Warning: ${tooManyThreads}`);
   const gpuOnThisHost = isServerOnThisHost(root);
-  if (!gpuOnThisHost) deps.log(`The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`);
+  if (!gpuOnThisHost)
+    deps.log(
+      `The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`
+    );
   const envDeps = {
     ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }),
     ...deps.exec !== void 0 ? { exec: deps.exec } : {},
@@ -74079,70 +73378,54 @@ async function sweepAgainst(root, cfg, deps, server) {
     declaredGpus: cfg.gpus ?? null,
     warn: deps.log
   };
-  let result;
-  let plan;
-  if (cfg.resume && existsSync2(resultPath)) {
-    result = await readResultFile(resultPath);
-    checkResumable(result, cfg, resultPath, { model, promptCalibration: calibration.mode, env: await collectEnv(envDeps) });
-    const seed = cfg.seedPinned === true ? cfg.seed : recordedSeed(result) ?? freshSeed();
-    plan = buildPlan({ ...cfg, seed });
-    const inexact = result.config.prompt_calibration_inexact;
-    result.config = { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, typeof inexact === "number" ? inexact : 0) };
-    deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`);
-    deps.onResume?.(countRuns(result), plan.length);
-  } else {
-    if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`);
-    const seed = cfg.seedPinned === true ? cfg.seed : freshSeed();
-    if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`);
-    plan = buildPlan({ ...cfg, seed });
-    const previous = existsSync2(resultPath) ? await readResultFile(resultPath).catch(() => null) : null;
-    if (previous !== null && countRuns(previous) > 0) {
-      deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`);
-    }
-    const env = await collectEnv(envDeps);
-    result = {
-      schema: RESULT_SCHEMA,
-      harness: { name: "servegate", version: HARNESS_VERSION },
-      env,
-      config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0) },
-      target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
-      points: [],
-      at_target: []
-    };
-    await writeResultFile(resultPath, result);
+  const serverProcesses = server === null ? { kind: "unknown" } : { kind: "group", pgid: server.pid, gpus: server.gpus ?? null };
+  return { root, cfg, deps, server, model, calibration, startedAt, gpuOnThisHost, envDeps, serverProcesses };
+}
+async function resumeResult(t) {
+  const { cfg, deps, model, calibration } = t;
+  const resultPath = cfg.out;
+  const result = await readResultFile(resultPath);
+  checkResumable(result, cfg, resultPath, { model, promptCalibration: calibration.mode, env: await collectEnv(t.envDeps) });
+  const seed = cfg.seedPinned === true ? cfg.seed : recordedSeed(result) ?? freshSeed();
+  const plan = buildPlan({ ...cfg, seed });
+  const inexact = result.config.prompt_calibration_inexact;
+  result.config = { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, typeof inexact === "number" ? inexact : 0) };
+  deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`);
+  deps.onResume?.(countRuns(result), plan.length);
+  return { result, plan };
+}
+async function freshResult(t) {
+  const { cfg, deps, model, calibration } = t;
+  const resultPath = cfg.out;
+  if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`);
+  const seed = cfg.seedPinned === true ? cfg.seed : freshSeed();
+  if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`);
+  const plan = buildPlan({ ...cfg, seed });
+  const previous = existsSync2(resultPath) ? await readResultFile(resultPath).catch(() => null) : null;
+  if (previous !== null && countRuns(previous) > 0) {
+    deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`);
   }
+  const env = await collectEnv(t.envDeps);
+  const result = {
+    schema: RESULT_SCHEMA,
+    harness: { name: "servegate", version: HARNESS_VERSION },
+    env,
+    config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0) },
+    target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
+    points: [],
+    at_target: []
+  };
+  await writeResultFile(resultPath, result);
+  return { result, plan };
+}
+async function measurePlan(t, result, plan) {
+  const { cfg, deps } = t;
   const done = new Set(result.points.flatMap((p) => p.runs.map((r) => measuredRunKey(p, r.repeat))));
   const usedSeeds = /* @__PURE__ */ new Set([...result.points.flatMap((p) => p.runs.flatMap((r) => r.seed === null ? [] : [r.seed])), ...plan.map((p) => p.seed)]);
-  const resumeSalt = result.points.length > 0 && cfg.resume ? startedAt : null;
-  const gpuExec = envDeps.exec;
-  const serverProcesses = server === null ? { kind: "unknown" } : { kind: "group", pgid: server.pid, gpus: server.gpus ?? null };
+  const resumeSalt = result.points.length > 0 && cfg.resume ? t.startedAt : null;
   delete result.interrupted;
-  const stop = async (cut) => {
-    const exit = server?.exit() ?? null;
-    const died = server !== null && exit !== null && abortReason(deps.signal) === SERVER_EXITED;
-    if (died) await server.settleLog(1e3);
-    result.interrupted = {
-      at: (/* @__PURE__ */ new Date()).toISOString(),
-      reason: died ? SERVER_EXITED : abortReason(deps.signal),
-      cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
-      finished_runs: countRuns(result),
-      planned_runs: plan.length,
-      ...died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail(20) } } : {}
-    };
-    await writeResultFile(resultPath, result);
-    if (died) {
-      const during = cut === null ? `between runs` : `during ${label(cut)}`;
-      throw new ServerExitedDuringSweep(
-        `the server ${describeExit(exit)} ${during}; ${countRuns(result)} of ${plan.length} runs finished and are saved in ${resultPath}`,
-        exit,
-        server.tail(20),
-        server.logPath,
-        resultPath
-      );
-    }
-    throw new SweepCancelled(resultPath, countRuns(result), plan.length);
-  };
-  const counter = calibration.mode === "tokenize" ? tokenizeCounter({ root, model, apiKey: cfg.apiKey }) : null;
+  const stop = (cut) => stopSweep(t, result, plan.length, cut);
+  const counter = t.calibration.mode === "tokenize" ? tokenizeCounter({ root: t.root, model: t.model, apiKey: cfg.apiKey }) : null;
   const memo2 = /* @__PURE__ */ new Map();
   try {
     for (const [i, planned] of plan.entries()) {
@@ -74150,55 +73433,88 @@ async function sweepAgainst(root, cfg, deps, server) {
       if (done.has(measuredRunKey(resultPoint(planned), planned.repeat))) continue;
       const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, "resume", resumeSalt) };
       deps.onPointStart?.(point, i, plan.length);
-      let promptWords2 = null;
-      if (counter !== null) {
-        const cal = await calibratePoint(point, (serial, words) => counter.count(point, serial, words), { memo: memo2 });
-        promptWords2 = cal.words;
-        const missed = describeMisses(point, cal);
-        if (missed !== null) {
-          result.config.prompt_calibration_inexact = result.config.prompt_calibration_inexact + cal.inexact + cal.unverified;
-          deps.log(missed);
-        }
-        if (deps.signal?.aborted) await stop(point);
-      }
-      const failedWhole = { firstError: null };
-      const run = await measurePoint(point, {
-        promptWords: promptWords2,
-        onEveryRequestFailed: (e) => void (failedWhole.firstError = e),
-        ...deps.signal ? { signal: deps.signal } : {},
-        root,
-        model,
-        api: cfg.server.api,
-        apiKey: cfg.apiKey,
-        workers: cfg.workers,
-        idleTimeoutMs: cfg.idleTimeoutMs,
-        deadlineMs: requestDeadlineMs(cfg, point.shape),
-        goodput: cfg.goodput ?? null,
-        sampleGpu: () => {
-          if (!gpuOnThisHost) return { stop: () => [] };
-          const s = startGpuSampler(gpuExec, 1e3, { server: serverProcesses });
-          return { stop: () => s.stopAndWait() };
-        }
-      }).catch(async (err) => {
-        if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point);
-        throw err;
-      });
-      if (server !== null && run.failed > 0) {
-        await Promise.race([server.exited, new Promise((r) => setTimeout(r, 1e3))]);
-        if (server.exit() !== null) await stop(point);
-      }
+      const promptWords2 = counter === null ? null : await calibrateRun(t, result, point, counter, memo2, stop);
+      const { run, firstError } = await measureRun(t, point, promptWords2, stop);
       addRun(result, point, run);
       result.at_target = atTargetForResult(result.points, result.target);
       result.fingerprint = fingerprintOf(result);
       result.env.finished_at = (/* @__PURE__ */ new Date()).toISOString();
-      await writeResultFile(resultPath, result);
+      await writeResultFile(cfg.out, result);
       deps.onPointDone?.(point, run, i, plan.length);
-      if (failedWhole.firstError !== null) deps.log(`Every request of ${label(point)} failed; the server's first error: ${failedWhole.firstError}`);
+      if (firstError !== null) deps.log(`Every request of ${label(point)} failed; the server's first error: ${firstError}`);
     }
   } finally {
     await counter?.close();
   }
-  return { result, resultPath };
+}
+async function calibrateRun(t, result, point, counter, memo2, stop) {
+  const cal = await calibratePoint(point, (serial, words) => counter.count(point, serial, words), { memo: memo2 });
+  const missed = describeMisses(point, cal);
+  if (missed !== null) {
+    result.config.prompt_calibration_inexact = result.config.prompt_calibration_inexact + cal.inexact + cal.unverified;
+    t.deps.log(missed);
+  }
+  if (t.deps.signal?.aborted) await stop(point);
+  return cal.words;
+}
+async function measureRun(t, point, promptWords2, stop) {
+  const { cfg, deps, server } = t;
+  const gpuExec = t.envDeps.exec;
+  const serverProcesses = t.serverProcesses;
+  const failedWhole = { firstError: null };
+  const run = await measurePoint(point, {
+    promptWords: promptWords2,
+    onEveryRequestFailed: (e) => void (failedWhole.firstError = e),
+    ...deps.signal ? { signal: deps.signal } : {},
+    root: t.root,
+    model: t.model,
+    api: cfg.server.api,
+    apiKey: cfg.apiKey,
+    workers: cfg.workers,
+    idleTimeoutMs: cfg.idleTimeoutMs,
+    deadlineMs: requestDeadlineMs(cfg, point.shape),
+    goodput: cfg.goodput ?? null,
+    sampleGpu: () => {
+      if (!t.gpuOnThisHost) return { stop: () => [] };
+      const s = startGpuSampler(gpuExec, 1e3, { server: serverProcesses });
+      return { stop: () => s.stopAndWait() };
+    }
+  }).catch(async (err) => {
+    if (err instanceof LoadAborted || deps.signal?.aborted === true) return stop(point);
+    throw err;
+  });
+  if (server !== null && run.failed > 0) {
+    await Promise.race([server.exited, new Promise((r) => setTimeout(r, 1e3))]);
+    if (server.exit() !== null) await stop(point);
+  }
+  return { run, firstError: failedWhole.firstError };
+}
+async function stopSweep(t, result, planned, cut) {
+  const { server, deps } = t;
+  const resultPath = t.cfg.out;
+  const exit = server?.exit() ?? null;
+  const died = server !== null && exit !== null && abortReason(deps.signal) === SERVER_EXITED;
+  if (died) await server.settleLog(1e3);
+  result.interrupted = {
+    at: (/* @__PURE__ */ new Date()).toISOString(),
+    reason: died ? SERVER_EXITED : abortReason(deps.signal),
+    cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
+    finished_runs: countRuns(result),
+    planned_runs: planned,
+    ...died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail(20) } } : {}
+  };
+  await writeResultFile(resultPath, result);
+  if (died) {
+    const during = cut === null ? `between runs` : `during ${label(cut)}`;
+    throw new ServerExitedDuringSweep(
+      `the server ${describeExit(exit)} ${during}; ${countRuns(result)} of ${planned} runs finished and are saved in ${resultPath}`,
+      exit,
+      server.tail(20),
+      server.logPath,
+      resultPath
+    );
+  }
+  throw new SweepCancelled(resultPath, countRuns(result), planned);
 }
 function abortReason(signal) {
   const r = signal?.reason;
@@ -74249,6 +73565,191 @@ function describeSim(opts = {}) {
   return `profile ${profile ?? "default"}${opts.timeScale !== void 0 && opts.timeScale !== 1 ? `, time scale ${opts.timeScale}` : ""}`;
 }
 
+// node_modules/simple-statistics/dist/simple-statistics.mjs
+function sum(x) {
+  if (x.length === 0) {
+    return 0;
+  }
+  var sum2 = x[0];
+  var correction = 0;
+  var transition;
+  if (typeof sum2 !== "number") {
+    return Number.NaN;
+  }
+  for (var i = 1; i < x.length; i++) {
+    if (typeof x[i] !== "number") {
+      return Number.NaN;
+    }
+    transition = sum2 + x[i];
+    if (Math.abs(sum2) >= Math.abs(x[i])) {
+      correction += sum2 - transition + x[i];
+    } else {
+      correction += x[i] - transition + sum2;
+    }
+    sum2 = transition;
+  }
+  return sum2 + correction;
+}
+function mean(x) {
+  if (x.length === 0) {
+    throw new Error("mean requires at least one data point");
+  }
+  return sum(x) / x.length;
+}
+function sumNthPowerDeviations(x, n) {
+  var meanValue = mean(x);
+  var sum2 = 0;
+  var tempValue;
+  var i;
+  if (n === 2) {
+    for (i = 0; i < x.length; i++) {
+      tempValue = x[i] - meanValue;
+      sum2 += tempValue * tempValue;
+    }
+  } else {
+    for (i = 0; i < x.length; i++) {
+      sum2 += Math.pow(x[i] - meanValue, n);
+    }
+  }
+  return sum2;
+}
+function sampleVariance(x) {
+  if (x.length < 2) {
+    throw new Error("sampleVariance requires at least two data points");
+  }
+  var sumSquaredDeviationsValue = sumNthPowerDeviations(x, 2);
+  var besselsCorrection = x.length - 1;
+  return sumSquaredDeviationsValue / besselsCorrection;
+}
+function sampleStandardDeviation(x) {
+  var sampleVarianceX = sampleVariance(x);
+  return Math.sqrt(sampleVarianceX);
+}
+function max2(x) {
+  if (x.length === 0) {
+    throw new Error("max requires at least one data point");
+  }
+  var value = x[0];
+  for (var i = 1; i < x.length; i++) {
+    if (x[i] > value) {
+      value = x[i];
+    }
+  }
+  return value;
+}
+function min(x) {
+  if (x.length === 0) {
+    throw new Error("min requires at least one data point");
+  }
+  var value = x[0];
+  for (var i = 1; i < x.length; i++) {
+    if (x[i] < value) {
+      value = x[i];
+    }
+  }
+  return value;
+}
+var BayesianClassifier = function BayesianClassifier2() {
+  this.totalCount = 0;
+  this.data = {};
+};
+BayesianClassifier.prototype.train = function train(item, category) {
+  if (!this.data[category]) {
+    this.data[category] = {};
+  }
+  for (var k in item) {
+    var v = item[k];
+    if (this.data[category][k] === void 0) {
+      this.data[category][k] = {};
+    }
+    if (this.data[category][k][v] === void 0) {
+      this.data[category][k][v] = 0;
+    }
+    this.data[category][k][v]++;
+  }
+  this.totalCount++;
+};
+BayesianClassifier.prototype.score = function score(item) {
+  var odds = {};
+  var category;
+  for (var k in item) {
+    var v = item[k];
+    for (category in this.data) {
+      if (odds[category] === void 0) {
+        odds[category] = {};
+      }
+      if (this.data[category][k]) {
+        odds[category][k + "_" + v] = (this.data[category][k][v] || 0) / this.totalCount;
+      } else {
+        odds[category][k + "_" + v] = 0;
+      }
+    }
+  }
+  var oddsSums = {};
+  for (category in odds) {
+    oddsSums[category] = 0;
+    for (var combination in odds[category]) {
+      oddsSums[category] += odds[category][combination];
+    }
+  }
+  return oddsSums;
+};
+var g = 607 / 128;
+var LOGSQRT2PI = Math.log(Math.sqrt(2 * Math.PI));
+var SQRT_2PI$1 = Math.sqrt(2 * Math.PI);
+function cumulativeDistribution(z3) {
+  var sum2 = z3;
+  var tmp = z3;
+  for (var i = 1; i < 30; i++) {
+    tmp *= z3 * z3 / (2 * i + 1);
+    sum2 += tmp;
+  }
+  return Math.round((0.5 + sum2 / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
+}
+var standardNormalTable = [];
+for (z2 = 0; z2 <= 3.09; z2 += 0.01) {
+  standardNormalTable.push(cumulativeDistribution(z2));
+}
+var z2;
+var SQRT_2PI = Math.sqrt(2 * Math.PI);
+var PerceptronModel = function PerceptronModel2() {
+  this.weights = [];
+  this.bias = 0;
+};
+PerceptronModel.prototype.predict = function predict(features) {
+  if (features.length !== this.weights.length) {
+    return null;
+  }
+  var score2 = 0;
+  for (var i = 0; i < this.weights.length; i++) {
+    score2 += this.weights[i] * features[i];
+  }
+  score2 += this.bias;
+  if (score2 > 0) {
+    return 1;
+  } else {
+    return 0;
+  }
+};
+PerceptronModel.prototype.train = function train2(features, label3) {
+  if (label3 !== 0 && label3 !== 1) {
+    return null;
+  }
+  if (features.length !== this.weights.length) {
+    this.weights = features.slice();
+    this.bias = 1;
+  }
+  var prediction = this.predict(features);
+  if (typeof prediction === "number" && prediction !== label3) {
+    var gradient = label3 - prediction;
+    for (var i = 0; i < this.weights.length; i++) {
+      this.weights[i] += gradient * features[i];
+    }
+    this.bias += gradient;
+  }
+  return this;
+};
+
 // src/analysis/spread.ts
 function spread(values) {
   if (values.length === 0) return null;
@@ -74260,7 +73761,7 @@ function spread(values) {
   const sd = xs.length > 1 ? sampleStandardDeviation(xs) : 0;
   return {
     n: xs.length,
-    median: median2(xs),
+    median: median(xs),
     min: min(xs),
     max: max2(xs),
     mean: m,
@@ -74282,13 +73783,27 @@ function interactivity(tpotMs) {
   return 1e3 / tpotMs;
 }
 
+// src/analysis/unchecked.ts
+var CHECKS_NOT_RUN = "checks_not_run";
+function uncheckedOnly(run) {
+  const issues = run.validity.issues;
+  return issues.length > 0 && issues.every((i) => i.code === CHECKS_NOT_RUN);
+}
+function checksNotRunIssue(tool, checks, why) {
+  return { code: CHECKS_NOT_RUN, detail: `Imported from ${tool}: ${checks.join(", ")} could not be checked (${why}).` };
+}
+function figuresView(points) {
+  return points.map((p) => ({
+    ...p,
+    runs: p.runs.map((r) => uncheckedOnly(r) ? { ...r, validity: { valid: true, issues: [] } } : r)
+  }));
+}
+
 // src/report/format.ts
 function summarize(values) {
   const xs = values.filter((v) => typeof v === "number" && Number.isFinite(v)).sort((a, b) => a - b);
   if (xs.length === 0) return null;
-  const mid = xs.length >> 1;
-  const median5 = xs.length % 2 === 1 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2;
-  return { n: xs.length, median: median5, min: xs[0], max: xs[xs.length - 1] };
+  return { n: xs.length, median: median(xs), min: xs[0], max: xs[xs.length - 1] };
 }
 function grouped(x, decimals) {
   return x.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
@@ -74368,8 +73883,14 @@ function serverRow(concurrency, runs) {
   const valid = runs.filter((r) => r.validity.valid);
   if (valid.length === 0) return fill("invalid");
   const pair = (stats2) => {
-    const p50 = withSpread(valid.map((r) => stats2(r)?.p50), fmtMs);
-    const p99 = withSpread(valid.map((r) => stats2(r)?.p99), fmtMs);
+    const p50 = withSpread(
+      valid.map((r) => stats2(r)?.p50),
+      fmtMs
+    );
+    const p99 = withSpread(
+      valid.map((r) => stats2(r)?.p99),
+      fmtMs
+    );
     return p50 === "n/a" && p99 === "n/a" ? "n/a" : `${p50} / ${p99}`;
   };
   return [
@@ -74378,7 +73899,10 @@ function serverRow(concurrency, runs) {
     pair((r) => r.server_side?.itl_ms),
     pair((r) => r.server_side?.tpot_ms),
     pair((r) => r.server_side?.e2el_ms),
-    withSpread(valid.map((r) => r.server_side?.generation_tokens), fmtInt),
+    withSpread(
+      valid.map((r) => r.server_side?.generation_tokens),
+      fmtInt
+    ),
     withSpread(valid.map(clientOutputTokens), fmtInt)
   ];
 }
@@ -74406,6 +73930,15 @@ function buildSpreadRows(concurrencies, points) {
   return rows;
 }
 
+// src/report/target-text.ts
+function targetText(t) {
+  return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`;
+}
+function targetInteractivityText(t) {
+  const speed = t.metric === "tpot" ? interactivity(t.threshold_ms) : null;
+  return speed === null ? targetText(t) : `${targetText(t)} ⇔ ≥ ${+speed.toFixed(1)} tok/s/user`;
+}
+
 // src/report/warmup-line.ts
 init_defaults();
 function warmupRampLine(runs, warmupSetting) {
@@ -74427,15 +73960,20 @@ function warmupRampLine(runs, warmupSetting) {
 }
 
 // src/report/open-loop-lines.ts
-var OPEN_LOOP_COLUMNS = ["Request rate", "TTFT p50 / p99", "ITL p50 / p99", "Output tok/s", "Tok/s/user", "Output tok/s per GPU", "Tok/s/user at p95 TPOT"];
+var OPEN_LOOP_COLUMNS = [
+  "Request rate",
+  "TTFT p50 / p99",
+  "ITL p50 / p99",
+  "Output tok/s",
+  "Tok/s/user",
+  "Output tok/s per GPU",
+  "Tok/s/user at p95 TPOT"
+];
 function rateCell(rate) {
   return rate === "inf" ? "inf" : `${rate}/s`;
 }
 function pointName(p) {
   return p.request_rate === void 0 ? `C=${p.concurrency}` : `rate ${rateCell(p.request_rate)}`;
-}
-function median3(xs) {
-  return summarize(xs.map((x) => x ?? null))?.median ?? null;
 }
 function goodputLine(points) {
   const withGoodput = points.filter((p) => p.runs.some((r) => r.goodput !== void 0));
@@ -74449,8 +73987,8 @@ function goodputLine(points) {
   const parts = withGoodput.map((p) => {
     const runs = p.runs.filter((r) => r.validity.valid && r.goodput !== void 0);
     if (runs.length === 0) return `${pointName(p)} invalid`;
-    const share = median3(runs.map((r) => r.goodput.share));
-    return `${pointName(p)} ${share === null ? "–" : fmtPct(share)} (${fmtRate(median3(runs.map((r) => r.goodput.request_throughput)) ?? 0)} req/s, ${fmtRate(median3(runs.map((r) => r.goodput.output_throughput)) ?? 0)} tok/s)`;
+    const share = finiteMedian(runs.map((r) => r.goodput.share));
+    return `${pointName(p)} ${share === null ? "–" : fmtPct(share)} (${fmtRate(finiteMedian(runs.map((r) => r.goodput.request_throughput)) ?? 0)} req/s, ${fmtRate(finiteMedian(runs.map((r) => r.goodput.output_throughput)) ?? 0)} tok/s)`;
   });
   return `Goodput, completed requests meeting ${bounds.join(" and ")} (median of valid runs): ${parts.join("; ")}`;
 }
@@ -74459,11 +73997,11 @@ function arrivalsLine(points) {
   if (open3.length === 0) return null;
   const parts = open3.map((p) => {
     const a = p.runs.flatMap((r) => r.arrivals ? [r.arrivals] : []);
-    const rate = median3(a.map((x) => x.rate));
-    const gap = median3(a.map((x) => x.mean_interarrival_ms));
-    const cv = median3(a.map((x) => x.cv));
-    const late = median3(a.map((x) => x.send_lateness_ms.p95));
-    const queue = median3(a.map((x) => x.queue_ms.p95));
+    const rate = finiteMedian(a.map((x) => x.rate));
+    const gap = finiteMedian(a.map((x) => x.mean_interarrival_ms));
+    const cv = finiteMedian(a.map((x) => x.cv));
+    const late = finiteMedian(a.map((x) => x.send_lateness_ms.p95));
+    const queue = finiteMedian(a.map((x) => x.queue_ms.p95));
     const capped = a.some((x) => x.max_concurrency !== null);
     return `${pointName(p)}: ${rate === null ? "all at once" : `${fmtRate(rate)}/s`}, mean gap ${gap === null ? "–" : `${fmtMs(gap)} ms`}, CV ${cv === null ? "–" : cv.toFixed(2)}, lateness p95 ${late === null ? "–" : `${fmtMs(late)} ms`}${capped ? `, slot wait p95 ${queue === null ? "–" : `${fmtMs(queue)} ms`}` : ""}`;
   });
@@ -74475,14 +74013,15 @@ function rateSentence(target, at, rates, pending, sentence) {
 }
 
 // src/report/model.ts
-var COLUMNS = ["Concurrency", "TTFT p50 / p99", "ITL p50 / p99", "Output tok/s", "Tok/s/user", "Output tok/s per GPU", "Tok/s/user at p95 TPOT"];
-function targetText(t) {
-  return `p${t.percentile} ${t.metric.toUpperCase()} ≤ ${t.threshold_ms} ms`;
-}
-function targetInteractivityText(t) {
-  const speed = t.metric === "tpot" ? interactivity(t.threshold_ms) : null;
-  return speed === null ? targetText(t) : `${targetText(t)} ⇔ ≥ ${+speed.toFixed(1)} tok/s/user`;
-}
+var COLUMNS = [
+  "Concurrency",
+  "TTFT p50 / p99",
+  "ITL p50 / p99",
+  "Output tok/s",
+  "Tok/s/user",
+  "Output tok/s per GPU",
+  "Tok/s/user at p95 TPOT"
+];
 function sourceLine(result) {
   const s = result.source;
   if (s === void 0) return null;
@@ -74519,7 +74058,10 @@ function buildReportModel(result) {
         invalidOnly: noValidRun2.length > 0 && (at?.runs.length ?? 0) === 0,
         gpus
       }) + invalidCurveNote(widened, noValidRun2, at !== null && at.runs.length > 0),
-      warmup: warmupRampLine(points.flatMap((p) => p.runs), cfg.warmup),
+      warmup: warmupRampLine(
+        points.flatMap((p) => p.runs),
+        cfg.warmup
+      ),
       serverSide: buildServerSideRows(concurrencies, points),
       spread: buildSpreadRows(concurrencies, points),
       ...extra.length > 0 ? { extra } : {}
@@ -74607,12 +74149,30 @@ function buildRow(concurrency, point, plannedRepeats2, notes, gpus, names) {
   return {
     cells: [
       label3,
-      pair((r) => r.ttft_ms.p50, (r) => r.ttft_ms.p99),
-      pair((r) => r.itl_ms.p50, (r) => r.itl_ms.p99),
-      withSpread(valid.map((r) => r.output_throughput), fmtRate),
-      withSpread(valid.map((r) => r.tok_s_per_user), fmtRate),
-      gpus === null ? "n/a (GPUs unknown)" : withSpread(valid.map((r) => perGpu(r.output_throughput, gpus)), fmtRate),
-      withSpread(valid.map((r) => interactivity(r.tpot_ms.p95)), fmtRate)
+      pair(
+        (r) => r.ttft_ms.p50,
+        (r) => r.ttft_ms.p99
+      ),
+      pair(
+        (r) => r.itl_ms.p50,
+        (r) => r.itl_ms.p99
+      ),
+      withSpread(
+        valid.map((r) => r.output_throughput),
+        fmtRate
+      ),
+      withSpread(
+        valid.map((r) => r.tok_s_per_user),
+        fmtRate
+      ),
+      gpus === null ? "n/a (GPUs unknown)" : withSpread(
+        valid.map((r) => perGpu(r.output_throughput, gpus)),
+        fmtRate
+      ),
+      withSpread(
+        valid.map((r) => interactivity(r.tpot_ms.p95)),
+        fmtRate
+      )
     ]
   };
 }
@@ -74697,7 +74257,13 @@ function renderConsoleTable(result) {
   if (model.interrupted !== null) out.push(model.interrupted);
   for (const shape of model.shapes) {
     out.push("", shape.title);
-    out.push(...drawTable(shape.columns ?? COLUMNS, shape.rows.map((r) => r.cells), (i) => i === 0 || i >= 3));
+    out.push(
+      ...drawTable(
+        shape.columns ?? COLUMNS,
+        shape.rows.map((r) => r.cells),
+        (i) => i === 0 || i >= 3
+      )
+    );
     if (shape.warmup !== null) out.push(shape.warmup);
     out.push(shape.atTarget);
     out.push(...shape.extra ?? []);
@@ -74725,7 +74291,7 @@ function padEnd(s, w) {
   return s + " ".repeat(Math.max(0, w - width(s)));
 }
 
-// src/report/progress.ts
+// src/cli/progress.ts
 var import_cli_progress = __toESM(require_cli_progress(), 1);
 function formatDuration(ms) {
   const s = Math.max(0, Math.round(ms / 1e3));
@@ -74816,8 +74382,15 @@ function noValidRun(result) {
 }
 
 // src/cli/run.ts
+init_redact();
 function registerRunCommand(program2) {
-  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--request-rate <list>", "open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency").option("--burstiness <b>", "open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)").option("--max-concurrency <n>", "open loop: most requests in flight at once (a due request waits for a slot; default: no cap)").option("--num-prompts <n>", "open loop: measured requests per point (default 1000)").option("--goodput <slos>", "SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option("--request-timeout <s>", "fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)").option("--gpus <n>", "GPUs serving the model, for throughput per GPU (default: what nvidia-smi sees on a local server, else unknown)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option("--bracket-baseline <file>", "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
+  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--request-rate <list>", "open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency").option("--burstiness <b>", "open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)").option("--max-concurrency <n>", "open loop: most requests in flight at once (a due request waits for a slot; default: no cap)").option("--num-prompts <n>", "open loop: measured requests per point (default 1000)").option("--goodput <slos>", "SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option(
+    "--request-timeout <s>",
+    "fail a request whose answer is not complete after this many seconds (default: 120 + 0.001 × input-len + 0.25 × output-len)"
+  ).option("--gpus <n>", "GPUs serving the model, for throughput per GPU (default: what nvidia-smi sees on a local server, else unknown)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option(
+    "--bracket-baseline <file>",
+    "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)"
+  ).option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
     const flags = opts;
     const configPath = typeof opts.config === "string" ? opts.config : null;
     const file2 = configPath ? await loadConfigFile(configPath) : null;
@@ -74826,7 +74399,9 @@ function registerRunCommand(program2) {
     const log = (line) => void process.stderr.write(`${redactSecrets(line)}
 `);
     if (cfg.placement === "bracket" && flags.bracketBaseline === void 0) {
-      log(`Bracketing: sweep "${cfg.sweepName}" has placement bracket but no --bracket-baseline was given: running the whole list ${cfg.concurrency.join(", ")}.`);
+      log(
+        `Bracketing: sweep "${cfg.sweepName}" has placement bracket but no --bracket-baseline was given: running the whole list ${cfg.concurrency.join(", ")}.`
+      );
     } else if (cfg.placement === "bracket" && flags.bracketBaseline !== void 0) {
       const placed = applyBracket(cfg, await readBaseline(flags.bracketBaseline), `--bracket-baseline ${flags.bracketBaseline}`);
       cfg = placed.cfg;
@@ -74995,10 +74570,7 @@ function registerSimCommand(program2, deps = {}) {
   const log = deps.log ?? ((line) => void process.stderr.write(`${line}
 `));
   const collect = (v, prev) => [...prev, v];
-  program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--drift-file <path>", "host drift: multiply every step time by the number in this file, re-read while running (missing: 1)").option("--drift-per-min <x>", "host drift: multiply every step time by 1 + X × minutes since start (wall time)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option(
-    "--fault-interval-ms <ms>",
-    'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)'
-  ).option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--vocab <n>", "vocabulary size: refuse a completions prompt of token ids with an id ≥ N (HTTP 400, as vLLM does)").option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
+  program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--drift-file <path>", "host drift: multiply every step time by the number in this file, re-read while running (missing: 1)").option("--drift-per-min <x>", "host drift: multiply every step time by 1 + X × minutes since start (wall time)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option("--fault-interval-ms <ms>", 'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)').option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--vocab <n>", "vocabulary size: refuse a completions prompt of token ids with an id ≥ N (HTTP 400, as vLLM does)").option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
     const opts = parseSimFlags(flags);
     const sim = await startSim(opts);
     process.stdout.write(`${sim.url}
@@ -75014,6 +74586,166 @@ function registerSimCommand(program2, deps = {}) {
 init_errors();
 import { basename as basename2 } from "node:path";
 
+// src/gate/stats.ts
+function sampleVariance2(xs) {
+  if (xs.length < 2) return 0;
+  const mean2 = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return xs.reduce((a, x) => a + (x - mean2) ** 2, 0) / (xs.length - 1);
+}
+var MAD_CORRECTION = [NaN, NaN, 1.196, 1.495, 1.363, 1.206, 1.2, 1.14, 1.129, 1.107];
+function robustSd(xs) {
+  const n = xs.length;
+  if (n < 2) return 0;
+  const m = median(xs);
+  const mad = median(xs.map((x) => Math.abs(x - m)));
+  return 1.4826 * mad * (n < MAD_CORRECTION.length ? MAD_CORRECTION[n] : n / (n - 0.8));
+}
+function clippedSd(xs, clip2 = 3) {
+  if (xs.length < 2) return 0;
+  const s0 = robustSd(xs);
+  const m = median(xs);
+  const kept = s0 > 0 ? xs.filter((x) => Math.abs(x - m) <= clip2 * s0) : xs;
+  return Math.sqrt(sampleVariance2(kept.length >= 2 ? kept : xs));
+}
+var VAR_MEDIAN = [NaN, 1, 0.5, 0.4487, 0.2982, 0.2868, 0.2147, 0.2104, 0.1682, 0.1661, 0.1383, 0.1374, 0.1173];
+function varMedianFactor(n) {
+  if (n < 1) return Infinity;
+  return n < VAR_MEDIAN.length ? VAR_MEDIAN[n] : Math.min(VAR_MEDIAN[VAR_MEDIAN.length - 1], Math.PI / (2 * n));
+}
+function chi2Ratio(df, z3) {
+  if (df <= 0) return 1;
+  const a = 2 / (9 * df);
+  return Math.max(0, 1 - a + z3 * Math.sqrt(a)) ** 3;
+}
+function chi2MedianRatio(df) {
+  return chi2Ratio(df, 0);
+}
+function lnGamma(x) {
+  const c = [
+    0.9999999999998099,
+    676.5203681218851,
+    -1259.1392167224028,
+    771.3234287776531,
+    -176.6150291621406,
+    12.507343278686905,
+    -0.13857109526572012,
+    9984369578019572e-21,
+    15056327351493116e-23
+  ];
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
+  const z3 = x - 1;
+  let a = c[0];
+  const t = z3 + 7.5;
+  for (let i = 1; i < 9; i++) a += c[i] / (z3 + i);
+  return 0.5 * Math.log(2 * Math.PI) + (z3 + 0.5) * Math.log(t) - t + Math.log(a);
+}
+function betaFraction(a, b, x) {
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - (a + b) * x / (a + 1);
+  if (Math.abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 300; m++) {
+    const m2 = 2 * m;
+    let aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < 1e-14) break;
+  }
+  return h;
+}
+function incompleteBeta(x, a, b) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const front = Math.exp(lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
+  return x < (a + 1) / (a + b + 2) ? front * betaFraction(a, b, x) / a : 1 - front * betaFraction(b, a, 1 - x) / b;
+}
+function tCdf(t, df) {
+  if (!Number.isFinite(df)) return normalCdf(t);
+  const tail = 0.5 * incompleteBeta(df / (df + t * t), df / 2, 0.5);
+  return t >= 0 ? 1 - tail : tail;
+}
+function normalCdf(z3) {
+  const x = Math.abs(z3) / Math.SQRT2;
+  const p = regularizedGammaP(0.5, x * x);
+  return z3 >= 0 ? 0.5 * (1 + p) : 0.5 * (1 - p);
+}
+function regularizedGammaP(a, x) {
+  if (x <= 0) return 0;
+  const lnFront = -x + a * Math.log(x) - lnGamma(a);
+  if (x < a + 1) {
+    let sum2 = 1 / a;
+    let term = sum2;
+    for (let n = 1; n < 500; n++) {
+      term *= x / (a + n);
+      sum2 += term;
+      if (Math.abs(term) < Math.abs(sum2) * 1e-15) break;
+    }
+    return sum2 * Math.exp(lnFront);
+  }
+  const tiny = 1e-300;
+  let b = x + 1 - a;
+  let c = 1 / tiny;
+  let d = 1 / b;
+  let h = d;
+  for (let i = 1; i < 500; i++) {
+    const an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < 1e-15) break;
+  }
+  return 1 - Math.exp(lnFront) * h;
+}
+function tQuantile(p, df) {
+  if (!(p > 0 && p < 1)) throw new Error(`tQuantile: p = ${p} is not in (0, 1)`);
+  if (!(df > 0)) throw new Error(`tQuantile: df = ${df} is not above 0`);
+  if (p === 0.5) return 0;
+  if (p < 0.5) return -tQuantile(1 - p, df);
+  const d = Number.isFinite(df) ? Math.round(df * 1e3) / 1e3 : Infinity;
+  const key = `${p}:${d}`;
+  const hit = T_QUANTILES.get(key);
+  if (hit !== void 0) return hit;
+  const q = tQuantileUncached(p, Math.max(d, 1e-3));
+  if (T_QUANTILES.size > 1e4) T_QUANTILES.clear();
+  T_QUANTILES.set(key, q);
+  return q;
+}
+var T_QUANTILES = /* @__PURE__ */ new Map();
+function tQuantileUncached(p, df) {
+  let lo = 0;
+  let hi = 1;
+  while (tCdf(hi, df) < p) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 1e12) return hi;
+  }
+  for (let i = 0; i < 200 && hi - lo > 1e-10 * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (tCdf(mid, df) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 // src/gate/noise.ts
 function withPrior(est2, df, prior, priorDf) {
   const prior2 = prior * prior;
@@ -75028,7 +74760,7 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
   let rawWithin2 = 0;
   let rawWithinDf = 0;
   if (groups.length > 0) {
-    const vars = groups.map((g2) => ({ v: sampleVariance(g2), df: g2.length - 1 }));
+    const vars = groups.map((g2) => ({ v: sampleVariance2(g2), df: g2.length - 1 }));
     const typicalDf = median(vars.map((g2) => g2.df));
     const robust2 = median(vars.map((g2) => g2.v)) / chi2MedianRatio(typicalDf);
     const kept = vars.filter((g2) => g2.v <= robust2 * chi2Ratio(g2.df, 2.576));
@@ -75036,7 +74768,7 @@ function estimateNoise(historyLogs, candidateLogs, opts) {
     rawWithin2 = rawWithinDf > 0 ? kept.reduce((a, g2) => a + g2.v * g2.df, 0) / rawWithinDf : robust2;
   }
   const within = withPrior(rawWithin2, rawWithinDf, opts.withinFloor, priorDf * 2);
-  const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance(candidateLogs);
+  const candVar = candidateLogs.length >= 5 ? clippedSd(candidateLogs) ** 2 : sampleVariance2(candidateLogs);
   const wider = candidateLogs.length >= 2 && candVar > within.v * chi2Ratio(candidateLogs.length - 1, 1.645);
   const runsPerRefresh = refreshes.length > 0 ? Math.round(median(refreshes.map((r) => r.length))) : 1;
   let rawDay2 = 0;
@@ -75129,7 +74861,11 @@ function decideMetric(input2, opts) {
   const candLogs = input2.candidate.map(ln);
   const used = histLogs.filter((r) => r.length > 0);
   const window2 = used.slice(-Math.max(1, opts.centerWindow));
-  const base = noDecision(window2.reduce((a, r) => a + r.length, 0), candLogs.length, used.length);
+  const base = noDecision(
+    window2.reduce((a, r) => a + r.length, 0),
+    candLogs.length,
+    used.length
+  );
   const center = used.length > 0 ? median(window2.map((r) => median(r))) : null;
   const cand = candLogs.length > 0 ? median(candLogs) : null;
   if (center !== null) base.baseline = Math.exp(center);
@@ -75208,6 +74944,228 @@ function repeatsForAgreement(n, disagree, budget) {
     if (allowedDisagreements(n + extra) >= disagree) return extra;
   }
   return null;
+}
+
+// src/gate/env-diff.ts
+var UNKNOWN = "unknown";
+function maxClocks(clocks) {
+  if (clocks === UNKNOWN) return UNKNOWN;
+  const gpus = clocks.split(/;\s*/).map((one) => {
+    const m = /^(\S+) SM (\S+)\/(\S+) MHz, memory (\S+)\/(\S+) MHz/.exec(one.trim());
+    return m === null ? one.trim() : `${m[1]} SM max ${m[3]}, memory max ${m[5]} MHz`;
+  });
+  return gpus.join("; ");
+}
+var FIELDS2 = [
+  ["GPU", "host", (e) => gpuNames(e)],
+  ["GPU count", "host", (e) => String(e.gpu.count)],
+  ["driver", "host", (e) => e.gpu.driver_version],
+  ["CUDA", "host", (e) => e.gpu.cuda_version],
+  ["GPU clocks", "host", (e) => maxClocks(e.gpu.clocks)],
+  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
+  ["kernel/platform", "host", (e) => e.host?.platform ?? UNKNOWN],
+  ["engine", "repository", (e) => `${e.engine.name} ${e.engine.version}`],
+  ["model", "repository", (e) => e.model.id],
+  ["model revision", "repository", (e) => e.model.revision],
+  ["container digest", "repository", (e) => e.container_digest],
+  ["serve command", "repository", (e) => e.serve_command],
+  ["servegate", "harness", (e) => e.harness?.version ?? UNKNOWN]
+];
+function gpuNames(e) {
+  if (e.gpu.names.length === 0) return UNKNOWN;
+  const counts = /* @__PURE__ */ new Map();
+  for (const n of e.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([n, c]) => c > 1 ? `${c} × ${n}` : n).join(", ");
+}
+function diffEnv(baseline, candidate, fingerprints) {
+  const changes = [];
+  const incomparable = [];
+  for (const [field, blame, get] of FIELDS2) {
+    const b = get(baseline);
+    const c = get(candidate);
+    if (b === c) continue;
+    changes.push({ field, baseline: b, candidate: c, blame });
+    if ((field === "GPU" || field === "GPU count") && b !== UNKNOWN && c !== UNKNOWN) {
+      incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`);
+    }
+  }
+  const bf = fingerprints?.baseline;
+  const cf = fingerprints?.candidate;
+  if (bf !== void 0 && cf !== void 0) {
+    for (const d of diffFingerprint(bf, cf)) changes.push({ field: `config: ${d.field}`, baseline: d.baseline, candidate: d.candidate, blame: "repository" });
+  }
+  return { changes, incomparable };
+}
+function isKnownChange(c) {
+  return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== "" && c.candidate !== "";
+}
+function describeChanges(changes) {
+  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
+}
+function blameEnvChanges(changes, since = "since the baseline") {
+  const known = changes.filter(isKnownChange);
+  const host = known.filter((c) => c.blame === "host");
+  const repository = known.filter((c) => c.blame === "repository");
+  const harness = known.filter((c) => c.blame === "harness");
+  const tail = harness.length > 0 ? `; ${describeChanges(harness)} (the harness)` : "";
+  let headline = null;
+  if (host.length > 0 && repository.length === 0) headline = `${describeChanges(host)} ${since}; the repository is unchanged${tail}`;
+  else if (host.length > 0) headline = `the host changed ${since} (${describeChanges(host)}) and so did the repository (${describeChanges(repository)})${tail}`;
+  else if (repository.length > 0) headline = `the host is unchanged ${since}; the repository changed: ${describeChanges(repository)}${tail}`;
+  else if (harness.length > 0) headline = `${describeChanges(harness)} ${since} (the harness); the host and the repository are unchanged`;
+  return { host, repository, harness, headline };
+}
+
+// src/gate/extract.ts
+function withinFailedBudget(run, budget) {
+  if (run.completed <= 0) return run.failed === 0;
+  if (budget.maxFailedRequests !== null) return run.failed <= budget.maxFailedRequests;
+  return failedShare(run) <= budget.failedRequestBudget;
+}
+function gateValid(run, budget) {
+  if (run.validity.valid) return true;
+  const faults = run.validity.issues.filter((i) => i.code !== CHECKS_NOT_RUN);
+  if (faults.length === 0) return true;
+  if (budget === null || run.failed === 0) return false;
+  return faults.every((i) => i.code === "requests_failed") && withinFailedBudget(run, budget);
+}
+var POINT_FIGURES = [
+  ["itl_p95", (r) => p95(r.itl_ms)],
+  ["ttft_p95", (r) => p95(r.ttft_ms)],
+  ["tpot_p95", (r) => p95(r.tpot_ms)],
+  ["e2el_p95", (r) => p95(r.e2el_ms)],
+  ["req_tput", (r) => usable(r.request_throughput)],
+  ["output_tput", (r) => usable(r.output_throughput)],
+  [OUT_TOK, outputTokensPerRequest],
+  [ITL_TOK, (r) => p95(r.itl_per_token_ms)],
+  // Without --goodput SLOs there is no goodput to gate. With them, completed requests none of which met the SLOs are a
+  // goodput of zero (the worst it can be, decided like an unreachable target); nothing completed is no figure.
+  ["goodput", (r) => r.goodput === void 0 ? void 0 : goodputFigure(r.goodput)]
+];
+var usable = (x) => x !== null && Number.isFinite(x) && x > 0 ? x : null;
+function goodputFigure(g2) {
+  const x = g2.request_throughput;
+  return g2.share !== null && Number.isFinite(x) && x >= 0 ? x : null;
+}
+function p95(s) {
+  return usable(s.p95);
+}
+function outputTokensPerRequest(r) {
+  if (r.completed <= 0) return null;
+  const tokens = r.tokens.server_usage ?? r.tokens.client_chunks;
+  return tokens === null ? null : tokens / r.completed;
+}
+function failedShare(r) {
+  const total = r.completed + r.failed;
+  return total > 0 ? r.failed / total : 1;
+}
+function gateView(points, budget) {
+  const accepted = /* @__PURE__ */ new Set();
+  const view = points.map((p) => ({
+    ...p,
+    runs: p.runs.map((r) => {
+      if (r.validity.valid || !gateValid(r, budget)) return r;
+      accepted.add(shapeLabel(p.input_len, p.output_len));
+      return { ...r, validity: { valid: true, issues: [] } };
+    })
+  }));
+  return { points: view, accepted };
+}
+function gateAtTarget(result, budget = null) {
+  return atTargetView(result, gateView(result.points, budget));
+}
+function atTargetView(result, view) {
+  return result.at_target.map((sh) => {
+    if (!view.accepted.has(shapeLabel(sh.input_len, sh.output_len))) return sh;
+    const again = atTargetForResult(
+      view.points.filter((p) => p.input_len === sh.input_len && p.output_len === sh.output_len),
+      result.target
+    );
+    return again[0] ?? { ...sh, runs: [] };
+  });
+}
+function extractFigures(result, budget = null) {
+  const view = gateView(result.points, budget);
+  const atTarget = atTargetView(result, view);
+  const out = /* @__PURE__ */ new Map();
+  const push = (key, run) => {
+    const list = out.get(key);
+    if (list) list.push(run);
+    else out.set(key, [run]);
+  };
+  const repeatState = /* @__PURE__ */ new Map();
+  for (const [pi, pt] of result.points.entries()) {
+    const scope = pointScope(pt);
+    for (const [ri, run] of pt.runs.entries()) {
+      const codes = run.validity.issues.map((i) => i.code);
+      const share = failedShare(run);
+      const valid = view.points[pi].runs[ri].validity.valid;
+      for (const [kind, get] of POINT_FIGURES) {
+        const value = get(run);
+        if (value === void 0) continue;
+        push(metricKey(kind, scope), { repeat: run.repeat, value, valid, codes, failedShare: share, failed: run.failed, completed: run.completed });
+      }
+      const rk = `${shapeLabel(pt.input_len, pt.output_len)}#${run.repeat}`;
+      const st = repeatState.get(rk) ?? { codes: /* @__PURE__ */ new Set(), failedShare: 0, failed: 0, completed: Infinity };
+      for (const c of codes) st.codes.add(c);
+      st.failedShare = Math.max(st.failedShare, share);
+      st.failed = Math.max(st.failed, run.failed);
+      st.completed = Math.min(st.completed, run.completed);
+      repeatState.set(rk, st);
+    }
+  }
+  for (const sh of atTarget) {
+    const scope = shapeLabel(sh.input_len, sh.output_len);
+    const cut = repeatsCutByInvalidRuns(view.points, sh.input_len, sh.output_len, result.target);
+    for (const run of sh.runs) {
+      const st = repeatState.get(`${scope}#${run.repeat}`);
+      const raw = run.throughput ?? (run.bound === "unreachable" ? 0 : null);
+      const value = raw !== null && Number.isFinite(raw) && raw >= 0 ? raw : null;
+      push(metricKey("tput_at_target", scope), {
+        repeat: run.repeat,
+        value,
+        valid: !cut.has(run.repeat),
+        codes: st ? [...st.codes] : [],
+        failedShare: st?.failedShare ?? 0,
+        failed: st?.failed ?? 0,
+        completed: st && Number.isFinite(st.completed) ? st.completed : 0
+      });
+    }
+  }
+  return out;
+}
+
+// src/gate/host-history.ts
+var HOST_FIELDS = ["GPU", "GPU count", "driver", "CUDA"];
+var MACHINE_FIELDS = ["GPU", "GPU count"];
+function hostFingerprintChanges(from, to) {
+  return diffEnv(from, to).changes.flatMap(
+    (c) => HOST_FIELDS.includes(c.field) && isKnownChange(c) ? [{ field: c.field, baseline: c.baseline, candidate: c.candidate }] : []
+  );
+}
+function describeHost(env) {
+  const names = env.gpu.names.length === 0 ? "unknown" : [...new Set(env.gpu.names)].join(", ");
+  return `GPU ${names} (count ${env.gpu.count}), driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version}`;
+}
+function refreshesOnHost(refreshes, candidate, name) {
+  const changes = refreshes.map((r) => hostFingerprintChanges(r.env, candidate));
+  const sameMachine = refreshes.filter((_, i) => !changes[i].some((c) => MACHINE_FIELDS.includes(c.field)));
+  const sameHost = refreshes.filter((_, i) => changes[i].length === 0);
+  const kept = sameHost.length > 0 ? sameHost : sameMachine;
+  if (kept.length === refreshes.length) return { refreshes: kept, note: null };
+  const here = describeHost(candidate);
+  if (kept.length === 0) {
+    const newest = changes.at(-1) ?? [];
+    return {
+      refreshes: kept,
+      note: `none of the ${refreshes.length} refreshes of baseline ${name} was measured on this host (${here}; ${describeChanges(newest)} since its newest refresh): there is no spread of this machine to judge against, so no metric is decided. Record a baseline on this host (servegate baseline update --reset, or the Action's refresh mode with reset: true).`
+    };
+  }
+  const where = sameHost.length > 0 ? `this host (${here})` : `these GPUs (${here.replace(/, driver .*$/, "")})`;
+  return {
+    refreshes: kept,
+    note: `the spread is drawn from the ${kept.length} of ${refreshes.length} refreshes of baseline ${name} measured on ${where}; the others were measured on another host`
+  };
 }
 
 // src/gate/completeness.ts
@@ -75335,6 +75293,43 @@ function serverExitProblem(candidate) {
   return { blame: "broken", text: `the server ${how} ${where} (${i.finished_runs} of ${i.planned_runs} runs finished)` };
 }
 
+// src/gate/options.ts
+var DEFAULT_GATE_OPTIONS = {
+  gated: ["itl_p95", "tput_at_target"],
+  tolerances: {},
+  defaultTolerance: 0.05,
+  alpha: 0.01,
+  rows: 1,
+  look: "last",
+  alphaShare: 1,
+  screenMdc: null,
+  power: 0.9,
+  passMargin: 1.5,
+  centerWindow: 10,
+  minHistory: 5,
+  dayFloor: 0.025,
+  withinFloor: 0.02,
+  failedRequestBudget: 0.01,
+  maxFailedRequests: null,
+  tokenCountTolerance: 0.01,
+  maxRepeats: 9,
+  // Null: three times each row's tolerance (15 % at the default 5 %); a row blinder than that never passes.
+  maxMdcPct: null,
+  onHostChange: "unmeasured"
+};
+function resolveGateOptions(baseline, opts = {}) {
+  return {
+    ...DEFAULT_GATE_OPTIONS,
+    ...baseline?.max_failed_requests !== void 0 ? { maxFailedRequests: baseline.max_failed_requests } : {},
+    ...baseline?.gated !== void 0 ? { gated: baseline.gated } : {},
+    ...opts,
+    tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances }
+  };
+}
+function toleranceFor(opts, kind) {
+  return opts.tolerances[kind] ?? opts.defaultTolerance;
+}
+
 // src/gate/host-change.ts
 function hostChanges(baselineEnv, candidateEnv) {
   return diffEnv(baselineEnv, candidateEnv).changes.filter((c) => c.blame === "host" && isKnownChange(c)).map(({ field, baseline, candidate }) => ({ field, baseline, candidate }));
@@ -75370,7 +75365,8 @@ var worsePct = (logValue, higherIsBetter) => logValue === null ? null : (higherI
 function scopesOf(baseline, kind, candidate) {
   const { shapes, concurrency, request_rates: rates } = baseline.profile;
   if (KIND_INFO[kind].perShape) return shapes.map((s) => shapeLabel(s.input_len, s.output_len));
-  if (rates !== void 0) return shapes.flatMap((s) => rates.map((r) => pointScope({ input_len: s.input_len, output_len: s.output_len, concurrency: 0, request_rate: r })));
+  if (rates !== void 0)
+    return shapes.flatMap((s) => rates.map((r) => pointScope({ input_len: s.input_len, output_len: s.output_len, concurrency: 0, request_rate: r })));
   return shapes.flatMap((s) => {
     const concs = candidate ? expectedConcurrency(baseline, candidate, shapeLabel(s.input_len, s.output_len)) : concurrency;
     return concs.map((c) => pointLabel(s.input_len, s.output_len, c));
@@ -75398,7 +75394,8 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   }
   const perToken = tokensPerChunkChanges(newest?.fingerprint, candFp);
   const baselineCauses = [];
-  if (baseline.refreshes.length === 0) baselineCauses.push(`baseline ${baseline.name} has no refreshes: nothing was measured to compare with; refresh it on this host`);
+  if (baseline.refreshes.length === 0)
+    baselineCauses.push(`baseline ${baseline.name} has no refreshes: nothing was measured to compare with; refresh it on this host`);
   const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name);
   if (onHost.note !== null && onHost.refreshes.length > 0) reasons.push(onHost.note);
   const figures = extractFigures(candidate, opts);
@@ -75441,9 +75438,13 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     problems.push(...missed.values());
     if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died);
     if (isPerToken && tpc) {
-      notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`);
+      notes.unshift(
+        `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)} (speculative decoding?): p95 ITL per token (each gap over its request's mean tokens per chunk), gated beside the chunk gaps`
+      );
     } else if (tpc) {
-      notes.unshift(`tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`);
+      notes.unshift(
+        `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`
+      );
     }
     const measured = enoughValidRuns(usable2.length, planned) && (decider !== void 0 ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2);
     const row2 = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 };
@@ -75454,9 +75455,14 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
         const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))];
         if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note);
         else if (spoiledBy.length > 0) {
-          baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label}: its refreshes' runs were invalid (${spoiledBy.join(", ")}); refresh it`);
+          baselineCauses.push(
+            `the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label}: its refreshes' runs were invalid (${spoiledBy.join(", ")}); refresh it`
+          );
           unmeasuredProblems.push({ blame: "unmeasured", text: `baseline runs invalid (${spoiledBy.join(", ")})`, codes: spoiledBy });
-        } else baselineCauses.push(`the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label} (a foreign or spoiled baseline; refresh it)`);
+        } else
+          baselineCauses.push(
+            `the baseline has ${decision.nBaseline} valid run${decision.nBaseline === 1 ? "" : "s"} for ${row2.label} (a foreign or spoiled baseline; refresh it)`
+          );
       }
     }
     if (gated && row2.status === "undecided") {
@@ -75466,7 +75472,9 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   }
   if (perToken.size > 0 && opts.gated.includes("itl_p95")) {
     const where = [...perToken.entries()].map(([sc, t]) => `${sc} (${t.baseline.toFixed(1)} → ${t.candidate.toFixed(1)})`);
-    reasons.push(`tokens per chunk changed at ${where.join(", ")}: a change of output chunking is a measurement change, so p95 ITL is gated both between chunks and per token there`);
+    reasons.push(
+      `tokens per chunk changed at ${where.join(", ")}: a change of output chunking is a measurement change, so p95 ITL is gated both between chunks and per token there`
+    );
   }
   const extra = extraPoints(baseline, figures);
   if (extra.length > 0) incomparable.push(`candidate measured points outside the baseline's gated sweep: ${extra.join(", ")}`);
@@ -75492,7 +75500,12 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   }
   const blocking = ["broken", "missing", "incomplete", "invalid", "unmeasured", "undecided"];
   const explain = any2(gatedRows, ...blocking);
-  for (const r of any2(rows.filter((x) => !x.gated), "broken", "missing", "incomplete")) {
+  for (const r of any2(
+    rows.filter((x) => !x.gated),
+    "broken",
+    "missing",
+    "incomplete"
+  )) {
     if (!explain.some((g2) => g2.status === r.status)) explain.push(r);
   }
   for (const r of explain) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join("; ")}` : ""}`);
@@ -75510,7 +75523,16 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
   if (verdict === "undecided") reasons.unshift(undecidedLine(blind, (r) => mdcLimit(opts, (r.tolerance_pct ?? opts.defaultTolerance * 100) / 100)));
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) };
   if (gatedRows.length > 0) reasons.push(familyLine(family));
-  const out = { verdict, rows, envChanges: env.changes, reasons, regressions: claimed.map((r) => r.label), confirm, blind: blind.map((r) => r.label), family };
+  const out = {
+    verdict,
+    rows,
+    envChanges: env.changes,
+    reasons,
+    regressions: claimed.map((r) => r.label),
+    confirm,
+    blind: blind.map((r) => r.label),
+    family
+  };
   return decider === void 0 && opts.onHostChange === "unmeasured" && newest !== void 0 ? hostChangeVerdict(out, newest.env, candidate.env) : out;
 }
 function familyLine(f) {
@@ -75534,7 +75556,8 @@ function hostChangeVerdict(v, baselineEnv, candidateEnv) {
   };
 }
 function undecidedLine(blind, limitOf) {
-  if (blind.length === 0) return "undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)";
+  if (blind.length === 0)
+    return "undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)";
   const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? "unknown" : `${r.mdc_pct.toFixed(1)} %`} > ${Number(limitOf(r).toFixed(2))} %)`).join(", ");
   return `undecided and blind: ${what} could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
 }
@@ -75650,7 +75673,16 @@ function gateExit(verdict, failOn) {
   if (!failOn.includes(verdict)) return 0;
   return verdict === "not_comparable" ? 2 : 1;
 }
-var VERDICT_PRECEDENCE = ["not_comparable", "broken", "regression", "incomplete", "unmeasured", "undecided", "improvement", "pass"];
+var VERDICT_PRECEDENCE = [
+  "not_comparable",
+  "broken",
+  "regression",
+  "incomplete",
+  "unmeasured",
+  "undecided",
+  "improvement",
+  "pass"
+];
 function verdictRank(v) {
   return VERDICT_PRECEDENCE.indexOf(v);
 }
@@ -75658,6 +75690,43 @@ function worstVerdict(verdicts) {
   let worst = "pass";
   for (const v of verdicts) if (verdictRank(v) < verdictRank(worst)) worst = v;
   return worst;
+}
+
+// src/gate/settings.ts
+function optionsFromGateSettings(settings) {
+  const pct3 = settings.tolerancePct;
+  const tolerances2 = {};
+  if (pct3.itl !== void 0) tolerances2.itl_p95 = pct3.itl / 100;
+  if (pct3.tpot !== void 0) tolerances2.tpot_p95 = pct3.tpot / 100;
+  if (pct3.ttft !== void 0) tolerances2.ttft_p95 = pct3.ttft / 100;
+  if (pct3.throughput !== void 0) {
+    tolerances2.tput_at_target = pct3.throughput / 100;
+    tolerances2.output_tput = pct3.throughput / 100;
+    if (settings.goodput === true) tolerances2.goodput = pct3.throughput / 100;
+  }
+  const opts = {};
+  if (Object.keys(tolerances2).length > 0) opts.tolerances = tolerances2;
+  if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests;
+  if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, "goodput"];
+  if (settings.maxMdcPct !== void 0) opts.maxMdcPct = settings.maxMdcPct;
+  return opts;
+}
+var finiteNonNegative = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+function gateSettingsOfResult(config2) {
+  const gate = config2["gate"];
+  if (typeof gate !== "object" || gate === null) return null;
+  const g2 = gate;
+  const raw = typeof g2["tolerance_pct"] === "object" && g2["tolerance_pct"] !== null ? g2["tolerance_pct"] : {};
+  const tolerancePct = {};
+  for (const k of ["itl", "tpot", "ttft", "throughput"]) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k];
+  const max3 = g2["max_failed_requests"];
+  const mdc = g2["max_mdc_pct"];
+  return {
+    tolerancePct,
+    maxFailedRequests: finiteNonNegative(max3) && Number.isInteger(max3) ? max3 : null,
+    ...g2["goodput"] === true ? { goodput: true } : {},
+    ...finiteNonNegative(mdc) ? { maxMdcPct: mdc } : {}
+  };
 }
 
 // src/report/verdict-format.ts
@@ -75796,7 +75865,9 @@ function table(rows, indent) {
   const body = rows.map(cells);
   const all = [[...COLUMNS2], ...body];
   const widths = COLUMNS2.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  return all.map((r) => indent + r.map((c, i) => RIGHT[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])).join("  ").trimEnd());
+  return all.map(
+    (r) => indent + r.map((c, i) => RIGHT[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])).join("  ").trimEnd()
+  );
 }
 function renderVerdictText(v, opts = {}) {
   const out = [`servegate verdict: ${verdictWord(v.verdict)}`];
@@ -75815,6 +75886,136 @@ function renderVerdictText(v, opts = {}) {
   if (v.reasons.length > 0) out.push("why:", ...v.reasons.map((r) => `  - ${r}`), "");
   return `${out.join("\n").trimEnd()}
 `;
+}
+
+// src/gate/refresh.ts
+init_errors();
+var DEFAULT_MAX_HISTORY = 10;
+function profileOf(result) {
+  const shapes = /* @__PURE__ */ new Map();
+  for (const p of [...result.points, ...result.at_target]) {
+    shapes.set(shapeLabel(p.input_len, p.output_len), { input_len: p.input_len, output_len: p.output_len });
+  }
+  const rates = [...new Set(result.points.flatMap((p) => p.request_rate === void 0 ? [] : [p.request_rate]))];
+  return {
+    shapes: [...shapes.values()].sort((a, b) => a.input_len - b.input_len || a.output_len - b.output_len),
+    concurrency: [...new Set(result.points.map((p) => p.concurrency))].sort((a, b) => a - b),
+    // Open loop: the points are rates (the concurrency is each point's cap), `inf` last.
+    ...rates.length > 0 ? { request_rates: rates.sort((a, b) => (a === "inf" ? Infinity : a) - (b === "inf" ? Infinity : b)) } : {}
+  };
+}
+function refreshFromResult(result, commit) {
+  const runs = {};
+  const invalid = [];
+  for (const [key, list] of extractFigures(result)) {
+    runs[key] = list.flatMap((r) => r.valid && r.value !== null ? [r.value] : []);
+    if (key.startsWith("itl_p95@") || key.startsWith("tput_at_target@")) {
+      const scope = key.slice(key.indexOf("@") + 1);
+      for (const r of list) if (!r.valid) invalid.push({ scope, repeat: r.repeat, codes: r.codes });
+    }
+  }
+  const at = result.env.finished_at !== "unknown" ? result.env.finished_at : result.env.started_at;
+  return { at, env: result.env, ...commit === void 0 ? {} : { commit }, runs, invalid, fingerprint: resultFingerprint(result) };
+}
+function gateSettingsFor(result, existing) {
+  const settings = gateSettingsOfResult(result.config);
+  if (settings === null) {
+    return {
+      ...existing?.tolerances ? { tolerances: existing.tolerances } : {},
+      ...existing?.max_failed_requests !== void 0 ? { max_failed_requests: existing.max_failed_requests } : {},
+      ...existing?.gated ? { gated: existing.gated } : {}
+    };
+  }
+  const opts = optionsFromGateSettings(settings);
+  return {
+    ...opts.tolerances ? { tolerances: opts.tolerances } : {},
+    ...opts.maxFailedRequests !== void 0 && opts.maxFailedRequests !== null ? { max_failed_requests: opts.maxFailedRequests } : {},
+    ...opts.gated ? { gated: opts.gated } : {}
+  };
+}
+function baselineFromResult(result, name, commit) {
+  return appendRefresh(null, result, { name, ...commit === void 0 ? {} : { commit } });
+}
+function appendRefresh(existing, result, opts = {}) {
+  const source = opts.source ?? "the result";
+  const maxHistory = opts.maxHistory ?? DEFAULT_MAX_HISTORY;
+  if (!Number.isInteger(maxHistory) || maxHistory < 1) {
+    throw new UsageError(`--max-history ${maxHistory}: expected a positive integer`);
+  }
+  const narrowed = [...recordedBracket(result)?.shapes.entries() ?? []].filter(([, s]) => s.below !== null);
+  if (narrowed.length > 0) {
+    const where = narrowed.map(([label3, s]) => `${label3} at c=${s.concurrency.join(", ")}`).join("; ");
+    throw new UsageError(
+      `${source} is a bracketed sweep (${where} only); a baseline refresh needs the whole concurrency list`,
+      "Refresh the baseline with the same sweep run without --bracket-baseline."
+    );
+  }
+  const profile = profileOf(result);
+  if (profile.shapes.length === 0 || profile.concurrency.length === 0) {
+    throw new UsageError(`${source} has no measured points; nothing to store in a baseline`);
+  }
+  const refresh = refreshFromResult(result, opts.commit);
+  if (!Object.values(refresh.runs).some((v) => v.length > 0)) {
+    throw new UsageError(`${source} has no valid runs; a baseline refresh needs at least one`, "Look at the validity issues of its runs.");
+  }
+  if (existing === null) {
+    return {
+      schema: BASELINE_SCHEMA,
+      name: opts.name ?? "baseline",
+      target: result.target,
+      profile,
+      refreshes: [refresh],
+      ...gateSettingsFor(result, null)
+    };
+  }
+  assertSameConfig(existing, result, profile, source);
+  assertSameHost(existing, result, source);
+  return {
+    schema: existing.schema,
+    name: existing.name,
+    target: existing.target,
+    profile: existing.profile,
+    refreshes: [...existing.refreshes, refresh].slice(-maxHistory),
+    ...gateSettingsFor(result, existing)
+  };
+}
+function assertSameConfig(b, result, profile, source) {
+  const problems = [];
+  const t = result.target;
+  if (b.target.metric !== t.metric || b.target.percentile !== t.percentile || b.target.threshold_ms !== t.threshold_ms) {
+    problems.push(`target: baseline ${describeTarget2(b.target)}, result ${describeTarget2(t)}`);
+  }
+  const shapes = (p) => p.shapes.map((s) => shapeLabel(s.input_len, s.output_len)).join(", ");
+  if (shapes(b.profile) !== shapes(profile)) problems.push(`shapes: baseline ${shapes(b.profile)}, result ${shapes(profile)}`);
+  const conc = (p) => [...p.concurrency].sort((x, y) => x - y).join(", ");
+  if (conc(b.profile) !== conc(profile)) problems.push(`concurrency: baseline ${conc(b.profile)}, result ${conc(profile)}`);
+  const newest = b.refreshes.at(-1)?.fingerprint;
+  if (newest) {
+    const reported = /* @__PURE__ */ new Set(["target", "shapes", "concurrency"]);
+    for (const d of diffFingerprint(newest, resultFingerprint(result))) {
+      if (!reported.has(d.field)) problems.push(`${d.field}: baseline ${d.baseline}, result ${d.candidate}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new UsageError(
+      `${source} was measured with a different gated sweep than baseline ${b.name}:
+${problems.map((p) => `  ${p}`).join("\n")}`,
+      "Run the same sweep as the baseline, or start a new history with --reset (or a new baseline file) for the new configuration."
+    );
+  }
+}
+function assertSameHost(b, result, source) {
+  const newest = b.refreshes.at(-1);
+  if (newest === void 0) return;
+  const changes = hostFingerprintChanges(newest.env, result.env);
+  if (changes.length === 0) return;
+  throw new UsageError(
+    `${source} was measured on another host than baseline ${b.name}'s history: ${describeChanges(changes)} (history: ${describeHost(newest.env)})`,
+    "A baseline history holds one host, so the gate's spread is that machine's. Start a new history on this host with servegate baseline update --reset (the Action: mode refresh with reset: true), or refresh on the history's host."
+  );
+}
+function describeTarget2(t) {
+  return `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`;
 }
 
 // src/cli/compare.ts
@@ -75839,13 +76040,19 @@ async function gateOptionsOfConfig(path) {
   return optionsFromGateSettings(cfg.gate);
 }
 function registerCompareCommand(program2, io = defaultIo) {
-  program2.command("compare").description("Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete/unmeasured/undecided, 2 not comparable or invalid input").argument("<baseline>", "baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline").argument("<candidate>", "result file of the candidate (servegate.result/v1)").option("--markdown <file>", "also write the verdict as markdown (PR comment / job summary)").option("--json <file>", "also write the verdict as JSON").option("--config <file>", "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests, gate.max_mdc_pct) apply, as in the Action").option(
+  program2.command("compare").description(
+    "Compare a candidate result with a baseline: exit 0 pass, 1 regression/broken/incomplete/unmeasured/undecided, 2 not comparable or invalid input"
+  ).argument("<baseline>", "baseline file (servegate.baseline/v1) or a result file used as a one-refresh baseline").argument("<candidate>", "result file of the candidate (servegate.result/v1)").option("--markdown <file>", "also write the verdict as markdown (PR comment / job summary)").option("--json <file>", "also write the verdict as JSON").option("--config <file>", "config file whose gate settings (gate.tolerance_pct, gate.max_failed_requests, gate.max_mdc_pct) apply, as in the Action").option(
     "--fail-on <list>",
     `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")}: every verdict but a pass, undecided only when a row is blind; or never)`,
     DEFAULT_FAIL_ON.join(",")
   ).action(async (baselinePath, candidatePath, opts) => {
     const failOn = parseFailOn(opts.failOn, "--fail-on");
-    for (const [path, flag] of [[opts.markdown, "--markdown"], [opts.json, "--json"]]) assertWritableOutput(path, flag);
+    for (const [path, flag] of [
+      [opts.markdown, "--markdown"],
+      [opts.json, "--json"]
+    ])
+      assertWritableOutput(path, flag);
     const gateOptions = opts.config === void 0 ? {} : await gateOptionsOfConfig(opts.config);
     const baseline = await loadBaselineOrResult(baselinePath);
     const candidate = parseResult(await readJsonFile(candidatePath), candidatePath);
@@ -75912,7 +76119,10 @@ function registerBaselineCommand(program2, io = defaultIo2) {
     ];
     const tol = Object.entries(updated.tolerances ?? {}).map(([k, v]) => `${k} ${Math.round(v * 1e3) / 10} %`);
     if (tol.length > 0 || updated.max_failed_requests !== void 0) {
-      const parts = [...tol.length > 0 ? [`tolerances ${tol.join(", ")}`] : [], ...updated.max_failed_requests !== void 0 ? [`at most ${updated.max_failed_requests} failed requests per run`] : []];
+      const parts = [
+        ...tol.length > 0 ? [`tolerances ${tol.join(", ")}`] : [],
+        ...updated.max_failed_requests !== void 0 ? [`at most ${updated.max_failed_requests} failed requests per run`] : []
+      ];
       lines2.push(`  gate settings stored: ${parts.join("; ")}`);
     }
     if (newest.invalid.length > 0) {
@@ -75927,7 +76137,7 @@ function registerBaselineCommand(program2, io = defaultIo2) {
 init_errors();
 import { writeFile } from "node:fs/promises";
 
-// src/report/html-assets.ts
+// src/store/html-assets.ts
 var SCRIPTS = { "chartJs": '/*!\n * Chart.js v4.6.1\n * https://www.chartjs.org\n * (c) 2026 Chart.js Contributors\n * Released under the MIT License\n */\n!function(t,e){"object"==typeof exports&&"undefined"!=typeof module?module.exports=e():"function"==typeof define&&define.amd?define(e):(t="undefined"!=typeof globalThis?globalThis:t||self).Chart=e()}(this,(function(){"use strict";var t=Object.freeze({__proto__:null,get Colors(){return Jo},get Decimation(){return ta},get Filler(){return ba},get Legend(){return Ma},get SubTitle(){return Pa},get Title(){return ka},get Tooltip(){return Wa}});function e(){}const i=(()=>{let t=0;return()=>t++})();function s(t){return null==t}function n(t){if(Array.isArray&&Array.isArray(t))return!0;const e=Object.prototype.toString.call(t);return"[object"===e.slice(0,7)&&"Array]"===e.slice(-6)}function o(t){return null!==t&&"[object Object]"===Object.prototype.toString.call(t)}function a(t){return("number"==typeof t||t instanceof Number)&&isFinite(+t)}function r(t,e){return a(t)?t:e}function l(t,e){return void 0===t?e:t}const h=(t,e)=>"string"==typeof t&&t.endsWith("%")?parseFloat(t)/100:+t/e,c=(t,e)=>"string"==typeof t&&t.endsWith("%")?parseFloat(t)/100*e:+t;function d(t,e,i){if(t&&"function"==typeof t.call)return t.apply(i,e)}function u(t,e,i,s){let a,r,l;if(n(t))if(r=t.length,s)for(a=r-1;a>=0;a--)e.call(i,t[a],a);else for(a=0;a<r;a++)e.call(i,t[a],a);else if(o(t))for(l=Object.keys(t),r=l.length,a=0;a<r;a++)e.call(i,t[l[a]],l[a])}function f(t,e){let i,s,n,o;if(!t||!e||t.length!==e.length)return!1;for(i=0,s=t.length;i<s;++i)if(n=t[i],o=e[i],n.datasetIndex!==o.datasetIndex||n.index!==o.index)return!1;return!0}function g(t){if(n(t))return t.map(g);if(o(t)){const e=Object.create(null),i=Object.keys(t),s=i.length;let n=0;for(;n<s;++n)e[i[n]]=g(t[i[n]]);return e}return t}function p(t){return-1===["__proto__","prototype","constructor"].indexOf(t)}function m(t,e,i,s){if(!p(t))return;const n=e[t],a=i[t];o(n)&&o(a)?x(n,a,s):e[t]=g(a)}function x(t,e,i){const s=n(e)?e:[e],a=s.length;if(!o(t))return t;const r=(i=i||{}).merger||m;let l;for(let e=0;e<a;++e){if(l=s[e],!o(l))continue;const n=Object.keys(l);for(let e=0,s=n.length;e<s;++e)r(n[e],t,l,i)}return t}function b(t,e){return x(t,e,{merger:_})}function _(t,e,i){if(!p(t))return;const s=e[t],n=i[t];o(s)&&o(n)?b(s,n):Object.prototype.hasOwnProperty.call(e,t)||(e[t]=g(n))}const y={"":t=>t,x:t=>t.x,y:t=>t.y};function v(t){const e=t.split("."),i=[];let s="";for(const t of e)s+=t,s.endsWith("\\\\")?s=s.slice(0,-1)+".":(i.push(s),s="");return i}function M(t,e){const i=y[e]||(y[e]=function(t){const e=v(t);return t=>{for(const i of e){if(""===i)break;t=t&&t[i]}return t}}(e));return i(t)}function w(t){return t.charAt(0).toUpperCase()+t.slice(1)}const k=t=>void 0!==t,S=t=>"function"==typeof t,P=(t,e)=>{if(t.size!==e.size)return!1;for(const i of t)if(!e.has(i))return!1;return!0};function D(t){return"mouseup"===t.type||"click"===t.type||"contextmenu"===t.type}const C=Math.PI,O=2*C,A=O+C,T=Number.POSITIVE_INFINITY,L=C/180,E=C/2,R=C/4,I=2*C/3,z=Math.log10,F=Math.sign;function V(t,e,i){return Math.abs(t-e)<i}function B(t){const e=Math.round(t);t=V(t,e,t/1e3)?e:t;const i=Math.pow(10,Math.floor(z(t))),s=t/i;return(s<=1?1:s<=2?2:s<=5?5:10)*i}function N(t){const e=[],i=Math.sqrt(t);let s;for(s=1;s<i;s++)t%s==0&&(e.push(s),e.push(t/s));return i===(0|i)&&e.push(i),e.sort(((t,e)=>t-e)).pop(),e}function W(t){return!function(t){return"symbol"==typeof t||"object"==typeof t&&null!==t&&!(Symbol.toPrimitive in t||"toString"in t||"valueOf"in t)}(t)&&!isNaN(parseFloat(t))&&isFinite(t)}function H(t,e){const i=Math.round(t);return i-e<=t&&i+e>=t}function j(t,e,i){let s,n,o;for(s=0,n=t.length;s<n;s++)o=t[s][i],isNaN(o)||(e.min=Math.min(e.min,o),e.max=Math.max(e.max,o))}function $(t){return t*(C/180)}function Y(t){return t*(180/C)}function U(t){if(!a(t))return;let e=1,i=0;for(;Math.round(t*e)/e!==t;)e*=10,i++;return i}function X(t,e){const i=e.x-t.x,s=e.y-t.y,n=Math.sqrt(i*i+s*s);let o=Math.atan2(s,i);return o<-.5*C&&(o+=O),{angle:o,distance:n}}function q(t,e){return Math.sqrt(Math.pow(e.x-t.x,2)+Math.pow(e.y-t.y,2))}function K(t,e){return(t-e+A)%O-C}function G(t){return(t%O+O)%O}function J(t,e,i,s){const n=G(t),o=G(e),a=G(i),r=G(o-n),l=G(a-n),h=G(n-o),c=G(n-a);return n===o||n===a||s&&o===a||r>l&&h<c}function Z(t,e,i){return Math.max(e,Math.min(i,t))}function Q(t){return Z(t,-32768,32767)}function tt(t,e,i,s=1e-6){return t>=Math.min(e,i)-s&&t<=Math.max(e,i)+s}function et(t,e,i){i=i||(i=>t[i]<e);let s,n=t.length-1,o=0;for(;n-o>1;)s=o+n>>1,i(s)?o=s:n=s;return{lo:o,hi:n}}const it=(t,e,i,s)=>et(t,i,s?s=>{const n=t[s][e];return n<i||n===i&&t[s+1][e]===i}:s=>t[s][e]<i),st=(t,e,i)=>et(t,i,(s=>t[s][e]>=i));function nt(t,e,i){let s=0,n=t.length;for(;s<n&&t[s]<e;)s++;for(;n>s&&t[n-1]>i;)n--;return s>0||n<t.length?t.slice(s,n):t}const ot=["push","pop","shift","splice","unshift"];function at(t,e){t._chartjs?t._chartjs.listeners.push(e):(Object.defineProperty(t,"_chartjs",{configurable:!0,enumerable:!1,value:{listeners:[e]}}),ot.forEach((e=>{const i="_onData"+w(e),s=t[e];Object.defineProperty(t,e,{configurable:!0,enumerable:!1,value(...e){const n=s.apply(this,e);return t._chartjs.listeners.forEach((t=>{"function"==typeof t[i]&&t[i](...e)})),n}})})))}function rt(t,e){const i=t._chartjs;if(!i)return;const s=i.listeners,n=s.indexOf(e);-1!==n&&s.splice(n,1),s.length>0||(ot.forEach((e=>{delete t[e]})),delete t._chartjs)}function lt(t){const e=new Set(t);return e.size===t.length?t:Array.from(e)}const ht="undefined"==typeof window?function(t){return t()}:window.requestAnimationFrame;function ct(t,e){let i=[],s=!1;return function(...n){i=n,s||(s=!0,ht.call(window,(()=>{s=!1,t.apply(e,i)})))}}function dt(t,e){let i;return function(...s){return e?(clearTimeout(i),i=setTimeout(t,e,s)):t.apply(this,s),e}}const ut=t=>"start"===t?"left":"end"===t?"right":"center",ft=(t,e,i)=>"start"===t?e:"end"===t?i:(e+i)/2,gt=(t,e,i,s)=>t===(s?"left":"right")?i:"center"===t?(e+i)/2:e;function pt(t,e,i){const n=e.length;let o=0,a=n;if(t._sorted){const{iScale:r,vScale:l,_parsed:h}=t,c=t.dataset&&t.dataset.options?t.dataset.options.spanGaps:null,d=r.axis,{min:u,max:f,minDefined:g,maxDefined:p}=r.getUserBounds();if(g){if(o=Math.min(it(h,d,u).lo,i?n:it(e,d,r.getPixelForValue(u)).lo),c){const t=h.slice(0,o+1).reverse().findIndex((t=>!s(t[l.axis])));o-=Math.max(0,t)}o=Z(o,0,n-1)}if(p){let t=Math.max(it(h,r.axis,f,!0).hi+1,i?0:it(e,d,r.getPixelForValue(f),!0).hi+1);if(c){const e=h.slice(t-1).findIndex((t=>!s(t[l.axis])));t+=Math.max(0,e)}a=Z(t,o,n)-o}else a=n-o}return{start:o,count:a}}function mt(t){const{xScale:e,yScale:i,_scaleRanges:s}=t,n={xmin:e.min,xmax:e.max,ymin:i.min,ymax:i.max};if(!s)return t._scaleRanges=n,!0;const o=s.xmin!==e.min||s.xmax!==e.max||s.ymin!==i.min||s.ymax!==i.max;return Object.assign(s,n),o}class xt{constructor(){this._request=null,this._charts=new Map,this._running=!1,this._lastDate=void 0}_notify(t,e,i,s){const n=e.listeners[s],o=e.duration;n.forEach((s=>s({chart:t,initial:e.initial,numSteps:o,currentStep:Math.min(i-e.start,o)})))}_refresh(){this._request||(this._running=!0,this._request=ht.call(window,(()=>{this._update(),this._request=null,this._running&&this._refresh()})))}_update(t=Date.now()){let e=0;this._charts.forEach(((i,s)=>{if(!i.running||!i.items.length)return;const n=i.items;let o,a=n.length-1,r=!1;for(;a>=0;--a)o=n[a],o._active?(o._total>i.duration&&(i.duration=o._total),o.tick(t),r=!0):(n[a]=n[n.length-1],n.pop());r&&(s.draw(),this._notify(s,i,t,"progress")),n.length||(i.running=!1,this._notify(s,i,t,"complete"),i.initial=!1),e+=n.length})),this._lastDate=t,0===e&&(this._running=!1)}_getAnims(t){const e=this._charts;let i=e.get(t);return i||(i={running:!1,initial:!0,items:[],listeners:{complete:[],progress:[]}},e.set(t,i)),i}listen(t,e,i){this._getAnims(t).listeners[e].push(i)}add(t,e){e&&e.length&&this._getAnims(t).items.push(...e)}has(t){return this._getAnims(t).items.length>0}start(t){const e=this._charts.get(t);e&&(e.running=!0,e.start=Date.now(),e.duration=e.items.reduce(((t,e)=>Math.max(t,e._duration)),0),this._refresh())}running(t){if(!this._running)return!1;const e=this._charts.get(t);return!!(e&&e.running&&e.items.length)}stop(t){const e=this._charts.get(t);if(!e||!e.items.length)return;const i=e.items;let s=i.length-1;for(;s>=0;--s)i[s].cancel();e.items=[],this._notify(t,e,Date.now(),"complete")}remove(t){return this._charts.delete(t)}}var bt=new xt;\n/*!\n * @kurkle/color v0.3.2\n * https://github.com/kurkle/color#readme\n * (c) 2023 Jukka Kurkela\n * Released under the MIT License\n */function _t(t){return t+.5|0}const yt=(t,e,i)=>Math.max(Math.min(t,i),e);function vt(t){return yt(_t(2.55*t),0,255)}function Mt(t){return yt(_t(255*t),0,255)}function wt(t){return yt(_t(t/2.55)/100,0,1)}function kt(t){return yt(_t(100*t),0,100)}const St={0:0,1:1,2:2,3:3,4:4,5:5,6:6,7:7,8:8,9:9,A:10,B:11,C:12,D:13,E:14,F:15,a:10,b:11,c:12,d:13,e:14,f:15},Pt=[..."0123456789ABCDEF"],Dt=t=>Pt[15&t],Ct=t=>Pt[(240&t)>>4]+Pt[15&t],Ot=t=>(240&t)>>4==(15&t);function At(t){var e=(t=>Ot(t.r)&&Ot(t.g)&&Ot(t.b)&&Ot(t.a))(t)?Dt:Ct;return t?"#"+e(t.r)+e(t.g)+e(t.b)+((t,e)=>t<255?e(t):"")(t.a,e):void 0}const Tt=/^(hsla?|hwb|hsv)\\(\\s*([-+.e\\d]+)(?:deg)?[\\s,]+([-+.e\\d]+)%[\\s,]+([-+.e\\d]+)%(?:[\\s,]+([-+.e\\d]+)(%)?)?\\s*\\)$/;function Lt(t,e,i){const s=e*Math.min(i,1-i),n=(e,n=(e+t/30)%12)=>i-s*Math.max(Math.min(n-3,9-n,1),-1);return[n(0),n(8),n(4)]}function Et(t,e,i){const s=(s,n=(s+t/60)%6)=>i-i*e*Math.max(Math.min(n,4-n,1),0);return[s(5),s(3),s(1)]}function Rt(t,e,i){const s=Lt(t,1,.5);let n;for(e+i>1&&(n=1/(e+i),e*=n,i*=n),n=0;n<3;n++)s[n]*=1-e-i,s[n]+=e;return s}function It(t){const e=t.r/255,i=t.g/255,s=t.b/255,n=Math.max(e,i,s),o=Math.min(e,i,s),a=(n+o)/2;let r,l,h;return n!==o&&(h=n-o,l=a>.5?h/(2-n-o):h/(n+o),r=function(t,e,i,s,n){return t===n?(e-i)/s+(e<i?6:0):e===n?(i-t)/s+2:(t-e)/s+4}(e,i,s,h,n),r=60*r+.5),[0|r,l||0,a]}function zt(t,e,i,s){return(Array.isArray(e)?t(e[0],e[1],e[2]):t(e,i,s)).map(Mt)}function Ft(t,e,i){return zt(Lt,t,e,i)}function Vt(t){return(t%360+360)%360}function Bt(t){const e=Tt.exec(t);let i,s=255;if(!e)return;e[5]!==i&&(s=e[6]?vt(+e[5]):Mt(+e[5]));const n=Vt(+e[2]),o=+e[3]/100,a=+e[4]/100;return i="hwb"===e[1]?function(t,e,i){return zt(Rt,t,e,i)}(n,o,a):"hsv"===e[1]?function(t,e,i){return zt(Et,t,e,i)}(n,o,a):Ft(n,o,a),{r:i[0],g:i[1],b:i[2],a:s}}const Nt={x:"dark",Z:"light",Y:"re",X:"blu",W:"gr",V:"medium",U:"slate",A:"ee",T:"ol",S:"or",B:"ra",C:"lateg",D:"ights",R:"in",Q:"turquois",E:"hi",P:"ro",O:"al",N:"le",M:"de",L:"yello",F:"en",K:"ch",G:"arks",H:"ea",I:"ightg",J:"wh"},Wt={OiceXe:"f0f8ff",antiquewEte:"faebd7",aqua:"ffff",aquamarRe:"7fffd4",azuY:"f0ffff",beige:"f5f5dc",bisque:"ffe4c4",black:"0",blanKedOmond:"ffebcd",Xe:"ff",XeviTet:"8a2be2",bPwn:"a52a2a",burlywood:"deb887",caMtXe:"5f9ea0",KartYuse:"7fff00",KocTate:"d2691e",cSO:"ff7f50",cSnflowerXe:"6495ed",cSnsilk:"fff8dc",crimson:"dc143c",cyan:"ffff",xXe:"8b",xcyan:"8b8b",xgTMnPd:"b8860b",xWay:"a9a9a9",xgYF:"6400",xgYy:"a9a9a9",xkhaki:"bdb76b",xmagFta:"8b008b",xTivegYF:"556b2f",xSange:"ff8c00",xScEd:"9932cc",xYd:"8b0000",xsOmon:"e9967a",xsHgYF:"8fbc8f",xUXe:"483d8b",xUWay:"2f4f4f",xUgYy:"2f4f4f",xQe:"ced1",xviTet:"9400d3",dAppRk:"ff1493",dApskyXe:"bfff",dimWay:"696969",dimgYy:"696969",dodgerXe:"1e90ff",fiYbrick:"b22222",flSOwEte:"fffaf0",foYstWAn:"228b22",fuKsia:"ff00ff",gaRsbSo:"dcdcdc",ghostwEte:"f8f8ff",gTd:"ffd700",gTMnPd:"daa520",Way:"808080",gYF:"8000",gYFLw:"adff2f",gYy:"808080",honeyMw:"f0fff0",hotpRk:"ff69b4",RdianYd:"cd5c5c",Rdigo:"4b0082",ivSy:"fffff0",khaki:"f0e68c",lavFMr:"e6e6fa",lavFMrXsh:"fff0f5",lawngYF:"7cfc00",NmoncEffon:"fffacd",ZXe:"add8e6",ZcSO:"f08080",Zcyan:"e0ffff",ZgTMnPdLw:"fafad2",ZWay:"d3d3d3",ZgYF:"90ee90",ZgYy:"d3d3d3",ZpRk:"ffb6c1",ZsOmon:"ffa07a",ZsHgYF:"20b2aa",ZskyXe:"87cefa",ZUWay:"778899",ZUgYy:"778899",ZstAlXe:"b0c4de",ZLw:"ffffe0",lime:"ff00",limegYF:"32cd32",lRF:"faf0e6",magFta:"ff00ff",maPon:"800000",VaquamarRe:"66cdaa",VXe:"cd",VScEd:"ba55d3",VpurpN:"9370db",VsHgYF:"3cb371",VUXe:"7b68ee",VsprRggYF:"fa9a",VQe:"48d1cc",VviTetYd:"c71585",midnightXe:"191970",mRtcYam:"f5fffa",mistyPse:"ffe4e1",moccasR:"ffe4b5",navajowEte:"ffdead",navy:"80",Tdlace:"fdf5e6",Tive:"808000",TivedBb:"6b8e23",Sange:"ffa500",SangeYd:"ff4500",ScEd:"da70d6",pOegTMnPd:"eee8aa",pOegYF:"98fb98",pOeQe:"afeeee",pOeviTetYd:"db7093",papayawEp:"ffefd5",pHKpuff:"ffdab9",peru:"cd853f",pRk:"ffc0cb",plum:"dda0dd",powMrXe:"b0e0e6",purpN:"800080",YbeccapurpN:"663399",Yd:"ff0000",Psybrown:"bc8f8f",PyOXe:"4169e1",saddNbPwn:"8b4513",sOmon:"fa8072",sandybPwn:"f4a460",sHgYF:"2e8b57",sHshell:"fff5ee",siFna:"a0522d",silver:"c0c0c0",skyXe:"87ceeb",UXe:"6a5acd",UWay:"708090",UgYy:"708090",snow:"fffafa",sprRggYF:"ff7f",stAlXe:"4682b4",tan:"d2b48c",teO:"8080",tEstN:"d8bfd8",tomato:"ff6347",Qe:"40e0d0",viTet:"ee82ee",JHt:"f5deb3",wEte:"ffffff",wEtesmoke:"f5f5f5",Lw:"ffff00",LwgYF:"9acd32"};let Ht;function jt(t){Ht||(Ht=function(){const t={},e=Object.keys(Wt),i=Object.keys(Nt);let s,n,o,a,r;for(s=0;s<e.length;s++){for(a=r=e[s],n=0;n<i.length;n++)o=i[n],r=r.replace(o,Nt[o]);o=parseInt(Wt[a],16),t[r]=[o>>16&255,o>>8&255,255&o]}return t}(),Ht.transparent=[0,0,0,0]);const e=Ht[t.toLowerCase()];return e&&{r:e[0],g:e[1],b:e[2],a:4===e.length?e[3]:255}}const $t=/^rgba?\\(\\s*([-+.\\d]+)(%)?[\\s,]+([-+.e\\d]+)(%)?[\\s,]+([-+.e\\d]+)(%)?(?:[\\s,/]+([-+.e\\d]+)(%)?)?\\s*\\)$/;const Yt=t=>t<=.0031308?12.92*t:1.055*Math.pow(t,1/2.4)-.055,Ut=t=>t<=.04045?t/12.92:Math.pow((t+.055)/1.055,2.4);function Xt(t,e,i){if(t){let s=It(t);s[e]=Math.max(0,Math.min(s[e]+s[e]*i,0===e?360:1)),s=Ft(s),t.r=s[0],t.g=s[1],t.b=s[2]}}function qt(t,e){return t?Object.assign(e||{},t):t}function Kt(t){var e={r:0,g:0,b:0,a:255};return Array.isArray(t)?t.length>=3&&(e={r:t[0],g:t[1],b:t[2],a:255},t.length>3&&(e.a=Mt(t[3]))):(e=qt(t,{r:0,g:0,b:0,a:1})).a=Mt(e.a),e}function Gt(t){return"r"===t.charAt(0)?function(t){const e=$t.exec(t);let i,s,n,o=255;if(e){if(e[7]!==i){const t=+e[7];o=e[8]?vt(t):yt(255*t,0,255)}return i=+e[1],s=+e[3],n=+e[5],i=255&(e[2]?vt(i):yt(i,0,255)),s=255&(e[4]?vt(s):yt(s,0,255)),n=255&(e[6]?vt(n):yt(n,0,255)),{r:i,g:s,b:n,a:o}}}(t):Bt(t)}class Jt{constructor(t){if(t instanceof Jt)return t;const e=typeof t;let i;var s,n,o;"object"===e?i=Kt(t):"string"===e&&(o=(s=t).length,"#"===s[0]&&(4===o||5===o?n={r:255&17*St[s[1]],g:255&17*St[s[2]],b:255&17*St[s[3]],a:5===o?17*St[s[4]]:255}:7!==o&&9!==o||(n={r:St[s[1]]<<4|St[s[2]],g:St[s[3]]<<4|St[s[4]],b:St[s[5]]<<4|St[s[6]],a:9===o?St[s[7]]<<4|St[s[8]]:255})),i=n||jt(t)||Gt(t)),this._rgb=i,this._valid=!!i}get valid(){return this._valid}get rgb(){var t=qt(this._rgb);return t&&(t.a=wt(t.a)),t}set rgb(t){this._rgb=Kt(t)}rgbString(){return this._valid?(t=this._rgb)&&(t.a<255?`rgba(${t.r}, ${t.g}, ${t.b}, ${wt(t.a)})`:`rgb(${t.r}, ${t.g}, ${t.b})`):void 0;var t}hexString(){return this._valid?At(this._rgb):void 0}hslString(){return this._valid?function(t){if(!t)return;const e=It(t),i=e[0],s=kt(e[1]),n=kt(e[2]);return t.a<255?`hsla(${i}, ${s}%, ${n}%, ${wt(t.a)})`:`hsl(${i}, ${s}%, ${n}%)`}(this._rgb):void 0}mix(t,e){if(t){const i=this.rgb,s=t.rgb;let n;const o=e===n?.5:e,a=2*o-1,r=i.a-s.a,l=((a*r==-1?a:(a+r)/(1+a*r))+1)/2;n=1-l,i.r=255&l*i.r+n*s.r+.5,i.g=255&l*i.g+n*s.g+.5,i.b=255&l*i.b+n*s.b+.5,i.a=o*i.a+(1-o)*s.a,this.rgb=i}return this}interpolate(t,e){return t&&(this._rgb=function(t,e,i){const s=Ut(wt(t.r)),n=Ut(wt(t.g)),o=Ut(wt(t.b));return{r:Mt(Yt(s+i*(Ut(wt(e.r))-s))),g:Mt(Yt(n+i*(Ut(wt(e.g))-n))),b:Mt(Yt(o+i*(Ut(wt(e.b))-o))),a:t.a+i*(e.a-t.a)}}(this._rgb,t._rgb,e)),this}clone(){return new Jt(this.rgb)}alpha(t){return this._rgb.a=Mt(t),this}clearer(t){return this._rgb.a*=1-t,this}greyscale(){const t=this._rgb,e=_t(.3*t.r+.59*t.g+.11*t.b);return t.r=t.g=t.b=e,this}opaquer(t){return this._rgb.a*=1+t,this}negate(){const t=this._rgb;return t.r=255-t.r,t.g=255-t.g,t.b=255-t.b,this}lighten(t){return Xt(this._rgb,2,t),this}darken(t){return Xt(this._rgb,2,-t),this}saturate(t){return Xt(this._rgb,1,t),this}desaturate(t){return Xt(this._rgb,1,-t),this}rotate(t){return function(t,e){var i=It(t);i[0]=Vt(i[0]+e),i=Ft(i),t.r=i[0],t.g=i[1],t.b=i[2]}(this._rgb,t),this}}function Zt(t){if(t&&"object"==typeof t){const e=t.toString();return"[object CanvasPattern]"===e||"[object CanvasGradient]"===e}return!1}function Qt(t){return Zt(t)?t:new Jt(t)}function te(t){return Zt(t)?t:new Jt(t).saturate(.5).darken(.1).hexString()}const ee=["x","y","borderWidth","radius","tension"],ie=["color","borderColor","backgroundColor"];const se=new Map;function ne(t,e,i){return function(t,e){e=e||{};const i=t+JSON.stringify(e);let s=se.get(i);return s||(s=new Intl.NumberFormat(t,e),se.set(i,s)),s}(e,i).format(t)}const oe={values:t=>n(t)?t:""+t,numeric(t,e,i){if(0===t)return"0";const s=this.chart.options.locale;let n,o=t;if(i.length>1){const e=Math.max(Math.abs(i[0].value),Math.abs(i[i.length-1].value));(e<1e-4||e>1e15)&&(n="scientific"),o=function(t,e){let i=e.length>3?e[2].value-e[1].value:e[1].value-e[0].value;Math.abs(i)>=1&&t!==Math.floor(t)&&(i=t-Math.floor(t));return i}(t,i)}const a=z(Math.abs(o)),r=isNaN(a)?1:Math.max(Math.min(-1*Math.floor(a),20),0),l={notation:n,minimumFractionDigits:r,maximumFractionDigits:r};return Object.assign(l,this.options.ticks.format),ne(t,s,l)},logarithmic(t,e,i){if(0===t)return"0";const s=i[e].significand||t/Math.pow(10,Math.floor(z(t)));return[1,2,3,5,10,15].includes(s)||e>.8*i.length?oe.numeric.call(this,t,e,i):""}};var ae={formatters:oe};const re=Object.create(null),le=Object.create(null);function he(t,e){if(!e)return t;const i=e.split(".");for(let e=0,s=i.length;e<s;++e){const s=i[e];t=t[s]||(t[s]=Object.create(null))}return t}function ce(t,e,i){return"string"==typeof e?x(he(t,e),i):x(he(t,""),e)}class de{constructor(t,e){this.animation=void 0,this.backgroundColor="rgba(0,0,0,0.1)",this.borderColor="rgba(0,0,0,0.1)",this.color="#666",this.datasets={},this.devicePixelRatio=t=>t.chart.platform.getDevicePixelRatio(),this.elements={},this.events=["mousemove","mouseout","click","touchstart","touchmove"],this.font={family:"\'Helvetica Neue\', \'Helvetica\', \'Arial\', sans-serif",size:12,style:"normal",lineHeight:1.2,weight:null},this.hover={},this.hoverBackgroundColor=(t,e)=>te(e.backgroundColor),this.hoverBorderColor=(t,e)=>te(e.borderColor),this.hoverColor=(t,e)=>te(e.color),this.indexAxis="x",this.interaction={mode:"nearest",intersect:!0,includeInvisible:!1},this.maintainAspectRatio=!0,this.onHover=null,this.onClick=null,this.parsing=!0,this.plugins={},this.responsive=!0,this.scale=void 0,this.scales={},this.showLine=!0,this.drawActiveElementsOnTop=!0,this.describe(t),this.apply(e)}set(t,e){return ce(this,t,e)}get(t){return he(this,t)}describe(t,e){return ce(le,t,e)}override(t,e){return ce(re,t,e)}route(t,e,i,s){const n=he(this,t),a=he(this,i),r="_"+e;Object.defineProperties(n,{[r]:{value:n[e],writable:!0},[e]:{enumerable:!0,get(){const t=this[r],e=a[s];return o(t)?Object.assign({},e,t):l(t,e)},set(t){this[r]=t}}})}apply(t){t.forEach((t=>t(this)))}}var ue=new de({_scriptable:t=>!t.startsWith("on"),_indexable:t=>"events"!==t,hover:{_fallback:"interaction"},interaction:{_scriptable:!1,_indexable:!1}},[function(t){t.set("animation",{delay:void 0,duration:1e3,easing:"easeOutQuart",fn:void 0,from:void 0,loop:void 0,to:void 0,type:void 0}),t.describe("animation",{_fallback:!1,_indexable:!1,_scriptable:t=>"onProgress"!==t&&"onComplete"!==t&&"fn"!==t}),t.set("animations",{colors:{type:"color",properties:ie},numbers:{type:"number",properties:ee}}),t.describe("animations",{_fallback:"animation"}),t.set("transitions",{active:{animation:{duration:400}},resize:{animation:{duration:0}},show:{animations:{colors:{from:"transparent"},visible:{type:"boolean",duration:0}}},hide:{animations:{colors:{to:"transparent"},visible:{type:"boolean",easing:"linear",fn:t=>0|t}}}})},function(t){t.set("layout",{autoPadding:!0,padding:{top:0,right:0,bottom:0,left:0}})},function(t){t.set("scale",{display:!0,offset:!1,reverse:!1,beginAtZero:!1,bounds:"ticks",clip:!0,grace:0,grid:{display:!0,lineWidth:1,drawOnChartArea:!0,drawTicks:!0,tickLength:8,tickWidth:(t,e)=>e.lineWidth,tickColor:(t,e)=>e.color,offset:!1},border:{display:!0,dash:[],dashOffset:0,width:1},title:{display:!1,text:"",padding:{top:4,bottom:4}},ticks:{minRotation:0,maxRotation:50,mirror:!1,textStrokeWidth:0,textStrokeColor:"",padding:3,display:!0,autoSkip:!0,autoSkipPadding:3,labelOffset:0,callback:ae.formatters.values,minor:{},major:{},align:"center",crossAlign:"near",showLabelBackdrop:!1,backdropColor:"rgba(255, 255, 255, 0.75)",backdropPadding:2}}),t.route("scale.ticks","color","","color"),t.route("scale.grid","color","","borderColor"),t.route("scale.border","color","","borderColor"),t.route("scale.title","color","","color"),t.describe("scale",{_fallback:!1,_scriptable:t=>!t.startsWith("before")&&!t.startsWith("after")&&"callback"!==t&&"parser"!==t,_indexable:t=>"borderDash"!==t&&"tickBorderDash"!==t&&"dash"!==t}),t.describe("scales",{_fallback:"scale"}),t.describe("scale.ticks",{_scriptable:t=>"backdropPadding"!==t&&"callback"!==t,_indexable:t=>"backdropPadding"!==t})}]);function fe(){return"undefined"!=typeof window&&"undefined"!=typeof document}function ge(t){let e=t.parentNode;return e&&"[object ShadowRoot]"===e.toString()&&(e=e.host),e}function pe(t,e,i){let s;return"string"==typeof t?(s=parseInt(t,10),-1!==t.indexOf("%")&&(s=s/100*e.parentNode[i])):s=t,s}const me=t=>t.ownerDocument.defaultView.getComputedStyle(t,null);function xe(t,e){return me(t).getPropertyValue(e)}const be=["top","right","bottom","left"];function _e(t,e,i){const s={};i=i?"-"+i:"";for(let n=0;n<4;n++){const o=be[n];s[o]=parseFloat(t[e+"-"+o+i])||0}return s.width=s.left+s.right,s.height=s.top+s.bottom,s}const ye=(t,e,i)=>(t>0||e>0)&&(!i||!i.shadowRoot);function ve(t,e){if("native"in t)return t;const{canvas:i,currentDevicePixelRatio:s}=e,n=me(i),o="border-box"===n.boxSizing,a=_e(n,"padding"),r=_e(n,"border","width"),{x:l,y:h,box:c}=function(t,e){const i=t.touches,s=i&&i.length?i[0]:t,{offsetX:n,offsetY:o}=s;let a,r,l=!1;if(ye(n,o,t.target))a=n,r=o;else{const t=e.getBoundingClientRect();a=s.clientX-t.left,r=s.clientY-t.top,l=!0}return{x:a,y:r,box:l}}(t,i),d=a.left+(c&&r.left),u=a.top+(c&&r.top);let{width:f,height:g}=e;return o&&(f-=a.width+r.width,g-=a.height+r.height),{x:Math.round((l-d)/f*i.width/s),y:Math.round((h-u)/g*i.height/s)}}const Me=t=>Math.round(10*t)/10;function we(t,e,i,s){const n=me(t),o=_e(n,"margin"),a=pe(n.maxWidth,t,"clientWidth")||T,r=pe(n.maxHeight,t,"clientHeight")||T,l=function(t,e,i){let s,n;if(void 0===e||void 0===i){const o=t&&ge(t);if(o){const t=o.getBoundingClientRect(),a=me(o),r=_e(a,"border","width"),l=_e(a,"padding");e=t.width-l.width-r.width,i=t.height-l.height-r.height,s=pe(a.maxWidth,o,"clientWidth"),n=pe(a.maxHeight,o,"clientHeight")}else e=t.clientWidth,i=t.clientHeight}return{width:e,height:i,maxWidth:s||T,maxHeight:n||T}}(t,e,i);let{width:h,height:c}=l;if("content-box"===n.boxSizing){const t=_e(n,"border","width"),e=_e(n,"padding");h-=e.width+t.width,c-=e.height+t.height}h=Math.max(0,h-o.width),c=Math.max(0,s?h/s:c-o.height),h=Me(Math.min(h,a,l.maxWidth)),c=Me(Math.min(c,r,l.maxHeight)),h&&!c&&(c=Me(h/2));return(void 0!==e||void 0!==i)&&s&&l.height&&c>l.height&&(c=l.height,h=Me(Math.floor(c*s))),{width:h,height:c}}function ke(t,e,i){const s=e||1,n=Me(t.height*s),o=Me(t.width*s);t.height=Me(t.height),t.width=Me(t.width);const a=t.canvas;a.style&&(i||!a.style.height&&!a.style.width)&&(a.style.height=`${t.height}px`,a.style.width=`${t.width}px`);const r=Math.floor(n),l=Math.floor(o);return(t.currentDevicePixelRatio!==s||a.height!==r||a.width!==l)&&(t.currentDevicePixelRatio=s,a.height=r,a.width=l,t.ctx.setTransform(s,0,0,s,0,0),!0)}const Se=function(){let t=!1;try{const e={get passive(){return t=!0,!1}};fe()&&(window.addEventListener("test",null,e),window.removeEventListener("test",null,e))}catch(t){}return t}();function Pe(t,e){const i=xe(t,e),s=i&&i.match(/^(\\d+)(\\.\\d+)?px$/);return s?+s[1]:void 0}function De(t){return!t||s(t.size)||s(t.family)?null:(t.style?t.style+" ":"")+(t.weight?t.weight+" ":"")+t.size+"px "+t.family}function Ce(t,e,i,s,n){let o=e[n];return o||(o=e[n]=t.measureText(n).width,i.push(n)),o>s&&(s=o),s}function Oe(t,e,i,s){let o=(s=s||{}).data=s.data||{},a=s.garbageCollect=s.garbageCollect||[];s.font!==e&&(o=s.data={},a=s.garbageCollect=[],s.font=e),t.save(),t.font=e;let r=0;const l=i.length;let h,c,d,u,f;for(h=0;h<l;h++)if(u=i[h],null==u||n(u)){if(n(u))for(c=0,d=u.length;c<d;c++)f=u[c],null==f||n(f)||(r=Ce(t,o,a,r,f))}else r=Ce(t,o,a,r,u);t.restore();const g=a.length/2;if(g>i.length){for(h=0;h<g;h++)delete o[a[h]];a.splice(0,g)}return r}function Ae(t,e,i){const s=t.currentDevicePixelRatio,n=0!==i?Math.max(i/2,.5):0;return Math.round((e-n)*s)/s+n}function Te(t,e){(e||t)&&((e=e||t.getContext("2d")).save(),e.resetTransform(),e.clearRect(0,0,t.width,t.height),e.restore())}function Le(t,e,i,s){Ee(t,e,i,s,null)}function Ee(t,e,i,s,n){let o,a,r,l,h,c,d,u;const f=e.pointStyle,g=e.rotation,p=e.radius;let m=(g||0)*L;if(f&&"object"==typeof f&&(o=f.toString(),"[object HTMLImageElement]"===o||"[object HTMLCanvasElement]"===o))return t.save(),t.translate(i,s),t.rotate(m),t.drawImage(f,-f.width/2,-f.height/2,f.width,f.height),void t.restore();if(!(isNaN(p)||p<=0)){switch(t.beginPath(),f){default:n?t.ellipse(i,s,n/2,p,0,0,O):t.arc(i,s,p,0,O),t.closePath();break;case"triangle":c=n?n/2:p,t.moveTo(i+Math.sin(m)*c,s-Math.cos(m)*p),m+=I,t.lineTo(i+Math.sin(m)*c,s-Math.cos(m)*p),m+=I,t.lineTo(i+Math.sin(m)*c,s-Math.cos(m)*p),t.closePath();break;case"rectRounded":h=.516*p,l=p-h,a=Math.cos(m+R)*l,d=Math.cos(m+R)*(n?n/2-h:l),r=Math.sin(m+R)*l,u=Math.sin(m+R)*(n?n/2-h:l),t.arc(i-d,s-r,h,m-C,m-E),t.arc(i+u,s-a,h,m-E,m),t.arc(i+d,s+r,h,m,m+E),t.arc(i-u,s+a,h,m+E,m+C),t.closePath();break;case"rect":if(!g){l=Math.SQRT1_2*p,c=n?n/2:l,t.rect(i-c,s-l,2*c,2*l);break}m+=R;case"rectRot":d=Math.cos(m)*(n?n/2:p),a=Math.cos(m)*p,r=Math.sin(m)*p,u=Math.sin(m)*(n?n/2:p),t.moveTo(i-d,s-r),t.lineTo(i+u,s-a),t.lineTo(i+d,s+r),t.lineTo(i-u,s+a),t.closePath();break;case"crossRot":m+=R;case"cross":d=Math.cos(m)*(n?n/2:p),a=Math.cos(m)*p,r=Math.sin(m)*p,u=Math.sin(m)*(n?n/2:p),t.moveTo(i-d,s-r),t.lineTo(i+d,s+r),t.moveTo(i+u,s-a),t.lineTo(i-u,s+a);break;case"star":d=Math.cos(m)*(n?n/2:p),a=Math.cos(m)*p,r=Math.sin(m)*p,u=Math.sin(m)*(n?n/2:p),t.moveTo(i-d,s-r),t.lineTo(i+d,s+r),t.moveTo(i+u,s-a),t.lineTo(i-u,s+a),m+=R,d=Math.cos(m)*(n?n/2:p),a=Math.cos(m)*p,r=Math.sin(m)*p,u=Math.sin(m)*(n?n/2:p),t.moveTo(i-d,s-r),t.lineTo(i+d,s+r),t.moveTo(i+u,s-a),t.lineTo(i-u,s+a);break;case"line":a=n?n/2:Math.cos(m)*p,r=Math.sin(m)*p,t.moveTo(i-a,s-r),t.lineTo(i+a,s+r);break;case"dash":t.moveTo(i,s),t.lineTo(i+Math.cos(m)*(n?n/2:p),s+Math.sin(m)*p);break;case!1:t.closePath()}t.fill(),e.borderWidth>0&&t.stroke()}}function Re(t,e,i){return i=i||.5,!e||t&&t.x>e.left-i&&t.x<e.right+i&&t.y>e.top-i&&t.y<e.bottom+i}function Ie(t,e){t.save(),t.beginPath(),t.rect(e.left,e.top,e.right-e.left,e.bottom-e.top),t.clip()}function ze(t){t.restore()}function Fe(t,e,i,s,n){if(!e)return t.lineTo(i.x,i.y);if("middle"===n){const s=(e.x+i.x)/2;t.lineTo(s,e.y),t.lineTo(s,i.y)}else"after"===n!=!!s?t.lineTo(e.x,i.y):t.lineTo(i.x,e.y);t.lineTo(i.x,i.y)}function Ve(t,e,i,s){if(!e)return t.lineTo(i.x,i.y);t.bezierCurveTo(s?e.cp1x:e.cp2x,s?e.cp1y:e.cp2y,s?i.cp2x:i.cp1x,s?i.cp2y:i.cp1y,i.x,i.y)}function Be(t,e,i,s,n){if(n.strikethrough||n.underline){const o=t.measureText(s),a=e-o.actualBoundingBoxLeft,r=e+o.actualBoundingBoxRight,l=i-o.actualBoundingBoxAscent,h=i+o.actualBoundingBoxDescent,c=n.strikethrough?(l+h)/2:h;t.strokeStyle=t.fillStyle,t.beginPath(),t.lineWidth=n.decorationWidth||2,t.moveTo(a,c),t.lineTo(r,c),t.stroke()}}function Ne(t,e){const i=t.fillStyle;t.fillStyle=e.color,t.fillRect(e.left,e.top,e.width,e.height),t.fillStyle=i}function We(t,e,i,o,a,r={}){const l=n(e)?e:[e],h=r.strokeWidth>0&&""!==r.strokeColor;let c,d;for(t.save(),t.font=a.string,function(t,e){e.translation&&t.translate(e.translation[0],e.translation[1]),s(e.rotation)||t.rotate(e.rotation),e.color&&(t.fillStyle=e.color),e.textAlign&&(t.textAlign=e.textAlign),e.textBaseline&&(t.textBaseline=e.textBaseline)}(t,r),c=0;c<l.length;++c)d=l[c],r.backdrop&&Ne(t,r.backdrop),h&&(r.strokeColor&&(t.strokeStyle=r.strokeColor),s(r.strokeWidth)||(t.lineWidth=r.strokeWidth),t.strokeText(d,i,o,r.maxWidth)),t.fillText(d,i,o,r.maxWidth),Be(t,i,o,d,r),o+=Number(a.lineHeight);t.restore()}function He(t,e){const{x:i,y:s,w:n,h:o,radius:a}=e;t.arc(i+a.topLeft,s+a.topLeft,a.topLeft,1.5*C,C,!0),t.lineTo(i,s+o-a.bottomLeft),t.arc(i+a.bottomLeft,s+o-a.bottomLeft,a.bottomLeft,C,E,!0),t.lineTo(i+n-a.bottomRight,s+o),t.arc(i+n-a.bottomRight,s+o-a.bottomRight,a.bottomRight,E,0,!0),t.lineTo(i+n,s+a.topRight),t.arc(i+n-a.topRight,s+a.topRight,a.topRight,0,-E,!0),t.lineTo(i+a.topLeft,s)}function je(t,e=[""],i,s,n=(()=>t[0])){const o=i||t;void 0===s&&(s=ti("_fallback",t));const a={[Symbol.toStringTag]:"Object",_cacheable:!0,_scopes:t,_rootScopes:o,_fallback:s,_getTarget:n,override:i=>je([i,...t],e,o,s)};return new Proxy(a,{deleteProperty:(e,i)=>(delete e[i],delete e._keys,delete t[0][i],!0),get:(i,s)=>qe(i,s,(()=>function(t,e,i,s){let n;for(const o of e)if(n=ti(Ue(o,t),i),void 0!==n)return Xe(t,n)?Ze(i,s,t,n):n}(s,e,t,i))),getOwnPropertyDescriptor:(t,e)=>Reflect.getOwnPropertyDescriptor(t._scopes[0],e),getPrototypeOf:()=>Reflect.getPrototypeOf(t[0]),has:(t,e)=>ei(t).includes(e),ownKeys:t=>ei(t),set(t,e,i){const s=t._storage||(t._storage=n());return t[e]=s[e]=i,delete t._keys,!0}})}function $e(t,e,i,s){const a={_cacheable:!1,_proxy:t,_context:e,_subProxy:i,_stack:new Set,_descriptors:Ye(t,s),setContext:e=>$e(t,e,i,s),override:n=>$e(t.override(n),e,i,s)};return new Proxy(a,{deleteProperty:(e,i)=>(delete e[i],delete t[i],!0),get:(t,e,i)=>qe(t,e,(()=>function(t,e,i){const{_proxy:s,_context:a,_subProxy:r,_descriptors:l}=t;let h=s[e];S(h)&&l.isScriptable(e)&&(h=function(t,e,i,s){const{_proxy:n,_context:o,_subProxy:a,_stack:r}=i;if(r.has(t))throw new Error("Recursion detected: "+Array.from(r).join("->")+"->"+t);r.add(t);let l=e(o,a||s);r.delete(t),Xe(t,l)&&(l=Ze(n._scopes,n,t,l));return l}(e,h,t,i));n(h)&&h.length&&(h=function(t,e,i,s){const{_proxy:n,_context:a,_subProxy:r,_descriptors:l}=i;if(void 0!==a.index&&s(t))return e[a.index%e.length];if(o(e[0])){const i=e,s=n._scopes.filter((t=>t!==i));e=[];for(const o of i){const i=Ze(s,n,t,o);e.push($e(i,a,r&&r[t],l))}}return e}(e,h,t,l.isIndexable));Xe(e,h)&&(h=$e(h,a,r&&r[e],l));return h}(t,e,i))),getOwnPropertyDescriptor:(e,i)=>e._descriptors.allKeys?Reflect.has(t,i)?{enumerable:!0,configurable:!0}:void 0:Reflect.getOwnPropertyDescriptor(t,i),getPrototypeOf:()=>Reflect.getPrototypeOf(t),has:(e,i)=>Reflect.has(t,i),ownKeys:()=>Reflect.ownKeys(t),set:(e,i,s)=>(t[i]=s,delete e[i],!0)})}function Ye(t,e={scriptable:!0,indexable:!0}){const{_scriptable:i=e.scriptable,_indexable:s=e.indexable,_allKeys:n=e.allKeys}=t;return{allKeys:n,scriptable:i,indexable:s,isScriptable:S(i)?i:()=>i,isIndexable:S(s)?s:()=>s}}const Ue=(t,e)=>t?t+w(e):e,Xe=(t,e)=>o(e)&&"adapters"!==t&&(null===Object.getPrototypeOf(e)||e.constructor===Object);function qe(t,e,i){if(Object.prototype.hasOwnProperty.call(t,e)||"constructor"===e)return t[e];const s=i();return t[e]=s,s}function Ke(t,e,i){return S(t)?t(e,i):t}const Ge=(t,e)=>!0===t?e:"string"==typeof t?M(e,t):void 0;function Je(t,e,i,s,n){for(const o of e){const e=Ge(i,o);if(e){t.add(e);const o=Ke(e._fallback,i,n);if(void 0!==o&&o!==i&&o!==s)return o}else if(!1===e&&void 0!==s&&i!==s)return null}return!1}function Ze(t,e,i,s){const a=e._rootScopes,r=Ke(e._fallback,i,s),l=[...t,...a],h=new Set;h.add(s);let c=Qe(h,l,i,r||i,s);return null!==c&&((void 0===r||r===i||(c=Qe(h,l,r,c,s),null!==c))&&je(Array.from(h),[""],a,r,(()=>function(t,e,i){const s=t._getTarget();e in s||(s[e]={});const a=s[e];if(n(a)&&o(i))return i;return a||{}}(e,i,s))))}function Qe(t,e,i,s,n){for(;i;)i=Je(t,e,i,s,n);return i}function ti(t,e){for(const i of e){if(!i)continue;const e=i[t];if(void 0!==e)return e}}function ei(t){let e=t._keys;return e||(e=t._keys=function(t){const e=new Set;for(const i of t)for(const t of Object.keys(i).filter((t=>!t.startsWith("_"))))e.add(t);return Array.from(e)}(t._scopes)),e}function ii(t,e,i,s){const{iScale:n}=t,{key:o="r"}=this._parsing,a=new Array(s);let r,l,h,c;for(r=0,l=s;r<l;++r)h=r+i,c=e[h],a[r]={r:n.parse(M(c,o),h)};return a}const si=Number.EPSILON||1e-14,ni=(t,e)=>e<t.length&&!t[e].skip&&t[e],oi=t=>"x"===t?"y":"x";function ai(t,e,i,s){const n=t.skip?e:t,o=e,a=i.skip?e:i,r=q(o,n),l=q(a,o);let h=r/(r+l),c=l/(r+l);h=isNaN(h)?0:h,c=isNaN(c)?0:c;const d=s*h,u=s*c;return{previous:{x:o.x-d*(a.x-n.x),y:o.y-d*(a.y-n.y)},next:{x:o.x+u*(a.x-n.x),y:o.y+u*(a.y-n.y)}}}function ri(t,e="x"){const i=oi(e),s=t.length,n=Array(s).fill(0),o=Array(s);let a,r,l,h=ni(t,0);for(a=0;a<s;++a)if(r=l,l=h,h=ni(t,a+1),l){if(h){const t=h[e]-l[e];n[a]=0!==t?(h[i]-l[i])/t:0}o[a]=r?h?F(n[a-1])!==F(n[a])?0:(n[a-1]+n[a])/2:n[a-1]:n[a]}!function(t,e,i){const s=t.length;let n,o,a,r,l,h=ni(t,0);for(let c=0;c<s-1;++c)l=h,h=ni(t,c+1),l&&h&&(V(e[c],0,si)?i[c]=i[c+1]=0:(n=i[c]/e[c],o=i[c+1]/e[c],r=Math.pow(n,2)+Math.pow(o,2),r<=9||(a=3/Math.sqrt(r),i[c]=n*a*e[c],i[c+1]=o*a*e[c])))}(t,n,o),function(t,e,i="x"){const s=oi(i),n=t.length;let o,a,r,l=ni(t,0);for(let h=0;h<n;++h){if(a=r,r=l,l=ni(t,h+1),!r)continue;const n=r[i],c=r[s];a&&(o=(n-a[i])/3,r[`cp1${i}`]=n-o,r[`cp1${s}`]=c-o*e[h]),l&&(o=(l[i]-n)/3,r[`cp2${i}`]=n+o,r[`cp2${s}`]=c+o*e[h])}}(t,o,e)}function li(t,e,i){return Math.max(Math.min(t,i),e)}function hi(t,e,i,s,n){let o,a,r,l;if(e.spanGaps&&(t=t.filter((t=>!t.skip))),"monotone"===e.cubicInterpolationMode)ri(t,n);else{let i=s?t[t.length-1]:t[0];for(o=0,a=t.length;o<a;++o)r=t[o],l=ai(i,r,t[Math.min(o+1,a-(s?0:1))%a],e.tension),r.cp1x=l.previous.x,r.cp1y=l.previous.y,r.cp2x=l.next.x,r.cp2y=l.next.y,i=r}e.capBezierPoints&&function(t,e){let i,s,n,o,a,r=Re(t[0],e);for(i=0,s=t.length;i<s;++i)a=o,o=r,r=i<s-1&&Re(t[i+1],e),o&&(n=t[i],a&&(n.cp1x=li(n.cp1x,e.left,e.right),n.cp1y=li(n.cp1y,e.top,e.bottom)),r&&(n.cp2x=li(n.cp2x,e.left,e.right),n.cp2y=li(n.cp2y,e.top,e.bottom)))}(t,i)}const ci=t=>0===t||1===t,di=(t,e,i)=>-Math.pow(2,10*(t-=1))*Math.sin((t-e)*O/i),ui=(t,e,i)=>Math.pow(2,-10*t)*Math.sin((t-e)*O/i)+1,fi={linear:t=>t,easeInQuad:t=>t*t,easeOutQuad:t=>-t*(t-2),easeInOutQuad:t=>(t/=.5)<1?.5*t*t:-.5*(--t*(t-2)-1),easeInCubic:t=>t*t*t,easeOutCubic:t=>(t-=1)*t*t+1,easeInOutCubic:t=>(t/=.5)<1?.5*t*t*t:.5*((t-=2)*t*t+2),easeInQuart:t=>t*t*t*t,easeOutQuart:t=>-((t-=1)*t*t*t-1),easeInOutQuart:t=>(t/=.5)<1?.5*t*t*t*t:-.5*((t-=2)*t*t*t-2),easeInQuint:t=>t*t*t*t*t,easeOutQuint:t=>(t-=1)*t*t*t*t+1,easeInOutQuint:t=>(t/=.5)<1?.5*t*t*t*t*t:.5*((t-=2)*t*t*t*t+2),easeInSine:t=>1-Math.cos(t*E),easeOutSine:t=>Math.sin(t*E),easeInOutSine:t=>-.5*(Math.cos(C*t)-1),easeInExpo:t=>0===t?0:Math.pow(2,10*(t-1)),easeOutExpo:t=>1===t?1:1-Math.pow(2,-10*t),easeInOutExpo:t=>ci(t)?t:t<.5?.5*Math.pow(2,10*(2*t-1)):.5*(2-Math.pow(2,-10*(2*t-1))),easeInCirc:t=>t>=1?t:-(Math.sqrt(1-t*t)-1),easeOutCirc:t=>Math.sqrt(1-(t-=1)*t),easeInOutCirc:t=>(t/=.5)<1?-.5*(Math.sqrt(1-t*t)-1):.5*(Math.sqrt(1-(t-=2)*t)+1),easeInElastic:t=>ci(t)?t:di(t,.075,.3),easeOutElastic:t=>ci(t)?t:ui(t,.075,.3),easeInOutElastic(t){const e=.1125;return ci(t)?t:t<.5?.5*di(2*t,e,.45):.5+.5*ui(2*t-1,e,.45)},easeInBack(t){const e=1.70158;return t*t*((e+1)*t-e)},easeOutBack(t){const e=1.70158;return(t-=1)*t*((e+1)*t+e)+1},easeInOutBack(t){let e=1.70158;return(t/=.5)<1?t*t*((1+(e*=1.525))*t-e)*.5:.5*((t-=2)*t*((1+(e*=1.525))*t+e)+2)},easeInBounce:t=>1-fi.easeOutBounce(1-t),easeOutBounce(t){const e=7.5625,i=2.75;return t<1/i?e*t*t:t<2/i?e*(t-=1.5/i)*t+.75:t<2.5/i?e*(t-=2.25/i)*t+.9375:e*(t-=2.625/i)*t+.984375},easeInOutBounce:t=>t<.5?.5*fi.easeInBounce(2*t):.5*fi.easeOutBounce(2*t-1)+.5};function gi(t,e,i,s){return{x:t.x+i*(e.x-t.x),y:t.y+i*(e.y-t.y)}}function pi(t,e,i,s){return{x:t.x+i*(e.x-t.x),y:"middle"===s?i<.5?t.y:e.y:"after"===s?i<1?t.y:e.y:i>0?e.y:t.y}}function mi(t,e,i,s){const n={x:t.cp2x,y:t.cp2y},o={x:e.cp1x,y:e.cp1y},a=gi(t,n,i),r=gi(n,o,i),l=gi(o,e,i),h=gi(a,r,i),c=gi(r,l,i);return gi(h,c,i)}const xi=/^(normal|(\\d+(?:\\.\\d+)?)(px|em|%)?)$/,bi=/^(normal|italic|initial|inherit|unset|(oblique( -?[0-9]?[0-9]deg)?))$/;function _i(t,e){const i=(""+t).match(xi);if(!i||"normal"===i[1])return 1.2*e;switch(t=+i[2],i[3]){case"px":return t;case"%":t/=100}return e*t}const yi=t=>+t||0;function vi(t,e){const i={},s=o(e),n=s?Object.keys(e):e,a=o(t)?s?i=>l(t[i],t[e[i]]):e=>t[e]:()=>t;for(const t of n)i[t]=yi(a(t));return i}function Mi(t){return vi(t,{top:"y",right:"x",bottom:"y",left:"x"})}function wi(t){return vi(t,["topLeft","topRight","bottomLeft","bottomRight"])}function ki(t){const e=Mi(t);return e.width=e.left+e.right,e.height=e.top+e.bottom,e}function Si(t,e){t=t||{},e=e||ue.font;let i=l(t.size,e.size);"string"==typeof i&&(i=parseInt(i,10));let s=l(t.style,e.style);s&&!(""+s).match(bi)&&(console.warn(\'Invalid font style specified: "\'+s+\'"\'),s=void 0);const n={family:l(t.family,e.family),lineHeight:_i(l(t.lineHeight,e.lineHeight),i),size:i,style:s,weight:l(t.weight,e.weight),string:""};return n.string=De(n),n}function Pi(t,e,i,s){let o,a,r,l=!0;for(o=0,a=t.length;o<a;++o)if(r=t[o],void 0!==r&&(void 0!==e&&"function"==typeof r&&(r=r(e),l=!1),void 0!==i&&n(r)&&(r=r[i%r.length],l=!1),void 0!==r))return s&&!l&&(s.cacheable=!1),r}function Di(t,e,i){const{min:s,max:n}=t,o=c(e,(n-s)/2),a=(t,e)=>i&&0===t?0:t+e;return{min:a(s,-Math.abs(o)),max:a(n,o)}}function Ci(t,e){return Object.assign(Object.create(t),e)}function Oi(t,e,i){return t?function(t,e){return{x:i=>t+t+e-i,setWidth(t){e=t},textAlign:t=>"center"===t?t:"right"===t?"left":"right",xPlus:(t,e)=>t-e,leftForLtr:(t,e)=>t-e}}(e,i):{x:t=>t,setWidth(t){},textAlign:t=>t,xPlus:(t,e)=>t+e,leftForLtr:(t,e)=>t}}function Ai(t,e){let i,s;"ltr"!==e&&"rtl"!==e||(i=t.canvas.style,s=[i.getPropertyValue("direction"),i.getPropertyPriority("direction")],i.setProperty("direction",e,"important"),t.prevTextDirection=s)}function Ti(t,e){void 0!==e&&(delete t.prevTextDirection,t.canvas.style.setProperty("direction",e[0],e[1]))}function Li(t){return"angle"===t?{between:J,compare:K,normalize:G}:{between:tt,compare:(t,e)=>t-e,normalize:t=>t}}function Ei({start:t,end:e,count:i,loop:s,style:n}){return{start:t%i,end:e%i,loop:s&&(e-t+1)%i==0,style:n}}function Ri(t,e,i){if(!i)return[t];const{property:s,start:n,end:o}=i,a=e.length,{compare:r,between:l,normalize:h}=Li(s),{start:c,end:d,loop:u,style:f}=function(t,e,i){const{property:s,start:n,end:o}=i,{between:a,normalize:r}=Li(s),l=e.length;let h,c,{start:d,end:u,loop:f}=t;if(f){for(d+=l,u+=l,h=0,c=l;h<c&&a(r(e[d%l][s]),n,o);++h)d--,u--;d%=l,u%=l}return u<d&&(u+=l),{start:d,end:u,loop:f,style:t.style}}(t,e,i),g=[];let p,m,x,b=!1,_=null;const y=()=>b||l(n,x,p)&&0!==r(n,x),v=()=>!b||0===r(o,p)||l(o,x,p);for(let t=c,i=c;t<=d;++t)m=e[t%a],m.skip||(p=h(m[s]),p!==x&&(b=l(p,n,o),null===_&&y()&&(_=0===r(p,n)?t:i),null!==_&&v()&&(g.push(Ei({start:_,end:t,loop:u,count:a,style:f})),_=null),i=t,x=p));return null!==_&&g.push(Ei({start:_,end:d,loop:u,count:a,style:f})),g}function Ii(t,e){const i=[],s=t.segments;for(let n=0;n<s.length;n++){const o=Ri(s[n],t.points,e);o.length&&i.push(...o)}return i}function zi(t,e){const i=t.points,s=t.options.spanGaps,n=i.length;if(!n)return[];const o=!!t._loop,{start:a,end:r}=function(t,e,i,s){let n=0,o=e-1;if(i&&!s)for(;n<e&&!t[n].skip;)n++;for(;n<e&&t[n].skip;)n++;for(n%=e,i&&(o+=n);o>n&&t[o%e].skip;)o--;return o%=e,{start:n,end:o}}(i,n,o,s);if(!0===s)return Fi(t,[{start:a,end:r,loop:o}],i,e);return Fi(t,function(t,e,i,s){const n=t.length,o=[];let a,r=e,l=t[e];for(a=e+1;a<=i;++a){const i=t[a%n];i.skip||i.stop?l.skip||(s=!1,o.push({start:e%n,end:(a-1)%n,loop:s}),e=r=i.stop?a:null):(r=a,l.skip&&(e=a)),l=i}return null!==r&&o.push({start:e%n,end:r%n,loop:s}),o}(i,a,r<a?r+n:r,!!t._fullLoop&&0===a&&r===n-1),i,e)}function Fi(t,e,i,s){return s&&s.setContext&&i?function(t,e,i,s){const n=t._chart.getContext(),o=Vi(t.options),{_datasetIndex:a,options:{spanGaps:r}}=t,l=i.length,h=[];let c=o,d=e[0].start,u=d;function f(t,e,s,n){const o=r?-1:1;if(t!==e){for(t+=l;i[t%l].skip;)t-=o;for(;i[e%l].skip;)e+=o;t%l!=e%l&&(h.push({start:t%l,end:e%l,loop:s,style:n}),c=n,d=e%l)}}for(const t of e){d=r?d:t.start;let e,o=i[d%l];for(u=d+1;u<=t.end;u++){const r=i[u%l];e=Vi(s.setContext(Ci(n,{type:"segment",p0:o,p1:r,p0DataIndex:(u-1)%l,p1DataIndex:u%l,datasetIndex:a}))),Bi(e,c)&&f(d,u-1,t.loop,c),o=r,c=e}d<u-1&&f(d,u-1,t.loop,c)}return h}(t,e,i,s):e}function Vi(t){return{backgroundColor:t.backgroundColor,borderCapStyle:t.borderCapStyle,borderDash:t.borderDash,borderDashOffset:t.borderDashOffset,borderJoinStyle:t.borderJoinStyle,borderWidth:t.borderWidth,borderColor:t.borderColor}}function Bi(t,e){if(!e)return!1;const i=[],s=function(t,e){return Zt(e)?(i.includes(e)||i.push(e),i.indexOf(e)):e};return JSON.stringify(t,s)!==JSON.stringify(e,s)}function Ni(t,e,i){return t.options.clip?t[i]:e[i]}function Wi(t,e){const i=e._clip;if(i.disabled)return!1;const s=function(t,e){const{xScale:i,yScale:s}=t;return i&&s?{left:Ni(i,e,"left"),right:Ni(i,e,"right"),top:Ni(s,e,"top"),bottom:Ni(s,e,"bottom")}:e}(e,t.chartArea);return{left:!1===i.left?0:s.left-(!0===i.left?0:i.left),right:!1===i.right?t.width:s.right+(!0===i.right?0:i.right),top:!1===i.top?0:s.top-(!0===i.top?0:i.top),bottom:!1===i.bottom?t.height:s.bottom+(!0===i.bottom?0:i.bottom)}}var Hi=Object.freeze({__proto__:null,HALF_PI:E,INFINITY:T,PI:C,PITAU:A,QUARTER_PI:R,RAD_PER_DEG:L,TAU:O,TWO_THIRDS_PI:I,_addGrace:Di,_alignPixel:Ae,_alignStartEnd:ft,_angleBetween:J,_angleDiff:K,_arrayUnique:lt,_attachContext:$e,_bezierCurveTo:Ve,_bezierInterpolation:mi,_boundSegment:Ri,_boundSegments:Ii,_capitalize:w,_computeSegments:zi,_createResolver:je,_decimalPlaces:U,_deprecated:function(t,e,i,s){void 0!==e&&console.warn(t+\': "\'+i+\'" is deprecated. Please use "\'+s+\'" instead\')},_descriptors:Ye,_elementsEqual:f,_factorize:N,_filterBetween:nt,_getParentNode:ge,_getStartAndCountOfVisiblePoints:pt,_int16Range:Q,_isBetween:tt,_isClickEvent:D,_isDomSupported:fe,_isPointInArea:Re,_limitValue:Z,_longestText:Oe,_lookup:et,_lookupByKey:it,_measureText:Ce,_merger:m,_mergerIf:_,_normalizeAngle:G,_parseObjectDataRadialScale:ii,_pointInLine:gi,_readValueToProps:vi,_rlookupByKey:st,_scaleRangesChanged:mt,_setMinAndMaxByKey:j,_splitKey:v,_steppedInterpolation:pi,_steppedLineTo:Fe,_textX:gt,_toLeftRightCenter:ut,_updateBezierControlPoints:hi,addRoundedRectPath:He,almostEquals:V,almostWhole:H,callback:d,clearCanvas:Te,clipArea:Ie,clone:g,color:Qt,createContext:Ci,debounce:dt,defined:k,distanceBetweenPoints:q,drawPoint:Le,drawPointLegend:Ee,each:u,easingEffects:fi,finiteOrDefault:r,fontString:function(t,e,i){return e+" "+t+"px "+i},formatNumber:ne,getAngleFromPoint:X,getDatasetClipArea:Wi,getHoverColor:te,getMaximumSize:we,getRelativePosition:ve,getRtlAdapter:Oi,getStyle:xe,isArray:n,isFinite:a,isFunction:S,isNullOrUndef:s,isNumber:W,isObject:o,isPatternOrGradient:Zt,listenArrayEvents:at,log10:z,merge:x,mergeIf:b,niceNum:B,noop:e,overrideTextDirection:Ai,readUsedSize:Pe,renderText:We,requestAnimFrame:ht,resolve:Pi,resolveObjectKey:M,restoreTextDirection:Ti,retinaScale:ke,setsEqual:P,sign:F,splineCurve:ai,splineCurveMonotone:ri,supportsEventListenerOptions:Se,throttled:ct,toDegrees:Y,toDimension:c,toFont:Si,toFontString:De,toLineHeight:_i,toPadding:ki,toPercentage:h,toRadians:$,toTRBL:Mi,toTRBLCorners:wi,uid:i,unclipArea:ze,unlistenArrayEvents:rt,valueOrDefault:l});function ji(t,e,i,n){const{controller:o,data:a,_sorted:r}=t,l=o._cachedMeta.iScale,h=t.dataset&&t.dataset.options?t.dataset.options.spanGaps:null;if(l&&e===l.axis&&"r"!==e&&r&&a.length){const r=l._reversePixels?st:it;if(!n){const n=r(a,e,i);if(h){const{vScale:e}=o._cachedMeta,{_parsed:i}=t,a=i.slice(0,n.lo+1).reverse().findIndex((t=>!s(t[e.axis])));n.lo-=Math.max(0,a);const r=i.slice(n.hi).findIndex((t=>!s(t[e.axis])));n.hi+=Math.max(0,r)}return n}if(o._sharedOptions){const t=a[0],s="function"==typeof t.getRange&&t.getRange(e);if(s){const t=r(a,e,i-s),n=r(a,e,i+s);return{lo:t.lo,hi:n.hi}}}}return{lo:0,hi:a.length-1}}function $i(t,e,i,s,n){const o=t.getSortedVisibleDatasetMetas(),a=i[e];for(let t=0,i=o.length;t<i;++t){const{index:i,data:r}=o[t],{lo:l,hi:h}=ji(o[t],e,a,n);for(let t=l;t<=h;++t){const e=r[t];e.skip||s(e,i,t)}}}function Yi(t,e,i,s,n){const o=[];if(!n&&!t.isPointInArea(e))return o;return $i(t,i,e,(function(i,a,r){(n||Re(i,t.chartArea,0))&&i.inRange(e.x,e.y,s)&&o.push({element:i,datasetIndex:a,index:r})}),!0),o}function Ui(t,e,i,s,n,o){let a=[];const r=function(t){const e=-1!==t.indexOf("x"),i=-1!==t.indexOf("y");return function(t,s){const n=e?Math.abs(t.x-s.x):0,o=i?Math.abs(t.y-s.y):0;return Math.sqrt(Math.pow(n,2)+Math.pow(o,2))}}(i);let l=Number.POSITIVE_INFINITY;return $i(t,i,e,(function(i,h,c){const d=i.inRange(e.x,e.y,n);if(s&&!d)return;const u=i.getCenterPoint(n);if(!(!!o||t.isPointInArea(u))&&!d)return;const f=r(e,u);f<l?(a=[{element:i,datasetIndex:h,index:c}],l=f):f===l&&a.push({element:i,datasetIndex:h,index:c})})),a}function Xi(t,e,i,s,n,o){return o||t.isPointInArea(e)?"r"!==i||s?Ui(t,e,i,s,n,o):function(t,e,i,s){let n=[];return $i(t,i,e,(function(t,i,o){const{startAngle:a,endAngle:r}=t.getProps(["startAngle","endAngle"],s),{angle:l}=X(t,{x:e.x,y:e.y});J(l,a,r)&&n.push({element:t,datasetIndex:i,index:o})})),n}(t,e,i,n):[]}function qi(t,e,i,s,n){const o=[],a="x"===i?"inXRange":"inYRange";let r=!1;return $i(t,i,e,((t,s,l)=>{t[a]&&t[a](e[i],n)&&(o.push({element:t,datasetIndex:s,index:l}),r=r||t.inRange(e.x,e.y,n))})),s&&!r?[]:o}var Ki={evaluateInteractionItems:$i,modes:{index(t,e,i,s){const n=ve(e,t),o=i.axis||"x",a=i.includeInvisible||!1,r=i.intersect?Yi(t,n,o,s,a):Xi(t,n,o,!1,s,a),l=[];return r.length?(t.getSortedVisibleDatasetMetas().forEach((t=>{const e=r[0].index,i=t.data[e];i&&!i.skip&&l.push({element:i,datasetIndex:t.index,index:e})})),l):[]},dataset(t,e,i,s){const n=ve(e,t),o=i.axis||"xy",a=i.includeInvisible||!1;let r=i.intersect?Yi(t,n,o,s,a):Xi(t,n,o,!1,s,a);if(r.length>0){const e=r[0].datasetIndex,i=t.getDatasetMeta(e).data;r=[];for(let t=0;t<i.length;++t)r.push({element:i[t],datasetIndex:e,index:t})}return r},point:(t,e,i,s)=>Yi(t,ve(e,t),i.axis||"xy",s,i.includeInvisible||!1),nearest(t,e,i,s){const n=ve(e,t),o=i.axis||"xy",a=i.includeInvisible||!1;return Xi(t,n,o,i.intersect,s,a)},x:(t,e,i,s)=>qi(t,ve(e,t),"x",i.intersect,s),y:(t,e,i,s)=>qi(t,ve(e,t),"y",i.intersect,s)}};const Gi=["left","top","right","bottom"];function Ji(t,e){return t.filter((t=>t.pos===e))}function Zi(t,e){return t.filter((t=>-1===Gi.indexOf(t.pos)&&t.box.axis===e))}function Qi(t,e){return t.sort(((t,i)=>{const s=e?i:t,n=e?t:i;return s.weight===n.weight?s.index-n.index:s.weight-n.weight}))}function ts(t,e){const i=function(t){const e={};for(const i of t){const{stack:t,pos:s,stackWeight:n}=i;if(!t||!Gi.includes(s))continue;const o=e[t]||(e[t]={count:0,placed:0,weight:0,size:0});o.count++,o.weight+=n}return e}(t),{vBoxMaxWidth:s,hBoxMaxHeight:n}=e;let o,a,r;for(o=0,a=t.length;o<a;++o){r=t[o];const{fullSize:a}=r.box,l=i[r.stack],h=l&&r.stackWeight/l.weight;r.horizontal?(r.width=h?h*s:a&&e.availableWidth,r.height=n):(r.width=s,r.height=h?h*n:a&&e.availableHeight)}return i}function es(t,e,i,s){return Math.max(t[i],e[i])+Math.max(t[s],e[s])}function is(t,e){t.top=Math.max(t.top,e.top),t.left=Math.max(t.left,e.left),t.bottom=Math.max(t.bottom,e.bottom),t.right=Math.max(t.right,e.right)}function ss(t,e,i,s){const{pos:n,box:a}=i,r=t.maxPadding;if(!o(n)){i.size&&(t[n]-=i.size);const e=s[i.stack]||{size:0,count:1};e.size=Math.max(e.size,i.horizontal?a.height:a.width),i.size=e.size/e.count,t[n]+=i.size}a.getPadding&&is(r,a.getPadding());const l=Math.max(0,e.outerWidth-es(r,t,"left","right")),h=Math.max(0,e.outerHeight-es(r,t,"top","bottom")),c=l!==t.w,d=h!==t.h;return t.w=l,t.h=h,i.horizontal?{same:c,other:d}:{same:d,other:c}}function ns(t,e){const i=e.maxPadding;function s(t){const s={left:0,top:0,right:0,bottom:0};return t.forEach((t=>{s[t]=Math.max(e[t],i[t])})),s}return s(t?["left","right"]:["top","bottom"])}function os(t,e,i,s){const n=[];let o,a,r,l,h,c;for(o=0,a=t.length,h=0;o<a;++o){r=t[o],l=r.box,l.update(r.width||e.w,r.height||e.h,ns(r.horizontal,e));const{same:a,other:d}=ss(e,i,r,s);h|=a&&n.length,c=c||d,l.fullSize||n.push(r)}return h&&os(n,e,i,s)||c}function as(t,e,i,s,n){t.top=i,t.left=e,t.right=e+s,t.bottom=i+n,t.width=s,t.height=n}function rs(t,e,i,s){const n=i.padding;let{x:o,y:a}=e;for(const r of t){const t=r.box,l=s[r.stack]||{count:1,placed:0,weight:1},h=r.stackWeight/l.weight||1;if(r.horizontal){const s=e.w*h,o=l.size||t.height;k(l.start)&&(a=l.start),t.fullSize?as(t,n.left,a,i.outerWidth-n.right-n.left,o):as(t,e.left+l.placed,a,s,o),l.start=a,l.placed+=s,a=t.bottom}else{const s=e.h*h,a=l.size||t.width;k(l.start)&&(o=l.start),t.fullSize?as(t,o,n.top,a,i.outerHeight-n.bottom-n.top):as(t,o,e.top+l.placed,a,s),l.start=o,l.placed+=s,o=t.right}}e.x=o,e.y=a}var ls={addBox(t,e){t.boxes||(t.boxes=[]),e.fullSize=e.fullSize||!1,e.position=e.position||"top",e.weight=e.weight||0,e._layers=e._layers||function(){return[{z:0,draw(t){e.draw(t)}}]},t.boxes.push(e)},removeBox(t,e){const i=t.boxes?t.boxes.indexOf(e):-1;-1!==i&&t.boxes.splice(i,1)},configure(t,e,i){e.fullSize=i.fullSize,e.position=i.position,e.weight=i.weight},update(t,e,i,s){if(!t)return;const n=ki(t.options.layout.padding),o=Math.max(e-n.width,0),a=Math.max(i-n.height,0),r=function(t){const e=function(t){const e=[];let i,s,n,o,a,r;for(i=0,s=(t||[]).length;i<s;++i)n=t[i],({position:o,options:{stack:a,stackWeight:r=1}}=n),e.push({index:i,box:n,pos:o,horizontal:n.isHorizontal(),weight:n.weight,stack:a&&o+a,stackWeight:r});return e}(t),i=Qi(e.filter((t=>t.box.fullSize)),!0),s=Qi(Ji(e,"left"),!0),n=Qi(Ji(e,"right")),o=Qi(Ji(e,"top"),!0),a=Qi(Ji(e,"bottom")),r=Zi(e,"x"),l=Zi(e,"y");return{fullSize:i,leftAndTop:s.concat(o),rightAndBottom:n.concat(l).concat(a).concat(r),chartArea:Ji(e,"chartArea"),vertical:s.concat(n).concat(l),horizontal:o.concat(a).concat(r)}}(t.boxes),l=r.vertical,h=r.horizontal;u(t.boxes,(t=>{"function"==typeof t.beforeLayout&&t.beforeLayout()}));const c=l.reduce(((t,e)=>e.box.options&&!1===e.box.options.display?t:t+1),0)||1,d=Object.freeze({outerWidth:e,outerHeight:i,padding:n,availableWidth:o,availableHeight:a,vBoxMaxWidth:o/2/c,hBoxMaxHeight:a/2}),f=Object.assign({},n);is(f,ki(s));const g=Object.assign({maxPadding:f,w:o,h:a,x:n.left,y:n.top},n),p=ts(l.concat(h),d);os(r.fullSize,g,d,p),os(l,g,d,p),os(h,g,d,p)&&os(l,g,d,p),function(t){const e=t.maxPadding;function i(i){const s=Math.max(e[i]-t[i],0);return t[i]+=s,s}t.y+=i("top"),t.x+=i("left"),i("right"),i("bottom")}(g),rs(r.leftAndTop,g,d,p),g.x+=g.w,g.y+=g.h,rs(r.rightAndBottom,g,d,p),t.chartArea={left:g.left,top:g.top,right:g.left+g.w,bottom:g.top+g.h,height:g.h,width:g.w},u(r.chartArea,(e=>{const i=e.box;Object.assign(i,t.chartArea),i.update(g.w,g.h,{left:0,top:0,right:0,bottom:0})}))}};class hs{acquireContext(t,e){}releaseContext(t){return!1}addEventListener(t,e,i){}removeEventListener(t,e,i){}getDevicePixelRatio(){return 1}getMaximumSize(t,e,i,s){return e=Math.max(0,e||t.width),i=i||t.height,{width:e,height:Math.max(0,s?Math.floor(e/s):i)}}isAttached(t){return!0}updateConfig(t){}}class cs extends hs{acquireContext(t){return t&&t.getContext&&t.getContext("2d")||null}updateConfig(t){t.options.animation=!1}}const ds="$chartjs",us={touchstart:"mousedown",touchmove:"mousemove",touchend:"mouseup",pointerenter:"mouseenter",pointerdown:"mousedown",pointermove:"mousemove",pointerup:"mouseup",pointerleave:"mouseout",pointerout:"mouseout"},fs=t=>null===t||""===t;const gs=!!Se&&{passive:!0};function ps(t,e,i){t&&t.canvas&&t.canvas.removeEventListener(e,i,gs)}function ms(t,e){for(const i of t)if(i===e||i.contains(e))return!0}function xs(t,e,i){const s=t.canvas,n=new MutationObserver((t=>{let e=!1;for(const i of t)e=e||ms(i.addedNodes,s),e=e&&!ms(i.removedNodes,s);e&&i()}));return n.observe(document,{childList:!0,subtree:!0}),n}function bs(t,e,i){const s=t.canvas,n=new MutationObserver((t=>{let e=!1;for(const i of t)e=e||ms(i.removedNodes,s),e=e&&!ms(i.addedNodes,s);e&&i()}));return n.observe(document,{childList:!0,subtree:!0}),n}const _s=new Map;let ys=0;function vs(){const t=window.devicePixelRatio;t!==ys&&(ys=t,_s.forEach(((e,i)=>{i.currentDevicePixelRatio!==t&&e()})))}function Ms(t,e,i){const s=t.canvas,n=s&&ge(s);if(!n)return;const o=ct(((t,e)=>{const s=n.clientWidth;i(t,e),s<n.clientWidth&&i()}),window),a=new ResizeObserver((t=>{const e=t[0],i=e.contentRect.width,s=e.contentRect.height;0===i&&0===s||o(i,s)}));return a.observe(n),function(t,e){_s.size||window.addEventListener("resize",vs),_s.set(t,e)}(t,o),a}function ws(t,e,i){i&&i.disconnect(),"resize"===e&&function(t){_s.delete(t),_s.size||window.removeEventListener("resize",vs)}(t)}function ks(t,e,i){const s=t.canvas,n=ct((e=>{null!==t.ctx&&i(function(t,e){const i=us[t.type]||t.type,{x:s,y:n}=ve(t,e);return{type:i,chart:e,native:t,x:void 0!==s?s:null,y:void 0!==n?n:null}}(e,t))}),t);return function(t,e,i){t&&t.addEventListener(e,i,gs)}(s,e,n),n}class Ss extends hs{acquireContext(t,e){const i=t&&t.getContext&&t.getContext("2d");return i&&i.canvas===t?(function(t,e){const i=t.style,s=t.getAttribute("height"),n=t.getAttribute("width");if(t[ds]={initial:{height:s,width:n,style:{display:i.display,height:i.height,width:i.width}}},i.display=i.display||"block",i.boxSizing=i.boxSizing||"border-box",fs(n)){const e=Pe(t,"width");void 0!==e&&(t.width=e)}if(fs(s))if(""===t.style.height)t.height=t.width/(e||2);else{const e=Pe(t,"height");void 0!==e&&(t.height=e)}}(t,e),i):null}releaseContext(t){const e=t.canvas;if(!e[ds])return!1;const i=e[ds].initial;["height","width"].forEach((t=>{const n=i[t];s(n)?e.removeAttribute(t):e.setAttribute(t,n)}));const n=i.style||{};return Object.keys(n).forEach((t=>{e.style[t]=n[t]})),e.width=e.width,delete e[ds],!0}addEventListener(t,e,i){this.removeEventListener(t,e);const s=t.$proxies||(t.$proxies={}),n={attach:xs,detach:bs,resize:Ms}[e]||ks;s[e]=n(t,e,i)}removeEventListener(t,e){const i=t.$proxies||(t.$proxies={}),s=i[e];if(!s)return;({attach:ws,detach:ws,resize:ws}[e]||ps)(t,e,s),i[e]=void 0}getDevicePixelRatio(){return window.devicePixelRatio}getMaximumSize(t,e,i,s){return we(t,e,i,s)}isAttached(t){const e=t&&ge(t);return!(!e||!e.isConnected)}}function Ps(t){return!fe()||"undefined"!=typeof OffscreenCanvas&&t instanceof OffscreenCanvas?cs:Ss}var Ds=Object.freeze({__proto__:null,BasePlatform:hs,BasicPlatform:cs,DomPlatform:Ss,_detectPlatform:Ps});const Cs="transparent",Os={boolean:(t,e,i)=>i>.5?e:t,color(t,e,i){const s=Qt(t||Cs),n=s.valid&&Qt(e||Cs);return n&&n.valid?n.mix(s,i).hexString():e},number:(t,e,i)=>t+(e-t)*i};class As{constructor(t,e,i,s){const n=e[i];s=Pi([t.to,s,n,t.from]);const o=Pi([t.from,n,s]);this._active=!0,this._fn=t.fn||Os[t.type||typeof o],this._easing=fi[t.easing]||fi.linear,this._start=Math.floor(Date.now()+(t.delay||0)),this._duration=this._total=Math.floor(t.duration),this._loop=!!t.loop,this._target=e,this._prop=i,this._from=o,this._to=s,this._promises=void 0}active(){return this._active}update(t,e,i){if(this._active){this._notify(!1);const s=this._target[this._prop],n=i-this._start,o=this._duration-n;this._start=i,this._duration=Math.floor(Math.max(o,t.duration)),this._total+=n,this._loop=!!t.loop,this._to=Pi([t.to,e,s,t.from]),this._from=Pi([t.from,s,e])}}cancel(){this._active&&(this.tick(Date.now()),this._active=!1,this._notify(!1))}tick(t){const e=t-this._start,i=this._duration,s=this._prop,n=this._from,o=this._loop,a=this._to;let r;if(this._active=n!==a&&(o||e<i),!this._active)return this._target[s]=a,void this._notify(!0);e<0?this._target[s]=n:(r=e/i%2,r=o&&r>1?2-r:r,r=this._easing(Math.min(1,Math.max(0,r))),this._target[s]=this._fn(n,a,r))}wait(){const t=this._promises||(this._promises=[]);return new Promise(((e,i)=>{t.push({res:e,rej:i})}))}_notify(t){const e=t?"res":"rej",i=this._promises||[];for(let t=0;t<i.length;t++)i[t][e]()}}class Ts{constructor(t,e){this._chart=t,this._properties=new Map,this.configure(e)}configure(t){if(!o(t))return;const e=Object.keys(ue.animation),i=this._properties;Object.getOwnPropertyNames(t).forEach((s=>{const a=t[s];if(!o(a))return;const r={};for(const t of e)r[t]=a[t];(n(a.properties)&&a.properties||[s]).forEach((t=>{t!==s&&i.has(t)||i.set(t,r)}))}))}_animateOptions(t,e){const i=e.options,s=function(t,e){if(!e)return;let i=t.options;if(!i)return void(t.options=e);i.$shared&&(t.options=i=Object.assign({},i,{$shared:!1,$animations:{}}));return i}(t,i);if(!s)return[];const n=this._createAnimations(s,i);return i.$shared&&function(t,e){const i=[],s=Object.keys(e);for(let e=0;e<s.length;e++){const n=t[s[e]];n&&n.active()&&i.push(n.wait())}return Promise.all(i)}(t.options.$animations,i).then((()=>{t.options=i}),(()=>{})),n}_createAnimations(t,e){const i=this._properties,s=[],n=t.$animations||(t.$animations={}),o=Object.keys(e),a=Date.now();let r;for(r=o.length-1;r>=0;--r){const l=o[r];if("$"===l.charAt(0))continue;if("options"===l){s.push(...this._animateOptions(t,e));continue}const h=e[l];let c=n[l];const d=i.get(l);if(c){if(d&&c.active()){c.update(d,h,a);continue}c.cancel()}d&&d.duration?(n[l]=c=new As(d,t,l,h),s.push(c)):t[l]=h}return s}update(t,e){if(0===this._properties.size)return void Object.assign(t,e);const i=this._createAnimations(t,e);return i.length?(bt.add(this._chart,i),!0):void 0}}function Ls(t,e){const i=t&&t.options||{},s=i.reverse,n=void 0===i.min?e:0,o=void 0===i.max?e:0;return{start:s?o:n,end:s?n:o}}function Es(t,e){const i=[],s=t._getSortedDatasetMetas(e);let n,o;for(n=0,o=s.length;n<o;++n)i.push(s[n].index);return i}function Rs(t,e,i,s={}){const n=t.keys,o="single"===s.mode;let r,l,h,c;if(null===e)return;let d=!1;for(r=0,l=n.length;r<l;++r){if(h=+n[r],h===i){if(d=!0,s.all)continue;break}c=t.values[h],a(c)&&(o||0===e||F(e)===F(c))&&(e+=c)}return d||s.all?e:0}function Is(t,e){const i=t&&t.options.stacked;return i||void 0===i&&void 0!==e.stack}function zs(t,e,i){const s=t[e]||(t[e]={});return s[i]||(s[i]={})}function Fs(t,e,i,s){for(const n of e.getMatchingVisibleMetas(s).reverse()){const e=t[n.index];if(i&&e>0||!i&&e<0)return n.index}return null}function Vs(t,e){const{chart:i,_cachedMeta:s}=t,n=i._stacks||(i._stacks={}),{iScale:o,vScale:a,index:r}=s,l=o.axis,h=a.axis,c=function(t,e,i){return`${t.id}.${e.id}.${i.stack||i.type}`}(o,a,s),d=e.length;let u;for(let t=0;t<d;++t){const i=e[t],{[l]:o,[h]:d}=i;u=(i._stacks||(i._stacks={}))[h]=zs(n,c,o),u[r]=d,u._top=Fs(u,a,!0,s.type),u._bottom=Fs(u,a,!1,s.type);(u._visualValues||(u._visualValues={}))[r]=d}}function Bs(t,e){const i=t.scales;return Object.keys(i).filter((t=>i[t].axis===e)).shift()}function Ns(t,e){const i=t.controller.index,s=t.vScale&&t.vScale.axis;if(s){e=e||t._parsed;for(const t of e){const e=t._stacks;e&&void 0!==e[s]&&void 0!==e[s][i]&&(delete e[s][i],void 0!==e[s]._visualValues&&void 0!==e[s]._visualValues[i]&&delete e[s]._visualValues[i])}}}const Ws=t=>"reset"===t||"none"===t,Hs=(t,e)=>e?t:Object.assign({},t);class js{static defaults={};static datasetElementType=null;static dataElementType=null;constructor(t,e){this.chart=t,this._ctx=t.ctx,this.index=e,this._cachedDataOpts={},this._cachedMeta=this.getMeta(),this._type=this._cachedMeta.type,this.options=void 0,this._parsing=!1,this._data=void 0,this._objectData=void 0,this._sharedOptions=void 0,this._drawStart=void 0,this._drawCount=void 0,this.enableOptionSharing=!1,this.supportsDecimation=!1,this.$context=void 0,this._syncList=[],this.datasetElementType=new.target.datasetElementType,this.dataElementType=new.target.dataElementType,this.initialize()}initialize(){const t=this._cachedMeta;this.configure(),this.linkScales(),t._stacked=Is(t.vScale,t),this.addElements(),this.options.fill&&!this.chart.isPluginEnabled("filler")&&console.warn("Tried to use the \'fill\' option without the \'Filler\' plugin enabled. Please import and register the \'Filler\' plugin and make sure it is not disabled in the options")}updateIndex(t){this.index!==t&&Ns(this._cachedMeta),this.index=t}linkScales(){const t=this.chart,e=this._cachedMeta,i=this.getDataset(),s=(t,e,i,s)=>"x"===t?e:"r"===t?s:i,n=e.xAxisID=l(i.xAxisID,Bs(t,"x")),o=e.yAxisID=l(i.yAxisID,Bs(t,"y")),a=e.rAxisID=l(i.rAxisID,Bs(t,"r")),r=e.indexAxis,h=e.iAxisID=s(r,n,o,a),c=e.vAxisID=s(r,o,n,a);e.xScale=this.getScaleForId(n),e.yScale=this.getScaleForId(o),e.rScale=this.getScaleForId(a),e.iScale=this.getScaleForId(h),e.vScale=this.getScaleForId(c)}getDataset(){return this.chart.data.datasets[this.index]}getMeta(){return this.chart.getDatasetMeta(this.index)}getScaleForId(t){return this.chart.scales[t]}_getOtherScale(t){const e=this._cachedMeta;return t===e.iScale?e.vScale:e.iScale}reset(){this._update("reset")}_destroy(){const t=this._cachedMeta;this._data&&rt(this._data,this),t._stacked&&Ns(t)}_dataCheck(){const t=this.getDataset(),e=t.data||(t.data=[]),i=this._data;if(o(e)){const t=this._cachedMeta;this._data=function(t,e){const{iScale:i,vScale:s}=e,n="x"===i.axis?"x":"y",o="x"===s.axis?"x":"y",a=Object.keys(t),r=new Array(a.length);let l,h,c;for(l=0,h=a.length;l<h;++l)c=a[l],r[l]={[n]:c,[o]:t[c]};return r}(e,t)}else if(i!==e){if(i){rt(i,this);const t=this._cachedMeta;Ns(t),t._parsed=[]}e&&Object.isExtensible(e)&&at(e,this),this._syncList=[],this._data=e}}addElements(){const t=this._cachedMeta;this._dataCheck(),this.datasetElementType&&(t.dataset=new this.datasetElementType)}buildOrUpdateElements(t){const e=this._cachedMeta,i=this.getDataset();let s=!1;this._dataCheck();const n=e._stacked;e._stacked=Is(e.vScale,e),e.stack!==i.stack&&(s=!0,Ns(e),e.stack=i.stack),this._resyncElements(t),(s||n!==e._stacked)&&(Vs(this,e._parsed),e._stacked=Is(e.vScale,e))}configure(){const t=this.chart.config,e=t.datasetScopeKeys(this._type),i=t.getOptionScopes(this.getDataset(),e,!0);this.options=t.createResolver(i,this.getContext()),this._parsing=this.options.parsing,this._cachedDataOpts={}}parse(t,e){const{_cachedMeta:i,_data:s}=this,{iScale:a,_stacked:r}=i,l=a.axis;let h,c,d,u=0===t&&e===s.length||i._sorted,f=t>0&&i._parsed[t-1];if(!1===this._parsing)i._parsed=s,i._sorted=!0,d=s;else{d=n(s[t])?this.parseArrayData(i,s,t,e):o(s[t])?this.parseObjectData(i,s,t,e):this.parsePrimitiveData(i,s,t,e);const a=()=>null===c[l]||f&&c[l]<f[l];for(h=0;h<e;++h)i._parsed[h+t]=c=d[h],u&&(a()&&(u=!1),f=c);i._sorted=u}r&&Vs(this,d)}parsePrimitiveData(t,e,i,s){const{iScale:n,vScale:o}=t,a=n.axis,r=o.axis,l=n.getLabels(),h=n===o,c=new Array(s);let d,u,f;for(d=0,u=s;d<u;++d)f=d+i,c[d]={[a]:h||n.parse(l[f],f),[r]:o.parse(e[f],f)};return c}parseArrayData(t,e,i,s){const{xScale:n,yScale:o}=t,a=new Array(s);let r,l,h,c;for(r=0,l=s;r<l;++r)h=r+i,c=e[h],a[r]={x:n.parse(c[0],h),y:o.parse(c[1],h)};return a}parseObjectData(t,e,i,s){const{xScale:n,yScale:o}=t,{xAxisKey:a="x",yAxisKey:r="y"}=this._parsing,l=new Array(s);let h,c,d,u;for(h=0,c=s;h<c;++h)d=h+i,u=e[d],l[h]={x:n.parse(M(u,a),d),y:o.parse(M(u,r),d)};return l}getParsed(t){return this._cachedMeta._parsed[t]}getDataElement(t){return this._cachedMeta.data[t]}applyStack(t,e,i){const s=this.chart,n=this._cachedMeta,o=e[t.axis];return Rs({keys:Es(s,!0),values:e._stacks[t.axis]._visualValues},o,n.index,{mode:i})}updateRangeFromParsed(t,e,i,s){const n=i[e.axis];let o=null===n?NaN:n;const a=s&&i._stacks[e.axis];s&&a&&(s.values=a,o=Rs(s,n,this._cachedMeta.index)),t.min=Math.min(t.min,o),t.max=Math.max(t.max,o)}getMinMax(t,e){const i=this._cachedMeta,s=i._parsed,n=i._sorted&&t===i.iScale,o=s.length,r=this._getOtherScale(t),l=((t,e,i)=>t&&!e.hidden&&e._stacked&&{keys:Es(i,!0),values:null})(e,i,this.chart),h={min:Number.POSITIVE_INFINITY,max:Number.NEGATIVE_INFINITY},{min:c,max:d}=function(t){const{min:e,max:i,minDefined:s,maxDefined:n}=t.getUserBounds();return{min:s?e:Number.NEGATIVE_INFINITY,max:n?i:Number.POSITIVE_INFINITY}}(r);let u,f;function g(){f=s[u];const e=f[r.axis];return!a(f[t.axis])||c>e||d<e}for(u=0;u<o&&(g()||(this.updateRangeFromParsed(h,t,f,l),!n));++u);if(n)for(u=o-1;u>=0;--u)if(!g()){this.updateRangeFromParsed(h,t,f,l);break}return h}getAllParsedValues(t){const e=this._cachedMeta._parsed,i=[];let s,n,o;for(s=0,n=e.length;s<n;++s)o=e[s][t.axis],a(o)&&i.push(o);return i}getMaxOverflow(){return!1}getLabelAndValue(t){const e=this._cachedMeta,i=e.iScale,s=e.vScale,n=this.getParsed(t);return{label:i?""+i.getLabelForValue(n[i.axis]):"",value:s?""+s.getLabelForValue(n[s.axis]):""}}_update(t){const e=this._cachedMeta;this.update(t||"default"),e._clip=function(t){let e,i,s,n;return o(t)?(e=t.top,i=t.right,s=t.bottom,n=t.left):e=i=s=n=t,{top:e,right:i,bottom:s,left:n,disabled:!1===t}}(l(this.options.clip,function(t,e,i){if(!1===i)return!1;const s=Ls(t,i),n=Ls(e,i);return{top:n.end,right:s.end,bottom:n.start,left:s.start}}(e.xScale,e.yScale,this.getMaxOverflow())))}update(t){}draw(){const t=this._ctx,e=this.chart,i=this._cachedMeta,s=i.data||[],n=e.chartArea,o=[],a=this._drawStart||0,r=this._drawCount||s.length-a,l=this.options.drawActiveElementsOnTop;let h;for(i.dataset&&i.dataset.draw(t,n,a,r),h=a;h<a+r;++h){const e=s[h];e.hidden||(e.active&&l?o.push(e):e.draw(t,n))}for(h=0;h<o.length;++h)o[h].draw(t,n)}getStyle(t,e){const i=e?"active":"default";return void 0===t&&this._cachedMeta.dataset?this.resolveDatasetElementOptions(i):this.resolveDataElementOptions(t||0,i)}getContext(t,e,i){const s=this.getDataset();let n;if(t>=0&&t<this._cachedMeta.data.length){const e=this._cachedMeta.data[t];n=e.$context||(e.$context=function(t,e,i){return Ci(t,{active:!1,dataIndex:e,parsed:void 0,raw:void 0,element:i,index:e,mode:"default",type:"data"})}(this.getContext(),t,e)),n.parsed=this.getParsed(t),n.raw=s.data[t],n.index=n.dataIndex=t}else n=this.$context||(this.$context=function(t,e){return Ci(t,{active:!1,dataset:void 0,datasetIndex:e,index:e,mode:"default",type:"dataset"})}(this.chart.getContext(),this.index)),n.dataset=s,n.index=n.datasetIndex=this.index;return n.active=!!e,n.mode=i,n}resolveDatasetElementOptions(t){return this._resolveElementOptions(this.datasetElementType.id,t)}resolveDataElementOptions(t,e){return this._resolveElementOptions(this.dataElementType.id,e,t)}_resolveElementOptions(t,e="default",i){const s="active"===e,n=this._cachedDataOpts,o=t+"-"+e,a=n[o],r=this.enableOptionSharing&&k(i);if(a)return Hs(a,r);const l=this.chart.config,h=l.datasetElementScopeKeys(this._type,t),c=s?[`${t}Hover`,"hover",t,""]:[t,""],d=l.getOptionScopes(this.getDataset(),h),u=Object.keys(ue.elements[t]),f=l.resolveNamedOptions(d,u,(()=>this.getContext(i,s,e)),c);return f.$shared&&(f.$shared=r,n[o]=Object.freeze(Hs(f,r))),f}_resolveAnimations(t,e,i){const s=this.chart,n=this._cachedDataOpts,o=`animation-${e}`,a=n[o];if(a)return a;let r;if(!1!==s.options.animation){const s=this.chart.config,n=s.datasetAnimationScopeKeys(this._type,e),o=s.getOptionScopes(this.getDataset(),n);r=s.createResolver(o,this.getContext(t,i,e))}const l=new Ts(s,r&&r.animations);return r&&r._cacheable&&(n[o]=Object.freeze(l)),l}getSharedOptions(t){if(t.$shared)return this._sharedOptions||(this._sharedOptions=Object.assign({},t))}includeOptions(t,e){return!e||Ws(t)||this.chart._animationsDisabled}_getSharedOptions(t,e){const i=this.resolveDataElementOptions(t,e),s=this._sharedOptions,n=this.getSharedOptions(i),o=this.includeOptions(e,n)||n!==s;return this.updateSharedOptions(n,e,i),{sharedOptions:n,includeOptions:o}}updateElement(t,e,i,s){Ws(s)?Object.assign(t,i):this._resolveAnimations(e,s).update(t,i)}updateSharedOptions(t,e,i){t&&!Ws(e)&&this._resolveAnimations(void 0,e).update(t,i)}_setStyle(t,e,i,s){t.active=s;const n=this.getStyle(e,s);this._resolveAnimations(e,i,s).update(t,{options:!s&&this.getSharedOptions(n)||n})}removeHoverStyle(t,e,i){this._setStyle(t,i,"active",!1)}setHoverStyle(t,e,i){this._setStyle(t,i,"active",!0)}_removeDatasetHoverStyle(){const t=this._cachedMeta.dataset;t&&this._setStyle(t,void 0,"active",!1)}_setDatasetHoverStyle(){const t=this._cachedMeta.dataset;t&&this._setStyle(t,void 0,"active",!0)}_resyncElements(t){const e=this._data,i=this._cachedMeta.data;for(const[t,e,i]of this._syncList)this[t](e,i);this._syncList=[];const s=i.length,n=e.length,o=Math.min(n,s);o&&this.parse(0,o),n>s?this._insertElements(s,n-s,t):n<s&&this._removeElements(n,s-n)}_insertElements(t,e,i=!0){const s=this._cachedMeta,n=s.data,o=t+e;let a;const r=t=>{for(t.length+=e,a=t.length-1;a>=o;a--)t[a]=t[a-e]};for(r(n),a=t;a<o;++a)n[a]=new this.dataElementType;this._parsing&&r(s._parsed),this.parse(t,e),i&&this.updateElements(n,t,e,"reset")}updateElements(t,e,i,s){}_removeElements(t,e){const i=this._cachedMeta;if(this._parsing){const s=i._parsed.splice(t,e);i._stacked&&Ns(i,s)}i.data.splice(t,e)}_sync(t){if(this._parsing)this._syncList.push(t);else{const[e,i,s]=t;this[e](i,s)}this.chart._dataChanges.push([this.index,...t])}_onDataPush(){const t=arguments.length;this._sync(["_insertElements",this.getDataset().data.length-t,t])}_onDataPop(){this._sync(["_removeElements",this._cachedMeta.data.length-1,1])}_onDataShift(){this._sync(["_removeElements",0,1])}_onDataSplice(t,e){e&&this._sync(["_removeElements",t,e]);const i=arguments.length-2;i&&this._sync(["_insertElements",t,i])}_onDataUnshift(){this._sync(["_insertElements",0,arguments.length])}}class $s{static defaults={};static defaultRoutes=void 0;x;y;active=!1;options;$animations;tooltipPosition(t){const{x:e,y:i}=this.getProps(["x","y"],t);return{x:e,y:i}}hasValue(){return W(this.x)&&W(this.y)}getProps(t,e){const i=this.$animations;if(!e||!i)return this;const s={};return t.forEach((t=>{s[t]=i[t]&&i[t].active()?i[t]._to:this[t]})),s}}function Ys(t,e){const i=t.options.ticks,n=function(t){const e=t.options.offset,i=t._tickSize(),s=t._length/i+(e?0:1),n=t._maxLength/i;return Math.floor(Math.min(s,n))}(t),o=Math.min(i.maxTicksLimit||n,n),a=i.major.enabled?function(t){const e=[];let i,s;for(i=0,s=t.length;i<s;i++)t[i].major&&e.push(i);return e}(e):[],r=a.length,l=a[0],h=a[r-1],c=[];if(r>o)return function(t,e,i,s){let n,o=0,a=i[0];for(s=Math.ceil(s),n=0;n<t.length;n++)n===a&&(e.push(t[n]),o++,a=i[o*s])}(e,c,a,r/o),c;const d=function(t,e,i){const s=function(t){const e=t.length;let i,s;if(e<2)return!1;for(s=t[0],i=1;i<e;++i)if(t[i]-t[i-1]!==s)return!1;return s}(t),n=e.length/i;if(!s)return Math.max(n,1);const o=N(s);for(let t=0,e=o.length-1;t<e;t++){const e=o[t];if(e>n)return e}return Math.max(n,1)}(a,e,o);if(r>0){let t,i;const n=r>1?Math.round((h-l)/(r-1)):null;for(Us(e,c,d,s(n)?0:l-n,l),t=0,i=r-1;t<i;t++)Us(e,c,d,a[t],a[t+1]);return Us(e,c,d,h,s(n)?e.length:h+n),c}return Us(e,c,d),c}function Us(t,e,i,s,n){const o=l(s,0),a=Math.min(l(n,t.length),t.length);let r,h,c,d=0;for(i=Math.ceil(i),n&&(r=n-s,i=r/Math.floor(r/i)),c=o;c<0;)d++,c=Math.round(o+d*i);for(h=Math.max(o,0);h<a;h++)h===c&&(e.push(t[h]),d++,c=Math.round(o+d*i))}const Xs=(t,e,i)=>"top"===e||"left"===e?t[e]+i:t[e]-i,qs=(t,e)=>Math.min(e||t,t);function Ks(t,e){const i=[],s=t.length/e,n=t.length;let o=0;for(;o<n;o+=s)i.push(t[Math.floor(o)]);return i}function Gs(t,e,i){const s=t.ticks.length,n=Math.min(e,s-1),o=t._startPixel,a=t._endPixel,r=1e-6;let l,h=t.getPixelForTick(n);if(!(i&&(l=1===s?Math.max(h-o,a-h):0===e?(t.getPixelForTick(1)-h)/2:(h-t.getPixelForTick(n-1))/2,h+=n<e?l:-l,h<o-r||h>a+r)))return h}function Js(t){return t.drawTicks?t.tickLength:0}function Zs(t,e){if(!t.display)return 0;const i=Si(t.font,e),s=ki(t.padding);return(n(t.text)?t.text.length:1)*i.lineHeight+s.height}function Qs(t,e,i){let s=ut(t);return(i&&"right"!==e||!i&&"right"===e)&&(s=(t=>"left"===t?"right":"right"===t?"left":t)(s)),s}class tn extends $s{constructor(t){super(),this.id=t.id,this.type=t.type,this.options=void 0,this.ctx=t.ctx,this.chart=t.chart,this.top=void 0,this.bottom=void 0,this.left=void 0,this.right=void 0,this.width=void 0,this.height=void 0,this._margins={left:0,right:0,top:0,bottom:0},this.maxWidth=void 0,this.maxHeight=void 0,this.paddingTop=void 0,this.paddingBottom=void 0,this.paddingLeft=void 0,this.paddingRight=void 0,this.axis=void 0,this.labelRotation=void 0,this.min=void 0,this.max=void 0,this._range=void 0,this.ticks=[],this._gridLineItems=null,this._labelItems=null,this._labelSizes=null,this._length=0,this._maxLength=0,this._longestTextCache={},this._startPixel=void 0,this._endPixel=void 0,this._reversePixels=!1,this._userMax=void 0,this._userMin=void 0,this._suggestedMax=void 0,this._suggestedMin=void 0,this._ticksLength=0,this._borderValue=0,this._cache={},this._dataLimitsCached=!1,this.$context=void 0}init(t){this.options=t.setContext(this.getContext()),this.axis=t.axis,this._userMin=this.parse(t.min),this._userMax=this.parse(t.max),this._suggestedMin=this.parse(t.suggestedMin),this._suggestedMax=this.parse(t.suggestedMax)}parse(t,e){return t}getUserBounds(){let{_userMin:t,_userMax:e,_suggestedMin:i,_suggestedMax:s}=this;return t=r(t,Number.POSITIVE_INFINITY),e=r(e,Number.NEGATIVE_INFINITY),i=r(i,Number.POSITIVE_INFINITY),s=r(s,Number.NEGATIVE_INFINITY),{min:r(t,i),max:r(e,s),minDefined:a(t),maxDefined:a(e)}}getMinMax(t){let e,{min:i,max:s,minDefined:n,maxDefined:o}=this.getUserBounds();if(n&&o)return{min:i,max:s};const a=this.getMatchingVisibleMetas();for(let r=0,l=a.length;r<l;++r)e=a[r].controller.getMinMax(this,t),n||(i=Math.min(i,e.min)),o||(s=Math.max(s,e.max));return i=o&&i>s?s:i,s=n&&i>s?i:s,{min:r(i,r(s,i)),max:r(s,r(i,s))}}getPadding(){return{left:this.paddingLeft||0,top:this.paddingTop||0,right:this.paddingRight||0,bottom:this.paddingBottom||0}}getTicks(){return this.ticks}getLabels(){const t=this.chart.data;return this.options.labels||(this.isHorizontal()?t.xLabels:t.yLabels)||t.labels||[]}getLabelItems(t=this.chart.chartArea){return this._labelItems||(this._labelItems=this._computeLabelItems(t))}beforeLayout(){this._cache={},this._dataLimitsCached=!1}beforeUpdate(){d(this.options.beforeUpdate,[this])}update(t,e,i){const{beginAtZero:s,grace:n,ticks:o}=this.options,a=o.sampleSize;this.beforeUpdate(),this.maxWidth=t,this.maxHeight=e,this._margins=i=Object.assign({left:0,right:0,top:0,bottom:0},i),this.ticks=null,this._labelSizes=null,this._gridLineItems=null,this._labelItems=null,this.beforeSetDimensions(),this.setDimensions(),this.afterSetDimensions(),this._maxLength=this.isHorizontal()?this.width+i.left+i.right:this.height+i.top+i.bottom,this._dataLimitsCached||(this.beforeDataLimits(),this.determineDataLimits(),this.afterDataLimits(),this._range=Di(this,n,s),this._dataLimitsCached=!0),this.beforeBuildTicks(),this.ticks=this.buildTicks()||[],this.afterBuildTicks();const r=a<this.ticks.length;this._convertTicksToLabels(r?Ks(this.ticks,a):this.ticks),this.configure(),this.beforeCalculateLabelRotation(),this.calculateLabelRotation(),this.afterCalculateLabelRotation(),o.display&&(o.autoSkip||"auto"===o.source)&&(this.ticks=Ys(this,this.ticks),this._labelSizes=null,this.afterAutoSkip()),r&&this._convertTicksToLabels(this.ticks),this.beforeFit(),this.fit(),this.afterFit(),this.afterUpdate()}configure(){let t,e,i=this.options.reverse;this.isHorizontal()?(t=this.left,e=this.right):(t=this.top,e=this.bottom,i=!i),this._startPixel=t,this._endPixel=e,this._reversePixels=i,this._length=e-t,this._alignToPixels=this.options.alignToPixels}afterUpdate(){d(this.options.afterUpdate,[this])}beforeSetDimensions(){d(this.options.beforeSetDimensions,[this])}setDimensions(){this.isHorizontal()?(this.width=this.maxWidth,this.left=0,this.right=this.width):(this.height=this.maxHeight,this.top=0,this.bottom=this.height),this.paddingLeft=0,this.paddingTop=0,this.paddingRight=0,this.paddingBottom=0}afterSetDimensions(){d(this.options.afterSetDimensions,[this])}_callHooks(t){this.chart.notifyPlugins(t,this.getContext()),d(this.options[t],[this])}beforeDataLimits(){this._callHooks("beforeDataLimits")}determineDataLimits(){}afterDataLimits(){this._callHooks("afterDataLimits")}beforeBuildTicks(){this._callHooks("beforeBuildTicks")}buildTicks(){return[]}afterBuildTicks(){this._callHooks("afterBuildTicks")}beforeTickToLabelConversion(){d(this.options.beforeTickToLabelConversion,[this])}generateTickLabels(t){const e=this.options.ticks;let i,s,n;for(i=0,s=t.length;i<s;i++)n=t[i],n.label=d(e.callback,[n.value,i,t],this)}afterTickToLabelConversion(){d(this.options.afterTickToLabelConversion,[this])}beforeCalculateLabelRotation(){d(this.options.beforeCalculateLabelRotation,[this])}calculateLabelRotation(){const t=this.options,e=t.ticks,i=qs(this.ticks.length,t.ticks.maxTicksLimit),s=e.minRotation||0,n=e.maxRotation;let o,a,r,l=s;if(!this._isVisible()||!e.display||s>=n||i<=1||!this.isHorizontal())return void(this.labelRotation=s);const h=this._getLabelSizes(),c=h.widest.width,d=h.highest.height,u=Z(this.chart.width-c,0,this.maxWidth);o=t.offset?this.maxWidth/i:u/(i-1),c+6>o&&(o=u/(i-(t.offset?.5:1)),a=this.maxHeight-Js(t.grid)-e.padding-Zs(t.title,this.chart.options.font),r=Math.sqrt(c*c+d*d),l=Y(Math.min(Math.asin(Z((h.highest.height+6)/o,-1,1)),Math.asin(Z(a/r,-1,1))-Math.asin(Z(d/r,-1,1)))),l=Math.max(s,Math.min(n,l))),this.labelRotation=l}afterCalculateLabelRotation(){d(this.options.afterCalculateLabelRotation,[this])}afterAutoSkip(){}beforeFit(){d(this.options.beforeFit,[this])}fit(){const t={width:0,height:0},{chart:e,options:{ticks:i,title:s,grid:n}}=this,o=this._isVisible(),a=this.isHorizontal();if(o){const o=Zs(s,e.options.font);if(a?(t.width=this.maxWidth,t.height=Js(n)+o):(t.height=this.maxHeight,t.width=Js(n)+o),i.display&&this.ticks.length){const{first:e,last:s,widest:n,highest:o}=this._getLabelSizes(),r=2*i.padding,l=$(this.labelRotation),h=Math.cos(l),c=Math.sin(l);if(a){const e=i.mirror?0:c*n.width+h*o.height;t.height=Math.min(this.maxHeight,t.height+e+r)}else{const e=i.mirror?0:h*n.width+c*o.height;t.width=Math.min(this.maxWidth,t.width+e+r)}this._calculatePadding(e,s,c,h)}}this._handleMargins(),a?(this.width=this._length=e.width-this._margins.left-this._margins.right,this.height=t.height):(this.width=t.width,this.height=this._length=e.height-this._margins.top-this._margins.bottom)}_calculatePadding(t,e,i,s){const{ticks:{align:n,padding:o},position:a}=this.options,r=0!==this.labelRotation,l="top"!==a&&"x"===this.axis;if(this.isHorizontal()){const a=this.getPixelForTick(0)-this.left,h=this.right-this.getPixelForTick(this.ticks.length-1);let c=0,d=0;r?l?(c=s*t.width,d=i*e.height):(c=i*t.height,d=s*e.width):"start"===n?d=e.width:"end"===n?c=t.width:"inner"!==n&&(c=t.width/2,d=e.width/2),this.paddingLeft=Math.max((c-a+o)*this.width/(this.width-a),0),this.paddingRight=Math.max((d-h+o)*this.width/(this.width-h),0)}else{let i=e.height/2,s=t.height/2;"start"===n?(i=0,s=t.height):"end"===n&&(i=e.height,s=0),this.paddingTop=i+o,this.paddingBottom=s+o}}_handleMargins(){this._margins&&(this._margins.left=Math.max(this.paddingLeft,this._margins.left),this._margins.top=Math.max(this.paddingTop,this._margins.top),this._margins.right=Math.max(this.paddingRight,this._margins.right),this._margins.bottom=Math.max(this.paddingBottom,this._margins.bottom))}afterFit(){d(this.options.afterFit,[this])}isHorizontal(){const{axis:t,position:e}=this.options;return"top"===e||"bottom"===e||"x"===t}isFullSize(){return this.options.fullSize}_convertTicksToLabels(t){let e,i;for(this.beforeTickToLabelConversion(),this.generateTickLabels(t),e=0,i=t.length;e<i;e++)s(t[e].label)&&(t.splice(e,1),i--,e--);this.afterTickToLabelConversion()}_getLabelSizes(){let t=this._labelSizes;if(!t){const e=this.options.ticks.sampleSize;let i=this.ticks;e<i.length&&(i=Ks(i,e)),this._labelSizes=t=this._computeLabelSizes(i,i.length,this.options.ticks.maxTicksLimit)}return t}_computeLabelSizes(t,e,i){const{ctx:o,_longestTextCache:a}=this,r=[],l=[],h=Math.floor(e/qs(e,i));let c,d,f,g,p,m,x,b,_,y,v,M=0,w=0;for(c=0;c<e;c+=h){if(g=t[c].label,p=this._resolveTickFontOptions(c),o.font=m=p.string,x=a[m]=a[m]||{data:{},gc:[]},b=p.lineHeight,_=y=0,s(g)||n(g)){if(n(g))for(d=0,f=g.length;d<f;++d)v=g[d],s(v)||n(v)||(_=Ce(o,x.data,x.gc,_,v),y+=b)}else _=Ce(o,x.data,x.gc,_,g),y=b;r.push(_),l.push(y),M=Math.max(_,M),w=Math.max(y,w)}!function(t,e){u(t,(t=>{const i=t.gc,s=i.length/2;let n;if(s>e){for(n=0;n<s;++n)delete t.data[i[n]];i.splice(0,s)}}))}(a,e);const k=r.indexOf(M),S=l.indexOf(w),P=t=>({width:r[t]||0,height:l[t]||0});return{first:P(0),last:P(e-1),widest:P(k),highest:P(S),widths:r,heights:l}}getLabelForValue(t){return t}getPixelForValue(t,e){return NaN}getValueForPixel(t){}getPixelForTick(t){const e=this.ticks;return t<0||t>e.length-1?null:this.getPixelForValue(e[t].value)}getPixelForDecimal(t){this._reversePixels&&(t=1-t);const e=this._startPixel+t*this._length;return Q(this._alignToPixels?Ae(this.chart,e,0):e)}getDecimalForPixel(t){const e=(t-this._startPixel)/this._length;return this._reversePixels?1-e:e}getBasePixel(){return this.getPixelForValue(this.getBaseValue())}getBaseValue(){const{min:t,max:e}=this;return t<0&&e<0?e:t>0&&e>0?t:0}getContext(t){const e=this.ticks||[];if(t>=0&&t<e.length){const i=e[t];return i.$context||(i.$context=function(t,e,i){return Ci(t,{tick:i,index:e,type:"tick"})}(this.getContext(),t,i))}return this.$context||(this.$context=Ci(this.chart.getContext(),{scale:this,type:"scale"}))}_tickSize(){const t=this.options.ticks,e=$(this.labelRotation),i=Math.abs(Math.cos(e)),s=Math.abs(Math.sin(e)),n=this._getLabelSizes(),o=t.autoSkipPadding||0,a=n?n.widest.width+o:0,r=n?n.highest.height+o:0;return this.isHorizontal()?r*i>a*s?a/i:r/s:r*s<a*i?r/i:a/s}_isVisible(){const t=this.options.display;return"auto"!==t?!!t:this.getMatchingVisibleMetas().length>0}_computeGridLineItems(t){const e=this.axis,i=this.chart,s=this.options,{grid:n,position:a,border:r}=s,h=n.offset,c=this.isHorizontal(),d=this.ticks.length+(h?1:0),u=Js(n),f=[],g=r.setContext(this.getContext()),p=g.display?g.width:0,m=p/2,x=function(t){return Ae(i,t,p)};let b,_,y,v,M,w,k,S,P,D,C,O;if("top"===a)b=x(this.bottom),w=this.bottom-u,S=b-m,D=x(t.top)+m,O=t.bottom;else if("bottom"===a)b=x(this.top),D=t.top,O=x(t.bottom)-m,w=b+m,S=this.top+u;else if("left"===a)b=x(this.right),M=this.right-u,k=b-m,P=x(t.left)+m,C=t.right;else if("right"===a)b=x(this.left),P=t.left,C=x(t.right)-m,M=b+m,k=this.left+u;else if("x"===e){if("center"===a)b=x((t.top+t.bottom)/2+.5);else if(o(a)){const t=Object.keys(a)[0],e=a[t];b=x(this.chart.scales[t].getPixelForValue(e))}D=t.top,O=t.bottom,w=b+m,S=w+u}else if("y"===e){if("center"===a)b=x((t.left+t.right)/2);else if(o(a)){const t=Object.keys(a)[0],e=a[t];b=x(this.chart.scales[t].getPixelForValue(e))}M=b-m,k=M-u,P=t.left,C=t.right}const A=l(s.ticks.maxTicksLimit,d),T=Math.max(1,Math.ceil(d/A));for(_=0;_<d;_+=T){const t=this.getContext(_),e=n.setContext(t),s=r.setContext(t),o=e.lineWidth,a=e.color,l=s.dash||[],d=s.dashOffset,u=e.tickWidth,g=e.tickColor,p=e.tickBorderDash||[],m=e.tickBorderDashOffset;y=Gs(this,_,h),void 0!==y&&(v=Ae(i,y,o),c?M=k=P=C=v:w=S=D=O=v,f.push({tx1:M,ty1:w,tx2:k,ty2:S,x1:P,y1:D,x2:C,y2:O,width:o,color:a,borderDash:l,borderDashOffset:d,tickWidth:u,tickColor:g,tickBorderDash:p,tickBorderDashOffset:m}))}return this._ticksLength=d,this._borderValue=b,f}_computeLabelItems(t){const e=this.axis,i=this.options,{position:s,ticks:a}=i,r=this.isHorizontal(),l=this.ticks,{align:h,crossAlign:c,padding:d,mirror:u}=a,f=Js(i.grid),g=f+d,p=u?-d:g,m=-$(this.labelRotation),x=[];let b,_,y,v,M,w,k,S,P,D,C,O,A="middle";if("top"===s)w=this.bottom-p,k=this._getXAxisLabelAlignment();else if("bottom"===s)w=this.top+p,k=this._getXAxisLabelAlignment();else if("left"===s){const t=this._getYAxisLabelAlignment(f);k=t.textAlign,M=t.x}else if("right"===s){const t=this._getYAxisLabelAlignment(f);k=t.textAlign,M=t.x}else if("x"===e){if("center"===s)w=(t.top+t.bottom)/2+g;else if(o(s)){const t=Object.keys(s)[0],e=s[t];w=this.chart.scales[t].getPixelForValue(e)+g}k=this._getXAxisLabelAlignment()}else if("y"===e){if("center"===s)M=(t.left+t.right)/2-g;else if(o(s)){const t=Object.keys(s)[0],e=s[t];M=this.chart.scales[t].getPixelForValue(e)}k=this._getYAxisLabelAlignment(f).textAlign}"y"===e&&("start"===h?A="top":"end"===h&&(A="bottom"));const T=this._getLabelSizes();for(b=0,_=l.length;b<_;++b){y=l[b],v=y.label;const t=a.setContext(this.getContext(b));S=this.getPixelForTick(b)+a.labelOffset,P=this._resolveTickFontOptions(b),D=P.lineHeight,C=n(v)?v.length:1;const e=C/2,i=t.color,o=t.textStrokeColor,h=t.textStrokeWidth;let d,f=k;if(r?(M=S,"inner"===k&&(f=b===_-1?this.options.reverse?"left":"right":0===b?this.options.reverse?"right":"left":"center"),O="top"===s?"near"===c||0!==m?-C*D+D/2:"center"===c?-T.highest.height/2-e*D+D:-T.highest.height+D/2:"near"===c||0!==m?D/2:"center"===c?T.highest.height/2-e*D:T.highest.height-C*D,u&&(O*=-1),0===m||t.showLabelBackdrop||(M+=D/2*Math.sin(m))):(w=S,O=(1-C)*D/2),t.showLabelBackdrop){const e=ki(t.backdropPadding),i=T.heights[b],s=T.widths[b];let n=O-e.top,o=0-e.left;switch(A){case"middle":n-=i/2;break;case"bottom":n-=i}switch(k){case"center":o-=s/2;break;case"right":o-=s;break;case"inner":b===_-1?o-=s:b>0&&(o-=s/2)}d={left:o,top:n,width:s+e.width,height:i+e.height,color:t.backdropColor}}x.push({label:v,font:P,textOffset:O,options:{rotation:m,color:i,strokeColor:o,strokeWidth:h,textAlign:f,textBaseline:A,translation:[M,w],backdrop:d}})}return x}_getXAxisLabelAlignment(){const{position:t,ticks:e}=this.options;if(-$(this.labelRotation))return"top"===t?"left":"right";let i="center";return"start"===e.align?i="left":"end"===e.align?i="right":"inner"===e.align&&(i="inner"),i}_getYAxisLabelAlignment(t){const{position:e,ticks:{crossAlign:i,mirror:s,padding:n}}=this.options,o=t+n,a=this._getLabelSizes().widest.width;let r,l;return"left"===e?s?(l=this.right+n,"near"===i?r="left":"center"===i?(r="center",l+=a/2):(r="right",l+=a)):(l=this.right-o,"near"===i?r="right":"center"===i?(r="center",l-=a/2):(r="left",l=this.left)):"right"===e?s?(l=this.left+n,"near"===i?r="right":"center"===i?(r="center",l-=a/2):(r="left",l-=a)):(l=this.left+o,"near"===i?r="left":"center"===i?(r="center",l+=a/2):(r="right",l=this.right)):r="right",{textAlign:r,x:l}}_computeLabelArea(){if(this.options.ticks.mirror)return;const t=this.chart,e=this.options.position;return"left"===e||"right"===e?{top:0,left:this.left,bottom:t.height,right:this.right}:"top"===e||"bottom"===e?{top:this.top,left:0,bottom:this.bottom,right:t.width}:void 0}drawBackground(){const{ctx:t,options:{backgroundColor:e},left:i,top:s,width:n,height:o}=this;e&&(t.save(),t.fillStyle=e,t.fillRect(i,s,n,o),t.restore())}getLineWidthForValue(t){const e=this.options.grid;if(!this._isVisible()||!e.display)return 0;const i=this.ticks.findIndex((e=>e.value===t));if(i>=0){return e.setContext(this.getContext(i)).lineWidth}return 0}drawGrid(t){const e=this.options.grid,i=this.ctx,s=this._gridLineItems||(this._gridLineItems=this._computeGridLineItems(t));let n,o;const a=(t,e,s)=>{s.width&&s.color&&(i.save(),i.lineWidth=s.width,i.strokeStyle=s.color,i.setLineDash(s.borderDash||[]),i.lineDashOffset=s.borderDashOffset,i.beginPath(),i.moveTo(t.x,t.y),i.lineTo(e.x,e.y),i.stroke(),i.restore())};if(e.display)for(n=0,o=s.length;n<o;++n){const t=s[n];e.drawOnChartArea&&a({x:t.x1,y:t.y1},{x:t.x2,y:t.y2},t),e.drawTicks&&a({x:t.tx1,y:t.ty1},{x:t.tx2,y:t.ty2},{color:t.tickColor,width:t.tickWidth,borderDash:t.tickBorderDash,borderDashOffset:t.tickBorderDashOffset})}}drawBorder(){const{chart:t,ctx:e,options:{border:i,grid:s}}=this,n=i.setContext(this.getContext()),o=i.display?n.width:0;if(!o)return;const a=s.setContext(this.getContext(0)).lineWidth,r=this._borderValue;let l,h,c,d;this.isHorizontal()?(l=Ae(t,this.left,o)-o/2,h=Ae(t,this.right,a)+a/2,c=d=r):(c=Ae(t,this.top,o)-o/2,d=Ae(t,this.bottom,a)+a/2,l=h=r),e.save(),e.lineWidth=n.width,e.strokeStyle=n.color,e.beginPath(),e.moveTo(l,c),e.lineTo(h,d),e.stroke(),e.restore()}drawLabels(t){if(!this.options.ticks.display)return;const e=this.ctx,i=this._computeLabelArea();i&&Ie(e,i);const s=this.getLabelItems(t);for(const t of s){const i=t.options,s=t.font;We(e,t.label,0,t.textOffset,s,i)}i&&ze(e)}drawTitle(){const{ctx:t,options:{position:e,title:i,reverse:s}}=this;if(!i.display)return;const a=Si(i.font),r=ki(i.padding),l=i.align;let h=a.lineHeight/2;"bottom"===e||"center"===e||o(e)?(h+=r.bottom,n(i.text)&&(h+=a.lineHeight*(i.text.length-1))):h+=r.top;const{titleX:c,titleY:d,maxWidth:u,rotation:f}=function(t,e,i,s){const{top:n,left:a,bottom:r,right:l,chart:h}=t,{chartArea:c,scales:d}=h;let u,f,g,p=0;const m=r-n,x=l-a;if(t.isHorizontal()){if(f=ft(s,a,l),o(i)){const t=Object.keys(i)[0],s=i[t];g=d[t].getPixelForValue(s)+m-e}else g="center"===i?(c.bottom+c.top)/2+m-e:Xs(t,i,e);u=l-a}else{if(o(i)){const t=Object.keys(i)[0],s=i[t];f=d[t].getPixelForValue(s)-x+e}else f="center"===i?(c.left+c.right)/2-x+e:Xs(t,i,e);g=ft(s,r,n),p="left"===i?-E:E}return{titleX:f,titleY:g,maxWidth:u,rotation:p}}(this,h,e,l);We(t,i.text,0,0,a,{color:i.color,maxWidth:u,rotation:f,textAlign:Qs(l,e,s),textBaseline:"middle",translation:[c,d],strokeColor:i.strokeColor,strokeWidth:i.strokeWidth})}draw(t){this._isVisible()&&(this.drawBackground(),this.drawGrid(t),this.drawBorder(),this.drawTitle(),this.drawLabels(t))}_layers(){const t=this.options,e=t.ticks&&t.ticks.z||0,i=l(t.grid&&t.grid.z,-1),s=l(t.border&&t.border.z,0);return this._isVisible()&&this.draw===tn.prototype.draw?[{z:i,draw:t=>{this.drawBackground(),this.drawGrid(t),this.drawTitle()}},{z:s,draw:()=>{this.drawBorder()}},{z:e,draw:t=>{this.drawLabels(t)}}]:[{z:e,draw:t=>{this.draw(t)}}]}getMatchingVisibleMetas(t){const e=this.chart.getSortedVisibleDatasetMetas(),i=this.axis+"AxisID",s=[];let n,o;for(n=0,o=e.length;n<o;++n){const o=e[n];o[i]!==this.id||t&&o.type!==t||s.push(o)}return s}_resolveTickFontOptions(t){return Si(this.options.ticks.setContext(this.getContext(t)).font)}_maxDigits(){const t=this._resolveTickFontOptions(0).lineHeight;return(this.isHorizontal()?this.width:this.height)/t}}class en{constructor(t,e,i){this.type=t,this.scope=e,this.override=i,this.items=Object.create(null)}isForType(t){return Object.prototype.isPrototypeOf.call(this.type.prototype,t.prototype)}register(t){const e=Object.getPrototypeOf(t);let i;(function(t){return"id"in t&&"defaults"in t})(e)&&(i=this.register(e));const s=this.items,n=t.id,o=this.scope+"."+n;if(!n)throw new Error("class does not have id: "+t);return n in s||(s[n]=t,function(t,e,i){const s=x(Object.create(null),[i?ue.get(i):{},ue.get(e),t.defaults]);ue.set(e,s),t.defaultRoutes&&function(t,e){Object.keys(e).forEach((i=>{const s=i.split("."),n=s.pop(),o=[t].concat(s).join("."),a=e[i].split("."),r=a.pop(),l=a.join(".");ue.route(o,n,l,r)}))}(e,t.defaultRoutes);t.descriptors&&ue.describe(e,t.descriptors)}(t,o,i),this.override&&ue.override(t.id,t.overrides)),o}get(t){return this.items[t]}unregister(t){const e=this.items,i=t.id,s=this.scope;i in e&&delete e[i],s&&i in ue[s]&&(delete ue[s][i],this.override&&delete re[i])}}class sn{constructor(){this.controllers=new en(js,"datasets",!0),this.elements=new en($s,"elements"),this.plugins=new en(Object,"plugins"),this.scales=new en(tn,"scales"),this._typedRegistries=[this.controllers,this.scales,this.elements]}add(...t){this._each("register",t)}remove(...t){this._each("unregister",t)}addControllers(...t){this._each("register",t,this.controllers)}addElements(...t){this._each("register",t,this.elements)}addPlugins(...t){this._each("register",t,this.plugins)}addScales(...t){this._each("register",t,this.scales)}getController(t){return this._get(t,this.controllers,"controller")}getElement(t){return this._get(t,this.elements,"element")}getPlugin(t){return this._get(t,this.plugins,"plugin")}getScale(t){return this._get(t,this.scales,"scale")}removeControllers(...t){this._each("unregister",t,this.controllers)}removeElements(...t){this._each("unregister",t,this.elements)}removePlugins(...t){this._each("unregister",t,this.plugins)}removeScales(...t){this._each("unregister",t,this.scales)}_each(t,e,i){[...e].forEach((e=>{const s=i||this._getRegistryForType(e);i||s.isForType(e)||s===this.plugins&&e.id?this._exec(t,s,e):u(e,(e=>{const s=i||this._getRegistryForType(e);this._exec(t,s,e)}))}))}_exec(t,e,i){const s=w(t);d(i["before"+s],[],i),e[t](i),d(i["after"+s],[],i)}_getRegistryForType(t){for(let e=0;e<this._typedRegistries.length;e++){const i=this._typedRegistries[e];if(i.isForType(t))return i}return this.plugins}_get(t,e,i){const s=e.get(t);if(void 0===s)throw new Error(\'"\'+t+\'" is not a registered \'+i+".");return s}}var nn=new sn;class on{constructor(){this._init=void 0}notify(t,e,i,s){if("beforeInit"===e&&(this._init=this._createDescriptors(t,!0),this._notify(this._init,t,"install")),void 0===this._init)return;const n=s?this._descriptors(t).filter(s):this._descriptors(t),o=this._notify(n,t,e,i);return"afterDestroy"===e&&(this._notify(n,t,"stop"),this._notify(this._init,t,"uninstall"),this._init=void 0),o}_notify(t,e,i,s){s=s||{};for(const n of t){const t=n.plugin;if(!1===d(t[i],[e,s,n.options],t)&&s.cancelable)return!1}return!0}invalidate(){s(this._cache)||(this._oldCache=this._cache,this._cache=void 0)}_descriptors(t){if(this._cache)return this._cache;const e=this._cache=this._createDescriptors(t);return this._notifyStateChanges(t),e}_createDescriptors(t,e){const i=t&&t.config,s=l(i.options&&i.options.plugins,{}),n=function(t){const e={},i=[],s=Object.keys(nn.plugins.items);for(let t=0;t<s.length;t++)i.push(nn.getPlugin(s[t]));const n=t.plugins||[];for(let t=0;t<n.length;t++){const s=n[t];-1===i.indexOf(s)&&(i.push(s),e[s.id]=!0)}return{plugins:i,localIds:e}}(i);return!1!==s||e?function(t,{plugins:e,localIds:i},s,n){const o=[],a=t.getContext();for(const r of e){const e=r.id,l=an(s[e],n);null!==l&&o.push({plugin:r,options:rn(t.config,{plugin:r,local:i[e]},l,a)})}return o}(t,n,s,e):[]}_notifyStateChanges(t){const e=this._oldCache||[],i=this._cache,s=(t,e)=>t.filter((t=>!e.some((e=>t.plugin.id===e.plugin.id))));this._notify(s(e,i),t,"stop"),this._notify(s(i,e),t,"start")}}function an(t,e){return e||!1!==t?!0===t?{}:t:null}function rn(t,{plugin:e,local:i},s,n){const o=t.pluginScopeKeys(e),a=t.getOptionScopes(s,o);return i&&e.defaults&&a.push(e.defaults),t.createResolver(a,n,[""],{scriptable:!1,indexable:!1,allKeys:!0})}function ln(t,e){const i=ue.datasets[t]||{};return((e.datasets||{})[t]||{}).indexAxis||e.indexAxis||i.indexAxis||"x"}function hn(t){if("x"===t||"y"===t||"r"===t)return t}function cn(t,...e){if(hn(t))return t;for(const s of e){const e=s.axis||("top"===(i=s.position)||"bottom"===i?"x":"left"===i||"right"===i?"y":void 0)||t.length>1&&hn(t[0].toLowerCase());if(e)return e}var i;throw new Error(`Cannot determine type of \'${t}\' axis. Please provide \'axis\' or \'position\' option.`)}function dn(t,e,i){if(i[e+"AxisID"]===t)return{axis:e}}function un(t,e){const i=re[t.type]||{scales:{}},s=e.scales||{},n=ln(t.type,e),a=Object.create(null);return Object.keys(s).forEach((e=>{const r=s[e];if(!o(r))return console.error(`Invalid scale configuration for scale: ${e}`);if(r._proxy)return console.warn(`Ignoring resolver passed as options for scale: ${e}`);const l=cn(e,r,function(t,e){if(e.data&&e.data.datasets){const i=e.data.datasets.filter((e=>e.xAxisID===t||e.yAxisID===t));if(i.length)return dn(t,"x",i[0])||dn(t,"y",i[0])}return{}}(e,t),ue.scales[r.type]),h=function(t,e){return t===e?"_index_":"_value_"}(l,n),c=i.scales||{};a[e]=b(Object.create(null),[{axis:l},r,c[l],c[h]])})),t.data.datasets.forEach((i=>{const n=i.type||t.type,o=i.indexAxis||ln(n,e),r=(re[n]||{}).scales||{};Object.keys(r).forEach((t=>{const e=function(t,e){let i=t;return"_index_"===t?i=e:"_value_"===t&&(i="x"===e?"y":"x"),i}(t,o),n=i[e+"AxisID"]||e;a[n]=a[n]||Object.create(null),b(a[n],[{axis:e},s[n],r[t]])}))})),Object.keys(a).forEach((t=>{const e=a[t];b(e,[ue.scales[e.type],ue.scale])})),a}function fn(t){const e=t.options||(t.options={});e.plugins=l(e.plugins,{}),e.scales=un(t,e)}function gn(t){return(t=t||{}).datasets=t.datasets||[],t.labels=t.labels||[],t}const pn=new Map,mn=new Set;function xn(t,e){let i=pn.get(t);return i||(i=e(),pn.set(t,i),mn.add(i)),i}const bn=(t,e,i)=>{const s=M(e,i);void 0!==s&&t.add(s)};class _n{constructor(t){this._config=function(t){return(t=t||{}).data=gn(t.data),fn(t),t}(t),this._scopeCache=new Map,this._resolverCache=new Map}get platform(){return this._config.platform}get type(){return this._config.type}set type(t){this._config.type=t}get data(){return this._config.data}set data(t){this._config.data=gn(t)}get options(){return this._config.options}set options(t){this._config.options=t}get plugins(){return this._config.plugins}update(){const t=this._config;this.clearCache(),fn(t)}clearCache(){this._scopeCache.clear(),this._resolverCache.clear()}datasetScopeKeys(t){return xn(t,(()=>[[`datasets.${t}`,""]]))}datasetAnimationScopeKeys(t,e){return xn(`${t}.transition.${e}`,(()=>[[`datasets.${t}.transitions.${e}`,`transitions.${e}`],[`datasets.${t}`,""]]))}datasetElementScopeKeys(t,e){return xn(`${t}-${e}`,(()=>[[`datasets.${t}.elements.${e}`,`datasets.${t}`,`elements.${e}`,""]]))}pluginScopeKeys(t){const e=t.id;return xn(`${this.type}-plugin-${e}`,(()=>[[`plugins.${e}`,...t.additionalOptionScopes||[]]]))}_cachedScopes(t,e){const i=this._scopeCache;let s=i.get(t);return s&&!e||(s=new Map,i.set(t,s)),s}getOptionScopes(t,e,i){const{options:s,type:n}=this,o=this._cachedScopes(t,i),a=o.get(e);if(a)return a;const r=new Set;e.forEach((e=>{t&&(r.add(t),e.forEach((e=>bn(r,t,e)))),e.forEach((t=>bn(r,s,t))),e.forEach((t=>bn(r,re[n]||{},t))),e.forEach((t=>bn(r,ue,t))),e.forEach((t=>bn(r,le,t)))}));const l=Array.from(r);return 0===l.length&&l.push(Object.create(null)),mn.has(e)&&o.set(e,l),l}chartOptionScopes(){const{options:t,type:e}=this;return[t,re[e]||{},ue.datasets[e]||{},{type:e},ue,le]}resolveNamedOptions(t,e,i,s=[""]){const o={$shared:!0},{resolver:a,subPrefixes:r}=yn(this._resolverCache,t,s);let l=a;if(function(t,e){const{isScriptable:i,isIndexable:s}=Ye(t);for(const o of e){const e=i(o),a=s(o),r=(a||e)&&t[o];if(e&&(S(r)||vn(r))||a&&n(r))return!0}return!1}(a,e)){o.$shared=!1;l=$e(a,i=S(i)?i():i,this.createResolver(t,i,r))}for(const t of e)o[t]=l[t];return o}createResolver(t,e,i=[""],s){const{resolver:n}=yn(this._resolverCache,t,i);return o(e)?$e(n,e,void 0,s):n}}function yn(t,e,i){let s=t.get(e);s||(s=new Map,t.set(e,s));const n=i.join();let o=s.get(n);if(!o){o={resolver:je(e,i),subPrefixes:i.filter((t=>!t.toLowerCase().includes("hover")))},s.set(n,o)}return o}const vn=t=>o(t)&&Object.getOwnPropertyNames(t).some((e=>S(t[e])));const Mn=["top","bottom","left","right","chartArea"];function wn(t,e){return"top"===t||"bottom"===t||-1===Mn.indexOf(t)&&"x"===e}function kn(t,e){return function(i,s){return i[t]===s[t]?i[e]-s[e]:i[t]-s[t]}}function Sn(t){const e=t.chart,i=e.options.animation;e.notifyPlugins("afterRender"),d(i&&i.onComplete,[t],e)}function Pn(t){const e=t.chart,i=e.options.animation;d(i&&i.onProgress,[t],e)}function Dn(t){return fe()&&"string"==typeof t?t=document.getElementById(t):t&&t.length&&(t=t[0]),t&&t.canvas&&(t=t.canvas),t}const Cn={},On=t=>{const e=Dn(t);return Object.values(Cn).filter((t=>t.canvas===e)).pop()};function An(t,e,i){const s=Object.keys(t);for(const n of s){const s=+n;if(s>=e){const o=t[n];delete t[n],(i>0||s>e)&&(t[s+i]=o)}}}class Tn{static defaults=ue;static instances=Cn;static overrides=re;static registry=nn;static version="4.6.1";static getChart=On;static register(...t){nn.add(...t),Ln()}static unregister(...t){nn.remove(...t),Ln()}constructor(t,e){const s=this.config=new _n(e),n=Dn(t),o=On(n);if(o)throw new Error("Canvas is already in use. Chart with ID \'"+o.id+"\' must be destroyed before the canvas with ID \'"+o.canvas.id+"\' can be reused.");const a=s.createResolver(s.chartOptionScopes(),this.getContext());this.platform=new(s.platform||Ps(n)),this.platform.updateConfig(s);const r=this.platform.acquireContext(n,a.aspectRatio),l=r&&r.canvas,h=l&&l.height,c=l&&l.width;this.id=i(),this.ctx=r,this.canvas=l,this.width=c,this.height=h,this._options=a,this._aspectRatio=this.aspectRatio,this._layers=[],this._metasets=[],this._stacks=void 0,this.boxes=[],this.currentDevicePixelRatio=void 0,this.chartArea=void 0,this._active=[],this._lastEvent=void 0,this._listeners={},this._responsiveListeners=void 0,this._sortedMetasets=[],this.scales={},this._plugins=new on,this.$proxies={},this._hiddenIndices={},this.attached=!1,this._animationsDisabled=void 0,this.$context=void 0,this._doResize=dt((t=>this.update(t)),a.resizeDelay||0),this._dataChanges=[],Cn[this.id]=this,r&&l?(bt.listen(this,"complete",Sn),bt.listen(this,"progress",Pn),this._initialize(),this.attached&&this.update()):console.error("Failed to create chart: can\'t acquire context from the given item")}get aspectRatio(){const{options:{aspectRatio:t,maintainAspectRatio:e},width:i,height:n,_aspectRatio:o}=this;return s(t)?e&&o?o:n?i/n:null:t}get data(){return this.config.data}set data(t){this.config.data=t}get options(){return this._options}set options(t){this.config.options=t}get registry(){return nn}_initialize(){return this.notifyPlugins("beforeInit"),this.options.responsive?this.resize():ke(this,this.options.devicePixelRatio),this.bindEvents(),this.notifyPlugins("afterInit"),this}clear(){return Te(this.canvas,this.ctx),this}stop(){return bt.stop(this),this}resize(t,e){bt.running(this)?this._resizeBeforeDraw={width:t,height:e}:this._resize(t,e)}_resize(t,e){const i=this.options,s=this.canvas,n=i.maintainAspectRatio&&this.aspectRatio,o=this.platform.getMaximumSize(s,t,e,n),a=i.devicePixelRatio||this.platform.getDevicePixelRatio(),r=this.width?"resize":"attach";this.width=o.width,this.height=o.height,this._aspectRatio=this.aspectRatio,ke(this,a,!0)&&(this.notifyPlugins("resize",{size:o}),d(i.onResize,[this,o],this),this.attached&&this._doResize(r)&&this.render())}ensureScalesHaveIDs(){u(this.options.scales||{},((t,e)=>{t.id=e}))}buildOrUpdateScales(){const t=this.options,e=t.scales,i=this.scales,s=Object.keys(i).reduce(((t,e)=>(t[e]=!1,t)),{});let n=[];e&&(n=n.concat(Object.keys(e).map((t=>{const i=e[t],s=cn(t,i),n="r"===s,o="x"===s;return{options:i,dposition:n?"chartArea":o?"bottom":"left",dtype:n?"radialLinear":o?"category":"linear"}})))),u(n,(e=>{const n=e.options,o=n.id,a=cn(o,n),r=l(n.type,e.dtype);void 0!==n.position&&wn(n.position,a)===wn(e.dposition)||(n.position=e.dposition),s[o]=!0;let h=null;if(o in i&&i[o].type===r)h=i[o];else{h=new(nn.getScale(r))({id:o,type:r,ctx:this.ctx,chart:this}),i[h.id]=h}h.init(n,t)})),u(s,((t,e)=>{t||delete i[e]})),u(i,(t=>{ls.configure(this,t,t.options),ls.addBox(this,t)}))}_updateMetasets(){const t=this._metasets,e=this.data.datasets.length,i=t.length;if(t.sort(((t,e)=>t.index-e.index)),i>e){for(let t=e;t<i;++t)this._destroyDatasetMeta(t);t.splice(e,i-e)}this._sortedMetasets=t.slice(0).sort(kn("order","index"))}_removeUnreferencedMetasets(){const{_metasets:t,data:{datasets:e}}=this;t.length>e.length&&delete this._stacks,t.forEach(((t,i)=>{0===e.filter((e=>e===t._dataset)).length&&this._destroyDatasetMeta(i)}))}buildOrUpdateControllers(){const t=[],e=this.data.datasets;let i,s;for(this._removeUnreferencedMetasets(),i=0,s=e.length;i<s;i++){const s=e[i];let n=this.getDatasetMeta(i);const o=s.type||this.config.type;if(n.type&&n.type!==o&&(this._destroyDatasetMeta(i),n=this.getDatasetMeta(i)),n.type=o,n.indexAxis=s.indexAxis||ln(o,this.options),n.order=s.order||0,n.index=i,n.label=""+s.label,n.visible=this.isDatasetVisible(i),n.controller)n.controller.updateIndex(i),n.controller.linkScales();else{const e=nn.getController(o),{datasetElementType:s,dataElementType:a}=ue.datasets[o];Object.assign(e,{dataElementType:nn.getElement(a),datasetElementType:s&&nn.getElement(s)}),n.controller=new e(this,i),t.push(n.controller)}}return this._updateMetasets(),t}_resetElements(){u(this.data.datasets,((t,e)=>{this.getDatasetMeta(e).controller.reset()}),this)}reset(){this._resetElements(),this.notifyPlugins("reset")}update(t){const e=this.config;e.update();const i=this._options=e.createResolver(e.chartOptionScopes(),this.getContext()),s=this._animationsDisabled=!i.animation;if(this._updateScales(),this._checkEventBindings(),this._updateHiddenIndices(),this._plugins.invalidate(),!1===this.notifyPlugins("beforeUpdate",{mode:t,cancelable:!0}))return;const n=this.buildOrUpdateControllers();this.notifyPlugins("beforeElementsUpdate");let o=0;for(let t=0,e=this.data.datasets.length;t<e;t++){const{controller:e}=this.getDatasetMeta(t),i=!s&&-1===n.indexOf(e);e.buildOrUpdateElements(i),o=Math.max(+e.getMaxOverflow(),o)}o=this._minPadding=i.layout.autoPadding?o:0,this._updateLayout(o),s||u(n,(t=>{t.reset()})),this._updateDatasets(t),this.notifyPlugins("afterUpdate",{mode:t}),this._layers.sort(kn("z","_idx"));const{_active:a,_lastEvent:r}=this;r?this._eventHandler(r,!0):a.length&&this._updateHoverStyles(a,a,!0),this.render()}_updateScales(){u(this.scales,(t=>{ls.removeBox(this,t)})),this.ensureScalesHaveIDs(),this.buildOrUpdateScales()}_checkEventBindings(){const t=this.options,e=new Set(Object.keys(this._listeners)),i=new Set(t.events);P(e,i)&&!!this._responsiveListeners===t.responsive||(this.unbindEvents(),this.bindEvents())}_updateHiddenIndices(){const{_hiddenIndices:t}=this,e=this._getUniformDataChanges()||[];for(const{method:i,start:s,count:n}of e){An(t,s,"_removeElements"===i?-n:n)}}_getUniformDataChanges(){const t=this._dataChanges;if(!t||!t.length)return;this._dataChanges=[];const e=this.data.datasets.length,i=e=>new Set(t.filter((t=>t[0]===e)).map(((t,e)=>e+","+t.splice(1).join(",")))),s=i(0);for(let t=1;t<e;t++)if(!P(s,i(t)))return;return Array.from(s).map((t=>t.split(","))).map((t=>({method:t[1],start:+t[2],count:+t[3]})))}_updateLayout(t){if(!1===this.notifyPlugins("beforeLayout",{cancelable:!0}))return;ls.update(this,this.width,this.height,t);const e=this.chartArea,i=e.width<=0||e.height<=0;this._layers=[],u(this.boxes,(t=>{i&&"chartArea"===t.position||(t.configure&&t.configure(),this._layers.push(...t._layers()))}),this),this._layers.forEach(((t,e)=>{t._idx=e})),this.notifyPlugins("afterLayout")}_updateDatasets(t){if(!1!==this.notifyPlugins("beforeDatasetsUpdate",{mode:t,cancelable:!0})){for(let t=0,e=this.data.datasets.length;t<e;++t)this.getDatasetMeta(t).controller.configure();for(let e=0,i=this.data.datasets.length;e<i;++e)this._updateDataset(e,S(t)?t({datasetIndex:e}):t);this.notifyPlugins("afterDatasetsUpdate",{mode:t})}}_updateDataset(t,e){const i=this.getDatasetMeta(t),s={meta:i,index:t,mode:e,cancelable:!0};!1!==this.notifyPlugins("beforeDatasetUpdate",s)&&(i.controller._update(e),s.cancelable=!1,this.notifyPlugins("afterDatasetUpdate",s))}render(){!1!==this.notifyPlugins("beforeRender",{cancelable:!0})&&(bt.has(this)?this.attached&&!bt.running(this)&&bt.start(this):(this.draw(),Sn({chart:this})))}draw(){let t;if(this._resizeBeforeDraw){const{width:t,height:e}=this._resizeBeforeDraw;this._resizeBeforeDraw=null,this._resize(t,e)}if(this.clear(),this.width<=0||this.height<=0)return;if(!1===this.notifyPlugins("beforeDraw",{cancelable:!0}))return;const e=this._layers;for(t=0;t<e.length&&e[t].z<=0;++t)e[t].draw(this.chartArea);for(this._drawDatasets();t<e.length;++t)e[t].draw(this.chartArea);this.notifyPlugins("afterDraw")}_getSortedDatasetMetas(t){const e=this._sortedMetasets,i=[];let s,n;for(s=0,n=e.length;s<n;++s){const n=e[s];t&&!n.visible||i.push(n)}return i}getSortedVisibleDatasetMetas(){return this._getSortedDatasetMetas(!0)}_drawDatasets(){if(!1===this.notifyPlugins("beforeDatasetsDraw",{cancelable:!0}))return;const t=this.getSortedVisibleDatasetMetas();for(let e=t.length-1;e>=0;--e)this._drawDataset(t[e]);this.notifyPlugins("afterDatasetsDraw")}_drawDataset(t){const e=this.ctx,i={meta:t,index:t.index,cancelable:!0},s=Wi(this,t);!1!==this.notifyPlugins("beforeDatasetDraw",i)&&(s&&Ie(e,s),t.controller.draw(),s&&ze(e),i.cancelable=!1,this.notifyPlugins("afterDatasetDraw",i))}isPointInArea(t){return Re(t,this.chartArea,this._minPadding)}getElementsAtEventForMode(t,e,i,s){const n=Ki.modes[e];return"function"==typeof n?n(this,t,i,s):[]}getDatasetMeta(t){const e=this.data.datasets[t],i=this._metasets;let s=i.filter((t=>t&&t._dataset===e)).pop();return s||(s={type:null,data:[],dataset:null,controller:null,hidden:null,xAxisID:null,yAxisID:null,order:e&&e.order||0,index:t,_dataset:e,_parsed:[],_sorted:!1},i.push(s)),s}getContext(){return this.$context||(this.$context=Ci(null,{chart:this,type:"chart"}))}getVisibleDatasetCount(){return this.getSortedVisibleDatasetMetas().length}isDatasetVisible(t){const e=this.data.datasets[t];if(!e)return!1;const i=this.getDatasetMeta(t);return"boolean"==typeof i.hidden?!i.hidden:!e.hidden}setDatasetVisibility(t,e){this.getDatasetMeta(t).hidden=!e}toggleDataVisibility(t){this._hiddenIndices[t]=!this._hiddenIndices[t]}getDataVisibility(t){return!this._hiddenIndices[t]}_updateVisibility(t,e,i){const s=i?"show":"hide",n=this.getDatasetMeta(t),o=n.controller._resolveAnimations(void 0,s);k(e)?(n.data[e].hidden=!i,this.update()):(this.setDatasetVisibility(t,i),o.update(n,{visible:i}),this.update((e=>e.datasetIndex===t?s:void 0)))}hide(t,e){this._updateVisibility(t,e,!1)}show(t,e){this._updateVisibility(t,e,!0)}_destroyDatasetMeta(t){const e=this._metasets[t];e&&e.controller&&e.controller._destroy(),delete this._metasets[t]}_stop(){let t,e;for(this.stop(),bt.remove(this),t=0,e=this.data.datasets.length;t<e;++t)this._destroyDatasetMeta(t)}destroy(){this.notifyPlugins("beforeDestroy");const{canvas:t,ctx:e}=this;this._stop(),this.config.clearCache(),t&&(this.unbindEvents(),Te(t,e),this.platform.releaseContext(e),this.canvas=null,this.ctx=null),delete Cn[this.id],this.notifyPlugins("afterDestroy")}toBase64Image(...t){return this.canvas.toDataURL(...t)}bindEvents(){this.bindUserEvents(),this.options.responsive?this.bindResponsiveEvents():this.attached=!0}bindUserEvents(){const t=this._listeners,e=this.platform,i=(i,s)=>{e.addEventListener(this,i,s),t[i]=s},s=(t,e,i)=>{t.offsetX=e,t.offsetY=i,this._eventHandler(t)};u(this.options.events,(t=>i(t,s)))}bindResponsiveEvents(){this._responsiveListeners||(this._responsiveListeners={});const t=this._responsiveListeners,e=this.platform,i=(i,s)=>{e.addEventListener(this,i,s),t[i]=s},s=(i,s)=>{t[i]&&(e.removeEventListener(this,i,s),delete t[i])},n=(t,e)=>{this.canvas&&this.resize(t,e)};let o;const a=()=>{s("attach",a),this.attached=!0,this.resize(),i("resize",n),i("detach",o)};o=()=>{this.attached=!1,s("resize",n),this._stop(),this._resize(0,0),i("attach",a)},e.isAttached(this.canvas)?a():o()}unbindEvents(){u(this._listeners,((t,e)=>{this.platform.removeEventListener(this,e,t)})),this._listeners={},u(this._responsiveListeners,((t,e)=>{this.platform.removeEventListener(this,e,t)})),this._responsiveListeners=void 0}updateHoverStyle(t,e,i){const s=i?"set":"remove";let n,o,a,r;for("dataset"===e&&(n=this.getDatasetMeta(t[0].datasetIndex),n.controller["_"+s+"DatasetHoverStyle"]()),a=0,r=t.length;a<r;++a){o=t[a];const e=o&&this.getDatasetMeta(o.datasetIndex).controller;e&&e[s+"HoverStyle"](o.element,o.datasetIndex,o.index)}}getActiveElements(){return this._active||[]}setActiveElements(t){const e=this._active||[],i=t.map((({datasetIndex:t,index:e})=>{const i=this.getDatasetMeta(t);if(!i)throw new Error("No dataset found at index "+t);return{datasetIndex:t,element:i.data[e],index:e}}));!f(i,e)&&(this._active=i,this._lastEvent=null,this._updateHoverStyles(i,e))}notifyPlugins(t,e,i){return this._plugins.notify(this,t,e,i)}isPluginEnabled(t){return 1===this._plugins._cache.filter((e=>e.plugin.id===t)).length}_updateHoverStyles(t,e,i){const s=this.options.hover,n=(t,e)=>t.filter((t=>!e.some((e=>t.datasetIndex===e.datasetIndex&&t.index===e.index)))),o=n(e,t),a=i?t:n(t,e);o.length&&this.updateHoverStyle(o,s.mode,!1),a.length&&s.mode&&this.updateHoverStyle(a,s.mode,!0)}_eventHandler(t,e){const i={event:t,replay:e,cancelable:!0,inChartArea:this.isPointInArea(t)},s=e=>(e.options.events||this.options.events).includes(t.native.type);if(!1===this.notifyPlugins("beforeEvent",i,s))return;const n=this._handleEvent(t,e,i.inChartArea);return i.cancelable=!1,this.notifyPlugins("afterEvent",i,s),(n||i.changed)&&this.render(),this}_handleEvent(t,e,i){const{_active:s=[],options:n}=this,o=e,a=this._getActiveElements(t,s,i,o),r=D(t),l=function(t,e,i,s){return i&&"mouseout"!==t.type?s?e:t:null}(t,this._lastEvent,i,r);i&&(this._lastEvent=null,d(n.onHover,[t,a,this],this),r&&d(n.onClick,[t,a,this],this));const h=!f(a,s);return(h||e)&&(this._active=a,this._updateHoverStyles(a,s,e)),this._lastEvent=l,h}_getActiveElements(t,e,i,s){if("mouseout"===t.type)return[];if(!i)return e;const n=this.options.hover;return this.getElementsAtEventForMode(t,n.mode,n,s)}}function Ln(){return u(Tn.instances,(t=>t._plugins.invalidate()))}function En(){throw new Error("This method is not implemented: Check that a complete date adapter is provided.")}class Rn{static override(t){Object.assign(Rn.prototype,t)}options;constructor(t){this.options=t||{}}init(){}formats(){return En()}parse(){return En()}format(){return En()}add(){return En()}diff(){return En()}startOf(){return En()}endOf(){return En()}}var In={_date:Rn};function zn(t){const e=t.iScale,i=function(t,e){if(!t._cache.$bar){const i=t.getMatchingVisibleMetas(e);let s=[];for(let e=0,n=i.length;e<n;e++)s=s.concat(i[e].controller.getAllParsedValues(t));t._cache.$bar=lt(s.sort(((t,e)=>t-e)))}return t._cache.$bar}(e,t.type);let s,n,o,a,r=e._length;const l=()=>{32767!==o&&-32768!==o&&(k(a)&&(r=Math.min(r,Math.abs(o-a)||r)),a=o)};for(s=0,n=i.length;s<n;++s)o=e.getPixelForValue(i[s]),l();for(a=void 0,s=0,n=e.ticks.length;s<n;++s)o=e.getPixelForTick(s),l();return r}function Fn(t,e,i,s){return n(t)?function(t,e,i,s){const n=i.parse(t[0],s),o=i.parse(t[1],s),a=Math.min(n,o),r=Math.max(n,o);let l=a,h=r;Math.abs(a)>Math.abs(r)&&(l=r,h=a),e[i.axis]=h,e._custom={barStart:l,barEnd:h,start:n,end:o,min:a,max:r}}(t,e,i,s):e[i.axis]=i.parse(t,s),e}function Vn(t,e,i,s){const n=t.iScale,o=t.vScale,a=n.getLabels(),r=n===o,l=[];let h,c,d,u;for(h=i,c=i+s;h<c;++h)u=e[h],d={},d[n.axis]=r||n.parse(a[h],h),l.push(Fn(u,d,o,h));return l}function Bn(t){return t&&void 0!==t.barStart&&void 0!==t.barEnd}function Nn(t,e,i,s){let n=e.borderSkipped;const o={};if(!n)return void(t.borderSkipped=o);if(!0===n)return void(t.borderSkipped={top:!0,right:!0,bottom:!0,left:!0});const{start:a,end:r,reverse:l,top:h,bottom:c}=function(t){let e,i,s,n,o;return t.horizontal?(e=t.base>t.x,i="left",s="right"):(e=t.base<t.y,i="bottom",s="top"),e?(n="end",o="start"):(n="start",o="end"),{start:i,end:s,reverse:e,top:n,bottom:o}}(t);"middle"===n&&i&&(t.enableBorderRadius=!0,(i._top||0)===s?n=h:(i._bottom||0)===s?n=c:(o[Wn(c,a,r,l)]=!0,n=h)),o[Wn(n,a,r,l)]=!0,t.borderSkipped=o}function Wn(t,e,i,s){var n,o,a;return s?(a=i,t=Hn(t=(n=t)===(o=e)?a:n===a?o:n,i,e)):t=Hn(t,e,i),t}function Hn(t,e,i){return"start"===t?e:"end"===t?i:t}function jn(t,{inflateAmount:e},i){t.inflateAmount="auto"===e?1===i?.33:0:e}class $n extends js{static id="doughnut";static defaults={datasetElementType:!1,dataElementType:"arc",animation:{animateRotate:!0,animateScale:!1},animations:{numbers:{type:"number",properties:["circumference","endAngle","innerRadius","outerRadius","startAngle","x","y","offset","borderWidth","spacing"]}},cutout:"50%",rotation:0,circumference:360,radius:"100%",spacing:0,spacingMode:"angular",indexAxis:"r"};static descriptors={_scriptable:t=>"spacing"!==t&&"spacingMode"!==t,_indexable:t=>"spacing"!==t&&"spacingMode"!==t&&!t.startsWith("borderDash")&&!t.startsWith("hoverBorderDash")};static overrides={aspectRatio:1,plugins:{legend:{labels:{generateLabels(t){const e=t.data,{labels:{pointStyle:i,textAlign:s,color:n,useBorderRadius:o,borderRadius:a}}=t.legend.options;return e.labels.length&&e.datasets.length?e.labels.map(((e,r)=>{const l=t.getDatasetMeta(0).controller.getStyle(r);return{text:e,fillStyle:l.backgroundColor,fontColor:n,hidden:!t.getDataVisibility(r),lineDash:l.borderDash,lineDashOffset:l.borderDashOffset,lineJoin:l.borderJoinStyle,lineWidth:l.borderWidth,strokeStyle:l.borderColor,textAlign:s,pointStyle:i,borderRadius:o&&(a||l.borderRadius),index:r}})):[]}},onClick(t,e,i){i.chart.toggleDataVisibility(e.index),i.chart.update()}}}};constructor(t,e){super(t,e),this.enableOptionSharing=!0,this.innerRadius=void 0,this.outerRadius=void 0,this.offsetX=void 0,this.offsetY=void 0}linkScales(){}parse(t,e){const i=this.getDataset().data,s=this._cachedMeta;if(!1===this._parsing)s._parsed=i;else{let n,a,r=t=>+i[t];if(o(i[t])){const{key:t="value"}=this._parsing;r=e=>+M(i[e],t)}for(n=t,a=t+e;n<a;++n)s._parsed[n]=r(n)}}_getRotation(){return $(this.options.rotation-90)}_getCircumference(){return $(this.options.circumference)}_getRotationExtents(){let t=O,e=-O;for(let i=0;i<this.chart.data.datasets.length;++i)if(this.chart.isDatasetVisible(i)&&this.chart.getDatasetMeta(i).type===this._type){const s=this.chart.getDatasetMeta(i).controller,n=s._getRotation(),o=s._getCircumference();t=Math.min(t,n),e=Math.max(e,n+o)}return{rotation:t,circumference:e-t}}update(t){const e=this.chart,{chartArea:i}=e,s=this._cachedMeta,n=s.data,o=this.getMaxBorderWidth()+this.getMaxOffset(n)+this.options.spacing,a=Math.max((Math.min(i.width,i.height)-o)/2,0),r=Math.min(h(this.options.cutout,a),1),l=this._getRingWeight(this.index),{circumference:d,rotation:u}=this._getRotationExtents(),{ratioX:f,ratioY:g,offsetX:p,offsetY:m}=function(t,e,i){let s=1,n=1,o=0,a=0;if(e<O){const r=t,l=r+e,h=Math.cos(r),c=Math.sin(r),d=Math.cos(l),u=Math.sin(l),f=(t,e,s)=>J(t,r,l,!0)?1:Math.max(e,e*i,s,s*i),g=(t,e,s)=>J(t,r,l,!0)?-1:Math.min(e,e*i,s,s*i),p=f(0,h,d),m=f(E,c,u),x=g(C,h,d),b=g(C+E,c,u);s=(p-x)/2,n=(m-b)/2,o=-(p+x)/2,a=-(m+b)/2}return{ratioX:s,ratioY:n,offsetX:o,offsetY:a}}(u,d,r),x=(i.width-o)/f,b=(i.height-o)/g,_=Math.max(Math.min(x,b)/2,0),y=c(this.options.radius,_),v=(y-Math.max(y*r,0))/this._getVisibleDatasetWeightTotal();this.offsetX=p*y,this.offsetY=m*y,s.total=this.calculateTotal(),this.outerRadius=y-v*this._getRingWeightOffset(this.index),this.innerRadius=Math.max(this.outerRadius-v*l,0),this.updateElements(n,0,n.length,t)}_circumference(t,e){const i=this.options,s=this._cachedMeta,n=this._getCircumference();return e&&i.animation.animateRotate||!this.chart.getDataVisibility(t)||null===s._parsed[t]||s.data[t].hidden?0:this.calculateCircumference(s._parsed[t]*n/O)}updateElements(t,e,i,s){const n="reset"===s,o=this.chart,a=o.chartArea,r=o.options.animation,l=(a.left+a.right)/2,h=(a.top+a.bottom)/2,c=n&&r.animateScale,d=c?0:this.innerRadius,u=c?0:this.outerRadius,{sharedOptions:f,includeOptions:g}=this._getSharedOptions(e,s);let p,m=this._getRotation();for(p=0;p<e;++p)m+=this._circumference(p,n);for(p=e;p<e+i;++p){const e=this._circumference(p,n),i=t[p],o={x:l+this.offsetX,y:h+this.offsetY,startAngle:m,endAngle:m+e,circumference:e,outerRadius:u,innerRadius:d};g&&(o.options=f||this.resolveDataElementOptions(p,i.active?"active":s)),m+=e,this.updateElement(i,p,o,s)}}calculateTotal(){const t=this._cachedMeta,e=t.data;let i,s=0;for(i=0;i<e.length;i++){const n=t._parsed[i];null===n||isNaN(n)||!this.chart.getDataVisibility(i)||e[i].hidden||(s+=Math.abs(n))}return s}calculateCircumference(t){const e=this._cachedMeta.total;return e>0&&!isNaN(t)?O*(Math.abs(t)/e):0}getLabelAndValue(t){const e=this._cachedMeta,i=this.chart,s=i.data.labels||[],n=ne(e._parsed[t],i.options.locale);return{label:s[t]||"",value:n}}getMaxBorderWidth(t){let e=0;const i=this.chart;let s,n,o,a,r;if(!t)for(s=0,n=i.data.datasets.length;s<n;++s)if(i.isDatasetVisible(s)){o=i.getDatasetMeta(s),t=o.data,a=o.controller;break}if(!t)return 0;for(s=0,n=t.length;s<n;++s)r=a.resolveDataElementOptions(s),"inner"!==r.borderAlign&&(e=Math.max(e,r.borderWidth||0,r.hoverBorderWidth||0));return e}getMaxOffset(t){let e=0;for(let i=0,s=t.length;i<s;++i){const t=this.resolveDataElementOptions(i);e=Math.max(e,t.offset||0,t.hoverOffset||0)}return e}_getRingWeightOffset(t){let e=0;for(let i=0;i<t;++i)this.chart.isDatasetVisible(i)&&(e+=this._getRingWeight(i));return e}_getRingWeight(t){return Math.max(l(this.chart.data.datasets[t].weight,1),0)}_getVisibleDatasetWeightTotal(){return this._getRingWeightOffset(this.chart.data.datasets.length)||1}}class Yn extends js{static id="polarArea";static defaults={dataElementType:"arc",animation:{animateRotate:!0,animateScale:!0},animations:{numbers:{type:"number",properties:["x","y","startAngle","endAngle","innerRadius","outerRadius"]}},indexAxis:"r",startAngle:0,spacing:0,spacingMode:"proportional"};static overrides={aspectRatio:1,plugins:{legend:{labels:{generateLabels(t){const e=t.data;if(e.labels.length&&e.datasets.length){const{labels:{pointStyle:i,color:s}}=t.legend.options;return e.labels.map(((e,n)=>{const o=t.getDatasetMeta(0).controller.getStyle(n);return{text:e,fillStyle:o.backgroundColor,strokeStyle:o.borderColor,fontColor:s,lineWidth:o.borderWidth,pointStyle:i,hidden:!t.getDataVisibility(n),index:n}}))}return[]}},onClick(t,e,i){i.chart.toggleDataVisibility(e.index),i.chart.update()}}},scales:{r:{type:"radialLinear",angleLines:{display:!1},beginAtZero:!0,grid:{circular:!0},pointLabels:{display:!1},startAngle:0}}};constructor(t,e){super(t,e),this.innerRadius=void 0,this.outerRadius=void 0}getLabelAndValue(t){const e=this._cachedMeta,i=this.chart,s=i.data.labels||[],n=ne(e._parsed[t].r,i.options.locale);return{label:s[t]||"",value:n}}parseObjectData(t,e,i,s){return ii.bind(this)(t,e,i,s)}update(t){const e=this._cachedMeta.data;this._updateRadius(),this.updateElements(e,0,e.length,t)}getMinMax(){const t=this._cachedMeta,e={min:Number.POSITIVE_INFINITY,max:Number.NEGATIVE_INFINITY};return t.data.forEach(((t,i)=>{const s=this.getParsed(i).r;!isNaN(s)&&this.chart.getDataVisibility(i)&&(s<e.min&&(e.min=s),s>e.max&&(e.max=s))})),e}_updateRadius(){const t=this.chart,e=t.chartArea,i=t.options,s=Math.min(e.right-e.left,e.bottom-e.top),n=Math.max(s/2,0),o=(n-Math.max(i.cutoutPercentage?n/100*i.cutoutPercentage:1,0))/t.getVisibleDatasetCount();this.outerRadius=n-o*this.index,this.innerRadius=this.outerRadius-o}updateElements(t,e,i,s){const n="reset"===s,o=this.chart,a=o.options.animation,r=this._cachedMeta.rScale,l=r.xCenter,h=r.yCenter,c=r.getIndexAngle(0)-.5*C;let d,u=c;const f=360/this.countVisibleElements();for(d=0;d<e;++d)u+=this._computeAngle(d,s,f);for(d=e;d<e+i;d++){const e=t[d];let i=u,g=u+this._computeAngle(d,s,f),p=o.getDataVisibility(d)?r.getDistanceFromCenterForValue(this.getParsed(d).r):0;u=g,n&&(a.animateScale&&(p=0),a.animateRotate&&(i=g=c));const m={x:l,y:h,innerRadius:0,outerRadius:p,startAngle:i,endAngle:g,options:this.resolveDataElementOptions(d,e.active?"active":s)};0===m.options.spacing&&(m.options.spacing=this.options.spacing),"angular"===m.options.spacingMode&&(m.options.spacingMode=this.options.spacingMode),this.updateElement(e,d,m,s)}}countVisibleElements(){const t=this._cachedMeta;let e=0;return t.data.forEach(((t,i)=>{!isNaN(this.getParsed(i).r)&&this.chart.getDataVisibility(i)&&e++})),e}_computeAngle(t,e,i){return this.chart.getDataVisibility(t)?$(this.resolveDataElementOptions(t,e).angle||i):0}}var Un=Object.freeze({__proto__:null,BarController:class extends js{static id="bar";static defaults={datasetElementType:!1,dataElementType:"bar",categoryPercentage:.8,barPercentage:.9,grouped:!0,animations:{numbers:{type:"number",properties:["x","y","base","width","height"]}}};static overrides={scales:{_index_:{type:"category",offset:!0,grid:{offset:!0}},_value_:{type:"linear",beginAtZero:!0}}};parsePrimitiveData(t,e,i,s){return Vn(t,e,i,s)}parseArrayData(t,e,i,s){return Vn(t,e,i,s)}parseObjectData(t,e,i,s){const{iScale:n,vScale:o}=t,{xAxisKey:a="x",yAxisKey:r="y"}=this._parsing,l="x"===n.axis?a:r,h="x"===o.axis?a:r,c=[];let d,u,f,g;for(d=i,u=i+s;d<u;++d)g=e[d],f={},f[n.axis]=n.parse(M(g,l),d),c.push(Fn(M(g,h),f,o,d));return c}updateRangeFromParsed(t,e,i,s){super.updateRangeFromParsed(t,e,i,s);const n=i._custom;n&&e===this._cachedMeta.vScale&&(t.min=Math.min(t.min,n.min),t.max=Math.max(t.max,n.max))}getMaxOverflow(){return 0}getLabelAndValue(t){const e=this._cachedMeta,{iScale:i,vScale:s}=e,n=this.getParsed(t),o=n._custom,a=Bn(o)?"["+o.start+", "+o.end+"]":""+s.getLabelForValue(n[s.axis]);return{label:""+i.getLabelForValue(n[i.axis]),value:a}}initialize(){this.enableOptionSharing=!0,super.initialize();this._cachedMeta.stack=this.getDataset().stack}update(t){const e=this._cachedMeta;this.updateElements(e.data,0,e.data.length,t)}updateElements(t,e,i,n){const o="reset"===n,{index:a,_cachedMeta:{vScale:r}}=this,l=r.getBasePixel(),h=r.isHorizontal(),c=this._getRuler(),{sharedOptions:d,includeOptions:u}=this._getSharedOptions(e,n);for(let f=e;f<e+i;f++){const e=this.getParsed(f),i=o||s(e[r.axis])?{base:l,head:l}:this._calculateBarValuePixels(f),g=this._calculateBarIndexPixels(f,c),p=(e._stacks||{})[r.axis],m={horizontal:h,base:i.base,enableBorderRadius:!p||Bn(e._custom)||a===p._top||a===p._bottom,x:h?i.head:g.center,y:h?g.center:i.head,height:h?g.size:Math.abs(i.size),width:h?Math.abs(i.size):g.size};u&&(m.options=d||this.resolveDataElementOptions(f,t[f].active?"active":n));const x=m.options||t[f].options;Nn(m,x,p,a),jn(m,x,c.ratio),this.updateElement(t[f],f,m,n)}}_getStacks(t,e){const{iScale:i}=this._cachedMeta,n=i.getMatchingVisibleMetas(this._type).filter((t=>t.controller.options.grouped)),o=i.options.stacked,a=[],r=this._cachedMeta.controller.getParsed(e),l=r&&r[i.axis],h=t=>{const e=t._parsed.find((t=>t[i.axis]===l)),n=e&&e[t.vScale.axis];if(s(n)||isNaN(n))return!0};for(const i of n)if((void 0===e||!h(i))&&((!1===o||-1===a.indexOf(i.stack)||void 0===o&&void 0===i.stack)&&a.push(i.stack),i.index===t))break;return a.length||a.push(void 0),a}_getStackCount(t){return this._getStacks(void 0,t).length}_getAxisCount(){return this._getAxis().length}getFirstScaleIdForIndexAxis(){const t=this.chart.scales,e=this.chart.options.indexAxis;return Object.keys(t).filter((i=>t[i].axis===e)).shift()}_getAxis(){const t={},e=this.getFirstScaleIdForIndexAxis();for(const i of this.chart.data.datasets)t[l("x"===this.chart.options.indexAxis?i.xAxisID:i.yAxisID,e)]=!0;return Object.keys(t)}_getStackIndex(t,e,i){const s=this._getStacks(t,i),n=void 0!==e?s.indexOf(e):-1;return-1===n?s.length-1:n}_getRuler(){const t=this.options,e=this._cachedMeta,i=e.iScale,s=[];let n,o;for(n=0,o=e.data.length;n<o;++n)s.push(i.getPixelForValue(this.getParsed(n)[i.axis],n));const a=t.barThickness;return{min:a||zn(e),pixels:s,start:i._startPixel,end:i._endPixel,stackCount:this._getStackCount(),scale:i,grouped:t.grouped,ratio:a?1:t.categoryPercentage*t.barPercentage}}_calculateBarValuePixels(t){const{_cachedMeta:{vScale:e,_stacked:i,index:n},options:{base:o,minBarLength:a}}=this,r=o||0,l=this.getParsed(t),h=l._custom,c=Bn(h);let d,u,f=l[e.axis],g=0,p=i?this.applyStack(e,l,i):f;p!==f&&(g=p-f,p=f),c&&(f=h.barStart,p=h.barEnd-h.barStart,0!==f&&F(f)!==F(h.barEnd)&&(g=0),g+=f);const m=s(o)||c?g:o;let x=e.getPixelForValue(m);if(d=this.chart.getDataVisibility(t)?e.getPixelForValue(g+p):x,u=d-x,Math.abs(u)<a){u=function(t,e,i){return 0!==t?F(t):(e.isHorizontal()?1:-1)*(e.min>=i?1:-1)}(u,e,r)*a,f===r&&(x-=u/2);const t=e.getPixelForDecimal(0),s=e.getPixelForDecimal(1),o=Math.min(t,s),h=Math.max(t,s);x=Math.max(Math.min(x,h),o),d=x+u,i&&!c&&(l._stacks[e.axis]._visualValues[n]=e.getValueForPixel(d)-e.getValueForPixel(x))}if(x===e.getPixelForValue(r)){const t=F(u)*e.getLineWidthForValue(r)/2;x+=t,u-=t}return{size:u,base:x,head:d,center:d+u/2}}_calculateBarIndexPixels(t,e){const i=e.scale,n=this.options,o=n.skipNull,a=l(n.maxBarThickness,1/0);let r,h;const c=this._getAxisCount();if(e.grouped){const i=o?this._getStackCount(t):e.stackCount,d="flex"===n.barThickness?function(t,e,i,s){const n=e.pixels,o=n[t];let a=t>0?n[t-1]:null,r=t<n.length-1?n[t+1]:null;const l=i.categoryPercentage;null===a&&(a=o-(null===r?e.end-e.start:r-o)),null===r&&(r=o+o-a);const h=o-(o-Math.min(a,r))/2*l;return{chunk:Math.abs(r-a)/2*l/s,ratio:i.barPercentage,start:h}}(t,e,n,i*c):function(t,e,i,n){const o=i.barThickness;let a,r;return s(o)?(a=e.min*i.categoryPercentage,r=i.barPercentage):(a=o*n,r=1),{chunk:a/n,ratio:r,start:e.pixels[t]-a/2}}(t,e,n,i*c),u="x"===this.chart.options.indexAxis?this.getDataset().xAxisID:this.getDataset().yAxisID,f=this._getAxis().indexOf(l(u,this.getFirstScaleIdForIndexAxis())),g=this._getStackIndex(this.index,this._cachedMeta.stack,o?t:void 0)+f;r=d.start+d.chunk*g+d.chunk/2,h=Math.min(a,d.chunk*d.ratio)}else r=i.getPixelForValue(this.getParsed(t)[i.axis],t),h=Math.min(a,e.min*e.ratio);return{base:r-h/2,head:r+h/2,center:r,size:h}}draw(){const t=this._cachedMeta,e=t.vScale,i=t.data,s=i.length;let n=0;for(;n<s;++n)null===this.getParsed(n)[e.axis]||i[n].hidden||i[n].draw(this._ctx)}},BubbleController:class extends js{static id="bubble";static defaults={datasetElementType:!1,dataElementType:"point",animations:{numbers:{type:"number",properties:["x","y","borderWidth","radius"]}}};static overrides={scales:{x:{type:"linear"},y:{type:"linear"}}};initialize(){this.enableOptionSharing=!0,super.initialize()}parsePrimitiveData(t,e,i,s){const n=super.parsePrimitiveData(t,e,i,s);for(let t=0;t<n.length;t++)n[t]._custom=this.resolveDataElementOptions(t+i).radius;return n}parseArrayData(t,e,i,s){const n=super.parseArrayData(t,e,i,s);for(let t=0;t<n.length;t++){const s=e[i+t];n[t]._custom=l(s[2],this.resolveDataElementOptions(t+i).radius)}return n}parseObjectData(t,e,i,s){const n=super.parseObjectData(t,e,i,s);for(let t=0;t<n.length;t++){const s=e[i+t];n[t]._custom=l(s&&s.r&&+s.r,this.resolveDataElementOptions(t+i).radius)}return n}getMaxOverflow(){const t=this._cachedMeta.data;let e=0;for(let i=t.length-1;i>=0;--i)e=Math.max(e,t[i].size(this.resolveDataElementOptions(i))/2);return e>0&&e}getLabelAndValue(t){const e=this._cachedMeta,i=this.chart.data.labels||[],{xScale:s,yScale:n}=e,o=this.getParsed(t),a=s.getLabelForValue(o.x),r=n.getLabelForValue(o.y),l=o._custom;return{label:i[t]||"",value:"("+a+", "+r+(l?", "+l:"")+")"}}update(t){const e=this._cachedMeta.data;this.updateElements(e,0,e.length,t)}updateElements(t,e,i,s){const n="reset"===s,{iScale:o,vScale:a}=this._cachedMeta,{sharedOptions:r,includeOptions:l}=this._getSharedOptions(e,s),h=o.axis,c=a.axis;for(let d=e;d<e+i;d++){const e=t[d],i=!n&&this.getParsed(d),u={},f=u[h]=n?o.getPixelForDecimal(.5):o.getPixelForValue(i[h]),g=u[c]=n?a.getBasePixel():a.getPixelForValue(i[c]);u.skip=isNaN(f)||isNaN(g),l&&(u.options=r||this.resolveDataElementOptions(d,e.active?"active":s),n&&(u.options.radius=0)),this.updateElement(e,d,u,s)}}resolveDataElementOptions(t,e){const i=this.getParsed(t);let s=super.resolveDataElementOptions(t,e);s.$shared&&(s=Object.assign({},s,{$shared:!1}));const n=s.radius;return"active"!==e&&(s.radius=0),s.radius+=l(i&&i._custom,n),s}},DoughnutController:$n,LineController:class extends js{static id="line";static defaults={datasetElementType:"line",dataElementType:"point",showLine:!0,spanGaps:!1};static overrides={scales:{_index_:{type:"category"},_value_:{type:"linear"}}};initialize(){this.enableOptionSharing=!0,this.supportsDecimation=!0,super.initialize()}update(t){const e=this._cachedMeta,{dataset:i,data:s=[],_dataset:n}=e,o=this.chart._animationsDisabled;let{start:a,count:r}=pt(e,s,o);this._drawStart=a,this._drawCount=r,mt(e)&&(a=0,r=s.length),i._chart=this.chart,i._datasetIndex=this.index,i._decimated=!!n._decimated,i.points=s;const l=this.resolveDatasetElementOptions(t);this.options.showLine||(l.borderWidth=0),l.segment=this.options.segment,this.updateElement(i,void 0,{animated:!o,options:l},t),this.updateElements(s,a,r,t)}updateElements(t,e,i,n){const o="reset"===n,{iScale:a,vScale:r,_stacked:l,_dataset:h}=this._cachedMeta,{sharedOptions:c,includeOptions:d}=this._getSharedOptions(e,n),u=a.axis,f=r.axis,{spanGaps:g,segment:p}=this.options,m=W(g)?g:Number.POSITIVE_INFINITY,x=this.chart._animationsDisabled||o||"none"===n,b=e+i,_=t.length;let y=e>0&&this.getParsed(e-1);for(let i=0;i<_;++i){const g=t[i],_=x?g:{};if(i<e||i>=b){_.skip=!0;continue}const v=this.getParsed(i),M=s(v[f]),w=_[u]=a.getPixelForValue(v[u],i),k=_[f]=o||M?r.getBasePixel():r.getPixelForValue(l?this.applyStack(r,v,l):v[f],i);_.skip=isNaN(w)||isNaN(k)||M,_.stop=i>0&&Math.abs(v[u]-y[u])>m,p&&(_.parsed=v,_.raw=h.data[i]),d&&(_.options=c||this.resolveDataElementOptions(i,g.active?"active":n)),x||this.updateElement(g,i,_,n),y=v}}getMaxOverflow(){const t=this._cachedMeta,e=t.dataset,i=e.options&&e.options.borderWidth||0,s=t.data||[];if(!s.length)return i;const n=s[0].size(this.resolveDataElementOptions(0)),o=s[s.length-1].size(this.resolveDataElementOptions(s.length-1));return Math.max(i,n,o)/2}draw(){const t=this._cachedMeta;t.dataset.updateControlPoints(this.chart.chartArea,t.iScale.axis),super.draw()}},PieController:class extends $n{static id="pie";static defaults={cutout:0,rotation:0,circumference:360,radius:"100%"}},PolarAreaController:Yn,RadarController:class extends js{static id="radar";static defaults={datasetElementType:"line",dataElementType:"point",indexAxis:"r",showLine:!0,elements:{line:{fill:"start"}}};static overrides={aspectRatio:1,scales:{r:{type:"radialLinear"}}};getLabelAndValue(t){const e=this._cachedMeta.vScale,i=this.getParsed(t);return{label:e.getLabels()[t],value:""+e.getLabelForValue(i[e.axis])}}parseObjectData(t,e,i,s){return ii.bind(this)(t,e,i,s)}update(t){const e=this._cachedMeta,i=e.dataset,s=e.data||[],n=e.iScale.getLabels();if(i.points=s,"resize"!==t){const e=this.resolveDatasetElementOptions(t);this.options.showLine||(e.borderWidth=0);const o={_loop:!0,_fullLoop:n.length===s.length,options:e};this.updateElement(i,void 0,o,t)}this.updateElements(s,0,s.length,t)}updateElements(t,e,i,s){const n=this._cachedMeta.rScale,o="reset"===s;for(let a=e;a<e+i;a++){const e=t[a],i=this.resolveDataElementOptions(a,e.active?"active":s),r=n.getPointPositionForValue(a,this.getParsed(a).r),l=o?n.xCenter:r.x,h=o?n.yCenter:r.y,c={x:l,y:h,angle:r.angle,skip:isNaN(l)||isNaN(h),options:i};this.updateElement(e,a,c,s)}}},ScatterController:class extends js{static id="scatter";static defaults={datasetElementType:!1,dataElementType:"point",showLine:!1,fill:!1};static overrides={interaction:{mode:"point"},scales:{x:{type:"linear"},y:{type:"linear"}}};getLabelAndValue(t){const e=this._cachedMeta,i=this.chart.data.labels||[],{xScale:s,yScale:n}=e,o=this.getParsed(t),a=s.getLabelForValue(o.x),r=n.getLabelForValue(o.y);return{label:i[t]||"",value:"("+a+", "+r+")"}}update(t){const e=this._cachedMeta,{data:i=[]}=e,s=this.chart._animationsDisabled;let{start:n,count:o}=pt(e,i,s);if(this._drawStart=n,this._drawCount=o,mt(e)&&(n=0,o=i.length),this.options.showLine){this.datasetElementType||this.addElements();const{dataset:n,_dataset:o}=e;n._chart=this.chart,n._datasetIndex=this.index,n._decimated=!!o._decimated,n.points=i;const a=this.resolveDatasetElementOptions(t);a.segment=this.options.segment,this.updateElement(n,void 0,{animated:!s,options:a},t)}else this.datasetElementType&&(delete e.dataset,this.datasetElementType=!1);this.updateElements(i,n,o,t)}addElements(){const{showLine:t}=this.options;!this.datasetElementType&&t&&(this.datasetElementType=this.chart.registry.getElement("line")),super.addElements()}updateElements(t,e,i,n){const o="reset"===n,{iScale:a,vScale:r,_stacked:l,_dataset:h}=this._cachedMeta,c=this.resolveDataElementOptions(e,n),d=this.getSharedOptions(c),u=this.includeOptions(n,d),f=a.axis,g=r.axis,{spanGaps:p,segment:m}=this.options,x=W(p)?p:Number.POSITIVE_INFINITY,b=this.chart._animationsDisabled||o||"none"===n;let _=e>0&&this.getParsed(e-1);for(let c=e;c<e+i;++c){const e=t[c],i=this.getParsed(c),p=b?e:{},y=s(i[g]),v=p[f]=a.getPixelForValue(i[f],c),M=p[g]=o||y?r.getBasePixel():r.getPixelForValue(l?this.applyStack(r,i,l):i[g],c);p.skip=isNaN(v)||isNaN(M)||y,p.stop=c>0&&Math.abs(i[f]-_[f])>x,m&&(p.parsed=i,p.raw=h.data[c]),u&&(p.options=d||this.resolveDataElementOptions(c,e.active?"active":n)),b||this.updateElement(e,c,p,n),_=i}this.updateSharedOptions(d,n,c)}getMaxOverflow(){const t=this._cachedMeta,e=t.data||[];if(!this.options.showLine){let t=0;for(let i=e.length-1;i>=0;--i)t=Math.max(t,e[i].size(this.resolveDataElementOptions(i))/2);return t>0&&t}const i=t.dataset,s=i.options&&i.options.borderWidth||0;if(!e.length)return s;const n=e[0].size(this.resolveDataElementOptions(0)),o=e[e.length-1].size(this.resolveDataElementOptions(e.length-1));return Math.max(s,n,o)/2}}});function Xn(t,e,i,s){const n=vi(t.options.borderRadius,["outerStart","outerEnd","innerStart","innerEnd"]);const o=(i-e)/2,a=Math.min(o,s*e/2),r=t=>{const e=(i-Math.min(o,t))*s/2;return Z(t,0,Math.min(o,e))};return{outerStart:r(n.outerStart),outerEnd:r(n.outerEnd),innerStart:Z(n.innerStart,0,a),innerEnd:Z(n.innerEnd,0,a)}}function qn(t,e,i,s){return{x:i+t*Math.cos(e),y:s+t*Math.sin(e)}}function Kn(t,e,i,s,n,o){const{x:a,y:r,startAngle:l,pixelMargin:h,innerRadius:c}=e,{spacingMode:d="angular"}=e.options,u=n-l;if(o&&e.options.selfJoin&&Math.abs(u)>=O-1e-4)return void function(t,e,i,s){const{x:n,y:o,startAngle:a,pixelMargin:r,innerRadius:l}=e,h=Math.max(e.outerRadius+s+i-r,0),c=l>0?l+s+i+r:0;t.beginPath(),t.arc(n,o,h,a,a+O),c>0&&(t.moveTo(n+Math.cos(a)*c,o+Math.sin(a)*c),t.arc(n,o,c,a+O,a,!0)),t.closePath()}(t,e,i,s);const f=Math.max(e.outerRadius+s+i-h,0);let g=c>0?c+s+i+h:0,p=0,m=0;const x=f>0?Math.max(.001,u*f-i/C)/f:.001,b=(u-x)/2;if(s){const t=((c>0?c-s:0)+(f>0?f-s:0))/2,e=(u-(0!==t?u*t/(t+s):u))/2,i=t>0?Math.asin(Math.min(1,s/t)):0,n=Math.max(0,x/2-.001),o=Math.sin(n);if("parallel"===d){if(0===g&&o>0){const t=s/o,e=Math.max(0,f-.001);g=Math.min(t,e)}const t=Math.min(f>0?f*o:Number.POSITIVE_INFINITY,g>0?g*o:Number.POSITIVE_INFINITY),e=Math.min(s,t);p=f>0?Math.asin(Math.min(1,e/f)):Math.min(n,i),m=g>0?Math.asin(Math.min(1,e/g)):p}else"proportional"===d?(p=Math.min(n,e),m=Math.min(n,e)):(p=Math.min(n,i),m=Math.min(n,i))}const _=l+b+p,y=n-b-p,v=l+b+m,M=n-b-m,w=Math.min(y-_,M-v),{outerStart:k,outerEnd:S,innerStart:P,innerEnd:D}=Xn(e,g,f,w),A=f-k,T=f-S,L=_+k/A,R=y-S/T,I=g+P,z=g+D,F=v+P/I,V=M-D/z;if(t.beginPath(),o){const e=(L+R)/2;if(t.arc(a,r,f,L,e),t.arc(a,r,f,e,R),S>0){const e=qn(T,R,a,r);t.arc(e.x,e.y,S,R,y+E)}const i=qn(z,M,a,r);if(t.lineTo(i.x,i.y),D>0){const e=qn(z,V,a,r);t.arc(e.x,e.y,D,M+E,V+Math.PI)}const s=(M-D/g+(v+P/g))/2;if(t.arc(a,r,g,M-D/g,s,!0),t.arc(a,r,g,s,v+P/g,!0),P>0){const e=qn(I,F,a,r);t.arc(e.x,e.y,P,F+Math.PI,v-E)}const n=qn(A,_,a,r);if(t.lineTo(n.x,n.y),k>0){const e=qn(A,L,a,r);t.arc(e.x,e.y,k,_-E,L)}}else{t.moveTo(a,r);const e=Math.cos(L)*f+a,i=Math.sin(L)*f+r;t.lineTo(e,i);const s=Math.cos(R)*f+a,n=Math.sin(R)*f+r;t.lineTo(s,n)}t.closePath()}function Gn(t,e,i,s,n){const{fullCircles:o,startAngle:a,circumference:r,options:l}=e,{borderWidth:h,borderJoinStyle:c,borderDash:d,borderDashOffset:u,borderRadius:f}=l,g="inner"===l.borderAlign;if(!h)return;t.setLineDash(d||[]),t.lineDashOffset=u,g?(t.lineWidth=2*h,t.lineJoin=c||"round"):(t.lineWidth=h,t.lineJoin=c||"bevel");let p=e.endAngle;const m=Math.abs(p-a)>=O-1e-4;if(o){Kn(t,e,i,s,p,n);for(let e=0;e<o;++e)t.stroke();isNaN(r)||(p=a+(r%O||O))}g&&function(t,e,i){const{startAngle:s,pixelMargin:n,x:o,y:a,outerRadius:r,innerRadius:l}=e;let h=n/r;t.beginPath(),t.arc(o,a,r,s-h,i+h),l>n?(h=n/l,t.arc(o,a,l,i+h,s-h,!0)):t.arc(o,a,n,i+E,s-E),t.closePath(),t.clip()}(t,e,p);!(m&&e.innerRadius>0)&&l.selfJoin&&p-a>=C&&0===f&&"miter"!==c&&function(t,e,i){const{startAngle:s,x:n,y:o,outerRadius:a,innerRadius:r,options:l}=e,{borderWidth:h,borderJoinStyle:c}=l,d=Math.min(h/a,G(s-i));if(t.beginPath(),t.arc(n,o,a-h/2,s+d/2,i-d/2),r>0){const e=Math.min(h/r,G(s-i));t.arc(n,o,r+h/2,i-e/2,s+e/2,!0)}else{const e=Math.min(h/2,a*G(s-i));if("round"===c)t.arc(n,o,e,i-C/2,s+C/2,!0);else if("bevel"===c){const a=2*e*e,r=-a*Math.cos(i+C/2)+n,l=-a*Math.sin(i+C/2)+o,h=a*Math.cos(s+C/2)+n,c=a*Math.sin(s+C/2)+o;t.lineTo(r,l),t.lineTo(h,c)}}t.closePath(),t.moveTo(0,0),t.rect(0,0,t.canvas.width,t.canvas.height),t.clip("evenodd")}(t,e,p),o||(Kn(t,e,i,s,p,n),t.stroke())}function Jn(t,e,i=e){t.lineCap=l(i.borderCapStyle,e.borderCapStyle),t.setLineDash(l(i.borderDash,e.borderDash)),t.lineDashOffset=l(i.borderDashOffset,e.borderDashOffset),t.lineJoin=l(i.borderJoinStyle,e.borderJoinStyle),t.lineWidth=l(i.borderWidth,e.borderWidth),t.strokeStyle=l(i.borderColor,e.borderColor)}function Zn(t,e,i){t.lineTo(i.x,i.y)}function Qn(t,e,i={}){const s=t.length,{start:n=0,end:o=s-1}=i,{start:a,end:r}=e,l=Math.max(n,a),h=Math.min(o,r),c=n<a&&o<a||n>r&&o>r;return{count:s,start:l,loop:e.loop,ilen:h<l&&!c?s+h-l:h-l}}function to(t,e,i,s){const{points:n,options:o}=e,{count:a,start:r,loop:l,ilen:h}=Qn(n,i,s),c=function(t){return t.stepped?Fe:t.tension||"monotone"===t.cubicInterpolationMode?Ve:Zn}(o);let d,u,f,{move:g=!0,reverse:p}=s||{};for(d=0;d<=h;++d)u=n[(r+(p?h-d:d))%a],u.skip||(g?(t.moveTo(u.x,u.y),g=!1):c(t,f,u,p,o.stepped),f=u);return l&&(u=n[(r+(p?h:0))%a],c(t,f,u,p,o.stepped)),!!l}function eo(t,e,i,s){const n=e.points,{count:o,start:a,ilen:r}=Qn(n,i,s),{move:l=!0,reverse:h}=s||{};let c,d,u,f,g,p,m=0,x=0;const b=t=>(a+(h?r-t:t))%o,_=()=>{f!==g&&(t.lineTo(m,g),t.lineTo(m,f),t.lineTo(m,p))};for(l&&(d=n[b(0)],t.moveTo(d.x,d.y)),c=0;c<=r;++c){if(d=n[b(c)],d.skip)continue;const e=d.x,i=d.y,s=0|e;s===u?(i<f?f=i:i>g&&(g=i),m=(x*m+e)/++x):(_(),t.lineTo(e,i),u=s,x=0,f=g=i),p=i}_()}function io(t){const e=t.options,i=e.borderDash&&e.borderDash.length;return!(t._decimated||t._loop||e.tension||"monotone"===e.cubicInterpolationMode||e.stepped||i)?eo:to}const so="function"==typeof Path2D;function no(t,e,i,s){so&&!e.options.segment?function(t,e,i,s){let n=e._path;n||(n=e._path=new Path2D,e.path(n,i,s)&&n.closePath()),Jn(t,e.options),t.stroke(n)}(t,e,i,s):function(t,e,i,s){const{segments:n,options:o}=e,a=io(e);for(const r of n)Jn(t,o,r.style),t.beginPath(),a(t,e,r,{start:i,end:i+s-1})&&t.closePath(),t.stroke()}(t,e,i,s)}class oo extends $s{static id="line";static defaults={borderCapStyle:"butt",borderDash:[],borderDashOffset:0,borderJoinStyle:"miter",borderWidth:3,capBezierPoints:!0,cubicInterpolationMode:"default",fill:!1,spanGaps:!1,stepped:!1,tension:0};static defaultRoutes={backgroundColor:"backgroundColor",borderColor:"borderColor"};static descriptors={_scriptable:!0,_indexable:t=>"borderDash"!==t&&"fill"!==t};constructor(t){super(),this.animated=!0,this.options=void 0,this._chart=void 0,this._loop=void 0,this._fullLoop=void 0,this._path=void 0,this._points=void 0,this._segments=void 0,this._decimated=!1,this._pointsUpdated=!1,this._datasetIndex=void 0,t&&Object.assign(this,t)}updateControlPoints(t,e){const i=this.options;if((i.tension||"monotone"===i.cubicInterpolationMode)&&!i.stepped&&!this._pointsUpdated){const s=i.spanGaps?this._loop:this._fullLoop;hi(this._points,i,t,s,e),this._pointsUpdated=!0}}set points(t){this._points=t,delete this._segments,delete this._path,this._pointsUpdated=!1}get points(){return this._points}get segments(){return this._segments||(this._segments=zi(this,this.options.segment))}first(){const t=this.segments,e=this.points;return t.length&&e[t[0].start]}last(){const t=this.segments,e=this.points,i=t.length;return i&&e[t[i-1].end]}interpolate(t,e){const i=this.options,s=t[e],n=this.points,o=Ii(this,{property:e,start:s,end:s});if(!o.length)return;const a=[],r=function(t){return t.stepped?pi:t.tension||"monotone"===t.cubicInterpolationMode?mi:gi}(i);let l,h;for(l=0,h=o.length;l<h;++l){const{start:h,end:c}=o[l],d=n[h],u=n[c];if(d===u){a.push(d);continue}const f=r(d,u,Math.abs((s-d[e])/(u[e]-d[e])),i.stepped);f[e]=t[e],a.push(f)}return 1===a.length?a[0]:a}pathSegment(t,e,i){return io(this)(t,this,e,i)}path(t,e,i){const s=this.segments,n=io(this);let o=this._loop;e=e||0,i=i||this.points.length-e;for(const a of s)o&=n(t,this,a,{start:e,end:e+i-1});return!!o}draw(t,e,i,s){const n=this.options||{};(this.points||[]).length&&n.borderWidth&&(t.save(),no(t,this,i,s),t.restore()),this.animated&&(this._pointsUpdated=!1,this._path=void 0)}}function ao(t,e,i,s){const n=t.options,{[i]:o}=t.getProps([i],s);return Math.abs(e-o)<n.radius+n.hitRadius}function ro(t,e){const{x:i,y:s,base:n,width:o,height:a}=t.getProps(["x","y","base","width","height"],e);let r,l,h,c,d;return t.horizontal?(d=a/2,r=Math.min(i,n),l=Math.max(i,n),h=s-d,c=s+d):(d=o/2,r=i-d,l=i+d,h=Math.min(s,n),c=Math.max(s,n)),{left:r,top:h,right:l,bottom:c}}function lo(t,e,i,s){return t?0:Z(e,i,s)}function ho(t){const e=ro(t),i=e.right-e.left,s=e.bottom-e.top,n=function(t,e,i){const s=t.options.borderWidth,n=t.borderSkipped,o=Mi(s);return{t:lo(n.top,o.top,0,i),r:lo(n.right,o.right,0,e),b:lo(n.bottom,o.bottom,0,i),l:lo(n.left,o.left,0,e)}}(t,i/2,s/2),a=function(t,e,i){const{enableBorderRadius:s}=t.getProps(["enableBorderRadius"]),n=t.options.borderRadius,a=wi(n),r=Math.min(e,i),l=t.borderSkipped,h=s||o(n);return{topLeft:lo(!h||l.top||l.left,a.topLeft,0,r),topRight:lo(!h||l.top||l.right,a.topRight,0,r),bottomLeft:lo(!h||l.bottom||l.left,a.bottomLeft,0,r),bottomRight:lo(!h||l.bottom||l.right,a.bottomRight,0,r)}}(t,i/2,s/2);return{outer:{x:e.left,y:e.top,w:i,h:s,radius:a},inner:{x:e.left+n.l,y:e.top+n.t,w:i-n.l-n.r,h:s-n.t-n.b,radius:{topLeft:Math.max(0,a.topLeft-Math.max(n.t,n.l)),topRight:Math.max(0,a.topRight-Math.max(n.t,n.r)),bottomLeft:Math.max(0,a.bottomLeft-Math.max(n.b,n.l)),bottomRight:Math.max(0,a.bottomRight-Math.max(n.b,n.r))}}}}function co(t,e,i,s){const n=null===e,o=null===i,a=t&&!(n&&o)&&ro(t,s);return a&&(n||tt(e,a.left,a.right))&&(o||tt(i,a.top,a.bottom))}function uo(t,e){t.rect(e.x,e.y,e.w,e.h)}function fo(t,e,i={}){const s=t.x!==i.x?-e:0,n=t.y!==i.y?-e:0,o=(t.x+t.w!==i.x+i.w?e:0)-s,a=(t.y+t.h!==i.y+i.h?e:0)-n;return{x:t.x+s,y:t.y+n,w:t.w+o,h:t.h+a,radius:t.radius}}var go=Object.freeze({__proto__:null,ArcElement:class extends $s{static id="arc";static defaults={borderAlign:"center",borderColor:"#fff",borderDash:[],borderDashOffset:0,borderJoinStyle:void 0,borderRadius:0,borderWidth:2,offset:0,spacing:0,spacingMode:"angular",angle:void 0,circular:!0,selfJoin:!1};static defaultRoutes={backgroundColor:"backgroundColor"};static descriptors={_scriptable:!0,_indexable:t=>"borderDash"!==t};circumference;endAngle;fullCircles;innerRadius;outerRadius;pixelMargin;startAngle;circular;constructor(t){super(),this.options=void 0,this.circumference=void 0,this.startAngle=void 0,this.endAngle=void 0,this.innerRadius=void 0,this.outerRadius=void 0,this.pixelMargin=0,this.fullCircles=0,this.circular=!1,t&&Object.assign(this,t)}inRange(t,e,i){const s=this.getProps(["x","y"],i),{angle:n,distance:o}=X(s,{x:t,y:e}),{startAngle:a,endAngle:r,innerRadius:h,outerRadius:c,circumference:d}=this.getProps(["startAngle","endAngle","innerRadius","outerRadius","circumference"],i),u=(this.options.spacing+this.options.borderWidth)/2,f=l(d,r-a),g=J(n,a,r)&&a!==r,p=f>=O||g,m=tt(o,h+u,c+u);return p&&m}getCenterPoint(t){const{x:e,y:i,startAngle:s,endAngle:n,innerRadius:o,outerRadius:a}=this.getProps(["x","y","startAngle","endAngle","innerRadius","outerRadius"],t),{offset:r,spacing:l}=this.options,h=(s+n)/2,c=(o+a+l+r)/2;return{x:e+Math.cos(h)*c,y:i+Math.sin(h)*c}}tooltipPosition(t){return this.getCenterPoint(t)}draw(t){const{options:e,circumference:i}=this,s=(e.offset||0)/4,n=(e.spacing||0)/2,o=e.circular;if(this.pixelMargin="inner"===e.borderAlign?.33:0,this.fullCircles=i>O?Math.floor(i/O):0,0===i||this.innerRadius<0||this.outerRadius<0)return;t.save();const a=(this.startAngle+this.endAngle)/2;t.translate(Math.cos(a)*s,Math.sin(a)*s);const r=s*(1-Math.sin(Math.min(C,i||0)));t.fillStyle=e.backgroundColor,t.strokeStyle=e.borderColor,function(t,e,i,s,n){const{fullCircles:o,startAngle:a,circumference:r}=e;let l=e.endAngle;if(o){Kn(t,e,i,s,l,n);for(let e=0;e<o;++e)t.fill();isNaN(r)||(l=a+(r%O||O))}Kn(t,e,i,s,l,n),t.fill()}(t,this,r,n,o),Gn(t,this,r,n,o),t.restore()}},BarElement:class extends $s{static id="bar";static defaults={borderSkipped:"start",borderWidth:0,borderRadius:0,inflateAmount:"auto",pointStyle:void 0};static defaultRoutes={backgroundColor:"backgroundColor",borderColor:"borderColor"};constructor(t){super(),this.options=void 0,this.horizontal=void 0,this.base=void 0,this.width=void 0,this.height=void 0,this.inflateAmount=void 0,t&&Object.assign(this,t)}draw(t){const{inflateAmount:e,options:{borderColor:i,backgroundColor:s}}=this,{inner:n,outer:o}=ho(this),a=(r=o.radius).topLeft||r.topRight||r.bottomLeft||r.bottomRight?He:uo;var r;t.save(),o.w===n.w&&o.h===n.h||(t.beginPath(),a(t,fo(o,e,n)),t.clip(),a(t,fo(n,-e,o)),t.fillStyle=i,t.fill("evenodd")),t.beginPath(),a(t,fo(n,e)),t.fillStyle=s,t.fill(),t.restore()}inRange(t,e,i){return co(this,t,e,i)}inXRange(t,e){return co(this,t,null,e)}inYRange(t,e){return co(this,null,t,e)}getCenterPoint(t){const{x:e,y:i,base:s,horizontal:n}=this.getProps(["x","y","base","horizontal"],t);return{x:n?(e+s)/2:e,y:n?i:(i+s)/2}}getRange(t){return"x"===t?this.width/2:this.height/2}},LineElement:oo,PointElement:class extends $s{static id="point";parsed;skip;stop;static defaults={borderWidth:1,hitRadius:1,hoverBorderWidth:1,hoverRadius:4,pointStyle:"circle",radius:3,rotation:0};static defaultRoutes={backgroundColor:"backgroundColor",borderColor:"borderColor"};constructor(t){super(),this.options=void 0,this.parsed=void 0,this.skip=void 0,this.stop=void 0,t&&Object.assign(this,t)}inRange(t,e,i){const s=this.options,{x:n,y:o}=this.getProps(["x","y"],i);return Math.pow(t-n,2)+Math.pow(e-o,2)<Math.pow(s.hitRadius+s.radius,2)}inXRange(t,e){return ao(this,t,"x",e)}inYRange(t,e){return ao(this,t,"y",e)}getCenterPoint(t){const{x:e,y:i}=this.getProps(["x","y"],t);return{x:e,y:i}}size(t){let e=(t=t||this.options||{}).radius||0;e=Math.max(e,e&&t.hoverRadius||0);return 2*(e+(e&&t.borderWidth||0))}draw(t,e){const i=this.options;this.skip||i.radius<.1||!Re(this,e,this.size(i)/2)||(t.strokeStyle=i.borderColor,t.lineWidth=i.borderWidth,t.fillStyle=i.backgroundColor,Le(t,i,this.x,this.y))}getRange(){const t=this.options||{};return t.radius+t.hitRadius}}});function po(t,e,i,s){const n=t.indexOf(e);if(-1===n)return((t,e,i,s)=>("string"==typeof e?(i=t.push(e)-1,s.unshift({index:i,label:e})):isNaN(e)&&(i=null),i))(t,e,i,s);return n!==t.lastIndexOf(e)?i:n}function mo(t){const e=this.getLabels();return t>=0&&t<e.length?e[t]:t}function xo(t,e,{horizontal:i,minRotation:s}){const n=$(s),o=(i?Math.sin(n):Math.cos(n))||.001,a=.75*e*(""+t).length;return Math.min(e/o,a)}class bo extends tn{constructor(t){super(t),this.start=void 0,this.end=void 0,this._startValue=void 0,this._endValue=void 0,this._valueRange=0}parse(t,e){return s(t)||("number"==typeof t||t instanceof Number)&&!isFinite(+t)?null:+t}handleTickRangeOptions(){const{beginAtZero:t}=this.options,{minDefined:e,maxDefined:i}=this.getUserBounds();let{min:s,max:n}=this;const o=t=>s=e?s:t,a=t=>n=i?n:t;if(t){const t=F(s),e=F(n);t<0&&e<0?a(0):t>0&&e>0&&o(0)}if(s===n){let e=0===n?1:Math.abs(.05*n);a(n+e),t||o(s-e)}this.min=s,this.max=n}getTickLimit(){const t=this.options.ticks;let e,{maxTicksLimit:i,stepSize:s}=t;return s?(e=Math.ceil(this.max/s)-Math.floor(this.min/s)+1,e>1e3&&(console.warn(`scales.${this.id}.ticks.stepSize: ${s} would result generating up to ${e} ticks. Limiting to 1000.`),e=1e3)):(e=this.computeTickLimit(),i=i||11),i&&(e=Math.min(i,e)),e}computeTickLimit(){return Number.POSITIVE_INFINITY}buildTicks(){const t=this.options,e=t.ticks;let i=this.getTickLimit();i=Math.max(2,i);const n=function(t,e){const i=[],{bounds:n,step:o,min:a,max:r,precision:l,count:h,maxTicks:c,maxDigits:d,includeBounds:u}=t,f=o||1,g=c-1,{min:p,max:m}=e,x=!s(a),b=!s(r),_=!s(h),y=(m-p)/(d+1);let v,M,w,k,S=B((m-p)/g/f)*f;if(S<1e-14&&!x&&!b)return[{value:p},{value:m}];k=Math.ceil(m/S)-Math.floor(p/S),k>g&&(S=B(k*S/g/f)*f),s(l)||(v=Math.pow(10,l),S=Math.ceil(S*v)/v),"ticks"===n?(M=Math.floor(p/S)*S,w=Math.ceil(m/S)*S):(M=p,w=m),x&&b&&o&&H((r-a)/o,S/1e3)?(k=Math.round(Math.min((r-a)/S,c)),S=(r-a)/k,M=a,w=r):_?(M=x?a:M,w=b?r:w,k=h-1,S=(w-M)/k):(k=(w-M)/S,k=V(k,Math.round(k),S/1e3)?Math.round(k):Math.ceil(k));const P=Math.max(U(S),U(M));v=Math.pow(10,s(l)?P:l),M=Math.round(M*v)/v,w=Math.round(w*v)/v;let D=0;for(x&&(u&&M!==a?(i.push({value:a}),M<a&&D++,V(Math.round((M+D*S)*v)/v,a,xo(a,y,t))&&D++):M<a&&D++);D<k;++D){const t=Math.round((M+D*S)*v)/v;if(b&&t>r)break;i.push({value:t})}return b&&u&&w!==r?i.length&&V(i[i.length-1].value,r,xo(r,y,t))?i[i.length-1].value=r:i.push({value:r}):b&&w!==r||i.push({value:w}),i}({maxTicks:i,bounds:t.bounds,min:t.min,max:t.max,precision:e.precision,step:e.stepSize,count:e.count,maxDigits:this._maxDigits(),horizontal:this.isHorizontal(),minRotation:e.minRotation||0,includeBounds:!1!==e.includeBounds},this._range||this);return"ticks"===t.bounds&&j(n,this,"value"),t.reverse?(n.reverse(),this.start=this.max,this.end=this.min):(this.start=this.min,this.end=this.max),n}configure(){const t=this.ticks;let e=this.min,i=this.max;if(super.configure(),this.options.offset&&t.length){const s=(i-e)/Math.max(t.length-1,1)/2;e-=s,i+=s}this._startValue=e,this._endValue=i,this._valueRange=i-e}getLabelForValue(t){return ne(t,this.chart.options.locale,this.options.ticks.format)}}class _o extends bo{static id="linear";static defaults={ticks:{callback:ae.formatters.numeric}};determineDataLimits(){const{min:t,max:e}=this.getMinMax(!0);this.min=a(t)?t:0,this.max=a(e)?e:1,this.handleTickRangeOptions()}computeTickLimit(){const t=this.isHorizontal(),e=t?this.width:this.height,i=$(this.options.ticks.minRotation),s=(t?Math.sin(i):Math.cos(i))||.001,n=this._resolveTickFontOptions(0);return Math.ceil(e/Math.min(40,n.lineHeight/s))}getPixelForValue(t){return null===t?NaN:this.getPixelForDecimal((t-this._startValue)/this._valueRange)}getValueForPixel(t){return this._startValue+this.getDecimalForPixel(t)*this._valueRange}}const yo=t=>Math.floor(z(t)),vo=(t,e)=>Math.pow(10,yo(t)+e);function Mo(t){return 1===t/Math.pow(10,yo(t))}function wo(t,e,i){const s=Math.pow(10,i),n=Math.floor(t/s);return Math.ceil(e/s)-n}function ko(t,{min:e,max:i}){e=r(t.min,e);const s=[],n=yo(e);let o=function(t,e){let i=yo(e-t);for(;wo(t,e,i)>10;)i++;for(;wo(t,e,i)<10;)i--;return Math.min(i,yo(t))}(e,i),a=o<0?Math.pow(10,Math.abs(o)):1;const l=Math.pow(10,o),h=n>o?Math.pow(10,n):0,c=Math.round((e-h)*a)/a,d=Math.floor((e-h)/l/10)*l*10;let u=Math.floor((c-d)/Math.pow(10,o)),f=r(t.min,Math.round((h+d+u*Math.pow(10,o))*a)/a);for(;f<i;)s.push({value:f,major:Mo(f),significand:u}),u>=10?u=u<15?15:20:u++,u>=20&&(o++,u=2,a=o>=0?1:a),f=Math.round((h+d+u*Math.pow(10,o))*a)/a;const g=r(t.max,f);return s.push({value:g,major:Mo(g),significand:u}),s}class So extends tn{static id="logarithmic";static defaults={ticks:{callback:ae.formatters.logarithmic,major:{enabled:!0}}};constructor(t){super(t),this.start=void 0,this.end=void 0,this._startValue=void 0,this._valueRange=0}parse(t,e){const i=bo.prototype.parse.apply(this,[t,e]);if(0!==i)return a(i)&&i>0?i:null;this._zero=!0}determineDataLimits(){const{min:t,max:e}=this.getMinMax(!0);this.min=a(t)?Math.max(0,t):null,this.max=a(e)?Math.max(0,e):null,this.options.beginAtZero&&(this._zero=!0),this._zero&&this.min!==this._suggestedMin&&!a(this._userMin)&&(this.min=t===vo(this.min,0)?vo(this.min,-1):vo(this.min,0)),this.handleTickRangeOptions()}handleTickRangeOptions(){const{minDefined:t,maxDefined:e}=this.getUserBounds();let i=this.min,s=this.max;const n=e=>i=t?i:e,o=t=>s=e?s:t;i===s&&(i<=0?(n(1),o(10)):(n(vo(i,-1)),o(vo(s,1)))),i<=0&&n(vo(s,-1)),s<=0&&o(vo(i,1)),this.min=i,this.max=s}buildTicks(){const t=this.options,e=ko({min:this._userMin,max:this._userMax},this);return"ticks"===t.bounds&&j(e,this,"value"),t.reverse?(e.reverse(),this.start=this.max,this.end=this.min):(this.start=this.min,this.end=this.max),e}getLabelForValue(t){return void 0===t?"0":ne(t,this.chart.options.locale,this.options.ticks.format)}configure(){const t=this.min;super.configure(),this._startValue=z(t),this._valueRange=z(this.max)-z(t)}getPixelForValue(t){return void 0!==t&&0!==t||(t=this.min),null===t||isNaN(t)?NaN:this.getPixelForDecimal(t===this.min?0:(z(t)-this._startValue)/this._valueRange)}getValueForPixel(t){const e=this.getDecimalForPixel(t);return Math.pow(10,this._startValue+e*this._valueRange)}}function Po(t){const e=t.ticks;if(e.display&&t.display){const t=ki(e.backdropPadding);return l(e.font&&e.font.size,ue.font.size)+t.height}return 0}function Do(t,e,i,s,n){return t===s||t===n?{start:e-i/2,end:e+i/2}:t<s||t>n?{start:e-i,end:e}:{start:e,end:e+i}}function Co(t){const e={l:t.left+t._padding.left,r:t.right-t._padding.right,t:t.top+t._padding.top,b:t.bottom-t._padding.bottom},i=Object.assign({},e),s=[],o=[],a=t._pointLabels.length,r=t.options.pointLabels,l=r.centerPointLabels?C/a:0;for(let u=0;u<a;u++){const a=r.setContext(t.getPointLabelContext(u));o[u]=a.padding;const f=t.getPointPosition(u,t.drawingArea+o[u],l),g=Si(a.font),p=(h=t.ctx,c=g,d=n(d=t._pointLabels[u])?d:[d],{w:Oe(h,c.string,d),h:d.length*c.lineHeight});s[u]=p;const m=G(t.getIndexAngle(u)+l),x=Math.round(Y(m));Oo(i,e,m,Do(x,f.x,p.w,0,180),Do(x,f.y,p.h,90,270))}var h,c,d;t.setCenterPoint(e.l-i.l,i.r-e.r,e.t-i.t,i.b-e.b),t._pointLabelItems=function(t,e,i){const s=[],n=t._pointLabels.length,o=t.options,{centerPointLabels:a,display:r}=o.pointLabels,l={extra:Po(o)/2,additionalAngle:a?C/n:0};let h;for(let o=0;o<n;o++){l.padding=i[o],l.size=e[o];const n=Ao(t,o,l);s.push(n),"auto"===r&&(n.visible=To(n,h),n.visible&&(h=n))}return s}(t,s,o)}function Oo(t,e,i,s,n){const o=Math.abs(Math.sin(i)),a=Math.abs(Math.cos(i));let r=0,l=0;s.start<e.l?(r=(e.l-s.start)/o,t.l=Math.min(t.l,e.l-r)):s.end>e.r&&(r=(s.end-e.r)/o,t.r=Math.max(t.r,e.r+r)),n.start<e.t?(l=(e.t-n.start)/a,t.t=Math.min(t.t,e.t-l)):n.end>e.b&&(l=(n.end-e.b)/a,t.b=Math.max(t.b,e.b+l))}function Ao(t,e,i){const s=t.drawingArea,{extra:n,additionalAngle:o,padding:a,size:r}=i,l=t.getPointPosition(e,s+n+a,o),h=Math.round(Y(G(l.angle+E))),c=function(t,e,i){90===i||270===i?t-=e/2:(i>270||i<90)&&(t-=e);return t}(l.y,r.h,h),d=function(t){if(0===t||180===t)return"center";if(t<180)return"left";return"right"}(h),u=function(t,e,i){"right"===i?t-=e:"center"===i&&(t-=e/2);return t}(l.x,r.w,d);return{visible:!0,x:l.x,y:c,textAlign:d,left:u,top:c,right:u+r.w,bottom:c+r.h}}function To(t,e){if(!e)return!0;const{left:i,top:s,right:n,bottom:o}=t;return!(Re({x:i,y:s},e)||Re({x:i,y:o},e)||Re({x:n,y:s},e)||Re({x:n,y:o},e))}function Lo(t,e,i){const{left:n,top:o,right:a,bottom:r}=i,{backdropColor:l}=e;if(!s(l)){const i=wi(e.borderRadius),s=ki(e.backdropPadding);t.fillStyle=l;const h=n-s.left,c=o-s.top,d=a-n+s.width,u=r-o+s.height;Object.values(i).some((t=>0!==t))?(t.beginPath(),He(t,{x:h,y:c,w:d,h:u,radius:i}),t.fill()):t.fillRect(h,c,d,u)}}function Eo(t,e,i,s){const{ctx:n}=t;if(i)n.arc(t.xCenter,t.yCenter,e,0,O);else{let i=t.getPointPosition(0,e);n.moveTo(i.x,i.y);for(let o=1;o<s;o++)i=t.getPointPosition(o,e),n.lineTo(i.x,i.y)}}class Ro extends bo{static id="radialLinear";static defaults={display:!0,animate:!0,position:"chartArea",angleLines:{display:!0,lineWidth:1,borderDash:[],borderDashOffset:0},grid:{circular:!1},startAngle:0,ticks:{showLabelBackdrop:!0,callback:ae.formatters.numeric},pointLabels:{backdropColor:void 0,backdropPadding:2,display:!0,font:{size:10},callback:t=>t,padding:5,centerPointLabels:!1}};static defaultRoutes={"angleLines.color":"borderColor","pointLabels.color":"color","ticks.color":"color"};static descriptors={angleLines:{_fallback:"grid"}};constructor(t){super(t),this.xCenter=void 0,this.yCenter=void 0,this.drawingArea=void 0,this._pointLabels=[],this._pointLabelItems=[]}setDimensions(){const t=this._padding=ki(Po(this.options)/2),e=this.width=this.maxWidth-t.width,i=this.height=this.maxHeight-t.height;this.xCenter=Math.floor(this.left+e/2+t.left),this.yCenter=Math.floor(this.top+i/2+t.top),this.drawingArea=Math.floor(Math.min(e,i)/2)}determineDataLimits(){const{min:t,max:e}=this.getMinMax(!1);this.min=a(t)&&!isNaN(t)?t:0,this.max=a(e)&&!isNaN(e)?e:0,this.handleTickRangeOptions()}computeTickLimit(){return Math.ceil(this.drawingArea/Po(this.options))}generateTickLabels(t){bo.prototype.generateTickLabels.call(this,t),this._pointLabels=this.getLabels().map(((t,e)=>{const i=d(this.options.pointLabels.callback,[t,e],this);return i||0===i?i:""})).filter(((t,e)=>this.chart.getDataVisibility(e)))}fit(){const t=this.options;t.display&&t.pointLabels.display?Co(this):this.setCenterPoint(0,0,0,0)}setCenterPoint(t,e,i,s){this.xCenter+=Math.floor((t-e)/2),this.yCenter+=Math.floor((i-s)/2),this.drawingArea-=Math.min(this.drawingArea/2,Math.max(t,e,i,s))}getIndexAngle(t){return G(t*(O/(this._pointLabels.length||1))+$(this.options.startAngle||0))}getDistanceFromCenterForValue(t){if(s(t))return NaN;const e=this.drawingArea/(this.max-this.min);return this.options.reverse?(this.max-t)*e:(t-this.min)*e}getValueForDistanceFromCenter(t){if(s(t))return NaN;const e=t/(this.drawingArea/(this.max-this.min));return this.options.reverse?this.max-e:this.min+e}getPointLabelContext(t){const e=this._pointLabels||[];if(t>=0&&t<e.length){const i=e[t];return function(t,e,i){return Ci(t,{label:i,index:e,type:"pointLabel"})}(this.getContext(),t,i)}}getPointPosition(t,e,i=0){const s=this.getIndexAngle(t)-E+i;return{x:Math.cos(s)*e+this.xCenter,y:Math.sin(s)*e+this.yCenter,angle:s}}getPointPositionForValue(t,e){return this.getPointPosition(t,this.getDistanceFromCenterForValue(e))}getBasePosition(t){return this.getPointPositionForValue(t||0,this.getBaseValue())}getPointLabelPosition(t){const{left:e,top:i,right:s,bottom:n}=this._pointLabelItems[t];return{left:e,top:i,right:s,bottom:n}}drawBackground(){const{backgroundColor:t,grid:{circular:e}}=this.options;if(t){const i=this.ctx;i.save(),i.beginPath(),Eo(this,this.getDistanceFromCenterForValue(this._endValue),e,this._pointLabels.length),i.closePath(),i.fillStyle=t,i.fill(),i.restore()}}drawGrid(){const t=this.ctx,e=this.options,{angleLines:i,grid:s,border:n}=e,o=this._pointLabels.length;let a,r,l;if(e.pointLabels.display&&function(t,e){const{ctx:i,options:{pointLabels:s}}=t;for(let n=e-1;n>=0;n--){const e=t._pointLabelItems[n];if(!e.visible)continue;const o=s.setContext(t.getPointLabelContext(n));Lo(i,o,e);const a=Si(o.font),{x:r,y:l,textAlign:h}=e;We(i,t._pointLabels[n],r,l+a.lineHeight/2,a,{color:o.color,textAlign:h,textBaseline:"middle"})}}(this,o),s.display&&this.ticks.forEach(((t,e)=>{if(0!==e||0===e&&this.min<0){r=this.getDistanceFromCenterForValue(t.value);const i=this.getContext(e),a=s.setContext(i),l=n.setContext(i);!function(t,e,i,s,n){const o=t.ctx,a=e.circular,{color:r,lineWidth:l}=e;!a&&!s||!r||!l||i<0||(o.save(),o.strokeStyle=r,o.lineWidth=l,o.setLineDash(n.dash||[]),o.lineDashOffset=n.dashOffset,o.beginPath(),Eo(t,i,a,s),o.closePath(),o.stroke(),o.restore())}(this,a,r,o,l)}})),i.display){for(t.save(),a=o-1;a>=0;a--){const s=i.setContext(this.getPointLabelContext(a)),{color:n,lineWidth:o}=s;o&&n&&(t.lineWidth=o,t.strokeStyle=n,t.setLineDash(s.borderDash),t.lineDashOffset=s.borderDashOffset,r=this.getDistanceFromCenterForValue(e.reverse?this.min:this.max),l=this.getPointPosition(a,r),t.beginPath(),t.moveTo(this.xCenter,this.yCenter),t.lineTo(l.x,l.y),t.stroke())}t.restore()}}drawBorder(){}drawLabels(){const t=this.ctx,e=this.options,i=e.ticks;if(!i.display)return;const s=this.getIndexAngle(0);let n,o;t.save(),t.translate(this.xCenter,this.yCenter),t.rotate(s),t.textAlign="center",t.textBaseline="middle",this.ticks.forEach(((s,a)=>{if(0===a&&this.min>=0&&!e.reverse)return;const r=i.setContext(this.getContext(a)),l=Si(r.font);if(n=this.getDistanceFromCenterForValue(this.ticks[a].value),r.showLabelBackdrop){t.font=l.string,o=t.measureText(s.label).width,t.fillStyle=r.backdropColor;const e=ki(r.backdropPadding);t.fillRect(-o/2-e.left,-n-l.size/2-e.top,o+e.width,l.size+e.height)}We(t,s.label,0,-n,l,{color:r.color,strokeColor:r.textStrokeColor,strokeWidth:r.textStrokeWidth})})),t.restore()}drawTitle(){}}const Io={millisecond:{common:!0,size:1,steps:1e3},second:{common:!0,size:1e3,steps:60},minute:{common:!0,size:6e4,steps:60},hour:{common:!0,size:36e5,steps:24},day:{common:!0,size:864e5,steps:30},week:{common:!1,size:6048e5,steps:4},month:{common:!0,size:2628e6,steps:12},quarter:{common:!1,size:7884e6,steps:4},year:{common:!0,size:3154e7}},zo=Object.keys(Io);function Fo(t,e){return t-e}function Vo(t,e){if(s(e))return null;const i=t._adapter,{parser:n,round:o,isoWeekday:r}=t._parseOpts;let l=e;return"function"==typeof n&&(l=n(l)),a(l)||(l="string"==typeof n?i.parse(l,n):i.parse(l)),null===l?null:(o&&(l="week"!==o||!W(r)&&!0!==r?i.startOf(l,o):i.startOf(l,"isoWeek",r)),+l)}function Bo(t,e,i,s){const n=zo.length;for(let o=zo.indexOf(t);o<n-1;++o){const t=Io[zo[o]],n=t.steps?t.steps:Number.MAX_SAFE_INTEGER;if(t.common&&Math.ceil((i-e)/(n*t.size))<=s)return zo[o]}return zo[n-1]}function No(t,e,i){if(i){if(i.length){const{lo:s,hi:n}=et(i,e);t[i[s]>=e?i[s]:i[n]]=!0}}else t[e]=!0}function Wo(t,e,i){const s=[],n={},o=e.length;let a,r;for(a=0;a<o;++a)r=e[a],n[r]=a,s.push({value:r,major:!1});return 0!==o&&i?function(t,e,i,s){const n=t._adapter,o=+n.startOf(e[0].value,s),a=e[e.length-1].value;let r,l;for(r=o;r<=a;r=+n.add(r,1,s))l=i[r],l>=0&&(e[l].major=!0);return e}(t,s,n,i):s}class Ho extends tn{static id="time";static defaults={bounds:"data",adapters:{},time:{parser:!1,unit:!1,round:!1,isoWeekday:!1,minUnit:"millisecond",displayFormats:{}},ticks:{source:"auto",callback:!1,major:{enabled:!1}}};constructor(t){super(t),this._cache={data:[],labels:[],all:[]},this._unit="day",this._majorUnit=void 0,this._offsets={},this._normalized=!1,this._parseOpts=void 0}init(t,e={}){const i=t.time||(t.time={}),s=this._adapter=new In._date(t.adapters.date);s.init(e),b(i.displayFormats,s.formats()),this._parseOpts={parser:i.parser,round:i.round,isoWeekday:i.isoWeekday},super.init(t),this._normalized=e.normalized}parse(t,e){return void 0===t?null:Vo(this,t)}beforeLayout(){super.beforeLayout(),this._cache={data:[],labels:[],all:[]}}determineDataLimits(){const t=this.options,e=this._adapter,i=t.time.unit||"day";let{min:s,max:n,minDefined:o,maxDefined:r}=this.getUserBounds();function l(t){o||isNaN(t.min)||(s=Math.min(s,t.min)),r||isNaN(t.max)||(n=Math.max(n,t.max))}o&&r||(l(this._getLabelBounds()),"ticks"===t.bounds&&"labels"===t.ticks.source||l(this.getMinMax(!1))),s=a(s)&&!isNaN(s)?s:+e.startOf(Date.now(),i),n=a(n)&&!isNaN(n)?n:+e.endOf(Date.now(),i)+1,this.min=Math.min(s,n-1),this.max=Math.max(s+1,n)}_getLabelBounds(){const t=this.getLabelTimestamps();let e=Number.POSITIVE_INFINITY,i=Number.NEGATIVE_INFINITY;return t.length&&(e=t[0],i=t[t.length-1]),{min:e,max:i}}buildTicks(){const t=this.options,e=t.time,i=t.ticks,s="labels"===i.source?this.getLabelTimestamps():this._generate();"ticks"===t.bounds&&s.length&&(this.min=this._userMin||s[0],this.max=this._userMax||s[s.length-1]);const n=this.min,o=nt(s,n,this.max);return this._unit=e.unit||(i.autoSkip?Bo(e.minUnit,this.min,this.max,this._getLabelCapacity(n)):function(t,e,i,s,n){for(let o=zo.length-1;o>=zo.indexOf(i);o--){const i=zo[o];if(Io[i].common&&t._adapter.diff(n,s,i)>=e-1)return i}return zo[i?zo.indexOf(i):0]}(this,o.length,e.minUnit,this.min,this.max)),this._majorUnit=i.major.enabled&&"year"!==this._unit?function(t){for(let e=zo.indexOf(t)+1,i=zo.length;e<i;++e)if(Io[zo[e]].common)return zo[e]}(this._unit):void 0,this.initOffsets(s),t.reverse&&o.reverse(),Wo(this,o,this._majorUnit)}afterAutoSkip(){this.options.offsetAfterAutoskip&&this.initOffsets(this.ticks.map((t=>+t.value)))}initOffsets(t=[]){let e,i,s=0,n=0;this.options.offset&&t.length&&(e=this.getDecimalForValue(t[0]),s=1===t.length?1-e:(this.getDecimalForValue(t[1])-e)/2,i=this.getDecimalForValue(t[t.length-1]),n=1===t.length?i:(i-this.getDecimalForValue(t[t.length-2]))/2);const o=t.length<3?.5:.25;s=Z(s,0,o),n=Z(n,0,o),this._offsets={start:s,end:n,factor:1/(s+1+n)}}_generate(){const t=this._adapter,e=this.min,i=this.max,s=this.options,n=s.time,o=n.unit||Bo(n.minUnit,e,i,this._getLabelCapacity(e)),a=l(s.ticks.stepSize,1),r="week"===o&&n.isoWeekday,h=W(r)||!0===r,c={};let d,u,f=e;if(h&&(f=+t.startOf(f,"isoWeek",r)),f=+t.startOf(f,h?"day":o),t.diff(i,e,o)>1e5*a)throw new Error(e+" and "+i+" are too far apart with stepSize of "+a+" "+o);const g="data"===s.ticks.source&&this.getDataTimestamps();for(d=f,u=0;d<i;d=+t.add(d,a,o),u++)No(c,d,g);return d!==i&&"ticks"!==s.bounds&&1!==u||No(c,d,g),Object.keys(c).sort(Fo).map((t=>+t))}getLabelForValue(t){const e=this._adapter,i=this.options.time;return i.tooltipFormat?e.format(t,i.tooltipFormat):e.format(t,i.displayFormats.datetime)}format(t,e){const i=this.options.time.displayFormats,s=this._unit,n=e||i[s];return this._adapter.format(t,n)}_tickFormatFunction(t,e,i,s){const n=this.options,o=n.ticks.callback;if(o)return d(o,[t,e,i],this);const a=n.time.displayFormats,r=this._unit,l=this._majorUnit,h=r&&a[r],c=l&&a[l],u=i[e],f=l&&c&&u&&u.major;return this._adapter.format(t,s||(f?c:h))}generateTickLabels(t){let e,i,s;for(e=0,i=t.length;e<i;++e)s=t[e],s.label=this._tickFormatFunction(s.value,e,t)}getDecimalForValue(t){return null===t?NaN:(t-this.min)/(this.max-this.min)}getPixelForValue(t){const e=this._offsets,i=this.getDecimalForValue(t);return this.getPixelForDecimal((e.start+i)*e.factor)}getValueForPixel(t){const e=this._offsets,i=this.getDecimalForPixel(t)/e.factor-e.end;return this.min+i*(this.max-this.min)}_getLabelSize(t){const e=this.options.ticks,i=this.ctx.measureText(t).width,s=$(this.isHorizontal()?e.maxRotation:e.minRotation),n=Math.cos(s),o=Math.sin(s),a=this._resolveTickFontOptions(0).size;return{w:i*n+a*o,h:i*o+a*n}}_getLabelCapacity(t){const e=this.options.time,i=e.displayFormats,s=i[e.unit]||i.millisecond,n=this._tickFormatFunction(t,0,Wo(this,[t],this._majorUnit),s),o=this._getLabelSize(n),a=Math.floor(this.isHorizontal()?this.width/o.w:this.height/o.h)-1;return a>0?a:1}getDataTimestamps(){let t,e,i=this._cache.data||[];if(i.length)return i;const s=this.getMatchingVisibleMetas();if(this._normalized&&s.length)return this._cache.data=s[0].controller.getAllParsedValues(this);for(t=0,e=s.length;t<e;++t)i=i.concat(s[t].controller.getAllParsedValues(this));return this._cache.data=this.normalize(i)}getLabelTimestamps(){const t=this._cache.labels||[];let e,i;if(t.length)return t;const s=this.getLabels();for(e=0,i=s.length;e<i;++e)t.push(Vo(this,s[e]));return this._cache.labels=this._normalized?t:this.normalize(t)}normalize(t){return lt(t.sort(Fo))}}function jo(t,e,i){let s,n,o,a,r=0,l=t.length-1;i?(e>=t[r].pos&&e<=t[l].pos&&({lo:r,hi:l}=it(t,"pos",e)),({pos:s,time:o}=t[r]),({pos:n,time:a}=t[l])):(e>=t[r].time&&e<=t[l].time&&({lo:r,hi:l}=it(t,"time",e)),({time:s,pos:o}=t[r]),({time:n,pos:a}=t[l]));const h=n-s;return h?o+(a-o)*(e-s)/h:o}var $o=Object.freeze({__proto__:null,CategoryScale:class extends tn{static id="category";static defaults={ticks:{callback:mo}};constructor(t){super(t),this._startValue=void 0,this._valueRange=0,this._addedLabels=[]}init(t){const e=this._addedLabels;if(e.length){const t=this.getLabels();for(const{index:i,label:s}of e)t[i]===s&&t.splice(i,1);this._addedLabels=[]}super.init(t)}parse(t,e){if(s(t))return null;const i=this.getLabels();return((t,e)=>null===t?null:Z(Math.round(t),0,e))(e=isFinite(e)&&i[e]===t?e:po(i,t,l(e,t),this._addedLabels),i.length-1)}determineDataLimits(){const{minDefined:t,maxDefined:e}=this.getUserBounds();let{min:i,max:s}=this.getMinMax(!0);"ticks"===this.options.bounds&&(t||(i=0),e||(s=this.getLabels().length-1)),this.min=i,this.max=s}buildTicks(){const t=this.min,e=this.max,i=this.options.offset,s=[];let n=this.getLabels();n=0===t&&e===n.length-1?n:n.slice(t,e+1),this._valueRange=Math.max(n.length-(i?0:1),1),this._startValue=this.min-(i?.5:0);for(let i=t;i<=e;i++)s.push({value:i});return s}getLabelForValue(t){return mo.call(this,t)}configure(){super.configure(),this.isHorizontal()||(this._reversePixels=!this._reversePixels)}getPixelForValue(t){return"number"!=typeof t&&(t=this.parse(t)),null===t?NaN:this.getPixelForDecimal((t-this._startValue)/this._valueRange)}getPixelForTick(t){const e=this.ticks;return t<0||t>e.length-1?null:this.getPixelForValue(e[t].value)}getValueForPixel(t){return Math.round(this._startValue+this.getDecimalForPixel(t)*this._valueRange)}getBasePixel(){return this.bottom}},LinearScale:_o,LogarithmicScale:So,RadialLinearScale:Ro,TimeScale:Ho,TimeSeriesScale:class extends Ho{static id="timeseries";static defaults=Ho.defaults;constructor(t){super(t),this._table=[],this._minPos=void 0,this._tableRange=void 0}initOffsets(){const t=this._getTimestampsForTable(),e=this._table=this.buildLookupTable(t);this._minPos=jo(e,this.min),this._tableRange=jo(e,this.max)-this._minPos,super.initOffsets(t)}buildLookupTable(t){const{min:e,max:i}=this,s=[],n=[];let o,a,r,l,h;for(o=0,a=t.length;o<a;++o)l=t[o],l>=e&&l<=i&&s.push(l);if(s.length<2)return[{time:e,pos:0},{time:i,pos:1}];for(o=0,a=s.length;o<a;++o)h=s[o+1],r=s[o-1],l=s[o],Math.round((h+r)/2)!==l&&n.push({time:l,pos:o/(a-1)});return n}_generate(){const t=this.min,e=this.max;let i=super.getDataTimestamps();return i.includes(t)&&i.length||i.splice(0,0,t),i.includes(e)&&1!==i.length||i.push(e),i.sort(((t,e)=>t-e))}_getTimestampsForTable(){let t=this._cache.all||[];if(t.length)return t;const e=this.getDataTimestamps(),i=this.getLabelTimestamps();return t=e.length&&i.length?this.normalize(e.concat(i)):e.length?e:i,t=this._cache.all=t,t}getDecimalForValue(t){return(jo(this._table,t)-this._minPos)/this._tableRange}getValueForPixel(t){const e=this._offsets,i=this.getDecimalForPixel(t)/e.factor-e.end;return jo(this._table,i*this._tableRange+this._minPos,!0)}}});const Yo=["rgb(54, 162, 235)","rgb(255, 99, 132)","rgb(255, 159, 64)","rgb(255, 205, 86)","rgb(75, 192, 192)","rgb(153, 102, 255)","rgb(201, 203, 207)"],Uo=Yo.map((t=>t.replace("rgb(","rgba(").replace(")",", 0.5)")));function Xo(t){return Yo[t%Yo.length]}function qo(t){return Uo[t%Uo.length]}function Ko(t){let e=0;return(i,s)=>{const n=t.getDatasetMeta(s).controller;n instanceof $n?e=function(t,e){return t.backgroundColor=t.data.map((()=>Xo(e++))),e}(i,e):n instanceof Yn?e=function(t,e){return t.backgroundColor=t.data.map((()=>qo(e++))),e}(i,e):n&&(e=function(t,e){return t.borderColor=Xo(e),t.backgroundColor=qo(e),++e}(i,e))}}function Go(t){let e;for(e in t)if(t[e].borderColor||t[e].backgroundColor)return!0;return!1}var Jo={id:"colors",defaults:{enabled:!0,forceOverride:!1},beforeLayout(t,e,i){if(!i.enabled)return;const{data:{datasets:s},options:n}=t.config,{elements:o}=n,a=Go(s)||(r=n)&&(r.borderColor||r.backgroundColor)||o&&Go(o)||"rgba(0,0,0,0.1)"!==ue.borderColor||"rgba(0,0,0,0.1)"!==ue.backgroundColor;var r;if(!i.forceOverride&&a)return;const l=Ko(t);s.forEach(l)}};function Zo(t){if(t._decimated){const e=t._data;delete t._decimated,delete t._data,Object.defineProperty(t,"data",{configurable:!0,enumerable:!0,writable:!0,value:e})}}function Qo(t){t.data.datasets.forEach((t=>{Zo(t)}))}var ta={id:"decimation",defaults:{algorithm:"min-max",enabled:!1},beforeElementsUpdate:(t,e,i)=>{if(!i.enabled)return void Qo(t);const n=t.width;t.data.datasets.forEach(((e,o)=>{const{_data:a,indexAxis:r}=e,l=t.getDatasetMeta(o),h=a||e.data;if("y"===Pi([r,t.options.indexAxis]))return;if(!l.controller.supportsDecimation)return;const c=t.scales[l.xAxisID];if("linear"!==c.type&&"time"!==c.type)return;if(t.options.parsing)return;let{start:d,count:u}=function(t,e){const i=e.length;let s,n=0;const{iScale:o}=t,{min:a,max:r,minDefined:l,maxDefined:h}=o.getUserBounds();return l&&(n=Z(it(e,o.axis,a).lo,0,i-1)),s=h?Z(it(e,o.axis,r).hi+1,n,i)-n:i-n,{start:n,count:s}}(l,h);if(u<=(i.threshold||4*n))return void Zo(e);let f;switch(s(a)&&(e._data=h,delete e.data,Object.defineProperty(e,"data",{configurable:!0,enumerable:!0,get:function(){return this._decimated},set:function(t){this._data=t}})),i.algorithm){case"lttb":f=function(t,e,i,s,n){const o=n.samples||s;if(o>=i)return t.slice(e,e+i);const a=[],r=(i-2)/(o-2);let l=0;const h=e+i-1;let c,d,u,f,g,p=e;for(a[l++]=t[p],c=0;c<o-2;c++){let s,n=0,o=0;const h=Math.floor((c+1)*r)+1+e,m=Math.min(Math.floor((c+2)*r)+1,i)+e,x=m-h;for(s=h;s<m;s++)n+=t[s].x,o+=t[s].y;n/=x,o/=x;const b=Math.floor(c*r)+1+e,_=Math.min(Math.floor((c+1)*r)+1,i)+e,{x:y,y:v}=t[p];for(u=f=-1,s=b;s<_;s++)f=.5*Math.abs((y-n)*(t[s].y-v)-(y-t[s].x)*(o-v)),f>u&&(u=f,d=t[s],g=s);a[l++]=d,p=g}return a[l++]=t[h],a}(h,d,u,n,i);break;case"min-max":f=function(t,e,i,n){let o,a,r,l,h,c,d,u,f,g,p=0,m=0;const x=[],b=e+i-1,_=t[e].x,y=t[b].x-_;for(o=e;o<e+i;++o){a=t[o],r=(a.x-_)/y*n,l=a.y;const e=0|r;if(e===h)l<f?(f=l,c=o):l>g&&(g=l,d=o),p=(m*p+a.x)/++m;else{const i=o-1;if(!s(c)&&!s(d)){const e=Math.min(c,d),s=Math.max(c,d);e!==u&&e!==i&&x.push({...t[e],x:p}),s!==u&&s!==i&&x.push({...t[s],x:p})}o>0&&i!==u&&x.push(t[i]),x.push(a),h=e,m=0,f=g=l,c=d=u=o}}return x}(h,d,u,n);break;default:throw new Error(`Unsupported decimation algorithm \'${i.algorithm}\'`)}e._decimated=f}))},destroy(t){Qo(t)}};function ea(t,e,i,s){if(s)return;let n=e[t],o=i[t];return"angle"===t&&(n=G(n),o=G(o)),{property:t,start:n,end:o}}function ia(t,e,i){for(;e>t;e--){const t=i[e];if(!isNaN(t.x)&&!isNaN(t.y))break}return e}function sa(t,e,i,s){return t&&e?s(t[i],e[i]):t?t[i]:e?e[i]:0}function na(t,e){let i=[],s=!1;return n(t)?(s=!0,i=t):i=function(t,e){const{x:i=null,y:s=null}=t||{},n=e.points,o=[];return e.segments.forEach((({start:t,end:e})=>{e=ia(t,e,n);const a=n[t],r=n[e];null!==s?(o.push({x:a.x,y:s}),o.push({x:r.x,y:s})):null!==i&&(o.push({x:i,y:a.y}),o.push({x:i,y:r.y}))})),o}(t,e),i.length?new oo({points:i,options:{tension:0},_loop:s,_fullLoop:s}):null}function oa(t){return t&&!1!==t.fill}function aa(t,e,i){let s=t[e].fill;const n=[e];let o;if(!i)return s;for(;!1!==s&&-1===n.indexOf(s);){if(!a(s))return s;if(o=t[s],!o)return!1;if(o.visible)return s;n.push(s),s=o.fill}return!1}function ra(t,e,i){const s=function(t){const e=t.options,i=e.fill;let s=l(i&&i.target,i);void 0===s&&(s=!!e.backgroundColor);if(!1===s||null===s)return!1;if(!0===s)return"origin";return s}(t);if(o(s))return!isNaN(s.value)&&s;let n=parseFloat(s);return a(n)&&Math.floor(n)===n?function(t,e,i,s){"-"!==t&&"+"!==t||(i=e+i);if(i===e||i<0||i>=s)return!1;return i}(s[0],e,n,i):["origin","start","end","stack","shape"].indexOf(s)>=0&&s}function la(t,e,i){const s=[];for(let n=0;n<i.length;n++){const o=i[n],{first:a,last:r,point:l}=ha(o,e,"x");if(!(!l||a&&r))if(a)s.unshift(l);else if(t.push(l),!r)break}t.push(...s)}function ha(t,e,i){const s=t.interpolate(e,i);if(!s)return{};const n=s[i],o=t.segments,a=t.points;let r=!1,l=!1;for(let t=0;t<o.length;t++){const e=o[t],s=a[e.start][i],h=a[e.end][i];if(tt(n,s,h)){r=n===s,l=n===h;break}}return{first:r,last:l,point:s}}class ca{constructor(t){this.x=t.x,this.y=t.y,this.radius=t.radius}pathSegment(t,e,i){const{x:s,y:n,radius:o}=this;return e=e||{start:0,end:O},t.arc(s,n,o,e.end,e.start,!0),!i.bounds}interpolate(t){const{x:e,y:i,radius:s}=this,n=t.angle;return{x:e+Math.cos(n)*s,y:i+Math.sin(n)*s,angle:n}}}function da(t){const{chart:e,fill:i,line:s}=t;if(a(i))return function(t,e){const i=t.getDatasetMeta(e),s=i&&t.isDatasetVisible(e);return s?i.dataset:null}(e,i);if("stack"===i)return function(t){const{scale:e,index:i,line:s}=t,n=[],o=s.segments,a=s.points,r=function(t,e){const i=[],s=t.getMatchingVisibleMetas("line");for(let t=0;t<s.length;t++){const n=s[t];if(n.index===e)break;n.hidden||i.unshift(n.dataset)}return i}(e,i);r.push(na({x:null,y:e.bottom},s));for(let t=0;t<o.length;t++){const e=o[t];for(let t=e.start;t<=e.end;t++)la(n,a[t],r)}return new oo({points:n,options:{}})}(t);if("shape"===i)return!0;const n=function(t){const e=t.scale||{};if(e.getPointPositionForValue)return function(t){const{scale:e,fill:i}=t,s=e.options,n=e.getLabels().length,a=s.reverse?e.max:e.min,r=function(t,e,i){let s;return s="start"===t?i:"end"===t?e.options.reverse?e.min:e.max:o(t)?t.value:e.getBaseValue(),s}(i,e,a),l=[];if(s.grid.circular){const t=e.getPointPositionForValue(0,a);return new ca({x:t.x,y:t.y,radius:e.getDistanceFromCenterForValue(r)})}for(let t=0;t<n;++t)l.push(e.getPointPositionForValue(t,r));return l}(t);return function(t){const{scale:e={},fill:i}=t,s=function(t,e){let i=null;return"start"===t?i=e.bottom:"end"===t?i=e.top:o(t)?i=e.getPixelForValue(t.value):e.getBasePixel&&(i=e.getBasePixel()),i}(i,e);if(a(s)){const t=e.isHorizontal();return{x:t?s:null,y:t?null:s}}return null}(t)}(t);return n instanceof ca?n:na(n,s)}function ua(t,e,i){const s=da(e),{chart:n,index:o,line:a,scale:r,axis:l}=e,h=a.options,c=h.fill,d=h.backgroundColor,{above:u=d,below:f=d}=c||{},g=n.getDatasetMeta(o),p=Wi(n,g);s&&a.points.length&&(Ie(t,function(t,e){if(!e||e.getPointPositionForValue)return t;const i=e.getPixelForValue(e.min),s=e.getPixelForValue(e.max),n=Math.min(i,s),o=Math.max(i,s);return e.isHorizontal()?{...t,left:Math.max(t.left,n),right:Math.min(t.right,o)}:{...t,top:Math.max(t.top,n),bottom:Math.min(t.bottom,o)}}(i,g.iScale)),function(t,e){const{line:i,target:s,above:n,below:o,area:a,scale:r,clip:l}=e,h=i._loop?"angle":e.axis;t.save();let c=o;o!==n&&("x"===h?(fa(t,s,a.top),pa(t,{line:i,target:s,color:n,scale:r,property:h,clip:l}),t.restore(),t.save(),fa(t,s,a.bottom)):"y"===h&&(ga(t,s,a.left),pa(t,{line:i,target:s,color:o,scale:r,property:h,clip:l}),t.restore(),t.save(),ga(t,s,a.right),c=n));pa(t,{line:i,target:s,color:c,scale:r,property:h,clip:l}),t.restore()}(t,{line:a,target:s,above:u,below:f,area:i,scale:r,axis:l,clip:p}),ze(t))}function fa(t,e,i){const{segments:s,points:n}=e;let o=!0,a=!1;t.beginPath();for(const r of s){const{start:s,end:l}=r,h=n[s],c=n[ia(s,l,n)];o?(t.moveTo(h.x,h.y),o=!1):(t.lineTo(h.x,i),t.lineTo(h.x,h.y)),a=!!e.pathSegment(t,r,{move:a}),a?t.closePath():t.lineTo(c.x,i)}t.lineTo(e.first().x,i),t.closePath(),t.clip()}function ga(t,e,i){const{segments:s,points:n}=e;let o=!0,a=!1;t.beginPath();for(const r of s){const{start:s,end:l}=r,h=n[s],c=n[ia(s,l,n)];o?(t.moveTo(h.x,h.y),o=!1):(t.lineTo(i,h.y),t.lineTo(h.x,h.y)),a=!!e.pathSegment(t,r,{move:a}),a?t.closePath():t.lineTo(i,c.y)}t.lineTo(i,e.first().y),t.closePath(),t.clip()}function pa(t,e){const{line:i,target:s,property:n,color:o,scale:a,clip:r}=e,l=function(t,e,i){const s=t.segments,n=t.points,o=e.points,a=[];for(const t of s){let{start:s,end:r}=t;r=ia(s,r,n);const l=ea(i,n[s],n[r],t.loop);if(!e.segments){a.push({source:t,target:l,start:n[s],end:n[r]});continue}const h=Ii(e,l);for(const e of h){const s=ea(i,o[e.start],o[e.end],e.loop),r=Ri(t,n,s);for(const t of r)a.push({source:t,target:e,start:{[i]:sa(l,s,"start",Math.max)},end:{[i]:sa(l,s,"end",Math.min)}})}}return a}(i,s,n);for(const{source:e,target:h,start:c,end:d}of l){const{style:{backgroundColor:l=o}={}}=e,u=!0!==s;t.save(),t.fillStyle=l,ma(t,a,r,u&&ea(n,c,d)),t.beginPath();const f=!!i.pathSegment(t,e);let g;if(u){f?t.closePath():xa(t,s,d,n);const e=!!s.pathSegment(t,h,{move:f,reverse:!0});g=f&&e,g||xa(t,s,c,n)}t.closePath(),t.fill(g?"evenodd":"nonzero"),t.restore()}}function ma(t,e,i,s){const n=e.chart.chartArea,{property:o,start:a,end:r}=s||{};if("x"===o||"y"===o){let e,s,l,h;"x"===o?(e=a,s=n.top,l=r,h=n.bottom):(e=n.left,s=a,l=n.right,h=r),t.beginPath(),i&&(e=Math.max(e,i.left),l=Math.min(l,i.right),s=Math.max(s,i.top),h=Math.min(h,i.bottom)),t.rect(e,s,l-e,h-s),t.clip()}}function xa(t,e,i,s){const n=e.interpolate(i,s);n&&t.lineTo(n.x,n.y)}var ba={id:"filler",afterDatasetsUpdate(t,e,i){const s=(t.data.datasets||[]).length,n=[];let o,a,r,l;for(a=0;a<s;++a)o=t.getDatasetMeta(a),r=o.dataset,l=null,r&&r.options&&r instanceof oo&&(l={visible:t.isDatasetVisible(a),index:a,fill:ra(r,a,s),chart:t,axis:o.controller.options.indexAxis,scale:o.vScale,line:r}),o.$filler=l,n.push(l);for(a=0;a<s;++a)l=n[a],l&&!1!==l.fill&&(l.fill=aa(n,a,i.propagate))},beforeDraw(t,e,i){const s="beforeDraw"===i.drawTime,n=t.getSortedVisibleDatasetMetas(),o=t.chartArea;for(let e=n.length-1;e>=0;--e){const i=n[e].$filler;i&&(i.line.updateControlPoints(o,i.axis),s&&i.fill&&ua(t.ctx,i,o))}},beforeDatasetsDraw(t,e,i){if("beforeDatasetsDraw"!==i.drawTime)return;const s=t.getSortedVisibleDatasetMetas();for(let e=s.length-1;e>=0;--e){const i=s[e].$filler;oa(i)&&ua(t.ctx,i,t.chartArea)}},beforeDatasetDraw(t,e,i){const s=e.meta.$filler;oa(s)&&"beforeDatasetDraw"===i.drawTime&&ua(t.ctx,s,t.chartArea)},defaults:{propagate:!0,drawTime:"beforeDatasetDraw"}};const _a=(t,e)=>{let{boxHeight:i=e,boxWidth:s=e}=t;return t.usePointStyle&&(i=Math.min(i,e),s=t.pointStyleWidth||Math.min(s,e)),{boxWidth:s,boxHeight:i,itemHeight:Math.max(e,i)}};class ya extends $s{constructor(t){super(),this._added=!1,this.legendHitBoxes=[],this._hoveredItem=null,this.doughnutMode=!1,this.chart=t.chart,this.options=t.options,this.ctx=t.ctx,this.legendItems=void 0,this.columnSizes=void 0,this.lineWidths=void 0,this.maxHeight=void 0,this.maxWidth=void 0,this.top=void 0,this.bottom=void 0,this.left=void 0,this.right=void 0,this.height=void 0,this.width=void 0,this._margins=void 0,this.position=void 0,this.weight=void 0,this.fullSize=void 0}update(t,e,i){this.maxWidth=t,this.maxHeight=e,this._margins=i,this.setDimensions(),this.buildLabels(),this.fit()}setDimensions(){this.isHorizontal()?(this.width=this.maxWidth,this.left=this._margins.left,this.right=this.width):(this.height=this.maxHeight,this.top=this._margins.top,this.bottom=this.height)}buildLabels(){const t=this.options.labels||{};let e=d(t.generateLabels,[this.chart],this)||[];t.filter&&(e=e.filter((e=>t.filter(e,this.chart.data)))),t.sort&&(e=e.sort(((e,i)=>t.sort(e,i,this.chart.data)))),this.options.reverse&&e.reverse(),this.legendItems=e}fit(){const{options:t,ctx:e}=this;if(!t.display)return void(this.width=this.height=0);const i=t.labels,s=Si(i.font),n=s.size,o=this._computeTitleHeight(),{boxWidth:a,itemHeight:r}=_a(i,n);let l,h;e.font=s.string,this.isHorizontal()?(l=this.maxWidth,h=this._fitRows(o,n,a,r)+10):(h=this.maxHeight,l=this._fitCols(o,s,a,r)+10),this.width=Math.min(l,t.maxWidth||this.maxWidth),this.height=Math.min(h,t.maxHeight||this.maxHeight)}_fitRows(t,e,i,s){const{ctx:n,maxWidth:o,options:{labels:{padding:a}}}=this,r=this.legendHitBoxes=[],l=this.lineWidths=[0],h=s+a;let c=t;n.textAlign="left",n.textBaseline="middle";let d=-1,u=-h;return this.legendItems.forEach(((t,f)=>{const g=i+e/2+n.measureText(t.text).width;(0===f||l[l.length-1]+g+2*a>o)&&(c+=h,l[l.length-(f>0?0:1)]=0,u+=h,d++),r[f]={left:0,top:u,row:d,width:g,height:s},l[l.length-1]+=g+a})),c}_fitCols(t,e,i,s){const{ctx:n,maxHeight:o,options:{labels:{padding:a}}}=this,r=this.legendHitBoxes=[],l=this.columnSizes=[],h=o-t;let c=a,d=0,u=0,f=0,g=0;return this.legendItems.forEach(((t,o)=>{const{itemWidth:p,itemHeight:m}=function(t,e,i,s,n){const o=function(t,e,i,s){let n=t.text;n&&"string"!=typeof n&&(n=n.reduce(((t,e)=>t.length>e.length?t:e)));return e+i.size/2+s.measureText(n).width}(s,t,e,i),a=function(t,e,i){let s=t;"string"!=typeof e.text&&(s=va(e,i));return s}(n,s,e.lineHeight);return{itemWidth:o,itemHeight:a}}(i,e,n,t,s);o>0&&u+m+2*a>h&&(c+=d+a,l.push({width:d,height:u}),f+=d+a,g++,d=u=0),r[o]={left:f,top:u,col:g,width:p,height:m},d=Math.max(d,p),u+=m+a})),c+=d,l.push({width:d,height:u}),c}adjustHitBoxes(){if(!this.options.display)return;const t=this._computeTitleHeight(),{legendHitBoxes:e,options:{align:i,labels:{padding:s},rtl:n}}=this,o=Oi(n,this.left,this.width);if(this.isHorizontal()){let n=0,a=ft(i,this.left+s,this.right-this.lineWidths[n]);for(const r of e)n!==r.row&&(n=r.row,a=ft(i,this.left+s,this.right-this.lineWidths[n])),r.top+=this.top+t+s,r.left=o.leftForLtr(o.x(a),r.width),a+=r.width+s}else{let n=0,a=ft(i,this.top+t+s,this.bottom-this.columnSizes[n].height);for(const r of e)r.col!==n&&(n=r.col,a=ft(i,this.top+t+s,this.bottom-this.columnSizes[n].height)),r.top=a,r.left+=this.left+s,r.left=o.leftForLtr(o.x(r.left),r.width),a+=r.height+s}}isHorizontal(){return"top"===this.options.position||"bottom"===this.options.position}draw(){if(this.options.display){const t=this.ctx;Ie(t,this),this._draw(),ze(t)}}_draw(){const{options:t,columnSizes:e,lineWidths:i,ctx:s}=this,{align:n,labels:o}=t,a=ue.color,r=Oi(t.rtl,this.left,this.width),h=Si(o.font),{padding:c}=o,d=h.size,u=d/2;let f;this.drawTitle(),s.textAlign=r.textAlign("left"),s.textBaseline="middle",s.lineWidth=.5,s.font=h.string;const{boxWidth:g,boxHeight:p,itemHeight:m}=_a(o,d),x=this.isHorizontal(),b=this._computeTitleHeight();f=x?{x:ft(n,this.left+c,this.right-i[0]),y:this.top+c+b,line:0}:{x:this.left+c,y:ft(n,this.top+b+c,this.bottom-e[0].height),line:0},Ai(this.ctx,t.textDirection);const _=m+c;this.legendItems.forEach(((y,v)=>{s.strokeStyle=y.fontColor,s.fillStyle=y.fontColor;const M=s.measureText(y.text).width,w=r.textAlign(y.textAlign||(y.textAlign=o.textAlign)),k=g+u+M;let S=f.x,P=f.y;r.setWidth(this.width),x?v>0&&S+k+c>this.right&&(P=f.y+=_,f.line++,S=f.x=ft(n,this.left+c,this.right-i[f.line])):v>0&&P+_>this.bottom&&(S=f.x=S+e[f.line].width+c,f.line++,P=f.y=ft(n,this.top+b+c,this.bottom-e[f.line].height));if(function(t,e,i){if(isNaN(g)||g<=0||isNaN(p)||p<0)return;s.save();const n=l(i.lineWidth,1);if(s.fillStyle=l(i.fillStyle,a),s.lineCap=l(i.lineCap,"butt"),s.lineDashOffset=l(i.lineDashOffset,0),s.lineJoin=l(i.lineJoin,"miter"),s.lineWidth=n,s.strokeStyle=l(i.strokeStyle,a),s.setLineDash(l(i.lineDash,[])),o.usePointStyle){const a={radius:p*Math.SQRT2/2,pointStyle:i.pointStyle,rotation:i.rotation,borderWidth:n},l=r.xPlus(t,g/2);Ee(s,a,l,e+u,o.pointStyleWidth&&g)}else{const o=e+Math.max((d-p)/2,0),a=r.leftForLtr(t,g),l=wi(i.borderRadius);s.beginPath(),Object.values(l).some((t=>0!==t))?He(s,{x:a,y:o,w:g,h:p,radius:l}):s.rect(a,o,g,p),s.fill(),0!==n&&s.stroke()}s.restore()}(r.x(S),P,y),S=gt(w,S+g+u,x?S+k:this.right,t.rtl),function(t,e,i){We(s,i.text,t,e+m/2,h,{strikethrough:i.hidden,textAlign:r.textAlign(i.textAlign)})}(r.x(S),P,y),x)f.x+=k+c;else if("string"!=typeof y.text){const t=h.lineHeight;f.y+=va(y,t)+c}else f.y+=_})),Ti(this.ctx,t.textDirection)}drawTitle(){const t=this.options,e=t.title,i=Si(e.font),s=ki(e.padding);if(!e.display)return;const n=Oi(t.rtl,this.left,this.width),o=this.ctx,a=e.position,r=i.size/2,l=s.top+r;let h,c=this.left,d=this.width;if(this.isHorizontal())d=Math.max(...this.lineWidths),h=this.top+l,c=ft(t.align,c,this.right-d);else{const e=this.columnSizes.reduce(((t,e)=>Math.max(t,e.height)),0);h=l+ft(t.align,this.top,this.bottom-e-t.labels.padding-this._computeTitleHeight())}const u=ft(a,c,c+d);o.textAlign=n.textAlign(ut(a)),o.textBaseline="middle",o.strokeStyle=e.color,o.fillStyle=e.color,o.font=i.string,We(o,e.text,u,h,i)}_computeTitleHeight(){const t=this.options.title,e=Si(t.font),i=ki(t.padding);return t.display?e.lineHeight+i.height:0}_getLegendItemAt(t,e){let i,s,n;if(tt(t,this.left,this.right)&&tt(e,this.top,this.bottom))for(n=this.legendHitBoxes,i=0;i<n.length;++i)if(s=n[i],tt(t,s.left,s.left+s.width)&&tt(e,s.top,s.top+s.height))return this.legendItems[i];return null}handleEvent(t){const e=this.options;if(!function(t,e){if(("mousemove"===t||"mouseout"===t)&&(e.onHover||e.onLeave))return!0;if(e.onClick&&("click"===t||"mouseup"===t))return!0;return!1}(t.type,e))return;const i=this._getLegendItemAt(t.x,t.y);if("mousemove"===t.type||"mouseout"===t.type){const o=this._hoveredItem,a=(n=i,null!==(s=o)&&null!==n&&s.datasetIndex===n.datasetIndex&&s.index===n.index);o&&!a&&d(e.onLeave,[t,o,this],this),this._hoveredItem=i,i&&!a&&d(e.onHover,[t,i,this],this)}else i&&d(e.onClick,[t,i,this],this);var s,n}}function va(t,e){return e*(t.text?t.text.length:0)}var Ma={id:"legend",_element:ya,start(t,e,i){const s=t.legend=new ya({ctx:t.ctx,options:i,chart:t});ls.configure(t,s,i),ls.addBox(t,s)},stop(t){ls.removeBox(t,t.legend),delete t.legend},beforeUpdate(t,e,i){const s=t.legend;ls.configure(t,s,i),s.options=i},afterUpdate(t){const e=t.legend;e.buildLabels(),e.adjustHitBoxes()},afterEvent(t,e){e.replay||t.legend.handleEvent(e.event)},defaults:{display:!0,position:"top",align:"center",fullSize:!0,reverse:!1,weight:1e3,onClick(t,e,i){const s=e.datasetIndex,n=i.chart;n.isDatasetVisible(s)?(n.hide(s),e.hidden=!0):(n.show(s),e.hidden=!1)},onHover:null,onLeave:null,labels:{color:t=>t.chart.options.color,boxWidth:40,padding:10,generateLabels(t){const e=t.data.datasets,{labels:{usePointStyle:i,pointStyle:s,textAlign:n,color:o,useBorderRadius:a,borderRadius:r}}=t.legend.options;return t._getSortedDatasetMetas().map((t=>{const l=t.controller.getStyle(i?0:void 0),h=ki(l.borderWidth);return{text:e[t.index].label,fillStyle:l.backgroundColor,fontColor:o,hidden:!t.visible,lineCap:l.borderCapStyle,lineDash:l.borderDash,lineDashOffset:l.borderDashOffset,lineJoin:l.borderJoinStyle,lineWidth:(h.width+h.height)/4,strokeStyle:l.borderColor,pointStyle:s||l.pointStyle,rotation:l.rotation,textAlign:n||l.textAlign,borderRadius:a&&(r||l.borderRadius),datasetIndex:t.index}}),this)}},title:{color:t=>t.chart.options.color,display:!1,position:"center",text:""}},descriptors:{_scriptable:t=>!t.startsWith("on"),labels:{_scriptable:t=>!["generateLabels","filter","sort"].includes(t)}}};class wa extends $s{constructor(t){super(),this.chart=t.chart,this.options=t.options,this.ctx=t.ctx,this._padding=void 0,this.top=void 0,this.bottom=void 0,this.left=void 0,this.right=void 0,this.width=void 0,this.height=void 0,this.position=void 0,this.weight=void 0,this.fullSize=void 0}update(t,e){const i=this.options;if(this.left=0,this.top=0,!i.display)return void(this.width=this.height=this.right=this.bottom=0);this.width=this.right=t,this.height=this.bottom=e;const s=n(i.text)?i.text.length:1;this._padding=ki(i.padding);const o=s*Si(i.font).lineHeight+this._padding.height;this.isHorizontal()?this.height=o:this.width=o}isHorizontal(){const t=this.options.position;return"top"===t||"bottom"===t}_drawArgs(t){const{top:e,left:i,bottom:s,right:n,options:o}=this,a=o.align;let r,l,h,c=0;return this.isHorizontal()?(l=ft(a,i,n),h=e+t,r=n-i):("left"===o.position?(l=i+t,h=ft(a,s,e),c=-.5*C):(l=n-t,h=ft(a,e,s),c=.5*C),r=s-e),{titleX:l,titleY:h,maxWidth:r,rotation:c}}draw(){const t=this.ctx,e=this.options;if(!e.display)return;const i=Si(e.font),s=i.lineHeight/2+this._padding.top,{titleX:n,titleY:o,maxWidth:a,rotation:r}=this._drawArgs(s);We(t,e.text,0,0,i,{color:e.color,maxWidth:a,rotation:r,textAlign:ut(e.align),textBaseline:"middle",translation:[n,o]})}}var ka={id:"title",_element:wa,start(t,e,i){!function(t,e){const i=new wa({ctx:t.ctx,options:e,chart:t});ls.configure(t,i,e),ls.addBox(t,i),t.titleBlock=i}(t,i)},stop(t){const e=t.titleBlock;ls.removeBox(t,e),delete t.titleBlock},beforeUpdate(t,e,i){const s=t.titleBlock;ls.configure(t,s,i),s.options=i},defaults:{align:"center",display:!1,font:{weight:"bold"},fullSize:!0,padding:10,position:"top",text:"",weight:2e3},defaultRoutes:{color:"color"},descriptors:{_scriptable:!0,_indexable:!1}};const Sa=new WeakMap;var Pa={id:"subtitle",start(t,e,i){const s=new wa({ctx:t.ctx,options:i,chart:t});ls.configure(t,s,i),ls.addBox(t,s),Sa.set(t,s)},stop(t){ls.removeBox(t,Sa.get(t)),Sa.delete(t)},beforeUpdate(t,e,i){const s=Sa.get(t);ls.configure(t,s,i),s.options=i},defaults:{align:"center",display:!1,font:{weight:"normal"},fullSize:!0,padding:0,position:"top",text:"",weight:1500},defaultRoutes:{color:"color"},descriptors:{_scriptable:!0,_indexable:!1}};const Da={average(t){if(!t.length)return!1;let e,i,s=new Set,n=0,o=0;for(e=0,i=t.length;e<i;++e){const i=t[e].element;if(i&&i.hasValue()){const t=i.tooltipPosition();s.add(t.x),n+=t.y,++o}}if(0===o||0===s.size)return!1;return{x:[...s].reduce(((t,e)=>t+e))/s.size,y:n/o}},nearest(t,e){if(!t.length)return!1;let i,s,n,o=e.x,a=e.y,r=Number.POSITIVE_INFINITY;for(i=0,s=t.length;i<s;++i){const s=t[i].element;if(s&&s.hasValue()){const t=q(e,s.getCenterPoint());t<r&&(r=t,n=s)}}if(n){const t=n.tooltipPosition();o=t.x,a=t.y}return{x:o,y:a}}};function Ca(t,e){return e&&(n(e)?Array.prototype.push.apply(t,e):t.push(e)),t}function Oa(t){return("string"==typeof t||t instanceof String)&&t.indexOf("\\n")>-1?t.split("\\n"):t}function Aa(t,e){const{element:i,datasetIndex:s,index:n}=e,o=t.getDatasetMeta(s).controller,{label:a,value:r}=o.getLabelAndValue(n);return{chart:t,label:a,parsed:o.getParsed(n),raw:t.data.datasets[s].data[n],formattedValue:r,dataset:o.getDataset(),dataIndex:n,datasetIndex:s,element:i}}function Ta(t,e){const i=t.chart.ctx,{body:s,footer:n,title:o}=t,{boxWidth:a,boxHeight:r}=e,l=Si(e.bodyFont),h=Si(e.titleFont),c=Si(e.footerFont),d=o.length,f=n.length,g=s.length,p=ki(e.padding);let m=p.height,x=0,b=s.reduce(((t,e)=>t+e.before.length+e.lines.length+e.after.length),0);if(b+=t.beforeBody.length+t.afterBody.length,d&&(m+=d*h.lineHeight+(d-1)*e.titleSpacing+e.titleMarginBottom),b){m+=g*(e.displayColors?Math.max(r,l.lineHeight):l.lineHeight)+(b-g)*l.lineHeight+(b-1)*e.bodySpacing}f&&(m+=e.footerMarginTop+f*c.lineHeight+(f-1)*e.footerSpacing);let _=0;const y=function(t){x=Math.max(x,i.measureText(t).width+_)};return i.save(),i.font=h.string,u(t.title,y),i.font=l.string,u(t.beforeBody.concat(t.afterBody),y),_=e.displayColors?a+2+e.boxPadding:0,u(s,(t=>{u(t.before,y),u(t.lines,y),u(t.after,y)})),_=0,i.font=c.string,u(t.footer,y),i.restore(),x+=p.width,{width:x,height:m}}function La(t,e,i,s){const{x:n,width:o}=i,{width:a,chartArea:{left:r,right:l}}=t;let h="center";return"center"===s?h=n<=(r+l)/2?"left":"right":n<=o/2?h="left":n>=a-o/2&&(h="right"),function(t,e,i,s){const{x:n,width:o}=s,a=i.caretSize+i.caretPadding;return"left"===t&&n+o+a>e.width||"right"===t&&n-o-a<0||void 0}(h,t,e,i)&&(h="center"),h}function Ea(t,e,i){const s=i.yAlign||e.yAlign||function(t,e){const{y:i,height:s}=e;return i<s/2?"top":i>t.height-s/2?"bottom":"center"}(t,i);return{xAlign:i.xAlign||e.xAlign||La(t,e,i,s),yAlign:s}}function Ra(t,e,i,s){const{caretSize:n,caretPadding:o,cornerRadius:a}=t,{xAlign:r,yAlign:l}=i,h=n+o,{topLeft:c,topRight:d,bottomLeft:u,bottomRight:f}=wi(a);let g=function(t,e){let{x:i,width:s}=t;return"right"===e?i-=s:"center"===e&&(i-=s/2),i}(e,r);const p=function(t,e,i){let{y:s,height:n}=t;return"top"===e?s+=i:s-="bottom"===e?n+i:n/2,s}(e,l,h);return"center"===l?"left"===r?g+=h:"right"===r&&(g-=h):"left"===r?g-=Math.max(c,u)+n:"right"===r&&(g+=Math.max(d,f)+n),{x:Z(g,0,s.width-e.width),y:Z(p,0,s.height-e.height)}}function Ia(t,e,i){const s=ki(i.padding);return"center"===e?t.x+t.width/2:"right"===e?t.x+t.width-s.right:t.x+s.left}function za(t){return Ca([],Oa(t))}function Fa(t,e){const i=e&&e.dataset&&e.dataset.tooltip&&e.dataset.tooltip.callbacks;return i?t.override(i):t}const Va={beforeTitle:e,title(t){if(t.length>0){const e=t[0],i=e.chart.data.labels,s=i?i.length:0;if(this&&this.options&&"dataset"===this.options.mode)return e.dataset.label||"";if(e.label)return e.label;if(s>0&&e.dataIndex<s)return i[e.dataIndex]}return""},afterTitle:e,beforeBody:e,beforeLabel:e,label(t){if(this&&this.options&&"dataset"===this.options.mode)return t.label+": "+t.formattedValue||t.formattedValue;let e=t.dataset.label||"";e&&(e+=": ");const i=t.formattedValue;return s(i)||(e+=i),e},labelColor(t){const e=t.chart.getDatasetMeta(t.datasetIndex).controller.getStyle(t.dataIndex);return{borderColor:e.borderColor,backgroundColor:e.backgroundColor,borderWidth:e.borderWidth,borderDash:e.borderDash,borderDashOffset:e.borderDashOffset,borderRadius:0}},labelTextColor(){return this.options.bodyColor},labelPointStyle(t){const e=t.chart.getDatasetMeta(t.datasetIndex).controller.getStyle(t.dataIndex);return{pointStyle:e.pointStyle,rotation:e.rotation}},afterLabel:e,afterBody:e,beforeFooter:e,footer:e,afterFooter:e};function Ba(t,e,i,s){const n=t[e].call(i,s);return void 0===n?Va[e].call(i,s):n}class Na extends $s{static positioners=Da;constructor(t){super(),this.opacity=0,this._active=[],this._eventPosition=void 0,this._size=void 0,this._cachedAnimations=void 0,this._tooltipItems=[],this.$animations=void 0,this.$context=void 0,this.chart=t.chart,this.options=t.options,this.dataPoints=void 0,this.title=void 0,this.beforeBody=void 0,this.body=void 0,this.afterBody=void 0,this.footer=void 0,this.xAlign=void 0,this.yAlign=void 0,this.x=void 0,this.y=void 0,this.height=void 0,this.width=void 0,this.caretX=void 0,this.caretY=void 0,this.labelColors=void 0,this.labelPointStyles=void 0,this.labelTextColors=void 0}initialize(t){this.options=t,this._cachedAnimations=void 0,this.$context=void 0}_resolveAnimations(){const t=this._cachedAnimations;if(t)return t;const e=this.chart,i=this.options.setContext(this.getContext()),s=i.enabled&&e.options.animation&&i.animations,n=new Ts(this.chart,s);return s._cacheable&&(this._cachedAnimations=Object.freeze(n)),n}getContext(){return this.$context||(this.$context=(t=this.chart.getContext(),e=this,i=this._tooltipItems,Ci(t,{tooltip:e,tooltipItems:i,type:"tooltip"})));var t,e,i}getTitle(t,e){const{callbacks:i}=e,s=Ba(i,"beforeTitle",this,t),n=Ba(i,"title",this,t),o=Ba(i,"afterTitle",this,t);let a=[];return a=Ca(a,Oa(s)),a=Ca(a,Oa(n)),a=Ca(a,Oa(o)),a}getBeforeBody(t,e){return za(Ba(e.callbacks,"beforeBody",this,t))}getBody(t,e){const{callbacks:i}=e,s=[];return u(t,(t=>{const e={before:[],lines:[],after:[]},n=Fa(i,t);Ca(e.before,Oa(Ba(n,"beforeLabel",this,t))),Ca(e.lines,Ba(n,"label",this,t)),Ca(e.after,Oa(Ba(n,"afterLabel",this,t))),s.push(e)})),s}getAfterBody(t,e){return za(Ba(e.callbacks,"afterBody",this,t))}getFooter(t,e){const{callbacks:i}=e,s=Ba(i,"beforeFooter",this,t),n=Ba(i,"footer",this,t),o=Ba(i,"afterFooter",this,t);let a=[];return a=Ca(a,Oa(s)),a=Ca(a,Oa(n)),a=Ca(a,Oa(o)),a}_createItems(t){const e=this._active,i=this.chart.data,s=[],n=[],o=[];let a,r,l=[];for(a=0,r=e.length;a<r;++a)l.push(Aa(this.chart,e[a]));return t.filter&&(l=l.filter(((e,s,n)=>t.filter(e,s,n,i)))),t.itemSort&&(l=l.sort(((e,s)=>t.itemSort(e,s,i)))),u(l,(e=>{const i=Fa(t.callbacks,e);s.push(Ba(i,"labelColor",this,e)),n.push(Ba(i,"labelPointStyle",this,e)),o.push(Ba(i,"labelTextColor",this,e))})),this.labelColors=s,this.labelPointStyles=n,this.labelTextColors=o,this.dataPoints=l,l}update(t,e){const i=this.options.setContext(this.getContext()),s=this._active;let n,o=[];if(s.length){const t=Da[i.position].call(this,s,this._eventPosition);o=this._createItems(i),this.title=this.getTitle(o,i),this.beforeBody=this.getBeforeBody(o,i),this.body=this.getBody(o,i),this.afterBody=this.getAfterBody(o,i),this.footer=this.getFooter(o,i);const e=this._size=Ta(this,i),a=Object.assign({},t,e),r=Ea(this.chart,i,a),l=Ra(i,a,r,this.chart);this.xAlign=r.xAlign,this.yAlign=r.yAlign,n={opacity:1,x:l.x,y:l.y,width:e.width,height:e.height,caretX:t.x,caretY:t.y}}else 0!==this.opacity&&(n={opacity:0});this._tooltipItems=o,this.$context=void 0,n&&this._resolveAnimations().update(this,n),t&&i.external&&i.external.call(this,{chart:this.chart,tooltip:this,replay:e})}drawCaret(t,e,i,s){const n=this.getCaretPosition(t,i,s);e.lineTo(n.x1,n.y1),e.lineTo(n.x2,n.y2),e.lineTo(n.x3,n.y3)}getCaretPosition(t,e,i){const{xAlign:s,yAlign:n}=this,{caretSize:o,cornerRadius:a}=i,{topLeft:r,topRight:l,bottomLeft:h,bottomRight:c}=wi(a),{x:d,y:u}=t,{width:f,height:g}=e;let p,m,x,b,_,y;return"center"===n?(_=u+g/2,"left"===s?(p=d,m=p-o,b=_+o,y=_-o):(p=d+f,m=p+o,b=_-o,y=_+o),x=p):(m="left"===s?d+Math.max(r,h)+o:"right"===s?d+f-Math.max(l,c)-o:this.caretX,"top"===n?(b=u,_=b-o,p=m-o,x=m+o):(b=u+g,_=b+o,p=m+o,x=m-o),y=b),{x1:p,x2:m,x3:x,y1:b,y2:_,y3:y}}drawTitle(t,e,i){const s=this.title,n=s.length;let o,a,r;if(n){const l=Oi(i.rtl,this.x,this.width);for(t.x=Ia(this,i.titleAlign,i),e.textAlign=l.textAlign(i.titleAlign),e.textBaseline="middle",o=Si(i.titleFont),a=i.titleSpacing,e.fillStyle=i.titleColor,e.font=o.string,r=0;r<n;++r)e.fillText(s[r],l.x(t.x),t.y+o.lineHeight/2),t.y+=o.lineHeight+a,r+1===n&&(t.y+=i.titleMarginBottom-a)}}_drawColorBox(t,e,i,s,n){const a=this.labelColors[i],r=this.labelPointStyles[i],{boxHeight:l,boxWidth:h}=n,c=Si(n.bodyFont),d=Ia(this,"left",n),u=s.x(d),f=l<c.lineHeight?(c.lineHeight-l)/2:0,g=e.y+f;if(n.usePointStyle){const e={radius:Math.min(h,l)/2,pointStyle:r.pointStyle,rotation:r.rotation,borderWidth:1},i=s.leftForLtr(u,h)+h/2,o=g+l/2;t.strokeStyle=n.multiKeyBackground,t.fillStyle=n.multiKeyBackground,Le(t,e,i,o),t.strokeStyle=a.borderColor,t.fillStyle=a.backgroundColor,Le(t,e,i,o)}else{t.lineWidth=o(a.borderWidth)?Math.max(...Object.values(a.borderWidth)):a.borderWidth||1,t.strokeStyle=a.borderColor,t.setLineDash(a.borderDash||[]),t.lineDashOffset=a.borderDashOffset||0;const e=s.leftForLtr(u,h),i=s.leftForLtr(s.xPlus(u,1),h-2),r=wi(a.borderRadius);Object.values(r).some((t=>0!==t))?(t.beginPath(),t.fillStyle=n.multiKeyBackground,He(t,{x:e,y:g,w:h,h:l,radius:r}),t.fill(),t.stroke(),t.fillStyle=a.backgroundColor,t.beginPath(),He(t,{x:i,y:g+1,w:h-2,h:l-2,radius:r}),t.fill()):(t.fillStyle=n.multiKeyBackground,t.fillRect(e,g,h,l),t.strokeRect(e,g,h,l),t.fillStyle=a.backgroundColor,t.fillRect(i,g+1,h-2,l-2))}t.fillStyle=this.labelTextColors[i]}drawBody(t,e,i){const{body:s}=this,{bodySpacing:n,bodyAlign:o,displayColors:a,boxHeight:r,boxWidth:l,boxPadding:h}=i,c=Si(i.bodyFont);let d=c.lineHeight,f=0;const g=Oi(i.rtl,this.x,this.width),p=function(i){e.fillText(i,g.x(t.x+f),t.y+d/2),t.y+=d+n},m=g.textAlign(o);let x,b,_,y,v,M,w;for(e.textAlign=o,e.textBaseline="middle",e.font=c.string,t.x=Ia(this,m,i),e.fillStyle=i.bodyColor,u(this.beforeBody,p),f=a&&"right"!==m?"center"===o?l/2+h:l+2+h:0,y=0,M=s.length;y<M;++y){for(x=s[y],b=this.labelTextColors[y],e.fillStyle=b,u(x.before,p),_=x.lines,a&&_.length&&(this._drawColorBox(e,t,y,g,i),d=Math.max(c.lineHeight,r)),v=0,w=_.length;v<w;++v)p(_[v]),d=c.lineHeight;u(x.after,p)}f=0,d=c.lineHeight,u(this.afterBody,p),t.y-=n}drawFooter(t,e,i){const s=this.footer,n=s.length;let o,a;if(n){const r=Oi(i.rtl,this.x,this.width);for(t.x=Ia(this,i.footerAlign,i),t.y+=i.footerMarginTop,e.textAlign=r.textAlign(i.footerAlign),e.textBaseline="middle",o=Si(i.footerFont),e.fillStyle=i.footerColor,e.font=o.string,a=0;a<n;++a)e.fillText(s[a],r.x(t.x),t.y+o.lineHeight/2),t.y+=o.lineHeight+i.footerSpacing}}drawBackground(t,e,i,s){const{xAlign:n,yAlign:o}=this,{x:a,y:r}=t,{width:l,height:h}=i,{topLeft:c,topRight:d,bottomLeft:u,bottomRight:f}=wi(s.cornerRadius);e.fillStyle=s.backgroundColor,e.strokeStyle=s.borderColor,e.lineWidth=s.borderWidth,e.beginPath(),e.moveTo(a+c,r),"top"===o&&this.drawCaret(t,e,i,s),e.lineTo(a+l-d,r),e.quadraticCurveTo(a+l,r,a+l,r+d),"center"===o&&"right"===n&&this.drawCaret(t,e,i,s),e.lineTo(a+l,r+h-f),e.quadraticCurveTo(a+l,r+h,a+l-f,r+h),"bottom"===o&&this.drawCaret(t,e,i,s),e.lineTo(a+u,r+h),e.quadraticCurveTo(a,r+h,a,r+h-u),"center"===o&&"left"===n&&this.drawCaret(t,e,i,s),e.lineTo(a,r+c),e.quadraticCurveTo(a,r,a+c,r),e.closePath(),e.fill(),s.borderWidth>0&&e.stroke()}_updateAnimationTarget(t){const e=this.chart,i=this.$animations,s=i&&i.x,n=i&&i.y;if(s||n){const i=Da[t.position].call(this,this._active,this._eventPosition);if(!i)return;const o=this._size=Ta(this,t),a=Object.assign({},i,this._size),r=Ea(e,t,a),l=Ra(t,a,r,e);s._to===l.x&&n._to===l.y||(this.xAlign=r.xAlign,this.yAlign=r.yAlign,this.width=o.width,this.height=o.height,this.caretX=i.x,this.caretY=i.y,this._resolveAnimations().update(this,l))}}_willRender(){return!!this.opacity}draw(t){const e=this.options.setContext(this.getContext());let i=this.opacity;if(!i)return;this._updateAnimationTarget(e);const s={width:this.width,height:this.height},n={x:this.x,y:this.y};i=Math.abs(i)<.001?0:i;const o=ki(e.padding),a=this.title.length||this.beforeBody.length||this.body.length||this.afterBody.length||this.footer.length;e.enabled&&a&&(t.save(),t.globalAlpha=i,this.drawBackground(n,t,s,e),Ai(t,e.textDirection),n.y+=o.top,this.drawTitle(n,t,e),this.drawBody(n,t,e),this.drawFooter(n,t,e),Ti(t,e.textDirection),t.restore())}getActiveElements(){return this._active||[]}setActiveElements(t,e){const i=this._active,s=t.map((({datasetIndex:t,index:e})=>{const i=this.chart.getDatasetMeta(t);if(!i)throw new Error("Cannot find a dataset at index "+t);return{datasetIndex:t,element:i.data[e],index:e}})),n=!f(i,s),o=this._positionChanged(s,e);(n||o)&&(this._active=s,this._eventPosition=e,this._ignoreReplayEvents=!0,this.update(!0))}handleEvent(t,e,i=!0){if(e&&this._ignoreReplayEvents)return!1;this._ignoreReplayEvents=!1;const s=this.options,n=this._active||[],o=this._getActiveElements(t,n,e,i),a=this._positionChanged(o,t),r=e||!f(o,n)||a;return r&&(this._active=o,(s.enabled||s.external)&&(this._eventPosition={x:t.x,y:t.y},this.update(!0,e))),r}_getActiveElements(t,e,i,s){const n=this.options;if("mouseout"===t.type)return[];if(!s)return e.filter((t=>this.chart.data.datasets[t.datasetIndex]&&void 0!==this.chart.getDatasetMeta(t.datasetIndex).controller.getParsed(t.index)));const o=this.chart.getElementsAtEventForMode(t,n.mode,n,i);return n.reverse&&o.reverse(),o}_positionChanged(t,e){const{caretX:i,caretY:s,options:n}=this,o=Da[n.position].call(this,t,e);return!1!==o&&(i!==o.x||s!==o.y)}}var Wa={id:"tooltip",_element:Na,positioners:Da,afterInit(t,e,i){i&&(t.tooltip=new Na({chart:t,options:i}))},beforeUpdate(t,e,i){t.tooltip&&t.tooltip.initialize(i)},reset(t,e,i){t.tooltip&&t.tooltip.initialize(i)},afterDraw(t){const e=t.tooltip;if(e&&e._willRender()){const i={tooltip:e};if(!1===t.notifyPlugins("beforeTooltipDraw",{...i,cancelable:!0}))return;e.draw(t.ctx),t.notifyPlugins("afterTooltipDraw",i)}},afterEvent(t,e){if(t.tooltip){const i=e.replay;t.tooltip.handleEvent(e.event,i,e.inChartArea)&&(e.changed=!0)}},defaults:{enabled:!0,external:null,position:"average",backgroundColor:"rgba(0,0,0,0.8)",titleColor:"#fff",titleFont:{weight:"bold"},titleSpacing:2,titleMarginBottom:6,titleAlign:"left",bodyColor:"#fff",bodySpacing:2,bodyFont:{},bodyAlign:"left",footerColor:"#fff",footerSpacing:2,footerMarginTop:6,footerFont:{weight:"bold"},footerAlign:"left",padding:6,caretPadding:2,caretSize:5,cornerRadius:6,boxHeight:(t,e)=>e.bodyFont.size,boxWidth:(t,e)=>e.bodyFont.size,multiKeyBackground:"#fff",displayColors:!0,boxPadding:0,borderColor:"rgba(0,0,0,0)",borderWidth:0,animation:{duration:400,easing:"easeOutQuart"},animations:{numbers:{type:"number",properties:["x","y","width","height","caretX","caretY"]},opacity:{easing:"linear",duration:200}},callbacks:Va},defaultRoutes:{bodyFont:"font",footerFont:"font",titleFont:"font"},descriptors:{_scriptable:t=>"filter"!==t&&"itemSort"!==t&&"external"!==t,_indexable:!1,callbacks:{_scriptable:!1,_indexable:!1},animation:{_fallback:!1},animations:{_fallback:"animation"}},additionalOptionScopes:["interaction"]};return Tn.register(Un,$o,go,t),Tn.helpers={...Hi},Tn._adapters=In,Tn.Animation=As,Tn.Animations=Ts,Tn.animator=bt,Tn.controllers=nn.controllers.items,Tn.DatasetController=js,Tn.Element=$s,Tn.elements=go,Tn.Interaction=Ki,Tn.layouts=ls,Tn.platforms=Ds,Tn.Scale=tn,Tn.Ticks=ae,Object.assign(Tn,Un,$o,go,t,Ds),Tn.Chart=Tn,"undefined"!=typeof window&&(window.Chart=Tn),Tn}));\n//# sourceMappingURL=chart.umd.min.js.map\n', "errorBars": '!function(e,r){"object"==typeof exports&&"undefined"!=typeof module?r(exports,require("chart.js"),require("chart.js/helpers")):"function"==typeof define&&define.amd?define(["exports","chart.js","chart.js/helpers"],r):r((e="undefined"!=typeof globalThis?globalThis:e||self).ChartErrorBars={},e.Chart,e.Chart.helpers)}(this,function(e,r,t){"use strict";const a=["xMin","xMax","yMin","yMax"];function n(e){return e?a.slice(0,2):a.slice(2)}function s(e,r,t,a,n){const s=[`${a.axis}Min`,`${a.axis}Max`],o=a.getBasePixel();for(const i of s){const s=r[i];Array.isArray(s)?e[i]=s.map(e=>n?o:a.getPixelForValue(e,t)):e[i]="number"==typeof s?n?o:a.getPixelForValue(s,t):null}}const o=["linear","logarithmic","time","timeseries"];function i(e){return o.includes(e.type)}const l={errorBarLineWidth:{v:[1,3]},errorBarColor:{v:["#2c2c2c","#1f1f1f"]},errorBarWhiskerLineWidth:{v:[1,3]},errorBarWhiskerRatio:{v:[.2,.25]},errorBarWhiskerSize:{v:[20,24]},errorBarWhiskerColor:{v:["#2c2c2c","#1f1f1f"]}},c={_scriptable:!0,_indexable:e=>"v"!==e},u=Object.keys(l);function d(e,r){const t=Array.isArray(e)?e:[e],a=Array.isArray(r)?r:[r];if(t.length===a.length)return t.map((e,r)=>[e,a[r]]);const n=Math.max(t.length,a.length);return Array(n).map((e,r)=>[t[r%t.length],a[r%a.length]])}function h(e,r){if("string"==typeof e||"number"==typeof e)return e;const t=Array.isArray(e)?e:e.v;return t[r%t.length]}function p(e,r,t){const a=h(r.errorBarWhiskerRatio,t);if(null!=e&&a>0)return e*a*.5;return.5*h(r.errorBarWhiskerSize,t)}function f(e,r){var t,a,n,s;const o=e.getProps(["x","y","width","height","xMin","xMax","yMin","yMax"]);null==o.xMin&&null==o.xMax||function(e,r,t,a,n){n.save(),n.translate(0,e.y);const s=d(null==r?e.x:r,null==t?e.x:t);s.reverse().forEach(([r,t],o)=>{const i=s.length-o-1,l=p(e.height,a,i);n.lineWidth=h(a.errorBarLineWidth,i),n.strokeStyle=h(a.errorBarColor,i),n.beginPath(),n.moveTo(r,0),n.lineTo(t,0),n.stroke(),n.lineWidth=h(a.errorBarWhiskerLineWidth,i),n.strokeStyle=h(a.errorBarWhiskerColor,i),n.beginPath(),n.moveTo(r,-l),n.lineTo(r,l),n.moveTo(t,-l),n.lineTo(t,l),n.stroke()}),n.restore()}(o,null!==(t=o.xMin)&&void 0!==t?t:null,null!==(a=o.xMax)&&void 0!==a?a:null,e.options,r),null==o.yMin&&null==o.yMax||function(e,r,t,a,n){n.save(),n.translate(e.x,0);const s=d(null==r?e.y:r,null==t?e.y:t);s.reverse().forEach(([r,t],o)=>{const i=s.length-o-1,l=p(e.width,a,i);n.lineWidth=h(a.errorBarLineWidth,i),n.strokeStyle=h(a.errorBarColor,i),n.beginPath(),n.moveTo(0,r),n.lineTo(0,t),n.stroke(),n.lineWidth=h(a.errorBarWhiskerLineWidth,i),n.strokeStyle=h(a.errorBarWhiskerColor,i),n.beginPath(),n.moveTo(-l,r),n.lineTo(l,r),n.moveTo(-l,t),n.lineTo(l,t),n.stroke()}),n.restore()}(o,null!==(n=o.yMin)&&void 0!==n?n:null,null!==(s=o.yMax)&&void 0!==s?s:null,e.options,r)}function m(e,r){const t=e.getProps(["x","y","startAngle","endAngle","rMin","rMax","outerRadius"]);null==t.rMin&&null==t.rMax||function(e,r,t,a,n){n.save(),n.translate(e.x,e.y);const s=(e.startAngle+e.endAngle)/2,o=Math.cos(s),i=Math.sin(s),l={x:-i,y:o},c=Math.sqrt(l.x*l.x+l.y*l.y);l.x/=c,l.y/=c;const u=d(null!=r?r:e.outerRadius,null!=t?t:e.outerRadius);u.reverse().forEach(([e,r],t)=>{const s=u.length-t-1,c=e*o,d=e*i,f=r*o,m=r*i,x=p(null,a,s),y=l.x*x,g=l.y*x;n.lineWidth=h(a.errorBarLineWidth,s),n.strokeStyle=h(a.errorBarColor,s),n.beginPath(),n.moveTo(c,d),n.lineTo(f,m),n.stroke(),n.lineWidth=h(a.errorBarWhiskerLineWidth,s),n.strokeStyle=h(a.errorBarWhiskerColor,s),n.beginPath(),n.moveTo(c+y,d+g),n.lineTo(c-y,d-g),n.moveTo(f+y,m+g),n.lineTo(f-y,m-g),n.stroke()}),n.restore()}(t,t.rMin,t.rMax,e.options,r)}class x extends r.BarElement{draw(e){super.draw(e),f(this,e)}}x.id="barWithErrorBar",x.defaults={...r.BarElement.defaults,...l},x.defaultRoutes=r.BarElement.defaultRoutes,x.descriptors=c;class y extends r.PointElement{draw(e,r){super.draw.call(this,e,r),f(this,e)}}y.id="pointWithErrorBar",y.defaults={...r.PointElement.defaults,...l},y.defaultRoutes=r.PointElement.defaultRoutes,y.descriptors=c;class g extends r.ArcElement{draw(e){super.draw(e),m(this,e)}}function E(e){return Array.isArray(e)?e.slice().reverse():e}function M(e){const t=n(e.element.horizontal),a=r.Tooltip.defaults.callbacks.label.call(this,e),s=e.chart.data.datasets[e.datasetIndex].data[e.dataIndex];return null==s||t.every(e=>null==s[e])?a:`${a} (${E(s[t[0]])} .. ${s[t[1]]})`}g.id="arcWithErrorBar",g.defaults={...r.ArcElement.defaults,...l},g.defaultRoutes=r.ArcElement.defaultRoutes,g.descriptors=c;const b={color(e,r,a){const n=e||"transparent",s=r||"transparent";if(n===s)return r;const o=t.color(n),i=o.valid&&t.color(s);return i&&i.valid?i.mix(o,a).hexString():r},number:(e,r,t)=>e===r?r:e+(r-e)*t};function v(e,r,t,a,n){if(typeof e===a&&typeof r===a)return n(e,r,t);if(Array.isArray(e)&&Array.isArray(r))return e.map((e,a)=>n(e,r[a],t));const s=e=>e&&Array.isArray(e.v);return s(e)&&s(r)?{v:e.v.map((e,a)=>n(e,r.v[a],t))}:r}const B={animations:{numberArray:{fn:function(e,r,t){return v(e,r,t,"number",b.number)},properties:a.concat(u.filter(e=>!e.endsWith("Color")),["rMin","rMax"])},colorArray:{fn:function(e,r,t){return v(e,r,t,"string",b.color)},properties:u.filter(e=>e.endsWith("Color"))}}};function C(e,r){const{axis:t}=e;e.axis=`${t}MinMin`;const{min:a}=r(e);e.axis=`${t}MaxMax`;const{max:n}=r(e);return e.axis=t,{min:a,max:n}}function W(e,r,t){return Array.isArray(r)?t(e,...r):"number"==typeof r?t(e,r):e}function S(e,r,t,a,n){const s="string"==typeof r?r:r.axis,o=`${s}Min`,i=`${s}Max`,l=`${s}MinMin`,c=`${s}MaxMax`;for(let r=0;r<n;r+=1){const n=r+a,u=e[r];u[o]="object"==typeof t[n]?t[n][o]:null,u[i]="object"==typeof t[n]?t[n][i]:null,u[l]=W(u[s],u[o],Math.min),u[c]=W(u[s],u[i],Math.max)}}function A(e,r,t,a){const{axis:n}=r,s=r.getLabels();for(let o=0;o<a;o+=1){const a=o+t;e[o][n]=r.parse(s[a],a)}}function P(e,t,a,n=[],s=[]){r.registry.addControllers(a),Array.isArray(n)?r.registry.addElements(...n):r.registry.addElements(n),Array.isArray(s)?r.registry.addScales(...s):r.registry.addScales(s);const o=t;return o.type=e,o}class D extends r.BarController{getMinMax(e,r){return C(e,e=>super.getMinMax(e,r))}parsePrimitiveData(e,r,t,a){const n=super.parsePrimitiveData(e,r,t,a);return this.parseErrorData(n,e,r,t,a),n}parseObjectData(e,r,t,a){const n=super.parseObjectData(e,r,t,a);return this.parseErrorData(n,e,r,t,a),n}parseErrorData(e,r,t,a,n){S(e,r.vScale,t,a,n);i(r.iScale)?S(e,r.iScale,t,a,n):A(e,r.iScale,a,n)}updateElement(e,r,t,a){"number"==typeof r&&s(t,this.getParsed(r),r,this._cachedMeta.vScale,"reset"===a),super.updateElement(e,r,t,a)}}D.id="barWithErrorBars",D.defaults=t.merge({},[r.BarController.defaults,B,{dataElementType:x.id}]),D.overrides=t.merge({},[r.BarController.overrides,{plugins:{tooltip:{callbacks:{label:M}}}}]),D.defaultRoutes=r.BarController.defaultRoutes;class k extends r.Chart{constructor(e,t){super(e,P("barWithErrorBars",t,D,x,[r.LinearScale,r.CategoryScale]))}}k.id=D.id;class T extends r.LineController{getMinMax(e,r){return C(e,e=>super.getMinMax(e,r))}parsePrimitiveData(e,r,t,a){const n=super.parsePrimitiveData(e,r,t,a);return this.parseErrorData(n,e,r,t,a),n}parseObjectData(e,r,t,a){const n=super.parseObjectData(e,r,t,a);return this.parseErrorData(n,e,r,t,a),n}parseErrorData(e,r,t,a,n){S(e,r.vScale,t,a,n);i(r.iScale)?S(e,r.iScale,t,a,n):A(e,r.iScale,a,n)}updateElement(e,r,t,a){e instanceof y&&"number"==typeof r&&this.updateElementScale(r,t,a),super.updateElement(e,r,t,a)}updateElementScale(e,r,t){s(r,this.getParsed(e),e,this._cachedMeta.vScale,"reset"===t);i(this._cachedMeta.iScale)&&s(r,this.getParsed(e),e,this._cachedMeta.iScale,"reset"===t)}updateElements(e,r,t,a){const n="reset"===a,s=this.chart._animationsDisabled||n||"none"===a;if(super.updateElements(e,r,t,a),s)for(let n=r;n<r+t;++n){const r=e[n];r instanceof y&&this.updateElementScale(n,r,a)}}}T.id="lineWithErrorBars",T.defaults=t.merge({},[r.LineController.defaults,B,{dataElementType:y.id}]),T.overrides=t.merge({},[r.LineController.overrides,{plugins:{tooltip:{callbacks:{label:M}}}}]),T.defaultRoutes=r.LineController.defaultRoutes;class $ extends r.Chart{constructor(e,t){super(e,P("lineWithErrorBars",t,T,y,[r.LinearScale,r.CategoryScale]))}}$.id=T.id;class L extends r.ScatterController{getMinMax(e,r){return C(e,e=>super.getMinMax(e,r))}parsePrimitiveData(e,r,t,a){const n=super.parsePrimitiveData(e,r,t,a);return this.parseErrorData(n,e,r,t,a),n}parseObjectData(e,r,t,a){const n=super.parseObjectData(e,r,t,a);return this.parseErrorData(n,e,r,t,a),n}parseErrorData(e,r,t,a,n){S(e,r.xScale,t,a,n),S(e,r.yScale,t,a,n)}updateElement(e,r,t,a){e instanceof y&&"number"==typeof r&&this.updateElementScale(r,t,a),super.updateElement(e,r,t,a)}updateElementScale(e,r,t){s(r,this.getParsed(e),e,this._cachedMeta.xScale,"reset"===t),s(r,this.getParsed(e),e,this._cachedMeta.yScale,"reset"===t)}updateElements(e,r,t,a){const n="reset"===a,s=this.chart._animationsDisabled||n||"none"===a;if(super.updateElements(e,r,t,a),s)for(let n=r;n<r+t;++n){const r=e[n];r instanceof y&&this.updateElementScale(n,r,a)}}}L.id="scatterWithErrorBars",L.defaults=t.merge({},[r.ScatterController.defaults,B,{dataElementType:y.id}]),L.overrides=t.merge({},[r.ScatterController.overrides,{plugins:{tooltip:{callbacks:{label:function(e){const r=e.chart.data.datasets[e.datasetIndex].data[e.dataIndex],t=(e,t)=>{const a=n(t);return null==r||a.every(e=>null==r[e])?e:`${e} [${E(r[a[0]])} .. ${r[a[1]]}]`};return`(${t(e.label,!0)}, ${t(e.parsed.y,!1)})`}}}}}]),L.defaultRoutes=r.LineController.defaultRoutes;class R extends r.Chart{constructor(e,t){super(e,P("scatterWithErrorBars",t,L,y,[r.LinearScale]))}}R.id=L.id;class I extends r.PolarAreaController{getMinMaxImpl(e){const r=this._cachedMeta,t={min:Number.POSITIVE_INFINITY,max:Number.NEGATIVE_INFINITY};return r.data.forEach((r,a)=>{const n=this.getParsed(a)[e.axis];!Number.isNaN(n)&&this.chart.getDataVisibility(a)&&(n<t.min&&(t.min=n),n>t.max&&(t.max=n))}),t}getMinMax(e){return C(e,e=>this.getMinMaxImpl(e))}countVisibleElements(){const e=this._cachedMeta;return e.data.reduce((r,t,a)=>!Number.isNaN(e._parsed[a].r)&&this.chart.getDataVisibility(a)?r+1:r,0)}parsePrimitiveData(e,r,t,a){const n=super.parsePrimitiveData(e,r,t,a);return this.parseErrorData(n,e,r,t,a),n}parseObjectData(e,r,t,a){const n=super.parseObjectData(e,r,t,a);return this.parseErrorData(n,e,r,t,a),n}parseErrorData(e,r,t,a,n){const s=r.rScale;for(let r=0;r<n;r+=1){const n=r+a,o=t[n],i=s.parse(o[s.axis],n);e[r]={[s.axis]:i}}S(e,s,t,a,n)}updateElement(e,r,t,a){"number"==typeof r&&function(e,r,t,a,n){const s=n.animation,o=[`${t.axis}Min`,`${t.axis}Max`],i=e=>{const r=t.getDistanceFromCenterForValue(e),n=s.animateScale?0:r;return a?n:r};for(const t of o){const a=r[t];Array.isArray(a)?e[t]=a.map(i):e[t]="number"==typeof a?i(a):null}}(t,this.getParsed(r),this._cachedMeta.rScale,"reset"===a,this.chart.options),super.updateElement(e,r,t,a)}updateElements(e,r,t,a){const n=this.chart.scales.r,s=n.getDistanceFromCenterForValue;n.getDistanceFromCenterForValue=function(e){return"number"==typeof e?s.call(this,e):s.call(this,e.r)},super.updateElements(e,r,t,a),n.getDistanceFromCenterForValue=s}}I.id="polarAreaWithErrorBars",I.defaults=t.merge({},[r.PolarAreaController.defaults,B,{dataElementType:g.id}]),I.overrides=t.merge({},[r.PolarAreaController.overrides,{plugins:{tooltip:{callbacks:{label:function(e){const t=r.PolarAreaController.overrides.plugins.tooltip.callbacks.label.call(this,e),a=e.chart.data.datasets[e.datasetIndex].data[e.dataIndex],n=["rMin","rMax"];return null==a||n.every(e=>null==a[e])?t:`${t} [${E(a[n[0]])} .. ${a[n[1]]}]`}}}}}]),I.defaultRoutes=r.PolarAreaController.defaultRoutes;class j extends r.Chart{constructor(e,t){super(e,P("polarAreaWithErrorBars",t,I,g,[r.RadialLinearScale]))}}j.id=I.id,r.registry.addControllers(D,T,I,L),r.registry.addElements(x,g,y),e.ArcWithErrorBar=g,e.BarWithErrorBar=x,e.BarWithErrorBarsChart=k,e.BarWithErrorBarsController=D,e.LineWithErrorBarsChart=$,e.LineWithErrorBarsController=T,e.PointWithErrorBar=y,e.PolarAreaWithErrorBarsChart=j,e.PolarAreaWithErrorBarsController=I,e.ScatterWithErrorBarsChart=R,e.ScatterWithErrorBarsController=L});\n//# sourceMappingURL=index.umd.min.js.map\n', "notice": "chart.js 4.6.1 (MIT) · chartjs-chart-error-bars 4.4.5 (MIT)" };
 function chartScripts() {
   return SCRIPTS;
@@ -75955,7 +76165,15 @@ function buildFrontier(result, baseline) {
     const x = interactivity(tpot);
     const cand = sf.series.find((s) => s.role === "candidate");
     if (x === null || tput === null || tpot === null) sf.noValidRun.push(p.concurrency);
-    else cand.points.push({ concurrency: p.concurrency, tpotP95Ms: tpot, interactivity: x, throughput: divide(tput, gpus.candidate), onFront: false, meetsTarget: meets(valid, result.target) });
+    else
+      cand.points.push({
+        concurrency: p.concurrency,
+        tpotP95Ms: tpot,
+        interactivity: x,
+        throughput: divide(tput, gpus.candidate),
+        onFront: false,
+        meetsTarget: meets(valid, result.target)
+      });
   }
   if (newest !== null) {
     for (const sf of shapes) {
@@ -75974,7 +76192,14 @@ function buildFrontier(result, baseline) {
         if (x === null || tput === null || tpot === null) continue;
         const kind = result.target.metric === "itl" ? "itl_p95" : "tpot_p95";
         const held = result.target.percentile === 95 ? summarize(newest.runs[metricKey(kind, scope)] ?? [])?.median ?? null : null;
-        base.points.push({ concurrency: c, tpotP95Ms: tpot, interactivity: x, throughput: divide(tput, gpus.baseline), onFront: false, meetsTarget: held === null ? null : held <= result.target.threshold_ms });
+        base.points.push({
+          concurrency: c,
+          tpotP95Ms: tpot,
+          interactivity: x,
+          throughput: divide(tput, gpus.baseline),
+          onFront: false,
+          meetsTarget: held === null ? null : held <= result.target.threshold_ms
+        });
       }
     }
   }
@@ -75984,16 +76209,10 @@ function buildFrontier(result, baseline) {
     yLabel: usePerGpu ? "output tok/s per GPU" : "output tok/s of the whole server (GPU count unknown: not per GPU)",
     xLabel: X_LABEL,
     targetInteractivity: interactivity(result.target.threshold_ms),
-    targetLabel: targetInteractivityText2(result.target),
+    targetLabel: targetInteractivityText(result.target),
     gpus,
     shapes
   };
-}
-function targetInteractivityText2(t) {
-  const x = interactivity(t.threshold_ms);
-  const tps = x === null ? "?" : String(Math.round(x * 10) / 10);
-  if (t.metric === "tpot" && t.percentile === 95) return `${targetText(t)} ⇔ ≥ ${tps} tok/s/user`;
-  return `${targetText(t)}, drawn at 1000 / ${t.threshold_ms} ms = ${tps} tok/s/user (the x-axis is at p95 TPOT)`;
 }
 function meets(valid, t) {
   const key = `p${t.percentile}`;
@@ -76003,7 +76222,9 @@ function meets(valid, t) {
 }
 function markFront(points) {
   for (const p of points) {
-    p.onFront = !points.some((q) => q !== p && q.interactivity >= p.interactivity && q.throughput >= p.throughput && (q.interactivity > p.interactivity || q.throughput > p.throughput));
+    p.onFront = !points.some(
+      (q) => q !== p && q.interactivity >= p.interactivity && q.throughput >= p.throughput && (q.interactivity > p.interactivity || q.throughput > p.throughput)
+    );
   }
 }
 
@@ -76183,12 +76404,27 @@ function verdictHtml(v) {
   const e = escapeHtml2;
   const out = [`<section class="verdict v-${e(v.verdict)}"><h2>Verdict: ${e(verdictWord(v.verdict))}</h2>`, `<p>${e(verdictSummary(v))}</p>`];
   if (v.reasons.length > 0) out.push(`<ul>${v.reasons.map((r) => `<li>${e(r)}</li>`).join("")}</ul>`);
-  const rows = (gated) => sortRows(v.rows.filter((r) => r.gated === gated)).map((r) => [r.status, r.label, fmtValue(r.baseline, r.unit), fmtValue(r.candidate, r.unit), fmtSignedPct(r.delta_pct), fmtBar(r), `${r.n_baseline}/${r.n_candidate}`]);
+  const rows = (gated) => sortRows(v.rows.filter((r) => r.gated === gated)).map((r) => [
+    r.status,
+    r.label,
+    fmtValue(r.baseline, r.unit),
+    fmtValue(r.candidate, r.unit),
+    fmtSignedPct(r.delta_pct),
+    fmtBar(r),
+    `${r.n_baseline}/${r.n_candidate}`
+  ]);
   const head = ["Status", "Metric", "Baseline", "Candidate", "Change", "Bar", "n (base/cand)"];
   out.push(`<details><summary>Gated metrics (${v.rows.filter((r) => r.gated).length})</summary>${table2(head, rows(true), (i) => i >= 2)}</details>`);
   const reported = rows(false);
   if (reported.length > 0) out.push(`<details><summary>Reported, not gated (${reported.length})</summary>${table2(head, reported, (i) => i >= 2)}</details>`);
-  if (v.envChanges.length > 0) out.push("<h3>Environment changes</h3>", table2(["Changed by", "Field", "Baseline", "Candidate"], v.envChanges.map((c) => [c.blame, c.field, c.baseline, c.candidate])));
+  if (v.envChanges.length > 0)
+    out.push(
+      "<h3>Environment changes</h3>",
+      table2(
+        ["Changed by", "Field", "Baseline", "Candidate"],
+        v.envChanges.map((c) => [c.blame, c.field, c.baseline, c.candidate])
+      )
+    );
   else out.push('<p class="caption">Environment: no changes recorded between baseline and candidate.</p>');
   out.push("</section>");
   return out.join("\n");
@@ -76207,21 +76443,42 @@ function shapeHtml(shape, specs, frontier) {
     out.push(
       `<p class="caption">y: output tokens per second (completed output tokens / measured duration; prompt tokens not counted), ${e(gpus)}. x: interactivity, 1000 / p95 TPOT ms, the decode speed a user sees at p95. Each mark is one measured concurrency (medians across valid repeats); filled diamonds and the dashed line are the Pareto front (no other point is both more interactive and faster); the red line is the target, ${e(frontier.targetLabel)}.${sf.noValidRun.length > 0 ? ` Left off: C=${e(sf.noValidRun.join(", "))} (no valid run).` : ""}</p>`
     );
-    const rows = sf.series.flatMap((s) => s.points.map((p) => [s.label, String(p.concurrency), p.interactivity.toFixed(1), p.throughput.toFixed(1), p.onFront ? "yes" : "", p.meetsTarget === null ? "unknown" : p.meetsTarget ? "yes" : "no"]));
-    out.push(`<details><summary>Frontier points</summary>${table2(["Series", "Concurrency", "tok/s/user (p95 TPOT)", frontier.yLabel, "Pareto front", "Holds the target"], rows, (i) => i >= 1 && i <= 3)}</details>`);
+    const rows = sf.series.flatMap(
+      (s) => s.points.map((p) => [
+        s.label,
+        String(p.concurrency),
+        p.interactivity.toFixed(1),
+        p.throughput.toFixed(1),
+        p.onFront ? "yes" : "",
+        p.meetsTarget === null ? "unknown" : p.meetsTarget ? "yes" : "no"
+      ])
+    );
+    out.push(
+      `<details><summary>Frontier points</summary>${table2(["Series", "Concurrency", "tok/s/user (p95 TPOT)", frontier.yLabel, "Pareto front", "Holds the target"], rows, (i) => i >= 1 && i <= 3)}</details>`
+    );
   }
   const latency2 = mine.filter((s) => s.kind === "latency");
   if (latency2.length > 0) {
     out.push(`<h3>Latency percentiles vs concurrency</h3><p class="caption">${e(SPREAD_NOTE)} Client-side clock.</p><div class="grid">`);
-    for (const spec of latency2) out.push(`<div class="latency"><canvas id="${e(spec.id)}" data-kind="latency" role="img" aria-label="${e(spec.title)}"></canvas></div>`);
+    for (const spec of latency2)
+      out.push(`<div class="latency"><canvas id="${e(spec.id)}" data-kind="latency" role="img" aria-label="${e(spec.title)}"></canvas></div>`);
     out.push("</div>");
   }
   out.push(`<h3>The methodology's table</h3><p class="caption">${e(CLOCK_LINE)}</p>`);
-  out.push(table2(COLUMNS, shape.rows.map((r) => r.cells), (i) => i > 0));
+  out.push(
+    table2(
+      COLUMNS,
+      shape.rows.map((r) => r.cells),
+      (i) => i > 0
+    )
+  );
   if (shape.warmup !== null) out.push(`<p>${e(shape.warmup)}</p>`);
   out.push(`<p><strong>${e(shape.atTarget)}</strong></p>`);
   if (shape.notes.length > 0) out.push(`<ol>${shape.notes.map((n) => `<li>${e(n)}</li>`).join("")}</ol>`);
-  if (shape.spread.length > 0) out.push(`<details><summary>Spread across repeats</summary><p class="caption">Valid runs only; CV = sample standard deviation / mean.</p>${table2(SPREAD_COLUMNS, shape.spread, (i) => i >= 2)}</details>`);
+  if (shape.spread.length > 0)
+    out.push(
+      `<details><summary>Spread across repeats</summary><p class="caption">Valid runs only; CV = sample standard deviation / mean.</p>${table2(SPREAD_COLUMNS, shape.spread, (i) => i >= 2)}</details>`
+    );
   out.push("</section>");
   return out.join("\n");
 }
@@ -76231,7 +76488,16 @@ function validityHtml(result) {
   for (const p of result.points) {
     for (const r of p.runs) {
       runs++;
-      for (const i of r.validity.issues) rows.push([shapeTitle(p.input_len, p.output_len), String(p.concurrency), String(r.repeat), r.validity.valid ? "kept" : "left out", i.code, plainValidity(i.code), i.detail]);
+      for (const i of r.validity.issues)
+        rows.push([
+          shapeTitle(p.input_len, p.output_len),
+          String(p.concurrency),
+          String(r.repeat),
+          r.validity.valid ? "kept" : "left out",
+          i.code,
+          plainValidity(i.code),
+          i.detail
+        ]);
     }
   }
   const head = "<section><h2>Validity</h2>";
@@ -76262,7 +76528,10 @@ function environmentHtml(result) {
   const rows = [
     ["Engine", `${env.engine.name} ${env.engine.version}`],
     ["Model", `${env.model.id} (revision ${env.model.revision}, root ${env.model.root})`],
-    ["GPU", env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(", ")}` : `${env.gpu.count === "unknown" ? "unknown" : `${env.gpu.count} (names unknown)`}`],
+    [
+      "GPU",
+      env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(", ")}` : `${env.gpu.count === "unknown" ? "unknown" : `${env.gpu.count} (names unknown)`}`
+    ],
     ["Driver / CUDA", `${env.gpu.driver_version} / ${env.gpu.cuda_version}`],
     ["Clocks", env.gpu.clocks],
     ["Container digest", env.container_digest],
@@ -76276,6 +76545,7 @@ function environmentHtml(result) {
 }
 
 // src/report/markdown.ts
+init_markdown_escape();
 function renderMarkdownReport(result, opts = {}) {
   const model = buildReportModel(result);
   const env = model.env;
@@ -76289,7 +76559,13 @@ function renderMarkdownReport(result, opts = {}) {
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, "");
     const cols = shape.columns ?? COLUMNS;
-    out.push(...table3(cols, `|${cols.map((_, i) => i === 1 || i === 2 ? "---" : "---:").join("|")}|`, shape.rows.map((r) => r.cells)));
+    out.push(
+      ...table3(
+        cols,
+        `|${cols.map((_, i) => i === 1 || i === 2 ? "---" : "---:").join("|")}|`,
+        shape.rows.map((r) => r.cells)
+      )
+    );
     if (shape.warmup !== null) out.push("", escapeCell(shape.warmup));
     out.push("", `**${escapeCell(shape.atTarget)}**`);
     for (const line of shape.extra ?? []) out.push("", escapeCell(line));
@@ -76313,7 +76589,10 @@ function renderMarkdownReport(result, opts = {}) {
   const rows = [
     ["Engine", `${env.engine.name} ${env.engine.version}`],
     ["Model", `${env.model.id} (revision ${env.model.revision}, root ${env.model.root})`],
-    ["GPU", env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(", ")}` : typeof env.gpu.count === "number" ? `${env.gpu.count} (model unknown)` : "unknown"],
+    [
+      "GPU",
+      env.gpu.names.length > 0 ? `${env.gpu.count} × ${[...new Set(env.gpu.names)].join(", ")}` : typeof env.gpu.count === "number" ? `${env.gpu.count} (model unknown)` : "unknown"
+    ],
     ["Driver / CUDA", `${env.gpu.driver_version} / ${env.gpu.cuda_version}`],
     ["Clocks", env.gpu.clocks],
     ["Container digest", env.container_digest],
@@ -76336,10 +76615,14 @@ function escapeCell(s) {
 }
 
 // src/cli/report.ts
+init_redact();
 function registerReportCommand(program2, deps) {
   program2.command("report").description("Print the methodology's table for a result file (pending cells stay pending)").argument("<result>", "result file written by servegate run").option("--markdown <file>", "also write the report as markdown to FILE").option("--html <file>", "also write a self-contained HTML page (frontier, latency percentiles, tables) to FILE").option("--baseline <file>", "with --html: a baseline file (or a result) drawn beside the result, and the verdict against it").action(async (resultPath, opts) => {
     if (opts.baseline !== void 0 && opts.html === void 0) {
-      throw new UsageError(`--baseline ${opts.baseline}: used only by the HTML page, but --html is missing`, "Add --html FILE, or use `servegate compare BASELINE RESULT` for the verdict alone.");
+      throw new UsageError(
+        `--baseline ${opts.baseline}: used only by the HTML page, but --html is missing`,
+        "Add --html FILE, or use `servegate compare BASELINE RESULT` for the verdict alone."
+      );
     }
     assertWritableOutput(opts.markdown, "--markdown", { createsDirs: false });
     assertWritableOutput(opts.html, "--html", { createsDirs: false });
@@ -76381,11 +76664,7 @@ import { join as join3 } from "node:path";
 
 // src/gate/merge.ts
 function mergeResults(first, extra) {
-  const maxRepeat = Math.max(
-    -1,
-    ...first.points.flatMap((p) => p.runs.map((r) => r.repeat)),
-    ...first.at_target.flatMap((s) => s.runs.map((r) => r.repeat))
-  );
+  const maxRepeat = Math.max(-1, ...first.points.flatMap((p) => p.runs.map((r) => r.repeat)), ...first.at_target.flatMap((s) => s.runs.map((r) => r.repeat)));
   const minExtra = Math.min(
     Infinity,
     ...extra.points.flatMap((p) => p.runs.map((r) => r.repeat)),
@@ -76412,9 +76691,9 @@ function mergeResults(first, extra) {
 }
 
 // src/ab/run-ab.ts
-init_endpoints();
+init_base_url();
 
-// src/ab/schedule.ts
+// src/plan/ab-schedule.ts
 var MIN_AB_ROUNDS = 4;
 function roundsProblem(rounds) {
   if (Number.isInteger(rounds) && rounds >= MIN_AB_ROUNDS) return null;
@@ -76473,7 +76752,8 @@ function residentProblem(hostGpus, gpus, names = CLI_NAMES) {
     return `servegate ab: ${names.resident}: A and B would share this host's ${hostGpus === 1 ? "GPU" : `${hostGpus} GPUs`}: give each side GPUs of its own with ${names.aGpus} and ${names.bGpus} (disjoint, e.g. 0 and 1), ${drop}`;
   }
   const shared = a.filter((g2) => b.includes(g2));
-  if (shared.length > 0) return `servegate ab: ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(", ")}: give each side GPUs of its own, ${drop}`;
+  if (shared.length > 0)
+    return `servegate ab: ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(", ")}: give each side GPUs of its own, ${drop}`;
   return null;
 }
 function gpuMinutes(wallMinutes, gpus) {
@@ -76487,7 +76767,9 @@ function gpusHeld(hostGpus, gpus) {
 function modeWhy(mode, gpus, commands, names = CLI_NAMES) {
   const on = ["A", "B"].filter((s) => gpus[s] !== void 0).map((s) => `${s} on GPUs ${gpus[s].join(",")}`);
   const byUrl = ["A", "B"].filter((s) => !commands.includes(s)).map((s) => `${s} is a server given by URL, up for the whole job`);
-  const parts = [mode === "resident" ? `resident: ${names.resident}` : "exclusive: the default; each side is started for its own slots and stopped before the other's"];
+  const parts = [
+    mode === "resident" ? `resident: ${names.resident}` : "exclusive: the default; each side is started for its own slots and stopped before the other's"
+  ];
   parts.push(...on.length > 0 || mode === "exclusive" ? on : ["both engines up for the whole job (no GPU seen on this host)"]);
   return [parts.join(", "), ...byUrl].join("; ");
 }
@@ -76499,7 +76781,9 @@ function scheduleLines(s) {
     lines2.push(`Rounds: ${s.rounds}.`);
   }
   if (s.starts.length > 0) {
-    const starts = s.starts.map((st) => `${st.side} for slot${st.slots.length === 1 ? "" : "s"} ${st.slots.join(",") || "none"} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`);
+    const starts = s.starts.map(
+      (st) => `${st.side} for slot${st.slots.length === 1 ? "" : "s"} ${st.slots.join(",") || "none"} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`
+    );
     lines2.push(`Engine starts (${s.starts.length}): ${starts.join("; ")}.`);
   } else {
     lines2.push("Engine starts: none (both sides are servers given by URL).");
@@ -76573,7 +76857,13 @@ function decidePaired(input2, opts) {
   const pair = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF);
   let sigma = Math.sqrt(pair.v * varFactor);
   let df = pair.df;
-  const shared = input2.starts === void 0 ? null : sharedStartVariance(input2.pairs.map((_, i) => i).filter((i) => keep2[i]), allDiffs, input2.starts, allRounds, pair.v);
+  const shared = input2.starts === void 0 ? null : sharedStartVariance(
+    input2.pairs.map((_, i) => i).filter((i) => keep2[i]),
+    allDiffs,
+    input2.starts,
+    allRounds,
+    pair.v
+  );
   if (shared !== null && shared.extra > 0) {
     const naive = pair.v * varFactor;
     sigma = Math.sqrt(naive + shared.extra);
@@ -76594,7 +76884,9 @@ function decidePaired(input2, opts) {
   if (-d > bars.bar && better >= agree) return { ...base, status: "improvement" };
   if (blind) {
     const mdc = Number.isFinite(bars.mdc) ? `${worsePctOf(bars.mdc, input2.higherIsBetter).toFixed(1)} %` : "unknown";
-    base.notes.push(`blind: the smallest change ${n === 1 ? "one pair" : `these ${n} pairs`} would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${mdcLimit(opts, input2.tolerance)} %; more rounds would give it power`);
+    base.notes.push(
+      `blind: the smallest change ${n === 1 ? "one pair" : `these ${n} pairs`} would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${mdcLimit(opts, input2.tolerance)} %; more rounds would give it power`
+    );
     return { ...base, status: "undecided" };
   }
   if (d <= bars.passBar || -d > bars.bar) return { ...base, status: "pass" };
@@ -76641,7 +76933,7 @@ function pairUp(a, b) {
   return { pairs: kept.map((r) => [byRepeat.get(r.repeat), r.value]), rounds: kept.map((r) => r.repeat) };
 }
 
-// src/ab/verdict.ts
+// src/gate/ab-verdict.ts
 function compareAB(a, b, options = {}, mode = "exclusive") {
   const baseline = referenceBaseline(a);
   const opts = resolveGateOptions(baseline, options);
@@ -76660,7 +76952,8 @@ function compareAB(a, b, options = {}, mode = "exclusive") {
     verdict.reasons.unshift(`unmeasured: the reference A broke or was spoiled, so B could not be measured against it: ${troubles.join("; ")}`);
   }
   const spoiledB = invalidSlotLines("B", null, b);
-  if (verdict.verdict === "unmeasured" && spoiledB.length > 0) verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join("; ")}`);
+  if (verdict.verdict === "unmeasured" && spoiledB.length > 0)
+    verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join("; ")}`);
   if (verdict.verdict === "broken") {
     const failed = failedSlotLines("B", b);
     verdict.reasons.unshift(`broken: B (the candidate) broke${failed.length > 0 ? `: ${failed.join("; ")}` : ""}`);
@@ -76721,7 +77014,7 @@ function failedText2(r) {
   return `${r.failed} request${r.failed === 1 ? "" : "s"} failed${kinds.length > 0 ? ` (${kinds.join(", ")})` : ""}`;
 }
 
-// src/ab/looks.ts
+// src/gate/ab-looks.ts
 var LOOK_STEP = 2;
 function lookRounds(rounds, maxRounds) {
   const out = [];
@@ -76773,9 +77066,12 @@ async function runAB(opts, deps) {
   const gpus = opts.gpus ?? {};
   for (const side of ["A", "B"]) {
     const c = cfgs[side];
-    if (c.serve == null && c.server.baseUrl === null) throw new UsageError(`servegate ab: side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`);
+    if (c.serve == null && c.server.baseUrl === null)
+      throw new UsageError(`servegate ab: side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`);
     if (gpus[side] !== void 0 && c.serve == null) {
-      throw new UsageError(`servegate ab: ${side === "A" ? names.aGpus : names.bGpus} needs ${side}'s serve command: servegate sets CUDA_VISIBLE_DEVICES only for a command it starts`);
+      throw new UsageError(
+        `servegate ab: ${side === "A" ? names.aGpus : names.bGpus} needs ${side}'s serve command: servegate sets CUDA_VISIBLE_DEVICES only for a command it starts`
+      );
     }
   }
   const t0 = Date.now();
@@ -76803,7 +77099,7 @@ async function runAB(opts, deps) {
     try {
       handle = await startServer({
         command: c.serve.command,
-        baseUrl: c.server.baseUrl === null ? null : normalizeBaseUrl2(c.server.baseUrl).root,
+        baseUrl: c.server.baseUrl === null ? null : normalizeBaseUrl(c.server.baseUrl).root,
         readyTimeoutMs: c.serve.readyTimeoutS * 1e3,
         stopTimeoutMs: c.serve.stopTimeoutS * 1e3,
         stopCommand: c.serve.stopCommand,
@@ -76818,7 +77114,8 @@ async function runAB(opts, deps) {
         ...deps.signal ? { signal: deps.signal } : {}
       });
     } catch (err) {
-      if (err instanceof ServerStartCancelled) throw new UsageError(`servegate ab: interrupted while ${side}'s server was starting for slot ${slot}; finished slots are in ${opts.outDir}`);
+      if (err instanceof ServerStartCancelled)
+        throw new UsageError(`servegate ab: interrupted while ${side}'s server was starting for slot ${slot}; finished slots are in ${opts.outDir}`);
       if (!(err instanceof ServerStartFailed)) throw err;
       const what = `servegate ab: ${side}'s server did not start for slot ${slot}: ${err.message}`;
       if (side === "A") throw new UsageError(what, err.hint);
@@ -76892,7 +77189,8 @@ ${server.log_tail.join("\n")}`);
         const exit = kept.exit();
         await kept.settleLog(1e3);
         const what = `${side}'s server ${describeExit(exit)} before slot ${slotNo}`;
-        if (side === "A") throw new UsageError(`servegate ab: A (the reference) failed: ${what}
+        if (side === "A")
+          throw new UsageError(`servegate ab: A (the reference) failed: ${what}
 ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
         await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept.tail(20) });
       };
@@ -76901,7 +77199,13 @@ ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
         break;
       }
       try {
-        const sweepDeps = { ...deps.sweepDeps, log: deps.log, ...deps.exec ? { exec: deps.exec } : {}, ...deps.signal ? { signal: deps.signal } : {}, ...kept ? { server: kept } : {} };
+        const sweepDeps = {
+          ...deps.sweepDeps,
+          log: deps.log,
+          ...deps.exec ? { exec: deps.exec } : {},
+          ...deps.signal ? { signal: deps.signal } : {},
+          ...kept ? { server: kept } : {}
+        };
         const { result } = await runSweep(cfg, sweepDeps);
         await keep2(side, result);
         for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`);
@@ -76970,7 +77274,8 @@ function round2(x) {
   return Math.round(x * 100) / 100;
 }
 
-// src/ab/report.ts
+// src/report/ab-report.ts
+init_markdown_escape();
 var ENV_FIELDS = [
   ["Engine", (e) => `${e.engine.name} ${e.engine.version}`],
   ["Model", (e) => `${e.model.id} (${e.model.revision})`],
@@ -77010,8 +77315,12 @@ ${renderVerdictText(o.verdict, { since: "between A and B" })}`;
 
 // src/cli/ab.ts
 init_errors();
+init_redact();
 function registerAbCommand(program2) {
-  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, "6").option("--max-rounds <n>", "look after --rounds, then every two rounds up to this many, stopping once every gated row passes with power to spare (default: --rounds, one look)").option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--resident", "keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)").option("--a-gpus <list>", "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)").option("--b-gpus <list>", "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)").option("--exclusive", "the default (each side started for its own slots and stopped before the other's); accepted for older scripts").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
+  program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, "6").option(
+    "--max-rounds <n>",
+    "look after --rounds, then every two rounds up to this many, stopping once every gated row passes with power to spare (default: --rounds, one look)"
+  ).option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--resident", "keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)").option("--a-gpus <list>", "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)").option("--b-gpus <list>", "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)").option("--exclusive", "the default (each side started for its own slots and stopped before the other's); accepted for older scripts").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
     const failOn = parseFailOn(flags.failOn, "--fail-on");
     const rounds = /^\d+$/.test(flags.rounds) ? Number(flags.rounds) : NaN;
     const roundsWhy = roundsProblem(rounds);
@@ -77019,7 +77328,8 @@ function registerAbCommand(program2) {
     const maxRounds = flags.maxRounds === void 0 ? rounds : /^\d+$/.test(flags.maxRounds) ? Number(flags.maxRounds) : NaN;
     const maxWhy = maxRoundsProblem(rounds, maxRounds);
     if (maxWhy !== null) throw new UsageError(`servegate ab --max-rounds "${flags.maxRounds}": ${maxWhy}`);
-    if (flags.resident === true && flags.exclusive === true) throw new UsageError("servegate ab: --resident and --exclusive contradict each other; give one (exclusive is the default)");
+    if (flags.resident === true && flags.exclusive === true)
+      throw new UsageError("servegate ab: --resident and --exclusive contradict each other; give one (exclusive is the default)");
     const gpuList = (value, flag) => {
       if (value === void 0) return void 0;
       try {
@@ -77028,11 +77338,15 @@ function registerAbCommand(program2) {
         throw new UsageError(err.message);
       }
     };
-    const gpus = { ...flags.aGpus !== void 0 ? { A: gpuList(flags.aGpus, "--a-gpus") } : {}, ...flags.bGpus !== void 0 ? { B: gpuList(flags.bGpus, "--b-gpus") } : {} };
+    const gpus = {
+      ...flags.aGpus !== void 0 ? { A: gpuList(flags.aGpus, "--a-gpus") } : {},
+      ...flags.bGpus !== void 0 ? { B: gpuList(flags.bGpus, "--b-gpus") } : {}
+    };
     const file2 = flags.config ? await loadConfigFile(flags.config) : null;
     const sweep = flags.sweep ?? (file2?.sweeps?.["gate"] !== void 0 ? "gate" : void 0);
     const sideConfig = (side, baseUrl, serve) => {
-      if (baseUrl === void 0 === (serve === void 0)) throw new UsageError(`servegate ab: side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`);
+      if (baseUrl === void 0 === (serve === void 0))
+        throw new UsageError(`servegate ab: side ${side.toUpperCase()}: give exactly one of --${side}-base-url and --${side}-serve`);
       const cfg = resolveConfig({
         file: file2,
         filePath: flags.config ?? null,
@@ -77090,12 +77404,16 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
   });
 }
 
-// src/analysis/history.ts
+// src/gate/history.ts
 var CHANGE_K = 3;
 var MIN_SEGMENT = 2;
 var CHANGE_POINT_METHOD = "binary segmentation with the CUSUM statistic on the log medians (Page 1954; Scott & Knott 1974), K = 3 σ and the gate tolerance, at least 2 refreshes a side";
 function baselineHistory(baseline, options = {}) {
-  const opts = { ...DEFAULT_GATE_OPTIONS, ...options, tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline.tolerances, ...options.tolerances } };
+  const opts = {
+    ...DEFAULT_GATE_OPTIONS,
+    ...options,
+    tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline.tolerances, ...options.tolerances }
+  };
   const refreshes = baseline.refreshes;
   const steps = refreshes.map((r, i) => ({
     index: i,
@@ -77115,7 +77433,11 @@ function baselineHistory(baseline, options = {}) {
       return v.length > 0 ? median(v) : null;
     });
     const runsPerRefresh = median(refreshes.map((r) => Math.max(1, (r.runs[key] ?? []).length)));
-    const { points, sigma } = changePoints(values, toleranceFor(opts, parsed.kind), Math.sqrt(opts.dayFloor ** 2 + opts.withinFloor ** 2 / runsPerRefresh));
+    const { points, sigma } = changePoints(
+      values,
+      toleranceFor(opts, parsed.kind),
+      Math.sqrt(opts.dayFloor ** 2 + opts.withinFloor ** 2 / runsPerRefresh)
+    );
     metrics.push({
       key,
       label: humanLabel(parsed.kind, parsed.scope),
@@ -77189,6 +77511,7 @@ function sparkline(values) {
 }
 
 // src/report/history-format.ts
+init_markdown_escape();
 var fmt2 = (m, v) => v === null ? "–" : m.unit === "ms" ? `${fmtMs(v)} ms` : `${fmtRate(v)} ${m.unit}`;
 var envText = (changes) => changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
 var day = (iso) => iso.slice(0, 16).replace("T", " ");
@@ -77200,7 +77523,10 @@ function changePointEntries(h) {
   for (const m of h.metrics) {
     for (const c of m.changePoints) {
       const env = c.envChanges.length > 0 ? envText(c.envChanges) : "no environment change recorded";
-      out.push({ index: c.index, line: `${m.label}: change at refresh ${c.index + 1} (${day(h.steps[c.index].at)}): ${c.changePct >= 0 ? "+" : "−"}${Math.abs(c.changePct).toFixed(1)} % (${c.worse ? "worse" : "better"}); ${env}` });
+      out.push({
+        index: c.index,
+        line: `${m.label}: change at refresh ${c.index + 1} (${day(h.steps[c.index].at)}): ${c.changePct >= 0 ? "+" : "−"}${Math.abs(c.changePct).toFixed(1)} % (${c.worse ? "worse" : "better"}); ${env}`
+      });
     }
   }
   return out;
@@ -77209,12 +77535,20 @@ function renderHistoryText(h) {
   const lines2 = [`servegate history — baseline ${h.baseline}, ${h.steps.length} refreshes, oldest first`, ""];
   const width2 = Math.max(...h.metrics.map((m) => m.label.length), 6);
   for (const m of h.metrics) {
-    lines2.push(`${m.label.padEnd(width2)}  ${sparkline(m.values)}  ${fmt2(m, m.values.find((v) => v !== null) ?? null)} → ${fmt2(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`);
+    lines2.push(
+      `${m.label.padEnd(width2)}  ${sparkline(m.values)}  ${fmt2(m, m.values.find((v) => v !== null) ?? null)} → ${fmt2(m, [...m.values].reverse().find((v) => v !== null) ?? null)}`
+    );
   }
   const cells2 = h.steps.map((s) => h.metrics.map((m) => `${fmt2(m, m.values[s.index] ?? null)}${m.changePoints.some((c) => c.index === s.index) ? " ◆" : ""}`));
   const widths = h.metrics.map((m, j) => Math.max(m.label.length, ...cells2.map((row3) => row3[j].length)));
   const row2 = (first, cols) => `${first}${cols.map((c, j) => c.padStart(widths[j])).join(" | ")}`.trimEnd();
-  lines2.push("", row2("refresh  at                commit    ", h.metrics.map((m) => m.label)));
+  lines2.push(
+    "",
+    row2(
+      "refresh  at                commit    ",
+      h.metrics.map((m) => m.label)
+    )
+  );
   for (const s of h.steps) {
     lines2.push(row2(`${String(s.index + 1).padStart(7)}  ${day(s.at).padEnd(16)}  ${(s.commit ?? "").slice(0, 8).padEnd(8)}  `, cells2[s.index]));
     if (s.envChanges.length > 0) lines2.push(`${" ".repeat(9)}env: ${envText(s.envChanges)}`);
@@ -77248,13 +77582,26 @@ function mermaidChart(m, steps) {
   });
   if (pts.length < 2) return [];
   const quote2 = (t) => `"${t.replace(/"/g, "'")}"`;
-  return ["", "```mermaid", "xychart-beta", `  title ${quote2(m.label)}`, `  x-axis [${pts.map((p) => quote2(String(p.x))).join(", ")}]`, `  y-axis ${quote2(m.unit)}`, `  line [${pts.map((p) => p.y).join(", ")}]`, "```"];
+  return [
+    "",
+    "```mermaid",
+    "xychart-beta",
+    `  title ${quote2(m.label)}`,
+    `  x-axis [${pts.map((p) => quote2(String(p.x))).join(", ")}]`,
+    `  y-axis ${quote2(m.unit)}`,
+    `  line [${pts.map((p) => p.y).join(", ")}]`,
+    "```"
+  ];
 }
 
 // src/cli/history.ts
 function registerHistoryCommand(program2) {
   program2.command("history").description("Each gated metric across a baseline's refreshes, oldest first: trend, change points, environment changes").argument("<baseline>", "baseline file (servegate.baseline/v1)").option("--markdown <file>", "also write it as markdown, with a chart GitHub renders").option("--json <file>", "also write it as JSON").action(async (path, opts) => {
-    for (const [p, flag] of [[opts.markdown, "--markdown"], [opts.json, "--json"]]) assertWritableOutput(p, flag);
+    for (const [p, flag] of [
+      [opts.markdown, "--markdown"],
+      [opts.json, "--json"]
+    ])
+      assertWritableOutput(p, flag);
     const h = baselineHistory(await loadBaselineOrResult(path));
     process.stdout.write(renderHistoryText(h));
     if (opts.markdown) await writeFileAtomic(opts.markdown, renderHistoryMarkdown(h));
@@ -77266,10 +77613,10 @@ function registerHistoryCommand(program2) {
 init_defaults();
 init_errors();
 
-// src/import/vllm.ts
+// src/formats/vllm-import.ts
 init_errors();
 
-// src/import/vllm-file.ts
+// src/formats/vllm-file.ts
 init_errors();
 var VLLM_METRICS = ["ttft", "tpot", "itl", "e2el"];
 var show = (v) => {
@@ -77375,13 +77722,19 @@ function requestsOf(o, source, bad) {
   const outputLens = list("output_lens", tokens, "token counts");
   const errors = o["errors"] === void 0 || o["errors"] === null ? ttfts.map(() => "") : list("errors", (x) => typeof x === "string" || x === null, "error strings").map((e) => e ?? "");
   const n = ttfts.length;
-  for (const [key, arr] of [["itls", itls], ["latencies", latencies], ["input_lens", inputLens], ["output_lens", outputLens], ["errors", errors]]) {
+  for (const [key, arr] of [
+    ["itls", itls],
+    ["latencies", latencies],
+    ["input_lens", inputLens],
+    ["output_lens", outputLens],
+    ["errors", errors]
+  ]) {
     if (arr.length !== n) throw new UsageError(`${source}: "${key}" has ${arr.length} entries but "ttfts" has ${n}: expected one per request`);
   }
   return { ttfts, itls, latencies, inputLens, outputLens, errors };
 }
 
-// src/import/vllm.ts
+// src/formats/vllm-import.ts
 var VLLM_TOOL = "vllm bench serve";
 var VLLM_PERCENTILE_HINT = "rerun vllm bench serve with --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95,99 (or add --save-detailed to keep the per-request arrays)";
 var NOT_CHECKABLE = [
@@ -77399,7 +77752,9 @@ function importVllm(files, opts) {
   const warnings = [];
   for (const f of files) {
     if (f.requestRate !== null) {
-      throw new UsageError(`${f.source}: "request_rate" is ${f.requestRate} req/s: servegate gates closed-loop concurrency points, so each file must come from a run with --request-rate inf and --max-concurrency N`);
+      throw new UsageError(
+        `${f.source}: "request_rate" is ${f.requestRate} req/s: servegate gates closed-loop concurrency points, so each file must come from a run with --request-rate inf and --max-concurrency N`
+      );
     }
     if (!hasGateP95(f)) {
       throw new UsageError(`${f.source} has no p95_tpot_ms / p95_itl_ms and no per-request ttfts/itls to compute them: ${VLLM_PERCENTILE_HINT}`);
@@ -77608,7 +77963,17 @@ function validityOf(run, f) {
   const notRun = [...NOT_CHECKABLE];
   if (run.tokens.client_chunks === null) notRun.push(["too_few_requests (inter-token gaps)", "the file has no per-request ITLs"]);
   const why = [...new Set(notRun.map(([, w]) => w))].join("; ");
-  return { valid: false, issues: [...found, checksNotRunIssue(VLLM_TOOL, notRun.map(([c]) => c), why)] };
+  return {
+    valid: false,
+    issues: [
+      ...found,
+      checksNotRunIssue(
+        VLLM_TOOL,
+        notRun.map(([c]) => c),
+        why
+      )
+    ]
+  };
 }
 
 // src/cli/import.ts
@@ -77649,7 +78014,7 @@ function registerImportCommand(program2, io = defaultIo3) {
 import { join as join5 } from "node:path";
 init_errors();
 
-// src/export/inferencex.ts
+// src/formats/inferencex.ts
 var METRICS = ["ttft", "tpot", "itl", "e2el"];
 var STATS = [
   ["mean", "mean"],
@@ -77657,9 +78022,6 @@ var STATS = [
   ["p95", "p95"],
   ["p99", "p99"]
 ];
-function median4(values) {
-  return spread(values.filter((v) => v !== null && Number.isFinite(v)))?.median ?? null;
-}
 var seconds2 = (ms) => ms === null ? null : ms / 1e3;
 function inferenceXRows(result) {
   const gpus = gpuCount(result.env);
@@ -77670,7 +78032,7 @@ function inferenceXRows(result) {
   for (const p of points) {
     const runs = p.runs.filter((r) => r.validity.valid);
     if (runs.length === 0) continue;
-    const of = (get) => median4(runs.map(get));
+    const of = (get) => finiteMedian(runs.map(get));
     const total = of((r) => r.total_token_throughput);
     const output2 = of((r) => r.output_throughput);
     const input2 = of((r) => r.total_token_throughput - r.output_throughput);
@@ -77707,7 +78069,7 @@ function inferenceXRows(result) {
   return rows;
 }
 
-// src/export/vllm.ts
+// src/formats/vllm-export.ts
 function vllmDateOf(iso) {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(iso);
   return m ? `${m[1]}${m[2]}${m[3]}-${m[4]}${m[5]}${m[6]}` : null;
@@ -77774,8 +78136,10 @@ function registerExportCommand(program2, io = defaultIo4) {
     const result = await readResultFile(resultPath);
     const files = opts.format === "vllm" ? exportVllm(result) : [{ name: INFERENCEX_FILE, json: inferenceXRows(result) }];
     if (opts.format === "inferencex" && gpuCount(result.env) === null) {
-      io.warn(`Warning: ${resultPath} does not record how many GPUs served the model: tput_per_gpu and the other per-GPU fields are null (measure with --gpus N).
-`);
+      io.warn(
+        `Warning: ${resultPath} does not record how many GPUs served the model: tput_per_gpu and the other per-GPU fields are null (measure with --gpus N).
+`
+      );
     }
     for (const f of files) assertWritableOutput(join5(opts.outDir, f.name), "--out-dir");
     for (const f of files) await writeJsonAtomic(join5(opts.outDir, f.name), f.json);
@@ -77873,6 +78237,7 @@ function parseExpect(text2, where) {
 }
 
 // src/report/aggregate-markdown.ts
+init_markdown_escape();
 var ICON = VERDICT_ICON;
 var WHY_LIMIT = 300;
 var plural2 = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -77897,7 +78262,9 @@ function rowWhy(row2) {
     parts.push(regressed.length > 0 ? regressed.map(changed).join("; ") : r.regressions.join("; "));
   } else if (r.verdict === "pass" || r.verdict === "improvement") {
     const better = r.rows.filter((x) => x.status === "improvement");
-    parts.push(`${plural2(r.rows.length, "gated metric")} within ${r.rows.length === 1 ? "its bar" : "their bars"}${better.length > 0 ? `; improved: ${better.map(changed).join("; ")}` : ""}`);
+    parts.push(
+      `${plural2(r.rows.length, "gated metric")} within ${r.rows.length === 1 ? "its bar" : "their bars"}${better.length > 0 ? `; improved: ${better.map(changed).join("; ")}` : ""}`
+    );
   } else if (r.detail !== null) parts.push(r.detail);
   else if (r.reasons.length > 0) parts.push(r.reasons[0]);
   parts.push(...row2.notes.filter((n) => n !== NO_RECORD));
@@ -77934,7 +78301,9 @@ function details(row2) {
   if (r.rows.length > 0) {
     lines2.push("", "| gated metric | status | baseline | candidate | Δ |", "|---|---|---|---|---|");
     for (const x of r.rows) {
-      lines2.push(`| ${escapeMarkdown(x.label)} | ${x.status} | ${escapeMarkdown(fmtValue(x.baseline, x.unit))} | ${escapeMarkdown(fmtValue(x.candidate, x.unit))} | ${fmtSignedPct(x.delta_pct)} |`);
+      lines2.push(
+        `| ${escapeMarkdown(x.label)} | ${x.status} | ${escapeMarkdown(fmtValue(x.baseline, x.unit))} | ${escapeMarkdown(fmtValue(x.candidate, x.unit))} | ${fmtSignedPct(x.delta_pct)} |`
+      );
     }
   }
   const why = r.verdict === "pass" || r.verdict === "improvement" ? [] : r.reasons.slice(0, 5);
@@ -77977,9 +78346,22 @@ import { readdir, stat } from "node:fs/promises";
 import { join as join6 } from "node:path";
 init_errors();
 
-// src/gate/record.ts
+// src/records/verdict-record.ts
 var RECORD_SCHEMA = "servegate.record/v1";
-var RECORD_OUTCOMES = ["pass", "improvement", "regression", "unmeasured", "undecided", "not_comparable", "broken", "incomplete", "none", "error", "cancelled", "refused"];
+var RECORD_OUTCOMES = [
+  "pass",
+  "improvement",
+  "regression",
+  "unmeasured",
+  "undecided",
+  "not_comparable",
+  "broken",
+  "incomplete",
+  "none",
+  "error",
+  "cancelled",
+  "refused"
+];
 
 // src/store/record-file.ts
 var ROW_STATUSES = ["regression", "improvement", "pass", "undecided", "unmeasured", "missing", "invalid", "broken", "incomplete"];
@@ -78067,7 +78449,11 @@ async function readRecordsUnder(dir) {
 // src/cli/aggregate.ts
 var defaultIo5 = { print: (t) => void process.stdout.write(t) };
 function registerAggregateCommand(program2, io = defaultIo5) {
-  program2.command("aggregate").description("One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes").argument("<dir>", "folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)").requiredOption("--expect <labels>", "the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete").option("--markdown <file>", "also write the table as markdown (PR comment / job summary)").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${FAIL_ON_VERDICTS.join(",")}: anything but a pass; or never)`, FAIL_ON_VERDICTS.join(",")).action(async (dir, opts) => {
+  program2.command("aggregate").description("One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes").argument("<dir>", "folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)").requiredOption("--expect <labels>", "the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete").option("--markdown <file>", "also write the table as markdown (PR comment / job summary)").option(
+    "--fail-on <list>",
+    `verdicts that fail, comma-separated (default ${FAIL_ON_VERDICTS.join(",")}: anything but a pass; or never)`,
+    FAIL_ON_VERDICTS.join(",")
+  ).action(async (dir, opts) => {
     const failOn = parseFailOn(opts.failOn, "--fail-on");
     const expected = parseExpect(opts.expect, "--expect");
     assertWritableOutput(opts.markdown, "--markdown");
@@ -78128,7 +78514,6 @@ ${err.hint ? `hint: ${err.hint}
 var invoked = process.argv[1] ? pathToFileURL2(realpathSync2(process.argv[1])).href : "";
 if (import.meta.url === invoked) void main(process.argv);
 export {
-  buildProgram,
   main
 };
 /*! Bundled license information:
