@@ -9,6 +9,9 @@ const STAGES = ['config', 'plan', 'load', 'records', 'metrics', 'analysis', 'gat
 const EDGES = ['client', 'env', 'store', 'serve', 'github', 'sim', 'sweep', 'ab', 'cli', 'formats']
 const dir = (names) => `^src/(${names.join('|')})/`
 const PURE = ['metrics', 'analysis', 'gate', 'report']
+// The unit lane of the tests (vitest.config.ts) runs in parallel: its files may reach no server, process or worker.
+const UNIT_LANE = require('./test/unit-lane.json').files
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 const leftwards = STAGES.map((stage, i) => ({
   name: `${stage}-imports-leftwards`,
@@ -74,6 +77,29 @@ module.exports = {
       "Formats map other tools' files to and from servegate's: no network, no sweep.",
     ),
     never('util-is-a-leaf', ['util'], [...STAGES, ...EDGES], 'util holds helpers every stage may import, so it imports none of them.'),
+    {
+      name: 'unit-lane-does-no-io',
+      comment:
+        'A test in test/unit-lane.json runs beside others in parallel, so it starts no server, process or worker: move it to the integration lane (drop it from the list) if it must.',
+      severity: 'error',
+      from: { path: `^(${UNIT_LANE.map(escapeRe).join('|')})$` },
+      to: {
+        reachable: true,
+        path: [
+          '^src/(sim/server|serve/|load/|client/|sweep/|env/exec|ab/run-ab|github/real-deps)',
+          '^src/(cli|action)\\.ts$',
+          '^node_modules/(playwright-core|undici)/',
+          '^(node:)?(child_process|http|https|net|worker_threads)$',
+        ],
+      },
+    },
+    {
+      name: 'unit-lane-starts-nothing',
+      comment: 'The same rule for node modules a unit test would import itself.',
+      severity: 'error',
+      from: { path: `^(${UNIT_LANE.map(escapeRe).join('|')})$` },
+      to: { dependencyTypes: ['core'], path: '^(node:)?(child_process|http|https|net|worker_threads|dgram|cluster)$' },
+    },
     {
       name: 'no-circular',
       comment: 'A cycle of modules has no direction.',
