@@ -8,6 +8,10 @@ import { defineConfig } from 'vitest/config'
 // (every one of them holds its verdict to honesty beside a busy neighbour, not to a quiet host).
 const UNIT: string[] = (JSON.parse(readFileSync(new URL('./test/unit-lane.json', import.meta.url), 'utf8')) as { files: string[] }).files
 
+// Runs last, by itself: an A/B of a 10 % slower engine whose assertion is an exact regression, where
+// a neighbouring file's load saturates the client on every retry (client_saturated: unmeasured).
+const ALONE = ['test/ab/ab-cli.test.ts']
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -19,7 +23,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT, maxWorkers: 2, sequence: { groupOrder: 1 } },
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...ALONE], maxWorkers: 2, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: ALONE, fileParallelism: false, sequence: { groupOrder: 2 } },
       },
     ],
   },
