@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config'
 // fresh-clone runs a different timing assertion failed each time beside the other file (client
 // fidelity, exact A/B verdicts, a baseline and candidate measured under different neighbours), so
 // the lane stays serial until those tests need less of the host.
+const INTEGRATION_WORKERS = 1
 const UNIT: string[] = (JSON.parse(readFileSync(new URL('./test/unit-lane.json', import.meta.url), 'utf8')) as { files: string[] }).files
 
 // Run last, one at a time: files whose assertion is an exact verdict or an accuracy bound that a
@@ -27,6 +28,9 @@ const ALONE = [
   'test/action/dist-watch.test.ts',
 ]
 
+// The lanes that start servegate or sweep run the CLI and load worker bundled from the sources once per test run.
+const BUILT = { globalSetup: ['test/setup/test-build.ts'], setupFiles: ['test/setup/use-test-build.ts'] }
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -38,11 +42,18 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...ALONE], fileParallelism: false, sequence: { groupOrder: 1 } },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...UNIT, ...ALONE],
+          maxWorkers: INTEGRATION_WORKERS,
+          sequence: { groupOrder: 1 },
+          ...BUILT,
+        },
       },
       {
         extends: true,
-        test: { name: 'alone', include: ALONE, fileParallelism: false, sequence: { groupOrder: 2 } },
+        test: { name: 'alone', include: ALONE, fileParallelism: false, sequence: { groupOrder: 2 }, ...BUILT },
       },
     ],
   },

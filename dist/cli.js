@@ -71252,8 +71252,11 @@ import { createRequire } from "node:module";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 var LOAD_WORKER_BUNDLE_NAME = "load-worker.js";
-function workerEntry(moduleUrl = import.meta.url) {
+var LOAD_WORKER_ENV = "SERVEGATE_LOAD_WORKER";
+function workerEntry(moduleUrl = import.meta.url, env = process.env) {
   if (moduleUrl.endsWith(".ts")) {
+    const built = env[LOAD_WORKER_ENV];
+    if (built) return { url: pathToFileURL(built), tsxApi: null };
     return { url: new URL("./worker.ts", moduleUrl), tsxApi: tsxEsmApi(moduleUrl) };
   }
   const bundled = new URL(`./${LOAD_WORKER_BUNDLE_NAME}`, moduleUrl);

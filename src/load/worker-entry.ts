@@ -11,14 +11,23 @@ import { Worker } from 'node:worker_threads'
 export const LOAD_WORKER_BUNDLE_NAME = 'load-worker.js'
 
 /**
+ * Running from TypeScript sources only: the path of a load worker already bundled from those
+ * sources, used instead of compiling worker.ts through tsx in every run. servegate's test lanes set
+ * it to the worker they bundle when the test run starts; a bundled servegate ignores it.
+ */
+export const LOAD_WORKER_ENV = 'SERVEGATE_LOAD_WORKER'
+
+/**
  * Where the worker code is, for the way servegate is running: from the bundle
  * (dist/load-worker.js beside it), from per-file JS output (worker.js beside
  * this file), or from TypeScript sources (vitest, tsx: worker.ts, loaded
  * through tsx's ESM API, because on Node 20 neither the parent's loader nor
- * `execArgv: ['--import', 'tsx']` reaches a worker thread).
+ * `execArgv: ['--import', 'tsx']` reaches a worker thread), unless LOAD_WORKER_ENV names a build.
  */
-export function workerEntry(moduleUrl: string = import.meta.url): { url: URL; tsxApi: string | null } {
+export function workerEntry(moduleUrl: string = import.meta.url, env: NodeJS.ProcessEnv = process.env): { url: URL; tsxApi: string | null } {
   if (moduleUrl.endsWith('.ts')) {
+    const built = env[LOAD_WORKER_ENV]
+    if (built) return { url: pathToFileURL(built), tsxApi: null }
     return { url: new URL('./worker.ts', moduleUrl), tsxApi: tsxEsmApi(moduleUrl) }
   }
   const bundled = new URL(`./${LOAD_WORKER_BUNDLE_NAME}`, moduleUrl)

@@ -6,13 +6,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
+import { cliArgs } from '../fixtures/servegate-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
 /** Run the CLI from its sources as a user would, collecting exit code and output. */
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: { ...process.env, CI: 'true' } })
+    const child = spawn(process.execPath, cliArgs(...args), { cwd: root, env: { ...process.env, CI: 'true' } })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()))

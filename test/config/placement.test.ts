@@ -7,6 +7,7 @@ import { parseConfigText } from '../../src/config/load.js'
 import { configForResult, resolveConfig } from '../../src/config/resolve.js'
 import { buildPlan } from '../../src/plan/plan.js'
 import { UsageError } from '../../src/errors.js'
+import { cliArgs } from '../fixtures/servegate-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -57,7 +58,7 @@ describe('sweep placement in the config file', () => {
     try {
       const path = join(dir, 'servegate.yaml')
       writeFileSync(path, 'sweeps:\n  gate:\n    shapes: [{input_len: 64, output_len: 16}]\n    concurrency: [1, 8]\n    placement: brackets\n')
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', '--config', path, '--sweep', 'gate', '--out', join(dir, 'r.json')], {
+      const r = spawnSync(process.execPath, cliArgs('run', '--config', path, '--sweep', 'gate', '--out', join(dir, 'r.json')), {
         cwd: root,
         encoding: 'utf8',
         env: { ...process.env, CI: 'true' },

@@ -9,11 +9,12 @@ import { runSweep } from '../../src/sweep/run-sweep.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { spread } from '../../src/analysis/spread.js'
 import type { ResultFile } from '../../src/types.js'
+import { cliArgs } from '../fixtures/servegate-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
 function cli(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, cliArgs(...args), { cwd: root, encoding: 'utf8' })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 

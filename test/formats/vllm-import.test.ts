@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ResultFile } from '../../src/types.js'
 import { detailedFile, numpyPercentile, summaryFile, withoutP95, type VllmJson } from './vllm-files.js'
+import { cliArgs } from '../fixtures/servegate-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
 function cli(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, cliArgs(...args), { cwd: root, encoding: 'utf8' })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 

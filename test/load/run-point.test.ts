@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dealByShare, splitEven } from '../../src/load/deal.js'
 import { resolveWorkers, runPoint, workersWarning } from '../../src/load/run-point.js'
-import { LOAD_WORKER_BUNDLE_NAME, workerEntry } from '../../src/load/worker-entry.js'
+import { LOAD_WORKER_BUNDLE_NAME, LOAD_WORKER_ENV, workerEntry } from '../../src/load/worker-entry.js'
 import { plan } from './plan-fixture.js'
 import { startStreamServer, type StreamServerHandle } from './stream-server.mjs'
 
@@ -18,11 +18,20 @@ afterAll(async () => {
 })
 
 describe('runPoint', () => {
-  it.each([0, 2])('with workers=%i runs warmup first, then returns every measured record in plan order', async (workers) => {
+  // The lanes run workers bundled at the start of the test run (LOAD_WORKER_ENV); 'tsx' runs the sources' own path once.
+  it.each([0, 2, 'tsx'] as const)('with workers=%s runs warmup first, then returns every measured record in plan order', async (mode) => {
     const before = server.requests().length
-    const warmup = plan(server.url, 5, `w${workers}`, 3)
-    const measured = plan(server.url, 20, `m${workers}`, 6)
-    const run = await runPoint({ warmup, measured, concurrency: 5, workers })
+    const warmup = plan(server.url, 5, `w${mode}`, 3)
+    const measured = plan(server.url, 20, `m${mode}`, 6)
+    const workers = mode === 'tsx' ? 1 : mode
+    const built = process.env[LOAD_WORKER_ENV]
+    if (mode === 'tsx') delete process.env[LOAD_WORKER_ENV]
+    let run: Awaited<ReturnType<typeof runPoint>>
+    try {
+      run = await runPoint({ warmup, measured, concurrency: 5, workers })
+    } finally {
+      if (built !== undefined) process.env[LOAD_WORKER_ENV] = built
+    }
     expect(run.concurrency).toBe(5)
     expect(run.warmupRequests).toBe(5)
     expect(run.records.map((r) => r.id)).toEqual(measured.map((r) => r.id))
@@ -117,9 +126,17 @@ describe('splitEven and dealByShare', () => {
 describe('workerEntry', () => {
   it('loads worker.ts through tsx when running from sources', () => {
     const src = new URL('../../src/load/run-point.ts', import.meta.url).href
-    const e = workerEntry(src)
+    const e = workerEntry(src, {})
     expect(e.url.href).toBe(new URL('../../src/load/worker.ts', import.meta.url).href)
     expect(e.tsxApi).toMatch(/^file:.*tsx.*\.mjs$/)
+  })
+  it(`loads the worker ${LOAD_WORKER_ENV} names when running from sources, and ignores it when bundled`, () => {
+    const src = new URL('../../src/load/run-point.ts', import.meta.url).href
+    const built = join(tmpdir(), 'build', 'load-worker.js')
+    expect(workerEntry(src, { [LOAD_WORKER_ENV]: built })).toEqual({ url: pathToFileURL(built), tsxApi: null })
+    const dir = mkdtempSync(join(tmpdir(), 'sg-dist-'))
+    const bundle = pathToFileURL(join(dir, 'cli.js')).href
+    expect(workerEntry(bundle, { [LOAD_WORKER_ENV]: built })).toEqual({ url: new URL('./worker.js', bundle), tsxApi: null })
   })
   it('uses load-worker.js beside the bundle when it exists, else worker.js', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sg-dist-'))

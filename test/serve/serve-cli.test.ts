@@ -9,12 +9,13 @@ import { writeBaseline } from '../../src/store/baseline.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
-import { REPO_ROOT, expectNoValidRun, readResult, runCli, runCount, startCli, waitFor } from '../sweep/cli-child.js'
+import { expectNoValidRun, readResult, runCli, runCount, startCli, waitFor } from '../sweep/cli-child.js'
 import { groupGone } from './processes.js'
+import { cliArgs } from '../fixtures/servegate-cli.js'
 
 // Issue 12, part 1: `servegate run --serve CMD` starts the server, watches it and stops it.
 // Every server here is a real process on 127.0.0.1: the simulator run from the sources.
-const SIM = `"${process.execPath}" --import tsx "${join(REPO_ROOT, 'src/cli.ts')}" sim --port {port} --ttft-ms 5 --itl-ms 5`
+const SIM = `"${process.execPath}" "${cliArgs()[0]}" sim --port {port} --ttft-ms 5 --itl-ms 5`
 
 /** The pid servegate logged for the server it started. */
 function serverPid(stderr: string): number {

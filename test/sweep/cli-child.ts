@@ -1,10 +1,11 @@
-/** Run `servegate` from sources in a child process, as a user would, for the sweep's end-to-end tests. */
+/** Run `servegate` from sources in a child process, as a user would, for the sweep's end-to-end tests (the CLI bundled from src/ when the test run started). */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'vitest'
 import type { ResultFile } from '../../src/types.js'
+import { cliArgs } from '../fixtures/servegate-cli.js'
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -14,9 +15,9 @@ export interface CliRun {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>
 }
 
-/** Start `node --import tsx src/cli.ts ARGS…` in the repository; `env` replaces the child's environment when given. */
+/** Start `servegate ARGS…` in the repository; `env` replaces the child's environment when given. */
 export function startCli(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, cliArgs(...args), {
     cwd: REPO_ROOT,
     env: opts.env ?? { ...process.env, CI: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
