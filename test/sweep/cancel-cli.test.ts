@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
-import { startSim } from '../../src/sim/index.js'
+import { BUILTIN_PROFILES, startSim, type SimProfile } from '../../src/sim/index.js'
 import { readResult, runCli, runCount, runExitFor, startCli, waitFor } from './cli-child.js'
 
 /** Requests the simulator is generating for right now (its vLLM-style running gauge). */
@@ -14,10 +14,13 @@ async function running(url: string): Promise<number> {
 
 // Issue 11: "`kill -TERM` during a C=256 point: the process exits within 5 s, the result file
 // holds the finished runs, and `--resume` completes the sweep." The point is cut, not waited for:
-// each request streams for ~10 s, so a sweep that let the point finish would take far longer.
+// at C=256 each request streams for ~9 s, so a sweep that let the point finish would take far
+// longer. The batching simulator's step grows with the running requests (1 ms + 0.14 ms each), so
+// the C=2 run before it, which only has to be on disk, takes ~0.3 s instead of another 10 s.
+const PROFILE: SimProfile = { ...BUILTIN_PROFILES.default!, name: 'cancel-test', baseStepMs: 1, perSeqMs: 0.14, jitterCv: 0.01 }
 describe('servegate run stopped with SIGTERM in the middle of a C=256 point', () => {
   it('stops the load within seconds, marks the cut run, and --resume completes the sweep', async () => {
-    const sim = await startSim({ ttftMs: 20, itlMs: 40 })
+    const sim = await startSim({ profile: PROFILE, seed: 3 })
     const dir = mkdtempSync(join(tmpdir(), 'servegate-sigterm-'))
     try {
       const out = join(dir, 'result.json')
@@ -69,14 +72,18 @@ describe('servegate run stopped with SIGTERM in the middle of a C=256 point', ()
         planned_runs: 2,
       })
 
-      // The report says so, and leaves the unmeasured row pending.
-      const report = await runCli(['report', out])
+      // The report says so, and leaves the unmeasured row pending. It reads a copy of the cut
+      // file, so it runs beside the resumed sweep below instead of before it.
+      const cut = join(dir, 'cut.json')
+      copyFileSync(out, cut)
+      const reported = runCli(['report', cut])
+      const resumed = await runCli([...args, '--resume'])
+      const report = await reported
       expect(report.code).toBe(0)
       expect(report.stdout).toContain('Interrupted (SIGTERM, ')
       expect(report.stdout).toContain('1 of 2 runs finished; the run in progress (16 in / 250 out, C=256, repeat 1) was dropped')
       expect(report.stdout).toMatch(/^ *256 +pending/m)
 
-      const resumed = await runCli([...args, '--resume'])
       const final = readResult(out)!
       // The C=2 run (2 requests) is too few to be valid; the C=256 run is unless a busy host starved the client.
       expect(resumed.code, resumed.stderr).toBe(runExitFor(final))

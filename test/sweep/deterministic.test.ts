@@ -6,9 +6,16 @@ import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
+import { hostSpoiled } from '../fixtures/honest-verdict.js'
 
 // Issue 2's acceptance, as a user would check it: a deterministic server whose
-// every token time is known, and a sweep whose numbers must match it.
+// every token time is known, and a sweep whose numbers must match it. The workload is the
+// smallest that every point still judges valid: 10 requests a slot (too_few_requests asks for
+// 10 completed at C=1) of 16 tokens (150 gaps at C=1 against the 100 asked), ~0.4 s a request,
+// so the sweep takes ~15 s instead of a minute; the accuracy bounds below are in ms and do not
+// depend on how many requests measured them.
+const PROMPTS_PER_CONCURRENCY = 10
+const OUTPUT_LEN = 16
 describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)', () => {
   let sim: SimHandle
   let dir: string
@@ -23,14 +30,16 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
       flags: {
         baseUrl: sim.url,
         inputLen: '128',
-        outputLen: '64',
+        outputLen: String(OUTPUT_LEN),
         concurrency: '1,16,64',
         repeats: '1',
+        promptsPerConcurrency: String(PROMPTS_PER_CONCURRENCY),
         out: join(dir, 'result.json'),
       },
       env: {},
     })
-    result = (await runSweep(cfg, { log: () => {} })).result
+    // A sweep whose client a busy host kept off the CPU (client_saturated) is measured again, at most twice.
+    for (let attempt = 0; attempt < 3 && (attempt === 0 || hostSpoiled(result)); attempt++) result = (await runSweep(cfg, { log: () => {} })).result
   }, 180_000)
 
   afterAll(async () => {
@@ -46,9 +55,9 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
     describe(`at C=${c}`, () => {
       const run = () => result.points.find((p) => p.concurrency === c)!.runs[0]!
 
-      it('completes 12 × C requests with none failed, after a discarded warmup', () => {
-        expect(run().num_prompts).toBe(12 * c)
-        expect(run().completed).toBe(12 * c)
+      it(`completes ${PROMPTS_PER_CONCURRENCY} × C requests with none failed, after a discarded warmup`, () => {
+        expect(run().num_prompts).toBe(PROMPTS_PER_CONCURRENCY * c)
+        expect(run().completed).toBe(PROMPTS_PER_CONCURRENCY * c)
         expect(run().failed).toBe(0)
         expect(run().warmup_requests).toBeGreaterThan(0)
       })
@@ -69,9 +78,9 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
         }
       })
 
-      it('counts 64 output tokens per request by the server’s usage and by content chunks', () => {
-        expect(run().tokens.server_usage).toBe(64 * 12 * c)
-        expect(run().tokens.client_chunks).toBe(64 * 12 * c)
+      it(`counts ${OUTPUT_LEN} output tokens per request by the server’s usage and by content chunks`, () => {
+        expect(run().tokens.server_usage).toBe(OUTPUT_LEN * PROMPTS_PER_CONCURRENCY * c)
+        expect(run().tokens.client_chunks).toBe(OUTPUT_LEN * PROMPTS_PER_CONCURRENCY * c)
       })
 
       it('is valid', () => {

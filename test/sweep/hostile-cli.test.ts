@@ -24,7 +24,10 @@ function trackRss(pid: number): { peak: () => number | null; stop: () => void } 
 // the deadline plus a few seconds, counts the run's errors by kind, and its memory stays bounded.
 // Half the requests misbehave (seeded, so the preflight probes are served cleanly); the request
 // deadline is 2 s. An endless stream that the deadline did not cut would hold its slot forever.
+// The 16 requests go out as one wave (C=16), so a case waits out one deadline, not four.
 const DEADLINE_S = 2
+const CONCURRENCY = 16
+const REQUESTS = 16
 // The servegate process (node, tsx, the load thread) peaks near 200 MiB here; an 8 MiB line
 // buffered per stream, or arrivals without bound, would go far past this.
 const RSS_BOUND_MIB = 400
@@ -60,11 +63,11 @@ describe('servegate run against a misbehaving server', () => {
           '--output-len',
           '16',
           '--concurrency',
-          '4',
+          String(CONCURRENCY),
           '--repeats',
           '1',
           '--prompts-per-concurrency',
-          '4',
+          String(REQUESTS / CONCURRENCY),
           '--warmup',
           '0',
           '--request-timeout',
@@ -78,12 +81,13 @@ describe('servegate run against a misbehaving server', () => {
         const wallS = (Date.now() - t0) / 1000
         // Half the requests failed: the run is invalid, so the sweep has no valid run and exits 1.
         expectNoValidRun(r, out)
-        // 16 requests at C=4: at most 4 waves of a 2 s deadline, plus start-up.
+        // The bound set for 16 requests at C=4 (at most 4 waves of a 2 s deadline, plus start-up);
+        // at C=16 the run waits out one wave of it.
         expect(wallS).toBeLessThan(4 * DEADLINE_S + 15)
         const res = readResult(out)!
         const runRes = res.points[0]!.runs[0]!
         expect(runRes.failed).toBeGreaterThan(0)
-        expect(runRes.completed + runRes.failed).toBe(16)
+        expect(runRes.completed + runRes.failed).toBe(REQUESTS)
         expect(runRes.errors).toEqual({ [c.errorKind]: runRes.failed })
         expect(runRes.validity.issues.map((i) => i.code)).toContain('requests_failed')
         expect(r.stdout + r.stderr).not.toMatch(/crashed/)
