@@ -6,11 +6,12 @@
  * tests; each builds its own workspace (a git checkout with a bare origin).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
+import { HOST_CODES } from '../fixtures/honest-verdict.js'
 import { startFakeGitHub, type FakeGitHub } from '../github/fake-github.js'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -193,6 +194,19 @@ export async function createActionWorkspace(opts: { prefix: string; files: Recor
       if (!process.env['SERVEGATE_KEEP_TMP']) rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Whether a step failed because this host spoiled every run of its sweep: no run was valid, and
+ * each carries a host code (client_saturated, …). On a shared host such a step (a refresh, which
+ * needs a valid run, or a sweep with none) is worth running again; any other failure is not.
+ * `resultPath` is where the step's sweep wrote its result (servegate-result.json in the checkout unless `out` says otherwise).
+ */
+export function hostSpoiledEveryRun(r: StepRun, resultPath: string): boolean {
+  if (r.code === 0 || !/the result has no valid runs|no run of the sweep is valid/.test(r.stdout) || !existsSync(resultPath)) return false
+  const result = JSON.parse(readFileSync(resultPath, 'utf8')) as { points: Array<{ runs: Array<{ validity: { issues: Array<{ code: string }> } }> }> }
+  const runs = result.points.flatMap((p) => p.runs)
+  return runs.length > 0 && runs.every((x) => x.validity.issues.some((i) => (HOST_CODES as readonly string[]).includes(i.code)))
 }
 
 /**

@@ -17,7 +17,17 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { allowedByDefault } from '../../src/config/child-env.js'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
-import { DIST, ROOT, TINY_GATE_CONFIG, createActionWorkspace, git, pullRequestCheckout, pushEvent, type ActionWorkspace, type StepRun } from './dist-harness.js'
+import {
+  DIST,
+  ROOT,
+  createActionWorkspace,
+  git,
+  hostSpoiledEveryRun,
+  pullRequestCheckout,
+  pushEvent,
+  type ActionWorkspace,
+  type StepRun,
+} from './dist-harness.js'
 
 const SERVE_KEY = 'sk-live-abcdefghijklmnop12345'
 const HF_TOKEN = 'hf_abcdefghijklmnopqrstu'
@@ -27,7 +37,18 @@ const API_KEY = 'opaque-7c1e9b2d4f6a8e0c31'
 const SECRETS = [SERVE_KEY, HF_TOKEN, API_KEY]
 const SERVE_COMMAND = `vllm serve m --api-key ${SERVE_KEY} -e HF_TOKEN=${HF_TOKEN}`
 
-const CONFIG = `server: {api_key_env: ${API_KEY_ENV}}\n${TINY_GATE_CONFIG}`
+// Where the secrets go does not depend on the sweep's size: one point and two repeats (24 requests
+// and 168 inter-token gaps a run, above the validity floors) make each step's sweep a couple of seconds.
+const SWEEP = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 8}]
+    concurrency: [4]
+    prompts_per_concurrency: 6
+    warmup: 2
+    repeats: 2
+`
+const CONFIG = `server: {api_key_env: ${API_KEY_ENV}}\n${SWEEP}`
 
 let ws: ActionWorkspace
 let sim: SimHandle
@@ -68,7 +89,11 @@ describe.skipIf(!existsSync(DIST))('dist/index.js keeps the run’s secrets out 
 
   let refresh: StepRun
   it('refresh mode: the committed baseline, the commit and every output are free of the secrets', async () => {
-    refresh = await ws.step({ mode: 'refresh', 'base-url': sim.url, 'serve-command': SERVE_COMMAND }, pushEvent, { env: { [API_KEY_ENV]: API_KEY } })
+    const run = () => ws.step({ mode: 'refresh', 'base-url': sim.url, 'serve-command': SERVE_COMMAND }, pushEvent, { env: { [API_KEY_ENV]: API_KEY } })
+    refresh = await run()
+    // A refresh needs a valid run: one whose every run this shared host spoiled (client_saturated)
+    // fails before it commits anything, and only that one is run again, at most twice.
+    for (let retry = 0; retry < 2 && hostSpoiledEveryRun(refresh, join(ws.repo, 'servegate-result.json')); retry++) refresh = await run()
     expect(refresh.code, refresh.stdout).toBe(0)
     expect(refresh.outputs['verdict']).toBe('refreshed')
     // Each secret is registered with the runner before anything else is logged.
@@ -128,15 +153,17 @@ const JOB_SECRETS = {
   MY_DEPLOY_PASSWORD: 'deploy-password-0123456789',
 }
 const ENGINE_HF_TOKEN = 'hf_enginetoken0123456789AB'
-const SIM = `${process.execPath} --import ${import.meta.resolve('tsx')} ${join(ROOT, 'src', 'cli.ts')} sim --port {port} --ttft-ms 10 --itl-ms 10`
+// The simulator from the committed CLI bundle: ready in about a second, where tsx compiles the sources first.
+const CLI_BUNDLE = join(ROOT, 'dist', 'cli.js')
+const SIM = `${process.execPath} ${join(ROOT, 'bin', 'servegate.js')} sim --port {port} --ttft-ms 10 --itl-ms 10`
 
-describe.skipIf(!existsSync(DIST))('dist/index.js starts the engine with the allow-listed environment only', () => {
+describe.skipIf(!existsSync(DIST) || !existsSync(CLI_BUNDLE))('dist/index.js starts the engine with the allow-listed environment only', () => {
   let envWs: ActionWorkspace
   beforeAll(async () => {
     // server.env on main passes HF_TOKEN: the one way an engine secret reaches the engine.
     envWs = await createActionWorkspace({
       prefix: 'servegate-childenv-',
-      files: { 'servegate.yml': `server: {api_key_env: ${API_KEY_ENV}, env: [HF_TOKEN]}\n${TINY_GATE_CONFIG}` },
+      files: { 'servegate.yml': `server: {api_key_env: ${API_KEY_ENV}, env: [HF_TOKEN]}\n${SWEEP}` },
     })
   })
   afterAll(async () => envWs?.close())
@@ -144,9 +171,15 @@ describe.skipIf(!existsSync(DIST))('dist/index.js starts the engine with the all
   it('a serve command that runs env sees no token and no variable the allow-list does not name, and nothing leaks', async () => {
     const dump = join(envWs.dir, 'engine.env')
     const serve = `env > ${dump}; echo "engine sees $HF_TOKEN"; exec ${SIM}`
-    const r = await envWs.step({ mode: 'full', serve, 'serve-command': '' }, pushEvent, {
-      env: { ...JOB_SECRETS, HF_TOKEN: ENGINE_HF_TOKEN, [API_KEY_ENV]: API_KEY },
-    })
+    const run = () =>
+      envWs.step({ mode: 'full', serve, 'serve-command': '' }, pushEvent, {
+        env: { ...JOB_SECRETS, HF_TOKEN: ENGINE_HF_TOKEN, [API_KEY_ENV]: API_KEY },
+      })
+    let r = await run()
+    // A busy host can make every run's client saturate, and a sweep with no valid run fails the
+    // step. Only that outcome is run again, at most twice: what this test checks is the engine's
+    // environment and where its output goes, which a retry cannot hide.
+    for (let retry = 0; retry < 2 && hostSpoiledEveryRun(r, join(envWs.repo, 'servegate-result.json')); retry++) r = await run()
     expect(r.code, r.stdout).toBe(0)
     const text = readFileSync(dump, 'utf8')
     const names = text
