@@ -11,7 +11,9 @@ import { expectHonest, judgedFromText } from '../fixtures/honest-verdict.js'
 // `servegate ab` with A = the simulator and B = the simulator slowed by 10 % →
 // regression on p95 ITL and throughput at target; A = B → pass. Deterministic simulators
 // (ITL fixed per step) keep the slots short; 4 rounds (the least ab accepts) give 4 pairs.
-const SIM = `${process.execPath} --import tsx ${join(import.meta.dirname, '..', '..', 'src', 'cli.ts')} sim --port {port}`
+// B's engine is the bundled CLI's simulator: it is up in a fraction of the time tsx takes to
+// start, and B starts twice a job (the CLI under test still runs from sources).
+const SIM = `${process.execPath} ${join(import.meta.dirname, '..', '..', 'dist', 'cli.js')} sim --port {port}`
 
 const CONFIG = AB_TEST_CONFIG
 
@@ -108,12 +110,13 @@ describe('servegate ab against two simulators', () => {
 
   it("calls B broken when B's server dies mid-job, exit 1", async () => {
     // The group leader kills the simulator after a few seconds: a slot of B is cut by the exit.
+    // (B's first slot takes about 3 s and its simulator is up in well under one: the kill lands in it.)
     const r = await runCli([
       'ab',
       '--a-base-url',
       a.url,
       '--b-serve',
-      `sh -c '${SIM} --ttft-ms 20 --itl-ms 10 & pid=$!; sleep 6; kill -9 $pid; exit 7'`,
+      `sh -c '${SIM} --ttft-ms 20 --itl-ms 10 & pid=$!; sleep 3; kill -9 $pid; exit 7'`,
       '--rounds',
       '4',
       '--config',
@@ -134,17 +137,21 @@ describe('servegate ab against two simulators', () => {
   }, 240_000)
 
   it('refuses a side given twice or not at all, and fewer than 4 rounds, naming the flags', async () => {
-    const r = await runCli(['ab', '--a-base-url', a.url, '--a-serve', 'x', '--b-base-url', a2.url, '--out-dir', join(dir, 'bad')])
+    // Each is refused before anything is measured: the four CLIs run side by side.
+    const rounds = ['1', '3']
+    const [r, r3, ...r2s] = await Promise.all([
+      runCli(['ab', '--a-base-url', a.url, '--a-serve', 'x', '--b-base-url', a2.url, '--out-dir', join(dir, 'bad')]),
+      runCli(['ab', '--a-base-url', a.url, '--b-base-url', a2.url, '--rounds', '6', '--max-rounds', '4', '--out-dir', join(dir, 'bad')]),
+      ...rounds.map((n) => runCli(['ab', '--a-base-url', a.url, '--rounds', n, '--out-dir', join(dir, 'bad')])),
+    ])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('servegate ab: side A: give exactly one of --a-base-url and --a-serve')
-    for (const rounds of ['1', '3']) {
-      const r2 = await runCli(['ab', '--a-base-url', a.url, '--rounds', rounds, '--out-dir', join(dir, 'bad')])
+    for (const [i, r2] of r2s.entries()) {
       expect(r2.code).toBe(2)
       expect(r2.stderr).toContain(
-        `servegate ab --rounds "${rounds}": expected a whole number of at least 4 rounds (fewer leave too few degrees of freedom for the paired spread)`,
+        `servegate ab --rounds "${rounds[i]}": expected a whole number of at least 4 rounds (fewer leave too few degrees of freedom for the paired spread)`,
       )
     }
-    const r3 = await runCli(['ab', '--a-base-url', a.url, '--b-base-url', a2.url, '--rounds', '6', '--max-rounds', '4', '--out-dir', join(dir, 'bad')])
     expect(r3.code).toBe(2)
     expect(r3.stderr).toContain('servegate ab --max-rounds "4": expected a whole number of rounds no smaller than the first look\'s 6')
   }, 60_000)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,9 +9,16 @@ import { runSweep } from '../../src/sweep/run-sweep.js'
 import { writeBaseline } from '../../src/store/baseline.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
 import type { Baseline } from '../../src/gate/types.js'
-import { judgedFromText } from '../fixtures/honest-verdict.js'
+import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
+import type { ResultFile } from '../../src/types.js'
+import { hostSpoiled, judgedFromText } from '../fixtures/honest-verdict.js'
 
 const root = join(import.meta.dirname, '..', '..')
+
+/** Runs whose validity names a host code. */
+const spoiledRuns = (r: ResultFile): number => r.points.reduce((n, p) => n + p.runs.filter((run) => hostSpoiled({ points: [{ runs: [run] }] })).length, 0)
+/** Every run the host spoiled: nothing measured at all, so up to three attempts more are made. */
+const allSpoiled = (r: ResultFile): boolean => spoiledRuns(r) === r.points.reduce((n, p) => n + p.runs.length, 0)
 
 // Issue 6's acceptance against the simulator: a baseline of three refreshes of
 // a small gated sweep, then candidates that are slower, unchanged, or failing.
@@ -21,35 +28,50 @@ describe('the gate end to end against the simulator', () => {
 
   /** One gated sweep (64 in / 16 out, C = 1 and 4, 3 repeats) against a fresh simulator. */
   async function sweep(name: string, sim: Partial<SimOptions> = {}): Promise<string> {
-    const handle = await startSim({ ttftMs: 20, itlMs: 10, seed: 7, ...sim })
-    try {
-      const cfg = resolveConfig({
-        file: null,
-        filePath: null,
-        flags: { baseUrl: handle.url, inputLen: '64', outputLen: '16', concurrency: '1,4', repeats: '3', out: out(name) },
-        env: {},
-      })
-      await runSweep(cfg, { log: () => {} })
-    } finally {
-      await handle.close()
+    // This host's CPUs are shared: a sweep whose client saturated is measured again (at most
+    // twice), and the attempt with the fewest runs the host spoiled is kept; one whose every run
+    // the host spoiled (nothing measured) is measured again up to three times more.
+    let kept: ResultFile | null = null
+    let last: ResultFile | null = null
+    for (let attempt = 0; kept === null || (attempt < 3 ? hostSpoiled(kept) : attempt < 6 && allSpoiled(kept)); attempt++) {
+      const handle = await startSim({ ttftMs: 20, itlMs: 10, seed: 7, ...sim })
+      try {
+        const cfg = resolveConfig({
+          file: null,
+          filePath: null,
+          flags: { baseUrl: handle.url, inputLen: '64', outputLen: '16', concurrency: '1,4', repeats: '3', out: out(name) },
+          env: {},
+        })
+        await runSweep(cfg, { log: () => {} })
+      } finally {
+        await handle.close()
+      }
+      last = await readResultFile(out(name))
+      if (kept === null || spoiledRuns(last) < spoiledRuns(kept)) kept = last
     }
+    if (kept !== last) await writeResultFile(out(name), kept!)
     return out(name)
   }
 
-  function compare(candidate: string, ...extra: string[]): { code: number | null; stdout: string; markdown: string } {
-    const md = join(dir, `${candidate.split('/').pop()}.md`)
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'compare', out('baseline'), candidate, '--markdown', md, ...extra], {
+  /** `servegate compare` in a child process; `tag` names its markdown file, so two may run side by side. */
+  async function compare(candidate: string, extra: string[] = [], tag = ''): Promise<{ code: number | null; stdout: string; markdown: string }> {
+    const md = join(dir, `${candidate.split('/').pop()}${tag}.md`)
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'compare', out('baseline'), candidate, '--markdown', md, ...extra], {
       cwd: root,
-      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
     })
-    return { code: r.status, stdout: r.stdout + r.stderr, markdown: r.status === 2 ? '' : readFileSync(md, 'utf8') }
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()))
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)))
+    return { code, stdout: stdout + stderr, markdown: code === 2 ? '' : readFileSync(md, 'utf8') }
   }
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'servegate-gate-e2e-'))
     let baseline: Baseline | null = null
     for (const i of [1, 2, 3]) {
-      const { readResultFile } = await import('../../src/store/result-file.js')
       baseline = appendRefresh(baseline, await readResultFile(await sweep(`refresh-${i}`)), { name: 'baseline' })
     }
     await writeBaseline(out('baseline'), baseline!)
@@ -68,7 +90,7 @@ describe('the gate end to end against the simulator', () => {
   // which puts the 3-run bar near 14 % (docs/gate.md). 30 % is beyond it on any host; 15 %
   // sat on the bar and went either way when a busy neighbour widened the candidate's spread.
   it('fails a 30% slower candidate with exit 1 and names the regressed metrics', async () => {
-    const r = compare(await sweep('slow', { slowdown: 1.3 }))
+    const r = await compare(await sweep('slow', { slowdown: 1.3 }))
     expect(r.code, r.stdout).toBe(1)
     expect(r.markdown).toMatch(/regression/i)
     expect(r.markdown).toMatch(/ITL/)
@@ -80,14 +102,14 @@ describe('the gate end to end against the simulator', () => {
   // regression. A config that accepts an MDC of 30 % (gate.max_mdc_pct) lets it pass either way.
   it('does not fail an unchanged candidate once the config lets three refreshes see (exit 0)', async () => {
     const same = await sweep('same')
-    const strict = compare(same)
+    const cfg = join(dir, 'servegate.yaml')
+    writeFileSync(cfg, 'server:\n  base_url: http://127.0.0.1:8000\ngate:\n  max_mdc_pct: 30\n')
+    // The two compares read the same files and measure nothing: they run side by side.
+    const [strict, r] = await Promise.all([compare(same), compare(same, ['--config', cfg], '-mdc30')])
     const word = /servegate verdict: (\w+)/.exec(strict.stdout)?.[1]
     expect(['PASS', 'UNDECIDED'], strict.stdout).toContain(word)
     expect(strict.code, strict.stdout).toBe(word === 'PASS' ? 0 : 1)
     if (word === 'UNDECIDED') expect(strict.stdout).toMatch(/undecided and blind: p95 ITL/)
-    const cfg = join(dir, 'servegate.yaml')
-    writeFileSync(cfg, 'server:\n  base_url: http://127.0.0.1:8000\ngate:\n  max_mdc_pct: 30\n')
-    const r = compare(same, '--config', cfg)
     expect(r.markdown).not.toMatch(/verdict[^\n]*regression/i)
     // A quiet host passes it. A host busy enough that three refreshes cannot see 30 % leaves a row
     // blind: that fails, honestly, and only so — every undecided row blind beyond 30 %, none regressed.

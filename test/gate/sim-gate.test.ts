@@ -8,7 +8,7 @@ import { compareToBaseline } from '../../src/gate/compare.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { startSim, type SimOptions } from '../../src/sim/index.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
-import { readResultFile } from '../../src/store/result-file.js'
+import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
 import { expectHonest, hostSpoiled } from '../fixtures/honest-verdict.js'
@@ -17,7 +17,8 @@ import { expectHonest, hostSpoiled } from '../fixtures/honest-verdict.js'
 // budget and speculative-decoding chunks, end to end through the summarizer. This host's
 // CPUs are shared: a sweep whose client saturated is measured again (at most twice), and a
 // gated row it still leaves without two valid runs makes the verdict unmeasured, which the
-// assertions demand then.
+// assertions demand then. Of the attempts, the one with the fewest runs the host spoiled is kept;
+// one whose every run the host spoiled (nothing measured) is measured again up to three times more.
 let dir: string
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'servegate-sim-gate-'))
@@ -26,10 +27,16 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
+/** Runs whose validity names a host code. */
+const spoiledRuns = (r: ResultFile): number => r.points.reduce((n, p) => n + p.runs.filter((run) => hostSpoiled({ points: [{ runs: [run] }] })).length, 0)
+/** Every run the host spoiled: nothing measured at all, so up to three attempts more are made. */
+const allSpoiled = (r: ResultFile): boolean => spoiledRuns(r) === r.points.reduce((n, p) => n + p.runs.length, 0)
+
 async function sweep(name: string, sim: Partial<SimOptions>, flags: Record<string, string>): Promise<ResultFile> {
   const out = join(dir, `${name}.json`)
   let raw: ResultFile | null = null
-  for (let attempt = 0; attempt < 3 && (raw === null || hostSpoiled(raw)); attempt++) {
+  let last: ResultFile | null = null
+  for (let attempt = 0; raw === null || (attempt < 3 ? hostSpoiled(raw) : attempt < 6 && allSpoiled(raw)); attempt++) {
     const handle = await startSim({ ttftMs: 20, seed: 11, ...sim })
     try {
       const cfg = resolveConfig({ file: null, filePath: null, flags: { baseUrl: handle.url, inputLen: '32', repeats: '2', out, ...flags }, env: {} })
@@ -37,25 +44,31 @@ async function sweep(name: string, sim: Partial<SimOptions>, flags: Record<strin
     } finally {
       await handle.close()
     }
-    raw = await readResultFile(out)
+    last = await readResultFile(out)
+    if (raw === null || spoiledRuns(last) < spoiledRuns(raw)) raw = last
   }
+  if (raw !== last) await writeResultFile(out, raw!)
   // The sweep stores the fingerprint in the result it writes.
   expect(raw!.fingerprint).toEqual(fingerprintOf(raw!))
   return raw!
 }
 
 describe('the failed-request budget against the simulator', () => {
-  // C = 16 × 12 prompts = 192 requests a run: 0.5 % of failures is about one request.
+  // C = 16 × 12 prompts = 192 requests a run: 0.5 % of failures is about one request. What is
+  // judged here is the failure count (seeded per request) against a one-refresh baseline, whose
+  // bar no timing noise reaches: 10 ms to the first token and 5 ms between tokens keep each run
+  // near half a second.
   const flags = { outputLen: '8', concurrency: '16', promptsPerConcurrency: '12' }
+  const fast = { ttftMs: 10, itlMs: 5 }
   let baseline: Baseline
 
   beforeAll(async () => {
-    baseline = appendRefresh(null, await sweep('base', { itlMs: 10 }, flags), { name: 'budget' })
+    baseline = appendRefresh(null, await sweep('base', fast, flags), { name: 'budget' })
   }, 120_000)
 
   it('keeps runs with failures within the budget and breaks the candidate beyond it', async () => {
-    const few = await sweep('few', { itlMs: 10, faults: [{ kind: 'http500', rate: 0.005 }] }, flags)
-    const many = await sweep('many', { itlMs: 10, faults: [{ kind: 'http500', rate: 0.05 }] }, flags)
+    const few = await sweep('few', { ...fast, faults: [{ kind: 'http500', rate: 0.005 }] }, flags)
+    const many = await sweep('many', { ...fast, faults: [{ kind: 'http500', rate: 0.05 }] }, flags)
     const runsOf = (r: ResultFile) => r.points.flatMap((p) => p.runs)
 
     // A budget of as many failures as the run with the most had: every run is within it.
@@ -80,7 +93,9 @@ describe('the failed-request budget against the simulator', () => {
 
 describe('speculative decoding against the simulator', () => {
   // Every chunk gap 6 ms with one token; the candidate streams 3 tokens per chunk every 15 ms:
-  // per-chunk ITL up 150 %, per-token ITL and TPOT down by a sixth.
+  // per-chunk ITL up 150 %, per-token ITL and TPOT down by a sixth. Both points stay: beside a
+  // busy neighbour one of them alone was left undecided and blind (its two runs a side leave the
+  // spread one degree of freedom), and the regression needs only one of them to show it.
   const flags = { outputLen: '33', concurrency: '1,4', promptsPerConcurrency: '12' }
 
   it('gates ITL both between chunks and per token, so a change of chunking is never a silent switch', async () => {
