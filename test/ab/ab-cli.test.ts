@@ -7,13 +7,13 @@ import { parseResult } from '../../src/store/result-file.js'
 import { runCli } from '../sweep/cli-child.js'
 import { AB_TEST_CONFIG } from '../action/dist-harness.js'
 import { expectHonest, judgedFromText } from '../fixtures/honest-verdict.js'
+import { cliArgs } from '../fixtures/servegate-cli.js'
 
 // `servegate ab` with A = the simulator and B = the simulator slowed by 10 % →
 // regression on p95 ITL and throughput at target; A = B → pass. Deterministic simulators
 // (ITL fixed per step) keep the slots short; 4 rounds (the least ab accepts) give 4 pairs.
-// B's engine is the bundled CLI's simulator: it is up in a fraction of the time tsx takes to
-// start, and B starts twice a job (the CLI under test still runs from sources).
-const SIM = `${process.execPath} ${join(import.meta.dirname, '..', '..', 'dist', 'cli.js')} sim --port {port}`
+// B's engine is the simulator of the CLI bundled from the sources for this test run.
+const SIM = `${process.execPath} ${cliArgs()[0]} sim --port {port}`
 
 const CONFIG = AB_TEST_CONFIG
 

@@ -12,6 +12,7 @@ import type { Baseline } from '../../src/gate/types.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import type { ResultFile } from '../../src/types.js'
 import { hostSpoiled, judgedFromText } from '../fixtures/honest-verdict.js'
+import { cliArgs } from '../fixtures/servegate-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -56,7 +57,7 @@ describe('the gate end to end against the simulator', () => {
   /** `servegate compare` in a child process; `tag` names its markdown file, so two may run side by side. */
   async function compare(candidate: string, extra: string[] = [], tag = ''): Promise<{ code: number | null; stdout: string; markdown: string }> {
     const md = join(dir, `${candidate.split('/').pop()}${tag}.md`)
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'compare', out('baseline'), candidate, '--markdown', md, ...extra], {
+    const child = spawn(process.execPath, cliArgs('compare', out('baseline'), candidate, '--markdown', md, ...extra), {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
