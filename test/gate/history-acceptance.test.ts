@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,7 +12,8 @@ import { appendRefresh } from '../../src/gate/refresh.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { type CliRun, runCli, startCli } from '../sweep/cli-child.js'
+import { hostSpoiled } from '../fixtures/honest-verdict.js'
+import { type CliRun, REPO_ROOT, runCli, startCli } from '../sweep/cli-child.js'
 
 // Issue 13's history acceptance, end to end: a baseline of eight nightly
 // refreshes of a small gated sweep, measured by real sweeps against
@@ -23,18 +25,23 @@ import { type CliRun, runCli, startCli } from '../sweep/cli-child.js'
 // metric, and name the serve command change on that line.
 //
 // Eight sweeps long enough for p95 ITL to stand above this shared host's timer
-// lateness (a few ms when neighbours load the CPUs: ITL 80 ms, three repeats)
-// would take a minute, so four real sweeps, two per engine start, make the
-// eight refreshes (fast A B A B A, slow C D C), each dated a night apart: the
-// refresh dates are all that a nightly job would change; every figure is
-// measured. With ITL at 30 ms and eight 2-repeat sweeps, a neighbour's load
-// moved p95 ITL by 7 % within a minute: a real change, which the history
-// rightly marked, but not the one this test is about.
+// lateness (a few ms when neighbours load the CPUs: ITL 80 ms) would take a
+// minute, so four real sweeps, two per engine start, make the eight refreshes
+// (fast A B A B A, slow C D C), each dated a night apart: the refresh dates are
+// all that a nightly job would change; every figure is measured. With ITL at
+// 30 ms and eight 2-repeat sweeps, a neighbour's load moved p95 ITL by 7 %
+// within a minute: a real change, which the history rightly marked, but not
+// the one this test is about. At ITL 80 ms a run's p95 ITL varied by about 1 %
+// on this host under load, so two repeats a sweep suffice (more streams with
+// fewer gaps each, or a longer ITL with fewer gaps, varied two to five times as
+// much); what moves a sweep's figure is the load around it, which two sweeps an
+// engine average. A sweep whose runs the busy host spoiled (client_saturated)
+// is measured again, at most twice, as a nightly job would be rerun.
 
 const SIM = 'servegate sim --port {port} --ttft-ms 20 --itl-ms 80 --seed 5'
 const SLOW_SIM = `${SIM} --slowdown 1.10`
-/** 16 requests of 7 gaps a run: the fewest that pass too_few_requests (10 requests, 100 gaps), in two waves. TPOT 80–88 ms: target 200 ms. */
-const SWEEP = { inputLen: '32', outputLen: '8', concurrency: '16', promptsPerConcurrency: '1', repeats: '3', target: 'tpot:p95:200' }
+/** 16 requests of 7 gaps a run: the fewest that pass too_few_requests (10 requests, 100 gaps), in two waves; two repeats. TPOT 80–88 ms: target 200 ms. */
+const SWEEP = { inputLen: '32', outputLen: '8', concurrency: '16', promptsPerConcurrency: '1', repeats: '2', target: 'tpot:p95:200' }
 
 /** `r` as if measured `days` nights earlier: every timestamp the sweep recorded moves by as much; nothing else changes. */
 function nightly(r: ResultFile, days: number): ResultFile {
@@ -51,9 +58,15 @@ interface Sim {
   url: string
 }
 
+/**
+ * The bundled CLI (`npx servegate` runs it) starts the simulators in half a second, where the
+ * sources through tsx take one and a half; the history itself is read by the sources' CLI below.
+ */
+const CLI_BUNDLE = join(REPO_ROOT, 'dist/cli.js')
+
 /** `servegate sim ARGS` in a child process; resolves with its URL (the first line it prints). */
 async function startSimCli(args: string[]): Promise<Sim> {
-  const run = startCli(['sim', '--port', '0', ...args])
+  const run: CliRun = existsSync(CLI_BUNDLE) ? startBundledCli(['sim', '--port', '0', ...args]) : startCli(['sim', '--port', '0', ...args])
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
     run.child.stdout!.on('data', (b: Buffer) => {
@@ -64,6 +77,17 @@ async function startSimCli(args: string[]): Promise<Sim> {
     void run.done.then((r) => reject(new Error(`servegate sim exited (${r.code}): ${r.stderr}`)))
   })
   return { run, url }
+}
+
+/** `node dist/cli.js ARGS` in the repository, as startCli runs the sources. */
+function startBundledCli(args: string[]): CliRun {
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { cwd: REPO_ROOT, env: { ...process.env, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()))
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
+  const done = new Promise<Awaited<CliRun['done']>>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })))
+  return { child, done }
 }
 
 async function stop(sim: Sim | undefined): Promise<void> {
@@ -90,11 +114,18 @@ describe('servegate history on a baseline of eight measured refreshes, the sixth
     fast = f
     slow = s
     // Four real sweeps, two per engine; they make the eight nightly refreshes (see the header).
+    // A sweep the host spoiled is measured again, at most twice.
+    const invalid = (r: ResultFile): number => r.points.flatMap((p) => p.runs).filter((x) => !x.validity.valid).length
     const sweep = async (name: string, sim: Sim, serveCommand: string): Promise<ResultFile> => {
-      const out = join(dir, `${name}.json`)
-      const cfg = resolveConfig({ file: null, filePath: null, flags: { baseUrl: sim.url, serveCommand, ...SWEEP, out }, env: {} })
-      await runSweep(cfg, { log: () => {} })
-      return readResultFile(out)
+      let best: ResultFile | null = null
+      for (let attempt = 0; attempt < 3 && (best === null || hostSpoiled(best)); attempt++) {
+        const out = join(dir, `${name}-${attempt}.json`)
+        const cfg = resolveConfig({ file: null, filePath: null, flags: { baseUrl: sim.url, serveCommand, ...SWEEP, out }, env: {} })
+        await runSweep(cfg, { log: () => {} })
+        const r = await readResultFile(out)
+        if (best === null || invalid(r) < invalid(best)) best = r
+      }
+      return best!
     }
     const a = await sweep('fast-a', fast, SIM)
     const b = await sweep('fast-b', fast, SIM)

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { githubClient } from '../../src/github/octokit-api.js'
 import { publishComment, type GitHubClient } from '../../src/github/publish.js'
 import { statusCommentBody, type RunStamp, type RunState } from '../../src/github/status-comment.js'
@@ -6,6 +6,9 @@ import { commentMarker } from '../../src/github/sticky-comment.js'
 import { startFakeGitHub, type FakeGitHub, type FakeUser } from './fake-github.js'
 
 // The real client (Octokit with the retry and throttling plugins) against a stand-in GitHub on 127.0.0.1.
+// The throttling plugin answers rate limits as ever but does not space the writes (unpaced-throttling.ts).
+vi.mock('@octokit/plugin-throttling', async (original) => (await import('./unpaced-throttling.js')).unpaced(original))
+
 let gh: FakeGitHub
 let warnings: string[]
 const client = (token = 'ghs_workflowtoken', serverRetryUnitMs?: number): GitHubClient =>
@@ -16,7 +19,10 @@ const client = (token = 'ghs_workflowtoken', serverRetryUnitMs?: number): GitHub
     warn: (m) => warnings.push(m),
     ...(serverRetryUnitMs !== undefined ? { serverRetryUnitMs } : {}),
   })
-const post = (body: string, token?: string) => publishComment(() => client(token), { issueNumber: 7, name: 'gate', body, create: true })
+const post = (body: string, token?: string, serverRetryUnitMs?: number) =>
+  publishComment(() => client(token, serverRetryUnitMs), { issueNumber: 7, name: 'gate', body, create: true })
+/** A 5xx retried after 10, 40 and 90 ms (1, 4 and 9 s on GitHub): the schedule's unit is the test's to set. */
+const FAST_5XX_MS = 10
 const marked = (body: string) => `${commentMarker('gate')}\n${body}`
 const onIssue = () => gh.comments.filter((c) => c.issue === 7)
 const methods = () => gh.calls.map((c) => c.method)
@@ -42,7 +48,7 @@ describe('retries', () => {
   it('retries an edit answered 502 and lands it once', async () => {
     const mine = gh.addComment(7, marked('old'), BOT)
     gh.failInTurn([{ status: 502, method: 'PATCH' }])
-    const r = await post('new')
+    const r = await post('new', undefined, FAST_5XX_MS)
     expect(r).toMatchObject({ action: 'updated', commentId: mine.id, problem: null })
     expect(methods()).toEqual(['GET', 'PATCH', 'PATCH'])
     expect(onIssue().map((c) => c.body)).toEqual([marked('new')])

@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { baselineHistory } from '../../src/gate/history.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { UsageError } from '../../src/errors.js'
 import type { Baseline } from '../../src/gate/types.js'
+import type { ResultFile } from '../../src/types.js'
 import type { ActionDeps } from '../../src/github/deps.js'
 import { realStages } from '../../src/github/real-deps.js'
 import { commitMessage, refreshBaseline } from '../../src/github/refresh.js'
@@ -27,19 +28,59 @@ let remote: string
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' } }).trim()
 
+const FILE = 'baselines/gate.json'
+
+/** pipeDay(day) is deterministic and costly (a whole pipeline's result): each day is built once, and handed out as a copy. */
+const built = new Map<number, ResultFile>()
+function day(d: number): ResultFile {
+  if (!built.has(d)) built.set(d, pipeDay(d))
+  return structuredClone(built.get(d)!)
+}
+
+/**
+ * Built once, copied for each test (a copy is one file copy and one git call; building is eight
+ * git calls): `remote.git`, a bare origin whose main holds one empty commit, and `repo`, a
+ * checkout of it with the baseline written and another file staged. `seeded.git` is that origin
+ * with a baseline of refreshes on days 0, 1 and 2 committed on main by a person.
+ */
+let template: string
+
+beforeAll(async () => {
+  template = mkdtempSync(join(tmpdir(), 'servegate-refresh-template-'))
+  const origin = join(template, 'remote.git')
+  const checkout = join(template, 'repo')
+  git(template, 'init', '-q', '--bare', '-b', 'main', origin)
+  git(template, 'init', '-q', '-b', 'main', checkout)
+  git(checkout, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init')
+  git(checkout, 'remote', 'add', 'origin', origin)
+  git(checkout, 'push', '-q', 'origin', 'main')
+  mkdirSync(join(checkout, 'baselines'))
+  writeFileSync(join(checkout, 'baselines/gate.json'), '{"v":1}\n')
+  writeFileSync(join(checkout, 'other.txt'), 'staged but not ours\n')
+  git(checkout, 'add', 'other.txt')
+  // The seeded origin: main holds a baseline of refreshes on days 0, 1 and 2, committed by a person.
+  const seeded = join(template, 'seeded.git')
+  const seed = join(template, 'seed')
+  git(template, 'clone', '-q', '--bare', origin, seeded)
+  git(template, 'clone', '-q', seeded, seed)
+  let b: Baseline | null = null
+  for (const d of [0, 1, 2]) b = appendRefresh(b, day(d), { name: 'gate' })
+  await writeBaseline(join(seed, FILE), b!)
+  git(seed, 'add', FILE)
+  git(seed, '-c', 'user.name=p', '-c', 'user.email=p@p', 'commit', '-q', '-m', 'first baseline')
+  git(seed, 'push', '-q', 'origin', 'main')
+}, 30_000)
+afterAll(() => {
+  if (template) rmSync(template, { recursive: true, force: true })
+})
+
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'servegate-refresh-'))
   remote = join(dir, 'remote.git')
   repo = join(dir, 'repo')
-  git(dir, 'init', '-q', '--bare', '-b', 'main', remote)
-  git(dir, 'init', '-q', '-b', 'main', repo)
-  git(repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init')
-  git(repo, 'remote', 'add', 'origin', remote)
-  git(repo, 'push', '-q', 'origin', 'main')
-  mkdirSync(join(repo, 'baselines'))
-  writeFileSync(join(repo, 'baselines/gate.json'), '{"v":1}\n')
-  writeFileSync(join(repo, 'other.txt'), 'staged but not ours\n')
-  git(repo, 'add', 'other.txt')
+  cpSync(join(template, 'remote.git'), remote, { recursive: true })
+  cpSync(join(template, 'repo'), repo, { recursive: true })
+  git(repo, 'remote', 'set-url', 'origin', remote)
   // No identity in the repository, the global or the system config: like a fresh runner.
   process.env['GIT_CONFIG_GLOBAL'] = '/dev/null'
   process.env['GIT_CONFIG_SYSTEM'] = '/dev/null'
@@ -141,7 +182,6 @@ describe('checkRefreshCommit (before the sweep)', () => {
 // sweep builds them.
 // ---------------------------------------------------------------------------
 
-const FILE = 'baselines/gate.json'
 const cfg = resolveConfig({ file: null, filePath: null, flags: {}, env: {} })
 const dayAt = (day: number): string => `2025-01-${String(day + 1).padStart(2, '0')}T01:00:00.000Z`
 
@@ -153,15 +193,10 @@ function clone(name: string, shallow = false): string {
   return to
 }
 
-/** main on the remote holds a baseline of refreshes on `days`, committed by a person. */
-async function seedBaseline(days: number[]): Promise<void> {
-  const seed = clone('seed')
-  let b: Baseline | null = null
-  for (const d of days) b = appendRefresh(b, pipeDay(d), { name: 'gate' })
-  await writeBaseline(join(seed, FILE), b!)
-  git(seed, 'add', FILE)
-  git(seed, '-c', 'user.name=p', '-c', 'user.email=p@p', 'commit', '-q', '-m', 'first baseline')
-  git(seed, 'push', '-q', 'origin', 'main')
+/** main on the remote holds a baseline of refreshes on days 0, 1 and 2, committed by a person (the seeded origin). */
+function seedBaseline(): void {
+  rmSync(remote, { recursive: true, force: true })
+  cpSync(join(template, 'seeded.git'), remote, { recursive: true })
 }
 
 interface Refreshed {
@@ -171,7 +206,7 @@ interface Refreshed {
 }
 
 /** The Action's refresh step in checkout `wd` for the result of `day`, as on a push to main. */
-async function refreshIn(wd: string, day: number, runner: GitRunner = execGit, sha = git(wd, 'rev-parse', 'HEAD')): Promise<Refreshed> {
+async function refreshIn(wd: string, refreshDay: number, runner: GitRunner = execGit, sha = git(wd, 'rev-parse', 'HEAD')): Promise<Refreshed> {
   const outputs = new Map<string, string>()
   const info: string[] = []
   const deps: ActionDeps = {
@@ -206,7 +241,7 @@ async function refreshIn(wd: string, day: number, runner: GitRunner = execGit, s
     baselineAbs,
     name: 'gate',
     existing,
-    result: pipeDay(day),
+    result: day(refreshDay),
     cfg,
     runUrl: null,
   })
@@ -218,7 +253,7 @@ const refreshDays = (b: Baseline): string[] => b.refreshes.map((r) => r.at)
 
 describe('refresh on a busy main: two refreshes racing on one repository', () => {
   it('the second (a shallow checkout, as actions/checkout makes), rejected because the first landed, is replayed on the new head: both refreshes in order, two commits, no force push', async () => {
-    await seedBaseline([0, 1, 2])
+    seedBaseline()
     const a = clone('a')
     const b = clone('b', true)
     writeFileSync(join(b, 'notes.txt'), 'staged by the workflow\n')
@@ -254,7 +289,7 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
   }, 60_000)
 
   it("leaves the checkout where it was, with the pushed file written, when the workflow's own staged change is in the way", async () => {
-    await seedBaseline([0, 1, 2])
+    seedBaseline()
     const b = clone('b')
     writeFileSync(join(b, 'notes.txt'), 'ours\n')
     git(b, 'add', 'notes.txt')
@@ -272,7 +307,7 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
   }, 60_000)
 
   it('two refreshes pushed at the same moment both land, each its own commit (or one says why it did not)', async () => {
-    await seedBaseline([0, 1, 2])
+    seedBaseline()
     const a = clone('a')
     const b = clone('b')
     const settled = await Promise.allSettled([refreshIn(a, 3), refreshIn(b, 4)])
@@ -297,7 +332,7 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
   }, 60_000)
 
   it('a branch that keeps moving past the retries fails with one line that keeps the refresh in the workspace', async () => {
-    await seedBaseline([0, 1, 2])
+    seedBaseline()
     const a = clone('a')
     const busy = clone('busy')
     let moves = 0
@@ -311,7 +346,12 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
       }
       return execGit(args, cwd, opts)
     }
-    const err = await refreshIn(a, 3, racing).catch((e: unknown) => e)
+    // The backoff between retries is jittered by Math.random; at 0 every wait is its shortest
+    // (50, 100, 200, 400, 800 ms instead of about 3 s in all): the retries themselves are what is tested.
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0)
+    const err = await refreshIn(a, 3, racing)
+      .catch((e: unknown) => e)
+      .finally(() => random.mockRestore())
     expect(err).toBeInstanceOf(UsageError)
     expect((err as Error).message).toMatch(
       /^servegate could not push the refreshed baseline to main: the branch kept moving: 6 pushes rejected as non-fast-forward; the refreshed baselines\/gate\.json stays written in the workspace \(committed locally as [0-9a-f]{12}\)$/,
@@ -324,7 +364,7 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
   }, 90_000)
 
   it('a push the remote refuses (a pre-receive hook, like branch protection) names the pull-request path', async () => {
-    await seedBaseline([0, 1, 2])
+    seedBaseline()
     const a = clone('a')
     const hook = join(remote, 'hooks', 'pre-receive')
     writeFileSync(hook, '#!/bin/sh\necho "error: GH006: Protected branch update failed for refs/heads/main." >&2\nexit 1\n')
@@ -339,7 +379,7 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
   }, 60_000)
 
   it("says so when the branch's new head holds a file that is not a servegate baseline", async () => {
-    await seedBaseline([0, 1, 2])
+    seedBaseline()
     const a = clone('a')
     const other = clone('other')
     writeFileSync(join(other, FILE), '{"v":"theirs"}\n')
@@ -356,7 +396,7 @@ describe('refresh on a busy main: two refreshes racing on one repository', () =>
   }, 60_000)
 
   it('does not append a refresh twice when the new head already holds it (a push that landed, then a rerun)', async () => {
-    await seedBaseline([0, 1, 2])
+    seedBaseline()
     const a = clone('a')
     const rerun = clone('rerun')
     const sha = git(a, 'rev-parse', 'HEAD')
@@ -397,7 +437,7 @@ describe('the refresh commit message carries the baseline trend', () => {
       )
     }
     const h = baselineHistory(b!)
-    const msg = commitMessage(FILE, 'gate', pipeDay(7), null, renderHistoryTrendText(h))
+    const msg = commitMessage(FILE, 'gate', day(7), null, renderHistoryTrendText(h))
     const [head, trend] = msg.split('\n\nTrend')
     expect(head).toMatch(/^servegate: refresh baseline baselines\/gate\.json\n\nSweep "gate" measured with servegate 0\.1\.0\.\nEngine: /)
     const lines = `Trend${trend}`.split('\n')
@@ -416,7 +456,7 @@ describe('the refresh commit message carries the baseline trend', () => {
 
   it('says there is no change point when every metric stayed within its noise', () => {
     let b: Baseline | null = null
-    for (let day = 0; day < 4; day++) b = appendRefresh(b, pipeDay(day), { name: 'gate' })
+    for (let d = 0; d < 4; d++) b = appendRefresh(b, day(d), { name: 'gate' })
     const text = renderHistoryTrendText(baselineHistory(b!))
     expect(text.split('\n').at(-1)).toBe('No change point: every metric stayed within its noise.')
   })

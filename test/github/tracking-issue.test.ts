@@ -1,10 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { githubClient } from '../../src/github/octokit-api.js'
 import type { GitHubClient } from '../../src/github/publish.js'
 import { issueActionFor, syncTrackingIssue, watchMarker, type IssueSync } from '../../src/github/tracking-issue.js'
 import { startFakeGitHub, type FakeGitHub, type FakeUser } from './fake-github.js'
 
-// The real client (Octokit, paginated, with retries) against a stand-in GitHub on 127.0.0.1.
+// The real client (Octokit, paginated, with retries) against a stand-in GitHub on 127.0.0.1; the
+// throttling plugin answers rate limits as ever but does not space the writes (unpaced-throttling.ts).
+vi.mock('@octokit/plugin-throttling', async (original) => (await import('./unpaced-throttling.js')).unpaced(original))
+
 let gh: FakeGitHub
 const BOT: FakeUser = { login: 'github-actions[bot]', type: 'Bot' }
 const ALICE: FakeUser = { login: 'alice', type: 'User' }
