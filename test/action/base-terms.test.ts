@@ -2,7 +2,7 @@
  * Acceptance: a pull request cannot pass its own gate by loosening it. The
  * base branch of a real git repository holds the config and a baseline of
  * real simulator refreshes; the PR loosens gate.tolerance_pct to 500 % and
- * rewrites the baseline from a slow run, and its server is 15 % slower. The
+ * rewrites the baseline from a slow run, and its server is 40 % slower. The
  * Action (real stages, real git, fake runner) still reports a regression,
  * fails the step, and says the PR's terms apply only once merged.
  */
@@ -16,17 +16,29 @@ import { run } from '../../src/action.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { compareToBaseline } from '../../src/gate/index.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
-import type { Baseline } from '../../src/gate/types.js'
+import type { Baseline, Verdict } from '../../src/gate/types.js'
+import type { ActionDeps, ActionStages } from '../../src/github/deps.js'
 import { execGit } from '../../src/github/refresh-commit.js'
 import { realStages } from '../../src/github/real-deps.js'
 import { startSim } from '../../src/sim/index.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
+import { VERDICT_ICON } from '../../src/report/verdict-format.js'
 import type { ResultFile } from '../../src/types.js'
+import { expectHonest, hostSpoiled, spoiledRows } from '../fixtures/honest-verdict.js'
 import { fakeDeps } from './fake-deps.js'
 
-const SWEEP = { shapes: [{ input_len: 64, output_len: 16 }], concurrency: [1, 4], prompts_per_concurrency: 10, warmup: 4, repeats: 3 }
+// Two points, C = 4 and 8, each six waves of 120 ms requests (5 gaps each: 120 and 240 gaps a run)
+// after a wave of warmup; three repeats a sweep. The gated rows are p95 ITL at each point and
+// throughput at target (a lower bound at C = 8). ITL 20 ms keeps the host's timer lateness (a few ms
+// when neighbours load the CPUs) small beside it. The PR's engine is 40 % slower: every row moves far
+// past the 5 % tolerances, and past the bars a busy host's noise sets (17-27 % under a load of 5,
+// where a 15 % slower engine was left undecided).
+const SWEEP = { shapes: [{ input_len: 64, output_len: 6 }], concurrency: [4, 8], prompts_per_concurrency: 6, warmup: 8, repeats: 3 }
+const SIM = { ttftMs: 20, itlMs: 20, seed: 7 }
+/** The PR's engine, and the one its rewritten baseline was measured on. */
+const SLOW = 1.4
 const BASE_CONFIG = {
   target: { metric: 'tpot', percentile: 95, threshold_ms: 50 },
   sweeps: { gate: SWEEP },
@@ -36,14 +48,13 @@ const BASE_CONFIG = {
 const PR_CONFIG = { ...BASE_CONFIG, gate: { tolerance_pct: { itl: 500, tpot: 500, ttft: 500, throughput: 500 }, max_mdc_pct: 10000 } }
 
 let dir: string
-let ws: string
 let baseSha: string
 let headSha: string
 let baseBaseline: Baseline
+/** One refresh of the 40 % slower engine: the baseline both PR branches write. */
 let slowBaseline: Baseline
 let origin: string
 let itlSha: string
-let itlBaseline: Baseline
 // Case 6: only the ITL tolerance loosened, and the baseline rewritten from the 40 % slower engine.
 const ITL_CONFIG = { ...BASE_CONFIG, gate: { tolerance_pct: { itl: 300, throughput: 5 }, max_mdc_pct: 10000 } }
 
@@ -52,7 +63,7 @@ const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8', env: gitEnv }).trim()
 
 /**
- * One gated sweep against a fresh deterministic simulator (TTFT 20 ms, ITL 10 ms × slowdown).
+ * One gated sweep against a fresh deterministic simulator (TTFT and ITL 20 ms, × slowdown).
  * A busy test host can saturate the client (client_saturated): such a sweep is measured again,
  * up to three times, as an operator would rerun a refresh spoiled by the host.
  */
@@ -60,7 +71,7 @@ async function measure(name: string, slowdown = 1): Promise<ResultFile> {
   let best: ResultFile | null = null
   const invalid = (r: ResultFile) => r.points.flatMap((p) => p.runs).filter((x) => !x.validity.valid).length
   for (let attempt = 0; attempt < 3 && (best === null || invalid(best) > 0); attempt++) {
-    const sim = await startSim({ ttftMs: 20, itlMs: 10, seed: 7, slowdown })
+    const sim = await startSim({ ...SIM, slowdown })
     try {
       const cfg = resolveConfig({
         file: BASE_CONFIG as never,
@@ -82,8 +93,7 @@ const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'servegate-base-terms-'))
   for (const i of [1, 2, 3]) baseBaseline = appendRefresh(i === 1 ? null : baseBaseline, await measure(`refresh-${i}`), { name: 'gate' })
-  slowBaseline = appendRefresh(null, await measure('slow-refresh', 1.15), { name: 'gate' })
-  itlBaseline = appendRefresh(null, await measure('itl-refresh', 1.4), { name: 'gate' })
+  slowBaseline = appendRefresh(null, await measure('slow-refresh', SLOW), { name: 'gate' })
 
   // origin: main holds the terms; the PR branch loosens them.
   origin = join(dir, 'origin.git')
@@ -106,73 +116,122 @@ beforeAll(async () => {
   git(author, 'push', '-q', 'origin', 'loosen')
   git(author, 'checkout', '-q', '-b', 'itl300', 'main')
   writeFileSync(join(author, 'servegate.yml'), stringify(ITL_CONFIG))
-  writeFileSync(join(author, 'baselines/gate.json'), json(itlBaseline))
+  writeFileSync(join(author, 'baselines/gate.json'), json(slowBaseline))
   git(author, 'commit', '-q', '-am', 'ITL may be 300 % slower')
   itlSha = git(author, 'rev-parse', 'HEAD')
   git(author, 'push', '-q', 'origin', 'itl300')
-
-  // The runner's workspace, as actions/checkout leaves it for a PR: one shallow commit, no base branch.
-  ws = join(dir, 'ws')
-  git(dir, 'clone', '-q', '--depth', '1', '--branch', 'loosen', `file://${origin}`, ws)
 }, 600_000)
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
+/** The runner's workspace for the loosening PR, as actions/checkout leaves it: one shallow commit, no base branch. */
+function loosenCheckout(attempt: number): string {
+  const checkout = join(dir, `ws-loosen-${attempt}`)
+  git(dir, 'clone', '-q', '--depth', '1', '--branch', 'loosen', `file://${origin}`, checkout)
+  return checkout
+}
+
+const writeFiles: ActionDeps['files'] = {
+  exists: existsSync,
+  writeText: async (p, t) => {
+    mkdirSync(join(p, '..'), { recursive: true })
+    writeFileSync(p, t)
+  },
+}
+
+/** Real stages that keep every verdict the Action reached: the last is the one it published. */
+function keepingVerdicts(stages: ActionStages): { stages: ActionStages; verdicts: Verdict[] } {
+  const verdicts: Verdict[] = []
+  return {
+    verdicts,
+    stages: {
+      ...stages,
+      compareToBaseline: (...args) => {
+        const v = stages.compareToBaseline(...args)
+        verdicts.push(v)
+        return v
+      },
+    },
+  }
+}
+
+/** One Action run on the loosening PR, in a fresh shallow checkout, against the 40 per cent slower simulator. */
+async function gateLoosened(attempt: number) {
+  const checkout = loosenCheckout(attempt)
+  expect(existsSync(join(checkout, '.git/shallow'))).toBe(true)
+  const sim = await startSim({ ...SIM, slowdown: SLOW })
+  try {
+    const { deps, rec } = fakeDeps({
+      inputs: { config: 'servegate.yml', 'base-url': sim.url, out: 'out/result.json' },
+      env: { GITHUB_SHA: headSha, GITHUB_RUN_ATTEMPT: '1' },
+      payload: {
+        pull_request: {
+          number: 21,
+          head: { repo: { full_name: 'acme/infer', fork: false }, sha: headSha, ref: 'loosen' },
+          base: { repo: { full_name: 'acme/infer', fork: false }, sha: baseSha, ref: 'main' },
+        },
+      },
+    })
+    const kept = keepingVerdicts(realStages)
+    deps.cwd = checkout
+    deps.stages = kept.stages
+    deps.git = execGit
+    deps.files = writeFiles
+    await run(deps)
+    return { rec, checkout, verdict: kept.verdicts.at(-1)!, measured: await readResultFile(join(checkout, 'out/result.json')) }
+  } finally {
+    await sim.close()
+  }
+}
+
+/**
+ * What the Action measured of the 40 % slower engine in case 1. Case 6's events judge that same
+ * measurement (what differs between them is which terms judge it, not the engine); when case 1 did
+ * not run, case 6's first event measures.
+ */
+let measuredOnce: ResultFile | null = null
+
 describe('gate terms come from the base branch', () => {
   it('reports a regression and fails the step although the PR loosened the tolerance and rewrote the baseline', async () => {
-    expect(existsSync(join(ws, '.git/shallow'))).toBe(true)
-    const sim = await startSim({ ttftMs: 20, itlMs: 10, seed: 7, slowdown: 1.15 })
-    try {
-      const { deps, rec } = fakeDeps({
-        inputs: { config: 'servegate.yml', 'base-url': sim.url, out: 'out/result.json' },
-        env: { GITHUB_SHA: headSha, GITHUB_RUN_ATTEMPT: '1' },
-        payload: {
-          pull_request: {
-            number: 21,
-            head: { repo: { full_name: 'acme/infer', fork: false }, sha: headSha, ref: 'loosen' },
-            base: { repo: { full_name: 'acme/infer', fork: false }, sha: baseSha, ref: 'main' },
-          },
-        },
-      })
-      deps.cwd = ws
-      deps.stages = realStages
-      deps.git = execGit
-      deps.files = {
-        exists: existsSync,
-        writeText: async (p, t) => {
-          mkdirSync(join(p, '..'), { recursive: true })
-          writeFileSync(p, t)
-        },
-      }
-      await run(deps)
+    // A busy test host can spoil runs (client_saturated): that measurement is made again, at most
+    // twice, as an operator would rerun the job. A row still spoiled has the verdict its measurement
+    // allows (expectHonest: unmeasured, naming the cause), never a pass.
+    let attempt = 0
+    let out = await gateLoosened(attempt)
+    while (++attempt < 3 && hostSpoiled(out.measured)) out = await gateLoosened(attempt)
+    const { rec, checkout, verdict, measured } = out
+    measuredOnce = measured
 
-      expect(rec.errors).toEqual([])
-      expect(rec.outputs.get('verdict')).toBe('regression')
-      expect(rec.failed).toHaveLength(1)
-      expect(rec.failed[0]).toMatch(/^servegate gate tripped: regression in /)
-      // The PR's versions differ: said in a titled warning and in the comment's banner.
-      expect(rec.warningTitles).toContain("servegate: this pull request changes the gate's terms")
-      const notice = rec.warnings.find((w) => w.includes('changes'))!
-      expect(notice).toContain('gate.tolerance_pct')
-      expect(notice).toContain('baselines/gate.json')
-      expect(notice).toContain(`main (${baseSha.slice(0, 12)})`)
-      expect(notice).toContain('the new terms apply once this pull request is merged')
-      const comment = rec.comments.at(-1)!.body
-      expect(comment).toContain('❌ servegate: regression')
-      expect(comment).toContain('the new terms apply once this pull request is merged')
-      // The base commit was fetched into the shallow checkout; the checkout itself is untouched.
-      expect(git(ws, 'rev-parse', 'HEAD')).toBe(headSha)
-      expect(git(ws, 'status', '--porcelain', '--untracked-files=no')).toBe('')
-      // The test is meaningful: under the PR's own terms the same measurement would not fail the step.
-      const measured = await readResultFile(join(ws, 'out/result.json'))
-      const loose = resolveConfig({ file: PR_CONFIG as never, filePath: null, flags: { sweep: 'gate' }, env: {} })
-      expect(gateExit(realStages.compareToBaseline(slowBaseline, measured, loose).verdict, DEFAULT_FAIL_ON)).toBe(0)
-      expect(compareToBaseline(baseBaseline, measured, {}).verdict).toBe('regression')
-    } finally {
-      await sim.close()
-    }
+    expect(rec.errors).toEqual([])
+    const v = expectHonest(verdict, 'regression', { baseline: baseBaseline })
+    expect(rec.outputs.get('verdict')).toBe(v)
+    expect(rec.failed).toHaveLength(1)
+    expect(rec.failed[0]).toMatch(v === 'regression' ? /^servegate gate tripped: regression in / : /^servegate gate tripped: verdict unmeasured \(/)
+    // The PR's versions differ: said in a titled warning and in the comment's banner.
+    expect(rec.warningTitles).toContain("servegate: this pull request changes the gate's terms")
+    const notice = rec.warnings.find((w) => w.includes('changes'))!
+    expect(notice).toContain('gate.tolerance_pct')
+    expect(notice).toContain('baselines/gate.json')
+    expect(notice).toContain(`main (${baseSha.slice(0, 12)})`)
+    expect(notice).toContain('the new terms apply once this pull request is merged')
+    const comment = rec.comments.at(-1)!.body
+    expect(comment).toContain(`${VERDICT_ICON[v]} servegate: ${v}`)
+    expect(comment).toContain('the new terms apply once this pull request is merged')
+    // The base commit was fetched into the shallow checkout; the checkout itself is untouched.
+    expect(git(checkout, 'rev-parse', 'HEAD')).toBe(headSha)
+    expect(git(checkout, 'status', '--porcelain', '--untracked-files=no')).toBe('')
+    // The test is meaningful: under the PR's own terms the same measurement would not fail the step
+    // (unless the host spoiled it: then it is unmeasured there too, never a pass).
+    const loose = realStages.compareToBaseline(
+      slowBaseline,
+      measured,
+      resolveConfig({ file: PR_CONFIG as never, filePath: null, flags: { sweep: 'gate' }, env: {} }),
+    )
+    if (spoiledRows(loose, slowBaseline).length > 0) expect(loose.verdict, loose.reasons.join('\n')).toBe('unmeasured')
+    else expect(gateExit(loose.verdict, DEFAULT_FAIL_ON), loose.reasons.join('\n')).toBe(0)
+    expectHonest(compareToBaseline(baseBaseline, measured, {}), 'regression', { baseline: baseBaseline })
   }, 180_000)
 })
 
@@ -215,7 +274,7 @@ const CASE6_EVENTS = [
 async function runOn(event: (typeof CASE6_EVENTS)[number], attempt: number, replay: ResultFile | null = null) {
   const checkout = join(dir, `ws-${event.eventName}-${attempt}`)
   git(dir, 'clone', '-q', '--depth', '1', '--branch', 'itl300', `file://${origin}`, checkout)
-  const sim = await startSim({ ttftMs: 20, itlMs: 10, seed: 7, slowdown: 1.4 })
+  const sim = await startSim({ ...SIM, slowdown: SLOW })
   try {
     const { deps, rec } = fakeDeps({
       eventName: event.eventName,
@@ -223,8 +282,7 @@ async function runOn(event: (typeof CASE6_EVENTS)[number], attempt: number, repl
       env: { GITHUB_SHA: itlSha, GITHUB_RUN_ATTEMPT: '1' },
       payload: event.payload() as never,
     })
-    deps.cwd = checkout
-    deps.stages =
+    const kept = keepingVerdicts(
       replay === null
         ? realStages
         : {
@@ -234,53 +292,48 @@ async function runOn(event: (typeof CASE6_EVENTS)[number], attempt: number, repl
               writeFileSync(cfg.out, JSON.stringify(replay))
               return { result: structuredClone(replay), resultPath: cfg.out }
             },
-          }
+          },
+    )
+    deps.cwd = checkout
+    deps.stages = kept.stages
     deps.git = execGit
-    deps.files = {
-      exists: existsSync,
-      writeText: async (p, t) => {
-        mkdirSync(join(p, '..'), { recursive: true })
-        writeFileSync(p, t)
-      },
-    }
+    deps.files = writeFiles
     await run(deps)
-    return { rec, checkout, measured: await readResultFile(join(checkout, 'out/result.json')) }
+    return { rec, checkout, verdict: kept.verdicts.at(-1)!, measured: await readResultFile(join(checkout, 'out/result.json')) }
   } finally {
     await sim.close()
   }
 }
 
-const saturated = (r: ResultFile): boolean => r.points.some((p) => p.runs.some((x) => x.validity.issues.some((i) => i.code === 'client_saturated')))
-
-// The pull_request run measures; the merge queue and the run by hand judge that same measurement.
-let measuredOnce: ResultFile | null = null
-
 describe.each(CASE6_EVENTS)("a PR's tolerance_pct: {itl: 300} against a 40 per cent slower engine, on $eventName", (event) => {
   it('is a regression that fails the step, judged by the base branch terms and baseline', async () => {
-    // A busy test host can saturate the client: that run is measured again, at most twice, as an
-    // operator would rerun it. A run still saturated has the verdict its measurement allows (no valid gated figure: not a regression).
+    // A busy test host can spoil runs (client_saturated): that measurement is made again, at most
+    // twice, as an operator would rerun it. A row still spoiled has the verdict its measurement
+    // allows (expectHonest: a regression the measured rows show, else unmeasured), never a pass.
     let attempt = 0
     let out = await runOn(event, attempt, measuredOnce)
-    while (measuredOnce === null && ++attempt < 3 && saturated(out.measured) && out.rec.outputs.get('verdict') !== 'regression')
-      out = await runOn(event, attempt)
+    while (measuredOnce === null && ++attempt < 3 && hostSpoiled(out.measured)) out = await runOn(event, attempt)
     measuredOnce ??= out.measured
-    const { rec, checkout, measured } = out
+    const { rec, checkout, verdict, measured } = out
 
     expect(rec.errors).toEqual([])
-    if (saturated(measured) && rec.outputs.get('verdict') !== 'regression') {
-      expect(rec.outputs.get('verdict'), rec.summary).toBe('unmeasured')
-    } else {
-      expect(rec.outputs.get('verdict'), rec.summary).toBe('regression')
-      expect(rec.failed).toHaveLength(1)
-      expect(rec.failed[0]).toMatch(/^servegate gate tripped: regression in /)
-    }
+    const v = expectHonest(verdict, 'regression', { baseline: baseBaseline })
+    expect(rec.outputs.get('verdict'), rec.summary).toBe(v)
+    expect(rec.failed).toHaveLength(1)
+    expect(rec.failed[0]).toMatch(v === 'regression' ? /^servegate gate tripped: regression in / : /^servegate gate tripped: verdict unmeasured \(/)
     const notice = rec.warnings.find((w) => w.includes('gate.tolerance_pct'))!
     expect(notice).toContain('baselines/gate.json')
     expect(notice).toContain(`The gate used the versions on ${event.base()}`)
     // The checkout itself is left as it was: the terms were read with git show.
     expect(git(checkout, 'rev-parse', 'HEAD')).toBe(itlSha)
-    // Meaningful: under the checkout's own terms and baseline the same measurement does not fail the step.
-    const own = resolveConfig({ file: ITL_CONFIG as never, filePath: null, flags: { sweep: 'gate' }, env: {} })
-    expect(gateExit(realStages.compareToBaseline(itlBaseline, measured, own).verdict, DEFAULT_FAIL_ON)).toBe(0)
+    // Meaningful: under the checkout's own terms and baseline the same measurement does not fail the
+    // step (unless the host spoiled it: then it is unmeasured there too, never a pass).
+    const own = realStages.compareToBaseline(
+      slowBaseline,
+      measured,
+      resolveConfig({ file: ITL_CONFIG as never, filePath: null, flags: { sweep: 'gate' }, env: {} }),
+    )
+    if (spoiledRows(own, slowBaseline).length > 0) expect(own.verdict, own.reasons.join('\n')).toBe('unmeasured')
+    else expect(gateExit(own.verdict, DEFAULT_FAIL_ON), own.reasons.join('\n')).toBe(0)
   }, 400_000)
 })

@@ -20,14 +20,27 @@ import { watchMarker } from '../../src/github/tracking-issue.js'
 import type { VerdictRecord } from '../../src/gate/record.js'
 import type { Baseline, VerdictKind } from '../../src/gate/types.js'
 import { expectHonest } from '../fixtures/honest-verdict.js'
-import { DIST, TINY_GATE_CONFIG, createActionWorkspace, pushEvent, type ActionWorkspace, type Event, type StepRun } from './dist-harness.js'
+import { DIST, createActionWorkspace, pushEvent, type ActionWorkspace, type Event, type StepRun } from './dist-harness.js'
 
 const TOKEN = 'ghs_faketoken'
 // Named and shaped like no token: hidden only because servegate knows it is the API key.
 const API_KEY_ENV = 'INFER_SERVER_AUTH'
 const API_KEY = 'opaque-5d0c2a9e7b3f1e8a44'
 const SECRETS = [TOKEN, API_KEY]
-const CONFIG = `server: {api_key_env: ${API_KEY_ENV}}\n${TINY_GATE_CONFIG}`
+// One point, C = 4: six waves of four 105 ms requests (120 gaps) after a wave of warmup, three
+// repeats, so one run the busy host spoils leaves two to decide on. Its gated rows, p95 ITL at C = 4
+// and throughput at target, both move with the 15 % slower engine; at ITL 20 ms that move (3 ms a
+// gap) stands well above the host's timer lateness.
+const CONFIG = `server: {api_key_env: ${API_KEY_ENV}}
+target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 6}]
+    concurrency: [4]
+    prompts_per_concurrency: 6
+    warmup: 4
+    repeats: 3
+`
 const MARKER = watchMarker('gate')
 const REFRESHES = 5
 
@@ -124,9 +137,9 @@ describe.skipIf(!existsSync(DIST))('dist/index.js mode: watch keeps one tracking
     ws.gh.addIssue({ title: 'a PR', body: MARKER, user: { login: 'github-actions[bot]', type: 'Bot' }, isPullRequest: true })
     driverA = fakeSmi(join(ws.dir, 'smi-a'), '570.86')
     driverB = fakeSmi(join(ws.dir, 'smi-b'), '575.51')
-    // Deterministic: 5 ms to the first token and 10 ms between tokens at any load; the slow one × 1.15.
-    sim = await startSim({ ttftMs: 5, itlMs: 10 })
-    slowSim = await startSim({ ttftMs: 5, itlMs: 10, slowdown: 1.15 })
+    // Deterministic: 5 ms to the first token and 20 ms between tokens at any load; the slow one × 1.15.
+    sim = await startSim({ ttftMs: 5, itlMs: 20 })
+    slowSim = await startSim({ ttftMs: 5, itlMs: 20, slowdown: 1.15 })
   })
 
   afterAll(async () => {
@@ -168,7 +181,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js mode: watch keeps one tracking
     const r = await watchStep(slowSim.url)
     const v = judged(r, 'regression')
     expect(r.code).toBe(1)
-    if (v === 'regression') expect(r.stdout).toMatch(/::error::servegate watch tripped: regression in (p95 ITL|throughput at target) 32×12/)
+    if (v === 'regression') expect(r.stdout).toMatch(/::error::servegate watch tripped: regression in (p95 ITL|throughput at target) 32×6/)
     const issues = ourIssues()
     expect(issues).toHaveLength(1)
     const issue = issues[0]!
