@@ -3,29 +3,32 @@ import { defineConfig } from 'vitest/config'
 
 // Lanes (CONTRIBUTING.md, "Tests and checks"). The unit lane holds the test files that start no
 // server, process or worker (test/unit-lane.json; npm run lint:deps keeps it so) and runs them in
-// parallel first. The integration lane starts real servers on 127.0.0.1 and measures time: one file
-// at a time. Two at a time took the suite from about 1,470 s to about 970 s on 2 cores, but in four
-// fresh-clone runs a different timing assertion failed each time beside the other file (client
-// fidelity, exact A/B verdicts, a baseline and candidate measured under different neighbours), so
-// the lane stays serial until those tests need less of the host.
-const INTEGRATION_WORKERS = 1
+// parallel first. The integration lane starts real servers on 127.0.0.1 and measures time, two
+// files at a time: its tests run at low concurrency against simulators that mostly sleep, so two
+// files leave the two cores' worth of CPU to spare that a measurement needs. The files that were
+// seen to fail beside another file run after it, alone.
+const INTEGRATION_WORKERS = 2
 const UNIT: string[] = (JSON.parse(readFileSync(new URL('./test/unit-lane.json', import.meta.url), 'utf8')) as { files: string[] }).files
 
 // Run last, one at a time: files whose assertion is an exact verdict or an accuracy bound that a
 // neighbouring file's load spoils. Each was seen to fail beside another file: the 10 %-slower A/B
-// (client_saturated on every retry), the client's timing fidelity (p99 error 9 ms against 6), an
+// (client_saturated on every retry, also with GPU placement), the client's timing fidelity (p99
+// error 9 ms against 6), the agreement of the client's ITL with the simulator's /metrics, an
 // unchanged candidate judged against a baseline measured under a different neighbour's load (a false
 // regression), and the gate, history and Action tests that compare a baseline and a candidate measured
 // minutes apart on the simulator.
 const ALONE = [
   'test/ab/ab-cli.test.ts',
+  'test/ab/ab-gpu.test.ts',
   'test/load/fidelity.test.ts',
+  'test/sweep/acceptance.test.ts',
   'test/gate/e2e-sim.test.ts',
   'test/gate/sim-gate.test.ts',
   'test/gate/open-loop-gate.test.ts',
   'test/gate/history-acceptance.test.ts',
   'test/action/base-terms.test.ts',
   'test/action/dist-watch.test.ts',
+  'test/action/dist-fail-closed.test.ts',
 ]
 
 // The lanes that start servegate or sweep run the CLI and load worker bundled from the sources once per test run.
@@ -38,7 +41,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: UNIT, sequence: { groupOrder: 0 } },
+        test: { name: 'unit', include: UNIT, maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
