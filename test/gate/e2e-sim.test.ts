@@ -11,15 +11,10 @@ import { appendRefresh } from '../../src/gate/refresh.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import type { ResultFile } from '../../src/types.js'
-import { hostSpoiled, judgedFromText } from '../fixtures/honest-verdict.js'
+import { allSpoiled, hostSpoiled, judgedFromText, spoiledRuns } from '../fixtures/honest-verdict.js'
 import { cliArgs } from '../fixtures/servegate-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
-
-/** Runs whose validity names a host code. */
-const spoiledRuns = (r: ResultFile): number => r.points.reduce((n, p) => n + p.runs.filter((run) => hostSpoiled({ points: [{ runs: [run] }] })).length, 0)
-/** Every run the host spoiled: nothing measured at all, so up to three attempts more are made. */
-const allSpoiled = (r: ResultFile): boolean => spoiledRuns(r) === r.points.reduce((n, p) => n + p.runs.length, 0)
 
 // Issue 6's acceptance against the simulator: a baseline of three refreshes of
 // a small gated sweep, then candidates that are slower, unchanged, or failing.

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,7 +12,7 @@ import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
 import { hostSpoiled } from '../fixtures/honest-verdict.js'
-import { type CliRun, REPO_ROOT, runCli, startCli } from '../sweep/cli-child.js'
+import { type CliRun, runCli, startCli } from '../sweep/cli-child.js'
 
 // Issue 13's history acceptance, end to end: a baseline of eight nightly
 // refreshes of a small gated sweep, measured by real sweeps against
@@ -56,15 +55,9 @@ interface Sim {
   url: string
 }
 
-/**
- * The bundled CLI (`npx servegate` runs it) starts the simulators in half a second, where the
- * sources through tsx take one and a half; the history itself is read by the sources' CLI below.
- */
-const CLI_BUNDLE = join(REPO_ROOT, 'dist/cli.js')
-
 /** `servegate sim ARGS` in a child process; resolves with its URL (the first line it prints). */
 async function startSimCli(args: string[]): Promise<Sim> {
-  const run: CliRun = existsSync(CLI_BUNDLE) ? startBundledCli(['sim', '--port', '0', ...args]) : startCli(['sim', '--port', '0', ...args])
+  const run = startCli(['sim', '--port', '0', ...args])
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
     run.child.stdout!.on('data', (b: Buffer) => {
@@ -75,17 +68,6 @@ async function startSimCli(args: string[]): Promise<Sim> {
     void run.done.then((r) => reject(new Error(`servegate sim exited (${r.code}): ${r.stderr}`)))
   })
   return { run, url }
-}
-
-/** `node dist/cli.js ARGS` in the repository, as startCli runs the sources. */
-function startBundledCli(args: string[]): CliRun {
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { cwd: REPO_ROOT, env: { ...process.env, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()))
-  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
-  const done = new Promise<Awaited<CliRun['done']>>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })))
-  return { child, done }
 }
 
 async function stop(sim: Sim | undefined): Promise<void> {

@@ -11,7 +11,7 @@ import { appendRefresh } from '../../src/gate/refresh.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { expectHonest, hostSpoiled } from '../fixtures/honest-verdict.js'
+import { allSpoiled, expectHonest, hostSpoiled, spoiledRuns } from '../fixtures/honest-verdict.js'
 
 // Real sweeps against the deterministic simulator on 127.0.0.1: the failed-request
 // budget and speculative-decoding chunks, end to end through the summarizer. This host's
@@ -26,11 +26,6 @@ beforeAll(() => {
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
-
-/** Runs whose validity names a host code. */
-const spoiledRuns = (r: ResultFile): number => r.points.reduce((n, p) => n + p.runs.filter((run) => hostSpoiled({ points: [{ runs: [run] }] })).length, 0)
-/** Every run the host spoiled: nothing measured at all, so up to three attempts more are made. */
-const allSpoiled = (r: ResultFile): boolean => spoiledRuns(r) === r.points.reduce((n, p) => n + p.runs.length, 0)
 
 async function sweep(name: string, sim: Partial<SimOptions>, flags: Record<string, string>): Promise<ResultFile> {
   const out = join(dir, `${name}.json`)
