@@ -14,7 +14,8 @@ const UNIT: string[] = (JSON.parse(readFileSync(new URL('./test/unit-lane.json',
 // neighbouring file's load spoils. Each was seen to fail beside another file: the 10 %-slower A/B
 // (client_saturated on every retry, also with GPU placement), the client's timing fidelity (p99
 // error 9 ms against 6), the agreement of the client's ITL with the simulator's /metrics, the
-// simulator's own sub-millisecond delay knobs and the bracketed sweep's crossing, an
+// simulator's own sub-millisecond delay knobs, the bracketed sweep's crossing and the resumed
+// sweep's curve (a repeat left without a valid crossing), an
 // unchanged candidate judged against a baseline measured under a different neighbour's load (a false
 // regression), and the gate, history and Action tests that compare a baseline and a candidate measured
 // minutes apart on the simulator.
@@ -32,6 +33,7 @@ const ALONE = [
   'test/action/dist-fail-closed.test.ts',
   'test/sim/knobs.test.ts',
   'test/gate/bracket-sim.test.ts',
+  'test/sweep/resume-cli.test.ts',
 ]
 
 // The lanes that start servegate or sweep run the CLI and load worker bundled from the sources once per test run.

@@ -6,6 +6,7 @@ import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { planKey } from '../../src/sweep/resume.js'
 import type { ResultFile, RunResult } from '../../src/types.js'
 import { readResult, runCli, runCount, runExitFor, startCli, waitFor } from './cli-child.js'
+import { hostSpoiled } from '../fixtures/honest-verdict.js'
 
 // Issue 4: "an interrupted sweep (Ctrl-C, crash, killed job) keeps its finished runs, and
 // `servegate run --resume` continues where it stopped without redoing them". The sweep is
@@ -93,7 +94,12 @@ describe('servegate run killed mid-sweep, then --resume', () => {
     const planned = CONCURRENCY.flatMap((c) => Array.from({ length: REPEATS }, (_, i) => planKey(128, 16, c, i + 1))).sort()
     expect(keysOf(final)).toEqual(planned)
     expect(runCount(final)).toBe(TOTAL)
-    expect(final.at_target[0]!.runs.map((r) => r.repeat)).toEqual([1, 2])
+    // Each repeat draws its curve through its valid runs. A run the host spoiled (client_saturated,
+    // beside another test's load) can leave a repeat without a crossing: then that repeat is
+    // missing, and only then.
+    const drawn = final.at_target[0]!.runs.map((r) => r.repeat)
+    if (hostSpoiled(final)) expect([[], [1], [2], [1, 2]]).toContainEqual(drawn)
+    else expect(drawn).toEqual([1, 2])
   })
 
   it('keeps the finished runs byte for byte (figures, seed, started_at)', () => {
