@@ -157,13 +157,24 @@ function keepingVerdicts(stages: ActionStages): { stages: ActionStages; verdicts
   }
 }
 
+/** Run the Action in `checkout` with real git and files; what it recorded, the last verdict it reached and what it measured. */
+async function runIn(checkout: string, made: ReturnType<typeof fakeDeps>, kept: ReturnType<typeof keepingVerdicts>) {
+  const { deps, rec } = made
+  deps.cwd = checkout
+  deps.stages = kept.stages
+  deps.git = execGit
+  deps.files = writeFiles
+  await run(deps)
+  return { rec, checkout, verdict: kept.verdicts.at(-1)!, measured: await readResultFile(join(checkout, 'out/result.json')) }
+}
+
 /** One Action run on the loosening PR, in a fresh shallow checkout, against the 40 per cent slower simulator. */
 async function gateLoosened(attempt: number) {
   const checkout = loosenCheckout(attempt)
   expect(existsSync(join(checkout, '.git/shallow'))).toBe(true)
   const sim = await startSim({ ...SIM, slowdown: SLOW })
   try {
-    const { deps, rec } = fakeDeps({
+    const made = fakeDeps({
       inputs: { config: 'servegate.yml', 'base-url': sim.url, out: 'out/result.json' },
       env: { GITHUB_SHA: headSha, GITHUB_RUN_ATTEMPT: '1' },
       payload: {
@@ -174,13 +185,7 @@ async function gateLoosened(attempt: number) {
         },
       },
     })
-    const kept = keepingVerdicts(realStages)
-    deps.cwd = checkout
-    deps.stages = kept.stages
-    deps.git = execGit
-    deps.files = writeFiles
-    await run(deps)
-    return { rec, checkout, verdict: kept.verdicts.at(-1)!, measured: await readResultFile(join(checkout, 'out/result.json')) }
+    return await runIn(checkout, made, keepingVerdicts(realStages))
   } finally {
     await sim.close()
   }
@@ -276,30 +281,28 @@ async function runOn(event: (typeof CASE6_EVENTS)[number], attempt: number, repl
   git(dir, 'clone', '-q', '--depth', '1', '--branch', 'itl300', `file://${origin}`, checkout)
   const sim = await startSim({ ...SIM, slowdown: SLOW })
   try {
-    const { deps, rec } = fakeDeps({
+    const made = fakeDeps({
       eventName: event.eventName,
       inputs: { config: 'servegate.yml', 'base-url': sim.url, out: 'out/result.json', comment: 'never' },
       env: { GITHUB_SHA: itlSha, GITHUB_RUN_ATTEMPT: '1' },
       payload: event.payload() as never,
     })
-    const kept = keepingVerdicts(
-      replay === null
-        ? realStages
-        : {
-            ...realStages,
-            runSweep: async (cfg) => {
-              mkdirSync(join(cfg.out, '..'), { recursive: true })
-              writeFileSync(cfg.out, JSON.stringify(replay))
-              return { result: structuredClone(replay), resultPath: cfg.out }
+    return await runIn(
+      checkout,
+      made,
+      keepingVerdicts(
+        replay === null
+          ? realStages
+          : {
+              ...realStages,
+              runSweep: async (cfg) => {
+                mkdirSync(join(cfg.out, '..'), { recursive: true })
+                writeFileSync(cfg.out, JSON.stringify(replay))
+                return { result: structuredClone(replay), resultPath: cfg.out }
+              },
             },
-          },
+      ),
     )
-    deps.cwd = checkout
-    deps.stages = kept.stages
-    deps.git = execGit
-    deps.files = writeFiles
-    await run(deps)
-    return { rec, checkout, verdict: kept.verdicts.at(-1)!, measured: await readResultFile(join(checkout, 'out/result.json')) }
   } finally {
     await sim.close()
   }
