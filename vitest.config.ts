@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
+import { relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+import { BaseSequencer, type TestSpecification } from 'vitest/node'
+
+const ROOT = fileURLToPath(new URL('.', import.meta.url))
 
 // Lanes (CONTRIBUTING.md, "Tests and checks"). The unit lane holds the test files that start no
 // server, process or worker (test/unit-lane.json; npm run lint:deps keeps it so) and runs them in
@@ -55,26 +60,57 @@ const UNIT: string[] = (JSON.parse(readFileSync(new URL('./test/unit-lane.json',
 // regression), and the gate, history and Action tests that compare a baseline and a candidate measured
 // minutes apart on the simulator (also the Action's 10 %-slower A/B, unmeasured three times over beside
 // them, the matrix's 15 %-slower job judged a pass, and the deterministic sweep's TTFT 106 ms against 105).
+// Longest first (seconds in a quiet fresh-clone CI, three at a time), so no long file starts last.
 const TIMED = [
-  'test/ab/ab-cli.test.ts',
-  'test/action/dist-matrix.test.ts',
-  'test/sweep/deterministic.test.ts',
-  'test/ab/ab-cli-same.test.ts',
-  'test/action/dist-ab.test.ts',
-  'test/ab/ab-gpu.test.ts',
-  'test/load/fidelity.test.ts',
-  'test/sweep/acceptance.test.ts',
-  'test/gate/e2e-sim.test.ts',
-  'test/gate/sim-gate.test.ts',
-  'test/gate/open-loop-gate.test.ts',
-  'test/gate/history-acceptance.test.ts',
-  'test/action/base-terms.test.ts',
-  'test/action/dist-watch.test.ts',
-  'test/action/dist-fail-closed.test.ts',
-  'test/sim/knobs.test.ts',
-  'test/gate/bracket-sim.test.ts',
+  'test/gate/e2e-sim.test.ts', // 148
+  'test/ab/ab-gpu.test.ts', // 73
+  'test/gate/open-loop-gate.test.ts', // 72
+  'test/action/dist-fail-closed.test.ts', // 63
+  'test/action/base-terms.test.ts', // 57
+  'test/action/dist-watch.test.ts', // 55
+  'test/ab/ab-cli-same.test.ts', // 54
+  'test/action/dist-ab.test.ts', // 41
+  'test/gate/bracket-sim.test.ts', // 41
+  'test/action/dist-matrix.test.ts', // 39
+  'test/sweep/acceptance.test.ts', // 34
+  'test/gate/sim-gate.test.ts', // 34
+  'test/ab/ab-cli.test.ts', // 32
+  'test/gate/history-acceptance.test.ts', // 27
+  'test/sweep/deterministic.test.ts', // 17
   'test/sweep/resume-cli.test.ts',
+  'test/load/fidelity.test.ts',
+  'test/sim/knobs.test.ts',
 ]
+
+// The integration lane's longest files, started first for the same reason (the rest take 12 s or less).
+const INTEGRATION_LONGEST = [
+  'test/report/html-browser.test.ts', // 60
+  'test/action/dist.test.ts', // 44
+  'test/github/refresh-commit.test.ts', // 23
+  'test/serve/serve-cli.test.ts', // 23
+  'test/action/dist-secrets.test.ts', // 21
+  'test/sweep/hostile-cli.test.ts', // 18
+  'test/sim/batching.test.ts', // 17
+  'test/sweep/cancel-cli.test.ts', // 14
+]
+
+/**
+ * vitest's own order, except that within a lane the files listed above start first, in their order.
+ * (vitest runs the longest first from its cache of earlier runs; a fresh clone has none.)
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const order = [...TIMED, ...INTEGRATION_LONGEST]
+    const rank = (f: TestSpecification): number => {
+      const i = order.indexOf(relative(ROOT, f.moduleId))
+      return i < 0 ? order.length : i
+    }
+    const sorted = await super.sort(files)
+    const lanes = [...new Set(sorted.map((f) => f.project.name))]
+    const lane = (f: TestSpecification): number => lanes.indexOf(f.project.name)
+    return [...sorted].sort((a, b) => lane(a) - lane(b) || rank(a) - rank(b))
+  }
+}
 
 // The lanes that start servegate or sweep run the CLI and load worker bundled from the sources once per test run.
 const BUILT = { globalSetup: ['test/setup/test-build.ts'], setupFiles: ['test/setup/use-test-build.ts'] }
@@ -82,6 +118,7 @@ const BUILT = { globalSetup: ['test/setup/test-build.ts'], setupFiles: ['test/se
 export default defineConfig({
   test: {
     testTimeout: 60_000,
+    sequence: { sequencer: LongestFirst },
     hookTimeout: 30_000,
     projects: [
       {
