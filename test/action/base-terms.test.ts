@@ -157,6 +157,16 @@ function keepingVerdicts(stages: ActionStages): { stages: ActionStages; verdicts
   }
 }
 
+/**
+ * Under `terms` (a config file's content) and `baseline`, the measurement does not fail the step,
+ * unless the host spoiled it: then it is unmeasured there too, never a pass.
+ */
+function expectNotFailedUnder(terms: object, baseline: Baseline, measured: ResultFile): void {
+  const v = realStages.compareToBaseline(baseline, measured, resolveConfig({ file: terms as never, filePath: null, flags: { sweep: 'gate' }, env: {} }))
+  if (spoiledRows(v, baseline).length > 0) expect(v.verdict, v.reasons.join('\n')).toBe('unmeasured')
+  else expect(gateExit(v.verdict, DEFAULT_FAIL_ON), v.reasons.join('\n')).toBe(0)
+}
+
 /** Run the Action in `checkout` with real git and files; what it recorded, the last verdict it reached and what it measured. */
 async function runIn(checkout: string, made: ReturnType<typeof fakeDeps>, kept: ReturnType<typeof keepingVerdicts>) {
   const { deps, rec } = made
@@ -227,15 +237,8 @@ describe('gate terms come from the base branch', () => {
     // The base commit was fetched into the shallow checkout; the checkout itself is untouched.
     expect(git(checkout, 'rev-parse', 'HEAD')).toBe(headSha)
     expect(git(checkout, 'status', '--porcelain', '--untracked-files=no')).toBe('')
-    // The test is meaningful: under the PR's own terms the same measurement would not fail the step
-    // (unless the host spoiled it: then it is unmeasured there too, never a pass).
-    const loose = realStages.compareToBaseline(
-      slowBaseline,
-      measured,
-      resolveConfig({ file: PR_CONFIG as never, filePath: null, flags: { sweep: 'gate' }, env: {} }),
-    )
-    if (spoiledRows(loose, slowBaseline).length > 0) expect(loose.verdict, loose.reasons.join('\n')).toBe('unmeasured')
-    else expect(gateExit(loose.verdict, DEFAULT_FAIL_ON), loose.reasons.join('\n')).toBe(0)
+    // The test is meaningful: under the PR's own terms the same measurement would not fail the step.
+    expectNotFailedUnder(PR_CONFIG, slowBaseline, measured)
     expectHonest(compareToBaseline(baseBaseline, measured, {}), 'regression', { baseline: baseBaseline })
   }, 180_000)
 })
@@ -329,14 +332,7 @@ describe.each(CASE6_EVENTS)("a PR's tolerance_pct: {itl: 300} against a 40 per c
     expect(notice).toContain(`The gate used the versions on ${event.base()}`)
     // The checkout itself is left as it was: the terms were read with git show.
     expect(git(checkout, 'rev-parse', 'HEAD')).toBe(itlSha)
-    // Meaningful: under the checkout's own terms and baseline the same measurement does not fail the
-    // step (unless the host spoiled it: then it is unmeasured there too, never a pass).
-    const own = realStages.compareToBaseline(
-      slowBaseline,
-      measured,
-      resolveConfig({ file: ITL_CONFIG as never, filePath: null, flags: { sweep: 'gate' }, env: {} }),
-    )
-    if (spoiledRows(own, slowBaseline).length > 0) expect(own.verdict, own.reasons.join('\n')).toBe('unmeasured')
-    else expect(gateExit(own.verdict, DEFAULT_FAIL_ON), own.reasons.join('\n')).toBe(0)
+    // Meaningful: under the checkout's own terms and baseline the same measurement does not fail the step.
+    expectNotFailedUnder(ITL_CONFIG, slowBaseline, measured)
   }, 400_000)
 })
