@@ -83,6 +83,11 @@ const TIMED = [
 // burst spoils even among the timed files (the client's ITL error p99 8.0 ms against 6 there).
 const ALONE = ['test/load/fidelity.test.ts', 'test/sim/knobs.test.ts']
 
+// The llama lane, last and one file at a time: servegate against llama.cpp on the CPU (test/llama).
+// Its engine keeps a core busy while it generates, so beside any other file it would be the busy
+// neighbour that spoils their measurements, and they its.
+const LLAMA = ['test/llama/**/*.test.ts']
+
 // The integration lane's longest files, started first for the same reason (the rest take 12 s or less).
 const INTEGRATION_LONGEST = [
   'test/report/html-browser.test.ts', // 60
@@ -131,7 +136,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, ...TIMED, ...ALONE],
+          exclude: [...UNIT, ...TIMED, ...ALONE, ...LLAMA],
           maxWorkers: INTEGRATION_WORKERS,
           sequence: { groupOrder: 1 },
           ...BUILT,
@@ -144,6 +149,17 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'alone', include: ALONE, fileParallelism: false, sequence: { groupOrder: 3 }, ...BUILT },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'llama',
+          include: LLAMA,
+          fileParallelism: false,
+          sequence: { groupOrder: 4 },
+          globalSetup: [...BUILT.globalSetup, 'test/llama/setup.ts'],
+          setupFiles: BUILT.setupFiles,
+        },
       },
     ],
   },

@@ -9,13 +9,7 @@
 const T = { UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9 } as const
 
 export type GgufValue =
-  | { u32: number }
-  | { f32: number }
-  | { bool: boolean }
-  | { str: string }
-  | { strings: readonly string[] }
-  | { f32s: Float32Array }
-  | { i32s: Int32Array }
+  { u32: number } | { f32: number } | { bool: boolean } | { str: string } | { strings: readonly string[] } | { f32s: Float32Array } | { i32s: Int32Array }
 
 /** One tensor: its name, its dimensions innermost first (ggml's ne[0], ne[1]), and its F32 data. */
 export interface GgufTensor {

@@ -33,7 +33,7 @@ export interface TestModelSpec {
   seed: number
 }
 
-export const BASE_MODEL: TestModelSpec = { layers: 4, embedding: 256, heads: 4, feedForward: 2048, vocab: 32000, contextLength: 4096, seed: 7 }
+export const BASE_MODEL: TestModelSpec = { layers: 4, embedding: 256, heads: 4, feedForward: 4096, vocab: 32000, contextLength: 4096, seed: 7 }
 
 export const CHAT_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +

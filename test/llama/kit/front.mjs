@@ -4,8 +4,8 @@
 // queues requests onto the context's sequences (llama.cpp batches the sequences that are
 // generating), turns tokens into streamed chunks, and counts.
 //
-//   node front.mjs --model FILE.gguf [--port 0] [--host 127.0.0.1] [--sequences 8]
-//                  [--context-size 1024] [--threads 1] [--served-model-name NAME]
+//   node front.mjs --model FILE.gguf [--port 0] [--host 127.0.0.1] [--sequences 4]
+//                  [--context-size 512] [--threads 1] [--served-model-name NAME]
 //
 // Endpoints: POST /v1/completions and /v1/chat/completions (stream or not; stream_options.include_usage,
 // max_tokens, ignore_eos, temperature, seed), POST /tokenize (vLLM's shape: {prompt} or {messages,
@@ -24,8 +24,8 @@ const { values: opt } = parseArgs({
     model: { type: 'string' },
     port: { type: 'string', default: '0' },
     host: { type: 'string', default: '127.0.0.1' },
-    sequences: { type: 'string', default: '8' },
-    'context-size': { type: 'string', default: '1024' },
+    sequences: { type: 'string', default: '4' },
+    'context-size': { type: 'string', default: '512' },
     threads: { type: 'string', default: '1' },
     'served-model-name': { type: 'string' },
   },
@@ -128,7 +128,12 @@ function sendJson(res, status, obj) {
 function sendError(res, err) {
   const status = err instanceof ApiError ? err.status : 500
   if (res.headersSent) return res.destroy()
-  sendJson(res, status, { object: 'error', type: status === 500 ? 'InternalServerError' : 'BadRequestError', message: String(err?.message ?? err), code: status })
+  sendJson(res, status, {
+    object: 'error',
+    type: status === 500 ? 'InternalServerError' : 'BadRequestError',
+    message: String(err?.message ?? err),
+    code: status,
+  })
 }
 
 async function generate(kind, req, res) {
@@ -139,7 +144,10 @@ async function generate(kind, req, res) {
   const maxTokens = body.max_tokens ?? body.max_completion_tokens ?? 16
   if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new ApiError(400, '`max_tokens` must be a positive integer')
   if (prompt.length + maxTokens > CONTEXT)
-    throw new ApiError(400, `This model's maximum context length is ${CONTEXT} tokens; the request has ${prompt.length} prompt tokens and max_tokens ${maxTokens}.`)
+    throw new ApiError(
+      400,
+      `This model's maximum context length is ${CONTEXT} tokens; the request has ${prompt.length} prompt tokens and max_tokens ${maxTokens}.`,
+    )
   const stream = body.stream === true
   const usageInStream = stream && body.stream_options?.include_usage === true
   const ignoreEos = body.ignore_eos === true
@@ -152,7 +160,13 @@ async function generate(kind, req, res) {
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion'
   const chunk = (piece, finish) =>
     kind === 'chat'
-      ? { id, object, created, model: MODEL_ID, choices: [{ index: 0, delta: piece === null ? {} : { content: piece }, logprobs: null, finish_reason: finish }] }
+      ? {
+          id,
+          object,
+          created,
+          model: MODEL_ID,
+          choices: [{ index: 0, delta: piece === null ? {} : { content: piece }, logprobs: null, finish_reason: finish }],
+        }
       : { id, object, created, model: MODEL_ID, choices: [{ index: 0, text: piece ?? '', logprobs: null, finish_reason: finish }] }
   const write = (obj) => res.write(`data: ${JSON.stringify(obj)}\n\n`)
 
@@ -168,7 +182,8 @@ async function generate(kind, req, res) {
   try {
     if (stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': id })
-      if (kind === 'chat') write({ id, object, created, model: MODEL_ID, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] })
+      if (kind === 'chat')
+        write({ id, object, created, model: MODEL_ID, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] })
     }
     counters.promptTokens += prompt.length
     const options = { temperature: typeof body.temperature === 'number' ? body.temperature : 1, yieldEogToken: ignoreEos }
@@ -202,7 +217,8 @@ async function generate(kind, req, res) {
     res.write('data: [DONE]\n\n')
     res.end()
   } else {
-    const choice = kind === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: finish } : { index: 0, text, finish_reason: finish }
+    const choice =
+      kind === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: finish } : { index: 0, text, finish_reason: finish }
     sendJson(res, 200, { id, object: kind === 'chat' ? 'chat.completion' : 'text_completion', created, model: MODEL_ID, choices: [choice], usage })
   }
   trace.end_ns = String(process.hrtime.bigint())

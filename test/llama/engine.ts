@@ -1,0 +1,79 @@
+/**
+ * llama.cpp for the lane's tests: the kit's front (kit/front.mjs) started on a free loopback port
+ * with a model made by model.ts, as a separate process, and the serve command that starts it for
+ * `servegate run --serve` and `servegate ab`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { BASE_MODEL, ensureTestModel, type TestModelSpec } from './model.js'
+
+export const FRONT = fileURLToPath(new URL('./kit/front.mjs', import.meta.url))
+
+/** The base engine: 4 layers. */
+export const BASE = BASE_MODEL
+/** A real slowdown: the same model with twice the layers. */
+export const DEEPER: TestModelSpec = { ...BASE_MODEL, layers: BASE_MODEL.layers * 2 }
+
+/** The model id the front serves either model under, as an engine upgrade keeps the model's name. */
+export const MODEL_ID = 'servegate-test-llama'
+
+/** A serve command for `--serve` / `--a-serve`: llama.cpp on `{port}`, one thread. */
+export function serveCommand(spec: TestModelSpec = BASE): string {
+  return `${process.execPath} ${FRONT} --model ${ensureTestModel(spec)} --served-model-name ${MODEL_ID} --port {port} --threads 1`
+}
+
+export interface Front {
+  url: string
+  model: string
+  child: ChildProcess
+  /** Its own clock for one request (see front.mjs): arrival, each streamed token's write, end; ns. */
+  trace(id: string): Promise<{ arrival_ns: string; prompt_tokens: number; token_ns: string[]; end_ns: string | null }>
+  /** Its /metrics counters. */
+  counters(): Promise<Record<string, number>>
+  close(): Promise<void>
+}
+
+/** Start the front on a free port and wait until it serves (the model loaded). */
+export async function startFront(spec: TestModelSpec = BASE): Promise<Front> {
+  const child = spawn(process.execPath, [FRONT, '--model', ensureTestModel(spec), '--served-model-name', MODEL_ID, '--port', '0', '--threads', '1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`llama front did not start in 30 s: ${output}`)), 30_000)
+    child.stdout!.on('data', (b: Buffer) => {
+      output += b.toString()
+      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(output)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1]!)
+      }
+    })
+    child.stderr!.on('data', (b: Buffer) => (output += b.toString()))
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`llama front exited with ${code}: ${output}`))
+    })
+  })
+  const getJson = async (path: string): Promise<unknown> => {
+    const res = await fetch(`${url}${path}`)
+    if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`)
+    return res.json()
+  }
+  return {
+    url,
+    model: MODEL_ID,
+    child,
+    trace: async (id) => (await getJson(`/front/trace/${encodeURIComponent(id)}`)) as Awaited<ReturnType<Front['trace']>>,
+    async counters() {
+      const text = await (await fetch(`${url}/metrics`)).text()
+      return Object.fromEntries([...text.matchAll(/^(llamacpp:\w+) (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]))
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+      }),
+  }
+}

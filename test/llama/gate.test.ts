@@ -1,0 +1,130 @@
+/**
+ * The gate end to end against llama.cpp, as a user runs it: a baseline of three refreshes (each a
+ * fresh engine started by `run --serve`), then an unchanged engine, which passes, and a real
+ * slowdown (the same model with twice the layers: every token costs llama.cpp ~30 % more), which
+ * is a regression; then `ab` of the two engines on this host, B blamed, and of A against itself.
+ *
+ * This host's CPUs are shared: a result or an A/B whose gated rows a host code spoiled (the client
+ * saturated) is judged by the honest-verdict rules (test/fixtures/honest-verdict.ts), never
+ * turned into a pass: the verdict then is `unmeasured`, exit 1, with the cause named.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ResultFile } from '../../src/types.js'
+import { expectHonest, hostSpoiled, judgedFromText } from '../fixtures/honest-verdict.js'
+import { runCli } from '../sweep/cli-child.js'
+import { BASE, DEEPER, serveCommand } from './engine.js'
+
+// The gated sweep: 32 in / 8 out at C = 2, 15 prompts a slot, three runs, ~8 s with the engine's
+// start. At C = 2 each new request's prefill lands in the other's decode, in one gap of seven: p95
+// ITL is that gap, a steady figure. A CPU engine that shares 2 cores with its load generator still
+// drifts ~8 % between starts (p95 ITL 19.6–23.4 ms over nine runs of three starts), so three refreshes
+// cannot promise to see 15 %: the config says what this host can (gate.max_mdc_pct), and twice the
+// layers (~+60 % a token) is beyond it. Three refreshes here put p95 ITL's MDC at 67–83 %: under
+// the limit the unchanged engine passes; a host busier than that leaves the row blind, and the check
+// fails as `undecided` — honestly, never as a regression.
+export const LLAMA_GATE_CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
+gate:
+  max_mdc_pct: 100
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 8}]
+    concurrency: [2]
+    prompts_per_concurrency: 15
+    warmup: 4
+    repeats: 3
+`
+
+let dir = ''
+const path = (name: string): string => join(dir, name)
+
+/** One gated sweep of a fresh engine; one a host code spoiled is measured again, at most twice. */
+async function sweep(name: string, serve: string): Promise<string> {
+  const out = path(`${name}.json`)
+  for (let attempt = 0; ; attempt++) {
+    const r = await runCli(['run', '--config', path('servegate.yml'), '--sweep', 'gate', '--serve', serve, '--out', out])
+    const result = JSON.parse(readFileSync(out, 'utf8')) as ResultFile
+    if (attempt < 2 && hostSpoiled(result)) continue
+    expect([0, 1], r.stdout + r.stderr).toContain(r.code)
+    return out
+  }
+}
+
+async function compare(candidate: string): Promise<{ code: number | null; stdout: string }> {
+  const r = await runCli(['compare', path('baseline.json'), candidate, '--config', path('servegate.yml')])
+  return { code: r.code, stdout: r.stdout + r.stderr }
+}
+
+/**
+ * An unchanged engine passes (exit 0). Only where this host's noise left a gated row blind (its MDC
+ * over gate.max_mdc_pct) is the honest verdict `undecided`, exit 1, every undecided row named blind
+ * and none regressed; a host code that spoiled a row demands `unmeasured` (expectHonest).
+ */
+function expectPassOrBlind(r: { code: number | null; stdout: string }): void {
+  const v = judgedFromText(r.stdout)
+  const seen = expectHonest(v, ['pass', 'undecided'])
+  expect(r.code, r.stdout).toBe(seen === 'pass' ? 0 : 1)
+  if (seen === 'undecided') {
+    const undecided = v.rows.filter((row) => row.status === 'undecided')
+    expect(undecided.length, r.stdout).toBeGreaterThan(0)
+    for (const row of undecided) expect(r.stdout).toContain(`${row.label} (MDC `)
+    expect(
+      v.rows.filter((row) => !['pass', 'improvement', 'undecided'].includes(row.status)),
+      r.stdout,
+    ).toEqual([])
+  }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'servegate-llama-gate-'))
+  writeFileSync(path('servegate.yml'), LLAMA_GATE_CONFIG)
+  for (const i of [1, 2, 3]) {
+    const r = await runCli(['baseline', 'update', await sweep(`refresh-${i}`, serveCommand(BASE)), '--into', path('baseline.json')])
+    expect(r.code, r.stdout + r.stderr).toBe(0)
+  }
+}, 150_000)
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+describe('the gate end to end against llama.cpp', () => {
+  it('keeps three refreshes, and passes the unchanged engine (exit 0)', async () => {
+    expect((JSON.parse(readFileSync(path('baseline.json'), 'utf8')) as { refreshes: unknown[] }).refreshes).toHaveLength(3)
+    const r = await compare(await sweep('same', serveCommand(BASE)))
+    expectPassOrBlind(r)
+  }, 60_000)
+
+  it('fails the engine with twice the layers as a regression (exit 1) and names the rows', async () => {
+    const r = await compare(await sweep('deeper', serveCommand(DEEPER)))
+    const v = expectHonest(judgedFromText(r.stdout), 'regression')
+    expect(r.code, r.stdout).toBe(1)
+    if (v === 'regression') expect(r.stdout).toMatch(/\d gated metrics? regressed: (p95 ITL 32×8 c=2|throughput at target 32×8)/)
+  }, 60_000)
+})
+
+// ab of the two engines takes 4 rounds (twice the layers is far beyond the paired bar); A against
+// itself 6: its pass needs power, and 4 rounds leave the paired spread 3 degrees of freedom where 6
+// leave 5 (its p95 ITL MDC was 53 % at 6 rounds here, against the limit of 100 %).
+describe('ab against llama.cpp', () => {
+  /** One `servegate ab` of two serve commands; one whose gated rows a saturated client spoiled is run again, at most twice. */
+  async function ab(a: string, b: string, name: string, rounds: number): Promise<{ code: number | null; stdout: string }> {
+    const args = ['ab', '--a-serve', a, '--b-serve', b, '--rounds', String(rounds), '--config', path('servegate.yml'), '--out-dir', path(name)]
+    let r = await runCli(args)
+    for (let i = 0; i < 2 && /client_saturated/.test(r.stdout); i++) r = await runCli(args)
+    return { code: r.code, stdout: r.stdout + r.stderr }
+  }
+
+  it('blames B, the engine with twice the layers (exit 1)', async () => {
+    const r = await ab(serveCommand(BASE), serveCommand(DEEPER), 'deeper', 4)
+    const v = expectHonest(judgedFromText(r.stdout), 'regression')
+    expect(r.code, r.stdout).toBe(1)
+    if (v === 'regression') expect(r.stdout).toMatch(/B regressed: .+ \(B is worse than A beyond the bar\)/)
+  }, 120_000)
+
+  it('passes A against itself (exit 0)', async () => {
+    const r = await ab(serveCommand(BASE), serveCommand(BASE), 'same', 6)
+    expectPassOrBlind(r)
+  }, 120_000)
+})
