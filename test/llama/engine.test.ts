@@ -13,14 +13,15 @@ import { promptTokenIds } from '../../src/plan/prompts.js'
 import type { PlannedRequest, RequestRecord, ResultFile } from '../../src/types.js'
 import { absPercentile, signedPercentile } from '../load/ground-truth.js'
 import { runCli } from '../sweep/cli-child.js'
-import { MODEL_ID, serveCommand, startFront, type Front } from './engine.js'
+import { kitReady, MODEL_ID, serveCommand, startFront, type Front } from './engine.js'
 
 let front: Front
 let dir: string
 beforeAll(async () => {
+  await kitReady()
   dir = mkdtempSync(join(tmpdir(), 'servegate-llama-'))
   front = await startFront()
-})
+}, 330_000)
 afterAll(async () => {
   await front?.close()
   if (dir) rmSync(dir, { recursive: true, force: true })

@@ -4,8 +4,24 @@
  * `servegate run --serve` and `servegate ab`.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { READY } from './kit-paths.js'
 import { BASE_MODEL, ensureTestModel, type TestModelSpec } from './model.js'
+
+/**
+ * Wait until the lane's setup has installed the kit and written the models (prepare.ts), at most
+ * `withinMs`; throws with the install's error when it failed. A lane that cannot run fails: it never skips.
+ */
+export async function kitReady(withinMs = 300_000): Promise<void> {
+  const deadline = Date.now() + withinMs
+  while (!existsSync(READY)) {
+    if (Date.now() > deadline) throw new Error(`the llama lane's kit was not ready within ${withinMs / 1000} s (test/llama/prepare.ts)`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  const state = JSON.parse(readFileSync(READY, 'utf8')) as { ok: boolean; error?: string }
+  if (!state.ok) throw new Error(`the llama lane's kit could not be prepared (test/llama/prepare.ts): ${state.error}`)
+}
 
 export const FRONT = fileURLToPath(new URL('./kit/front.mjs', import.meta.url))
 

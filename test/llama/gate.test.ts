@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ResultFile } from '../../src/types.js'
 import { expectHonest, hostSpoiled, judgedFromText } from '../fixtures/honest-verdict.js'
 import { runCli } from '../sweep/cli-child.js'
-import { BASE, DEEPER, serveCommand } from './engine.js'
+import { BASE, DEEPER, kitReady, serveCommand } from './engine.js'
 
 // The gated sweep: 32 in / 8 out at C = 2, 15 prompts a slot, three runs, ~8 s with the engine's
 // start. At C = 2 each new request's prefill lands in the other's decode, in one gap of seven: p95
@@ -78,13 +78,14 @@ function expectPassOrBlind(r: { code: number | null; stdout: string }): void {
 }
 
 beforeAll(async () => {
+  await kitReady()
   dir = mkdtempSync(join(tmpdir(), 'servegate-llama-gate-'))
   writeFileSync(path('servegate.yml'), LLAMA_GATE_CONFIG)
   for (const i of [1, 2, 3]) {
     const r = await runCli(['baseline', 'update', await sweep(`refresh-${i}`, serveCommand(BASE)), '--into', path('baseline.json')])
     expect(r.code, r.stdout + r.stderr).toBe(0)
   }
-}, 150_000)
+}, 450_000)
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
