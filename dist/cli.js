@@ -72151,7 +72151,7 @@ async function startServer(opts) {
 }
 async function waitUntilReady(url2, proc, log, opts) {
   const t0 = Date.now();
-  const pollMs = opts.pollMs ?? 250;
+  const pollMs = opts.pollMs ?? 1e3;
   const progressEvery = opts.progressEveryMs ?? 15e3;
   let nextProgress = t0 + progressEvery;
   let last = "no answer yet";

@@ -37,10 +37,7 @@ export interface ServeOptions {
   parentEnv?: Readonly<Record<string, string | undefined>>
   log(line: string): void
   signal?: AbortSignal
-  /**
-   * Longest wait between probes, ms (default 250: a probe of a server that is not up yet costs a
-   * refused connection, and a server that is up a second after its start waits 0.25 s at most, not 1 s).
-   */
+  /** Longest wait between probes, ms (default 1000). */
   pollMs?: number
   /** A progress line this often while waiting, ms (default 15000). */
   progressEveryMs?: number
@@ -151,7 +148,7 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
 
 async function waitUntilReady(url: string, proc: ServerProcess, log: ServerLog, opts: ServeOptions): Promise<void> {
   const t0 = Date.now()
-  const pollMs = opts.pollMs ?? 250
+  const pollMs = opts.pollMs ?? 1000
   const progressEvery = opts.progressEveryMs ?? 15_000
   let nextProgress = t0 + progressEvery
   let last = 'no answer yet'

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runPoint } from '../../src/load/run-point.js'
 import { promptTokenIds } from '../../src/plan/prompts.js'
 import type { PlannedRequest, RequestRecord, ResultFile } from '../../src/types.js'
+import { HOST_CODES, hostSpoiled } from '../fixtures/honest-verdict.js'
 import { absPercentile, signedPercentile } from '../load/ground-truth.js'
 import { runCli } from '../sweep/cli-child.js'
 import { kitReady, MODEL_ID, serveCommand, startFront, type Front } from './engine.js'
@@ -50,15 +51,33 @@ function requests(n: number, tag: string, inputLen: number, maxTokens: number): 
 
 const ns = (s: string): bigint => BigInt(s)
 
-/** A sweep as a user runs it, and every one of its runs. */
+/**
+ * A sweep as a user runs it. The engine shares this host's CPUs with the load generator, so a
+ * sweep with a run the host spoiled (client_saturated) is measured again, at most twice.
+ */
 async function sweep(name: string, args: string[]): Promise<{ code: number | null; out: string; result: ResultFile }> {
   const file = join(dir, `${name}.json`)
-  const r = await runCli(['run', ...args, '--out', file])
-  return { code: r.code, out: r.stdout + r.stderr, result: JSON.parse(readFileSync(file, 'utf8')) as ResultFile }
+  for (let attempt = 0; ; attempt++) {
+    const r = await runCli(['run', ...args, '--out', file])
+    const result = JSON.parse(readFileSync(file, 'utf8')) as ResultFile
+    if (attempt < 2 && hostSpoiled(result)) continue
+    return { code: r.code, out: r.stdout + r.stderr, result }
+  }
+}
+
+/** Every run valid, or invalid only by a host code (never by what the engine did), and a valid run at every point. */
+function expectMeasured(result: ResultFile, out: string): void {
+  for (const point of result.points) {
+    for (const run of point.runs) for (const issue of run.validity.issues) expect(HOST_CODES as readonly string[], out).toContain(issue.code)
+    expect(
+      point.runs.some((run) => run.validity.valid),
+      out,
+    ).toBe(true)
+  }
 }
 
 describe('servegate against llama.cpp', () => {
-  it('measures a completions sweep whose every run is valid, its token counts agreeing four ways', async () => {
+  it('measures a valid completions sweep, its token counts agreeing four ways', async () => {
     const before = await front.counters()
     const { code, out, result } = await sweep('completions', [
       ...['--base-url', front.url, '--input-len', '48', '--output-len', '12', '--concurrency', '1,4'],
@@ -67,8 +86,8 @@ describe('servegate against llama.cpp', () => {
     expect(code, out).toBe(0)
     const runs = result.points.flatMap((p) => p.runs)
     expect(runs).toHaveLength(4)
+    expectMeasured(result, out)
     for (const run of runs) {
-      expect(run.validity, out).toEqual({ valid: true, issues: [] })
       // usage, the client's chunks and the text re-tokenised by llama.cpp's own tokenizer all say
       // max_tokens per request; the prompt is the 48 token ids as sent (no BOS added to ids).
       const n = run.num_prompts
@@ -88,8 +107,8 @@ describe('servegate against llama.cpp', () => {
     ])
     expect(code, out).toBe(0)
     expect(result.config).toMatchObject({ prompt_calibration: 'tokenize', prompt_calibration_inexact: 0 })
+    expectMeasured(result, out)
     for (const run of result.points.flatMap((p) => p.runs)) {
-      expect(run.validity, out).toEqual({ valid: true, issues: [] })
       // The server's usage counts the templated prompt: BOS, <|im_start|>user\n, the words, <|im_end|>\n, <|im_start|>assistant\n.
       expect(run.tokens).toMatchObject({ prompt_expected: 40 * run.num_prompts, prompt_server_usage: 40 * run.num_prompts })
     }
@@ -172,7 +191,8 @@ describe('servegate against llama.cpp', () => {
     ])
     expect(code, out).toBe(0)
     expect(result.config.serve_command).toBe(cmd)
-    expect(result.points[0]!.runs.map((r) => r.validity.valid)).toEqual([true, true])
+    expect(result.points[0]!.runs).toHaveLength(2)
+    expectMeasured(result, out)
     expect(result.env.model).toMatchObject({ id: 'serve-check' })
     // No process of that command is left.
     const left = readdirSync('/proc')
