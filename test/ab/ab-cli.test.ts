@@ -33,9 +33,13 @@ describe('servegate ab against two simulators', () => {
         // MDC is the change it catches 90 % of the time, so even a row that can see 10 % misses it
         // about one job in ten, more where a loaded host dilutes it (seen at C = 1: +6.8 % against
         // a bar of +8.4 %, MDC 11.3 %; +5.3 % against +7.0 %, MDC 9.6 %). It still saw B slower.
-        // (The change column: after the baseline's and the candidate's value with their units.)
+        // (The change column: after the baseline's and the candidate's value with their units.) Only
+        // a row that could see 10 % (MDC ≤ 10 %) is held to that: beside a busy loop a row with an
+        // MDC of 13.2 % passed at −4.2 %, the host's doing, not servegate's.
         const slower = row.label.startsWith('throughput') ? '−' : '\\+'
-        if (row.status === 'pass') expect(r.stdout).toMatch(new RegExp(`^\\s*pass +${row.label} +[\\d.,]+ \\S+ +[\\d.,]+ \\S+ +${slower}[\\d.]+ %`, 'm'))
+        const mdc = Number(new RegExp(`^\\s*pass +${row.label} .* ([\\d.]+) % +\\d+/\\d+\\s*$`, 'm').exec(r.stdout)?.[1] ?? NaN)
+        if (row.status === 'pass' && !(mdc > 10))
+          expect(r.stdout).toMatch(new RegExp(`^\\s*pass +${row.label} +[\\d.,]+ \\S+ +[\\d.,]+ \\S+ +${slower}[\\d.]+ %`, 'm'))
       }
     }
     const md = readFileSync(join(r.outDir, 'verdict.md'), 'utf8')

@@ -98,7 +98,7 @@ describe('servegate against llama.cpp', () => {
     const after = await front.counters()
     const usage = runs.reduce((s, r) => s + (r.tokens.server_usage ?? 0), 0)
     expect(after['llamacpp:tokens_predicted_total']! - before['llamacpp:tokens_predicted_total']!).toBeGreaterThanOrEqual(usage)
-  }, 60_000)
+  }, 120_000)
 
   it('calibrates chat prompts through /tokenize to exactly input-len tokens under the model template', async () => {
     const { code, out, result } = await sweep('chat', [
@@ -120,7 +120,7 @@ describe('servegate against llama.cpp', () => {
     })
     expect(((await words.json()) as { count: number }).count).toBe(3)
     expect(((await chat.json()) as { count: number }).count).toBeGreaterThan(3 + 6)
-  }, 60_000)
+  }, 120_000)
 
   // The client's clock against the engine's: the front stamps each token as it writes it
   // (CLOCK_MONOTONIC, shared with the client's hrtime). The bounds are the client's own overhead
@@ -171,7 +171,7 @@ describe('servegate against llama.cpp', () => {
     expect(best!.p99).toBeLessThanOrEqual(6)
     expect(Math.abs(best!.median)).toBeLessThan(0.3)
     expect(best!.read).toBeLessThanOrEqual(1)
-  }, 60_000)
+  }, 120_000)
 
   it('starts llama.cpp with run --serve and stops it when the sweep ends', async () => {
     const cmd = serveCommand().replace(`--served-model-name ${MODEL_ID}`, '--served-model-name serve-check')
@@ -205,5 +205,5 @@ describe('servegate against llama.cpp', () => {
         }
       })
     expect(left).toEqual([])
-  }, 60_000)
+  }, 120_000)
 })

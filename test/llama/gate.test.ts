@@ -95,14 +95,14 @@ describe('the gate end to end against llama.cpp', () => {
     expect((JSON.parse(readFileSync(path('baseline.json'), 'utf8')) as { refreshes: unknown[] }).refreshes).toHaveLength(3)
     const r = await compare(await sweep('same', serveCommand(BASE)))
     expectPassOrBlind(r)
-  }, 60_000)
+  }, 180_000)
 
   it('fails the engine with twice the layers as a regression (exit 1) and names the rows', async () => {
     const r = await compare(await sweep('deeper', serveCommand(DEEPER)))
     const v = expectHonest(judgedFromText(r.stdout), 'regression')
     expect(r.code, r.stdout).toBe(1)
     if (v === 'regression') expect(r.stdout).toMatch(/\d gated metrics? regressed: (p95 ITL 32×8 c=2|throughput at target 32×8)/)
-  }, 60_000)
+  }, 180_000)
 })
 
 // ab of the two engines takes 4 rounds (twice the layers is far beyond the paired bar); A against
@@ -122,10 +122,10 @@ describe('ab against llama.cpp', () => {
     const v = expectHonest(judgedFromText(r.stdout), 'regression')
     expect(r.code, r.stdout).toBe(1)
     if (v === 'regression') expect(r.stdout).toMatch(/B regressed: .+ \(B is worse than A beyond the bar\)/)
-  }, 120_000)
+  }, 400_000)
 
   it('passes A against itself (exit 0)', async () => {
     const r = await ab(serveCommand(BASE), serveCommand(BASE), 'same', 6)
     expectPassOrBlind(r)
-  }, 120_000)
+  }, 400_000)
 })
