@@ -28,7 +28,9 @@ describe('servegate ab against two simulators', () => {
     if (expectHonest(judged, 'regression') === 'regression') {
       expect(judged.rows.map((x) => x.label).sort()).toEqual(['p95 ITL 32×8 c=1', 'p95 ITL 32×8 c=4', 'throughput at target 32×8'])
       for (const row of judged.rows) {
-        expect(['regression', 'undecided', 'pass'], r.stdout).toContain(row.status)
+        // (A row whose runs the busy host spoiled is invalid; the regression stands on the rows measured.)
+        expect(['regression', 'undecided', 'pass', 'invalid'], r.stdout).toContain(row.status)
+        if (row.status === 'invalid') expect(r.stdout).toMatch(/client_saturated|gpu_shared|gpu_throttled/)
         // A row may miss the 10 % (the verdict is still the regression the other rows show): its
         // MDC is the change it catches 90 % of the time, so even a row that can see 10 % misses it
         // about one job in ten, more where a loaded host dilutes it (seen at C = 1: +6.8 % against
