@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BASE_MODEL, ensureTestModel, MODELS_DIR } from './model.js'
+import { BASE, DEEPER } from './engine.js'
+import { ensureTestModel, MODELS_DIR } from './model.js'
 import { KIT, READY } from './kit-paths.js'
 
 const STAMP = join(KIT, 'node_modules', '.servegate-kit-lock')
@@ -34,8 +35,8 @@ function prepare(): string[] {
     writeFileSync(STAMP, lock)
     done.push(`installed the kit in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   }
-  ensureTestModel(BASE_MODEL)
-  ensureTestModel({ ...BASE_MODEL, layers: BASE_MODEL.layers * 2 })
+  ensureTestModel(BASE)
+  ensureTestModel(DEEPER)
   return done
 }
 
