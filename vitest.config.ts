@@ -62,13 +62,13 @@ const UNIT: string[] = (JSON.parse(readFileSync(new URL('./test/unit-lane.json',
 // Longest first (seconds in a quiet fresh-clone CI, three at a time), so no long file starts last.
 const TIMED = [
   'test/gate/e2e-sim.test.ts', // 148
+  // The 10 %-slower A/B and the same-engine one, in turn: side by side they fell in step (the file's header).
+  'test/ab/ab-cli.test.ts', // 86, but 160 in a slow run (an A/B the host spoiled is run again)
   'test/ab/ab-gpu.test.ts', // 73
   'test/gate/open-loop-gate.test.ts', // 72
   'test/action/dist-fail-closed.test.ts', // 63
   'test/action/base-terms.test.ts', // 57
   'test/action/dist-watch.test.ts', // 55
-  'test/ab/ab-cli-same.test.ts', // 54
-  'test/ab/ab-cli.test.ts', // 32, but 72 in a slow run (an A/B the host spoiled is run again): not last
   'test/action/dist-ab.test.ts', // 41
   'test/gate/bracket-sim.test.ts', // 41
   'test/action/dist-matrix.test.ts', // 39

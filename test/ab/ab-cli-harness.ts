@@ -1,8 +1,9 @@
 /**
  * What the `servegate ab` CLI tests share: A (and a second, identical A) as simulators in the
- * test process, a config of the A/B test sweep, and one `ab` run that a busy host's saturated
- * client is allowed to spoil at most twice before its verdict stands. The regression and the
- * pass are two files so the timed lane runs them side by side (each waits on its simulators).
+ * test process, a config of the A/B test sweep, and one `ab` run, run again at most twice where
+ * a busy host's saturated client left it undecided or unmeasured (spoiledUndecided). The
+ * regression and the pass are one file (ab-cli.test.ts), one after the other: side by side, the
+ * slowed job's engine starts fell in step on the same-engine job's B slots.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,6 +13,7 @@ import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { AB_TEST_CONFIG } from '../action/dist-harness.js'
 import { cliArgs } from '../fixtures/servegate-cli.js'
 import { runCli } from '../sweep/cli-child.js'
+import { spoiledUndecided } from '../fixtures/honest-verdict.js'
 
 /** B's engine as a serve command: the simulator of the CLI bundled from the sources for this test run. */
 export const SIM = `${process.execPath} ${cliArgs()[0]} sim --port {port}`
@@ -23,7 +25,7 @@ export interface AbCli {
   a(): SimHandle
   /** A second simulator identical to A. */
   a2(): SimHandle
-  /** One ab run; one whose gated rows a saturated client spoiled on a busy host (host blame) is run again, at most twice. */
+  /** One ab run; one a saturated client left undecided or unmeasured (host blame) is run again, at most twice. */
   ab(b: SimHandle | string, name: string, more?: string[]): Promise<Awaited<ReturnType<typeof runCli>> & { outDir: string }>
 }
 
@@ -53,10 +55,7 @@ export function useAbCli(): AbCli {
       const side = typeof b === 'string' ? ['--b-serve', b] : ['--b-base-url', b.url]
       const args = ['ab', '--a-base-url', a!.url, ...side, '--rounds', '4', ...more, '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
       let r = await runCli(args)
-      // (A gated row spoiled by a saturated client hides what it would have shown, and a pair it
-      // spoiled costs the power the verdict needs: run again. Running again only jobs judged
-      // unmeasured left the llama lane's deeper A/B undecided on 3 pairs beside a busy loop.)
-      for (let i = 0; i < 2 && /client_saturated/.test(r.stdout); i++) r = await runCli(args)
+      for (let i = 0; i < 2 && spoiledUndecided(r.stdout); i++) r = await runCli(args)
       return { ...r, outDir }
     },
   }

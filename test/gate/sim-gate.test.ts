@@ -89,9 +89,10 @@ describe('the failed-request budget against the simulator', () => {
 describe('speculative decoding against the simulator', () => {
   // Every chunk gap 6 ms with one token; the candidate streams 3 tokens per chunk every 15 ms:
   // per-chunk ITL up 150 %, per-token ITL and TPOT down by a sixth. Both points stay: beside a
-  // busy neighbour one of them alone was left undecided and blind (its two runs a side leave the
-  // spread one degree of freedom), and the regression needs only one of them to show it.
-  const flags = { outputLen: '33', concurrency: '1,4', promptsPerConcurrency: '12' }
+  // busy neighbour one of them alone was left undecided and blind, and the regression needs only
+  // one of them to show it. Three runs a side: with two the spread has one degree of freedom, and
+  // in a quiet CI run both points were blind (MDC 155 % and 527 %) to the 150 % rise.
+  const flags = { outputLen: '33', concurrency: '1,4', promptsPerConcurrency: '12', repeats: '3' }
 
   it('gates ITL both between chunks and per token, so a change of chunking is never a silent switch', async () => {
     const baseline = appendRefresh(null, await sweep('one-token', { itlMs: 6 }, flags), { name: 'spec' })

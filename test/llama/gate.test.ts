@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ResultFile } from '../../src/types.js'
-import { expectHonest, hostSpoiled, judgedFromText } from '../fixtures/honest-verdict.js'
+import { expectHonest, hostSpoiled, judgedFromText, spoiledUndecided } from '../fixtures/honest-verdict.js'
 import { runCli } from '../sweep/cli-child.js'
 import { BASE, DEEPER, kitReady, serveCommand } from './engine.js'
 
@@ -134,14 +134,14 @@ describe('the gate end to end against llama.cpp', () => {
 // itself 6: its pass needs power, and 6 rounds put its p95 ITL MDC near 31 % here, under the limit of 40 %.
 describe('ab against llama.cpp', () => {
   /**
-   * One `servegate ab` of two serve commands; one in which a saturated client spoiled any run is run
-   * again, at most twice: a lost pair costs the power its verdict needs (beside a busy loop, 3 pairs
-   * of 4 left the deeper engine's p95 ITL blind, MDC 388 %).
+   * One `servegate ab` of two serve commands; one a saturated client left undecided or unmeasured is
+   * run again, at most twice: a lost pair costs the power its verdict needs (beside a busy loop, 3
+   * pairs of 4 left the deeper engine's p95 ITL blind, MDC 388 %).
    */
   async function ab(a: string, b: string, name: string, rounds: number): Promise<{ code: number | null; stdout: string }> {
     const args = ['ab', '--a-serve', a, '--b-serve', b, '--rounds', String(rounds), '--config', path('servegate.yml'), '--out-dir', path(name)]
     let r = await runCli(args)
-    for (let i = 0; i < 2 && /client_saturated/.test(r.stdout); i++) r = await runCli(args)
+    for (let i = 0; i < 2 && spoiledUndecided(r.stdout + r.stderr); i++) r = await runCli(args)
     return { code: r.code, stdout: r.stdout + r.stderr }
   }
 
