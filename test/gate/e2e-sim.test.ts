@@ -11,7 +11,7 @@ import { appendRefresh } from '../../src/gate/refresh.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import type { ResultFile } from '../../src/types.js'
-import { allSpoiled, hostSpoiled, judgedFromText, spoiledRuns } from '../fixtures/honest-verdict.js'
+import { allSpoiled, expectHonest, hostSpoiled, judgedFromText, spoiledRuns } from '../fixtures/honest-verdict.js'
 import { cliArgs } from '../fixtures/servegate-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
@@ -102,15 +102,19 @@ describe('the gate end to end against the simulator', () => {
     writeFileSync(cfg, 'server:\n  base_url: http://127.0.0.1:8000\ngate:\n  max_mdc_pct: 30\n')
     // The two compares read the same files and measure nothing: they run side by side.
     const [strict, r] = await Promise.all([compare(same), compare(same, ['--config', cfg], '-mdc30')])
-    const word = /servegate verdict: (\w+)/.exec(strict.stdout)?.[1]
-    expect(['PASS', 'UNDECIDED'], strict.stdout).toContain(word)
-    expect(strict.code, strict.stdout).toBe(word === 'PASS' ? 0 : 1)
-    if (word === 'UNDECIDED') expect(strict.stdout).toMatch(/undecided and blind: p95 ITL/)
+    // (Where the busy host spoiled a gated row of the candidate even after its retries, both
+    // compares must say unmeasured, naming the cause: expectHonest.)
+    const baseline = JSON.parse(readFileSync(out('baseline'), 'utf8')) as Baseline
+    const sv = expectHonest(judgedFromText(strict.stdout), ['pass', 'improvement', 'undecided'], { baseline })
+    expect(strict.code, strict.stdout).toBe(sv === 'pass' || sv === 'improvement' ? 0 : 1)
+    if (sv === 'undecided') expect(strict.stdout).toMatch(/undecided and blind: /)
     expect(r.markdown).not.toMatch(/verdict[^\n]*regression/i)
     // A quiet host passes it. A host busy enough that three refreshes cannot see 30 % leaves a row
     // blind: that fails, honestly, and only so — every undecided row blind beyond 30 %, none regressed.
     const v = judgedFromText(r.stdout)
+    const seen = expectHonest(v, ['pass', 'improvement', 'undecided'], { baseline })
     if (r.code === 0) expect(['pass', 'improvement'], r.stdout).toContain(v.verdict)
+    else if (seen === 'unmeasured') expect(r.code, r.stdout).toBe(1)
     else {
       expect([r.code, v.verdict], r.stdout).toEqual([1, 'undecided'])
       const undecided = v.rows.filter((row) => row.status === 'undecided')
