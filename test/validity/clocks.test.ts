@@ -32,9 +32,13 @@ describe(`client and server TTFT against a simulator with a ${FRONT_DELAY_MS} ms
     }
   })
 
+  // The simulator times its 50 ms with a timer in this test's process: a timer never fires early by
+  // more than the clock's rounding, and fires late by what the host keeps it waiting — up to
+  // ABOVE_MS on a busy host, as for the client (a quiet CI run of the integration lane measured a
+  // mean above 52 ms). Either way far from the 80 ms that would include the front delay.
   it('has the server TTFT at the engine’s 50 ms (mean, exact from _sum/_count)', () => {
     expect(run.server_side!.ttft_ms.mean!).toBeGreaterThanOrEqual(49.5)
-    expect(run.server_side!.ttft_ms.mean!).toBeLessThanOrEqual(52)
+    expect(run.server_side!.ttft_ms.mean!).toBeLessThanOrEqual(50 + ABOVE_MS)
   })
 
   it(`differs from the client TTFT by the front delay within [−${BELOW_MS}, +${ABOVE_MS}] ms`, () => {
