@@ -13,8 +13,9 @@ import { SIM, useAbCli } from './ab-cli-harness.js'
 //
 // One file, so the slowed job and the same-engine job never run side by side: they share a slot
 // length and the order A B B A …, and the slowed job starts B's engine at slots 2 and 6, 10, …, so
-// in step with it the other job's B slots get those CPU bursts and its A slots none. The same
-// engines were judged a regression so in a CI run where the two were separate files.
+// in step with it the other job's B slots get those CPU bursts and its A slots none. In a CI run
+// where the two were separate files the same engines were judged a regression, most likely so
+// (a bar of 5 % that the pairs' own spread, 1–2.5 %, leaves to a systematic difference alone).
 describe('servegate ab against two simulators', () => {
   const { a, ab } = useAbCli()
 
