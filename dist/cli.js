@@ -75512,6 +75512,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     if (!explain.some((g2) => g2.status === r.status)) explain.push(r);
   }
   for (const r of explain) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join("; ")}` : ""}`);
+  if (verdict !== "unmeasured") reasons.push(...new Set(baselineCauses));
   const unverified = uncheckedReason(candidate);
   if (unverified !== null) reasons.push(unverified);
   let confirm = null;

@@ -214,6 +214,9 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     if (!explain.some((g) => g.status === r.status)) explain.push(r)
   }
   for (const r of explain) reasons.push(`${r.label}: ${r.status}${r.notes.length > 0 ? ` — ${r.notes.join('; ')}` : ''}`)
+  // A gated row the baseline left unmeasured says why under any verdict (an unmeasured one names it
+  // first, above): a regression on another row must not hide that the baseline needs a refresh.
+  if (verdict !== 'unmeasured') reasons.push(...new Set(baselineCauses))
   const unverified = uncheckedReason(candidate)
   if (unverified !== null) reasons.push(unverified)
   let confirm: Verdict['confirm'] = null

@@ -141,6 +141,16 @@ describe('the verdict by blame', () => {
     expect(row(two, 'itl_p95@64x16@c4').status).toBe('regression')
   })
 
+  it('names why the baseline left a row unmeasured also when another row regressed', () => {
+    // Every refresh's runs at C = 4 were spoiled by a busy host (client_saturated): that row has no baseline.
+    const spoiled = history(5, { run: (c) => (c === 4 ? { saturated: true } : {}) })
+    const v = compareToBaseline(spoiled, pipeDay(7, 1.4))
+    expect(v.verdict).toBe('regression')
+    expect(row(v, 'itl_p95@64x16@c4').status).toBe('unmeasured')
+    expect(v.regressions).not.toContain('p95 ITL 64×16 c=4')
+    expect(v.reasons).toContain("the baseline has 0 valid runs for p95 ITL 64×16 c=4: its refreshes' runs were invalid (client_saturated); refresh it")
+  })
+
   it('is not comparable when a measurement setting differs, naming it', () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ warmup: 8 }, 'measurement settings differ: warmup: baseline auto, candidate 8'],
