@@ -72149,6 +72149,7 @@ async function startServer(opts) {
     stop
   };
 }
+var QUICK_PROBES_MS = 3e3;
 async function waitUntilReady(url2, proc, log, opts) {
   const t0 = Date.now();
   const pollMs = opts.pollMs ?? 1e3;
@@ -72194,7 +72195,7 @@ async function waitUntilReady(url2, proc, log, opts) {
         nextProgress += progressEvery;
       }
       await Promise.race([delay2(Math.min(wait, Math.max(0, opts.readyTimeoutMs - (Date.now() - t0)))), proc.exited, aborted2]);
-      wait = Math.min(pollMs, wait * 2);
+      if (Date.now() - t0 >= QUICK_PROBES_MS) wait = Math.min(pollMs, wait * 2);
     }
   } finally {
     await agent.close();

@@ -12,12 +12,15 @@ interface StandIn {
   url: string
   health: number
   models: number
+  /** Requests to /health so far. */
+  probes: number
   close(): Promise<void>
 }
 
 async function standIn(): Promise<StandIn> {
-  const state = { health: 503, models: 404 }
+  const state = { health: 503, models: 404, probes: 0 }
   const srv: Server = createServer((req, res) => {
+    if (req.url === '/health') state.probes++
     res.statusCode = req.url === '/health' ? state.health : req.url === '/v1/models' ? state.models : 404
     res.end(res.statusCode === 200 ? '{"data":[]}' : '')
   })
@@ -72,6 +75,27 @@ describe('startServer', () => {
     }
     expect(await groupGone(h.pid)).toBe(true)
     expect(h.exit()).toEqual({ code: null, signal: 'SIGTERM' })
+  }, 20_000)
+
+  it('probes a starting server every 100 ms for its first seconds, then backs off to pollMs', async () => {
+    // A small engine is up in a second or two: with a backoff from the start, one ready at 1.6 s went
+    // unseen until the probe at 2.5 s, a second lost at every start of an A/B's engines.
+    s.health = 503
+    s.probes = 0
+    let early = 0
+    let quick = 0
+    setTimeout(() => (early = s.probes), 2000)
+    setTimeout(() => (quick = s.probes), 3200)
+    setTimeout(() => (s.health = 200), 5500)
+    const h = await startServer(opts({ pollMs: 1000 }))
+    try {
+      // Doubling from 100 ms probes at 0, 0.1, 0.3, 0.7 and 1.5 s: five in 2 s. Every 100 ms: about twenty.
+      expect(early).toBeGreaterThan(8)
+      // From 3 s on they double towards every second: about five in the last 2.3 s, where every 100 ms would be 23.
+      expect(s.probes - quick).toBeLessThan(12)
+    } finally {
+      await h.stop()
+    }
   }, 20_000)
 
   it('refuses to start when something already answers at the base URL (it would be measured instead)', async () => {
