@@ -7,6 +7,7 @@ import { resolveConfig } from '../../src/config/resolve.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
 import { hostSpoiled } from '../fixtures/honest-verdict.js'
+import { median } from '../../src/util/median.js'
 
 // Issue 2's acceptance, as a user would check it: a deterministic server whose
 // every token time is known, and a sweep whose numbers must match it. The workload is the
@@ -20,6 +21,25 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
   let sim: SimHandle
   let dir: string
   let result: ResultFile
+  /** The server's own TTFT (its first chunk written − the request's arrival), p50 in ms, per concurrency. */
+  let serverTtft = new Map<number, number>()
+
+  /**
+   * From the simulator's ground truth: the sweep runs C = 1, 16 and 64 in turn, each point's warmup
+   * before its measured requests, so the last requests to arrive are C = 64's measured ones, and so on back.
+   */
+  function serverTtftP50(): Map<number, number> {
+    const traces = sim.traces().sort((a, b) => (a.arrivalNs < b.arrivalNs ? -1 : a.arrivalNs > b.arrivalNs ? 1 : 0))
+    const out = new Map<number, number>()
+    let end = traces.length
+    for (const p of [...result.points].reverse()) {
+      const run = p.runs[0]!
+      const measured = traces.slice(end - run.num_prompts, end)
+      out.set(p.concurrency, median(measured.map((t) => Number(t.chunkSendNs[0]! - t.arrivalNs) / 1e6)))
+      end -= run.num_prompts + run.warmup_requests
+    }
+    return out
+  }
 
   beforeAll(async () => {
     sim = await startSim({ ttftMs: 100, itlMs: 20 })
@@ -39,7 +59,11 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
       env: {},
     })
     // A sweep whose client a busy host kept off the CPU (client_saturated) is measured again, at most twice.
-    for (let attempt = 0; attempt < 3 && (attempt === 0 || hostSpoiled(result)); attempt++) result = (await runSweep(cfg, { log: () => {} })).result
+    for (let attempt = 0; attempt < 3 && (attempt === 0 || hostSpoiled(result)); attempt++) {
+      sim.clearTraces()
+      result = (await runSweep(cfg, { log: () => {} })).result
+    }
+    serverTtft = serverTtftP50()
   }, 180_000)
 
   afterAll(async () => {
@@ -63,12 +87,14 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
       })
 
       // The simulator's timers run in this test's own thread, so a busy neighbour makes the
-      // server late too (103.7 ms at C=64 beside one busy loop). The client's own error is
-      // pinned against the server's recorded send times in test/load/fidelity.test.ts; here the
-      // sweep's wiring is checked with room for a late server.
-      it('reports TTFT p50 within 5 ms above the server’s 100 ms', () => {
+      // server late too (103.7 ms at C=64 beside one busy loop; 107.3 ms in a CI run). The sweep
+      // must report the TTFT the server gave, its 100 ms and any lateness of its own, within 5 ms
+      // (the client's own error is pinned against each request's send times in test/load/fidelity.test.ts).
+      it('reports TTFT p50 at least the server’s 100 ms and within 5 ms of what the server took', () => {
+        expect(serverTtft.get(c)!).toBeGreaterThanOrEqual(100)
         expect(run().ttft_ms.p50).toBeGreaterThanOrEqual(100)
-        expect(run().ttft_ms.p50).toBeLessThanOrEqual(105)
+        expect(run().ttft_ms.p50).toBeLessThanOrEqual(serverTtft.get(c)! + 5)
+        expect(run().ttft_ms.p50).toBeGreaterThanOrEqual(serverTtft.get(c)! - 1)
       })
 
       it('reports ITL p50 and TPOT p50 within 0.5 ms of 20 ms', () => {
