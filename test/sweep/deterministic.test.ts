@@ -36,7 +36,7 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
       const run = p.runs[0]!
       const measured = traces.slice(end - run.num_prompts, end)
       out.set(p.concurrency, median(measured.map((t) => Number(t.chunkSendNs[0]! - t.arrivalNs) / 1e6)))
-      end -= run.num_prompts + run.warmup_requests
+      end -= run.num_prompts + (run.warmup_requests ?? 0)
     }
     return out
   }
