@@ -42,8 +42,10 @@ const exe = findChromium()
 if (exe === null) console.warn('html-browser.test.ts: skipped, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH); .ci/run installs it')
 
 const CONCURRENCY = [1, 2, 4, 8]
-// Wall-clock p95 TPOT limit: the simulator runs at 0.2 × model time, so 3 ms of wall is 15 ms of model time.
-const TARGET_MS = 3
+// Wall-clock p95 TPOT limit: the simulator runs at half its model time, so 7.5 ms of wall is 15 ms of model
+// time. (At a fifth, 2 ms gaps at C = 8 made the client saturate on a loaded host, and the sweeps measured
+// again cost this file 30 s of CPU in the CPU-bound integration lane.)
+const TARGET_MS = 7.5
 
 describe.skipIf(exe === null)('the HTML report in headless Chromium', () => {
   let dir: string
@@ -184,7 +186,7 @@ async function sweep(dir: string, name: string, itlMs: number): Promise<ResultFi
   const out = join(dir, `${name}.json`)
   let result: ResultFile | null = null
   for (let attempt = 0; attempt < 3 && (result === null || hostSpoiled(result)); attempt++) {
-    const handle = await startSim({ ttftMs: 20, itlMs, timeScale: 0.2, seed: 7 })
+    const handle = await startSim({ ttftMs: 20, itlMs, timeScale: 0.5, seed: 7 })
     try {
       // workers 0: the load runs on this thread; a worker thread per run would start a TypeScript loader each time.
       const flags = {
