@@ -57,7 +57,18 @@ export function completenessProblems(
     if (have !== undefined) {
       problems.push({ blame: 'incomplete', text: `repeat ${rep}: the curve stopped early (measured ${name}=${have.join(', ') || 'none'} of ${xs.join(', ')})` })
     } else if (!runs.some((r) => r.repeat === rep)) {
-      problems.push({ blame: 'unmeasured', text: `repeat ${rep}: no valid point to draw the curve through, so no throughput at target` })
+      // Name why, as a point's row names its invalid runs: a busy host's codes are the cause a reader needs.
+      const codes = [
+        ...new Set(
+          shapePoints.flatMap((p) => p.runs.filter((r) => r.repeat === rep && !r.validity.valid).flatMap((r) => r.validity.issues.map((i) => i.code))),
+        ),
+      ]
+      const because = codes.length > 0 ? ` (its runs were invalid: ${codes.join(', ')})` : ''
+      problems.push({
+        blame: 'unmeasured',
+        text: `repeat ${rep}: no valid point to draw the curve through${because}, so no throughput at target`,
+        ...(codes.length > 0 ? { codes } : {}),
+      })
     }
   }
   return problems

@@ -151,6 +151,13 @@ describe('the verdict by blame', () => {
     expect(v.reasons).toContain("the baseline has 0 valid runs for p95 ITL 64×16 c=4: its refreshes' runs were invalid (client_saturated); refresh it")
   })
 
+  it('says why a repeat has no throughput at target: its runs were invalid, with their codes', () => {
+    // A busy host saturated the client in every point's repeat 0: that repeat has no curve to read.
+    const v = compareToBaseline(base, pipeDay(7, 1, { run: (_c, r) => (r === 0 ? { saturated: true } : {}) }))
+    const tput = row(v, 'tput_at_target@64x16')
+    expect(tput.notes).toContain('repeat 0: no valid point to draw the curve through (its runs were invalid: client_saturated), so no throughput at target')
+  })
+
   it('is not comparable when a measurement setting differs, naming it', () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ warmup: 8 }, 'measurement settings differ: warmup: baseline auto, candidate 8'],
