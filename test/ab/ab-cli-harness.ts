@@ -1,6 +1,6 @@
 /**
  * What the `servegate ab` CLI tests share: A (and a second, identical A) as simulators in the
- * test process, a config of the A/B test sweep, and one `ab` run, run again at most twice where
+ * test process, a config of the A/B test sweep, and one `ab` run, run again (at most twice, or as the test says) where
  * a busy host's saturated client left it undecided or unmeasured (spoiledUndecided). The
  * regression and the pass are one file (ab-cli.test.ts), one after the other: side by side, the
  * slowed job's engine starts fell in step on the same-engine job's B slots.
@@ -25,8 +25,11 @@ export interface AbCli {
   a(): SimHandle
   /** A second simulator identical to A. */
   a2(): SimHandle
-  /** One ab run; one a saturated client left undecided or unmeasured (host blame) is run again, at most twice. */
-  ab(b: SimHandle | string, name: string, more?: string[]): Promise<Awaited<ReturnType<typeof runCli>> & { outDir: string }>
+  /**
+   * One ab run; one a saturated client left undecided or unmeasured (host blame) is run again, at
+   * most `retries` times (default twice).
+   */
+  ab(b: SimHandle | string, name: string, more?: string[], retries?: number): Promise<Awaited<ReturnType<typeof runCli>> & { outDir: string }>
 }
 
 /** Start the simulators and the scratch folder before the file's tests, and stop them after. */
@@ -50,12 +53,12 @@ export function useAbCli(): AbCli {
     dir: () => dir,
     a: () => a!,
     a2: () => a2!,
-    async ab(b, name, more = []) {
+    async ab(b, name, more = [], retries = 2) {
       const outDir = join(dir, name)
       const side = typeof b === 'string' ? ['--b-serve', b] : ['--b-base-url', b.url]
       const args = ['ab', '--a-base-url', a!.url, ...side, '--rounds', '4', ...more, '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
       let r = await runCli(args)
-      for (let i = 0; i < 2 && spoiledUndecided(r.stdout); i++) r = await runCli(args)
+      for (let i = 0; i < retries && spoiledUndecided(r.stdout); i++) r = await runCli(args)
       return { ...r, outDir }
     },
   }
