@@ -11,7 +11,7 @@ import { appendRefresh } from '../../src/gate/refresh.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import type { ResultFile } from '../../src/types.js'
-import { allSpoiled, expectHonest, hostSpoiled, hostThinned, judgedFromText, spoiledRuns } from '../fixtures/honest-verdict.js'
+import { expectHonest, hostSpoiled, hostThinned, judgedFromText, measureAgain, spoiledRuns } from '../fixtures/honest-verdict.js'
 import { cliArgs } from '../fixtures/servegate-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
@@ -36,7 +36,7 @@ describe('the gate end to end against the simulator', () => {
     const spoiled = refresh ? hostThinned : hostSpoiled
     let kept: ResultFile | null = null
     let last: ResultFile | null = null
-    for (let attempt = 0; kept === null || (attempt < 3 ? spoiled(kept) : attempt < 6 && allSpoiled(kept)); attempt++) {
+    for (let attempt = 0; measureAgain(attempt, kept, spoiled); attempt++) {
       const handle = await startSim({ ttftMs: 20, itlMs: 10, seed: 7, ...sim })
       try {
         const cfg = resolveConfig({

@@ -11,7 +11,7 @@ import { baselineSchema } from '../../src/store/baseline-schema.js'
 import { readResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { allSpoiled, expectHonest, hostSpoiled, spoiledRows } from '../fixtures/honest-verdict.js'
+import { expectHonest, measureAgain, spoiledRows } from '../fixtures/honest-verdict.js'
 
 // An open-loop sweep gated against an open-loop baseline: the points are request rates, so the
 // baseline's profile keeps the rates and every row is a `…@rateR` scope. Real sweeps against the
@@ -33,7 +33,7 @@ async function sweep(name: string, sim: Partial<SimOptions>, seed: string): Prom
   let result: ResultFile | null = null
   // A sweep the host spoiled whole (no valid run: nothing to keep, or a refresh the baseline refuses) is
   // measured up to three times more.
-  for (let attempt = 0; result === null || (attempt < 3 ? hostSpoiled(result) : attempt < 6 && allSpoiled(result)); attempt++) {
+  for (let attempt = 0; measureAgain(attempt, result); attempt++) {
     // 30 ms between tokens: a busy host's scheduling jitter (a few ms) stays small beside it.
     const handle = await startSim({ ttftMs: 20, itlMs: 30, seed: 3, ...sim })
     try {

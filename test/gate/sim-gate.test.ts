@@ -11,7 +11,7 @@ import { appendRefresh } from '../../src/gate/refresh.js'
 import { readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile } from '../../src/types.js'
-import { allSpoiled, expectHonest, hostSpoiled, spoiledRuns } from '../fixtures/honest-verdict.js'
+import { expectHonest, measureAgain, spoiledRuns } from '../fixtures/honest-verdict.js'
 
 // Real sweeps against the deterministic simulator on 127.0.0.1: the failed-request
 // budget and speculative-decoding chunks, end to end through the summarizer. This host's
@@ -31,7 +31,7 @@ async function sweep(name: string, sim: Partial<SimOptions>, flags: Record<strin
   const out = join(dir, `${name}.json`)
   let raw: ResultFile | null = null
   let last: ResultFile | null = null
-  for (let attempt = 0; raw === null || (attempt < 3 ? hostSpoiled(raw) : attempt < 6 && allSpoiled(raw)); attempt++) {
+  for (let attempt = 0; measureAgain(attempt, raw); attempt++) {
     const handle = await startSim({ ttftMs: 20, seed: 11, ...sim })
     try {
       const cfg = resolveConfig({ file: null, filePath: null, flags: { baseUrl: handle.url, inputLen: '32', repeats: '2', out, ...flags }, env: {} })
