@@ -6374,12 +6374,12 @@ ${cn.comment}` : item.comment;
             } else
               throw new TypeError(`Expected [key, value] tuple: ${it}`);
           } else if (it && it instanceof Object) {
-            const keys = Object.keys(it);
-            if (keys.length === 1) {
-              key = keys[0];
+            const keys2 = Object.keys(it);
+            if (keys2.length === 1) {
+              key = keys2[0];
               value = it[key];
             } else {
-              throw new TypeError(`Expected tuple with one key, not ${keys.length} keys`);
+              throw new TypeError(`Expected tuple with one key, not ${keys2.length} keys`);
             }
           } else {
             key = it;
@@ -6925,8 +6925,8 @@ var require_tags = __commonJS({
         if (Array.isArray(customTags))
           tags = [];
         else {
-          const keys = Array.from(schemas.keys()).filter((key) => key !== "yaml11").map((key) => JSON.stringify(key)).join(", ");
-          throw new Error(`Unknown schema "${schemaName}"; use one of ${keys} or define customTags array`);
+          const keys2 = Array.from(schemas.keys()).filter((key) => key !== "yaml11").map((key) => JSON.stringify(key)).join(", ");
+          throw new Error(`Unknown schema "${schemaName}"; use one of ${keys2} or define customTags array`);
         }
       }
       if (Array.isArray(customTags)) {
@@ -6941,8 +6941,8 @@ var require_tags = __commonJS({
         const tagObj = typeof tag === "string" ? tagsByName[tag] : tag;
         if (!tagObj) {
           const tagName = JSON.stringify(tag);
-          const keys = Object.keys(tagsByName).map((key) => JSON.stringify(key)).join(", ");
-          throw new Error(`Unknown custom tag ${tagName}; use one of ${keys}`);
+          const keys2 = Object.keys(tagsByName).map((key) => JSON.stringify(key)).join(", ");
+          throw new Error(`Unknown custom tag ${tagName}; use one of ${keys2}`);
         }
         if (!tags2.includes(tagObj))
           tags2.push(tagObj);
@@ -13399,9 +13399,9 @@ var require_request = __commonJS({
               processHeader(this, header[0], header[1]);
             }
           } else {
-            const keys = Object.keys(headers);
-            for (let i = 0; i < keys.length; ++i) {
-              processHeader(this, keys[i], headers[keys[i]]);
+            const keys2 = Object.keys(headers);
+            for (let i = 0; i < keys2.length; ++i) {
+              processHeader(this, keys2[i], headers[keys2[i]]);
             }
           }
         } else if (headers != null) {
@@ -15842,8 +15842,8 @@ var require_webidl = __commonJS({
         }
         const result = {};
         if (!types.isProxy(O)) {
-          const keys2 = [...Object.getOwnPropertyNames(O), ...Object.getOwnPropertySymbols(O)];
-          for (const key of keys2) {
+          const keys3 = [...Object.getOwnPropertyNames(O), ...Object.getOwnPropertySymbols(O)];
+          for (const key of keys3) {
             const keyName = webidl.util.Stringify(key);
             const typedKey = keyConverter(key, prefix, `Key ${keyName} in ${argument}`);
             const typedValue = valueConverter(O[key], prefix, `${argument}[${keyName}]`);
@@ -15851,8 +15851,8 @@ var require_webidl = __commonJS({
           }
           return result;
         }
-        const keys = Reflect.ownKeys(O);
-        for (const key of keys) {
+        const keys2 = Reflect.ownKeys(O);
+        for (const key of keys2) {
           const desc = Reflect.getOwnPropertyDescriptor(O, key);
           if (desc?.enumerable) {
             const typedKey = keyConverter(key, prefix, argument);
@@ -16596,7 +16596,7 @@ var require_util2 = __commonJS({
           writable: true,
           enumerable: true,
           configurable: true,
-          value: function keys() {
+          value: function keys2() {
             webidl.brandCheck(this, object2);
             return makeIterator(this, "key");
           }
@@ -24107,10 +24107,10 @@ var require_mock_utils = __commonJS({
       };
     }
     function generateKeyValues(data) {
-      const keys = Object.keys(data);
+      const keys2 = Object.keys(data);
       const result = [];
-      for (let i = 0; i < keys.length; ++i) {
-        const key = keys[i];
+      for (let i = 0; i < keys2.length; ++i) {
+        const key = keys2[i];
         const value = data[key];
         const name = Buffer.from(`${key}`);
         if (Array.isArray(value)) {
@@ -30593,9 +30593,9 @@ var require_headers = __commonJS({
           appendHeader(headers, header[0], header[1]);
         }
       } else if (typeof object2 === "object" && object2 !== null) {
-        const keys = Object.keys(object2);
-        for (let i = 0; i < keys.length; ++i) {
-          appendHeader(headers, keys[i], object2[keys[i]]);
+        const keys2 = Object.keys(object2);
+        for (let i = 0; i < keys2.length; ++i) {
+          appendHeader(headers, keys2[i], object2[keys2[i]]);
         }
       } else {
         throw webidl.errors.conversionFailed({
@@ -34145,8 +34145,8 @@ var require_cachestorage = __commonJS({
        */
       async keys() {
         webidl.brandCheck(this, _CacheStorage);
-        const keys = this.#caches.keys();
-        return [...keys];
+        const keys2 = this.#caches.keys();
+        return [...keys2];
       }
     };
     Object.defineProperties(CacheStorage.prototype, {
@@ -48269,9 +48269,9 @@ function putProp(target, key, value) {
   else
     target[key] = value;
 }
-function mirrorShape(target, source, keys, wrap) {
+function mirrorShape(target, source, keys2, wrap) {
   const raw = sourceShape(source);
-  for (const key of keys) {
+  for (const key of keys2) {
     const desc = Object.getOwnPropertyDescriptor(raw, key);
     if (!desc.enumerable)
       continue;
@@ -48312,12 +48312,12 @@ function getElementAtPath(obj2, path) {
   return path.reduce((acc, key) => acc?.[key], obj2);
 }
 function promiseAllObject(promisesObj) {
-  const keys = Object.keys(promisesObj);
-  const promises = keys.map((key) => promisesObj[key]);
+  const keys2 = Object.keys(promisesObj);
+  const promises = keys2.map((key) => promisesObj[key]);
   return Promise.all(promises).then((results) => {
     const resolvedObj = {};
-    for (let i = 0; i < keys.length; i++) {
-      resolvedObj[keys[i]] = results[i];
+    for (let i = 0; i < keys2.length; i++) {
+      resolvedObj[keys2[i]] = results[i];
     }
     return resolvedObj;
   });
@@ -48539,15 +48539,15 @@ function pick(schema, mask) {
 }
 function maskedKeys(schema, mask) {
   const raw = sourceShape(schema);
-  const keys = [];
+  const keys2 = [];
   for (const key of Reflect.ownKeys(mask)) {
     if (!Object.getOwnPropertyDescriptor(raw, key)?.enumerable) {
       throw new Error(`Unrecognized key: "${String(key)}"`);
     }
     if (mask[key])
-      keys.push(key);
+      keys2.push(key);
   }
-  return keys;
+  return keys2;
 }
 function omit(schema, mask) {
   const currDef = schema._zod.def;
@@ -50951,10 +50951,10 @@ function handlePropertyResult(result, final, key, input2, optin, optout) {
 }
 var NO_SYMBOL_KEYS = [];
 function normalizeDef(def) {
-  const keys = Object.keys(def.shape);
+  const keys2 = Object.keys(def.shape);
   const ownSymbols = Object.getOwnPropertySymbols(def.shape);
   const symbolKeys = ownSymbols.length ? ownSymbols : NO_SYMBOL_KEYS;
-  const allKeys = symbolKeys.length ? [...keys, ...symbolKeys] : keys;
+  const allKeys = symbolKeys.length ? [...keys2, ...symbolKeys] : keys2;
   for (const k of allKeys) {
     if (!def.shape?.[k]?._zod?.traits?.has("$ZodType")) {
       throw new Error(`Invalid element at key "${String(k)}": expected a Zod schema`);
@@ -50966,8 +50966,8 @@ function normalizeDef(def) {
     allKeys,
     symbolKeys,
     // string-only: handleCatchall matches it against `for...in`, which never yields a symbol
-    keySet: new Set(keys),
-    numKeys: keys.length,
+    keySet: new Set(keys2),
+    numKeys: keys2.length,
     optionalKeys: new Set(okeys)
   };
 }
@@ -51510,19 +51510,19 @@ function handleIntersectionResults(result, left, right) {
   let unrecIssue;
   const keyIssues = /* @__PURE__ */ new Map();
   const collect = (iss, side) => {
-    let keys;
+    let keys2;
     if (iss.code === "unrecognized_keys" && !iss.path?.length) {
       unrecIssue ?? (unrecIssue = iss);
-      keys = iss.keys;
+      keys2 = iss.keys;
     } else if (iss.code === "invalid_key" && iss.origin === "record" && iss.path?.length === 1) {
       const k = String(iss.path[0]);
       if (!keyIssues.has(k))
         keyIssues.set(k, iss);
-      keys = [k];
+      keys2 = [k];
     } else {
       return false;
     }
-    for (const k of keys) {
+    for (const k of keys2) {
       if (!unrecKeys.has(k))
         unrecKeys.set(k, {});
       unrecKeys.get(k)[side] = true;
@@ -61191,13 +61191,13 @@ function generateObjectCheck(doc, ctx, schema, accessor, buildsValue = true) {
   const def = schema._zod.def;
   doc.write(`if (typeof ${accessor} !== "object" || ${accessor} === null || Array.isArray(${accessor})) return INVALID;`);
   const shape = def.shape;
-  const keys = Object.keys(shape);
+  const keys2 = Object.keys(shape);
   const symbolKeys = Object.getOwnPropertySymbols(shape);
-  const allKeys = symbolKeys.length ? [...keys, ...symbolKeys] : keys;
+  const allKeys = symbolKeys.length ? [...keys2, ...symbolKeys] : keys2;
   const keyExpr = (k) => typeof k === "symbol" ? addConstant(ctx, k) : esc(k);
   const propKey = (k) => typeof k === "symbol" ? `[${keyExpr(k)}]` : esc(k);
   const propShape = shape;
-  if (keys.includes("__proto__")) {
+  if (keys2.includes("__proto__")) {
     throw new ZodCompileUnsupportedError('object shape key "__proto__"');
   }
   const propOutputs = /* @__PURE__ */ new Map();
@@ -61239,7 +61239,7 @@ function generateObjectCheck(doc, ctx, schema, accessor, buildsValue = true) {
   if (catchall) {
     const catchallType = catchall._zod.def.type;
     if (catchallType === "never") {
-      const condition = keys.map((k) => `k !== ${esc(k)}`).join(" && ") || "true";
+      const condition = keys2.map((k) => `k !== ${esc(k)}`).join(" && ") || "true";
       doc.write(`for (const k in ${accessor}) {`);
       doc.indented((d) => {
         d.write(`if (${condition}) return INVALID;`);
@@ -61255,7 +61255,7 @@ function generateObjectCheck(doc, ctx, schema, accessor, buildsValue = true) {
   const hasConditionalKeys = allKeys.some((k) => mayOmitUndefined(propShape[k]) || dropsWhenAbsent(propShape[k]));
   if (!buildsValue) {
     if (unknownKeysMode === "schema") {
-      const knownSet = keys.length > 0 ? addConstant(ctx, new Set(keys)) : null;
+      const knownSet = keys2.length > 0 ? addConstant(ctx, new Set(keys2)) : null;
       doc.write(`for (const k in ${accessor}) {`);
       doc.indented((d) => {
         d.write(`if (k === "__proto__") continue;`);
@@ -61287,7 +61287,7 @@ function generateObjectCheck(doc, ctx, schema, accessor, buildsValue = true) {
     }
   }
   if (unknownKeysMode !== "none") {
-    const knownSet = keys.length > 0 ? addConstant(ctx, new Set(keys)) : null;
+    const knownSet = keys2.length > 0 ? addConstant(ctx, new Set(keys2)) : null;
     doc.write(`for (const k in ${accessor}) {`);
     doc.indented((d) => {
       d.write(`if (k === "__proto__") continue;`);
@@ -63306,8 +63306,8 @@ function compactTypeUnion(schema) {
     if (!option || typeof option !== "object")
       return;
     compactTypeUnion(option);
-    const keys = Object.keys(option);
-    if (keys.length !== 1 || keys[0] !== "type")
+    const keys2 = Object.keys(option);
+    if (keys2.length !== 1 || keys2[0] !== "type")
       return;
     const type = option.type;
     for (const member of Array.isArray(type) ? type : [type]) {
@@ -65790,11 +65790,11 @@ var ZodEnum = /* @__PURE__ */ $constructor("ZodEnum", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params) => enumProcessor(inst, ctx, json2, params);
   inst.enum = def.entries;
   inst.options = [...inst._zod.values];
-  const keys = new Set(Object.keys(def.entries));
+  const keys2 = new Set(Object.keys(def.entries));
   inst.extract = (values, params) => {
     const newEntries = {};
     for (const value of values) {
-      if (keys.has(value)) {
+      if (keys2.has(value)) {
         newEntries[value] = def.entries[value];
       } else
         throw new Error(`Key ${value} not found in enum`);
@@ -65809,7 +65809,7 @@ var ZodEnum = /* @__PURE__ */ $constructor("ZodEnum", (inst, def) => {
   inst.exclude = (values, params) => {
     const newEntries = { ...def.entries };
     for (const value of values) {
-      if (keys.has(value)) {
+      if (keys2.has(value)) {
         delete newEntries[value];
       } else
         throw new Error(`Key ${value} not found in enum`);
@@ -66370,8 +66370,8 @@ function checkObjectGuards(objectSchema, guards) {
     const value = payload.value;
     if (typeof value !== "object" || value === null || Array.isArray(value))
       return;
-    const keys = Object.getOwnPropertyNames(value);
-    if (guards.minProperties !== void 0 && keys.length < guards.minProperties) {
+    const keys2 = Object.getOwnPropertyNames(value);
+    if (guards.minProperties !== void 0 && keys2.length < guards.minProperties) {
       payload.issues.push({
         origin: "object",
         code: "too_small",
@@ -66383,7 +66383,7 @@ function checkObjectGuards(objectSchema, guards) {
         continue: true
       });
     }
-    if (guards.maxProperties !== void 0 && keys.length > guards.maxProperties) {
+    if (guards.maxProperties !== void 0 && keys2.length > guards.maxProperties) {
       payload.issues.push({
         origin: "object",
         code: "too_big",
@@ -66396,7 +66396,7 @@ function checkObjectGuards(objectSchema, guards) {
       });
     }
     if (guards.keySchema) {
-      for (const key of keys) {
+      for (const key of keys2) {
         const result = guards.keySchema.safeParse(key);
         if (result.success)
           continue;
@@ -66437,9 +66437,9 @@ function canonicalKey(value, seen) {
       }
       return `a${parts2.length}:[${parts2.join(",")}]`;
     }
-    const keys = Object.keys(value).sort();
+    const keys2 = Object.keys(value).sort();
     const parts = [];
-    for (const k of keys) {
+    for (const k of keys2) {
       const key = canonicalKey(value[k], seen);
       if (key === null)
         return null;
@@ -67014,10 +67014,10 @@ function visit(schema, fnOrHandlers) {
     switch (kind) {
       case "object": {
         const oldShape = def.shape;
-        const keys = Object.keys(oldShape);
+        const keys2 = Object.keys(oldShape);
         let changed2 = false;
         const newShape = {};
-        for (const k of keys) {
+        for (const k of keys2) {
           const mapped = run(oldShape[k]);
           if (mapped !== oldShape[k])
             changed2 = true;
@@ -71273,11 +71273,40 @@ function tsxEsmApi(moduleUrl) {
   const pkg = JSON.parse(readFileSync5(pkgPath, "utf8"));
   return new URL(pkg.exports["./esm/api"]?.import.default ?? "./dist/esm/api/index.mjs", pathToFileURL(pkgPath)).href;
 }
-function spawnLoadWorker(data, moduleUrl = import.meta.url) {
-  const entry = workerEntry(moduleUrl);
-  if (entry.tsxApi === null) return new Worker(entry.url, { workerData: data });
+function spawnLoadWorker(entry = workerEntry()) {
+  if (entry.tsxApi === null) return new Worker(entry.url);
   const code = `import(${JSON.stringify(entry.tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry.url.href)}) })`;
-  return new Worker(code, { eval: true, workerData: data });
+  return new Worker(code, { eval: true });
+}
+
+// src/load/worker-pool.ts
+var idle = /* @__PURE__ */ new Map();
+var keys = /* @__PURE__ */ new WeakMap();
+function acquireLoadWorker() {
+  const entry = workerEntry();
+  const key = `${entry.url.href} ${entry.tsxApi ?? ""}`;
+  const kept = idle.get(key) ?? [];
+  idle.set(key, kept);
+  const w = kept.pop();
+  if (w !== void 0) {
+    w.ref();
+    return w;
+  }
+  const fresh = spawnLoadWorker(entry);
+  keys.set(fresh, key);
+  const drop = () => {
+    const i = kept.indexOf(fresh);
+    if (i >= 0) kept.splice(i, 1);
+  };
+  fresh.on("error", drop);
+  fresh.once("exit", drop);
+  return fresh;
+}
+function releaseLoadWorker(w) {
+  const key = keys.get(w);
+  if (key === void 0) return void w.terminate();
+  w.unref();
+  idle.get(key).push(w);
 }
 
 // src/load/run-point.ts
@@ -71347,7 +71376,8 @@ async function runPoint(opts) {
   };
 }
 async function runInWorkers(inputs, onGo, signal) {
-  const workers = inputs.map((input2) => spawnLoadWorker(input2));
+  const workers = inputs.map(() => acquireLoadWorker());
+  const detach = [];
   let warm = 0;
   let onAbort = () => {
   };
@@ -71357,13 +71387,14 @@ async function runInWorkers(inputs, onGo, signal) {
   });
   aborted2.catch(() => {
   });
+  let clean = false;
   try {
-    return await Promise.race([
+    const results = await Promise.race([
       aborted2,
       Promise.all(
         workers.map(
-          (w) => new Promise((resolve3, reject) => {
-            w.on("message", (m) => {
+          (w, i) => new Promise((resolve3, reject) => {
+            const onMessage = (m) => {
               if (m.type === "warm") {
                 if (++warm === workers.length) {
                   onGo().then((startMs) => {
@@ -71372,16 +71403,28 @@ async function runInWorkers(inputs, onGo, signal) {
                 }
               } else if (m.type === "done") resolve3(m.result);
               else reject(new Error(`load worker failed: ${m.message}`));
-            });
+            };
+            const onExit = (code) => reject(new Error(`load worker exited with code ${code} before finishing`));
+            w.on("message", onMessage);
             w.on("error", reject);
-            w.on("exit", (code) => reject(new Error(`load worker exited with code ${code} before finishing`)));
+            w.on("exit", onExit);
+            detach.push(() => {
+              w.off("message", onMessage);
+              w.off("error", reject);
+              w.off("exit", onExit);
+            });
+            w.postMessage({ type: "share", input: inputs[i] });
           })
         )
       )
     ]);
+    clean = true;
+    return results;
   } finally {
     signal?.removeEventListener("abort", onAbort);
-    await Promise.all(workers.map((w) => w.terminate()));
+    for (const d of detach) d();
+    if (clean && signal?.aborted !== true) for (const w of workers) releaseLoadWorker(w);
+    else await Promise.all(workers.map((w) => w.terminate()));
   }
 }
 
@@ -77436,10 +77479,10 @@ function baselineHistory(baseline, options = {}) {
     commit: r.commit ?? null,
     envChanges: i === 0 ? [] : diffEnv(refreshes[i - 1].env, r.env, { baseline: refreshes[i - 1].fingerprint, candidate: r.fingerprint }).changes
   }));
-  const keys = /* @__PURE__ */ new Set();
-  for (const r of refreshes) for (const k of Object.keys(r.runs)) keys.add(k);
+  const keys2 = /* @__PURE__ */ new Set();
+  for (const r of refreshes) for (const k of Object.keys(r.runs)) keys2.add(k);
   const metrics = [];
-  for (const key of [...keys].sort(byKindThenScope)) {
+  for (const key of [...keys2].sort(byKindThenScope)) {
     const parsed = parseMetricKey(key);
     if (parsed === null || !opts.gated.includes(parsed.kind)) continue;
     const info = KIND_INFO[parsed.kind];
@@ -77719,8 +77762,8 @@ function latencyOf(o, m, num5) {
   return { mean: num5(`mean_${m}_ms`), median: num5(`median_${m}_ms`), std: num5(`std_${m}_ms`), percentiles };
 }
 function requestsOf(o, source, bad) {
-  const keys = ["ttfts", "itls", "latencies", "input_lens", "output_lens"];
-  if (keys.some((k) => o[k] === void 0 || o[k] === null)) return null;
+  const keys2 = ["ttfts", "itls", "latencies", "input_lens", "output_lens"];
+  if (keys2.some((k) => o[k] === void 0 || o[k] === null)) return null;
   const list = (key, ok, what) => {
     const v = o[key];
     if (!Array.isArray(v)) return bad(key, `a list of ${what}`);
@@ -77851,8 +77894,8 @@ function isoOfVllmDate(date5) {
   return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}` : null;
 }
 function hasGateP95(f) {
-  const keys = f.latency.tpot.percentiles.has("95") && f.latency.itl.percentiles.has("95");
-  return keys || f.requests !== null;
+  const keys2 = f.latency.tpot.percentiles.has("95") && f.latency.itl.percentiles.has("95");
+  return keys2 || f.requests !== null;
 }
 function shapeOf(f, opts, warnings) {
   const from = (override, metaKeys, lens, total, what) => {

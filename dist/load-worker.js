@@ -26670,7 +26670,7 @@ ${captureLines}` : capture.stack;
 });
 
 // src/load/worker.ts
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 
 // src/errors.ts
 function describeError(err) {
@@ -27450,17 +27450,24 @@ function raisePriority(priority) {
 // src/load/worker.ts
 var port = parentPort;
 if (port === null) throw new Error("servegate load worker must run in a worker thread");
+var awaitingGo = null;
 var go = () => new Promise((resolve) => {
+  awaitingGo = (m) => resolve(typeof m === "object" && m !== null && typeof m.startMs === "number" ? m.startMs : void 0);
   port.postMessage({ type: "warm" });
-  port.once(
-    "message",
-    (m) => resolve(typeof m === "object" && m !== null && typeof m.startMs === "number" ? m.startMs : void 0)
+});
+port.on("message", (m) => {
+  if (awaitingGo !== null) {
+    const resolve = awaitingGo;
+    awaitingGo = null;
+    resolve(m);
+    return;
+  }
+  if (typeof m !== "object" || m === null || m.type !== "share") return;
+  runShare(m.input, go).then(
+    (result) => port.postMessage({ type: "done", result }),
+    (err) => port.postMessage({ type: "error", message: describeError(err) })
   );
 });
-runShare(workerData, go).then(
-  (result) => port.postMessage({ type: "done", result }),
-  (err) => port.postMessage({ type: "error", message: describeError(err) })
-);
 /*! Bundled license information:
 
 undici/lib/web/fetch/body.js:

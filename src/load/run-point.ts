@@ -8,7 +8,7 @@ import type { OpenLoopSettings, PlannedRequest, RawRun, RequestRecord } from '..
 import { dealShares } from './deal.js'
 import { summariseClient, type LoopSample } from './monitor.js'
 import { LoadAborted, runShare, type ShareInput, type ShareResult } from './share.js'
-import { spawnLoadWorker } from './worker-entry.js'
+import { acquireLoadWorker, releaseLoadWorker } from './worker-pool.js'
 
 export { LoadAborted } from './share.js'
 
@@ -143,25 +143,31 @@ export async function runPoint(opts: RunPointOptions): Promise<RawRun> {
 
 type WorkerMessage = { type: 'warm' } | { type: 'done'; result: ShareResult } | { type: 'error'; message: string }
 
-/** Start one worker per share; release them together once all are warm; collect their results. */
+/**
+ * Give each share a load thread (worker-pool.ts); release them together once all are warm; collect
+ * their results. Threads that finished cleanly go back to the pool; after a failure or a cancel
+ * every thread of the run is terminated (terminating a thread closes its sockets, which cuts its
+ * streams in flight).
+ */
 async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<number>, signal?: AbortSignal): Promise<ShareResult[]> {
-  const workers = inputs.map((input) => spawnLoadWorker(input))
+  const workers = inputs.map(() => acquireLoadWorker())
+  const detach: Array<() => void> = []
   let warm = 0
-  // Cancelled: terminating a thread closes its sockets, which cuts its streams in flight.
   let onAbort: () => void = () => {}
   const aborted = new Promise<never>((_resolve, reject) => {
     onAbort = () => reject(new LoadAborted())
     signal?.addEventListener('abort', onAbort, { once: true })
   })
   aborted.catch(() => {})
+  let clean = false
   try {
-    return await Promise.race([
+    const results = await Promise.race([
       aborted,
       Promise.all(
         workers.map(
-          (w) =>
+          (w, i) =>
             new Promise<ShareResult>((resolve, reject) => {
-              w.on('message', (m: WorkerMessage) => {
+              const onMessage = (m: WorkerMessage): void => {
                 if (m.type === 'warm') {
                   // Barrier: the measured window starts when every thread is warm.
                   if (++warm === workers.length) {
@@ -171,15 +177,27 @@ async function runInWorkers(inputs: ShareInput[], onGo: () => Promise<number>, s
                   }
                 } else if (m.type === 'done') resolve(m.result)
                 else reject(new Error(`load worker failed: ${m.message}`))
-              })
+              }
+              const onExit = (code: number): void => reject(new Error(`load worker exited with code ${code} before finishing`))
+              w.on('message', onMessage)
               w.on('error', reject)
-              w.on('exit', (code) => reject(new Error(`load worker exited with code ${code} before finishing`)))
+              w.on('exit', onExit)
+              detach.push(() => {
+                w.off('message', onMessage)
+                w.off('error', reject)
+                w.off('exit', onExit)
+              })
+              w.postMessage({ type: 'share', input: inputs[i] })
             }),
         ),
       ),
     ])
+    clean = true
+    return results
   } finally {
     signal?.removeEventListener('abort', onAbort)
-    await Promise.all(workers.map((w) => w.terminate()))
+    for (const d of detach) d()
+    if (clean && signal?.aborted !== true) for (const w of workers) releaseLoadWorker(w)
+    else await Promise.all(workers.map((w) => w.terminate()))
   }
 }

@@ -67,9 +67,9 @@ export async function runShare(input: ShareInput, go: () => Promise<number | voi
       if (open) await runOpenLoop(input.warmup, openBase(open.warmupDueMs, sinceEpochMs()))
       else await runClosedLoop(input.warmup, base)
     }
-    // A fresh thread's heap grows through startup and warmup until V8 runs a
-    // full mark-compact (measured: 6–23 ms, stalling every stream at once);
-    // run it now, outside the measured window.
+    // A thread's heap grows through its start, its earlier runs and this warmup
+    // until V8 runs a full mark-compact (measured: 6–23 ms, stalling every
+    // stream at once); run it now, outside the measured window.
     collectGarbage()
     const startAt = await go()
     const monitor = startLoopMonitor()

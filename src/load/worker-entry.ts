@@ -47,10 +47,9 @@ function tsxEsmApi(moduleUrl: string): string {
   return new URL(pkg.exports['./esm/api']?.import.default ?? './dist/esm/api/index.mjs', pathToFileURL(pkgPath)).href
 }
 
-/** Start a load worker thread on `data` from wherever workerEntry finds the code. */
-export function spawnLoadWorker(data: unknown, moduleUrl: string = import.meta.url): Worker {
-  const entry = workerEntry(moduleUrl)
-  if (entry.tsxApi === null) return new Worker(entry.url, { workerData: data })
+/** Start a load worker thread on the code at `entry` (default: wherever workerEntry finds it); it waits for its runs (worker.ts). */
+export function spawnLoadWorker(entry: { url: URL; tsxApi: string | null } = workerEntry()): Worker {
+  if (entry.tsxApi === null) return new Worker(entry.url)
   const code = `import(${JSON.stringify(entry.tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(entry.url.href)}) })`
-  return new Worker(code, { eval: true, workerData: data })
+  return new Worker(code, { eval: true })
 }
