@@ -127,6 +127,30 @@ function leaks(name: string, r: StepRun): string[] {
   return places.flatMap(([where, text]) => SECRETS.filter((s) => text.includes(s)).map((s) => `${s} in ${name}: ${where}`))
 }
 
+/**
+ * One refresh of the baseline under driver 570.86, not committed. On a busy host a saturated client
+ * spoils runs, and a point left with few valid refreshes keeps the short-history drift floor: only
+ * such a refresh is measured again (the file as it was before), at most twice.
+ */
+async function refreshOnce(): Promise<void> {
+  const path = join(ws.repo, 'baselines/gate.json')
+  const refresh = () => ws.step({ mode: 'refresh', 'base-url': sim.url, 'refresh-commit': 'false' }, pushEvent, { env: envWith(driverA) })
+  const saturated = (r: StepRun): boolean => {
+    if (r.code !== 0) return /has no valid runs/.test(r.stdout)
+    const b = JSON.parse(readFileSync(path, 'utf8')) as { refreshes: Array<{ invalid: Array<{ codes: string[] }> }> }
+    return b.refreshes.at(-1)!.invalid.some((x) => x.codes.includes('client_saturated'))
+  }
+  const before = existsSync(path) ? readFileSync(path, 'utf8') : null
+  let r = await refresh()
+  for (let retry = 0; retry < 2 && saturated(r); retry++) {
+    if (before === null) rmSync(path, { force: true })
+    else writeFileSync(path, before)
+    r = await refresh()
+  }
+  expect(r.code, r.stdout).toBe(0)
+  expect(leaks('refresh', r)).toEqual([])
+}
+
 const ourIssues = () => ws.gh.issues.filter((i) => !i.isPullRequest && i.user.login === 'github-actions[bot]')
 
 describe.skipIf(!existsSync(DIST))('dist/index.js mode: watch keeps one tracking issue for a host change', () => {
@@ -150,26 +174,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js mode: watch keeps one tracking
   // Five refreshes: until a baseline has as many, the gate assumes 3.5 % drift between days and
   // a 15 % slowdown measured twice stays undecided (docs/gate.md, short history).
   it('records the baseline under driver 570.86: five refreshes, not committed', async () => {
-    const path = join(ws.repo, 'baselines/gate.json')
-    const refresh = () => ws.step({ mode: 'refresh', 'base-url': sim.url, 'refresh-commit': 'false' }, pushEvent, { env: envWith(driverA) })
-    // On a busy host a saturated client spoils runs, and a point left with few valid refreshes keeps the
-    // short-history drift floor: only such a refresh is measured again (the file as it was before), at most twice.
-    const saturated = (r: StepRun): boolean => {
-      if (r.code !== 0) return /has no valid runs/.test(r.stdout)
-      const b = JSON.parse(readFileSync(path, 'utf8')) as { refreshes: Array<{ invalid: Array<{ codes: string[] }> }> }
-      return b.refreshes.at(-1)!.invalid.some((x) => x.codes.includes('client_saturated'))
-    }
-    for (let i = 0; i < REFRESHES; i++) {
-      const before = existsSync(path) ? readFileSync(path, 'utf8') : null
-      let r = await refresh()
-      for (let retry = 0; retry < 2 && saturated(r); retry++) {
-        if (before === null) rmSync(path, { force: true })
-        else writeFileSync(path, before)
-        r = await refresh()
-      }
-      expect(r.code, r.stdout).toBe(0)
-      expect(leaks('refresh', r)).toEqual([])
-    }
+    for (let i = 0; i < REFRESHES; i++) await refreshOnce()
     const baseline = JSON.parse(readFileSync(join(ws.repo, 'baselines/gate.json'), 'utf8')) as {
       refreshes: Array<{ env: { gpu: { driver_version: string; names: string[] } } }>
     }
@@ -231,6 +236,11 @@ describe.skipIf(!existsSync(DIST))('dist/index.js mode: watch keeps one tracking
 
   it('a passing watch comments "passing again" and closes the issue as completed; the step passes', async () => {
     const issue = ourIssues()[0]!
+    // One more refresh first, as refreshes taken over a baseline's life take in the host's drift: this
+    // VM's host can slow by half within the file, and an unchanged engine measured a minute after five
+    // refreshes that all saw the faster host was judged a regression (p95 ITL +14.2 % against a bar of
+    // +10.5 %). Measured beside the watch, the drift lands in the baseline's spread instead.
+    await refreshOnce()
     const r = await watchStep(sim.url, true)
     // The engine is the baseline's: pass or improvement closes the issue. An undecided watch (after its
     // retries) fails under the default fail-on, blind or not, and so does unmeasured (the busy host named):
