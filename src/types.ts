@@ -280,6 +280,21 @@ export interface RunResult {
   from_schedule?: FromSchedule
   /** With --goodput: the completed requests that met every SLO given (metrics/goodput.ts). */
   goodput?: Goodput
+  /**
+   * Attempts at this run that the host spoiled and servegate measured again with fresh prompts
+   * (sweep `host_retries`), oldest first; absent when the first attempt was kept.
+   */
+  discarded_attempts?: DiscardedAttempt[]
+}
+
+/** One attempt at a run that only the host spoiled (client_saturated, gpu_shared, gpu_throttled), discarded and measured again. */
+export interface DiscardedAttempt {
+  /** The seed of the attempt's prompts (the kept run drew others). */
+  seed: number
+  started_at: string
+  finished_at: string
+  /** Why it was discarded: its validity issues, every one of them a host code. */
+  issues: ValidityIssue[]
 }
 
 /** An open-loop run's arrivals, measured from the send times of its measured requests. */

@@ -25,6 +25,21 @@ export function assessValidity(run: RunResult, ctx: ValidityContext): Validity {
   return { valid: issues.length === 0, issues }
 }
 
+/**
+ * The codes that say the host, not the engine or the sweep, spoiled a run: the load generator
+ * could not keep up, another process used the GPU, or the GPU slowed its clocks.
+ */
+export const HOST_CODES: readonly ValidityCode[] = Object.freeze(['client_saturated', 'gpu_shared', 'gpu_throttled'])
+
+/**
+ * Whether a run is invalid for host codes alone, so measuring it again could give a valid run
+ * (sweep `host_retries`). A run with any other issue is never measured again: a failed request,
+ * a short output or a contaminated cache is what the engine or the sweep did.
+ */
+export function spoiledOnlyByHost(validity: Validity): boolean {
+  return !validity.valid && validity.issues.length > 0 && validity.issues.every((i) => HOST_CODES.includes(i.code))
+}
+
 const DESCRIPTIONS: Record<ValidityCode, string> = {
   client_saturated:
     "The load generator, not the server, was the bottleneck, so latencies include the client's own delays and throughput is the client's ceiling.",

@@ -32,6 +32,10 @@ export function registerRunCommand(program: Command): void {
     .option('--goodput <slos>', 'SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)')
     .option('--warmup <n>', 'warmup requests per point, discarded (default: one per slot, at least 4)')
     .option('--repeats <n>', 'runs per point (default 3)')
+    .option(
+      '--host-retries <n>',
+      'measure a run again, with fresh prompts, when only the host spoiled it (client_saturated, gpu_shared, gpu_throttled), at most n times (default 0)',
+    )
     .option('--target <spec>', 'interactivity target metric:pNN:ms (default tpot:p95:50)')
     .option('--seed <n>', 'seed for prompts')
     .option('--workers <n>', 'load-generator worker threads, or auto')

@@ -22,6 +22,7 @@ export const DEFAULTS: {
   readonly promptsPerConcurrency: number
   readonly warmup: 'auto'
   readonly repeats: number
+  readonly hostRetries: number
   readonly seed: number
   readonly out: string
   readonly workers: 'auto'
@@ -40,6 +41,8 @@ export const DEFAULTS: {
   promptsPerConcurrency: 12,
   warmup: 'auto',
   repeats: 3,
+  // A spoiled run stays invalid unless the sweep asks to measure it again (host_retries).
+  hostRetries: 0,
   seed: 42,
   out: 'servegate-result.json',
   workers: 'auto',
@@ -54,6 +57,9 @@ export const DEFAULTS: {
   burstiness: 1,
   numPrompts: 1000,
 }
+
+/** Most attempts a run the host spoiled may be measured again (sweep `host_retries`, `--host-retries`). */
+export const MAX_HOST_RETRIES = 10
 
 /** Longest request deadline accepted, s (7 days; a timer cannot wait much longer). */
 export const MAX_REQUEST_TIMEOUT_S = 604_800

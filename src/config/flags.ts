@@ -4,7 +4,7 @@
  * error list, so every bad flag is reported at once.
  */
 import type { Api, GoodputSlo, Target } from '../types.js'
-import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
+import { MAX_HOST_RETRIES, MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
 
 /** The raw flags of `servegate run`, as commander hands them over (camelCase keys). */
 export interface RunFlags {
@@ -18,6 +18,8 @@ export interface RunFlags {
   promptsPerConcurrency?: string
   warmup?: string
   repeats?: string
+  /** Attempts at most to measure again a run the host alone spoiled (0 to MAX_HOST_RETRIES). */
+  hostRetries?: string
   target?: string
   seed?: string
   out?: string
@@ -61,6 +63,18 @@ export function positiveIntFlag(flag: string, raw: string | undefined, problems:
   const n = Number(s)
   if (!INT.test(s) || !Number.isSafeInteger(n) || n < 1) {
     problems.push(`${flag} ${quote(String(raw))}: expected a positive integer`)
+    return undefined
+  }
+  return n
+}
+
+/** `--host-retries N`: 0 to MAX_HOST_RETRIES; undefined when absent. */
+export function hostRetriesFlag(raw: string | undefined, problems: Problems): number | undefined {
+  if (raw === undefined) return undefined
+  const s = String(raw).trim()
+  const n = Number(s)
+  if (!INT.test(s) || n > MAX_HOST_RETRIES) {
+    problems.push(`--host-retries ${quote(String(raw))}: expected a count of attempts from 0 to ${MAX_HOST_RETRIES}`)
     return undefined
   }
   return n

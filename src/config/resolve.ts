@@ -21,6 +21,7 @@ import {
   textFlag,
   warmupFlag,
   workersFlag,
+  hostRetriesFlag,
   type Problems,
   type RunFlags,
 } from './flags.js'
@@ -107,6 +108,11 @@ export interface ResolvedConfig {
   /** Warmup requests per point, or 'auto' (see autoWarmupRequests). */
   warmup: number | 'auto'
   repeats: number
+  /**
+   * Times a run the host alone spoiled (analysis/validity.ts spoiledOnlyByHost) is measured again
+   * at once with fresh prompts (sweep `host_retries`, `--host-retries`); absent: 0.
+   */
+  hostRetries?: number
   /** Seed of the prompts: the pinned one, or the default that runSweep replaces with a fresh seed (see seedPinned). */
   seed: number
   /**
@@ -205,6 +211,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     promptsPerConcurrency: f.prompts ?? sweep?.prompts_per_concurrency ?? DEFAULTS.promptsPerConcurrency,
     warmup: f.warmup ?? sweep?.warmup ?? DEFAULTS.warmup,
     repeats: f.repeats ?? sweep?.repeats ?? DEFAULTS.repeats,
+    hostRetries: f.hostRetries ?? sweep?.host_retries ?? DEFAULTS.hostRetries,
     seed: f.seed ?? file?.seed ?? DEFAULTS.seed,
     seedPinned: f.seed !== undefined || file?.seed !== undefined,
     out: f.out ?? DEFAULTS.out,
@@ -236,6 +243,7 @@ function parseFlags(flags: RunFlags, problems: Problems) {
     prompts: positiveIntFlag('--prompts-per-concurrency', flags.promptsPerConcurrency, problems),
     warmup: warmupFlag(flags.warmup, problems),
     repeats: positiveIntFlag('--repeats', flags.repeats, problems),
+    hostRetries: hostRetriesFlag(flags.hostRetries, problems),
     target: targetFlag(flags.target, problems),
     seed: seedFlag('--seed', flags.seed, problems),
     out: textFlag('--out', flags.out, problems),
@@ -511,6 +519,8 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
     ...(cfg.goodput ? { goodput: { ...cfg.goodput } } : {}),
     warmup: cfg.warmup,
     repeats: cfg.repeats,
+    // Not part of what a run measures (the fingerprint leaves it out): how hard the sweep tried to get valid runs.
+    host_retries: cfg.hostRetries ?? 0,
     seed: cfg.seed,
     seed_pinned: cfg.seedPinned === true,
     workers: cfg.workers,

@@ -4,7 +4,7 @@
  * misspelt `prompts_per_concurency` silently ignored would change the benchmark.
  */
 import { z } from 'zod'
-import { MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
+import { MAX_HOST_RETRIES, MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
 import { refusedEnvPrefix } from './child-env.js'
 
 const positiveInt = (what: string) =>
@@ -24,6 +24,8 @@ const shapeSchema = z.strictObject({
   input_len: positiveInt('a prompt length in tokens'),
   output_len: positiveInt('an output length in tokens'),
 })
+
+const HOST_RETRIES_RULE = `expected a count of attempts from 0 to ${MAX_HOST_RETRIES}`
 
 const RATE_RULE = 'expected a list of request rates above 0 (requests/s) or "inf", e.g. [5, 10, 20]'
 
@@ -54,6 +56,17 @@ const sweepSchema = z
     prompts_per_concurrency: positiveInt('prompts per concurrency').optional(),
     warmup: z.union([nonNegativeInt('a warmup request count'), z.literal('auto')], { error: 'expected a non-negative integer or "auto"' }).optional(),
     repeats: positiveInt('a repeat count').optional(),
+    /**
+     * How many times a run the host alone spoiled (client_saturated, gpu_shared, gpu_throttled)
+     * is measured again at once, with fresh prompts; each discarded attempt is recorded in the run.
+     * Default 0: such a run stays invalid.
+     */
+    host_retries: z
+      .number({ error: HOST_RETRIES_RULE })
+      .int({ error: HOST_RETRIES_RULE })
+      .min(0, { error: HOST_RETRIES_RULE })
+      .max(MAX_HOST_RETRIES, { error: HOST_RETRIES_RULE })
+      .optional(),
     /**
      * Where a PR sweep places its points: `fixed` (default) runs every concurrency of the list;
      * `bracket` runs only the two concurrencies of the list around the baseline's crossing of the

@@ -29,12 +29,32 @@ export function warmupRampLine(runs: readonly RunResult[], warmupSetting: unknow
     text = `Warmup: ${fmtRange(warm, fmtInt)} request${most === 1 ? '' : 's'} per run discarded before measuring${how}.`
   }
   const ramps = runs.flatMap((r) => (r.steady_state !== null ? [r.steady_state.ramp_fraction] : []))
-  if (ramps.length === 0) return text
+  if (ramps.length === 0) return text + retriedNote(runs)
   const windowless = runs.filter((r) => r.steady_state === null && r.completed > 0).length
   const none = windowless > 0 ? ` (${windowless} run${windowless === 1 ? '' : 's'} had no such window)` : ''
   // The rule as docs/validity.md states it: C > 1, over the threshold or no window at all.
   return (
     `${text} Ramp: ${fmtPctRange(ramps)} of each run's duration fell outside the steady-state window in which all C slots were busy${none}; ` +
-    `at C > 1 a run over ${fmtPctShort(DEFAULT_VALIDITY_THRESHOLDS.rampFractionMax)}, or with no such window, is flagged ramp_dominated.`
+    `at C > 1 a run over ${fmtPctShort(DEFAULT_VALIDITY_THRESHOLDS.rampFractionMax)}, or with no such window, is flagged ramp_dominated.` +
+    retriedNote(runs)
+  )
+}
+
+/**
+ * ` Measured again: 2 runs after the host spoiled an attempt (client_saturated 2); …` when the
+ * sweep's host_retries measured runs again, else ''. The discarded attempts left out of every
+ * figure are named here, so a reader knows the host was busy and how often.
+ */
+function retriedNote(runs: readonly RunResult[]): string {
+  const retried = runs.filter((r) => (r.discarded_attempts?.length ?? 0) > 0)
+  if (retried.length === 0) return ''
+  const attempts = retried.flatMap((r) => r.discarded_attempts ?? [])
+  const codes = new Map<string, number>()
+  for (const a of attempts) for (const code of new Set(a.issues.map((i) => i.code))) codes.set(code, (codes.get(code) ?? 0) + 1)
+  const why = [...codes].map(([code, n]) => `${code} ${n}`).join(', ')
+  const s = (n: number): string => (n === 1 ? '' : 's')
+  return (
+    ` Measured again (host_retries): ${retried.length} run${s(retried.length)} after the host spoiled an attempt (${why}); ` +
+    `the ${attempts.length} discarded attempt${s(attempts.length)} ${attempts.length === 1 ? 'is' : 'are'} left out of every figure and listed in the result's discarded_attempts.`
   )
 }

@@ -149,6 +149,17 @@ const runResult = z.object({
       slo: z.object({ ttft_ms: num.positive().optional(), tpot_ms: num.positive().optional(), e2el_ms: num.positive().optional() }),
     })
     .optional(),
+  // Attempts the host spoiled, measured again (sweep host_retries); absent: the first attempt was kept.
+  discarded_attempts: z
+    .array(
+      z.object({
+        seed: num,
+        started_at: z.string(),
+        finished_at: z.string(),
+        issues: z.array(z.object({ code: validityCode, detail: z.string() })).min(1),
+      }),
+    )
+    .optional(),
 })
 
 function positiveIntOrNull() {

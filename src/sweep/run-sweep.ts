@@ -17,7 +17,8 @@ import { fingerprintOf } from '../gate/fingerprint.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { HARNESS_VERSION } from '../version.js'
-import { RESULT_SCHEMA, SERVER_EXITED, type PointResult, type ResultFile, type RunResult } from '../types.js'
+import { spoiledOnlyByHost } from '../analysis/validity.js'
+import { RESULT_SCHEMA, SERVER_EXITED, type DiscardedAttempt, type PointResult, type ResultFile, type RunResult } from '../types.js'
 import { calibratePoint, describeMisses, detectPromptCalibration, tokenizeCounter, type CalibrationMemo, type PromptCalibration } from './calibrate-prompts.js'
 import { defaultServerLogPath, describeExit, ServerExitedDuringSweep, ServerStartCancelled, startServer, type ServerHandle } from '../serve/index.js'
 import { measurePoint } from './measure-point.js'
@@ -270,9 +271,7 @@ async function measurePlan(t: SweepTarget, result: ResultFile, plan: PlanPoint[]
       if (done.has(measuredRunKey(resultPoint(planned), planned.repeat))) continue
       const point = resumeSalt === null ? planned : { ...planned, seed: deriveUnusedSeed(usedSeeds, planned.seed, 'resume', resumeSalt) }
       deps.onPointStart?.(point, i, plan.length)
-      // Before the point's requests are built, and before its warmup: tokenize calls never overlap the load.
-      const promptWords = counter === null ? null : await calibrateRun(t, result, point, counter, memo, stop)
-      const { run, firstError } = await measureRun(t, point, promptWords, stop)
+      const { run, firstError } = await measureAttempts(t, result, point, { counter, memo, usedSeeds }, stop)
       addRun(result, point, run)
       result.at_target = atTargetForResult(result.points, result.target)
       result.fingerprint = fingerprintOf(result)
@@ -284,6 +283,49 @@ async function measurePlan(t: SweepTarget, result: ResultFile, plan: PlanPoint[]
     }
   } finally {
     await counter?.close()
+  }
+}
+
+/** What every attempt at a run shares: the /tokenize counter and its memo (chat calibration), and the seeds already drawn. */
+interface AttemptKit {
+  counter: ReturnType<typeof tokenizeCounter> | null
+  memo: CalibrationMemo
+  usedSeeds: Set<number>
+}
+
+/**
+ * Measure one planned run. Where only the host spoiled it (analysis/validity.ts spoiledOnlyByHost)
+ * and the sweep's `host_retries` allows, measure it again at once with prompts of its own: the
+ * spoiled attempt already sent its prompts, and a server's prefix cache would serve them again.
+ * The kept run lists every discarded attempt, with its seed and its issues; the last attempt is
+ * kept whatever its validity, so a host that stays busy still leaves an invalid run.
+ */
+async function measureAttempts(
+  t: SweepTarget,
+  result: ResultFile,
+  point: PlanPoint,
+  kit: AttemptKit,
+  stop: Stop,
+): Promise<{ run: RunResult; firstError: string | null }> {
+  const retries = t.cfg.hostRetries ?? 0
+  const discarded: DiscardedAttempt[] = []
+  let attempt = point
+  for (;;) {
+    // Before the point's requests are built, and before its warmup: tokenize calls never overlap the load.
+    const promptWords = kit.counter === null ? null : await calibrateRun(t, result, attempt, kit.counter, kit.memo, stop)
+    const measured = await measureRun(t, attempt, promptWords, stop)
+    const { run } = measured
+    if (discarded.length >= retries || !spoiledOnlyByHost(run.validity)) {
+      if (discarded.length > 0) run.discarded_attempts = discarded
+      return measured
+    }
+    discarded.push({ seed: attempt.seed, started_at: run.started_at, finished_at: run.finished_at, issues: run.validity.issues })
+    const codes = [...new Set(run.validity.issues.map((x) => x.code))].join(', ')
+    t.deps.log(
+      `${label(point)}: the host spoiled the run (${codes}); measuring it again with fresh prompts (host_retries: attempt ${discarded.length + 1} of at most ${retries + 1}).`,
+    )
+    if (t.deps.signal?.aborted) await stop(point)
+    attempt = { ...point, seed: deriveUnusedSeed(kit.usedSeeds, point.seed, 'host-retry', discarded.length) }
   }
 }
 

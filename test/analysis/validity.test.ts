@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { assessValidity, describeIssue, DEFAULT_VALIDITY_THRESHOLDS, tokenNotes, type ValidityContext } from '../../src/analysis/validity.js'
+import {
+  assessValidity,
+  describeIssue,
+  DEFAULT_VALIDITY_THRESHOLDS,
+  HOST_CODES,
+  spoiledOnlyByHost,
+  tokenNotes,
+  type ValidityContext,
+} from '../../src/analysis/validity.js'
 import type { GpuSample, RunResult, ServerSide, ValidityCode } from '../../src/types.js'
 import { cleanRun, stats } from './run-fixture.js'
 
@@ -211,5 +219,32 @@ describe('describeIssue and thresholds', () => {
   it('exports frozen defaults', () => {
     expect(DEFAULT_VALIDITY_THRESHOLDS.clientEluMax).toBe(0.5)
     expect(Object.isFrozen(DEFAULT_VALIDITY_THRESHOLDS)).toBe(true)
+  })
+})
+
+// Sweep host_retries measures again a run that only the host spoiled; the judgement is made on
+// the run's own validity, as assessValidity gives it.
+describe('spoiledOnlyByHost', () => {
+  const judged = (run: RunResult) => assessValidity(run, CTX)
+  const saturated = { ...cleanRun().client!, event_loop_delay_p99_ms: 9 }
+
+  it('is true for a run invalid for host codes alone: a saturated client, a shared or throttled GPU', () => {
+    expect(spoiledOnlyByHost(judged(cleanRun({ client: saturated })))).toBe(true)
+    expect(spoiledOnlyByHost(judged(cleanRun({ gpu: [gpu({ foreign_processes: 1 })] })))).toBe(true)
+    const both = judged(cleanRun({ client: saturated, gpu: [gpu({ foreign_processes: 1, throttle_reasons: ['hw_thermal_slowdown'] })] }))
+    expect(both.issues.map((i) => i.code).sort()).toEqual(['client_saturated', 'gpu_shared', 'gpu_throttled'])
+    expect(spoiledOnlyByHost(both)).toBe(true)
+    expect([...HOST_CODES].sort()).toEqual(['client_saturated', 'gpu_shared', 'gpu_throttled'])
+  })
+
+  it('is false for a valid run, and for any run the engine or the sweep also spoiled', () => {
+    expect(spoiledOnlyByHost(judged(cleanRun()))).toBe(false)
+    // Failed requests beside a saturated client: the failures are the engine's, never measured away.
+    const failing = judged(cleanRun({ client: saturated, failed: 3, errors: { http_status: 3 } }))
+    expect(failing.issues.map((i) => i.code)).toEqual(expect.arrayContaining(['requests_failed', 'client_saturated']))
+    expect(spoiledOnlyByHost(failing)).toBe(false)
+    const cached = judged(cleanRun({ gpu: [gpu({ foreign_processes: 1 })], server_side: server({ prefix_cache_hits: 6144 }) }))
+    expect(cached.issues.map((i) => i.code)).toEqual(expect.arrayContaining(['prefix_cache_contaminated', 'gpu_shared']))
+    expect(spoiledOnlyByHost(cached)).toBe(false)
   })
 })

@@ -243,3 +243,25 @@ describe('parseTarget', () => {
     expect(parseTarget('tpot:p99.9:12.5')).toMatch(/expected percentile p50, p95 or p99/)
   })
 })
+
+describe('host_retries', () => {
+  it('is 0 by default, taken from the sweep, overridden by --host-retries, and recorded in the result', () => {
+    expect(resolve({}, null, {}).hostRetries).toBe(0)
+    const file = parseConfigText('sweeps:\n  gate:\n    shapes: [{input_len: 8, output_len: 4}]\n    concurrency: [2]\n    host_retries: 2\n', 'sg.yaml')
+    expect(resolve({}, file).hostRetries).toBe(2)
+    expect(resolve({ hostRetries: '0' }, file).hostRetries).toBe(0)
+    expect(configForResult(resolve({ hostRetries: '3' }, file))['host_retries']).toBe(3)
+  })
+
+  it.each(['-1', '11', 'one', '1.5'])('rejects --host-retries %j, naming the flag and the range', (raw) => {
+    expect(problemOf(() => resolve({ hostRetries: raw }, null, {}))).toBe(`--host-retries "${raw}": expected a count of attempts from 0 to 10`)
+  })
+
+  it('rejects a sweep host_retries outside 0 to 10, naming the file and the field', () => {
+    for (const bad of ['11', '-1', '0.5', '"two"']) {
+      expect(() =>
+        parseConfigText(`sweeps:\n  gate:\n    shapes: [{input_len: 8, output_len: 4}]\n    concurrency: [2]\n    host_retries: ${bad}\n`, 'sg.yaml'),
+      ).toThrow('sg.yaml is not a valid servegate config:\n  sweeps.gate.host_retries: expected a count of attempts from 0 to 10')
+    }
+  })
+})

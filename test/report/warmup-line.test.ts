@@ -42,4 +42,22 @@ describe('warmupRampLine', () => {
     expect(warmupRampLine([r(0, null)], 0)).toBe('Warmup: none (no request discarded before measuring).')
     expect(warmupRampLine([], 'auto')).toBeNull()
   })
+
+  it('names the runs host_retries measured again, the discarded attempts and their codes', () => {
+    const spoiled = (seed: number, ...codes: Array<'client_saturated' | 'gpu_shared'>) => ({
+      seed,
+      started_at: '2026-12-06T08:00:00.000Z',
+      finished_at: '2026-12-06T08:00:01.000Z',
+      issues: codes.map((code) => ({ code, detail: `${code} detail` })),
+    })
+    const again = { ...r(4, null), discarded_attempts: [spoiled(1, 'gpu_shared', 'client_saturated'), spoiled(2, 'client_saturated')] }
+    const once = { ...r(4, null), discarded_attempts: [spoiled(3, 'gpu_shared')] }
+    expect(warmupRampLine([again, r(4, null), once], 4)).toBe(
+      'Warmup: 4 requests per run discarded before measuring (as configured). ' +
+        "Measured again (host_retries): 2 runs after the host spoiled an attempt (gpu_shared 2, client_saturated 2); the 3 discarded attempts are left out of every figure and listed in the result's discarded_attempts.",
+    )
+    expect(warmupRampLine([r(4, 0.05), once], 4)).toMatch(
+      /ramp_dominated\. Measured again \(host_retries\): 1 run after the host spoiled an attempt \(gpu_shared 1\); the 1 discarded attempt is left out/,
+    )
+  })
 })
