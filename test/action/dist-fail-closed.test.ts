@@ -41,6 +41,7 @@ const SWEEP = `sweeps:
     prompts_per_concurrency: 6
     warmup: 2
     repeats: 2
+    host_retries: 2
 `
 const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}\n${SWEEP}`
 // The PR side may change the server and sweep settings; the gate's terms still come from main.

@@ -40,6 +40,7 @@ sweeps:
     prompts_per_concurrency: 6
     warmup: 4
     repeats: 3
+    host_retries: 2
 `
 const MARKER = watchMarker('gate')
 const REFRESHES = 5

@@ -27,7 +27,8 @@ describe('the gate end to end against the simulator', () => {
    * it is one of the baseline's three refreshes, whose valid runs add up with the others'.
    */
   async function sweep(name: string, sim: Partial<SimOptions> = {}, refresh = false): Promise<string> {
-    // This host's CPUs are shared: a sweep whose client saturated is measured again (at most
+    // This host's CPUs are shared: a run whose client saturated is measured again in place (at most
+    // twice, host_retries); a sweep the host still spoiled is measured again (at most
     // twice), and the attempt with the fewest runs the host spoiled is kept; one whose every run
     // the host spoiled (nothing measured) is measured again up to three times more. A refresh is
     // measured again only where the host left a point of it with fewer than two valid runs: the
@@ -42,7 +43,7 @@ describe('the gate end to end against the simulator', () => {
         const cfg = resolveConfig({
           file: null,
           filePath: null,
-          flags: { baseUrl: handle.url, inputLen: '64', outputLen: '16', concurrency: '1,4', repeats: '3', out: out(name) },
+          flags: { baseUrl: handle.url, inputLen: '64', outputLen: '16', concurrency: '1,4', repeats: '3', hostRetries: '2', out: out(name) },
           env: {},
         })
         await runSweep(cfg, { log: () => {} })
