@@ -41,6 +41,7 @@ sweeps:
     prompts_per_concurrency: 10
     warmup: 2
     repeats: 2
+    host_retries: 2
 `
 const REFRESHES = 5
 

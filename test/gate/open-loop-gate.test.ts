@@ -26,7 +26,7 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
-const flags = { inputLen: '32', outputLen: '8', requestRate: '20,40', numPrompts: '16', warmup: '2', repeats: '2' }
+const flags = { inputLen: '32', outputLen: '8', requestRate: '20,40', numPrompts: '16', warmup: '2', repeats: '2', hostRetries: '2' }
 
 async function sweep(name: string, sim: Partial<SimOptions>, seed: string): Promise<ResultFile> {
   const out = join(dir, `${name}.json`)

@@ -34,7 +34,12 @@ async function sweep(name: string, sim: Partial<SimOptions>, flags: Record<strin
   for (let attempt = 0; measureAgain(attempt, raw); attempt++) {
     const handle = await startSim({ ttftMs: 20, seed: 11, ...sim })
     try {
-      const cfg = resolveConfig({ file: null, filePath: null, flags: { baseUrl: handle.url, inputLen: '32', repeats: '2', out, ...flags }, env: {} })
+      const cfg = resolveConfig({
+        file: null,
+        filePath: null,
+        flags: { baseUrl: handle.url, inputLen: '32', repeats: '2', hostRetries: '2', out, ...flags },
+        env: {},
+      })
       await runSweep(cfg, { log: () => {} })
     } finally {
       await handle.close()
