@@ -1,20 +1,20 @@
 /**
- * Gate false alarms: how often the gate AS THE PRODUCT RUNS IT turns an
- * unchanged pull request red, and how often it calls a real regression one,
- * by Monte Carlo on pipeline-shaped result files (bench/lib/pipeline-results.ts:
- * every run built from request records through summarizeRun/assessValidity,
- * throughput at target from the curve, fingerprints), decided by the
- * product's own functions only: compareToBaseline on a baseline built with
- * appendRefresh (one refresh per result), mergeResults for confirmation,
- * compareAB for A/B (slots in slotOrder, engine starts as plannedStarts makes
- * them), firstStep/nextStep for the ladder with each look's options from
- * stepOptions (as src/action.ts passes them), and gateExit(verdict,
- * DEFAULT_FAIL_ON) for red/green. Every verdict is checked to gate exactly
- * the sweep's rows (its rows and its Bonferroni family).
+ * Gate false alarms, power and price: how often the gate AS THE PRODUCT RUNS
+ * IT turns an unchanged pull request red, how often it calls a real
+ * regression one, and what each PR costs in engine starts, point-runs and
+ * GPU-minutes, by Monte Carlo on pipeline-shaped result files
+ * (bench/lib/pipeline-results.ts: every run built from request records
+ * through summarizeRun/assessValidity, throughput at target from the curve,
+ * fingerprints), decided by the product's own functions only: compareStarts
+ * (the stored baseline's sequential rows over the candidate's engine starts)
+ * on a baseline built with appendRefresh, lookAt/compareAB for the A/B (each
+ * side started afresh for every slot, looks after every round), nextStep and
+ * stepOptions for the ladder, and gateExit(verdict, DEFAULT_FAIL_ON) for
+ * red/green. Every verdict is checked to gate exactly the sweep's rows.
  *
  *   npm run bench -- gate-false-alarms
- *   npx tsx bench/gate-false-alarms.ts [--trials N] [--seed N] [--only ladder|compare|ab]
- *     [--rounds 6] [--ab-drift 0.03] [--workers 2]
+ *   npx tsx bench/gate-false-alarms.ts [--trials N] [--seed N] [--only ladder|starts]
+ *     [--rounds 2] [--max-rounds 32] [--max-starts 8] [--workers 2]
  *
  * Noise model. Every ENGINE START draws a log offset ~ N(0, drift) shared by
  * every metric of that start (drift 0 / 2 / 3 / 5 %: placement, clocks,
@@ -24,56 +24,45 @@
  * interference (3 % of point-runs 8–20 % worse). Throughput at target is not
  * drawn: it follows from each repeat's curve, as the product computes it.
  * - a baseline refresh is one start with 3 repeats; refreshes are the last
- *   1 / 2 / 3 / 5 / 10 of the same 10 starts (one baseline per history length);
- * - the candidate's sweep is one start with 3 repeats; confirmation repeats
- *   (what verdict.confirm asks for) run on that same start and are merged;
- * - the ladder's A/B (and A/B alone) starts each side around its slots:
- *   slots follow slotOrder (A B B A A B …), and adjacent slots of one side
- *   share a start: A starts, B starts (two slots), A starts (two slots), …,
- *   each start drawing its own offset. Default 6 rounds (--rounds).
- * The regression: ×1.10 (A/B alone: ×1.05, and ×1.10 for reference) on the
- * p95 ITL of one gated point, the middle of the curve (C = 16 of the first
- * shape) of the candidate B, as the earlier power benches did; with 3
- * concurrencies that point brackets the target's crossing, so the shape's
- * throughput at target moves too.
- *
- * Gated sweeps (checked: every verdict gates exactly that many rows):
- * - 4 rows: 1 shape × C = 1, 16, 64 + its throughput at target;
- * - 7 rows: 1 shape × C = 1, 4, 8, 16, 32, 64 + its throughput at target;
- * - 14 rows: 2 shapes × those 6 concurrencies + 2 throughputs at target.
- *
+ *   1 / 3 / 10 of the same 10 starts (one baseline per history length);
+ * - the candidate's first sweep is one start with one run per point (a
+ *   sequential step follows); every later candidate start, one run per point;
+ * - the A/B starts each side afresh for every slot, one run per point, in
+ *   slotOrder (A B, B A, …), looking after every round from --rounds on.
+ * Scenarios (the candidate B; A is always the base engine):
+ * - `u`: unchanged; `r`: one gated p95 ITL row × 1.10 (C = 16 of the first
+ *   shape, which brackets the crossing, so its throughput row moves too);
+ * - `all`: every point × 1.10 (a uniform slowdown);
+ * - `faster`: every other point 10 % faster, the regressed point unchanged
+ *   (must stay green);
+ * - `step`: unchanged, but the host gets 5 % slower for both sides from the
+ *   A/B's third round on (must stay green);
+ * - `apart`: B drifts 0.5 % worse per round against A (reported).
  * What runs per PR:
- * (a) ladder: the Action with `confirm` and a reference command: baseline →
- *     confirm (when nextStep says so) → A/B (when nextStep says so), each look
- *     with stepOptions(step, { hasReference, confirm, tolerance 5 % }); the
- *     check is red when the last verdict fails gateExit;
- * (b) compare alone: `servegate compare` without a config (the gate's default
- *     options: the last look), no escalation;
- * (c) A/B alone: `servegate ab` (default options) at 4 / 6 / 8 rounds, GPU noise ×1 and ×1.5
- *     (run CV and drift scaled; drift --ab-drift, default 3 %).
- * A false alarm is a red check on an unchanged candidate; a detection is the
- * final verdict `regression` on a regressed one ("red" beside it: red for any
- * reason). Cost: GPU-minutes at 1 minute per point-run (one slot or repeat =
- * one gated sweep = points minutes), for the candidate's sweeps only (the
- * baseline's refreshes and engine start-up are not counted).
- * Trials share their random draws across cells (common random numbers): trial
- * t has the same standard-normal draws at every drift, history length and
- * scenario, so cells differ only by what they change. Trials run in --workers
- * processes (default 2); every trial has its own seed, so the figures do not
- * depend on the number of workers.
+ * (a) ladder with a reference command: baseline (the first sweep against the
+ *     stored baseline) → A/B when it leaves a row open, as the Action with
+ *     `gate.reference_command` runs it;
+ * (b) starts: no reference, servegate starts the candidate's engine: baseline
+ *     → more candidate starts (up to --max-starts in all); reported, with its
+ *     95th percentile of starts; `compare` alone is its first look.
+ * A false alarm is a red check on an unchanged (`u`, `faster`, `step`)
+ * candidate; a detection is the final verdict `regression`. Cost per PR: engine
+ * starts of the candidate and both A/B sides (the baseline's refreshes are
+ * the base branch's), point-runs, and GPU-minutes at 1 minute per point-run
+ * plus 1, 3 or 5 minutes per engine start.
+ * Trials share their random draws across cells (common random numbers).
+ * Trials run in --workers processes (default 2); every trial has its own seed.
  * A measurement, not a test: always exits 0; goals missed are listed at the end.
  */
 import { execFileSync, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { plannedStarts, slotOrder } from '../src/plan/ab-schedule.js'
-import { compareAB } from '../src/gate/ab-verdict.js'
+import { slotOrder } from '../src/plan/ab-schedule.js'
 import { DEFAULT_MAX_ROUNDS, lookAt, lookRounds } from '../src/gate/ab-looks.js'
-import { compareToBaseline } from '../src/gate/compare.js'
 import { firstStep, nextStep, stepOptions, type LadderStep } from '../src/gate/ladder.js'
 import { mergeResults } from '../src/gate/merge.js'
-import { DEFAULT_GATE_OPTIONS } from '../src/gate/options.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../src/gate/outcome.js'
-import type { Baseline, GateOptions, Verdict } from '../src/gate/types.js'
+import { compareStarts } from '../src/gate/seq-baseline.js'
+import type { Baseline, Verdict } from '../src/gate/types.js'
 import { appendRefresh } from '../src/gate/refresh.js'
 import type { ResultFile } from '../src/types.js'
 import { createRng, type Rng } from '../src/util/rng.js'
@@ -89,41 +78,43 @@ function strArg(name: string): string | null {
   return i >= 0 ? (process.argv[i + 1] ?? null) : null
 }
 
-/**
- * Measured: 400 trials took 1290 CPU-s (about 11 minutes on 2 free cores; ~2.4 CPU-s per trial
- * once its runs are built, most of it in the gate's t quantiles); the last line prints the time.
- */
 const DEFAULT_TRIALS = 200
 const TRIALS = arg('trials', DEFAULT_TRIALS)
 const SEED = arg('seed', 20250611)
 const ONLY = strArg('only')
-if (ONLY !== null && !['ladder', 'compare', 'ab'].includes(ONLY)) throw new Error(`--only ${ONLY}: expected ladder, compare or ab`)
+if (ONLY !== null && !['ladder', 'starts'].includes(ONLY)) throw new Error(`--only ${ONLY}: expected ladder or starts`)
 const RUN_LADDER = ONLY === null || ONLY === 'ladder'
-const RUN_COMPARE = ONLY === null || ONLY === 'compare'
-const RUN_AB = ONLY === null || ONLY === 'ab'
-const ROUNDS = arg('rounds', 6)
-/** The ladder's A/B looks after ROUNDS, then every two rounds up to MAX_ROUNDS (src/gate/ab-looks.ts; the Action's max-rounds). */
+const RUN_STARTS = ONLY === null || ONLY === 'starts'
+/** The A/B's first look (its --rounds), then a look after every round up to MAX_ROUNDS (the Action's max-rounds). */
+const ROUNDS = arg('rounds', 2)
 const MAX_ROUNDS = arg('max-rounds', DEFAULT_MAX_ROUNDS)
-const AB_DRIFT = arg('ab-drift', 0.03)
+/** Candidate engine starts in all (the first sweep included) without a reference command. */
+const MAX_STARTS = arg('max-starts', 8)
 const WORKERS = Math.max(1, Math.floor(arg('workers', 2)))
 /** `--worker i/n`: this process runs trials t ≡ i (mod n) and reports its counts to the parent. */
 const WORKER = strArg('worker')
 
 const STARTED = performance.now()
 const DRIFTS = [0, 0.02, 0.03, 0.05]
-const REFRESHES = [1, 2, 3, 5, 10]
+const REFRESHES = [1, 3, 10]
 const MAX_REFRESHES = Math.max(...REFRESHES)
-const REPEATS = 3
-const REGRESSION = 1.1
-const AB_ROUNDS = [4, 6, 8]
-const AB_SCALES = [1, 1.5]
-const AB_ROWS = [4, 14]
-const AB_FACTORS = [1.05, 1.1]
+/** Runs per point of a baseline refresh. */
+const REFRESH_REPEATS = 3
+const SCENARIOS = ['u', 'r', 'all', 'faster', 'step', 'apart'] as const
+type Scenario = (typeof SCENARIOS)[number]
+/** Scenarios that must stay green, and those that must be called a regression. */
+const UNCHANGED: readonly Scenario[] = ['u', 'faster', 'step']
+const REGRESSED: readonly Scenario[] = ['r', 'all']
+const START_MINUTES = [1, 3, 5]
 /** Goals: drift up to this is "plausible"; beyond it the cells are a stress test. */
 const GOAL_DRIFT = 0.03
 const GOAL_FALSE_ALARMS = 0.01
 const GOAL_DETECTION = 0.9
-const GOAL_COMPARE_REFRESHES = 5
+/** Mean cost goals per PR with a reference, at 3 % drift: rows → point-runs, starts unchanged, starts regressed. */
+const GOAL_COST: Record<number, { pointRuns: number; starts: number; startsRegressed: number }> = {
+  4: { pointRuns: 30, starts: 12, startsRegressed: Infinity },
+  14: { pointRuns: 110, starts: 16, startsRegressed: 20 },
+}
 
 // ---------------------------------------------------------------------------
 // Gated sweeps
@@ -188,21 +179,8 @@ function sweep(rng: Rng, model: NoiseModel, p: Profile, start: readonly number[]
 }
 
 // ---------------------------------------------------------------------------
-// The product's options per look
+// One trial
 // ---------------------------------------------------------------------------
-
-/**
- * The Action's ladder with `confirm` on and a reference command, at the config's default
- * tolerance ((gate.tolerance_pct.itl ?? 5) / 100 in src/action.ts): each look's options come
- * from stepOptions, as the Action passes them over the config's (default) gate settings.
- */
-const CLIMB = { hasReference: true, confirm: true, tolerance: DEFAULT_GATE_OPTIONS.defaultTolerance }
-/** `--max-mdc P`: gate.max_mdc_pct for every look (to try another default); absent, the product's default. */
-const MAX_MDC = strArg('max-mdc')
-const CONFIG: Partial<GateOptions> = MAX_MDC === null ? {} : { maxMdcPct: Number(MAX_MDC) }
-const ladderOptions = (step: LadderStep): Partial<GateOptions> => ({ ...CONFIG, ...stepOptions(step, CLIMB) })
-/** `servegate compare` and `servegate ab` without a config: the gate's defaults (one look, the last). */
-const CLI_OPTIONS: Partial<GateOptions> = { ...CONFIG }
 
 const red = (v: Verdict): boolean => gateExit(v.verdict, DEFAULT_FAIL_ON) !== 0
 
@@ -215,186 +193,137 @@ function checkRows(v: Verdict, p: Profile): Verdict {
   return v
 }
 
-// ---------------------------------------------------------------------------
-// One trial
-// ---------------------------------------------------------------------------
-
 /** Counts by key; summed over trials and workers. */
 type Counts = Map<string, number>
 const add = (c: Counts, key: string, by = 1): void => void c.set(key, (c.get(key) ?? 0) + by)
 
-/** A seed for trial t's stream `label` (never the drift, scale or scenario: those share draws). */
+/** A seed for trial t's stream `label` (never the drift or scenario: those share draws). */
 const seedOf = (t: number, label: string): number => (SEED ^ Math.imul(t + 1, 0x9e3779b1) ^ hash(label)) >>> 0
 
-/** An A/B job of `rounds` rounds, each side's engine started around its slots; B × `worse` at the regressed point. */
-function abJob(seed: number, p: Profile, model: NoiseModel, rounds: number, worse: number, at: number): { a: ResultFile; b: ResultFile } {
-  const rng = createRng(seed)
-  const order = slotOrder(rounds)
-  // The engine starts of an exclusive job (the default): adjacent slots of one side share a start.
-  const firstSlots = new Set(plannedStarts(order, 'exclusive').map((s) => s.slots[0]! - 1))
-  const acc: { A?: ResultFile; B?: ResultFile } = {}
-  let start: number[] = []
-  for (const [i, side] of order.entries()) {
-    if (firstSlots.has(i)) start = day(rng, model)
-    const slot = p.factory.result([sweep(rng, model, p, start, side === 'B' ? worse : 1)], at)
-    const merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
-    // As run-ab.ts keeps each side's file: it plans all rounds.
-    merged.config = { ...merged.config, repeats: rounds }
-    acc[side] = merged
-  }
-  return { a: acc.A!, b: acc.B! }
+/** How the candidate B differs from A: a factor per point, and per A/B round (the host's step, a drift apart). */
+function change(p: Profile, sc: Scenario): { point: (i: number) => number; round: (r: number) => { a: number; b: number } } {
+  const none = (): { a: number; b: number } => ({ a: 1, b: 1 })
+  if (sc === 'r') return { point: (i) => (i === p.regressed ? 1.1 : 1), round: none }
+  if (sc === 'all') return { point: () => 1.1, round: none }
+  if (sc === 'faster') return { point: (i) => (i === p.regressed ? 1 : 1 / 1.1), round: none }
+  if (sc === 'step') return { point: () => 1, round: (r) => (r >= 2 ? { a: 1.05, b: 1.05 } : { a: 1, b: 1 }) }
+  if (sc === 'apart') return { point: () => 1, round: (r) => ({ a: 1, b: 1.005 ** r }) }
+  return { point: () => 1, round: none }
 }
 
-interface Candidate {
-  /** The candidate's first sweep (3 repeats). */
-  first: ResultFile
-  /** The first sweep merged with `extra` confirmation repeats of the same start. */
-  confirmed(extra: number): ResultFile
-}
-
-/** The candidate's start: 3 repeats, and confirmation repeats drawn on demand from the same start. */
-function candidate(seed: number, p: Profile, model: NoiseModel, worse: number, at: number): Candidate {
-  const rng = createRng(seed)
+/** One start's sweep of `runs` repeats with B's change (× per point, × the round's host factor). */
+function startSweep(rng: Rng, model: NoiseModel, p: Profile, runs: number, factor: (i: number) => number, host = 1): number[][] {
   const start = day(rng, model)
-  const first = p.factory.result(
-    Array.from({ length: REPEATS }, () => sweep(rng, model, p, start, worse)),
-    at,
-  )
-  const extras: number[][] = []
-  const merged = new Map<number, ResultFile>()
-  return {
-    first,
-    confirmed(extra) {
-      let m = merged.get(extra)
-      if (m === undefined) {
-        while (extras.length < extra) extras.push(sweep(rng, model, p, start, worse))
-        m = mergeResults(first, p.factory.result(extras.slice(0, extra), at))
-        merged.set(extra, m)
-      }
-      return m
-    },
-  }
+  return Array.from({ length: runs }, () => sweep(rng, model, p, start, 1).map((v, i) => v * factor(i) * host))
 }
 
-/** The ladder and compare alone on trial t, for one sweep and one drift, at every history length and both scenarios. */
+/** An A/B job drawn up to MAX_ROUNDS rounds, each slot a fresh start of its side; looks see its first rounds. */
+function abJob(seed: number, p: Profile, model: NoiseModel, sc: Scenario, at: number): { a: ResultFile; b: ResultFile } {
+  const rng = createRng(seed)
+  const ch = change(p, sc)
+  const values: { A: number[][]; B: number[][] } = { A: [], B: [] }
+  for (const [i, side] of slotOrder(MAX_ROUNDS).entries()) {
+    const host = ch.round(Math.floor(i / 2))
+    values[side].push(...startSweep(rng, model, p, 1, side === 'B' ? ch.point : () => 1, side === 'B' ? host.b : host.a))
+  }
+  // Round r of a side is its repeat r, as run-ab.ts writes each side's file (planned: every round).
+  return { a: p.factory.result(values.A, at), b: p.factory.result(values.B, at) }
+}
+
+interface Spend {
+  starts: number
+  pointRuns: number
+}
+
+/** The ladder and the starts path on trial t, for one sweep and one drift, at every history length and scenario. */
 function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
   const model = noise(p, drift, 1)
   const points = p.itl.length
-  // The baseline's 10 refreshes: each one start of 3 repeats, the same for both scenarios.
   const rng = createRng(seedOf(t, `refreshes ${p.rows}`))
-  const refreshes = Array.from({ length: MAX_REFRESHES }, (_, d) => {
-    const start = day(rng, model)
-    return p.factory.result(
-      Array.from({ length: REPEATS }, () => sweep(rng, model, p, start, 1)),
-      d,
-    )
-  })
+  const refreshes = Array.from({ length: MAX_REFRESHES }, (_, d) => p.factory.result(startSweep(rng, model, p, REFRESH_REPEATS, () => 1), d))
   const baselines = REFRESHES.map((h) => {
     let b: Baseline | null = null
     for (const r of refreshes.slice(-h)) b = appendRefresh(b, r, { maxHistory: h })
     return b!
   })
-  for (const worse of [1, REGRESSION]) {
-    const sc = worse === 1 ? 'u' : 'r'
-    const cand = candidate(seedOf(t, `candidate ${p.rows}`), p, model, worse, MAX_REFRESHES)
-    let ab: { v: Verdict; rounds: number } | null = null
-    const abVerdict = (): { v: Verdict; rounds: number } => {
-      if (ab === null) {
-        // The whole job's slots are drawn up front; each look sees its first rounds, as run-ab's looks do.
-        const job = abJob(seedOf(t, `ladder ab ${p.rows}`), p, model, MAX_ROUNDS, worse, MAX_REFRESHES)
-        for (const r of lookRounds(ROUNDS, MAX_ROUNDS)) {
-          const v = lookAt(job.a, job.b, r, MAX_ROUNDS, ladderOptions('ab'), 'exclusive')
-          if (v !== null) {
-            ab = { v: checkRows(v, p), rounds: r }
-            break
-          }
-        }
-      }
-      return ab!
-    }
+  for (const sc of SCENARIOS) {
+    const ch = change(p, sc)
+    // The candidate's starts: the first sweep, then one start per escalation, one run per point each.
+    const crng = createRng(seedOf(t, `candidate ${p.rows}`))
+    const starts = Array.from({ length: MAX_STARTS }, () => p.factory.result(startSweep(crng, model, p, 1, ch.point), MAX_REFRESHES))
+    const job = RUN_LADDER ? abJob(seedOf(t, `ab ${p.rows}`), p, model, sc, MAX_REFRESHES) : null
     for (const [hi, h] of REFRESHES.entries()) {
       const baseline = baselines[hi]!
       const cell = `${p.rows}|${drift}|${h}|${sc}`
-      const memo = new Map<string, Verdict>()
-      const compare = (c: ResultFile, opts: Partial<GateOptions>, tag: string): Verdict => {
-        const key = `${tag} ${JSON.stringify(opts)}`
-        let v = memo.get(key)
-        if (v === undefined) memo.set(key, (v = checkRows(compareToBaseline(baseline, c, opts), p)))
-        return v
-      }
-      if (RUN_COMPARE) {
-        const v = compare(cand.first, CLI_OPTIONS, 'first')
-        add(counts, `C|${cell}|n`)
-        if (red(v)) add(counts, `C|${cell}|red`)
-        if (v.verdict === 'regression') add(counts, `C|${cell}|regression`)
-      }
-      if (RUN_LADDER) {
-        // The Action with confirm on and a reference command (gate.reference_mode: ladder).
-        let step: LadderStep = firstStep(CLIMB.hasReference, 'ladder')
-        let v = compare(cand.first, ladderOptions(step), 'first')
-        let minutes = REPEATS * points
-        const path: string[] = []
-        for (;;) {
-          path.push(`${step}:${v.verdict}${v.verdict === 'undecided' && v.blind.length > 0 ? '(blind)' : ''}${red(v) ? '' : ' (green)'}`)
-          const next = nextStep(v, { step, canConfirm: CLIMB.confirm && v.confirm !== null, hasReference: CLIMB.hasReference, hostChanged: false })
-          if (next === null) break
-          if (next === 'confirm') {
-            const extra = v.confirm!.extraRepeats
-            add(counts, `L|${cell}|confirm`)
-            minutes += extra * points
-            v = compare(cand.confirmed(extra), ladderOptions(next), `confirm ${extra}`)
-          } else if (next === 'ab') {
-            add(counts, `L|${cell}|ab`)
-            const done = abVerdict()
-            minutes += 2 * done.rounds * points
-            add(counts, `L|${cell}|abrounds`, done.rounds)
-            v = done.v
-          } else {
-            throw new Error(`the ladder went back to ${next}`)
-          }
-          step = next
-        }
-        add(counts, `L|${cell}|n`)
-        add(counts, `L|${cell}|minutes`, minutes)
-        if (red(v)) add(counts, `L|${cell}|red`)
-        if (v.verdict === 'regression') add(counts, `L|${cell}|regression`)
-        // How the red unchanged PRs, and the regressed PRs not caught, got there.
-        if (worse === 1 && red(v)) add(counts, `P|u|${drift}|${path.join(' → ')}`)
-        if (worse !== 1 && v.verdict !== 'regression') add(counts, `P|r|${drift}|${path.join(' → ')}`)
-      }
+      if (RUN_LADDER) record(counts, `L|${cell}`, ladder(baseline, p, starts, job!, true, points), sc)
+      if (RUN_STARTS) record(counts, `S|${cell}`, ladder(baseline, p, starts, null, false, points), sc)
     }
   }
 }
 
-/** A/B alone on trial t: every rounds × noise scale cell of one sweep, each scenario on the same draws. */
-function abTrial(t: number, p: Profile, counts: Counts): void {
-  const points = p.itl.length
-  for (const rounds of AB_ROUNDS) {
-    for (const scale of AB_SCALES) {
-      const model = noise(p, AB_DRIFT, scale)
-      for (const worse of [1, ...AB_FACTORS]) {
-        const job = abJob(seedOf(t, `ab ${p.rows} ${rounds}`), p, model, rounds, worse, 0)
-        const v = checkRows(compareAB(job.a, job.b, CLI_OPTIONS), p)
-        const cell = `A|${p.rows}|${rounds}|${scale}|${worse}`
-        add(counts, `${cell}|n`)
-        add(counts, `${cell}|minutes`, 2 * rounds * points)
-        if (red(v)) add(counts, `${cell}|red`)
-        if (v.verdict === 'regression') add(counts, `${cell}|regression`)
-        if (v.verdict === 'undecided') add(counts, `${cell}|undecided`)
+/** One PR through the ladder: the verdict, and what it cost. */
+function ladder(
+  baseline: Baseline,
+  p: Profile,
+  starts: readonly ResultFile[],
+  job: { a: ResultFile; b: ResultFile } | null,
+  hasReference: boolean,
+  points: number,
+): { v: Verdict; spend: Spend; path: string[] } {
+  const climb = { hasReference, canRestart: !hasReference, maxStarts: MAX_STARTS }
+  let step: LadderStep = firstStep(hasReference, 'ladder')
+  let used = 1
+  let candidate = starts[0]!
+  const spend: Spend = { starts: 1, pointRuns: points }
+  let v = checkRows(compareStarts(baseline, candidate, stepOptions(step, climb), (r) => r - 1), p)
+  const path = [`baseline:${v.verdict}`]
+  for (;;) {
+    const next = nextStep(v, { step, canRestart: climb.canRestart && used < MAX_STARTS, hasReference, hostChanged: false })
+    if (next === null) break
+    if (next === 'starts') {
+      candidate = mergeResults(candidate, starts[used]!)
+      used++
+      spend.starts++
+      spend.pointRuns += points
+      const opts = { ...stepOptions('baseline', climb), ...(used >= MAX_STARTS ? { look: 'last' as const } : {}) }
+      v = checkRows(compareStarts(baseline, candidate, opts, (r) => r - 1), p)
+    } else {
+      for (const r of lookRounds(ROUNDS, MAX_ROUNDS)) {
+        const look = lookAt(job!.a, job!.b, r, MAX_ROUNDS, stepOptions('ab', climb), { A: true, B: true }, baseline)
+        if (look.done) {
+          v = checkRows(look.verdict, p)
+          spend.starts += 2 * r
+          spend.pointRuns += 2 * r * points
+          break
+        }
       }
     }
+    step = next
+    path.push(`${step}:${v.verdict}`)
   }
+  return { v, spend, path }
+}
+
+function record(counts: Counts, cell: string, out: { v: Verdict; spend: Spend; path: string[] }, sc: Scenario): void {
+  add(counts, `${cell}|n`)
+  add(counts, `${cell}|starts`, out.spend.starts)
+  add(counts, `${cell}|pointRuns`, out.spend.pointRuns)
+  add(counts, `${cell}|startsHist|${out.spend.starts}`)
+  if (red(out.v)) add(counts, `${cell}|red`)
+  if (out.v.verdict === 'regression') add(counts, `${cell}|regression`)
+  if (out.v.verdict === 'undecided') add(counts, `${cell}|undecided`)
+  if (out.path.includes('ab:pass') || out.path.some((x) => x.startsWith('ab'))) add(counts, `${cell}|ab`)
+  const drift = cell.split('|')[2]
+  if (UNCHANGED.includes(sc) && red(out.v)) add(counts, `P|${cell[0]}|${sc}|${drift}|${out.path.join(' → ')} (${out.v.reasons[0]?.slice(0, 60) ?? ''})`)
+  if (REGRESSED.includes(sc) && out.v.verdict !== 'regression') add(counts, `P|${cell[0]}|${sc}|${drift}|${out.path.join(' → ')}`)
 }
 
 function runTrials(index: number, of: number): Counts {
   const counts: Counts = new Map()
   for (let t = index; t < TRIALS; t += of) {
-    if (RUN_LADDER || RUN_COMPARE) for (const rows of [4, 7, 14]) for (const drift of DRIFTS) gateTrial(t, profileOf(rows), drift, counts)
-    if (RUN_AB) for (const rows of AB_ROWS) abTrial(t, profileOf(rows), counts)
+    for (const rows of [4, 7, 14]) for (const drift of DRIFTS) gateTrial(t, profileOf(rows), drift, counts)
     if (index === 0 && (t + of) % Math.max(1, Math.floor(TRIALS / 10)) < of) {
-      process.stderr.write(
-        `  ${t + 1}/${TRIALS} trials, ${((performance.now() - STARTED) / 1000).toFixed(0)} s, ${PROFILES.get(4)?.factory.built ?? 0} runs built\n`,
-      )
+      process.stderr.write(`  ${t + 1}/${TRIALS} trials, ${((performance.now() - STARTED) / 1000).toFixed(0)} s, ${PROFILES.get(4)?.factory.built ?? 0} runs built\n`)
     }
   }
   return counts
@@ -447,119 +376,93 @@ function gateCommit(): string {
 
 function report(counts: Counts, seconds: number): void {
   const get = (k: string): number => counts.get(k) ?? 0
-  const share = (prefix: string, what: string): number => get(`${prefix}|${what}`) / Math.max(1, get(`${prefix}|n`))
+  const share = (cell: string, what: string): number => get(`${cell}|${what}`) / Math.max(1, get(`${cell}|n`))
+  const mean = share
+  const p95 = (cell: string): number => {
+    const hist = [...counts.entries()].filter(([k]) => k.startsWith(`${cell}|startsHist|`)).map(([k, n]) => [Number(k.split('|').at(-1)), n] as const)
+    hist.sort((x, y) => x[0] - y[0])
+    const total = hist.reduce((a, [, n]) => a + n, 0)
+    let seen = 0
+    for (const [s, n] of hist) if ((seen += n) >= 0.95 * total) return s
+    return NaN
+  }
   const misses: string[] = []
   const dp = (d: number): string => `${d * 100} %`
+  const gpuMin = (cell: string): string => START_MINUTES.map((m) => (mean(cell, 'pointRuns') + m * mean(cell, 'starts')).toFixed(0)).join(' / ')
 
-  if (RUN_LADDER || RUN_COMPARE) {
+  for (const [tag, title, held] of [
+    ['L', 'Ladder with a reference command (the Action with gate.reference_command)', true],
+    ['S', 'No reference: the stored baseline, then more candidate starts (reported; held only to ≤ 1 % unchanged called regression)', false],
+  ] as const) {
+    if (tag === 'L' ? !RUN_LADDER : !RUN_STARTS) continue
     console.log(
-      `\n### Ladder and compare alone\n\nPer cell ${TRIALS} unchanged PRs and ${TRIALS} PRs with one p95 ITL row × ${REGRESSION}. ` +
-        `Ladder: baseline → confirm → A/B (${ROUNDS} rounds), as the Action with \`confirm\` and a reference command runs it. ` +
-        `Compare: one look, no escalation. GPU-min: the candidate's sweeps at 1 minute per point-run (unchanged / regressed PRs). ` +
-        `Goals: ladder ≤ ${GOAL_FALSE_ALARMS * 100} % false alarms and ≥ ${GOAL_DETECTION * 100} % detection at drift ≤ ${GOAL_DRIFT * 100} %; ` +
-        `compare ≤ ${GOAL_FALSE_ALARMS * 100} % false alarms from ${GOAL_COMPARE_REFRESHES} refreshes at drift ≤ ${GOAL_DRIFT * 100} %.\n`,
+      `\n### ${title}\n\nPer cell ${TRIALS} PRs per scenario. False alarms: red on unchanged PRs (u / faster / step), with the share called regression in brackets. ` +
+        `Detection: called regression (r: one p95 ITL row × 1.1; all: every point × 1.1). Cost (unchanged u / regressed r): mean engine starts (95th percentile), ` +
+        `mean point-runs, GPU-minutes at 1 minute per point-run plus 1 / 3 / 5 minutes per start.\n`,
     )
-    const head = [
-      'rows',
-      'drift',
-      'refreshes',
-      ...(RUN_LADDER ? ['ladder false alarms (regression)', 'ladder detection (red)', '→ confirm', '→ A/B', 'A/B rounds', 'GPU-min', 'ladder goal'] : []),
-      ...(RUN_COMPARE ? ['compare false alarms (regression)', 'compare detection (red)', 'compare goal'] : []),
-    ]
+    const head = ['rows', 'drift', 'refreshes', 'false alarms u', 'faster', 'step', 'detection r', 'all', 'apart red', 'starts u / r', 'point-runs u / r', 'GPU-min u', 'GPU-min r', 'goal']
     console.log(`| ${head.join(' | ')} |`)
     console.log(`|${head.map(() => '---').join('|')}|`)
     for (const rows of [4, 7, 14]) {
       for (const drift of DRIFTS) {
         for (const h of REFRESHES) {
-          const u = `${rows}|${drift}|${h}|u`
-          const r = `${rows}|${drift}|${h}|r`
-          const cells = [String(rows), dp(drift), String(h)]
-          if (RUN_LADDER) {
-            const fa = share(`L|${u}`, 'red')
-            const det = share(`L|${r}`, 'regression')
-            const inGoal = drift <= GOAL_DRIFT
-            const ok = fa <= GOAL_FALSE_ALARMS && det >= GOAL_DETECTION
-            if (inGoal && !ok) misses.push(`ladder, ${rows} rows, drift ${dp(drift)}, ${h} refreshes: ${pct(fa)} false alarms, ${pct(det)} detection`)
-            cells.push(
-              `${pct(fa)} (${pct(share(`L|${u}`, 'regression'))})`,
-              `${pct(det)} (${pct(share(`L|${r}`, 'red'))})`,
-              pct(share(`L|${u}`, 'confirm')),
-              pct(share(`L|${u}`, 'ab')),
-              `${(get(`L|${u}|abrounds`) / Math.max(1, get(`L|${u}|ab`))).toFixed(1)} / ${(get(`L|${r}|abrounds`) / Math.max(1, get(`L|${r}|ab`))).toFixed(1)}`,
-              `${share(`L|${u}`, 'minutes').toFixed(1)} / ${share(`L|${r}`, 'minutes').toFixed(1)}`,
-              inGoal ? mark(ok) : '–',
-            )
+          const c = (sc: Scenario): string => `${tag}|${rows}|${drift}|${h}|${sc}`
+          const fa = Math.max(...UNCHANGED.map((sc) => share(c(sc), 'red')))
+          const faReg = Math.max(...UNCHANGED.map((sc) => share(c(sc), 'regression')))
+          const det = Math.min(...REGRESSED.map((sc) => share(c(sc), 'regression')))
+          const inGoal = drift <= GOAL_DRIFT
+          let ok: boolean
+          if (held) {
+            const cost = GOAL_COST[rows]
+            const costOk =
+              cost === undefined ||
+              drift !== GOAL_DRIFT ||
+              (mean(c('u'), 'pointRuns') <= cost.pointRuns && mean(c('u'), 'starts') <= cost.starts && mean(c('r'), 'starts') <= cost.startsRegressed)
+            ok = fa <= GOAL_FALSE_ALARMS && det >= GOAL_DETECTION && costOk
+            if (inGoal && !ok) misses.push(`ladder, ${rows} rows, drift ${dp(drift)}, ${h} refreshes: ${pct(fa)} false alarms, ${pct(det)} detection${costOk ? '' : ', cost over its goal'}`)
+          } else {
+            ok = faReg <= GOAL_FALSE_ALARMS
+            if (!ok && inGoal) misses.push(`starts, ${rows} rows, drift ${dp(drift)}, ${h} refreshes: ${pct(faReg)} unchanged PRs called regression`)
           }
-          if (RUN_COMPARE) {
-            const fa = share(`C|${u}`, 'red')
-            const inGoal = drift <= GOAL_DRIFT && h >= GOAL_COMPARE_REFRESHES
-            if (inGoal && fa > GOAL_FALSE_ALARMS) misses.push(`compare, ${rows} rows, drift ${dp(drift)}, ${h} refreshes: ${pct(fa)} false alarms`)
-            cells.push(
-              `${pct(fa)} (${pct(share(`C|${u}`, 'regression'))})`,
-              `${pct(share(`C|${r}`, 'regression'))} (${pct(share(`C|${r}`, 'red'))})`,
-              inGoal ? mark(fa <= GOAL_FALSE_ALARMS) : '–',
-            )
-          }
+          const cells = [
+            String(rows),
+            dp(drift),
+            String(h),
+            `${pct(share(c('u'), 'red'))} (${pct(share(c('u'), 'regression'))})`,
+            pct(share(c('faster'), 'red')),
+            pct(share(c('step'), 'red')),
+            `${pct(share(c('r'), 'regression'))}`,
+            pct(share(c('all'), 'regression')),
+            pct(share(c('apart'), 'red')),
+            `${mean(c('u'), 'starts').toFixed(1)} (${p95(c('u'))}) / ${mean(c('r'), 'starts').toFixed(1)} (${p95(c('r'))})`,
+            `${mean(c('u'), 'pointRuns').toFixed(0)} / ${mean(c('r'), 'pointRuns').toFixed(0)}`,
+            gpuMin(c('u')),
+            gpuMin(c('r')),
+            inGoal ? mark(ok) : '–',
+          ]
           console.log(`| ${cells.join(' | ')} |`)
         }
       }
     }
-    if (RUN_LADDER) {
-      for (const [sc, what] of [
-        ['u', 'Ladder paths of red unchanged PRs'],
-        ['r', `Ladder paths of regressed PRs (× ${REGRESSION}) not called a regression`],
-      ] as const) {
-        console.log(`\n${what}, summed over rows and history lengths (share of all ${15 * TRIALS} PRs of that drift):\n`)
-        for (const drift of DRIFTS) {
-          const paths = [...counts.entries()].filter(([k]) => k.startsWith(`P|${sc}|${drift}|`)).sort((a, b) => b[1] - a[1])
-          const total = paths.reduce((a, [, n]) => a + n, 0)
-          console.log(`- drift ${dp(drift)}: ${total === 0 ? 'none' : `${pct(total / (15 * TRIALS))}`}`)
-          for (const [k, n] of paths.slice(0, 5)) console.log(`  - ${pct(n / (15 * TRIALS))} ${k.split('|')[3]}`)
-        }
-      }
-    }
-  }
-
-  if (RUN_AB) {
-    console.log(
-      `\n### A/B alone\n\nPer cell ${TRIALS} PRs per scenario; drift ${dp(AB_DRIFT)} per engine start, run CV 2–3 %, both × the noise scale; ` +
-        `each side's engine started around its slots. GPU-min: 2 × rounds × points.\n`,
-    )
-    const head = [
-      'rows',
-      'noise',
-      'rounds',
-      'false alarms (regression)',
-      'undecided (unchanged)',
-      ...AB_FACTORS.map((f) => `detection × ${f} (red)`),
-      'GPU-min',
-    ]
-    console.log(`| ${head.join(' | ')} |`)
-    console.log(`|${head.map(() => '---').join('|')}|`)
-    for (const rows of AB_ROWS) {
-      for (const scale of AB_SCALES) {
-        for (const rounds of AB_ROUNDS) {
-          const c = (w: number): string => `A|${rows}|${rounds}|${scale}|${w}`
-          console.log(
-            `| ${[
-              rows,
-              `× ${scale}`,
-              rounds,
-              `${pct(share(c(1), 'red'))} (${pct(share(c(1), 'regression'))})`,
-              pct(share(c(1), 'undecided')),
-              ...AB_FACTORS.map((f) => `${pct(share(c(f), 'regression'))} (${pct(share(c(f), 'red'))})`),
-              share(c(1), 'minutes').toFixed(0),
-            ].join(' | ')} |`,
-          )
-        }
+    for (const [kind, what] of [
+      ['u', 'Paths of red PRs that must stay green'],
+      ['r', 'Paths of regressed PRs not called a regression'],
+    ] as const) {
+      const scs = kind === 'u' ? UNCHANGED : REGRESSED
+      console.log(`\n${what} (${tag}), summed over rows and history lengths:\n`)
+      for (const drift of DRIFTS) {
+        const paths = [...counts.entries()].filter(([k]) => scs.some((sc) => k.startsWith(`P|${tag}|${sc}|${drift}|`))).sort((a, b) => b[1] - a[1])
+        const total = paths.reduce((a, [, n]) => a + n, 0)
+        const all = 3 * REFRESHES.length * scs.length * TRIALS
+        console.log(`- drift ${dp(drift)}: ${total === 0 ? 'none' : pct(total / all)}`)
+        for (const [k, n] of paths.slice(0, 4)) console.log(`  - ${pct(n / all)} ${k.split('|').slice(1, 2).concat(k.split('|').slice(4)).join(': ')}`)
       }
     }
   }
 
   console.log(`\n${TRIALS} trials, seed ${SEED}, ${WORKERS} worker(s), ${seconds.toFixed(0)} s.`)
   if (misses.length > 0) console.log(`\nGoals missed (${misses.length}):\n${misses.map((m) => `- ${m}`).join('\n')}`)
-  else if (RUN_LADDER || RUN_COMPARE) console.log('\nEvery goal met.')
-  else console.log('\nA/B alone has no goals of its own: its figures are for reading.')
+  else console.log('\nEvery goal met.')
 }
 
 if (WORKER !== null) {
@@ -569,7 +472,7 @@ if (WORKER !== null) {
 } else {
   console.log(
     `gate false alarms: ${TRIALS} trials per cell, seed ${SEED}; gate at ${gateCommit()}; ` +
-      `run CV 2–3 %, ${(GPU.outlierP * 100).toFixed(0)} % of runs 8–20 % worse, ${(GPU.dayOwn * 100).toFixed(1)} % per-metric offset per start, drift per engine start ${DRIFTS.map((d) => `${d * 100} %`).join(' / ')}`,
+      `run CV 2–3 %, ${(GPU.outlierP * 100).toFixed(0)} % of runs 8–20 % worse, ${(GPU.dayOwn * 100).toFixed(1)} % per-metric offset per start, drift per engine start ${DRIFTS.map((d) => `${d * 100} %`).join(' / ')}; A/B looks from round ${ROUNDS} up to ${MAX_ROUNDS}`,
   )
   const counts = await runAll()
   report(counts, (performance.now() - STARTED) / 1000)

@@ -28,7 +28,7 @@ import { join } from 'node:path'
 import { UsageError } from '../errors.js'
 import type { ResolvedConfig } from '../config/resolve.js'
 import { mergeResults } from '../gate/merge.js'
-import type { GateOptions, Verdict } from '../gate/types.js'
+import type { Baseline, GateOptions, Verdict } from '../gate/types.js'
 import { normalizeBaseUrl } from '../util/base-url.js'
 import { describeExit, ServerExitedDuringSweep, ServerStartCancelled, ServerStartFailed, startServer, type ServerHandle } from '../serve/index.js'
 import { gpuEnv } from '../config/child-env.js'
@@ -53,6 +53,7 @@ import {
 } from '../plan/ab-schedule.js'
 import { compareAB, invalidSlotLines, type AbOutcome } from '../gate/ab-verdict.js'
 import { firstRounds, lookAt, lookRounds, maxRoundsProblem } from '../gate/ab-looks.js'
+import { capLine, costOf } from '../gate/cost.js'
 
 export { slotOrder, type AbOutcome, type AbSchedule, type AbStart, type Side }
 
@@ -71,10 +72,20 @@ export interface AbOptions {
   b: ResolvedConfig
   rounds: number
   /**
-   * Look after `rounds`, then every two rounds up to this many, stopping when a look passes every
-   * gated row with power to spare (src/gate/ab-looks.ts). Default: `rounds` (one look, at the end).
+   * Look after `rounds`, then after every round up to this many, stopping at the first look that
+   * decides every gated row (src/gate/ab-looks.ts). Default: `rounds` (one look, at the end).
    */
   maxRounds?: number
+  /** The host's history of the base branch's engine (a stored baseline): the rows' design noise. Null: the priors. */
+  history?: Baseline | null
+  /**
+   * `gate.max_gpu_minutes`: the job stops after the round that reaches it, and rows still open are
+   * undecided. `spentGpuMinutes` is what the ladder spent before the A/B (its sweeps).
+   */
+  maxGpuMinutes?: number | null
+  spentGpuMinutes?: number
+  /** Engine starts and point-runs the ladder spent before the A/B (the candidate's first sweep). */
+  spent?: { engineStarts: number; pointRuns: number }
   outDir: string
   gateOptions: Partial<GateOptions>
   /**
@@ -109,7 +120,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   const maxRounds = opts.maxRounds ?? opts.rounds
   const maxProblem = maxRoundsProblem(opts.rounds, maxRounds)
   if (maxProblem !== null) throw new UsageError(`servegate ab: ${names.maxRounds} ${maxRounds}: ${maxProblem}`)
-  const looks = new Set(lookRounds(opts.rounds, maxRounds).filter((r) => r < maxRounds))
+  const looks = new Set(lookRounds(opts.rounds, maxRounds))
   const cfgs: Record<Side, ResolvedConfig> = { A: opts.a, B: opts.b }
   const gpus = opts.gpus ?? {}
   for (const side of ['A', 'B'] as const) {
@@ -186,9 +197,11 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   }
 
   const acc: Partial<Record<Side, ResultFile>> = {}
-  // Start offsets are only there to account for when each side's engine restarts around its slots.
-  const design = mode === 'exclusive' && commands.length === 2 ? 'exclusive' : 'resident'
+  // A side servegate starts afresh for every slot gives independent rounds; one never restarted shares its start offset.
+  const restarted = { A: mode === 'exclusive' && commands.includes('A'), B: mode === 'exclusive' && commands.includes('B') }
   let stopped: { rounds: number; verdict: Verdict } | null = null
+  let capped = false
+  const gpuSoFar = (): number => (opts.spentGpuMinutes ?? 0) + gpuMinutes((Date.now() - t0) / 60_000, gpusHeld(inventory.count, gpus))
   const keep = async (side: Side, slot: ResultFile): Promise<void> => {
     const merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
     // The side's file plans all rounds: a job cut short reads as incomplete, never as fewer repeats.
@@ -218,10 +231,10 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
       const round = Math.floor(i / 2)
       const slotNo = i + 1
       // Exclusive: the other side leaves the GPU before this one starts; adjacent slots of one side share a start.
+      // Exclusive: the other side leaves the GPU before this one starts, and every slot is a start of its own.
       if (mode === 'exclusive') {
-        const other: Side = side === 'A' ? 'B' : 'A'
-        await stopSide(other)
-        if (!running.has(side)) await startSide(side, slotNo)
+        for (const s of ['A', 'B'] as const) await stopSide(s)
+        await startSide(side, slotNo)
       }
       const up = running.get(side)
       up?.start.slots.push(slotNo)
@@ -279,15 +292,22 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         break
       }
       deps.onSlotDone?.(side, round, i, order.length)
-      // After each round's second slot: an early look may end the job on a pass with power to spare.
+      // After each round's second slot: a look, which ends the job once every gated row is decided.
       if (i % 2 === 1 && looks.has(round + 1) && acc.A !== undefined && acc.B !== undefined) {
-        const early = lookAt(acc.A, acc.B, round + 1, maxRounds, opts.gateOptions, design)
-        if (early !== null) {
-          stopped = { rounds: round + 1, verdict: early }
-          deps.log(`servegate ab: the look after round ${round + 1} passed every gated row with power to spare; the job stops (at most ${maxRounds} rounds)`)
+        const cap = opts.maxGpuMinutes ?? null
+        capped = cap !== null && gpuSoFar() >= cap && round + 1 < maxRounds
+        const look = lookAt(acc.A, acc.B, round + 1, capped ? round + 1 : maxRounds, opts.gateOptions, restarted, opts.history ?? null)
+        if (look.done) {
+          stopped = { rounds: round + 1, verdict: look.verdict }
+          const open = look.verdict.rows.filter((r) => r.gated && r.status === 'undecided').length
+          deps.log(
+            capped && open > 0
+              ? `servegate ab: ${capLine(cap!, gpuSoFar())}; the job stops after round ${round + 1}`
+              : `servegate ab: the look after round ${round + 1} decided every gated row it can; the job stops (at most ${maxRounds} rounds)`,
+          )
           break
         }
-        deps.log(`servegate ab: the look after round ${round + 1} did not settle every gated row; two more rounds`)
+        deps.log(`servegate ab: the look after round ${round + 1} left gated rows open; one more round`)
       }
     }
   } catch (err) {
@@ -320,7 +340,14 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   }
   // Beside a.json and b.json: how the host was held (the starts, their readiness, the GPU-minutes).
   await writeFileAtomic(join(opts.outDir, 'schedule.json'), `${JSON.stringify(schedule, null, 2)}\n`)
-  const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, opts.gateOptions, design)
+  const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null)
+  verdict.cost = costOf(
+    { engineStarts: starts.length + (opts.spent?.engineStarts ?? 0), pointRuns: pointRuns(acc.A) + pointRuns(acc.B) + (opts.spent?.pointRuns ?? 0) },
+    (opts.spentGpuMinutes ?? 0) + schedule.gpu_minutes,
+    opts.maxGpuMinutes ?? null,
+    capped,
+  )
+  if (capped && verdict.verdict === 'undecided') verdict.reasons.unshift(`undecided: ${capLine(opts.maxGpuMinutes!, verdict.cost.gpu_minutes)}`)
   return { verdict, a: acc.A, b: acc.B, paths, order: schedule.order, schedule }
 }
 
@@ -332,6 +359,11 @@ class BStartFailed extends Error {
   ) {
     super(message)
   }
+}
+
+/** Runs of points a side measured (one run of one point each). */
+function pointRuns(r: ResultFile): number {
+  return r.points.reduce((n, p) => n + p.runs.length, 0)
 }
 
 function round2(x: number): number {

@@ -7,27 +7,34 @@ import { decidePaired, pairUp } from './paired.js'
 import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from './types.js'
 import { baselineFromResult, profileOf, refreshFromResult } from './refresh.js'
 import { CODE_BLAME } from './invariants.js'
-import { slotOf, startsByRound, type AbSchedule, type Side } from '../plan/ab-schedule.js'
+
+const BOTH: Restarts = { A: true, B: true }
+import { slotOf, type AbSchedule, type Side } from '../plan/ab-schedule.js'
+
+/** Whether each side of an A/B job was started afresh for every slot (a command servegate starts, not resident). */
+export type Restarts = { A: boolean; B: boolean }
 
 /**
- * The A/B verdict for two results of the same sweep whose repeat r was measured in slot
- * pair r. Everything but the statistics is the baseline gate's (./compare.ts): the rows,
- * the blame of broken, incomplete and invalid runs, the comparability checks (A stands in
- * as a one-refresh baseline); each metric's decision is paired. `mode` is how the job held the
- * host (./schedule.ts): it says which rounds shared an engine start.
+ * The A/B verdict for two results of the same sweep whose repeat r was measured in round r.
+ * Everything but the statistics is the baseline gate's (./compare.ts): the rows, the blame of
+ * broken, incomplete and invalid runs, the comparability checks (A stands in as a one-refresh
+ * baseline); each metric is decided by the sequential test over the rounds (./paired.ts).
+ * `restarted` says which sides were started afresh for every slot; `history` is the host's
+ * history of the base branch's engine (a stored baseline's refreshes on this host), whose
+ * noise the rows are designed with (the priors when null).
  */
-export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOptions> = {}, mode: 'exclusive' | 'resident' = 'exclusive'): Verdict {
+export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOptions> = {}, restarted: Restarts = BOTH, history: Baseline | null = null): Verdict {
   const baseline = referenceBaseline(a)
+  // A job decided at fixed rounds (no looks) truncates every row at the rounds it planned.
+  const rounds = typeof a.config.repeats === 'number' ? a.config.repeats : 1
+  options = { maxLooks: Math.max(1, rounds), ...options }
   const opts = resolveGateOptions(baseline, options)
   const figuresA = extractFigures(a, opts)
-  // Which engine start measured each round: the job planned a.config.repeats rounds.
-  const planned = typeof a.config.repeats === 'number' ? a.config.repeats : 0
-  const measured = Math.max(0, ...a.points.flatMap((p) => p.runs.map((r) => r.repeat)), ...b.points.flatMap((p) => p.runs.map((r) => r.repeat)))
-  const starts = startsByRound(Math.max(1, planned, measured), mode)
+  const logsOf = (key: string): number[][] =>
+    (history?.refreshes ?? []).map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x)))
   const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
-    const { pairs, rounds } = pairUp(figuresA.get(key) ?? [], candidateRuns)
-    const ids = rounds.map((r) => [starts.A[r - 1] ?? r, starts.B[r - 1] ?? r] as const)
-    return decidePaired({ pairs, rounds, starts: ids, higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts)
+    const { pairs } = pairUp(figuresA.get(key) ?? [], candidateRuns)
+    return decidePaired({ pairs, restarted, history: logsOf(key), ...info }, rowOpts)
   })
   // The reference's own failures leave B's figures without a partner: say that A is why.
   const spoiled = verdict.rows.some((r) => r.gated && (r.status === 'unmeasured' || r.status === 'invalid'))

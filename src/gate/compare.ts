@@ -10,7 +10,7 @@ import { diffFingerprint, resultFingerprint, tokensPerChunkChanges } from './fin
 import { completenessProblems, cutRepeats, plannedRepeats } from './completeness.js'
 import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
 import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, pointScope, shapeLabel } from './metric-keys.js'
-import { resolveGateOptions, toleranceFor } from './options.js'
+import { designFor, resolveGateOptions, toleranceFor } from './options.js'
 import { mdcLimit, rowLevel } from './decide.js'
 import { describeHostChanges, hostChanges } from './host-change.js'
 import type { Baseline, GateOptions, GateRow, MetricKind, RowStatus, Verdict, VerdictKind } from './types.js'
@@ -42,10 +42,25 @@ function scopesOf(baseline: Baseline, kind: MetricKind, candidate?: ResultFile):
  * Decides one metric from the candidate's usable runs (valid, in no cut repeat) in place of
  * the baseline history's rule: `servegate ab` pairs them with the reference's (./paired.ts).
  */
-export type MetricDecider = (dataKey: string, candidateRuns: FigureRun[], info: { higherIsBetter: boolean; tolerance: number }, opts: GateOptions) => Decision
+export type MetricDecider = (
+  dataKey: string,
+  candidateRuns: FigureRun[],
+  info: { higherIsBetter: boolean; tolerance: number; design: number },
+  opts: GateOptions,
+) => Decision
 
-/** Verdict for `candidate` against `baseline`; see docs/gate.md for the rule, the blame table and the precedence. */
-export function compareToBaseline(baseline: Baseline, candidate: ResultFile, options: Partial<GateOptions> = {}, decider?: MetricDecider): Verdict {
+/**
+ * Verdict for `candidate` against `baseline`; see docs/gate.md for the rule, the blame table and the precedence.
+ * `decider` replaces the one-look rule (the sequential rows: ./paired.ts, ./seq-baseline.ts); `stored`
+ * says the figures are judged against the stored baseline, so a host change since it is named.
+ */
+export function compareToBaseline(
+  baseline: Baseline,
+  candidate: ResultFile,
+  options: Partial<GateOptions> = {},
+  decider?: MetricDecider,
+  stored = decider === undefined,
+): Verdict {
   const opts = resolveGateOptions(baseline, options)
   const reasons: string[] = []
   const incomparable: string[] = []
@@ -123,11 +138,11 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     const usable = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat))
     const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) }
     const decision = decider
-      ? decider(dataKey, usable, info, rowOpts)
+      ? decider(dataKey, usable, { ...info, design: designFor(opts, kind) }, rowOpts)
       : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable.map((r) => r.value as number), ...info }, rowOpts)
     const { problems, notes } = runProblems(runs, opts)
     problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts))
-    problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut))
+    problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut, decider !== undefined))
     problems.push(...missed.values())
     if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died)
     if (isPerToken && tpc) {
@@ -141,7 +156,11 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     }
     // Measured means enough valid runs on both sides: at least two, and two thirds of those planned.
     // A paired decision counts pairs on the reference's side, held to the same rule as the candidate's runs.
-    const measured = enoughValidRuns(usable.length, planned) && (decider !== undefined ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2)
+    // A sequential row (a decider) needs one increment: each carries the host's design noise.
+    const measured =
+      decider !== undefined
+        ? enoughValidRuns(usable.length, planned, 1) && enoughValidRuns(decision.nBaseline, planned, 1)
+        : enoughValidRuns(usable.length, planned) && decision.nBaseline >= 2
     const row: GateRow = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 }
     rows.push(row)
     if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
@@ -224,13 +243,18 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     confirm = { extraRepeats: Math.max(...extraRepeats) }
     reasons.push(`${confirm.extraRepeats} more repeat${confirm.extraRepeats === 1 ? '' : 's'} of the gated sweep would likely settle it; decide over all runs`)
   }
-  if (verdict === 'undecided' && unresolvable > 0) {
+  if (verdict === 'undecided' && unresolvable > 0 && decider === undefined) {
     reasons.push(`${unresolvable} undecided row${unresolvable === 1 ? '' : 's'} would not settle within ${opts.maxRepeats} runs per point`)
   }
   // The gate could not have seen a regression of the size it promises on these rows.
   const blind = any(gatedRows, 'undecided').filter((r) => r.blind === true)
   // First, so the comment's opening lines name the blind rows and what would give the gate power.
-  if (verdict === 'undecided') reasons.unshift(undecidedLine(blind, (r) => mdcLimit(opts, (r.tolerance_pct ?? opts.defaultTolerance * 100) / 100)))
+  if (verdict === 'undecided')
+    reasons.unshift(
+      decider !== undefined
+        ? sequentialUndecidedLine(blind, any(gatedRows, 'undecided'))
+        : undecidedLine(blind, (r) => mdcLimit(opts, (r.tolerance_pct ?? opts.defaultTolerance * 100) / 100)),
+    )
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) }
   if (gatedRows.length > 0) reasons.push(familyLine(family))
   const out: Verdict = {
@@ -243,7 +267,7 @@ export function compareToBaseline(baseline: Baseline, candidate: ResultFile, opt
     blind: blind.map((r) => r.label),
     family,
   }
-  return decider === undefined && opts.onHostChange === 'unmeasured' && newest !== undefined ? hostChangeVerdict(out, newest.env, candidate.env) : out
+  return stored && opts.onHostChange === 'unmeasured' && newest !== undefined ? hostChangeVerdict(out, newest.env, candidate.env) : out
 }
 
 /** `judged 4 gated rows at 1 % false alarms per pull request: each row one-sided at 0.25 %` */
@@ -286,6 +310,13 @@ function undecidedLine(blind: readonly GateRow[], limitOf: (row: GateRow) => num
     .map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`} > ${Number(limitOf(r).toFixed(2))} %)`)
     .join(', ')
   return `undecided and blind: ${what} could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`
+}
+
+/** The first line of a sequential verdict left undecided: the blind rows, or the rows still between their boundaries. */
+function sequentialUndecidedLine(blind: readonly GateRow[], open: readonly GateRow[]): string {
+  if (blind.length > 0)
+    return `undecided and blind: ${blind.map((r) => r.label).join(', ')} could not rule out the change ${blind.length === 1 ? 'it is' : 'they are'} designed to catch however many rounds followed (sides that are never restarted keep their start offsets); the check fails, and engine starts of both sides (serve commands) give the gate power`
+  return `undecided: ${open.map((r) => r.label).join(', ')} ${open.length === 1 ? 'is' : 'are'} still between the pass and regression boundaries after the last round allowed; the check fails, and more rounds (max-rounds) decide`
 }
 
 /** Point scopes whose output-token counts a row depends on (a shape row depends on all its points). */

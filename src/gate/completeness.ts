@@ -23,9 +23,11 @@ function refreshRuns(baseline: Baseline, key: string, scope: string): number {
 }
 
 /**
- * Incomplete candidates: fewer runs than planned (the candidate's own repeats, or the
- * baseline's runs per refresh, whichever is more), and for throughput at target a repeat
- * whose curve lacks points of the gated sweep.
+ * Incomplete candidates: fewer runs than planned, and for throughput at target a repeat whose curve
+ * lacks points of the gated sweep. Planned is the candidate's own repeats, or the baseline's runs
+ * per refresh, whichever is more, for the one-look comparison (whose spread comes from the runs);
+ * a sequential verdict (`ownPlan`) holds the candidate to its own plan alone, since its steps
+ * measure one run per point per engine start whatever a refresh measured.
  */
 export function completenessProblems(
   baseline: Baseline,
@@ -35,11 +37,12 @@ export function completenessProblems(
   runs: readonly FigureRun[],
   planned: number | null,
   cut: ReadonlyMap<number, Array<number | 'inf'>>,
+  ownPlan = false,
 ): Problem[] {
   const problems: Problem[] = []
   const fromBaseline = refreshRuns(baseline, metricKey(kind, scope), scope)
-  const expected = Math.max(planned ?? 0, fromBaseline)
-  const why = (planned ?? 0) >= fromBaseline ? `the ${planned} repeats it planned` : `the baseline's ${fromBaseline} runs per refresh`
+  const expected = ownPlan && planned !== null ? planned : Math.max(planned ?? 0, fromBaseline)
+  const why = (planned ?? 0) >= expected ? `the ${planned} repeats it planned` : `the baseline's ${fromBaseline} runs per refresh`
   if (!KIND_INFO[kind].perShape) {
     if (runs.length > 0 && runs.length < expected) {
       problems.push({ blame: 'incomplete', text: `${scope}: the candidate has ${runs.length} of ${why}` })

@@ -1,31 +1,37 @@
 /**
  * The escalation ladder of a gated pull request (pure): what the gate does
- * when the stored baseline cannot decide a row.
+ * when one step cannot decide a row. Every step is part of one sequential
+ * test per row (./sequential.ts), whose unit is an engine start, because
+ * that is where a host's drift lives:
  *
- *   baseline ──undecided──▶ confirm ──still not decided──▶ A/B
- *      │                                                  ▲
- *      └──regression, host changed, baseline unusable─────┘
+ *   baseline ──open──▶ starts (more candidate starts) ──open──▶ (undecided)
+ *      │
+ *      └──open, a regression to confirm, the host changed, no usable baseline──▶ A/B
  *
- * - `baseline`: the candidate's sweep against the stored baseline. A pass or
- *   an improvement ends the ladder; so do verdicts no re-measurement can
- *   change (broken, incomplete, not comparable, a candidate whose own runs
- *   the host spoiled).
- * - `confirm`: more repeats of the candidate on this runner, decided over all
- *   of its runs. Only for an undecided verdict on an unchanged host: repeats
- *   cannot remove the drift between the baseline's day and today.
- * - `ab`: the base branch's engine (`gate.reference_command`) and the PR's
- *   measured side by side on this runner in alternating slots, decided from
- *   paired differences. Day-to-day drift and a changed host cancel out, so a
- *   regression against the stored baseline is confirmed there before the PR
- *   is blamed. Without a reference command the ladder ends one step earlier,
- *   and whatever is left undecided fails.
+ * - `baseline`: the PR's first sweep, its candidate's first engine start,
+ *   against the stored baseline's centre. A pass ends the ladder; so do
+ *   verdicts no re-measurement can change (broken, incomplete, not
+ *   comparable, a candidate whose own runs the host spoiled).
+ * - `starts`: without a reference engine, and where servegate starts the
+ *   candidate's engine itself, each further start of the candidate adds an
+ *   increment to the same test, one run per point, until every row is decided
+ *   or `maxLooks` starts are spent. A row the stored centre leaves blind (too
+ *   few refreshes for its drift) does not climb: no number of starts would
+ *   decide it.
+ * - `ab`: with the base branch's reference engine (`gate.reference_command`),
+ *   whatever the stored baseline leaves open is decided side by side on this
+ *   runner, each side started afresh for every slot. A regression against the
+ *   stored baseline is confirmed there before the PR is blamed, and a host
+ *   change since the baseline is cancelled there. With a reference, the stored
+ *   baseline never calls a regression: the A/B spends the whole false-alarm
+ *   rate.
  *
- * `reference: 'always'` skips the first two steps (every PR is measured A/B).
+ * `reference: 'always'` skips the first step (every PR is measured A/B).
  */
 import type { ResultFile } from '../types.js'
 import type { GateOptions, Verdict } from './types.js'
 
-export type LadderStep = 'baseline' | 'confirm' | 'ab'
+export type LadderStep = 'baseline' | 'starts' | 'ab'
 
 /** How the gate uses a reference command: as the ladder's last step, or for every PR. */
 export type ReferenceMode = 'ladder' | 'always'
@@ -33,11 +39,11 @@ export type ReferenceMode = 'ladder' | 'always'
 export interface LadderState {
   /** The step whose verdict is in hand. */
   step: LadderStep
-  /** Confirmation is enabled (`confirm`), and the verdict names extra repeats that would likely settle it. */
-  canConfirm: boolean
+  /** More candidate starts are allowed (`confirm`, a serve command servegate starts, starts left). */
+  canRestart: boolean
   /** A reference command is configured on the base branch. */
   hasReference: boolean
-  /** The host (driver, CUDA, GPU clocks, kernel) changed since the baseline's newest refresh. */
+  /** The host (driver, CUDA, GPU clocks, kernel, machine) changed since the baseline's newest refresh. */
   hostChanged: boolean
 }
 
@@ -56,7 +62,12 @@ export function baselineSideUnmeasured(v: Verdict, hostChanged: boolean): boolea
   if (hostChanged) return true
   const gated = v.rows.filter((r) => r.gated)
   if (gated.length === 0) return false
-  return gated.every((r) => r.status !== 'invalid' && r.status !== 'missing' && (r.status !== 'unmeasured' || r.n_candidate >= 2))
+  return gated.every((r) => r.status !== 'invalid' && r.status !== 'missing' && (r.status !== 'unmeasured' || r.n_candidate >= 1))
+}
+
+/** Whether an undecided verdict has a gated row that more candidate starts could still decide (open and not blind). */
+export function startsCanDecide(v: Verdict): boolean {
+  return v.verdict === 'undecided' && v.blind.length === 0 && v.rows.some((r) => r.gated && r.status === 'undecided')
 }
 
 /** The next step after `state.step` gave `verdict`; null when the verdict stands. */
@@ -64,30 +75,25 @@ export function nextStep(verdict: Verdict, state: LadderState): LadderStep | nul
   if (state.step === 'ab') return null
   const v = verdict.verdict
   const toReference: LadderStep | null = state.hasReference ? 'ab' : null
-  if (v === 'pass' || v === 'improvement') return state.hostChanged ? toReference : null
-  if (v === 'undecided') {
-    if (state.step === 'baseline' && state.canConfirm && !state.hostChanged) return 'confirm'
-    return toReference
+  if (state.hostChanged) return toReference
+  if (v === 'pass' || v === 'improvement') return null
+  if (v === 'undecided' || v === 'regression') {
+    if (state.hasReference) return 'ab'
+    return v === 'undecided' && state.canRestart && startsCanDecide(verdict) ? 'starts' : null
   }
-  if (v === 'regression') return toReference
   if (v === 'unmeasured') return baselineSideUnmeasured(verdict, state.hostChanged) ? toReference : null
   return null
 }
 
 /**
- * The options of one look on the ladder, over the config's gate settings. With a reference to
- * escalate to, the stored baseline only screens: its band stays open (a row passes only clearly
- * below its bar, and only while it could see twice its tolerance), and the A/B spends the whole
- * false-alarm rate. Without
- * one, the baseline's look and the confirmation's can each fail the check, so they split it; with
- * confirmation off the baseline's look is the last.
+ * The options of one step's look over the config's gate settings. The stored baseline's look is
+ * interim (`screen`: its open rows stay open) when a later step can decide them; `maxLooks` is
+ * the starts the candidate may have in all. The A/B's looks are the job's own (./ab-looks.ts).
  */
-export function stepOptions(step: LadderStep, s: { hasReference: boolean; confirm: boolean; tolerance: number }): Partial<GateOptions> {
-  if (step === 'ab') return { look: 'last', alphaShare: 1 }
-  // The A/B decides what the baseline passes on: a row passes here only if it could see twice its tolerance.
-  if (s.hasReference) return { look: 'screen', alphaShare: 1, screenMdc: 2 * s.tolerance }
-  if (step === 'baseline' && !s.confirm) return { look: 'last', alphaShare: 1 }
-  return { look: step === 'baseline' ? 'screen' : 'last', alphaShare: 0.5 }
+export function stepOptions(step: LadderStep, s: { hasReference: boolean; canRestart: boolean; maxStarts: number }): Partial<GateOptions> {
+  if (step === 'ab') return { alphaShare: 1 }
+  const later = s.hasReference || s.canRestart
+  return { look: later ? 'screen' : 'last', alphaShare: 1, maxLooks: s.canRestart && !s.hasReference ? s.maxStarts : 1 }
 }
 
 /** Why the ladder climbs from a verdict, in one line (for the report). */
@@ -96,10 +102,10 @@ export function escalationReason(v: Verdict, hostChanged: boolean): string {
   if (v.verdict === 'regression') return `the stored baseline shows a regression (${v.regressions.join(', ')}), confirmed side by side before the PR is blamed`
   if (v.verdict === 'unmeasured') return 'the stored baseline has no valid measurement to judge against'
   const rows = v.rows.filter((r) => r.gated && r.status === 'undecided')
-  const blind = rows.filter((r) => r.blind === true).map((r) => `${r.label} (MDC ${r.mdc_pct === null ? 'unknown' : `${r.mdc_pct.toFixed(1)} %`})`)
+  const blind = rows.filter((r) => r.blind === true).map((r) => r.label)
   return blind.length > 0
-    ? `the stored baseline could not have seen the promised regression on ${blind.join(', ')}`
-    : `the stored baseline left ${rows.map((r) => r.label).join(', ')} undecided`
+    ? `the stored baseline's centre is too uncertain to ever decide ${blind.join(', ')}`
+    : `the stored baseline left ${rows.map((r) => r.label).join(', ')} between the boundaries`
 }
 
 /** GPU-minutes a sweep held: its wall time × the GPUs it ran on (at least one). */

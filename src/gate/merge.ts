@@ -29,7 +29,17 @@ export function mergeResults(first: ResultFile, extra: ResultFile): ResultFile {
     if (same) same.runs.push(...runs)
     else atTarget.push({ ...s, runs })
   }
-  const merged: ResultFile = { ...first, env: { ...first.env, finished_at: extra.env.finished_at }, points, at_target: atTarget }
+  // The merged result plans every repeat both runs planned: completeness is judged against all of
+  // them, so invalid extra repeats are counted, never hidden behind the first plan's count.
+  const planned = (r: ResultFile): number | null => (typeof r.config.repeats === 'number' ? r.config.repeats : null)
+  const repeats = planned(first) !== null && planned(extra) !== null ? planned(first)! + planned(extra)! : first.config.repeats
+  const merged: ResultFile = {
+    ...first,
+    config: { ...first.config, repeats },
+    env: { ...first.env, finished_at: extra.env.finished_at },
+    points,
+    at_target: atTarget,
+  }
   // Tokens per chunk now counts the extra runs too.
   if (first.fingerprint !== undefined) merged.fingerprint = fingerprintOf(merged)
   return merged

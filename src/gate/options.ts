@@ -28,6 +28,8 @@ export const DEFAULT_GATE_OPTIONS: GateOptions = {
   maxRepeats: 9,
   // Null: three times each row's tolerance (15 % at the default 5 %); a row blinder than that never passes.
   maxMdcPct: null,
+  design: { itl_p95: 0.1, tput_at_target: 0.15 },
+  maxLooks: 1,
   onHostChange: 'unmeasured',
 }
 
@@ -42,10 +44,16 @@ export function resolveGateOptions(
     ...(baseline?.gated !== undefined ? { gated: baseline.gated } : {}),
     ...opts,
     tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances },
+    design: { ...DEFAULT_GATE_OPTIONS.design, ...opts.design },
   }
 }
 
 /** Tolerance (fraction) used for one metric kind. */
 export function toleranceFor(opts: GateOptions, kind: MetricKind): number {
   return opts.tolerances[kind] ?? opts.defaultTolerance
+}
+
+/** The change (fraction) a row of `kind` is designed to catch (the sequential test's δ). */
+export function designFor(opts: Pick<GateOptions, 'design'>, kind: MetricKind): number {
+  return opts.design[kind] ?? 0.1
 }

@@ -48,6 +48,14 @@ export interface GateOptions {
   dayFloor: number
   /** Prior run-to-run σ (log units), worth 2 × (`minHistory` − 1) runs, blended in while the runs show less. */
   withinFloor: number
+  /**
+   * The change (fraction) each kind's rows are designed to catch with probability `power`: the
+   * sequential test's δ (./sequential.ts). Unset kinds use 0.10; throughput at target, which
+   * carries about 1.7× the drift of a p95 ITL row, 0.15 by default (`gate.design_pct`).
+   */
+  design: Partial<Record<MetricKind, number>>
+  /** Increments (A/B rounds, candidate starts) after which a sequential row must be decided. */
+  maxLooks: number
   /** Largest share of failed requests a candidate run may have before its row is invalid. */
   failedRequestBudget: number
   /** Failed requests a candidate run may have, as a count; when set it replaces `failedRequestBudget`. */
@@ -124,4 +132,17 @@ export interface Verdict {
   blind: string[]
   /** How many gated rows the verdict judged, the PR's false-alarm rate this look spent, and each row's one-sided level; null in old records. */
   family?: { rows: number; alpha: number; rowLevel: number } | null
+  /** What reaching the verdict cost on the runner (absent where nothing was measured, e.g. a bare compare). */
+  cost?: VerdictCost | null
+}
+
+/** The price of a verdict: engine starts, point-runs (one run of one point), GPU-minutes, and the cap in force. */
+export interface VerdictCost {
+  engine_starts: number
+  point_runs: number
+  gpu_minutes: number
+  /** `gate.max_gpu_minutes` of the base branch; null: no cap. */
+  max_gpu_minutes: number | null
+  /** The cap ended the job before every gated row was decided. */
+  capped: boolean
 }

@@ -16,15 +16,14 @@ const CAUSES: Record<string, string> = {
   prefix_cache_contaminated: 'the prefix cache served prompts the harness re-sent (prefix_cache_contaminated)',
 }
 
-/** Minimum valid runs a side must have for a gated metric to count as measured. */
-const MIN_VALID_RUNS = 2
-
 /**
- * Whether `valid` runs out of `planned` are enough to call a metric measured: at least
- * MIN_VALID_RUNS, and at least two thirds of the planned repeats. `planned` null: unknown.
+ * Whether `valid` runs out of `planned` are enough to call a metric measured: at least `min`
+ * (2 for a stored baseline's one look, whose spread comes from them; 1 for a sequential row,
+ * whose increments each carry the host's design noise), and at least two thirds of the planned
+ * repeats. `planned` null: unknown.
  */
-export function enoughValidRuns(valid: number, planned: number | null): boolean {
-  if (valid < MIN_VALID_RUNS) return false
+export function enoughValidRuns(valid: number, planned: number | null, min = 2): boolean {
+  if (valid < min) return false
   return planned === null || valid * 3 >= planned * 2
 }
 

@@ -5,13 +5,13 @@
  */
 export type Side = 'A' | 'B'
 
-/** Fewer rounds leave too few pairs: the paired spread needs degrees of freedom (gate/paired.ts). */
-export const MIN_AB_ROUNDS = 4
+/** The first look needs a round of each order (A B, B A), so a drift over the job cancels in it. */
+export const MIN_AB_ROUNDS = 2
 
 /** Why a rounds value is refused, in one line; null when it is allowed. */
 export function roundsProblem(rounds: number): string | null {
   if (Number.isInteger(rounds) && rounds >= MIN_AB_ROUNDS) return null
-  return `expected a whole number of at least ${MIN_AB_ROUNDS} rounds (fewer leave too few degrees of freedom for the paired spread)`
+  return `expected a whole number of at least ${MIN_AB_ROUNDS} rounds (the first look needs a round of each order, A B and B A)`
 }
 
 /** Slot order of R counterbalanced rounds: A B, B A, A B, … */
@@ -29,9 +29,9 @@ export function slotOf(side: Side, repeat: number): number {
 }
 
 /**
- * The engine starts an exclusive job makes: one per run of adjacent slots of a side (A B B A A B
- * → A [1], B [2,3], A [4,5], B [6]), each with its slots (1-based). A resident job starts each
- * side once for all its slots.
+ * The engine starts a job makes: an exclusive job starts a side afresh for every slot (the start
+ * offset is where a host's drift lives, so each round is an independent draw of it: gate/seq-noise.ts),
+ * a resident job once per side for all its slots. Each start with its slots (1-based).
  */
 export function plannedStarts(order: readonly Side[], mode: 'exclusive' | 'resident'): Array<{ side: Side; slots: number[] }> {
   const out: Array<{ side: Side; slots: number[] }> = []
@@ -39,30 +39,7 @@ export function plannedStarts(order: readonly Side[], mode: 'exclusive' | 'resid
     for (const side of ['A', 'B'] as const) out.push({ side, slots: order.flatMap((s, i) => (s === side ? [i + 1] : [])) })
     return out
   }
-  for (const [i, side] of order.entries()) {
-    const last = out.at(-1)
-    if (last !== undefined && last.side === side) last.slots.push(i + 1)
-    else out.push({ side, slots: [i + 1] })
-  }
-  return out
-}
-
-/**
- * The engine start (0-based, counted per side in slot order) that measured each round of each
- * side: round r (1-based, the side's repeat r) → start. An exclusive job's adjacent slots of one
- * side share a start (A B B A A B → A: 0, 1, 1, …; B: 0, 0, 1, …); a resident job has one per side.
- */
-export function startsByRound(rounds: number, mode: 'exclusive' | 'resident'): Record<Side, number[]> {
-  const order = slotOrder(rounds)
-  const out: Record<Side, number[]> = { A: [], B: [] }
-  const count: Record<Side, number> = { A: 0, B: 0 }
-  for (const start of plannedStarts(order, mode)) {
-    for (const slot of start.slots) {
-      const round = Math.ceil(slot / 2)
-      out[start.side][round - 1] = count[start.side]
-    }
-    count[start.side]++
-  }
+  for (const [i, side] of order.entries()) out.push({ side, slots: [i + 1] })
   return out
 }
 
@@ -163,7 +140,7 @@ export function modeWhy(
   const on = (['A', 'B'] as const).filter((s) => gpus[s] !== undefined).map((s) => `${s} on GPUs ${gpus[s]!.join(',')}`)
   const byUrl = (['A', 'B'] as const).filter((s) => !commands.includes(s)).map((s) => `${s} is a server given by URL, up for the whole job`)
   const parts = [
-    mode === 'resident' ? `resident: ${names.resident}` : "exclusive: the default; each side is started for its own slots and stopped before the other's",
+    mode === 'resident' ? `resident: ${names.resident}` : "exclusive: the default; each side is started afresh for each of its slots and stopped before the other's",
   ]
   // Resident without GPU lists is allowed only where nvidia-smi saw no GPU.
   parts.push(...(on.length > 0 || mode === 'exclusive' ? on : ['both engines up for the whole job (no GPU seen on this host)']))
@@ -174,7 +151,7 @@ export function modeWhy(
 export function scheduleLines(s: AbSchedule): string[] {
   const lines = [`Mode: ${s.why}.`, `Slots: ${s.order.map((side, i) => `${i + 1}:${side}`).join(' ')}.`]
   if (s.rounds !== undefined && s.max_rounds !== undefined && s.max_rounds > s.rounds) {
-    lines.push(`Rounds: ${s.rounds} of at most ${s.max_rounds}: the look after round ${s.rounds} passed every gated row with power to spare.`)
+    lines.push(`Rounds: ${s.rounds} of at most ${s.max_rounds}: the look after round ${s.rounds} decided every gated row.`)
   } else if (s.rounds !== undefined) {
     lines.push(`Rounds: ${s.rounds}.`)
   }

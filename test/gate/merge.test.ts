@@ -59,4 +59,18 @@ describe('mergeResults and the fingerprint', () => {
     expect(merged.fingerprint?.tokens_per_chunk['64x16@c1']).toBe(1.3)
     expect(first.fingerprint?.tokens_per_chunk['64x16@c1']).toBe(1)
   })
+
+  it('plans every repeat both results planned, so invalid extra repeats count against completeness', () => {
+    // 3 repeats of which 1 valid, then 6 more of which 1 valid: 2 valid runs of 9 planned.
+    const spoiled = (valid: number) => ({ run: (_c: number, r: number) => ({ saturated: r >= valid }) })
+    const first = pipeDay(5, 1, spoiled(1))
+    const extra = pipeDay(5, 1, { repeats: 6, ...spoiled(1) })
+    const merged = mergeResults(first, extra)
+    expect(merged.config.repeats).toBe(9)
+    let b = null
+    for (const d of [0, 1, 2, 3, 4]) b = appendRefresh(b, pipeDay(d), { name: 'b' })
+    const v = compareToBaseline(b!, merged)
+    expect(v.verdict).toBe('unmeasured')
+    expect(v.reasons[0]).toMatch(/^unmeasured: a busy host/)
+  })
 })

@@ -1,0 +1,69 @@
+/**
+ * The stored baseline's sequential rows (pure): the candidate's engine starts
+ * against the baseline's centre. Each start is one increment of the row's
+ * sequential test (./sequential.ts): the median of that start's valid runs
+ * (log) minus the centre (the median of the newest refreshes' medians),
+ * oriented so positive is worse, with variance σ²_day + V(n)·σ²_w; the
+ * centre's own error is shared by every increment (./seq-noise.ts). The PR's
+ * first sweep is its first start; every later start (a fresh start of the
+ * candidate's engine, one run per point) adds an increment, so nothing
+ * measured is measured twice for nothing.
+ */
+import type { ResultFile } from '../types.js'
+import { compareToBaseline } from './compare.js'
+import { refreshesOnHost } from './host-history.js'
+import { rowNoise } from './seq-noise.js'
+import { decideAtZeros, decideSequentialRow } from './seq-row.js'
+import type { Baseline, GateOptions, Verdict } from './types.js'
+import { median } from '../util/median.js'
+
+/**
+ * The verdict of the candidate's starts against the stored baseline. `startOf(repeat)` names the
+ * engine start that measured each repeat (the first sweep's repeats share start 0).
+ */
+export function compareStarts(baseline: Baseline, candidate: ResultFile, options: Partial<GateOptions>, startOf: (repeat: number) => number): Verdict {
+  const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name).refreshes
+  const window = (key: string): number[][] =>
+    onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x))).filter((xs) => xs.length > 0)
+  return compareToBaseline(
+    baseline,
+    candidate,
+    options,
+    (key, runs, info, opts) => {
+      const history = window(key)
+      const used = history.slice(-Math.max(1, opts.centerWindow))
+      const values = runs.map((r) => r.value as number)
+      const centre = used.length > 0 ? median(used.map((r) => median(r))) : null
+      if (centre !== null) {
+        const zeros = decideAtZeros(
+          values.map((v) => [Math.exp(centre), v] as const),
+          info.higherIsBetter,
+          history.length,
+        )
+        if (zeros !== null) return zeros
+      }
+      const byStart = new Map<number, number[]>()
+      for (const r of [...runs].sort((x, y) => x.repeat - y.repeat)) {
+        const k = startOf(r.repeat)
+        byStart.set(k, [...(byStart.get(k) ?? []), Math.log(r.value as number)])
+      }
+      const sign = info.higherIsBetter ? -1 : 1
+      const increments = centre === null ? [] : [...byStart.values()].map((xs) => ({ x: sign * (median(xs) - centre), runs: xs.length }))
+      const d = decideSequentialRow(
+        {
+          increments,
+          noise: rowNoise(history, { kind: 'baseline' }, opts),
+          design: info.design,
+          tolerance: info.tolerance,
+          baseline: centre === null ? null : Math.exp(centre),
+          candidate: values.length > 0 ? median(values) : null,
+          unit: 'start',
+        },
+        opts,
+      )
+      // The baseline's side of "measured": its refreshes' runs in the centre window.
+      return { ...d, nBaseline: used.reduce((a, r) => a + r.length, 0), nCandidate: values.length }
+    },
+    true,
+  )
+}
