@@ -240,7 +240,12 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
   const model = noise(p, drift, 1)
   const points = p.itl.length
   const rng = createRng(seedOf(t, `refreshes ${p.rows}`))
-  const refreshes = Array.from({ length: MAX_REFRESHES }, (_, d) => p.factory.result(startSweep(rng, model, p, REFRESH_REPEATS, () => 1), d))
+  const refreshes = Array.from({ length: MAX_REFRESHES }, (_, d) =>
+    p.factory.result(
+      startSweep(rng, model, p, REFRESH_REPEATS, () => 1),
+      d,
+    ),
+  )
   const baselines = REFRESHES.map((h) => {
     let b: Baseline | null = null
     for (const r of refreshes.slice(-h)) b = appendRefresh(b, r, { maxHistory: h })
@@ -275,7 +280,10 @@ function ladder(
   let used = 1
   let candidate = starts[0]!
   const spend: Spend = { starts: 1, pointRuns: points }
-  let v = checkRows(compareStarts(baseline, candidate, stepOptions(step, climb), (r) => r - 1), p)
+  let v = checkRows(
+    compareStarts(baseline, candidate, stepOptions(step, climb), (r) => r - 1),
+    p,
+  )
   const path = [`baseline:${v.verdict}`]
   for (;;) {
     const next = nextStep(v, { step, canRestart: climb.canRestart && used < MAX_STARTS, hasReference, hostChanged: false })
@@ -286,7 +294,10 @@ function ladder(
       spend.starts++
       spend.pointRuns += points
       const opts = { ...stepOptions('baseline', climb), ...(used >= MAX_STARTS ? { look: 'last' as const } : {}) }
-      v = checkRows(compareStarts(baseline, candidate, opts, (r) => r - 1), p)
+      v = checkRows(
+        compareStarts(baseline, candidate, opts, (r) => r - 1),
+        p,
+      )
     } else {
       for (const r of lookRounds(ROUNDS, MAX_ROUNDS)) {
         const look = lookAt(job!.a, job!.b, r, MAX_ROUNDS, stepOptions('ab', climb), { A: true, B: true }, baseline)
@@ -323,7 +334,9 @@ function runTrials(index: number, of: number): Counts {
   for (let t = index; t < TRIALS; t += of) {
     for (const rows of [4, 7, 14]) for (const drift of DRIFTS) gateTrial(t, profileOf(rows), drift, counts)
     if (index === 0 && (t + of) % Math.max(1, Math.floor(TRIALS / 10)) < of) {
-      process.stderr.write(`  ${t + 1}/${TRIALS} trials, ${((performance.now() - STARTED) / 1000).toFixed(0)} s, ${PROFILES.get(4)?.factory.built ?? 0} runs built\n`)
+      process.stderr.write(
+        `  ${t + 1}/${TRIALS} trials, ${((performance.now() - STARTED) / 1000).toFixed(0)} s, ${PROFILES.get(4)?.factory.built ?? 0} runs built\n`,
+      )
     }
   }
   return counts
@@ -400,7 +413,22 @@ function report(counts: Counts, seconds: number): void {
         `Detection: called regression (r: one p95 ITL row × 1.1; all: every point × 1.1). Cost (unchanged u / regressed r): mean engine starts (95th percentile), ` +
         `mean point-runs, GPU-minutes at 1 minute per point-run plus 1 / 3 / 5 minutes per start.\n`,
     )
-    const head = ['rows', 'drift', 'refreshes', 'false alarms u', 'faster', 'step', 'detection r', 'all', 'apart red', 'starts u / r', 'point-runs u / r', 'GPU-min u', 'GPU-min r', 'goal']
+    const head = [
+      'rows',
+      'drift',
+      'refreshes',
+      'false alarms u',
+      'faster',
+      'step',
+      'detection r',
+      'all',
+      'apart red',
+      'starts u / r',
+      'point-runs u / r',
+      'GPU-min u',
+      'GPU-min r',
+      'goal',
+    ]
     console.log(`| ${head.join(' | ')} |`)
     console.log(`|${head.map(() => '---').join('|')}|`)
     for (const rows of [4, 7, 14]) {
@@ -419,7 +447,10 @@ function report(counts: Counts, seconds: number): void {
               drift !== GOAL_DRIFT ||
               (mean(c('u'), 'pointRuns') <= cost.pointRuns && mean(c('u'), 'starts') <= cost.starts && mean(c('r'), 'starts') <= cost.startsRegressed)
             ok = fa <= GOAL_FALSE_ALARMS && det >= GOAL_DETECTION && costOk
-            if (inGoal && !ok) misses.push(`ladder, ${rows} rows, drift ${dp(drift)}, ${h} refreshes: ${pct(fa)} false alarms, ${pct(det)} detection${costOk ? '' : ', cost over its goal'}`)
+            if (inGoal && !ok)
+              misses.push(
+                `ladder, ${rows} rows, drift ${dp(drift)}, ${h} refreshes: ${pct(fa)} false alarms, ${pct(det)} detection${costOk ? '' : ', cost over its goal'}`,
+              )
           } else {
             ok = faReg <= GOAL_FALSE_ALARMS
             if (!ok && inGoal) misses.push(`starts, ${rows} rows, drift ${dp(drift)}, ${h} refreshes: ${pct(faReg)} unchanged PRs called regression`)

@@ -38483,14 +38483,14 @@ function streamRequest(req, deps) {
     let lastNs = dispatchNs;
     let status = 0;
     const errorBody2 = new ErrorBody();
-    let settled = false;
+    let settled2 = false;
     let abort = null;
     const parser = new SseParser();
     const state = newStreamState(req.maxTokens);
     const deadlineMs = deps.deadlineMs ?? defaultRequestTimeoutS(req.promptTokens, req.maxTokens) * 1e3;
     const finish = (endNs, error62) => {
-      if (settled) return;
-      settled = true;
+      if (settled2) return;
+      settled2 = true;
       clearTimeout(deadline2);
       const err = error62 ?? state.error ?? (state.count === 0 ? { kind: "no_tokens", detail: noTokensDetail(state) } : null);
       resolve3(streamRecord(req, state, sentNs, endNs, epochNs, err));
@@ -38501,7 +38501,7 @@ function streamRequest(req, deps) {
     };
     const deadline2 = setTimeout(
       () => {
-        if (settled) return;
+        if (settled2) return;
         state.error = { kind: "deadline", detail: deadlineDetail(deadlineMs, state) };
         failNow(now());
       },
@@ -38514,10 +38514,10 @@ function streamRequest(req, deps) {
       onConnect(a) {
         sentNs = now();
         abort = a;
-        if (settled) a(new Error("servegate: request abandoned at its deadline"));
+        if (settled2) a(new Error("servegate: request abandoned at its deadline"));
       },
       onHeaders(statusCode, rawHeaders) {
-        if (settled) return false;
+        if (settled2) return false;
         status = statusCode;
         const notStream = status === 200 ? notAStreamDetail(rawHeaders) : null;
         if (notStream === null) return true;
@@ -38528,7 +38528,7 @@ function streamRequest(req, deps) {
       onData(chunk) {
         const at = now();
         lastNs = at;
-        if (settled) return true;
+        if (settled2) return true;
         if (status !== 200) {
           if (errorBody2.add(chunk)) return true;
           finishHttpError(at);
@@ -38541,7 +38541,7 @@ function streamRequest(req, deps) {
       },
       onComplete() {
         const at = now();
-        if (settled) return;
+        if (settled2) return;
         if (status !== 200) {
           finishHttpError(at);
           return;
@@ -75295,11 +75295,11 @@ function refreshRuns(baseline, key, scope) {
   if (!newest) return 0;
   return (newest.runs[key]?.length ?? 0) + newest.invalid.filter((i) => i.scope === scope).length;
 }
-function completenessProblems(baseline, candidate, kind, scope, runs, planned, cut) {
+function completenessProblems(baseline, candidate, kind, scope, runs, planned, cut, ownPlan = false) {
   const problems = [];
   const fromBaseline = refreshRuns(baseline, metricKey(kind, scope), scope);
-  const expected = Math.max(planned ?? 0, fromBaseline);
-  const why = (planned ?? 0) >= fromBaseline ? `the ${planned} repeats it planned` : `the baseline's ${fromBaseline} runs per refresh`;
+  const expected = ownPlan && planned !== null ? planned : Math.max(planned ?? 0, fromBaseline);
+  const why = (planned ?? 0) >= expected ? `the ${planned} repeats it planned` : `the baseline's ${fromBaseline} runs per refresh`;
   if (!KIND_INFO[kind].perShape) {
     if (runs.length > 0 && runs.length < expected) {
       problems.push({ blame: "incomplete", text: `${scope}: the candidate has ${runs.length} of ${why}` });
@@ -75442,6 +75442,8 @@ var DEFAULT_GATE_OPTIONS = {
   maxRepeats: 9,
   // Null: three times each row's tolerance (15 % at the default 5 %); a row blinder than that never passes.
   maxMdcPct: null,
+  design: { itl_p95: 0.1, tput_at_target: 0.15 },
+  maxLooks: 1,
   onHostChange: "unmeasured"
 };
 function resolveGateOptions(baseline, opts = {}) {
@@ -75450,11 +75452,15 @@ function resolveGateOptions(baseline, opts = {}) {
     ...baseline?.max_failed_requests !== void 0 ? { maxFailedRequests: baseline.max_failed_requests } : {},
     ...baseline?.gated !== void 0 ? { gated: baseline.gated } : {},
     ...opts,
-    tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances }
+    tolerances: { ...DEFAULT_GATE_OPTIONS.tolerances, ...baseline?.tolerances, ...opts.tolerances },
+    design: { ...DEFAULT_GATE_OPTIONS.design, ...opts.design }
   };
 }
 function toleranceFor(opts, kind) {
   return opts.tolerances[kind] ?? opts.defaultTolerance;
+}
+function designFor(opts, kind) {
+  return opts.design[kind] ?? 0.1;
 }
 
 // src/gate/host-change.ts
@@ -75472,9 +75478,8 @@ var CAUSES = {
   ramp_dominated: "the runs were mostly ramp-up (ramp_dominated); raise prompts_per_concurrency",
   prefix_cache_contaminated: "the prefix cache served prompts the harness re-sent (prefix_cache_contaminated)"
 };
-var MIN_VALID_RUNS = 2;
-function enoughValidRuns(valid, planned) {
-  if (valid < MIN_VALID_RUNS) return false;
+function enoughValidRuns(valid, planned, min2 = 2) {
+  if (valid < min2) return false;
   return planned === null || valid * 3 >= planned * 2;
 }
 function unmeasuredCause(problems, extra = []) {
@@ -75499,7 +75504,7 @@ function scopesOf(baseline, kind, candidate) {
     return concs.map((c) => pointLabel(s.input_len, s.output_len, c));
   });
 }
-function compareToBaseline(baseline, candidate, options = {}, decider) {
+function compareToBaseline(baseline, candidate, options = {}, decider, stored = decider === void 0) {
   const opts = resolveGateOptions(baseline, options);
   const reasons = [];
   const incomparable = [];
@@ -75558,10 +75563,10 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     const missed = KIND_INFO[kind].perShape ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep))) : /* @__PURE__ */ new Map();
     const usable2 = runs.filter((r) => r.valid && r.value !== null && !cut.has(r.repeat) && !missed.has(r.repeat));
     const info = { higherIsBetter: KIND_INFO[kind].higherIsBetter, tolerance: toleranceFor(opts, kind) };
-    const decision = decider ? decider(dataKey, usable2, info, rowOpts) : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable2.map((r) => r.value), ...info }, rowOpts);
+    const decision = decider ? decider(dataKey, usable2, { ...info, design: designFor(opts, kind) }, rowOpts) : decideMetric({ history: onHost.refreshes.map((r) => r.runs[dataKey] ?? []), candidate: usable2.map((r) => r.value), ...info }, rowOpts);
     const { problems, notes } = runProblems(runs, opts);
     problems.push(...tokenCountProblems(baseline, figures, pointScopesFor(baseline, kind, scope), opts));
-    problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut));
+    problems.push(...completenessProblems(baseline, candidate, kind, scope, runs, planned, cut, decider !== void 0));
     problems.push(...missed.values());
     if (died !== null && (cutScopes === null ? runs.length === 0 : cutScopes.has(scope))) problems.push(died);
     if (isPerToken && tpc) {
@@ -75573,7 +75578,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
         `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`
       );
     }
-    const measured = enoughValidRuns(usable2.length, planned) && (decider !== void 0 ? enoughValidRuns(decision.nBaseline, planned) : decision.nBaseline >= 2);
+    const measured = decider !== void 0 ? enoughValidRuns(usable2.length, planned, 1) && enoughValidRuns(decision.nBaseline, planned, 1) : enoughValidRuns(usable2.length, planned) && decision.nBaseline >= 2;
     const row2 = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 };
     rows.push(row2);
     if (gated && (row2.status === "invalid" || row2.status === "unmeasured")) {
@@ -75644,11 +75649,14 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     confirm = { extraRepeats: Math.max(...extraRepeats) };
     reasons.push(`${confirm.extraRepeats} more repeat${confirm.extraRepeats === 1 ? "" : "s"} of the gated sweep would likely settle it; decide over all runs`);
   }
-  if (verdict === "undecided" && unresolvable > 0) {
+  if (verdict === "undecided" && unresolvable > 0 && decider === void 0) {
     reasons.push(`${unresolvable} undecided row${unresolvable === 1 ? "" : "s"} would not settle within ${opts.maxRepeats} runs per point`);
   }
   const blind = any2(gatedRows, "undecided").filter((r) => r.blind === true);
-  if (verdict === "undecided") reasons.unshift(undecidedLine(blind, (r) => mdcLimit(opts, (r.tolerance_pct ?? opts.defaultTolerance * 100) / 100)));
+  if (verdict === "undecided")
+    reasons.unshift(
+      decider !== void 0 ? sequentialUndecidedLine(blind, any2(gatedRows, "undecided")) : undecidedLine(blind, (r) => mdcLimit(opts, (r.tolerance_pct ?? opts.defaultTolerance * 100) / 100))
+    );
   const family = { rows: rowOpts.rows, alpha: opts.alpha * opts.alphaShare, rowLevel: rowLevel(rowOpts) };
   if (gatedRows.length > 0) reasons.push(familyLine(family));
   const out = {
@@ -75661,7 +75669,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider) {
     blind: blind.map((r) => r.label),
     family
   };
-  return decider === void 0 && opts.onHostChange === "unmeasured" && newest !== void 0 ? hostChangeVerdict(out, newest.env, candidate.env) : out;
+  return stored && opts.onHostChange === "unmeasured" && newest !== void 0 ? hostChangeVerdict(out, newest.env, candidate.env) : out;
 }
 function familyLine(f) {
   const p = (x) => `${Number((x * 100).toPrecision(2))} %`;
@@ -75688,6 +75696,11 @@ function undecidedLine(blind, limitOf) {
     return "undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)";
   const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? "unknown" : `${r.mdc_pct.toFixed(1)} %`} > ${Number(limitOf(r).toFixed(2))} %)`).join(", ");
   return `undecided and blind: ${what} could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
+}
+function sequentialUndecidedLine(blind, open3) {
+  if (blind.length > 0)
+    return `undecided and blind: ${blind.map((r) => r.label).join(", ")} could not rule out the change ${blind.length === 1 ? "it is" : "they are"} designed to catch however many rounds followed (sides that are never restarted keep their start offsets); the check fails, and engine starts of both sides (serve commands) give the gate power`;
+  return `undecided: ${open3.map((r) => r.label).join(", ")} ${open3.length === 1 ? "is" : "are"} still between the pass and regression boundaries after the last round allowed; the check fails, and more rounds (max-rounds) decide`;
 }
 function pointScopesFor(baseline, kind, scope) {
   if (!KIND_INFO[kind].perShape) return [scope];
@@ -76813,7 +76826,15 @@ function mergeResults(first, extra) {
     if (same) same.runs.push(...runs);
     else atTarget.push({ ...s, runs });
   }
-  const merged = { ...first, env: { ...first.env, finished_at: extra.env.finished_at }, points, at_target: atTarget };
+  const planned = (r) => typeof r.config.repeats === "number" ? r.config.repeats : null;
+  const repeats = planned(first) !== null && planned(extra) !== null ? planned(first) + planned(extra) : first.config.repeats;
+  const merged = {
+    ...first,
+    config: { ...first.config, repeats },
+    env: { ...first.env, finished_at: extra.env.finished_at },
+    points,
+    at_target: atTarget
+  };
   if (first.fingerprint !== void 0) merged.fingerprint = fingerprintOf(merged);
   return merged;
 }
@@ -76822,10 +76843,10 @@ function mergeResults(first, extra) {
 init_base_url();
 
 // src/plan/ab-schedule.ts
-var MIN_AB_ROUNDS = 4;
+var MIN_AB_ROUNDS = 2;
 function roundsProblem(rounds) {
   if (Number.isInteger(rounds) && rounds >= MIN_AB_ROUNDS) return null;
-  return `expected a whole number of at least ${MIN_AB_ROUNDS} rounds (fewer leave too few degrees of freedom for the paired spread)`;
+  return `expected a whole number of at least ${MIN_AB_ROUNDS} rounds (the first look needs a round of each order, A B and B A)`;
 }
 function slotOrder(rounds) {
   const order = [];
@@ -76836,32 +76857,6 @@ function slotOf(side, repeat) {
   const round = repeat - 1;
   const first = round % 2 === 0 ? "A" : "B";
   return 2 * round + (side === first ? 1 : 2);
-}
-function plannedStarts(order, mode) {
-  const out = [];
-  if (mode === "resident") {
-    for (const side of ["A", "B"]) out.push({ side, slots: order.flatMap((s, i) => s === side ? [i + 1] : []) });
-    return out;
-  }
-  for (const [i, side] of order.entries()) {
-    const last = out.at(-1);
-    if (last !== void 0 && last.side === side) last.slots.push(i + 1);
-    else out.push({ side, slots: [i + 1] });
-  }
-  return out;
-}
-function startsByRound(rounds, mode) {
-  const order = slotOrder(rounds);
-  const out = { A: [], B: [] };
-  const count2 = { A: 0, B: 0 };
-  for (const start of plannedStarts(order, mode)) {
-    for (const slot of start.slots) {
-      const round = Math.ceil(slot / 2);
-      out[start.side][round - 1] = count2[start.side];
-    }
-    count2[start.side]++;
-  }
-  return out;
 }
 function parseGpuList(value, what) {
   const list = value.split(",").map((g2) => g2.trim());
@@ -76896,7 +76891,7 @@ function modeWhy(mode, gpus, commands, names = CLI_NAMES) {
   const on = ["A", "B"].filter((s) => gpus[s] !== void 0).map((s) => `${s} on GPUs ${gpus[s].join(",")}`);
   const byUrl = ["A", "B"].filter((s) => !commands.includes(s)).map((s) => `${s} is a server given by URL, up for the whole job`);
   const parts = [
-    mode === "resident" ? `resident: ${names.resident}` : "exclusive: the default; each side is started for its own slots and stopped before the other's"
+    mode === "resident" ? `resident: ${names.resident}` : "exclusive: the default; each side is started afresh for each of its slots and stopped before the other's"
   ];
   parts.push(...on.length > 0 || mode === "exclusive" ? on : ["both engines up for the whole job (no GPU seen on this host)"]);
   return [parts.join(", "), ...byUrl].join("; ");
@@ -76904,7 +76899,7 @@ function modeWhy(mode, gpus, commands, names = CLI_NAMES) {
 function scheduleLines(s) {
   const lines2 = [`Mode: ${s.why}.`, `Slots: ${s.order.map((side, i) => `${i + 1}:${side}`).join(" ")}.`];
   if (s.rounds !== void 0 && s.max_rounds !== void 0 && s.max_rounds > s.rounds) {
-    lines2.push(`Rounds: ${s.rounds} of at most ${s.max_rounds}: the look after round ${s.rounds} passed every gated row with power to spare.`);
+    lines2.push(`Rounds: ${s.rounds} of at most ${s.max_rounds}: the look after round ${s.rounds} decided every gated row.`);
   } else if (s.rounds !== void 0) {
     lines2.push(`Rounds: ${s.rounds}.`);
   }
@@ -76928,131 +76923,178 @@ function round1(x) {
   return x < 10 ? x.toFixed(2) : x.toFixed(1);
 }
 
-// src/gate/paired.ts
-var PRIOR_DF = 4;
-var ln2 = (x) => x > 0 ? Math.log(x) : -Infinity;
-function decidePaired(input2, opts) {
-  const n = input2.pairs.length;
-  const base = noDecision(n, n, 0);
+// src/gate/seq-noise.ts
+function safetyFactor(df) {
+  if (!Number.isFinite(df)) return 1;
+  return 1 / Math.max(1e-6, chi2Ratio(Math.max(1, df), -1.2816));
+}
+function rowNoise(historyLogs, source, opts) {
+  const n = estimateNoise(historyLogs, [], opts);
+  const day2 = n.day2 * safetyFactor(n.dayDf);
+  const within2 = n.within2 * safetyFactor(n.withinDf);
+  const base = { day2: n.day2, within2: n.within2, refreshes: n.refreshes };
+  if (source.kind === "baseline") {
+    const center2 = n.window > 0 ? varMedianFactor(n.window) * (day2 + varMedianFactor(n.runsPerRefresh) * within2) : Infinity;
+    return { ...base, v: (runs) => day2 + varMedianFactor(Math.max(1, runs)) * within2, shared: center2 };
+  }
+  const restarted = [source.restarted.A, source.restarted.B].filter((r) => r).length;
+  return { ...base, v: (runs) => restarted * day2 + 2 * varMedianFactor(Math.max(1, runs)) * within2, shared: (2 - restarted) * day2 };
+}
+function checkedVariance(xs, v) {
+  const df = xs.length - 1;
+  if (df < 2) return { v, wider: false, observed: NaN };
+  const s2 = sampleVariance2(xs);
+  if (s2 <= v * chi2Ratio(df, 2.326)) return { v, wider: false, observed: s2 };
+  return { v: Math.max(v, s2 / chi2Ratio(df, -1.645)), wider: true, observed: s2 };
+}
+
+// src/gate/sequential.ts
+var DEFAULT_CLIP = 2.5;
+function logLikelihoodRatio(incs, d) {
+  let w = 0;
+  let t = 0;
+  let raw = 0;
+  for (const { x, v } of incs) {
+    const half = d.delta / 2;
+    const c = d.clip * Math.sqrt(v + d.shared);
+    const clipped = half + Math.min(c, Math.max(-c, x - half));
+    w += 1 / v;
+    t += clipped / v;
+    raw += x / v;
+  }
+  return { llr: d.delta * (t - d.delta * w / 2) / (1 + d.shared * w), w, t, mean: raw / w };
+}
+function boundaries(d) {
+  return { upper: Math.log(1 / d.alpha), lower: Math.log(d.beta) };
+}
+function decideSequential(incs, d, final = false) {
+  const { upper, lower } = boundaries(d);
+  let out = { status: "continue", look: 0, llr: 0, upper, lower, mean: 0, se: Infinity };
+  for (let n = 1; n <= incs.length; n++) {
+    const { llr, w, mean: mean2 } = logLikelihoodRatio(incs.slice(0, n), d);
+    out = { status: "continue", look: n, llr, upper, lower, mean: mean2, se: Math.sqrt(1 / w + d.shared) };
+    if (llr >= upper && mean2 > d.tolerance) return { ...out, status: "regression" };
+    if (llr <= lower) {
+      const better = -mean2 > d.tolerance && -mean2 > Math.sqrt(2 * upper) * out.se;
+      return { ...out, status: better ? "improvement" : "pass" };
+    }
+    if (n >= d.maxLooks) return { ...out, status: "undecided" };
+  }
+  return final && incs.length > 0 ? { ...out, status: "undecided" } : out;
+}
+function incrementsToDecide(v, d) {
+  const { upper, lower } = boundaries(d);
+  const need = (b) => {
+    const denom = d.delta * d.delta / 2 - b * d.shared;
+    return denom <= 0 ? Infinity : b * v / denom;
+  };
+  return { pass: need(-lower), regression: need(upper) };
+}
+
+// src/gate/seq-row.ts
+function decideSequentialRow(input2, opts) {
+  const n = input2.increments.length;
+  const out = noDecision(n, n, input2.noise.refreshes);
+  out.baseline = input2.baseline;
+  out.candidate = input2.candidate;
   if (n === 0) {
-    base.notes.push("no slot where both A and B have a valid run");
-    return base;
+    out.notes.push(`no ${input2.unit} with a valid measurement on both sides`);
+    return out;
   }
-  const logsA = input2.pairs.map(([a]) => ln2(a));
-  const logsB = input2.pairs.map(([, b]) => ln2(b));
-  const zerosA = logsA.filter((x) => !Number.isFinite(x)).length;
-  const zerosB = logsB.filter((x) => !Number.isFinite(x)).length;
-  if (zerosA > 0 || zerosB > 0) {
-    base.baseline = zerosA === n ? 0 : null;
-    base.candidate = zerosB === n ? 0 : null;
-    if (zerosA === n && zerosB === n) {
-      base.notes.push("zero on both sides (the target is unreachable for A and for B)");
-      return { ...base, status: "pass" };
-    }
-    const candidateZero = zerosB >= n - allowedDisagreements(n) && zerosA <= allowedDisagreements(n);
-    const referenceZero = zerosA >= n - allowedDisagreements(n) && zerosB <= allowedDisagreements(n);
-    if (candidateZero || referenceZero) {
-      base.notes.push(candidateZero ? "B dropped to zero" : "B rose from zero");
-      return { ...base, status: candidateZero === input2.higherIsBetter ? "regression" : "improvement" };
-    }
-    base.notes.push(`zeros in ${zerosA} A and ${zerosB} B slots of ${n}`);
-    return { ...base, status: "undecided" };
-  }
-  const sign = input2.higherIsBetter ? -1 : 1;
-  const allDiffs = input2.pairs.map((_, i) => sign * (logsB[i] - logsA[i]));
-  const allRounds = input2.rounds ?? input2.pairs.map((_, i) => i);
-  const orderOf = (i) => (allRounds[i] ?? i) % 2;
-  const orderMedian = [0, 1].map((o) => {
-    const xs = allDiffs.filter((_, i) => orderOf(i) === o);
-    return xs.length > 0 ? median(xs) : 0;
+  const alpha = opts.alpha * opts.alphaShare / Math.max(1, opts.rows);
+  const xs = input2.increments.map((i) => i.x);
+  const runs = Math.round(input2.increments.reduce((a, i) => a + i.runs, 0) / n);
+  const check2 = input2.noise.shared > 0 ? { v: input2.noise.v(runs), wider: false, observed: NaN } : checkedVariance(xs, input2.noise.v(runs));
+  const scale = check2.v / input2.noise.v(runs);
+  const incs = input2.increments.map((i) => ({ x: i.x, v: input2.noise.v(i.runs) * scale }));
+  const design = {
+    delta: Math.log(1 + input2.design),
+    alpha,
+    beta: 1 - opts.power,
+    shared: input2.noise.shared,
+    tolerance: Math.log(1 + input2.tolerance),
+    clip: DEFAULT_CLIP,
+    maxLooks: opts.maxLooks
+  };
+  const r = decideSequential(incs, design, opts.look === "last");
+  const vNow = incs.slice(0, r.look).reduce((a, i) => a + 1 / i.v, 0);
+  const at = (b) => design.delta / 2 + b * (1 + design.shared * vNow) / (design.delta * vNow);
+  const blind = !Number.isFinite(incrementsToDecide(check2.v, design).pass);
+  Object.assign(out, {
+    d: r.mean,
+    bar: at(r.upper),
+    margin: at(r.upper) - at(r.lower),
+    sigma: r.se,
+    mdc: design.delta,
+    blind,
+    level: alpha,
+    df: Infinity
   });
-  const residuals = allDiffs.map((x, i) => x - orderMedian[orderOf(i)]);
-  const s0 = n >= 5 ? Math.max(robustSd(residuals), Math.SQRT2 * opts.withinFloor) : 0;
-  const keep2 = residuals.map((r) => s0 === 0 || r <= 3 * s0);
-  const diffs = allDiffs.filter((_, i) => keep2[i]);
-  const rounds = allRounds.filter((_, i) => keep2[i]);
-  if (diffs.length < n) base.notes.push(`${n - diffs.length} of ${n} pairs left out as outliers (beyond 3 robust σ of the others)`);
-  const ab = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 0);
-  const ba = diffs.filter((_, i) => (rounds[i] ?? i) % 2 === 1);
-  const mean2 = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length;
-  const balanced = ab.length > 0 && ba.length > 0;
-  const d = balanced ? (mean2(ab) + mean2(ba)) / 2 : mean2(diffs);
-  const varFactor = balanced ? (1 / ab.length + 1 / ba.length) / 4 : 1 / diffs.length;
-  base.baseline = Math.exp(mean2(logsA));
-  base.candidate = Math.exp(mean2(logsB));
-  const dataDf = diffs.length - 1;
-  const s2 = dataDf > 0 ? diffs.reduce((a, x) => a + (x - d) ** 2, 0) / dataDf : 0;
-  const pair = withPrior(s2, dataDf, Math.SQRT2 * opts.withinFloor, PRIOR_DF);
-  let sigma = Math.sqrt(pair.v * varFactor);
-  let df = pair.df;
-  const shared = input2.starts === void 0 ? null : sharedStartVariance(
-    input2.pairs.map((_, i) => i).filter((i) => keep2[i]),
-    allDiffs,
-    input2.starts,
-    allRounds,
-    pair.v
-  );
-  if (shared !== null && shared.extra > 0) {
-    const naive = pair.v * varFactor;
-    sigma = Math.sqrt(naive + shared.extra);
-    const floor = Math.max(1, Math.min(pair.df, shared.starts - 2));
-    df = floor + (pair.df - floor) * (naive / (naive + shared.extra));
-  }
-  const bars = barsFor(sigma, df, input2.tolerance, opts);
-  const blind = isBlind(bars, input2.higherIsBetter, input2.tolerance, opts);
-  Object.assign(base, { d, bar: bars.bar, margin: bars.bar - bars.passBar, sigma, mdc: bars.mdc, blind, level: rowLevel(opts), df: bars.df });
-  const worse = diffs.filter((x) => x > 0).length;
-  const better = diffs.filter((x) => x < 0).length;
-  const agree = diffs.length - allowedDisagreements(diffs.length);
-  if (d > bars.bar) {
-    if (worse >= agree) return { ...base, status: "regression" };
-    base.notes.push(`only ${worse} of ${diffs.length} pairs have B worse than A`);
-    return { ...base, status: "undecided" };
-  }
-  if (-d > bars.bar && better >= agree) return { ...base, status: "improvement" };
-  if (blind) {
-    const mdc = Number.isFinite(bars.mdc) ? `${worsePctOf(bars.mdc, input2.higherIsBetter).toFixed(1)} %` : "unknown";
-    base.notes.push(
-      `blind: the smallest change ${n === 1 ? "one pair" : `these ${n} pairs`} would catch ${Math.round(opts.power * 100)} % of the time is ${mdc}, more than ${mdcLimit(opts, input2.tolerance)} %; more rounds would give it power`
+  if (check2.wider) {
+    out.notes.push(
+      `this job's ${input2.unit}s spread wider (σ ${(Math.sqrt(check2.observed) * 100).toFixed(1)} %) than the host's history allows (${(Math.sqrt(input2.noise.v(runs)) * 100).toFixed(1)} %): decided with their own upper bound`
     );
-    return { ...base, status: "undecided" };
   }
-  if (d <= bars.passBar || -d > bars.bar) return { ...base, status: "pass" };
-  base.notes.push(`the paired change lies between the pass threshold and the bar (${n} pairs); more rounds would narrow it`);
+  const where = `Λ ${r.llr.toFixed(2)} at ${input2.unit} ${r.look}`;
+  if (r.status === "regression") {
+    out.notes.push(`${where} crossed the regression boundary ln(1/α) = ${r.upper.toFixed(2)}`);
+    return { ...out, status: "regression" };
+  }
+  if (r.status === "pass" || r.status === "improvement") {
+    out.notes.push(`${where} crossed the pass boundary ln β = ${r.lower.toFixed(2)}: a change of ${(input2.design * 100).toFixed(0)} % is ruled out`);
+    return { ...out, status: r.status };
+  }
+  if (blind) {
+    out.notes.push(
+      `blind: the reference's own uncertainty (σ ${(Math.sqrt(design.shared) * 100).toFixed(1)} %) leaves too little information to rule out ${(input2.design * 100).toFixed(0)} % however many ${input2.unit}s follow; engine starts of both sides (a serve command) would give it power`
+    );
+  } else if (r.status === "undecided") {
+    out.notes.push(`${where} is between the boundaries ${r.lower.toFixed(2)} and ${r.upper.toFixed(2)} after the last ${input2.unit} allowed`);
+  } else {
+    out.notes.push(`${where} is between the boundaries ${r.lower.toFixed(2)} and ${r.upper.toFixed(2)}: more ${input2.unit}s needed`);
+  }
+  return { ...out, status: "undecided", blind };
+}
+function decideAtZeros(pairs, higherIsBetter, history) {
+  const n = pairs.length;
+  const zerosA = pairs.filter(([a]) => !(a > 0)).length;
+  const zerosB = pairs.filter(([, b]) => !(b > 0)).length;
+  if (zerosA === 0 && zerosB === 0) return null;
+  const base = noDecision(n, n, history);
+  base.baseline = zerosA === n ? 0 : null;
+  base.candidate = zerosB === n ? 0 : null;
+  if (zerosA === n && zerosB === n) {
+    base.notes.push("zero on both sides (the target is unreachable for A and for B)");
+    return { ...base, status: "pass" };
+  }
+  const candidateZero = zerosB >= n - allowedDisagreements(n) && zerosA <= allowedDisagreements(n);
+  const referenceZero = zerosA >= n - allowedDisagreements(n) && zerosB <= allowedDisagreements(n);
+  if (candidateZero || referenceZero) {
+    base.notes.push(candidateZero ? "B dropped to zero" : "B rose from zero");
+    return { ...base, status: candidateZero === higherIsBetter ? "regression" : "improvement" };
+  }
+  base.notes.push(`zeros in ${zerosA} A and ${zerosB} B ${n === 1 ? "pair" : "pairs"} of ${n}`);
   return { ...base, status: "undecided" };
 }
-function sharedStartVariance(kept, diffs, starts, rounds, pairVar) {
-  const orderOf = (i) => (rounds[i] ?? i) % 2;
-  const inOrder = [0, 1].map((o) => kept.filter((i) => orderOf(i) === o).length);
-  const balanced = inOrder[0] > 0 && inOrder[1] > 0;
-  const weight = (i) => balanced ? 1 / (2 * inOrder[orderOf(i)]) : 1 / kept.length;
-  const orderMean = [0, 1].map((o) => {
-    const xs = kept.filter((i) => orderOf(i) === o).map((i) => diffs[i]);
-    return xs.length > 0 ? xs.reduce((a, x) => a + x, 0) / xs.length : 0;
-  });
-  const resid = (i) => diffs[i] - orderMean[orderOf(i)];
-  const idsA = new Set(kept.map((i) => starts[i][0]));
-  const idsB = new Set(kept.map((i) => starts[i][1]));
-  if (idsA.size < 2 || idsB.size < 2) return null;
-  let products = 0;
-  let count2 = 0;
-  let w2 = 0;
-  for (const p of kept) {
-    for (const q of kept) {
-      if (q <= p) continue;
-      const sameA = starts[p][0] === starts[q][0];
-      const sameB = starts[p][1] === starts[q][1];
-      if (!sameA && !sameB) continue;
-      const k = (sameA ? 1 : 0) + (sameB ? 1 : 0);
-      products += resid(p) * resid(q) / k;
-      count2++;
-      w2 += 2 * k * weight(p) * weight(q);
-    }
-  }
-  if (count2 === 0) return null;
-  const n = kept.length;
-  const sigmaU2 = Math.min(pairVar, Math.max(0, products / count2 * (n / Math.max(1, n - 2))));
-  return { extra: sigmaU2 * w2, sigmaU2, starts: idsA.size + idsB.size };
+
+// src/gate/paired.ts
+function decidePaired(input2, opts) {
+  const zeros = decideAtZeros(input2.pairs, input2.higherIsBetter, input2.history.length);
+  if (zeros !== null) return zeros;
+  const sign = input2.higherIsBetter ? -1 : 1;
+  const geo = (xs) => xs.length === 0 ? null : Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+  return decideSequentialRow(
+    {
+      increments: input2.pairs.map(([a, b]) => ({ x: sign * (Math.log(b) - Math.log(a)), runs: 1 })),
+      noise: rowNoise(input2.history, { kind: "ab", restarted: input2.restarted }, opts),
+      design: input2.design,
+      tolerance: input2.tolerance,
+      baseline: geo(input2.pairs.map(([a]) => a)),
+      candidate: geo(input2.pairs.map(([, b]) => b)),
+      unit: "round"
+    },
+    opts
+  );
 }
 function pairUp(a, b) {
   const usable2 = (r) => r.valid && r.value !== null;
@@ -77062,17 +77104,18 @@ function pairUp(a, b) {
 }
 
 // src/gate/ab-verdict.ts
-function compareAB(a, b, options = {}, mode = "exclusive") {
+var BOTH = { A: true, B: true };
+function compareAB(a, b, options = {}, restarted = BOTH, history = null) {
   const baseline = referenceBaseline(a);
+  const rounds = typeof a.config.repeats === "number" ? a.config.repeats : 1;
+  options = { maxLooks: Math.max(1, rounds), ...options };
   const opts = resolveGateOptions(baseline, options);
   const figuresA = extractFigures(a, opts);
-  const planned = typeof a.config.repeats === "number" ? a.config.repeats : 0;
-  const measured = Math.max(0, ...a.points.flatMap((p) => p.runs.map((r) => r.repeat)), ...b.points.flatMap((p) => p.runs.map((r) => r.repeat)));
-  const starts = startsByRound(Math.max(1, planned, measured), mode);
+  const onHost = history === null ? [] : refreshesOnHost(history.refreshes, b.env, history.name).refreshes;
+  const logsOf = (key) => onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x)));
   const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
-    const { pairs, rounds } = pairUp(figuresA.get(key) ?? [], candidateRuns);
-    const ids = rounds.map((r) => [starts.A[r - 1] ?? r, starts.B[r - 1] ?? r]);
-    return decidePaired({ pairs, rounds, starts: ids, higherIsBetter: info.higherIsBetter, tolerance: info.tolerance }, rowOpts);
+    const { pairs } = pairUp(figuresA.get(key) ?? [], candidateRuns);
+    return decidePaired({ pairs, restarted, history: logsOf(key), ...info }, rowOpts);
   });
   const spoiled = verdict.rows.some((r) => r.gated && (r.status === "unmeasured" || r.status === "invalid"));
   const troubles = referenceTroubles(a);
@@ -77143,24 +77186,18 @@ function failedText2(r) {
 }
 
 // src/gate/ab-looks.ts
-var LOOK_STEP = 2;
 function lookRounds(rounds, maxRounds) {
   const out = [];
-  for (let r = rounds; r < maxRounds; r += LOOK_STEP) out.push(r);
-  out.push(Math.max(rounds, maxRounds));
+  for (let r = rounds; r <= Math.max(rounds, maxRounds); r++) out.push(r);
   return out;
 }
 function maxRoundsProblem(rounds, maxRounds) {
   if (Number.isInteger(maxRounds) && maxRounds >= rounds) return null;
   return `expected a whole number of rounds no smaller than the first look's ${rounds}`;
 }
-function earlyLookOptions(opts) {
-  return { ...opts, look: "screen", screenMdc: 2 * resolveGateOptions(null, opts).defaultTolerance };
-}
-function stopsEarly(v) {
-  if (v.verdict !== "pass" && v.verdict !== "improvement") return false;
-  const gated = v.rows.filter((r) => r.gated);
-  return gated.length > 0 && gated.every((r) => r.status === "pass" || r.status === "improvement");
+function settled(v) {
+  if (v.verdict === "regression" || v.verdict === "broken" || v.verdict === "not_comparable") return true;
+  return !v.rows.some((r) => r.gated && r.status === "undecided" && r.blind !== true);
 }
 function firstRounds(result, rounds) {
   const keep2 = (runs) => runs.filter((r) => r.repeat <= rounds);
@@ -77173,10 +77210,24 @@ function firstRounds(result, rounds) {
   if (result.fingerprint !== void 0) cut.fingerprint = fingerprintOf(cut);
   return cut;
 }
-function lookAt(a, b, round, maxRounds, opts, mode) {
-  if (round >= maxRounds) return compareAB(firstRounds(a, maxRounds), firstRounds(b, maxRounds), opts, mode);
-  const v = compareAB(firstRounds(a, round), firstRounds(b, round), earlyLookOptions(opts), mode);
-  return stopsEarly(v) ? v : null;
+function lookAt(a, b, round, maxRounds, opts, restarted, history = null) {
+  const last = round >= maxRounds;
+  const verdict = compareAB(firstRounds(a, round), firstRounds(b, round), { ...opts, look: last ? "last" : "screen", maxLooks: maxRounds }, restarted, history);
+  return { verdict, done: last || settled(verdict) };
+}
+
+// src/gate/cost.ts
+function costOf(spent, gpuMinutes2, maxGpuMinutes, capped) {
+  return {
+    engine_starts: spent.engineStarts,
+    point_runs: spent.pointRuns,
+    gpu_minutes: Math.round(gpuMinutes2 * 100) / 100,
+    max_gpu_minutes: maxGpuMinutes,
+    capped
+  };
+}
+function capLine(maxGpuMinutes, spent) {
+  return `the spend cap gate.max_gpu_minutes ${maxGpuMinutes} was reached at ${spent.toFixed(1)} GPU-minutes before every gated row was decided`;
 }
 
 // src/ab/run-ab.ts
@@ -77189,7 +77240,7 @@ async function runAB(opts, deps) {
   const maxRounds = opts.maxRounds ?? opts.rounds;
   const maxProblem = maxRoundsProblem(opts.rounds, maxRounds);
   if (maxProblem !== null) throw new UsageError(`servegate ab: ${names.maxRounds} ${maxRounds}: ${maxProblem}`);
-  const looks = new Set(lookRounds(opts.rounds, maxRounds).filter((r) => r < maxRounds));
+  const looks = new Set(lookRounds(opts.rounds, maxRounds));
   const cfgs = { A: opts.a, B: opts.b };
   const gpus = opts.gpus ?? {};
   for (const side of ["A", "B"]) {
@@ -77261,8 +77312,10 @@ async function runAB(opts, deps) {
     up.start.wall_s = round2((Date.now() - up.at) / 1e3);
   };
   const acc = {};
-  const design = mode === "exclusive" && commands.length === 2 ? "exclusive" : "resident";
+  const restarted = { A: mode === "exclusive" && commands.includes("A"), B: mode === "exclusive" && commands.includes("B") };
   let stopped = null;
+  let capped = false;
+  const gpuSoFar = () => (opts.spentGpuMinutes ?? 0) + gpuMinutes((Date.now() - t0) / 6e4, gpusHeld(inventory.count, gpus));
   const keep2 = async (side, slot) => {
     const merged = acc[side] === void 0 ? slot : mergeResults(acc[side], slot);
     merged.config = { ...merged.config, repeats: maxRounds };
@@ -77291,9 +77344,8 @@ ${server.log_tail.join("\n")}`);
       const round = Math.floor(i / 2);
       const slotNo = i + 1;
       if (mode === "exclusive") {
-        const other = side === "A" ? "B" : "A";
-        await stopSide(other);
-        if (!running.has(side)) await startSide(side, slotNo);
+        for (const s of ["A", "B"]) await stopSide(s);
+        await startSide(side, slotNo);
       }
       const up = running.get(side);
       up?.start.slots.push(slotNo);
@@ -77350,13 +77402,18 @@ ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
       }
       deps.onSlotDone?.(side, round, i, order.length);
       if (i % 2 === 1 && looks.has(round + 1) && acc.A !== void 0 && acc.B !== void 0) {
-        const early = lookAt(acc.A, acc.B, round + 1, maxRounds, opts.gateOptions, design);
-        if (early !== null) {
-          stopped = { rounds: round + 1, verdict: early };
-          deps.log(`servegate ab: the look after round ${round + 1} passed every gated row with power to spare; the job stops (at most ${maxRounds} rounds)`);
+        const cap = opts.maxGpuMinutes ?? null;
+        capped = cap !== null && gpuSoFar() >= cap && round + 1 < maxRounds;
+        const look = lookAt(acc.A, acc.B, round + 1, capped ? round + 1 : maxRounds, opts.gateOptions, restarted, opts.history ?? null);
+        if (look.done) {
+          stopped = { rounds: round + 1, verdict: look.verdict };
+          const open3 = look.verdict.rows.filter((r) => r.gated && r.status === "undecided").length;
+          deps.log(
+            capped && open3 > 0 ? `servegate ab: ${capLine(cap, gpuSoFar())}; the job stops after round ${round + 1}` : `servegate ab: the look after round ${round + 1} decided every gated row it can; the job stops (at most ${maxRounds} rounds)`
+          );
           break;
         }
-        deps.log(`servegate ab: the look after round ${round + 1} did not settle every gated row; two more rounds`);
+        deps.log(`servegate ab: the look after round ${round + 1} left gated rows open; one more round`);
       }
     }
   } catch (err) {
@@ -77388,7 +77445,14 @@ ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
   };
   await writeFileAtomic(join3(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
 `);
-  const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, opts.gateOptions, design);
+  const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null);
+  verdict.cost = costOf(
+    { engineStarts: starts.length + (opts.spent?.engineStarts ?? 0), pointRuns: pointRuns(acc.A) + pointRuns(acc.B) + (opts.spent?.pointRuns ?? 0) },
+    (opts.spentGpuMinutes ?? 0) + schedule.gpu_minutes,
+    opts.maxGpuMinutes ?? null,
+    capped
+  );
+  if (capped && verdict.verdict === "undecided") verdict.reasons.unshift(`undecided: ${capLine(opts.maxGpuMinutes, verdict.cost.gpu_minutes)}`);
   return { verdict, a: acc.A, b: acc.B, paths, order: schedule.order, schedule };
 }
 var BStartFailed = class extends Error {
@@ -77398,6 +77462,9 @@ var BStartFailed = class extends Error {
   }
   cause;
 };
+function pointRuns(r) {
+  return r.points.reduce((n, p) => n + p.runs.length, 0);
+}
 function round2(x) {
   return Math.round(x * 100) / 100;
 }
@@ -77447,8 +77514,8 @@ init_redact();
 function registerAbCommand(program2) {
   program2.command("ab").description("Measure engine A (reference) and B (candidate) in alternating slots on this host; paired verdict, exits like compare").option("--a-serve <cmd>", "command that starts A ({port} = a free port)").option("--a-base-url <url>", "A is already running here").option("--b-serve <cmd>", "command that starts B ({port} = a free port)").option("--b-base-url <url>", "B is already running here").option("--rounds <n>", `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, "6").option(
     "--max-rounds <n>",
-    "look after --rounds, then every two rounds up to this many, stopping once every gated row passes with power to spare (default: --rounds, one look)"
-  ).option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--resident", "keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)").option("--a-gpus <list>", "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)").option("--b-gpus <list>", "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)").option("--exclusive", "the default (each side started for its own slots and stopped before the other's); accepted for older scripts").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
+    "look after --rounds, then after every round up to this many, stopping once every gated row is decided (default: --rounds, one look)"
+  ).option("--config <file>", "config file (YAML or JSON): the sweep, target and gate settings").option("--baseline <file>", "this host's stored baseline of A's engine: its refreshes give the rows' noise (default: the gate's priors)").option("--sweep <name>", "named sweep of the config file (default: gate when it has one)").option("--out-dir <dir>", "where a.json, b.json, the slot files and verdict.md go", "servegate-ab").option("--resident", "keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)").option("--a-gpus <list>", "GPUs for A's command, e.g. 0,1 (servegate sets CUDA_VISIBLE_DEVICES)").option("--b-gpus <list>", "GPUs for B's command, e.g. 2,3 (servegate sets CUDA_VISIBLE_DEVICES)").option("--exclusive", "the default (each side started for its own slots and stopped before the other's); accepted for older scripts").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
     const failOn = parseFailOn(flags.failOn, "--fail-on");
     const rounds = /^\d+$/.test(flags.rounds) ? Number(flags.rounds) : NaN;
     const roundsWhy = roundsProblem(rounds);
@@ -77506,6 +77573,8 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
           maxRounds,
           outDir: flags.outDir,
           gateOptions: optionsFromGateSettings(cfgB.gate),
+          history: flags.baseline === void 0 ? null : await readBaseline(flags.baseline),
+          maxGpuMinutes: cfgB.gate.maxGpuMinutes ?? null,
           resident: flags.resident === true,
           gpus
         },

@@ -15,6 +15,7 @@ import { resolveConfig } from '../config/resolve.js'
 import { UsageError } from '../errors.js'
 import { DEFAULT_FAIL_ON, failOnWarning, gateExit, parseFailOn } from '../gate/outcome.js'
 import { optionsFromGateSettings } from '../gate/settings.js'
+import { readBaseline } from '../store/baseline.js'
 import { writeFileAtomic } from '../store/atomic-write.js'
 import { redactSecrets, rememberSecrets } from '../util/redact.js'
 
@@ -33,6 +34,7 @@ interface AbFlags {
   resident?: boolean
   aGpus?: string
   bGpus?: string
+  baseline?: string
 }
 
 /** Register `servegate ab`. */
@@ -48,9 +50,10 @@ export function registerAbCommand(program: Command): void {
     .option('--rounds <n>', `rounds of two slots each, in the order A B, B A, … (at least ${MIN_AB_ROUNDS}; default 6)`, '6')
     .option(
       '--max-rounds <n>',
-      'look after --rounds, then every two rounds up to this many, stopping once every gated row passes with power to spare (default: --rounds, one look)',
+      'look after --rounds, then after every round up to this many, stopping once every gated row is decided (default: --rounds, one look)',
     )
     .option('--config <file>', 'config file (YAML or JSON): the sweep, target and gate settings')
+    .option('--baseline <file>', "this host's stored baseline of A's engine: its refreshes give the rows' noise (default: the gate's priors)")
     .option('--sweep <name>', 'named sweep of the config file (default: gate when it has one)')
     .option('--out-dir <dir>', 'where a.json, b.json, the slot files and verdict.md go', 'servegate-ab')
     .option('--resident', 'keep both engines up for the whole job; only where each side has GPUs of its own (--a-gpus, --b-gpus)')
@@ -116,6 +119,8 @@ export function registerAbCommand(program: Command): void {
             maxRounds,
             outDir: flags.outDir,
             gateOptions: optionsFromGateSettings(cfgB.gate),
+            history: flags.baseline === undefined ? null : await readBaseline(flags.baseline),
+            maxGpuMinutes: cfgB.gate.maxGpuMinutes ?? null,
             resident: flags.resident === true,
             gpus,
           },

@@ -40,6 +40,8 @@ export interface GateSettings {
   goodput?: boolean
   /** `gate.max_mdc_pct`: the MDC (%) beyond which a row is blind and never passes; absent: the gate's default. */
   maxMdcPct?: number
+  /** `gate.max_gpu_minutes`: a PR's spend cap; absent: none. */
+  maxGpuMinutes?: number
   /**
    * `gate.reference_command`: a serve command for the reference engine, re-measured beside the
    * candidate in the Action's gate mode (A/B on this host). It may hold secrets: never recorded.

@@ -7,6 +7,7 @@ import { decidePaired, pairUp } from './paired.js'
 import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from './types.js'
 import { baselineFromResult, profileOf, refreshFromResult } from './refresh.js'
 import { CODE_BLAME } from './invariants.js'
+import { refreshesOnHost } from './host-history.js'
 
 const BOTH: Restarts = { A: true, B: true }
 import { slotOf, type AbSchedule, type Side } from '../plan/ab-schedule.js'
@@ -23,15 +24,22 @@ export type Restarts = { A: boolean; B: boolean }
  * history of the base branch's engine (a stored baseline's refreshes on this host), whose
  * noise the rows are designed with (the priors when null).
  */
-export function compareAB(a: ResultFile, b: ResultFile, options: Partial<GateOptions> = {}, restarted: Restarts = BOTH, history: Baseline | null = null): Verdict {
+export function compareAB(
+  a: ResultFile,
+  b: ResultFile,
+  options: Partial<GateOptions> = {},
+  restarted: Restarts = BOTH,
+  history: Baseline | null = null,
+): Verdict {
   const baseline = referenceBaseline(a)
   // A job decided at fixed rounds (no looks) truncates every row at the rounds it planned.
   const rounds = typeof a.config.repeats === 'number' ? a.config.repeats : 1
   options = { maxLooks: Math.max(1, rounds), ...options }
   const opts = resolveGateOptions(baseline, options)
   const figuresA = extractFigures(a, opts)
-  const logsOf = (key: string): number[][] =>
-    (history?.refreshes ?? []).map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x)))
+  // Only the refreshes of this host describe its noise.
+  const onHost = history === null ? [] : refreshesOnHost(history.refreshes, b.env, history.name).refreshes
+  const logsOf = (key: string): number[][] => onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x)))
   const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
     const { pairs } = pairUp(figuresA.get(key) ?? [], candidateRuns)
     return decidePaired({ pairs, restarted, history: logsOf(key), ...info }, rowOpts)

@@ -75,6 +75,9 @@ export function nextStep(verdict: Verdict, state: LadderState): LadderStep | nul
   if (state.step === 'ab') return null
   const v = verdict.verdict
   const toReference: LadderStep | null = state.hasReference ? 'ab' : null
+  // Broken, incomplete, not comparable: no re-measurement changes them, on this host or another.
+  if (v === 'broken' || v === 'incomplete' || v === 'not_comparable') return null
+  // The stored baseline on another host certifies nothing: the reference decides, or nothing can.
   if (state.hostChanged) return toReference
   if (v === 'pass' || v === 'improvement') return null
   if (v === 'undecided' || v === 'regression') {

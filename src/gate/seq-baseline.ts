@@ -23,8 +23,7 @@ import { median } from '../util/median.js'
  */
 export function compareStarts(baseline: Baseline, candidate: ResultFile, options: Partial<GateOptions>, startOf: (repeat: number) => number): Verdict {
   const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name).refreshes
-  const window = (key: string): number[][] =>
-    onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x))).filter((xs) => xs.length > 0)
+  const window = (key: string): number[][] => onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x))).filter((xs) => xs.length > 0)
   return compareToBaseline(
     baseline,
     candidate,

@@ -53,7 +53,7 @@ export interface AbJob {
    * why it could not stand, and the GPU-minutes the sweep and any confirmation already cost. Null
    * when every PR is measured A/B (mode ab, gate.reference_mode: always, no baseline yet).
    */
-  ladder: { from: Verdict; reason: string; gpuMinutes: number; baselineRel: string } | null
+  ladder: { from: Verdict; reason: string; gpuMinutes: number; baselineRel: string; engineStarts: number; pointRuns: number } | null
 }
 
 /** The reference serve command gate mode re-measures: the input's, else the config's `gate.reference_command`; null when neither. */
@@ -170,6 +170,12 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
       maxRounds: inputs.maxRounds,
       outDir,
       gateOptions: optionsFromGateSettings(cfgB.gate),
+      // The rows' design noise: the base engine's history on this host (the stored baseline's refreshes).
+      history: terms.baseline,
+      maxGpuMinutes: cfgB.gate.maxGpuMinutes ?? null,
+      ...(job.ladder !== null
+        ? { spentGpuMinutes: job.ladder.gpuMinutes, spent: { engineStarts: job.ladder.engineStarts, pointRuns: job.ladder.pointRuns } }
+        : {}),
       resident: inputs.resident,
       gpus: { ...(inputs.aGpus !== undefined ? { A: inputs.aGpus } : {}), ...(inputs.bGpus !== undefined ? { B: inputs.bGpus } : {}) },
       names: { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus', maxRounds: 'the input max-rounds' },

@@ -140,7 +140,9 @@ export function modeWhy(
   const on = (['A', 'B'] as const).filter((s) => gpus[s] !== undefined).map((s) => `${s} on GPUs ${gpus[s]!.join(',')}`)
   const byUrl = (['A', 'B'] as const).filter((s) => !commands.includes(s)).map((s) => `${s} is a server given by URL, up for the whole job`)
   const parts = [
-    mode === 'resident' ? `resident: ${names.resident}` : "exclusive: the default; each side is started afresh for each of its slots and stopped before the other's",
+    mode === 'resident'
+      ? `resident: ${names.resident}`
+      : "exclusive: the default; each side is started afresh for each of its slots and stopped before the other's",
   ]
   // Resident without GPU lists is allowed only where nvidia-smi saw no GPU.
   parts.push(...(on.length > 0 || mode === 'exclusive' ? on : ['both engines up for the whole job (no GPU seen on this host)']))

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { firstRounds, lookAt, lookRounds, maxRoundsProblem, stopsEarly } from '../../src/gate/ab-looks.js'
-import { compareAB } from '../../src/gate/ab-verdict.js'
+import { firstRounds, lookAt, lookRounds, maxRoundsProblem, settled } from '../../src/gate/ab-looks.js'
 import type { ResultFile } from '../../src/types.js'
 import { pipelineResult, wiggle } from './fixtures.js'
 
@@ -17,11 +16,12 @@ const side = (factor: number, rounds: number): ResultFile => {
   return r
 }
 
+const FRESH = { A: true, B: true }
+
 describe('A/B in looks', () => {
-  it('looks after the first rounds, then every two rounds, and always at the most', () => {
-    expect(lookRounds(6, 24)).toEqual([6, 8, 10, 12, 14, 16, 18, 20, 22, 24])
+  it('looks after the first rounds, then after every round, up to the most', () => {
+    expect(lookRounds(2, 6)).toEqual([2, 3, 4, 5, 6])
     expect(lookRounds(6, 6)).toEqual([6])
-    expect(lookRounds(4, 9)).toEqual([4, 6, 8, 9])
     expect(maxRoundsProblem(6, 24)).toBeNull()
     expect(maxRoundsProblem(6, 4)).toBe("expected a whole number of rounds no smaller than the first look's 6")
     expect(maxRoundsProblem(6, 7.5)).not.toBeNull()
@@ -38,30 +38,31 @@ describe('A/B in looks', () => {
     expect(cut.at_target.every((s) => s.runs.every((r) => r.repeat <= 4))).toBe(true)
   })
 
-  it('ends the job at an early look when B = A passes every gated row with power to spare', () => {
-    const a = side(1, 8)
-    const b = side(1, 8)
-    const v = lookAt(a, b, 4, 8, {}, 'exclusive')
-    expect(v?.verdict).toBe('pass')
-    expect(stopsEarly(v!)).toBe(true)
-    expect(v!.rows.filter((r) => r.gated).every((r) => r.n_candidate === 4)).toBe(true)
+  it('ends the job at the first look that passes every gated row, and keeps it open before', () => {
+    const a = side(1, 16)
+    const b = side(1, 16)
+    const rounds = lookRounds(2, 16).map((r) => ({ r, look: lookAt(a, b, r, 16, {}, FRESH) }))
+    const first = rounds.find((x) => x.look.done)!
+    expect(first.look.verdict.verdict).toBe('pass')
+    expect(first.r).toBeLessThan(16)
+    for (const x of rounds.filter((y) => y.r < first.r)) expect(x.look.verdict.verdict).toBe('undecided')
+    expect(first.look.verdict.rows.filter((r) => r.gated).every((r) => r.n_candidate === first.r)).toBe(true)
   })
 
-  it('never calls a regression at an early look: a 30 % slower B measures every round, and the last look calls it', () => {
-    const a = side(1, 8)
-    const b = side(1.3, 8)
-    // The early look alone would see it, yet it only decides whether to stop on a pass.
-    expect(compareAB(firstRounds(a, 4), firstRounds(b, 4)).verdict).toBe('regression')
-    expect(lookAt(a, b, 4, 8, {}, 'exclusive')).toBeNull()
-    expect(lookAt(a, b, 6, 8, {}, 'exclusive')).toBeNull()
-    const last = lookAt(a, b, 8, 8, {}, 'exclusive')
-    expect(last?.verdict).toBe('regression')
-    expect(last!.rows.filter((r) => r.gated).every((r) => r.n_candidate === 8)).toBe(true)
+  it('calls a 30 % slower B a regression at an early look, long before the last round', () => {
+    const a = side(1, 16)
+    const b = side(1.3, 16)
+    const look = lookRounds(2, 16)
+      .map((r) => ({ r, ...lookAt(a, b, r, 16, {}, FRESH) }))
+      .find((x) => x.done)!
+    expect(look.verdict.verdict).toBe('regression')
+    expect(look.r).toBeLessThan(8)
   })
 
-  it('does not stop on a pass of a row that could not see twice its tolerance', () => {
-    const v = compareAB(firstRounds(side(1, 8), 4), firstRounds(side(1, 8), 4), { maxMdcPct: 1000, look: 'screen', screenMdc: 0.001 })
+  it('does not hold a job open for a row that can never decide', () => {
+    const v = lookAt(side(1, 4), side(1, 4), 2, 16, {}, FRESH).verdict
     expect(v.verdict).toBe('undecided')
-    expect(stopsEarly(v)).toBe(false)
+    expect(settled(v)).toBe(false)
+    expect(settled({ ...v, rows: v.rows.map((r) => ({ ...r, blind: true })) })).toBe(true)
   })
 })

@@ -1,4 +1,4 @@
-/** The escalation ladder as one pure rule (gate/ladder.ts): baseline → confirm → A/B. */
+/** The escalation ladder as one pure rule (gate/ladder.ts): baseline → more candidate starts, or A/B. */
 import { describe, expect, it } from 'vitest'
 import { baselineSideUnmeasured, firstStep, nextStep, stepOptions, type LadderState, type LadderStep } from '../../src/gate/ladder.js'
 import type { GateRow, RowStatus, Verdict, VerdictKind } from '../../src/gate/types.js'
@@ -27,34 +27,43 @@ function row(status: RowStatus, over: Partial<GateRow> = {}): GateRow {
 }
 
 function verdict(kind: VerdictKind, rows: GateRow[] = [row(kind === 'not_comparable' ? 'pass' : (kind as RowStatus))]): Verdict {
-  return { verdict: kind, rows, envChanges: [], reasons: [], regressions: [], confirm: null, blind: [] }
+  return { verdict: kind, rows, envChanges: [], reasons: [], regressions: [], confirm: null, blind: rows.filter((r) => r.blind === true).map((r) => r.label) }
 }
+
+/** Undecided on a row the stored centre leaves blind: no number of candidate starts would decide it. */
+const BLIND = verdict('undecided', [row('undecided', { blind: true })])
 
 /** Unmeasured on the baseline's side: no baseline figure, the candidate's runs valid. */
 const BASELINE_SIDE = verdict('unmeasured', [row('unmeasured', { baseline: null, n_baseline: 0, n_candidate: 3 })])
 /** Unmeasured on the candidate's side: its own runs were spoiled (a busy host now). */
 const CANDIDATE_SIDE = verdict('unmeasured', [row('invalid', { n_candidate: 1 })])
 
-const STEPS: LadderStep[] = ['baseline', 'confirm', 'ab']
+const STEPS: LadderStep[] = ['baseline', 'starts', 'ab']
 const FLAGS = [false, true]
 
 /**
  * The ladder written out as a table: what follows each verdict, for every step and every
- * combination of a reference command, a confirmation budget and a changed host.
+ * combination of a reference command, more candidate starts allowed and a changed host.
  */
 function expected(v: string, s: LadderState): LadderStep | null {
   if (s.step === 'ab') return null
   const ref = s.hasReference ? 'ab' : null
+  // No re-measurement changes a broken, incomplete or incomparable candidate.
+  if (['broken', 'incomplete', 'not_comparable'].includes(v)) return null
+  // The stored baseline on another host certifies nothing: measure the reference beside it, or stop.
+  if (s.hostChanged) return ref
   switch (v) {
     case 'pass':
     case 'improvement':
-      // The stored baseline on another host certifies nothing: measure the reference beside it.
-      return s.hostChanged ? ref : null
+      return null
     case 'undecided':
-      // Repeats help only on the first look, with budget, on the baseline's host.
-      return s.step === 'baseline' && s.canConfirm && !s.hostChanged ? 'confirm' : ref
+      // The reference decides what the stored baseline leaves open; without one, more starts of the candidate.
+      return s.hasReference ? 'ab' : s.canRestart ? 'starts' : null
+    case 'undecided (blind)':
+      // More starts cannot decide a row the stored centre leaves blind; the reference can.
+      return ref
     case 'regression':
-      // Confirmed against the reference before the PR is blamed.
+      // Confirmed against the reference before the PR is blamed; without one the sequential test has called it.
       return ref
     case 'unmeasured (baseline side)':
       return ref
@@ -71,6 +80,7 @@ const CASES: Array<[string, Verdict]> = [
   ['pass', verdict('pass')],
   ['improvement', verdict('improvement')],
   ['undecided', verdict('undecided')],
+  ['undecided (blind)', BLIND],
   ['regression', verdict('regression')],
   ['unmeasured (baseline side)', BASELINE_SIDE],
   ['unmeasured (candidate side)', CANDIDATE_SIDE],
@@ -90,12 +100,12 @@ describe('firstStep', () => {
 
 describe('nextStep', () => {
   for (const [name, v] of CASES) {
-    it(`follows ${name} at every step, with and without a reference, a confirmation budget and a host change`, () => {
+    it(`follows ${name} at every step, with and without a reference, more starts allowed and a host change`, () => {
       for (const step of STEPS) {
         for (const hasReference of FLAGS) {
-          for (const canConfirm of FLAGS) {
+          for (const canRestart of FLAGS) {
             for (const hostChanged of FLAGS) {
-              const state: LadderState = { step, hasReference, canConfirm, hostChanged }
+              const state: LadderState = { step, hasReference, canRestart, hostChanged }
               expect({ state, next: nextStep(v, state) }).toEqual({ state, next: expected(name, state) })
             }
           }
@@ -105,10 +115,13 @@ describe('nextStep', () => {
   }
 
   it('spells out the common paths', () => {
-    const at = (step: LadderStep, o: Partial<LadderState> = {}): LadderState => ({ step, hasReference: true, canConfirm: true, hostChanged: false, ...o })
-    expect(nextStep(verdict('undecided'), at('baseline'))).toBe('confirm')
-    expect(nextStep(verdict('undecided'), at('confirm'))).toBe('ab')
-    expect(nextStep(verdict('undecided'), at('confirm', { hasReference: false }))).toBeNull()
+    const at = (step: LadderStep, o: Partial<LadderState> = {}): LadderState => ({ step, hasReference: true, canRestart: true, hostChanged: false, ...o })
+    expect(nextStep(verdict('undecided'), at('baseline'))).toBe('ab')
+    expect(nextStep(verdict('undecided'), at('baseline', { hasReference: false }))).toBe('starts')
+    expect(nextStep(verdict('undecided'), at('starts', { hasReference: false }))).toBe('starts')
+    expect(nextStep(verdict('undecided'), at('starts', { hasReference: false, canRestart: false }))).toBeNull()
+    expect(nextStep(BLIND, at('baseline', { hasReference: false }))).toBeNull()
+    expect(nextStep(verdict('regression'), at('baseline', { hasReference: false }))).toBeNull()
     expect(nextStep(verdict('undecided'), at('baseline', { hostChanged: true }))).toBe('ab')
     expect(nextStep(verdict('regression'), at('baseline'))).toBe('ab')
     expect(nextStep(verdict('regression'), at('ab'))).toBeNull()
@@ -122,8 +135,8 @@ describe('baselineSideUnmeasured', () => {
     expect(baselineSideUnmeasured(BASELINE_SIDE, false)).toBe(true)
     expect(baselineSideUnmeasured(CANDIDATE_SIDE, false)).toBe(false)
     expect(baselineSideUnmeasured(CANDIDATE_SIDE, true)).toBe(true)
-    // An unmeasured row whose candidate has fewer than two runs, or a missing one, is the candidate's.
-    expect(baselineSideUnmeasured(verdict('unmeasured', [row('unmeasured', { n_candidate: 1 })]), false)).toBe(false)
+    // An unmeasured row whose candidate has no valid run, or a missing one, is the candidate's.
+    expect(baselineSideUnmeasured(verdict('unmeasured', [row('unmeasured', { n_candidate: 0 })]), false)).toBe(false)
     expect(baselineSideUnmeasured(verdict('unmeasured', [row('missing', { n_candidate: 0 })]), false)).toBe(false)
     // Reported rows do not count; no gated row at all is nothing the reference could repair.
     expect(baselineSideUnmeasured(verdict('unmeasured', [row('invalid', { gated: false })]), false)).toBe(false)
@@ -139,12 +152,11 @@ describe('baselineSideUnmeasured', () => {
 })
 
 describe('the options of each look', () => {
-  it('with a reference, screens the stored baseline: a row passes only while it could see twice its tolerance', () => {
-    expect(stepOptions('baseline', { hasReference: true, confirm: true, tolerance: 0.05 })).toEqual({ look: 'screen', alphaShare: 1, screenMdc: 0.1 })
-    expect(stepOptions('confirm', { hasReference: true, confirm: true, tolerance: 0.05 })).toEqual({ look: 'screen', alphaShare: 1, screenMdc: 0.1 })
-    expect(stepOptions('ab', { hasReference: true, confirm: true, tolerance: 0.05 })).toEqual({ look: 'last', alphaShare: 1 })
-    // Without one, the baseline and the confirmation split the rate, and the blind limit is max_mdc_pct's.
-    expect(stepOptions('baseline', { hasReference: false, confirm: true, tolerance: 0.05 })).toEqual({ look: 'screen', alphaShare: 0.5 })
-    expect(stepOptions('confirm', { hasReference: false, confirm: true, tolerance: 0.05 })).toEqual({ look: 'last', alphaShare: 0.5 })
+  it('keeps the stored baseline interim while a later step can decide, and truncates candidate starts at their budget', () => {
+    expect(stepOptions('baseline', { hasReference: true, canRestart: true, maxStarts: 8 })).toEqual({ look: 'screen', alphaShare: 1, maxLooks: 1 })
+    expect(stepOptions('baseline', { hasReference: false, canRestart: true, maxStarts: 8 })).toEqual({ look: 'screen', alphaShare: 1, maxLooks: 8 })
+    // Nothing follows: the stored baseline's one look is the last, and decides or stays undecided.
+    expect(stepOptions('baseline', { hasReference: false, canRestart: false, maxStarts: 8 })).toEqual({ look: 'last', alphaShare: 1, maxLooks: 1 })
+    expect(stepOptions('ab', { hasReference: true, canRestart: false, maxStarts: 8 })).toEqual({ alphaShare: 1 })
   })
 })

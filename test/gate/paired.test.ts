@@ -73,9 +73,15 @@ describe('decidePaired: one metric from A/B rounds, decided sequentially', () =>
 
   it('decides zeros by agreement and never prints a non-finite figure', () => {
     const zeros = (a: number, b: number, n = 4): Array<[number, number]> => Array.from({ length: n }, () => [a, b])
-    expect(decidePaired({ pairs: zeros(0, 0), restarted: FRESH, history: [], higherIsBetter: true, tolerance: 0.05, design: 0.15 }, look(4)).status).toBe('pass')
-    expect(decidePaired({ pairs: zeros(100, 0), restarted: FRESH, history: [], higherIsBetter: true, tolerance: 0.05, design: 0.15 }, look(4)).status).toBe('regression')
-    expect(decidePaired({ pairs: zeros(0, 100), restarted: FRESH, history: [], higherIsBetter: true, tolerance: 0.05, design: 0.15 }, look(4)).status).toBe('improvement')
+    expect(decidePaired({ pairs: zeros(0, 0), restarted: FRESH, history: [], higherIsBetter: true, tolerance: 0.05, design: 0.15 }, look(4)).status).toBe(
+      'pass',
+    )
+    expect(decidePaired({ pairs: zeros(100, 0), restarted: FRESH, history: [], higherIsBetter: true, tolerance: 0.05, design: 0.15 }, look(4)).status).toBe(
+      'regression',
+    )
+    expect(decidePaired({ pairs: zeros(0, 100), restarted: FRESH, history: [], higherIsBetter: true, tolerance: 0.05, design: 0.15 }, look(4)).status).toBe(
+      'improvement',
+    )
   })
 
   it('property: B no worse than A in every round is never a regression', () => {

@@ -112,18 +112,22 @@ describe('the sequential test of one row', () => {
 
   it('property: Λ is monotone in every increment, so a worse candidate never looks better', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: -0.5, max: 0.5, noNaN: true }), { minLength: 1, maxLength: 8 }), fc.double({ min: 0, max: 0.2, noNaN: true }), (xs, bump) => {
-        const d = design()
-        const a = logLikelihoodRatio(
-          xs.map((x) => inc(x)),
-          d,
-        ).llr
-        const b = logLikelihoodRatio(
-          xs.map((x, i) => inc(i === 0 ? x + bump : x)),
-          d,
-        ).llr
-        return b >= a - 1e-12
-      }),
+      fc.property(
+        fc.array(fc.double({ min: -0.5, max: 0.5, noNaN: true }), { minLength: 1, maxLength: 8 }),
+        fc.double({ min: 0, max: 0.2, noNaN: true }),
+        (xs, bump) => {
+          const d = design()
+          const a = logLikelihoodRatio(
+            xs.map((x) => inc(x)),
+            d,
+          ).llr
+          const b = logLikelihoodRatio(
+            xs.map((x, i) => inc(i === 0 ? x + bump : x)),
+            d,
+          ).llr
+          return b >= a - 1e-12
+        },
+      ),
     )
   })
 })

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_ROUNDS, lookAt, lookRounds } from '../../src/gate/ab-looks.js'
-import { startsByRound } from '../../src/plan/ab-schedule.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { firstStep, nextStep, stepOptions, type LadderStep } from '../../src/gate/ladder.js'
-import { mergeResults } from '../../src/gate/merge.js'
+import { compareStarts } from '../../src/gate/seq-baseline.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
 import type { Baseline, Verdict } from '../../src/gate/types.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
@@ -38,22 +37,12 @@ function start(seed: number, repeats: number, factor: number, day = 0): ResultFi
 const baseline = [1, 2, 3].reduce<Baseline | null>((b, day) => appendRefresh(b, start(100 + day, 3, 1, day), { name: 'short' }), null)!
 const SLOWER = 1.12
 
-/** An exclusive A/B job of `rounds` rounds: each side's engine restarted around its slots (startsByRound). */
+/** An exclusive A/B job of `rounds` rounds: each side's engine started afresh for every slot, one run per point. */
 function abJob(seed: number, rounds: number, factorB: number): { a: ResultFile; b: ResultFile } {
-  const ids = startsByRound(rounds, 'exclusive')
   const side = (s: 'A' | 'B', factor: number): ResultFile => {
-    // Each start measures its rounds (one or two) as its repeats 1, 2; round r becomes repeat r + 1.
-    const measured = new Map<number, { result: ResultFile; used: number }>()
-    const slots = Array.from({ length: rounds }, (_, r) => {
-      const id = ids[s][r]!
-      let st = measured.get(id)
-      if (st === undefined)
-        measured.set(id, (st = { result: start(seed * 1000 + (s === 'A' ? 0 : 500) + id, ids[s].filter((x) => x === id).length, factor), used: 0 }))
-      return { result: st.result, k: st.used++ }
-    })
-    const first = slots[0]!.result
-    const pick = <T extends { repeat: number }>(of: (x: ResultFile) => readonly T[]): T[] =>
-      slots.map(({ result, k }, r) => ({ ...of(result)[k]!, repeat: r + 1 }))
+    const slots = Array.from({ length: rounds }, (_, r) => start(seed * 1000 + (s === 'A' ? 0 : 500) + r, 1, factor))
+    const first = slots[0]!
+    const pick = <T extends { repeat: number }>(of: (x: ResultFile) => readonly T[]): T[] => slots.map((slot, r) => ({ ...of(slot)[0]!, repeat: r + 1 }))
     return {
       ...first,
       config: { ...first.config, repeats: rounds },
@@ -64,28 +53,28 @@ function abJob(seed: number, rounds: number, factorB: number): { a: ResultFile; 
   return { a: side('A', 1), b: side('B', factorB) }
 }
 
-/** The ladder as the Action climbs it with `confirm` and a reference command. */
-function ladder(candidate: ResultFile, extra: ResultFile, job: { a: ResultFile; b: ResultFile }): { path: string[]; last: Verdict } {
-  const climb = { hasReference: true, confirm: true, tolerance: 0.05 }
+/** The ladder as the Action climbs it with a reference command: the first sweep against the baseline, then A/B. */
+function ladder(candidate: ResultFile, job: { a: ResultFile; b: ResultFile }): { path: string[]; last: Verdict; rounds: number | null } {
+  const climb = { hasReference: true, canRestart: false, maxStarts: 1 }
   let step: LadderStep = firstStep(true, 'ladder')
-  let v = compareToBaseline(baseline, candidate, stepOptions(step, climb))
+  let v = compareStarts(baseline, candidate, stepOptions(step, climb), () => 0)
   const path = [`${step}:${v.verdict}`]
+  let rounds: number | null = null
   for (;;) {
-    const next = nextStep(v, { step, canConfirm: v.confirm !== null, hasReference: true, hostChanged: false })
+    const next = nextStep(v, { step, canRestart: false, hasReference: true, hostChanged: false })
     if (next === null) break
-    if (next === 'confirm') v = compareToBaseline(baseline, mergeResults(candidate, extra), stepOptions(next, climb))
-    else {
-      let decided: Verdict | null = null
-      for (const r of lookRounds(6, DEFAULT_MAX_ROUNDS)) {
-        decided = lookAt(job.a, job.b, r, DEFAULT_MAX_ROUNDS, stepOptions('ab', climb), 'exclusive')
-        if (decided !== null) break
+    for (const r of lookRounds(2, DEFAULT_MAX_ROUNDS)) {
+      const look = lookAt(job.a, job.b, r, DEFAULT_MAX_ROUNDS, stepOptions('ab', climb), { A: true, B: true }, baseline)
+      if (look.done) {
+        v = look.verdict
+        rounds = r
+        break
       }
-      v = decided!
     }
     step = next
     path.push(`${step}:${v.verdict}`)
   }
-  return { path, last: v }
+  return { path, last: v, rounds }
 }
 
 describe('a 12 % slower engine against three refreshes', () => {
@@ -99,19 +88,21 @@ describe('a 12 % slower engine against three refreshes', () => {
     expect(v.blind).toContain('p95 ITL 64×16 c=16')
   })
 
-  it('is called a regression by the ladder', () => {
+  it('is called a regression by the ladder, side by side, in a few rounds', () => {
     const job = abJob(9, DEFAULT_MAX_ROUNDS, SLOWER)
-    const { path, last } = ladder(slow, start(8, 6, SLOWER, 4), job)
-    // The stored baseline's regression is confirmed side by side before the PR is blamed.
-    expect(path).toEqual(['baseline:regression', 'ab:regression'])
+    const { path, last, rounds } = ladder(slow, job)
+    // The stored baseline's evidence is confirmed side by side before the PR is blamed.
+    expect(path).toEqual(['baseline:undecided', 'ab:regression'])
+    expect(rounds).toBeLessThanOrEqual(12)
     expect(last.verdict).toBe('regression')
-    expect(last.reasons[0]).toMatch(/^B regressed: p95 ITL 64×16 c=1, /)
+    // The first row to cross its boundary stops the job: the others need not be decided to blame the PR.
+    expect(last.reasons[0]).toBe('B regressed: p95 ITL 64×16 c=4 (B is worse than A beyond the bar)')
   })
 
   it('passes the unchanged engine through the ladder', () => {
     const job = abJob(11, DEFAULT_MAX_ROUNDS, 1)
-    const { path, last } = ladder(start(12, 3, 1, 4), start(13, 6, 1, 4), job)
-    expect(path).toEqual(['baseline:undecided', 'confirm:undecided', 'ab:pass'])
+    const { path, last } = ladder(start(12, 3, 1, 4), job)
+    expect(path).toEqual(['baseline:undecided', 'ab:pass'])
     expect(last.verdict).toBe('pass')
     expect(gateExit(last.verdict, DEFAULT_FAIL_ON)).toBe(0)
   })
