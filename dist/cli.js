@@ -77197,7 +77197,8 @@ function maxRoundsProblem(rounds, maxRounds) {
 }
 function settled(v) {
   if (v.verdict === "regression" || v.verdict === "broken" || v.verdict === "not_comparable") return true;
-  return !v.rows.some((r) => r.gated && r.status === "undecided" && r.blind !== true);
+  const gated = v.rows.filter((r) => r.gated);
+  return gated.length > 0 && gated.every((r) => r.status === "pass" || r.status === "improvement" || r.status === "undecided" && r.blind === true);
 }
 function firstRounds(result, rounds) {
   const keep2 = (runs) => runs.filter((r) => r.repeat <= rounds);

@@ -35,10 +35,15 @@ export function maxRoundsProblem(rounds: number, maxRounds: number): string | nu
   return `expected a whole number of rounds no smaller than the first look's ${rounds}`
 }
 
-/** Whether a look's verdict ends the job: no gated row is still open (undecided and able to decide). */
+/**
+ * Whether a look's verdict ends the job: a regression, a broken candidate or unlike settings end it
+ * at once; otherwise every gated row must be decided (pass, improvement) or blind (no round would
+ * decide it). A row the host spoiled so far keeps the job open: later rounds may measure it.
+ */
 export function settled(v: Verdict): boolean {
   if (v.verdict === 'regression' || v.verdict === 'broken' || v.verdict === 'not_comparable') return true
-  return !v.rows.some((r) => r.gated && r.status === 'undecided' && r.blind !== true)
+  const gated = v.rows.filter((r) => r.gated)
+  return gated.length > 0 && gated.every((r) => r.status === 'pass' || r.status === 'improvement' || (r.status === 'undecided' && r.blind === true))
 }
 
 /** A side's result cut to its first `rounds` rounds (repeats 1…rounds), planned as that many. */

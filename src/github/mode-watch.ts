@@ -161,7 +161,7 @@ function commitUrl(env: Record<string, string | undefined>, ctx: RunContext): st
 /** Open, update, close or leave the tracking issue; returns the summary's note. API errors become a warning. */
 async function updateIssue(deps: ActionDeps, p: WatchPublication, report: WatchReport, failing: boolean): Promise<string> {
   const { core } = deps
-  const action = issueActionFor(p.verdict.verdict, failing)
+  const action = issueActionFor(p.verdict.verdict, failing, p.verdict.blind.length > 0)
   const outcome = p.verdict.verdict
   if (p.inputs.githubToken === undefined) {
     const note = 'No github-token: the tracking issue was not looked at.'
@@ -200,11 +200,13 @@ async function updateIssue(deps: ActionDeps, p: WatchPublication, report: WatchR
         ? `Tracking issue: ${ref} now holds this verdict; a comment notified its watchers.`
         : r.done === 'closed'
           ? `Tracking issue: ${ref} closed — passing again.`
-          : r.done === 'left'
-            ? `Tracking issue: ${ref} left as it is — ${outcome} is neither a failure under fail-on nor a pass.`
-            : action === 'close'
-              ? 'No open tracking issue: nothing to close.'
-              : `No open tracking issue, and ${outcome} opens none (not in fail-on).`
+          : action === 'leave' && outcome === 'undecided' && p.verdict.blind.length > 0
+            ? `Tracking issue: ${r.done === 'left' ? `${ref} left as it is` : 'none opened'} — the watch is blind (${p.verdict.blind.join(', ')}), which says nothing of the engine; more refreshes, or engine starts of the watched engine (server.command), would give it power.`
+            : r.done === 'left'
+              ? `Tracking issue: ${ref} left as it is — ${outcome} is neither a failure under fail-on nor a pass.`
+              : action === 'close'
+                ? 'No open tracking issue: nothing to close.'
+                : `No open tracking issue, and ${outcome} opens none (not in fail-on).`
   core.info(`servegate: ${note}`)
   return note
 }

@@ -66,8 +66,11 @@ export type IssueAction = 'open-or-update' | 'close' | 'leave'
 /**
  * A verdict that fails the step (`failing`, from gateExit) opens or updates the issue; pass and
  * improvement close it; anything else (unmeasured, undecided, or a verdict fail-on leaves out) leaves it.
+ * A blind verdict (undecided on rows no engine start could decide) leaves it too, failing or not:
+ * the watch could not see, which says nothing about the engine or the host.
  */
-export function issueActionFor(verdict: string, failing: boolean): IssueAction {
+export function issueActionFor(verdict: string, failing: boolean, blind = false): IssueAction {
+  if (verdict === 'undecided' && blind) return 'leave'
   if (failing) return 'open-or-update'
   if (verdict === 'pass' || verdict === 'improvement') return 'close'
   return 'leave'

@@ -26,8 +26,8 @@ export interface AbCli {
   /** A second simulator identical to A. */
   a2(): SimHandle
   /**
-   * One ab run; one a saturated client left undecided or unmeasured (host blame) is run again, at
-   * most `retries` times (default twice).
+   * One ab run (A by URL, unless `more` gives --a-serve); one a saturated client left undecided or
+   * unmeasured (host blame) is run again, at most `retries` times (default twice).
    */
   ab(b: SimHandle | string, name: string, more?: string[], retries?: number): Promise<Awaited<ReturnType<typeof runCli>> & { outDir: string }>
 }
@@ -56,7 +56,9 @@ export function useAbCli(): AbCli {
     async ab(b, name, more = [], retries = 2) {
       const outDir = join(dir, name)
       const side = typeof b === 'string' ? ['--b-serve', b] : ['--b-base-url', b.url]
-      const args = ['ab', '--a-base-url', a!.url, ...side, '--rounds', '4', ...more, '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
+      // A is the simulator by URL unless the test starts it as a serve command (--a-serve in `more`).
+      const sideA = more.includes('--a-serve') ? [] : ['--a-base-url', a!.url]
+      const args = ['ab', ...sideA, ...side, '--rounds', '4', ...more, '--config', join(dir, 'servegate.yml'), '--out-dir', outDir]
       let r = await runCli(args)
       for (let i = 0; i < retries && spoiledUndecided(r.stdout); i++) r = await runCli(args)
       return { ...r, outDir }

@@ -48,6 +48,13 @@ describe('issueActionFor', () => {
   ] as const)('%s (failing: %s) → %s', (verdict, failing, action) => {
     expect(issueActionFor(verdict, failing)).toBe(action)
   })
+
+  it('neither opens nor closes the issue on a blind verdict, failing or not', () => {
+    expect(issueActionFor('undecided', true, true)).toBe('leave')
+    expect(issueActionFor('undecided', false, true)).toBe('leave')
+    // Blindness is only an undecided verdict's: a regression with a blind row still opens it.
+    expect(issueActionFor('regression', true, true)).toBe('open-or-update')
+  })
 })
 
 describe('syncTrackingIssue through the REST API', () => {
