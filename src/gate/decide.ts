@@ -5,8 +5,9 @@
  * rows (Bonferroni over the verdict's gated rows); bar L = max(ln(1 + tol),
  * t(1 − level, df) · σ_diff); MDC = L + t(power, df) · σ_diff. Regression when
  * D > L and the candidate's runs agree. A row whose MDC exceeds maxMdcPct is
- * blind: it never passes. On the last look the band closes (pass when D ≤ L);
- * on a screening look a row passes only when D ≤ L − passMargin · σ_diff.
+ * blind: it never passes. The band is closed: pass when D ≤ L. (This is
+ * `servegate compare`'s one look; where servegate can measure again, each row
+ * is a sequential test over engine starts instead: ./sequential.ts.)
  */
 import { estimateNoise, sigmaDiff } from './noise.js'
 import { tQuantile } from './stats.js'
@@ -55,11 +56,8 @@ export type DecideOptions = Pick<
   GateOptions,
   | 'alpha'
   | 'rows'
-  | 'look'
   | 'alphaShare'
-  | 'screenMdc'
   | 'power'
-  | 'passMargin'
   | 'centerWindow'
   | 'minHistory'
   | 'dayFloor'
@@ -98,36 +96,25 @@ export function worsePctOf(x: number, higherIsBetter: boolean): number {
   return (higherIsBetter ? 1 - Math.exp(-x) : Math.exp(x) - 1) * 100
 }
 
-/**
- * The bars of one row at noise σ with `df` degrees of freedom: the regression bar at the row's level, the
- * MDC at `power`, and the pass threshold (the bar on the last look; passMargin · σ below it on a screen).
- */
-export function barsFor(
-  sigma: number,
-  df: number,
-  tolerance: number,
-  opts: Pick<GateOptions, 'alpha' | 'alphaShare' | 'rows' | 'power' | 'look' | 'passMargin'>,
-): Bars {
+/** The bars of one row at noise σ with `df` degrees of freedom: the regression bar at the row's level (also the pass threshold), and the MDC at `power`. */
+export function barsFor(sigma: number, df: number, tolerance: number, opts: Pick<GateOptions, 'alpha' | 'alphaShare' | 'rows' | 'power'>): Bars {
   const tolBar = Math.log(1 + tolerance)
   const d = Number.isFinite(df) && df > 0 ? df : Infinity
   const bar = Math.max(tolBar, tQuantile(1 - rowLevel(opts), d) * sigma)
   const mdc = bar + tQuantile(opts.power, d) * sigma
-  const passBar = opts.look === 'last' ? bar : bar - opts.passMargin * sigma
-  return { bar, passBar, sigma, mdc, df: d }
+  return { bar, passBar: bar, sigma, mdc, df: d }
 }
 
 /**
  * The largest MDC (%) a row may have and still pass: gate.max_mdc_pct when set, else three times
- * the row's tolerance (15 % at the default 5 %), so a loosened tolerance never makes every row
- * blind; on a screening look, screenMdc when set.
+ * the row's tolerance (15 % at the default 5 %), so a loosened tolerance never makes every row blind.
  */
-export function mdcLimit(opts: Pick<GateOptions, 'look' | 'screenMdc' | 'maxMdcPct'>, tolerance: number): number {
-  if (opts.look === 'screen' && opts.screenMdc !== null) return opts.screenMdc * 100
+export function mdcLimit(opts: Pick<GateOptions, 'maxMdcPct'>, tolerance: number): number {
   return opts.maxMdcPct ?? Number((3 * tolerance * 100).toFixed(2))
 }
 
 /** Whether a row at these bars could not have caught the change it must (mdcLimit). */
-export function isBlind(b: Bars, higherIsBetter: boolean, tolerance: number, opts: Pick<GateOptions, 'look' | 'screenMdc' | 'maxMdcPct'>): boolean {
+export function isBlind(b: Bars, higherIsBetter: boolean, tolerance: number, opts: Pick<GateOptions, 'maxMdcPct'>): boolean {
   return !Number.isFinite(b.mdc) || worsePctOf(b.mdc, higherIsBetter) > mdcLimit(opts, tolerance)
 }
 
@@ -185,9 +172,9 @@ export function decideMetric(input: MetricInput, opts: DecideOptions): Decision 
   const noise = estimateNoise(used.map(finite), finite(candLogs), opts)
   const sign = input.higherIsBetter ? -1 : 1
   const d = center === cand ? 0 : sign * (cand - center)
-  const bars = (n: number, look: DecideOptions['look'] = opts.look): Bars => {
+  const bars = (n: number): Bars => {
     const { sigma, df } = sigmaDiff(noise, n)
-    return barsFor(sigma, df, input.tolerance, { ...opts, look })
+    return barsFor(sigma, df, input.tolerance, opts)
   }
   const now = bars(candLogs.length)
   const { bar, passBar, sigma } = now
@@ -253,23 +240,23 @@ function decideAtZero(base: Decision, center: number, cand: number, candLogs: re
 }
 
 /**
- * Extra repeats to ask for: the fewest after which D (assumed unchanged) leaves the band of a
- * screening look with a row that can see; failing that the whole budget, provided it shrinks
- * σ_diff by at least 10 % (otherwise the noise is day-to-day drift that same-day repeats cannot
- * average away, and only a reference measured beside the candidate can settle it).
+ * Extra repeats to ask for: the fewest after which D (assumed unchanged) is decided by a row that
+ * can see; failing that the whole budget, provided it shrinks σ_diff by at least 10 % (otherwise
+ * the noise is day-to-day drift that same-day repeats cannot average away: only engine starts, or
+ * a reference measured beside the candidate, settle it).
  */
 function repeatsToResolve(
   d: number,
   n: number,
-  bars: (n: number, look?: DecideOptions['look']) => Bars,
+  bars: (n: number) => Bars,
   budget: number,
   higherIsBetter: boolean,
   tolerance: number,
   opts: DecideOptions,
 ): number | null {
   for (let extra = 1; extra <= budget; extra++) {
-    const b = bars(n + extra, 'screen')
-    if (d > b.bar || (d <= b.passBar && !isBlind(b, higherIsBetter, tolerance, { ...opts, look: 'screen' }))) return extra
+    const b = bars(n + extra)
+    if (d > b.bar || (d <= b.passBar && !isBlind(b, higherIsBetter, tolerance, opts))) return extra
   }
   return budget > 0 && bars(n + budget).sigma <= 0.9 * bars(n).sigma ? budget : null
 }

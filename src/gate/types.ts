@@ -24,22 +24,15 @@ export interface GateOptions {
   /** Gated rows judged in this verdict (set by compare from the rows it builds; 1 when unset). */
   rows: number
   /**
-   * What this look may do. `last`: nothing follows, so every measured row is decided (regression
-   * beyond the bar, else pass unless blind). `screen`: a later step of the ladder (confirmation,
-   * A/B) can decide what this look leaves undecided, so a row passes only clearly below the bar.
+   * What this look may do. `last`: nothing follows, so every sequential row still between its
+   * boundaries is undecided. `screen`: an interim look of a sequential test (more starts or rounds
+   * follow), whose open rows stay open. The one-look rule of `servegate compare` is always last.
    */
   look: 'screen' | 'last'
-  /** Share of `alpha` this look may spend on a red check (1; 0.5 each when two looks can fail the check). */
+  /** Share of `alpha` this look may spend on a red check. */
   alphaShare: number
-  /**
-   * Size (fraction) a screening look must be able to catch with `power` before it lets a row
-   * pass; null: `maxMdcPct`. The ladder sets 2 × the tolerance where a reference can decide instead.
-   */
-  screenMdc: number | null
   /** Probability of catching a change of the minimum detectable size (the MDC's power), e.g. 0.9. */
   power: number
-  /** Width of the undecided band of a screening look, in σ_diff: pass needs D ≤ bar − passMargin · σ_diff. */
-  passMargin: number
   /** How many newest refreshes form the baseline centre (median of their medians). */
   centerWindow: number
   /** The priors' weight: `minHistory − 1` degrees of freedom (a history of this many refreshes weighs as much as the prior). */

@@ -202,27 +202,6 @@ describe('compareToBaseline', () => {
     expect(row(loose, 'itl_p95@4096x512@c1').tolerance_pct).toBe(10)
   })
 
-  it('asks for confirmation repeats when a screening look leaves a gated row undecided', () => {
-    // Refreshes whose runs spread ±2 %: a +4 % candidate sits in the band of a screening look,
-    // and repeats average run noise away.
-    let b: Baseline | null = null
-    const tri = (v: number): number[] => [v * 0.98, v, v * 1.02]
-    for (let d = 0; d < 10; d++) b = appendRefresh(b, makeResult({ itl: { 1: tri(10), 16: [20, 20, 20] } }), {})
-    const cand = makeResult({ itl: { 1: tri(10.4), 16: [20, 20, 20] } })
-    const v = compareToBaseline(b!, cand, { look: 'screen' })
-    expect(v.verdict).toBe('undecided')
-    expect(v.confirm).toEqual({ extraRepeats: 6 })
-    expect(v.reasons).toContain('6 more repeats of the gated sweep would likely settle it; decide over all runs')
-    // Ten refreshes give the row power: it is not blind, the change merely sits in the band — still a failed check,
-    // said on the first reason line, so the comment opens with it.
-    expect(v.blind).toEqual([])
-    expect(v.reasons[0]).toBe(
-      'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)',
-    )
-    // The last look (the CLI's compare) closes the band: the same +4 % passes.
-    expect(compareToBaseline(b!, cand)).toMatchObject({ verdict: 'pass', confirm: null })
-  })
-
   it('treats a one-refresh baseline with its priors: blind, so undecided, never a pass', () => {
     const v = compareToBaseline(history(1), dayResult(10))
     // The 2.5 % drift prior over one refresh gives p95 ITL an MDC of 24 %, above max_mdc_pct (15 %).

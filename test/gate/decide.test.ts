@@ -113,26 +113,6 @@ describe('decideMetric', () => {
     expect(d.bar).toBeCloseTo(Math.log(1.05), 12)
   })
 
-  it('on a screening look is undecided just under the bar, asks for the repeats that settle it, and decides over all runs', () => {
-    // Runs spread ±3 % in every refresh: the run-to-run noise is what more repeats average away.
-    const history = Array.from({ length: 10 }, () => [9.7, 10, 10.3])
-    const d = decideMetric(latency(history, [10.35, 10.4, 10.45]), { ...opts, look: 'screen' })
-    expect(d.status).toBe('undecided')
-    expect(d.notes).toEqual(['+4.0 % lies between the pass threshold +2.4 % and the bar +6.5 %'])
-    // No count below the budget leaves the band, but the budget shrinks σ_diff by more than 10 %: ask for all of it.
-    expect(d.extraRepeats).toBe(6)
-    // Confirmation decides over all nine runs, and nothing follows it: the band closes and +4 % passes.
-    expect(decideMetric(latency(history, [10.35, 10.4, 10.45, ...Array(6).fill(10.4)]), opts).status).toBe('pass')
-  })
-
-  it('on a screening look asks for no repeats when drift, not run noise, holds the row in the band', () => {
-    // Identical refreshes: σ_diff is the drift prior, which same-day repeats cannot average away.
-    const d = decideMetric(latency(flat(10, 10), [10.4, 10.4, 10.4]), { ...opts, look: 'screen' })
-    expect(d.status).toBe('undecided')
-    expect(d.notes).toEqual(['+4.0 % lies between the pass threshold +2.4 % and the bar +5.0 %'])
-    expect(d.extraRepeats).toBeNull()
-  })
-
   it('is undecided when the median is beyond the bar but the runs disagree', () => {
     // Wide but consistent history (±5 % runs), so the candidate's spread is not abnormal.
     const history = Array.from({ length: 10 }, () => [9.5, 10, 10.5])
@@ -183,9 +163,8 @@ describe('decideMetric', () => {
     // A set gate.max_mdc_pct holds whatever the tolerance.
     expect(at(0.1, 15)).toMatchObject({ status: 'undecided', blind: true })
     expect(at(0.05, 20)).toMatchObject({ status: 'pass', blind: false })
-    expect(mdcLimit({ look: 'last', screenMdc: null, maxMdcPct: null }, 0.033)).toBe(9.9)
-    expect(mdcLimit({ look: 'screen', screenMdc: 0.1, maxMdcPct: null }, 0.05)).toBe(10)
-    expect(mdcLimit({ look: 'last', screenMdc: 0.1, maxMdcPct: 25 }, 0.05)).toBe(25)
+    expect(mdcLimit({ maxMdcPct: null }, 0.033)).toBe(9.9)
+    expect(mdcLimit({ maxMdcPct: 25 }, 0.05)).toBe(25)
   })
 
   it('is missing without candidate runs or without baseline runs', () => {

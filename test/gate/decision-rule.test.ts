@@ -15,7 +15,7 @@ import { median } from '../../src/util/median.js'
 import type { Baseline, MetricKind } from '../../src/gate/types.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
 import type { ResultFile } from '../../src/types.js'
-import { dayResult, makeResult, pipeDay } from './fixtures.js'
+import { dayResult, pipeDay } from './fixtures.js'
 
 const opts = DEFAULT_GATE_OPTIONS
 const latency = (history: number[][], candidate: number[]): MetricInput => ({ history, candidate, higherIsBetter: false, tolerance: 0.05 })
@@ -133,35 +133,3 @@ describe('a blind row never passes', () => {
   })
 })
 
-describe("looks: 'screen' leaves a band that 'last' closes", () => {
-  it('decides a D between the pass threshold and the bar: undecided on a screen, pass on the last look', () => {
-    const screen = decideMetric(latency(steady, times(10.4)), { ...opts, look: 'screen' })
-    const last = decideMetric(latency(steady, times(10.4)), opts)
-    expect(screen.d).toBe(last.d)
-    expect(screen.bar).toBe(last.bar)
-    // Pass threshold on the screen: bar − 1.5 σ_diff; on the last look it is the bar itself.
-    expect(screen.margin).toBeCloseTo(1.5 * screen.sigma!, 15)
-    expect(last.margin).toBe(0)
-    expect(screen.d!).toBeGreaterThan(screen.bar! - screen.margin!)
-    expect(screen.d!).toBeLessThan(screen.bar!)
-    expect(screen.status).toBe('undecided')
-    expect(last.status).toBe('pass')
-  })
-
-  it('makes the verdict undecided on a screen and pass on the last look for the same candidate', () => {
-    const tri = (v: number) => [v * 0.98, v, v * 1.02]
-    const b = baselineOf(Array.from({ length: 10 }, () => makeResult({ itl: { 1: tri(10), 16: [20, 20, 20] } })))
-    const cand = makeResult({ itl: { 1: tri(10.4), 16: [20, 20, 20] } })
-    const screen = compareToBaseline(b, cand, { look: 'screen' })
-    expect(screen.verdict).toBe('undecided')
-    // The verdict opens with why the check fails, then the row that holds it in the band.
-    expect(screen.reasons[0]).toBe(
-      'undecided: every row could see a regression of the promised size, but a change lies between the pass threshold and the bar; the check fails (more repeats or a reference command decide it)',
-    )
-    expect(screen.reasons[1]).toBe('p95 ITL 4096×512 c=1: undecided — +4.0 % lies between the pass threshold +2.9 % and the bar +6.1 %')
-    // Repeats average the ±2 % run noise away: the whole confirmation budget is asked for.
-    expect(screen.confirm).toEqual({ extraRepeats: 6 })
-    expect(screen.blind).toEqual([])
-    expect(compareToBaseline(b, cand).verdict).toBe('pass')
-  })
-})
