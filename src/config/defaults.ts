@@ -65,6 +65,16 @@ export const MAX_HOST_RETRIES = 10
 export const MAX_REQUEST_TIMEOUT_S = 604_800
 
 /**
+ * The metric kinds a gated row can have: the keys `gate.design_pct` may name. The gate's own
+ * list (MetricKind, records/baseline.ts) lies to the right of config; gate/settings.ts checks
+ * at compile time that the two stay the same.
+ */
+export const METRIC_KIND_KEYS = ['itl_p95', 'tput_at_target', 'ttft_p95', 'tpot_p95', 'e2el_p95', 'req_tput', 'output_tput', 'goodput'] as const
+
+/** One metric kind by its config key (`itl_p95`, `tput_at_target`, …). */
+export type MetricKindKey = (typeof METRIC_KIND_KEYS)[number]
+
+/**
  * Default total deadline of one request, s, for a shape (`--request-timeout`
  * and `server.request_timeout` override it):
  *

@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js'
 import { redactSecrets, secretsInText, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
 import { baseUrlRoot } from '../util/base-url.js'
 import type { Api, GoodputSlo, Shape, Target } from '../types.js'
-import { DEFAULTS, defaultRequestTimeoutS } from './defaults.js'
+import { DEFAULTS, defaultRequestTimeoutS, type MetricKindKey } from './defaults.js'
 import {
   apiFlag,
   concurrencyFlag,
@@ -41,6 +41,13 @@ export interface GateSettings {
   /** `gate.max_mdc_pct`: the MDC (%) beyond which a row is blind and never passes; absent: the gate's default. */
   maxMdcPct?: number
   /** `gate.max_gpu_minutes`: a PR's spend cap; absent: none. */
+  maxGpuMinutes?: number
+  /**
+   * `gate.design_pct`: the change (%) each metric kind's rows are designed to catch (the sequential
+   * test's δ); absent kinds keep the gate's defaults (p95 ITL 10 %, throughput at target 15 %).
+   */
+  designPct?: Partial<Record<MetricKindKey, number>>
+  /** `gate.max_gpu_minutes`: GPU-minutes a pull request's gate may spend before it ends undecided; absent: no cap. */
   maxGpuMinutes?: number
   /**
    * `gate.reference_command`: a serve command for the reference engine, re-measured beside the
@@ -181,6 +188,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const source = resolveServerSource(file, fileName, f, env, problems)
   const { shapes, openLoop, concurrency } = resolveLoad(sweep, f, problems)
   const goodput = resolveGoodput(file, fileName, f.goodput, problems)
+  checkDesign(file, fileName, problems)
   const { placement, itlConcurrency } = resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems)
 
   const fileTarget = file?.target
@@ -427,12 +435,35 @@ function serveSettings(file: ConfigFile | null, command: string | null, flagRead
   }
 }
 
+/**
+ * A row designed to catch more than `gate.max_mdc_pct` could pass while blind to the change its
+ * limit promises: the two settings would contradict each other, so such a file is refused.
+ */
+function checkDesign(file: ConfigFile | null, fileName: string, problems: Problems): void {
+  const limit = file?.gate?.max_mdc_pct
+  if (limit === undefined) return
+  for (const [kind, pct] of Object.entries(file?.gate?.design_pct ?? {})) {
+    if (pct !== undefined && pct > limit) {
+      problems.push(
+        `${fileName}: gate.design_pct.${kind} ${pct} exceeds gate.max_mdc_pct ${limit}; expected a design change of at most ${limit} %, or a larger max_mdc_pct`,
+      )
+    }
+  }
+}
+
+/** The entries of a map whose value is set (YAML cannot write undefined, but a typed object may hold it). */
+function definedEntries<K extends string>(m: Partial<Record<K, number | undefined>>): Partial<Record<K, number>> {
+  return Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as Partial<Record<K, number>>
+}
+
 function gateSettings(file: ConfigFile | null): GateSettings {
   return {
     tolerancePct: { ...(file?.gate?.tolerance_pct ?? {}) },
     maxFailedRequests: file?.gate?.max_failed_requests ?? null,
     ...(file?.gate?.goodput === true ? { goodput: true } : {}),
     ...(file?.gate?.max_mdc_pct !== undefined ? { maxMdcPct: file.gate.max_mdc_pct } : {}),
+    ...(file?.gate?.design_pct !== undefined ? { designPct: definedEntries(file.gate.design_pct) } : {}),
+    ...(file?.gate?.max_gpu_minutes !== undefined ? { maxGpuMinutes: file.gate.max_gpu_minutes } : {}),
     ...(file?.gate?.reference_command !== undefined ? { referenceCommand: file.gate.reference_command } : {}),
     ...(file?.gate?.reference_mode !== undefined ? { referenceMode: file.gate.reference_mode } : {}),
   }
@@ -535,6 +566,8 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
       max_failed_requests: cfg.gate.maxFailedRequests,
       ...(cfg.gate.goodput === true ? { goodput: true } : {}),
       ...(cfg.gate.maxMdcPct !== undefined ? { max_mdc_pct: cfg.gate.maxMdcPct } : {}),
+      ...(cfg.gate.designPct !== undefined ? { design_pct: { ...cfg.gate.designPct } } : {}),
+      ...(cfg.gate.maxGpuMinutes !== undefined ? { max_gpu_minutes: cfg.gate.maxGpuMinutes } : {}),
     },
     // Only a bracketed sweep records its placement: the gate reads it to know which points it planned.
     ...(cfg.bracket ? { placement: bracketForResult(cfg.bracket) } : {}),

@@ -4,7 +4,7 @@
  * misspelt `prompts_per_concurency` silently ignored would change the benchmark.
  */
 import { z } from 'zod'
-import { MAX_HOST_RETRIES, MAX_REQUEST_TIMEOUT_S, TARGET_PERCENTILES } from './defaults.js'
+import { MAX_HOST_RETRIES, MAX_REQUEST_TIMEOUT_S, METRIC_KIND_KEYS, TARGET_PERCENTILES, type MetricKindKey } from './defaults.js'
 import { refusedEnvPrefix } from './child-env.js'
 
 const positiveInt = (what: string) =>
@@ -105,6 +105,17 @@ const sweepSchema = z
 
 const toleranceSchema = z.number({ error: 'expected a percentage (a number ≥ 0)' }).nonnegative({ error: 'expected a percentage (a number ≥ 0)' })
 
+const DESIGN_RULE = 'expected the change (%) rows of this kind are designed to catch, a number above 0, e.g. 10'
+const designPct = z.number({ error: DESIGN_RULE }).positive({ error: DESIGN_RULE })
+
+/** `gate.design_pct`: per metric kind, the change (%) its rows must catch with 90 % power (the sequential test's δ). */
+const designPctSchema = z.strictObject(
+  Object.fromEntries(METRIC_KIND_KEYS.map((k) => [k, designPct.optional()])) as Record<MetricKindKey, z.ZodOptional<typeof designPct>>,
+  { error: 'expected a map of metric kinds to percentages, e.g. {itl_p95: 10, tput_at_target: 15}' },
+)
+
+const GPU_MINUTES_RULE = 'expected GPU-minutes a pull request may spend, a number above 0, e.g. 120'
+
 /**
  * Gate tolerances, passed through to the gate stage. Each `tolerance_pct` is
  * the smallest relative change (in percent) that may count as a regression.
@@ -124,6 +135,13 @@ const gateSchema = z.strictObject({
    * verdict fails the check (default 15; 0 fails every undecided verdict).
    */
   max_mdc_pct: toleranceSchema.optional(),
+  /**
+   * The change (%) each metric kind's rows are designed to catch (default: p95 ITL 10, throughput
+   * at target 15); none may exceed `max_mdc_pct` when that is set (config/resolve.ts).
+   */
+  design_pct: designPctSchema.optional(),
+  /** GPU-minutes a pull request's gate may spend; the job that reaches it ends undecided. Absent: no cap. */
+  max_gpu_minutes: z.number({ error: GPU_MINUTES_RULE }).positive({ error: GPU_MINUTES_RULE }).optional(),
   /** Gate goodput (requests/s meeting every `goodput:` SLO) beside p95 ITL and throughput at target; needs `goodput:`. */
   goodput: z.boolean({ error: 'expected true or false' }).optional(),
   /**

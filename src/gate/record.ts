@@ -3,7 +3,7 @@
  * run writes beside its result, so a final job can gather the verdicts of a
  * matrix of runners (gate/aggregate.ts) without reading whole result files.
  * It says which configuration (label) it is, where it ran, what it decided,
- * the gated rows, the environment in brief (the serve command redacted) and
+ * the gated rows, what the verdict cost, the environment in brief (the serve command redacted) and
  * who changed what since the baseline. Snake_case: it is a file contract. Pure.
  */
 import type { EnvRecord } from '../types.js'
@@ -67,6 +67,7 @@ export function buildVerdictRecord(input: RecordInput): VerdictRecord {
     regressions: [...(v?.regressions ?? [])],
     blind: [...(v?.blind ?? [])],
     reasons: (v?.reasons ?? []).map(clean),
+    ...(v?.cost != null ? { cost: { ...v.cost } } : {}),
     env: input.env === null ? null : briefEnv(input.env, secrets),
     blame:
       v === null

@@ -1,14 +1,22 @@
 /**
  * The config's gate settings (`gate.tolerance_pct` in percent per metric family,
- * `gate.max_failed_requests`) as gate options. One mapping for the Action, for
+ * `gate.max_failed_requests`, `gate.design_pct` per metric kind) as gate options. One mapping for the Action, for
  * `servegate compare --config` and for the tolerances a baseline stores, so the
  * same two files get the same verdict everywhere. Pure.
  */
+import { METRIC_KIND_KEYS, type MetricKindKey } from '../config/defaults.js'
 import type { GateSettings } from '../config/resolve.js'
 import { DEFAULT_GATE_OPTIONS } from './options.js'
-import type { GateOptions, Tolerances } from './types.js'
+import type { GateOptions, MetricKind, Tolerances } from './types.js'
 
-/** `gate.tolerance_pct` → GateOptions.tolerances and `gate.max_failed_requests` → maxFailedRequests; unset keys keep the gate's defaults. */
+// The config's list of kinds (config/defaults.ts) and the gate's must be the same: a compile error here says they drifted.
+const sameKinds: [MetricKindKey, MetricKind] extends [MetricKind, MetricKindKey] ? true : never = true
+void sameKinds
+
+/**
+ * `gate.tolerance_pct` → GateOptions.tolerances, `gate.max_failed_requests` → maxFailedRequests,
+ * `gate.design_pct` → design (fractions); unset keys keep the gate's defaults.
+ */
 export function optionsFromGateSettings(settings: GateSettings): Partial<GateOptions> {
   const pct = settings.tolerancePct
   const tolerances: Tolerances = {}
@@ -26,6 +34,11 @@ export function optionsFromGateSettings(settings: GateSettings): Partial<GateOpt
   if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests
   if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, 'goodput']
   if (settings.maxMdcPct !== undefined) opts.maxMdcPct = settings.maxMdcPct
+  const design: Partial<Record<MetricKind, number>> = {}
+  for (const [kind, pct] of Object.entries(settings.designPct ?? {}) as Array<[MetricKind, number | undefined]>) {
+    if (pct !== undefined) design[kind] = pct / 100
+  }
+  if (Object.keys(design).length > 0) opts.design = design
   return opts
 }
 
@@ -41,10 +54,28 @@ export function gateSettingsOfResult(config: Record<string, unknown>): GateSetti
   for (const k of ['itl', 'tpot', 'ttft', 'throughput'] as const) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k]
   const max = g['max_failed_requests']
   const mdc = g['max_mdc_pct']
+  const gpuMinutes = g['max_gpu_minutes']
+  const design = designPctOf(g['design_pct'])
   return {
     tolerancePct,
     maxFailedRequests: finiteNonNegative(max) && Number.isInteger(max) ? max : null,
     ...(g['goodput'] === true ? { goodput: true } : {}),
     ...(finiteNonNegative(mdc) ? { maxMdcPct: mdc } : {}),
+    ...(design !== null ? { designPct: design } : {}),
+    ...(finitePositive(gpuMinutes) ? { maxGpuMinutes: gpuMinutes } : {}),
   }
+}
+
+const finitePositive = (x: unknown): x is number => finiteNonNegative(x) && x > 0
+
+/** A recorded `design_pct`: the known kinds with a percentage above 0; null when none. */
+function designPctOf(raw: unknown): Partial<Record<MetricKindKey, number>> | null {
+  if (typeof raw !== 'object' || raw === null) return null
+  const r = raw as Record<string, unknown>
+  const out: Partial<Record<MetricKindKey, number>> = {}
+  for (const k of METRIC_KIND_KEYS) {
+    const v = r[k]
+    if (finitePositive(v)) out[k] = v
+  }
+  return Object.keys(out).length > 0 ? out : null
 }

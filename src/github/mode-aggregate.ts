@@ -8,7 +8,7 @@
  */
 import { resolve } from 'node:path'
 import { aggregateExit, aggregateRecords, type Aggregate } from '../gate/aggregate.js'
-import { aggregateHeadline, renderAggregateDetails, renderAggregateTable } from '../report/aggregate-markdown.js'
+import { aggregateHeadline, matrixCostLine, renderAggregateDetails, renderAggregateTable } from '../report/aggregate-markdown.js'
 import { escapeMarkdown } from '../util/markdown-escape.js'
 import { readRecordsUnder } from '../store/record-file.js'
 import { runStamp, type RunContext } from './context.js'
@@ -29,9 +29,10 @@ export interface AggregateJob {
   onVerdictSet(): void
 }
 
-/** Headline, stamp, notes and the table first (kept whole); each configuration's details after, dropped last-first when too big. */
+/** Headline, the matrix's cost, stamp, notes and the table first (kept whole); each configuration's details after, dropped last-first when too big. */
 function sections(agg: Aggregate, level: string, stamp: string, notes: readonly string[], runUrl: string | null, forComment: boolean): Section[] {
-  const head = [`${level} ${aggregateHeadline(agg)}`, '', stamp]
+  const cost = matrixCostLine(agg)
+  const head = [`${level} ${aggregateHeadline(agg)}`, ...(cost === null ? [] : ['', cost]), '', stamp]
   if (agg.regressions.length > 0) head.push('', `Regressed: ${agg.regressions.map(escapeMarkdown).join('; ')}`)
   for (const n of notes) head.push('', `> ${escapeMarkdown(n)}`)
   head.push('', renderAggregateTable(agg))

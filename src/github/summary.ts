@@ -6,6 +6,7 @@
  * string the server reported is escaped; the comment leaves out the server's
  * URL and the host's name unless asked. Pure.
  */
+import { costLine } from '../gate/cost.js'
 import type { Baseline, Verdict } from '../gate/types.js'
 import { escapeMarkdown } from '../util/markdown-escape.js'
 import { buildFrontier } from '../report/frontier.js'
@@ -84,8 +85,10 @@ export function headline(input: Pick<ReportInput, 'outcome' | 'sweepName' | 'bas
 function headSection(input: ReportInput, level: string): Section {
   const lines = [`${level} ${headline(input)}`]
   if (input.firstLine != null && input.firstLine !== '') lines.unshift(`**${escapeMarkdown(input.firstLine)}**`, '')
-  if (input.stamp != null) lines.push('', stampLine(input.stamp))
   const v = input.verdict
+  // The price of the verdict under the verdict line: a section never cut, so the comment always states it.
+  if (v?.cost != null) lines.push('', costLine(v.cost))
+  if (input.stamp != null) lines.push('', stampLine(input.stamp))
   if (v !== null && v.regressions.length > 0) lines.push('', `Regressed: ${v.regressions.map(escapeMarkdown).join('; ')}`)
   if (v !== null && v.confirm !== null && v.verdict === 'undecided') {
     lines.push('', `Not sure yet: about ${v.confirm.extraRepeats} more repeat(s) of the sweep would likely decide it.`)
@@ -111,6 +114,8 @@ export function escapedVerdict(v: Verdict): Verdict {
 /** The verdict table for `v`; with rows left out, the sentence still counts all of `full`'s rows and a note says how many went. */
 function verdictMarkdown(render: ReportRenderers['verdict'], full: Verdict, v: Verdict, leftOut: number, t: Target): string {
   let md = render(v)
+  // The headline already states the cost: once is enough.
+  if (v.cost != null) md = md.replace(`${costLine(v.cost)}\n\n`, '')
   if (leftOut === 0) return md
   // The status sentence counts gated rows; it must describe the whole verdict, not the rows shown.
   md = md.replace(verdictSummary(v), verdictSummary(full))

@@ -61,6 +61,17 @@ export interface RecordRow {
   delta_pct: number | null
 }
 
+/** What the verdict cost on the runner (the gate's VerdictCost): engine starts, point-runs, GPU-minutes and the cap in force. */
+export interface RecordCost {
+  engine_starts: number
+  point_runs: number
+  gpu_minutes: number
+  /** `gate.max_gpu_minutes` of the base branch; null: no cap. */
+  max_gpu_minutes: number | null
+  /** The cap ended the job before every gated row was decided. */
+  capped: boolean
+}
+
 /** The environment in brief: what a reader needs to tell the matrix's configurations apart. */
 export interface RecordEnv {
   gpu: string
@@ -95,6 +106,8 @@ export interface VerdictRecord {
   blind: string[]
   /** The verdict's reasons (what is broken, missing or undecided, and why). */
   reasons: string[]
+  /** What reaching the verdict cost; absent where the verdict states none (no verdict, a bare compare, records written before it). */
+  cost?: RecordCost
   env: RecordEnv | null
   /** Who changed what since the baseline (gate/env-diff.ts blameEnvChanges); null when nothing known changed. */
   blame: string | null

@@ -6,6 +6,7 @@
  * escaped. Pure.
  */
 import { NO_RECORD, type Aggregate, type AggregateRow } from '../gate/aggregate.js'
+import { costLine, costOf } from '../gate/cost.js'
 import type { RecordRow } from '../gate/record.js'
 import type { VerdictKind } from '../gate/types.js'
 import { escapeMarkdown } from '../util/markdown-escape.js'
@@ -82,6 +83,7 @@ function details(row: AggregateRow): string | null {
   }
   if (r.compared_with !== null) facts.push(`${r.mode} mode, sweep "${r.sweep ?? '?'}", compared with ${r.compared_with}`)
   if (r.blame !== null) facts.push(`environment: ${r.blame}`)
+  if (r.cost !== undefined) facts.push(costLine(r.cost))
   if (r.head_sha !== null) facts.push(`commit ${r.head_sha.slice(0, 12)}, recorded ${r.at}`)
   if (row.path !== null) facts.push(`record: ${row.path}`)
   lines.push(...facts.map((f) => `- ${escapeMarkdown(f)}`))
@@ -97,6 +99,24 @@ function details(row: AggregateRow): string | null {
   if (why.length > 0) lines.push('', ...why.map((w) => `> ${escapeMarkdown(w)}`))
   lines.push('', '</details>')
   return lines.join('\n')
+}
+
+/**
+ * What the matrix spent: the sum of the costs its records state, and over how many configurations;
+ * null when none states one. Caps are per configuration, so the sum names none.
+ */
+export function matrixCostLine(agg: Pick<Aggregate, 'rows'>): string | null {
+  const costs = agg.rows.flatMap((r) => (r.record?.cost !== undefined ? [r.record.cost] : []))
+  if (costs.length === 0) return null
+  const sum = (f: (c: (typeof costs)[number]) => number): number => costs.reduce((t, c) => t + f(c), 0)
+  const total = costOf(
+    { engineStarts: sum((c) => c.engine_starts), pointRuns: sum((c) => c.point_runs) },
+    sum((c) => c.gpu_minutes),
+    null,
+    false,
+  )
+  const over = costs.length === agg.rows.length ? plural(costs.length, 'configuration') : `${costs.length} of ${agg.rows.length} configurations`
+  return `${costLine(total)} over ${over}`
 }
 
 export interface AggregateMarkdownOptions {
@@ -123,9 +143,11 @@ export function renderAggregateDetails(agg: Pick<Aggregate, 'rows'>): string[] {
   return agg.rows.map(details).filter((d): d is string => d !== null)
 }
 
-/** The whole markdown: headline, stamp, notes, the table, then each configuration's details. */
+/** The whole markdown: headline, the matrix's cost, stamp, notes, the table, then each configuration's details. */
 export function renderAggregateMarkdown(agg: Aggregate, opts: AggregateMarkdownOptions = {}): string {
   const parts = [`${opts.level ?? '##'} ${aggregateHeadline(agg)}`]
+  const cost = matrixCostLine(agg)
+  if (cost !== null) parts.push(cost)
   if (opts.stamp != null) parts.push(opts.stamp)
   if (agg.regressions.length > 0) parts.push(`Regressed: ${agg.regressions.map(escapeMarkdown).join('; ')}`)
   for (const n of opts.notes ?? []) parts.push(`> ${escapeMarkdown(n)}`)
@@ -138,7 +160,8 @@ export function renderAggregateMarkdown(agg: Aggregate, opts: AggregateMarkdownO
 /** Terminal text: the verdict line and one line per configuration. */
 export function renderAggregateText(agg: Aggregate): string {
   const width = Math.max(13, ...agg.rows.map((r) => r.label.length))
-  const lines = [`servegate aggregate: ${verdictWord(agg.verdict)} — ${aggregateCounts(agg)}`, '']
+  const cost = matrixCostLine(agg)
+  const lines = [`servegate aggregate: ${verdictWord(agg.verdict)} — ${aggregateCounts(agg)}`, ...(cost === null ? [] : [`  ${cost}`]), '']
   for (const row of agg.rows) {
     lines.push(`  ${row.label.padEnd(width)}  ${verdictWord(row.verdict).padEnd(14)}  ${rowWhy(row)}${row.expected ? '' : '  [not expected]'}`)
   }

@@ -1,4 +1,5 @@
 /** The verdict as GitHub-flavoured markdown: the PR comment / job summary body (pure). */
+import { costLine } from '../gate/cost.js'
 import { blameEnvChanges } from '../gate/env-diff.js'
 import type { GateRow, Verdict } from '../gate/types.js'
 import { fmtBar, fmtMdc, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
@@ -13,13 +14,15 @@ function row(r: GateRow): string {
 // Pipes and newlines would break a table cell.
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
 
-/** Markdown for a verdict: status line, gated table, reported table (collapsed), environment changes, reasons. */
+/** Markdown for a verdict: status line, summary, cost, gated table, reported table (collapsed), environment changes, reasons. */
 export function renderVerdictMarkdown(v: Verdict, opts: { since?: string } = {}): string {
   const out: string[] = [`### servegate verdict: ${verdictWord(v.verdict)}`, '']
   // Who changed what comes first: a host-only change cannot be the pull request's doing.
   const blame = blameEnvChanges(v.envChanges, opts.since).headline
   if (blame !== null) out.push(`**Environment:** ${cell(blame)}`, '')
   out.push(verdictSummary(v), '')
+  // What the verdict cost sits under the verdict: on a serving GPU it is what every pull request pays.
+  if (v.cost != null) out.push(costLine(v.cost), '')
   const gated = sortRows(v.rows.filter((r) => r.gated))
   const reported = sortRows(v.rows.filter((r) => !r.gated))
   out.push('**Gated metrics**', '', HEADER, ...gated.map(row), '')

@@ -1,4 +1,5 @@
 /** The verdict for a terminal: one status line, aligned columns, readable at a glance (pure). */
+import { costLine } from '../gate/cost.js'
 import { blameEnvChanges } from '../gate/env-diff.js'
 import type { GateRow, Verdict } from '../gate/types.js'
 import { fmtBar, fmtMdc, fmtPct, fmtSignedPct, fmtValue, sortRows, verdictSummary, verdictWord } from './verdict-format.js'
@@ -36,13 +37,16 @@ function table(rows: readonly GateRow[], indent: string): string[] {
   )
 }
 
-/** Plain-text verdict: status line, summary, gated table, reported table, environment changes, reasons. */
+/** Plain-text verdict: status line, summary, cost, gated table, reported table, environment changes, reasons. */
 export function renderVerdictText(v: Verdict, opts: { since?: string } = {}): string {
   const out: string[] = [`servegate verdict: ${verdictWord(v.verdict)}`]
   // Who changed what comes first: a host-only change cannot be the pull request's doing.
   const blame = blameEnvChanges(v.envChanges, opts.since).headline
   if (blame !== null) out.push(`  environment: ${blame}`)
-  out.push(`  ${verdictSummary(v)}`, '')
+  out.push(`  ${verdictSummary(v)}`)
+  // What the verdict cost sits under the verdict: on a serving GPU it is what every pull request pays.
+  if (v.cost != null) out.push(`  ${costLine(v.cost)}`)
+  out.push('')
   const gated = sortRows(v.rows.filter((r) => r.gated))
   const reported = sortRows(v.rows.filter((r) => !r.gated))
   out.push('gated:', ...table(gated, '  '), '')

@@ -46,6 +46,8 @@ const recordSchema = z.looseObject({
   regressions: z.array(text),
   blind: z.array(text).default([]),
   reasons: z.array(text),
+  // Absent in records written before verdicts stated their cost, and in records without a verdict.
+  cost: z.looseObject({ engine_starts: z.number(), point_runs: z.number(), gpu_minutes: z.number(), max_gpu_minutes: num, capped: z.boolean() }).optional(),
   env: z
     .looseObject({
       gpu: text,

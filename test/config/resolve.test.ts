@@ -265,3 +265,53 @@ describe('host_retries', () => {
     }
   })
 })
+
+describe('gate.design_pct and gate.max_gpu_minutes', () => {
+  const gateFile = (gate: string) => parseConfigText(`gate: ${gate}\n`, 'sg.yaml')
+
+  it('resolves both as given and records them in the result, so a refresh reads back what the gate used', () => {
+    const cfg = resolve({}, gateFile('{design_pct: {itl_p95: 8, tput_at_target: 12}, max_gpu_minutes: 90, max_mdc_pct: 15}'), {})
+    expect(cfg.gate).toEqual({ tolerancePct: {}, maxFailedRequests: null, maxMdcPct: 15, designPct: { itl_p95: 8, tput_at_target: 12 }, maxGpuMinutes: 90 })
+    expect(configForResult(cfg)['gate']).toEqual({
+      tolerance_pct: {},
+      max_failed_requests: null,
+      max_mdc_pct: 15,
+      design_pct: { itl_p95: 8, tput_at_target: 12 },
+      max_gpu_minutes: 90,
+    })
+  })
+
+  it('leaves both out when the file sets neither: no cap, the gate keeps its designs', () => {
+    const cfg = resolve({}, gateFile('{max_failed_requests: 0}'), {})
+    expect(cfg.gate).toEqual({ tolerancePct: {}, maxFailedRequests: 0 })
+    expect(configForResult(cfg)['gate']).toEqual({ tolerance_pct: {}, max_failed_requests: 0 })
+  })
+
+  it.each([
+    ['design_pct: {itl_p95: 0}', 'gate.design_pct.itl_p95: expected the change (%) rows of this kind are designed to catch, a number above 0, e.g. 10'],
+    [
+      'design_pct: {tput_at_target: "15%"}',
+      'gate.design_pct.tput_at_target: expected the change (%) rows of this kind are designed to catch, a number above 0, e.g. 10',
+    ],
+    ['design_pct: 10', 'gate.design_pct: expected a map of metric kinds to percentages, e.g. {itl_p95: 10, tput_at_target: 15}'],
+    ['max_gpu_minutes: 0', 'gate.max_gpu_minutes: expected GPU-minutes a pull request may spend, a number above 0, e.g. 120'],
+    ['max_gpu_minutes: -5', 'gate.max_gpu_minutes: expected GPU-minutes a pull request may spend, a number above 0, e.g. 120'],
+  ])('refuses gate: {%s}, naming the file and the field', (gate, line) => {
+    expect(() => gateFile(`{${gate}}`)).toThrow(`sg.yaml is not a valid servegate config:\n  ${line}`)
+  })
+
+  it('refuses a design_pct key that is not a metric kind, listing the kinds', () => {
+    expect(() => gateFile('{design_pct: {itl: 10}}')).toThrow(
+      'sg.yaml is not a valid servegate config:\n  gate.design_pct.itl: unknown key (allowed here: itl_p95, tput_at_target, ttft_p95, tpot_p95, e2el_p95, req_tput, output_tput, goodput)',
+    )
+  })
+
+  it('refuses a design above gate.max_mdc_pct in one line naming the file and both fields', () => {
+    expect(problemOf(() => resolve({}, gateFile('{design_pct: {itl_p95: 10, tput_at_target: 20}, max_mdc_pct: 15}'), {}))).toBe(
+      'sg.yaml: gate.design_pct.tput_at_target 20 exceeds gate.max_mdc_pct 15; expected a design change of at most 15 %, or a larger max_mdc_pct',
+    )
+    // Equal is allowed, and without max_mdc_pct any design above 0 is.
+    expect(resolve({}, gateFile('{design_pct: {tput_at_target: 15}, max_mdc_pct: 15}'), {}).gate.designPct).toEqual({ tput_at_target: 15 })
+    expect(resolve({}, gateFile('{design_pct: {tput_at_target: 40}}'), {}).gate.designPct).toEqual({ tput_at_target: 40 })
+  })
+})

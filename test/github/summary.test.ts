@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compareToBaseline } from '../../src/gate/compare.js'
+import { costOf } from '../../src/gate/cost.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { atTargetLines, curvesFor } from '../../src/github/curves.js'
 import type { RunStamp } from '../../src/github/status-comment.js'
@@ -83,6 +84,18 @@ describe('summary and comment', () => {
     expect(buildComment(input())).toMatch(
       /^### ❌ servegate: regression — sweep "gate" vs baselines\/gate.json\n\nfor feedc0ffee12 · 2026-03-02 10:20 UTC · attempt 3 · /,
     )
+  })
+
+  it('states the cost once, under the verdict line, in the comment, the summary and the full report', () => {
+    const v = verdict('regression', { cost: costOf({ engineStarts: 9, pointRuns: 54 }, 61.234, 120, false) })
+    const line = 'cost: 9 engine starts, 54 point-runs, 61.2 GPU-minutes (cap 120)'
+    const head = `### ❌ servegate: regression — sweep "gate" vs baselines/gate.json\n\n${line}\n\nfor feedc0ffee12 · `
+    expect(buildComment(input({ verdict: v })).slice(0, head.length)).toBe(head)
+    for (const md of [buildComment(input({ verdict: v })), buildSummary(input({ verdict: v })), buildFullReport(input({ verdict: v }))]) {
+      expect(md.split(line).length - 1).toBe(1)
+      expect(md.indexOf(line)).toBeLessThan(md.indexOf('### servegate verdict: REGRESSION'))
+    }
+    expect(buildComment(input())).not.toContain('cost:')
   })
 
   it('leaves the server URL and host name out of the comment unless show-host, and keeps them in the summary', () => {

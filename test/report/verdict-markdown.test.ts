@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { costOf } from '../../src/gate/cost.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../../src/gate/outcome.js'
 import { renderVerdictMarkdown } from '../../src/report/verdict-markdown.js'
 import { BLIND, UNDECIDED, REGRESSION } from '../gate/verdict-fixture.js'
@@ -105,5 +106,21 @@ describe('renderVerdictMarkdown', () => {
   it('escapes pipes in environment values so the table holds', () => {
     const v = { ...REGRESSION, envChanges: [{ field: 'serve command', baseline: 'a | b', candidate: 'c', blame: 'repository' as const }] }
     expect(renderVerdictMarkdown(v)).toContain('| serve command | a \\| b | c |')
+  })
+
+  it('states the cost in one line under the summary, and nothing else moves', () => {
+    const cost = costOf({ engineStarts: 9, pointRuns: 54 }, 61.234, 120, false)
+    const summary = '1 gated metric regressed: p95 ITL 4096×512 c=16.\n\n'
+    expect(renderVerdictMarkdown({ ...REGRESSION, cost })).toBe(
+      renderVerdictMarkdown(REGRESSION).replace(summary, `${summary}cost: 9 engine starts, 54 point-runs, 61.2 GPU-minutes (cap 120)\n\n`),
+    )
+  })
+
+  it('says when the spend cap ended the job, and states no cap when there is none', () => {
+    const capped = renderVerdictMarkdown({ ...UNDECIDED, cost: costOf({ engineStarts: 1, pointRuns: 1 }, 30, 30, true) })
+    expect(capped).toContain('\ncost: 1 engine start, 1 point-run, 30.0 GPU-minutes (cap 30, reached)\n')
+    const free = renderVerdictMarkdown({ ...UNDECIDED, cost: costOf({ engineStarts: 4, pointRuns: 20 }, 12.5, null, false) })
+    expect(free).toContain('\ncost: 4 engine starts, 20 point-runs, 12.5 GPU-minutes\n')
+    expect(renderVerdictMarkdown({ ...UNDECIDED, cost: null })).not.toContain('cost:')
   })
 })

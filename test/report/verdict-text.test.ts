@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { renderVerdictText } from '../../src/report/verdict-text.js'
+import { costOf } from '../../src/gate/cost.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
@@ -94,5 +95,16 @@ describe('renderVerdictText of the blame verdicts', () => {
     expect(incomplete).toMatch(/repeat 2: the curve stopped early \(measured c=1, 4 of 1, 4, 16\)/)
     const better = renderVerdictText(compareToBaseline(b!, pipeDay(5, 1 / 1.3)))
     expect(better).toMatch(/^servegate verdict: IMPROVEMENT\n {2}All 4 gated metrics are within their bars and \d improved\./)
+  })
+})
+
+describe('renderVerdictText with a cost', () => {
+  it('states the cost in one line under the summary, and nothing else moves', () => {
+    const cost = costOf({ engineStarts: 14, pointRuns: 83 }, 97.04, null, false)
+    const summary = '  1 gated metric regressed: p95 ITL 4096×512 c=16.\n'
+    expect(renderVerdictText({ ...REGRESSION, cost })).toBe(
+      renderVerdictText(REGRESSION).replace(summary, `${summary}  cost: 14 engine starts, 83 point-runs, 97.0 GPU-minutes\n`),
+    )
+    expect(renderVerdictText(REGRESSION)).not.toContain('cost:')
   })
 })
