@@ -11048,7 +11048,7 @@ function autoOpenLoopWarmupRequests(rate, maxConcurrency, numPrompts) {
   const wave = Number.isFinite(rate) ? Math.ceil(rate) : maxConcurrency ?? 64;
   return Math.min(numPrompts, 64, Math.max(4, wave));
 }
-var TARGET_PERCENTILES, DEFAULTS, MAX_HOST_RETRIES, MAX_REQUEST_TIMEOUT_S;
+var TARGET_PERCENTILES, DEFAULTS, MAX_HOST_RETRIES, MAX_REQUEST_TIMEOUT_S, METRIC_KIND_KEYS;
 var init_defaults = __esm({
   "src/config/defaults.ts"() {
     "use strict";
@@ -11081,6 +11081,7 @@ var init_defaults = __esm({
     };
     MAX_HOST_RETRIES = 10;
     MAX_REQUEST_TIMEOUT_S = 604800;
+    METRIC_KIND_KEYS = ["itl_p95", "tput_at_target", "ttft_p95", "tpot_p95", "e2el_p95", "req_tput", "output_tput", "goodput"];
   }
 });
 
@@ -67311,6 +67312,13 @@ var sweepSchema = external_exports.strictObject({
   }
 });
 var toleranceSchema = external_exports.number({ error: "expected a percentage (a number ≥ 0)" }).nonnegative({ error: "expected a percentage (a number ≥ 0)" });
+var DESIGN_RULE = "expected the change (%) rows of this kind are designed to catch, a number above 0, e.g. 10";
+var designPct = external_exports.number({ error: DESIGN_RULE }).positive({ error: DESIGN_RULE });
+var designPctSchema = external_exports.strictObject(
+  Object.fromEntries(METRIC_KIND_KEYS.map((k) => [k, designPct.optional()])),
+  { error: "expected a map of metric kinds to percentages, e.g. {itl_p95: 10, tput_at_target: 15}" }
+);
+var GPU_MINUTES_RULE = "expected GPU-minutes a pull request may spend, a number above 0, e.g. 120";
 var gateSchema = external_exports.strictObject({
   tolerance_pct: external_exports.strictObject({
     itl: toleranceSchema.optional(),
@@ -67324,6 +67332,13 @@ var gateSchema = external_exports.strictObject({
    * verdict fails the check (default 15; 0 fails every undecided verdict).
    */
   max_mdc_pct: toleranceSchema.optional(),
+  /**
+   * The change (%) each metric kind's rows are designed to catch (default: p95 ITL 10, throughput
+   * at target 15); none may exceed `max_mdc_pct` when that is set (config/resolve.ts).
+   */
+  design_pct: designPctSchema.optional(),
+  /** GPU-minutes a pull request's gate may spend; the job that reaches it ends undecided. Absent: no cap. */
+  max_gpu_minutes: external_exports.number({ error: GPU_MINUTES_RULE }).positive({ error: GPU_MINUTES_RULE }).optional(),
   /** Gate goodput (requests/s meeting every `goodput:` SLO) beside p95 ITL and throughput at target; needs `goodput:`. */
   goodput: external_exports.boolean({ error: "expected true or false" }).optional(),
   /**
@@ -67702,6 +67717,7 @@ function resolveConfig(input2) {
   const source = resolveServerSource(file2, fileName, f, env, problems);
   const { shapes, openLoop, concurrency } = resolveLoad(sweep, f, problems);
   const goodput = resolveGoodput(file2, fileName, f.goodput, problems);
+  checkDesign(file2, fileName, problems);
   const { placement, itlConcurrency } = resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems);
   const fileTarget = file2?.target;
   const target = f.target ?? {
@@ -67890,12 +67906,28 @@ function serveSettings(file2, command, flagReady, secrets) {
     ...file2?.server?.env !== void 0 ? { env: [...file2.server.env] } : {}
   };
 }
+function checkDesign(file2, fileName, problems) {
+  const limit = file2?.gate?.max_mdc_pct;
+  if (limit === void 0) return;
+  for (const [kind, pct3] of Object.entries(file2?.gate?.design_pct ?? {})) {
+    if (pct3 !== void 0 && pct3 > limit) {
+      problems.push(
+        `${fileName}: gate.design_pct.${kind} ${pct3} exceeds gate.max_mdc_pct ${limit}; expected a design change of at most ${limit} %, or a larger max_mdc_pct`
+      );
+    }
+  }
+}
+function definedEntries(m) {
+  return Object.fromEntries(Object.entries(m).filter(([, v]) => v !== void 0));
+}
 function gateSettings(file2) {
   return {
     tolerancePct: { ...file2?.gate?.tolerance_pct ?? {} },
     maxFailedRequests: file2?.gate?.max_failed_requests ?? null,
     ...file2?.gate?.goodput === true ? { goodput: true } : {},
     ...file2?.gate?.max_mdc_pct !== void 0 ? { maxMdcPct: file2.gate.max_mdc_pct } : {},
+    ...file2?.gate?.design_pct !== void 0 ? { designPct: definedEntries(file2.gate.design_pct) } : {},
+    ...file2?.gate?.max_gpu_minutes !== void 0 ? { maxGpuMinutes: file2.gate.max_gpu_minutes } : {},
     ...file2?.gate?.reference_command !== void 0 ? { referenceCommand: file2.gate.reference_command } : {},
     ...file2?.gate?.reference_mode !== void 0 ? { referenceMode: file2.gate.reference_mode } : {}
   };
@@ -67980,7 +68012,9 @@ function configForResult(cfg) {
       tolerance_pct: { ...cfg.gate.tolerancePct },
       max_failed_requests: cfg.gate.maxFailedRequests,
       ...cfg.gate.goodput === true ? { goodput: true } : {},
-      ...cfg.gate.maxMdcPct !== void 0 ? { max_mdc_pct: cfg.gate.maxMdcPct } : {}
+      ...cfg.gate.maxMdcPct !== void 0 ? { max_mdc_pct: cfg.gate.maxMdcPct } : {},
+      ...cfg.gate.designPct !== void 0 ? { design_pct: { ...cfg.gate.designPct } } : {},
+      ...cfg.gate.maxGpuMinutes !== void 0 ? { max_gpu_minutes: cfg.gate.maxGpuMinutes } : {}
     },
     // Only a bracketed sweep records its placement: the gate reads it to know which points it planned.
     ...cfg.bracket ? { placement: bracketForResult(cfg.bracket) } : {}
@@ -74942,11 +74976,9 @@ function barsFor(sigma, df, tolerance, opts) {
   const d = Number.isFinite(df) && df > 0 ? df : Infinity;
   const bar = Math.max(tolBar, tQuantile(1 - rowLevel(opts), d) * sigma);
   const mdc = bar + tQuantile(opts.power, d) * sigma;
-  const passBar = opts.look === "last" ? bar : bar - opts.passMargin * sigma;
-  return { bar, passBar, sigma, mdc, df: d };
+  return { bar, passBar: bar, sigma, mdc, df: d };
 }
 function mdcLimit(opts, tolerance) {
-  if (opts.look === "screen" && opts.screenMdc !== null) return opts.screenMdc * 100;
   return opts.maxMdcPct ?? Number((3 * tolerance * 100).toFixed(2));
 }
 function isBlind(b, higherIsBetter, tolerance, opts) {
@@ -74996,9 +75028,9 @@ function decideMetric(input2, opts) {
   const noise = estimateNoise(used.map(finite), finite(candLogs), opts);
   const sign = input2.higherIsBetter ? -1 : 1;
   const d = center === cand ? 0 : sign * (cand - center);
-  const bars = (n2, look = opts.look) => {
+  const bars = (n2) => {
     const { sigma: sigma2, df } = sigmaDiff(noise, n2);
-    return barsFor(sigma2, df, input2.tolerance, { ...opts, look });
+    return barsFor(sigma2, df, input2.tolerance, opts);
   };
   const now = bars(candLogs.length);
   const { bar, passBar, sigma } = now;
@@ -75051,8 +75083,8 @@ function decideAtZero(base, center, cand, candLogs, higherIsBetter) {
 }
 function repeatsToResolve(d, n, bars, budget, higherIsBetter, tolerance, opts) {
   for (let extra = 1; extra <= budget; extra++) {
-    const b = bars(n + extra, "screen");
-    if (d > b.bar || d <= b.passBar && !isBlind(b, higherIsBetter, tolerance, { ...opts, look: "screen" })) return extra;
+    const b = bars(n + extra);
+    if (d > b.bar || d <= b.passBar && !isBlind(b, higherIsBetter, tolerance, opts)) return extra;
   }
   return budget > 0 && bars(n + budget).sigma <= 0.9 * bars(n).sigma ? budget : null;
 }
@@ -75429,9 +75461,7 @@ var DEFAULT_GATE_OPTIONS = {
   rows: 1,
   look: "last",
   alphaShare: 1,
-  screenMdc: null,
   power: 0.9,
-  passMargin: 1.5,
   centerWindow: 10,
   minHistory: 5,
   dayFloor: 0.025,
@@ -75834,6 +75864,7 @@ function worstVerdict(verdicts) {
 }
 
 // src/gate/settings.ts
+init_defaults();
 function optionsFromGateSettings(settings) {
   const pct3 = settings.tolerancePct;
   const tolerances2 = {};
@@ -75850,6 +75881,11 @@ function optionsFromGateSettings(settings) {
   if (settings.maxFailedRequests !== null) opts.maxFailedRequests = settings.maxFailedRequests;
   if (settings.goodput === true) opts.gated = [...DEFAULT_GATE_OPTIONS.gated, "goodput"];
   if (settings.maxMdcPct !== void 0) opts.maxMdcPct = settings.maxMdcPct;
+  const design = {};
+  for (const [kind, pct4] of Object.entries(settings.designPct ?? {})) {
+    if (pct4 !== void 0) design[kind] = pct4 / 100;
+  }
+  if (Object.keys(design).length > 0) opts.design = design;
   return opts;
 }
 var finiteNonNegative = (x) => typeof x === "number" && Number.isFinite(x) && x >= 0;
@@ -75862,12 +75898,46 @@ function gateSettingsOfResult(config2) {
   for (const k of ["itl", "tpot", "ttft", "throughput"]) if (finiteNonNegative(raw[k])) tolerancePct[k] = raw[k];
   const max3 = g2["max_failed_requests"];
   const mdc = g2["max_mdc_pct"];
+  const gpuMinutes2 = g2["max_gpu_minutes"];
+  const design = designPctOf(g2["design_pct"]);
   return {
     tolerancePct,
     maxFailedRequests: finiteNonNegative(max3) && Number.isInteger(max3) ? max3 : null,
     ...g2["goodput"] === true ? { goodput: true } : {},
-    ...finiteNonNegative(mdc) ? { maxMdcPct: mdc } : {}
+    ...finiteNonNegative(mdc) ? { maxMdcPct: mdc } : {},
+    ...design !== null ? { designPct: design } : {},
+    ...finitePositive(gpuMinutes2) ? { maxGpuMinutes: gpuMinutes2 } : {}
   };
+}
+var finitePositive = (x) => finiteNonNegative(x) && x > 0;
+function designPctOf(raw) {
+  if (typeof raw !== "object" || raw === null) return null;
+  const r = raw;
+  const out = {};
+  for (const k of METRIC_KIND_KEYS) {
+    const v = r[k];
+    if (finitePositive(v)) out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+// src/gate/cost.ts
+function costOf(spent, gpuMinutes2, maxGpuMinutes, capped) {
+  return {
+    engine_starts: spent.engineStarts,
+    point_runs: spent.pointRuns,
+    gpu_minutes: Math.round(gpuMinutes2 * 100) / 100,
+    max_gpu_minutes: maxGpuMinutes,
+    capped
+  };
+}
+function costLine(c) {
+  const cap = c.max_gpu_minutes === null ? "" : ` (cap ${c.max_gpu_minutes}${c.capped ? ", reached" : ""})`;
+  const plural3 = (n, w) => `${n} ${w}${n === 1 ? "" : "s"}`;
+  return `cost: ${plural3(c.engine_starts, "engine start")}, ${plural3(c.point_runs, "point-run")}, ${c.gpu_minutes.toFixed(1)} GPU-minutes${cap}`;
+}
+function capLine(maxGpuMinutes, spent) {
+  return `the spend cap gate.max_gpu_minutes ${maxGpuMinutes} was reached at ${spent.toFixed(1)} GPU-minutes before every gated row was decided`;
 }
 
 // src/report/verdict-format.ts
@@ -75964,6 +76034,7 @@ function renderVerdictMarkdown(v, opts = {}) {
   const blame = blameEnvChanges(v.envChanges, opts.since).headline;
   if (blame !== null) out.push(`**Environment:** ${cell(blame)}`, "");
   out.push(verdictSummary(v), "");
+  if (v.cost != null) out.push(costLine(v.cost), "");
   const gated = sortRows(v.rows.filter((r) => r.gated));
   const reported = sortRows(v.rows.filter((r) => !r.gated));
   out.push("**Gated metrics**", "", HEADER, ...gated.map(row), "");
@@ -76014,7 +76085,9 @@ function renderVerdictText(v, opts = {}) {
   const out = [`servegate verdict: ${verdictWord(v.verdict)}`];
   const blame = blameEnvChanges(v.envChanges, opts.since).headline;
   if (blame !== null) out.push(`  environment: ${blame}`);
-  out.push(`  ${verdictSummary(v)}`, "");
+  out.push(`  ${verdictSummary(v)}`);
+  if (v.cost != null) out.push(`  ${costLine(v.cost)}`);
+  out.push("");
   const gated = sortRows(v.rows.filter((r) => r.gated));
   const reported = sortRows(v.rows.filter((r) => !r.gated));
   out.push("gated:", ...table(gated, "  "), "");
@@ -77217,20 +77290,6 @@ function lookAt(a, b, round, maxRounds, opts, restarted, history = null) {
   return { verdict, done: last || settled(verdict) };
 }
 
-// src/gate/cost.ts
-function costOf(spent, gpuMinutes2, maxGpuMinutes, capped) {
-  return {
-    engine_starts: spent.engineStarts,
-    point_runs: spent.pointRuns,
-    gpu_minutes: Math.round(gpuMinutes2 * 100) / 100,
-    max_gpu_minutes: maxGpuMinutes,
-    capped
-  };
-}
-function capLine(maxGpuMinutes, spent) {
-  return `the spend cap gate.max_gpu_minutes ${maxGpuMinutes} was reached at ${spent.toFixed(1)} GPU-minutes before every gated row was decided`;
-}
-
 // src/ab/run-ab.ts
 var CandidateBrokeBeforeMeasuring = class extends UsageError {
 };
@@ -77451,9 +77510,10 @@ ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
     { engineStarts: starts.length + (opts.spent?.engineStarts ?? 0), pointRuns: pointRuns(acc.A) + pointRuns(acc.B) + (opts.spent?.pointRuns ?? 0) },
     (opts.spentGpuMinutes ?? 0) + schedule.gpu_minutes,
     opts.maxGpuMinutes ?? null,
-    capped
+    // The cap "ended" the job only where it stopped it with gated rows still open.
+    capped && verdict.rows.some((r) => r.gated && r.status === "undecided")
   );
-  if (capped && verdict.verdict === "undecided") verdict.reasons.unshift(`undecided: ${capLine(opts.maxGpuMinutes, verdict.cost.gpu_minutes)}`);
+  if (verdict.cost.capped && verdict.verdict === "undecided") verdict.reasons.unshift(`undecided: ${capLine(opts.maxGpuMinutes, verdict.cost.gpu_minutes)}`);
   return { verdict, a: acc.A, b: acc.B, paths, order: schedule.order, schedule };
 }
 var BStartFailed = class extends Error {
@@ -78493,6 +78553,7 @@ function details(row2) {
   }
   if (r.compared_with !== null) facts.push(`${r.mode} mode, sweep "${r.sweep ?? "?"}", compared with ${r.compared_with}`);
   if (r.blame !== null) facts.push(`environment: ${r.blame}`);
+  if (r.cost !== void 0) facts.push(costLine(r.cost));
   if (r.head_sha !== null) facts.push(`commit ${r.head_sha.slice(0, 12)}, recorded ${r.at}`);
   if (row2.path !== null) facts.push(`record: ${row2.path}`);
   lines2.push(...facts.map((f) => `- ${escapeMarkdown(f)}`));
@@ -78509,6 +78570,19 @@ function details(row2) {
   lines2.push("", "</details>");
   return lines2.join("\n");
 }
+function matrixCostLine(agg) {
+  const costs = agg.rows.flatMap((r) => r.record?.cost !== void 0 ? [r.record.cost] : []);
+  if (costs.length === 0) return null;
+  const sum2 = (f) => costs.reduce((t, c) => t + f(c), 0);
+  const total = costOf(
+    { engineStarts: sum2((c) => c.engine_starts), pointRuns: sum2((c) => c.point_runs) },
+    sum2((c) => c.gpu_minutes),
+    null,
+    false
+  );
+  const over = costs.length === agg.rows.length ? plural2(costs.length, "configuration") : `${costs.length} of ${agg.rows.length} configurations`;
+  return `${costLine(total)} over ${over}`;
+}
 function renderAggregateTable(agg) {
   const lines2 = ["| configuration | verdict | why | runner | job |", "|---|---|---|---|---|"];
   for (const row2 of agg.rows) {
@@ -78522,6 +78596,8 @@ function renderAggregateDetails(agg) {
 }
 function renderAggregateMarkdown(agg, opts = {}) {
   const parts = [`${opts.level ?? "##"} ${aggregateHeadline(agg)}`];
+  const cost = matrixCostLine(agg);
+  if (cost !== null) parts.push(cost);
   if (opts.stamp != null) parts.push(opts.stamp);
   if (agg.regressions.length > 0) parts.push(`Regressed: ${agg.regressions.map(escapeMarkdown).join("; ")}`);
   for (const n of opts.notes ?? []) parts.push(`> ${escapeMarkdown(n)}`);
@@ -78532,7 +78608,8 @@ function renderAggregateMarkdown(agg, opts = {}) {
 }
 function renderAggregateText(agg) {
   const width2 = Math.max(13, ...agg.rows.map((r) => r.label.length));
-  const lines2 = [`servegate aggregate: ${verdictWord(agg.verdict)} — ${aggregateCounts(agg)}`, ""];
+  const cost = matrixCostLine(agg);
+  const lines2 = [`servegate aggregate: ${verdictWord(agg.verdict)} — ${aggregateCounts(agg)}`, ...cost === null ? [] : [`  ${cost}`], ""];
   for (const row2 of agg.rows) {
     lines2.push(`  ${row2.label.padEnd(width2)}  ${verdictWord(row2.verdict).padEnd(14)}  ${rowWhy(row2)}${row2.expected ? "" : "  [not expected]"}`);
   }
@@ -78588,6 +78665,8 @@ var recordSchema = external_exports.looseObject({
   regressions: external_exports.array(text),
   blind: external_exports.array(text).default([]),
   reasons: external_exports.array(text),
+  // Absent in records written before verdicts stated their cost, and in records without a verdict.
+  cost: external_exports.looseObject({ engine_starts: external_exports.number(), point_runs: external_exports.number(), gpu_minutes: external_exports.number(), max_gpu_minutes: num4, capped: external_exports.boolean() }).optional(),
   env: external_exports.looseObject({
     gpu: text,
     gpu_count: external_exports.union([external_exports.number(), external_exports.literal("unknown")]),

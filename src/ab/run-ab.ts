@@ -345,9 +345,10 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
     { engineStarts: starts.length + (opts.spent?.engineStarts ?? 0), pointRuns: pointRuns(acc.A) + pointRuns(acc.B) + (opts.spent?.pointRuns ?? 0) },
     (opts.spentGpuMinutes ?? 0) + schedule.gpu_minutes,
     opts.maxGpuMinutes ?? null,
-    capped,
+    // The cap "ended" the job only where it stopped it with gated rows still open.
+    capped && verdict.rows.some((r) => r.gated && r.status === 'undecided'),
   )
-  if (capped && verdict.verdict === 'undecided') verdict.reasons.unshift(`undecided: ${capLine(opts.maxGpuMinutes!, verdict.cost.gpu_minutes)}`)
+  if (verdict.cost.capped && verdict.verdict === 'undecided') verdict.reasons.unshift(`undecided: ${capLine(opts.maxGpuMinutes!, verdict.cost.gpu_minutes)}`)
   return { verdict, a: acc.A, b: acc.B, paths, order: schedule.order, schedule }
 }
 

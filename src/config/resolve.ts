@@ -40,8 +40,6 @@ export interface GateSettings {
   goodput?: boolean
   /** `gate.max_mdc_pct`: the MDC (%) beyond which a row is blind and never passes; absent: the gate's default. */
   maxMdcPct?: number
-  /** `gate.max_gpu_minutes`: a PR's spend cap; absent: none. */
-  maxGpuMinutes?: number
   /**
    * `gate.design_pct`: the change (%) each metric kind's rows are designed to catch (the sequential
    * test's δ); absent kinds keep the gate's defaults (p95 ITL 10 %, throughput at target 15 %).

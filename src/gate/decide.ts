@@ -54,16 +54,7 @@ export interface Decision {
 
 export type DecideOptions = Pick<
   GateOptions,
-  | 'alpha'
-  | 'rows'
-  | 'alphaShare'
-  | 'power'
-  | 'centerWindow'
-  | 'minHistory'
-  | 'dayFloor'
-  | 'withinFloor'
-  | 'maxRepeats'
-  | 'maxMdcPct'
+  'alpha' | 'rows' | 'alphaShare' | 'power' | 'centerWindow' | 'minHistory' | 'dayFloor' | 'withinFloor' | 'maxRepeats' | 'maxMdcPct'
 >
 
 /** An oriented log change shown as the metric's own signed % change: latency up is "+", throughput down is "−". */

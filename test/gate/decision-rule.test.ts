@@ -132,4 +132,3 @@ describe('a blind row never passes', () => {
     expect(d).toMatchObject({ status: 'pass', blind: false })
   })
 })
-
