@@ -56,6 +56,11 @@ export interface ActionStages {
   readResultFile(path: string): Promise<ResultFile>
   /** `step`: the ladder's options for this look (gate/ladder.ts stepOptions), over the config's gate settings. */
   compareToBaseline(baseline: Baseline, candidate: ResultFile, cfg: ResolvedConfig, step?: Partial<GateOptions>): Verdict
+  /**
+   * The candidate's engine starts against the stored baseline, each gated row a sequential test
+   * (gate/seq-baseline.ts); `startOf(repeat)` names the start that measured each repeat.
+   */
+  compareStarts(baseline: Baseline, candidate: ResultFile, cfg: ResolvedConfig, step: Partial<GateOptions>, startOf: (repeat: number) => number): Verdict
   appendRefresh(existing: Baseline | null, result: ResultFile, info: RefreshInfo, cfg: ResolvedConfig): Baseline
   writeBaseline(path: string, baseline: Baseline): Promise<void>
   renderVerdictMarkdown(verdict: Verdict): string

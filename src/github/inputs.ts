@@ -64,7 +64,7 @@ export interface ActionInputs {
   bBaseUrl?: string
   /** Rounds of two slots (A B, B A, …) of an A/B decision (mode ab, or gate with a reference); default 6. */
   rounds: number
-  /** A/B: look after `rounds`, then every two rounds up to this many (src/gate/ab-looks.ts); default 32. */
+  /** Sequential decisions: look after `rounds`, then after every round (or candidate start) up to this many (src/gate/ab-looks.ts); default 32. */
   maxRounds: number
   /** A/B: accepted for older workflows; each side started for its own slots is the default. */
   exclusive: boolean
@@ -193,13 +193,13 @@ const schema = z.object({
   'a-base-url': optional,
   'b-serve': optional,
   'b-base-url': optional,
-  // 6 rounds: servegate ab's default (`npm run bench -- gate-false-alarms` measures 4, 6 and 8).
+  // 2 rounds: the first look needs a round of each order; each row's sequential test looks after every round.
   rounds: z.string().transform((s, ctx) => {
-    if (s === '') return 6
+    if (s === '') return 2
     if (/^\d+$/.test(s) && Number(s) <= 100 && roundsProblem(Number(s)) === null) return Number(s)
     ctx.addIssue({
       code: 'custom',
-      message: `"${s}" is not allowed; expected a whole number of rounds from ${MIN_AB_ROUNDS} to 100 (fewer leave too few degrees of freedom for the paired spread)`,
+      message: `"${s}" is not allowed; expected a whole number of rounds from ${MIN_AB_ROUNDS} to 100 (the first look needs a round of each order)`,
     })
     return z.NEVER
   }),

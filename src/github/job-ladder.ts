@@ -11,7 +11,6 @@ import type { GateOptions, Baseline, Verdict } from '../gate/types.js'
 import { escalationReason, nextStep, stepOptions, sweepGpuMinutes, type LadderStep } from '../gate/ladder.js'
 import { capLine, costOf } from '../gate/cost.js'
 import { hostChangedSince } from '../gate/host-change.js'
-import { compareStarts } from '../gate/seq-baseline.js'
 import { confirmVerdict } from '../sweep/confirm.js'
 import type { ResultFile } from '../types.js'
 import type { ActionDeps } from './deps.js'
@@ -65,7 +64,7 @@ export async function climbLadder(deps: ActionDeps, job: Job, baseline: Baseline
   const cap = cfg.gate.maxGpuMinutes ?? null
   let measured = result
   let step: LadderStep = 'baseline'
-  let verdict = compareStarts(baseline, result, look('baseline'), startOf)
+  let verdict = stages.compareStarts(baseline, result, cfg, look('baseline'), startOf)
   let capped = false
   for (;;) {
     const canRestart = restartable && starts.length < climb.maxStarts && !(capped = cap !== null && sum(spent) >= cap)
@@ -90,7 +89,7 @@ export async function climbLadder(deps: ActionDeps, job: Job, baseline: Baseline
     spent.push(sweepGpuMinutes(extra.extra))
     step = 'starts'
     const last = starts.length >= climb.maxStarts || (cap !== null && sum(spent) >= cap)
-    verdict = compareStarts(baseline, measured, look('baseline', last), startOf)
+    verdict = stages.compareStarts(baseline, measured, cfg, look('baseline', last), startOf)
   }
   if (starts.length > 1)
     job.notes.push(

@@ -145,9 +145,9 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
   core.saveState(STATE.phase, 'started')
 
   const slots = 2 * inputs.rounds
-  const upTo = inputs.maxRounds > inputs.rounds ? ` (looks every two more rounds up to ${inputs.maxRounds} until every gated row is settled)` : ''
+  const upTo = inputs.maxRounds > inputs.rounds ? ` (a look after every further round up to ${inputs.maxRounds}, until every gated row is decided)` : ''
   const what = job.reference === null ? 'A (reference) and B (candidate)' : 'the reference engine (A) and the candidate (B)'
-  const mode = inputs.resident ? 'both servers up for the whole job (resident)' : 'each server started for its own slots'
+  const mode = inputs.resident ? 'both servers up for the whole job (resident)' : 'each server started afresh for every slot'
   core.info(`servegate ${inputs.mode}: ${what}, sweep "${cfgB.sweepName}", ${inputs.rounds} rounds (${slots} slots)${upTo}, ${mode}; files in ${outDir}`)
   const stamp = (): ReturnType<typeof runStamp> => runStamp(job.ctx, new Date().toISOString())
   await publishStatusComment(

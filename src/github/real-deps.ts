@@ -13,6 +13,7 @@ import { runAB } from '../ab/run-ab.js'
 import { loadConfigFile, parseConfigText } from '../config/load.js'
 import { resolveConfig } from '../config/resolve.js'
 import { compareToBaseline, mergeResults } from '../gate/index.js'
+import { compareStarts } from '../gate/seq-baseline.js'
 import { renderMarkdownReport } from '../report/markdown.js'
 import { renderMermaidCurve } from '../report/mermaid.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
@@ -39,6 +40,7 @@ export const realStages: ActionStages = {
   parseBaselineText: (text, source) => parseBaseline(parseJsonText(text, source), source),
   readResultFile,
   compareToBaseline: (baseline, candidate, cfg, step) => compareToBaseline(baseline, candidate, { ...optionsFromGateSettings(cfg.gate), ...step }),
+  compareStarts: (baseline, candidate, cfg, step, startOf) => compareStarts(baseline, candidate, { ...optionsFromGateSettings(cfg.gate), ...step }, startOf),
   appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
   writeBaseline,
   renderVerdictMarkdown,

@@ -58,13 +58,13 @@ describe('the Action in mode ab', () => {
     }
     await run(deps)
     expect(seen[0]).toContain('⏳ servegate: benchmark running')
-    expect(seen[0]).toContain('12 alternating slots (A B, B A, …)')
+    expect(seen[0]).toContain('4 alternating slots (A B, B A, …)')
     expect(rec.comments).toHaveLength(1)
     const body = rec.comments[0]!.body ?? ''
     expect(body.startsWith('<!-- servegate:gate-ab -->')).toBe(true)
     expect(body).toContain('❌ servegate: regression — sweep "gate" vs A (reference), paired slot by slot on this runner')
     expect(body).toContain('AB-VERDICT-TABLE(regression;')
-    expect(body).toContain('A B B A A B B A A B B A')
+    expect(body).toContain('A B B A')
     expect(rec.summary).toContain('AB-VERDICT-TABLE(regression;')
   })
 
@@ -115,12 +115,9 @@ describe('the Action in mode ab', () => {
     for (const [inputs, message] of [
       [{ 'a-base-url': 'http://127.0.0.1:9001' }, 'give exactly one of the inputs "a-serve" and "a-base-url"'],
       [{ 'a-serve': '' }, 'give exactly one of the inputs "a-serve" and "a-base-url"'],
-      [
-        { rounds: '1' },
-        'input "rounds": "1" is not allowed; expected a whole number of rounds from 4 to 100 (fewer leave too few degrees of freedom for the paired spread)',
-      ],
-      [{ rounds: '3' }, 'input "rounds": "3" is not allowed; expected a whole number of rounds from 4'],
-      [{ 'max-rounds': 'many' }, 'input "max-rounds": "many" is not allowed; expected a whole number of rounds from 4 to 100, no smaller than rounds'],
+      [{ rounds: '1' }, 'input "rounds": "1" is not allowed; expected a whole number of rounds from 2 to 100 (the first look needs a round of each order)'],
+      [{ rounds: '0' }, 'input "rounds": "0" is not allowed; expected a whole number of rounds from 2'],
+      [{ 'max-rounds': 'many' }, 'input "max-rounds": "many" is not allowed; expected a whole number of rounds from 2 to 100, no smaller than rounds'],
       [{ 'a-gpus': '0,x' }, 'input "a-gpus": "0,x": expected GPU indices or UUIDs separated by commas, e.g. 0,1'],
       [{ resident: 'true', exclusive: 'true' }, 'the inputs "resident" and "exclusive" are both true'],
     ] as const) {

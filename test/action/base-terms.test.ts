@@ -153,6 +153,11 @@ function keepingVerdicts(stages: ActionStages): { stages: ActionStages; verdicts
         verdicts.push(v)
         return v
       },
+      compareStarts: (...args) => {
+        const v = stages.compareStarts(...args)
+        verdicts.push(v)
+        return v
+      },
     },
   }
 }

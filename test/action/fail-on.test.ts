@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run } from '../../src/action.js'
-import { compareToBaseline } from '../../src/gate/index.js'
+import { compareStarts } from '../../src/gate/seq-baseline.js'
+import { stepOptions } from '../../src/gate/ladder.js'
 import { gateExit, parseFailOn } from '../../src/gate/outcome.js'
 import type { Baseline } from '../../src/gate/types.js'
 import { optionsFromGateSettings } from '../../src/gate/settings.js'
@@ -15,7 +16,8 @@ import { dayResult, makeResult, wiggle } from '../gate/fixtures.js'
 import { fakeDeps } from './fake-deps.js'
 
 // The step's outcome follows the same table as `servegate compare`'s exit code
-// (gateExit), on result and baseline files written the way the CLI writes them.
+// (gateExit), on result and baseline files written the way the CLI writes them. The Action judges
+// the candidate's one engine start sequentially (no reference, no serve command to start again).
 let dir: string
 const files: Record<string, string> = {}
 let baselinePath: string
@@ -48,7 +50,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 async function actionOn(candidate: string, failOn: string) {
   const { deps, rec } = fakeDeps({ existing: [baselinePath], inputs: { 'fail-on': failOn, baseline: baselinePath } })
   deps.stages.readBaseline = readBaseline
-  deps.stages.compareToBaseline = (b, c, cfg) => compareToBaseline(b, c, optionsFromGateSettings(cfg.gate))
+  deps.stages.compareStarts = (b, c, cfg, step, startOf) => compareStarts(b, c, { ...optionsFromGateSettings(cfg.gate), ...step }, startOf)
   deps.stages.runSweep = async (cfg) => ({ result: await readResultFile(candidate), resultPath: cfg.out })
   await run(deps)
   return rec
@@ -59,7 +61,8 @@ describe('the step outcome and fail-on', () => {
   for (const kind of ['pass', 'regression', 'not_comparable', 'unmeasured']) {
     it.each(lists)(`${kind} candidate with fail-on %j: the step fails exactly when compare's exit code is not 0`, async (failOn) => {
       const rec = await actionOn(files[kind]!, failOn)
-      const verdict = compareToBaseline(await readBaseline(baselinePath), await readResultFile(files[kind]!), {}).verdict
+      const step = stepOptions('baseline', { hasReference: false, canRestart: false, maxStarts: 1 })
+      const verdict = compareStarts(await readBaseline(baselinePath), await readResultFile(files[kind]!), step, () => 0).verdict
       expect(verdict).toBe(kind)
       expect(rec.outputs.get('verdict')).toBe(kind)
       expect(rec.failed.length > 0).toBe(gateExit(verdict, parseFailOn(failOn, 'fail-on')) !== 0)

@@ -95,6 +95,8 @@ export function resolved(flags: ResolveInput['flags'], o: FakeOptions): Resolved
     workers: 'auto',
     containerDigest: null,
     serveCommand: null,
+    // As resolveConfig does: a serve command is one servegate starts (and so can start again).
+    ...(flags.serve ? { serve: { command: flags.serve, readyTimeoutS: 600, stopTimeoutS: 30, stopCommand: null, secrets: [] } } : {}),
     idleTimeoutMs: 30_000,
     gate: { tolerancePct: {}, maxFailedRequests: null },
   }
@@ -260,6 +262,7 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
       mergeResults: (first) => first,
       readBaseline: async () => baselineFixture(),
       compareToBaseline: () => nextVerdict(),
+      compareStarts: () => nextVerdict(),
       appendRefresh: (existing, _result, info) => {
         rec.refreshInfo.push(info)
         return existing ?? baselineFixture()

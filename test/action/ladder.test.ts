@@ -3,8 +3,8 @@ import { run } from '../../src/action.js'
 import { CWD, fakeDeps, type FakeOptions } from './fake-deps.js'
 import { verdict } from './fixtures.js'
 
-// The Action's escalation ladder with typed fakes: each compareToBaseline / runAB call returns the
-// next verdict of the list, so every path through baseline → confirmation → A/B is driven exactly.
+// The Action's escalation ladder with typed fakes: each compareStarts / runAB call returns the
+// next verdict of the list, so every path through baseline → more candidate starts, or A/B, is driven exactly.
 const HEAD = '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d'
 const PR = {
   pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false }, sha: HEAD }, base: { repo: { full_name: 'acme/infer', fork: false } } },
@@ -20,22 +20,22 @@ const gate = (o: FakeOptions = {}) =>
   })
 
 describe('the escalation ladder in gate mode', () => {
-  it('climbs from an undecided baseline through confirmation to A/B, and publishes the A/B verdict with why and what it cost', async () => {
-    const { deps, rec } = gate({ verdicts: [verdict('undecided', { confirm: { extraRepeats: 3 } }), verdict('undecided'), verdict('regression')] })
+  it('climbs from a row the stored baseline left open straight to A/B, and publishes the A/B verdict with why and what it cost', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('undecided'), verdict('regression')] })
     await run(deps)
-    // The gated sweep, then its 3 confirmation repeats, then the A/B with the reference as A.
-    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3, 3])
+    // The gated sweep (the candidate's first start), then the A/B with the reference as A: no start of the candidate alone.
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3])
     expect(rec.abRuns).toHaveLength(1)
     expect(rec.resolveInputs.some((i) => i.flags.serve === REFERENCE)).toBe(true)
     expect(rec.outputs.get('verdict')).toBe('regression')
     expect(rec.failed).toEqual(['servegate gate tripped: regression in p95 ITL 128×32 c=16'])
     expect(rec.summary).toMatch(
-      /Escalated to A\/B: the stored baseline left p95 ITL 128×32 c=16 undecided \(against baselines\/gate\.json the verdict was undecided\)/,
+      /Escalated to A\/B: the stored baseline left p95 ITL 128×32 c=16 between the boundaries \(against baselines\/gate\.json the verdict was undecided\)/,
     )
     expect(rec.summary).toMatch(/The ladder cost \d+\.\d GPU-minutes/)
   })
 
-  it('stops at a pass against the stored baseline: no confirmation, no A/B', async () => {
+  it('stops at a pass against the stored baseline: no further start, no A/B', async () => {
     const { deps, rec } = gate({ verdicts: [verdict('pass')] })
     await run(deps)
     expect(rec.sweeps).toHaveLength(1)
@@ -56,21 +56,32 @@ describe('the escalation ladder in gate mode', () => {
     )
   })
 
-  it('without a reference, an undecided verdict after confirmation stands and fails the check', async () => {
-    const { deps, rec } = gate({ inputs: { 'reference-serve': '' }, verdicts: [verdict('undecided', { confirm: { extraRepeats: 2 } }), verdict('undecided')] })
+  it('without a reference, gives an open row more starts of the candidate, one run per point each, until it is decided', async () => {
+    const { deps, rec } = gate({ inputs: { 'reference-serve': '' }, verdicts: [verdict('undecided'), verdict('undecided'), verdict('pass')] })
     await run(deps)
-    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3, 2])
+    // The first sweep, then two fresh starts of the candidate's engine (each sweep starts it anew), one repeat each.
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3, 1, 1])
     expect(rec.abRuns).toHaveLength(0)
+    expect(rec.outputs.get('verdict')).toBe('pass')
+    expect(rec.failed).toEqual([])
+    expect(rec.summary).toContain("The candidate's engine was started 3 times (one run per point after the first sweep)")
+    expect(rec.summary).toMatch(/cost: 3 engine starts, /)
+  })
+
+  it('without a reference and with confirm off, an open row stands undecided and fails the check', async () => {
+    const { deps, rec } = gate({ inputs: { 'reference-serve': '', confirm: 'false' }, verdicts: [verdict('undecided'), verdict('pass')] })
+    await run(deps)
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3])
     expect(rec.outputs.get('verdict')).toBe('undecided')
     expect(rec.failed).toHaveLength(1)
   })
 
-  it('skips confirmation when the verdict names no repeats that would settle it (drift), and goes to A/B', async () => {
-    const { deps, rec } = gate({ verdicts: [verdict('undecided', { confirm: null }), verdict('pass')] })
+  it('gives a row the stored centre leaves blind no more starts: no number of them would decide it', async () => {
+    const blind = verdict('undecided', { blind: ['p95 ITL 128×32 c=16'] })
+    const { deps, rec } = gate({ inputs: { 'reference-serve': '' }, verdicts: [blind, verdict('pass')] })
     await run(deps)
-    expect(rec.sweeps).toHaveLength(1)
-    expect(rec.abRuns).toHaveLength(1)
-    expect(rec.outputs.get('verdict')).toBe('pass')
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3])
+    expect(rec.outputs.get('verdict')).toBe('undecided')
   })
 
   it('ends the ladder on a broken candidate: re-measuring the reference cannot repair it', async () => {

@@ -62,22 +62,24 @@ describe('run (gate mode)', () => {
     expect(rec.failed[0]).toMatch(/^servegate could not run: there is no baseline at baselines\/gate\.json/)
   })
 
-  it('runs the extra repeats an undecided verdict asks for, with a fresh seed, and decides over all runs', async () => {
-    const { deps, rec } = gate({ verdicts: [verdict('undecided', { confirm: { extraRepeats: 2 } }), verdict('pass')] })
+  it('starts the candidate engine again for a row left open, one repeat with a fresh seed, and decides over all its starts', async () => {
+    const { deps, rec } = gate({ inputs: { serve: 'vllm serve m --port {port}' }, verdicts: [verdict('undecided'), verdict('pass')] })
     await run(deps)
     expect(rec.sweeps).toHaveLength(2)
-    expect(rec.sweeps[1]?.repeats).toBe(2)
+    expect(rec.sweeps[1]?.repeats).toBe(1)
     expect(rec.sweeps[1]?.seed).not.toBe(rec.sweeps[0]?.seed)
     expect(rec.sweeps[1]?.out).toBe(`${CWD}/servegate-result.confirm.json`)
     expect(rec.written.has(`${CWD}/servegate-result.json`)).toBe(true)
     expect(rec.outputs.get('verdict')).toBe('pass')
   })
 
-  it('reports undecided at once when confirm is false', async () => {
-    const { deps, rec } = gate({ inputs: { confirm: 'false' }, verdicts: [verdict('undecided', { confirm: { extraRepeats: 2 } }), verdict('pass')] })
-    await run(deps)
-    expect(rec.sweeps).toHaveLength(1)
-    expect(rec.outputs.get('verdict')).toBe('undecided')
+  it('reports undecided at once when confirm is false, or when only a base URL is given (nothing to start again)', async () => {
+    for (const inputs of [{ confirm: 'false', serve: 'vllm serve m --port {port}' }, {}]) {
+      const { deps, rec } = gate({ inputs, verdicts: [verdict('undecided'), verdict('pass')] })
+      await run(deps)
+      expect(rec.sweeps).toHaveLength(1)
+      expect(rec.outputs.get('verdict')).toBe('undecided')
+    }
   })
 
   it('masks the github token and the API key', async () => {

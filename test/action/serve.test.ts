@@ -29,14 +29,14 @@ describe('the Action with a server that dies mid-sweep', () => {
     const partial = resultFixture()
     const { deps, rec } = gate({ sweepError: died(), verdicts: [verdict('broken')] })
     const judged: unknown[] = []
-    const compare = deps.stages.compareToBaseline
+    const compare = deps.stages.compareStarts
     deps.stages.readResultFile = async (path) => {
       expect(path).toBe('/ws/servegate-result.json')
       return partial
     }
-    deps.stages.compareToBaseline = (b, r, c) => {
+    deps.stages.compareStarts = (b, r, c, step, startOf) => {
       judged.push(r)
-      return compare(b, r, c)
+      return compare(b, r, c, step, startOf)
     }
     await run(deps)
     expect(judged).toEqual([partial])

@@ -222,7 +222,7 @@ describe('mode: watch, what the issue may hold', () => {
       key: `itl_p95@4096x512@c${i + 1}`,
     }))
     const { deps, rec } = watch({ verdicts: [regression()] })
-    deps.stages.compareToBaseline = () => ({ ...regression(), rows })
+    deps.stages.compareStarts = () => ({ ...regression(), rows })
     deps.stages.renderVerdictMarkdown = (v) => renderVerdictMarkdown(v)
     await run(deps)
     const body = rec.issues[0]!.body!
