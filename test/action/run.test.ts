@@ -74,7 +74,7 @@ describe('run (gate mode)', () => {
   })
 
   it('reports undecided at once when confirm is false, or when only a base URL is given (nothing to start again)', async () => {
-    for (const inputs of [{ confirm: 'false', serve: 'vllm serve m --port {port}' }, {}]) {
+    for (const inputs of [{ confirm: 'false', serve: 'vllm serve m --port {port}' }, {}] as Array<Record<string, string>>) {
       const { deps, rec } = gate({ inputs, verdicts: [verdict('undecided'), verdict('pass')] })
       await run(deps)
       expect(rec.sweeps).toHaveLength(1)
