@@ -10,6 +10,7 @@
  */
 import type { EnvRecord, Fingerprint } from '../types.js'
 import { diffFingerprint } from './fingerprint.js'
+import { HOST_NAME_FIELD, IDENTITY_FIELDS, servingPlatform, showsGpus } from './host-identity.js'
 import type { EnvBlame, EnvChange } from './types.js'
 
 const UNKNOWN = 'unknown'
@@ -34,8 +35,10 @@ const FIELDS: Array<[string, EnvBlame, (e: EnvRecord) => string]> = [
   ['driver', 'host', (e) => e.gpu.driver_version],
   ['CUDA', 'host', (e) => e.gpu.cuda_version],
   ['GPU clocks', 'host', (e) => maxClocks(e.gpu.clocks)],
-  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
-  ['kernel/platform', 'host', (e) => e.host?.platform ?? UNKNOWN],
+  // The serving machine's: `linux x64 6.8.0-45-generic`, the kernel release the last word.
+  ['kernel/platform', 'host', (e) => servingPlatform(e)],
+  // Which machine served the model (./host-identity.ts): another one is a host change however alike.
+  ...IDENTITY_FIELDS.map(([field, get]): [string, EnvBlame, (e: EnvRecord) => string] => [field, 'host', get]),
   ['engine', 'repository', (e) => `${e.engine.name} ${e.engine.version}`],
   ['model', 'repository', (e) => e.model.id],
   ['model revision', 'repository', (e) => e.model.revision],
@@ -83,6 +86,13 @@ export function diffEnv(
       incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`)
     }
   }
+  // GPUs the baseline ran on and a candidate that shows none (nvidia-smi saw nothing, or the server
+  // is on another machine): nothing says the candidate ran on such GPUs, or on any.
+  if (showsGpus(baseline) && !showsGpus(candidate)) {
+    incomparable.push(
+      `the baseline ran on GPUs (${gpuNames(baseline) === UNKNOWN ? `${baseline.gpu.count} GPUs` : gpuNames(baseline)}) and the candidate shows none (nvidia-smi saw no GPU, or the server ran on another machine): nothing shows it ran on the same GPUs`,
+    )
+  }
   const bf = fingerprints?.baseline
   const cf = fingerprints?.candidate
   if (bf !== undefined && cf !== undefined) {
@@ -96,9 +106,12 @@ export function isKnownChange(c: EnvChange): boolean {
   return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== '' && c.candidate !== ''
 }
 
-/** `driver 550.54 → 560.28; CUDA 12.4 → 12.6` */
+/**
+ * `driver 550.54 → 560.28; CUDA 12.4 → 12.6`. A host name is said to have changed without the
+ * names: published text keeps a runner's name out unless asked (the Action's show-host).
+ */
 export function describeChanges(changes: readonly Pick<EnvChange, 'field' | 'baseline' | 'candidate'>[]): string {
-  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join('; ')
+  return changes.map((c) => (c.field === HOST_NAME_FIELD ? `${c.field} changed` : `${c.field} ${c.baseline} → ${c.candidate}`)).join('; ')
 }
 
 export interface EnvBlameSummary {
