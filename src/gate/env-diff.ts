@@ -58,6 +58,11 @@ function gpuNames(e: EnvRecord): string {
     .join(', ')
 }
 
+/** A host name as a verdict shows it: whether it is known, not what it is. */
+function withheld(name: string, prefix = ''): string {
+  return name === UNKNOWN || name === '' ? name : `${prefix}(withheld)`
+}
+
 export interface EnvDiff {
   changes: EnvChange[]
   /** Reasons the two environments cannot be compared (different GPU model or count); empty if comparable. */
@@ -80,7 +85,9 @@ export function diffEnv(
     const b = get(baseline)
     const c = get(candidate)
     if (b === c) continue
-    changes.push({ field, baseline: b, candidate: c, blame })
+    // Host names are compared, never shown: verdicts reach comments, which keep a runner's name out (show-host).
+    if (field === HOST_NAME_FIELD) changes.push({ field, baseline: withheld(b), candidate: withheld(c, 'another '), blame })
+    else changes.push({ field, baseline: b, candidate: c, blame })
     // An unknown side cannot prove a different machine; it is shown as a change, not a block.
     if ((field === 'GPU' || field === 'GPU count') && b !== UNKNOWN && c !== UNKNOWN) {
       incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`)
@@ -106,10 +113,7 @@ export function isKnownChange(c: EnvChange): boolean {
   return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== '' && c.candidate !== ''
 }
 
-/**
- * `driver 550.54 → 560.28; CUDA 12.4 → 12.6`. A host name is said to have changed without the
- * names: published text keeps a runner's name out unless asked (the Action's show-host).
- */
+/** `driver 550.54 → 560.28; CUDA 12.4 → 12.6; host name changed` (host names are withheld, see diffEnv). */
 export function describeChanges(changes: readonly Pick<EnvChange, 'field' | 'baseline' | 'candidate'>[]): string {
   return changes.map((c) => (c.field === HOST_NAME_FIELD ? `${c.field} changed` : `${c.field} ${c.baseline} → ${c.candidate}`)).join('; ')
 }
