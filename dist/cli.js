@@ -75199,6 +75199,9 @@ function gpuNames(e) {
   for (const n of e.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1);
   return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([n, c]) => c > 1 ? `${c} × ${n}` : n).join(", ");
 }
+function withheld(name, prefix = "") {
+  return name === UNKNOWN2 || name === "" ? name : `${prefix}(withheld)`;
+}
 function diffEnv(baseline, candidate, fingerprints) {
   const changes = [];
   const incomparable = [];
@@ -75206,7 +75209,8 @@ function diffEnv(baseline, candidate, fingerprints) {
     const b = get(baseline);
     const c = get(candidate);
     if (b === c) continue;
-    changes.push({ field, baseline: b, candidate: c, blame });
+    if (field === HOST_NAME_FIELD) changes.push({ field, baseline: withheld(b), candidate: withheld(c, "another "), blame });
+    else changes.push({ field, baseline: b, candidate: c, blame });
     if ((field === "GPU" || field === "GPU count") && b !== UNKNOWN2 && c !== UNKNOWN2) {
       incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`);
     }
