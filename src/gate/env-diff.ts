@@ -65,7 +65,7 @@ function withheld(name: string, prefix = ''): string {
 
 export interface EnvDiff {
   changes: EnvChange[]
-  /** Reasons the two environments cannot be compared (different GPU model or count); empty if comparable. */
+  /** Reasons the two environments cannot be compared (different GPU model or count, or a candidate that shows no GPU where the baseline had some); empty if comparable. */
   incomparable: string[]
 }
 
@@ -88,7 +88,7 @@ export function diffEnv(
     // Host names are compared, never shown: verdicts reach comments, which keep a runner's name out (show-host).
     if (field === HOST_NAME_FIELD) changes.push({ field, baseline: withheld(b), candidate: withheld(c, 'another '), blame })
     else changes.push({ field, baseline: b, candidate: c, blame })
-    // An unknown side cannot prove a different machine; it is shown as a change, not a block.
+    // Two known GPU lists that differ block; a side that saw none blocks only as below (the candidate's).
     if ((field === 'GPU' || field === 'GPU count') && b !== UNKNOWN && c !== UNKNOWN) {
       incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`)
     }
