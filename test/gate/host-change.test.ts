@@ -288,6 +288,15 @@ describe('hostNotice', () => {
     expect(hostNotice(both, await hostEnv(), false)).toContain('driver 560.28.03 → 550.54.15')
   })
 
+  it('says so when the candidate could not see the GPUs the baseline saw, and when another machine served it', async () => {
+    expect(hostNotice(await baselineOn(await hostEnv()), await blindEnv(), false)).toBe(
+      "⚠ Host not shown to be the baseline's: GPU 2 × NVIDIA H100 80GB HBM3 → unknown; GPU count 2 → unknown; driver 550.54.15 → unknown; CUDA 12.4 → unknown (one side could not see the GPUs). The pull request may not be the cause: a change may be the host's.",
+    )
+    expect(hostNotice(await baselineOn(await hostEnv()), await hostEnv({ hostname: 'gpu-runner-7' }), false)).toBe(
+      "⚠ Host changed: host name changed since the baseline; the repository is unchanged. The pull request may not be the cause: a change may be the host's.",
+    )
+  })
+
   it('is null on the same host and without a baseline', async () => {
     expect(hostNotice(await baselineOn(await hostEnv()), await hostEnv(), false)).toBeNull()
     expect(hostNotice(null, await hostEnv(), false)).toBeNull()
