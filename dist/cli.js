@@ -75582,7 +75582,7 @@ var describeHostChanges = describeChanges;
 function hostChangeCause(changes) {
   const what = describeHostChanges(changes);
   if (changes.some((c) => IDENTITY_FIELD_NAMES.includes(c.field)))
-    return `another machine served the candidate than the baseline (${what}), so the stored baseline cannot tell the pull request's effect from the machine's (a runner label of the baseline's machine alone keeps the gate on it)`;
+    return `another machine than the baseline's served the candidate (${what}), so the stored baseline cannot tell the pull request's effect from the machine's (a runner label of the baseline's machine alone keeps the gate on it)`;
   if (changes.every((c) => !known(c.baseline) || !known(c.candidate)))
     return `one side could not see the GPUs the other saw (${what}: no nvidia-smi, or a server on another machine), so nothing shows the host is the baseline's`;
   return `the host changed since the baseline (${what}), so the stored baseline cannot tell the pull request's effect from the host's`;

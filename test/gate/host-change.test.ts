@@ -109,7 +109,7 @@ describe('hostChanges', () => {
     })
     expect(describeHostChanges(changes)).toMatch(/^host name changed; machine id [0-9a-f]{16} → [0-9a-f]{16}; CPUs 64 → 128; GPU UUIDs GPU-0a3c9e2f/)
     expect(describeHostChanges(changes)).not.toMatch(/gpu-runner/)
-    expect(hostChangeCause(changes)).toMatch(/^another machine served the candidate than the baseline \(host name changed; /)
+    expect(hostChangeCause(changes)).toMatch(/^another machine than the baseline's served the candidate \(host name changed; /)
   })
 
   it('names a change of the host name alone (the rest of the machine alike) a host change, and withholds both names', async () => {
@@ -212,7 +212,7 @@ describe('compareToBaseline on another machine than the baseline', () => {
     expect(v.verdict).toBe('unmeasured')
     expect(v.regressions).toEqual([])
     expect(v.reasons[0]).toBe(
-      `unmeasured: another machine served the candidate than the baseline (host name changed; machine id ${runner1.machine_id_sha256} → ${runner7.machine_id_sha256}; CPUs 2 → 4), so the stored baseline cannot tell the pull request's effect from the machine's (a runner label of the baseline's machine alone keeps the gate on it); refresh the baseline on this host, or set gate.reference_command so the gate measures the base engine beside the PR`,
+      `unmeasured: another machine than the baseline's served the candidate (host name changed; machine id ${runner1.machine_id_sha256} → ${runner7.machine_id_sha256}; CPUs 2 → 4), so the stored baseline cannot tell the pull request's effect from the machine's (a runner label of the baseline's machine alone keeps the gate on it); refresh the baseline on this host, or set gate.reference_command so the gate measures the base engine beside the PR`,
     )
     expect(v.reasons.join('\n')).not.toMatch(/gpu-runner/)
     expect(gateExit(v.verdict, DEFAULT_FAIL_ON)).toBe(1)
