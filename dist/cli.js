@@ -3580,20 +3580,20 @@ function rememberSecrets(values) {
   }
   return added;
 }
-function redactSecrets(text2, known = []) {
+function redactSecrets(text2, known2 = []) {
   let out = text2;
   const values = new Set(remembered);
-  for (const k of known) if (typeof k === "string" && k.length >= MIN_KNOWN_SECRET && k !== REDACTED) values.add(k);
+  for (const k of known2) if (typeof k === "string" && k.length >= MIN_KNOWN_SECRET && k !== REDACTED) values.add(k);
   for (const v of [...values].sort((a, b) => b.length - a.length)) {
     for (const form of /* @__PURE__ */ new Set([v, JSON.stringify(v).slice(1, -1), escapeMarkdown(v), escapeHtml(v)])) out = out.split(form).join(REDACTED);
   }
   return applyRules(out, null);
 }
-function redactStrings(value, known = []) {
-  if (typeof value === "string") return redactSecrets(value, known);
-  if (Array.isArray(value)) return value.map((v) => redactStrings(v, known));
+function redactStrings(value, known2 = []) {
+  if (typeof value === "string") return redactSecrets(value, known2);
+  if (Array.isArray(value)) return value.map((v) => redactStrings(v, known2));
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, known)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, known2)]));
   }
   return value;
 }
@@ -14070,14 +14070,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname4, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname5;
+          const sessionKey = servername || hostname4;
           assert2(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -14092,7 +14092,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname5
+            host: hostname4
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -14106,7 +14106,7 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname5
+            host: hostname4
           });
           if (useH2c === true) {
             socket.alpnProtocol = "h2";
@@ -14116,7 +14116,7 @@ var require_connect = __commonJS({
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = util.setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname5, port });
+        const clearConnectTimeout = util.setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname4, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -19406,8 +19406,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream = null;
-      const { hostname: hostname5, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname5}${port ? `:${port}` : ""}`;
+      const { hostname: hostname4, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname4}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (err) => {
         if (request2.aborted || request2.completed) {
@@ -20144,20 +20144,20 @@ var require_client = __commonJS({
     function connect(client) {
       assert2(!client[kConnecting]);
       assert2(!client[kHTTPContext]);
-      let { host, hostname: hostname5, protocol, port } = client[kUrl];
-      if (hostname5[0] === "[") {
-        const idx = hostname5.indexOf("]");
+      let { host, hostname: hostname4, protocol, port } = client[kUrl];
+      if (hostname4[0] === "[") {
+        const idx = hostname4.indexOf("]");
         assert2(idx !== -1);
-        const ip = hostname5.substring(1, idx);
+        const ip = hostname4.substring(1, idx);
         assert2(net.isIPv6(ip));
-        hostname5 = ip;
+        hostname4 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname: hostname5,
+            hostname: hostname4,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -20170,14 +20170,14 @@ var require_client = __commonJS({
       try {
         client[kConnector]({
           host,
-          hostname: hostname5,
+          hostname: hostname4,
           protocol,
           port,
           servername: client[kServerName],
           localAddress: client[kLocalAddress]
         }, (err, socket) => {
           if (err) {
-            handleConnectError(client, err, { host, hostname: hostname5, protocol, port });
+            handleConnectError(client, err, { host, hostname: hostname4, protocol, port });
             client[kResume]();
             return;
           }
@@ -20191,7 +20191,7 @@ var require_client = __commonJS({
             client[kHTTPContext] = socket.alpnProtocol === "h2" ? connectH2(client, socket) : connectH1(client, socket);
           } catch (err2) {
             socket.destroy().on("error", noop);
-            handleConnectError(client, err2, { host, hostname: hostname5, protocol, port });
+            handleConnectError(client, err2, { host, hostname: hostname4, protocol, port });
             client[kResume]();
             return;
           }
@@ -20204,7 +20204,7 @@ var require_client = __commonJS({
             channels.connected.publish({
               connectParams: {
                 host,
-                hostname: hostname5,
+                hostname: hostname4,
                 protocol,
                 port,
                 version: client[kHTTPContext]?.version,
@@ -20219,11 +20219,11 @@ var require_client = __commonJS({
           client[kResume]();
         });
       } catch (err) {
-        handleConnectError(client, err, { host, hostname: hostname5, protocol, port });
+        handleConnectError(client, err, { host, hostname: hostname4, protocol, port });
         client[kResume]();
       }
     }
-    function handleConnectError(client, err, { host, hostname: hostname5, protocol, port }) {
+    function handleConnectError(client, err, { host, hostname: hostname4, protocol, port }) {
       if (client.destroyed) {
         return;
       }
@@ -20232,7 +20232,7 @@ var require_client = __commonJS({
         channels.connectError.publish({
           connectParams: {
             host,
-            hostname: hostname5,
+            hostname: hostname4,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -22101,10 +22101,10 @@ var require_env_http_proxy_agent = __commonJS({
         ]);
       }
       #getProxyAgentForUrl(url2) {
-        let { protocol, host: hostname5, port } = url2;
-        hostname5 = hostname5.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname4, port } = url2;
+        hostname4 = hostname4.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname5, port)) {
+        if (!this.#shouldProxy(hostname4, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -22112,7 +22112,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname5, port) {
+      #shouldProxy(hostname4, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -22127,10 +22127,10 @@ var require_env_http_proxy_agent = __commonJS({
           if (entry.port && entry.port !== port) {
             continue;
           }
-          if (hostname5 === entry.hostname) {
+          if (hostname4 === entry.hostname) {
             return false;
           }
-          if (hostname5.slice(-(entry.hostname.length + 1)) === `.${entry.hostname}`) {
+          if (hostname4.slice(-(entry.hostname.length + 1)) === `.${entry.hostname}`) {
             return false;
           }
         }
@@ -26332,14 +26332,14 @@ var require_dns = __commonJS({
       get size() {
         return this.#records.size;
       }
-      get(hostname5) {
-        return this.#records.get(hostname5) ?? null;
+      get(hostname4) {
+        return this.#records.get(hostname4) ?? null;
       }
-      set(hostname5, records) {
-        this.#records.set(hostname5, records);
+      set(hostname4, records) {
+        this.#records.set(hostname4, records);
       }
-      delete(hostname5) {
-        this.#records.delete(hostname5);
+      delete(hostname4) {
+        this.#records.delete(hostname4);
       }
       // Delegate to storage decide can we do more lookups or not
       full() {
@@ -50319,9 +50319,9 @@ var asciiTabOrNewline = /[\t\n\r]/g;
 function stripTabAndNewline(value) {
   return value.replace(asciiTabOrNewline, "");
 }
-function urlHostnameOk(url2, hostname5) {
-  hostname5.lastIndex = 0;
-  return hostname5.test(url2.hostname);
+function urlHostnameOk(url2, hostname4) {
+  hostname4.lastIndex = 0;
+  return hostname4.test(url2.hostname);
 }
 function urlProtocolOk(url2, protocol) {
   protocol.lastIndex = 0;
@@ -68187,8 +68187,8 @@ var sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 function bracketWithinBaseline(baseline, candidate) {
   const b = recordedBracket(candidate);
   if (b === null) return false;
-  const known = new Set(baseline.profile.concurrency);
-  return [...b.shapes.values()].every((s) => s.concurrency.every((c) => known.has(c)));
+  const known2 = new Set(baseline.profile.concurrency);
+  return [...b.shapes.values()].every((s) => s.concurrency.every((c) => known2.has(c)));
 }
 function bracketMisses(candidate, shape, atTarget) {
   const out = /* @__PURE__ */ new Map();
@@ -68477,6 +68477,16 @@ var envRecordSchema = external_exports.object({
   serve_command: external_exports.string(),
   harness: external_exports.object({ version: external_exports.string(), git_commit: external_exports.string(), node_version: external_exports.string() }),
   host: external_exports.object({ hostname: external_exports.string(), platform: external_exports.string(), cpus: external_exports.union([num, external_exports.literal("unknown")]) }),
+  // Absent in results and baselines written before the serving machine's identity was recorded.
+  server_host: external_exports.object({
+    location: external_exports.enum(["local", "remote"]),
+    hostname: external_exports.string(),
+    machine_id_sha256: external_exports.string(),
+    platform: external_exports.string(),
+    cpu_model: external_exports.string(),
+    cpus: external_exports.union([num, external_exports.literal("unknown")]),
+    gpu_uuids: external_exports.array(external_exports.string())
+  }).optional(),
   base_url: external_exports.string(),
   started_at: external_exports.string(),
   finished_at: external_exports.string(),
@@ -70493,8 +70503,8 @@ function handleRequest(ctx, req, res) {
     res.end();
     return;
   }
-  const known = ["/v1/completions", "/v1/chat/completions", "/tokenize", "/health", "/version", "/v1/models", "/metrics"];
-  if (known.includes(path)) return sendError(res, 405, `Method ${method} not allowed on ${path}`);
+  const known2 = ["/v1/completions", "/v1/chat/completions", "/tokenize", "/health", "/version", "/v1/models", "/metrics"];
+  if (known2.includes(path)) return sendError(res, 405, `Method ${method} not allowed on ${path}`);
   sendError(res, 404, `Not Found: ${method} ${path}`);
 }
 function models(ctx) {
@@ -70628,9 +70638,6 @@ function listen(server, host, port) {
 // src/sweep/run-sweep.ts
 init_rng();
 
-// src/env/collect.ts
-import { cpus, hostname as hostname3, platform, release, arch } from "node:os";
-
 // src/env/definitions.ts
 var DEFINITIONS = {
   clock: "client-side monotonic clock (process.hrtime.bigint) on the load-generating host; includes network, proxies and server tokenization",
@@ -70708,8 +70715,59 @@ async function harnessGitCommit(exec, root) {
   return real(top.trim()) === real(root) ? sha.trim() : "unknown";
 }
 
-// src/env/process-group.ts
+// src/env/local-host.ts
+import { createHash } from "node:crypto";
 import { readFileSync as readFileSync4 } from "node:fs";
+import { arch, cpus, hostname as hostname3, networkInterfaces, platform, release } from "node:os";
+function isServerOnThisHost(url2, host = { name: hostname3(), addresses: localAddresses() }) {
+  let h;
+  try {
+    h = new URL(url2).hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  } catch {
+    return false;
+  }
+  if (h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "0.0.0.0") return true;
+  const name = host.name.toLowerCase();
+  if (h === name || h.split(".")[0] === name) return true;
+  return host.addresses.some((a) => a.toLowerCase() === h);
+}
+function localAddresses() {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+}
+var MACHINE_ID_FILES = ["/etc/machine-id", "/var/lib/dbus/machine-id"];
+function machineIdHash(id) {
+  const v = id?.trim() ?? "";
+  if (v === "") return "unknown";
+  return createHash("sha256").update(v).digest("hex").slice(0, 16);
+}
+function readMachineId(read) {
+  for (const path of MACHINE_ID_FILES) {
+    try {
+      const id = read(path).trim();
+      if (id !== "") return id;
+    } catch {
+    }
+  }
+  return null;
+}
+function localMachine(read = (p) => readFileSync4(p, "utf8")) {
+  const cpuList = cpus();
+  return {
+    hostname: hostname3(),
+    machine_id_sha256: machineIdHash(readMachineId(read)),
+    platform: `${platform()} ${arch()} ${release()}`,
+    cpu_model: cpuList[0]?.model.trim() || "unknown",
+    cpus: cpuList.length > 0 ? cpuList.length : "unknown"
+  };
+}
+function serverHostOf(onThisHost, machine, gpuUuids2) {
+  if (!onThisHost)
+    return { location: "remote", hostname: "unknown", machine_id_sha256: "unknown", platform: "unknown", cpu_model: "unknown", cpus: "unknown", gpu_uuids: [] };
+  return { location: "local", ...machine, gpu_uuids: [...gpuUuids2] };
+}
+
+// src/env/process-group.ts
+import { readFileSync as readFileSync5 } from "node:fs";
 function parseStatPgid(stat2) {
   const close = stat2.lastIndexOf(")");
   if (close < 0) return null;
@@ -70719,7 +70777,7 @@ function parseStatPgid(stat2) {
 }
 function readProcessGroup(pid) {
   try {
-    return parseStatPgid(readFileSync4(`/proc/${pid}/stat`, "utf8"));
+    return parseStatPgid(readFileSync5(`/proc/${pid}/stat`, "utf8"));
   } catch {
     return null;
   }
@@ -70778,6 +70836,13 @@ async function queryGpuInventory(exec) {
     cuda_version: cuda ?? "unknown",
     clocks
   };
+}
+var UUID = /^(GPU|MIG)-[0-9a-f-]+$/i;
+async function queryGpuUuids(exec) {
+  const res = await exec("nvidia-smi", ["--query-gpu=uuid", "--format=csv,noheader"]);
+  if (!res) return [];
+  const uuids = lines(res.stdout);
+  return uuids.length > 0 && uuids.every((u) => UUID.test(u)) ? uuids : [];
 }
 function visibleGpus(value) {
   if (value === void 0) return null;
@@ -70873,11 +70938,14 @@ function revisionFromPath(path) {
 // src/env/collect.ts
 async function collectEnv(deps) {
   const root = deps.harnessRoot === void 0 ? findHarnessRoot() : deps.harnessRoot;
-  const [server, gpu, gitCommit] = await Promise.all([
+  const onThisHost = deps.gpuOnThisHost !== false;
+  const [server, gpu, uuids, gitCommit] = await Promise.all([
     queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model),
-    deps.gpuOnThisHost === false ? Promise.resolve(unknownGpuInventory()) : queryGpuInventory(deps.exec),
+    onThisHost ? queryGpuInventory(deps.exec) : Promise.resolve(unknownGpuInventory()),
+    onThisHost ? queryGpuUuids(deps.exec) : Promise.resolve([]),
     harnessGitCommit(deps.exec, root)
   ]);
+  const machine = deps.machine ?? localMachine();
   const counted = withDeclaredGpus(gpu, deps.declaredGpus ?? null);
   if (counted.warning !== null) deps.warn?.(`Warning: ${counted.warning}`);
   return {
@@ -70887,7 +70955,9 @@ async function collectEnv(deps) {
     container_digest: deps.containerDigest ?? "unknown",
     serve_command: deps.serveCommand ?? "unknown",
     harness: { version: harnessVersion(root), git_commit: gitCommit, node_version: deps.nodeVersion ?? process.version },
-    host: deps.host ?? { hostname: hostname3(), platform: `${platform()} ${arch()} ${release()}`, cpus: cpus().length },
+    // The load's host apart from the server's: load from other hosts (shards) is no host change.
+    host: deps.host ?? { hostname: machine.hostname, platform: machine.platform, cpus: machine.cpus },
+    server_host: serverHostOf(onThisHost, machine, uuids),
     base_url: deps.baseUrl,
     started_at: deps.startedAt,
     finished_at: deps.finishedAt ?? "unknown",
@@ -70945,24 +71015,6 @@ function startGpuSampler(exec, intervalMs, opts = {}) {
       return stop();
     }
   };
-}
-
-// src/env/local-host.ts
-import { hostname as hostname4, networkInterfaces } from "node:os";
-function isServerOnThisHost(url2, host = { name: hostname4(), addresses: localAddresses() }) {
-  let h;
-  try {
-    h = new URL(url2).hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  } catch {
-    return false;
-  }
-  if (h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "0.0.0.0") return true;
-  const name = host.name.toLowerCase();
-  if (h === name || h.split(".")[0] === name) return true;
-  return host.addresses.some((a) => a.toLowerCase() === h);
-}
-function localAddresses() {
-  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
 }
 
 // src/load/run-point.ts
@@ -71314,7 +71366,7 @@ function raisePriority(priority) {
 }
 
 // src/load/worker-entry.ts
-import { existsSync, readFileSync as readFileSync5 } from "node:fs";
+import { existsSync, readFileSync as readFileSync6 } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -71337,7 +71389,7 @@ function tsxEsmApi(moduleUrl) {
   } catch {
     pkgPath = createRequire(import.meta.url).resolve("tsx/package.json");
   }
-  const pkg = JSON.parse(readFileSync5(pkgPath, "utf8"));
+  const pkg = JSON.parse(readFileSync6(pkgPath, "utf8"));
   return new URL(pkg.exports["./esm/api"]?.import.default ?? "./dist/esm/api/index.mjs", pathToFileURL(pkgPath)).href;
 }
 function spawnLoadWorker(entry = workerEntry()) {
@@ -73360,6 +73412,12 @@ function checkResumable(result, cfg, path, now = {}) {
     same("model revision", e.model.revision, now.env.model.revision);
     same("GPUs", e.gpu.names, now.env.gpu.names);
     same("GPU driver", e.gpu.driver_version, now.env.gpu.driver_version);
+    const was = e.server_host;
+    const is = now.env.server_host;
+    if (was !== void 0 && is !== void 0) {
+      same("serving machine (host name)", was.hostname, is.hostname);
+      same("serving machine (machine id hash)", was.machine_id_sha256, is.machine_id_sha256);
+    }
     if (e.container_digest !== "unknown" && now.env.container_digest !== "unknown") same("container digest", e.container_digest, now.env.container_digest);
   }
   const shapes = new Set(cfg.shapes.map((s) => `${s.inputLen}x${s.outputLen}`));
@@ -73487,7 +73545,7 @@ async function probeTarget(root, cfg, deps, server) {
   const gpuOnThisHost = isServerOnThisHost(root);
   if (!gpuOnThisHost)
     deps.log(
-      `The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`
+      `The server (${new URL(root).host}) is not on this host: the serving machine's identity, GPU details and health checks are left unknown (run servegate on the GPU host to record them).`
     );
   const envDeps = {
     ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }),
@@ -75095,10 +75153,55 @@ function repeatsForAgreement(n, disagree, budget) {
   return null;
 }
 
-// src/gate/env-diff.ts
+// src/gate/host-identity.ts
 var UNKNOWN = "unknown";
+function onLoopback(url2) {
+  let h;
+  try {
+    h = new URL(url2).hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  } catch {
+    return false;
+  }
+  return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "0.0.0.0";
+}
+function servingMachine(env) {
+  if (env.server_host !== void 0) return env.server_host;
+  if (!onLoopback(env.base_url)) return null;
+  return {
+    location: "local",
+    hostname: env.host?.hostname ?? UNKNOWN,
+    machine_id_sha256: UNKNOWN,
+    platform: env.host?.platform ?? UNKNOWN,
+    cpu_model: UNKNOWN,
+    cpus: env.host?.cpus ?? UNKNOWN,
+    gpu_uuids: []
+  };
+}
+var HOST_NAME_FIELD = "host name";
+var IDENTITY_FIELDS = [
+  ["server", (e) => servingMachine(e)?.location ?? UNKNOWN],
+  [HOST_NAME_FIELD, (e) => servingMachine(e)?.hostname ?? UNKNOWN],
+  ["machine id", (e) => servingMachine(e)?.machine_id_sha256 ?? UNKNOWN],
+  ["CPU", (e) => servingMachine(e)?.cpu_model ?? UNKNOWN],
+  ["CPUs", (e) => String(servingMachine(e)?.cpus ?? UNKNOWN)],
+  ["GPU UUIDs", (e) => gpuUuids(e)]
+];
+var IDENTITY_FIELD_NAMES = IDENTITY_FIELDS.map(([f]) => f);
+function gpuUuids(e) {
+  const uuids = servingMachine(e)?.gpu_uuids ?? [];
+  return uuids.length === 0 ? UNKNOWN : [...uuids].sort().join(", ");
+}
+function servingPlatform(e) {
+  return servingMachine(e)?.platform ?? UNKNOWN;
+}
+function showsGpus(e) {
+  return e.gpu.names.length > 0 || typeof e.gpu.count === "number" && e.gpu.count > 0;
+}
+
+// src/gate/env-diff.ts
+var UNKNOWN2 = "unknown";
 function maxClocks(clocks) {
-  if (clocks === UNKNOWN) return UNKNOWN;
+  if (clocks === UNKNOWN2) return UNKNOWN2;
   const gpus = clocks.split(/;\s*/).map((one) => {
     const m = /^(\S+) SM (\S+)\/(\S+) MHz, memory (\S+)\/(\S+) MHz/.exec(one.trim());
     return m === null ? one.trim() : `${m[1]} SM max ${m[3]}, memory max ${m[5]} MHz`;
@@ -75111,20 +75214,25 @@ var FIELDS2 = [
   ["driver", "host", (e) => e.gpu.driver_version],
   ["CUDA", "host", (e) => e.gpu.cuda_version],
   ["GPU clocks", "host", (e) => maxClocks(e.gpu.clocks)],
-  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
-  ["kernel/platform", "host", (e) => e.host?.platform ?? UNKNOWN],
+  // The serving machine's: `linux x64 6.8.0-45-generic`, the kernel release the last word.
+  ["kernel/platform", "host", (e) => servingPlatform(e)],
+  // Which machine served the model (./host-identity.ts): another one is a host change however alike.
+  ...IDENTITY_FIELDS.map(([field, get]) => [field, "host", get]),
   ["engine", "repository", (e) => `${e.engine.name} ${e.engine.version}`],
   ["model", "repository", (e) => e.model.id],
   ["model revision", "repository", (e) => e.model.revision],
   ["container digest", "repository", (e) => e.container_digest],
   ["serve command", "repository", (e) => e.serve_command],
-  ["servegate", "harness", (e) => e.harness?.version ?? UNKNOWN]
+  ["servegate", "harness", (e) => e.harness?.version ?? UNKNOWN2]
 ];
 function gpuNames(e) {
-  if (e.gpu.names.length === 0) return UNKNOWN;
+  if (e.gpu.names.length === 0) return UNKNOWN2;
   const counts = /* @__PURE__ */ new Map();
   for (const n of e.gpu.names) counts.set(n, (counts.get(n) ?? 0) + 1);
   return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([n, c]) => c > 1 ? `${c} × ${n}` : n).join(", ");
+}
+function withheld(name, prefix = "") {
+  return name === UNKNOWN2 || name === "" ? name : `${prefix}(withheld)`;
 }
 function diffEnv(baseline, candidate, fingerprints) {
   const changes = [];
@@ -75133,10 +75241,16 @@ function diffEnv(baseline, candidate, fingerprints) {
     const b = get(baseline);
     const c = get(candidate);
     if (b === c) continue;
-    changes.push({ field, baseline: b, candidate: c, blame });
-    if ((field === "GPU" || field === "GPU count") && b !== UNKNOWN && c !== UNKNOWN) {
+    if (field === HOST_NAME_FIELD) changes.push({ field, baseline: withheld(b), candidate: withheld(c, "another "), blame });
+    else changes.push({ field, baseline: b, candidate: c, blame });
+    if ((field === "GPU" || field === "GPU count") && b !== UNKNOWN2 && c !== UNKNOWN2) {
       incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`);
     }
+  }
+  if (showsGpus(baseline) && !showsGpus(candidate)) {
+    incomparable.push(
+      `the baseline ran on GPUs (${gpuNames(baseline) === UNKNOWN2 ? `${baseline.gpu.count} GPUs` : gpuNames(baseline)}) and the candidate shows none (nvidia-smi saw no GPU, or the server ran on another machine): nothing shows it ran on the same GPUs`
+    );
   }
   const bf = fingerprints?.baseline;
   const cf = fingerprints?.candidate;
@@ -75146,16 +75260,16 @@ function diffEnv(baseline, candidate, fingerprints) {
   return { changes, incomparable };
 }
 function isKnownChange(c) {
-  return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== "" && c.candidate !== "";
+  return c.baseline !== UNKNOWN2 && c.candidate !== UNKNOWN2 && c.baseline !== "" && c.candidate !== "";
 }
 function describeChanges(changes) {
-  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
+  return changes.map((c) => c.field === HOST_NAME_FIELD ? `${c.field} changed` : `${c.field} ${c.baseline} → ${c.candidate}`).join("; ");
 }
 function blameEnvChanges(changes, since = "since the baseline") {
-  const known = changes.filter(isKnownChange);
-  const host = known.filter((c) => c.blame === "host");
-  const repository = known.filter((c) => c.blame === "repository");
-  const harness = known.filter((c) => c.blame === "harness");
+  const known2 = changes.filter(isKnownChange);
+  const host = known2.filter((c) => c.blame === "host");
+  const repository = known2.filter((c) => c.blame === "repository");
+  const harness = known2.filter((c) => c.blame === "harness");
   const tail = harness.length > 0 ? `; ${describeChanges(harness)} (the harness)` : "";
   let headline = null;
   if (host.length > 0 && repository.length === 0) headline = `${describeChanges(host)} ${since}; the repository is unchanged${tail}`;
@@ -75285,8 +75399,8 @@ function extractFigures(result, budget = null) {
 }
 
 // src/gate/host-history.ts
-var HOST_FIELDS = ["GPU", "GPU count", "driver", "CUDA"];
-var MACHINE_FIELDS = ["GPU", "GPU count"];
+var MACHINE_FIELDS = ["GPU", "GPU count", ...IDENTITY_FIELD_NAMES];
+var HOST_FIELDS = [...MACHINE_FIELDS, "driver", "CUDA"];
 function hostFingerprintChanges(from, to) {
   return diffEnv(from, to).changes.flatMap(
     (c) => HOST_FIELDS.includes(c.field) && isKnownChange(c) ? [{ field: c.field, baseline: c.baseline, candidate: c.candidate }] : []
@@ -75294,7 +75408,8 @@ function hostFingerprintChanges(from, to) {
 }
 function describeHost(env) {
   const names = env.gpu.names.length === 0 ? "unknown" : [...new Set(env.gpu.names)].join(", ");
-  return `GPU ${names} (count ${env.gpu.count}), driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version}`;
+  const id = servingMachine(env)?.machine_id_sha256 ?? "unknown";
+  return `GPU ${names} (count ${env.gpu.count}), driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version}${id === "unknown" ? "" : `, machine ${id}`}`;
 }
 function refreshesOnHost(refreshes, candidate, name) {
   const changes = refreshes.map((r) => hostFingerprintChanges(r.env, candidate));
@@ -75494,10 +75609,25 @@ function designFor(opts, kind) {
 }
 
 // src/gate/host-change.ts
+var GPU_FACTS = ["GPU", "GPU count", "driver", "CUDA"];
+var known = (v) => v !== "unknown" && v !== "";
 function hostChanges(baselineEnv, candidateEnv) {
-  return diffEnv(baselineEnv, candidateEnv).changes.filter((c) => c.blame === "host" && isKnownChange(c)).map(({ field, baseline, candidate }) => ({ field, baseline, candidate }));
+  return diffEnv(baselineEnv, candidateEnv).changes.filter((c) => c.blame === "host" && (isKnownChange(c) || GPU_FACTS.includes(c.field) && (known(c.baseline) || known(c.candidate)))).map(({ field, baseline, candidate }) => ({ field, baseline, candidate }));
 }
 var describeHostChanges = describeChanges;
+function hostChangeCause(changes) {
+  const what = describeHostChanges(changes);
+  if (changes.some((c) => IDENTITY_FIELD_NAMES.includes(c.field)))
+    return `another machine than the baseline's served the candidate (${what}), so the stored baseline cannot tell the pull request's effect from the machine's (a runner label of the baseline's machine alone keeps the gate on it)`;
+  if (changes.every((c) => !known(c.baseline) || !known(c.candidate)))
+    return `one side could not see the GPUs the other saw (${what}: no nvidia-smi, or a server on another machine), so nothing shows the host is the baseline's`;
+  return `the host changed since the baseline (${what}), so the stored baseline cannot tell the pull request's effect from the host's`;
+}
+function unseenHostNote(baselineEnv, candidateEnv) {
+  const remote = (e) => e.server_host?.location === "remote";
+  if (!remote(candidateEnv) || !remote(baselineEnv)) return null;
+  return "both sides' servers ran on a machine servegate could not see (a base URL on another host): a change of that machine can be neither shown nor ruled out; run servegate on the serving host to record it";
+}
 
 // src/gate/unmeasured.ts
 var CAUSES = {
@@ -75560,6 +75690,8 @@ function compareToBaseline(baseline, candidate, options = {}, decider, stored = 
     baselineCauses.push(`baseline ${baseline.name} has no refreshes: nothing was measured to compare with; refresh it on this host`);
   const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name);
   if (onHost.note !== null && onHost.refreshes.length > 0) reasons.push(onHost.note);
+  const unseen = newest ? unseenHostNote(newest.env, candidate.env) : null;
+  if (unseen !== null) reasons.push(unseen);
   const figures = extractFigures(candidate, opts);
   const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]));
   const planned = plannedRepeats(candidate);
@@ -75708,7 +75840,6 @@ function familyLine(f) {
 function hostChangeVerdict(v, baselineEnv, candidateEnv) {
   const changes = hostChanges(baselineEnv, candidateEnv);
   if (changes.length === 0 || !["pass", "improvement", "regression", "undecided", "unmeasured"].includes(v.verdict)) return v;
-  const what = describeHostChanges(changes);
   const was = v.verdict === "unmeasured" ? "" : ` (against it the rows read ${v.verdict}${v.regressions.length > 0 ? `: ${v.regressions.join(", ")}` : ""})`;
   return {
     ...v,
@@ -75716,7 +75847,7 @@ function hostChangeVerdict(v, baselineEnv, candidateEnv) {
     regressions: [],
     confirm: null,
     reasons: [
-      `unmeasured: the host changed since the baseline (${what}), so the stored baseline cannot tell the pull request's effect from the host's${was}; refresh the baseline on this host, or set gate.reference_command so the gate measures the base engine beside the PR`,
+      `unmeasured: ${hostChangeCause(changes)}${was}; refresh the baseline on this host, or set gate.reference_command so the gate measures the base engine beside the PR`,
       ...v.reasons.filter((r) => !r.startsWith("unmeasured: "))
     ]
   };
@@ -75783,11 +75914,11 @@ function describeChange(r) {
   return `${r.delta_pct >= 0 ? "+" : "−"}${Math.abs(r.delta_pct).toFixed(1)} %`;
 }
 function extraPoints(baseline, figures) {
-  const known = new Set(METRIC_KINDS.flatMap((k) => scopesOf(baseline, k)));
+  const known2 = new Set(METRIC_KINDS.flatMap((k) => scopesOf(baseline, k)));
   const extra = /* @__PURE__ */ new Set();
   for (const key of figures.keys()) {
     const parsed = parseMetricKey(key);
-    if (parsed && !known.has(parsed.scope)) extra.add(parsed.scope);
+    if (parsed && !known2.has(parsed.scope)) extra.add(parsed.scope);
   }
   return [...extra];
 }
@@ -76219,14 +76350,26 @@ ${problems.map((p) => `  ${p}`).join("\n")}`,
   }
 }
 function assertSameHost(b, result, source) {
-  const newest = b.refreshes.at(-1);
-  if (newest === void 0) return;
-  const changes = hostFingerprintChanges(newest.env, result.env);
-  if (changes.length === 0) return;
-  throw new UsageError(
-    `${source} was measured on another host than baseline ${b.name}'s history: ${describeChanges(changes)} (history: ${describeHost(newest.env)})`,
-    "A baseline history holds one host, so the gate's spread is that machine's. Start a new history on this host with servegate baseline update --reset (the Action: mode refresh with reset: true), or refresh on the history's host."
-  );
+  if (b.refreshes.length === 0) return;
+  const advice = "A baseline history holds one host, so the gate's spread is that machine's. Start a new history on this host with servegate baseline update --reset (the Action: mode refresh with reset: true), or refresh on the history's host.";
+  for (let i = b.refreshes.length - 1; i >= 0; i--) {
+    const r = b.refreshes[i];
+    const changes = hostFingerprintChanges(r.env, result.env);
+    if (changes.length === 0) continue;
+    const which = i === b.refreshes.length - 1 ? "" : ` since its refresh ${i + 1} of ${b.refreshes.length} (${r.at})`;
+    throw new UsageError(
+      `${source} was measured on another host than baseline ${b.name}'s history: ${describeChanges(changes)}${which} (history: ${describeHost(r.env)})`,
+      advice
+    );
+  }
+  const sawGpus = b.refreshes.some((r) => showsGpus(r.env));
+  if (sawGpus !== showsGpus(result.env)) {
+    const newest = b.refreshes.at(-1);
+    throw new UsageError(
+      sawGpus ? `${source} shows no GPU (nvidia-smi saw none, or the server ran on another machine) while baseline ${b.name}'s history was measured on GPUs (${describeHost(newest.env)}): nothing shows it is the history's host` : `${source} was measured on GPUs (${describeHost(result.env)}) while baseline ${b.name}'s history shows none (nvidia-smi saw none, or its server ran on another machine): nothing shows it is the history's host`,
+      advice
+    );
+  }
 }
 function describeTarget2(t) {
   return `${t.metric} p${t.percentile} ≤ ${t.threshold_ms} ms`;
@@ -78406,6 +78549,9 @@ function registerExportCommand(program2, io = defaultIo4) {
   });
 }
 
+// src/cli/aggregate.ts
+init_errors();
+
 // src/gate/aggregate.ts
 init_errors();
 var NO_RECORD = "no record (cancelled, crashed or runner lost)";
@@ -78430,7 +78576,47 @@ var time3 = (r) => {
   const t = Date.parse(r.at);
   return Number.isFinite(t) ? t : Number.NEGATIVE_INFINITY;
 };
+function recordContradiction(r) {
+  if (r.verdict !== "pass" && r.verdict !== "improvement") return null;
+  const row2 = r.rows.find((x) => x.status !== "pass" && x.status !== "improvement");
+  if (row2 !== void 0) {
+    const delta = row2.delta_pct === null ? "" : ` (${row2.delta_pct >= 0 ? "+" : "−"}${Math.abs(row2.delta_pct).toFixed(1)} %)`;
+    return `its verdict is ${r.verdict} but its row "${row2.label}" is ${row2.status}${delta}`;
+  }
+  if (r.regressions.length > 0) return `its verdict is ${r.verdict} but it names regressions: ${r.regressions.join(", ")}`;
+  if (r.blind.length > 0) return `its verdict is ${r.verdict} but it names blind rows: ${r.blind.join(", ")}`;
+  return null;
+}
+function refusedRecords(found, headSha) {
+  const problems = [];
+  const short = (sha) => sha === null ? "no commit" : sha.trim() === "" ? "(empty)" : `commit ${sha.slice(0, 12)}`;
+  if (headSha !== null) {
+    for (const f of found) {
+      if (f.record.head_sha === null || !sameCommit(headSha, f.record.head_sha))
+        problems.push(`${f.path} (label ${f.record.label}) names ${short(f.record.head_sha)}, not ${headSha.slice(0, 12)}: it is no verdict on this commit`);
+    }
+  } else {
+    const commits = [...new Set(found.map((f) => f.record.head_sha?.trim().toLowerCase() ?? null))];
+    if (commits.length > 1)
+      problems.push(
+        `the records name ${commits.length} commits (${found.map((f) => `${f.record.label}: ${short(f.record.head_sha)}`).join(", ")}): one verdict needs one commit; say which with the commit under test`
+      );
+  }
+  for (const f of found) {
+    const why = recordContradiction(f.record);
+    if (why !== null) problems.push(`${f.path} (label ${f.record.label}): ${why}, so its rows contradict it`);
+  }
+  return problems;
+}
 function aggregateRecords(found, expected, opts = {}) {
+  const refused = refusedRecords(found, opts.headSha ?? null);
+  if (refused.length > 0) {
+    throw new UsageError(
+      `refused ${refused.length === 1 ? "a record" : `${refused.length} problems with the records`}:
+${refused.map((p) => `  ${p}`).join("\n")}`,
+      "A record counts only as its job wrote it, for the commit under test: re-run the matrix on this commit (the Action passes its head commit; servegate aggregate takes --head-sha)."
+    );
+  }
   const byLabel = /* @__PURE__ */ new Map();
   for (const f of found) byLabel.set(f.record.label, [...byLabel.get(f.record.label) ?? [], f]);
   const labels = [...new Set(expected)];
@@ -78456,13 +78642,6 @@ function aggregateRecords(found, expected, opts = {}) {
     if ((verdict === "pass" || verdict === "improvement") && r.rows.length === 0) {
       notes.push("the record gated no metric: nothing was measured that could pass, counted as unmeasured");
       verdict = "unmeasured";
-    }
-    const head = opts.headSha ?? null;
-    if (head !== null && (r.head_sha === null || !sameCommit(head, r.head_sha))) {
-      notes.push(
-        r.head_sha === null ? `the record names no commit: no verdict on ${head.slice(0, 12)}, counted as incomplete` : `measured commit ${r.head_sha.slice(0, 12) || "(empty)"}, not ${head.slice(0, 12)}: no verdict on this commit, counted as incomplete`
-      );
-      if (verdictRank(verdict) > verdictRank("incomplete")) verdict = "incomplete";
     }
     rows.push({ label: label3, verdict, recorded: r.verdict, record: r, path: newest.path, expected: isExpected, notes });
   }
@@ -78726,20 +78905,28 @@ async function readRecordsUnder(dir) {
 // src/cli/aggregate.ts
 var defaultIo5 = { print: (t) => void process.stdout.write(t) };
 function registerAggregateCommand(program2, io = defaultIo5) {
-  program2.command("aggregate").description("One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes").argument("<dir>", "folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)").requiredOption("--expect <labels>", "the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete").option("--markdown <file>", "also write the table as markdown (PR comment / job summary)").option(
+  program2.command("aggregate").description("One verdict for a matrix of runners from their verdict records: exit 0 only when every expected configuration passes").argument("<dir>", "folder holding the verdict records (searched recursively: one subfolder per downloaded artifact is fine)").requiredOption("--expect <labels>", "the configuration labels the matrix runs, comma-separated; one without a record counts as incomplete").option("--head-sha <sha>", "the commit under test (full SHA, git rev-parse HEAD): a record of any other commit is refused").option("--markdown <file>", "also write the table as markdown (PR comment / job summary)").option(
     "--fail-on <list>",
     `verdicts that fail, comma-separated (default ${FAIL_ON_VERDICTS.join(",")}: anything but a pass; or never)`,
     FAIL_ON_VERDICTS.join(",")
   ).action(async (dir, opts) => {
     const failOn = parseFailOn(opts.failOn, "--fail-on");
     const expected = parseExpect(opts.expect, "--expect");
+    const headSha = opts.headSha === void 0 ? null : parseHeadSha(opts.headSha);
     assertWritableOutput(opts.markdown, "--markdown");
     const { records, missingDir } = await readRecordsUnder(dir);
-    const agg = aggregateRecords(records, expected);
+    const agg = aggregateRecords(records, expected, { headSha });
     const notes = missingDir ? [`${dir} does not exist: no record was found, so every expected configuration is missing.`] : [];
     for (const n of notes) io.print(`${n}
 `);
     io.print(renderAggregateText(agg));
+    const commit = records[0]?.record.head_sha ?? null;
+    if (headSha === null && commit !== null) {
+      const unchecked = `No --head-sha: the records' commit ${commit.slice(0, 12)} was not checked against the commit under test.`;
+      io.print(`${unchecked}
+`);
+      notes.push(unchecked);
+    }
     const warning = failOnWarning(failOn);
     if (warning !== null) io.print(`Warning: ${warning}.
 `);
@@ -78750,6 +78937,15 @@ function registerAggregateCommand(program2, io = defaultIo5) {
     if (opts.markdown) await writeFileAtomic(opts.markdown, renderAggregateMarkdown(agg, { notes }));
     process.exitCode = code;
   });
+}
+function parseHeadSha(raw) {
+  const sha = raw.trim();
+  if (!/^([0-9a-f]{40}|[0-9a-f]{64})$/i.test(sha))
+    throw new UsageError(
+      `--head-sha ${JSON.stringify(raw)}: expected the full commit SHA, 40 hex digits (git rev-parse HEAD)`,
+      "Records name their commit in full; an abbreviated SHA would match none."
+    );
+  return sha;
 }
 
 // src/cli.ts

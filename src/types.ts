@@ -379,6 +379,28 @@ export interface ResultTarget {
   threshold_ms: number
 }
 
+/**
+ * The identity of the machine that served the model. A baseline history holds one such machine:
+ * any field both sides know that differs is a host change (gate/host-change.ts).
+ */
+export interface ServerHost {
+  /**
+   * `local`: servegate's own host (a server it started, or a base URL on loopback or on this host's
+   * name or addresses), so every field below is this host's; `remote`: another machine, whose
+   * identity servegate cannot see (every field 'unknown').
+   */
+  location: 'local' | 'remote'
+  hostname: string
+  /** The first 16 hex digits of the SHA-256 of /etc/machine-id (never the id itself); 'unknown' without one. */
+  machine_id_sha256: string
+  /** `linux x64 6.8.0-45-generic`: the kernel release is the last word. */
+  platform: string
+  cpu_model: string
+  cpus: number | 'unknown'
+  /** Every GPU's UUID as nvidia-smi lists them (all of the host's, not only the server's); [] when unknown. */
+  gpu_uuids: string[]
+}
+
 /** The environment a result was measured in. Anything not found is the string 'unknown'. */
 export interface EnvRecord {
   engine: { name: string; version: string }
@@ -387,7 +409,10 @@ export interface EnvRecord {
   container_digest: string
   serve_command: string
   harness: { version: string; git_commit: string; node_version: string }
+  /** The host servegate ran on, which generated the load (the client); not the serving machine's identity. */
   host: { hostname: string; platform: string; cpus: number | 'unknown' }
+  /** The machine that served the model; absent in results written before it was recorded (gate/host-identity.ts derives it). */
+  server_host?: ServerHost
   base_url: string
   started_at: string
   finished_at: string

@@ -1,11 +1,11 @@
 /** The environment record of a result: engine, model, GPU, container, harness, host, times, definitions. */
-import { cpus, hostname, platform, release, arch } from 'node:os'
 import type { EnvRecord } from '../types.js'
 import { DEFINITIONS } from './definitions.js'
 import { createExec, type ExecFn } from './exec.js'
 import { createFetchJson, type FetchJsonFn } from '../client/http.js'
 import { findHarnessRoot, harnessGitCommit, harnessVersion } from './harness.js'
-import { queryGpuInventory, unknownGpuInventory } from './nvidia-smi.js'
+import { localMachine, serverHostOf, type LocalMachine } from './local-host.js'
+import { queryGpuInventory, queryGpuUuids, unknownGpuInventory } from './nvidia-smi.js'
 import { queryServerInfo } from './server-info.js'
 
 export interface EnvDeps {
@@ -25,7 +25,9 @@ export interface EnvDeps {
   harnessRoot?: string | null
   /** Overrides for tests; default: this host. */
   host?: EnvRecord['host']
-  /** Whether the server runs on this host, so that its GPUs are the ones nvidia-smi sees (default true). */
+  /** This host's identity (tests); default: read from this host (env/local-host.ts). */
+  machine?: LocalMachine
+  /** Whether the server runs on this host, so that its GPUs are the ones nvidia-smi sees and it is this machine (default true). */
   gpuOnThisHost?: boolean
   /** GPUs serving the model as the user declared them (`--gpus`, `server.gpus`); null or absent: not declared. */
   declaredGpus?: number | null
@@ -37,11 +39,14 @@ export interface EnvDeps {
 /** Collects everything known about where a result is measured; whatever cannot be found is 'unknown'. */
 export async function collectEnv(deps: EnvDeps): Promise<EnvRecord> {
   const root = deps.harnessRoot === undefined ? findHarnessRoot() : deps.harnessRoot
-  const [server, gpu, gitCommit] = await Promise.all([
+  const onThisHost = deps.gpuOnThisHost !== false
+  const [server, gpu, uuids, gitCommit] = await Promise.all([
     queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model),
-    deps.gpuOnThisHost === false ? Promise.resolve(unknownGpuInventory()) : queryGpuInventory(deps.exec),
+    onThisHost ? queryGpuInventory(deps.exec) : Promise.resolve(unknownGpuInventory()),
+    onThisHost ? queryGpuUuids(deps.exec) : Promise.resolve([]),
     harnessGitCommit(deps.exec, root),
   ])
+  const machine = deps.machine ?? localMachine()
   const counted = withDeclaredGpus(gpu, deps.declaredGpus ?? null)
   if (counted.warning !== null) deps.warn?.(`Warning: ${counted.warning}`)
   return {
@@ -51,7 +56,9 @@ export async function collectEnv(deps: EnvDeps): Promise<EnvRecord> {
     container_digest: deps.containerDigest ?? 'unknown',
     serve_command: deps.serveCommand ?? 'unknown',
     harness: { version: harnessVersion(root), git_commit: gitCommit, node_version: deps.nodeVersion ?? process.version },
-    host: deps.host ?? { hostname: hostname(), platform: `${platform()} ${arch()} ${release()}`, cpus: cpus().length },
+    // The load's host apart from the server's: load from other hosts (shards) is no host change.
+    host: deps.host ?? { hostname: machine.hostname, platform: machine.platform, cpus: machine.cpus },
+    server_host: serverHostOf(onThisHost, machine, uuids),
     base_url: deps.baseUrl,
     started_at: deps.startedAt,
     finished_at: deps.finishedAt ?? 'unknown',

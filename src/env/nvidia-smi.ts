@@ -96,6 +96,18 @@ export async function queryGpuInventory(exec: ExecFn): Promise<GpuInventory> {
   }
 }
 
+/** A GPU's UUID as nvidia-smi prints it (`GPU-…`, or `MIG-…` for a MIG instance). */
+const UUID = /^(GPU|MIG)-[0-9a-f-]+$/i
+
+/** The UUIDs of this host's GPUs, in nvidia-smi's order; [] when nvidia-smi is absent or prints none. */
+export async function queryGpuUuids(exec: ExecFn): Promise<string[]> {
+  const res = await exec('nvidia-smi', ['--query-gpu=uuid', '--format=csv,noheader'])
+  if (!res) return []
+  const uuids = lines(res.stdout)
+  // Anything but a list of UUIDs (an error text, another query's answer) proves no GPU's identity.
+  return uuids.length > 0 && uuids.every((u) => UUID.test(u)) ? uuids : []
+}
+
 /**
  * Which compute processes count as foreign (sharing the GPU with the server):
  * - `pids`: the server's own processes are known; every other pid is foreign.

@@ -4,7 +4,10 @@
  * precedence (gate/outcome.ts VERDICT_PRECEDENCE). Fails closed: an expected
  * configuration without a record, or whose record holds no verdict (an error,
  * a cancel, a refusal, nothing to compare with), counts as `incomplete`, never
- * as a pass. Pure.
+ * as a pass. A record that cannot be the verdict it claims is refused (UsageError, naming
+ * its file): one of another commit than the one judged (or, with no commit given, records of
+ * several commits), and one whose rows contradict its verdict (a `pass` with a regressed row).
+ * Pure.
  */
 import { UsageError } from '../errors.js'
 import { gateExit, verdictRank, worstVerdict, type FailOnVerdict } from './outcome.js'
@@ -28,7 +31,7 @@ export interface AggregateRow {
   path: string | null
   /** Whether the label was expected; an unexpected one is shown, flagged, and its verdict counts. */
   expected: boolean
-  /** Why the row reads as it does: no record, re-runs, an unexpected label, another commit. */
+  /** Why the row reads as it does: no record, re-runs, an unexpected label. */
   notes: string[]
 }
 
@@ -68,12 +71,59 @@ const time = (r: VerdictRecord): number => {
 }
 
 export interface AggregateOptions {
-  /** The commit this aggregate is for: a record of another commit is no verdict on it. */
+  /** The commit this aggregate is for: a record of another commit is refused; null or absent: the records must name one commit. */
   headSha?: string | null
+}
+
+/**
+ * Why a record's rows contradict its verdict, or null when they agree. The gate gives `pass` or
+ * `improvement` only when every gated row passed or improved, nothing regressed and no row was
+ * blind (gate/compare.ts), so such a record with any other row was not written as the gate decided.
+ */
+export function recordContradiction(r: VerdictRecord): string | null {
+  if (r.verdict !== 'pass' && r.verdict !== 'improvement') return null
+  const row = r.rows.find((x) => x.status !== 'pass' && x.status !== 'improvement')
+  if (row !== undefined) {
+    const delta = row.delta_pct === null ? '' : ` (${row.delta_pct >= 0 ? '+' : '−'}${Math.abs(row.delta_pct).toFixed(1)} %)`
+    return `its verdict is ${r.verdict} but its row "${row.label}" is ${row.status}${delta}`
+  }
+  if (r.regressions.length > 0) return `its verdict is ${r.verdict} but it names regressions: ${r.regressions.join(', ')}`
+  if (r.blind.length > 0) return `its verdict is ${r.verdict} but it names blind rows: ${r.blind.join(', ')}`
+  return null
+}
+
+/** The records that cannot be the verdicts they claim (see the file comment), one line each; empty when all can. */
+export function refusedRecords(found: readonly FoundRecord[], headSha: string | null): string[] {
+  const problems: string[] = []
+  const short = (sha: string | null): string => (sha === null ? 'no commit' : sha.trim() === '' ? '(empty)' : `commit ${sha.slice(0, 12)}`)
+  if (headSha !== null) {
+    for (const f of found) {
+      if (f.record.head_sha === null || !sameCommit(headSha, f.record.head_sha))
+        problems.push(`${f.path} (label ${f.record.label}) names ${short(f.record.head_sha)}, not ${headSha.slice(0, 12)}: it is no verdict on this commit`)
+    }
+  } else {
+    const commits = [...new Set(found.map((f) => f.record.head_sha?.trim().toLowerCase() ?? null))]
+    if (commits.length > 1)
+      problems.push(
+        `the records name ${commits.length} commits (${found.map((f) => `${f.record.label}: ${short(f.record.head_sha)}`).join(', ')}): one verdict needs one commit; say which with the commit under test`,
+      )
+  }
+  for (const f of found) {
+    const why = recordContradiction(f.record)
+    if (why !== null) problems.push(`${f.path} (label ${f.record.label}): ${why}, so its rows contradict it`)
+  }
+  return problems
 }
 
 /** One row per configuration, expected or found; see the file comment for the rules. */
 export function aggregateRecords(found: readonly FoundRecord[], expected: readonly string[], opts: AggregateOptions = {}): Aggregate {
+  const refused = refusedRecords(found, opts.headSha ?? null)
+  if (refused.length > 0) {
+    throw new UsageError(
+      `refused ${refused.length === 1 ? 'a record' : `${refused.length} problems with the records`}:\n${refused.map((p) => `  ${p}`).join('\n')}`,
+      'A record counts only as its job wrote it, for the commit under test: re-run the matrix on this commit (the Action passes its head commit; servegate aggregate takes --head-sha).',
+    )
+  }
   const byLabel = new Map<string, FoundRecord[]>()
   for (const f of found) byLabel.set(f.record.label, [...(byLabel.get(f.record.label) ?? []), f])
   const labels = [...new Set(expected)]
@@ -101,15 +151,6 @@ export function aggregateRecords(found: readonly FoundRecord[], expected: readon
     if ((verdict === 'pass' || verdict === 'improvement') && r.rows.length === 0) {
       notes.push('the record gated no metric: nothing was measured that could pass, counted as unmeasured')
       verdict = 'unmeasured'
-    }
-    const head = opts.headSha ?? null
-    if (head !== null && (r.head_sha === null || !sameCommit(head, r.head_sha))) {
-      notes.push(
-        r.head_sha === null
-          ? `the record names no commit: no verdict on ${head.slice(0, 12)}, counted as incomplete`
-          : `measured commit ${r.head_sha.slice(0, 12) || '(empty)'}, not ${head.slice(0, 12)}: no verdict on this commit, counted as incomplete`,
-      )
-      if (verdictRank(verdict) > verdictRank('incomplete')) verdict = 'incomplete'
     }
     rows.push({ label, verdict, recorded: r.verdict, record: r, path: newest.path, expected: isExpected, notes })
   }

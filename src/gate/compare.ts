@@ -12,7 +12,7 @@ import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from
 import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, pointScope, shapeLabel } from './metric-keys.js'
 import { designFor, resolveGateOptions, toleranceFor } from './options.js'
 import { mdcLimit, rowLevel } from './decide.js'
-import { describeHostChanges, hostChanges } from './host-change.js'
+import { hostChangeCause, hostChanges, unseenHostNote } from './host-change.js'
 import type { Baseline, GateOptions, GateRow, MetricKind, RowStatus, Verdict, VerdictKind } from './types.js'
 import { enoughValidRuns, unmeasuredCause } from './unmeasured.js'
 
@@ -91,6 +91,8 @@ export function compareToBaseline(
   // The spread comes from the candidate's host only; none there leaves every row without baseline data (never a pass).
   const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name)
   if (onHost.note !== null && onHost.refreshes.length > 0) reasons.push(onHost.note)
+  const unseen = newest ? unseenHostNote(newest.env, candidate.env) : null
+  if (unseen !== null) reasons.push(unseen)
 
   const figures = extractFigures(candidate, opts)
   const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]))
@@ -277,8 +279,9 @@ function familyLine(f: NonNullable<Verdict['family']>): string {
 }
 
 /**
- * A host that changed since the baseline (driver, CUDA, GPU clocks, kernel) moves the numbers as
- * much as a pull request can, and the stored baseline cannot tell the two apart: whatever the rows
+ * A host that changed since the baseline (another machine, or its driver, CUDA, GPU clocks, kernel;
+ * or GPUs one side could not see) moves the numbers as much as a pull request can, and the stored
+ * baseline cannot tell the two apart: whatever the rows
  * say, the verdict is unmeasured, never a regression charged to the PR (the rows keep their
  * statuses for the reader). A broken, incomplete or incomparable candidate keeps its verdict: those
  * are not the host's. Refreshing the baseline on this host, or a reference measured beside the
@@ -287,7 +290,6 @@ function familyLine(f: NonNullable<Verdict['family']>): string {
 function hostChangeVerdict(v: Verdict, baselineEnv: EnvRecord, candidateEnv: EnvRecord): Verdict {
   const changes = hostChanges(baselineEnv, candidateEnv)
   if (changes.length === 0 || !['pass', 'improvement', 'regression', 'undecided', 'unmeasured'].includes(v.verdict)) return v
-  const what = describeHostChanges(changes)
   const was = v.verdict === 'unmeasured' ? '' : ` (against it the rows read ${v.verdict}${v.regressions.length > 0 ? `: ${v.regressions.join(', ')}` : ''})`
   return {
     ...v,
@@ -295,7 +297,7 @@ function hostChangeVerdict(v: Verdict, baselineEnv: EnvRecord, candidateEnv: Env
     regressions: [],
     confirm: null,
     reasons: [
-      `unmeasured: the host changed since the baseline (${what}), so the stored baseline cannot tell the pull request's effect from the host's${was}; refresh the baseline on this host, or set gate.reference_command so the gate measures the base engine beside the PR`,
+      `unmeasured: ${hostChangeCause(changes)}${was}; refresh the baseline on this host, or set gate.reference_command so the gate measures the base engine beside the PR`,
       ...v.reasons.filter((r) => !r.startsWith('unmeasured: ')),
     ],
   }

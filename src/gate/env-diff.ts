@@ -10,6 +10,7 @@
  */
 import type { EnvRecord, Fingerprint } from '../types.js'
 import { diffFingerprint } from './fingerprint.js'
+import { HOST_NAME_FIELD, IDENTITY_FIELDS, servingPlatform, showsGpus } from './host-identity.js'
 import type { EnvBlame, EnvChange } from './types.js'
 
 const UNKNOWN = 'unknown'
@@ -34,8 +35,10 @@ const FIELDS: Array<[string, EnvBlame, (e: EnvRecord) => string]> = [
   ['driver', 'host', (e) => e.gpu.driver_version],
   ['CUDA', 'host', (e) => e.gpu.cuda_version],
   ['GPU clocks', 'host', (e) => maxClocks(e.gpu.clocks)],
-  // `linux x64 6.8.0-45-generic`: the kernel release is the last word.
-  ['kernel/platform', 'host', (e) => e.host?.platform ?? UNKNOWN],
+  // The serving machine's: `linux x64 6.8.0-45-generic`, the kernel release the last word.
+  ['kernel/platform', 'host', (e) => servingPlatform(e)],
+  // Which machine served the model (./host-identity.ts): another one is a host change however alike.
+  ...IDENTITY_FIELDS.map(([field, get]): [string, EnvBlame, (e: EnvRecord) => string] => [field, 'host', get]),
   ['engine', 'repository', (e) => `${e.engine.name} ${e.engine.version}`],
   ['model', 'repository', (e) => e.model.id],
   ['model revision', 'repository', (e) => e.model.revision],
@@ -55,9 +58,14 @@ function gpuNames(e: EnvRecord): string {
     .join(', ')
 }
 
+/** A host name as a verdict shows it: whether it is known, not what it is. */
+function withheld(name: string, prefix = ''): string {
+  return name === UNKNOWN || name === '' ? name : `${prefix}(withheld)`
+}
+
 export interface EnvDiff {
   changes: EnvChange[]
-  /** Reasons the two environments cannot be compared (different GPU model or count); empty if comparable. */
+  /** Reasons the two environments cannot be compared (different GPU model or count, or a candidate that shows no GPU where the baseline had some); empty if comparable. */
   incomparable: string[]
 }
 
@@ -77,11 +85,20 @@ export function diffEnv(
     const b = get(baseline)
     const c = get(candidate)
     if (b === c) continue
-    changes.push({ field, baseline: b, candidate: c, blame })
-    // An unknown side cannot prove a different machine; it is shown as a change, not a block.
+    // Host names are compared, never shown: verdicts reach comments, which keep a runner's name out (show-host).
+    if (field === HOST_NAME_FIELD) changes.push({ field, baseline: withheld(b), candidate: withheld(c, 'another '), blame })
+    else changes.push({ field, baseline: b, candidate: c, blame })
+    // Two known GPU lists that differ block; a side that saw none blocks only as below (the candidate's).
     if ((field === 'GPU' || field === 'GPU count') && b !== UNKNOWN && c !== UNKNOWN) {
       incomparable.push(`${field} differs: baseline ${b}, candidate ${c}`)
     }
+  }
+  // GPUs the baseline ran on and a candidate that shows none (nvidia-smi saw nothing, or the server
+  // is on another machine): nothing says the candidate ran on such GPUs, or on any.
+  if (showsGpus(baseline) && !showsGpus(candidate)) {
+    incomparable.push(
+      `the baseline ran on GPUs (${gpuNames(baseline) === UNKNOWN ? `${baseline.gpu.count} GPUs` : gpuNames(baseline)}) and the candidate shows none (nvidia-smi saw no GPU, or the server ran on another machine): nothing shows it ran on the same GPUs`,
+    )
   }
   const bf = fingerprints?.baseline
   const cf = fingerprints?.candidate
@@ -96,9 +113,9 @@ export function isKnownChange(c: EnvChange): boolean {
   return c.baseline !== UNKNOWN && c.candidate !== UNKNOWN && c.baseline !== '' && c.candidate !== ''
 }
 
-/** `driver 550.54 → 560.28; CUDA 12.4 → 12.6` */
+/** `driver 550.54 → 560.28; CUDA 12.4 → 12.6; host name changed` (host names are withheld, see diffEnv). */
 export function describeChanges(changes: readonly Pick<EnvChange, 'field' | 'baseline' | 'candidate'>[]): string {
-  return changes.map((c) => `${c.field} ${c.baseline} → ${c.candidate}`).join('; ')
+  return changes.map((c) => (c.field === HOST_NAME_FIELD ? `${c.field} changed` : `${c.field} ${c.baseline} → ${c.candidate}`)).join('; ')
 }
 
 export interface EnvBlameSummary {

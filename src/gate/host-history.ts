@@ -4,40 +4,44 @@
  * and one on another judged a candidate on the new GPU against the old GPUs'
  * spread and centre. So the gate draws its spread only from the refreshes of
  * the candidate's host, and `baseline update` refuses to mix hosts in one
- * history. The host is what the environment record says the GPUs are: model
- * and count (the declared `--gpus` count when given, so a remote server whose
- * GPUs nvidia-smi cannot see is the host its operator declared), driver and
- * CUDA. As in ./host-change.ts, a side that could not see a field (`unknown`)
- * proves no change there. Pure.
+ * history. The host is the machine that served the model (its identity,
+ * ./host-identity.ts: host name, machine id, CPU model and count, GPU UUIDs)
+ * and what the environment record says its GPUs are: model and count (the
+ * declared `--gpus` count when given, so a remote server whose GPUs nvidia-smi
+ * cannot see is the host its operator declared), driver and CUDA. As in
+ * ./host-change.ts, a side that could not see a field (`unknown`) proves no
+ * change there; `baseline update` also refuses a refresh that shows no GPU
+ * where the history saw some, or the reverse. Pure.
  */
 import type { EnvRecord } from '../types.js'
 import { describeChanges, diffEnv, isKnownChange } from './env-diff.js'
+import { IDENTITY_FIELD_NAMES, servingMachine } from './host-identity.js'
 import type { BaselineRefresh } from './types.js'
 
-/** The environment fields that name the host of a baseline history (env-diff.ts field names). */
-const HOST_FIELDS = ['GPU', 'GPU count', 'driver', 'CUDA'] as const
-/** The part of the host that is the machine itself; driver and CUDA are software on it. */
-const MACHINE_FIELDS: readonly string[] = ['GPU', 'GPU count']
+/** The part of the host that is the machine itself (env-diff.ts field names); driver and CUDA are software on it. */
+const MACHINE_FIELDS: readonly string[] = ['GPU', 'GPU count', ...IDENTITY_FIELD_NAMES]
+/** The environment fields that name the host of a baseline history. */
+const HOST_FIELDS: readonly string[] = [...MACHINE_FIELDS, 'driver', 'CUDA']
 
 export interface HostFieldChange {
-  field: (typeof HOST_FIELDS)[number]
+  /** An env-diff.ts field name: `GPU`, `GPU count`, `driver`, `CUDA`, or an identity field (`host name`, …). */
+  field: string
   baseline: string
   candidate: string
 }
 
-/** The host fields (GPU model and count, driver, CUDA) that both environments recorded and that differ. */
+/** The host fields (the machine, its GPU model and count, driver, CUDA) that both environments recorded and that differ. */
 export function hostFingerprintChanges(from: EnvRecord, to: EnvRecord): HostFieldChange[] {
   return diffEnv(from, to).changes.flatMap((c) =>
-    (HOST_FIELDS as readonly string[]).includes(c.field) && isKnownChange(c)
-      ? [{ field: c.field as HostFieldChange['field'], baseline: c.baseline, candidate: c.candidate }]
-      : [],
+    HOST_FIELDS.includes(c.field) && isKnownChange(c) ? [{ field: c.field, baseline: c.baseline, candidate: c.candidate }] : [],
   )
 }
 
-/** `GPU 2 × H100, driver 570.86, CUDA 12.8` */
+/** `GPU NVIDIA H100 (count 2), driver 570.86, CUDA 12.8, machine 3f2a9c1d0b7e5a64` (the machine id's hash, when known; never the host name). */
 export function describeHost(env: EnvRecord): string {
   const names = env.gpu.names.length === 0 ? 'unknown' : [...new Set(env.gpu.names)].join(', ')
-  return `GPU ${names} (count ${env.gpu.count}), driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version}`
+  const id = servingMachine(env)?.machine_id_sha256 ?? 'unknown'
+  return `GPU ${names} (count ${env.gpu.count}), driver ${env.gpu.driver_version}, CUDA ${env.gpu.cuda_version}${id === 'unknown' ? '' : `, machine ${id}`}`
 }
 
 /**

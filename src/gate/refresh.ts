@@ -10,6 +10,7 @@ import { describeChanges } from './env-diff.js'
 import { extractFigures } from './extract.js'
 import { diffFingerprint, resultFingerprint } from './fingerprint.js'
 import { describeHost, hostFingerprintChanges } from './host-history.js'
+import { showsGpus } from './host-identity.js'
 import { shapeLabel } from './metric-keys.js'
 import { gateSettingsOfResult, optionsFromGateSettings } from './settings.js'
 import { BASELINE_SCHEMA, type Baseline, type BaselineInvalidRun, type BaselineRefresh } from './types.js'
@@ -159,17 +160,36 @@ function assertSameConfig(b: Baseline, result: ResultFile, profile: Baseline['pr
 
 /**
  * One host per history: the gate's spread must be one machine's (gate/host-history.ts), so a
- * refresh from other GPUs, another driver or CUDA starts a new history (`--reset`) instead.
+ * refresh from another machine, other GPUs, another driver or CUDA starts a new history
+ * (`--reset`) instead. The refresh is compared with every refresh kept, not only the newest: one
+ * that could not see a field (an unknown driver) must not let a refresh with another value in
+ * behind it. A refresh that shows no GPU where the history saw some, or the reverse, cannot show
+ * it is the history's host either.
  */
 function assertSameHost(b: Baseline, result: ResultFile, source: string): void {
-  const newest = b.refreshes.at(-1)
-  if (newest === undefined) return
-  const changes = hostFingerprintChanges(newest.env, result.env)
-  if (changes.length === 0) return
-  throw new UsageError(
-    `${source} was measured on another host than baseline ${b.name}'s history: ${describeChanges(changes)} (history: ${describeHost(newest.env)})`,
-    "A baseline history holds one host, so the gate's spread is that machine's. Start a new history on this host with servegate baseline update --reset (the Action: mode refresh with reset: true), or refresh on the history's host.",
-  )
+  if (b.refreshes.length === 0) return
+  const advice =
+    "A baseline history holds one host, so the gate's spread is that machine's. Start a new history on this host with servegate baseline update --reset (the Action: mode refresh with reset: true), or refresh on the history's host."
+  for (let i = b.refreshes.length - 1; i >= 0; i--) {
+    const r = b.refreshes[i]!
+    const changes = hostFingerprintChanges(r.env, result.env)
+    if (changes.length === 0) continue
+    const which = i === b.refreshes.length - 1 ? '' : ` since its refresh ${i + 1} of ${b.refreshes.length} (${r.at})`
+    throw new UsageError(
+      `${source} was measured on another host than baseline ${b.name}'s history: ${describeChanges(changes)}${which} (history: ${describeHost(r.env)})`,
+      advice,
+    )
+  }
+  const sawGpus = b.refreshes.some((r) => showsGpus(r.env))
+  if (sawGpus !== showsGpus(result.env)) {
+    const newest = b.refreshes.at(-1)!
+    throw new UsageError(
+      sawGpus
+        ? `${source} shows no GPU (nvidia-smi saw none, or the server ran on another machine) while baseline ${b.name}'s history was measured on GPUs (${describeHost(newest.env)}): nothing shows it is the history's host`
+        : `${source} was measured on GPUs (${describeHost(result.env)}) while baseline ${b.name}'s history shows none (nvidia-smi saw none, or its server ran on another machine): nothing shows it is the history's host`,
+      advice,
+    )
+  }
 }
 
 function describeTarget(t: Baseline['target']): string {

@@ -5,6 +5,9 @@
  * `regressions` outputs, one sticky comment and the job summary with one row
  * per configuration (worst first), and a step that fails per `fail-on` for any
  * configuration. An expected configuration without a record is `incomplete`.
+ * The records are judged for the run's head commit (the pull request's head):
+ * a record of another commit, or one whose rows contradict its verdict, fails
+ * the step naming it (gate/aggregate.ts).
  */
 import { resolve } from 'node:path'
 import { aggregateExit, aggregateRecords, type Aggregate } from '../gate/aggregate.js'

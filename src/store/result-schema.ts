@@ -189,6 +189,18 @@ export const envRecordSchema = z.object({
   serve_command: z.string(),
   harness: z.object({ version: z.string(), git_commit: z.string(), node_version: z.string() }),
   host: z.object({ hostname: z.string(), platform: z.string(), cpus: z.union([num, z.literal('unknown')]) }),
+  // Absent in results and baselines written before the serving machine's identity was recorded.
+  server_host: z
+    .object({
+      location: z.enum(['local', 'remote']),
+      hostname: z.string(),
+      machine_id_sha256: z.string(),
+      platform: z.string(),
+      cpu_model: z.string(),
+      cpus: z.union([num, z.literal('unknown')]),
+      gpu_uuids: z.array(z.string()),
+    })
+    .optional(),
   base_url: z.string(),
   started_at: z.string(),
   finished_at: z.string(),

@@ -22,7 +22,7 @@ export interface ResumeNow {
   /** How prompts get their length now (a file measured with calibrated chat prompts cannot take uncalibrated ones). */
   promptCalibration?: string
   /** The environment as collected now. */
-  env?: Pick<EnvRecord, 'engine' | 'model' | 'gpu' | 'container_digest'>
+  env?: Pick<EnvRecord, 'engine' | 'model' | 'gpu' | 'container_digest' | 'server_host'>
 }
 
 /**
@@ -68,6 +68,13 @@ export function checkResumable(result: ResultFile, cfg: ResolvedConfig, path: st
     same('model revision', e.model.revision, now.env.model.revision)
     same('GPUs', e.gpu.names, now.env.gpu.names)
     same('GPU driver', e.gpu.driver_version, now.env.gpu.driver_version)
+    // One curve, one serving machine: a sweep resumed on another box would mix two machines' runs.
+    const was = e.server_host
+    const is = now.env.server_host
+    if (was !== undefined && is !== undefined) {
+      same('serving machine (host name)', was.hostname, is.hostname)
+      same('serving machine (machine id hash)', was.machine_id_sha256, is.machine_id_sha256)
+    }
     // A digest is often given only on some invocations: compare it only when both are known.
     if (e.container_digest !== 'unknown' && now.env.container_digest !== 'unknown') same('container digest', e.container_digest, now.env.container_digest)
   }

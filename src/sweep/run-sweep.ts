@@ -186,7 +186,7 @@ async function probeTarget(root: string, cfg: ResolvedConfig, deps: SweepDeps, s
   const gpuOnThisHost = isServerOnThisHost(root)
   if (!gpuOnThisHost)
     deps.log(
-      `The server (${new URL(root).host}) is not on this host: GPU details and health checks are left unknown (run servegate on the GPU host to record them).`,
+      `The server (${new URL(root).host}) is not on this host: the serving machine's identity, GPU details and health checks are left unknown (run servegate on the GPU host to record them).`,
     )
   const envDeps = {
     ...defaultEnvDeps({ root, model, apiKey: cfg.apiKey, containerDigest: cfg.containerDigest, serveCommand: cfg.serveCommand, startedAt }),

@@ -150,6 +150,18 @@ describe('mode aggregate', () => {
     expect(rec.comments[0]!.body).toContain(commentMarker('matrix'))
   })
 
+  it("refuses a record of another commit than the pull request's head, naming it, and fails the step", async () => {
+    const a = (await recordOf({ inputs: { label: 'a' } })).text
+    const stale = JSON.stringify({ ...(JSON.parse(a) as VerdictRecord), label: 'b', head_sha: '0123456789abcdef0123456789abcdef01234567' })
+    const dir = folder({ 'servegate-record-a': a, 'servegate-record-b': stale })
+    const { deps, rec } = fakeDeps({ payload: PR, inputs: { mode: 'aggregate', records: dir, expect: 'a,b' } })
+    await run(deps)
+    expect(rec.outputs.get('verdict')).toBe('error')
+    expect(rec.failed[0]).toContain(
+      `${join(dir, 'servegate-record-b', 'servegate-result.record.json')} (label b) names commit 0123456789ab, not 1a2b3c4d5e6f: it is no verdict on this commit`,
+    )
+  })
+
   it('needs records and expect', async () => {
     const { deps, rec } = fakeDeps({ payload: PR, inputs: { mode: 'aggregate' } })
     await run(deps)

@@ -7,7 +7,7 @@ import { main } from '../../src/cli.js'
 import { registerAggregateCommand } from '../../src/cli/aggregate.js'
 import { UsageError } from '../../src/errors.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
-import { buildVerdictRecord } from '../../src/gate/record.js'
+import { buildVerdictRecord, type VerdictRecord } from '../../src/gate/record.js'
 import type { Baseline, Verdict } from '../../src/gate/types.js'
 import { appendRefresh } from '../../src/gate/refresh.js'
 import { pipeDay } from '../gate/fixtures.js'
@@ -35,7 +35,15 @@ afterEach(async () => {
 })
 
 /** Write a record the way a matrix job does, into its own artifact subfolder as download-artifact leaves it. */
-async function put(label: string, v: Verdict, at = '2026-01-01T10:00:00.000Z', sub = `servegate-record-${label}`): Promise<void> {
+const HEAD = 'f00df00d5eed0000000000000000000000c0ffee'
+
+async function put(
+  label: string,
+  v: Verdict,
+  at = '2026-01-01T10:00:00.000Z',
+  sub = `servegate-record-${label}`,
+  edit: (r: VerdictRecord) => void = () => {},
+): Promise<void> {
   const rec = buildVerdictRecord({
     label,
     outcome: v.verdict,
@@ -46,10 +54,11 @@ async function put(label: string, v: Verdict, at = '2026-01-01T10:00:00.000Z', s
     env: pipeDay(7).env,
     runner: { name: `gpu-${label}`, os: 'Linux', arch: 'X64', labels: null },
     job: { run_url: null, job: 'bench', run_attempt: '1' },
-    headSha: 'f00df00d',
+    headSha: HEAD,
     at,
     harnessVersion: '0.1.0',
   })
+  edit(rec)
   await mkdir(join(dir, 'records', sub), { recursive: true })
   await writeFile(join(dir, 'records', sub, 'servegate-result.record.json'), JSON.stringify(rec))
 }
@@ -114,6 +123,36 @@ describe('servegate aggregate', () => {
     await put('a', PASS)
     expect(await aggregate(join(dir, 'records'), '--expect', 'a,b', '--fail-on', 'regression')).toBe(0)
     expect(printed).toContain('not every configuration passed')
+  })
+
+  it('with --head-sha, takes the records of that commit and refuses a record of another, naming it', async () => {
+    await put('a', PASS)
+    await put('b', PASS)
+    expect(await aggregate(join(dir, 'records'), '--expect', 'a,b', '--head-sha', HEAD)).toBe(0)
+    await put('b', PASS, '2026-01-01T12:00:00.000Z', 'servegate-record-b', (r) => void (r.head_sha = '0123456789abcdef0123456789abcdef01234567'))
+    const other = join(dir, 'records', 'servegate-record-b', 'servegate-result.record.json')
+    await expect(aggregate(join(dir, 'records'), '--expect', 'a,b', '--head-sha', HEAD)).rejects.toThrow(
+      `refused a record:\n  ${other} (label b) names commit 0123456789ab, not f00df00d5eed: it is no verdict on this commit`,
+    )
+    // Without --head-sha the records must name one commit between them.
+    await expect(aggregate(join(dir, 'records'), '--expect', 'a,b')).rejects.toThrow(/the records name 2 commits/)
+    await expect(aggregate(join(dir, 'records'), '--expect', 'a,b', '--head-sha', 'f00df00d')).rejects.toThrow(
+      '--head-sha "f00df00d": expected the full commit SHA, 40 hex digits (git rev-parse HEAD)',
+    )
+  })
+
+  it('refuses a pass record whose row is a regression, naming the record and the row, whatever --fail-on says', async () => {
+    await put('a', SLOWER, undefined, undefined, (r) => {
+      r.verdict = 'pass'
+      r.regressions = []
+    })
+    const row = SLOWER.rows.find((r) => r.gated && r.status === 'regression')!
+    const path = join(dir, 'records', 'servegate-record-a', 'servegate-result.record.json')
+    for (const failOn of [[], ['--fail-on', 'never']])
+      await expect(aggregate(join(dir, 'records'), '--expect', 'a', '--head-sha', HEAD, ...failOn)).rejects.toThrow(
+        `${path} (label a): its verdict is pass but its row "${row.label}" is regression (+${row.delta_pct!.toFixed(1)} %), so its rows contradict it`,
+      )
+    expect(printed).not.toMatch(/within|pass/)
   })
 
   it('refuses a file in the records folder that is not a record, naming it', async () => {

@@ -100,6 +100,7 @@ describe('collectEnv', () => {
     }),
     harnessRoot: null,
     host: { hostname: 'h', platform: 'linux x64', cpus: 2 },
+    machine: { hostname: 'h', machine_id_sha256: '5e8a1f0c3b2d4e6f', platform: 'linux x64', cpu_model: 'AMD EPYC 9654 96-Core Processor', cpus: 2 },
     nodeVersion: 'v20.0.0',
   }
 
@@ -117,6 +118,8 @@ describe('collectEnv', () => {
       started_at: '2025-01-01T00:00:00.000Z',
       finished_at: 'unknown',
     })
+    // The server runs here: this machine served the model, its GPUs named by their UUIDs.
+    expect(env.server_host).toEqual({ location: 'local', ...deps.machine, gpu_uuids: ['GPU-aaa', 'GPU-bbb'] })
     expect(Object.keys(env.definitions)).toEqual(expect.arrayContaining(['clock', 'ttft', 'itl', 'tpot', 'e2el', 'output_tokens']))
     expect(env.definitions.ttft).toMatch(/first .*non-empty content/)
   })
@@ -130,5 +133,8 @@ describe('collectEnv', () => {
   it("leaves GPU fields unknown when the server is on another host, even with this host's nvidia-smi answering", async () => {
     const env = await collectEnv({ ...deps, exec: smi.exec, gpuOnThisHost: false })
     expect(env.gpu).toEqual({ names: [], count: 'unknown', driver_version: 'unknown', cuda_version: 'unknown', clocks: 'unknown' })
+    // Nor does it claim this host as the serving machine; the load's host is still recorded apart.
+    expect(env.server_host).toMatchObject({ location: 'remote', hostname: 'unknown', machine_id_sha256: 'unknown', cpus: 'unknown', gpu_uuids: [] })
+    expect(env.host.hostname).toBe('h')
   })
 })

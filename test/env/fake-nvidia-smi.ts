@@ -17,6 +17,8 @@ case "$*" in
     printf '%s\\n' 'GPU-aaa, 111, python3' 'GPU-aaa, 222, stress' 'GPU-bbb, 111, python3' ;;
   *${reasonsPrefix}.gpu_idle*)
     printf '%s\\n' '0, GPU-aaa, NVIDIA H100 80GB HBM3, 97, 1410, 1980, 650.50, 81, ${GPU0_REASONS}' '1, GPU-bbb, NVIDIA H100 80GB HBM3, 95, 1980, 1980, [N/A], 60, ${GPU1_REASONS}' ;;
+  --query-gpu=uuid*)
+    printf '%s\\n' 'GPU-aaa' 'GPU-bbb' ;;
   *--query-gpu=index,name,driver_version*)
     printf '%s\\n' '0, NVIDIA H100 80GB HBM3, 550.54.15, 1410, 1980, 2619, 2619' '1, NVIDIA H100 80GB HBM3, 550.54.15, 1980, 1980, 2619, 2619' ;;
   "")

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { startGpuSampler } from '../../src/env/gpu-sampler.js'
-import { numberField, queryGpuInventory, queryGpuSamples } from '../../src/env/nvidia-smi.js'
+import { numberField, queryGpuInventory, queryGpuSamples, queryGpuUuids } from '../../src/env/nvidia-smi.js'
 import { fakeNvidiaSmiScript, pathWith } from './fake-nvidia-smi.js'
 
 describe('with a fake nvidia-smi on PATH', () => {
@@ -86,5 +86,19 @@ describe('numberField', () => {
     [undefined, null],
   ])('reads %s as %s', (raw, expected) => {
     expect(numberField(raw)).toBe(expected)
+  })
+})
+
+describe('queryGpuUuids', () => {
+  it("lists the GPUs' UUIDs as nvidia-smi prints them, and none from an answer that is not a list of UUIDs", async () => {
+    const answer = (stdout: string | null) => async () => (stdout === null ? null : { stdout })
+    expect(await queryGpuUuids(answer('GPU-8f3e2a1b-0c4d-4e5f-9a6b-7c8d9e0f1a2b\nGPU-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d\n'))).toEqual([
+      'GPU-8f3e2a1b-0c4d-4e5f-9a6b-7c8d9e0f1a2b',
+      'GPU-1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+    ])
+    expect(await queryGpuUuids(answer('MIG-8f3e2a1b-0c4d-4e5f-9a6b-7c8d9e0f1a2b\n'))).toEqual(['MIG-8f3e2a1b-0c4d-4e5f-9a6b-7c8d9e0f1a2b'])
+    expect(await queryGpuUuids(answer('No devices were found\n'))).toEqual([])
+    expect(await queryGpuUuids(answer(''))).toEqual([])
+    expect(await queryGpuUuids(answer(null))).toEqual([])
   })
 })

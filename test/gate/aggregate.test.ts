@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { aggregateExit, aggregateRecords, countsAs, NO_RECORD, parseExpect, type FoundRecord } from '../../src/gate/aggregate.js'
+import { aggregateExit, aggregateRecords, countsAs, NO_RECORD, parseExpect, recordContradiction, type FoundRecord } from '../../src/gate/aggregate.js'
 import { compareToBaseline } from '../../src/gate/compare.js'
 import { DEFAULT_FAIL_ON, FAIL_ON_VERDICTS, VERDICT_PRECEDENCE, worstVerdict } from '../../src/gate/outcome.js'
 import { buildVerdictRecord, type RecordOutcome, type VerdictRecord } from '../../src/gate/record.js'
@@ -107,19 +107,45 @@ describe('aggregateRecords', () => {
     expect(aggregateExit(agg, DEFAULT_FAIL_ON)).toBe(1)
   })
 
-  it('gives no verdict on this commit to a record of another commit', () => {
-    const agg = aggregateRecords([record('a', PASS, { head: '0123456789abcdef' })], ['a'], { headSha: 'f00df00d' })
-    expect(agg.rows[0]!.verdict).toBe('incomplete')
-    expect(agg.rows[0]!.notes.join(' ')).toMatch(/measured commit 0123456789ab, not f00df00d/)
+  it('refuses a record of another commit, naming the record, and takes the same commit in any case', () => {
+    const both = (): unknown => aggregateRecords([record('a', PASS), record('b', PASS, { head: '0123456789abcdef' })], ['a', 'b'], { headSha: 'f00df00d' })
+    expect(both).toThrow(UsageError)
+    expect(both).toThrow(
+      'refused a record:\n  records/servegate-record-b/servegate-result.record.json (label b) names commit 0123456789ab, not f00df00d: it is no verdict on this commit',
+    )
     expect(aggregateRecords([record('a', PASS, { head: 'F00DF00D' })], ['a'], { headSha: 'f00df00d' }).rows[0]!.verdict).toBe('pass')
   })
 
-  it('matches commits exactly: an abbreviated, empty or absent commit is no verdict on this one', () => {
+  it('matches commits exactly: an abbreviated, empty or absent commit is refused', () => {
     for (const head of ['f00df00dcafe', 'f00d', '', null]) {
-      const row = aggregateRecords([record('a', PASS, { head })], ['a'], { headSha: 'f00df00dcafe1234' }).rows[0]!
-      expect(row.verdict).toBe('incomplete')
+      expect(() => aggregateRecords([record('a', PASS, { head })], ['a'], { headSha: 'f00df00dcafe1234' })).toThrow(UsageError)
     }
-    expect(aggregateRecords([record('a', PASS, { head: null })], ['a'], { headSha: 'f00df00d' }).rows[0]!.notes.join(' ')).toMatch(/the record names no commit/)
+    expect(() => aggregateRecords([record('a', PASS, { head: null })], ['a'], { headSha: 'f00df00d' })).toThrow(/\(label a\) names no commit, not f00df00d/)
+  })
+
+  it('without a commit to judge, refuses records of several commits and takes those of one', () => {
+    expect(() => aggregateRecords([record('a', PASS), record('b', PASS, { head: '0123456789abcdef' })], ['a', 'b'])).toThrow(
+      'the records name 2 commits (a: commit f00df00d, b: commit 0123456789ab): one verdict needs one commit; say which with the commit under test',
+    )
+    expect(aggregateRecords([record('a', PASS), record('b', PASS)], ['a', 'b']).verdict).toBe('pass')
+  })
+
+  it('refuses a pass record whose row regressed (an edited record), naming the record and the row', () => {
+    const edited = record('a', SLOWER)
+    edited.record.verdict = 'pass'
+    edited.record.regressions = []
+    const row = SLOWER.rows.find((r) => r.gated && r.status === 'regression')!
+    expect(() => aggregateRecords([edited, record('b', PASS)], ['a', 'b'], { headSha: 'f00df00d' })).toThrow(
+      `refused a record:\n  records/servegate-record-a/servegate-result.record.json (label a): its verdict is pass but its row "${row.label}" is regression (+${row.delta_pct!.toFixed(1)} %), so its rows contradict it`,
+    )
+    // The regressions list alone contradicts a pass too.
+    const listed = record('a', PASS)
+    listed.record.regressions = [row.label]
+    expect(() => aggregateRecords([listed], ['a'])).toThrow(`its verdict is pass but it names regressions: ${row.label}`)
+  })
+
+  it('takes every record the gate really wrote: its rows agree with its verdict', () => {
+    for (const v of [PASS, SLOWER, INCOMPLETE]) expect(recordContradiction(record('a', v).record)).toBeNull()
   })
 
   it('counts a pass whose record gated no metric as unmeasured', () => {

@@ -60,14 +60,17 @@ describe('compareToBaseline', () => {
     expect(v.regressions).toEqual([])
   })
 
-  it('is not comparable on a different GPU count, but an unknown GPU only shows as a change', () => {
+  it('is not comparable on a different GPU count, nor when the candidate shows no GPU where the baseline had some', () => {
     const more = dayResult(10)
     more.env.gpu.count = 4
     expect(compareToBaseline(history(), more).verdict).toBe('not_comparable')
     const unknown = dayResult(10)
     unknown.env.gpu = { ...unknown.env.gpu, names: [], count: 'unknown' }
     const v = compareToBaseline(history(), unknown)
-    expect(v.verdict).toBe('pass')
+    expect(v.verdict).toBe('not_comparable')
+    expect(v.reasons[0]).toBe(
+      'not comparable: the baseline ran on GPUs (2 × NVIDIA B200) and the candidate shows none (nvidia-smi saw no GPU, or the server ran on another machine): nothing shows it ran on the same GPUs',
+    )
     expect(v.envChanges.map((c) => c.field)).toEqual(['GPU', 'GPU count'])
   })
 

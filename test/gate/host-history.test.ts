@@ -107,6 +107,44 @@ describe('baseline update keeps one host per history', () => {
     expect(appendRefresh(b, on('b200', 1), { name: 'gate' }).refreshes).toHaveLength(2)
   })
 
+  it('compares with every refresh kept: one with an unknown driver lets no other driver in behind it', () => {
+    let b = appendRefresh(null, on('b200', 0), { name: 'gate' })
+    // nvidia-smi answered the names but not the driver on day 1 (a [N/A] field): the same GPUs, appended.
+    const blurred = on('b200', 1)
+    blurred.env.gpu.driver_version = 'unknown'
+    b = appendRefresh(b, blurred, { name: 'gate' })
+    const bumped = on('b200', 2)
+    bumped.env.gpu.driver_version = '575.51'
+    expect(() => appendRefresh(b, bumped, { name: 'gate', source: 'r.json' })).toThrow(
+      "r.json was measured on another host than baseline gate's history: driver 570.1 → 575.51 since its refresh 1 of 2 (2025-01-01T01:00:00.000Z) (history: GPU NVIDIA B200 (count 2), driver 570.1, CUDA 12.8)",
+    )
+    expect(appendRefresh(b, on('b200', 2), { name: 'gate' }).refreshes).toHaveLength(3)
+  })
+
+  it('refuses a refresh from another machine of the same kind (another host name), naming no host', () => {
+    const b = appendRefresh(null, on('b200', 0), { name: 'gate' })
+    const other = on('b200', 1)
+    other.env.host = { ...other.env.host, hostname: 'gpu-2' }
+    expect(() => appendRefresh(b, other, { name: 'gate', source: 'r.json' })).toThrow(
+      "r.json was measured on another host than baseline gate's history: host name changed (history: GPU NVIDIA B200 (count 2), driver 570.1, CUDA 12.8)",
+    )
+  })
+
+  it('refuses a refresh that shows no GPU where the history saw some, and one that shows GPUs where it saw none', () => {
+    const blind = (d: number): ResultFile => {
+      const r = on('b200', d)
+      r.env.gpu = { names: [], count: 'unknown', driver_version: 'unknown', cuda_version: 'unknown', clocks: 'unknown' }
+      return r
+    }
+    expect(() => appendRefresh(appendRefresh(null, on('b200', 0), { name: 'gate' }), blind(1), { name: 'gate', source: 'r.json' })).toThrow(
+      "r.json shows no GPU (nvidia-smi saw none, or the server ran on another machine) while baseline gate's history was measured on GPUs (GPU NVIDIA B200 (count 2), driver 570.1, CUDA 12.8): nothing shows it is the history's host",
+    )
+    expect(() => appendRefresh(appendRefresh(null, blind(0), { name: 'gate' }), on('b200', 1), { name: 'gate', source: 'r.json' })).toThrow(
+      "r.json was measured on GPUs (GPU NVIDIA B200 (count 2), driver 570.1, CUDA 12.8) while baseline gate's history shows none (nvidia-smi saw none, or its server ran on another machine): nothing shows it is the history's host",
+    )
+    expect(appendRefresh(appendRefresh(null, blind(0), { name: 'gate' }), blind(1), { name: 'gate' }).refreshes).toHaveLength(2)
+  })
+
   it('takes a remote server whose GPUs nvidia-smi cannot see as the host its --gpus declares', () => {
     const remote = (d: number, gpus: number): ResultFile => {
       const r = on('b200', d)

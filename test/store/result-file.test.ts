@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors.js'
+import { serverHostOf } from '../../src/env/local-host.js'
 import { parseResult, readResultFile, writeResultFile } from '../../src/store/result-file.js'
 import { dayResult } from '../gate/fixtures.js'
 import { usageErrorOf } from '../fixtures/errors.js'
@@ -37,6 +38,17 @@ describe('result files', () => {
     expect(parsed.config).toEqual({ anything: { nested: [1, 2] } })
     expect(parsed.env.definitions).toEqual({ ttft: 'send → first token' })
     expect(parsed.extra_top).toBeUndefined()
+  })
+
+  it('keeps the serving machine (env.server_host) and reads a result written before it was recorded', () => {
+    const machine = { hostname: 'gpu-1', machine_id_sha256: '5e8a1f0c3b2d4e6f', platform: 'linux x64 6.8.0-45-generic', cpu_model: 'AMD EPYC 9654', cpus: 64 }
+    const json = JSON.parse(JSON.stringify(dayResult(0))) as Record<string, any>
+    json.env.server_host = serverHostOf(true, machine, ['GPU-8f3e2a1b-0c4d-4e5f-9a6b-7c8d9e0f1a2b'])
+    expect(parseResult(json, 'r.json').env.server_host).toEqual({ location: 'local', ...machine, gpu_uuids: ['GPU-8f3e2a1b-0c4d-4e5f-9a6b-7c8d9e0f1a2b'] })
+    delete json.env.server_host
+    expect(parseResult(json, 'old.json').env.server_host).toBeUndefined()
+    json.env.server_host = { location: 'elsewhere' }
+    expect(() => parseResult(json, 'bad.json')).toThrow(/env\.server_host\.location/)
   })
 
   it('reads a result written before prompt tokens were recorded with both prompt counts null', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { configForResult, resolveConfig, type RunFlags } from '../../src/config/resolve.js'
 import { UsageError } from '../../src/errors.js'
+import { serverHostOf } from '../../src/env/local-host.js'
 import { checkResumable, planKey, type ResumeNow } from '../../src/sweep/resume.js'
 import { RESULT_SCHEMA, type ResultFile } from '../../src/types.js'
 import { ENV, run } from '../report/fixtures.js'
@@ -78,6 +79,18 @@ describe('checkResumable', () => {
     )
     expect(() => checkResumable(file, cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'tokenize' })).not.toThrow()
     expect(() => checkResumable(measured(), cfgOf(), 'r.json', { ...sameNow, promptCalibration: 'none' })).not.toThrow()
+  })
+
+  it('refuses to resume on another serving machine, and skips files that predate the record', () => {
+    const machine = { hostname: 'gpu-1', machine_id_sha256: '5e8a1f0c3b2d4e6f', platform: 'linux x64 6.8.0-45-generic', cpu_model: 'AMD EPYC 9654', cpus: 64 }
+    const file = measured()
+    file.env.server_host = serverHostOf(true, machine, [])
+    const elsewhere = { ...ENV, server_host: serverHostOf(true, { ...machine, hostname: 'gpu-2', machine_id_sha256: '0b7e5a643f2a9c1d' }, []) }
+    const msg = problemsOf(() => checkResumable(file, cfgOf(), 'r.json', { ...sameNow, env: elsewhere }))
+    expect(msg).toContain('serving machine (host name) "gpu-1" in the file, "gpu-2" now')
+    expect(msg).toContain('serving machine (machine id hash) "5e8a1f0c3b2d4e6f" in the file, "0b7e5a643f2a9c1d" now')
+    expect(() => checkResumable(file, cfgOf(), 'r.json', { ...sameNow, env: { ...ENV, server_host: file.env.server_host } })).not.toThrow()
+    expect(() => checkResumable(measured(), cfgOf(), 'r.json', { ...sameNow, env: elsewhere })).not.toThrow()
   })
 
   it('does not compare a container digest that one side does not know', () => {
