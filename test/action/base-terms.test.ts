@@ -470,6 +470,25 @@ describe("a change cannot choose its terms through the workflow's inputs or path
     )
   })
 
+  it("accepts a matrix job's inputs against a base that pins no fail_on: fail-on: never, its label, and its baseline on the base", async () => {
+    const pr = pullRequest('matrix-job', { 'serving.txt': 'engine b\n' })
+    const inputs = { mode: 'check', label: 'gate', 'fail-on': 'never', baseline: 'baselines/gate.json', comment: 'never' }
+    const { rec, measured } = await refusedRun(pr.checkout, 'pull_request', pr.payload, inputs)
+    expect(measured).toEqual([])
+    expect(rec.failed).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('checked')
+    expect(rec.summary).toContain(`Terms and baseline baselines/gate.json read from main (${pr.base.slice(0, 12)}).`)
+  })
+
+  it('refuses a baseline input naming a file the base branch lacks, though the checkout has it', async () => {
+    const pr = pullRequest('own-baseline', { 'baselines/h100.json': json(slowBaseline) })
+    const { rec, measured } = await refusedRun(pr.checkout, 'pull_request', pr.payload, { baseline: 'baselines/h100.json' })
+    expect(measured).toEqual([])
+    expect(rec.failed).toEqual([
+      `servegate could not run: the input baseline "baselines/h100.json" names a file that does not exist on main (${pr.base.slice(0, 12)}): a change is judged against a baseline the base branch holds. (Record it on main first (mode: refresh there, with the same baseline input), or leave the input empty.)`,
+    ])
+  })
+
   it('refuses server.api_key_env: ACTIONS_RUNTIME_TOKEN before any request is sent', async () => {
     const pr = pullRequest('runtime-key', { 'servegate.yml': stringify({ ...BASE_CONFIG, server: { api_key_env: 'ACTIONS_RUNTIME_TOKEN' } }) })
     const { rec, measured } = await refusedRun(pr.checkout, 'pull_request', pr.payload, {}, { ACTIONS_RUNTIME_TOKEN: 'runtime-token-0123456789' })
