@@ -67365,7 +67365,10 @@ var serverSchema = external_exports.strictObject({
   base_url: external_exports.string({ error: "expected a URL such as http://127.0.0.1:8000" }).min(1, { error: "expected a URL such as http://127.0.0.1:8000" }).optional(),
   model: external_exports.string({ error: "expected a model id" }).min(1, { error: "expected a model id" }).optional(),
   api: external_exports.enum(["completions", "chat"], { error: 'expected "completions" or "chat"' }).optional(),
-  api_key_env: external_exports.string({ error: "expected the NAME of an environment variable holding the key" }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected the NAME of an environment variable holding the key (letters, digits, _)" }).optional(),
+  // The runner's own variables are refused: their value would be sent to the server as its key.
+  api_key_env: external_exports.string({ error: "expected the NAME of an environment variable holding the key" }).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "expected the NAME of an environment variable holding the key (letters, digits, _)" }).refine((n) => refusedEnvPrefix(n) === null, {
+    error: (iss) => `expected a variable that holds the server's API key; ${String(iss.input)} is the runner's (${refusedEnvPrefix(String(iss.input))}* values are never sent to a server)`
+  }).optional(),
   // servegate starts the server: `{port}` is replaced by a free loopback port (see src/serve/).
   command: external_exports.string({ error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' }).min(1, { error: 'expected a shell command line, e.g. "vllm serve MODEL --port {port}"' }).optional(),
   ready_timeout: external_exports.number({ error: "expected seconds (a positive number)" }).positive({ error: "expected seconds (a positive number)" }).optional(),

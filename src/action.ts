@@ -1,6 +1,6 @@
 /**
  * The GitHub Action's entry: read the inputs, mask their secrets, refuse an
- * untrusted run, pick the mode (src/github/mode-*.ts: gate, check, full,
+ * untrusted run and a mode the event may not run (github/event-policy.ts), pick the mode (src/github/mode-*.ts: gate, check, full,
  * refresh, watch, ab, aggregate), and map what ends a run without a verdict
  * (a refusal, a usage error, a cancel, a crash) to the step's outcome, the job
  * summary and the sticky comment. Every effect goes through `deps`, so tests
@@ -10,6 +10,7 @@ import { UsageError, describeError } from './errors.js'
 import { INCONCLUSIVE_WARNING, usesInconclusive } from './gate/outcome.js'
 import { forkRefusal, readRunContext, type RunContext } from './github/context.js'
 import type { ActionDeps } from './github/deps.js'
+import { modeRefusal } from './github/event-policy.js'
 import { redactingDeps } from './github/redacting-deps.js'
 import { baselinePathFor, commentKeyFor, modeSweep, readInputs, secretsInCommand, type ActionInputs, type Mode } from './github/inputs.js'
 import { warnLaxFailOn } from './github/job.js'
@@ -75,6 +76,13 @@ async function runAction(deps: ActionDeps, progress: Progress): Promise<void> {
   if (refusal !== null) {
     await reportStatus(deps, progress, 'refused', refusal)
     core.setFailed(refusal)
+    return
+  }
+  // Before any term is read or anything started: an event that judges a change runs only the judging modes.
+  const wrongMode = modeRefusal(inputs.mode, ctx.eventName, ctx.judging)
+  if (wrongMode !== null) {
+    await reportStatus(deps, progress, 'refused', wrongMode)
+    core.setFailed(wrongMode)
     return
   }
   if (ctx.untrusted !== null && ctx.runner.selfHosted) {

@@ -177,9 +177,14 @@ const serverSchema = z.strictObject({
   base_url: z.string({ error: 'expected a URL such as http://127.0.0.1:8000' }).min(1, { error: 'expected a URL such as http://127.0.0.1:8000' }).optional(),
   model: z.string({ error: 'expected a model id' }).min(1, { error: 'expected a model id' }).optional(),
   api: z.enum(['completions', 'chat'], { error: 'expected "completions" or "chat"' }).optional(),
+  // The runner's own variables are refused: their value would be sent to the server as its key.
   api_key_env: z
     .string({ error: 'expected the NAME of an environment variable holding the key' })
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected the NAME of an environment variable holding the key (letters, digits, _)' })
+    .refine((n) => refusedEnvPrefix(n) === null, {
+      error: (iss) =>
+        `expected a variable that holds the server's API key; ${String(iss.input)} is the runner's (${refusedEnvPrefix(String(iss.input))}* values are never sent to a server)`,
+    })
     .optional(),
   // servegate starts the server: `{port}` is replaced by a free loopback port (see src/serve/).
   command: z

@@ -1,27 +1,31 @@
 /**
  * The gate's terms come from the base branch, never from the checkout being
  * judged: otherwise a pull request (or the merge queue's branch, or a branch a
- * run by hand was started on) could loosen `gate.tolerance_pct`, narrow the
+ * push or a run by hand was on) could loosen `gate.tolerance_pct`, narrow the
  * gated sweep to the points it does well on, shorten the request deadline to
  * drop its slowest requests, or rewrite the baseline from a slow run, and pass
  * its own gate. The terms are the baseline file, the config's `target`, every
  * `gate.*` key, the whole `sweeps` block (the gated sweep's shapes,
  * concurrency, placement, itl_concurrency, repeats, prompts, warmup: the
- * Action runs the base branch's gated sweep), `seed`, the `goodput` SLOs,
- * `server.request_timeout` and `server.env` (which of the runner's variables a
- * serve command may see: a PR adding HF_TOKEN to it must not get it). What is
- * left to the checkout is the server under test (how it is started and reached).
+ * Action runs the base branch's gated sweep), `seed`, the `goodput` SLOs, and
+ * `server.request_timeout`, `server.env` (which of the runner's variables a
+ * serve command may see: a PR adding HF_TOKEN to it must not get it),
+ * `server.api_key_env` (which variable's value is sent as the key) and
+ * `server.isolation`. What is left to the checkout is the server under test
+ * (how it is started and reached). A config path or a named baseline the base
+ * branch lacks is refused, and so is an input that contradicts the base's
+ * config (input-terms.ts), all before anything is measured.
  */
 import { relative, resolve } from 'node:path'
 import type { ResolvedConfig, RunFlags } from '../config/resolve.js'
 import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
-import { parseFailOn, type FailOnVerdict } from '../gate/outcome.js'
 import type { Baseline } from '../gate/types.js'
-import { BASE_EVENTS, type BaseRef, type RunContext } from './context.js'
+import { readBaseConfig, resolveBaseRev, showAtRev } from './base-files.js'
+import { BASE_EVENTS, type RunContext } from './context.js'
 import type { ActionDeps } from './deps.js'
 import { baselinePathFor, chooseSweep, type ActionInputs } from './inputs.js'
-import type { GitRunner } from './refresh-commit.js'
+import { baseTermView, conflictMessage, configJudgement, inputConflicts, type Judgement } from './input-terms.js'
 
 /** The top-level config keys that are terms of the gate (read from the base branch), with the depth their changes are named to. */
 const TERMS = { target: 1, gate: 1, sweeps: 2, seed: 0, goodput: 1 } as const
@@ -29,42 +33,15 @@ const TERMS = { target: 1, gate: 1, sweeps: 2, seed: 0, goodput: 1 } as const
 /** The top-level config keys that are terms of the gate (read from the base branch). */
 const TERM_KEYS = Object.keys(TERMS) as Array<keyof typeof TERMS>
 
-/** The `server.*` keys that are terms: the request deadline decides which slow requests count as failed. */
-const SERVER_TERM_KEYS = ['request_timeout', 'env'] as const
-
 /**
- * A revision of the base branch that exists locally: the PR's base commit when
- * the event names it, else `origin/<ref>`; fetched from origin when missing
- * (a shallow checkout fetches one commit). Throws a UsageError when neither can be had.
+ * The `server.*` keys that are terms: the request deadline decides which slow requests count as
+ * failed; `env` and `api_key_env` which of the runner's variables reach an engine and whom the key
+ * is sent to; `isolation` whether the commands a change controls run apart from servegate's tokens.
  */
-async function resolveBaseRev(git: GitRunner, cwd: string, base: BaseRef): Promise<string> {
-  const has = async (rev: string): Promise<boolean> => (await git(['cat-file', '-e', `${rev}^{commit}`], cwd)).code === 0
-  const shallow = (await git(['rev-parse', '--is-shallow-repository'], cwd)).stdout.trim() === 'true'
-  const depth = shallow ? ['--depth=1'] : []
-  if (base.sha !== null) {
-    if (await has(base.sha)) return base.sha
-    const bySha = await git(['fetch', '--no-tags', ...depth, 'origin', base.sha], cwd)
-    if (bySha.code === 0 && (await has(base.sha))) return base.sha
-  }
-  const tracking = `refs/remotes/origin/${base.ref}`
-  const byRef = await git(['fetch', '--no-tags', ...depth, 'origin', `+refs/heads/${base.ref}:${tracking}`], cwd)
-  if (base.sha !== null && (await has(base.sha))) return base.sha
-  if (await has(tracking)) return tracking
-  throw new UsageError(
-    `servegate cannot read the base branch ${base.ref}${base.sha === null ? '' : ` (${base.sha.slice(0, 12)})`} to take the gate's terms from it: git fetch origin exited ${byRef.code}: ${byRef.stderr.trim()}`,
-    'Check out the repository with actions/checkout (its origin must be reachable), or fetch the base branch before servegate runs.',
-  )
-}
+const SERVER_TERM_KEYS = ['request_timeout', 'env', 'api_key_env', 'isolation'] as const
 
-/** A file's text at `rev` (path relative to `cwd`), or null when the file does not exist there. */
-async function showAtRev(git: GitRunner, cwd: string, rev: string, relPath: string): Promise<string | null> {
-  const spec = `${rev}:./${relPath.replace(/^\.\//, '')}`
-  const r = await git(['show', spec], cwd)
-  if (r.code === 0) return r.stdout
-  // git says "does not exist in" / "exists on disk, but not in" for a path the revision lacks.
-  if (/does not exist|exists on disk, but not in|not in '/.test(r.stderr)) return null
-  throw new UsageError(`servegate could not read ${relPath} at ${rev}: git show exited ${r.code}: ${r.stderr.trim()}`)
-}
+/** The `server` block as a plain record: a term key the schema does not hold yet reads as absent. */
+const serverOf = (file: ConfigFile | null | undefined): Record<string, unknown> | undefined => file?.server as Record<string, unknown> | undefined
 
 /** The PR's config with the base branch's terms (see the file comment) in place of its own. */
 export function withBaseTerms(pr: ConfigFile | null, base: ConfigFile | null): ConfigFile | null {
@@ -77,7 +54,7 @@ export function withBaseTerms(pr: ConfigFile | null, base: ConfigFile | null): C
   }
   const server: Record<string, unknown> = { ...(pr.server ?? {}) }
   for (const key of SERVER_TERM_KEYS) {
-    const v = base?.server?.[key]
+    const v = serverOf(base)?.[key]
     if (v === undefined) delete server[key]
     else server[key] = v
   }
@@ -90,7 +67,7 @@ export function withBaseTerms(pr: ConfigFile | null, base: ConfigFile | null): C
 export function termDifferences(pr: ConfigFile | null, base: ConfigFile | null): string[] {
   const out: string[] = []
   for (const key of TERM_KEYS) diffPaths(pr?.[key], base?.[key], key, TERMS[key], out)
-  for (const key of SERVER_TERM_KEYS) diffPaths(pr?.server?.[key], base?.server?.[key], `server.${key}`, 0, out)
+  for (const key of SERVER_TERM_KEYS) diffPaths(serverOf(pr)?.[key], serverOf(base)?.[key], `server.${key}`, 0, out)
   return out
 }
 
@@ -129,60 +106,6 @@ export function termsNotice(
       `This ${what === 'run' ? "run's checkout" : 'pull request'} changes ${changed.join(', ')}. The gate used the versions on ${baseRef}; ` +
       (what === 'run' ? `the new terms apply once they are on ${baseRef.replace(/ \(.*$/, '')}.` : 'the new terms apply once this pull request is merged.'),
   }
-}
-
-/** What the config decides about judging a verdict, where it sets it (null: the input decides). */
-export interface Judgement {
-  /** `gate.fail_on`: the verdicts that fail the step. */
-  failOn: FailOnVerdict[] | null
-  /** `gate.confirm`: whether an undecided verdict runs the extra repeats the gate asks for. */
-  confirm: boolean | null
-  /** The config file and where it was read, e.g. `servegate.yml on main (1a2b3c4d5e6f)`. */
-  source: string
-}
-
-/** The judgement a config file sets (`gate.fail_on`, `gate.confirm`); `source` names the file in messages. */
-export function configJudgement(file: ConfigFile | null, source: string): Judgement {
-  const raw = file?.gate?.fail_on
-  return {
-    failOn: raw === undefined ? null : parseFailOn(Array.isArray(raw) ? raw.join(',') : raw, `gate.fail_on in ${source}`),
-    confirm: file?.gate?.confirm ?? null,
-    source,
-  }
-}
-
-/**
- * The `fail-on` and `confirm` a run judges by. The inputs come from a workflow file the pull
- * request can edit, so where the config (the base branch's, on a gate) sets a judgement, it
- * wins; an input given to loosen it (fail on fewer verdicts, skip the confirmation repeats) is
- * refused with a warning. `given` says which inputs the workflow set (an unset one is its default, no request).
- */
-export function judgeByConfig(
-  inputs: Pick<ActionInputs, 'failOn' | 'confirm'>,
-  given: { failOn: boolean; confirm: boolean },
-  j: Judgement,
-): { failOn: FailOnVerdict[]; confirm: boolean; warnings: string[] } {
-  const warnings: string[] = []
-  let failOn = [...inputs.failOn]
-  if (j.failOn !== null) {
-    const dropped = j.failOn.filter((v) => !inputs.failOn.includes(v))
-    if (given.failOn && dropped.length > 0) {
-      warnings.push(
-        `the input fail-on "${inputs.failOn.join(',') || 'never'}" would let ${dropped.join(', ')} pass, which gate.fail_on in ${j.source} fails: refused; the step fails on ${j.failOn.join(',') || 'nothing'}.`,
-      )
-    }
-    failOn = [...j.failOn]
-  }
-  let confirm = inputs.confirm
-  if (j.confirm !== null) {
-    if (given.confirm && j.confirm && !inputs.confirm) {
-      warnings.push(
-        `the input confirm: false would skip the confirmation repeats gate.confirm: true in ${j.source} asks for: refused; an undecided verdict runs them.`,
-      )
-    }
-    confirm = j.confirm
-  }
-  return { failOn, confirm, warnings }
 }
 
 /** What a run is held to: the resolved config and the baseline, and where the terms came from. */
@@ -231,18 +154,30 @@ export async function readGateTerms(deps: ActionDeps, inputs: ActionInputs, ctx:
   if (fromBase && ctx.base !== null) {
     rev = await resolveBaseRev(deps.git, wd, ctx.base)
     baseLabel = `${ctx.base.ref} (${rev.startsWith('refs/') ? rev : rev.slice(0, 12)})`
-    const baseText = configPath === null ? null : await showAtRev(deps.git, wd, rev, relative(wd, configPath))
-    baseFile = baseText === null ? null : stages.parseConfigText(baseText, `${configRel} on ${baseLabel}`)
+    baseFile = await readBaseConfig(deps, wd, rev, baseLabel, configRel, configPath)
+    const refused = conflictMessage(inputConflicts(inputs, baseTermView(baseFile, `${configRel ?? 'the config'} on ${baseLabel}`)))
+    if (refused !== null) {
+      throw new UsageError(
+        refused,
+        `Remove the input from the workflow, or give it the value on ${ctx.base.ref}; a change to a term applies once it is merged into ${ctx.base.ref}'s config.`,
+      )
+    }
     file = withBaseTerms(prFile, baseFile)
   }
   const cfg = stages.resolveConfig({ file, filePath: configPath, flags: runFlags(inputs, wd, file?.sweeps ? Object.keys(file.sweeps) : null), env: deps.env })
   const baselineRel = baselinePathFor(inputs, cfg.sweepName)
   const baselineAbs = resolve(wd, baselineRel)
   const changed = fromBase ? termDifferences(prFile, baseFile) : []
-  if (fromBase && canonical(prFile?.server?.env ?? []) !== canonical(baseFile?.server?.env ?? [])) changed.push('server.env')
   let baseline: Baseline | null
   if (rev !== null && baseLabel !== null) {
     const text = await showAtRev(deps.git, wd, rev, relative(wd, baselineAbs))
+    if (text === null && inputs.baseline !== undefined) {
+      // Named by the workflow: a file the base lacks would skip the stored baseline's look.
+      throw new UsageError(
+        `the input baseline "${inputs.baseline}" names a file that does not exist on ${baseLabel}: a change is judged against a baseline the base branch holds.`,
+        `Record it on ${ctx.base?.ref ?? 'the base branch'} first (mode: refresh there, with the same baseline input), or leave the input empty.`,
+      )
+    }
     baseline = text === null ? null : stages.parseBaselineText(text, `${baselineRel} on ${baseLabel}`)
     // The PR's copy counts as changed when it parses to something else (formatting alone is no change).
     if (baseline !== null && deps.files.exists(baselineAbs)) {

@@ -4,33 +4,11 @@
  * self-hosted. Pure: it reads the event payload and environment it is given.
  */
 
+import type { EventPayload } from './event-payload.js'
+import { judgedChange } from './event-policy.js'
 import type { RunStamp } from './status-comment.js'
 
-type RepoRef = { full_name?: string; fork?: boolean } | null
-
-/** The parts of a GitHub event payload servegate reads (everything optional: payloads vary). */
-export interface EventPayload {
-  pull_request?: {
-    number?: number
-    head?: { repo?: RepoRef; sha?: string; ref?: string }
-    base?: { repo?: RepoRef; sha?: string; ref?: string }
-  }
-  /** issue_comment: the issue (a pull request when `pull_request` is present) and the comment. */
-  issue?: { number?: number; pull_request?: object | null }
-  comment?: { author_association?: string; user?: { login?: string } | null }
-  /** workflow_run: the run that triggered this one; its code came from head_repository. */
-  workflow_run?: {
-    event?: string
-    head_sha?: string
-    head_branch?: string
-    head_repository?: RepoRef
-    repository?: RepoRef
-    pull_requests?: Array<{ number?: number; head?: { sha?: string; ref?: string }; base?: { sha?: string; ref?: string } }>
-  }
-  repository?: { full_name?: string; default_branch?: string }
-  /** merge_group: the queue's temporary branch (head) and the branch it merges into (base). */
-  merge_group?: { head_sha?: string; head_ref?: string; base_sha?: string; base_ref?: string }
-}
+export type { EventPayload } from './event-payload.js'
 
 export interface PullRequestInfo {
   number: number
@@ -70,6 +48,11 @@ export interface RunContext {
   base: BaseRef | null
   /** GITHUB_RUN_ATTEMPT, when set. */
   runAttempt: string | null
+  /**
+   * The change this event judges, in words (`pull request #7`, `branch fix, not the default branch
+   * main`), or null when it judges none (event-policy.ts): only the judging modes run on such an event.
+   */
+  judging: string | null
 }
 
 /** The base of a pull request (or merge queue, or the default branch): its commit when the event names it, and its branch. */
@@ -116,7 +99,8 @@ export function readRunContext(eventName: string, payload: EventPayload, env: Re
   const server = env['GITHUB_SERVER_URL'] || 'https://github.com'
   const runId = env['GITHUB_RUN_ID']
   const runUrl = runId && repository ? `${server}/${repository}/actions/runs/${runId}` : null
-  return { eventName, repository, owner, repo, runner: detectRunner(env), runUrl, runAttempt: env['GITHUB_RUN_ATTEMPT'] || null, ...source }
+  const judging = judgedChange(eventName, payload, env)
+  return { eventName, repository, owner, repo, runner: detectRunner(env), runUrl, runAttempt: env['GITHUB_RUN_ATTEMPT'] || null, judging, ...source }
 }
 
 type EventSource = Pick<RunContext, 'pullRequest' | 'untrusted' | 'headSha' | 'base'>
@@ -143,7 +127,7 @@ function eventSource(eventName: string, payload: EventPayload, repository: strin
     return { pullRequest: null, untrusted: null, headSha: mg?.head_sha ?? githubSha, base: ref ? { sha: mg?.base_sha ?? null, ref } : null }
   }
   if ((BASE_IS_DEFAULT_BRANCH as readonly string[]).includes(eventName)) {
-    // A run by hand can be started on any branch, with that branch's config: judge it by the default branch's.
+    // A run by hand or a push can be on any branch, with that branch's config: judge it by the default branch's.
     const ref = payload.repository?.default_branch
     return { pullRequest: null, untrusted: null, headSha: githubSha, base: ref ? { sha: null, ref } : null }
   }
@@ -151,7 +135,7 @@ function eventSource(eventName: string, payload: EventPayload, repository: strin
 }
 
 /** Events whose gate terms come from the repository's default branch. */
-const BASE_IS_DEFAULT_BRANCH = ['workflow_dispatch', 'schedule'] as const
+const BASE_IS_DEFAULT_BRANCH = ['workflow_dispatch', 'schedule', 'push'] as const
 
 /**
  * Events whose checkout is not the base branch's, where a payload that names no base is refused

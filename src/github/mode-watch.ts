@@ -10,7 +10,7 @@
  */
 import { baselineHistory } from '../gate/history.js'
 import type { ResolvedConfig } from '../config/resolve.js'
-import { UsageError, describeError } from '../errors.js'
+import { describeError } from '../errors.js'
 import { blameEnvChanges } from '../gate/env-diff.js'
 import { gateExit } from '../gate/outcome.js'
 import type { Baseline, Verdict } from '../gate/types.js'
@@ -53,13 +53,7 @@ export interface WatchPublication {
 
 /** Sweep the default branch, judge it against its own baseline (confirming when undecided), and publish the watch. */
 export async function runWatch(deps: ActionDeps, progress: Progress, given: ActionInputs, ctx: RunContext): Promise<void> {
-  if (ctx.pullRequest !== null) {
-    // Its terms come from the checkout: on a pull request that would let the PR judge itself.
-    throw new UsageError(
-      `mode watch measures the default branch against its own baseline, but this ${ctx.eventName} run is for pull request #${ctx.pullRequest.number}.`,
-      'Trigger the watch job on schedule: or workflow_dispatch:, and gate pull requests with mode: gate.',
-    )
-  }
+  // An event that judges a change never gets here (event-policy.ts): the watch's terms are the checkout's, the default branch's.
   const job = await openJob(deps, progress, given, ctx)
   const baseline = requireBaseline(job.terms)
   const sweep = await sweepJob(deps, job, true)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { ConfigFile } from '../../src/config/schema.js'
-import { configJudgement, judgeByConfig, termDifferences, termsNotice, withBaseTerms } from '../../src/github/base-terms.js'
+import { termDifferences, termsNotice, withBaseTerms } from '../../src/github/base-terms.js'
+import { configJudgement, judgeByConfig } from '../../src/github/input-terms.js'
 
 const base: ConfigFile = {
   server: { base_url: 'http://127.0.0.1:8000' },

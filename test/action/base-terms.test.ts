@@ -4,7 +4,10 @@
  * real simulator refreshes; the PR loosens gate.tolerance_pct to 500 % and
  * rewrites the baseline from a slow run, and its server is 40 % slower. The
  * Action (real stages, real git, fake runner) still reports a regression,
- * fails the step, and says the PR's terms apply only once merged.
+ * fails the step, and says the PR's terms apply only once merged. Nor can a
+ * change choose its terms through the workflow: a mode that is not a judging
+ * one, a config path the base lacks, a reference engine of its own and a
+ * runner variable as the API key are refused before anything is measured.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -340,4 +343,168 @@ describe.each(CASE6_EVENTS)("a PR's tolerance_pct: {itl: 300} against a 40 per c
     // Meaningful: under the checkout's own terms and baseline the same measurement does not fail the step.
     expectNotFailedUnder(ITL_CONFIG, slowBaseline, measured)
   }, 400_000)
+})
+
+/**
+ * Refusals through the Action with real git: an event that judges a change runs only the
+ * judging modes, and the terms it is judged by cannot be chosen through the workflow's inputs or
+ * paths. Each is refused before anything is measured (no sweep, no engine started), so these
+ * runs take about a second each.
+ */
+describe("a change cannot choose its terms through the workflow's inputs or paths", () => {
+  /** Real stages whose measuring steps record that they were reached (and measure nothing). */
+  function unmeasured(): { stages: ActionStages; measured: string[] } {
+    const measured: string[] = []
+    return {
+      measured,
+      stages: {
+        ...realStages,
+        runSweep: async () => {
+          measured.push('runSweep')
+          throw new Error('a refused run measured')
+        },
+        runAB: async () => {
+          measured.push('runAB')
+          throw new Error('a refused run measured')
+        },
+      },
+    }
+  }
+
+  /** A pull request from branch `head` (made from `baseRef` by one commit writing `files`) into `baseRef`, checked out shallow. */
+  function pullRequest(head: string, files: Record<string, string>, baseRef = 'main') {
+    const author = join(dir, `author-${head}`)
+    git(dir, 'clone', '-q', '--branch', baseRef, `file://${origin}`, author)
+    const base = git(author, 'rev-parse', 'HEAD')
+    git(author, 'checkout', '-q', '-b', head)
+    for (const [path, text] of Object.entries(files)) writeFileSync(join(author, path), text)
+    git(author, 'add', '.')
+    git(author, 'commit', '-q', '-m', head)
+    const sha = git(author, 'rev-parse', 'HEAD')
+    git(author, 'push', '-q', 'origin', head)
+    const checkout = join(dir, `ws-${head}`)
+    git(dir, 'clone', '-q', '--depth', '1', '--branch', head, `file://${origin}`, checkout)
+    const payload = {
+      pull_request: {
+        number: 30,
+        head: { repo: { full_name: 'acme/infer', fork: false }, sha, ref: head },
+        base: { repo: { full_name: 'acme/infer', fork: false }, sha: base, ref: baseRef },
+      },
+      repository: { full_name: 'acme/infer', default_branch: 'main' },
+    }
+    return { checkout, payload, sha, base }
+  }
+
+  /** Run the Action once in `checkout` on `eventName` with real git; what it recorded and what it measured. */
+  async function refusedRun(checkout: string, eventName: string, payload: object, inputs: Record<string, string>, env: Record<string, string> = {}) {
+    const made = fakeDeps({ eventName, payload: payload as never, inputs: { config: 'servegate.yml', out: 'out/result.json', ...inputs }, env })
+    const { stages, measured } = unmeasured()
+    const gitCalls: string[][] = []
+    made.deps.cwd = checkout
+    made.deps.stages = stages
+    made.deps.git = (args, cwd) => {
+      gitCalls.push([...args])
+      return execGit(args, cwd)
+    }
+    made.deps.files = writeFiles
+    await run(made.deps)
+    return { rec: made.rec, measured, gitCalls }
+  }
+
+  it.each(['full', 'refresh'])('refuses mode %s on a pull_request before anything is read or measured, naming the event and the mode', async (mode) => {
+    const checkout = loosenCheckout(10 + mode.length)
+    const payload = {
+      pull_request: {
+        number: 21,
+        head: { repo: { full_name: 'acme/infer', fork: false }, sha: headSha, ref: 'loosen' },
+        base: { repo: { full_name: 'acme/infer', fork: false }, sha: baseSha, ref: 'main' },
+      },
+    }
+    const { rec, measured, gitCalls } = await refusedRun(checkout, 'pull_request', payload, { mode })
+    expect(measured).toEqual([])
+    expect(gitCalls).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('refused')
+    expect(rec.failed).toEqual([
+      `servegate refuses mode ${mode} on this pull_request event (pull request #21): an event that judges a change runs only gate, check, ab, aggregate, which take their terms from the base branch; run mode ${mode} from the default branch (a push to it, a schedule, or a dispatch on it) and gate the change with mode gate.`,
+    ])
+    // Nothing was committed or written as a baseline.
+    expect(git(checkout, 'rev-parse', 'HEAD')).toBe(headSha)
+    expect(existsSync(join(checkout, 'out/result.json'))).toBe(false)
+  })
+
+  it('refuses mode watch on merge_group before anything is read or measured, naming the event and the mode', async () => {
+    const checkout = join(dir, 'ws-queue-watch')
+    git(dir, 'clone', '-q', '--depth', '1', '--branch', 'itl300', `file://${origin}`, checkout)
+    const payload = CASE6_EVENTS.find((e) => e.eventName === 'merge_group')!.payload()
+    const { rec, measured, gitCalls } = await refusedRun(checkout, 'merge_group', payload, { mode: 'watch' })
+    expect(measured).toEqual([])
+    expect(gitCalls).toEqual([])
+    expect(rec.failed).toHaveLength(1)
+    expect(rec.failed[0]).toMatch(
+      /^servegate refuses mode watch on this merge_group event \(the merge queue's branch gh-readonly-queue\/main\/pr-22-abc\): an event that judges a change runs only gate, check, ab, aggregate, /,
+    )
+    expect(rec.issueCalls).toEqual([])
+  })
+
+  it('refuses a config path the base branch lacks, which would otherwise drop every base term and let fail-on: never win', async () => {
+    // The PR's own config, loose and new; the base pins nothing at that path because it has no such file.
+    const pr = pullRequest('own-config', { 'servegate-pr.yml': stringify({ ...PR_CONFIG, gate: { ...PR_CONFIG.gate, fail_on: 'never' } }) })
+    const { rec, measured } = await refusedRun(pr.checkout, 'pull_request', pr.payload, { config: 'servegate-pr.yml', 'fail-on': 'never' })
+    expect(measured).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('error')
+    expect(rec.failed).toEqual([
+      `servegate could not run: the config servegate-pr.yml does not exist on main (${pr.base.slice(0, 12)}): the terms a change is judged by come from the base branch's copy, and servegate will not judge by the checkout's alone. (Merge the config into the base branch first, or point the input config at a file the base branch holds.)`,
+    ])
+  })
+
+  it("refuses a reference-serve other than the base's gate.reference_command, naming both, before either engine starts", async () => {
+    const reference = 'servegate sim --port {port} --itl-ms 20'
+    const withReference = pullRequest('with-reference', {
+      'servegate.yml': stringify({ ...BASE_CONFIG, gate: { ...BASE_CONFIG.gate, reference_command: reference } }),
+    })
+    // The base of the next pull request: main with a reference engine.
+    const mine = 'servegate sim --port {port} --itl-ms 28'
+    const pr = pullRequest('own-reference', { 'serving.txt': 'the PR engine\n' }, 'with-reference')
+    const { rec, measured } = await refusedRun(pr.checkout, 'pull_request', pr.payload, { 'reference-serve': mine, serve: mine })
+    expect(withReference.sha).toBe(pr.base)
+    expect(measured).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('error')
+    expect(rec.failed).toHaveLength(1)
+    expect(rec.failed[0]).toBe(
+      `servegate could not run: the input reference-serve "${mine}" differs from gate.reference_command "${reference}" in servegate.yml on with-reference (${pr.base.slice(0, 12)}): the base branch's config decides this term, and an input may only repeat it (Remove the input from the workflow, or give it the value on with-reference; a change to a term applies once it is merged into with-reference's config.)`,
+    )
+  })
+
+  it("accepts a matrix job's inputs against a base that pins no fail_on: fail-on: never, its label, and its baseline on the base", async () => {
+    const pr = pullRequest('matrix-job', { 'serving.txt': 'engine b\n' })
+    const inputs = { mode: 'check', label: 'gate', 'fail-on': 'never', baseline: 'baselines/gate.json', comment: 'never' }
+    const { rec, measured } = await refusedRun(pr.checkout, 'pull_request', pr.payload, inputs)
+    expect(measured).toEqual([])
+    expect(rec.failed).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('checked')
+    expect(rec.summary).toContain(`Terms and baseline baselines/gate.json read from main (${pr.base.slice(0, 12)}).`)
+  })
+
+  it('refuses a baseline input naming a file the base branch lacks, though the checkout has it', async () => {
+    const pr = pullRequest('own-baseline', { 'baselines/h100.json': json(slowBaseline) })
+    const { rec, measured } = await refusedRun(pr.checkout, 'pull_request', pr.payload, { baseline: 'baselines/h100.json' })
+    expect(measured).toEqual([])
+    expect(rec.failed).toEqual([
+      `servegate could not run: the input baseline "baselines/h100.json" names a file that does not exist on main (${pr.base.slice(0, 12)}): a change is judged against a baseline the base branch holds. (Record it on main first (mode: refresh there, with the same baseline input), or leave the input empty.)`,
+    ])
+  })
+
+  it('refuses server.api_key_env: ACTIONS_RUNTIME_TOKEN before any request is sent', async () => {
+    const pr = pullRequest('runtime-key', { 'servegate.yml': stringify({ ...BASE_CONFIG, server: { api_key_env: 'ACTIONS_RUNTIME_TOKEN' } }) })
+    const { rec, measured } = await refusedRun(pr.checkout, 'pull_request', pr.payload, {}, { ACTIONS_RUNTIME_TOKEN: 'runtime-token-0123456789' })
+    expect(measured).toEqual([])
+    expect(rec.failed).toHaveLength(1)
+    expect(rec.failed[0]).toContain(
+      "server.api_key_env: expected a variable that holds the server's API key; ACTIONS_RUNTIME_TOKEN is the runner's (ACTIONS_* values are never sent to a server)",
+    )
+    // Masked in the log, and in nothing the run published.
+    const { secrets, ...published } = rec
+    expect(secrets).toContain('runtime-token-0123456789')
+    expect(JSON.stringify(published)).not.toContain('runtime-token-0123456789')
+  })
 })

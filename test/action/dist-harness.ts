@@ -69,7 +69,7 @@ export function parseOutputs(text: string): Record<string, string> {
   return out
 }
 
-const REPOSITORY = { full_name: 'acme/infer', name: 'infer', owner: { login: 'acme' } }
+const REPOSITORY = { full_name: 'acme/infer', name: 'infer', owner: { login: 'acme' }, default_branch: 'main' }
 
 /** Where a pull request merges into: the event names its branch and commit (as GitHub's does). */
 export interface PrBase {
@@ -96,7 +96,8 @@ export const prEvent = (fork = false, opts: { headSha?: string; headRef?: string
     repository: REPOSITORY,
   },
 })
-export const pushEvent: Event = { name: 'push', payload: { repository: REPOSITORY } }
+/** A push to the default branch: it judges no change, so every mode runs on it. */
+export const pushEvent: Event = { name: 'push', payload: { ref: 'refs/heads/main', repository: REPOSITORY } }
 
 export interface StepOptions {
   /** Extra (or overriding) environment variables of the step. */

@@ -73,6 +73,8 @@ export const CWD = '/ws'
 export const PR_PAYLOAD: EventPayload = {
   pull_request: { number: 7, head: { repo: { full_name: 'acme/infer', fork: false } }, base: { repo: { full_name: 'acme/infer', fork: false } } },
 }
+/** A push to the default branch: an event that judges no change, where every mode may run. */
+export const PUSH_MAIN: EventPayload = { ref: 'refs/heads/main', repository: { full_name: 'acme/infer', default_branch: 'main' } }
 export const FORK_PAYLOAD: EventPayload = {
   pull_request: { number: 8, head: { repo: { full_name: 'mallory/infer', fork: true } }, base: { repo: { full_name: 'acme/infer', fork: false } } },
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { run } from '../../src/action.js'
 import { UsageError } from '../../src/errors.js'
 import { commentMarker } from '../../src/github/sticky-comment.js'
-import { CWD, FORK_PAYLOAD, fakeDeps, type FakeOptions } from './fake-deps.js'
+import { CWD, FORK_PAYLOAD, PUSH_MAIN, fakeDeps, type FakeOptions } from './fake-deps.js'
 import { result, verdict } from './fixtures.js'
 import type { ResultFile } from '../../src/types.js'
 
@@ -91,7 +91,7 @@ describe('run (gate mode)', () => {
 
 describe('run (full and refresh modes)', () => {
   it('full without a baseline measures and reports, verdict none, no comparison', async () => {
-    const { deps, rec } = fakeDeps({ inputs: { mode: 'full' }, verdicts: [] })
+    const { deps, rec } = fakeDeps({ inputs: { mode: 'full' }, eventName: 'push', payload: PUSH_MAIN, verdicts: [] })
     await run(deps)
     expect(rec.failed).toEqual([])
     expect(rec.outputs.get('verdict')).toBe('none')
@@ -106,7 +106,7 @@ describe('run (full and refresh modes)', () => {
       for (const p of r.points) for (const x of p.runs) x.validity = { valid: false, issues: [{ code: 'requests_failed', detail: 'all failed' }] }
       return r
     }
-    const { deps, rec } = fakeDeps({ inputs: { mode: 'full' }, verdicts: [], sweepResult: refused })
+    const { deps, rec } = fakeDeps({ inputs: { mode: 'full' }, eventName: 'push', payload: PUSH_MAIN, verdicts: [], sweepResult: refused })
     await run(deps)
     expect(rec.outputs.get('verdict')).toBe('none')
     expect(rec.summary).toContain('METHODOLOGY-TABLE')
@@ -116,6 +116,8 @@ describe('run (full and refresh modes)', () => {
   it('full compares when a baseline exists at baselines/<sweep>.json', async () => {
     const { deps, rec } = fakeDeps({
       inputs: { mode: 'full', 'fail-on': 'never' },
+      eventName: 'push',
+      payload: PUSH_MAIN,
       existing: [`${CWD}/baselines/default.json`],
       verdicts: [verdict('regression')],
     })
@@ -125,7 +127,7 @@ describe('run (full and refresh modes)', () => {
   })
 
   it('refresh appends, writes and commits the baseline with a bot identity, and never fails on the comparison', async () => {
-    const { deps, rec } = gate({ inputs: { mode: 'refresh' }, eventName: 'push', payload: {}, verdicts: [verdict('regression')] })
+    const { deps, rec } = gate({ inputs: { mode: 'refresh' }, eventName: 'push', payload: PUSH_MAIN, verdicts: [verdict('regression')] })
     await run(deps)
     expect(rec.failed).toEqual([])
     expect(rec.outputs.get('verdict')).toBe('refreshed')
@@ -140,7 +142,7 @@ describe('run (full and refresh modes)', () => {
   })
 
   it('refresh with refresh-commit false writes the file and leaves git alone', async () => {
-    const { deps, rec } = fakeDeps({ inputs: { mode: 'refresh', 'refresh-commit': 'false' }, verdicts: [] })
+    const { deps, rec } = fakeDeps({ inputs: { mode: 'refresh', 'refresh-commit': 'false' }, eventName: 'push', payload: PUSH_MAIN, verdicts: [] })
     await run(deps)
     expect(rec.baselinesWritten).toHaveLength(1)
     expect(rec.git).toEqual([])

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { run } from '../../src/action.js'
 import { ServerExitedDuringSweep } from '../../src/serve/index.js'
-import { CWD, fakeDeps, type FakeOptions } from './fake-deps.js'
+import { CWD, PUSH_MAIN, fakeDeps, type FakeOptions } from './fake-deps.js'
 import { result as resultFixture, verdict } from './fixtures.js'
 
 const BASELINE = `${CWD}/baselines/gate.json`
@@ -47,7 +47,7 @@ describe('the Action with a server that dies mid-sweep', () => {
   })
 
   it('never refreshes a baseline from a sweep whose server died: the step fails as "could not run"', async () => {
-    const { deps, rec } = gate({ inputs: { mode: 'refresh' }, sweepError: died(), verdicts: [verdict('pass')], eventName: 'push' })
+    const { deps, rec } = gate({ inputs: { mode: 'refresh' }, sweepError: died(), verdicts: [verdict('pass')], eventName: 'push', payload: PUSH_MAIN })
     await run(deps)
     expect(rec.baselinesWritten).toEqual([])
     expect(rec.outputs.get('verdict')).toBe('error')

@@ -203,8 +203,11 @@ describe('mode: watch, refusals', () => {
     const { deps, rec } = watch({ eventName: 'pull_request', payload: pr, verdicts: [regression()] })
     await run(deps)
     expect(rec.sweeps).toEqual([])
-    expect(rec.outputs.get('verdict')).toBe('error')
-    expect(rec.failed[0]).toMatch(/^servegate could not run: mode watch measures the default branch .* pull request #7/)
+    expect(rec.git).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('refused')
+    expect(rec.failed).toEqual([
+      'servegate refuses mode watch on this pull_request event (pull request #7): an event that judges a change runs only gate, check, ab, aggregate, which take their terms from the base branch; run mode watch from the default branch (a push to it, a schedule, or a dispatch on it) and gate the change with mode gate.',
+    ])
   })
 
   it('needs a baseline, and says so before any load is sent', async () => {

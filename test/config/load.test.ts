@@ -54,6 +54,17 @@ describe('parseConfigText', () => {
     expect(err.hint).toContain('docs/config.md')
   })
 
+  it.each(['ACTIONS_RUNTIME_TOKEN', 'GITHUB_TOKEN', 'INPUT_GITHUB_TOKEN', 'RUNNER_TEMP', 'actions_id_token_request_token'])(
+    'refuses server.api_key_env: %s, a runner variable whose value would be sent to the server as its key',
+    (name) => {
+      const err = errorOf(() => parseConfigText(`server:\n  api_key_env: ${name}\n`, 'servegate.yml'))
+      const prefix = name.toUpperCase().split('_')[0]
+      expect(err.message).toBe(
+        `servegate.yml is not a valid servegate config:\n  server.api_key_env: expected a variable that holds the server's API key; ${name} is the runner's (${prefix}_* values are never sent to a server)`,
+      )
+    },
+  )
+
   it('finds unknown keys inside a named sweep', () => {
     const err = errorOf(() =>
       parseConfigText('sweeps:\n  quick:\n    shapes: [{input_len: 8, output_len: 8}]\n    concurrency: [1]\n    prompts_per_concurency: 3\n', 'c.yaml'),

@@ -28,6 +28,7 @@ const ROOT = new URL('../../', import.meta.url)
 const WORKFLOW = new URL('.github/workflows/servegate.yml', ROOT)
 
 interface Step {
+  name?: string
   uses?: string
   run?: string
   id?: string
@@ -62,8 +63,11 @@ const schedule = (): Contexts => ctx('schedule', 'refs/heads/main', { schedule: 
 const dispatch = (): Contexts => ctx('workflow_dispatch', 'refs/heads/main')
 
 const started = (c: Contexts): string[] => Object.keys(wf.jobs).filter((id) => evaluateIf(wf.jobs[id]!.if, c))
+/** Where the gate checks out the base branch's build of the Action, apart from the pull request's checkout. */
+const BASE_ACTION = '.servegate-base'
+/** The step that runs this repository's Action: on main its own build (`./`), on a pull request the base branch's. */
 const action = (job: Job): Step => {
-  const s = (job.steps ?? []).filter((x) => x.uses === './')
+  const s = (job.steps ?? []).filter((x) => x.uses === './' || x.uses === `./${BASE_ACTION}`)
   expect(s).toHaveLength(1)
   return s[0]!
 }
@@ -81,8 +85,9 @@ describe('.github/workflows/servegate.yml', () => {
     expect(input(wf.jobs[jobs[0]!]!, 'mode', c)).toBe(mode)
   })
 
-  it('measures nothing for a push to another branch, and is triggered by exactly these four events', () => {
+  it('measures nothing for a push to, or a run by hand on, another branch, and is triggered by exactly these four events', () => {
     expect(started(push('refs/heads/feature'))).toEqual([])
+    expect(started(ctx('workflow_dispatch', 'refs/heads/feature'))).toEqual([])
     expect(Object.keys(wf.on).sort()).toEqual(['pull_request', 'push', 'schedule', 'workflow_dispatch'])
     expect((wf.on['push'] as { branches: string[] }).branches).toEqual(['main'])
     const crons = (wf.on['schedule'] as Array<{ cron: string }>).map((s) => s.cron.trim().split(/\s+/))
@@ -121,6 +126,33 @@ describe('.github/workflows/servegate.yml', () => {
     expect(gate.steps!.find((s) => s.uses?.startsWith('actions/checkout@'))!.with?.['fetch-depth']).toBe(0)
     const refresh = wf.jobs[started(push())[0]!]!
     expect(action(refresh).with?.['refresh-commit']).toBe(true)
+  })
+
+  it("judges a pull request with the base branch's build of the Action, checked out apart at the base commit, never the pull request's", () => {
+    const gate = wf.jobs[started(pr())[0]!]!
+    const steps = gate.steps ?? []
+    const judge = action(gate)
+    expect(judge.uses).toBe(`./${BASE_ACTION}`)
+    const base = steps.find((s) => s.uses?.startsWith('actions/checkout@') && s.with?.['path'] === BASE_ACTION)
+    expect(base?.with).toEqual({ ref: '${{ github.event.pull_request.base.sha }}', path: BASE_ACTION, 'persist-credentials': false })
+    expect(steps.indexOf(base!)).toBeLessThan(steps.indexOf(judge))
+    // The pull request's own checkout is the workspace root: what the judge measures (its bin/servegate.js sim).
+    expect(steps.find((s) => s.uses?.startsWith('actions/checkout@'))!.with?.['path']).toBeUndefined()
+    // On main the Action judges its own commit, which is the base there.
+    for (const c of [push(), schedule(), dispatch()]) for (const id of started(c)) expect(action(wf.jobs[id]!).uses, id).toBe('./')
+  })
+
+  it('runs every action it uses on Node 24', () => {
+    // The first major of each that declares runs.using: node24.
+    const node24 = { 'actions/checkout': 5, 'actions/setup-node': 5, 'actions/upload-artifact': 6 } as Record<string, number>
+    for (const [id, job] of Object.entries(wf.jobs)) {
+      for (const s of job.steps ?? []) {
+        if (s.uses === undefined || s.uses.startsWith('./')) continue
+        const [name, ref] = s.uses.split('@') as [string, string]
+        expect(node24[name], `${id}: ${s.uses}`).toBeDefined()
+        expect(Number(/^v(\d+)/.exec(ref)?.[1]), `${id}: ${s.uses}`).toBeGreaterThanOrEqual(node24[name]!)
+      }
+    }
   })
 
   it('queues refreshes in one group and never cancels one half way; a new commit of a pull request cancels its older gate', () => {

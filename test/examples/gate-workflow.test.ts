@@ -316,6 +316,27 @@ describe('examples/servegate-gate.yml', () => {
     expect(evaluateValue(wf.concurrency?.['cancel-in-progress'], schedule())).toBe(false)
   })
 
+  it('names a job like the required check ("servegate gate") only where it gates a pull request or the merge queue, in mode gate, failing per the default fail-on', () => {
+    const REQUIRED = 'servegate gate'
+    const nameOf = (id: string, ctx: Contexts) => interpolate(wf.jobs[id]!.name ?? id, ctx)
+    const serving = { changes: { serving: 'true' } }
+    const modes = (wf.on.workflow_dispatch as unknown as { inputs: { mode: { options: string[] } } }).inputs.mode.options
+    // A run by hand (with fail-on: never, on main or on a pull request's branch), a push, a schedule: never the required name.
+    const byHand = modes.flatMap((m) => [dispatch(m), dispatch(m, 'refs/heads/feature')])
+    for (const ctx of [...byHand, push(), push('refs/heads/feature'), schedule()]) {
+      for (const id of jobsThatRun(wf, ctx, serving)) expect(nameOf(id, ctx), `${JSON.stringify(ctx.inputs)} job ${id}`).not.toBe(REQUIRED)
+    }
+    expect(nameOf('gate', dispatch('full'))).toBe('servegate full (by hand)')
+    for (const ctx of [pr(), mergeGroup()]) {
+      const required = jobsThatRun(wf, ctx, serving).filter((id) => nameOf(id, ctx) === REQUIRED)
+      expect(required).toHaveLength(1)
+      const sg = steps(wf.jobs[required[0]!] as Job).filter((s) => s.uses?.startsWith('servegate/servegate@'))
+      expect(sg.map((s) => interpolate(String(s.with?.mode ?? 'gate'), ctx))).toEqual(['check', 'gate'])
+      // Empty: the Action's default, every verdict but a pass.
+      for (const s of sg) expect(interpolate(String(s.with?.['fail-on'] ?? ''), ctx)).toBe('')
+    }
+  })
+
   it('checks out the base ref too, so the gate can read its terms from it', () => {
     for (const id of jobsThatRun(wf, pr())) {
       const job = wf.jobs[id] as Job
