@@ -162,6 +162,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         secrets: c.serve.secrets,
         ...(c.serve.env !== undefined ? { passEnv: c.serve.env } : {}),
         extraEnv: gpuEnv(gpus[side]),
+        isolation: c.isolation ?? 'auto',
         log: (line) => deps.log(`${side}: ${line}`),
         ...(deps.signal ? { signal: deps.signal } : {}),
       })

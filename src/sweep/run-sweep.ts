@@ -89,6 +89,7 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
       apiKey: cfg.apiKey,
       secrets: cfg.serve.secrets,
       ...(cfg.serve.env !== undefined ? { passEnv: cfg.serve.env } : {}),
+      isolation: cfg.isolation ?? 'auto',
       log: deps.log,
       ...(deps.signal ? { signal: deps.signal } : {}),
     }).catch((err: unknown) => {
