@@ -58,7 +58,7 @@ export interface ServerHandle {
   exited: Promise<ServerExit>
   /** How it exited, or null while it runs. */
   exit(): ServerExit | null
-  /** The log's last `n` lines, redacted. */
+  /** The log's last `n` lines (at most 5), redacted and made printable, or one line saying they are withheld (server-log.ts). */
   tail(n?: number): string[]
   /** Wait up to `ms` for the log to take the dead server's last words. */
   settleLog(ms: number): Promise<void>
@@ -122,6 +122,8 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true)
   const env = childEnv(opts.parentEnv ?? process.env, opts.passEnv ?? [], opts.extraEnv ?? {})
   const launch = await chooseLaunch(opts)
+  // Without a namespace by choice, what the command prints may hold a token in a form redaction cannot see.
+  log.withheld = opts.isolation === 'none'
   const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env, launch)
   const spawnedAt = Date.now()
   const stop = async (): Promise<void> => {
@@ -193,7 +195,7 @@ async function waitUntilReady(url: string, proc: ServerProcess, log: ServerLog, 
         await log.settle(1000)
         throw new ServerStartFailed(
           `the server ${describeExit(exit)} before it was ready (after ${formatSeconds(Date.now() - t0)})`,
-          log.tail(20),
+          log.tail(),
           opts.logPath,
           'Run the serve command by hand to see why it stops; the whole log is in the file above.',
         )
@@ -203,7 +205,7 @@ async function waitUntilReady(url: string, proc: ServerProcess, log: ServerLog, 
       if (elapsed >= opts.readyTimeoutMs) {
         throw new ServerStartFailed(
           `the server was not ready after ${formatSeconds(opts.readyTimeoutMs)} (last: ${last}); servegate stopped it`,
-          log.tail(20),
+          log.tail(),
           opts.logPath,
           'A large model may take longer to load: raise --ready-timeout (config server.ready_timeout, seconds).',
         )

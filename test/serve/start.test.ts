@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors.js'
-import { ServerStartCancelled, startServer, type ServeOptions } from '../../src/serve/index.js'
+import { ServerStartCancelled, ServerStartFailed, startServer, type ServeOptions } from '../../src/serve/index.js'
 import { hostIsolation, judgeProbeOutput } from '../../src/serve/isolation.js'
 import { groupGone } from './processes.js'
 
@@ -214,4 +214,32 @@ describe('startServer', () => {
       'PID 1 inside is not servegate\'s supervisor ("/sbin/init "): the command would share the host\'s process list',
     )
   })
+
+  it("shows a dead server's last five lines in its error, printable and cut short; the file keeps every line", async () => {
+    s.health = 503
+    const logPath = join(dir, 'noisy.log')
+    const command = `for i in $(seq 1 30); do echo "line $i"; done; printf '\\033[31mred\\033[0m\\tend\\n'; head -c 1000 /dev/zero | tr '\\0' x; echo; exit 1`
+    const err = (await startServer(opts({ command, logPath })).catch((e: unknown) => e)) as ServerStartFailed
+    expect(err).toBeInstanceOf(ServerStartFailed)
+    expect(err.message.split('\n').slice(1)).toEqual([
+      `  last 5 lines of the server log (${logPath}):`,
+      '  | line 28',
+      '  | line 29',
+      '  | line 30',
+      '  | red end',
+      `  | ${'x'.repeat(200)} …`,
+    ])
+    expect(readFileSync(logPath, 'utf8')).toContain('line 1\n')
+  }, 20_000)
+
+  it('withholds the tail from its error where server.isolation is none, pointing at the log file', async () => {
+    s.health = 503
+    const logPath = join(dir, 'plain.log')
+    const err = (await startServer(opts({ command: 'echo nekot-desrever; exit 1', logPath, isolation: 'none' })).catch((e: unknown) => e)) as ServerStartFailed
+    expect(err).toBeInstanceOf(ServerStartFailed)
+    expect(err.message.split('\n').slice(1)).toEqual([
+      `  the server's output is left out of messages: its command ran without a PID namespace of its own (server.isolation: none), where it could have read tokens that redaction cannot recognise; the whole log is in ${logPath}`,
+    ])
+    expect(readFileSync(logPath, 'utf8')).toBe('nekot-desrever\n')
+  }, 20_000)
 })
