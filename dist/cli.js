@@ -3640,7 +3640,11 @@ var init_redact = __esm({
       "authorization",
       "apikey",
       "credential",
-      "credentials"
+      "credentials",
+      // --admin-pw, --ngc-pat (a personal access token), --db-pass, SMTP_PASS.
+      "pw",
+      "pat",
+      "pass"
     ]);
     WORD = String.raw`(?:\\"(?:[^"\\]|\\[^"])*\\"|"[^"]*"|'[^']*'|[^\s"']+)`;
     ESCAPED_REDACTED = "\\*\\*\\*";
@@ -3677,6 +3681,17 @@ var init_redact = __esm({
         re: /(["'])([A-Za-z][\w-]*)(:\s*)(?:(Bearer|Basic|token)\s+)?([^"'\s]+)\1/gi,
         apply: (m) => isSecretName(m[2]) && !isRedacted(m[5]) ? { text: `${m[1]}${m[2]}${m[3]}${m[4] === void 0 ? "" : `${m[4]} `}${REDACTED}${m[1]}`, secret: m[5] } : keep(m)
       },
+      // curl's credentials: `curl -u user:pass`, `--user=user:pass` (the password after the first colon).
+      // After curl only: `docker run -u 1000:1000` is a uid and a gid.
+      {
+        re: new RegExp(String.raw`(\bcurl\b[^\n|;&]*?\s)(-u|--user)(=|\s*)((?:\\)?["']|)([^\s"':\\]+):([^\s"']+)\4`, "g"),
+        apply: (m) => isRedacted(m[6]) ? keep(m) : { text: `${m[1]}${m[2]}${m[3]}${m[4]}${m[5]}:${REDACTED}${m[4]}`, secret: m[6] }
+      },
+      // A password after a login verb: `docker login -u bench -p VALUE registry`, `helm registry login … -p VALUE`.
+      {
+        re: new RegExp(String.raw`(\blogin\b[^\n|;&]*?\s)(-p)(=|\s+)(?!-)(${WORD})`, "g"),
+        apply: (m) => isRedacted(m[4]) ? keep(m) : { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4])}`, secret: unquote(m[4]) }
+      },
       // Authorization headers written out: `Bearer xxx`, `Authorization: token xxx` / `Basic xxx`.
       { re: /\b(Bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi, apply: (m) => isRedacted(m[2]) ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2] } },
       {
@@ -3697,8 +3712,10 @@ var init_redact = __esm({
         // GitLab
         /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g,
         // AWS access key ids
-        /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g
+        /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g,
         // Slack
+        /(?<![\w-])nvapi-[A-Za-z0-9_-]{20,}/g
+        // NVIDIA API keys (NGC, build.nvidia.com)
       ].map((re) => ({ re, apply: (m) => ({ text: REDACTED, secret: m[0] }) }))
     ];
     remembered = /* @__PURE__ */ new Set();
@@ -17806,7 +17823,7 @@ var require_client_h1 = __commonJS({
       kHTTPContext,
       kClosed
     } = require_symbols();
-    var constants2 = require_constants2();
+    var constants3 = require_constants2();
     var EMPTY_BUF2 = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var removeAllListeners = util.removeAllListeners;
@@ -17942,7 +17959,7 @@ var require_client_h1 = __commonJS({
          */
       constructor(client, socket, { exports: exports3 }) {
         this.llhttp = exports3;
-        this.ptr = this.llhttp.llhttp_alloc(constants2.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants3.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -18038,11 +18055,11 @@ var require_client_h1 = __commonJS({
             currentParser = null;
             currentBufferRef = null;
           }
-          if (ret !== constants2.ERROR.OK) {
+          if (ret !== constants3.ERROR.OK) {
             const data = chunk.subarray(llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr);
-            if (ret === constants2.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants3.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(data);
-            } else if (ret === constants2.ERROR.PAUSED) {
+            } else if (ret === constants3.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(data);
             } else {
@@ -18065,10 +18082,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants2.ERROR.OK) {
+        if (ret === constants3.ERROR.OK) {
           return null;
         }
-        if (ret === constants2.ERROR.PAUSED || ret === constants2.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants3.ERROR.PAUSED || ret === constants3.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -18085,7 +18102,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants2.ERROR[ret], data);
+        return new HTTPParserError(message, constants3.ERROR[ret], data);
       }
       destroy() {
         assert2(currentParser === null);
@@ -18296,7 +18313,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants2.ERROR.PAUSED : 0;
+        return pause ? constants3.ERROR.PAUSED : 0;
       }
       /**
        * @param {Buffer} buf
@@ -18322,7 +18339,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request2.onData(buf) === false) {
-          return constants2.ERROR.PAUSED;
+          return constants3.ERROR.PAUSED;
         }
         return 0;
       }
@@ -18362,13 +18379,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert2(client[kRunning] === 0);
           util.destroy(socket, new InformationalError("reset"));
-          return constants2.ERROR.PAUSED;
+          return constants3.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants2.ERROR.PAUSED;
+          return constants3.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants2.ERROR.PAUSED;
+          return constants3.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(client[kResume]);
         } else {
@@ -30697,10 +30714,10 @@ var require_headers = __commonJS({
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         const exists = this.headersMap.get(lowercaseName);
         if (exists) {
-          const delimiter = lowercaseName === "cookie" ? "; " : ", ";
+          const delimiter2 = lowercaseName === "cookie" ? "; " : ", ";
           this.headersMap.set(lowercaseName, {
             name: exists.name,
-            value: `${exists.value}${delimiter}${value}`
+            value: `${exists.value}${delimiter2}${value}`
           });
         } else {
           this.headersMap.set(lowercaseName, { name, value });
@@ -44295,9 +44312,9 @@ var require_pako = __commonJS({
     var assign = require_common().assign;
     var deflate = require_deflate2();
     var inflate = require_inflate2();
-    var constants2 = require_constants6();
+    var constants3 = require_constants6();
     var pako2 = {};
-    assign(pako2, deflate, inflate, constants2);
+    assign(pako2, deflate, inflate, constants3);
     module2.exports = pako2;
   }
 });
@@ -49503,8 +49520,8 @@ function emoji() {
 }
 var ipv4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])$/;
 var ipv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))$/;
-var mac = (delimiter) => {
-  const escapedDelim = escapeRegex(delimiter ?? ":");
+var mac = (delimiter2) => {
+  const escapedDelim = escapeRegex(delimiter2 ?? ":");
   return new RegExp(`^(?:[0-9A-F]{2}${escapedDelim}){5}[0-9A-F]{2}$|^(?:[0-9a-f]{2}${escapedDelim}){5}[0-9a-f]{2}$`);
 };
 var cidrv4 = /^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\/([0-9]|[1-2][0-9]|3[0-2])$/;
@@ -67374,6 +67391,12 @@ var serverSchema = external_exports.strictObject({
   ready_timeout: external_exports.number({ error: "expected seconds (a positive number)" }).positive({ error: "expected seconds (a positive number)" }).optional(),
   stop_timeout: external_exports.number({ error: "expected seconds (a number ≥ 0)" }).nonnegative({ error: "expected seconds (a number ≥ 0)" }).optional(),
   stop_command: external_exports.string({ error: 'expected a shell command line, e.g. "docker stop bench"' }).min(1, { error: 'expected a shell command line, e.g. "docker stop bench"' }).optional(),
+  /**
+   * `auto` (the default): the commands servegate starts run in a PID namespace of their own, where no
+   * process holding a token is visible (serve/isolation.ts); `none`: without one. The Action takes it
+   * from the base branch's config only.
+   */
+  isolation: external_exports.enum(["auto", "none"], { error: 'expected "auto" (a PID namespace of their own where the host allows it) or "none"' }).optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
   request_timeout: external_exports.number({ error: "expected a number of seconds above 0, e.g. 600" }).positive({ error: "expected a number of seconds above 0, e.g. 600" }).max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` }).optional(),
   /** GPUs serving the model (`--gpus`): the per-GPU figures divide by it; recorded as env.gpu.count. */
@@ -67759,6 +67782,7 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     // --serve-command records a command by hand; a command servegate starts is recorded by itself.
     serveCommand: recorded(f.serve ?? command),
     serve: serveSettings(file2, command, f.ready, secrets),
+    ...file2?.server?.isolation !== void 0 ? { isolation: file2.server.isolation } : {},
     idleTimeoutMs: f.timeout ?? DEFAULTS.idleTimeoutMs,
     requestTimeoutS: f.requestTimeout ?? file2?.server?.request_timeout ?? null,
     gpus: f.gpus ?? file2?.server?.gpus ?? null,
@@ -72307,7 +72331,9 @@ init_redact();
 import { createWriteStream, mkdirSync } from "node:fs";
 import { dirname as dirname4 } from "node:path";
 var KEEP_LINES = 200;
-var MAX_TAIL_LINE = 500;
+var TAIL_LINES = 5;
+var MAX_TAIL_LINE = 200;
+var TAIL_WITHHELD = "[servegate] the server's output is left out of messages: its command ran without a PID namespace of its own (server.isolation: none), where it could have read tokens that redaction cannot recognise";
 var ServerLog = class {
   constructor(path, secrets, append = false) {
     this.path = path;
@@ -72324,6 +72350,8 @@ var ServerLog = class {
   partial = /* @__PURE__ */ new Map();
   open = /* @__PURE__ */ new Set();
   drained = [];
+  /** Whether the tail is withheld from messages (the command ran without a PID namespace of its own). */
+  withheld = false;
   /** Read `stream` into the log until it ends. */
   follow(stream) {
     this.open.add(stream);
@@ -72360,9 +72388,10 @@ var ServerLog = class {
       });
     });
   }
-  /** The last `n` lines (redacted, long lines cut). */
-  tail(n = 20) {
-    return this.lines.slice(-n).map((l) => l.length > MAX_TAIL_LINE ? `${l.slice(0, MAX_TAIL_LINE)} …` : l);
+  /** The last `n` lines (at most TAIL_LINES) as messages may show them (publicTail), or TAIL_WITHHELD. */
+  tail(n = TAIL_LINES) {
+    if (this.withheld && this.lines.length > 0) return [TAIL_WITHHELD];
+    return publicTail(this.lines, n);
   }
   /** Flush and close the file. */
   async close() {
@@ -72376,8 +72405,18 @@ var ServerLog = class {
     if (this.lines.length > KEEP_LINES) this.lines.splice(0, this.lines.length - KEEP_LINES);
   }
 };
+var ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])/g;
+var INVISIBLE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+function printableLine(line) {
+  const l = line.replace(ESCAPES, "").replace(INVISIBLE, "").replace(/\t/g, " ");
+  return l.length > MAX_TAIL_LINE ? `${l.slice(0, MAX_TAIL_LINE)} …` : l;
+}
+function publicTail(lines2, n = TAIL_LINES) {
+  return lines2.slice(-Math.max(0, Math.min(n, TAIL_LINES))).map(printableLine);
+}
 function formatTail(tail, path) {
   if (tail.length === 0) return `  (the server wrote nothing; log: ${path})`;
+  if (tail.length === 1 && tail[0] === TAIL_WITHHELD) return `  ${TAIL_WITHHELD.replace("[servegate] ", "")}; the whole log is in ${path}`;
   return [`  last ${tail.length} line${tail.length === 1 ? "" : "s"} of the server log (${path}):`, ...tail.map((l) => `  | ${l}`)].join("\n");
 }
 
@@ -72453,25 +72492,132 @@ function probeAgent() {
 }
 
 // src/serve/server-process.ts
+import { spawn as spawn2 } from "node:child_process";
+
+// src/serve/isolation.ts
 import { spawn } from "node:child_process";
+import { accessSync as accessSync2, constants as constants2 } from "node:fs";
+import { delimiter, join as join3 } from "node:path";
+var MARK = "servegate-supervisor";
+var SUPERVISOR = `/* ${MARK} */
+const { spawn } = require('child_process')
+const { writeSync } = require('fs')
+const { constants } = require('os')
+const [report, command, stop] = process.argv.slice(1)
+const say = (s) => { if (report === '3') try { writeSync(3, s + '\\n') } catch {} }
+const how = (code, sig) => (sig ? 'signal ' + sig : 'code ' + code)
+let status = null
+let stopping = null
+const finish = () => { if (status !== null && (stopping === null || stopping.ended)) process.exit(status) }
+const child = spawn('/bin/sh', ['-c', command], { stdio: ['ignore', 'inherit', 'inherit'] })
+say('up')
+child.on('error', () => { say('exit code 127'); status = 127; finish() })
+child.on('exit', (code, sig) => { say('exit ' + how(code, sig)); status = sig ? 128 + (constants.signals[sig] || 0) : code; finish() })
+process.stdin.on('error', () => {})
+process.stdin.on('data', (d) => {
+  if (!stop || stopping !== null || !String(d).includes('stop')) return
+  stopping = { ended: false }
+  const s = spawn('/bin/sh', ['-c', stop], { stdio: ['ignore', 'inherit', 'inherit'] })
+  const end = (code, sig) => { if (stopping.ended) return; say('stop ' + how(code, sig)); stopping.ended = true; finish() }
+  s.on('error', () => end(127, null))
+  s.on('exit', end)
+})
+`;
+function launchArgv(launch, command, stop, report) {
+  if (launch.kind === "plain") return { file: "/bin/sh", args: ["-c", command] };
+  return {
+    file: launch.unshare,
+    args: [
+      ...["--user", "--map-root-user", "--pid", "--fork", "--mount", "--mount-proc", "--kill-child", "--"],
+      ...[launch.unshare, "--user", "--map-root-user", "--mount", "--"],
+      ...[launch.node, "-e", SUPERVISOR, report ? "3" : "-", command, stop ?? ""]
+    ]
+  };
+}
+function findExecutable(name, path) {
+  for (const dir of [...(path ?? "").split(delimiter), "/usr/bin", "/bin"].filter((d) => d !== "")) {
+    try {
+      accessSync2(join3(dir, name), constants2.X_OK);
+      return join3(dir, name);
+    } catch {
+    }
+  }
+  return null;
+}
+var PROBE = 'n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo "pids=$n"; if umount /proc 2>/dev/null; then echo umount=done; else echo umount=refused; fi; echo "pid1=$(tr "\\0" " " < /proc/1/cmdline)"';
+var PROBE_MAX_PIDS = 6;
+function judgeProbeOutput(stdout) {
+  const pids = Number(/^pids=(\d+)$/m.exec(stdout)?.[1] ?? NaN);
+  const pid1 = /^pid1=(.*)$/m.exec(stdout)?.[1] ?? "";
+  if (!Number.isFinite(pids)) return `the probe printed no process count (${JSON.stringify(stdout.trim().slice(0, 200))})`;
+  if (!pid1.includes(MARK))
+    return `PID 1 inside is not servegate's supervisor (${JSON.stringify(pid1.slice(0, 80))}): the command would share the host's process list`;
+  if (pids > PROBE_MAX_PIDS) return `the command saw ${pids} processes, not only its own`;
+  if (!/^umount=refused$/m.test(stdout)) return "the command could unmount its /proc and see the host's processes";
+  return null;
+}
+async function probeNamespaces(env = process.env, timeoutMs = 1e4) {
+  const unshare = findExecutable("unshare", env["PATH"]);
+  if (unshare === null) return { ok: false, reason: "util-linux unshare is not installed" };
+  const launch = { kind: "namespace", unshare, node: process.execPath };
+  const { file: file2, args } = launchArgv(launch, PROBE, null, false);
+  const out = await new Promise((resolve3) => {
+    const child = spawn(file2, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: env["PATH"] ?? "/usr/bin:/bin" },
+      timeout: timeoutMs,
+      killSignal: "SIGKILL"
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b) => stdout += b.toString());
+    child.stderr.on("data", (b) => stderr += b.toString());
+    child.once("error", (err) => resolve3({ code: null, stdout, stderr: err.message }));
+    child.once("close", (code) => resolve3({ code, stdout, stderr }));
+  });
+  if (out.code !== 0) {
+    const why = out.stderr.trim().split("\n").at(-1) ?? "";
+    return { ok: false, reason: `unshare could not make the namespaces (${why === "" ? `exit ${out.code ?? "by a signal"}` : why})` };
+  }
+  const problem = judgeProbeOutput(out.stdout);
+  return problem === null ? { ok: true, launch } : { ok: false, reason: problem };
+}
+var hostProbe = null;
+function hostIsolation() {
+  hostProbe ??= probeNamespaces();
+  return hostProbe;
+}
+
+// src/serve/server-process.ts
 function describeExit(exit) {
   return exit.signal !== null ? `was killed by ${exit.signal}` : `exited with status ${exit.code ?? "unknown"}`;
 }
 var ServerProcess = class {
   /** Start `command` (placeholders already filled) with its output into `log`. */
-  constructor(command, log, stop, env) {
+  constructor(command, log, stop, env, launch = { kind: "plain" }) {
     this.log = log;
     this.stop = stop;
     this.env = env;
-    this.child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...env } });
-    if (this.child.pid === void 0) throw new Error("could not start /bin/sh");
+    this.launch = launch;
+    const isolated = launch.kind === "namespace";
+    const { file: file2, args } = launchArgv(launch, command, stop.stopCommand, true);
+    this.child = spawn2(file2, args, { detached: true, stdio: isolated ? ["pipe", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"], env: { ...env } });
+    if (this.child.pid === void 0) throw new Error(`could not start ${file2}`);
     this.pid = this.child.pid;
     log.follow(this.child.stdout);
     log.follow(this.child.stderr);
+    if (isolated) {
+      this.child.stdin.on("error", () => {
+      });
+      this.reports.follow(this.child.stdio[3]);
+    }
     this.exited = new Promise((resolve3) => {
       this.child.once("exit", (code, signal) => {
-        this.exitInfo = { code, signal };
-        resolve3(this.exitInfo);
+        const reported = isolated ? this.reports.settled(1e3).then(() => this.reports.exit) : Promise.resolve(null);
+        void reported.then((r) => {
+          this.exitInfo = r ?? { code, signal };
+          resolve3(this.exitInfo);
+        });
       });
     });
     this.onProcessExit = () => this.killNow();
@@ -72480,6 +72626,7 @@ var ServerProcess = class {
   log;
   stop;
   env;
+  launch;
   pid;
   /** Resolves when the group leader exits (never rejects). */
   exited;
@@ -72487,6 +72634,8 @@ var ServerProcess = class {
   stopping = null;
   child;
   onProcessExit;
+  /** The supervisor's reports (namespace launch): `exit …`, `stop …`. */
+  reports = new Reports();
   /** How it exited, or null while it runs. */
   exit() {
     return this.exitInfo;
@@ -72505,9 +72654,11 @@ var ServerProcess = class {
       if (opts.stopCommand !== null) {
         opts.log(`Stopping the server with its stop command (up to ${Math.round(opts.graceMs / 1e3)} s).`);
         this.log.note(`stop command: ${opts.stopCommand}`);
-        await runStopCommand(opts.stopCommand, this.log, opts.graceMs, this.env);
+        if (this.launch.kind === "namespace") await this.stopInside(opts.graceMs);
+        else await runStopCommand(opts.stopCommand, this.log, opts.graceMs, this.env);
       } else {
         opts.log(`Stopping the server (SIGTERM to its process group, up to ${Math.round(opts.graceMs / 1e3)} s before SIGKILL).`);
+        if (this.launch.kind === "namespace") await Promise.race([this.reports.up, this.exited, delay(opts.graceMs)]);
         this.signalGroup("SIGTERM");
       }
       const left = Math.max(0, opts.graceMs - (Date.now() - t0));
@@ -72519,11 +72670,19 @@ var ServerProcess = class {
     await this.log.settle(1e3);
     process.off("exit", this.onProcessExit);
   }
+  /** The stop command run by the supervisor inside the namespace (it can see the server's processes there). */
+  async stopInside(timeoutMs) {
+    this.child.stdin.write("stop\n");
+    const r = await Promise.race([this.reports.stopped, this.exited.then(() => "exited"), delay(timeoutMs).then(() => null)]);
+    if (r === null) this.log.note(`the stop command did not finish within ${Math.round(timeoutMs / 1e3)} s`);
+    else if (r !== "exited" && r.code !== 0) this.log.note(`the stop command ${describeExit(r)}`);
+  }
   /** Synchronous last resort at process exit. */
   killNow() {
     if (this.stop.stopCommand !== null) {
       try {
-        spawn("/bin/sh", ["-c", this.stop.stopCommand], { detached: true, stdio: "ignore", env: { ...this.env } }).unref();
+        const { file: file2, args } = launchArgv(this.launch, this.stop.stopCommand, null, false);
+        spawn2(file2, args, { detached: true, stdio: "ignore", env: { ...this.env } }).unref();
       } catch {
       }
     }
@@ -72537,7 +72696,7 @@ var ServerProcess = class {
   }
 };
 async function runStopCommand(command, log, timeoutMs, env) {
-  const child = spawn("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...env } });
+  const child = spawn2("/bin/sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...env } });
   log.follow(child.stdout);
   log.follow(child.stderr);
   const exited = new Promise((resolve3) => {
@@ -72555,6 +72714,56 @@ async function runStopCommand(command, log, timeoutMs, env) {
     log.note(`the stop command ${describeExit(r)}`);
   }
 }
+var Reports = class {
+  exit = null;
+  /** Resolves when the supervisor has started the command. */
+  up;
+  stopped;
+  onUp = () => {
+  };
+  onStop = () => {
+  };
+  ended = false;
+  onEnd = [];
+  constructor() {
+    this.up = new Promise((resolve3) => this.onUp = resolve3);
+    this.stopped = new Promise((resolve3) => this.onStop = resolve3);
+  }
+  follow(r) {
+    if (r == null) return void this.end();
+    let rest = "";
+    r.setEncoding("utf8");
+    r.on("data", (chunk) => {
+      const lines2 = (rest + chunk).split("\n");
+      rest = lines2.pop();
+      for (const line of lines2) this.take(line);
+    });
+    for (const ev of ["end", "close", "error"]) r.on(ev, () => this.end());
+  }
+  /** Resolves when fd 3 has closed (every process of the namespace is gone), or after `ms`. */
+  async settled(ms) {
+    if (this.ended) return;
+    await new Promise((resolve3) => {
+      const t = setTimeout(resolve3, ms);
+      this.onEnd.push(() => {
+        clearTimeout(t);
+        resolve3();
+      });
+    });
+  }
+  take(line) {
+    if (line.trim() === "up") return this.onUp();
+    const m = /^(exit|stop) (code|signal) (\S+)$/.exec(line.trim());
+    if (m === null) return;
+    const e = m[2] === "code" ? { code: Number(m[3]), signal: null } : { code: null, signal: m[3] };
+    if (m[1] === "exit") this.exit ??= e;
+    else this.onStop(e);
+  }
+  end() {
+    this.ended = true;
+    for (const f of this.onEnd.splice(0)) f();
+  }
+};
 function delay(ms) {
   return new Promise((resolve3) => setTimeout(resolve3, ms).unref());
 }
@@ -72600,14 +72809,16 @@ async function startServer(opts) {
   }
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true);
   const env = childEnv(opts.parentEnv ?? process.env, opts.passEnv ?? [], opts.extraEnv ?? {});
-  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env);
+  const launch = await chooseLaunch(opts);
+  log.withheld = opts.isolation === "none";
+  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env, launch);
   const spawnedAt = Date.now();
   const stop = async () => {
     await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log });
     await log.close();
   };
   opts.log(
-    `Starting the server (pid ${proc.pid}, its own process group) at ${url2}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`
+    `Starting the server (pid ${proc.pid}, its own process group)${launch.kind === "namespace" ? " in a PID namespace of its own" : ""} at ${url2}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`
   );
   try {
     await waitUntilReady(url2, proc, log, opts);
@@ -72629,6 +72840,17 @@ async function startServer(opts) {
     stop
   };
 }
+var announced = /* @__PURE__ */ new WeakSet();
+async function chooseLaunch(opts) {
+  if (opts.isolation === "none") return { kind: "plain" };
+  const probe = await (opts.probeIsolation ?? hostIsolation)();
+  if (probe.ok) return probe.launch;
+  if (!announced.has(probe)) {
+    announced.add(probe);
+    opts.log(`servegate: notice: the server starts without a PID namespace of its own (${probe.reason}); it can see this host's other processes.`);
+  }
+  return { kind: "plain" };
+}
 var QUICK_PROBES_MS = 3e3;
 async function waitUntilReady(url2, proc, log, opts) {
   const t0 = Date.now();
@@ -72649,7 +72871,7 @@ async function waitUntilReady(url2, proc, log, opts) {
         await log.settle(1e3);
         throw new ServerStartFailed(
           `the server ${describeExit(exit)} before it was ready (after ${formatSeconds(Date.now() - t0)})`,
-          log.tail(20),
+          log.tail(),
           opts.logPath,
           "Run the serve command by hand to see why it stops; the whole log is in the file above."
         );
@@ -72659,7 +72881,7 @@ async function waitUntilReady(url2, proc, log, opts) {
       if (elapsed >= opts.readyTimeoutMs) {
         throw new ServerStartFailed(
           `the server was not ready after ${formatSeconds(opts.readyTimeoutMs)} (last: ${last}); servegate stopped it`,
-          log.tail(20),
+          log.tail(),
           opts.logPath,
           "A large model may take longer to load: raise --ready-timeout (config server.ready_timeout, seconds)."
         );
@@ -73481,6 +73703,7 @@ async function runSweep(cfg, deps) {
       apiKey: cfg.apiKey,
       secrets: cfg.serve.secrets,
       ...cfg.serve.env !== void 0 ? { passEnv: cfg.serve.env } : {},
+      isolation: cfg.isolation ?? "auto",
       log: deps.log,
       ...deps.signal ? { signal: deps.signal } : {}
     }).catch((err) => {
@@ -73700,7 +73923,7 @@ async function stopSweep(t, result, planned, cut) {
     cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
     finished_runs: countRuns(result),
     planned_runs: planned,
-    ...died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail(20) } } : {}
+    ...died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail() } } : {}
   };
   await writeResultFile(resultPath, result);
   if (died) {
@@ -73708,7 +73931,7 @@ async function stopSweep(t, result, planned, cut) {
     throw new ServerExitedDuringSweep(
       `the server ${describeExit(exit)} ${during}; ${countRuns(result)} of ${planned} runs finished and are saved in ${resultPath}`,
       exit,
-      server.tail(20),
+      server.tail(),
       server.logPath,
       resultPath
     );
@@ -77015,12 +77238,12 @@ function registerReportCommand(program2, deps) {
 }
 
 // src/cli/ab.ts
-import { join as join4 } from "node:path";
+import { join as join5 } from "node:path";
 
 // src/ab/run-ab.ts
 init_errors();
 import { mkdirSync as mkdirSync2 } from "node:fs";
-import { join as join3 } from "node:path";
+import { join as join4 } from "node:path";
 
 // src/gate/merge.ts
 function mergeResults(first, extra) {
@@ -77468,7 +77691,7 @@ async function runAB(opts, deps) {
     if (problem !== null) throw new UsageError(problem);
   }
   mkdirSync2(opts.outDir, { recursive: true });
-  const paths = { a: join3(opts.outDir, "a.json"), b: join3(opts.outDir, "b.json") };
+  const paths = { a: join4(opts.outDir, "a.json"), b: join4(opts.outDir, "b.json") };
   const commands = ["A", "B"].filter((s) => cfgs[s].serve != null);
   const order = slotOrder(maxRounds);
   const starts = [];
@@ -77488,13 +77711,14 @@ async function runAB(opts, deps) {
         readyTimeoutMs: c.serve.readyTimeoutS * 1e3,
         stopTimeoutMs: c.serve.stopTimeoutS * 1e3,
         stopCommand: c.serve.stopCommand,
-        logPath: join3(opts.outDir, `${side.toLowerCase()}.server.log`),
+        logPath: join4(opts.outDir, `${side.toLowerCase()}.server.log`),
         // One log per side: each later start appends to it.
         appendLog: starts.some((s) => s.side === side),
         apiKey: c.apiKey,
         secrets: c.serve.secrets,
         ...c.serve.env !== void 0 ? { passEnv: c.serve.env } : {},
         extraEnv: gpuEnv(gpus[side]),
+        isolation: c.isolation ?? "auto",
         log: (line) => deps.log(`${side}: ${line}`),
         ...deps.signal ? { signal: deps.signal } : {}
       });
@@ -77556,7 +77780,7 @@ ${server.log_tail.join("\n")}`);
       const up = running.get(side);
       up?.start.slots.push(slotNo);
       const kept = up?.handle;
-      const out = join3(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
+      const out = join4(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
       deps.log(`servegate ab: slot ${slotNo} of ${order.length} — ${side} (round ${round + 1})`);
       const cfg = {
         ...cfgs[side],
@@ -77577,8 +77801,8 @@ ${server.log_tail.join("\n")}`);
         const what = `${side}'s server ${describeExit(exit)} before slot ${slotNo}`;
         if (side === "A")
           throw new UsageError(`servegate ab: A (the reference) failed: ${what}
-${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
-        await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept.tail(20) });
+${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
+        await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept.tail() });
       };
       if (kept !== void 0 && kept.exit() !== null) {
         await deadSide();
@@ -77649,7 +77873,7 @@ ${kept.tail(20).join("\n")}`, `The whole server log is in ${kept.logPath}.`);
     rounds: ran,
     max_rounds: maxRounds
   };
-  await writeFileAtomic(join3(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
+  await writeFileAtomic(join4(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
 `);
   const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null);
   verdict.cost = costOf(
@@ -77791,7 +78015,7 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
       const warning = failOnWarning(failOn);
       if (warning !== null) process.stdout.write(`Warning: ${warning}.
 `);
-      const md = join4(flags.outDir, "verdict.md");
+      const md = join5(flags.outDir, "verdict.md");
       await writeFileAtomic(md, renderAbMarkdown(outcome));
       log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`);
       process.exitCode = gateExit(outcome.verdict.verdict, failOn);
@@ -78415,7 +78639,7 @@ function registerImportCommand(program2, io = defaultIo3) {
 }
 
 // src/cli/export.ts
-import { join as join5 } from "node:path";
+import { join as join6 } from "node:path";
 init_errors();
 
 // src/formats/inferencex.ts
@@ -78545,8 +78769,8 @@ function registerExportCommand(program2, io = defaultIo4) {
 `
       );
     }
-    for (const f of files) assertWritableOutput(join5(opts.outDir, f.name), "--out-dir");
-    for (const f of files) await writeJsonAtomic(join5(opts.outDir, f.name), f.json);
+    for (const f of files) assertWritableOutput(join6(opts.outDir, f.name), "--out-dir");
+    for (const f of files) await writeJsonAtomic(join6(opts.outDir, f.name), f.json);
     io.print(`Wrote ${files.length} ${opts.format} file${files.length === 1 ? "" : "s"} to ${opts.outDir}
 `);
   });
@@ -78800,7 +79024,7 @@ function renderAggregateText(agg) {
 
 // src/store/record-file.ts
 import { readdir, stat } from "node:fs/promises";
-import { join as join6 } from "node:path";
+import { join as join7 } from "node:path";
 init_errors();
 
 // src/records/verdict-record.ts
@@ -78885,7 +79109,7 @@ async function jsonFilesUnder(dir) {
   const out = [];
   const entries = await readdir(dir, { withFileTypes: true });
   for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const path = join6(dir, e.name);
+    const path = join7(dir, e.name);
     if (e.isDirectory()) out.push(...await jsonFilesUnder(path));
     else if (e.isFile() && /\.json$/i.test(e.name)) out.push(path);
   }

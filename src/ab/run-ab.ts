@@ -173,6 +173,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         secrets: c.serve.secrets,
         ...(c.serve.env !== undefined ? { passEnv: c.serve.env } : {}),
         extraEnv: gpuEnv(gpus[side]),
+        isolation: c.isolation ?? 'auto',
         log: (line) => deps.log(`${side}: ${line}`),
         ...(deps.signal ? { signal: deps.signal } : {}),
       })
@@ -261,8 +262,8 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         const what = `${side}'s server ${describeExit(exit)} before slot ${slotNo}`
         // The reference dying leaves nothing to judge against; the candidate dying is its verdict: broken.
         if (side === 'A')
-          throw new UsageError(`servegate ab: A (the reference) failed: ${what}\n${kept!.tail(20).join('\n')}`, `The whole server log is in ${kept!.logPath}.`)
-        await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept!.tail(20) })
+          throw new UsageError(`servegate ab: A (the reference) failed: ${what}\n${kept!.tail().join('\n')}`, `The whole server log is in ${kept!.logPath}.`)
+        await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept!.tail() })
       }
       if (kept !== undefined && kept.exit() !== null) {
         await deadSide()

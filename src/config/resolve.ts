@@ -133,6 +133,8 @@ export interface ResolvedConfig {
   workers: number | 'auto'
   containerDigest: string | null
   serveCommand: string | null
+  /** `server.isolation`, when the config file sets it (absent: `auto`, see serve/isolation.ts). */
+  isolation?: 'auto' | 'none'
   /**
    * The server servegate starts; null or absent: it measures `server.baseUrl` (or the simulator).
    * With `{port}` in the command `server.baseUrl` is null: the URL follows the port picked at start.
@@ -229,6 +231,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     // --serve-command records a command by hand; a command servegate starts is recorded by itself.
     serveCommand: recorded(f.serve ?? command),
     serve: serveSettings(file, command, f.ready, secrets),
+    ...(file?.server?.isolation !== undefined ? { isolation: file.server.isolation } : {}),
     idleTimeoutMs: f.timeout ?? DEFAULTS.idleTimeoutMs,
     requestTimeoutS: f.requestTimeout ?? file?.server?.request_timeout ?? null,
     gpus: f.gpus ?? file?.server?.gpus ?? null,

@@ -197,6 +197,12 @@ const serverSchema = z.strictObject({
     .string({ error: 'expected a shell command line, e.g. "docker stop bench"' })
     .min(1, { error: 'expected a shell command line, e.g. "docker stop bench"' })
     .optional(),
+  /**
+   * `auto` (the default): the commands servegate starts run in a PID namespace of their own, where no
+   * process holding a token is visible (serve/isolation.ts); `none`: without one. The Action takes it
+   * from the base branch's config only.
+   */
+  isolation: z.enum(['auto', 'none'], { error: 'expected "auto" (a PID namespace of their own where the host allows it) or "none"' }).optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
   request_timeout: z
     .number({ error: 'expected a number of seconds above 0, e.g. 600' })

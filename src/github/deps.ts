@@ -7,6 +7,7 @@ import type { AbDeps, AbOptions, AbOutcome } from '../ab/run-ab.js'
 import type { ConfigFile } from '../config/schema.js'
 import type { ResolvedConfig, ResolveInput } from '../config/resolve.js'
 import type { Baseline, GateOptions, Verdict } from '../gate/types.js'
+import type { IsolationCheck } from './isolation-policy.js'
 import type { ResultFile } from '../types.js'
 import type { MarkdownReportOptions } from '../report/markdown.js'
 import type { EventPayload } from './context.js'
@@ -90,4 +91,6 @@ export interface ActionDeps {
   files: ActionFiles
   /** Aborted when the job is cancelled: the sweep stops between requests. */
   signal?: AbortSignal
+  /** Whether this host can start commands in a PID namespace of their own (default: serve/isolation.ts hostIsolation). */
+  isolation?: () => Promise<IsolationCheck>
 }

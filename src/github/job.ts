@@ -9,11 +9,13 @@ import type { ResolvedConfig } from '../config/resolve.js'
 import { UsageError } from '../errors.js'
 import { failOnWarning } from '../gate/outcome.js'
 import type { Baseline } from '../gate/types.js'
+import { hostIsolation } from '../serve/isolation.js'
 import { readGateTerms, type Terms } from './base-terms.js'
 import { judgeByConfig } from './input-terms.js'
 import type { RunContext } from './context.js'
 import type { ActionCore, ActionDeps } from './deps.js'
 import { commentKeyFor, type ActionInputs, type FailOnPolicy } from './inputs.js'
+import { isolationPolicy } from './isolation-policy.js'
 import { keepSecrets, type Progress } from './progress.js'
 
 export interface Job {
@@ -61,6 +63,12 @@ export async function openJob(
   progress.inputs = inputs
   warnLaxFailOn(core, inputs.failOn)
   const cfg = place(terms, inputs)
+  // Before anything starts: the commands a pull request controls run where no token is visible, or not at all.
+  const off = await isolationPolicy({ cfg, inputs, ctx, payload: deps.event.payload, env: deps.env, probe: deps.isolation ?? hostIsolation })
+  if (off !== null) {
+    core.warning(`servegate: ${off}`, { title: 'servegate: isolation is off' })
+    notes.push(off)
+  }
   if (cfg.apiKey !== null) {
     core.setSecret(cfg.apiKey)
     progress.secrets.push(cfg.apiKey)

@@ -3,6 +3,14 @@
  * last lines are kept in memory for error messages. A server prints its own
  * arguments (vLLM logs every non-default one, `--api-key` included), so
  * nothing it writes is stored or shown unredacted.
+ *
+ * What a pull request's engine printed is data, not text servegate vouches
+ * for: the tail that reaches a message (and from there a comment, a summary, a
+ * record or a result file) is its last few lines, each cut short, with
+ * control characters and escape sequences removed. Where the command ran
+ * without a PID namespace of its own (`server.isolation: none`) the tail is
+ * withheld altogether: there it could have read a token from another process
+ * and printed it reversed or encoded, which redaction by value cannot see.
  */
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
 import { dirname } from 'node:path'
@@ -11,8 +19,13 @@ import { redactSecrets } from '../util/redact.js'
 
 /** Lines kept in memory for the tail (the file has them all). */
 const KEEP_LINES = 200
-/** A line longer than this is cut in the tail (a progress bar redrawn without newlines). */
-const MAX_TAIL_LINE = 500
+/** The most lines of the log a tail shows: enough for a traceback's last words. */
+export const TAIL_LINES = 5
+/** A line longer than this is cut in the tail (a progress bar redrawn without newlines, an encoded blob). */
+const MAX_TAIL_LINE = 200
+/** The tail's one line where the command ran without isolation. */
+export const TAIL_WITHHELD =
+  "[servegate] the server's output is left out of messages: its command ran without a PID namespace of its own (server.isolation: none), where it could have read tokens that redaction cannot recognise"
 
 export class ServerLog {
   private readonly file: WriteStream
@@ -20,6 +33,8 @@ export class ServerLog {
   private readonly partial = new Map<Readable, string>()
   private readonly open = new Set<Readable>()
   private readonly drained: Array<() => void> = []
+  /** Whether the tail is withheld from messages (the command ran without a PID namespace of its own). */
+  withheld = false
 
   constructor(
     readonly path: string,
@@ -72,9 +87,10 @@ export class ServerLog {
     })
   }
 
-  /** The last `n` lines (redacted, long lines cut). */
-  tail(n = 20): string[] {
-    return this.lines.slice(-n).map((l) => (l.length > MAX_TAIL_LINE ? `${l.slice(0, MAX_TAIL_LINE)} …` : l))
+  /** The last `n` lines (at most TAIL_LINES) as messages may show them (publicTail), or TAIL_WITHHELD. */
+  tail(n = TAIL_LINES): string[] {
+    if (this.withheld && this.lines.length > 0) return [TAIL_WITHHELD]
+    return publicTail(this.lines, n)
   }
 
   /** Flush and close the file. */
@@ -90,8 +106,25 @@ export class ServerLog {
   }
 }
 
+/** Escape sequences (colours, cursor moves, terminal titles) a line may carry. */
+const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])/g
+/** C0 and C1 controls, and the invisible characters that reorder or hide text (bidi overrides, zero widths). */
+const INVISIBLE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g
+
+/** One log line as a message may show it: printable characters only, at most MAX_TAIL_LINE of them. */
+export function printableLine(line: string): string {
+  const l = line.replace(ESCAPES, '').replace(INVISIBLE, '').replace(/\t/g, ' ')
+  return l.length > MAX_TAIL_LINE ? `${l.slice(0, MAX_TAIL_LINE)} …` : l
+}
+
+/** The last `n` lines (at most TAIL_LINES) of `lines`, each printable and cut short. */
+export function publicTail(lines: readonly string[], n = TAIL_LINES): string[] {
+  return lines.slice(-Math.max(0, Math.min(n, TAIL_LINES))).map(printableLine)
+}
+
 /** The tail as an indented block for an error message, naming the log file. */
 export function formatTail(tail: readonly string[], path: string): string {
   if (tail.length === 0) return `  (the server wrote nothing; log: ${path})`
+  if (tail.length === 1 && tail[0] === TAIL_WITHHELD) return `  ${TAIL_WITHHELD.replace('[servegate] ', '')}; the whole log is in ${path}`
   return [`  last ${tail.length} line${tail.length === 1 ? '' : 's'} of the server log (${path}):`, ...tail.map((l) => `  | ${l}`)].join('\n')
 }

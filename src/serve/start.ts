@@ -13,6 +13,7 @@ import { ServerLog } from './server-log.js'
 import { childEnv } from '../config/child-env.js'
 import { visibleGpus } from '../env/nvidia-smi.js'
 import { describeExit, ServerProcess, type ServerExit } from './server-process.js'
+import { hostIsolation, type IsolationProbe, type IsolationSetting, type Launch } from './isolation.js'
 
 export interface ServeOptions {
   /** The command as configured, `{port}` not yet filled. */
@@ -37,6 +38,10 @@ export interface ServeOptions {
   parentEnv?: Readonly<Record<string, string | undefined>>
   log(line: string): void
   signal?: AbortSignal
+  /** `server.isolation` (default `auto`: its own PID namespace where the host can make one, isolation.ts). */
+  isolation?: IsolationSetting
+  /** The host's isolation probe (default: hostIsolation, once per process); tests pass their own. */
+  probeIsolation?: () => Promise<IsolationProbe>
   /** Longest wait between probes, ms (default 1000). */
   pollMs?: number
   /** A progress line this often while waiting, ms (default 15000). */
@@ -53,7 +58,7 @@ export interface ServerHandle {
   exited: Promise<ServerExit>
   /** How it exited, or null while it runs. */
   exit(): ServerExit | null
-  /** The log's last `n` lines, redacted. */
+  /** The log's last `n` lines (at most 5), redacted and made printable, or one line saying they are withheld (server-log.ts). */
   tail(n?: number): string[]
   /** Wait up to `ms` for the log to take the dead server's last words. */
   settleLog(ms: number): Promise<void>
@@ -116,14 +121,17 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
 
   const log = new ServerLog(opts.logPath, opts.secrets, opts.appendLog === true)
   const env = childEnv(opts.parentEnv ?? process.env, opts.passEnv ?? [], opts.extraEnv ?? {})
-  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env)
+  const launch = await chooseLaunch(opts)
+  // Without a namespace by choice, what the command prints may hold a token in a form redaction cannot see.
+  log.withheld = opts.isolation === 'none'
+  const proc = new ServerProcess(command, log, { stopCommand: opts.stopCommand }, env, launch)
   const spawnedAt = Date.now()
   const stop = async (): Promise<void> => {
     await proc.stopGroup({ graceMs: opts.stopTimeoutMs, stopCommand: opts.stopCommand, log: opts.log })
     await log.close()
   }
   opts.log(
-    `Starting the server (pid ${proc.pid}, its own process group) at ${url}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`,
+    `Starting the server (pid ${proc.pid}, its own process group)${launch.kind === 'namespace' ? ' in a PID namespace of its own' : ''} at ${url}; its output goes to ${opts.logPath}. Waiting up to ${formatSeconds(opts.readyTimeoutMs)} for it to be ready.`,
   )
   try {
     await waitUntilReady(url, proc, log, opts)
@@ -144,6 +152,25 @@ export async function startServer(opts: ServeOptions): Promise<ServerHandle> {
     settleLog: (ms) => log.settle(ms),
     stop,
   }
+}
+
+/** Probes whose fallback was announced already: one notice per host probe, not one per start of an A/B's engines. */
+const announced = new WeakSet<IsolationProbe>()
+
+/**
+ * The launch for `opts.isolation`: `none` starts plainly; `auto` isolates where the probe says the host
+ * can, and otherwise starts plainly with one notice. The Action refuses before this where a pull request
+ * is judged (github/isolation-policy.ts), so this fallback serves the command line and trusted runs.
+ */
+async function chooseLaunch(opts: ServeOptions): Promise<Launch> {
+  if (opts.isolation === 'none') return { kind: 'plain' }
+  const probe = await (opts.probeIsolation ?? hostIsolation)()
+  if (probe.ok) return probe.launch
+  if (!announced.has(probe)) {
+    announced.add(probe)
+    opts.log(`servegate: notice: the server starts without a PID namespace of its own (${probe.reason}); it can see this host's other processes.`)
+  }
+  return { kind: 'plain' }
 }
 
 /** How long a started server is probed every 100 ms before the probes back off to every pollMs. */
@@ -168,7 +195,7 @@ async function waitUntilReady(url: string, proc: ServerProcess, log: ServerLog, 
         await log.settle(1000)
         throw new ServerStartFailed(
           `the server ${describeExit(exit)} before it was ready (after ${formatSeconds(Date.now() - t0)})`,
-          log.tail(20),
+          log.tail(),
           opts.logPath,
           'Run the serve command by hand to see why it stops; the whole log is in the file above.',
         )
@@ -178,7 +205,7 @@ async function waitUntilReady(url: string, proc: ServerProcess, log: ServerLog, 
       if (elapsed >= opts.readyTimeoutMs) {
         throw new ServerStartFailed(
           `the server was not ready after ${formatSeconds(opts.readyTimeoutMs)} (last: ${last}); servegate stopped it`,
-          log.tail(20),
+          log.tail(),
           opts.logPath,
           'A large model may take longer to load: raise --ready-timeout (config server.ready_timeout, seconds).',
         )

@@ -89,6 +89,7 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
       apiKey: cfg.apiKey,
       secrets: cfg.serve.secrets,
       ...(cfg.serve.env !== undefined ? { passEnv: cfg.serve.env } : {}),
+      isolation: cfg.isolation ?? 'auto',
       log: deps.log,
       ...(deps.signal ? { signal: deps.signal } : {}),
     }).catch((err: unknown) => {
@@ -396,7 +397,7 @@ async function stopSweep(t: SweepTarget, result: ResultFile, planned: number, cu
     cut_run: cut === null ? null : { input_len: cut.shape.inputLen, output_len: cut.shape.outputLen, concurrency: cut.concurrency, repeat: cut.repeat },
     finished_runs: countRuns(result),
     planned_runs: planned,
-    ...(died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail(20) } } : {}),
+    ...(died ? { server: { exit_code: exit.code, signal: exit.signal, log_tail: server.tail() } } : {}),
   }
   await writeResultFile(resultPath, result)
   if (died) {
@@ -404,7 +405,7 @@ async function stopSweep(t: SweepTarget, result: ResultFile, planned: number, cu
     throw new ServerExitedDuringSweep(
       `the server ${describeExit(exit)} ${during}; ${countRuns(result)} of ${planned} runs finished and are saved in ${resultPath}`,
       exit,
-      server.tail(20),
+      server.tail(),
       server.logPath,
       resultPath,
     )

@@ -39,8 +39,9 @@ export const MIN_KNOWN_SECRET = 8
 /**
  * Words that make a name (flag, variable, JSON field, header, query parameter) hold a secret.
  * A name counts when one of its words, split on `-`, `_`, `.` and camelCase, is one of these:
- * --api-key, --master-key, --key, --basic-auth, --auth-header, HF_TOKEN, DB_PASSWORD, apiKey.
- * Whole words only: --tokenizer, --max-num-batched-tokens and --ssl-keyfile hold no secret.
+ * --api-key, --master-key, --key, --basic-auth, --auth-header, HF_TOKEN, DB_PASSWORD, apiKey, --admin-pw.
+ * Whole words only: --tokenizer, --max-num-batched-tokens, --ssl-keyfile, PATH and --pass-rate's
+ * neighbours like --passthrough hold no secret.
  */
 const SECRET_WORDS: ReadonlySet<string> = new Set([
   'key',
@@ -54,6 +55,10 @@ const SECRET_WORDS: ReadonlySet<string> = new Set([
   'apikey',
   'credential',
   'credentials',
+  // --admin-pw, --ngc-pat (a personal access token), --db-pass, SMTP_PASS.
+  'pw',
+  'pat',
+  'pass',
 ])
 
 /** The words of a name: `--hf-token` → hf, token; `apiKey` → api, key; `INPUT_GITHUB-TOKEN` → input, github, token. */
@@ -148,6 +153,17 @@ const RULES: Rule[] = [
         ? { text: `${m[1]}${m[2]}${m[3]}${m[4] === undefined ? '' : `${m[4]} `}${REDACTED}${m[1]}`, secret: m[5]! }
         : keep(m),
   },
+  // curl's credentials: `curl -u user:pass`, `--user=user:pass` (the password after the first colon).
+  // After curl only: `docker run -u 1000:1000` is a uid and a gid.
+  {
+    re: new RegExp(String.raw`(\bcurl\b[^\n|;&]*?\s)(-u|--user)(=|\s*)((?:\\)?["']|)([^\s"':\\]+):([^\s"']+)\4`, 'g'),
+    apply: (m) => (isRedacted(m[6]!) ? keep(m) : { text: `${m[1]}${m[2]}${m[3]}${m[4]}${m[5]}:${REDACTED}${m[4]}`, secret: m[6]! }),
+  },
+  // A password after a login verb: `docker login -u bench -p VALUE registry`, `helm registry login … -p VALUE`.
+  {
+    re: new RegExp(String.raw`(\blogin\b[^\n|;&]*?\s)(-p)(=|\s+)(?!-)(${WORD})`, 'g'),
+    apply: (m) => (isRedacted(m[4]!) ? keep(m) : { text: `${m[1]}${m[2]}${m[3]}${redactWord(m[4]!)}`, secret: unquote(m[4]!) }),
+  },
   // Authorization headers written out: `Bearer xxx`, `Authorization: token xxx` / `Basic xxx`.
   { re: /\b(Bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi, apply: (m) => (isRedacted(m[2]!) ? keep(m) : { text: `${m[1]}${REDACTED}`, secret: m[2]! }) },
   {
@@ -163,6 +179,7 @@ const RULES: Rule[] = [
     /(?<![\w-])glpat-[A-Za-z0-9_-]{20,}/g, // GitLab
     /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g, // AWS access key ids
     /(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack
+    /(?<![\w-])nvapi-[A-Za-z0-9_-]{20,}/g, // NVIDIA API keys (NGC, build.nvidia.com)
   ].map((re): Rule => ({ re, apply: (m) => ({ text: REDACTED, secret: m[0]! }) })),
 ]
 
@@ -220,7 +237,8 @@ export function forgetSecrets(): void {
  * The one redaction: `text` with every secret replaced by `***` — the `known` values and the
  * remembered ones (at least MIN_KNOWN_SECRET long), then by context the values of secret-named
  * flags, assignments, JSON fields and headers, Bearer and Authorization values, URL userinfo,
- * token-like query parameters and well-known token shapes (sk-, hf_, ghp_/ghs_, github_pat_).
+ * token-like query parameters, curl's `-u user:pass`, `-p VALUE` after a login verb and well-known
+ * token shapes (sk-, hf_, ghp_/ghs_, github_pat_, nvapi-).
  */
 export function redactSecrets(text: string, known: readonly (string | null | undefined)[] = []): string {
   let out = text

@@ -1,8 +1,11 @@
 /**
  * A stand-in GPU host for `servegate ab`: an executable `nvidia-smi` that reports `gpus` H200s
  * and lists, as compute apps, every engine process still alive. Each engine command records
- * itself: `engineCommand` writes its pid (the process group leader, which then execs the
- * simulator) into `pids/`, with the GPU its CUDA_VISIBLE_DEVICES names (0 when unset).
+ * itself: `engineCommand` writes a file into `pids/` named by its port (and a random suffix: a
+ * port may be free again for a later start) holding the GPU its CUDA_VISIBLE_DEVICES names (0
+ * when unset). nvidia-smi names the engine by its pid on this host, as the real one does: the
+ * engine runs in a PID namespace of its own, where `$$` is a number only that namespace knows,
+ * so the stand-in finds it by its port on the host's process list.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,12 +15,12 @@ import { REPO_ROOT } from '../sweep/cli-child.js'
 export interface StandInHost {
   /** Holds `nvidia-smi`: put it first on PATH. */
   bin: string
-  /** One file per engine process ever started, named by its pid. */
+  /** One file per engine ever started, named `PORT.RANDOM`, holding its GPU. */
   pids: string
   /** PATH for the CLI child: the stand-in first. */
   path: string
-  /** Pids of the engines started so far. */
-  started(): number[]
+  /** The engines started so far (their files' names). */
+  started(): string[]
   cleanup(): void
 }
 
@@ -35,8 +38,9 @@ case "$*" in
   *--query-compute-apps*)
     for f in "${pids}"/*; do
       [ -f "$f" ] || continue
-      pid=$(basename "$f"); gpu=$(cat "$f")
-      if kill -0 "$pid" 2>/dev/null; then echo "GPU-000$gpu, $pid, python3"; fi
+      name=$(basename "$f"); port=\${name%%.*}; gpu=$(cat "$f")
+      pid=$(pgrep -f -- "sim --port $port " | head -n 1)
+      if [ -n "$pid" ]; then echo "GPU-000$gpu, $pid, python3"; fi
     done ;;
   *clocks_event_reasons.gpu_idle*)
     ${each(`$i, GPU-000$i, NVIDIA H200, 90, 1980, 1980, 500.00, 60, ${REASONS}`)} ;;
@@ -54,7 +58,7 @@ esac
     bin,
     pids,
     path: `${bin}:${process.env['PATH'] ?? ''}`,
-    started: () => readdirSync(pids).map(Number),
+    started: () => readdirSync(pids),
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   }
 }
@@ -65,5 +69,5 @@ esac
  * exclusive job short; the simulator is deterministic (TTFT and ITL fixed).
  */
 export function engineCommand(host: StandInHost, simFlags: string): string {
-  return `echo \${CUDA_VISIBLE_DEVICES:-0} > ${host.pids}/$$; exec ${process.execPath} ${join(REPO_ROOT, 'dist', 'cli.js')} sim --port {port} ${simFlags}`
+  return `echo \${CUDA_VISIBLE_DEVICES:-0} > ${host.pids}/{port}.$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); exec ${process.execPath} ${join(REPO_ROOT, 'dist', 'cli.js')} sim --port {port} ${simFlags}`
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { run } from '../../src/action.js'
+import { run, type ActionDeps } from '../../src/action.js'
+import { ISOLATION_OFF_NOTE, ISOLATION_REMEDY } from '../../src/github/isolation-policy.js'
 import { ServerExitedDuringSweep } from '../../src/serve/index.js'
 import { CWD, PUSH_MAIN, fakeDeps, type FakeOptions } from './fake-deps.js'
 import { result as resultFixture, verdict } from './fixtures.js'
@@ -52,5 +53,39 @@ describe('the Action with a server that dies mid-sweep', () => {
     expect(rec.baselinesWritten).toEqual([])
     expect(rec.outputs.get('verdict')).toBe('error')
     expect(rec.failed[0]).toMatch(/^servegate could not run: the server exited with status 1 during/)
+  })
+})
+
+describe("the Action and the engine's isolation", () => {
+  const serve = { command: 'vllm serve m --port {port}', readyTimeoutS: 60, stopTimeoutS: 30, stopCommand: null, secrets: [] }
+  /** The config resolves with a serve command (the fakes give none), and `server.isolation` when given. */
+  const withServe = (deps: ActionDeps, isolation?: 'none'): void => {
+    const resolve = deps.stages.resolveConfig
+    deps.stages.resolveConfig = (input) => ({ ...resolve(input), serve, ...(isolation ? { isolation } : {}) })
+  }
+
+  it('refuses a pull request whose serve command this runner cannot isolate, before anything starts, in one line', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('pass')] })
+    withServe(deps)
+    deps.isolation = async () => ({ ok: false, reason: 'util-linux unshare is not installed' })
+    await run(deps)
+    expect(rec.sweeps).toEqual([])
+    expect(rec.outputs.get('verdict')).toBe('error')
+    expect(rec.failed).toEqual([
+      `servegate could not run: servegate refuses to start the commands of a pull_request run without a PID namespace of their own: this runner cannot make one (util-linux unshare is not installed), and there they could read the job's tokens from /proc (On the runner, ${ISOLATION_REMEDY}.)`,
+    ])
+  })
+
+  it('names server.isolation: none in a warning and in the comment of the verdict, without probing the runner', async () => {
+    const { deps, rec } = gate({ verdicts: [verdict('pass')] })
+    withServe(deps, 'none')
+    deps.isolation = async () => {
+      throw new Error('the runner was probed')
+    }
+    await run(deps)
+    expect(rec.sweeps).toHaveLength(1)
+    expect(rec.outputs.get('verdict')).toBe('pass')
+    expect(rec.warnings).toContain(`servegate: ${ISOLATION_OFF_NOTE}`)
+    expect(rec.comments.at(-1)?.body).toContain('the commands this run started shared the runner')
   })
 })

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors.js'
-import { ServerStartCancelled, startServer, type ServeOptions } from '../../src/serve/index.js'
+import { ServerStartCancelled, ServerStartFailed, startServer, type ServeOptions } from '../../src/serve/index.js'
+import { hostIsolation, judgeProbeOutput } from '../../src/serve/isolation.js'
 import { groupGone } from './processes.js'
 
 /** A stand-in server on 127.0.0.1 whose /health (and /v1/models) answers what the test says. */
@@ -32,6 +33,15 @@ async function standIn(): Promise<StandIn> {
   }) as StandIn
 }
 
+/** Answer ready once the command has done its setup and created `marker`: a stand-in ready sooner would stop it half-way. */
+function readyAfter(s: StandIn, marker: string): void {
+  const t = setInterval(() => {
+    if (!existsSync(marker)) return
+    clearInterval(t)
+    s.health = 200
+  }, 20)
+}
+
 describe('startServer', () => {
   let dir: string
   let s: StandIn
@@ -52,6 +62,8 @@ describe('startServer', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'servegate-start-'))
     s = await standIn()
+    // The host's isolation probe runs once per process, before the first start: not inside the first test's timings.
+    await hostIsolation()
   })
   afterAll(async () => {
     await s.close()
@@ -107,10 +119,11 @@ describe('startServer', () => {
 
   it('kills the process group when SIGTERM is ignored for longer than the grace period', async () => {
     s.health = 503
-    setTimeout(() => (s.health = 200), 300)
     lines.length = 0
+    const up = join(dir, 'up-trap')
+    readyAfter(s, up)
     // The shell and its sleep both ignore SIGTERM (an ignored signal is inherited).
-    const h = await startServer(opts({ command: "trap '' TERM; sleep 60; echo never", stopTimeoutMs: 600 }))
+    const h = await startServer(opts({ command: `trap '' TERM; touch ${up}; sleep 60; echo never`, stopTimeoutMs: 600 }))
     const t0 = Date.now()
     await h.stop()
     const took = Date.now() - t0
@@ -123,9 +136,9 @@ describe('startServer', () => {
 
   it('stops with server.stop_command instead of a signal when one is given', async () => {
     s.health = 503
-    setTimeout(() => (s.health = 200), 300)
     lines.length = 0
     const pidFile = join(dir, 'pid')
+    readyAfter(s, pidFile)
     const h = await startServer(opts({ command: `echo $$ > ${pidFile}; exec sleep 60`, stopCommand: `echo stopping; kill -INT $(cat ${pidFile})` }))
     expect(existsSync(pidFile)).toBe(true)
     await h.stop()
@@ -149,9 +162,13 @@ describe('startServer', () => {
 
   it('redacts known secrets from the server log and its tail', async () => {
     s.health = 503
-    setTimeout(() => (s.health = 200), 300)
+    const up = join(dir, 'up-echo')
+    readyAfter(s, up)
     const h = await startServer(
-      opts({ command: 'echo "args: api_key=very-secret-1234 model=m"; echo "--hf-token hf_zzzzzzzzzzzzzzzz"; exec sleep 60', secrets: ['very-secret-1234'] }),
+      opts({
+        command: `echo "args: api_key=very-secret-1234 model=m"; echo "--hf-token hf_zzzzzzzzzzzzzzzz"; touch ${up}; exec sleep 60`,
+        secrets: ['very-secret-1234'],
+      }),
     )
     await h.stop()
     const log = readFileSync(join(dir, 'server.log'), 'utf8')
@@ -159,5 +176,70 @@ describe('startServer', () => {
     expect(log).toContain('--hf-token ***')
     expect(log).not.toContain('very-secret-1234')
     expect(h.tail(5).join('\n')).not.toContain('hf_zzzz')
+  }, 20_000)
+
+  it('starts the command where the process that started it is invisible, or says once that it cannot', async () => {
+    s.health = 503
+    lines.length = 0
+    const seen = join(dir, 'seen')
+    const up = join(dir, 'up-seen')
+    readyAfter(s, up)
+    const h = await startServer(
+      opts({ command: `ls /proc > ${seen}; cat /proc/${process.pid}/environ > /dev/null 2>&1 && echo readable >> ${seen}; touch ${up}; exec sleep 60` }),
+    )
+    await h.stop()
+    const pids = readFileSync(seen, 'utf8')
+      .split('\n')
+      .filter((l) => /^\d+$/.test(l))
+      .map(Number)
+    if ((await hostIsolation()).ok) {
+      expect(lines[0]).toMatch(/^Starting the server \(pid \d+, its own process group\) in a PID namespace of its own at /)
+      // The supervisor, the shell and ls: nothing of this test's process tree.
+      expect(pids.length).toBeLessThanOrEqual(4)
+      expect(pids).not.toContain(process.pid)
+      expect(readFileSync(seen, 'utf8')).not.toContain('readable')
+    } else {
+      expect(lines[0]).toMatch(/^servegate: notice: the server starts without a PID namespace of its own \(.+\); it can see this host's other processes\.$/)
+      expect(pids).toContain(process.pid)
+    }
+    expect(h.exit()).toEqual({ code: null, signal: 'SIGTERM' })
+  }, 20_000)
+
+  it('judges a probe isolated only when PID 1 is the supervisor, few processes show and /proc cannot be unmounted', () => {
+    const pid1 = 'pid1=/usr/bin/node -e /* servegate-supervisor */ … - sh -c'
+    expect(judgeProbeOutput(`pids=3\numount=refused\n${pid1}\n`)).toBeNull()
+    expect(judgeProbeOutput(`pids=3\numount=done\n${pid1}\n`)).toBe("the command could unmount its /proc and see the host's processes")
+    expect(judgeProbeOutput(`pids=212\numount=refused\n${pid1}\n`)).toBe('the command saw 212 processes, not only its own')
+    expect(judgeProbeOutput('pids=3\numount=refused\npid1=/sbin/init \n')).toBe(
+      'PID 1 inside is not servegate\'s supervisor ("/sbin/init "): the command would share the host\'s process list',
+    )
+  })
+
+  it("shows a dead server's last five lines in its error, printable and cut short; the file keeps every line", async () => {
+    s.health = 503
+    const logPath = join(dir, 'noisy.log')
+    const command = `for i in $(seq 1 30); do echo "line $i"; done; printf '\\033[31mred\\033[0m\\tend\\n'; head -c 1000 /dev/zero | tr '\\0' x; echo; exit 1`
+    const err = (await startServer(opts({ command, logPath })).catch((e: unknown) => e)) as ServerStartFailed
+    expect(err).toBeInstanceOf(ServerStartFailed)
+    expect(err.message.split('\n').slice(1)).toEqual([
+      `  last 5 lines of the server log (${logPath}):`,
+      '  | line 28',
+      '  | line 29',
+      '  | line 30',
+      '  | red end',
+      `  | ${'x'.repeat(200)} …`,
+    ])
+    expect(readFileSync(logPath, 'utf8')).toContain('line 1\n')
+  }, 20_000)
+
+  it('withholds the tail from its error where server.isolation is none, pointing at the log file', async () => {
+    s.health = 503
+    const logPath = join(dir, 'plain.log')
+    const err = (await startServer(opts({ command: 'echo nekot-desrever; exit 1', logPath, isolation: 'none' })).catch((e: unknown) => e)) as ServerStartFailed
+    expect(err).toBeInstanceOf(ServerStartFailed)
+    expect(err.message.split('\n').slice(1)).toEqual([
+      `  the server's output is left out of messages: its command ran without a PID namespace of its own (server.isolation: none), where it could have read tokens that redaction cannot recognise; the whole log is in ${logPath}`,
+    ])
+    expect(readFileSync(logPath, 'utf8')).toBe('nekot-desrever\n')
   }, 20_000)
 })

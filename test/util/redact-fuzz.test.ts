@@ -33,6 +33,9 @@ const SECRET_FLAGS = [
   'client-secret',
   'access-token',
   'api_key',
+  'admin-pw',
+  'ngc-pat',
+  'pass',
 ]
 const SECRET_VARS = ['HF_TOKEN', 'OPENAI_API_KEY', 'DB_PASSWORD', 'MY_SECRET', 'HUGGING_FACE_HUB_TOKEN', 'GITHUB_TOKEN', 'AUTH']
 const QUOTES = ['', '"', "'"]
@@ -70,6 +73,19 @@ const PLACED: fc.Arbitrary<{ secret: string; place: string }> = fc.oneof(
   fc
     .record({ secret: URL_SECRET, header: fc.constantFrom('X-Api-Key: ', 'Authorization: Bearer ', 'Proxy-Authorization: Basic ', 'Auth-Token: ') })
     .map(({ secret, header }) => ({ secret, place: `--header "${header}${secret}"` })),
+  // curl's user:password, and a password after a login verb, in a command chained to the engine's.
+  fc
+    .record({ secret: SECRET, flag: fc.constantFrom('-u ', '-u', '--user ', '--user='), q: fc.constantFrom('', '"', "'") })
+    .map(({ secret, flag, q }) => ({ secret, place: `&& curl -s ${flag}${q}admin:${secret}${q} http://127.0.0.1:9/health &&` })),
+  fc
+    .record({
+      secret: SECRET,
+      verb: fc.constantFrom('docker login -u bench', 'podman login nvcr.io -u bench', 'helm registry login r.example'),
+      q: fc.constantFrom(...QUOTES),
+    })
+    .map(({ secret, verb, q }) => ({ secret, place: `; ${verb} -p ${q}${secret}${q} nvcr.io;` })),
+  // An NVIDIA API key wherever it stands.
+  fc.stringMatching(/^[A-Za-z0-9_-]{40,64}$/).map((tail) => ({ secret: `nvapi-${tail}`, place: `--model-source ngc:nvapi-${tail}` })),
 )
 
 const BEFORE = fc.constantFrom(

@@ -30,6 +30,12 @@ describe('redactSecrets', () => {
     ['hf_ shape', `(${HF})`, '(***)'],
     ['ghs_ shape', `token ${GHS} leaked`, 'token *** leaked'],
     ['github_pat_ shape', 'github_pat_11ABCDEFG0123456789_abcdefghijklmnop', '***'],
+    ['nvapi- shape', 'key nvapi-Ab3_dEf-0123456789abcdefghijKLMNOP.', 'key ***.'],
+    ['--…-pw and --…-pat', 'serve --admin-pw hunter2hunter2 --ngc-pat nvapi-0123456789abcdefghijklmn', 'serve --admin-pw *** --ngc-pat ***'],
+    ['--pass and _PASS', 'db --pass abcdefgh && SMTP_PASS=abcdefgh mail', 'db --pass *** && SMTP_PASS=*** mail'],
+    ["curl's -u user:pass", 'curl -u admin:hunter2hunter2 http://h/health', 'curl -u admin:*** http://h/health'],
+    ["curl's --user=user:pass", 'curl -s --user="admin:hunter2" http://h/', 'curl -s --user="admin:***" http://h/'],
+    ['-p after a login verb', 'docker login -u bench -p s3cretpassw0rd nvcr.io && vllm serve m', 'docker login -u bench -p *** nvcr.io && vllm serve m'],
   ])('redacts %s', (_name, input, expected) => {
     expect(redactSecrets(input)).toBe(expected)
   })
@@ -37,6 +43,8 @@ describe('redactSecrets', () => {
   it.each([
     ['vllm serve org/m --tokenizer org/tok --max-num-batched-tokens 8192 --max-tokens 16 --ssl-keyfile /k.pem'],
     ['python -m sglang.launch_server --model-path m --tp 2 --disable-radix-cache'],
+    ['docker run -u 1000:1000 -p 8000:8000 img --pattern x --passthrough --path /p'],
+    ['sh -c "login; ls -p /x" && PATH=/usr/bin:/bin'],
     ['sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'],
     ['max_tokens=512 disk-usage task-1234567890abc hf_transfer_enabled=1'],
     ['http://127.0.0.1:8000/v1'],
