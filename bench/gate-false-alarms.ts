@@ -25,8 +25,9 @@
  * drawn: it follows from each repeat's curve, as the product computes it.
  * - a baseline refresh is one start with 3 repeats; refreshes are the last
  *   1 / 3 / 10 of the same 10 starts (one baseline per history length);
- * - the candidate's first sweep is one start with one run per point (a
- *   sequential step follows); every later candidate start, one run per point;
+ * - the candidate's first sweep is one start with 3 runs per point (the gated
+ *   sweep's repeats, as the Action runs it); every later candidate start, one
+ *   run per point;
  * - the A/B starts each side afresh for every slot, one run per point, in
  *   slotOrder (A B, B A, …), looking after every round from --rounds on.
  * Scenarios (the candidate B; A is always the base engine):
@@ -255,7 +256,7 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
     const ch = change(p, sc)
     // The candidate's starts: the first sweep, then one start per escalation, one run per point each.
     const crng = createRng(seedOf(t, `candidate ${p.rows}`))
-    const starts = Array.from({ length: MAX_STARTS }, () => p.factory.result(startSweep(crng, model, p, 1, ch.point), MAX_REFRESHES))
+    const starts = Array.from({ length: MAX_STARTS }, (_, k) => p.factory.result(startSweep(crng, model, p, k === 0 ? REFRESH_REPEATS : 1, ch.point), MAX_REFRESHES))
     const job = RUN_LADDER ? abJob(seedOf(t, `ab ${p.rows}`), p, model, sc, MAX_REFRESHES) : null
     for (const [hi, h] of REFRESHES.entries()) {
       const baseline = baselines[hi]!
@@ -279,7 +280,7 @@ function ladder(
   let step: LadderStep = firstStep(hasReference, 'ladder')
   let used = 1
   let candidate = starts[0]!
-  const spend: Spend = { starts: 1, pointRuns: points }
+  const spend: Spend = { starts: 1, pointRuns: REFRESH_REPEATS * points }
   let v = checkRows(
     compareStarts(baseline, candidate, stepOptions(step, climb), (r) => r - 1),
     p,

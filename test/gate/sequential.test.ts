@@ -72,15 +72,25 @@ describe('the sequential test of one row', () => {
     expect(logLikelihoodRatio([inc(-0.9)], d).llr).toBeCloseTo(-atClip, 10)
   })
 
-  it('keeps exp(Λ) a supermartingale under H0 with the clip, at every δ/σ a row can have (numerical integral)', () => {
+  it('keeps exp(Λ) a supermartingale under H0 with the clip, at every δ/σ a row can have and any clip width (numerical integral)', () => {
     // Per increment in σ units: z = (x − δ/2)/σ ~ N(−r/2, 1) under H0, clipped to ±c; E[exp(r·z)] ≤ 1.
     const phi = (z: number): number => Math.exp(-(z * z) / 2) / Math.sqrt(2 * Math.PI)
-    for (const r of [0.25, 0.5, 1, 2, 3, 4, 6]) {
-      let e = 0
-      const h = 0.002
-      for (let z = -12; z < 12; z += h) e += Math.exp(r * Math.min(DEFAULT_CLIP, Math.max(-DEFAULT_CLIP, z))) * phi(z + r / 2) * h
-      expect(e).toBeLessThanOrEqual(1 + 1e-6)
-    }
+    for (const c of [0.25, 1, DEFAULT_CLIP, 4])
+      for (const r of [0.25, 0.5, 1, 2, 3, 4, 6]) {
+        let e = 0
+        const h = 0.002
+        for (let z = -12; z < 12; z += h) e += Math.exp(r * Math.min(c, Math.max(-c, z))) * phi(z + r / 2) * h
+        expect(e).toBeLessThanOrEqual(1 + 1e-6)
+      }
+  })
+
+  it('lets one single-run increment move Λ by its bound at most, however far out it lies', () => {
+    const d = design()
+    const alone = logLikelihoodRatio([{ x: 0.9, v: 0.02 ** 2, maxStep: 3 }], d).llr
+    expect(alone).toBeCloseTo(3, 10)
+    expect(decideSequential([{ x: 0.9, v: 0.02 ** 2, maxStep: 3 }], d).status).toBe('continue')
+    // A second start that agrees completes the call.
+    expect(decideSequential([0.9, 0.9].map((x) => ({ x, v: 0.02 ** 2, maxStep: 3 })), d).status).toBe('regression')
   })
 
   it('holds its false-alarm level and its power on Gaussian increments (seeded Monte Carlo, 4000 rows each)', () => {

@@ -95,8 +95,8 @@ describe('a 12 % slower engine against three refreshes', () => {
     expect(path).toEqual(['baseline:undecided', 'ab:regression'])
     expect(rounds).toBeLessThanOrEqual(12)
     expect(last.verdict).toBe('regression')
-    // The first row to cross its boundary stops the job: the others need not be decided to blame the PR.
-    expect(last.reasons[0]).toBe('B regressed: p95 ITL 64×16 c=4 (B is worse than A beyond the bar)')
+    // The first look where a row crosses its boundary stops the job: the rows that crossed by then are named.
+    expect(last.reasons[0]).toBe('B regressed: p95 ITL 64×16 c=1, p95 ITL 64×16 c=4 (B is worse than A beyond the bar)')
   })
 
   it('passes the unchanged engine through the ladder', () => {
