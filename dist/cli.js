@@ -77366,9 +77366,10 @@ function round1(x) {
 }
 
 // src/gate/seq-noise.ts
+var PRIOR_BOUND_DF = 30;
 function safetyFactor(df) {
   if (!Number.isFinite(df)) return 1;
-  return 1 / Math.max(1e-6, chi2Ratio(Math.max(1, df), -1.2816));
+  return 1 / Math.max(1e-6, chi2Ratio(Math.max(PRIOR_BOUND_DF, df), -1.2816));
 }
 function rowNoise(historyLogs, source, opts) {
   const n = estimateNoise(historyLogs, [], opts);
@@ -77396,9 +77397,9 @@ function logLikelihoodRatio(incs, d) {
   let w = 0;
   let t = 0;
   let raw = 0;
-  for (const { x, v } of incs) {
+  for (const { x, v, maxStep } of incs) {
     const half = d.delta / 2;
-    const c = d.clip * Math.sqrt(v + d.shared);
+    const c = Math.min(d.clip * Math.sqrt(v + d.shared), maxStep === void 0 ? Infinity : maxStep * v / d.delta);
     const clipped = half + Math.min(c, Math.max(-c, x - half));
     w += 1 / v;
     t += clipped / v;
@@ -77448,7 +77449,8 @@ function decideSequentialRow(input2, opts) {
   const runs = Math.round(input2.increments.reduce((a, i) => a + i.runs, 0) / n);
   const check2 = input2.noise.shared > 0 ? { v: input2.noise.v(runs), wider: false, observed: NaN } : checkedVariance(xs, input2.noise.v(runs));
   const scale = check2.v / input2.noise.v(runs);
-  const incs = input2.increments.map((i) => ({ x: i.x, v: input2.noise.v(i.runs) * scale }));
+  const half = Math.log(1 / alpha) / 2;
+  const incs = input2.increments.map((i) => ({ x: i.x, v: input2.noise.v(i.runs) * scale, ...i.runs <= 1 ? { maxStep: half } : {} }));
   const design = {
     delta: Math.log(1 + input2.design),
     alpha,

@@ -10,10 +10,11 @@
  *
  * One start's single run varies by σ²_1 = σ²_day + σ²_w. Each component is
  * taken at its upper 90 % confidence bound, σ̂²·df/χ²_0.10(df), from the
- * degrees of freedom behind it (the history's and the prior's): a history of
- * about 100 degrees of freedom gives the factor κ ≈ 1.1 on σ, three refreshes
- * about 1.6, so a short history buys its false-alarm level with more starts
- * instead of losing it (an underestimate by 10 % would cost the level 1.1–1.7 %).
+ * degrees of freedom behind it (the history's and the prior's, at least
+ * PRIOR_BOUND_DF): about 100 degrees of freedom give the factor κ ≈ 1.1 on σ,
+ * 30 or fewer about 1.2, so a short history buys its false-alarm level with
+ * more starts instead of losing it (an underestimate by 10 % would cost the
+ * level 1.1–1.7 %).
  * Then:
  * - an A/B round whose sides were both started for their slot:
  *   v = 2 σ²_1, τ² = 0 (every round is independent);
@@ -29,10 +30,17 @@ import { estimateNoise, type Noise } from './noise.js'
 import { chi2Ratio, sampleVariance, varMedianFactor } from './stats.js'
 import type { GateOptions } from './types.js'
 
+/**
+ * Degrees of freedom the priors count as in the bound: they are deliberately high values (2.5 %
+ * between starts, 2 % between runs, above what a dedicated GPU node shows), so a history that
+ * leans on them is not bounded as if it were three refreshes of data.
+ */
+export const PRIOR_BOUND_DF = 30
+
 /** The safety factor on a variance estimated from `df` degrees of freedom: its upper 90 % bound over the estimate, df/χ²_0.10(df). */
 export function safetyFactor(df: number): number {
   if (!Number.isFinite(df)) return 1
-  return 1 / Math.max(1e-6, chi2Ratio(Math.max(1, df), -1.2816))
+  return 1 / Math.max(1e-6, chi2Ratio(Math.max(PRIOR_BOUND_DF, df), -1.2816))
 }
 
 /** How the increments of one row were measured. */

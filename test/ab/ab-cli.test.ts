@@ -35,7 +35,7 @@ describe('servegate ab against two simulators started for every slot', () => {
       expect(s.rounds, r.stdout).toBeLessThanOrEqual(12)
       // Every slot is an engine start of its own.
       expect(s.starts).toHaveLength(2 * s.rounds)
-      expect(r.stdout).toMatch(new RegExp(`^cost: ${2 * s.rounds} engine starts, ${2 * 2 * s.rounds} point-runs, [\\d.]+ GPU-minutes$`, 'm'))
+      expect(r.stdout).toMatch(new RegExp(`^\\s*cost: ${2 * s.rounds} engine starts, ${2 * 2 * s.rounds} point-runs, [\\d.]+ GPU-minutes$`, 'm'))
       expect(readFileSync(join(r.outDir, 'verdict.md'), 'utf8')).toMatch(
         new RegExp(`cost: ${2 * s.rounds} engine starts, ${4 * s.rounds} point-runs, [\\d.]+ GPU-minutes`),
       )
@@ -58,7 +58,7 @@ describe('servegate ab: the same engine, servers given by URL, a dying one, refu
       const s = roundsRan(r.outDir)
       expect(s.rounds, r.stdout).toBeLessThanOrEqual(16)
       expect(r.stdout).toContain(`Rounds: ${s.rounds} of at most 32: the look after round ${s.rounds} decided every gated row.`)
-      expect(r.stdout).toMatch(new RegExp(`^cost: ${2 * s.rounds} engine starts, ${4 * s.rounds} point-runs, [\\d.]+ GPU-minutes$`, 'm'))
+      expect(r.stdout).toMatch(new RegExp(`^\\s*cost: ${2 * s.rounds} engine starts, ${4 * s.rounds} point-runs, [\\d.]+ GPU-minutes$`, 'm'))
       // The files plan exactly the rounds that ran.
       for (const side of ['a', 'b']) {
         const res = parseResult(JSON.parse(readFileSync(join(r.outDir, `${side}.json`), 'utf8')), side)
@@ -77,7 +77,7 @@ describe('servegate ab: the same engine, servers given by URL, a dying one, refu
       expect(r.stdout).toMatch(/undecided and blind: .* engine starts of both sides \(serve commands\) give the gate power/)
       // A job whose open rows are all blind does not spend its rounds: it stops at the first look.
       expect(roundsRan(r.outDir).rounds).toBe(4)
-      expect(r.stdout).toMatch(/^cost: 0 engine starts, 16 point-runs, /m)
+      expect(r.stdout).toMatch(/^\s*cost: 0 engine starts, 16 point-runs, /m)
     }
   }, 240_000)
 
