@@ -77397,9 +77397,9 @@ function logLikelihoodRatio(incs, d) {
   let w = 0;
   let t = 0;
   let raw = 0;
-  for (const { x, v, maxStep } of incs) {
+  for (const { x, v, maxStep, clip: clip2 } of incs) {
     const half = d.delta / 2;
-    const c = Math.min(d.clip * Math.sqrt(v + d.shared), maxStep === void 0 ? Infinity : maxStep * v / d.delta);
+    const c = Math.min((clip2 ?? d.clip) * Math.sqrt(v + d.shared), maxStep === void 0 ? Infinity : maxStep * v / d.delta);
     const clipped = half + Math.min(c, Math.max(-c, x - half));
     w += 1 / v;
     t += clipped / v;
@@ -77450,7 +77450,12 @@ function decideSequentialRow(input2, opts) {
   const check2 = input2.noise.shared > 0 ? { v: input2.noise.v(runs), wider: false, observed: NaN } : checkedVariance(xs, input2.noise.v(runs));
   const scale = check2.v / input2.noise.v(runs);
   const half = Math.log(1 / alpha) / 2;
-  const incs = input2.increments.map((i) => ({ x: i.x, v: input2.noise.v(i.runs) * scale, ...i.runs <= 1 ? { maxStep: half } : {} }));
+  const incs = input2.increments.map((i) => ({
+    x: i.x,
+    v: input2.noise.v(i.runs) * scale,
+    ...i.runs <= 1 ? { maxStep: half } : {},
+    ...i.runs >= 3 ? { clip: Infinity } : {}
+  }));
   const design = {
     delta: Math.log(1 + input2.design),
     alpha,
@@ -77574,6 +77579,14 @@ function compareAB(a, b, options = {}, restarted = BOTH, history = null) {
     verdict.reasons.unshift(`broken: B (the candidate) broke${failed.length > 0 ? `: ${failed.join("; ")}` : ""}`);
   }
   if (verdict.verdict === "regression") verdict.reasons.unshift(`B regressed: ${verdict.regressions.join(", ")} (B is worse than A beyond the bar)`);
+  const fixed = ["A", "B"].filter((s) => !restarted[s]);
+  if (verdict.verdict === "undecided" && fixed.length > 0) {
+    verdict.reasons.splice(
+      1,
+      0,
+      `${fixed.join(" and ")} ${fixed.length === 1 ? "was" : "were"} never restarted (a server given by URL, or resident): ${fixed.length === 1 ? "its start offset is" : "their start offsets are"} shared by every round and never average away; serve commands for both sides, started afresh for every slot, would let the gate decide`
+    );
+  }
   return verdict;
 }
 function invalidSlotLines(side, slot, result) {

@@ -59,6 +59,15 @@ export function compareAB(
     verdict.reasons.unshift(`broken: B (the candidate) broke${failed.length > 0 ? `: ${failed.join('; ')}` : ''}`)
   }
   if (verdict.verdict === 'regression') verdict.reasons.unshift(`B regressed: ${verdict.regressions.join(', ')} (B is worse than A beyond the bar)`)
+  // A side never restarted keeps one start offset for the whole job: say what would let the gate decide.
+  const fixed = (['A', 'B'] as const).filter((s) => !restarted[s])
+  if (verdict.verdict === 'undecided' && fixed.length > 0) {
+    verdict.reasons.splice(
+      1,
+      0,
+      `${fixed.join(' and ')} ${fixed.length === 1 ? 'was' : 'were'} never restarted (a server given by URL, or resident): ${fixed.length === 1 ? 'its start offset is' : 'their start offsets are'} shared by every round and never average away; serve commands for both sides, started afresh for every slot, would let the gate decide`,
+    )
+  }
   return verdict
 }
 

@@ -46,7 +46,13 @@ export function decideSequentialRow(input: SequentialRowInput, opts: SequentialO
   const scale = check.v / input.noise.v(runs)
   // A single run is one draw of the interference that lands 3 % of point-runs 8–20 % worse: alone it may move Λ by half the regression boundary at most.
   const half = Math.log(1 / alpha) / 2
-  const incs: Increment[] = input.increments.map((i) => ({ x: i.x, v: input.noise.v(i.runs) * scale, ...(i.runs <= 1 ? { maxStep: half } : {}) }))
+  // The median of three runs or more has shrugged off a disturbed run: no clip there.
+  const incs: Increment[] = input.increments.map((i) => ({
+    x: i.x,
+    v: input.noise.v(i.runs) * scale,
+    ...(i.runs <= 1 ? { maxStep: half } : {}),
+    ...(i.runs >= 3 ? { clip: Infinity } : {}),
+  }))
   const design: SequentialDesign = {
     delta: Math.log(1 + input.design),
     alpha,

@@ -34,10 +34,13 @@
  * symmetric about the midpoint of the two hypotheses, c = 2.5): one disturbed
  * start moves Λ by a bounded step in either direction, and since the clip is
  * symmetric it favours neither side (docs/gate.md shows that exp(Λ) under the
- * clip is still a supermartingale under H0 at the designs used). An increment
- * of a single run is clipped tighter still, so that it alone moves Λ by at
- * most half the regression boundary: two starts must agree before a
- * single-run sequence blames anyone (3 % of point-runs land 8–20 % worse).
+ * clip is still a supermartingale under H0 at the designs used). The clip is
+ * for increments of one or two runs, where one disturbed run is the whole
+ * figure; an increment that is the median of three runs or more has shrugged
+ * that run off already and is not clipped. A single-run increment is
+ * clipped tighter still, so that it alone moves Λ by at most half the
+ * regression boundary: two starts must agree before a single-run sequence
+ * blames anyone (3 % of point-runs land 8–20 % worse).
  */
 
 /** The design of one row's test. Log units throughout. */
@@ -67,6 +70,8 @@ export interface Increment {
   x: number
   v: number
   maxStep?: number
+  /** Huber's clip of this increment in σ units, where it differs from the design's (Infinity: none). */
+  clip?: number
 }
 
 export type SequentialStatus = 'regression' | 'pass' | 'improvement' | 'continue' | 'undecided'
@@ -95,10 +100,10 @@ export function logLikelihoodRatio(
   let w = 0
   let t = 0
   let raw = 0
-  for (const { x, v, maxStep } of incs) {
+  for (const { x, v, maxStep, clip } of incs) {
     const half = d.delta / 2
     // Λ's step is δ(x − δ/2)/v (τ = 0): a bound on the step is a bound on |x − δ/2| of maxStep·v/δ.
-    const c = Math.min(d.clip * Math.sqrt(v + d.shared), maxStep === undefined ? Infinity : (maxStep * v) / d.delta)
+    const c = Math.min((clip ?? d.clip) * Math.sqrt(v + d.shared), maxStep === undefined ? Infinity : (maxStep * v) / d.delta)
     const clipped = half + Math.min(c, Math.max(-c, x - half))
     w += 1 / v
     t += clipped / v

@@ -39,8 +39,6 @@ describe('servegate ab against two simulators started for every slot', () => {
       expect(readFileSync(join(r.outDir, 'verdict.md'), 'utf8')).toMatch(
         new RegExp(`cost: ${2 * s.rounds} engine starts, ${4 * s.rounds} point-runs, [\\d.]+ GPU-minutes`),
       )
-      // The regressed rows name the boundary and the round at which they crossed it.
-      expect(r.stdout).toMatch(/crossed the regression boundary ln\(1\/α\)/)
       for (const row of judged.rows) expect(['regression', 'undecided', 'pass', 'invalid'], r.stdout).toContain(row.status)
     }
   }, 360_000)
@@ -69,14 +67,15 @@ describe('servegate ab: the same engine, servers given by URL, a dying one, refu
     expect(j.rows.filter((row) => row.status === 'regression')).toEqual([])
   }, 360_000)
 
-  it('stays blind with two servers given by URL: their start offsets never average away, and it says a serve command would decide', async () => {
-    const r = await ab(a2(), 'urls', ['--max-rounds', '32'], 0)
+  it('leaves two servers given by URL undecided when its rounds are spent, saying that serve commands would decide', async () => {
+    // Never restarted, each side keeps one start offset for the whole job: four rounds cannot rule 10 % out.
+    const r = await ab(a2(), 'urls', ['--max-rounds', '4'], 0)
     const j = judgedFromText(r.stdout)
     if (expectHonest(j, 'undecided') === 'undecided') {
       expect(r.code, r.stdout + r.stderr).toBe(1)
-      expect(r.stdout).toMatch(/undecided and blind: .* engine starts of both sides \(serve commands\) give the gate power/)
-      // A job whose open rows are all blind does not spend its rounds: it stops at the first look.
-      expect(roundsRan(r.outDir).rounds).toBe(4)
+      expect(r.stdout).toContain(
+        'A and B were never restarted (a server given by URL, or resident): their start offsets are shared by every round and never average away; serve commands for both sides, started afresh for every slot, would let the gate decide',
+      )
       expect(r.stdout).toMatch(/^\s*cost: 0 engine starts, 16 point-runs, /m)
     }
   }, 240_000)

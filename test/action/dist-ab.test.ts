@@ -71,7 +71,8 @@ describe.skipIf(!existsSync(DIST) || !existsSync(CLI_BUNDLE))('dist/index.js in 
   it('mode ab: B 25 % slower, started from b-serve, fails the step with verdict regression and one comment', async () => {
     // B's command carries a credential, as a real serve command may: it must reach no comment, summary or file.
     const token = 'hf_abcdefghijklmnop1234'
-    const r = await step({ mode: 'ab', 'a-base-url': a.url, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown ${SLOWDOWN}`, rounds: '4', 'max-rounds': '4' }, 7)
+    // Both sides are serve commands: each is started afresh for every slot, so every round is an increment of its own.
+    const r = await step({ mode: 'ab', 'a-serve': SIM, 'b-serve': `HF_TOKEN=${token} ${SIM} --slowdown ${SLOWDOWN}`, rounds: '4', 'max-rounds': '4' }, 7)
     // A slower engine raises every gap and lowers throughput at target: whichever clears its bar on this host is named.
     // (Unmeasured instead only where the busy host spoiled the slots three times over: step() checked that it says so.)
     const tripped = r.outputs['verdict'] === 'regression'

@@ -60,7 +60,7 @@ describe('A/B in looks', () => {
   })
 
   it('does not hold a job open for a row that can never decide', () => {
-    const v = lookAt(side(1, 4), side(1, 4), 2, 16, {}, FRESH).verdict
+    const v = lookAt(side(1, 4), side(1, 4), 1, 16, {}, FRESH).verdict
     expect(v.verdict).toBe('undecided')
     expect(settled(v)).toBe(false)
     expect(settled({ ...v, rows: v.rows.map((r) => ({ ...r, blind: true })) })).toBe(true)

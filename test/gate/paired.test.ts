@@ -29,7 +29,7 @@ describe('decidePaired: one metric from A/B rounds, decided sequentially', () =>
       [19.9, 20],
     ])
     expect(d.status).toBe('pass')
-    expect(d.notes[0]).toMatch(/^Λ -?\d+\.\d\d at round 4 crossed the pass boundary ln β = -2\.30: a change of 10 % is ruled out$/)
+    expect(d.notes[0]).toMatch(/^Λ -?\d+\.\d\d at round 2 crossed the pass boundary ln β = -2\.30: a change of 10 % is ruled out$/)
   })
 
   it('keeps a row open between the boundaries at an interim look, and undecided at the last', () => {
