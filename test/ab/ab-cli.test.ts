@@ -18,6 +18,11 @@ import { SIM, useAbCli } from './ab-cli-harness.js'
 // one would fall on the other's slots.
 const BATCHING = `${SIM} --profile default --time-scale 0.3`
 
+/** Whether the host spoiled slots of the job (its client saturated): the job then needs more rounds than a quiet host's. */
+function busy(stderr: string): boolean {
+  return /runs in slot \d+ are invalid: client_saturated/.test(stderr)
+}
+
 /** Rounds a job ran, from its schedule.json. */
 function roundsRan(outDir: string): { rounds: number; max_rounds: number; order: string[]; starts: unknown[] } {
   return JSON.parse(readFileSync(join(outDir, 'schedule.json'), 'utf8')) as { rounds: number; max_rounds: number; order: string[]; starts: unknown[] }
@@ -32,7 +37,8 @@ describe('servegate ab against two simulators started for every slot', () => {
     if (expectHonest(judged, 'regression') === 'regression') {
       expect(r.code, r.stdout + r.stderr).toBe(1)
       const s = roundsRan(r.outDir)
-      expect(s.rounds, r.stdout).toBeLessThanOrEqual(12)
+      // Rounds a busy host spoiled give no increment, and its noise widens the rows' design: only a quiet host is held to 12.
+      if (!busy(r.stderr)) expect(s.rounds, r.stdout).toBeLessThanOrEqual(12)
       // Every slot is an engine start of its own.
       expect(s.starts).toHaveLength(2 * s.rounds)
       expect(r.stdout).toMatch(new RegExp(`^\\s*cost: ${2 * s.rounds} engine starts, ${2 * 2 * s.rounds} point-runs, [\\d.]+ GPU-minutes$`, 'm'))
@@ -50,11 +56,13 @@ describe('servegate ab: the same engine, servers given by URL, a dying one, refu
   it('passes the same engine by round 16, stating what it cost, exit 0', async () => {
     const r = await ab(BATCHING, 'same', ['--a-serve', BATCHING, '--max-rounds', '32'], 1)
     const j = judgedFromText(r.stdout)
-    // Two identical engines are never a regression; a busy host may leave them unmeasured (named).
-    if (expectHonest(j, 'pass') === 'pass') {
+    // Two identical engines are never a regression. A busy host may leave them unmeasured (named), or
+    // spread their rounds so wide that 32 rounds leave a row between its boundaries (undecided).
+    const v = expectHonest(j, busy(r.stderr) ? ['pass', 'undecided'] : 'pass')
+    if (v === 'pass') {
       expect(r.code, r.stdout + r.stderr).toBe(0)
       const s = roundsRan(r.outDir)
-      expect(s.rounds, r.stdout).toBeLessThanOrEqual(16)
+      if (!busy(r.stderr)) expect(s.rounds, r.stdout).toBeLessThanOrEqual(16)
       expect(r.stdout).toContain(`Rounds: ${s.rounds} of at most 32: the look after round ${s.rounds} decided every gated row.`)
       expect(r.stdout).toMatch(new RegExp(`^\\s*cost: ${2 * s.rounds} engine starts, ${4 * s.rounds} point-runs, [\\d.]+ GPU-minutes$`, 'm'))
       // The files plan exactly the rounds that ran.
