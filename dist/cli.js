@@ -77456,8 +77456,9 @@ function decideSequentialRow(input2, opts) {
     ...i.runs <= 1 ? { maxStep: half } : {},
     ...i.runs >= 3 ? { clip: Infinity } : {}
   }));
+  const designed = Math.max(input2.design, 2 * input2.tolerance);
   const design = {
-    delta: Math.log(1 + input2.design),
+    delta: Math.log(1 + designed),
     alpha,
     beta: 1 - opts.power,
     shared: input2.noise.shared,
@@ -77490,12 +77491,12 @@ function decideSequentialRow(input2, opts) {
     return { ...out, status: "regression" };
   }
   if (r.status === "pass" || r.status === "improvement") {
-    out.notes.push(`${where} crossed the pass boundary ln β = ${r.lower.toFixed(2)}: a change of ${(input2.design * 100).toFixed(0)} % is ruled out`);
+    out.notes.push(`${where} crossed the pass boundary ln β = ${r.lower.toFixed(2)}: a change of ${(designed * 100).toFixed(0)} % is ruled out`);
     return { ...out, status: r.status };
   }
   if (blind) {
     out.notes.push(
-      `blind: the reference's own uncertainty (σ ${(Math.sqrt(design.shared) * 100).toFixed(1)} %) leaves too little information to rule out ${(input2.design * 100).toFixed(0)} % however many ${input2.unit}s follow; engine starts of both sides (a serve command) would give it power`
+      `blind: the reference's own uncertainty (σ ${(Math.sqrt(design.shared) * 100).toFixed(1)} %) leaves too little information to rule out ${(designed * 100).toFixed(0)} % however many ${input2.unit}s follow; engine starts of both sides (a serve command) would give it power`
     );
   } else if (r.status === "undecided") {
     out.notes.push(`${where} is between the boundaries ${r.lower.toFixed(2)} and ${r.upper.toFixed(2)} after the last ${input2.unit} allowed`);

@@ -53,8 +53,10 @@ export function decideSequentialRow(input: SequentialRowInput, opts: SequentialO
     ...(i.runs <= 1 ? { maxStep: half } : {}),
     ...(i.runs >= 3 ? { clip: Infinity } : {}),
   }))
+  // A row regresses only beyond its tolerance, so it is designed for at least twice that (the default 5 % → 10 %).
+  const designed = Math.max(input.design, 2 * input.tolerance)
   const design: SequentialDesign = {
-    delta: Math.log(1 + input.design),
+    delta: Math.log(1 + designed),
     alpha,
     beta: 1 - opts.power,
     shared: input.noise.shared,
@@ -88,12 +90,12 @@ export function decideSequentialRow(input: SequentialRowInput, opts: SequentialO
     return { ...out, status: 'regression' }
   }
   if (r.status === 'pass' || r.status === 'improvement') {
-    out.notes.push(`${where} crossed the pass boundary ln β = ${r.lower.toFixed(2)}: a change of ${(input.design * 100).toFixed(0)} % is ruled out`)
+    out.notes.push(`${where} crossed the pass boundary ln β = ${r.lower.toFixed(2)}: a change of ${(designed * 100).toFixed(0)} % is ruled out`)
     return { ...out, status: r.status }
   }
   if (blind) {
     out.notes.push(
-      `blind: the reference's own uncertainty (σ ${(Math.sqrt(design.shared) * 100).toFixed(1)} %) leaves too little information to rule out ${(input.design * 100).toFixed(0)} % however many ${input.unit}s follow; engine starts of both sides (a serve command) would give it power`,
+      `blind: the reference's own uncertainty (σ ${(Math.sqrt(design.shared) * 100).toFixed(1)} %) leaves too little information to rule out ${(designed * 100).toFixed(0)} % however many ${input.unit}s follow; engine starts of both sides (a serve command) would give it power`,
     )
   } else if (r.status === 'undecided') {
     out.notes.push(`${where} is between the boundaries ${r.lower.toFixed(2)} and ${r.upper.toFixed(2)} after the last ${input.unit} allowed`)
