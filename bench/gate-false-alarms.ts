@@ -256,7 +256,9 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
     const ch = change(p, sc)
     // The candidate's starts: the first sweep, then one start per escalation, one run per point each.
     const crng = createRng(seedOf(t, `candidate ${p.rows}`))
-    const starts = Array.from({ length: MAX_STARTS }, (_, k) => p.factory.result(startSweep(crng, model, p, k === 0 ? REFRESH_REPEATS : 1, ch.point), MAX_REFRESHES))
+    const starts = Array.from({ length: MAX_STARTS }, (_, k) =>
+      p.factory.result(startSweep(crng, model, p, k === 0 ? REFRESH_REPEATS : 1, ch.point), MAX_REFRESHES),
+    )
     const job = RUN_LADDER ? abJob(seedOf(t, `ab ${p.rows}`), p, model, sc, MAX_REFRESHES) : null
     for (const [hi, h] of REFRESHES.entries()) {
       const baseline = baselines[hi]!
