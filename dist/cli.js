@@ -75971,7 +75971,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider, stored = 
     rows.push(row2);
     if (gated && (row2.status === "invalid" || row2.status === "unmeasured")) {
       unmeasuredProblems.push(...problems);
-      if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === void 0) {
+      if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && stored) {
         const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))];
         if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note);
         else if (spoiledBy.length > 0) {

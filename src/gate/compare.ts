@@ -167,7 +167,7 @@ export function compareToBaseline(
     rows.push(row)
     if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
       unmeasuredProblems.push(...problems)
-      if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && decider === undefined) {
+      if (decision.nBaseline < 2 && baseline.refreshes.length > 0 && stored) {
         // The refreshes keep why their runs were left out: name that cause (a busy host on refresh day) too.
         const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))]
         if (onHost.refreshes.length === 0 && onHost.note !== null) baselineCauses.push(onHost.note)
