@@ -77449,7 +77449,7 @@ function decideSequentialRow(input2, opts) {
   const runs = Math.round(input2.increments.reduce((a, i) => a + i.runs, 0) / n);
   const check2 = input2.noise.shared > 0 ? { v: input2.noise.v(runs), wider: false, observed: NaN } : checkedVariance(xs, input2.noise.v(runs));
   const scale = check2.v / input2.noise.v(runs);
-  const half = Math.log(1 / alpha) / 2;
+  const half = Math.log(1 / alpha) / 3;
   const incs = input2.increments.map((i) => ({
     x: i.x,
     v: input2.noise.v(i.runs) * scale,

@@ -44,8 +44,10 @@ export function decideSequentialRow(input: SequentialRowInput, opts: SequentialO
   const runs = Math.round(input.increments.reduce((a, i) => a + i.runs, 0) / n)
   const check = input.noise.shared > 0 ? { v: input.noise.v(runs), wider: false, observed: NaN } : checkedVariance(xs, input.noise.v(runs))
   const scale = check.v / input.noise.v(runs)
-  // A single run is one draw of the interference that lands 3 % of point-runs 8–20 % worse: alone it may move Λ by half the regression boundary at most.
-  const half = Math.log(1 / alpha) / 2
+  // A single run is one draw of the interference that lands 3 % of point-runs 8–20 % worse: alone it may
+  // move Λ by a third of the regression boundary at most, so three starts must agree, and by the third
+  // the job's own spread is checked against the design.
+  const half = Math.log(1 / alpha) / 3
   // The median of three runs or more has shrugged off a disturbed run: no clip there.
   const incs: Increment[] = input.increments.map((i) => ({
     x: i.x,

@@ -38,9 +38,10 @@
  * for increments of one or two runs, where one disturbed run is the whole
  * figure; an increment that is the median of three runs or more has shrugged
  * that run off already and is not clipped. A single-run increment is
- * clipped tighter still, so that it alone moves Λ by at most half the
- * regression boundary: two starts must agree before a single-run sequence
- * blames anyone (3 % of point-runs land 8–20 % worse).
+ * clipped tighter still, so that it alone moves Λ by at most a third of the
+ * regression boundary: three starts must agree before a single-run sequence
+ * blames anyone (3 % of point-runs land 8–20 % worse), and by then the job's
+ * own spread is checked against the design.
  */
 
 /** The design of one row's test. Log units throughout. */

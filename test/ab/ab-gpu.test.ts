@@ -90,8 +90,8 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
     const r = exclusive
     const j = judgedFromText(r.stdout)
     const v = expectHonest(j, ['pass', 'improvement', 'undecided'])
-    const blind = v === 'undecided' && j.reasons.some((x) => x.startsWith('undecided and blind: '))
-    expect(r.code, r.stdout + r.stderr).toBe(v === 'unmeasured' || blind ? 1 : 0)
+    // Undecided (rows still open after the job's rounds, e.g. a busy host's spread widening the design) fails like any verdict but a pass.
+    expect(r.code, r.stdout + r.stderr).toBe(v === 'pass' || v === 'improvement' ? 0 : 1)
     expect(r.stdout).toContain("Mode: exclusive: the default; each side is started afresh for each of its slots and stopped before the other's.")
     expect(r.stdout).toMatch(/GPU-minutes: [\d.]+ \([\d.]+ wall minutes × 1 GPU\)/)
     expect(r.stdout + r.stderr).not.toContain('baseline refresh')
@@ -130,8 +130,8 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
     const r = await ab(twoGpus, 'resident', FAST, FAST, ['--resident', '--a-gpus', '0', '--b-gpus', '1'])
     const j = judgedFromText(r.stdout)
     const v = expectHonest(j, ['pass', 'improvement', 'undecided'])
-    const blind = v === 'undecided' && j.reasons.some((x) => x.startsWith('undecided and blind: '))
-    expect(r.code, r.stdout + r.stderr).toBe(v === 'unmeasured' || blind ? 1 : 0)
+    // Undecided (rows still open after the job's rounds, e.g. a busy host's spread widening the design) fails like any verdict but a pass.
+    expect(r.code, r.stdout + r.stderr).toBe(v === 'pass' || v === 'improvement' ? 0 : 1)
     expect(r.stdout).toContain('Mode: resident: --resident, A on GPUs 0, B on GPUs 1.')
     const s = r.schedule()
     expect(s.starts.map((x) => [x.side, x.slots])).toEqual([
