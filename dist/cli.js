@@ -77392,6 +77392,7 @@ function checkedVariance(xs, v) {
 }
 
 // src/gate/sequential.ts
+var TIE = 1e-9;
 var DEFAULT_CLIP = 2.5;
 function logLikelihoodRatio(incs, d) {
   let w = 0;
@@ -77416,8 +77417,8 @@ function decideSequential(incs, d, final = false) {
   for (let n = 1; n <= incs.length; n++) {
     const { llr, w, mean: mean2 } = logLikelihoodRatio(incs.slice(0, n), d);
     out = { status: "continue", look: n, llr, upper, lower, mean: mean2, se: Math.sqrt(1 / w + d.shared) };
-    if (llr >= upper && mean2 > d.tolerance) return { ...out, status: "regression" };
-    if (llr <= lower) {
+    if (llr >= upper - TIE && mean2 > d.tolerance) return { ...out, status: "regression" };
+    if (llr <= lower + TIE) {
       const better = -mean2 > d.tolerance && -mean2 > Math.sqrt(2 * upper) * out.se;
       return { ...out, status: better ? "improvement" : "pass" };
     }

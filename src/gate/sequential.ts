@@ -90,6 +90,9 @@ export interface SequentialOutcome {
   se: number
 }
 
+/** Rounding slack of a boundary comparison (Λ units): far below any step that moves a decision. */
+const TIE = 1e-9
+
 /** Huber's clip of c σ for the row's default design: one stray start moves Λ by a bounded step. */
 export const DEFAULT_CLIP = 2.5
 
@@ -130,8 +133,9 @@ export function decideSequential(incs: readonly Increment[], d: SequentialDesign
     // The estimate is the increments' own weighted mean: the clip bounds Λ's steps, not what was measured.
     const { llr, w, mean } = logLikelihoodRatio(incs.slice(0, n), d)
     out = { status: 'continue', look: n, llr, upper, lower, mean, se: Math.sqrt(1 / w + d.shared) }
-    if (llr >= upper && mean > d.tolerance) return { ...out, status: 'regression' }
-    if (llr <= lower) {
+    // TIE absorbs rounding: three single-run steps of a third of the boundary each reach it exactly.
+    if (llr >= upper - TIE && mean > d.tolerance) return { ...out, status: 'regression' }
+    if (llr <= lower + TIE) {
       // A pass whose estimate lies beyond the tolerance the other way by √(2 ln 1/α) standard errors
       // (the regression boundary's own width) is named an improvement: a label, never gated.
       const better = -mean > d.tolerance && -mean > Math.sqrt(2 * upper) * out.se

@@ -7,7 +7,7 @@ import { expectHonest, judgedFromText } from '../fixtures/honest-verdict.js'
 import { SIM, useAbCli } from './ab-cli-harness.js'
 
 // `servegate ab` as a user runs it with both engines as serve commands (the batching simulator,
-// `--profile default --time-scale 0.3`, one shape, two concurrencies): servegate starts each side
+// `--profile default`, one shape, two concurrencies): servegate starts each side
 // afresh for every slot, and every gated row is a sequential test over the rounds (docs/gate.md,
 // "The sequential decision"), looking after every round from --rounds 4 up to --max-rounds 32.
 // A 15 % slower B is called a regression by round 12, the same engine passes by round 16, and both
@@ -16,7 +16,7 @@ import { SIM, useAbCli } from './ab-cli-harness.js'
 //
 // One file, so the slowed job and the same-engine job never run side by side: the engine starts of
 // one would fall on the other's slots.
-const BATCHING = `${SIM} --profile default --time-scale 0.3`
+const BATCHING = `${SIM} --profile default`
 
 /** Whether the host spoiled slots of the job (its client saturated): the job then needs more rounds than a quiet host's. */
 function busy(stderr: string): boolean {

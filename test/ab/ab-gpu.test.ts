@@ -20,7 +20,7 @@ sweeps:
     prompts_per_concurrency: 10
     warmup: 1
 `
-const FAST = '--ttft-ms 5 --itl-ms 4'
+const FAST = '--ttft-ms 5 --itl-ms 10'
 
 describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
   let dir: string
@@ -115,7 +115,7 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
   })
 
   it('calls B, twice as slow, a regression blamed on B, exit 1', async () => {
-    const r = await ab(oneGpu, 'slow', FAST, '--ttft-ms 5 --itl-ms 8')
+    const r = await ab(oneGpu, 'slow', FAST, '--ttft-ms 5 --itl-ms 20', ['--max-rounds', '8'])
     expect(r.code, r.stdout + r.stderr).toBe(1)
     if (expectHonest(judgedFromText(r.stdout), 'regression') === 'regression') {
       // Twice as slow moves every gated row; whichever clears its bar at these few pairs names B.

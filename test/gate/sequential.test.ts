@@ -98,6 +98,18 @@ describe('the sequential test of one row', () => {
     ).toBe('regression')
   })
 
+  it('calls a regression on three single-run starts of a third of the boundary each, which reach it only up to rounding', () => {
+    // One gated row at 1 %, σ 5 %: three steps of ln(1/α)/3 sum to a rounding error short of ln(1/α).
+    const d = design({ alpha: 0.01 })
+    const third = boundaries(d).upper / 3
+    const three = [0.7, 0.7, 0.7].map((x) => ({ x, v: 0.05 ** 2, maxStep: third }))
+    expect(logLikelihoodRatio(three, d).llr).toBeLessThan(boundaries(d).upper)
+    expect(decideSequential(three.slice(0, 2), d).status).toBe('continue')
+    const out = decideSequential(three, d)
+    expect(out.llr).toBeCloseTo(boundaries(d).upper, 9)
+    expect(out.status).toBe('regression')
+  })
+
   it('holds its false-alarm level and its power on Gaussian increments (seeded Monte Carlo, 4000 rows each)', () => {
     const rng = createRng(7)
     const sigma = 0.05
