@@ -69170,6 +69170,7 @@ var DeterministicEngine = class {
 
 // src/sim/options.ts
 init_errors();
+var TOKENIZE_DIALECTS = ["vllm", "llama-server", "none"];
 var FAULT_KINDS = ["http500", "http429", "disconnect", "stall", "malformed", "stream-error", "keepalive", "overrun", "trickle", "huge-line"];
 var TAIL_FAULT_KINDS = ["keepalive", "overrun", "trickle", "huge-line"];
 function isTailFault(kind) {
@@ -69195,6 +69196,7 @@ var DEFAULT_SIM_OPTIONS = {
   stopEarlyAt: null,
   truncatePrompt: null,
   vocab: null,
+  tokenize: "vllm",
   prefixCache: false,
   keepAliveComments: false,
   crlf: false,
@@ -69229,6 +69231,7 @@ var optionsSchema = external_exports.object({
   stopEarlyAt: posInt.nullable(),
   truncatePrompt: posInt.nullable(),
   vocab: posInt.nullable(),
+  tokenize: external_exports.enum(TOKENIZE_DIALECTS),
   prefixCache: external_exports.boolean(),
   keepAliveComments: external_exports.boolean(),
   crlf: external_exports.boolean(),
@@ -70503,7 +70506,8 @@ function handleRequest(ctx, req, res) {
   if (method === "POST") {
     if (path === "/v1/completions") return run(handleGenerate(ctx, "completions", req, res, arrivalNs));
     if (path === "/v1/chat/completions") return run(handleGenerate(ctx, "chat", req, res, arrivalNs));
-    if (path === "/tokenize") return run(tokenize(ctx, req, res));
+    if (path === "/tokenize" && ctx.opts.tokenize !== "none") return run(ctx.opts.tokenize === "llama-server" ? llamaTokenize(req, res) : tokenize(ctx, req, res));
+    if (path === "/apply-template" && ctx.opts.tokenize === "llama-server") return run(llamaApplyTemplate(req, res));
   } else if (method === "GET") {
     if (path === "/health") {
       res.writeHead(200, { "content-length": 0 });
@@ -70530,7 +70534,8 @@ function handleRequest(ctx, req, res) {
     res.end();
     return;
   }
-  const known2 = ["/v1/completions", "/v1/chat/completions", "/tokenize", "/health", "/version", "/v1/models", "/metrics"];
+  const known2 = ["/v1/completions", "/v1/chat/completions", "/health", "/version", "/v1/models", "/metrics"];
+  if (ctx.opts.tokenize !== "none") known2.push("/tokenize");
   if (known2.includes(path)) return sendError(res, 405, `Method ${method} not allowed on ${path}`);
   sendError(res, 404, `Not Found: ${method} ${path}`);
 }
@@ -70552,6 +70557,18 @@ function models(ctx) {
       }
     ]
   };
+}
+async function llamaTokenize(req, res) {
+  const body = await readJsonBody(req);
+  const b = body !== null && typeof body === "object" && !Array.isArray(body) ? body : {};
+  const content = typeof b.content === "string" ? b.content : "";
+  sendJson(res, 200, { tokens: content === "" ? [] : textTokenIds(content) });
+}
+async function llamaApplyTemplate(req, res) {
+  const body = await readJsonBody(req);
+  const b = body !== null && typeof body === "object" && !Array.isArray(body) ? body : {};
+  if (!Array.isArray(b.messages)) throw new ApiError(400, "'messages' is required", "messages");
+  sendJson(res, 200, { prompt: applyChatTemplate(b.messages, true) });
 }
 async function tokenize(ctx, req, res) {
   const body = await readJsonBody(req);
@@ -72188,29 +72205,64 @@ function postTokenize(root, body, opts) {
     ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
   });
 }
+function countOf(j) {
+  const o = j ?? {};
+  if (typeof o.count === "number" && Number.isInteger(o.count) && o.count >= 0) return o.count;
+  if (Array.isArray(o.tokens)) return o.tokens.length;
+  return null;
+}
 async function tokenizeCount(baseUrl, model, text2, apiKey = null, dispatcher) {
+  const opts = { apiKey, ...dispatcher ? { dispatcher } : {} };
+  const root = normalizeBaseUrl(baseUrl).root;
   try {
-    const j = await postTokenize(baseUrl, { model, prompt: text2, add_special_tokens: false }, { apiKey, ...dispatcher ? { dispatcher } : {} });
-    if (typeof j.count === "number") return j.count;
-    if (Array.isArray(j.tokens)) return j.tokens.length;
-    return null;
+    const n = countOf(await postTokenize(root, { model, prompt: text2, add_special_tokens: false }, opts));
+    if (n === null) return null;
+    if (n > 0 || text2 === "") return n;
+    const m = countOf(await postTokenize(root, { content: text2, add_special: false }, opts));
+    return m === null || m === 0 ? null : m;
   } catch {
     return null;
   }
 }
 var UNSUPPORTED_STATUS = /* @__PURE__ */ new Set([400, 404, 405, 415, 422, 501]);
+function failed(err, what) {
+  if (err instanceof HttpStatusError && UNSUPPORTED_STATUS.has(err.status)) return { kind: "unsupported", reason: `${what}: HTTP ${err.status}` };
+  return { kind: "error", reason: `${what}: ${describeError(err)}` };
+}
 async function tokenizeMessages(root, model, messages, opts) {
-  let j;
+  let first;
   try {
-    j = await postTokenize(root, { model, messages, add_generation_prompt: true }, opts);
+    const n = countOf(await postTokenize(root, { model, messages, add_generation_prompt: true }, opts));
+    first = n === null ? { kind: "unsupported", reason: "/tokenize answered neither `count` nor `tokens`" } : n > 0 ? { kind: "count", count: n } : { kind: "unsupported", reason: "/tokenize answered 0 tokens for a non-empty chat prompt (it ignored the messages it was sent)" };
   } catch (err) {
-    if (err instanceof HttpStatusError && UNSUPPORTED_STATUS.has(err.status)) return { kind: "unsupported", reason: `HTTP ${err.status}` };
-    return { kind: "error", reason: describeError(err) };
+    first = failed(err, "/tokenize");
   }
-  const o = j ?? {};
-  if (typeof o.count === "number" && Number.isInteger(o.count) && o.count >= 0) return { kind: "count", count: o.count };
-  if (Array.isArray(o.tokens)) return { kind: "count", count: o.tokens.length };
-  return { kind: "unsupported", reason: "the answer has neither `count` nor `tokens`" };
+  if (first.kind !== "unsupported") return first;
+  const second = await llamaServerMessages(root, messages, opts);
+  return second.kind === "unsupported" ? { kind: "unsupported", reason: `${first.reason}; ${second.reason}` } : second;
+}
+async function llamaServerMessages(root, messages, opts) {
+  let prompt;
+  try {
+    prompt = await fetchJson(`${normalizeBaseUrl(root).root}/apply-template`, {
+      body: { messages },
+      headers: authHeaders(opts.apiKey),
+      maxBytes: MAX_TOKENIZE_BODY_BYTES,
+      ...opts.timeoutMs !== void 0 ? { timeoutMs: opts.timeoutMs } : {},
+      ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
+    }) ?? {};
+  } catch (err) {
+    return failed(err, "/apply-template");
+  }
+  const text2 = prompt.prompt;
+  if (typeof text2 !== "string" || text2 === "") return { kind: "unsupported", reason: "/apply-template answered no `prompt`" };
+  try {
+    const n = countOf(await postTokenize(root, { content: text2, add_special: true, parse_special: true }, opts));
+    if (n === null || n === 0) return { kind: "unsupported", reason: `/tokenize of llama-server's shape answered ${n === null ? "no count" : "0 tokens"}` };
+    return { kind: "count", count: n };
+  } catch (err) {
+    return failed(err, "/tokenize");
+  }
 }
 
 // src/sweep/calibrate-prompts.ts
@@ -73231,7 +73283,7 @@ function summarizeRun(raw, ctx) {
   const tokSPerUser = [];
   const errors = {};
   let completed = 0;
-  let failed = 0;
+  let failed2 = 0;
   let outputTokens = 0;
   let promptTokens = 0;
   let expected = 0;
@@ -73243,7 +73295,7 @@ function summarizeRun(raw, ctx) {
   let sawPromptUsage = false;
   for (const rec of raw.records) {
     if (!isCompleted(rec)) {
-      failed++;
+      failed2++;
       const kind = rec.error?.kind ?? "unknown";
       errors[kind] = (errors[kind] ?? 0) + 1;
       continue;
@@ -73293,7 +73345,7 @@ function summarizeRun(raw, ctx) {
     warmup_requests: raw.warmupRequests,
     num_prompts: ctx.numPrompts,
     completed,
-    failed,
+    failed: failed2,
     duration_s: durationS,
     output_throughput: perS(outputTokens),
     total_token_throughput: perS(outputTokens + promptTokens),
@@ -73763,7 +73815,7 @@ async function probeTarget(root, cfg, deps, server) {
     deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`);
   if (calibration.mode === "none") {
     deps.log(
-      `Chat prompts are input_len words, not calibrated: ${root}/tokenize cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`
+      `Chat prompts are input_len words, not calibrated: ${root} cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`
     );
   }
   const tooManyThreads = workersWarning(cfg.workers);
@@ -74952,6 +75004,7 @@ function parseSimFlags(f) {
     stopEarlyAt: stopEarly ?? void 0,
     truncatePrompt: truncate ?? void 0,
     vocab: vocab ?? void 0,
+    tokenize: tokenizeDialect(f.tokenize),
     prefixCache: f.prefixCache === true ? true : void 0,
     keepAliveComments: f.keepAliveComments === true ? true : void 0,
     crlf: f.crlf === true ? true : void 0,
@@ -74966,6 +75019,12 @@ function parseSimFlags(f) {
     throw new UsageError("choose either --ttft-ms/--itl-ms (deterministic) or --profile (batching), not both");
   }
   return out;
+}
+function tokenizeDialect(v) {
+  if (v === void 0) return void 0;
+  const d = TOKENIZE_DIALECTS.find((x) => x === v);
+  if (d === void 0) throw new UsageError(`--tokenize "${String(v)}": expected one of ${TOKENIZE_DIALECTS.join(", ")}`);
+  return d;
 }
 function waitForSignal() {
   return new Promise((resolve3) => {
@@ -75005,7 +75064,7 @@ function registerSimCommand(program2, deps = {}) {
   const log = deps.log ?? ((line) => void process.stderr.write(`${line}
 `));
   const collect = (v, prev) => [...prev, v];
-  program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--drift-file <path>", "host drift: multiply every step time by the number in this file, re-read while running (missing: 1)").option("--drift-per-min <x>", "host drift: multiply every step time by 1 + X × minutes since start (wall time)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option("--fault-interval-ms <ms>", 'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)').option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--vocab <n>", "vocabulary size: refuse a completions prompt of token ids with an id ≥ N (HTTP 400, as vLLM does)").option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
+  program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--drift-file <path>", "host drift: multiply every step time by the number in this file, re-read while running (missing: 1)").option("--drift-per-min <x>", "host drift: multiply every step time by 1 + X × minutes since start (wall time)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option("--fault-interval-ms <ms>", 'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)').option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--vocab <n>", "vocabulary size: refuse a completions prompt of token ids with an id ≥ N (HTTP 400, as vLLM does)").option("--tokenize <dialect>", `the /tokenize this server speaks: ${TOKENIZE_DIALECTS.join(", ")} (default vllm)`).option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
     const opts = parseSimFlags(flags);
     const sim = await startSim(opts);
     process.stdout.write(`${sim.url}
@@ -77577,8 +77636,8 @@ function compareAB(a, b, options = {}, restarted = BOTH, history = null) {
   if (verdict.verdict === "unmeasured" && spoiledB.length > 0)
     verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join("; ")}`);
   if (verdict.verdict === "broken") {
-    const failed = failedSlotLines("B", b);
-    verdict.reasons.unshift(`broken: B (the candidate) broke${failed.length > 0 ? `: ${failed.join("; ")}` : ""}`);
+    const failed2 = failedSlotLines("B", b);
+    verdict.reasons.unshift(`broken: B (the candidate) broke${failed2.length > 0 ? `: ${failed2.join("; ")}` : ""}`);
   }
   if (verdict.verdict === "regression") verdict.reasons.unshift(`B regressed: ${verdict.regressions.join(", ")} (B is worse than A beyond the bar)`);
   const fixed = ["A", "B"].filter((s) => !restarted[s]);
@@ -77611,8 +77670,8 @@ function failedSlotLines(side, result) {
   const out = [];
   for (const p of result.points) {
     for (const r of p.runs) {
-      const failed = failedText2(r);
-      if (failed !== null) out.push(`${side}'s run in slot ${slotOf(side, r.repeat)} at ${p.input_len}x${p.output_len}@c${p.concurrency}: ${failed}`);
+      const failed2 = failedText2(r);
+      if (failed2 !== null) out.push(`${side}'s run in slot ${slotOf(side, r.repeat)} at ${p.input_len}x${p.output_len}@c${p.concurrency}: ${failed2}`);
     }
   }
   return out;
@@ -78510,30 +78569,30 @@ function summarized(f) {
   const q = f.requests;
   if (q === null) return null;
   const records = q.ttfts.map((ttftS, i) => {
-    const failed = q.errors[i] !== "";
+    const failed2 = q.errors[i] !== "";
     const arrivals = [];
     let at = ttftS * 1e3;
-    if (!failed) {
+    if (!failed2) {
       arrivals.push(at);
       for (const gap of q.itls[i]) arrivals.push(at += gap * 1e3);
     }
     return {
       id: String(i),
       startMs: 0,
-      ttftMs: failed ? null : ttftS * 1e3,
+      ttftMs: failed2 ? null : ttftS * 1e3,
       chunkArrivalsMs: arrivals,
-      e2elMs: failed ? null : q.latencies[i] * 1e3,
+      e2elMs: failed2 ? null : q.latencies[i] * 1e3,
       streamEndMs: q.latencies[i] * 1e3,
       contentChunks: arrivals.length,
-      usageCompletionTokens: failed ? null : q.outputLens[i],
+      usageCompletionTokens: failed2 ? null : q.outputLens[i],
       // vLLM's input_lens are the prompts as planned, not the server's usage.
       usagePromptTokens: null,
       promptTokens: q.inputLens[i],
       maxTokens: q.outputLens[i],
       text: "",
-      sawDone: !failed,
+      sawDone: !failed2,
       finishReason: null,
-      error: failed ? { kind: "stream_error", detail: q.errors[i] } : null
+      error: failed2 ? { kind: "stream_error", detail: q.errors[i] } : null
     };
   });
   const client = { workers: 0, eventLoopUtilization: 0, eventLoopDelayP99Ms: 0, sendLagP50Ms: 0, sendLagP99Ms: 0, meanInFlight: 0, eventsPerSecond: 0 };
@@ -78558,7 +78617,7 @@ function stats(l, computed, completed, dropped, metric) {
 function runOf(f, repeat, dropped) {
   const s = summarized(f);
   const q = f.requests;
-  const failed = f.failed ?? (q !== null ? q.errors.filter((e) => e !== "").length : f.numPrompts !== null ? Math.max(0, f.numPrompts - f.completed) : 0);
+  const failed2 = f.failed ?? (q !== null ? q.errors.filter((e) => e !== "").length : f.numPrompts !== null ? Math.max(0, f.numPrompts - f.completed) : 0);
   const outputTokens = f.totalOutputTokens ?? s?.tokens.server_usage ?? null;
   const chunks = s?.tokens.client_chunks ?? null;
   const lat = (m) => stats(f.latency[m], s ? s[`${m}_ms`] : null, f.completed, dropped, m);
@@ -78567,9 +78626,9 @@ function runOf(f, repeat, dropped) {
     repeat,
     seed: null,
     warmup_requests: null,
-    num_prompts: f.numPrompts ?? f.completed + failed,
+    num_prompts: f.numPrompts ?? f.completed + failed2,
     completed: f.completed,
-    failed,
+    failed: failed2,
     duration_s: f.durationS,
     output_throughput: f.outputThroughput ?? s?.output_throughput ?? (outputTokens !== null ? outputTokens / f.durationS : 0),
     total_token_throughput: f.totalTokenThroughput ?? s?.total_token_throughput ?? 0,
@@ -78592,7 +78651,7 @@ function runOf(f, repeat, dropped) {
       prompt_expected: f.totalInputTokens ?? (q === null ? null : q.inputLens.filter((_, i) => q.errors[i] === "").reduce((a, b) => a + b, 0)),
       prompt_server_usage: null
     },
-    errors: failed > 0 ? { [failedKinds.length > 0 ? "reported by vllm bench serve" : "unknown"]: failed } : {},
+    errors: failed2 > 0 ? { [failedKinds.length > 0 ? "reported by vllm bench serve" : "unknown"]: failed2 } : {},
     steady_state: null,
     server_side: null,
     client: null,

@@ -6,7 +6,7 @@
 import type { Command } from 'commander'
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
-import { FAULT_KINDS, startSim, type SimOptions } from '../sim/index.js'
+import { FAULT_KINDS, startSim, TOKENIZE_DIALECTS, type SimOptions, type TokenizeDialect } from '../sim/index.js'
 
 export interface SimCommandDeps {
   log: (line: string) => void
@@ -75,6 +75,7 @@ export function parseSimFlags(f: SimFlags): Partial<SimOptions> {
     stopEarlyAt: stopEarly ?? undefined,
     truncatePrompt: truncate ?? undefined,
     vocab: vocab ?? undefined,
+    tokenize: tokenizeDialect(f.tokenize),
     prefixCache: f.prefixCache === true ? true : undefined,
     keepAliveComments: f.keepAliveComments === true ? true : undefined,
     crlf: f.crlf === true ? true : undefined,
@@ -89,6 +90,13 @@ export function parseSimFlags(f: SimFlags): Partial<SimOptions> {
     throw new UsageError('choose either --ttft-ms/--itl-ms (deterministic) or --profile (batching), not both')
   }
   return out
+}
+
+function tokenizeDialect(v: unknown): TokenizeDialect | undefined {
+  if (v === undefined) return undefined
+  const d = TOKENIZE_DIALECTS.find((x) => x === v)
+  if (d === undefined) throw new UsageError(`--tokenize "${String(v)}": expected one of ${TOKENIZE_DIALECTS.join(', ')}`)
+  return d
 }
 
 function waitForSignal(): Promise<void> {
@@ -161,6 +169,7 @@ export function registerSimCommand(program: Command, deps: Partial<SimCommandDep
     .option('--stop-early-at <n>', 'stop every request after N tokens, even with ignore_eos')
     .option('--truncate-prompt <n>', 'keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)')
     .option('--vocab <n>', 'vocabulary size: refuse a completions prompt of token ids with an id ≥ N (HTTP 400, as vLLM does)')
+    .option('--tokenize <dialect>', `the /tokenize this server speaks: ${TOKENIZE_DIALECTS.join(', ')} (default vllm)`)
     .option('--prefix-cache', 'reuse repeated prompt prefixes and count hits in /metrics')
     .option('--front-delay-ms <ms>', 'delay before a request reaches the engine (a proxy in front)')
     .option('--keep-alive-comments', 'write ": keep-alive" SSE comments')

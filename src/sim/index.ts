@@ -4,11 +4,13 @@ export {
   DEFAULT_SIM_OPTIONS,
   FAULT_KINDS,
   TAIL_FAULT_KINDS,
+  TOKENIZE_DIALECTS,
   resolveSimOptions,
   type FaultKind,
   type FaultSpec,
   type SimOptions,
   type TailFaultKind,
+  type TokenizeDialect,
 } from './options.js'
 export { BUILTIN_PROFILES, profileFromFile, resolveProfile, type SimProfile } from './profiles.js'
 export type { TokenTrace } from './trace.js'

@@ -7,6 +7,15 @@ import { UsageError } from '../errors.js'
 import { formatIssues } from '../util/json-file.js'
 import type { SimProfile } from './profiles.js'
 
+/**
+ * Which engine's /tokenize the simulator speaks: `vllm` (and SGLang's) takes `{prompt}` or
+ * `{messages}` and answers `{count, tokens}`; `llama-server` reads only `content` (and
+ * `add_special`), answers `{tokens}`, and `{tokens: []}` to any other body, with chat templating at
+ * `POST /apply-template` (llama.cpp's tools/server); `none` has no /tokenize (404), as trtllm-serve.
+ */
+export const TOKENIZE_DIALECTS = ['vllm', 'llama-server', 'none'] as const
+export type TokenizeDialect = (typeof TOKENIZE_DIALECTS)[number]
+
 export const FAULT_KINDS = ['http500', 'http429', 'disconnect', 'stall', 'malformed', 'stream-error', 'keepalive', 'overrun', 'trickle', 'huge-line'] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
 
@@ -86,6 +95,8 @@ export interface SimOptions {
    * sends). Text prompts are the simulator's own words and always in vocabulary. null: no limit.
    */
   vocab: number | null
+  /** The /tokenize this server speaks (TOKENIZE_DIALECTS). */
+  tokenize: TokenizeDialect
   /** Reuse the KV of repeated prompt prefixes (in blocks) and count hits in /metrics. */
   prefixCache: boolean
   /** Write `: keep-alive` SSE comments. */
@@ -120,6 +131,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   stopEarlyAt: null,
   truncatePrompt: null,
   vocab: null,
+  tokenize: 'vllm',
   prefixCache: false,
   keepAliveComments: false,
   crlf: false,
@@ -157,6 +169,7 @@ const optionsSchema = z
     stopEarlyAt: posInt.nullable(),
     truncatePrompt: posInt.nullable(),
     vocab: posInt.nullable(),
+    tokenize: z.enum(TOKENIZE_DIALECTS),
     prefixCache: z.boolean(),
     keepAliveComments: z.boolean(),
     crlf: z.boolean(),

@@ -31,7 +31,9 @@ export function handleRequest(ctx: SimContext, req: IncomingMessage, res: Server
   if (method === 'POST') {
     if (path === '/v1/completions') return run(handleGenerate(ctx, 'completions', req, res, arrivalNs))
     if (path === '/v1/chat/completions') return run(handleGenerate(ctx, 'chat', req, res, arrivalNs))
-    if (path === '/tokenize') return run(tokenize(ctx, req, res))
+    if (path === '/tokenize' && ctx.opts.tokenize !== 'none')
+      return run(ctx.opts.tokenize === 'llama-server' ? llamaTokenize(req, res) : tokenize(ctx, req, res))
+    if (path === '/apply-template' && ctx.opts.tokenize === 'llama-server') return run(llamaApplyTemplate(req, res))
   } else if (method === 'GET') {
     if (path === '/health') {
       res.writeHead(200, { 'content-length': 0 })
@@ -58,7 +60,8 @@ export function handleRequest(ctx: SimContext, req: IncomingMessage, res: Server
     res.end()
     return
   }
-  const known = ['/v1/completions', '/v1/chat/completions', '/tokenize', '/health', '/version', '/v1/models', '/metrics']
+  const known = ['/v1/completions', '/v1/chat/completions', '/health', '/version', '/v1/models', '/metrics']
+  if (ctx.opts.tokenize !== 'none') known.push('/tokenize')
   if (known.includes(path)) return sendError(res, 405, `Method ${method} not allowed on ${path}`)
   sendError(res, 404, `Not Found: ${method} ${path}`)
 }
@@ -81,6 +84,26 @@ function models(ctx: SimContext): unknown {
       },
     ],
   }
+}
+
+/**
+ * llama.cpp's `POST /tokenize` (tools/server): it reads `content` (a string) and `add_special`
+ * only, and answers `{tokens}`; a body without `content` tokenizes the empty string, so vLLM's
+ * `{prompt}` gets `{tokens: []}` with status 200. The simulator's words have no special tokens.
+ */
+async function llamaTokenize(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readJsonBody(req)
+  const b = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>
+  const content = typeof b.content === 'string' ? b.content : ''
+  sendJson(res, 200, { tokens: content === '' ? [] : textTokenIds(content) })
+}
+
+/** llama.cpp's `POST /apply-template`: a chat request's messages under the template, with the generation prompt, as `{prompt}`. */
+async function llamaApplyTemplate(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readJsonBody(req)
+  const b = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>
+  if (!Array.isArray(b.messages)) throw new ApiError(400, "'messages' is required", 'messages')
+  sendJson(res, 200, { prompt: applyChatTemplate(b.messages as ChatMessageLike[], true) })
 }
 
 async function tokenize(ctx: SimContext, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -177,7 +177,7 @@ async function probeTarget(root: string, cfg: ResolvedConfig, deps: SweepDeps, s
     deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`)
   if (calibration.mode === 'none') {
     deps.log(
-      `Chat prompts are input_len words, not calibrated: ${root}/tokenize cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`,
+      `Chat prompts are input_len words, not calibrated: ${root} cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`,
     )
   }
 

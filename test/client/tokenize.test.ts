@@ -14,6 +14,12 @@ describe('tokenizeMessages', () => {
       req.on('data', (c: Buffer) => (text += c.toString()))
       req.on('end', () => {
         const body = JSON.parse(text) as { model: string }
+        // No llama-server here: its /apply-template is missing, as on vLLM.
+        if (req.url === '/apply-template') {
+          res.writeHead(404, { 'content-type': 'application/json' })
+          res.end('{"detail":"Not Found"}')
+          return
+        }
         bodies.push({ ...body, auth: req.headers.authorization ?? null })
         const [status, answer] = (
           {
@@ -44,9 +50,10 @@ describe('tokenizeMessages', () => {
   })
 
   it('calls a missing endpoint, one that takes no messages, or an answer without a count unsupported', async () => {
-    expect(await ask('missing')).toEqual({ kind: 'unsupported', reason: 'HTTP 404' })
-    expect(await ask('method')).toEqual({ kind: 'unsupported', reason: 'HTTP 405' })
-    expect(await ask('old')).toEqual({ kind: 'unsupported', reason: 'HTTP 400' })
+    // Each then asked in llama-server's shape too, which this server lacks: both named.
+    expect(await ask('missing')).toEqual({ kind: 'unsupported', reason: '/tokenize: HTTP 404; /apply-template: HTTP 404' })
+    expect(await ask('method')).toEqual({ kind: 'unsupported', reason: '/tokenize: HTTP 405; /apply-template: HTTP 404' })
+    expect(await ask('old')).toEqual({ kind: 'unsupported', reason: '/tokenize: HTTP 400; /apply-template: HTTP 404' })
     expect(await ask('nothing')).toMatchObject({ kind: 'unsupported' })
   })
 

@@ -37,6 +37,13 @@ describe('servegate sim flags', () => {
     expect(() => parseSimFlags({ vocab: '1.5' })).toThrow(new UsageError('--vocab "1.5": expected an integer ≥ 1'))
   })
 
+  it('takes --tokenize as one of the dialects and names the flag when it is not', () => {
+    expect(parseSimFlags({ tokenize: 'llama-server' })).toMatchObject({ tokenize: 'llama-server' })
+    expect(parseSimFlags({ tokenize: 'none' })).toMatchObject({ tokenize: 'none' })
+    expect(parseSimFlags({}).tokenize).toBeUndefined()
+    expect(() => parseSimFlags({ tokenize: 'tgi' })).toThrow(new UsageError('--tokenize "tgi": expected one of vllm, llama-server, none'))
+  })
+
   it('takes the stream faults and their settings', () => {
     expect(
       parseSimFlags({ fault: ['keepalive', 'overrun', 'trickle', 'huge-line'], faultRate: '0.25', faultIntervalMs: '20', hugeLineBytes: '2097152' }),

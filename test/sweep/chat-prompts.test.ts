@@ -91,7 +91,11 @@ describe('prompt lengths through a sweep', () => {
   it('without /tokenize sends input_len words, says so, and the template shows as input_len_mismatch', async () => {
     const { result, lines, traces } = await sweep({}, { api: 'chat' }, (s) => withoutTokenize(s.url))
     expect(result.config).toMatchObject({ prompt_calibration: 'none' })
-    expect(lines.some((l) => /Chat prompts are input_len words, not calibrated: .*\/tokenize cannot count chat messages \(HTTP 404\)/.test(l))).toBe(true)
+    expect(
+      lines.some((l) =>
+        /Chat prompts are input_len words, not calibrated: .* cannot count chat messages \(\/tokenize: HTTP 404; \/apply-template: HTTP 404\)/.test(l),
+      ),
+    ).toBe(true)
     expect(traces.every((t) => t.promptTokens === 64 + 5)).toBe(true)
     for (const run of runs(result)) {
       expect(run.tokens.prompt_server_usage).toBe(run.completed * 69)

@@ -1,0 +1,138 @@
+import { createServer, request as httpRequest, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tokenizeCount, tokenizeMessages } from '../../src/client/tokenize.js'
+import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
+import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js'
+import { runSweep } from '../../src/sweep/run-sweep.js'
+import type { ResultFile, RunResult } from '../../src/types.js'
+
+// llama.cpp's llama-server reads only `content` at POST /tokenize and answers {tokens: []}, status
+// 200, to vLLM's {prompt} or {messages}; it templates chat at POST /apply-template. The simulator
+// speaks that shape with `tokenize: 'llama-server'`. A count of 0 for a non-empty text is never
+// taken: servegate asks in llama-server's shape, and where nothing counts, says the check did not run.
+describe('a llama-server-shaped /tokenize', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'servegate-tokenize-dialects-'))
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  async function sweep(sim: Partial<SimOptions>, flags: RunFlags, front?: (s: SimHandle) => Promise<{ url: string; close(): Promise<void> }>) {
+    const handle = await startSim({ ttftMs: 2, itlMs: 1, ...sim })
+    const proxy = front ? await front(handle) : { url: handle.url, close: async () => {} }
+    const lines: string[] = []
+    try {
+      const cfg = resolveConfig({
+        file: null,
+        filePath: null,
+        flags: {
+          baseUrl: proxy.url,
+          inputLen: '48',
+          outputLen: '12',
+          concurrency: '2',
+          repeats: '1',
+          promptsPerConcurrency: '6',
+          warmup: '1',
+          out: join(dir, `${Math.random()}.json`),
+          ...flags,
+        },
+        env: {},
+      })
+      const { result } = await runSweep(cfg, { log: (l) => lines.push(l) })
+      const traces = handle.traces().filter((t) => /^sg-48x12@c\d+#r\d+-[wm]\d+$/.test(t.requestId))
+      return { result, lines, traces }
+    } finally {
+      await proxy.close()
+      await handle.close()
+    }
+  }
+  const runs = (r: ResultFile): RunResult[] => r.points.flatMap((p) => p.runs)
+  const codes = (run: RunResult) => run.validity.issues.map((i) => i.code)
+
+  it('counts a text and a chat prompt in its shape, as the completion tokenizes them', async () => {
+    const sim = await startSim({ ttftMs: 2, itlMs: 1, tokenize: 'llama-server' })
+    const vllm = await startSim({ ttftMs: 2, itlMs: 1 })
+    const none = await startSim({ ttftMs: 2, itlMs: 1, tokenize: 'none' })
+    try {
+      const text = 'alpha beta gamma delta'
+      const messages = [{ role: 'user', content: text }]
+      const want = await tokenizeCount(vllm.url, 'servegate/sim-model', text)
+      expect(want).toBeGreaterThan(0)
+      expect(await tokenizeCount(sim.url, 'servegate/sim-model', text)).toBe(want)
+      const chat = await tokenizeMessages(vllm.url, 'servegate/sim-model', messages, { apiKey: null })
+      expect(chat.kind).toBe('count')
+      expect(await tokenizeMessages(sim.url, 'servegate/sim-model', messages, { apiKey: null })).toEqual(chat)
+      // A server with no /tokenize at all (trtllm-serve's routes): both shapes named in the reason.
+      expect(await tokenizeCount(none.url, 'servegate/sim-model', text)).toBeNull()
+      expect(await tokenizeMessages(none.url, 'servegate/sim-model', messages, { apiKey: null })).toEqual({
+        kind: 'unsupported',
+        reason: '/tokenize: HTTP 404; /apply-template: HTTP 404',
+      })
+    } finally {
+      await Promise.all([sim.close(), vllm.close(), none.close()])
+    }
+  })
+
+  it('sizes chat prompts exactly through /apply-template, and re-counts completions output: no token check fails', async () => {
+    const chat = await sweep({ tokenize: 'llama-server' }, { api: 'chat' })
+    expect(chat.result.config).toMatchObject({ prompt_calibration: 'tokenize', prompt_calibration_inexact: 0 })
+    expect(chat.traces.length).toBeGreaterThan(0)
+    expect(chat.traces.every((t) => t.promptTokens === 48)).toBe(true)
+    const completions = await sweep({ tokenize: 'llama-server' }, { api: 'completions' })
+    for (const run of [...runs(chat.result), ...runs(completions.result)]) {
+      // (A busy host may saturate the client: that is the host's code, not these checks'.)
+      expect(codes(run)).not.toContain('token_count_mismatch')
+      expect(codes(run)).not.toContain('input_len_mismatch')
+      expect(codes(run)).not.toContain('checks_not_run')
+      expect(run.tokens.retokenized).toBe(run.tokens.server_usage)
+    }
+  }, 60_000)
+
+  it('never takes 0 tokens for a count: a /tokenize that ignores every body leaves the checks unrun, no run blamed', async () => {
+    const chat = await sweep({}, { api: 'chat' }, (s) => emptyTokenize(s.url))
+    expect(chat.result.config).toMatchObject({ prompt_calibration: 'none' })
+    expect(chat.lines.some((l) => /not calibrated: .* cannot count chat messages \(\/tokenize answered 0 tokens for a non-empty chat prompt/.test(l))).toBe(
+      true,
+    )
+    const completions = await sweep({}, { api: 'completions' }, (s) => emptyTokenize(s.url))
+    for (const run of runs(completions.result)) {
+      expect(run.tokens.retokenized).toBeNull()
+      expect(codes(run)).not.toContain('token_count_mismatch')
+    }
+  }, 60_000)
+})
+
+/** A pass-through proxy to `target` whose POST /tokenize answers {tokens: []} to any body, and which has no /apply-template. */
+async function emptyTokenize(target: string): Promise<{ url: string; close(): Promise<void> }> {
+  const t = new URL(target)
+  const server: Server = createServer((req, res) => {
+    const path = req.url ?? ''
+    if (path.startsWith('/tokenize') || path.startsWith('/apply-template')) {
+      req.resume()
+      const found = path.startsWith('/tokenize')
+      res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' })
+      res.end(found ? '{"tokens":[]}' : '{"error":"Not Found"}')
+      return
+    }
+    const up = httpRequest({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers)
+      r.pipe(res)
+    })
+    up.on('error', () => res.destroy())
+    req.pipe(up)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
