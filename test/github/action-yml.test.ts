@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
+import { VERDICT_PRECEDENCE } from '../../src/gate/outcome.js'
 import { INPUT_NAMES, MODES, readInputs } from '../../src/github/inputs.js'
 
 const action = parse(readFileSync(new URL('../../action.yml', import.meta.url), 'utf8')) as {
+  description: string
   inputs: Record<string, { description: string; default?: string }>
   outputs: Record<string, { description: string }>
   runs: { using: string; main: string; post?: string; 'post-if'?: string }
@@ -34,6 +36,16 @@ describe('action.yml', () => {
     expect(Object.keys(action.outputs)).toEqual(
       expect.arrayContaining(['verdict', 'result-path', 'report-path', 'comment-id', 'regressions', 'issue-number', 'issue-url']),
     )
+  })
+
+  it("fits the Marketplace's description limit (under 125 characters)", () => {
+    expect(action.description.length, action.description).toBeLessThan(125)
+  })
+
+  it('lists every verdict a comparison can give, and only those, in the verdict output', () => {
+    const text = action.outputs['verdict']!.description
+    for (const v of VERDICT_PRECEDENCE) expect(text, v).toMatch(new RegExp(`\\b${v}\\b`))
+    expect(text).not.toMatch(/\binconclusive\b/)
   })
 
   it('documents every mode the action accepts, watch included', () => {
