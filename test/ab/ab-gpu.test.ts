@@ -122,7 +122,7 @@ describe('servegate ab on a GPU host with a stand-in nvidia-smi', () => {
       expect(r.stdout).toMatch(/B regressed: .*(p95 ITL 32×12 c=1|throughput at target 32×12)/)
     }
     expectNoSharing(r.outDir)
-  }, 120_000)
+  }, 240_000)
 
   it('keeps both engines up with --resident when each side has a GPU of its own', async () => {
     const twoGpus = standInHost(2)

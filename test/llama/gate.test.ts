@@ -189,6 +189,12 @@ describe('ab against llama.cpp', () => {
 
   it('passes A against itself (exit 0)', async () => {
     const r = await ab(serveCommand(BASE), serveCommand(BASE), 'same', ['--rounds', '2', '--max-rounds', '6'])
-    expectPassOrBlind(r)
+    // A host whose load changed between A's slots and B's may make B look better beyond the
+    // tolerance: the label improvement, which gates like a pass (exit 0). Never a regression.
+    const judged = judgedFromText(r.stdout)
+    if (judged.verdict === 'improvement') {
+      expect(r.code, r.stdout).toBe(0)
+      expect(judged.rows.filter((row) => row.status === 'regression')).toEqual([])
+    } else expectPassOrBlind(r)
   }, 400_000)
 })
