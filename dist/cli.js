@@ -70506,7 +70506,8 @@ function handleRequest(ctx, req, res) {
   if (method === "POST") {
     if (path === "/v1/completions") return run(handleGenerate(ctx, "completions", req, res, arrivalNs));
     if (path === "/v1/chat/completions") return run(handleGenerate(ctx, "chat", req, res, arrivalNs));
-    if (path === "/tokenize" && ctx.opts.tokenize !== "none") return run(ctx.opts.tokenize === "llama-server" ? llamaTokenize(req, res) : tokenize(ctx, req, res));
+    if (path === "/tokenize" && ctx.opts.tokenize !== "none")
+      return run(ctx.opts.tokenize === "llama-server" ? llamaTokenize(req, res) : tokenize(ctx, req, res));
     if (path === "/apply-template" && ctx.opts.tokenize === "llama-server") return run(llamaApplyTemplate(req, res));
   } else if (method === "GET") {
     if (path === "/health") {
