@@ -11179,6 +11179,21 @@ var init_rng = __esm({
   }
 });
 
+// src/util/auth.ts
+function setRequestHeaders(headers) {
+  extraHeaders = { ...headers };
+}
+function authHeaders(apiKey) {
+  return { ...extraHeaders, ...apiKey ? { authorization: `Bearer ${apiKey}` } : {} };
+}
+var extraHeaders;
+var init_auth = __esm({
+  "src/util/auth.ts"() {
+    "use strict";
+    extraHeaders = {};
+  }
+});
+
 // node_modules/undici/lib/core/symbols.js
 var require_symbols = __commonJS({
   "node_modules/undici/lib/core/symbols.js"(exports2, module2) {
@@ -32011,7 +32026,7 @@ var require_request2 = __commonJS({
         request2.#state = newState;
       }
     };
-    var { setRequestSignal, getRequestDispatcher, setRequestDispatcher, setRequestHeaders, getRequestState, setRequestState } = Request;
+    var { setRequestSignal, getRequestDispatcher, setRequestDispatcher, setRequestHeaders: setRequestHeaders2, getRequestState, setRequestState } = Request;
     Reflect.deleteProperty(Request, "setRequestSignal");
     Reflect.deleteProperty(Request, "getRequestDispatcher");
     Reflect.deleteProperty(Request, "setRequestDispatcher");
@@ -32076,7 +32091,7 @@ var require_request2 = __commonJS({
       setRequestDispatcher(request2, dispatcher);
       setRequestSignal(request2, signal);
       const headers = new Headers(kConstruct);
-      setRequestHeaders(request2, headers);
+      setRequestHeaders2(request2, headers);
       setHeadersList(headers, innerRequest.headersList);
       setHeadersGuard(headers, guard);
       return request2;
@@ -37812,16 +37827,6 @@ ${captureLines}` : capture.stack;
   }
 });
 
-// src/util/auth.ts
-function authHeaders(apiKey) {
-  return apiKey ? { authorization: `Bearer ${apiKey}` } : {};
-}
-var init_auth = __esm({
-  "src/util/auth.ts"() {
-    "use strict";
-  }
-});
-
 // src/client/one-line.ts
 function oneLine(text2, max3 = MAX_EXCERPT_CHARS) {
   let s = text2.length > 4096 ? text2.slice(0, 4096) : text2;
@@ -38882,6 +38887,8 @@ function endpointUrl(root, api) {
 function buildRequest(point, target, serial, id, chatWords) {
   const { inputLen, outputLen } = point.shape;
   const common = {
+    // Extra fields first: the methodology's own are written over them (config time refuses a clash).
+    ...target.extraBody,
     model: target.model,
     max_tokens: outputLen,
     // METHODOLOGY: without ignore_eos output lengths vary and the shape is no longer fixed.
@@ -46493,7 +46500,7 @@ function probePromptIds() {
   ids[ids.length - 1] = TOKEN_ID_MAX;
   return ids;
 }
-async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLINE_MS) {
+async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLINE_MS, extraBody = {}) {
   let models2;
   try {
     models2 = modelIds(await fetchModelCards(root, { apiKey }) ?? []);
@@ -46518,7 +46525,8 @@ async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLI
       const req = {
         id: `sg-preflight-${attempt}`,
         url: root + path,
-        body: JSON.stringify({ ...body, max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
+        // The sweep's extra body fields too: a server that needs them refuses the probe without them.
+        body: JSON.stringify({ ...extraBody, ...body, max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
         headers: authHeaders(apiKey),
         api,
         promptTokens: promptIds?.length ?? 2,
@@ -67397,6 +67405,10 @@ var serverSchema = external_exports.strictObject({
    * from the base branch's config only.
    */
   isolation: external_exports.enum(["auto", "none"], { error: 'expected "auto" (a PID namespace of their own where the host allows it) or "none"' }).optional(),
+  /** Headers sent with every request (a routing header, a tenant); values are secrets (config/request-extras.ts). */
+  headers: external_exports.record(external_exports.string(), external_exports.string({ error: "expected a header value (a string)" }), { error: "expected a map of header NAME: VALUE" }).optional(),
+  /** Fields added to every generation request's body; the methodology's own fields are refused. */
+  extra_body: external_exports.record(external_exports.string(), external_exports.unknown(), { error: "expected a map of body fields, e.g. {chat_template_kwargs: {enable_thinking: false}}" }).optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
   request_timeout: external_exports.number({ error: "expected a number of seconds above 0, e.g. 600" }).positive({ error: "expected a number of seconds above 0, e.g. 600" }).max(MAX_REQUEST_TIMEOUT_S, { error: `expected at most ${MAX_REQUEST_TIMEOUT_S} seconds (7 days)` }).optional(),
   /** GPUs serving the model (`--gpus`): the per-GPU figures divide by it; recorded as env.gpu.count. */
@@ -67531,6 +67543,107 @@ function editDistance(a, b) {
     }
   }
   return prev[b.length];
+}
+
+// src/config/request-extras.ts
+var PINNED_BODY_KEYS = {
+  model: "the model measured (server.model, --model)",
+  prompt: "the prompt of input_len tokens",
+  messages: "the chat prompt of input_len tokens",
+  max_tokens: "the shape’s output_len",
+  max_completion_tokens: "the shape’s output_len",
+  ignore_eos: "every request generates exactly output_len tokens",
+  stream: "TTFT and ITL need a stream",
+  stream_options: "usage in the stream counts the tokens",
+  n: "one completion a request",
+  temperature: "greedy decoding, the same work on every run"
+};
+var RESERVED_HEADERS = {
+  authorization: "the key comes from server.api_key_env",
+  "content-type": "servegate sends JSON",
+  "content-length": "set by the client",
+  host: "set by the client",
+  connection: "set by the client",
+  "transfer-encoding": "set by the client",
+  "x-request-id": "servegate names each request with it"
+};
+var HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+function checkHeader(name, value, where, problems) {
+  if (!HEADER_NAME.test(name)) {
+    problems.push(`${where}: expected a header name of letters, digits and !#$%&'*+.^_\`|~- (no spaces)`);
+    return false;
+  }
+  const reserved = RESERVED_HEADERS[name.toLowerCase()];
+  if (reserved !== void 0) {
+    problems.push(`${where}: servegate sets ${name.toLowerCase()} itself (${reserved})`);
+    return false;
+  }
+  if (/[\r\n\0]/.test(value)) {
+    problems.push(`${where}: expected a value on one line`);
+    return false;
+  }
+  return true;
+}
+function parseHeaderFlags(raw, problems) {
+  const out = {};
+  for (const item of raw ?? []) {
+    const colon = item.indexOf(":");
+    const name = colon < 0 ? item.trim() : item.slice(0, colon).trim();
+    if (colon <= 0) {
+      problems.push(`--header ${JSON.stringify(colon < 0 ? "…" : `:…`)}: expected NAME:VALUE, e.g. --header x-route:blue`);
+      continue;
+    }
+    const value = item.slice(colon + 1).trim();
+    if (checkHeader(name, value, `--header ${name}`, problems)) out[name] = value;
+  }
+  return out;
+}
+function pinnedProblems(body, where, problems) {
+  let ok = true;
+  for (const key of Object.keys(body)) {
+    const why = PINNED_BODY_KEYS[key];
+    if (why === void 0) continue;
+    problems.push(`${where(key)}: servegate pins ${key} (${why}); an extra body may add fields, never change these`);
+    ok = false;
+  }
+  return ok;
+}
+function parseExtraBodyFlag(raw, problems) {
+  if (raw === void 0) return {};
+  let v;
+  try {
+    v = JSON.parse(raw);
+  } catch (err) {
+    problems.push(`--extra-body: expected a JSON object, e.g. '{"chat_template_kwargs": {"enable_thinking": false}}' (${err.message})`);
+    return {};
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    problems.push(`--extra-body: expected a JSON object, e.g. '{"min_tokens": 128}'`);
+    return {};
+  }
+  const body = v;
+  return pinnedProblems(body, (key) => `--extra-body ${key}`, problems) ? body : {};
+}
+function resolveRequestExtras(file2, fileName, flags, problems) {
+  const headers = {};
+  for (const [name, value] of Object.entries(file2?.headers ?? {})) {
+    if (checkHeader(name, value, `${fileName}: server.headers.${name}`, problems)) headers[name] = value;
+  }
+  for (const [name, value] of Object.entries(flags.headers)) {
+    for (const k of Object.keys(headers)) if (k.toLowerCase() === name.toLowerCase()) delete headers[k];
+    headers[name] = value;
+  }
+  const fileBody = file2?.extra_body ?? {};
+  const fromFile = pinnedProblems(fileBody, (key) => `${fileName}: server.extra_body.${key}`, problems) ? fileBody : {};
+  return { headers, extraBody: { ...fromFile, ...flags.extraBody } };
+}
+function extrasForResult(x) {
+  if (x === void 0) return {};
+  const names = Object.keys(x.headers).sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
+  return {
+    ...names.length > 0 ? { headers: Object.fromEntries(names.map((n) => [n.toLowerCase(), "<redacted>"])) } : {},
+    ...Object.keys(x.extraBody).length > 0 ? { extra_body: x.extraBody } : {}
+  };
 }
 
 // src/config/resolve.ts
@@ -67743,6 +67856,7 @@ function resolveConfig(input2) {
   const source = resolveServerSource(file2, fileName, f, env, problems);
   const { shapes, openLoop, concurrency } = resolveLoad(sweep, f, problems);
   const goodput = resolveGoodput(file2, fileName, f.goodput, problems);
+  const extras = resolveRequestExtras(file2?.server, fileName, f, problems);
   checkDesign(file2, fileName, problems);
   const { placement, itlConcurrency } = resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems);
   const fileTarget = file2?.target;
@@ -67758,13 +67872,16 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     throw new UsageError(message, "Run `servegate run --help` for every flag and its format.");
   }
   const { baseUrl, command, apiKeyEnv, apiKey } = source;
-  const secrets = collectSecrets(source, file2?.gate?.reference_command, f.serve, env);
+  const secrets = [
+    .../* @__PURE__ */ new Set([...collectSecrets(source, file2?.gate?.reference_command, f.serve, env), ...Object.values(extras.headers).filter((v) => v !== "")])
+  ];
   const recorded = (text2) => text2 ? redactSecrets(text2, secrets) : null;
   return {
     configPath: filePath,
     server: { baseUrl, model: f.model ?? file2?.server?.model ?? null, api: f.api ?? file2?.server?.api ?? DEFAULTS.api, apiKeyEnv },
     apiKey,
     secrets,
+    ...Object.keys(extras.headers).length + Object.keys(extras.extraBody).length > 0 ? { request: extras } : {},
     target,
     sweepName,
     shapes,
@@ -67819,7 +67936,9 @@ function parseFlags(flags, problems) {
     maxConcurrency: positiveIntFlag("--max-concurrency", flags.maxConcurrency, problems),
     numPrompts: positiveIntFlag("--num-prompts", flags.numPrompts, problems),
     goodput: goodputFlag(flags.goodput, problems),
-    gpus: positiveIntFlag("--gpus", flags.gpus, problems)
+    gpus: positiveIntFlag("--gpus", flags.gpus, problems),
+    headers: parseHeaderFlags(flags.header, problems),
+    extraBody: parseExtraBodyFlag(flags.extraBody, problems)
   };
 }
 function resolveServerSource(file2, fileName, f, env, problems) {
@@ -68009,7 +68128,8 @@ function configForResult(cfg) {
       model: cfg.server.model,
       api: cfg.server.api,
       api_key_env: cfg.server.apiKeyEnv,
-      ...cfg.gpus ? { gpus: cfg.gpus } : {}
+      ...cfg.gpus ? { gpus: cfg.gpus } : {},
+      ...extrasForResult(cfg.request)
     },
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     shapes: cfg.shapes.map((s) => ({ input_len: s.inputLen, output_len: s.outputLen })),
@@ -68532,6 +68652,7 @@ var fingerprintSchema = external_exports.object({
   tokens_per_chunk: external_exports.record(external_exports.string(), num.nullable()),
   prompt_calibration: external_exports.string().optional(),
   load: external_exports.string().optional(),
+  request_extras: external_exports.string().optional(),
   request_timeout: external_exports.string().optional(),
   workers: external_exports.string().optional(),
   harness: external_exports.string().optional()
@@ -68676,6 +68797,7 @@ async function writeBaseline(path, b) {
 }
 
 // src/sweep/run-sweep.ts
+init_auth();
 init_errors();
 init_base_url();
 import { randomInt } from "node:crypto";
@@ -71725,6 +71847,7 @@ function fingerprintOf(result) {
     // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
     prompt_calibration: text2(cfg["prompt_calibration"]),
     load: loadPattern(cfg),
+    request_extras: requestExtras(server),
     ...recordedSince01(result)
   };
 }
@@ -71744,6 +71867,22 @@ function versionLine(version2) {
   const m = /^v?(\d+)\.(\d+)(?:\.|$)/.exec(version2.trim());
   if (m === null) return version2.trim() === "" ? "unknown" : version2.trim();
   return m[1] === "0" ? `0.${m[2]}` : m[1];
+}
+function requestExtras(server) {
+  const headers = obj(server?.["headers"]);
+  const body = obj(server?.["extra_body"]);
+  const parts = [];
+  if (headers !== null && Object.keys(headers).length > 0) parts.push(`headers ${Object.keys(headers).sort().join(", ")}`);
+  if (body !== null && Object.keys(body).length > 0) parts.push(`extra_body ${canonicalJson(body)}`);
+  return parts.length > 0 ? parts.join("; ") : "none";
+}
+function canonicalJson(x) {
+  if (Array.isArray(x)) return `[${x.map(canonicalJson).join(",")}]`;
+  if (x !== null && typeof x === "object") {
+    const o = x;
+    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(x) ?? "null";
 }
 function loadPattern(cfg) {
   if (cfg["load"] !== "open") return "closed";
@@ -71766,6 +71905,8 @@ var FIELDS = [
   ["prompt calibration", (f) => f.prompt_calibration ?? "unknown"],
   // Absent in stored fingerprints written before open loop: those were closed loop.
   ["load", (f) => f.load ?? "closed"],
+  // Absent in stored fingerprints written before requests could carry extras: those carried none.
+  ["request extras", (f) => f.request_extras ?? "none"],
   // Absent in fingerprints stored before they were recorded: nothing says they matched, so the
   // difference stands (a baseline refreshed since records them).
   ["request deadline", (f) => f.request_timeout ?? NOT_RECORDED],
@@ -73582,7 +73723,11 @@ function serverSideFigures(before, after) {
 // src/sweep/measure-point.ts
 init_prompts();
 async function measurePoint(point, ctx) {
-  const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey }, ctx.promptWords ?? null);
+  const { warmup, measured } = buildRequests(
+    point,
+    { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey, ...ctx.extraBody ? { extraBody: ctx.extraBody } : {} },
+    ctx.promptWords ?? null
+  );
   const atStart = { metrics: null, sampler: null };
   let raw;
   try {
@@ -73738,6 +73883,7 @@ var SweepCancelled = class extends UsageError {
 };
 async function runSweep(cfg, deps) {
   assertWritableOutput(cfg.out, "--out");
+  setRequestHeaders(cfg.request?.headers ?? {});
   let sim = null;
   let server = null;
   let root;
@@ -73781,6 +73927,7 @@ async function runSweep(cfg, deps) {
     watch?.dispose();
     await sim?.close();
     if (deps.server === void 0) await server?.stop();
+    setRequestHeaders({});
   }
 }
 function watchServer(server, user) {
@@ -73809,7 +73956,7 @@ async function sweepAgainst(root, cfg, deps, server) {
 async function probeTarget(root, cfg, deps, server) {
   const { preflight: preflight2, PREFLIGHT_DEADLINE_MS: PREFLIGHT_DEADLINE_MS2 } = await Promise.resolve().then(() => (init_preflight(), preflight_exports));
   const probeDeadlineMs = Math.min(PREFLIGHT_DEADLINE_MS2, (cfg.requestTimeoutS ?? Infinity) * 1e3);
-  const { model } = await preflight2(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs);
+  const { model } = await preflight2(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs, cfg.request?.extraBody);
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
   const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey });
   if (calibration.mode === "tokenize")
@@ -73945,6 +74092,7 @@ async function measureRun(t, point, promptWords2, stop) {
     model: t.model,
     api: cfg.server.api,
     apiKey: cfg.apiKey,
+    ...cfg.request ? { extraBody: cfg.request.extraBody } : {},
     workers: cfg.workers,
     idleTimeoutMs: cfg.idleTimeoutMs,
     deadlineMs: requestDeadlineMs(cfg, point.shape),
@@ -74869,7 +75017,15 @@ function noValidRun(result) {
 // src/cli/run.ts
 init_redact();
 function registerRunCommand(program2) {
-  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--request-rate <list>", "open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency").option("--burstiness <b>", "open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)").option("--max-concurrency <n>", "open loop: most requests in flight at once (a due request waits for a slot; default: no cap)").option("--num-prompts <n>", "open loop: measured requests per point (default 1000)").option("--goodput <slos>", "SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)").option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option(
+  program2.command("run").description("Run a benchmark sweep (starts the built-in simulator when no --base-url is given)").option("--config <file>", "YAML or JSON config file; flags override it").option("--sweep <name>", "named sweep of the config file (e.g. full, gate)").option("--base-url <url>", "server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)").option("--model <id>", "model to request (default: the first of /v1/models)").option("--api <api>", "completions or chat").option("--input-len <n>", "prompt length in tokens").option("--output-len <n>", "output length in tokens (sent as max_tokens with ignore_eos)").option("--concurrency <list>", "concurrency levels, e.g. 1,4,16").option("--prompts-per-concurrency <n>", "measured requests per point = concurrency × N (default 12)").option("--request-rate <list>", "open loop: request rates in requests/s, e.g. 5,10,20, or inf (all at once); replaces --concurrency").option("--burstiness <b>", "open loop: gamma shape of the inter-arrival times (default 1: Poisson; < 1 burstier)").option("--max-concurrency <n>", "open loop: most requests in flight at once (a due request waits for a slot; default: no cap)").option("--num-prompts <n>", "open loop: measured requests per point (default 1000)").option("--goodput <slos>", "SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)").option(
+    "--header <NAME:VALUE>",
+    "a header sent with every request to the server (repeatable; the value is redacted everywhere, the name recorded)",
+    (v, prev) => [...prev, v],
+    []
+  ).option(
+    "--extra-body <json>",
+    `a JSON object whose fields join every request body, e.g. '{"min_tokens": 128}' (the methodology's own fields are refused)`
+  ).option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option(
     "--host-retries <n>",
     "measure a run again, with fresh prompts, when only the host spoiled it (client_saturated, gpu_shared, gpu_throttled), at most n times (default 0)"
   ).option("--target <spec>", "interactivity target metric:pNN:ms (default tpot:p95:50)").option("--seed <n>", "seed for prompts").option("--workers <n>", "load-generator worker threads, or auto").option("--timeout-ms <n>", "fail a request after this long without a byte").option(

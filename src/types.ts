@@ -443,6 +443,11 @@ export interface Fingerprint {
    */
   load?: string
   /**
+   * What every request carried beyond the methodology's body (--header, --extra-body): `none`, or
+   * the header names and the extra body as canonical JSON. Absent in older files, which had none.
+   */
+  request_extras?: string
+  /**
    * The request deadline, s (config.request_timeout_s): one number, or each shape's derived one.
    * A shorter deadline turns the slowest requests into failures the failure budget may absorb.
    * Absent in fingerprints written before it was recorded (gate/fingerprint.ts refuses those).

@@ -30,6 +30,16 @@ export function registerRunCommand(program: Command): void {
     .option('--max-concurrency <n>', 'open loop: most requests in flight at once (a due request waits for a slot; default: no cap)')
     .option('--num-prompts <n>', 'open loop: measured requests per point (default 1000)')
     .option('--goodput <slos>', 'SLOs a good request meets, ms: ttft:MS,tpot:MS,e2el:MS (any subset)')
+    .option(
+      '--header <NAME:VALUE>',
+      'a header sent with every request to the server (repeatable; the value is redacted everywhere, the name recorded)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option(
+      '--extra-body <json>',
+      "a JSON object whose fields join every request body, e.g. '{\"min_tokens\": 128}' (the methodology's own fields are refused)",
+    )
     .option('--warmup <n>', 'warmup requests per point, discarded (default: one per slot, at least 4)')
     .option('--repeats <n>', 'runs per point (default 3)')
     .option(

@@ -45,6 +45,10 @@ export interface RunFlags {
   gpus?: string
   /** A baseline file: place the sweep's points around its crossing of the target (placement `bracket`). */
   bracketBaseline?: string
+  /** `NAME:VALUE` headers sent with every request (repeatable). */
+  header?: string[]
+  /** A JSON object whose fields join every generation request's body. */
+  extraBody?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */

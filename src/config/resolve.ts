@@ -3,6 +3,7 @@
  * Flags override the file; the API key is read from the environment variable
  * the file names and never leaves this object except to build request headers.
  */
+import { extrasForResult, parseExtraBodyFlag, parseHeaderFlags, resolveRequestExtras, type RequestExtras } from './request-extras.js'
 import { UsageError } from '../errors.js'
 import { redactSecrets, secretsInText, secretValuesFromEnv, secretVariablesInCommand } from '../util/redact.js'
 import { baseUrlRoot } from '../util/base-url.js'
@@ -100,6 +101,8 @@ export interface ResolvedConfig {
   }
   /** The key itself, from env[apiKeyEnv]. Never written anywhere: see configForResult. */
   apiKey: string | null
+  /** Headers and body fields every request carries beyond the methodology's (config/request-extras.ts); absent: none. */
+  request?: RequestExtras
   /**
    * Every secret value this configuration knows (the API key, secret-named variables' values,
    * credentials in the base URL and in the serve and reference commands), for the process's one
@@ -188,6 +191,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const source = resolveServerSource(file, fileName, f, env, problems)
   const { shapes, openLoop, concurrency } = resolveLoad(sweep, f, problems)
   const goodput = resolveGoodput(file, fileName, f.goodput, problems)
+  const extras = resolveRequestExtras(file?.server, fileName, f, problems)
   checkDesign(file, fileName, problems)
   const { placement, itlConcurrency } = resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems)
 
@@ -206,7 +210,10 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   }
   const { baseUrl, command, apiKeyEnv, apiKey } = source
   // Recorded text leaves through results, baselines and comments: redact it once, here.
-  const secrets = collectSecrets(source, file?.gate?.reference_command, f.serve, env)
+  // Header values may be tokens: redacted like the key wherever they could appear.
+  const secrets = [
+    ...new Set([...collectSecrets(source, file?.gate?.reference_command, f.serve, env), ...Object.values(extras.headers).filter((v) => v !== '')]),
+  ]
   const recorded = (text: string | null | undefined): string | null => (text ? redactSecrets(text, secrets) : null)
 
   return {
@@ -214,6 +221,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     server: { baseUrl, model: f.model ?? file?.server?.model ?? null, api: f.api ?? file?.server?.api ?? DEFAULTS.api, apiKeyEnv },
     apiKey,
     secrets,
+    ...(Object.keys(extras.headers).length + Object.keys(extras.extraBody).length > 0 ? { request: extras } : {}),
     target,
     sweepName,
     shapes,
@@ -271,6 +279,8 @@ function parseFlags(flags: RunFlags, problems: Problems) {
     numPrompts: positiveIntFlag('--num-prompts', flags.numPrompts, problems),
     goodput: goodputFlag(flags.goodput, problems),
     gpus: positiveIntFlag('--gpus', flags.gpus, problems),
+    headers: parseHeaderFlags(flags.header, problems),
+    extraBody: parseExtraBodyFlag(flags.extraBody, problems),
   }
 }
 
@@ -535,6 +545,7 @@ export function configForResult(cfg: ResolvedConfig): Record<string, unknown> {
       api: cfg.server.api,
       api_key_env: cfg.server.apiKeyEnv,
       ...(cfg.gpus ? { gpus: cfg.gpus } : {}),
+      ...extrasForResult(cfg.request),
     },
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     shapes: cfg.shapes.map((s) => ({ input_len: s.inputLen, output_len: s.outputLen })),

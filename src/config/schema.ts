@@ -203,6 +203,10 @@ const serverSchema = z.strictObject({
    * from the base branch's config only.
    */
   isolation: z.enum(['auto', 'none'], { error: 'expected "auto" (a PID namespace of their own where the host allows it) or "none"' }).optional(),
+  /** Headers sent with every request (a routing header, a tenant); values are secrets (config/request-extras.ts). */
+  headers: z.record(z.string(), z.string({ error: 'expected a header value (a string)' }), { error: 'expected a map of header NAME: VALUE' }).optional(),
+  /** Fields added to every generation request's body; the methodology's own fields are refused. */
+  extra_body: z.record(z.string(), z.unknown(), { error: 'expected a map of body fields, e.g. {chat_template_kwargs: {enable_thinking: false}}' }).optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
   request_timeout: z
     .number({ error: 'expected a number of seconds above 0, e.g. 600' })

@@ -65,6 +65,7 @@ export function fingerprintOf(result: ResultFile): Fingerprint {
     // Chat prompts of input_len words carry the chat template on top; calibrated ones are exactly input_len tokens.
     prompt_calibration: text(cfg['prompt_calibration']),
     load: loadPattern(cfg),
+    request_extras: requestExtras(server),
     ...recordedSince01(result),
   }
 }
@@ -98,6 +99,33 @@ export function versionLine(version: string): string {
   const m = /^v?(\d+)\.(\d+)(?:\.|$)/.exec(version.trim())
   if (m === null) return version.trim() === '' ? 'unknown' : version.trim()
   return m[1] === '0' ? `0.${m[2]}` : m[1]!
+}
+
+/**
+ * What every request carried beyond the methodology's body, as one comparable string: `none`, or
+ * `headers x-route, x-tenant; extra_body {"min_tokens":8}` (header values are never recorded;
+ * the body's keys sorted, so the same fields in another order read alike).
+ */
+function requestExtras(server: Record<string, unknown> | null): string {
+  const headers = obj(server?.['headers'])
+  const body = obj(server?.['extra_body'])
+  const parts: string[] = []
+  if (headers !== null && Object.keys(headers).length > 0) parts.push(`headers ${Object.keys(headers).sort().join(', ')}`)
+  if (body !== null && Object.keys(body).length > 0) parts.push(`extra_body ${canonicalJson(body)}`)
+  return parts.length > 0 ? parts.join('; ') : 'none'
+}
+
+/** JSON with every object's keys sorted. */
+function canonicalJson(x: unknown): string {
+  if (Array.isArray(x)) return `[${x.map(canonicalJson).join(',')}]`
+  if (x !== null && typeof x === 'object') {
+    const o = x as Record<string, unknown>
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(x) ?? 'null'
 }
 
 /**
@@ -138,6 +166,8 @@ const FIELDS: Array<[string, (f: Fingerprint) => string]> = [
   ['prompt calibration', (f) => f.prompt_calibration ?? 'unknown'],
   // Absent in stored fingerprints written before open loop: those were closed loop.
   ['load', (f) => f.load ?? 'closed'],
+  // Absent in stored fingerprints written before requests could carry extras: those carried none.
+  ['request extras', (f) => f.request_extras ?? 'none'],
   // Absent in fingerprints stored before they were recorded: nothing says they matched, so the
   // difference stands (a baseline refreshed since records them).
   ['request deadline', (f) => f.request_timeout ?? NOT_RECORDED],

@@ -24,6 +24,8 @@ export interface RequestTarget {
   model: string
   api: Api
   apiKey: string | null
+  /** Fields joining every request's body (--extra-body; the methodology's own are refused at config time). */
+  extraBody?: Readonly<Record<string, unknown>>
 }
 
 /** Token ids used for prompts: inside every common vocabulary, above most special/control ids. */
@@ -75,6 +77,8 @@ export function endpointUrl(root: string, api: Api): string {
 function buildRequest(point: PlanPoint, target: RequestTarget, serial: number, id: string, chatWords: number): PlannedRequest {
   const { inputLen, outputLen } = point.shape
   const common = {
+    // Extra fields first: the methodology's own are written over them (config time refuses a clash).
+    ...target.extraBody,
     model: target.model,
     max_tokens: outputLen,
     // METHODOLOGY: without ignore_eos output lengths vary and the shape is no longer fixed.

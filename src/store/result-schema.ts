@@ -222,6 +222,7 @@ export const fingerprintSchema = z.object({
   tokens_per_chunk: z.record(z.string(), num.nullable()),
   prompt_calibration: z.string().optional(),
   load: z.string().optional(),
+  request_extras: z.string().optional(),
   request_timeout: z.string().optional(),
   workers: z.string().optional(),
   harness: z.string().optional(),

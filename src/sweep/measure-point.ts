@@ -14,6 +14,8 @@ export interface MeasureContext {
   model: string
   api: Api
   apiKey: string | null
+  /** Fields joining every request's body (--extra-body); absent: none. */
+  extraBody?: Readonly<Record<string, unknown>>
   workers: number | 'auto'
   idleTimeoutMs: number
   /** Total deadline of each request of this point, ms (absent: the shape's default). */
@@ -45,7 +47,11 @@ export interface GpuSampling {
  * and validity. Never throws for server faults: they are in the records.
  */
 export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promise<RunResult> {
-  const { warmup, measured } = buildRequests(point, { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey }, ctx.promptWords ?? null)
+  const { warmup, measured } = buildRequests(
+    point,
+    { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey, ...(ctx.extraBody ? { extraBody: ctx.extraBody } : {}) },
+    ctx.promptWords ?? null,
+  )
   // METHODOLOGY: warmup requests run at the point's concurrency and are then
   // discarded; /metrics is scraped only after them (at the barrier between
   // warmup and measurement), so the server-side figures cover exactly the

@@ -43,7 +43,14 @@ export interface ServerInfo {
  * own message), or every probe request failing. A probe that fails otherwise
  * is retried so one injected fault does not abort a sweep.
  */
-export async function preflight(root: string, model: string | null, api: Api, apiKey: string | null, deadlineMs = PREFLIGHT_DEADLINE_MS): Promise<ServerInfo> {
+export async function preflight(
+  root: string,
+  model: string | null,
+  api: Api,
+  apiKey: string | null,
+  deadlineMs = PREFLIGHT_DEADLINE_MS,
+  extraBody: Readonly<Record<string, unknown>> = {},
+): Promise<ServerInfo> {
   let models: string[]
   try {
     models = modelIds((await fetchModelCards(root, { apiKey })) ?? [])
@@ -70,7 +77,8 @@ export async function preflight(root: string, model: string | null, api: Api, ap
       const req: PlannedRequest = {
         id: `sg-preflight-${attempt}`,
         url: root + path,
-        body: JSON.stringify({ ...body, max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
+        // The sweep's extra body fields too: a server that needs them refuses the probe without them.
+        body: JSON.stringify({ ...extraBody, ...body, max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
         headers: authHeaders(apiKey),
         api,
         promptTokens: promptIds?.length ?? 2,

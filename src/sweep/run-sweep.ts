@@ -1,3 +1,4 @@
+import { setRequestHeaders } from '../util/auth.js'
 import { randomInt } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { UsageError } from '../errors.js'
@@ -71,6 +72,9 @@ export class SweepCancelled extends UsageError {
 export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ result: ResultFile; resultPath: string }> {
   // Before the simulator starts or the server is contacted: an unwritable --out would waste the whole sweep.
   assertWritableOutput(cfg.out, '--out')
+  // Every request to the server from here on carries the sweep's extra headers (readiness included);
+  // each sweep sets its own, so one sweep's never reach another's server.
+  setRequestHeaders(cfg.request?.headers ?? {})
   let sim: SimHandle | null = null
   let server: ServerHandle | null = null
   let root: string
@@ -114,6 +118,7 @@ export async function runSweep(cfg: ResolvedConfig, deps: SweepDeps): Promise<{ 
     watch?.dispose()
     await sim?.close()
     if (deps.server === undefined) await server?.stop()
+    setRequestHeaders({})
   }
 }
 
@@ -169,7 +174,7 @@ async function probeTarget(root: string, cfg: ResolvedConfig, deps: SweepDeps, s
   const { preflight, PREFLIGHT_DEADLINE_MS } = await import('./preflight.js')
   // A probe of 2 tokens: its own short deadline, shorter still when the user asked for a shorter request deadline.
   const probeDeadlineMs = Math.min(PREFLIGHT_DEADLINE_MS, (cfg.requestTimeoutS ?? Infinity) * 1000)
-  const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs)
+  const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs, cfg.request?.extraBody)
   const startedAt = new Date().toISOString()
   // Once per sweep: can chat prompts be calibrated to exactly input_len tokens with the server's /tokenize?
   const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey })
@@ -363,6 +368,7 @@ async function measureRun(t: SweepTarget, point: PlanPoint, promptWords: number[
     model: t.model,
     api: cfg.server.api,
     apiKey: cfg.apiKey,
+    ...(cfg.request ? { extraBody: cfg.request.extraBody } : {}),
     workers: cfg.workers,
     idleTimeoutMs: cfg.idleTimeoutMs,
     deadlineMs: requestDeadlineMs(cfg, point.shape),

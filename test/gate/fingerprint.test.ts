@@ -13,6 +13,7 @@ describe('fingerprintOf', () => {
       shapes: ['64x16'],
       concurrency: [1, 4, 16],
       prompts_per_concurrency: 12,
+      request_extras: 'none',
       warmup: 'auto',
       target: 'tpot p95 ≤ 50 ms',
       ignore_eos: true,
