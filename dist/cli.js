@@ -38158,8 +38158,8 @@ var init_http = __esm({
 });
 
 // src/client/endpoints.ts
-async function fetchMetricsText(baseUrl, apiKey = null, dispatcher) {
-  const url2 = `${normalizeBaseUrl(baseUrl).root}/metrics`;
+async function fetchMetricsText(baseUrl, apiKey = null, dispatcher, path = "/metrics") {
+  const url2 = `${normalizeBaseUrl(baseUrl).root}${path}`;
   let res;
   try {
     res = await send(url2, {
@@ -38183,11 +38183,18 @@ async function fetchMetricsText(baseUrl, apiKey = null, dispatcher) {
   }
 }
 async function scrapeMetrics(baseUrl, apiKey = null, dispatcher) {
-  try {
-    return await fetchMetricsText(baseUrl, apiKey, dispatcher);
-  } catch {
-    return null;
+  for (const path of ["/metrics", "/prometheus/metrics"]) {
+    try {
+      const text2 = await fetchMetricsText(baseUrl, apiKey, dispatcher, path);
+      if (text2 !== null && isPrometheusText(text2)) return text2;
+    } catch {
+    }
   }
+  return null;
+}
+function isPrometheusText(text2) {
+  const t = text2.trimStart();
+  return t !== "" && !t.startsWith("{") && !t.startsWith("[");
 }
 function modelCards(answer) {
   const data = answer !== null && typeof answer === "object" ? answer.data : void 0;
@@ -73674,15 +73681,49 @@ function histogramStatsMs(h) {
   return { mean: mean2, p50: q(0.5), p95: q(0.95), p99: q(0.99) };
 }
 var NAMES = {
-  ttft: ["vllm:time_to_first_token_seconds"],
+  ttft: [
+    "vllm:time_to_first_token_seconds",
+    "sglang:time_to_first_token_seconds",
+    "trtllm_time_to_first_token_seconds",
+    "dynamo_frontend_time_to_first_token_seconds"
+  ],
   // Older engines call the per-token gap histogram time_per_output_token.
-  itl: ["vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"],
-  tpot: ["vllm:request_time_per_output_token_seconds"],
-  e2el: ["vllm:e2e_request_latency_seconds"],
-  promptTokens: ["vllm:prompt_tokens_total", "vllm:prompt_tokens"],
-  generationTokens: ["vllm:generation_tokens_total", "vllm:generation_tokens"],
-  prefixQueries: ["vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries"],
-  prefixHits: ["vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits"]
+  itl: [
+    "vllm:inter_token_latency_seconds",
+    "vllm:time_per_output_token_seconds",
+    "sglang:inter_token_latency_seconds",
+    "sglang:time_per_output_token_seconds",
+    "dynamo_frontend_inter_token_latency_seconds"
+  ],
+  tpot: ["vllm:request_time_per_output_token_seconds", "trtllm_time_per_output_token_seconds"],
+  e2el: [
+    "vllm:e2e_request_latency_seconds",
+    "sglang:e2e_request_latency_seconds",
+    "trtllm_e2e_request_latency_seconds",
+    "dynamo_frontend_request_duration_seconds"
+  ],
+  promptTokens: ["vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total"],
+  generationTokens: [
+    "vllm:generation_tokens_total",
+    "vllm:generation_tokens",
+    "sglang:generation_tokens_total",
+    "dynamo_frontend_output_tokens_total",
+    "llamacpp:tokens_predicted_total"
+  ],
+  prefixQueries: [
+    "vllm:prefix_cache_queries_total",
+    "vllm:gpu_prefix_cache_queries_total",
+    "vllm:prefix_cache_queries",
+    "vllm:gpu_prefix_cache_queries",
+    "sglang:prompt_tokens_total"
+  ],
+  prefixHits: [
+    "vllm:prefix_cache_hits_total",
+    "vllm:gpu_prefix_cache_hits_total",
+    "vllm:prefix_cache_hits",
+    "vllm:gpu_prefix_cache_hits",
+    "sglang:cached_tokens_total"
+  ]
 };
 function firstHistogram(before, after, names) {
   for (const name of names) {

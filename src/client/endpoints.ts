@@ -15,11 +15,11 @@ const MAX_MODELS_BODY_BYTES = 8 << 20
 export const MAX_METRICS_BODY_BYTES = 8 << 20
 
 /**
- * The Prometheus text of `{root}/metrics`, or null when absent (404).
+ * The text of `{root}{path}` (default `/metrics`), or null when absent (404).
  * Throws UsageError naming the URL when unreachable or over MAX_METRICS_BODY_BYTES.
  */
-export async function fetchMetricsText(baseUrl: string, apiKey: string | null = null, dispatcher?: Dispatcher): Promise<string | null> {
-  const url = `${normalizeBaseUrl(baseUrl).root}/metrics`
+export async function fetchMetricsText(baseUrl: string, apiKey: string | null = null, dispatcher?: Dispatcher, path = '/metrics'): Promise<string | null> {
+  const url = `${normalizeBaseUrl(baseUrl).root}${path}`
   let res: Dispatcher.ResponseData
   try {
     res = await send(url, {
@@ -44,15 +44,27 @@ export async function fetchMetricsText(baseUrl: string, apiKey: string | null = 
 }
 
 /**
- * The Prometheus text of `{root}/metrics`, or null when absent (404),
- * unreachable or too large: server-side figures are optional beside the client's.
+ * The Prometheus text of `{root}/metrics`, or of `{root}/prometheus/metrics` where `/metrics` is
+ * absent or not Prometheus text (trtllm-serve answers JSON iteration stats at `/metrics` and
+ * serves its `trtllm_*` Prometheus metrics there); null when neither has any, the server is
+ * unreachable or the text too large: server-side figures are optional beside the client's.
  */
 export async function scrapeMetrics(baseUrl: string, apiKey: string | null = null, dispatcher?: Dispatcher): Promise<string | null> {
-  try {
-    return await fetchMetricsText(baseUrl, apiKey, dispatcher)
-  } catch {
-    return null
+  for (const path of ['/metrics', '/prometheus/metrics']) {
+    try {
+      const text = await fetchMetricsText(baseUrl, apiKey, dispatcher, path)
+      if (text !== null && isPrometheusText(text)) return text
+    } catch {
+      // unreachable or too large: try the next place, else none
+    }
   }
+  return null
+}
+
+/** Whether a body reads as Prometheus text, not JSON (an empty body has nothing to read either way). */
+function isPrometheusText(text: string): boolean {
+  const t = text.trimStart()
+  return t !== '' && !t.startsWith('{') && !t.startsWith('[')
 }
 
 /** The objects listed in a `/v1/models` answer's `data` (model cards: id, owned_by, root, …); null when it has no `data` list. */

@@ -134,17 +134,58 @@ function histogramStatsMs(h: PromHistogramData): LatencyStats {
   return { mean, p50: q(0.5), p95: q(0.95), p99: q(0.99) }
 }
 
-/** Metric names, newest first: servegate takes the first one the server exposes. */
+/**
+ * Metric names by engine, each engine's newest first: servegate takes the first one the server
+ * exposes. vLLM (`vllm:`); SGLang with --enable-metrics (`sglang:`; its prefix cache is counted
+ * in prompt tokens served from cache, `cached_tokens_total`, out of `prompt_tokens_total`);
+ * TensorRT-LLM's trtllm-serve (`trtllm_`, at /prometheus/metrics; its time per output token is
+ * per request, so TPOT); Dynamo's frontend (`dynamo_frontend_`); llama.cpp's llama-server
+ * (`llamacpp:`, token counters only, so no server-side latencies).
+ */
 const NAMES = {
-  ttft: ['vllm:time_to_first_token_seconds'],
+  ttft: [
+    'vllm:time_to_first_token_seconds',
+    'sglang:time_to_first_token_seconds',
+    'trtllm_time_to_first_token_seconds',
+    'dynamo_frontend_time_to_first_token_seconds',
+  ],
   // Older engines call the per-token gap histogram time_per_output_token.
-  itl: ['vllm:inter_token_latency_seconds', 'vllm:time_per_output_token_seconds'],
-  tpot: ['vllm:request_time_per_output_token_seconds'],
-  e2el: ['vllm:e2e_request_latency_seconds'],
-  promptTokens: ['vllm:prompt_tokens_total', 'vllm:prompt_tokens'],
-  generationTokens: ['vllm:generation_tokens_total', 'vllm:generation_tokens'],
-  prefixQueries: ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total', 'vllm:prefix_cache_queries', 'vllm:gpu_prefix_cache_queries'],
-  prefixHits: ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total', 'vllm:prefix_cache_hits', 'vllm:gpu_prefix_cache_hits'],
+  itl: [
+    'vllm:inter_token_latency_seconds',
+    'vllm:time_per_output_token_seconds',
+    'sglang:inter_token_latency_seconds',
+    'sglang:time_per_output_token_seconds',
+    'dynamo_frontend_inter_token_latency_seconds',
+  ],
+  tpot: ['vllm:request_time_per_output_token_seconds', 'trtllm_time_per_output_token_seconds'],
+  e2el: [
+    'vllm:e2e_request_latency_seconds',
+    'sglang:e2e_request_latency_seconds',
+    'trtllm_e2e_request_latency_seconds',
+    'dynamo_frontend_request_duration_seconds',
+  ],
+  promptTokens: ['vllm:prompt_tokens_total', 'vllm:prompt_tokens', 'sglang:prompt_tokens_total', 'llamacpp:prompt_tokens_total'],
+  generationTokens: [
+    'vllm:generation_tokens_total',
+    'vllm:generation_tokens',
+    'sglang:generation_tokens_total',
+    'dynamo_frontend_output_tokens_total',
+    'llamacpp:tokens_predicted_total',
+  ],
+  prefixQueries: [
+    'vllm:prefix_cache_queries_total',
+    'vllm:gpu_prefix_cache_queries_total',
+    'vllm:prefix_cache_queries',
+    'vllm:gpu_prefix_cache_queries',
+    'sglang:prompt_tokens_total',
+  ],
+  prefixHits: [
+    'vllm:prefix_cache_hits_total',
+    'vllm:gpu_prefix_cache_hits_total',
+    'vllm:prefix_cache_hits',
+    'vllm:gpu_prefix_cache_hits',
+    'sglang:cached_tokens_total',
+  ],
 } as const
 
 function firstHistogram(before: PromSample[], after: PromSample[], names: readonly string[]): PromHistogramData | null | 'reset' {

@@ -1,0 +1,142 @@
+import { createServer, request as httpRequest, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SimHandle } from '../../src/sim/index.js'
+import type { RunResult } from '../../src/types.js'
+import { codes, detail, measure, point, sim } from './harness.js'
+
+// The server-side figures and the prefix-cache check read each engine's own metric names. Fronts
+// over the simulator rename its vLLM metrics as each engine exposes them: SGLang (`sglang:*` at
+// /metrics, the prefix cache as cached_tokens_total out of prompt_tokens_total) and trtllm-serve
+// (JSON iteration stats at /metrics, `trtllm_*` Prometheus text at /prometheus/metrics, its time
+// per output token a per-request figure).
+const SGLANG: Record<string, string> = {
+  'vllm:time_to_first_token_seconds': 'sglang:time_to_first_token_seconds',
+  'vllm:inter_token_latency_seconds': 'sglang:inter_token_latency_seconds',
+  'vllm:e2e_request_latency_seconds': 'sglang:e2e_request_latency_seconds',
+  'vllm:prompt_tokens_total': 'sglang:prompt_tokens_total',
+  'vllm:generation_tokens_total': 'sglang:generation_tokens_total',
+  'vllm:prefix_cache_hits_total': 'sglang:cached_tokens_total',
+}
+const TRTLLM: Record<string, string> = {
+  'vllm:time_to_first_token_seconds': 'trtllm_time_to_first_token_seconds',
+  'vllm:request_time_per_output_token_seconds': 'trtllm_time_per_output_token_seconds',
+  'vllm:e2e_request_latency_seconds': 'trtllm_e2e_request_latency_seconds',
+}
+
+/** Prometheus text with the families of `names` renamed and every other vllm: family dropped. */
+function rename(text: string, names: Record<string, string>): string {
+  const out: string[] = []
+  for (const line of text.split('\n')) {
+    const m = /^(# (?:HELP|TYPE) )?(vllm:[a-z_]+?)(_bucket|_sum|_count)?([ {].*)$/.exec(line)
+    if (m === null) {
+      out.push(line)
+      continue
+    }
+    const base = Object.keys(names).find((n) => m[2] === n || `${m[2]}${m[3] ?? ''}` === n)
+    if (base === undefined) continue
+    out.push(line.replace(base, names[base]!))
+  }
+  return out.join('\n')
+}
+
+/** A front over the simulator speaking one engine's metrics; everything else passes through. */
+async function front(target: string, engine: 'sglang' | 'trtllm'): Promise<{ url: string; close(): Promise<void> }> {
+  const t = new URL(target)
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0]
+    const upstream = (p: string, done: (status: number, body: string) => void): void => {
+      const up = httpRequest({ host: t.hostname, port: t.port, path: p, method: 'GET' }, (r) => {
+        let body = ''
+        r.on('data', (c: Buffer) => (body += c.toString()))
+        r.on('end', () => done(r.statusCode ?? 502, body))
+      })
+      up.on('error', () => res.destroy())
+      up.end()
+    }
+    if (engine === 'sglang' && path === '/metrics') {
+      return upstream('/metrics', (status, body) => {
+        res.writeHead(status, { 'content-type': 'text/plain; version=0.0.4' })
+        res.end(rename(body, SGLANG))
+      })
+    }
+    if (engine === 'trtllm' && path === '/metrics') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('[{"gpuMemUsage": 1024, "iter": 1, "numActiveRequests": 0}]')
+      return
+    }
+    if (engine === 'trtllm' && path === '/prometheus/metrics') {
+      return upstream('/metrics', (status, body) => {
+        res.writeHead(status, { 'content-type': 'text/plain; version=0.0.4' })
+        res.end(rename(body, TRTLLM))
+      })
+    }
+    const up = httpRequest({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers)
+      r.pipe(res)
+    })
+    up.on('error', () => res.destroy())
+    req.pipe(up)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+describe("each engine's metric names", () => {
+  let handle: SimHandle
+  const fronts: Array<{ close(): Promise<void> }> = []
+  beforeAll(async () => {
+    handle = await sim({ ttftMs: 10, itlMs: 2, prefixCache: true })
+  })
+  afterAll(async () => {
+    await Promise.all(fronts.map((f) => f.close()))
+    await handle?.close()
+  })
+  const through = async (engine: 'sglang' | 'trtllm'): Promise<SimHandle> => {
+    const f = await front(handle.url, engine)
+    fronts.push(f)
+    return { ...handle, url: f.url }
+  }
+
+  it("reads SGLang's sglang:* histograms and counters as server-side figures", async () => {
+    const run: RunResult = await measure(await through('sglang'), point({ concurrency: 2, outputLen: 16, seed: 101 }))
+    const s = run.server_side
+    expect(s).not.toBeNull()
+    expect(s!.ttft_ms.p50).toBeGreaterThan(0)
+    expect(s!.itl_ms?.p50).toBeGreaterThan(0)
+    expect(s!.e2el_ms.p50).toBeGreaterThan(s!.ttft_ms.p50!)
+    expect(s!.generation_tokens).toBe(run.completed * 16)
+    expect(s!.prompt_tokens).toBe(run.completed * 32)
+    expect(s!.prefix_cache_hits).toBe(0)
+  })
+
+  it('catches a contaminated prefix cache on SGLang’s names: the same prompts twice', async () => {
+    const sglang = await through('sglang')
+    const p = point({ concurrency: 4, inputLen: 256, outputLen: 8, numPrompts: 16, seed: 202 })
+    const first = await measure(sglang, p)
+    const second = await measure(sglang, p)
+    expect(codes(first)).not.toContain('prefix_cache_contaminated')
+    const hits = second.server_side?.prefix_cache_hits ?? 0
+    expect(hits).toBeGreaterThan(0)
+    expect(codes(second)).toContain('prefix_cache_contaminated')
+    expect(detail(second, 'prefix_cache_contaminated')).toContain(`served ${hits} prompt tokens of `)
+  })
+
+  it("reads trtllm-serve's trtllm_* metrics at /prometheus/metrics when /metrics answers JSON", async () => {
+    const run = await measure(await through('trtllm'), point({ concurrency: 2, outputLen: 16, seed: 303 }))
+    const s = run.server_side
+    expect(s).not.toBeNull()
+    expect(s!.ttft_ms.p50).toBeGreaterThan(0)
+    expect(s!.tpot_ms?.p50).toBeGreaterThan(0)
+    // Its time per output token is per request: no per-gap histogram, so no server-side ITL.
+    expect(s!.itl_ms).toBeNull()
+    expect(s!.e2el_ms.p50).toBeGreaterThan(0)
+  })
+})
