@@ -1,7 +1,7 @@
 /**
  * Acceptance of a matrix of runners through the bundled dist/index.js: three
  * matrix jobs against the deterministic simulator (one unchanged, one slowed
- * by 15 %, one that dies on a bad input before it writes a record) leave their
+ * by 25 %, one that dies on a bad input before it writes a record) leave their
  * verdict records where upload-artifact would take them; the records are laid
  * out as download-artifact's `pattern` + `merge-multiple: false` leaves them
  * (one folder per artifact), and the aggregate job gives ONE comment with three
@@ -30,8 +30,10 @@ import { expectHonest, hostSpoiled } from '../fixtures/honest-verdict.js'
 
 // One point keeps each sweep to a few seconds. On a shared host the load generator's timers run
 // late by a few ms, which moves a p95 inter-token gap of 20 ms far more than the run's throughput;
-// so p95 ITL gets a wide tolerance here and the 15 % slowdown is caught by throughput at target
-// (five refreshes: its bar is the 10 % tolerance, its pass threshold about 6 %).
+// so p95 ITL gets a wide tolerance here and the slowdown is caught by throughput at target. Its
+// tolerance of 10 % designs that row for twice that, 20 %, and a job given a base URL is one start
+// that can never be restarted: 15 % slower left the row between its boundaries (undecided) on a
+// host whose refreshes spread 5 %, so the slowed engine is 25 % slower, which one start decides.
 const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
 gate: {tolerance_pct: {itl: 25, throughput: 10}}
 sweeps:
@@ -96,7 +98,7 @@ function handOver(label: string, r: StepRun): void {
 describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one verdict', () => {
   beforeAll(async () => {
     sim = await startSim({ ttftMs: 10, itlMs: 20 })
-    slowSim = await startSim({ ttftMs: 10, itlMs: 20, slowdown: 1.15 })
+    slowSim = await startSim({ ttftMs: 10, itlMs: 20, slowdown: 1.25 })
     scratch = mkdtempSync(join(tmpdir(), 'servegate-matrix-refreshes-'))
     baseline = await measuredBaseline(scratch)
     ws = await createActionWorkspace({
@@ -110,7 +112,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one
     if (scratch) rmSync(scratch, { recursive: true, force: true })
   })
 
-  it('three jobs (pass, 15 % slower, crashed before its record) and an aggregate: one comment, three rows, a failed step', async () => {
+  it('three jobs (pass, 25 % slower, crashed before its record) and an aggregate: one comment, three rows, a failed step', async () => {
     const a = await matrixJob('a', { 'base-url': sim.url })
     const b = await matrixJob('b', { 'base-url': slowSim.url })
     // A bad input: the job dies before it knows where its record would go, as a crash or a lost runner leaves none.
@@ -121,7 +123,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one
     const record = (r: StepRun) => JSON.parse(readFileSync(r.outputs['record-path']!, 'utf8')) as VerdictRecord
     const recA = record(a)
     const recB = record(b)
-    // The unchanged engine passes and the 15 % slower one regresses on throughput at target, unless the
+    // The unchanged engine passes and the 25 % slower one regresses on throughput at target, unless the
     // host left a gated row of theirs unmeasured: then unmeasured, with the busy host named.
     const va = expectHonest(recA, 'pass', { baseline })
     const vb = expectHonest(recB, 'regression', { baseline, shownBy: (label) => label.startsWith('throughput at target') })
@@ -174,9 +176,7 @@ describe.skipIf(!existsSync(DIST))('dist/index.js: a matrix of runners gives one
     for (const m of regressed) expect(m).toMatch(/^b: (p95 ITL 32×8 c=4|throughput at target 32×8)$/)
     expect(agg.stdout).toMatch(/::error::servegate matrix: regression — b regression, c incomplete/)
     expect(body).toContain('### ❌ servegate matrix: regression — 3 configurations: 1 regression, 1 incomplete, 1 pass')
-    // The regressed metric and how far it moved: throughput down (or p95 ITL up). The 15 % slowdown
-    // measures nearer 10 % where the host is loaded (−9.8 % was seen beside two other files): the
-    // gate's bar, not this test, says whether that is a regression.
+    // The regressed metric and how far it moved: throughput down (or p95 ITL up).
     expect(rows[0]).toMatch(/throughput at target 32×8 −\d+\.\d %|p95 ITL 32×8 c=4 \+\d+\.\d %/)
     expect(agg.summary).toContain('## ❌ servegate matrix: regression')
   }, 300_000)
