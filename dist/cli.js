@@ -68495,6 +68495,7 @@ var validityCode = external_exports.enum([
   "token_count_mismatch",
   "output_len_mismatch",
   "input_len_mismatch",
+  "prompt_uncalibrated",
   "prefix_cache_contaminated",
   "ramp_dominated",
   "requests_failed",
@@ -72118,7 +72119,7 @@ var outputLenMismatch = (run, ctx, t) => {
     detail: `Completed requests produced ${produced} output tokens${how}, ${pct(produced / k.expected)} of the ${k.expected} asked for with ignore_eos: the server stopped early, so its speed is not comparable.`
   };
 };
-var inputLenMismatch = (run, _ctx, t) => {
+var inputLenMismatch = (run, ctx, t) => {
   const k = run.tokens;
   if (k.prompt_server_usage === null || k.prompt_expected === null || k.prompt_expected === 0 || run.completed === 0) return null;
   if (relDiff(k.prompt_server_usage, k.prompt_expected) <= t.inputLenTolerance) return null;
@@ -72126,6 +72127,12 @@ var inputLenMismatch = (run, _ctx, t) => {
   const inputLen = k.prompt_expected / run.completed;
   const fewer = perRequest < inputLen;
   const off = `${pct(Math.abs(perRequest - inputLen) / inputLen)} ${fewer ? "fewer" : "more"}, tolerance ${pct(t.inputLenTolerance)}`;
+  if (!fewer && ctx.api === "chat" && ctx.promptCalibration === "none") {
+    return {
+      code: "prompt_uncalibrated",
+      detail: `The server's usage counts ${num2(perRequest)} prompt tokens per completed request (${k.prompt_server_usage} in all), but the shape says ${num2(inputLen)} (${off}): servegate could not size these chat prompts, because the server has no /tokenize that counts chat messages, so the chat template's tokens came on top of input_len words. This is servegate's gap, not the server's: measure this server with --api completions (exact token ids).`
+    };
+  }
   const why = fewer ? "the server ignored part of each prompt (it truncated them), so it did less prefill work than the shape says" : "the server prefilled more than the shape says (with chat, the model's template and tokenizer add tokens; servegate calibrates chat prompts with the server's /tokenize when it offers one)";
   return {
     code: "input_len_mismatch",
@@ -73803,7 +73810,8 @@ async function measurePoint(point, ctx) {
     concurrency: point.concurrency,
     ignoreEos: true,
     expectPrefixCacheMisses: true,
-    api: ctx.api
+    api: ctx.api,
+    ...ctx.promptCalibration ? { promptCalibration: ctx.promptCalibration } : {}
   });
   return run;
 }
@@ -74134,6 +74142,7 @@ async function measureRun(t, point, promptWords2, stop) {
     api: cfg.server.api,
     apiKey: cfg.apiKey,
     ...cfg.request ? { extraBody: cfg.request.extraBody } : {},
+    promptCalibration: t.calibration.mode,
     workers: cfg.workers,
     idleTimeoutMs: cfg.idleTimeoutMs,
     deadlineMs: requestDeadlineMs(cfg, point.shape),
@@ -74512,6 +74521,7 @@ var PLAIN = {
   token_count_mismatch: "server and client token counts disagree",
   output_len_mismatch: "outputs were shorter than requested",
   input_len_mismatch: "the server processed another prompt length than was sent",
+  prompt_uncalibrated: "servegate could not size the chat prompts (no /tokenize for chat): the template came on top",
   prefix_cache_contaminated: "prompts were served from the prefix cache",
   ramp_dominated: "ramp-up and drain took too much of the run to trust it",
   requests_failed: "requests failed",
@@ -75992,6 +76002,7 @@ var CODE_BLAME = {
   ramp_dominated: "unmeasured",
   too_few_requests: "unmeasured",
   prefix_cache_contaminated: "unmeasured",
+  prompt_uncalibrated: "unmeasured",
   // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
   checks_not_run: "unmeasured"
 };

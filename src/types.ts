@@ -155,6 +155,8 @@ export type ValidityCode =
   | 'token_count_mismatch'
   | 'output_len_mismatch'
   | 'input_len_mismatch'
+  /** Chat prompts servegate could not size (no /tokenize for chat messages) came out longer than input_len: the harness's gap. */
+  | 'prompt_uncalibrated'
   | 'prefix_cache_contaminated'
   | 'ramp_dominated'
   | 'requests_failed'

@@ -19,6 +19,12 @@ export interface RuleContext {
    * completions prompts are token ids that differ from the first token.
    */
   api?: Api
+  /**
+   * How the chat prompts got their length (config.prompt_calibration): `none` when the server had
+   * no /tokenize that counts chat messages, so servegate could not size them and the chat
+   * template's tokens came on top of input_len words. Absent: not known (an older or imported run).
+   */
+  promptCalibration?: 'token_ids' | 'tokenize' | 'none'
 }
 
 export type Rule = (run: RunResult, ctx: RuleContext, t: ValidityThresholds) => ValidityIssue | null
@@ -141,7 +147,7 @@ const outputLenMismatch: Rule = (run, ctx, t) => {
   }
 }
 
-const inputLenMismatch: Rule = (run, _ctx, t) => {
+const inputLenMismatch: Rule = (run, ctx, t) => {
   const k = run.tokens
   // No usage.prompt_tokens, nothing completed, or a result written before prompts were counted: no evidence.
   if (k.prompt_server_usage === null || k.prompt_expected === null || k.prompt_expected === 0 || run.completed === 0) return null
@@ -150,6 +156,14 @@ const inputLenMismatch: Rule = (run, _ctx, t) => {
   const inputLen = k.prompt_expected / run.completed
   const fewer = perRequest < inputLen
   const off = `${pct(Math.abs(perRequest - inputLen) / inputLen)} ${fewer ? 'fewer' : 'more'}, tolerance ${pct(t.inputLenTolerance)}`
+  // Chat prompts servegate could not size (no /tokenize that counts chat messages): the template's
+  // tokens on top are servegate's gap, not the server's fault.
+  if (!fewer && ctx.api === 'chat' && ctx.promptCalibration === 'none') {
+    return {
+      code: 'prompt_uncalibrated',
+      detail: `The server's usage counts ${num(perRequest)} prompt tokens per completed request (${k.prompt_server_usage} in all), but the shape says ${num(inputLen)} (${off}): servegate could not size these chat prompts, because the server has no /tokenize that counts chat messages, so the chat template's tokens came on top of input_len words. This is servegate's gap, not the server's: measure this server with --api completions (exact token ids).`,
+    }
+  }
   const why = fewer
     ? 'the server ignored part of each prompt (it truncated them), so it did less prefill work than the shape says'
     : "the server prefilled more than the shape says (with chat, the model's template and tokenizer add tokens; servegate calibrates chat prompts with the server's /tokenize when it offers one)"

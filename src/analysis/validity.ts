@@ -47,6 +47,8 @@ const DESCRIPTIONS: Record<ValidityCode, string> = {
   output_len_mismatch: 'The server produced fewer output tokens than requested despite ignore_eos, so the run did not measure the intended shape.',
   input_len_mismatch:
     'The server processed a different number of prompt tokens than the input length sent (it ignored part of the prompt, or the chat template added to it), so the run did not measure the intended shape.',
+  prompt_uncalibrated:
+    "servegate could not size the chat prompts (the server has no /tokenize that counts chat messages), so the chat template's tokens came on top of the input length: the run did not measure the intended shape, through servegate's gap, not the server's fault.",
   prefix_cache_contaminated: 'Prompts meant to be unique were served from the prefix cache, which skips prefill and makes TTFT look better than it is.',
   ramp_dominated: 'Most of the run was spent filling or draining the concurrency slots, so the figures do not describe steady load.',
   requests_failed: 'Some requests failed, so the figures cover only part of the load.',

@@ -54,6 +54,7 @@ export const CODE_BLAME: Record<ValidityCode, Exclude<Blame, 'not_comparable' | 
   ramp_dominated: 'unmeasured',
   too_few_requests: 'unmeasured',
   prefix_cache_contaminated: 'unmeasured',
+  prompt_uncalibrated: 'unmeasured',
   // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
   checks_not_run: 'unmeasured',
 }

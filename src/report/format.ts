@@ -75,6 +75,7 @@ const PLAIN: Record<ValidityCode, string> = {
   token_count_mismatch: 'server and client token counts disagree',
   output_len_mismatch: 'outputs were shorter than requested',
   input_len_mismatch: 'the server processed another prompt length than was sent',
+  prompt_uncalibrated: 'servegate could not size the chat prompts (no /tokenize for chat): the template came on top',
   prefix_cache_contaminated: 'prompts were served from the prefix cache',
   ramp_dominated: 'ramp-up and drain took too much of the run to trust it',
   requests_failed: 'requests failed',

@@ -36,6 +36,7 @@ const validityCode = z.enum([
   'token_count_mismatch',
   'output_len_mismatch',
   'input_len_mismatch',
+  'prompt_uncalibrated',
   'prefix_cache_contaminated',
   'ramp_dominated',
   'requests_failed',

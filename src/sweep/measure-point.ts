@@ -14,6 +14,8 @@ export interface MeasureContext {
   model: string
   api: Api
   apiKey: string | null
+  /** How the chat prompts got their length (sweep/calibrate-prompts.ts); absent: not known. */
+  promptCalibration?: 'token_ids' | 'tokenize' | 'none'
   /** Fields joining every request's body (--extra-body); absent: none. */
   extraBody?: Readonly<Record<string, unknown>>
   workers: number | 'auto'
@@ -96,6 +98,7 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
     ignoreEos: true,
     expectPrefixCacheMisses: true,
     api: ctx.api,
+    ...(ctx.promptCalibration ? { promptCalibration: ctx.promptCalibration } : {}),
   })
   return run
 }

@@ -369,6 +369,7 @@ async function measureRun(t: SweepTarget, point: PlanPoint, promptWords: number[
     api: cfg.server.api,
     apiKey: cfg.apiKey,
     ...(cfg.request ? { extraBody: cfg.request.extraBody } : {}),
+    promptCalibration: t.calibration.mode,
     workers: cfg.workers,
     idleTimeoutMs: cfg.idleTimeoutMs,
     deadlineMs: requestDeadlineMs(cfg, point.shape),

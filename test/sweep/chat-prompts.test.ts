@@ -88,7 +88,7 @@ describe('prompt lengths through a sweep', () => {
     expect(runs(cut.result).every((r) => codes(r).includes('input_len_mismatch'))).toBe(true)
   }, 60_000)
 
-  it('without /tokenize sends input_len words, says so, and the template shows as input_len_mismatch', async () => {
+  it("without /tokenize sends input_len words, says so, and the template shows as prompt_uncalibrated: servegate's gap, not the server's", async () => {
     const { result, lines, traces } = await sweep({}, { api: 'chat' }, (s) => withoutTokenize(s.url))
     expect(result.config).toMatchObject({ prompt_calibration: 'none' })
     expect(
@@ -99,7 +99,22 @@ describe('prompt lengths through a sweep', () => {
     expect(traces.every((t) => t.promptTokens === 64 + 5)).toBe(true)
     for (const run of runs(result)) {
       expect(run.tokens.prompt_server_usage).toBe(run.completed * 69)
-      expect(run.validity.issues.find((i) => i.code === 'input_len_mismatch')?.detail).toMatch(/69 prompt tokens per completed request .*7\.8% more.*chat/)
+      expect(codes(run)).not.toContain('input_len_mismatch')
+      expect(run.validity.issues.find((i) => i.code === 'prompt_uncalibrated')?.detail).toMatch(
+        /69 prompt tokens per completed request .*7\.8% more.*servegate could not size these chat prompts.*--api completions/,
+      )
+    }
+    // The gate blames the harness, never the server: unmeasured, not broken.
+    const { CODE_BLAME } = await import('../../src/gate/invariants.js')
+    expect(CODE_BLAME['prompt_uncalibrated']).toBe('unmeasured')
+  }, 60_000)
+
+  it('still blames a server that truncated calibration-less chat prompts (fewer tokens): input_len_mismatch', async () => {
+    const { result } = await sweep({ truncatePrompt: 48 }, { api: 'chat' }, (s) => withoutTokenize(s.url))
+    expect(result.config).toMatchObject({ prompt_calibration: 'none' })
+    for (const run of runs(result)) {
+      expect(codes(run)).toContain('input_len_mismatch')
+      expect(codes(run)).not.toContain('prompt_uncalibrated')
     }
   }, 60_000)
 })
