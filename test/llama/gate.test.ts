@@ -28,7 +28,11 @@ import type { TestModelSpec } from './model.js'
 // drifts between starts, more than the ~3 % the gate's noise prior assumes of a GPU engine: three
 // refreshes that happened to agree set a throughput bar of −10.3 %, and the unchanged engine's next
 // start measured −10.7 % (a false regression in CI). So the config says what this host can tell
-// apart: changes under 20 % are not regressions here (gate.tolerance_pct). And a row must be able to
+// apart: changes under 20 % of p95 ITL and 25 % of throughput at target are not regressions here
+// (gate.tolerance_pct). Throughput at target moves most: it is read where TPOT crosses the target,
+// and a small shift of a steep curve moves the crossing far; an unchanged engine's start measured
+// −20.4 % against a bar of −16.7 % at a tolerance of 20 % (a false regression in CI, one CI in about
+// six). And a row must be able to
 // see 40 % (gate.max_mdc_pct), less than twice the layers costs (p95 ITL +40–62 %, throughput at
 // target −32–43 % in four quiet runs here): with a limit of 100 % a busy loop beside the lane let the
 // deeper engine pass, on rows too noisy to see it. A row blinder than that never passes: the check
@@ -36,7 +40,7 @@ import type { TestModelSpec } from './model.js'
 // client the shared host saturated is measured again in place (host_retries), a run rather than a sweep.
 export const LLAMA_GATE_CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
 gate:
-  tolerance_pct: {itl: 20, throughput: 20}
+  tolerance_pct: {itl: 20, throughput: 25}
   max_mdc_pct: 40
 sweeps:
   gate:
