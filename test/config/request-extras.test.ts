@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfigText } from '../../src/config/load.js'
 import { configForResult, resolveConfig, type RunFlags } from '../../src/config/resolve.js'
-import { UsageError } from '../../src/errors.js'
+import { problemOf } from '../fixtures/usage-error.js'
 import { diffFingerprint, fingerprintOf } from '../../src/gate/fingerprint.js'
 import { pipelineResult } from '../gate/fixtures.js'
 
@@ -16,16 +16,6 @@ sweeps: {gate: {shapes: [{input_len: 32, output_len: 8}], concurrency: [1]}}
   )
 
 const resolve = (flags: RunFlags, server = '') => resolveConfig({ file: file(server), filePath: 'sg.yaml', flags, env: {} })
-
-function problemOf(fn: () => unknown): string {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof UsageError) return err.message
-    throw err
-  }
-  throw new Error('expected a UsageError')
-}
 
 describe('request extras', () => {
   it('merges the file’s headers and body with the flags’, the flags winning per name (case-blind) and per field', () => {

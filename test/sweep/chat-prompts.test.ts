@@ -1,5 +1,3 @@
-import { createServer, request as httpRequest, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +6,7 @@ import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
 import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile, RunResult } from '../../src/types.js'
+import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.js'
 
 // Chat and completions sweeps through runSweep against the simulator, whose ChatML template
 // adds 5 tokens to every one-message prompt: what the server prefilled, request by request.
@@ -119,30 +118,7 @@ describe('prompt lengths through a sweep', () => {
   }, 60_000)
 })
 
-/** A pass-through proxy to `target` that answers POST /tokenize with 404, like a server without the endpoint. */
-async function withoutTokenize(target: string): Promise<{ url: string; close(): Promise<void> }> {
-  const t = new URL(target)
-  const server: Server = createServer((req, res) => {
-    if ((req.url ?? '').startsWith('/tokenize')) {
-      res.writeHead(404, { 'content-type': 'application/json' })
-      res.end('{"detail":"Not Found"}')
-      return
-    }
-    const up = httpRequest({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers)
-      r.pipe(res)
-    })
-    up.on('error', () => res.destroy())
-    req.pipe(up)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
+/** A front to `target` whose POST /tokenize answers 404, like a server without the endpoint. */
+function withoutTokenize(target: string): Promise<HttpFront> {
+  return startFront(target, (req, res) => req.path.startsWith('/tokenize') && answerJson(res, 404, { detail: 'Not Found' }))
 }

@@ -1,5 +1,3 @@
-import { createServer, request as httpRequest, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { startSim } from '../../src/sim/index.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
+import { answerJson, startFront } from '../fixtures/http-front.js'
 
 // A sweep through a gateway that routes on a header: every request to the server (probe, models,
 // /tokenize, /metrics, generation) must carry it, every generation body carries the extra fields
@@ -72,44 +71,19 @@ describe('--header and --extra-body through a routing gateway', () => {
   }, 60_000)
 })
 
-/** A pass-through gateway to `target` that refuses (403) any request without `x-route: ROUTE`, keeping what it saw. */
+/** A front to `target` that refuses (403) any request without `x-route: ROUTE`, keeping what it saw; the header goes no further. */
 async function gateway(target: string) {
-  const t = new URL(target)
   const seen: Array<{ path: string; body: string }> = []
   const refused: string[] = []
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const path = (req.url ?? '').split('?')[0]!
-      if (req.headers['x-route'] !== ROUTE) {
-        refused.push(`${req.method} ${path}`)
-        res.writeHead(403, { 'content-type': 'application/json' })
-        res.end('{"error":"no route"}')
-        return
-      }
-      const body = Buffer.concat(chunks)
-      seen.push({ path, body: body.toString() })
-      const headers = { ...req.headers }
-      delete headers['x-route']
-      const up = httpRequest({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers)
-        r.pipe(res)
-      })
-      up.on('error', () => res.destroy())
-      up.end(body)
-    })
+  const front = await startFront(target, (req, res) => {
+    if (req.headers['x-route'] !== ROUTE) {
+      refused.push(`${req.method} ${req.path}`)
+      return answerJson(res, 403, { error: 'no route' })
+    }
+    seen.push({ path: req.path, body: req.body.toString() })
+    const forward = { ...req.headers }
+    delete forward['x-route']
+    return { forward }
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
-  return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    refused,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
+  return { ...front, seen, refused }
 }

@@ -1,5 +1,3 @@
-import { createServer, request as httpRequest, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +7,7 @@ import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
 import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
 import type { ResultFile, RunResult } from '../../src/types.js'
+import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.js'
 
 // llama.cpp's llama-server reads only `content` at POST /tokenize and answers {tokens: []}, status
 // 200, to vLLM's {prompt} or {messages}; it templates chat at POST /apply-template. The simulator
@@ -106,33 +105,10 @@ describe('a llama-server-shaped /tokenize', () => {
   }, 60_000)
 })
 
-/** A pass-through proxy to `target` whose POST /tokenize answers {tokens: []} to any body, and which has no /apply-template. */
-async function emptyTokenize(target: string): Promise<{ url: string; close(): Promise<void> }> {
-  const t = new URL(target)
-  const server: Server = createServer((req, res) => {
-    const path = req.url ?? ''
-    if (path.startsWith('/tokenize') || path.startsWith('/apply-template')) {
-      req.resume()
-      const found = path.startsWith('/tokenize')
-      res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' })
-      res.end(found ? '{"tokens":[]}' : '{"error":"Not Found"}')
-      return
-    }
-    const up = httpRequest({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers)
-      r.pipe(res)
-    })
-    up.on('error', () => res.destroy())
-    req.pipe(up)
+/** A front to `target` whose POST /tokenize answers {tokens: []} to any body, and which has no /apply-template. */
+function emptyTokenize(target: string): Promise<HttpFront> {
+  return startFront(target, (req, res) => {
+    if (req.path.startsWith('/tokenize')) return answerJson(res, 200, { tokens: [] })
+    return req.path.startsWith('/apply-template') && answerJson(res, 404, { error: 'Not Found' })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
 }

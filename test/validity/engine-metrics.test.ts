@@ -1,9 +1,8 @@
-import { createServer, request as httpRequest, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SimHandle } from '../../src/sim/index.js'
 import type { RunResult } from '../../src/types.js'
 import { codes, detail, measure, point, sim } from './harness.js'
+import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.js'
 
 // The server-side figures and the prefix-cache check read each engine's own metric names. Fronts
 // over the simulator rename its vLLM metrics as each engine exposes them: SGLang (`sglang:*` at
@@ -41,52 +40,19 @@ function rename(text: string, names: Record<string, string>): string {
 }
 
 /** A front over the simulator speaking one engine's metrics; everything else passes through. */
-async function front(target: string, engine: 'sglang' | 'trtllm'): Promise<{ url: string; close(): Promise<void> }> {
-  const t = new URL(target)
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0]
-    const upstream = (p: string, done: (status: number, body: string) => void): void => {
-      const up = httpRequest({ host: t.hostname, port: t.port, path: p, method: 'GET' }, (r) => {
-        let body = ''
-        r.on('data', (c: Buffer) => (body += c.toString()))
-        r.on('end', () => done(r.statusCode ?? 502, body))
-      })
-      up.on('error', () => res.destroy())
-      up.end()
+function front(target: string, engine: 'sglang' | 'trtllm'): Promise<HttpFront> {
+  return startFront(target, async (req, res, { get }) => {
+    const prometheus = async (names: Record<string, string>): Promise<true> => {
+      const up = await get('/metrics')
+      res.writeHead(up.status, { 'content-type': 'text/plain; version=0.0.4' })
+      res.end(rename(up.body, names))
+      return true
     }
-    if (engine === 'sglang' && path === '/metrics') {
-      return upstream('/metrics', (status, body) => {
-        res.writeHead(status, { 'content-type': 'text/plain; version=0.0.4' })
-        res.end(rename(body, SGLANG))
-      })
-    }
-    if (engine === 'trtllm' && path === '/metrics') {
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end('[{"gpuMemUsage": 1024, "iter": 1, "numActiveRequests": 0}]')
-      return
-    }
-    if (engine === 'trtllm' && path === '/prometheus/metrics') {
-      return upstream('/metrics', (status, body) => {
-        res.writeHead(status, { 'content-type': 'text/plain; version=0.0.4' })
-        res.end(rename(body, TRTLLM))
-      })
-    }
-    const up = httpRequest({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers)
-      r.pipe(res)
-    })
-    up.on('error', () => res.destroy())
-    req.pipe(up)
+    if (engine === 'sglang' && req.path === '/metrics') return prometheus(SGLANG)
+    if (engine === 'trtllm' && req.path === '/metrics') return answerJson(res, 200, '[{"gpuMemUsage": 1024, "iter": 1, "numActiveRequests": 0}]')
+    if (engine === 'trtllm' && req.path === '/prometheus/metrics') return prometheus(TRTLLM)
+    return false
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
 }
 
 describe("each engine's metric names", () => {
