@@ -69,9 +69,15 @@ describe('gating goodput', () => {
     const v = compareToBaseline(baseline, slow)
     const row = v.rows.find((r) => r.key === 'goodput@32x12@c4')!
     // Unmeasured (the busy host named) only where the host left the goodput row without two valid runs a side.
-    if (expectHonest(v, 'regression', { baseline, shownBy: (label) => label === 'goodput 32×12 c=4' }) === 'regression') {
-      expect(row).toMatchObject({ gated: true, status: 'regression' })
-      expect(v.regressions).toContain('goodput 32×12 c=4')
+    // The 2× slower ITL and throughput rows regress too. The goodput row, from one refresh of two
+    // runs, is a regression, or (where a late client event loop spread the baseline's share, as a
+    // busy CI host did once) blind, which it must then say: never a pass.
+    if (expectHonest(v, 'regression', { baseline }) === 'regression') {
+      if (row.status === 'undecided') expect(row.blind, JSON.stringify(row)).toBe(true)
+      else {
+        expect(row).toMatchObject({ gated: true, status: 'regression' })
+        expect(v.regressions).toContain('goodput 32×12 c=4')
+      }
     }
   })
 
