@@ -72351,8 +72351,8 @@ init_auth();
 init_base_url();
 init_http();
 var MAX_TOKENIZE_BODY_BYTES = 8 << 20;
-function postTokenize(root, body, opts) {
-  return fetchJson(`${normalizeBaseUrl(root).root}/tokenize`, {
+function postTokenize(root, body, opts, path = "/tokenize") {
+  return fetchJson(`${normalizeBaseUrl(root).root}${path}`, {
     body,
     headers: authHeaders(opts.apiKey),
     // The answer lists every token id: a 128k-token prompt is ~1 MB of JSON.
@@ -72398,19 +72398,12 @@ async function tokenizeMessages(root, model, messages, opts) {
   return second.kind === "unsupported" ? { kind: "unsupported", reason: `${first.reason}; ${second.reason}` } : second;
 }
 async function llamaServerMessages(root, messages, opts) {
-  let prompt;
+  let text2;
   try {
-    prompt = await fetchJson(`${normalizeBaseUrl(root).root}/apply-template`, {
-      body: { messages },
-      headers: authHeaders(opts.apiKey),
-      maxBytes: MAX_TOKENIZE_BODY_BYTES,
-      ...opts.timeoutMs !== void 0 ? { timeoutMs: opts.timeoutMs } : {},
-      ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
-    }) ?? {};
+    text2 = (await postTokenize(root, { messages }, opts, "/apply-template"))?.prompt;
   } catch (err) {
     return failed(err, "/apply-template");
   }
-  const text2 = prompt.prompt;
   if (typeof text2 !== "string" || text2 === "") return { kind: "unsupported", reason: "/apply-template answered no `prompt`" };
   try {
     const n = countOf(await postTokenize(root, { content: text2, add_special: true, parse_special: true }, opts));

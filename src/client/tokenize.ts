@@ -24,9 +24,9 @@ import { fetchJson, HttpStatusError } from './http.js'
 /** Most bytes read from /tokenize: it lists every token id (~7 bytes each), so a 128k-token text is ~0.9 MB. */
 const MAX_TOKENIZE_BODY_BYTES = 8 << 20
 
-/** POST `body` to `{root}/tokenize` and parse the answer (fetchJson's errors). */
-function postTokenize(root: string, body: unknown, opts: TokenizeOptions): Promise<unknown> {
-  return fetchJson(`${normalizeBaseUrl(root).root}/tokenize`, {
+/** POST `body` to `{root}{path}` (default /tokenize) and parse the answer (fetchJson's errors). */
+function postTokenize(root: string, body: unknown, opts: TokenizeOptions, path = '/tokenize'): Promise<unknown> {
+  return fetchJson(`${normalizeBaseUrl(root).root}${path}`, {
     body,
     headers: authHeaders(opts.apiKey),
     // The answer lists every token id: a 128k-token prompt is ~1 MB of JSON.
@@ -127,19 +127,12 @@ export async function tokenizeMessages(root: string, model: string, messages: re
  * `parse_special` counts it as the completion tokenizes it (BOS where the model adds one).
  */
 async function llamaServerMessages(root: string, messages: readonly ChatMessage[], opts: TokenizeOptions): Promise<TokenizeAnswer> {
-  let prompt: unknown
+  let text: unknown
   try {
-    prompt = ((await fetchJson(`${normalizeBaseUrl(root).root}/apply-template`, {
-      body: { messages },
-      headers: authHeaders(opts.apiKey),
-      maxBytes: MAX_TOKENIZE_BODY_BYTES,
-      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
-      ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
-    })) ?? {}) as { prompt?: unknown }
+    text = ((await postTokenize(root, { messages }, opts, '/apply-template')) as { prompt?: unknown } | null)?.prompt
   } catch (err) {
     return failed(err, '/apply-template')
   }
-  const text = (prompt as { prompt?: unknown }).prompt
   if (typeof text !== 'string' || text === '') return { kind: 'unsupported', reason: '/apply-template answered no `prompt`' }
   try {
     const n = countOf(await postTokenize(root, { content: text, add_special: true, parse_special: true }, opts))

@@ -3,7 +3,7 @@ import { DEFAULTS } from '../../src/config/defaults.js'
 import { parseConfigText } from '../../src/config/load.js'
 import { configForResult, requestDeadlineMs, resolveConfig, type RunFlags } from '../../src/config/resolve.js'
 import { parseTarget } from '../../src/config/flags.js'
-import { UsageError } from '../../src/errors.js'
+import { problemOf } from '../fixtures/usage-error.js'
 
 const FILE = parseConfigText(
   `
@@ -27,16 +27,6 @@ gate: {tolerance_pct: {itl: 5, throughput: 3}, max_failed_requests: 0}
 
 const resolve = (flags: RunFlags, file = FILE as typeof FILE | null, env: NodeJS.ProcessEnv = { SG_KEY: 'sk-secret' }) =>
   resolveConfig({ file, filePath: file ? 'sg.yaml' : null, flags, env })
-
-function problemOf(fn: () => unknown): string {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof UsageError) return err.message
-    throw err
-  }
-  throw new Error('expected a UsageError')
-}
 
 describe('resolveConfig', () => {
   it('uses the documented defaults when nothing is given', () => {

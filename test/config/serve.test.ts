@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfigText } from '../../src/config/load.js'
 import { configForResult, resolveConfig, type RunFlags } from '../../src/config/resolve.js'
-import { UsageError } from '../../src/errors.js'
+import { problemOf } from '../fixtures/usage-error.js'
 
 const file = (text: string) => parseConfigText(text, 'sg.yaml')
 const resolve = (flags: RunFlags, text: string | null = null, env: NodeJS.ProcessEnv = {}) =>
   resolveConfig({ file: text === null ? null : file(text), filePath: text === null ? null : 'sg.yaml', flags, env })
-
-function problemOf(fn: () => unknown): string {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof UsageError) return err.message
-    throw err
-  }
-  throw new Error('expected a UsageError')
-}
 
 describe('the serve settings (--serve, server.command)', () => {
   it('leaves serve null without a command: the base URL or the simulator, as before', () => {
