@@ -14,7 +14,8 @@
  *
  *   npm run bench -- gate-false-alarms
  *   npx tsx bench/gate-false-alarms.ts [--trials N] [--seed N] [--only ladder|starts]
- *     [--rounds 2] [--max-rounds 32] [--max-starts 8] [--workers 2]
+ *     [--rounds 2] [--max-rounds 32] [--max-starts 8] [--workers 2] [--first-repeats 3]
+ *     [--rows 4,7,14] [--drifts 0,0.02,0.03,0.05]
  *
  * Noise model. Every ENGINE START draws a log offset ~ N(0, drift) shared by
  * every metric of that start (drift 0 / 2 / 3 / 5 %: placement, clocks,
@@ -26,10 +27,12 @@
  * - a baseline refresh is one start with 3 repeats; refreshes are the last
  *   1 / 3 / 10 of the same 10 starts (one baseline per history length);
  * - the candidate's first sweep is one start with 3 runs per point (the gated
- *   sweep's repeats, as the Action runs it); every later candidate start, one
- *   run per point;
+ *   sweep's repeats, as the Action runs it; --first-repeats); every later
+ *   candidate start, one run per point;
  * - the A/B starts each side afresh for every slot, one run per point, in
- *   slotOrder (A B, B A, …), looking after every round from --rounds on.
+ *   slotOrder (A B, B A, …), looking after every round from --rounds on; after
+ *   each look the next round measures only the points of rows still open
+ *   (replayEscalating, as servegate ab runs it), and only those count.
  * Scenarios (the candidate B; A is always the base engine):
  * - `u`: unchanged; `r`: one gated p95 ITL row × 1.10 (C = 16 of the first
  *   shape, which brackets the crossing, so its throughput row moves too);
@@ -58,7 +61,8 @@
 import { execFileSync, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { slotOrder } from '../src/plan/ab-schedule.js'
-import { DEFAULT_MAX_ROUNDS, lookAt, lookRounds } from '../src/gate/ab-looks.js'
+import { DEFAULT_MAX_ROUNDS, lookAt } from '../src/gate/ab-looks.js'
+import { replayEscalating } from '../src/gate/escalate.js'
 import { firstStep, nextStep, stepOptions, type LadderStep } from '../src/gate/ladder.js'
 import { mergeResults } from '../src/gate/merge.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../src/gate/outcome.js'
@@ -96,11 +100,22 @@ const WORKERS = Math.max(1, Math.floor(arg('workers', 2)))
 const WORKER = strArg('worker')
 
 const STARTED = performance.now()
-const DRIFTS = [0, 0.02, 0.03, 0.05]
+/** `--rows 14` / `--drifts 0.03`: a subset of the grid (comma-separated), for a quick look at one cell. */
+const listArg = (name: string, all: number[]): number[] => {
+  const v = strArg(name)
+  if (v === null) return all
+  const xs = v.split(',').map(Number)
+  if (xs.some((x) => !all.includes(x))) throw new Error(`--${name} ${v}: expected some of ${all.join(', ')}`)
+  return xs
+}
+const DRIFTS = listArg('drifts', [0, 0.02, 0.03, 0.05])
+const ROWS = listArg('rows', [4, 7, 14])
 const REFRESHES = [1, 3, 10]
 const MAX_REFRESHES = Math.max(...REFRESHES)
 /** Runs per point of a baseline refresh. */
 const REFRESH_REPEATS = 3
+/** Runs per point of the PR's first sweep (`--first-repeats`): the gated sweep's repeats, as the Action runs it. */
+const FIRST_REPEATS = arg('first-repeats', 3)
 const SCENARIOS = ['u', 'r', 'all', 'faster', 'step', 'apart'] as const
 type Scenario = (typeof SCENARIOS)[number]
 /** Scenarios that must stay green, and those that must be called a regression. */
@@ -257,7 +272,7 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
     // The candidate's starts: the first sweep, then one start per escalation, one run per point each.
     const crng = createRng(seedOf(t, `candidate ${p.rows}`))
     const starts = Array.from({ length: MAX_STARTS }, (_, k) =>
-      p.factory.result(startSweep(crng, model, p, k === 0 ? REFRESH_REPEATS : 1, ch.point), MAX_REFRESHES),
+      p.factory.result(startSweep(crng, model, p, k === 0 ? FIRST_REPEATS : 1, ch.point), MAX_REFRESHES),
     )
     const job = RUN_LADDER ? abJob(seedOf(t, `ab ${p.rows}`), p, model, sc, MAX_REFRESHES) : null
     for (const [hi, h] of REFRESHES.entries()) {
@@ -282,7 +297,7 @@ function ladder(
   let step: LadderStep = firstStep(hasReference, 'ladder')
   let used = 1
   let candidate = starts[0]!
-  const spend: Spend = { starts: 1, pointRuns: REFRESH_REPEATS * points }
+  const spend: Spend = { starts: 1, pointRuns: FIRST_REPEATS * points }
   let v = checkRows(
     compareStarts(baseline, candidate, stepOptions(step, climb), (r) => r - 1),
     p,
@@ -302,15 +317,13 @@ function ladder(
         p,
       )
     } else {
-      for (const r of lookRounds(ROUNDS, MAX_ROUNDS)) {
-        const look = lookAt(job!.a, job!.b, r, MAX_ROUNDS, stepOptions('ab', climb), { A: true, B: true }, baseline)
-        if (look.done) {
-          v = checkRows(look.verdict, p)
-          spend.starts += 2 * r
-          spend.pointRuns += 2 * r * points
-          break
-        }
-      }
+      // Rows, not sweeps: after each look the next round measures only the open rows' points.
+      const ran = replayEscalating(job!.a, job!.b, ROUNDS, MAX_ROUNDS, (a, b, r) =>
+        lookAt(a, b, r, MAX_ROUNDS, stepOptions('ab', climb), { A: true, B: true }, baseline),
+      )
+      v = checkRows(ran.verdict, p)
+      spend.starts += 2 * ran.rounds
+      spend.pointRuns += ran.pointRuns
     }
     step = next
     path.push(`${step}:${v.verdict}`)
@@ -335,10 +348,10 @@ function record(counts: Counts, cell: string, out: { v: Verdict; spend: Spend; p
 function runTrials(index: number, of: number): Counts {
   const counts: Counts = new Map()
   for (let t = index; t < TRIALS; t += of) {
-    for (const rows of [4, 7, 14]) for (const drift of DRIFTS) gateTrial(t, profileOf(rows), drift, counts)
+    for (const rows of ROWS) for (const drift of DRIFTS) gateTrial(t, profileOf(rows), drift, counts)
     if (index === 0 && (t + of) % Math.max(1, Math.floor(TRIALS / 10)) < of) {
       process.stderr.write(
-        `  ${t + 1}/${TRIALS} trials, ${((performance.now() - STARTED) / 1000).toFixed(0)} s, ${PROFILES.get(4)?.factory.built ?? 0} runs built\n`,
+        `  ${t + 1}/${TRIALS} trials, ${((performance.now() - STARTED) / 1000).toFixed(0)} s, ${PROFILES.get(ROWS[0]!)?.factory.built ?? 0} runs built\n`,
       )
     }
   }
@@ -434,7 +447,7 @@ function report(counts: Counts, seconds: number): void {
     ]
     console.log(`| ${head.join(' | ')} |`)
     console.log(`|${head.map(() => '---').join('|')}|`)
-    for (const rows of [4, 7, 14]) {
+    for (const rows of ROWS) {
       for (const drift of DRIFTS) {
         for (const h of REFRESHES) {
           const c = (sc: Scenario): string => `${tag}|${rows}|${drift}|${h}|${sc}`
@@ -487,7 +500,7 @@ function report(counts: Counts, seconds: number): void {
       for (const drift of DRIFTS) {
         const paths = [...counts.entries()].filter(([k]) => scs.some((sc) => k.startsWith(`P|${tag}|${sc}|${drift}|`))).sort((a, b) => b[1] - a[1])
         const total = paths.reduce((a, [, n]) => a + n, 0)
-        const all = 3 * REFRESHES.length * scs.length * TRIALS
+        const all = ROWS.length * REFRESHES.length * scs.length * TRIALS
         console.log(`- drift ${dp(drift)}: ${total === 0 ? 'none' : pct(total / all)}`)
         for (const [k, n] of paths.slice(0, 4)) console.log(`  - ${pct(n / all)} ${k.split('|').slice(1, 2).concat(k.split('|').slice(4)).join(': ')}`)
       }

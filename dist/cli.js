@@ -68380,22 +68380,22 @@ function openPointKey(shape, rate, repeat) {
 function buildPlan(cfg) {
   const points = [];
   const used = /* @__PURE__ */ new Set();
-  const open3 = cfg.openLoop;
-  if (open3) {
+  const open4 = cfg.openLoop;
+  if (open4) {
     for (const shape of cfg.shapes) {
-      for (const rate of open3.rates) {
+      for (const rate of open4.rates) {
         for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
           const key = openPointKey(shape, rate, repeat);
           points.push({
             key,
             shape: { ...shape },
-            concurrency: open3.maxConcurrency ?? open3.numPrompts,
-            openLoop: { rate, burstiness: open3.burstiness, maxConcurrency: open3.maxConcurrency },
+            concurrency: open4.maxConcurrency ?? open4.numPrompts,
+            openLoop: { rate, burstiness: open4.burstiness, maxConcurrency: open4.maxConcurrency },
             repeat,
             // The same seed draws the point's prompts and (in load/) its arrival schedule.
             seed: deriveUnusedSeed(used, cfg.seed, key),
-            numPrompts: open3.numPrompts,
-            warmupRequests: cfg.warmup === "auto" ? autoOpenLoopWarmupRequests(rate, open3.maxConcurrency, open3.numPrompts) : cfg.warmup
+            numPrompts: open4.numPrompts,
+            warmupRequests: cfg.warmup === "auto" ? autoOpenLoopWarmupRequests(rate, open4.maxConcurrency, open4.numPrompts) : cfg.warmup
           });
         }
       }
@@ -70173,9 +70173,9 @@ var SseFormat = class {
   }
   /** The last token event, carrying `finishReason`. */
   lastContent(text2, finishReason, reasoning) {
-    const open3 = reasoning ? this.reasoningOpen : this.contentOpen;
+    const open4 = reasoning ? this.reasoningOpen : this.contentOpen;
     const tail = this.api === "chat" ? `"},"logprobs":null,"finish_reason":"${finishReason}","stop_reason":null}]}${this.end}` : `","logprobs":null,"finish_reason":"${finishReason}","stop_reason":null}]}${this.end}`;
-    return open3 + text2 + tail;
+    return open4 + text2 + tail;
   }
   /** The usage event (`choices: []`) sent when stream_options.include_usage is set. */
   usage(promptTokens, completionTokens) {
@@ -71256,17 +71256,17 @@ function dealByShare(items, shares) {
   }
   return out;
 }
-function dealShares(warmup, measured, concurrency, threads, open3, common) {
+function dealShares(warmup, measured, concurrency, threads, open4, common) {
   const shares = splitEven(concurrency, threads);
   const warmIdx = dealByShare(warmup, shares);
   const measIdx = dealByShare(measured, shares);
-  const measuredDue = open3 ? arrivalScheduleMs(measured.length, open3.rate, open3.burstiness, open3.seed) : [];
-  const warmupDue = open3 ? arrivalScheduleMs(warmup.length, open3.rate, open3.burstiness, open3.seed + 1 >>> 0) : [];
-  const caps = open3?.maxConcurrency != null ? splitEven(Math.max(threads, open3.maxConcurrency), threads) : null;
+  const measuredDue = open4 ? arrivalScheduleMs(measured.length, open4.rate, open4.burstiness, open4.seed) : [];
+  const warmupDue = open4 ? arrivalScheduleMs(warmup.length, open4.rate, open4.burstiness, open4.seed + 1 >>> 0) : [];
+  const caps = open4?.maxConcurrency != null ? splitEven(Math.max(threads, open4.maxConcurrency), threads) : null;
   const inputs = shares.map((c, w) => ({
     priority: common.priority,
     concurrency: c,
-    ...open3 ? {
+    ...open4 ? {
       openLoop: {
         warmupDueMs: (warmIdx[w] ?? []).map((i) => warmupDue[i]),
         measuredDueMs: (measIdx[w] ?? []).map((i) => measuredDue[i]),
@@ -71481,17 +71481,17 @@ async function runShare(input2, go, signal) {
   });
   signal?.addEventListener("abort", cut, { once: true });
   try {
-    const open3 = input2.openLoop;
+    const open4 = input2.openLoop;
     const sinceEpochMs = () => Number(now() - input2.epochNs) / 1e6;
-    const openBase = (dueMs, startMs) => ({ ...base, dueMs: dueMs.map((d) => d + startMs), maxConcurrency: open3?.maxConcurrency ?? null });
+    const openBase = (dueMs, startMs) => ({ ...base, dueMs: dueMs.map((d) => d + startMs), maxConcurrency: open4?.maxConcurrency ?? null });
     if (input2.warmup.length > 0) {
-      if (open3) await runOpenLoop(input2.warmup, openBase(open3.warmupDueMs, sinceEpochMs()));
+      if (open4) await runOpenLoop(input2.warmup, openBase(open4.warmupDueMs, sinceEpochMs()));
       else await runClosedLoop(input2.warmup, base);
     }
     collectGarbage();
     const startAt = await go();
     const monitor = startLoopMonitor();
-    const measured = open3 ? await runOpenLoop(input2.measured, openBase(open3.measuredDueMs, typeof startAt === "number" ? startAt : sinceEpochMs())) : await runClosedLoop(input2.measured, base);
+    const measured = open4 ? await runOpenLoop(input2.measured, openBase(open4.measuredDueMs, typeof startAt === "number" ? startAt : sinceEpochMs())) : await runClosedLoop(input2.measured, base);
     const loop = monitor.stop();
     if (signal?.aborted === true) throw new LoadAborted();
     return { warmupRequests: input2.warmup.length, records: measured.records, sendLagsMs: measured.sendLagsMs, loop };
@@ -71626,8 +71626,8 @@ async function runPoint(opts) {
   const epochNs = opts.epochNs ?? process.hrtime.bigint();
   const workers = resolveWorkers(opts.workers, concurrency);
   const threads = Math.max(1, workers);
-  const open3 = opts.openLoop;
-  const { inputs, measuredIndex: measIdx } = dealShares(opts.warmup, opts.measured, concurrency, threads, open3, {
+  const open4 = opts.openLoop;
+  const { inputs, measuredIndex: measIdx } = dealShares(opts.warmup, opts.measured, concurrency, threads, open4, {
     priority: opts.priority === void 0 ? DEFAULT_PRIORITY : opts.priority,
     idleTimeoutMs,
     ...opts.deadlineMs !== void 0 ? { deadlineMs: opts.deadlineMs } : {},
@@ -71666,7 +71666,7 @@ async function runPoint(opts) {
     client: summariseClient({ workers, loops, sendLagsMs, records, startMs, endMs }),
     startedAt,
     finishedAt,
-    ...open3 ? { openLoop: { rate: open3.rate, burstiness: open3.burstiness, maxConcurrency: open3.maxConcurrency } } : {}
+    ...open4 ? { openLoop: { rate: open4.rate, burstiness: open4.burstiness, maxConcurrency: open4.maxConcurrency } } : {}
   };
 }
 async function runInWorkers(inputs, onGo, signal) {
@@ -73300,7 +73300,7 @@ function rateOf(sortedMs) {
   const span = sortedMs.at(-1) - sortedMs[0];
   return span > 0 ? (sortedMs.length - 1) * 1e3 / span : null;
 }
-function summarizeArrivals(records, open3) {
+function summarizeArrivals(records, open4) {
   const sent = records.filter((r) => r !== void 0);
   const sends = sent.map((r) => r.startMs).sort((a, b) => a - b);
   const gaps = [];
@@ -73319,14 +73319,14 @@ function summarizeArrivals(records, open3) {
   due.sort((a, b) => a - b);
   return {
     rate: rateOf(sends),
-    burstiness: open3.burstiness,
+    burstiness: open4.burstiness,
     mean_interarrival_ms: mean2,
     cv,
-    requested_rate: open3.rate === Infinity ? "inf" : open3.rate,
-    max_concurrency: open3.maxConcurrency,
+    requested_rate: open4.rate === Infinity ? "inf" : open4.rate,
+    max_concurrency: open4.maxConcurrency,
     send_lateness_ms: lateness.toStats(),
     queue_ms: queue.toStats(),
-    scheduled_rate: open3.rate === Infinity ? null : rateOf(due)
+    scheduled_rate: open4.rate === Infinity ? null : rateOf(due)
   };
 }
 function fromSchedule(records) {
@@ -74044,7 +74044,8 @@ async function freshResult(t) {
   if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`);
   const seed = cfg.seedPinned === true ? cfg.seed : freshSeed();
   if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`);
-  const plan = buildPlan({ ...cfg, seed });
+  const only = deps.onlyPoints ?? null;
+  const plan = buildPlan({ ...cfg, seed }).filter((p) => only === null || only.has(pointScope(resultPoint(p))));
   const previous = existsSync2(resultPath) ? await readResultFile(resultPath).catch(() => null) : null;
   if (previous !== null && countRuns(previous) > 0) {
     deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`);
@@ -74670,9 +74671,9 @@ function goodputLine(points) {
   return `Goodput, completed requests meeting ${bounds.join(" and ")} (median of valid runs): ${parts.join("; ")}`;
 }
 function arrivalsLine(points) {
-  const open3 = points.filter((p) => p.runs.some((r) => r.arrivals !== void 0));
-  if (open3.length === 0) return null;
-  const parts = open3.map((p) => {
+  const open4 = points.filter((p) => p.runs.some((r) => r.arrivals !== void 0));
+  if (open4.length === 0) return null;
+  const parts = open4.map((p) => {
     const a = p.runs.flatMap((r) => r.arrivals ? [r.arrivals] : []);
     const rate = finiteMedian(a.map((x) => x.rate));
     const gap = finiteMedian(a.map((x) => x.mean_interarrival_ms));
@@ -74682,7 +74683,7 @@ function arrivalsLine(points) {
     const capped = a.some((x) => x.max_concurrency !== null);
     return `${pointName(p)}: ${rate === null ? "all at once" : `${fmtRate(rate)}/s`}, mean gap ${gap === null ? "–" : `${fmtMs(gap)} ms`}, CV ${cv === null ? "–" : cv.toFixed(2)}, lateness p95 ${late === null ? "–" : `${fmtMs(late)} ms`}${capped ? `, slot wait p95 ${queue === null ? "–" : `${fmtMs(queue)} ms`}` : ""}`;
   });
-  return `Arrivals as sent (client clock, median of repeats; burstiness ${open3[0].runs[0]?.arrivals?.burstiness ?? "?"}): ${parts.join("; ")}`;
+  return `Arrivals as sent (client clock, median of repeats; burstiness ${open4[0].runs[0]?.arrivals?.burstiness ?? "?"}): ${parts.join("; ")}`;
 }
 function rateSentence(target, at, rates, pending, sentence) {
   const asRates = at === null ? null : { ...at, runs: at.runs.map((r) => ({ ...r, concurrency: r.request_rate ?? null })) };
@@ -75918,10 +75919,64 @@ function refreshesOnHost(refreshes, candidate, name) {
   };
 }
 
+// src/gate/escalate.ts
+var DECIDED = /* @__PURE__ */ new Set(["pass", "improvement", "regression"]);
+function open3(row2) {
+  if (DECIDED.has(row2.status)) return false;
+  return !(row2.status === "undecided" && row2.blind === true);
+}
+function openPoints(v, result) {
+  const need = /* @__PURE__ */ new Set();
+  for (const row2 of v.rows) {
+    if (!row2.gated || !open3(row2)) continue;
+    const key = parseMetricKey(row2.key);
+    const kind = key?.kind;
+    const scope = key?.scope ?? row2.key.slice(row2.key.indexOf("@") + 1);
+    if (kind !== void 0 && KIND_INFO[kind].perShape) {
+      for (const p of result.points) if (shapeLabel(p.input_len, p.output_len) === scope) need.add(pointScope(p));
+    } else {
+      need.add(scope);
+    }
+  }
+  return need;
+}
+function pointRepeats(r) {
+  const per = r.config["point_repeats"];
+  if (per === null || typeof per !== "object" || Array.isArray(per)) return null;
+  const out = {};
+  for (const [k, n] of Object.entries(per)) if (typeof n === "number" && Number.isInteger(n) && n >= 0) out[k] = n;
+  return out;
+}
+function notePlanned(r, measured, round) {
+  const before = pointRepeats(r) ?? {};
+  const per = {};
+  for (const p of r.points) {
+    const scope = pointScope(p);
+    per[scope] = measured === null || measured.has(scope) ? round : before[scope] ?? round - 1;
+  }
+  return { ...r, config: { ...r.config, point_repeats: per } };
+}
+function dropPartialCurves(slot, measured, sweep) {
+  if (measured === null) return slot;
+  const points = sweep?.points ?? slot.points;
+  const whole = (input2, output2) => points.filter((p) => p.input_len === input2 && p.output_len === output2).every((p) => measured.has(pointScope(p)));
+  const out = { ...slot, at_target: slot.at_target.filter((s) => whole(s.input_len, s.output_len)) };
+  if (slot.fingerprint !== void 0) out.fingerprint = fingerprintOf(out);
+  return out;
+}
+
 // src/gate/completeness.ts
 function plannedRepeats(candidate) {
   const r = candidate.config["repeats"];
   return typeof r === "number" && Number.isInteger(r) && r > 0 ? r : null;
+}
+function plannedFor(candidate, kind, scope) {
+  const all = plannedRepeats(candidate);
+  const per = pointRepeats(candidate);
+  if (per === null) return all;
+  if (!KIND_INFO[kind].perShape) return per[scope] ?? all;
+  const mine = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope).map((p) => per[pointScope(p)] ?? all ?? 0);
+  return mine.length > 0 ? Math.min(...mine) : all;
 }
 function refreshRuns(baseline, key, scope) {
   const newest = baseline.refreshes.at(-1);
@@ -75940,7 +75995,8 @@ function completenessProblems(baseline, candidate, kind, scope, runs, planned, c
     return problems;
   }
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope);
-  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].sort((a, b) => a - b);
+  const whole = pointRepeats(candidate) === null ? Infinity : planned ?? Infinity;
+  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].filter((r) => r <= whole).sort((a, b) => a - b);
   if (repeats.length > 0 && repeats.length < expected) {
     problems.push({ blame: "incomplete", text: `${scope}: the candidate has ${repeats.length} of ${why}` });
   }
@@ -75972,7 +76028,8 @@ function curveAxis(baseline, candidate, shape) {
 }
 function cutRepeats(baseline, candidate, shape) {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape);
-  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)));
+  const whole = pointRepeats(candidate) === null ? Infinity : plannedFor(candidate, "tput_at_target", shape) ?? Infinity;
+  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)).filter((r) => r <= whole));
   const axis = curveAxis(baseline, candidate, shape);
   const out = /* @__PURE__ */ new Map();
   for (const rep of repeats) {
@@ -76181,7 +76238,6 @@ function compareToBaseline(baseline, candidate, options = {}, decider, stored = 
   if (unseen !== null) reasons.push(unseen);
   const figures = extractFigures(candidate, opts);
   const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]));
-  const planned = plannedRepeats(candidate);
   const died = serverExitProblem(candidate);
   const cutRun = candidate.interrupted?.cut_run ?? null;
   const cutScopes = cutRun === null ? null : /* @__PURE__ */ new Set([shapeLabel(cutRun.input_len, cutRun.output_len), pointLabel(cutRun.input_len, cutRun.output_len, cutRun.concurrency)]);
@@ -76203,10 +76259,12 @@ function compareToBaseline(baseline, candidate, options = {}, decider, stored = 
       }
     }
   }
+  const escalated = pointRepeats(candidate) !== null;
   const rowOpts = { ...opts, rows: Math.max(1, planRows.filter((r) => r.gated).length) };
   for (const { kind, gated, scope, rowKey, dataKey, perToken: isPerToken } of planRows) {
     const tpc = kind === "itl_p95" ? perToken.get(scope) : void 0;
-    const runs = figures.get(dataKey) ?? [];
+    const planned = plannedFor(candidate, kind, scope);
+    const runs = (figures.get(dataKey) ?? []).filter((r) => !escalated || planned === null || r.repeat <= planned);
     const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : /* @__PURE__ */ new Map();
     const validRepeats = new Set(runs.filter((r) => r.valid).map((r) => r.repeat));
     const missed = KIND_INFO[kind].perShape ? new Map([...bracketMisses(candidate, scope, atTargetRuns.get(scope) ?? [])].filter(([rep]) => validRepeats.has(rep) && !cut.has(rep))) : /* @__PURE__ */ new Map();
@@ -76345,10 +76403,10 @@ function undecidedLine(blind, limitOf) {
   const what = blind.map((r) => `${r.label} (MDC ${r.mdc_pct === null ? "unknown" : `${r.mdc_pct.toFixed(1)} %`} > ${Number(limitOf(r).toFixed(2))} %)`).join(", ");
   return `undecided and blind: ${what} could not have shown a regression of the size its limit promises (gate.max_mdc_pct), so the check fails; more refreshes, more repeats or a reference command give the gate power`;
 }
-function sequentialUndecidedLine(blind, open3) {
+function sequentialUndecidedLine(blind, open4) {
   if (blind.length > 0)
     return `undecided and blind: ${blind.map((r) => r.label).join(", ")} could not rule out the change ${blind.length === 1 ? "it is" : "they are"} designed to catch however many rounds followed (sides that are never restarted keep their start offsets); the check fails, and engine starts of both sides (serve commands) give the gate power`;
-  return `undecided: ${open3.map((r) => r.label).join(", ")} ${open3.length === 1 ? "is" : "are"} still between the pass and regression boundaries after the last round allowed; the check fails, and more rounds (max-rounds) decide`;
+  return `undecided: ${open4.map((r) => r.label).join(", ")} ${open4.length === 1 ? "is" : "are"} still between the pass and regression boundaries after the last round allowed; the check fails, and more rounds (max-rounds) decide`;
 }
 function pointScopesFor(baseline, kind, scope) {
   if (!KIND_INFO[kind].perShape) return [scope];
@@ -76453,9 +76511,9 @@ function usesInconclusive(text2) {
   return text2.split(/[\s,]+/).some((w) => w.trim() === INCONCLUSIVE);
 }
 function failOnWarning(failOn) {
-  const open3 = FAIL_CLOSED_VERDICTS.filter((v) => !failOn.includes(v));
-  if (open3.length === 0) return null;
-  return `fail-on leaves out ${open3.join(", ")}: such a verdict will not fail, although nothing about the candidate was certified`;
+  const open4 = FAIL_CLOSED_VERDICTS.filter((v) => !failOn.includes(v));
+  if (open4.length === 0) return null;
+  return `fail-on leaves out ${open4.join(", ")}: such a verdict will not fail, although nothing about the candidate was certified`;
 }
 function gateExit(verdict, failOn) {
   if (verdict === "pass" || verdict === "improvement") return 0;
@@ -76586,14 +76644,14 @@ function verdictSummary(v) {
       return `All ${gated.length} gated metrics are within their bars${better > 0 ? ` (${better} improved)` : ""}.`;
     }
     case "unmeasured": {
-      const open3 = gated.filter((r) => r.status === "invalid" || r.status === "unmeasured").length;
-      return gated.length === 0 ? "No gated metric was measured; nothing was certified." : `${open3} of ${gated.length} gated metrics lack a valid measurement on one side; nothing was certified.`;
+      const open4 = gated.filter((r) => r.status === "invalid" || r.status === "unmeasured").length;
+      return gated.length === 0 ? "No gated metric was measured; nothing was certified." : `${open4} of ${gated.length} gated metrics lack a valid measurement on one side; nothing was certified.`;
     }
     case "undecided": {
-      const open3 = gated.filter((r) => r.status === "undecided").length;
+      const open4 = gated.filter((r) => r.status === "undecided").length;
       const more = v.confirm ? ` ${v.confirm.extraRepeats} more repeat${v.confirm.extraRepeats === 1 ? "" : "s"} would likely settle it.` : "";
       const blind = v.blind.length > 0 ? ` The gate was blind on ${v.blind.length} of them: it could not have seen a regression of the size it promises.` : "";
-      return `${open3} of ${gated.length} gated metrics were measured but could not be decided; this is not a pass, and the check fails.${blind}${more}`;
+      return `${open4} of ${gated.length} gated metrics were measured but could not be decided; this is not a pass, and the check fails.${blind}${more}`;
     }
     case "improvement":
       return `All ${gated.length} gated metrics are within their bars and ${gated.filter((r) => r.status === "improvement").length} improved.`;
@@ -77922,9 +77980,15 @@ function settled(v) {
 }
 function firstRounds(result, rounds) {
   const keep2 = (runs) => runs.filter((r) => r.repeat <= rounds);
+  const per = pointRepeats(result);
   const cut = {
     ...result,
-    config: { ...result.config, repeats: rounds },
+    // An escalating job's points keep the rounds they were planned for, up to this one.
+    config: {
+      ...result.config,
+      repeats: rounds,
+      ...per === null ? {} : { point_repeats: Object.fromEntries(Object.entries(per).map(([k, n]) => [k, Math.min(n, rounds)])) }
+    },
     points: result.points.map((p) => ({ ...p, runs: keep2(p.runs) })),
     at_target: result.at_target.map((s) => ({ ...s, runs: keep2(s.runs) }))
   };
@@ -78024,8 +78088,11 @@ async function runAB(opts, deps) {
   let stopped = null;
   let capped = false;
   const gpuSoFar = () => (opts.spentGpuMinutes ?? 0) + gpuMinutes((Date.now() - t0) / 6e4, gpusHeld(inventory.count, gpus));
-  const keep2 = async (side, slot) => {
-    const merged = acc[side] === void 0 ? slot : mergeResults(acc[side], slot);
+  let measured = null;
+  const keep2 = async (side, whole, round) => {
+    const slot = dropPartialCurves(whole, measured, acc[side]);
+    let merged = acc[side] === void 0 ? slot : mergeResults(acc[side], slot);
+    if (measured !== null || pointRepeats(merged) !== null) merged = notePlanned(merged, measured, round);
     merged.config = { ...merged.config, repeats: maxRounds };
     if (slot.interrupted !== void 0) merged.interrupted = slot.interrupted;
     acc[side] = merged;
@@ -78094,8 +78161,8 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
           ...deps.signal ? { signal: deps.signal } : {},
           ...kept ? { server: kept } : {}
         };
-        const { result } = await runSweep(cfg, sweepDeps);
-        await keep2(side, result);
+        const { result } = await runSweep(cfg, { ...sweepDeps, onlyPoints: measured });
+        await keep2(side, result, round + 1);
         for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`);
       } catch (err) {
         if (!(err instanceof ServerExitedDuringSweep)) {
@@ -78105,7 +78172,7 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
         }
         if (side === "A") throw new UsageError(`servegate ab: A (the reference) failed in slot ${slotNo}: ${err.message}`, err.hint);
         deps.log(`servegate ab: B's server exited during slot ${slotNo}: ${err.message.split("\n")[0]}`);
-        await keep2(side, await readResultFile(out));
+        await keep2(side, await readResultFile(out), round + 1);
         break;
       }
       deps.onSlotDone?.(side, round, i, order.length);
@@ -78115,13 +78182,17 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
         const look = lookAt(acc.A, acc.B, round + 1, capped ? round + 1 : maxRounds, opts.gateOptions, restarted, opts.history ?? null);
         if (look.done) {
           stopped = { rounds: round + 1, verdict: look.verdict };
-          const open3 = look.verdict.rows.filter((r) => r.gated && r.status === "undecided").length;
+          const open4 = look.verdict.rows.filter((r) => r.gated && r.status === "undecided").length;
           deps.log(
-            capped && open3 > 0 ? `servegate ab: ${capLine(cap, gpuSoFar())}; the job stops after round ${round + 1}` : `servegate ab: the look after round ${round + 1} decided every gated row it can; the job stops (at most ${maxRounds} rounds)`
+            capped && open4 > 0 ? `servegate ab: ${capLine(cap, gpuSoFar())}; the job stops after round ${round + 1}` : `servegate ab: the look after round ${round + 1} decided every gated row it can; the job stops (at most ${maxRounds} rounds)`
           );
           break;
         }
-        deps.log(`servegate ab: the look after round ${round + 1} left gated rows open; one more round`);
+        measured = openPoints(look.verdict, acc.A);
+        const all = acc.A.points.length;
+        deps.log(
+          `servegate ab: the look after round ${round + 1} left gated rows open; one more round, measuring ${measured.size === all ? "every point" : `${measured.size} of ${all} points (${[...measured].join(", ")})`}`
+        );
       }
     }
   } catch (err) {

@@ -54,6 +54,7 @@ import {
 import { compareAB, invalidSlotLines, type AbOutcome } from '../gate/ab-verdict.js'
 import { firstRounds, lookAt, lookRounds, maxRoundsProblem } from '../gate/ab-looks.js'
 import { capLine, costOf } from '../gate/cost.js'
+import { dropPartialCurves, notePlanned, openPoints, pointRepeats } from '../gate/escalate.js'
 
 export { slotOrder, type AbOutcome, type AbSchedule, type AbStart, type Side }
 
@@ -203,8 +204,13 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   let stopped: { rounds: number; verdict: Verdict } | null = null
   let capped = false
   const gpuSoFar = (): number => (opts.spentGpuMinutes ?? 0) + gpuMinutes((Date.now() - t0) / 60_000, gpusHeld(inventory.count, gpus))
-  const keep = async (side: Side, slot: ResultFile): Promise<void> => {
-    const merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
+  // The point scopes this round measures: every point until a look has decided some rows, then only open rows' points.
+  let measured: Set<string> | null = null
+  const keep = async (side: Side, whole: ResultFile, round: number): Promise<void> => {
+    const slot = dropPartialCurves(whole, measured, acc[side])
+    let merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
+    // Once rounds measure part of the sweep, each point records the rounds it was planned for.
+    if (measured !== null || pointRepeats(merged) !== null) merged = notePlanned(merged, measured, round)
     // The side's file plans all rounds: a job cut short reads as incomplete, never as fewer repeats.
     merged.config = { ...merged.config, repeats: maxRounds }
     if (slot.interrupted !== undefined) merged.interrupted = slot.interrupted
@@ -277,8 +283,8 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
           ...(deps.signal ? { signal: deps.signal } : {}),
           ...(kept ? { server: kept } : {}),
         }
-        const { result } = await runSweep(cfg, sweepDeps)
-        await keep(side, result)
+        const { result } = await runSweep(cfg, { ...sweepDeps, onlyPoints: measured })
+        await keep(side, result, round + 1)
         for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`)
       } catch (err) {
         if (!(err instanceof ServerExitedDuringSweep)) {
@@ -289,7 +295,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         }
         if (side === 'A') throw new UsageError(`servegate ab: A (the reference) failed in slot ${slotNo}: ${err.message}`, err.hint)
         deps.log(`servegate ab: B's server exited during slot ${slotNo}: ${err.message.split('\n')[0]}`)
-        await keep(side, await readResultFile(out))
+        await keep(side, await readResultFile(out), round + 1)
         break
       }
       deps.onSlotDone?.(side, round, i, order.length)
@@ -308,7 +314,12 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
           )
           break
         }
-        deps.log(`servegate ab: the look after round ${round + 1} left gated rows open; one more round`)
+        // Rows, not sweeps: the next round measures only the points of rows still open.
+        measured = openPoints(look.verdict, acc.A)
+        const all = acc.A.points.length
+        deps.log(
+          `servegate ab: the look after round ${round + 1} left gated rows open; one more round, measuring ${measured.size === all ? 'every point' : `${measured.size} of ${all} points (${[...measured].join(', ')})`}`,
+        )
       }
     }
   } catch (err) {

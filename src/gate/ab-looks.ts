@@ -10,6 +10,7 @@
  * is blind and does not hold the job open.
  */
 import { fingerprintOf } from './fingerprint.js'
+import { pointRepeats } from './escalate.js'
 import type { GateOptions, Verdict } from './types.js'
 import type { Baseline } from '../records/baseline.js'
 import type { ResultFile } from '../types.js'
@@ -49,9 +50,15 @@ export function settled(v: Verdict): boolean {
 /** A side's result cut to its first `rounds` rounds (repeats 1…rounds), planned as that many. */
 export function firstRounds(result: ResultFile, rounds: number): ResultFile {
   const keep = <T extends { repeat: number }>(runs: readonly T[]): T[] => runs.filter((r) => r.repeat <= rounds)
+  const per = pointRepeats(result)
   const cut: ResultFile = {
     ...result,
-    config: { ...result.config, repeats: rounds },
+    // An escalating job's points keep the rounds they were planned for, up to this one.
+    config: {
+      ...result.config,
+      repeats: rounds,
+      ...(per === null ? {} : { point_repeats: Object.fromEntries(Object.entries(per).map(([k, n]) => [k, Math.min(n, rounds)])) }),
+    },
     points: result.points.map((p) => ({ ...p, runs: keep(p.runs) })),
     at_target: result.at_target.map((s) => ({ ...s, runs: keep(s.runs) })),
   }

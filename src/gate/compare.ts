@@ -7,7 +7,8 @@ import { bracketMisses, bracketWithinBaseline, expectedConcurrency } from './bra
 import { extractFigures, gateAtTarget, type FigureRun } from './extract.js'
 import { refreshesOnHost } from './host-history.js'
 import { diffFingerprint, resultFingerprint, tokensPerChunkChanges } from './fingerprint.js'
-import { completenessProblems, cutRepeats, plannedRepeats } from './completeness.js'
+import { completenessProblems, cutRepeats, plannedFor } from './completeness.js'
+import { pointRepeats } from './escalate.js'
 import { runProblems, serverExitProblem, tokenCountProblems, type Problem } from './invariants.js'
 import { ITL_TOK, KIND_INFO, METRIC_KINDS, humanLabel, metricKey, parseMetricKey, pointLabel, pointScope, shapeLabel } from './metric-keys.js'
 import { designFor, resolveGateOptions, toleranceFor } from './options.js'
@@ -96,7 +97,6 @@ export function compareToBaseline(
 
   const figures = extractFigures(candidate, opts)
   const atTargetRuns = new Map(gateAtTarget(candidate, opts).map((sh) => [shapeLabel(sh.input_len, sh.output_len), sh.runs]))
-  const planned = plannedRepeats(candidate)
   // A dead server marks the rows of the run it cut (all unmeasured rows when it died between runs).
   const died = serverExitProblem(candidate)
   const cutRun = candidate.interrupted?.cut_run ?? null
@@ -125,10 +125,13 @@ export function compareToBaseline(
       }
     }
   }
+  const escalated = pointRepeats(candidate) !== null
   const rowOpts: GateOptions = { ...opts, rows: Math.max(1, planRows.filter((r) => r.gated).length) }
   for (const { kind, gated, scope, rowKey, dataKey, perToken: isPerToken } of planRows) {
     const tpc = kind === 'itl_p95' ? perToken.get(scope) : undefined
-    const runs = figures.get(dataKey) ?? []
+    // What the candidate planned for this row: its repeats, or the rounds an escalating A/B kept the row's points for.
+    const planned = plannedFor(candidate, kind, scope)
+    const runs = (figures.get(dataKey) ?? []).filter((r) => !escalated || planned === null || r.repeat <= planned)
     // A repeat whose curve lacks points of the sweep has a throughput at target drawn
     // through the wrong bracket: it enters no statistics (the row says incomplete).
     const cut = KIND_INFO[kind].perShape ? cutRepeats(baseline, candidate, scope) : new Map<number, Array<number | 'inf'>>()

@@ -6,13 +6,28 @@ import type { PointResult, ResultFile } from '../types.js'
 import { expectedConcurrency } from './bracket.js'
 import type { FigureRun } from './extract.js'
 import type { Problem } from './invariants.js'
-import { KIND_INFO, metricKey, shapeLabel } from './metric-keys.js'
+import { KIND_INFO, metricKey, pointScope, shapeLabel } from './metric-keys.js'
+import { pointRepeats } from './escalate.js'
 import type { Baseline, MetricKind } from './types.js'
 
 /** Repeats the candidate planned per point (its recorded config), when known. */
 export function plannedRepeats(candidate: ResultFile): number | null {
   const r = candidate.config['repeats']
   return typeof r === 'number' && Number.isInteger(r) && r > 0 ? r : null
+}
+
+/**
+ * Repeats the candidate planned for one row: an escalating A/B records the rounds each point was
+ * planned for (./escalate.ts), and a shape's curve (throughput at target) was planned whole for
+ * the rounds every one of its points was; otherwise the candidate's repeats.
+ */
+export function plannedFor(candidate: ResultFile, kind: MetricKind, scope: string): number | null {
+  const all = plannedRepeats(candidate)
+  const per = pointRepeats(candidate)
+  if (per === null) return all
+  if (!KIND_INFO[kind].perShape) return per[scope] ?? all
+  const mine = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope).map((p) => per[pointScope(p)] ?? all ?? 0)
+  return mine.length > 0 ? Math.min(...mine) : all
 }
 
 /** Runs (valid or not) the newest refresh had for a key: its stored values and the runs it left out. */
@@ -50,7 +65,9 @@ export function completenessProblems(
     return problems
   }
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope)
-  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].sort((a, b) => a - b)
+  // An escalating A/B measured the whole curve only in the rounds its throughput row was open.
+  const whole = pointRepeats(candidate) === null ? Infinity : (planned ?? Infinity)
+  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].filter((r) => r <= whole).sort((a, b) => a - b)
   if (repeats.length > 0 && repeats.length < expected) {
     problems.push({ blame: 'incomplete', text: `${scope}: the candidate has ${repeats.length} of ${why}` })
   }
@@ -94,7 +111,9 @@ function curveAxis(
 /** Repeats of a shape whose curve lacks some of the baseline's points (concurrencies or rates) → the points it has. */
 export function cutRepeats(baseline: Baseline, candidate: ResultFile, shape: string): Map<number, Array<number | 'inf'>> {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape)
-  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))
+  // Rounds of an escalating A/B that measured part of the curve on purpose are not cut: they carry no throughput at target.
+  const whole = pointRepeats(candidate) === null ? Infinity : (plannedFor(candidate, 'tput_at_target', shape) ?? Infinity)
+  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)).filter((r) => r <= whole))
   const axis = curveAxis(baseline, candidate, shape)
   const out = new Map<number, Array<number | 'inf'>>()
   for (const rep of repeats) {

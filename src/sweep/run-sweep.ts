@@ -15,6 +15,7 @@ import { isServerOnThisHost } from '../env/local-host.js'
 import { LoadAborted, workersWarning } from '../load/run-point.js'
 import { atTargetForResult } from '../analysis/at-target.js'
 import { fingerprintOf } from '../gate/fingerprint.js'
+import { pointScope } from '../gate/metric-keys.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { HARNESS_VERSION } from '../version.js'
@@ -43,6 +44,11 @@ export interface SweepDeps {
   server?: ServerHandle
   /** Runs nvidia-smi (the environment record, the GPU sampler); default: the one on PATH. Tests inject a stand-in. */
   exec?: ExecFn
+  /**
+   * The point scopes (`64x16@c16`) this sweep measures: a later round of an A/B job measures only
+   * the points of its rows still open (gate/escalate.ts). Absent: every point of the plan.
+   */
+  onlyPoints?: ReadonlySet<string> | null
 }
 
 /**
@@ -234,7 +240,8 @@ async function freshResult(t: SweepTarget): Promise<{ result: ResultFile; plan: 
   // draws prompts of its own unless the seed is pinned. The seed is recorded to replay them.
   const seed = cfg.seedPinned === true ? cfg.seed : freshSeed()
   if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`)
-  const plan = buildPlan({ ...cfg, seed })
+  const only = deps.onlyPoints ?? null
+  const plan = buildPlan({ ...cfg, seed }).filter((p) => only === null || only.has(pointScope(resultPoint(p))))
   // Say so when a new sweep replaces finished runs: the user may have meant --resume.
   const previous = existsSync(resultPath) ? await readResultFile(resultPath).catch(() => null) : null
   if (previous !== null && countRuns(previous) > 0) {
