@@ -38210,6 +38210,20 @@ async function fetchModelCards(baseUrl, opts = {}) {
     await fetchJson(url2, { headers: authHeaders(opts.apiKey), maxBytes: MAX_MODELS_BODY_BYTES, ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {} })
   );
 }
+async function tgiVersion(baseUrl, opts = {}) {
+  try {
+    const j = await fetchJson(`${normalizeBaseUrl(baseUrl).root}/info`, {
+      headers: authHeaders(opts.apiKey),
+      maxBytes: MAX_JSON_BODY_BYTES,
+      ...opts.dispatcher ? { dispatcher: opts.dispatcher } : {}
+    });
+    if (j === null || typeof j !== "object" || j.router !== "text-generation-router") return null;
+    const v = j.version;
+    return typeof v === "string" && v.trim() !== "" ? v.trim() : "unknown";
+  } catch {
+    return null;
+  }
+}
 var MAX_MODELS_BODY_BYTES, MAX_METRICS_BODY_BYTES;
 var init_endpoints = __esm({
   "src/client/endpoints.ts"() {
@@ -46515,6 +46529,13 @@ async function preflight(root, model, api, apiKey, deadlineMs = PREFLIGHT_DEADLI
     throw new UsageError(
       `Cannot list the models of ${root}: ${err instanceof Error ? err.message : String(err)}`,
       "--base-url is the server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)."
+    );
+  }
+  const tgi = await tgiVersion(root, { apiKey });
+  if (tgi !== null) {
+    throw new UsageError(
+      `The server at ${root} is Hugging Face TGI ${tgi} (its /info names the router text-generation-router), which servegate cannot measure to its rules: TGI takes string prompts only and drops ignore_eos, so no request is held to its output length`,
+      "Serve the model with vLLM, SGLang, TensorRT-LLM, llama.cpp (llama-server) or Dynamo; docs/engines.md says what each needs."
     );
   }
   const chosen = model ?? models2[0];
@@ -71086,7 +71107,7 @@ function countForeign(apps, server, pgidOf = readProcessGroup) {
 
 // src/env/server-info.ts
 init_endpoints();
-var ENGINES_BY_OWNER = /* @__PURE__ */ new Set(["vllm", "sglang"]);
+var ENGINES_BY_OWNER = /* @__PURE__ */ new Set(["vllm", "sglang", "llamacpp", "tensorrt_llm"]);
 var str = (v) => typeof v === "string" && v.trim() !== "" ? v.trim() : null;
 async function queryServerInfo(fetchJson2, root, model) {
   const [version2, models2] = await Promise.all([fetchJson2(`${root}/version`), fetchJson2(`${root}/v1/models`)]);

@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici'
 import { describeError, UsageError } from '../errors.js'
 import { authHeaders } from '../util/auth.js'
 import { normalizeBaseUrl } from '../util/base-url.js'
-import { discard, fetchJson, readBodyCapped, send } from './http.js'
+import { discard, fetchJson, MAX_JSON_BODY_BYTES, readBodyCapped, send } from './http.js'
 
 /** Most bytes read from /v1/models: an engine lists one model, but a gateway may list hundreds with descriptions (~1 MB). */
 const MAX_MODELS_BODY_BYTES = 8 << 20
@@ -105,6 +105,28 @@ export async function getVersion(baseUrl: string, dispatcher?: Dispatcher): Prom
   try {
     const j = (await fetchJson(`${normalizeBaseUrl(baseUrl).root}/version`, dispatcher ? { dispatcher } : {})) as { version?: unknown }
     return typeof j.version === 'string' ? j.version : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Hugging Face TGI, named by its own `GET /info` (`"router": "text-generation-router"`, with its
+ * `version`); null for any other server, or one whose /info cannot be read. TGI cannot be
+ * measured to servegate's rules: its OpenAI routes take string prompts only (servegate's
+ * completions prompts are exact token ids) and drop `ignore_eos`, so no request is held to its
+ * output length.
+ */
+export async function tgiVersion(baseUrl: string, opts: { apiKey?: string | null; dispatcher?: Dispatcher } = {}): Promise<string | null> {
+  try {
+    const j = await fetchJson(`${normalizeBaseUrl(baseUrl).root}/info`, {
+      headers: authHeaders(opts.apiKey),
+      maxBytes: MAX_JSON_BODY_BYTES,
+      ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
+    })
+    if (j === null || typeof j !== 'object' || (j as { router?: unknown }).router !== 'text-generation-router') return null
+    const v = (j as { version?: unknown }).version
+    return typeof v === 'string' && v.trim() !== '' ? v.trim() : 'unknown'
   } catch {
     return null
   }

@@ -7,8 +7,13 @@ import type { EnvRecord } from '../types.js'
 import { modelCards } from '../client/endpoints.js'
 import type { FetchJsonFn } from '../client/http.js'
 
-// Engines whose /v1/models `owned_by` names the engine itself, so it is evidence, not a guess.
-const ENGINES_BY_OWNER = new Set(['vllm', 'sglang'])
+/**
+ * Engines whose /v1/models `owned_by` names the engine itself, so it is evidence, not a guess:
+ * vLLM's and SGLang's model cards (`owned_by: "vllm"` / `"sglang"` in their OpenAI protocol
+ * modules), llama.cpp's llama-server (`"llamacpp"`) and TensorRT-LLM's trtllm-serve
+ * (`"tensorrt_llm"`). Recorded as the engine says it.
+ */
+const ENGINES_BY_OWNER = new Set(['vllm', 'sglang', 'llamacpp', 'tensorrt_llm'])
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null)
 

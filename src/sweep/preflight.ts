@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js'
 import { streamRequest } from '../client/stream-request.js'
-import { fetchModelCards, modelIds } from '../client/endpoints.js'
+import { fetchModelCards, modelIds, tgiVersion } from '../client/endpoints.js'
 import { authHeaders } from '../util/auth.js'
 import { promptTokenIds, TOKEN_ID_MAX, TOKEN_ID_MIN } from '../plan/prompts.js'
 import type { Api, PlannedRequest } from '../types.js'
@@ -58,6 +58,14 @@ export async function preflight(
     throw new UsageError(
       `Cannot list the models of ${root}: ${err instanceof Error ? err.message : String(err)}`,
       '--base-url is the server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted).',
+    )
+  }
+  // TGI answers the OpenAI routes, but not to these rules: refused here, with why, before any probe.
+  const tgi = await tgiVersion(root, { apiKey })
+  if (tgi !== null) {
+    throw new UsageError(
+      `The server at ${root} is Hugging Face TGI ${tgi} (its /info names the router text-generation-router), which servegate cannot measure to its rules: TGI takes string prompts only and drops ignore_eos, so no request is held to its output length`,
+      'Serve the model with vLLM, SGLang, TensorRT-LLM, llama.cpp (llama-server) or Dynamo; docs/engines.md says what each needs.',
     )
   }
   const chosen = model ?? models[0]
