@@ -38299,6 +38299,7 @@ function newStreamState(maxTokens) {
     maxTextBytes,
     usageCompletion: null,
     usagePrompt: null,
+    usageCached: null,
     finishReason: null,
     sawDone: false,
     error: null
@@ -38335,6 +38336,8 @@ function applyEvent(state, data, atNs, sentNs) {
   if (usage !== null && typeof usage === "object") {
     if (typeof usage.completion_tokens === "number") state.usageCompletion = usage.completion_tokens;
     if (typeof usage.prompt_tokens === "number") state.usagePrompt = usage.prompt_tokens;
+    const details2 = usage.prompt_tokens_details;
+    if (details2 !== null && typeof details2 === "object" && typeof details2.cached_tokens === "number") state.usageCached = details2.cached_tokens;
   }
   const c = choices?.[0];
   if (c === void 0 || c === null) return quiet(state);
@@ -38503,6 +38506,7 @@ function streamRecord(req, state, sentNs, endNs, epochNs, error62) {
     contentChunks: n,
     usageCompletionTokens: state.usageCompletion,
     usagePromptTokens: state.usagePrompt,
+    ...state.usageCached !== null ? { usageCachedTokens: state.usageCached } : {},
     promptTokens: req.promptTokens,
     maxTokens: req.maxTokens,
     text: textOf(state),
@@ -68586,7 +68590,9 @@ var runResult = external_exports.object({
     tokens_per_chunk: num.nullable(),
     // Recorded since prompt lengths are checked; a result written before reads as "not recorded".
     prompt_expected: num.nullable().default(null),
-    prompt_server_usage: num.nullable().default(null)
+    prompt_server_usage: num.nullable().default(null),
+    // Recorded since usage's cached_tokens feeds the prefix-cache check; absent before.
+    prompt_cached_usage: num.nullable().optional()
   }),
   errors: external_exports.record(external_exports.string(), num),
   steady_state: steadyState.nullable(),
@@ -72161,16 +72167,20 @@ var inputLenMismatch = (run, ctx, t) => {
   };
 };
 var prefixCacheContaminated = (run, ctx, t) => {
+  if (!ctx.expectPrefixCacheMisses) return null;
   const s = run.server_side;
-  if (!ctx.expectPrefixCacheMisses || s === null || s.prefix_cache_hits === null || s.prefix_cache_hits <= 0) return null;
-  const q = s.prefix_cache_queries;
-  if (q !== null && q > 0 && s.prefix_cache_hits / q <= t.prefixCacheMaxHitFraction) return null;
+  const fromMetrics = s !== null && s.prefix_cache_hits !== null;
+  const hits = fromMetrics ? s.prefix_cache_hits : run.tokens.prompt_cached_usage ?? null;
+  if (hits === null || hits <= 0) return null;
+  const q = fromMetrics ? s.prefix_cache_queries : run.tokens.prompt_server_usage;
+  if (q !== null && q > 0 && hits / q <= t.prefixCacheMaxHitFraction) return null;
   const requests = run.completed + run.failed;
-  if (s.prefix_cache_hits <= (ctx.api === "chat" ? t.chatPreambleTokens : 0) * requests) return null;
-  const share = q !== null && q > 0 ? ` of ${q} queried (${pct(s.prefix_cache_hits / q)})` : "";
+  if (hits <= (ctx.api === "chat" ? t.chatPreambleTokens : 0) * requests) return null;
+  const share = q !== null && q > 0 ? ` of ${q} ${fromMetrics ? "queried" : "prompt tokens"} (${pct(hits / q)})` : "";
+  const source = fromMetrics ? "The server's prefix cache served" : "The server's usage (prompt_tokens_details.cached_tokens) says its prefix cache served";
   return {
     code: "prefix_cache_contaminated",
-    detail: `The server's prefix cache served ${s.prefix_cache_hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered. The same --seed run earlier against this server sends the same prompts: pick another --seed or clear the server's cache (restart it).`
+    detail: `${source} ${hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered. The same --seed run earlier against this server sends the same prompts: pick another --seed or clear the server's cache (restart it).`
   };
 };
 var rampDominated = (run, ctx, t) => {
@@ -73463,6 +73473,8 @@ function summarizeRun(raw, ctx) {
   let promptExpected = 0;
   let promptUsageSum = 0;
   let sawPromptUsage = false;
+  let cachedSum = 0;
+  let sawCached = false;
   for (const rec of raw.records) {
     if (!isCompleted(rec)) {
       failed2++;
@@ -73495,6 +73507,10 @@ function summarizeRun(raw, ctx) {
       sawPromptUsage = true;
       promptUsageSum += rec.usagePromptTokens;
     }
+    if (rec.usageCachedTokens !== void 0) {
+      sawCached = true;
+      cachedSum += rec.usageCachedTokens;
+    }
   }
   const durationS = (raw.endMs - raw.startMs) / 1e3;
   const perS = (n) => durationS > 0 ? n / durationS : 0;
@@ -73507,7 +73523,8 @@ function summarizeRun(raw, ctx) {
     tokens_per_chunk: serverUsage !== null && clientChunks > 0 ? serverUsage / clientChunks : null,
     // As with output usage, a completed request without prompt usage counts 0 once any request had it.
     prompt_expected: promptExpected,
-    prompt_server_usage: sawPromptUsage ? promptUsageSum : null
+    prompt_server_usage: sawPromptUsage ? promptUsageSum : null,
+    ...sawCached ? { prompt_cached_usage: cachedSum } : {}
   };
   return {
     repeat: ctx.repeat,

@@ -26954,6 +26954,7 @@ function newStreamState(maxTokens) {
     maxTextBytes,
     usageCompletion: null,
     usagePrompt: null,
+    usageCached: null,
     finishReason: null,
     sawDone: false,
     error: null
@@ -26990,6 +26991,8 @@ function applyEvent(state, data, atNs, sentNs) {
   if (usage !== null && typeof usage === "object") {
     if (typeof usage.completion_tokens === "number") state.usageCompletion = usage.completion_tokens;
     if (typeof usage.prompt_tokens === "number") state.usagePrompt = usage.prompt_tokens;
+    const details = usage.prompt_tokens_details;
+    if (details !== null && typeof details === "object" && typeof details.cached_tokens === "number") state.usageCached = details.cached_tokens;
   }
   const c = choices?.[0];
   if (c === void 0 || c === null) return quiet(state);
@@ -27146,6 +27149,7 @@ function streamRecord(req, state, sentNs, endNs, epochNs, error) {
     contentChunks: n,
     usageCompletionTokens: state.usageCompletion,
     usagePromptTokens: state.usagePrompt,
+    ...state.usageCached !== null ? { usageCachedTokens: state.usageCached } : {},
     promptTokens: req.promptTokens,
     maxTokens: req.maxTokens,
     text: textOf(state),

@@ -70,6 +70,8 @@ export interface RequestRecord {
   usageCompletionTokens: number | null
   /** Server's usage.prompt_tokens (null when the server sent no usage). */
   usagePromptTokens: number | null
+  /** Server's usage.prompt_tokens_details.cached_tokens (absent when the server does not report it). */
+  usageCachedTokens?: number
   /** Planned prompt and output lengths (copied for analysis). */
   promptTokens: number
   maxTokens: number
@@ -223,6 +225,11 @@ export interface TokenCounts {
    * prefilled, chat template included); null if the server never reported it.
    */
   prompt_server_usage: number | null
+  /**
+   * Sum of the server's usage.prompt_tokens_details.cached_tokens (prompt tokens served from its
+   * prefix cache) over completed requests; null or absent if the server never reported it.
+   */
+  prompt_cached_usage?: number | null
 }
 
 export interface GpuSample {

@@ -174,17 +174,22 @@ const inputLenMismatch: Rule = (run, ctx, t) => {
 }
 
 const prefixCacheContaminated: Rule = (run, ctx, t) => {
+  if (!ctx.expectPrefixCacheMisses) return null
+  // The engine's cache counters where its metrics have them; else its usage's cached_tokens (any engine that reports it).
   const s = run.server_side
-  if (!ctx.expectPrefixCacheMisses || s === null || s.prefix_cache_hits === null || s.prefix_cache_hits <= 0) return null
-  const q = s.prefix_cache_queries
-  if (q !== null && q > 0 && s.prefix_cache_hits / q <= t.prefixCacheMaxHitFraction) return null
+  const fromMetrics = s !== null && s.prefix_cache_hits !== null
+  const hits = fromMetrics ? s.prefix_cache_hits : (run.tokens.prompt_cached_usage ?? null)
+  if (hits === null || hits <= 0) return null
+  const q = fromMetrics ? s.prefix_cache_queries : run.tokens.prompt_server_usage
+  if (q !== null && q > 0 && hits / q <= t.prefixCacheMaxHitFraction) return null
   // The shared preamble may be served from cache for every request; only hits beyond it are reuse.
   const requests = run.completed + run.failed
-  if (s.prefix_cache_hits <= (ctx.api === 'chat' ? t.chatPreambleTokens : 0) * requests) return null
-  const share = q !== null && q > 0 ? ` of ${q} queried (${pct(s.prefix_cache_hits / q)})` : ''
+  if (hits <= (ctx.api === 'chat' ? t.chatPreambleTokens : 0) * requests) return null
+  const share = q !== null && q > 0 ? ` of ${q} ${fromMetrics ? 'queried' : 'prompt tokens'} (${pct(hits / q)})` : ''
+  const source = fromMetrics ? "The server's prefix cache served" : "The server's usage (prompt_tokens_details.cached_tokens) says its prefix cache served"
   return {
     code: 'prefix_cache_contaminated',
-    detail: `The server's prefix cache served ${s.prefix_cache_hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered. The same --seed run earlier against this server sends the same prompts: pick another --seed or clear the server's cache (restart it).`,
+    detail: `${source} ${hits} prompt tokens${share} during a run whose prompts were meant to be unique, so prefill was skipped and TTFT is flattered. The same --seed run earlier against this server sends the same prompts: pick another --seed or clear the server's cache (restart it).`,
   }
 }
 

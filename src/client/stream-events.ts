@@ -30,6 +30,8 @@ export interface StreamState {
   maxTextBytes: number
   usageCompletion: number | null
   usagePrompt: number | null
+  /** usage.prompt_tokens_details.cached_tokens, where the server reports it. */
+  usageCached: number | null
   finishReason: string | null
   sawDone: boolean
   error: { kind: ErrorKind; detail: string } | null
@@ -73,6 +75,7 @@ export function newStreamState(maxTokens: number): StreamState {
     maxTextBytes,
     usageCompletion: null,
     usagePrompt: null,
+    usageCached: null,
     finishReason: null,
     sawDone: false,
     error: null,
@@ -115,6 +118,9 @@ function applyEvent(state: StreamState, data: string, atNs: bigint, sentNs: bigi
   if (usage !== null && typeof usage === 'object') {
     if (typeof usage.completion_tokens === 'number') state.usageCompletion = usage.completion_tokens
     if (typeof usage.prompt_tokens === 'number') state.usagePrompt = usage.prompt_tokens
+    // OpenAI's usage.prompt_tokens_details.cached_tokens: prompt tokens the engine served from its prefix cache.
+    const details = usage.prompt_tokens_details as Record<string, unknown> | null | undefined
+    if (details !== null && typeof details === 'object' && typeof details.cached_tokens === 'number') state.usageCached = details.cached_tokens
   }
   const c = choices?.[0] as Record<string, unknown> | undefined
   if (c === undefined || c === null) return quiet(state)

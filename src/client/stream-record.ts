@@ -24,6 +24,7 @@ export function streamRecord(
     contentChunks: n,
     usageCompletionTokens: state.usageCompletion,
     usagePromptTokens: state.usagePrompt,
+    ...(state.usageCached !== null ? { usageCachedTokens: state.usageCached } : {}),
     promptTokens: req.promptTokens,
     maxTokens: req.maxTokens,
     text: textOf(state),

@@ -46,6 +46,8 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
   let promptExpected = 0
   let promptUsageSum = 0
   let sawPromptUsage = false
+  let cachedSum = 0
+  let sawCached = false
 
   for (const rec of raw.records) {
     if (!isCompleted(rec)) {
@@ -79,6 +81,10 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
       sawPromptUsage = true
       promptUsageSum += rec.usagePromptTokens
     }
+    if (rec.usageCachedTokens !== undefined) {
+      sawCached = true
+      cachedSum += rec.usageCachedTokens
+    }
   }
 
   const durationS = (raw.endMs - raw.startMs) / 1000
@@ -95,6 +101,7 @@ export function summarizeRun(raw: RawRun, ctx: SummarizeContext): RunResult {
     // As with output usage, a completed request without prompt usage counts 0 once any request had it.
     prompt_expected: promptExpected,
     prompt_server_usage: sawPromptUsage ? promptUsageSum : null,
+    ...(sawCached ? { prompt_cached_usage: cachedSum } : {}),
   }
 
   return {

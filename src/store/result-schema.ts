@@ -111,6 +111,8 @@ const runResult = z.object({
     // Recorded since prompt lengths are checked; a result written before reads as "not recorded".
     prompt_expected: num.nullable().default(null),
     prompt_server_usage: num.nullable().default(null),
+    // Recorded since usage's cached_tokens feeds the prefix-cache check; absent before.
+    prompt_cached_usage: num.nullable().optional(),
   }),
   errors: z.record(z.string(), num),
   steady_state: steadyState.nullable(),

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SimHandle } from '../../src/sim/index.js'
 import type { RunResult } from '../../src/types.js'
@@ -55,6 +56,36 @@ function front(target: string, engine: 'sglang' | 'trtllm'): Promise<HttpFront> 
   })
 }
 
+/**
+ * A front over the simulator for an engine with no cache counters it exposes, whose usage reports
+ * `prompt_tokens_details.cached_tokens` (OpenAI's field; SGLang's usage, vLLM's with
+ * --enable-prompt-tokens-details): a prompt it has seen before is served from its cache whole.
+ */
+function usageCacheFront(target: string): Promise<HttpFront> {
+  const seen = new Set<string>()
+  const t = new URL(target)
+  return startFront(target, (req, res) => {
+    if (req.path === '/metrics') return answerJson(res, 404, { detail: 'Not Found' })
+    if (req.path !== '/v1/completions') return false
+    const body = JSON.parse(req.body.toString()) as { prompt: unknown }
+    const key = JSON.stringify(body.prompt)
+    const cached = seen.has(key) && Array.isArray(body.prompt) ? body.prompt.length : 0
+    seen.add(key)
+    const up = httpRequest({ host: t.hostname, port: t.port, path: '/v1/completions', method: 'POST', headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers)
+      r.on('data', (c: Buffer) =>
+        res.write(
+          c.toString().replace(/"usage":\{"prompt_tokens":(\d+),/g, `"usage":{"prompt_tokens":$1,"prompt_tokens_details":{"cached_tokens":${cached}},`),
+        ),
+      )
+      r.on('end', () => res.end())
+    })
+    up.on('error', () => res.destroy())
+    up.end(req.body)
+    return true
+  })
+}
+
 describe("each engine's metric names", () => {
   let handle: SimHandle
   const fronts: Array<{ close(): Promise<void> }> = []
@@ -93,6 +124,23 @@ describe("each engine's metric names", () => {
     expect(hits).toBeGreaterThan(0)
     expect(codes(second)).toContain('prefix_cache_contaminated')
     expect(detail(second, 'prefix_cache_contaminated')).toContain(`served ${hits} prompt tokens of `)
+  })
+
+  it("catches a contaminated prefix cache from usage's cached_tokens where the engine exposes no cache counters", async () => {
+    const f = await usageCacheFront(handle.url)
+    fronts.push(f)
+    const engine = { ...handle, url: f.url }
+    const p = point({ concurrency: 4, inputLen: 256, outputLen: 8, numPrompts: 16, seed: 404 })
+    const first = await measure(engine, p)
+    const second = await measure(engine, p)
+    expect(first.server_side?.prefix_cache_hits ?? null).toBeNull()
+    expect(first.tokens.prompt_cached_usage).toBe(0)
+    expect(codes(first)).not.toContain('prefix_cache_contaminated')
+    expect(second.tokens.prompt_cached_usage).toBe(second.completed * 256)
+    expect(codes(second)).toContain('prefix_cache_contaminated')
+    expect(detail(second, 'prefix_cache_contaminated')).toContain(
+      `The server's usage (prompt_tokens_details.cached_tokens) says its prefix cache served ${second.completed * 256} prompt tokens of ${second.completed * 256} prompt tokens (100`,
+    )
   })
 
   it("reads trtllm-serve's trtllm_* metrics at /prometheus/metrics when /metrics answers JSON", async () => {
