@@ -2767,8 +2767,8 @@ Expecting one of '${allowedValues.join("', '")}'`);
       opts() {
         if (this._storeOptionsAsProperties) {
           const result = {};
-          const len = this.options.length;
-          for (let i = 0; i < len; i++) {
+          const len2 = this.options.length;
+          for (let i = 0; i < len2; i++) {
             const key = this.options[i].attributeName();
             result[key] = key === this._versionOptionName ? this._version : this[key];
           }
@@ -4186,7 +4186,7 @@ var require_applyReviver = __commonJS({
     function applyReviver(reviver, obj2, key, val) {
       if (val && typeof val === "object") {
         if (Array.isArray(val)) {
-          for (let i = 0, len = val.length; i < len; ++i) {
+          for (let i = 0, len2 = val.length; i < len2; ++i) {
             const v0 = val[i];
             const v1 = applyReviver(reviver, val, String(i), v0);
             if (v1 === void 0)
@@ -5669,8 +5669,8 @@ ${indent}${line}` : "\n";
         return start + end;
       } else {
         if (!reqNewline) {
-          const len = lines2.reduce((sum2, line) => sum2 + line.length + 2, 2);
-          reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
+          const len2 = lines2.reduce((sum2, line) => sum2 + line.length + 2, 2);
+          reqNewline = ctx.options.lineWidth > 0 && len2 > ctx.options.lineWidth;
         }
         if (reqNewline) {
           let str2 = start;
@@ -6065,14 +6065,14 @@ var require_bool = __commonJS({
 var require_stringifyNumber = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyNumber.js"(exports2) {
     "use strict";
-    function stringifyNumber({ format, minFractionDigits, tag, value }) {
+    function stringifyNumber({ format: format2, minFractionDigits, tag, value }) {
       if (typeof value === "bigint")
         return String(value);
       const num5 = typeof value === "number" ? value : Number(value);
       if (!isFinite(num5))
         return isNaN(num5) ? ".nan" : num5 < 0 ? "-.inf" : ".inf";
       let n = Object.is(value, -0) ? "-0" : JSON.stringify(value);
-      if (!format && minFractionDigits && (!tag || tag === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
+      if (!format2 && minFractionDigits && (!tag || tag === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
         let i = n.indexOf(".");
         if (i < 0) {
           i = n.length;
@@ -8541,7 +8541,7 @@ var require_compose_scalar = __commonJS({
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
     function composeScalar(ctx, token, tagToken, onError) {
-      const { value, type, comment, range } = token.type === "block-scalar" ? resolveBlockScalar.resolveBlockScalar(ctx, token, onError) : resolveFlowScalar.resolveFlowScalar(token, ctx.options.strict, onError);
+      const { value, type, comment, range: range2 } = token.type === "block-scalar" ? resolveBlockScalar.resolveBlockScalar(ctx, token, onError) : resolveFlowScalar.resolveFlowScalar(token, ctx.options.strict, onError);
       const tagName = tagToken ? ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg)) : null;
       let tag;
       if (ctx.options.stringKeys && ctx.atKey) {
@@ -8561,7 +8561,7 @@ var require_compose_scalar = __commonJS({
         onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg);
         scalar = new Scalar.Scalar(value);
       }
-      scalar.range = range;
+      scalar.range = range2;
       scalar.source = value;
       if (type)
         scalar.type = type;
@@ -10953,7 +10953,7 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse3(src, reviver, options) {
+    function parse4(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
@@ -10994,7 +10994,7 @@ var require_public_api = __commonJS({
         return value.toString(options);
       return new Document.Document(value, _replacer, options).toString(options);
     }
-    exports2.parse = parse3;
+    exports2.parse = parse4;
     exports2.parseAllDocuments = parseAllDocuments;
     exports2.parseDocument = parseDocument;
     exports2.stringify = stringify;
@@ -11292,8 +11292,8 @@ var require_timers = __commonJS({
     function onTick() {
       fastNow += TICK_MS;
       let idx = 0;
-      let len = fastTimers.length;
-      while (idx < len) {
+      let len2 = fastTimers.length;
+      while (idx < len2) {
         const timer = fastTimers[idx];
         if (timer._state === PENDING) {
           timer._idleStart = fastNow - TICK_MS;
@@ -11305,14 +11305,14 @@ var require_timers = __commonJS({
         }
         if (timer._state === TO_BE_CLEARED) {
           timer._state = NOT_IN_LIST;
-          if (--len !== 0) {
-            fastTimers[idx] = fastTimers[len];
+          if (--len2 !== 0) {
+            fastTimers[idx] = fastTimers[len2];
           }
         } else {
           ++idx;
         }
       }
-      fastTimers.length = len;
+      fastTimers.length = len2;
       if (fastTimers.length !== 0) {
         refreshTimeout();
       }
@@ -12855,9 +12855,9 @@ var require_util = __commonJS({
       return !headerCharRegex.test(characters);
     }
     var rangeHeaderRegex = /^bytes (\d+)-(\d+)\/(\d+)?$/;
-    function parseRangeHeader(range) {
-      if (range == null || range === "") return { start: 0, end: null, size: null };
-      const m = range ? range.match(rangeHeaderRegex) : null;
+    function parseRangeHeader(range2) {
+      if (range2 == null || range2 === "") return { start: 0, end: null, size: null };
+      const m = range2 ? range2.match(rangeHeaderRegex) : null;
       return m ? {
         start: parseInt(m[1]),
         end: m[2] ? parseInt(m[2]) : null,
@@ -15676,10 +15676,10 @@ var require_webidl = __commonJS({
         }
       };
     };
-    webidl.argumentLengthCheck = function({ length }, min2, ctx) {
-      if (length < min2) {
+    webidl.argumentLengthCheck = function({ length }, min3, ctx) {
+      if (length < min3) {
         throw webidl.errors.exception({
-          message: `${min2} argument${min2 !== 1 ? "s" : ""} required, but${length ? " only" : ""} ${length} found.`,
+          message: `${min3} argument${min3 !== 1 ? "s" : ""} required, but${length ? " only" : ""} ${length} found.`,
           header: ctx
         });
       }
@@ -16583,8 +16583,8 @@ var require_util2 = __commonJS({
           }
           const index = this.#index;
           const values = kInternalIterator(this.#target);
-          const len = values.length;
-          if (index >= len) {
+          const len2 = values.length;
+          if (index >= len2) {
             return {
               value: void 0,
               done: true
@@ -17879,7 +17879,7 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_url: (p, at, len) => {
+          wasm_on_url: (p, at, len2) => {
             return 0;
           },
           /**
@@ -17888,10 +17888,10 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_status: (p, at, len) => {
+          wasm_on_status: (p, at, len2) => {
             assert2(currentParser.ptr === p);
             const start = at - currentBufferPtr + currentBufferRef.byteOffset;
-            return currentParser.onStatus(new FastBuffer(currentBufferRef.buffer, start, len));
+            return currentParser.onStatus(new FastBuffer(currentBufferRef.buffer, start, len2));
           },
           /**
            * @param {number} p
@@ -17907,10 +17907,10 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_header_field: (p, at, len) => {
+          wasm_on_header_field: (p, at, len2) => {
             assert2(currentParser.ptr === p);
             const start = at - currentBufferPtr + currentBufferRef.byteOffset;
-            return currentParser.onHeaderField(new FastBuffer(currentBufferRef.buffer, start, len));
+            return currentParser.onHeaderField(new FastBuffer(currentBufferRef.buffer, start, len2));
           },
           /**
            * @param {number} p
@@ -17918,10 +17918,10 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_header_value: (p, at, len) => {
+          wasm_on_header_value: (p, at, len2) => {
             assert2(currentParser.ptr === p);
             const start = at - currentBufferPtr + currentBufferRef.byteOffset;
-            return currentParser.onHeaderValue(new FastBuffer(currentBufferRef.buffer, start, len));
+            return currentParser.onHeaderValue(new FastBuffer(currentBufferRef.buffer, start, len2));
           },
           /**
            * @param {number} p
@@ -17940,10 +17940,10 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_body: (p, at, len) => {
+          wasm_on_body: (p, at, len2) => {
             assert2(currentParser.ptr === p);
             const start = at - currentBufferPtr + currentBufferRef.byteOffset;
-            return currentParser.onBody(new FastBuffer(currentBufferRef.buffer, start, len));
+            return currentParser.onBody(new FastBuffer(currentBufferRef.buffer, start, len2));
           },
           /**
            * @param {number} p
@@ -18114,8 +18114,8 @@ var require_client_h1 = __commonJS({
         const ptr = llhttp.llhttp_get_error_reason(this.ptr);
         let message = "";
         if (ptr) {
-          const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
-          message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
+          const len2 = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
+          message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len2).toString() + ")";
         }
         return new HTTPParserError(message, constants3.ERROR[ret], data);
       }
@@ -18162,11 +18162,11 @@ var require_client_h1 = __commonJS({
        * @returns {number}
        */
       onHeaderField(buf) {
-        const len = this.headers.length;
-        if ((len & 1) === 0) {
+        const len2 = this.headers.length;
+        if ((len2 & 1) === 0) {
           this.headers.push(buf);
         } else {
-          this.headers[len - 1] = Buffer.concat([this.headers[len - 1], buf]);
+          this.headers[len2 - 1] = Buffer.concat([this.headers[len2 - 1], buf]);
         }
         this.trackHeader(buf.length);
         return 0;
@@ -18176,14 +18176,14 @@ var require_client_h1 = __commonJS({
        * @returns {number}
        */
       onHeaderValue(buf) {
-        let len = this.headers.length;
-        if ((len & 1) === 1) {
+        let len2 = this.headers.length;
+        if ((len2 & 1) === 1) {
           this.headers.push(buf);
-          len += 1;
+          len2 += 1;
         } else {
-          this.headers[len - 1] = Buffer.concat([this.headers[len - 1], buf]);
+          this.headers[len2 - 1] = Buffer.concat([this.headers[len2 - 1], buf]);
         }
-        const key = this.headers[len - 2];
+        const key = this.headers[len2 - 2];
         if (key.length === 10) {
           const headerName = util.bufferToLowerCasedHeaderName(key);
           if (headerName === "keep-alive") {
@@ -18200,8 +18200,8 @@ var require_client_h1 = __commonJS({
       /**
        * @param {number} len
        */
-      trackHeader(len) {
-        this.headersSize += len;
+      trackHeader(len2) {
+        this.headersSize += len2;
         if (this.headersSize >= this.headersMaxSize) {
           util.destroy(this.socket, new HeadersOverflowError());
         }
@@ -18976,11 +18976,11 @@ upgrade: ${upgrade}\r
         if (socket.destroyed) {
           return false;
         }
-        const len = Buffer.byteLength(chunk);
-        if (!len) {
+        const len2 = Buffer.byteLength(chunk);
+        if (!len2) {
           return true;
         }
-        if (contentLength !== null && bytesWritten + len > contentLength) {
+        if (contentLength !== null && bytesWritten + len2 > contentLength) {
           if (client[kStrictContentLength]) {
             throw new RequestContentLengthMismatchError();
           }
@@ -19002,10 +19002,10 @@ upgrade: ${upgrade}\r
         }
         if (contentLength === null) {
           socket.write(`\r
-${len.toString(16)}\r
+${len2.toString(16)}\r
 `, "latin1");
         }
-        this.bytesWritten += len;
+        this.bytesWritten += len2;
         const ret = socket.write(chunk);
         socket.uncork();
         request2.onBodySent(chunk);
@@ -22218,16 +22218,16 @@ var require_retry_handler = __commonJS({
       const retryTime = new Date(retryAfter).getTime();
       return isNaN(retryTime) ? 0 : retryTime - Date.now();
     }
-    function validatePartialResponseContentLength(headers, range, statusCode, retryCount) {
+    function validatePartialResponseContentLength(headers, range2, statusCode, retryCount) {
       const contentLength = headers["content-length"];
       if (contentLength == null) {
         return;
       }
-      if (!Number.isFinite(range.start) || !Number.isFinite(range.end)) {
+      if (!Number.isFinite(range2.start) || !Number.isFinite(range2.end)) {
         return;
       }
       const length = Number(contentLength);
-      const expectedLength = range.end - range.start + 1;
+      const expectedLength = range2.end - range2.start + 1;
       if (!Number.isFinite(length) || length !== expectedLength) {
         throw new RequestRetryError("Content-Length mismatch", statusCode, {
           headers,
@@ -22488,8 +22488,8 @@ var require_retry_handler = __commonJS({
         }
         if (this.end == null) {
           if (statusCode === 206) {
-            const range = parseRangeHeader(headers["content-range"]);
-            if (range == null) {
+            const range2 = parseRangeHeader(headers["content-range"]);
+            if (range2 == null) {
               this.headersSent = true;
               this.handler.onResponseStart?.(
                 this.controllerProxy,
@@ -22499,8 +22499,8 @@ var require_retry_handler = __commonJS({
               );
               return;
             }
-            validatePartialResponseContentLength(headers, range, statusCode, this.retryCount);
-            const { start, size, end = size ? size - 1 : null } = range;
+            validatePartialResponseContentLength(headers, range2, statusCode, this.retryCount);
+            const { start, size, end = size ? size - 1 : null } = range2;
             assert2(
               start != null && Number.isFinite(start),
               "content-range mismatch"
@@ -34255,16 +34255,16 @@ var require_util4 = __commonJS({
       }
     }
     function validateCookieValue(value) {
-      let len = value.length;
+      let len2 = value.length;
       let i = 0;
       if (value[0] === '"') {
-        if (len === 1 || value[len - 1] !== '"') {
+        if (len2 === 1 || value[len2 - 1] !== '"') {
           throw new Error("Invalid cookie value");
         }
-        --len;
+        --len2;
         ++i;
       }
-      while (i < len) {
+      while (i < len2) {
         const code = value.charCodeAt(i++);
         if (code < 33 || // exclude CTLs (0-31)
         code > 126 || // non-ascii and DEL (127)
@@ -37244,9 +37244,9 @@ ${value}`;
           const chunk = this.chunks[i];
           const start = i === this.lineChunkIndex ? this.linePos : 0;
           const end = i === this.chunkIndex ? this.pos : chunk.length;
-          const slice = chunk.subarray(start, end);
-          length += slice.length;
-          chunks.push(slice);
+          const slice2 = chunk.subarray(start, end);
+          length += slice2.length;
+          chunks.push(slice2);
         }
         return Buffer.concat(chunks, length);
       }
@@ -39356,7 +39356,7 @@ var require_JsHistogram = __commonJS({
     var formatters_1 = require_formatters();
     var ulp_1 = require_ulp();
     var Histogram_1 = require_Histogram();
-    var { pow, floor, ceil, log2, max: max3, min: min2 } = Math;
+    var { pow, floor, ceil, log2, max: max3, min: min3 } = Math;
     var JsHistogram = class _JsHistogram {
       incrementTotalCount() {
         this._totalCount++;
@@ -39554,7 +39554,7 @@ var require_JsHistogram = __commonJS({
        * value that all value entries in the histogram are either larger than or equivalent to.
        */
       getValueAtPercentile(percentile2) {
-        const requestedPercentile = min2(percentile2, 100);
+        const requestedPercentile = min3(percentile2, 100);
         const fpCountAtPercentile = requestedPercentile / 100 * this.totalCount;
         const countAtPercentile = max3(
           ceil(fpCountAtPercentile - (0, ulp_1.default)(fpCountAtPercentile)),
@@ -39904,7 +39904,7 @@ var require_JsHistogram = __commonJS({
           }
           this.setTotalCount(this.totalCount + observedOtherTotalCount);
           this.updatedMaxValue(max3(this.maxValue, otherHistogram.maxValue));
-          this.updateMinNonZeroValue(min2(this.minNonZeroValue, otherHistogram.minNonZeroValue));
+          this.updateMinNonZeroValue(min3(this.minNonZeroValue, otherHistogram.minNonZeroValue));
         } else {
           const otherMaxIndex = otherHistogram.countsArrayIndex(otherHistogram.maxValue);
           let otherCount = otherHistogram.getCountAtIndex(otherMaxIndex);
@@ -39916,7 +39916,7 @@ var require_JsHistogram = __commonJS({
             }
           }
         }
-        this.startTimeStampMsec = min2(this.startTimeStampMsec, otherHistogram.startTimeStampMsec);
+        this.startTimeStampMsec = min3(this.startTimeStampMsec, otherHistogram.startTimeStampMsec);
         this.endTimeStampMsec = max3(this.endTimeStampMsec, otherHistogram.endTimeStampMsec);
       }
       /**
@@ -39927,7 +39927,7 @@ var require_JsHistogram = __commonJS({
        * {@literal >=} lowestEquivalentValue(<i>value</i>) and {@literal <=} highestEquivalentValue(<i>value</i>)
        */
       getCountAtValue(value) {
-        const index = min2(max3(0, this.countsArrayIndex(value)), this.countsArrayLength - 1);
+        const index = min3(max3(0, this.countsArrayIndex(value)), this.countsArrayLength - 1);
         return this.getCountAtIndex(index);
       }
       /**
@@ -40038,22 +40038,22 @@ var require_base64_js = __commonJS({
     var revLookup = [];
     var Arr = typeof Uint8Array !== "undefined" ? Uint8Array : Array;
     var code = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (i = 0, len = code.length; i < len; ++i) {
+    for (i = 0, len2 = code.length; i < len2; ++i) {
       lookup[i] = code[i];
       revLookup[code.charCodeAt(i)] = i;
     }
     var i;
-    var len;
+    var len2;
     revLookup["-".charCodeAt(0)] = 62;
     revLookup["_".charCodeAt(0)] = 63;
     function getLens(b64) {
-      var len2 = b64.length;
-      if (len2 % 4 > 0) {
+      var len3 = b64.length;
+      if (len3 % 4 > 0) {
         throw new Error("Invalid string. Length must be a multiple of 4");
       }
       var validLen = b64.indexOf("=");
-      if (validLen === -1) validLen = len2;
-      var placeHoldersLen = validLen === len2 ? 0 : 4 - validLen % 4;
+      if (validLen === -1) validLen = len3;
+      var placeHoldersLen = validLen === len3 ? 0 : 4 - validLen % 4;
       return [validLen, placeHoldersLen];
     }
     function byteLength(b64) {
@@ -40072,9 +40072,9 @@ var require_base64_js = __commonJS({
       var placeHoldersLen = lens[1];
       var arr = new Arr(_byteLength(b64, validLen, placeHoldersLen));
       var curByte = 0;
-      var len2 = placeHoldersLen > 0 ? validLen - 4 : validLen;
+      var len3 = placeHoldersLen > 0 ? validLen - 4 : validLen;
       var i2;
-      for (i2 = 0; i2 < len2; i2 += 4) {
+      for (i2 = 0; i2 < len3; i2 += 4) {
         tmp = revLookup[b64.charCodeAt(i2)] << 18 | revLookup[b64.charCodeAt(i2 + 1)] << 12 | revLookup[b64.charCodeAt(i2 + 2)] << 6 | revLookup[b64.charCodeAt(i2 + 3)];
         arr[curByte++] = tmp >> 16 & 255;
         arr[curByte++] = tmp >> 8 & 255;
@@ -40105,20 +40105,20 @@ var require_base64_js = __commonJS({
     }
     function fromByteArray(uint8) {
       var tmp;
-      var len2 = uint8.length;
-      var extraBytes = len2 % 3;
+      var len3 = uint8.length;
+      var extraBytes = len3 % 3;
       var parts = [];
       var maxChunkLength = 16383;
-      for (var i2 = 0, len22 = len2 - extraBytes; i2 < len22; i2 += maxChunkLength) {
+      for (var i2 = 0, len22 = len3 - extraBytes; i2 < len22; i2 += maxChunkLength) {
         parts.push(encodeChunk(uint8, i2, i2 + maxChunkLength > len22 ? len22 : i2 + maxChunkLength));
       }
       if (extraBytes === 1) {
-        tmp = uint8[len2 - 1];
+        tmp = uint8[len3 - 1];
         parts.push(
           lookup[tmp >> 2] + lookup[tmp << 4 & 63] + "=="
         );
       } else if (extraBytes === 2) {
-        tmp = (uint8[len2 - 2] << 8) + uint8[len2 - 1];
+        tmp = (uint8[len3 - 2] << 8) + uint8[len3 - 1];
         parts.push(
           lookup[tmp >> 10] + lookup[tmp >> 4 & 63] + lookup[tmp << 2 & 63] + "="
         );
@@ -40165,23 +40165,23 @@ var require_common = __commonJS({
       return buf;
     };
     var fnTyped = {
-      arraySet: function(dest, src, src_offs, len, dest_offs) {
+      arraySet: function(dest, src, src_offs, len2, dest_offs) {
         if (src.subarray && dest.subarray) {
-          dest.set(src.subarray(src_offs, src_offs + len), dest_offs);
+          dest.set(src.subarray(src_offs, src_offs + len2), dest_offs);
           return;
         }
-        for (var i = 0; i < len; i++) {
+        for (var i = 0; i < len2; i++) {
           dest[dest_offs + i] = src[src_offs + i];
         }
       },
       // Join array of chunks to single array.
       flattenChunks: function(chunks) {
-        var i, l, len, pos, chunk, result;
-        len = 0;
+        var i, l, len2, pos, chunk, result;
+        len2 = 0;
         for (i = 0, l = chunks.length; i < l; i++) {
-          len += chunks[i].length;
+          len2 += chunks[i].length;
         }
-        result = new Uint8Array(len);
+        result = new Uint8Array(len2);
         pos = 0;
         for (i = 0, l = chunks.length; i < l; i++) {
           chunk = chunks[i];
@@ -40192,8 +40192,8 @@ var require_common = __commonJS({
       }
     };
     var fnUntyped = {
-      arraySet: function(dest, src, src_offs, len, dest_offs) {
-        for (var i = 0; i < len; i++) {
+      arraySet: function(dest, src, src_offs, len2, dest_offs) {
+        for (var i = 0; i < len2; i++) {
           dest[dest_offs + i] = src[src_offs + i];
         }
       },
@@ -40229,9 +40229,9 @@ var require_trees = __commonJS({
     var Z_TEXT = 1;
     var Z_UNKNOWN = 2;
     function zero(buf) {
-      var len = buf.length;
-      while (--len >= 0) {
-        buf[len] = 0;
+      var len2 = buf.length;
+      while (--len2 >= 0) {
+        buf[len2] = 0;
       }
     }
     var STORED_BLOCK = 0;
@@ -40320,13 +40320,13 @@ var require_trees = __commonJS({
         /*.Len*/
       );
     }
-    function bi_reverse(code, len) {
+    function bi_reverse(code, len2) {
       var res = 0;
       do {
         res |= code & 1;
         code >>>= 1;
         res <<= 1;
-      } while (--len > 0);
+      } while (--len2 > 0);
       return res >>> 1;
     }
     function bi_flush(s) {
@@ -40417,11 +40417,11 @@ var require_trees = __commonJS({
         next_code[bits] = code = code + bl_count[bits - 1] << 1;
       }
       for (n = 0; n <= max_code; n++) {
-        var len = tree[n * 2 + 1];
-        if (len === 0) {
+        var len2 = tree[n * 2 + 1];
+        if (len2 === 0) {
           continue;
         }
-        tree[n * 2] = bi_reverse(next_code[len]++, len);
+        tree[n * 2] = bi_reverse(next_code[len2]++, len2);
       }
     }
     function tr_static_init() {
@@ -40510,14 +40510,14 @@ var require_trees = __commonJS({
       s.bi_buf = 0;
       s.bi_valid = 0;
     }
-    function copy_block(s, buf, len, header) {
+    function copy_block(s, buf, len2, header) {
       bi_windup(s);
       if (header) {
-        put_short(s, len);
-        put_short(s, ~len);
+        put_short(s, len2);
+        put_short(s, ~len2);
       }
-      utils.arraySet(s.pending_buf, s.window, buf, len, s.pending);
-      s.pending += len;
+      utils.arraySet(s.pending_buf, s.window, buf, len2, s.pending);
+      s.pending += len2;
     }
     function smaller(tree, n, m, depth) {
       var _n2 = n * 2;
@@ -40865,11 +40865,11 @@ var require_trees = __commonJS({
 var require_adler32 = __commonJS({
   "node_modules/pako/lib/zlib/adler32.js"(exports2, module2) {
     "use strict";
-    function adler32(adler, buf, len, pos) {
+    function adler32(adler, buf, len2, pos) {
       var s1 = adler & 65535 | 0, s2 = adler >>> 16 & 65535 | 0, n = 0;
-      while (len !== 0) {
-        n = len > 2e3 ? 2e3 : len;
-        len -= n;
+      while (len2 !== 0) {
+        n = len2 > 2e3 ? 2e3 : len2;
+        len2 -= n;
         do {
           s1 = s1 + buf[pos++] | 0;
           s2 = s2 + s1 | 0;
@@ -40899,8 +40899,8 @@ var require_crc32 = __commonJS({
       return table4;
     }
     var crcTable = makeTable();
-    function crc32(crc, buf, len, pos) {
-      var t = crcTable, end = pos + len;
+    function crc32(crc, buf, len2, pos) {
+      var t = crcTable, end = pos + len2;
       crc ^= -1;
       for (var i = pos; i < end; i++) {
         crc = crc >>> 8 ^ t[(crc ^ buf[i]) & 255];
@@ -40999,26 +40999,26 @@ var require_deflate = __commonJS({
       return (f << 1) - (f > 4 ? 9 : 0);
     }
     function zero(buf) {
-      var len = buf.length;
-      while (--len >= 0) {
-        buf[len] = 0;
+      var len2 = buf.length;
+      while (--len2 >= 0) {
+        buf[len2] = 0;
       }
     }
     function flush_pending(strm) {
       var s = strm.state;
-      var len = s.pending;
-      if (len > strm.avail_out) {
-        len = strm.avail_out;
+      var len2 = s.pending;
+      if (len2 > strm.avail_out) {
+        len2 = strm.avail_out;
       }
-      if (len === 0) {
+      if (len2 === 0) {
         return;
       }
-      utils.arraySet(strm.output, s.pending_buf, s.pending_out, len, strm.next_out);
-      strm.next_out += len;
-      s.pending_out += len;
-      strm.total_out += len;
-      strm.avail_out -= len;
-      s.pending -= len;
+      utils.arraySet(strm.output, s.pending_buf, s.pending_out, len2, strm.next_out);
+      strm.next_out += len2;
+      s.pending_out += len2;
+      strm.total_out += len2;
+      strm.avail_out -= len2;
+      s.pending -= len2;
       if (s.pending === 0) {
         s.pending_out = 0;
       }
@@ -41036,29 +41036,29 @@ var require_deflate = __commonJS({
       s.pending_buf[s.pending++] = b & 255;
     }
     function read_buf(strm, buf, start, size) {
-      var len = strm.avail_in;
-      if (len > size) {
-        len = size;
+      var len2 = strm.avail_in;
+      if (len2 > size) {
+        len2 = size;
       }
-      if (len === 0) {
+      if (len2 === 0) {
         return 0;
       }
-      strm.avail_in -= len;
-      utils.arraySet(buf, strm.input, strm.next_in, len, start);
+      strm.avail_in -= len2;
+      utils.arraySet(buf, strm.input, strm.next_in, len2, start);
       if (strm.state.wrap === 1) {
-        strm.adler = adler32(strm.adler, buf, len, start);
+        strm.adler = adler32(strm.adler, buf, len2, start);
       } else if (strm.state.wrap === 2) {
-        strm.adler = crc32(strm.adler, buf, len, start);
+        strm.adler = crc32(strm.adler, buf, len2, start);
       }
-      strm.next_in += len;
-      strm.total_in += len;
-      return len;
+      strm.next_in += len2;
+      strm.total_in += len2;
+      return len2;
     }
     function longest_match(s, cur_match) {
       var chain_length = s.max_chain_length;
       var scan = s.strstart;
       var match;
-      var len;
+      var len2;
       var best_len = s.prev_length;
       var nice_match = s.nice_match;
       var limit = s.strstart > s.w_size - MIN_LOOKAHEAD ? s.strstart - (s.w_size - MIN_LOOKAHEAD) : 0;
@@ -41083,12 +41083,12 @@ var require_deflate = __commonJS({
         match++;
         do {
         } while (_win[++scan] === _win[++match] && _win[++scan] === _win[++match] && _win[++scan] === _win[++match] && _win[++scan] === _win[++match] && _win[++scan] === _win[++match] && _win[++scan] === _win[++match] && _win[++scan] === _win[++match] && _win[++scan] === _win[++match] && scan < strend);
-        len = MAX_MATCH - (strend - scan);
+        len2 = MAX_MATCH - (strend - scan);
         scan = strend - MAX_MATCH;
-        if (len > best_len) {
+        if (len2 > best_len) {
           s.match_start = cur_match;
-          best_len = len;
-          if (len >= nice_match) {
+          best_len = len2;
+          if (len2 >= nice_match) {
             break;
           }
           scan_end1 = _win[scan + best_len - 1];
@@ -42051,14 +42051,14 @@ var require_strings = __commonJS({
       }
       return buf;
     };
-    function buf2binstring(buf, len) {
-      if (len < 65534) {
+    function buf2binstring(buf, len2) {
+      if (len2 < 65534) {
         if (buf.subarray && STR_APPLY_UIA_OK || !buf.subarray && STR_APPLY_OK) {
-          return String.fromCharCode.apply(null, utils.shrinkBuf(buf, len));
+          return String.fromCharCode.apply(null, utils.shrinkBuf(buf, len2));
         }
       }
       var result = "";
-      for (var i = 0; i < len; i++) {
+      for (var i = 0; i < len2; i++) {
         result += String.fromCharCode(buf[i]);
       }
       return result;
@@ -42068,16 +42068,16 @@ var require_strings = __commonJS({
     };
     exports2.binstring2buf = function(str2) {
       var buf = new utils.Buf8(str2.length);
-      for (var i = 0, len = buf.length; i < len; i++) {
+      for (var i = 0, len2 = buf.length; i < len2; i++) {
         buf[i] = str2.charCodeAt(i);
       }
       return buf;
     };
     exports2.buf2string = function(buf, max3) {
       var i, out, c, c_len;
-      var len = max3 || buf.length;
-      var utf16buf = new Array(len * 2);
-      for (out = 0, i = 0; i < len; ) {
+      var len2 = max3 || buf.length;
+      var utf16buf = new Array(len2 * 2);
+      for (out = 0, i = 0; i < len2; ) {
         c = buf[i++];
         if (c < 128) {
           utf16buf[out++] = c;
@@ -42090,7 +42090,7 @@ var require_strings = __commonJS({
           continue;
         }
         c &= c_len === 2 ? 31 : c_len === 3 ? 15 : 7;
-        while (c_len > 1 && i < len) {
+        while (c_len > 1 && i < len2) {
           c = c << 6 | buf[i++] & 63;
           c_len--;
         }
@@ -42338,7 +42338,7 @@ var require_inffast = __commonJS({
       var dmask;
       var here;
       var op;
-      var len;
+      var len2;
       var dist;
       var from;
       var from_source;
@@ -42380,14 +42380,14 @@ var require_inffast = __commonJS({
               if (op === 0) {
                 output2[_out++] = here & 65535;
               } else if (op & 16) {
-                len = here & 65535;
+                len2 = here & 65535;
                 op &= 15;
                 if (op) {
                   if (bits < op) {
                     hold += input2[_in++] << bits;
                     bits += 8;
                   }
-                  len += hold & (1 << op) - 1;
+                  len2 += hold & (1 << op) - 1;
                   hold >>>= op;
                   bits -= op;
                 }
@@ -42437,8 +42437,8 @@ var require_inffast = __commonJS({
                         from_source = s_window;
                         if (wnext === 0) {
                           from += wsize - op;
-                          if (op < len) {
-                            len -= op;
+                          if (op < len2) {
+                            len2 -= op;
                             do {
                               output2[_out++] = s_window[from++];
                             } while (--op);
@@ -42448,15 +42448,15 @@ var require_inffast = __commonJS({
                         } else if (wnext < op) {
                           from += wsize + wnext - op;
                           op -= wnext;
-                          if (op < len) {
-                            len -= op;
+                          if (op < len2) {
+                            len2 -= op;
                             do {
                               output2[_out++] = s_window[from++];
                             } while (--op);
                             from = 0;
-                            if (wnext < len) {
+                            if (wnext < len2) {
                               op = wnext;
-                              len -= op;
+                              len2 -= op;
                               do {
                                 output2[_out++] = s_window[from++];
                               } while (--op);
@@ -42466,8 +42466,8 @@ var require_inffast = __commonJS({
                           }
                         } else {
                           from += wnext - op;
-                          if (op < len) {
-                            len -= op;
+                          if (op < len2) {
+                            len2 -= op;
                             do {
                               output2[_out++] = s_window[from++];
                             } while (--op);
@@ -42475,15 +42475,15 @@ var require_inffast = __commonJS({
                             from_source = output2;
                           }
                         }
-                        while (len > 2) {
+                        while (len2 > 2) {
                           output2[_out++] = from_source[from++];
                           output2[_out++] = from_source[from++];
                           output2[_out++] = from_source[from++];
-                          len -= 3;
+                          len2 -= 3;
                         }
-                        if (len) {
+                        if (len2) {
                           output2[_out++] = from_source[from++];
-                          if (len > 1) {
+                          if (len2 > 1) {
                             output2[_out++] = from_source[from++];
                           }
                         }
@@ -42493,11 +42493,11 @@ var require_inffast = __commonJS({
                           output2[_out++] = output2[from++];
                           output2[_out++] = output2[from++];
                           output2[_out++] = output2[from++];
-                          len -= 3;
-                        } while (len > 2);
-                        if (len) {
+                          len2 -= 3;
+                        } while (len2 > 2);
+                        if (len2) {
                           output2[_out++] = output2[from++];
-                          if (len > 1) {
+                          if (len2 > 1) {
                             output2[_out++] = output2[from++];
                           }
                         }
@@ -42526,9 +42526,9 @@ var require_inffast = __commonJS({
               break;
             }
         } while (_in < last && _out < end);
-      len = bits >> 3;
-      _in -= len;
-      bits -= len << 3;
+      len2 = bits >> 3;
+      _in -= len2;
+      bits -= len2 << 3;
       hold &= (1 << bits) - 1;
       strm.next_in = _in;
       strm.next_out = _out;
@@ -42692,9 +42692,9 @@ var require_inftrees = __commonJS({
     ];
     module2.exports = function inflate_table(type, lens, lens_index, codes, table4, table_index, work, opts) {
       var bits = opts.bits;
-      var len = 0;
+      var len2 = 0;
       var sym = 0;
-      var min2 = 0, max3 = 0;
+      var min3 = 0, max3 = 0;
       var root = 0;
       var curr = 0;
       var drop = 0;
@@ -42714,8 +42714,8 @@ var require_inftrees = __commonJS({
       var extra = null;
       var extra_index = 0;
       var here_bits, here_op, here_val;
-      for (len = 0; len <= MAXBITS; len++) {
-        count2[len] = 0;
+      for (len2 = 0; len2 <= MAXBITS; len2++) {
+        count2[len2] = 0;
       }
       for (sym = 0; sym < codes; sym++) {
         count2[lens[lens_index + sym]]++;
@@ -42735,18 +42735,18 @@ var require_inftrees = __commonJS({
         opts.bits = 1;
         return 0;
       }
-      for (min2 = 1; min2 < max3; min2++) {
-        if (count2[min2] !== 0) {
+      for (min3 = 1; min3 < max3; min3++) {
+        if (count2[min3] !== 0) {
           break;
         }
       }
-      if (root < min2) {
-        root = min2;
+      if (root < min3) {
+        root = min3;
       }
       left = 1;
-      for (len = 1; len <= MAXBITS; len++) {
+      for (len2 = 1; len2 <= MAXBITS; len2++) {
         left <<= 1;
-        left -= count2[len];
+        left -= count2[len2];
         if (left < 0) {
           return -1;
         }
@@ -42755,8 +42755,8 @@ var require_inftrees = __commonJS({
         return -1;
       }
       offs[1] = 0;
-      for (len = 1; len < MAXBITS; len++) {
-        offs[len + 1] = offs[len] + count2[len];
+      for (len2 = 1; len2 < MAXBITS; len2++) {
+        offs[len2 + 1] = offs[len2] + count2[len2];
       }
       for (sym = 0; sym < codes; sym++) {
         if (lens[lens_index + sym] !== 0) {
@@ -42779,7 +42779,7 @@ var require_inftrees = __commonJS({
       }
       huff = 0;
       sym = 0;
-      len = min2;
+      len2 = min3;
       next = table_index;
       curr = root;
       drop = 0;
@@ -42790,7 +42790,7 @@ var require_inftrees = __commonJS({
         return 1;
       }
       for (; ; ) {
-        here_bits = len - drop;
+        here_bits = len2 - drop;
         if (work[sym] < end) {
           here_op = 0;
           here_val = work[sym];
@@ -42801,14 +42801,14 @@ var require_inftrees = __commonJS({
           here_op = 32 + 64;
           here_val = 0;
         }
-        incr = 1 << len - drop;
+        incr = 1 << len2 - drop;
         fill = 1 << curr;
-        min2 = fill;
+        min3 = fill;
         do {
           fill -= incr;
           table4[next + (huff >> drop) + fill] = here_bits << 24 | here_op << 16 | here_val | 0;
         } while (fill !== 0);
-        incr = 1 << len - 1;
+        incr = 1 << len2 - 1;
         while (huff & incr) {
           incr >>= 1;
         }
@@ -42819,18 +42819,18 @@ var require_inftrees = __commonJS({
           huff = 0;
         }
         sym++;
-        if (--count2[len] === 0) {
-          if (len === max3) {
+        if (--count2[len2] === 0) {
+          if (len2 === max3) {
             break;
           }
-          len = lens[lens_index + work[sym]];
+          len2 = lens[lens_index + work[sym]];
         }
-        if (len > root && (huff & mask) !== low) {
+        if (len2 > root && (huff & mask) !== low) {
           if (drop === 0) {
             drop = root;
           }
-          next += min2;
-          curr = len - drop;
+          next += min3;
+          curr = len2 - drop;
           left = 1 << curr;
           while (curr + drop < max3) {
             left -= count2[curr + drop];
@@ -42849,7 +42849,7 @@ var require_inftrees = __commonJS({
         }
       }
       if (huff !== 0) {
-        table4[next + huff] = len - drop << 24 | 64 << 16 | 0;
+        table4[next + huff] = len2 - drop << 24 | 64 << 16 | 0;
       }
       opts.bits = root;
       return 0;
@@ -43120,7 +43120,7 @@ var require_inflate = __commonJS({
       var here = 0;
       var here_bits, here_op, here_val;
       var last_bits, last_op, last_val;
-      var len;
+      var len2;
       var ret;
       var hbuf = new utils.Buf8(4);
       var opts;
@@ -43190,15 +43190,15 @@ var require_inflate = __commonJS({
               }
               hold >>>= 4;
               bits -= 4;
-              len = (hold & 15) + 8;
+              len2 = (hold & 15) + 8;
               if (state.wbits === 0) {
-                state.wbits = len;
-              } else if (len > state.wbits) {
+                state.wbits = len2;
+              } else if (len2 > state.wbits) {
                 strm.msg = "invalid window size";
                 state.mode = BAD;
                 break;
               }
-              state.dmax = 1 << len;
+              state.dmax = 1 << len2;
               strm.adler = state.check = 1;
               state.mode = hold & 512 ? DICTID : TYPE;
               hold = 0;
@@ -43315,7 +43315,7 @@ var require_inflate = __commonJS({
                 }
                 if (copy) {
                   if (state.head) {
-                    len = state.head.extra_len - state.length;
+                    len2 = state.head.extra_len - state.length;
                     if (!state.head.extra) {
                       state.head.extra = new Array(state.head.extra_len);
                     }
@@ -43327,7 +43327,7 @@ var require_inflate = __commonJS({
                       // - no need for additional size check
                       copy,
                       /*len + copy > state.head.extra_max - len ? state.head.extra_max : copy,*/
-                      len
+                      len2
                     );
                   }
                   if (state.flags & 512) {
@@ -43351,17 +43351,17 @@ var require_inflate = __commonJS({
                 }
                 copy = 0;
                 do {
-                  len = input2[next + copy++];
-                  if (state.head && len && state.length < 65536) {
-                    state.head.name += String.fromCharCode(len);
+                  len2 = input2[next + copy++];
+                  if (state.head && len2 && state.length < 65536) {
+                    state.head.name += String.fromCharCode(len2);
                   }
-                } while (len && copy < have);
+                } while (len2 && copy < have);
                 if (state.flags & 512) {
                   state.check = crc32(state.check, input2, copy, next);
                 }
                 have -= copy;
                 next += copy;
-                if (len) {
+                if (len2) {
                   break inf_leave;
                 }
               } else if (state.head) {
@@ -43377,17 +43377,17 @@ var require_inflate = __commonJS({
                 }
                 copy = 0;
                 do {
-                  len = input2[next + copy++];
-                  if (state.head && len && state.length < 65536) {
-                    state.head.comment += String.fromCharCode(len);
+                  len2 = input2[next + copy++];
+                  if (state.head && len2 && state.length < 65536) {
+                    state.head.comment += String.fromCharCode(len2);
                   }
-                } while (len && copy < have);
+                } while (len2 && copy < have);
                 if (state.flags & 512) {
                   state.check = crc32(state.check, input2, copy, next);
                 }
                 have -= copy;
                 next += copy;
-                if (len) {
+                if (len2) {
                   break inf_leave;
                 }
               } else if (state.head) {
@@ -43637,7 +43637,7 @@ var require_inflate = __commonJS({
                       state.mode = BAD;
                       break;
                     }
-                    len = state.lens[state.have - 1];
+                    len2 = state.lens[state.have - 1];
                     copy = 3 + (hold & 3);
                     hold >>>= 2;
                     bits -= 2;
@@ -43653,7 +43653,7 @@ var require_inflate = __commonJS({
                     }
                     hold >>>= here_bits;
                     bits -= here_bits;
-                    len = 0;
+                    len2 = 0;
                     copy = 3 + (hold & 7);
                     hold >>>= 3;
                     bits -= 3;
@@ -43669,7 +43669,7 @@ var require_inflate = __commonJS({
                     }
                     hold >>>= here_bits;
                     bits -= here_bits;
-                    len = 0;
+                    len2 = 0;
                     copy = 11 + (hold & 127);
                     hold >>>= 7;
                     bits -= 7;
@@ -43680,7 +43680,7 @@ var require_inflate = __commonJS({
                     break;
                   }
                   while (copy--) {
-                    state.lens[state.have++] = len;
+                    state.lens[state.have++] = len2;
                   }
                 }
               }
@@ -44397,14 +44397,14 @@ var require_umd = __commonJS({
         return Object.prototype.hasOwnProperty.call(obj2, prop);
       };
       function getStringImpl(buffer, ptr) {
-        let len = new Uint32Array(buffer)[ptr + SIZE_OFFSET >>> 2] >>> 1;
-        const wtf16 = new Uint16Array(buffer, ptr, len);
-        if (len <= STRING_SMALLSIZE) return String.fromCharCode(...wtf16);
+        let len2 = new Uint32Array(buffer)[ptr + SIZE_OFFSET >>> 2] >>> 1;
+        const wtf16 = new Uint16Array(buffer, ptr, len2);
+        if (len2 <= STRING_SMALLSIZE) return String.fromCharCode(...wtf16);
         try {
           return utf16.decode(wtf16);
         } catch {
           let str2 = "", off = 0;
-          while (len - off > STRING_CHUNKSIZE) {
+          while (len2 - off > STRING_CHUNKSIZE) {
             str2 += String.fromCharCode(...wtf16.subarray(off, off += STRING_CHUNKSIZE));
           }
           return str2 + String.fromCharCode(...wtf16.subarray(off));
@@ -44558,9 +44558,9 @@ var require_umd = __commonJS({
         extendedExports.__getArrayView = __getArrayView;
         function __getArray(arr) {
           const input2 = __getArrayView(arr);
-          const len = input2.length;
-          const out = new Array(len);
-          for (let i = 0; i < len; i++) out[i] = input2[i];
+          const len2 = input2.length;
+          const out = new Array(len2);
+          for (let i = 0; i < len2; i++) out[i] = input2[i];
           return out;
         }
         extendedExports.__getArray = __getArray;
@@ -47000,7 +47000,7 @@ var require_options = __commonJS({
     }
     module2.exports = {
       // set global options
-      parse: function parse3(rawOptions, preset) {
+      parse: function parse4(rawOptions, preset) {
         const options = {};
         const opt = Object.assign({}, preset, rawOptions);
         options.throttleTime = 1e3 / mergeOption(opt.fps, 10);
@@ -49408,18 +49408,18 @@ var validateAsync = async (schema, value, _ctx) => {
   return result.issues.length === 0;
 };
 var _encode = (_Err) => {
-  const parse3 = _parse(_Err);
+  const parse4 = _parse(_Err);
   const fn = (schema, value, _ctx, _params) => {
     const ctx = _ctx ? { ..._ctx, direction: "backward" } : { direction: "backward" };
-    return parse3(schema, value, ctx, finalizeParams(fn, _params));
+    return parse4(schema, value, ctx, finalizeParams(fn, _params));
   };
   return fn;
 };
 var encode = /* @__PURE__ */ _encode($ZodRealError);
 var _decode = (_Err) => {
-  const parse3 = _parse(_Err);
+  const parse4 = _parse(_Err);
   const fn = (schema, value, _ctx, _params) => {
-    return parse3(schema, value, _ctx, finalizeParams(fn, _params));
+    return parse4(schema, value, _ctx, finalizeParams(fn, _params));
   };
   return fn;
 };
@@ -50649,8 +50649,8 @@ var $ZodCreditCard = /* @__PURE__ */ $constructor("$ZodCreditCard", (inst, def) 
 });
 function isIso7064Mod97(iban3) {
   let remainder = 0;
-  const len = iban3.length;
-  for (let i = 4; i < len; i++) {
+  const len2 = iban3.length;
+  for (let i = 4; i < len2; i++) {
     const code = iban3.charCodeAt(i);
     remainder = (code >= 65 ? remainder * 100 + (code - 55) : remainder * 10 + (code - 48)) % 97;
   }
@@ -50914,7 +50914,7 @@ function capSize(inst, size) {
   if (!caps.length)
     return;
   const cap = Math.min(...caps.map((c) => c[0]));
-  const parse3 = inst._zod.parse;
+  const parse4 = inst._zod.parse;
   inst._zod.parse = (payload, ctx) => {
     const n = size(payload.value);
     if (n > cap && !ctx?.skipChecks && ctx?.direction !== "backward") {
@@ -50928,7 +50928,7 @@ function capSize(inst, size) {
         }
       }
     }
-    return parse3(payload, ctx);
+    return parse4(payload, ctx);
   };
 }
 var arraySize = (input2) => Array.isArray(input2) ? input2.length : -1;
@@ -60707,21 +60707,21 @@ function generateChecks(doc, ctx, schema, accessor) {
         generateNumberFormatCheck(doc, def, currentAccessor);
         break;
       case "min_length": {
-        const min2 = numericOperand(def.minimum, "min_length");
-        const len = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length >= ${min2} && ${currentAccessor}.length < ${def.minimum * 2}`);
-        doc.write(`if (${len} < ${min2}) return INVALID;`);
+        const min3 = numericOperand(def.minimum, "min_length");
+        const len2 = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length >= ${min3} && ${currentAccessor}.length < ${def.minimum * 2}`);
+        doc.write(`if (${len2} < ${min3}) return INVALID;`);
         break;
       }
       case "max_length": {
         const max3 = numericOperand(def.maximum, "max_length");
-        const len = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length > ${max3}`);
-        doc.write(`if (${len} > ${max3}) return INVALID;`);
+        const len2 = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length > ${max3}`);
+        doc.write(`if (${len2} > ${max3}) return INVALID;`);
         break;
       }
       case "length_equals": {
         const exact = numericOperand(def.length, "length_equals");
-        const len = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length >= ${exact} && ${currentAccessor}.length <= ${def.length * 2}`);
-        doc.write(`if (${len} !== ${exact}) return INVALID;`);
+        const len2 = codePointLengthVar(doc, ctx, currentAccessor, `${currentAccessor}.length >= ${exact} && ${currentAccessor}.length <= ${def.length * 2}`);
+        doc.write(`if (${len2} !== ${exact}) return INVALID;`);
         break;
       }
       case "min_size":
@@ -60812,8 +60812,8 @@ function generateMultipleOfCheck(doc, ctx, def, accessor) {
   }
 }
 function generateNumberFormatCheck(doc, def, accessor) {
-  const format = def.format;
-  switch (format) {
+  const format2 = def.format;
+  switch (format2) {
     case "safeint":
       doc.write(`if (!Number.isSafeInteger(${accessor})) return INVALID;`);
       break;
@@ -60830,16 +60830,16 @@ function generateNumberFormatCheck(doc, def, accessor) {
       doc.write(`if (!Number.isFinite(${accessor})) return INVALID;`);
       break;
     default: {
-      void format;
-      throw new ZodCompileUnsupportedError(`number format ${format}`);
+      void format2;
+      throw new ZodCompileUnsupportedError(`number format ${format2}`);
     }
   }
 }
 function generateBigIntFormatCheck(doc, def, accessor) {
-  const format = def.format;
-  if (!format)
+  const format2 = def.format;
+  if (!format2)
     return;
-  switch (format) {
+  switch (format2) {
     case "int64":
       doc.write(`if (${accessor} < -9223372036854775808n || ${accessor} > 9223372036854775807n) return INVALID;`);
       break;
@@ -60847,8 +60847,8 @@ function generateBigIntFormatCheck(doc, def, accessor) {
       doc.write(`if (${accessor} < 0n || ${accessor} > 18446744073709551615n) return INVALID;`);
       break;
     default: {
-      void format;
-      throw new ZodCompileUnsupportedError(`bigint format ${format}`);
+      void format2;
+      throw new ZodCompileUnsupportedError(`bigint format ${format2}`);
     }
   }
 }
@@ -61029,8 +61029,8 @@ function generateStringFormatCheck(doc, ctx, def, accessor, needsValue = true) {
     doc.write(`if (!${patternConst}.test(${accessor})) return INVALID;`);
     return accessor;
   }
-  const format = def.format;
-  switch (format) {
+  const format2 = def.format;
+  switch (format2) {
     case "regex":
       throw new ZodCompileUnsupportedError("regex format without a pattern");
     case "lowercase":
@@ -61053,8 +61053,8 @@ function generateStringFormatCheck(doc, ctx, def, accessor, needsValue = true) {
       break;
     }
     default: {
-      void format;
-      throw new ZodCompileUnsupportedError(`string format ${format}`);
+      void format2;
+      throw new ZodCompileUnsupportedError(`string format ${format2}`);
     }
   }
   return accessor;
@@ -63145,12 +63145,12 @@ function _stringbool(Classes, _params) {
   return codec2;
 }
 // @__NO_SIDE_EFFECTS__
-function _stringFormat(Class2, format, fnOrRegex, _params = {}) {
+function _stringFormat(Class2, format2, fnOrRegex, _params = {}) {
   const params = normalizeParams(_params);
   const def = {
     check: "string_format",
     type: "string",
-    format,
+    format: format2,
     fn: typeof fnOrRegex === "function" ? fnOrRegex : (val) => fnOrRegex.test(val),
     ...params
   };
@@ -63716,9 +63716,9 @@ var addPattern = (agg, pattern) => {
 var intersectMime = (agg, mime) => {
   agg.mime = agg.mime ? agg.mime.filter((m) => mime.includes(m)) : [...mime];
 };
-var setFormat = (agg, format) => {
-  agg.format = format;
-  if (format.includes("int"))
+var setFormat = (agg, format2) => {
+  agg.format = format2;
+  if (format2.includes("int"))
     agg.isInt = true;
 };
 var minContributor = (agg, def) => narrowMin(agg, "minimum", def.minimum);
@@ -63796,16 +63796,16 @@ var exactPattern = (p) => exactPatterns.get(p) ?? p;
 var stringProcessor = (schema, ctx, _json, _params) => {
   const json2 = _json;
   json2.type = "string";
-  const { minimum, maximum, format, patterns, contentEncoding, laxFormat } = aggregateChecks(schema);
+  const { minimum, maximum, format: format2, patterns, contentEncoding, laxFormat } = aggregateChecks(schema);
   if (typeof minimum === "number")
     json2.minLength = minimum;
   if (typeof maximum === "number")
     json2.maxLength = maximum;
-  if (format) {
-    json2.format = formatMap[format] ?? format;
+  if (format2) {
+    json2.format = formatMap[format2] ?? format2;
     if (json2.format === "")
       delete json2.format;
-    if (format === "time" || laxFormat) {
+    if (format2 === "time" || laxFormat) {
       delete json2.format;
     }
   }
@@ -64183,7 +64183,7 @@ function stringifyKeyNames(bySchema, json2, visited) {
   const values = json2.enum ?? (json2.const !== void 0 ? [json2.const] : void 0);
   if (!numericType && !values?.some((v) => typeof v === "number"))
     return json2;
-  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, format, id, ...rest } = json2;
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, format: format2, id, ...rest } = json2;
   if (rest.enum)
     rest.enum = rest.enum.map((v) => typeof v === "number" ? String(v) : v);
   else if (typeof rest.const === "number")
@@ -65319,8 +65319,8 @@ var ZodCustomStringFormat = /* @__PURE__ */ $constructor("ZodCustomStringFormat"
   $ZodCustomStringFormat.init(inst, def);
   ZodStringFormat.init(inst, def);
 });
-function stringFormat(format, fnOrRegex, _params = {}) {
-  return _stringFormat(ZodCustomStringFormat, format, fnOrRegex, _params);
+function stringFormat(format2, fnOrRegex, _params = {}) {
+  return _stringFormat(ZodCustomStringFormat, format2, fnOrRegex, _params);
 }
 function hostname2(_params) {
   return _stringFormat(ZodCustomStringFormat, "hostname", hostname, _params);
@@ -65333,11 +65333,11 @@ function currencyCode2(_params) {
 }
 function hash(alg, params) {
   const enc = params?.enc ?? "hex";
-  const format = `${alg}_${enc}`;
-  const regex = regexes_exports[format];
+  const format2 = `${alg}_${enc}`;
+  const regex = regexes_exports[format2];
   if (!regex)
-    throw new Error(`Unrecognized hash format: ${format}`);
-  return _stringFormat(ZodCustomStringFormat, format, regex, params);
+    throw new Error(`Unrecognized hash format: ${format2}`);
+  return _stringFormat(ZodCustomStringFormat, format2, regex, params);
 }
 var ZodNumber = /* @__PURE__ */ $constructor(
   "ZodNumber",
@@ -66702,58 +66702,58 @@ function convertBaseSchema(schema, ctx) {
     case "string": {
       let stringSchema = z.string();
       if (schema.format) {
-        const format = schema.format;
-        if (format === "email") {
+        const format2 = schema.format;
+        if (format2 === "email") {
           stringSchema = stringSchema.check(z.email());
-        } else if (format === "uri" || format === "uri-reference") {
+        } else if (format2 === "uri" || format2 === "uri-reference") {
           stringSchema = stringSchema.check(z.url());
-        } else if (format === "uuid" || format === "guid") {
+        } else if (format2 === "uuid" || format2 === "guid") {
           stringSchema = stringSchema.check(z.uuid());
-        } else if (format === "date-time") {
+        } else if (format2 === "date-time") {
           stringSchema = stringSchema.check(z.iso.datetime({ offset: true }));
-        } else if (format === "date") {
+        } else if (format2 === "date") {
           stringSchema = stringSchema.check(z.iso.date());
-        } else if (format === "time") {
+        } else if (format2 === "time") {
           stringSchema = stringSchema.check(z.regex(fullTime));
-        } else if (format === "duration") {
+        } else if (format2 === "duration") {
           stringSchema = stringSchema.check(z.iso.duration());
-        } else if (format === "hostname") {
+        } else if (format2 === "hostname") {
           stringSchema = stringSchema.check(z.hostname());
-        } else if (format === "ipv4") {
+        } else if (format2 === "ipv4") {
           stringSchema = stringSchema.check(z.ipv4());
-        } else if (format === "ipv6") {
+        } else if (format2 === "ipv6") {
           stringSchema = stringSchema.check(z.ipv6());
-        } else if (format === "mac") {
+        } else if (format2 === "mac") {
           stringSchema = stringSchema.check(z.mac());
-        } else if (format === "cidr") {
+        } else if (format2 === "cidr") {
           stringSchema = stringSchema.check(z.cidrv4());
-        } else if (format === "cidr-v6") {
+        } else if (format2 === "cidr-v6") {
           stringSchema = stringSchema.check(z.cidrv6());
-        } else if (format === "base64") {
+        } else if (format2 === "base64") {
           stringSchema = stringSchema.check(z.base64());
-        } else if (format === "base64url") {
+        } else if (format2 === "base64url") {
           stringSchema = stringSchema.check(z.base64url());
-        } else if (format === "e164") {
+        } else if (format2 === "e164") {
           stringSchema = stringSchema.check(z.e164());
-        } else if (format === "credit_card") {
+        } else if (format2 === "credit_card") {
           stringSchema = stringSchema.check(z.creditCard());
-        } else if (format === "iban") {
+        } else if (format2 === "iban") {
           stringSchema = stringSchema.check(z.iban());
-        } else if (format === "jwt") {
+        } else if (format2 === "jwt") {
           stringSchema = stringSchema.check(z.jwt());
-        } else if (format === "emoji") {
+        } else if (format2 === "emoji") {
           stringSchema = stringSchema.check(z.emoji());
-        } else if (format === "nanoid") {
+        } else if (format2 === "nanoid") {
           stringSchema = stringSchema.check(z.nanoid());
-        } else if (format === "cuid") {
+        } else if (format2 === "cuid") {
           stringSchema = stringSchema.check(z.cuid());
-        } else if (format === "cuid2") {
+        } else if (format2 === "cuid2") {
           stringSchema = stringSchema.check(z.cuid2());
-        } else if (format === "ulid") {
+        } else if (format2 === "ulid") {
           stringSchema = stringSchema.check(z.ulid());
-        } else if (format === "xid") {
+        } else if (format2 === "xid") {
           stringSchema = stringSchema.check(z.xid());
-        } else if (format === "ksuid") {
+        } else if (format2 === "ksuid") {
           stringSchema = stringSchema.check(z.ksuid());
         }
       }
@@ -67439,6 +67439,8 @@ var serverSchema = external_exports.strictObject({
   isolation: external_exports.enum(["auto", "none"], { error: 'expected "auto" (a PID namespace of their own where the host allows it) or "none"' }).optional(),
   /** Headers sent with every request (a routing header, a tenant); values are secrets (config/request-extras.ts). */
   headers: external_exports.record(external_exports.string(), external_exports.string({ error: "expected a header value (a string)" }), { error: "expected a map of header NAME: VALUE" }).optional(),
+  /** A tokenizer of the client's own: a Hugging Face tokenizer directory, or a model id in the Hugging Face cache. */
+  tokenizer: external_exports.string({ error: "expected a tokenizer directory or a Hugging Face model id, e.g. Qwen/Qwen3-8B" }).min(1).optional(),
   /** Fields added to every generation request's body; the methodology's own fields are refused. */
   extra_body: external_exports.record(external_exports.string(), external_exports.unknown(), { error: "expected a map of body fields, e.g. {chat_template_kwargs: {enable_thinking: false}}" }).optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */
@@ -67914,6 +67916,7 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     apiKey,
     secrets,
     ...Object.keys(extras.headers).length + Object.keys(extras.extraBody).length > 0 ? { request: extras } : {},
+    ...f.tokenizer ?? file2?.server?.tokenizer ? { tokenizer: f.tokenizer ?? file2.server.tokenizer } : {},
     target,
     sweepName,
     shapes,
@@ -67970,7 +67973,8 @@ function parseFlags(flags, problems) {
     goodput: goodputFlag(flags.goodput, problems),
     gpus: positiveIntFlag("--gpus", flags.gpus, problems),
     headers: parseHeaderFlags(flags.header, problems),
-    extraBody: parseExtraBodyFlag(flags.extraBody, problems)
+    extraBody: parseExtraBodyFlag(flags.extraBody, problems),
+    tokenizer: textFlag("--tokenizer", flags.tokenizer, problems)
   };
 }
 function resolveServerSource(file2, fileName, f, env, problems) {
@@ -68508,9 +68512,9 @@ init_defaults();
 var count = external_exports.number().int().nonnegative();
 var num = external_exports.number();
 var latency = external_exports.strictObject({ mean: num.nullable(), p50: num.nullable(), p95: num.nullable(), p99: num.nullable() });
-var msOf = (min2) => {
-  const rule = `expected a latency in ms: a finite number ${min2 === "positive" ? "> 0" : "≥ 0"}, or null`;
-  const n = min2 === "positive" ? external_exports.number({ error: rule }).positive({ error: rule }) : external_exports.number({ error: rule }).nonnegative({ error: rule });
+var msOf = (min3) => {
+  const rule = `expected a latency in ms: a finite number ${min3 === "positive" ? "> 0" : "≥ 0"}, or null`;
+  const n = min3 === "positive" ? external_exports.number({ error: rule }).positive({ error: rule }) : external_exports.number({ error: rule }).nonnegative({ error: rule });
   return external_exports.strictObject({ mean: n.nullable(), p50: n.nullable(), p95: n.nullable(), p99: n.nullable() });
 };
 var elapsedMs = msOf("positive");
@@ -68688,6 +68692,7 @@ var fingerprintSchema = external_exports.object({
   prompt_calibration: external_exports.string().optional(),
   load: external_exports.string().optional(),
   request_extras: external_exports.string().optional(),
+  tokenizer: external_exports.string().optional(),
   request_timeout: external_exports.string().optional(),
   workers: external_exports.string().optional(),
   harness: external_exports.string().optional()
@@ -68836,7 +68841,7 @@ init_auth();
 init_errors();
 init_base_url();
 import { randomInt } from "node:crypto";
-import { existsSync as existsSync2 } from "node:fs";
+import { existsSync as existsSync3 } from "node:fs";
 
 // src/sim/server.ts
 init_rng();
@@ -68929,9 +68934,9 @@ var BatchScheduler = class {
   }
   /** Earliest end of a stall among running items (for waking an otherwise idle engine). */
   nextStallEnd() {
-    let min2 = null;
-    for (const e of this.running) if (!e.item.done && (min2 === null || e.item.stallUntilNs < min2)) min2 = e.item.stallUntilNs;
-    return min2;
+    let min3 = null;
+    for (const e of this.running) if (!e.item.done && (min3 === null || e.item.stallUntilNs < min3)) min3 = e.item.stallUntilNs;
+    return min3;
   }
   /** Plan the step starting at `nowNs`; null when there is nothing to compute. */
   plan(nowNs2) {
@@ -71883,8 +71888,15 @@ function fingerprintOf(result) {
     prompt_calibration: text2(cfg["prompt_calibration"]),
     load: loadPattern(cfg),
     request_extras: requestExtras(server),
+    tokenizer: tokenizerOf(cfg, server),
     ...recordedSince01(result)
   };
+}
+function tokenizerOf(cfg, server) {
+  if (server?.["api"] !== "chat") return "server";
+  const t = obj(cfg["tokenizer"]);
+  if (t !== null && typeof t["name"] === "string" && typeof t["sha256"] === "string") return `${t["name"]} sha256:${t["sha256"]}`;
+  return "server";
 }
 function recordedSince01(result) {
   const cfg = result.config;
@@ -71942,6 +71954,8 @@ var FIELDS = [
   ["load", (f) => f.load ?? "closed"],
   // Absent in stored fingerprints written before requests could carry extras: those carried none.
   ["request extras", (f) => f.request_extras ?? "none"],
+  // Absent in stored fingerprints written before a client tokenizer existed: unknown, never a difference.
+  ["tokenizer", (f) => f.tokenizer ?? "unknown"],
   // Absent in fingerprints stored before they were recorded: nothing says they matched, so the
   // difference stands (a baseline refreshed since records them).
   ["request deadline", (f) => f.request_timeout ?? NOT_RECORDED],
@@ -72157,7 +72171,7 @@ var inputLenMismatch = (run, ctx, t) => {
   if (!fewer && ctx.api === "chat" && ctx.promptCalibration === "none") {
     return {
       code: "prompt_uncalibrated",
-      detail: `The server's usage counts ${num2(perRequest)} prompt tokens per completed request (${k.prompt_server_usage} in all), but the shape says ${num2(inputLen)} (${off}): servegate could not size these chat prompts, because the server has no /tokenize that counts chat messages, so the chat template's tokens came on top of input_len words. This is servegate's gap, not the server's: measure this server with --api completions (exact token ids).`
+      detail: `The server's usage counts ${num2(perRequest)} prompt tokens per completed request (${k.prompt_server_usage} in all), but the shape says ${num2(inputLen)} (${off}): servegate could not size these chat prompts, because the server has no /tokenize that counts chat messages, so the chat template's tokens came on top of input_len words. This is servegate's gap, not the server's: give servegate the model's tokenizer (--tokenizer DIR or a Hugging Face model id), or measure this server with --api completions (exact token ids).`
     };
   }
   const why = fewer ? "the server ignored part of each prompt (it truncated them), so it did less prefill work than the shape says" : "the server prefilled more than the shape says (with chat, the model's template and tokenizer add tokens; servegate calibrates chat prompts with the server's /tokenize when it offers one)";
@@ -72542,6 +72556,6332 @@ function tokenizeCounter(t) {
     close: () => dispatcher.close()
   };
 }
+function localCounter(tokenizer) {
+  return {
+    count: (point, serial, words) => Promise.resolve(tokenizer.countChat(chatMessages(point.seed, serial, words))),
+    close: () => Promise.resolve()
+  };
+}
+var CROSS_CHECK_SEED = 7389669;
+async function crossCheckTokenizer(api, local, t) {
+  const sizes = [16, 128, 1024];
+  const pairs = [];
+  for (const [i, words] of sizes.entries()) {
+    const messages = chatMessages(CROSS_CHECK_SEED, i, words);
+    if (api === "chat") {
+      const a = await tokenizeMessages(t.root, t.model, messages, { apiKey: t.apiKey });
+      if (a.kind !== "count") return `not run: the server's /tokenize cannot count chat messages (${a.reason})`;
+      pairs.push([local.countChat(messages), a.count]);
+    } else {
+      const text2 = messages.map((m) => m.content).join("\n");
+      const n = await tokenizeCount(t.root, t.model, text2, t.apiKey);
+      if (n === null) return "not run: the server's /tokenize cannot count text";
+      pairs.push([local.countText(text2), n]);
+    }
+  }
+  const off = pairs.filter(([a, b]) => a !== b);
+  if (off.length === 0) return `agrees (${pairs.map(([a]) => a).join(", ")} tokens on ${sizes.length} prompts)`;
+  return `disagrees: ${pairs.map(([a, b]) => `${a} vs ${b}`).join(", ")} tokens (the tokenizer's count vs the server's) on prompts of ${sizes.join(", ")} words`;
+}
+
+// src/client/local-tokenizer.ts
+import { createHash as createHash2 } from "node:crypto";
+import { existsSync as existsSync2, readFileSync as readFileSync7, statSync as statSync3 } from "node:fs";
+import { homedir } from "node:os";
+import { join as join3 } from "node:path";
+
+// node_modules/@huggingface/jinja/dist/index.js
+var __defProp2 = Object.defineProperty;
+var __defNormalProp = (obj2, key, value) => key in obj2 ? __defProp2(obj2, key, { enumerable: true, configurable: true, writable: true, value }) : obj2[key] = value;
+var __publicField = (obj2, key, value) => {
+  __defNormalProp(obj2, typeof key !== "symbol" ? key + "" : key, value);
+  return value;
+};
+var TOKEN_TYPES = Object.freeze({
+  Text: "Text",
+  // The text between Jinja statements or expressions
+  NumericLiteral: "NumericLiteral",
+  // e.g., 123, 1.0
+  StringLiteral: "StringLiteral",
+  // 'string'
+  Identifier: "Identifier",
+  // Variables, functions, statements, booleans, etc.
+  Equals: "Equals",
+  // =
+  OpenParen: "OpenParen",
+  // (
+  CloseParen: "CloseParen",
+  // )
+  OpenStatement: "OpenStatement",
+  // {%
+  CloseStatement: "CloseStatement",
+  // %}
+  OpenExpression: "OpenExpression",
+  // {{
+  CloseExpression: "CloseExpression",
+  // }}
+  OpenSquareBracket: "OpenSquareBracket",
+  // [
+  CloseSquareBracket: "CloseSquareBracket",
+  // ]
+  OpenCurlyBracket: "OpenCurlyBracket",
+  // {
+  CloseCurlyBracket: "CloseCurlyBracket",
+  // }
+  Comma: "Comma",
+  // ,
+  Dot: "Dot",
+  // .
+  Colon: "Colon",
+  // :
+  Pipe: "Pipe",
+  // |
+  CallOperator: "CallOperator",
+  // ()
+  AdditiveBinaryOperator: "AdditiveBinaryOperator",
+  // + - ~
+  MultiplicativeBinaryOperator: "MultiplicativeBinaryOperator",
+  // * / // %
+  ExponentiationBinaryOperator: "ExponentiationBinaryOperator",
+  // **
+  ComparisonBinaryOperator: "ComparisonBinaryOperator",
+  // < > <= >= == !=
+  UnaryOperator: "UnaryOperator",
+  // ! - +
+  Comment: "Comment"
+  // {# ... #}
+});
+var Token = class {
+  /**
+   * Constructs a new Token.
+   * @param {string} value The raw value as seen inside the source code.
+   * @param {TokenType} type The type of token.
+   */
+  constructor(value, type) {
+    this.value = value;
+    this.type = type;
+  }
+};
+function isWord(char) {
+  return /\w/.test(char);
+}
+function isInteger(char) {
+  return /[0-9]/.test(char);
+}
+function isWhitespace(char) {
+  return /\s/.test(char);
+}
+var ORDERED_MAPPING_TABLE = [
+  // Control sequences
+  ["{%", TOKEN_TYPES.OpenStatement],
+  ["%}", TOKEN_TYPES.CloseStatement],
+  ["{{", TOKEN_TYPES.OpenExpression],
+  ["}}", TOKEN_TYPES.CloseExpression],
+  // Single character tokens
+  ["(", TOKEN_TYPES.OpenParen],
+  [")", TOKEN_TYPES.CloseParen],
+  ["{", TOKEN_TYPES.OpenCurlyBracket],
+  ["}", TOKEN_TYPES.CloseCurlyBracket],
+  ["[", TOKEN_TYPES.OpenSquareBracket],
+  ["]", TOKEN_TYPES.CloseSquareBracket],
+  [",", TOKEN_TYPES.Comma],
+  [".", TOKEN_TYPES.Dot],
+  [":", TOKEN_TYPES.Colon],
+  ["|", TOKEN_TYPES.Pipe],
+  // Comparison operators
+  ["<=", TOKEN_TYPES.ComparisonBinaryOperator],
+  [">=", TOKEN_TYPES.ComparisonBinaryOperator],
+  ["==", TOKEN_TYPES.ComparisonBinaryOperator],
+  ["!=", TOKEN_TYPES.ComparisonBinaryOperator],
+  ["<", TOKEN_TYPES.ComparisonBinaryOperator],
+  [">", TOKEN_TYPES.ComparisonBinaryOperator],
+  // Arithmetic operators
+  ["+", TOKEN_TYPES.AdditiveBinaryOperator],
+  ["-", TOKEN_TYPES.AdditiveBinaryOperator],
+  ["~", TOKEN_TYPES.AdditiveBinaryOperator],
+  ["**", TOKEN_TYPES.ExponentiationBinaryOperator],
+  // NOTE: must come before "*" so that "**" is matched first
+  ["*", TOKEN_TYPES.MultiplicativeBinaryOperator],
+  ["//", TOKEN_TYPES.MultiplicativeBinaryOperator],
+  // NOTE: must come before "/" so that "//" is matched first
+  ["/", TOKEN_TYPES.MultiplicativeBinaryOperator],
+  ["%", TOKEN_TYPES.MultiplicativeBinaryOperator],
+  // Assignment operator
+  ["=", TOKEN_TYPES.Equals]
+];
+var ESCAPE_CHARACTERS = /* @__PURE__ */ new Map([
+  ["n", "\n"],
+  // New line
+  ["t", "	"],
+  // Horizontal tab
+  ["r", "\r"],
+  // Carriage return
+  ["b", "\b"],
+  // Backspace
+  ["f", "\f"],
+  // Form feed
+  ["v", "\v"],
+  // Vertical tab
+  ["'", "'"],
+  // Single quote
+  ['"', '"'],
+  // Double quote
+  ["\\", "\\"]
+  // Backslash
+]);
+function preprocess2(template, options = {}) {
+  if (template.endsWith("\n")) {
+    template = template.slice(0, -1);
+  }
+  if (options.lstrip_blocks) {
+    template = template.replace(/^[ \t]*({[#%-])/gm, "$1");
+  }
+  if (options.trim_blocks) {
+    template = template.replace(/([#%-]})\n/g, "$1");
+  }
+  return template.replace(
+    /(\s*){%(-?)\s*(?:end)?generation\s*(-?)%}(\s*)/gs,
+    (_, before, lstrip, rstrip, after) => (lstrip ? "" : before) + (rstrip ? "" : after)
+  );
+}
+function tokenize2(source, options = {}) {
+  const tokens = [];
+  const src = preprocess2(source, options);
+  let cursorPosition = 0;
+  let curlyBracketDepth = 0;
+  const consumeWhile = (predicate) => {
+    let str2 = "";
+    while (predicate(src[cursorPosition])) {
+      if (src[cursorPosition] === "\\") {
+        ++cursorPosition;
+        if (cursorPosition >= src.length) {
+          throw new SyntaxError("Unexpected end of input");
+        }
+        const escaped = src[cursorPosition++];
+        if (escaped === "x" || escaped === "u") {
+          const length = escaped === "x" ? 2 : 4;
+          const hex3 = src.slice(cursorPosition, cursorPosition + length);
+          if (hex3.length !== length || /[^0-9a-f]/i.test(hex3)) {
+            throw new SyntaxError(`Invalid hexadecimal escape sequence: \\${escaped}${hex3}`);
+          }
+          str2 += String.fromCharCode(parseInt(hex3, 16));
+          cursorPosition += length;
+          continue;
+        }
+        const unescaped = ESCAPE_CHARACTERS.get(escaped);
+        if (unescaped === void 0) {
+          throw new SyntaxError(`Unexpected escaped character: ${escaped}`);
+        }
+        str2 += unescaped;
+        continue;
+      }
+      str2 += src[cursorPosition++];
+      if (cursorPosition >= src.length) {
+        throw new SyntaxError("Unexpected end of input");
+      }
+    }
+    return str2;
+  };
+  const stripTrailingWhitespace = () => {
+    const lastToken = tokens.at(-1);
+    if (lastToken && lastToken.type === TOKEN_TYPES.Text) {
+      lastToken.value = lastToken.value.trimEnd();
+      if (lastToken.value === "") {
+        tokens.pop();
+      }
+    }
+  };
+  const skipLeadingWhitespace = () => {
+    while (cursorPosition < src.length && isWhitespace(src[cursorPosition])) {
+      ++cursorPosition;
+    }
+  };
+  main:
+    while (cursorPosition < src.length) {
+      const lastTokenType = tokens.at(-1)?.type;
+      if (lastTokenType === void 0 || lastTokenType === TOKEN_TYPES.CloseStatement || lastTokenType === TOKEN_TYPES.CloseExpression || lastTokenType === TOKEN_TYPES.Comment) {
+        let text2 = "";
+        while (cursorPosition < src.length && // Keep going until we hit the next Jinja statement or expression
+        !(src[cursorPosition] === "{" && (src[cursorPosition + 1] === "%" || src[cursorPosition + 1] === "{" || src[cursorPosition + 1] === "#"))) {
+          text2 += src[cursorPosition++];
+        }
+        if (text2.length > 0) {
+          tokens.push(new Token(text2, TOKEN_TYPES.Text));
+          continue;
+        }
+      }
+      if (src[cursorPosition] === "{" && src[cursorPosition + 1] === "#") {
+        cursorPosition += 2;
+        const stripBefore = src[cursorPosition] === "-";
+        if (stripBefore) {
+          ++cursorPosition;
+        }
+        let comment = "";
+        while (src[cursorPosition] !== "#" || src[cursorPosition + 1] !== "}") {
+          if (cursorPosition + 2 >= src.length) {
+            throw new SyntaxError("Missing end of comment tag");
+          }
+          comment += src[cursorPosition++];
+        }
+        const stripAfter = comment.endsWith("-");
+        if (stripAfter) {
+          comment = comment.slice(0, -1);
+        }
+        if (stripBefore) {
+          stripTrailingWhitespace();
+        }
+        tokens.push(new Token(comment, TOKEN_TYPES.Comment));
+        cursorPosition += 2;
+        if (stripAfter) {
+          skipLeadingWhitespace();
+        }
+        continue;
+      }
+      if (src.slice(cursorPosition, cursorPosition + 3) === "{%-") {
+        stripTrailingWhitespace();
+        tokens.push(new Token("{%", TOKEN_TYPES.OpenStatement));
+        cursorPosition += 3;
+        continue;
+      }
+      if (src.slice(cursorPosition, cursorPosition + 3) === "{{-") {
+        stripTrailingWhitespace();
+        tokens.push(new Token("{{", TOKEN_TYPES.OpenExpression));
+        curlyBracketDepth = 0;
+        cursorPosition += 3;
+        continue;
+      }
+      consumeWhile(isWhitespace);
+      if (src.slice(cursorPosition, cursorPosition + 3) === "-%}") {
+        tokens.push(new Token("%}", TOKEN_TYPES.CloseStatement));
+        cursorPosition += 3;
+        skipLeadingWhitespace();
+        continue;
+      }
+      if (src.slice(cursorPosition, cursorPosition + 3) === "-}}") {
+        tokens.push(new Token("}}", TOKEN_TYPES.CloseExpression));
+        cursorPosition += 3;
+        skipLeadingWhitespace();
+        continue;
+      }
+      const char = src[cursorPosition];
+      if (char === "-" || char === "+") {
+        const lastTokenType2 = tokens.at(-1)?.type;
+        if (lastTokenType2 === TOKEN_TYPES.Text || lastTokenType2 === void 0) {
+          throw new SyntaxError(`Unexpected character: ${char}`);
+        }
+        switch (lastTokenType2) {
+          case TOKEN_TYPES.Identifier:
+          case TOKEN_TYPES.NumericLiteral:
+          case TOKEN_TYPES.StringLiteral:
+          case TOKEN_TYPES.CloseParen:
+          case TOKEN_TYPES.CloseSquareBracket:
+            break;
+          default: {
+            ++cursorPosition;
+            let num5 = consumeWhile(isInteger);
+            if (num5.length > 0 && src[cursorPosition] === "." && isInteger(src[cursorPosition + 1])) {
+              ++cursorPosition;
+              const frac = consumeWhile(isInteger);
+              num5 = `${num5}.${frac}`;
+            }
+            tokens.push(
+              new Token(`${char}${num5}`, num5.length > 0 ? TOKEN_TYPES.NumericLiteral : TOKEN_TYPES.UnaryOperator)
+            );
+            continue;
+          }
+        }
+      }
+      for (const [seq, type] of ORDERED_MAPPING_TABLE) {
+        if (seq === "}}" && curlyBracketDepth > 0) {
+          continue;
+        }
+        const slice2 = src.slice(cursorPosition, cursorPosition + seq.length);
+        if (slice2 === seq) {
+          tokens.push(new Token(seq, type));
+          if (type === TOKEN_TYPES.OpenExpression) {
+            curlyBracketDepth = 0;
+          } else if (type === TOKEN_TYPES.OpenCurlyBracket) {
+            ++curlyBracketDepth;
+          } else if (type === TOKEN_TYPES.CloseCurlyBracket) {
+            --curlyBracketDepth;
+          }
+          cursorPosition += seq.length;
+          continue main;
+        }
+      }
+      if (char === "'" || char === '"') {
+        ++cursorPosition;
+        const str2 = consumeWhile((c) => c !== char);
+        tokens.push(new Token(str2, TOKEN_TYPES.StringLiteral));
+        ++cursorPosition;
+        continue;
+      }
+      if (isInteger(char)) {
+        let num5 = consumeWhile(isInteger);
+        if (tokens.at(-1)?.type !== TOKEN_TYPES.Dot && src[cursorPosition] === "." && isInteger(src[cursorPosition + 1])) {
+          ++cursorPosition;
+          const frac = consumeWhile(isInteger);
+          num5 = `${num5}.${frac}`;
+        }
+        tokens.push(new Token(num5, TOKEN_TYPES.NumericLiteral));
+        continue;
+      }
+      if (isWord(char)) {
+        const word = consumeWhile(isWord);
+        tokens.push(new Token(word, TOKEN_TYPES.Identifier));
+        continue;
+      }
+      throw new SyntaxError(`Unexpected character: ${char}`);
+    }
+  return tokens;
+}
+var Statement = class {
+  type = "Statement";
+};
+var Program = class extends Statement {
+  constructor(body) {
+    super();
+    this.body = body;
+  }
+  type = "Program";
+};
+var If = class extends Statement {
+  constructor(test, body, alternate) {
+    super();
+    this.test = test;
+    this.body = body;
+    this.alternate = alternate;
+  }
+  type = "If";
+};
+var For = class extends Statement {
+  constructor(loopvar, iterable, body, defaultBlock) {
+    super();
+    this.loopvar = loopvar;
+    this.iterable = iterable;
+    this.body = body;
+    this.defaultBlock = defaultBlock;
+  }
+  type = "For";
+};
+var Break = class extends Statement {
+  type = "Break";
+};
+var Continue = class extends Statement {
+  type = "Continue";
+};
+var SetStatement = class extends Statement {
+  constructor(assignee, value, body) {
+    super();
+    this.assignee = assignee;
+    this.value = value;
+    this.body = body;
+  }
+  type = "Set";
+};
+var Macro = class extends Statement {
+  constructor(name, args, body) {
+    super();
+    this.name = name;
+    this.args = args;
+    this.body = body;
+  }
+  type = "Macro";
+};
+var Comment = class extends Statement {
+  constructor(value) {
+    super();
+    this.value = value;
+  }
+  type = "Comment";
+};
+var Expression = class extends Statement {
+  type = "Expression";
+};
+var MemberExpression = class extends Expression {
+  constructor(object2, property, computed) {
+    super();
+    this.object = object2;
+    this.property = property;
+    this.computed = computed;
+  }
+  type = "MemberExpression";
+};
+var CallExpression = class extends Expression {
+  constructor(callee, args) {
+    super();
+    this.callee = callee;
+    this.args = args;
+  }
+  type = "CallExpression";
+};
+var Identifier = class extends Expression {
+  /**
+   * @param {string} value The name of the identifier
+   */
+  constructor(value) {
+    super();
+    this.value = value;
+  }
+  type = "Identifier";
+};
+var Literal = class extends Expression {
+  constructor(value) {
+    super();
+    this.value = value;
+  }
+  type = "Literal";
+};
+var IntegerLiteral = class extends Literal {
+  type = "IntegerLiteral";
+};
+var FloatLiteral = class extends Literal {
+  type = "FloatLiteral";
+};
+var StringLiteral = class extends Literal {
+  type = "StringLiteral";
+};
+var ArrayLiteral = class extends Literal {
+  type = "ArrayLiteral";
+};
+var TupleLiteral = class extends Literal {
+  type = "TupleLiteral";
+};
+var ObjectLiteral = class extends Literal {
+  type = "ObjectLiteral";
+};
+var BinaryExpression = class extends Expression {
+  constructor(operator, left, right) {
+    super();
+    this.operator = operator;
+    this.left = left;
+    this.right = right;
+  }
+  type = "BinaryExpression";
+};
+var FilterExpression = class extends Expression {
+  constructor(operand, filter) {
+    super();
+    this.operand = operand;
+    this.filter = filter;
+  }
+  type = "FilterExpression";
+};
+var FilterStatement = class extends Statement {
+  constructor(filter, body) {
+    super();
+    this.filter = filter;
+    this.body = body;
+  }
+  type = "FilterStatement";
+};
+var SelectExpression = class extends Expression {
+  constructor(lhs, test) {
+    super();
+    this.lhs = lhs;
+    this.test = test;
+  }
+  type = "SelectExpression";
+};
+var TestExpression = class extends Expression {
+  constructor(operand, negate, test) {
+    super();
+    this.operand = operand;
+    this.negate = negate;
+    this.test = test;
+  }
+  type = "TestExpression";
+};
+var UnaryExpression = class extends Expression {
+  constructor(operator, argument) {
+    super();
+    this.operator = operator;
+    this.argument = argument;
+  }
+  type = "UnaryExpression";
+};
+var SliceExpression = class extends Expression {
+  constructor(start = void 0, stop = void 0, step = void 0) {
+    super();
+    this.start = start;
+    this.stop = stop;
+    this.step = step;
+  }
+  type = "SliceExpression";
+};
+var KeywordArgumentExpression = class extends Expression {
+  constructor(key, value) {
+    super();
+    this.key = key;
+    this.value = value;
+  }
+  type = "KeywordArgumentExpression";
+};
+var SpreadExpression = class extends Expression {
+  constructor(argument) {
+    super();
+    this.argument = argument;
+  }
+  type = "SpreadExpression";
+};
+var KeywordSpreadExpression = class extends Expression {
+  constructor(argument) {
+    super();
+    this.argument = argument;
+  }
+  type = "KeywordSpreadExpression";
+};
+var CallStatement = class extends Statement {
+  constructor(call, callerArgs, body) {
+    super();
+    this.call = call;
+    this.callerArgs = callerArgs;
+    this.body = body;
+  }
+  type = "CallStatement";
+};
+var Ternary = class extends Expression {
+  constructor(condition, trueExpr, falseExpr) {
+    super();
+    this.condition = condition;
+    this.trueExpr = trueExpr;
+    this.falseExpr = falseExpr;
+  }
+  type = "Ternary";
+};
+function parse3(tokens) {
+  const program2 = new Program([]);
+  let current = 0;
+  function expect(type, error62) {
+    const prev = tokens[current++];
+    if (!prev || prev.type !== type) {
+      throw new Error(`Parser Error: ${error62}. ${prev.type} !== ${type}.`);
+    }
+    return prev;
+  }
+  function expectIdentifier(name) {
+    if (!isIdentifier(name)) {
+      throw new SyntaxError(`Expected ${name}`);
+    }
+    ++current;
+  }
+  function parseAny() {
+    switch (tokens[current].type) {
+      case TOKEN_TYPES.Comment:
+        return new Comment(tokens[current++].value);
+      case TOKEN_TYPES.Text:
+        return parseText();
+      case TOKEN_TYPES.OpenStatement:
+        return parseJinjaStatement();
+      case TOKEN_TYPES.OpenExpression:
+        return parseJinjaExpression();
+      default:
+        throw new SyntaxError(`Unexpected token type: ${tokens[current].type}`);
+    }
+  }
+  function is(...types) {
+    return current + types.length <= tokens.length && types.every((type, i) => type === tokens[current + i].type);
+  }
+  function isStatement(...names) {
+    return tokens[current]?.type === TOKEN_TYPES.OpenStatement && tokens[current + 1]?.type === TOKEN_TYPES.Identifier && names.includes(tokens[current + 1]?.value);
+  }
+  function isIdentifier(...names) {
+    return current + names.length <= tokens.length && names.every((name, i) => tokens[current + i].type === "Identifier" && name === tokens[current + i].value);
+  }
+  function parseText() {
+    return new StringLiteral(expect(TOKEN_TYPES.Text, "Expected text token").value);
+  }
+  function parseJinjaStatement() {
+    expect(TOKEN_TYPES.OpenStatement, "Expected opening statement token");
+    if (tokens[current].type !== TOKEN_TYPES.Identifier) {
+      throw new SyntaxError(`Unknown statement, got ${tokens[current].type}`);
+    }
+    const name = tokens[current].value;
+    let result;
+    switch (name) {
+      case "set":
+        ++current;
+        result = parseSetStatement();
+        break;
+      case "if":
+        ++current;
+        result = parseIfStatement();
+        expect(TOKEN_TYPES.OpenStatement, "Expected {% token");
+        expectIdentifier("endif");
+        expect(TOKEN_TYPES.CloseStatement, "Expected %} token");
+        break;
+      case "macro":
+        ++current;
+        result = parseMacroStatement();
+        expect(TOKEN_TYPES.OpenStatement, "Expected {% token");
+        expectIdentifier("endmacro");
+        expect(TOKEN_TYPES.CloseStatement, "Expected %} token");
+        break;
+      case "for":
+        ++current;
+        result = parseForStatement();
+        expect(TOKEN_TYPES.OpenStatement, "Expected {% token");
+        expectIdentifier("endfor");
+        expect(TOKEN_TYPES.CloseStatement, "Expected %} token");
+        break;
+      case "call": {
+        ++current;
+        let callerArgs = null;
+        if (is(TOKEN_TYPES.OpenParen)) {
+          callerArgs = parseArgs("parameters");
+        }
+        const callee = parsePrimaryExpression();
+        if (callee.type !== "Identifier") {
+          throw new SyntaxError(`Expected identifier following call statement`);
+        }
+        const callArgs = parseArgs("call");
+        expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+        const body = [];
+        while (!isStatement("endcall")) {
+          body.push(parseAny());
+        }
+        expect(TOKEN_TYPES.OpenStatement, "Expected '{%'");
+        expectIdentifier("endcall");
+        expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+        const callExpr = new CallExpression(callee, callArgs);
+        result = new CallStatement(callExpr, callerArgs, body);
+        break;
+      }
+      case "break":
+        ++current;
+        expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+        result = new Break();
+        break;
+      case "continue":
+        ++current;
+        expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+        result = new Continue();
+        break;
+      case "filter": {
+        ++current;
+        let filterNode = parsePrimaryExpression();
+        if (filterNode instanceof Identifier && is(TOKEN_TYPES.OpenParen)) {
+          filterNode = parseCallExpression(filterNode);
+        }
+        expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+        const filterBody = [];
+        while (!isStatement("endfilter")) {
+          filterBody.push(parseAny());
+        }
+        expect(TOKEN_TYPES.OpenStatement, "Expected '{%'");
+        expectIdentifier("endfilter");
+        expect(TOKEN_TYPES.CloseStatement, "Expected '%}'");
+        result = new FilterStatement(filterNode, filterBody);
+        break;
+      }
+      default:
+        throw new SyntaxError(`Unknown statement type: ${name}`);
+    }
+    return result;
+  }
+  function parseJinjaExpression() {
+    expect(TOKEN_TYPES.OpenExpression, "Expected opening expression token");
+    const result = parseExpression();
+    expect(TOKEN_TYPES.CloseExpression, "Expected closing expression token");
+    return result;
+  }
+  function parseSetStatement() {
+    const left = parseExpressionSequence();
+    let value = null;
+    const body = [];
+    if (is(TOKEN_TYPES.Equals)) {
+      ++current;
+      value = parseExpressionSequence();
+    } else {
+      expect(TOKEN_TYPES.CloseStatement, "Expected %} token");
+      while (!isStatement("endset")) {
+        body.push(parseAny());
+      }
+      expect(TOKEN_TYPES.OpenStatement, "Expected {% token");
+      expectIdentifier("endset");
+    }
+    expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+    return new SetStatement(left, value, body);
+  }
+  function parseIfStatement() {
+    const test = parseExpression();
+    expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+    const body = [];
+    const alternate = [];
+    while (!isStatement("elif", "else", "endif")) {
+      body.push(parseAny());
+    }
+    if (isStatement("elif")) {
+      ++current;
+      ++current;
+      const result = parseIfStatement();
+      alternate.push(result);
+    } else if (isStatement("else")) {
+      ++current;
+      ++current;
+      expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+      while (!isStatement("endif")) {
+        alternate.push(parseAny());
+      }
+    }
+    return new If(test, body, alternate);
+  }
+  function parseMacroStatement() {
+    const name = parsePrimaryExpression();
+    if (name.type !== "Identifier") {
+      throw new SyntaxError(`Expected identifier following macro statement`);
+    }
+    const args = parseArgs("parameters");
+    expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+    const body = [];
+    while (!isStatement("endmacro")) {
+      body.push(parseAny());
+    }
+    return new Macro(name, args, body);
+  }
+  function parseExpressionSequence(primary = false) {
+    const fn = primary ? parsePrimaryExpression : parseExpression;
+    const expressions = [fn()];
+    const isTuple = is(TOKEN_TYPES.Comma);
+    while (isTuple) {
+      ++current;
+      expressions.push(fn());
+      if (!is(TOKEN_TYPES.Comma)) {
+        break;
+      }
+    }
+    return isTuple ? new TupleLiteral(expressions) : expressions[0];
+  }
+  function parseForStatement() {
+    const loopVariable = parseExpressionSequence(true);
+    if (!(loopVariable instanceof Identifier || loopVariable instanceof TupleLiteral)) {
+      throw new SyntaxError(`Expected identifier/tuple for the loop variable, got ${loopVariable.type} instead`);
+    }
+    if (!isIdentifier("in")) {
+      throw new SyntaxError("Expected `in` keyword following loop variable");
+    }
+    ++current;
+    const iterable = parseExpression();
+    expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+    const body = [];
+    while (!isStatement("endfor", "else")) {
+      body.push(parseAny());
+    }
+    const alternative = [];
+    if (isStatement("else")) {
+      ++current;
+      ++current;
+      expect(TOKEN_TYPES.CloseStatement, "Expected closing statement token");
+      while (!isStatement("endfor")) {
+        alternative.push(parseAny());
+      }
+    }
+    return new For(loopVariable, iterable, body, alternative);
+  }
+  function parseExpression() {
+    return parseIfExpression();
+  }
+  function parseIfExpression() {
+    const a = parseLogicalOrExpression();
+    if (isIdentifier("if")) {
+      ++current;
+      const test = parseLogicalOrExpression();
+      if (isIdentifier("else")) {
+        ++current;
+        const falseExpr = parseIfExpression();
+        return new Ternary(test, a, falseExpr);
+      } else {
+        return new SelectExpression(a, test);
+      }
+    }
+    return a;
+  }
+  function parseLogicalOrExpression() {
+    let left = parseLogicalAndExpression();
+    while (isIdentifier("or")) {
+      const operator = tokens[current];
+      ++current;
+      const right = parseLogicalAndExpression();
+      left = new BinaryExpression(operator, left, right);
+    }
+    return left;
+  }
+  function parseLogicalAndExpression() {
+    let left = parseLogicalNegationExpression();
+    while (isIdentifier("and")) {
+      const operator = tokens[current];
+      ++current;
+      const right = parseLogicalNegationExpression();
+      left = new BinaryExpression(operator, left, right);
+    }
+    return left;
+  }
+  function parseLogicalNegationExpression() {
+    let right;
+    while (isIdentifier("not")) {
+      const operator = tokens[current];
+      ++current;
+      const arg = parseLogicalNegationExpression();
+      right = new UnaryExpression(operator, arg);
+    }
+    return right ?? parseComparisonExpression();
+  }
+  function parseComparisonExpression() {
+    let left = parseAdditiveExpression();
+    while (true) {
+      let operator;
+      if (isIdentifier("not", "in")) {
+        operator = new Token("not in", TOKEN_TYPES.Identifier);
+        current += 2;
+      } else if (isIdentifier("in")) {
+        operator = tokens[current++];
+      } else if (is(TOKEN_TYPES.ComparisonBinaryOperator)) {
+        operator = tokens[current++];
+      } else {
+        break;
+      }
+      const right = parseAdditiveExpression();
+      left = new BinaryExpression(operator, left, right);
+    }
+    return left;
+  }
+  function parseAdditiveExpression() {
+    let left = parseMultiplicativeExpression();
+    while (is(TOKEN_TYPES.AdditiveBinaryOperator)) {
+      const operator = tokens[current];
+      ++current;
+      const right = parseMultiplicativeExpression();
+      left = new BinaryExpression(operator, left, right);
+    }
+    return left;
+  }
+  function parseCallMemberExpression() {
+    const member = parseMemberExpression(parsePrimaryExpression());
+    if (is(TOKEN_TYPES.OpenParen)) {
+      return parseCallExpression(member);
+    }
+    return member;
+  }
+  function parseCallExpression(callee) {
+    let expression = new CallExpression(callee, parseArgs("call"));
+    expression = parseMemberExpression(expression);
+    if (is(TOKEN_TYPES.OpenParen)) {
+      expression = parseCallExpression(expression);
+    }
+    return expression;
+  }
+  function parseArgs(mode) {
+    expect(TOKEN_TYPES.OpenParen, "Expected opening parenthesis for arguments list");
+    const args = parseArgumentsList(mode);
+    expect(TOKEN_TYPES.CloseParen, "Expected closing parenthesis for arguments list");
+    return args;
+  }
+  function parseArgumentsList(mode) {
+    const args = [];
+    const parameterNames = /* @__PURE__ */ new Set();
+    let sawKeywordOrDefault = false;
+    let sawSpreadArgument = false;
+    while (!is(TOKEN_TYPES.CloseParen)) {
+      const isKeywordSpread = is(TOKEN_TYPES.ExponentiationBinaryOperator);
+      const isPositionalSpread = is(TOKEN_TYPES.MultiplicativeBinaryOperator) && tokens[current].value === "*";
+      if (mode === "parameters" && (isKeywordSpread || isPositionalSpread)) {
+        throw new SyntaxError("Argument unpacking is not allowed in parameter declarations");
+      }
+      if (isKeywordSpread) {
+        ++current;
+        args.push(new KeywordSpreadExpression(parseExpression()));
+        if (is(TOKEN_TYPES.Comma)) {
+          ++current;
+        }
+        if (!is(TOKEN_TYPES.CloseParen)) {
+          throw new SyntaxError("Expected closing parenthesis: `**` must be applied to the final argument");
+        }
+        break;
+      }
+      let argument;
+      if (isPositionalSpread) {
+        if (sawSpreadArgument) {
+          throw new SyntaxError("Only one `*` argument unpacking is allowed");
+        }
+        sawSpreadArgument = true;
+        ++current;
+        const expr = parseExpression();
+        argument = new SpreadExpression(expr);
+      } else {
+        argument = parseExpression();
+        if (is(TOKEN_TYPES.Equals)) {
+          ++current;
+          if (!(argument instanceof Identifier)) {
+            throw new SyntaxError(
+              mode === "parameters" ? "Expected identifier for parameter declaration" : "Expected identifier for keyword argument"
+            );
+          }
+          const value = parseExpression();
+          argument = new KeywordArgumentExpression(argument, value);
+        }
+        if (mode === "parameters") {
+          if (!(argument instanceof Identifier || argument instanceof KeywordArgumentExpression)) {
+            throw new SyntaxError("Expected identifier for parameter declaration");
+          }
+          const parameterName = argument instanceof Identifier ? argument.value : argument.key.value;
+          if (parameterNames.has(parameterName)) {
+            throw new SyntaxError(`Duplicate parameter name: ${parameterName}`);
+          }
+          parameterNames.add(parameterName);
+        }
+        if (argument instanceof KeywordArgumentExpression) {
+          sawKeywordOrDefault = true;
+        } else if (sawKeywordOrDefault) {
+          throw new SyntaxError(
+            mode === "call" ? "Positional arguments must come before keyword arguments" : "Non-default argument follows default argument"
+          );
+        } else if (sawSpreadArgument) {
+          throw new SyntaxError("Positional arguments must not follow `*` argument unpacking");
+        }
+      }
+      args.push(argument);
+      if (is(TOKEN_TYPES.Comma)) {
+        ++current;
+      }
+    }
+    return args;
+  }
+  function parseMemberExpressionArgumentsList() {
+    const slices = [];
+    let isSlice = false;
+    while (!is(TOKEN_TYPES.CloseSquareBracket)) {
+      if (is(TOKEN_TYPES.Colon)) {
+        slices.push(void 0);
+        ++current;
+        isSlice = true;
+      } else {
+        slices.push(parseExpression());
+        if (is(TOKEN_TYPES.Colon)) {
+          ++current;
+          isSlice = true;
+        }
+      }
+    }
+    if (slices.length === 0) {
+      throw new SyntaxError(`Expected at least one argument for member/slice expression`);
+    }
+    if (isSlice) {
+      if (slices.length > 3) {
+        throw new SyntaxError(`Expected 0-3 arguments for slice expression`);
+      }
+      return new SliceExpression(...slices);
+    }
+    return slices[0];
+  }
+  function parseMemberExpression(object2) {
+    while (is(TOKEN_TYPES.Dot) || is(TOKEN_TYPES.OpenSquareBracket)) {
+      const operator = tokens[current];
+      ++current;
+      let property;
+      const computed = operator.type === TOKEN_TYPES.OpenSquareBracket;
+      if (computed) {
+        property = parseMemberExpressionArgumentsList();
+        expect(TOKEN_TYPES.CloseSquareBracket, "Expected closing square bracket");
+      } else {
+        property = parsePrimaryExpression();
+        if (property.type !== "Identifier" && property.type !== "IntegerLiteral") {
+          throw new SyntaxError(`Expected identifier or integer following dot operator`);
+        }
+      }
+      object2 = new MemberExpression(object2, property, computed);
+    }
+    return object2;
+  }
+  function parseMultiplicativeExpression() {
+    let left = parsePowerExpression();
+    while (is(TOKEN_TYPES.MultiplicativeBinaryOperator)) {
+      const operator = tokens[current++];
+      const right = parsePowerExpression();
+      left = new BinaryExpression(operator, left, right);
+    }
+    return left;
+  }
+  function parsePowerExpression() {
+    let left = parseTestExpression();
+    while (is(TOKEN_TYPES.ExponentiationBinaryOperator)) {
+      const operator = tokens[current++];
+      const right = parseTestExpression();
+      left = new BinaryExpression(operator, left, right);
+    }
+    return left;
+  }
+  function parseTestExpression() {
+    let operand = parseFilterExpression();
+    while (isIdentifier("is")) {
+      ++current;
+      const negate = isIdentifier("not");
+      if (negate) {
+        ++current;
+      }
+      const filter = parsePrimaryExpression();
+      if (!(filter instanceof Identifier)) {
+        throw new SyntaxError(`Expected identifier for the test`);
+      }
+      operand = new TestExpression(operand, negate, filter);
+    }
+    return operand;
+  }
+  function parseFilterExpression() {
+    let operand = parseUnarySignExpression();
+    while (is(TOKEN_TYPES.Pipe)) {
+      ++current;
+      let filter = parsePrimaryExpression();
+      if (!(filter instanceof Identifier)) {
+        throw new SyntaxError(`Expected identifier for the filter`);
+      }
+      if (is(TOKEN_TYPES.OpenParen)) {
+        filter = parseCallExpression(filter);
+      }
+      operand = new FilterExpression(operand, filter);
+    }
+    return operand;
+  }
+  function parseUnarySignExpression() {
+    const token = tokens[current];
+    if (token && (token.type === TOKEN_TYPES.UnaryOperator || token.type === TOKEN_TYPES.AdditiveBinaryOperator) && (token.value === "-" || token.value === "+")) {
+      const operator = tokens[current++];
+      const argument = parseUnarySignExpression();
+      return new UnaryExpression(operator, argument);
+    }
+    return parseCallMemberExpression();
+  }
+  function parsePrimaryExpression() {
+    const token = tokens[current++];
+    switch (token.type) {
+      case TOKEN_TYPES.NumericLiteral: {
+        const num5 = token.value;
+        return num5.includes(".") ? new FloatLiteral(Number(num5)) : new IntegerLiteral(Number(num5));
+      }
+      case TOKEN_TYPES.StringLiteral: {
+        let value = token.value;
+        while (is(TOKEN_TYPES.StringLiteral)) {
+          value += tokens[current++].value;
+        }
+        return new StringLiteral(value);
+      }
+      case TOKEN_TYPES.Identifier:
+        return new Identifier(token.value);
+      case TOKEN_TYPES.OpenParen: {
+        const expression = parseExpressionSequence();
+        expect(TOKEN_TYPES.CloseParen, "Expected closing parenthesis, got ${tokens[current].type} instead.");
+        return expression;
+      }
+      case TOKEN_TYPES.OpenSquareBracket: {
+        const values = [];
+        while (!is(TOKEN_TYPES.CloseSquareBracket)) {
+          values.push(parseExpression());
+          if (is(TOKEN_TYPES.Comma)) {
+            ++current;
+          }
+        }
+        ++current;
+        return new ArrayLiteral(values);
+      }
+      case TOKEN_TYPES.OpenCurlyBracket: {
+        const values = /* @__PURE__ */ new Map();
+        while (!is(TOKEN_TYPES.CloseCurlyBracket)) {
+          const key = parseExpression();
+          expect(TOKEN_TYPES.Colon, "Expected colon between key and value in object literal");
+          const value = parseExpression();
+          values.set(key, value);
+          if (is(TOKEN_TYPES.Comma)) {
+            ++current;
+          }
+        }
+        ++current;
+        return new ObjectLiteral(values);
+      }
+      default:
+        throw new SyntaxError(`Unexpected token: ${token.type}`);
+    }
+  }
+  while (current < tokens.length) {
+    program2.body.push(parseAny());
+  }
+  return program2;
+}
+function range(start, stop, step = 1) {
+  if (stop === void 0) {
+    stop = start;
+    start = 0;
+  }
+  if (step === 0) {
+    throw new Error("range() step must not be zero");
+  }
+  const result = [];
+  if (step > 0) {
+    for (let i = start; i < stop; i += step) {
+      result.push(i);
+    }
+  } else {
+    for (let i = start; i > stop; i += step) {
+      result.push(i);
+    }
+  }
+  return result;
+}
+function slice(array2, start, stop, step = 1) {
+  const direction = Math.sign(step);
+  if (direction >= 0) {
+    start = (start ??= 0) < 0 ? Math.max(array2.length + start, 0) : Math.min(start, array2.length);
+    stop = (stop ??= array2.length) < 0 ? Math.max(array2.length + stop, 0) : Math.min(stop, array2.length);
+  } else {
+    start = (start ??= array2.length - 1) < 0 ? Math.max(array2.length + start, -1) : Math.min(start, array2.length - 1);
+    stop = (stop ??= -1) < -1 ? Math.max(array2.length + stop, -1) : Math.min(stop, array2.length - 1);
+  }
+  const result = [];
+  for (let i = start; direction * i < direction * stop; i += step) {
+    result.push(array2[i]);
+  }
+  return result;
+}
+function titleCase(value) {
+  return value.replace(/\b\w/g, (c) => c.toUpperCase());
+}
+function strftime_now(format2) {
+  return strftime(/* @__PURE__ */ new Date(), format2);
+}
+function strftime(date5, format2) {
+  const monthFormatterLong = new Intl.DateTimeFormat(void 0, { month: "long" });
+  const monthFormatterShort = new Intl.DateTimeFormat(void 0, { month: "short" });
+  const pad2 = (n) => n < 10 ? "0" + n : n.toString();
+  return format2.replace(/%[YmdbBHM%]/g, (token) => {
+    switch (token) {
+      case "%Y":
+        return date5.getFullYear().toString();
+      case "%m":
+        return pad2(date5.getMonth() + 1);
+      case "%d":
+        return pad2(date5.getDate());
+      case "%b":
+        return monthFormatterShort.format(date5);
+      case "%B":
+        return monthFormatterLong.format(date5);
+      case "%H":
+        return pad2(date5.getHours());
+      case "%M":
+        return pad2(date5.getMinutes());
+      case "%%":
+        return "%";
+      default:
+        return token;
+    }
+  });
+}
+function escapeRegExp(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+function replace(str2, oldvalue, newvalue, count2) {
+  if (count2 === 0) {
+    return str2;
+  }
+  let remaining = count2 == null || count2 < 0 ? Infinity : count2;
+  const pattern = oldvalue.length === 0 ? new RegExp("(?=)", "gu") : new RegExp(escapeRegExp(oldvalue), "gu");
+  return str2.replaceAll(pattern, (match) => {
+    if (remaining > 0) {
+      --remaining;
+      return newvalue;
+    }
+    return match;
+  });
+}
+var BreakControl = class extends Error {
+};
+var ContinueControl = class extends Error {
+};
+var EMPTY_BUILTINS = /* @__PURE__ */ new Map();
+var RuntimeValue = class {
+  type = "RuntimeValue";
+  value;
+  /**
+   * A collection of built-in functions for this type.
+   */
+  get builtins() {
+    return EMPTY_BUILTINS;
+  }
+  /**
+   * Creates a new RuntimeValue.
+   */
+  constructor(value = void 0) {
+    this.value = value;
+  }
+  /**
+   * Determines truthiness or falsiness of the runtime value.
+   * This function should be overridden by subclasses if it has custom truthiness criteria.
+   * @returns {BooleanValue} BooleanValue(true) if the value is truthy, BooleanValue(false) otherwise.
+   */
+  __bool__() {
+    return new BooleanValue(!!this.value);
+  }
+  toString() {
+    return String(this.value);
+  }
+};
+var IntegerValue = class extends RuntimeValue {
+  type = "IntegerValue";
+};
+var FloatValue = class extends RuntimeValue {
+  type = "FloatValue";
+  toString() {
+    if (Object.is(this.value, -0)) {
+      return "-0.0";
+    }
+    return this.value % 1 === 0 ? this.value.toFixed(1) : this.value.toString();
+  }
+};
+var StringValue = class extends RuntimeValue {
+  type = "StringValue";
+  _builtins;
+  get builtins() {
+    return this._builtins ??= /* @__PURE__ */ new Map([
+      [
+        "upper",
+        new FunctionValue(() => {
+          return new StringValue(this.value.toUpperCase());
+        })
+      ],
+      [
+        "lower",
+        new FunctionValue(() => {
+          return new StringValue(this.value.toLowerCase());
+        })
+      ],
+      [
+        "strip",
+        new FunctionValue(() => {
+          return new StringValue(this.value.trim());
+        })
+      ],
+      [
+        "title",
+        new FunctionValue(() => {
+          return new StringValue(titleCase(this.value));
+        })
+      ],
+      [
+        "capitalize",
+        new FunctionValue(() => {
+          return new StringValue(this.value.charAt(0).toUpperCase() + this.value.slice(1));
+        })
+      ],
+      ["length", new IntegerValue(this.value.length)],
+      [
+        "rstrip",
+        new FunctionValue(() => {
+          return new StringValue(this.value.trimEnd());
+        })
+      ],
+      [
+        "lstrip",
+        new FunctionValue(() => {
+          return new StringValue(this.value.trimStart());
+        })
+      ],
+      [
+        "startswith",
+        new FunctionValue((args) => {
+          if (args.length === 0) {
+            throw new Error("startswith() requires at least one argument");
+          }
+          const pattern = args[0];
+          if (pattern instanceof StringValue) {
+            return new BooleanValue(this.value.startsWith(pattern.value));
+          } else if (pattern instanceof ArrayValue) {
+            for (const item of pattern.value) {
+              if (!(item instanceof StringValue)) {
+                throw new Error("startswith() tuple elements must be strings");
+              }
+              if (this.value.startsWith(item.value)) {
+                return new BooleanValue(true);
+              }
+            }
+            return new BooleanValue(false);
+          }
+          throw new Error("startswith() argument must be a string or tuple of strings");
+        })
+      ],
+      [
+        "endswith",
+        new FunctionValue((args) => {
+          if (args.length === 0) {
+            throw new Error("endswith() requires at least one argument");
+          }
+          const pattern = args[0];
+          if (pattern instanceof StringValue) {
+            return new BooleanValue(this.value.endsWith(pattern.value));
+          } else if (pattern instanceof ArrayValue) {
+            for (const item of pattern.value) {
+              if (!(item instanceof StringValue)) {
+                throw new Error("endswith() tuple elements must be strings");
+              }
+              if (this.value.endsWith(item.value)) {
+                return new BooleanValue(true);
+              }
+            }
+            return new BooleanValue(false);
+          }
+          throw new Error("endswith() argument must be a string or tuple of strings");
+        })
+      ],
+      [
+        "split",
+        // follows Python's `str.split(sep=None, maxsplit=-1)` function behavior
+        // https://docs.python.org/3.13/library/stdtypes.html#str.split
+        new FunctionValue((args) => {
+          const sep = args[0] ?? new NullValue();
+          if (!(sep instanceof StringValue || sep instanceof NullValue)) {
+            throw new Error("sep argument must be a string or null");
+          }
+          const maxsplit = args[1] ?? new IntegerValue(-1);
+          if (!(maxsplit instanceof IntegerValue)) {
+            throw new Error("maxsplit argument must be a number");
+          }
+          let result = [];
+          if (sep instanceof NullValue) {
+            const text2 = this.value.trimStart();
+            for (const { 0: match, index } of text2.matchAll(/\S+/g)) {
+              if (maxsplit.value !== -1 && result.length >= maxsplit.value && index !== void 0) {
+                result.push(match + text2.slice(index + match.length));
+                break;
+              }
+              result.push(match);
+            }
+          } else {
+            if (sep.value === "") {
+              throw new Error("empty separator");
+            }
+            result = this.value.split(sep.value);
+            if (maxsplit.value !== -1 && result.length > maxsplit.value) {
+              result.push(result.splice(maxsplit.value).join(sep.value));
+            }
+          }
+          return new ArrayValue(result.map((part) => new StringValue(part)));
+        })
+      ],
+      [
+        "replace",
+        new FunctionValue((args) => {
+          if (args.length < 2) {
+            throw new Error("replace() requires at least two arguments");
+          }
+          const oldValue = args[0];
+          const newValue = args[1];
+          if (!(oldValue instanceof StringValue && newValue instanceof StringValue)) {
+            throw new Error("replace() arguments must be strings");
+          }
+          let count2;
+          if (args.length > 2) {
+            if (args[2].type === "KeywordArgumentsValue") {
+              count2 = args[2].value.get("count") ?? new NullValue();
+            } else {
+              count2 = args[2];
+            }
+          } else {
+            count2 = new NullValue();
+          }
+          if (!(count2 instanceof IntegerValue || count2 instanceof NullValue)) {
+            throw new Error("replace() count argument must be a number or null");
+          }
+          return new StringValue(replace(this.value, oldValue.value, newValue.value, count2.value));
+        })
+      ]
+    ]);
+  }
+};
+var BooleanValue = class extends RuntimeValue {
+  type = "BooleanValue";
+};
+var NON_ASCII_CHARS = /[\x7f-\uffff]/g;
+function makeAsciiSafe(str2) {
+  return str2.replace(NON_ASCII_CHARS, (char) => "\\u" + char.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+function toJSON(input2, options = {}, depth = 0, convertUndefinedToNull = true) {
+  const { indent = null, ensureAscii = false, separators = null, sortKeys = false } = options;
+  let itemSeparator;
+  let keySeparator;
+  if (separators) {
+    [itemSeparator, keySeparator] = separators;
+  } else if (indent) {
+    itemSeparator = ",";
+    keySeparator = ": ";
+  } else {
+    itemSeparator = ", ";
+    keySeparator = ": ";
+  }
+  switch (input2.type) {
+    case "NullValue":
+      return "null";
+    case "UndefinedValue":
+      return convertUndefinedToNull ? "null" : "undefined";
+    case "IntegerValue":
+    case "FloatValue":
+    case "BooleanValue":
+      return JSON.stringify(input2.value);
+    case "StringValue": {
+      let result = JSON.stringify(input2.value);
+      if (ensureAscii) {
+        result = makeAsciiSafe(result);
+      }
+      return result;
+    }
+    case "ArrayValue":
+    case "NamespaceValue":
+    case "ObjectValue": {
+      const indentValue = indent ? " ".repeat(indent) : "";
+      const basePadding = "\n" + indentValue.repeat(depth);
+      const childrenPadding = basePadding + indentValue;
+      if (input2.type === "ArrayValue") {
+        const core = input2.value.map((x) => toJSON(x, options, depth + 1, convertUndefinedToNull));
+        return indent && core.length > 0 ? `[${childrenPadding}${core.join(`${itemSeparator}${childrenPadding}`)}${basePadding}]` : `[${core.join(itemSeparator)}]`;
+      } else {
+        let entries = Array.from(input2.value.entries());
+        if (sortKeys) {
+          entries = entries.sort(([a], [b]) => a.localeCompare(b));
+        }
+        const core = entries.map(([key, value]) => {
+          let keyStr = JSON.stringify(key);
+          if (ensureAscii) {
+            keyStr = makeAsciiSafe(keyStr);
+          }
+          const v = `${keyStr}${keySeparator}${toJSON(value, options, depth + 1, convertUndefinedToNull)}`;
+          return indent ? `${childrenPadding}${v}` : v;
+        });
+        return indent && core.length > 0 ? `{${core.join(itemSeparator)}${basePadding}}` : `{${core.join(itemSeparator)}}`;
+      }
+    }
+    default:
+      throw new Error(`Cannot convert to JSON: ${input2.type}`);
+  }
+}
+var ObjectValue = class extends RuntimeValue {
+  type = "ObjectValue";
+  _builtins;
+  /**
+   * NOTE: necessary to override since all JavaScript arrays are considered truthy,
+   * while only non-empty Python arrays are consider truthy.
+   *
+   * e.g.,
+   *  - JavaScript:  {} && 5 -> 5
+   *  - Python:      {} and 5 -> {}
+   */
+  __bool__() {
+    return new BooleanValue(this.value.size > 0);
+  }
+  get builtins() {
+    return this._builtins ??= /* @__PURE__ */ new Map([
+      [
+        "get",
+        new FunctionValue(([key, defaultValue]) => {
+          if (!(key instanceof StringValue)) {
+            throw new Error(`Object key must be a string: got ${key.type}`);
+          }
+          return this.value.get(key.value) ?? defaultValue ?? new NullValue();
+        })
+      ],
+      ["items", new FunctionValue(() => this.items())],
+      ["keys", new FunctionValue(() => this.keys())],
+      ["values", new FunctionValue(() => this.values())],
+      [
+        "dictsort",
+        new FunctionValue((args) => {
+          let kwargs = /* @__PURE__ */ new Map();
+          const positionalArgs = args.filter((arg) => {
+            if (arg instanceof KeywordArgumentsValue) {
+              kwargs = arg.value;
+              return false;
+            }
+            return true;
+          });
+          const caseSensitive = positionalArgs.at(0) ?? kwargs.get("case_sensitive") ?? new BooleanValue(false);
+          if (!(caseSensitive instanceof BooleanValue)) {
+            throw new Error("case_sensitive must be a boolean");
+          }
+          const by = positionalArgs.at(1) ?? kwargs.get("by") ?? new StringValue("key");
+          if (!(by instanceof StringValue)) {
+            throw new Error("by must be a string");
+          }
+          if (!["key", "value"].includes(by.value)) {
+            throw new Error("by must be either 'key' or 'value'");
+          }
+          const reverse = positionalArgs.at(2) ?? kwargs.get("reverse") ?? new BooleanValue(false);
+          if (!(reverse instanceof BooleanValue)) {
+            throw new Error("reverse must be a boolean");
+          }
+          const items = Array.from(this.value.entries()).map(([key, value]) => new ArrayValue([new StringValue(key), value])).sort((a, b) => {
+            const index = by.value === "key" ? 0 : 1;
+            const aVal = a.value[index];
+            const bVal = b.value[index];
+            const result = compareRuntimeValues(aVal, bVal, caseSensitive.value);
+            return reverse.value ? -result : result;
+          });
+          return new ArrayValue(items);
+        })
+      ]
+    ]);
+  }
+  items() {
+    return new ArrayValue(
+      Array.from(this.value.entries()).map(([key, value]) => new ArrayValue([new StringValue(key), value]))
+    );
+  }
+  keys() {
+    return new ArrayValue(Array.from(this.value.keys()).map((key) => new StringValue(key)));
+  }
+  values() {
+    return new ArrayValue(Array.from(this.value.values()));
+  }
+  toString() {
+    return toJSON(this, {}, 0, false);
+  }
+};
+var KeywordArgumentsValue = class extends ObjectValue {
+  type = "KeywordArgumentsValue";
+};
+var NamespaceValue = class extends RuntimeValue {
+  type = "NamespaceValue";
+  toString() {
+    return toJSON(this, {}, 0, false);
+  }
+};
+var ArrayValue = class extends RuntimeValue {
+  type = "ArrayValue";
+  _builtins;
+  get builtins() {
+    return this._builtins ??= /* @__PURE__ */ new Map([["length", new IntegerValue(this.value.length)]]);
+  }
+  /**
+   * NOTE: necessary to override since all JavaScript arrays are considered truthy,
+   * while only non-empty Python arrays are consider truthy.
+   *
+   * e.g.,
+   *  - JavaScript:  [] && 5 -> 5
+   *  - Python:      [] and 5 -> []
+   */
+  __bool__() {
+    return new BooleanValue(this.value.length > 0);
+  }
+  toString() {
+    return toJSON(this, {}, 0, false);
+  }
+};
+var TupleValue = class extends ArrayValue {
+  type = "TupleValue";
+};
+var FunctionValue = class extends RuntimeValue {
+  type = "FunctionValue";
+};
+var NullValue = class extends RuntimeValue {
+  type = "NullValue";
+};
+var UndefinedValue = class extends RuntimeValue {
+  type = "UndefinedValue";
+};
+function normalizeNamespaceEntry(pair) {
+  let values;
+  if (pair instanceof ArrayValue) {
+    values = pair.value;
+  } else if (pair instanceof StringValue) {
+    values = Array.from(pair.value, (char) => new StringValue(char));
+  }
+  if (!values || values.length !== 2) {
+    throw new Error("namespace expected an object or an iterable of [key, value] pairs");
+  }
+  const [key, value] = values;
+  if (!(key instanceof StringValue)) {
+    throw new Error("namespace keys must be strings");
+  }
+  return [key, value];
+}
+var _Environment = class {
+  constructor(parent) {
+    this.parent = parent;
+  }
+  /**
+   * The variables declared in this environment.
+   */
+  variables = /* @__PURE__ */ new Map([
+    [
+      "namespace",
+      new FunctionValue((args) => {
+        const positional = args.slice();
+        let kwargs;
+        if (positional.at(-1) instanceof KeywordArgumentsValue) {
+          kwargs = positional.pop();
+        }
+        if (positional.length > 1) {
+          throw new Error(`namespace expected at most 1 argument, got ${positional.length}`);
+        }
+        const entries = /* @__PURE__ */ new Map();
+        if (positional.length === 1) {
+          const source = positional[0];
+          if (source instanceof ObjectValue) {
+            for (const [key, value] of source.value) {
+              entries.set(key, value);
+            }
+          } else if (source instanceof ArrayValue) {
+            for (const pair of source.value) {
+              const [key, value] = normalizeNamespaceEntry(pair);
+              entries.set(key.value, value);
+            }
+          } else {
+            throw new Error(`'${source.type}' object is not iterable`);
+          }
+        }
+        if (kwargs) {
+          for (const [key, value] of kwargs.value) {
+            entries.set(key, value);
+          }
+        }
+        return new NamespaceValue(entries);
+      })
+    ]
+  ]);
+  tests = _Environment.TESTS;
+  /**
+   * Set the value of a variable in the current environment.
+   */
+  set(name, value) {
+    return this.declareVariable(name, convertToRuntimeValues(value));
+  }
+  declareVariable(name, value) {
+    if (this.variables.has(name)) {
+      throw new SyntaxError(`Variable already declared: ${name}`);
+    }
+    this.variables.set(name, value);
+    return value;
+  }
+  // private assignVariable(name: string, value: AnyRuntimeValue): AnyRuntimeValue {
+  // 	const env = this.resolve(name);
+  // 	env.variables.set(name, value);
+  // 	return value;
+  // }
+  /**
+   * Set variable in the current scope.
+   * See https://jinja.palletsprojects.com/en/3.0.x/templates/#assignments for more information.
+   */
+  setVariable(name, value) {
+    this.variables.set(name, value);
+    return value;
+  }
+  /**
+   * Resolve the environment in which the variable is declared.
+   * @param {string} name The name of the variable.
+   * @returns {Environment} The environment in which the variable is declared.
+   */
+  resolve(name) {
+    if (this.variables.has(name)) {
+      return this;
+    }
+    if (this.parent) {
+      return this.parent.resolve(name);
+    }
+    throw new Error(`Unknown variable: ${name}`);
+  }
+  lookupVariable(name) {
+    try {
+      return this.resolve(name).variables.get(name) ?? new UndefinedValue();
+    } catch {
+      return new UndefinedValue();
+    }
+  }
+};
+var Environment = _Environment;
+__publicField(Environment, "TESTS", /* @__PURE__ */ new Map([
+  ["boolean", (operand) => operand.type === "BooleanValue"],
+  ["callable", (operand) => operand instanceof FunctionValue],
+  [
+    "odd",
+    (operand) => {
+      if (!(operand instanceof IntegerValue)) {
+        throw new Error(`cannot odd on ${operand.type}`);
+      }
+      return operand.value % 2 !== 0;
+    }
+  ],
+  [
+    "even",
+    (operand) => {
+      if (!(operand instanceof IntegerValue)) {
+        throw new Error(`cannot even on ${operand.type}`);
+      }
+      return operand.value % 2 === 0;
+    }
+  ],
+  ["false", (operand) => operand.type === "BooleanValue" && !operand.value],
+  ["true", (operand) => operand.type === "BooleanValue" && operand.value],
+  ["none", (operand) => operand.type === "NullValue"],
+  ["string", (operand) => operand.type === "StringValue"],
+  ["number", (operand) => operand instanceof IntegerValue || operand instanceof FloatValue],
+  ["integer", (operand) => operand instanceof IntegerValue],
+  ["iterable", (operand) => operand.type === "ArrayValue" || operand.type === "StringValue"],
+  ["mapping", (operand) => operand instanceof ObjectValue],
+  [
+    "sequence",
+    (operand) => operand instanceof ArrayValue || operand instanceof ObjectValue || operand instanceof StringValue
+  ],
+  [
+    "lower",
+    (operand) => {
+      const str2 = operand.value;
+      return operand.type === "StringValue" && str2 === str2.toLowerCase();
+    }
+  ],
+  [
+    "upper",
+    (operand) => {
+      const str2 = operand.value;
+      return operand.type === "StringValue" && str2 === str2.toUpperCase();
+    }
+  ],
+  ["none", (operand) => operand.type === "NullValue"],
+  ["defined", (operand) => operand.type !== "UndefinedValue"],
+  ["undefined", (operand) => operand.type === "UndefinedValue"],
+  ["equalto", (a, b) => a.value === b.value],
+  ["eq", (a, b) => a.value === b.value]
+]));
+function setupGlobals(env) {
+  env.set("false", false);
+  env.set("true", true);
+  env.set("none", null);
+  env.set("raise_exception", (args) => {
+    throw new Error(args);
+  });
+  env.set("range", range);
+  env.set("strftime_now", strftime_now);
+  env.set("True", true);
+  env.set("False", false);
+  env.set("None", null);
+}
+function isAttributeContainer(value) {
+  return value instanceof ObjectValue || value instanceof NamespaceValue;
+}
+function isNumericLikeValue(value) {
+  return value instanceof IntegerValue || value instanceof FloatValue || value instanceof BooleanValue;
+}
+function getNumericValue(value) {
+  return value instanceof BooleanValue ? Number(value.value) : value.value;
+}
+function getAttributeValue(item, attributePath) {
+  const parts = attributePath.split(".");
+  let value = item;
+  for (const part of parts) {
+    if (isAttributeContainer(value)) {
+      value = value.value.get(part) ?? new UndefinedValue();
+    } else if (value instanceof ArrayValue) {
+      const index = parseInt(part, 10);
+      if (!isNaN(index) && index >= 0 && index < value.value.length) {
+        value = value.value[index];
+      } else {
+        return new UndefinedValue();
+      }
+    } else {
+      return new UndefinedValue();
+    }
+  }
+  return value;
+}
+function compareRuntimeValues(a, b, caseSensitive = false) {
+  if (a instanceof NullValue && b instanceof NullValue) {
+    return 0;
+  }
+  if (a instanceof NullValue || b instanceof NullValue) {
+    throw new Error(`Cannot compare ${a.type} with ${b.type}`);
+  }
+  if (a instanceof UndefinedValue && b instanceof UndefinedValue) {
+    return 0;
+  }
+  if (a instanceof UndefinedValue || b instanceof UndefinedValue) {
+    throw new Error(`Cannot compare ${a.type} with ${b.type}`);
+  }
+  if (isNumericLikeValue(a) && isNumericLikeValue(b)) {
+    const aNum = getNumericValue(a);
+    const bNum = getNumericValue(b);
+    return aNum < bNum ? -1 : aNum > bNum ? 1 : 0;
+  }
+  if (a.type !== b.type) {
+    throw new Error(`Cannot compare different types: ${a.type} and ${b.type}`);
+  }
+  switch (a.type) {
+    case "StringValue": {
+      let aStr = a.value;
+      let bStr = b.value;
+      if (!caseSensitive) {
+        aStr = aStr.toLowerCase();
+        bStr = bStr.toLowerCase();
+      }
+      return aStr < bStr ? -1 : aStr > bStr ? 1 : 0;
+    }
+    default:
+      throw new Error(`Cannot compare type: ${a.type}`);
+  }
+}
+function getParameterDescriptor(argument) {
+  if (argument.type === "Identifier") {
+    return { name: argument.value };
+  }
+  const keywordArgument = argument;
+  return { name: keywordArgument.key.value, defaultValue: keywordArgument.value };
+}
+function isSpecialMacroArgument(name) {
+  return name === "kwargs" || name === "varargs";
+}
+function findAccessedSpecialMacroArguments(parameters, body) {
+  const declared = /* @__PURE__ */ new Set();
+  const accessed = /* @__PURE__ */ new Set();
+  const declareName = (name) => {
+    if (isSpecialMacroArgument(name)) {
+      declared.add(name);
+    }
+  };
+  const declareTarget = (target) => {
+    if (target.type === "Identifier") {
+      declareName(target.value);
+    } else if (target.type === "TupleLiteral") {
+      for (const item of target.value) {
+        declareTarget(item);
+      }
+    }
+  };
+  const declareArgument = (argument) => {
+    declareName(getParameterDescriptor(argument).name);
+  };
+  const visitArgumentDefaults = (args) => {
+    for (const argument of args) {
+      const parameter = getParameterDescriptor(argument);
+      if (parameter.defaultValue) {
+        visit2(parameter.defaultValue);
+      }
+    }
+  };
+  const visitFilter = (filter) => {
+    if (filter.type === "CallExpression") {
+      visit2(filter.args);
+    }
+  };
+  const visit2 = (node2) => {
+    if (Array.isArray(node2)) {
+      for (const item of node2) {
+        visit2(item);
+      }
+      return;
+    }
+    if (node2 instanceof Map) {
+      for (const [key, value] of node2) {
+        visit2(key);
+        visit2(value);
+      }
+      return;
+    }
+    if (!(node2 instanceof Statement)) {
+      return;
+    }
+    switch (node2.type) {
+      case "For": {
+        const statement = node2;
+        declareTarget(statement.loopvar);
+        if (statement.iterable.type === "SelectExpression") {
+          const iterable = statement.iterable;
+          visit2(iterable.lhs);
+          visit2(statement.body);
+          visit2(statement.defaultBlock);
+          visit2(iterable.test);
+          return;
+        }
+        visit2(statement.iterable);
+        visit2(statement.body);
+        visit2(statement.defaultBlock);
+        return;
+      }
+      case "Set": {
+        const statement = node2;
+        declareTarget(statement.assignee);
+        visit2(statement.value);
+        visit2(statement.body);
+        return;
+      }
+      case "Macro": {
+        const statement = node2;
+        for (const argument of statement.args) {
+          declareArgument(argument);
+        }
+        visitArgumentDefaults(statement.args);
+        visit2(statement.body);
+        return;
+      }
+      case "CallStatement": {
+        const statement = node2;
+        visit2(statement.call);
+        for (const argument of statement.callerArgs ?? []) {
+          declareArgument(argument);
+        }
+        visitArgumentDefaults(statement.callerArgs ?? []);
+        visit2(statement.body);
+        return;
+      }
+      case "FilterStatement": {
+        const statement = node2;
+        visit2(statement.body);
+        visitFilter(statement.filter);
+        return;
+      }
+      case "Identifier": {
+        const name = node2.value;
+        if (isSpecialMacroArgument(name) && !declared.has(name)) {
+          accessed.add(name);
+        }
+        return;
+      }
+      case "MemberExpression": {
+        const expression = node2;
+        visit2(expression.object);
+        if (expression.computed) {
+          visit2(expression.property);
+        }
+        return;
+      }
+      case "FilterExpression": {
+        const expression = node2;
+        visit2(expression.operand);
+        visitFilter(expression.filter);
+        return;
+      }
+      case "TestExpression":
+        visit2(node2.operand);
+        return;
+      case "SelectExpression": {
+        const expression = node2;
+        visit2(expression.test);
+        visit2(expression.lhs);
+        return;
+      }
+      case "KeywordArgumentExpression":
+        visit2(node2.value);
+        return;
+      default:
+        for (const child of Object.values(node2)) {
+          visit2(child);
+        }
+    }
+  };
+  for (const parameter of parameters) {
+    declareArgument(parameter);
+  }
+  visit2(body);
+  return accessed;
+}
+var Interpreter = class {
+  global;
+  constructor(env) {
+    this.global = env ?? new Environment();
+  }
+  /**
+   * Run the program.
+   */
+  run(program2) {
+    return this.evaluate(program2, this.global);
+  }
+  /**
+   * Evaluates expressions following the binary operation type.
+   */
+  evaluateBinaryExpression(node2, environment) {
+    const left = this.evaluate(node2.left, environment);
+    switch (node2.operator.value) {
+      case "and":
+        return left.__bool__().value ? this.evaluate(node2.right, environment) : left;
+      case "or":
+        return left.__bool__().value ? left : this.evaluate(node2.right, environment);
+    }
+    const right = this.evaluate(node2.right, environment);
+    switch (node2.operator.value) {
+      case "==":
+        return new BooleanValue(left.value == right.value);
+      case "!=":
+        return new BooleanValue(left.value != right.value);
+    }
+    if (left instanceof UndefinedValue || right instanceof UndefinedValue) {
+      if (right instanceof UndefinedValue && ["in", "not in"].includes(node2.operator.value)) {
+        return new BooleanValue(node2.operator.value === "not in");
+      }
+      throw new Error(`Cannot perform operation ${node2.operator.value} on undefined values`);
+    } else if (left instanceof NullValue || right instanceof NullValue) {
+      throw new Error("Cannot perform operation on null values");
+    } else if (node2.operator.value === "~") {
+      return new StringValue(left.value.toString() + right.value.toString());
+    } else if (node2.operator.value === "**" && isNumericLikeValue(left) && isNumericLikeValue(right)) {
+      const a = getNumericValue(left);
+      const b = getNumericValue(right);
+      if (a === 0 && b < 0) {
+        throw new Error("0.0 cannot be raised to a negative power");
+      }
+      const result = a ** b;
+      if (!Number.isFinite(result)) {
+        throw new Error("Exponentiation result is not a finite real number");
+      }
+      const isFloat = left instanceof FloatValue || right instanceof FloatValue || b < 0;
+      return isFloat ? new FloatValue(result) : new IntegerValue(result);
+    } else if ((left instanceof IntegerValue || left instanceof FloatValue) && (right instanceof IntegerValue || right instanceof FloatValue)) {
+      const a = left.value, b = right.value;
+      switch (node2.operator.value) {
+        case "+":
+        case "-":
+        case "*": {
+          const res = node2.operator.value === "+" ? a + b : node2.operator.value === "-" ? a - b : a * b;
+          const isFloat = left instanceof FloatValue || right instanceof FloatValue;
+          return isFloat ? new FloatValue(res) : new IntegerValue(res);
+        }
+        case "/":
+          return new FloatValue(a / b);
+        case "//": {
+          const res = Math.floor(a / b);
+          const isFloat = left instanceof FloatValue || right instanceof FloatValue;
+          return isFloat ? new FloatValue(res) : new IntegerValue(res);
+        }
+        case "%": {
+          const rem = a % b;
+          const isFloat = left instanceof FloatValue || right instanceof FloatValue;
+          return isFloat ? new FloatValue(rem) : new IntegerValue(rem);
+        }
+        case "<":
+          return new BooleanValue(a < b);
+        case ">":
+          return new BooleanValue(a > b);
+        case ">=":
+          return new BooleanValue(a >= b);
+        case "<=":
+          return new BooleanValue(a <= b);
+      }
+    } else if (left instanceof ArrayValue && right instanceof ArrayValue) {
+      switch (node2.operator.value) {
+        case "+":
+          return new ArrayValue(left.value.concat(right.value));
+      }
+    } else if (right instanceof ArrayValue) {
+      const member = right.value.find((x) => x.value === left.value) !== void 0;
+      switch (node2.operator.value) {
+        case "in":
+          return new BooleanValue(member);
+        case "not in":
+          return new BooleanValue(!member);
+      }
+    }
+    if (left instanceof StringValue || right instanceof StringValue) {
+      switch (node2.operator.value) {
+        case "+":
+          return new StringValue(left.value.toString() + right.value.toString());
+      }
+    }
+    if (left instanceof StringValue && right instanceof StringValue) {
+      switch (node2.operator.value) {
+        case "in":
+          return new BooleanValue(right.value.includes(left.value));
+        case "not in":
+          return new BooleanValue(!right.value.includes(left.value));
+      }
+    }
+    if (left instanceof StringValue && right instanceof ObjectValue) {
+      switch (node2.operator.value) {
+        case "in":
+          return new BooleanValue(right.value.has(left.value));
+        case "not in":
+          return new BooleanValue(!right.value.has(left.value));
+      }
+    }
+    throw new SyntaxError(`Unknown operator "${node2.operator.value}" between ${left.type} and ${right.type}`);
+  }
+  evaluateArguments(args, environment) {
+    const positionalArguments = [];
+    const keywordArguments = /* @__PURE__ */ new Map();
+    const addKeywordArgument = (key, value) => {
+      if (keywordArguments.has(key)) {
+        throw new Error(`Got multiple values for keyword argument '${key}'`);
+      }
+      keywordArguments.set(key, value);
+    };
+    for (const argument of args) {
+      if (argument.type === "SpreadExpression") {
+        const spreadNode = argument;
+        const val = this.evaluate(spreadNode.argument, environment);
+        if (!(val instanceof ArrayValue)) {
+          throw new Error(`Cannot unpack non-iterable type: ${val.type}`);
+        }
+        for (const item of val.value) {
+          positionalArguments.push(item);
+        }
+      } else if (argument.type !== "KeywordArgumentExpression" && argument.type !== "KeywordSpreadExpression") {
+        positionalArguments.push(this.evaluate(argument, environment));
+      }
+    }
+    for (const argument of args) {
+      if (argument.type === "KeywordArgumentExpression") {
+        const kwarg = argument;
+        addKeywordArgument(kwarg.key.value, this.evaluate(kwarg.value, environment));
+      } else if (argument.type === "KeywordSpreadExpression") {
+        const spreadNode = argument;
+        const val = this.evaluate(spreadNode.argument, environment);
+        if (!(val instanceof ObjectValue)) {
+          throw new Error(`Argument after ** must be a mapping, not ${val.type}`);
+        }
+        for (const [key, value] of val.value) {
+          addKeywordArgument(key, value);
+        }
+      }
+    }
+    return [positionalArguments, keywordArguments];
+  }
+  applyFilter(operand, filterNode, environment) {
+    if (filterNode.type === "Identifier") {
+      const filter = filterNode;
+      if (filter.value === "safe") {
+        return operand;
+      }
+      if (filter.value === "tojson") {
+        return new StringValue(toJSON(operand, {}));
+      }
+      if (operand instanceof ArrayValue) {
+        switch (filter.value) {
+          case "list":
+            return operand;
+          case "first":
+            return operand.value[0];
+          case "last":
+            return operand.value[operand.value.length - 1];
+          case "length":
+            return new IntegerValue(operand.value.length);
+          case "reverse":
+            return new ArrayValue(operand.value.slice().reverse());
+          case "sort": {
+            return new ArrayValue(operand.value.slice().sort((a, b) => compareRuntimeValues(a, b, false)));
+          }
+          case "join":
+            return new StringValue(operand.value.map((x) => x.value).join(""));
+          case "string":
+            return new StringValue(toJSON(operand, {}, 0, false));
+          case "unique": {
+            const seen = /* @__PURE__ */ new Set();
+            const output2 = [];
+            for (const item of operand.value) {
+              if (!seen.has(item.value)) {
+                seen.add(item.value);
+                output2.push(item);
+              }
+            }
+            return new ArrayValue(output2);
+          }
+          default:
+            throw new Error(`Unknown ArrayValue filter: ${filter.value}`);
+        }
+      } else if (operand instanceof StringValue) {
+        switch (filter.value) {
+          case "length":
+          case "upper":
+          case "lower":
+          case "title":
+          case "capitalize": {
+            const builtin = operand.builtins.get(filter.value);
+            if (builtin instanceof FunctionValue) {
+              return builtin.value(
+                /* no arguments */
+                [],
+                environment
+              );
+            } else if (builtin instanceof IntegerValue) {
+              return builtin;
+            } else {
+              throw new Error(`Unknown StringValue filter: ${filter.value}`);
+            }
+          }
+          case "trim":
+            return new StringValue(operand.value.trim());
+          case "indent":
+            return new StringValue(
+              operand.value.split("\n").map(
+                (x, i) => (
+                  // By default, don't indent the first line or empty lines
+                  i === 0 || x.length === 0 ? x : "    " + x
+                )
+              ).join("\n")
+            );
+          case "join":
+          case "string":
+            return operand;
+          case "int": {
+            const val = parseInt(operand.value, 10);
+            return new IntegerValue(isNaN(val) ? 0 : val);
+          }
+          case "float": {
+            const val = parseFloat(operand.value);
+            return new FloatValue(isNaN(val) ? 0 : val);
+          }
+          default:
+            throw new Error(`Unknown StringValue filter: ${filter.value}`);
+        }
+      } else if (operand instanceof IntegerValue || operand instanceof FloatValue) {
+        switch (filter.value) {
+          case "abs":
+            return operand instanceof IntegerValue ? new IntegerValue(Math.abs(operand.value)) : new FloatValue(Math.abs(operand.value));
+          case "int":
+            return new IntegerValue(Math.floor(operand.value));
+          case "float":
+            return new FloatValue(operand.value);
+          case "string":
+            return new StringValue(operand.toString());
+          default:
+            throw new Error(`Unknown NumericValue filter: ${filter.value}`);
+        }
+      } else if (operand instanceof ObjectValue) {
+        switch (filter.value) {
+          case "items":
+            return new ArrayValue(
+              Array.from(operand.value.entries()).map(([key, value]) => new ArrayValue([new StringValue(key), value]))
+            );
+          case "length":
+            return new IntegerValue(operand.value.size);
+          default: {
+            const builtin = operand.builtins.get(filter.value);
+            if (builtin) {
+              if (builtin instanceof FunctionValue) {
+                return builtin.value([], environment);
+              }
+              return builtin;
+            }
+            throw new Error(`Unknown ObjectValue filter: ${filter.value}`);
+          }
+        }
+      } else if (operand instanceof BooleanValue) {
+        switch (filter.value) {
+          case "bool":
+            return new BooleanValue(operand.value);
+          case "int":
+            return new IntegerValue(operand.value ? 1 : 0);
+          case "float":
+            return new FloatValue(operand.value ? 1 : 0);
+          case "string":
+            return new StringValue(operand.value ? "true" : "false");
+          default:
+            throw new Error(`Unknown BooleanValue filter: ${filter.value}`);
+        }
+      }
+      throw new Error(`Cannot apply filter "${filter.value}" to type: ${operand.type}`);
+    } else if (filterNode.type === "CallExpression") {
+      const filter = filterNode;
+      if (filter.callee.type !== "Identifier") {
+        throw new Error(`Unknown filter: ${filter.callee.type}`);
+      }
+      const filterName = filter.callee.value;
+      if (filterName === "tojson") {
+        const [, kwargs] = this.evaluateArguments(filter.args, environment);
+        const indent = kwargs.get("indent") ?? new NullValue();
+        if (!(indent instanceof IntegerValue || indent instanceof NullValue)) {
+          throw new Error("If set, indent must be a number");
+        }
+        const ensureAscii = kwargs.get("ensure_ascii") ?? new BooleanValue(false);
+        if (!(ensureAscii instanceof BooleanValue)) {
+          throw new Error("If set, ensure_ascii must be a boolean");
+        }
+        const sortKeys = kwargs.get("sort_keys") ?? new BooleanValue(false);
+        if (!(sortKeys instanceof BooleanValue)) {
+          throw new Error("If set, sort_keys must be a boolean");
+        }
+        const separatorsArg = kwargs.get("separators") ?? new NullValue();
+        let separators = null;
+        if (separatorsArg instanceof ArrayValue || separatorsArg instanceof TupleValue) {
+          if (separatorsArg.value.length !== 2) {
+            throw new Error("separators must be a tuple of two strings");
+          }
+          const [itemSep, keySep] = separatorsArg.value;
+          if (!(itemSep instanceof StringValue) || !(keySep instanceof StringValue)) {
+            throw new Error("separators must be a tuple of two strings");
+          }
+          separators = [itemSep.value, keySep.value];
+        } else if (!(separatorsArg instanceof NullValue)) {
+          throw new Error("If set, separators must be a tuple of two strings");
+        }
+        return new StringValue(
+          toJSON(operand, {
+            indent: indent.value,
+            ensureAscii: ensureAscii.value,
+            sortKeys: sortKeys.value,
+            separators
+          })
+        );
+      } else if (filterName === "join") {
+        let value;
+        if (operand instanceof StringValue) {
+          value = Array.from(operand.value);
+        } else if (operand instanceof ArrayValue) {
+          value = operand.value.map((x) => x.value);
+        } else {
+          throw new Error(`Cannot apply filter "${filterName}" to type: ${operand.type}`);
+        }
+        const [args, kwargs] = this.evaluateArguments(filter.args, environment);
+        const separator = args.at(0) ?? kwargs.get("separator") ?? new StringValue("");
+        if (!(separator instanceof StringValue)) {
+          throw new Error("separator must be a string");
+        }
+        return new StringValue(value.join(separator.value));
+      } else if (filterName === "int" || filterName === "float") {
+        const [args, kwargs] = this.evaluateArguments(filter.args, environment);
+        const defaultValue = args.at(0) ?? kwargs.get("default") ?? (filterName === "int" ? new IntegerValue(0) : new FloatValue(0));
+        if (operand instanceof StringValue) {
+          const val = filterName === "int" ? parseInt(operand.value, 10) : parseFloat(operand.value);
+          return isNaN(val) ? defaultValue : filterName === "int" ? new IntegerValue(val) : new FloatValue(val);
+        } else if (operand instanceof IntegerValue || operand instanceof FloatValue) {
+          return operand;
+        } else if (operand instanceof BooleanValue) {
+          return filterName === "int" ? new IntegerValue(operand.value ? 1 : 0) : new FloatValue(operand.value ? 1 : 0);
+        } else {
+          throw new Error(`Cannot apply filter "${filterName}" to type: ${operand.type}`);
+        }
+      } else if (filterName === "default") {
+        const [args, kwargs] = this.evaluateArguments(filter.args, environment);
+        const defaultValue = args[0] ?? new StringValue("");
+        const booleanValue = args[1] ?? kwargs.get("boolean") ?? new BooleanValue(false);
+        if (!(booleanValue instanceof BooleanValue)) {
+          throw new Error("`default` filter flag must be a boolean");
+        }
+        if (operand instanceof UndefinedValue || booleanValue.value && !operand.__bool__().value) {
+          return defaultValue;
+        }
+        return operand;
+      }
+      if (operand instanceof ArrayValue) {
+        switch (filterName) {
+          case "sort": {
+            const [args, kwargs] = this.evaluateArguments(filter.args, environment);
+            const reverse = args.at(0) ?? kwargs.get("reverse") ?? new BooleanValue(false);
+            if (!(reverse instanceof BooleanValue)) {
+              throw new Error("reverse must be a boolean");
+            }
+            const caseSensitive = args.at(1) ?? kwargs.get("case_sensitive") ?? new BooleanValue(false);
+            if (!(caseSensitive instanceof BooleanValue)) {
+              throw new Error("case_sensitive must be a boolean");
+            }
+            const attribute = args.at(2) ?? kwargs.get("attribute") ?? new NullValue();
+            if (!(attribute instanceof StringValue || attribute instanceof IntegerValue || attribute instanceof NullValue)) {
+              throw new Error("attribute must be a string, integer, or null");
+            }
+            const getSortValue = (item) => {
+              if (attribute instanceof NullValue) {
+                return item;
+              }
+              const attrPath = attribute instanceof IntegerValue ? String(attribute.value) : attribute.value;
+              return getAttributeValue(item, attrPath);
+            };
+            return new ArrayValue(
+              operand.value.slice().sort((a, b) => {
+                const aVal = getSortValue(a);
+                const bVal = getSortValue(b);
+                const result = compareRuntimeValues(aVal, bVal, caseSensitive.value);
+                return reverse.value ? -result : result;
+              })
+            );
+          }
+          case "selectattr":
+          case "rejectattr": {
+            const select = filterName === "selectattr";
+            if (operand.value.some((item) => !isAttributeContainer(item))) {
+              throw new Error(`\`${filterName}\` can only be applied to array of objects`);
+            }
+            if (filter.args.some((x) => x.type !== "StringLiteral")) {
+              throw new Error(`arguments of \`${filterName}\` must be strings`);
+            }
+            const [attr, testName, value] = filter.args.map((x) => this.evaluate(x, environment));
+            let testFunction;
+            if (testName) {
+              const test = environment.tests.get(testName.value);
+              if (!test) {
+                throw new Error(`Unknown test: ${testName.value}`);
+              }
+              testFunction = test;
+            } else {
+              testFunction = (...x) => x[0].__bool__().value;
+            }
+            const filtered = operand.value.filter((item) => {
+              const a = item.value.get(attr.value);
+              const result = a ? testFunction(a, value) : false;
+              return select ? result : !result;
+            });
+            return new ArrayValue(filtered);
+          }
+          case "map": {
+            const [, kwargs] = this.evaluateArguments(filter.args, environment);
+            if (kwargs.has("attribute")) {
+              const attr = kwargs.get("attribute");
+              if (!(attr instanceof StringValue)) {
+                throw new Error("attribute must be a string");
+              }
+              const defaultValue = kwargs.get("default");
+              const mapped = operand.value.map((item) => {
+                if (!isAttributeContainer(item)) {
+                  throw new Error("items in map must be an object");
+                }
+                const value = getAttributeValue(item, attr.value);
+                return value instanceof UndefinedValue ? defaultValue ?? new UndefinedValue() : value;
+              });
+              return new ArrayValue(mapped);
+            } else {
+              throw new Error("`map` expressions without `attribute` set are not currently supported.");
+            }
+          }
+        }
+        throw new Error(`Unknown ArrayValue filter: ${filterName}`);
+      } else if (operand instanceof StringValue) {
+        switch (filterName) {
+          case "indent": {
+            const [args, kwargs] = this.evaluateArguments(filter.args, environment);
+            const width2 = args.at(0) ?? kwargs.get("width") ?? new IntegerValue(4);
+            if (!(width2 instanceof IntegerValue)) {
+              throw new Error("width must be a number");
+            }
+            const first = args.at(1) ?? kwargs.get("first") ?? new BooleanValue(false);
+            const blank = args.at(2) ?? kwargs.get("blank") ?? new BooleanValue(false);
+            const lines2 = operand.value.split("\n");
+            const indent = " ".repeat(width2.value);
+            const indented = lines2.map(
+              (x, i) => !first.value && i === 0 || !blank.value && x.length === 0 ? x : indent + x
+            );
+            return new StringValue(indented.join("\n"));
+          }
+          case "replace": {
+            const replaceFn = operand.builtins.get("replace");
+            if (!(replaceFn instanceof FunctionValue)) {
+              throw new Error("replace filter not available");
+            }
+            const [args, kwargs] = this.evaluateArguments(filter.args, environment);
+            return replaceFn.value([...args, new KeywordArgumentsValue(kwargs)], environment);
+          }
+        }
+        throw new Error(`Unknown StringValue filter: ${filterName}`);
+      } else if (operand instanceof ObjectValue) {
+        const builtin = operand.builtins.get(filterName);
+        if (builtin && builtin instanceof FunctionValue) {
+          const [args, kwargs] = this.evaluateArguments(filter.args, environment);
+          if (kwargs.size > 0) {
+            args.push(new KeywordArgumentsValue(kwargs));
+          }
+          return builtin.value(args, environment);
+        }
+        throw new Error(`Unknown ObjectValue filter: ${filterName}`);
+      } else {
+        throw new Error(`Cannot apply filter "${filterName}" to type: ${operand.type}`);
+      }
+    }
+    throw new Error(`Unknown filter: ${filterNode.type}`);
+  }
+  /**
+   * Evaluates expressions following the filter operation type.
+   */
+  evaluateFilterExpression(node2, environment) {
+    const operand = this.evaluate(node2.operand, environment);
+    return this.applyFilter(operand, node2.filter, environment);
+  }
+  /**
+   * Evaluates expressions following the test operation type.
+   */
+  evaluateTestExpression(node2, environment) {
+    const operand = this.evaluate(node2.operand, environment);
+    const test = environment.tests.get(node2.test.value);
+    if (!test) {
+      throw new Error(`Unknown test: ${node2.test.value}`);
+    }
+    const result = test(operand);
+    return new BooleanValue(node2.negate ? !result : result);
+  }
+  /**
+   * Evaluates expressions following the select operation type.
+   */
+  evaluateSelectExpression(node2, environment) {
+    const predicate = this.evaluate(node2.test, environment);
+    if (!predicate.__bool__().value) {
+      return new UndefinedValue();
+    }
+    return this.evaluate(node2.lhs, environment);
+  }
+  /**
+   * Evaluates expressions following the unary operation type.
+   */
+  evaluateUnaryExpression(node2, environment) {
+    const argument = this.evaluate(node2.argument, environment);
+    switch (node2.operator.value) {
+      case "not":
+        return new BooleanValue(!argument.__bool__().value);
+      case "+":
+      case "-": {
+        const sign = node2.operator.value === "-" ? -1 : 1;
+        if (argument instanceof IntegerValue || argument instanceof FloatValue || argument instanceof BooleanValue) {
+          const value = argument instanceof BooleanValue ? argument.value ? 1 : 0 : argument.value;
+          const result = sign * value;
+          return argument instanceof FloatValue ? new FloatValue(result) : new IntegerValue(result);
+        }
+        throw new SyntaxError(`Unknown operator "${node2.operator.value}" for ${argument.type}`);
+      }
+      default:
+        throw new SyntaxError(`Unknown operator: ${node2.operator.value}`);
+    }
+  }
+  evaluateTernaryExpression(node2, environment) {
+    const cond = this.evaluate(node2.condition, environment);
+    return cond.__bool__().value ? this.evaluate(node2.trueExpr, environment) : this.evaluate(node2.falseExpr, environment);
+  }
+  evalProgram(program2, environment) {
+    return this.evaluateBlock(program2.body, environment);
+  }
+  evaluateBlock(statements, environment) {
+    let result = "";
+    for (const statement of statements) {
+      const lastEvaluated = this.evaluate(statement, environment);
+      if (lastEvaluated.type !== "NullValue" && lastEvaluated.type !== "UndefinedValue") {
+        result += lastEvaluated.toString();
+      }
+    }
+    return new StringValue(result);
+  }
+  evaluateIdentifier(node2, environment) {
+    return environment.lookupVariable(node2.value);
+  }
+  evaluateCallExpression(expr, environment) {
+    const [args, kwargs] = this.evaluateArguments(expr.args, environment);
+    if (kwargs.size > 0) {
+      args.push(new KeywordArgumentsValue(kwargs));
+    }
+    const fn = this.evaluate(expr.callee, environment);
+    if (fn.type !== "FunctionValue") {
+      throw new Error(`Cannot call something that is not a function: got ${fn.type}`);
+    }
+    return fn.value(args, environment);
+  }
+  evaluateSliceExpression(object2, expr, environment) {
+    if (!(object2 instanceof ArrayValue || object2 instanceof StringValue)) {
+      throw new Error("Slice object must be an array or string");
+    }
+    const start = this.evaluate(expr.start, environment);
+    const stop = this.evaluate(expr.stop, environment);
+    const step = this.evaluate(expr.step, environment);
+    if (!(start instanceof IntegerValue || start instanceof UndefinedValue)) {
+      throw new Error("Slice start must be numeric or undefined");
+    }
+    if (!(stop instanceof IntegerValue || stop instanceof UndefinedValue)) {
+      throw new Error("Slice stop must be numeric or undefined");
+    }
+    if (!(step instanceof IntegerValue || step instanceof UndefinedValue)) {
+      throw new Error("Slice step must be numeric or undefined");
+    }
+    if (object2 instanceof ArrayValue) {
+      return new ArrayValue(slice(object2.value, start.value, stop.value, step.value));
+    } else {
+      return new StringValue(slice(Array.from(object2.value), start.value, stop.value, step.value).join(""));
+    }
+  }
+  evaluateMemberExpression(expr, environment) {
+    const object2 = this.evaluate(expr.object, environment);
+    let property;
+    if (expr.computed) {
+      if (expr.property.type === "SliceExpression") {
+        return this.evaluateSliceExpression(object2, expr.property, environment);
+      } else {
+        property = this.evaluate(expr.property, environment);
+      }
+    } else if (expr.property.type === "IntegerLiteral") {
+      property = new IntegerValue(expr.property.value);
+    } else {
+      property = new StringValue(expr.property.value);
+    }
+    let value;
+    if (isAttributeContainer(object2)) {
+      if (!(property instanceof StringValue)) {
+        throw new Error(`Cannot access property with non-string: got ${property.type}`);
+      }
+      value = object2.value.get(property.value) ?? (object2 instanceof ObjectValue ? object2.builtins.get(property.value) : void 0);
+    } else if (object2 instanceof ArrayValue || object2 instanceof StringValue) {
+      if (property instanceof IntegerValue) {
+        if (object2 instanceof StringValue) {
+          const character = object2.value.at(property.value);
+          value = character === void 0 ? void 0 : new StringValue(character);
+        } else {
+          value = object2.value.at(property.value);
+        }
+      } else if (property instanceof StringValue) {
+        value = object2.builtins.get(property.value);
+      } else {
+        throw new Error(`Cannot access property with non-string/non-number: got ${property.type}`);
+      }
+    } else {
+      if (!(property instanceof StringValue)) {
+        throw new Error(`Cannot access property with non-string: got ${property.type}`);
+      }
+      value = object2.builtins.get(property.value);
+    }
+    return value instanceof RuntimeValue ? value : new UndefinedValue();
+  }
+  evaluateSet(node2, environment) {
+    const rhs = node2.value ? this.evaluate(node2.value, environment) : this.evaluateBlock(node2.body, environment);
+    if (node2.assignee.type === "Identifier") {
+      const variableName = node2.assignee.value;
+      environment.setVariable(variableName, rhs);
+    } else if (node2.assignee.type === "TupleLiteral") {
+      const tuple2 = node2.assignee;
+      if (!(rhs instanceof ArrayValue)) {
+        throw new Error(`Cannot unpack non-iterable type in set: ${rhs.type}`);
+      }
+      const arr = rhs.value;
+      if (arr.length !== tuple2.value.length) {
+        throw new Error(`Too ${tuple2.value.length > arr.length ? "few" : "many"} items to unpack in set`);
+      }
+      for (let i = 0; i < tuple2.value.length; ++i) {
+        const elem = tuple2.value[i];
+        if (elem.type !== "Identifier") {
+          throw new Error(`Cannot unpack to non-identifier in set: ${elem.type}`);
+        }
+        environment.setVariable(elem.value, arr[i]);
+      }
+    } else if (node2.assignee.type === "MemberExpression") {
+      const member = node2.assignee;
+      const object2 = this.evaluate(member.object, environment);
+      if (!(object2 instanceof NamespaceValue)) {
+        throw new Error("cannot assign attribute on non-namespace object");
+      }
+      if (member.property.type !== "Identifier") {
+        throw new Error("Cannot assign to member with non-identifier property");
+      }
+      object2.value.set(member.property.value, rhs);
+    } else {
+      throw new Error(`Invalid LHS inside assignment expression: ${JSON.stringify(node2.assignee)}`);
+    }
+    return new NullValue();
+  }
+  evaluateIf(node2, environment) {
+    const test = this.evaluate(node2.test, environment);
+    return this.evaluateBlock(test.__bool__().value ? node2.body : node2.alternate, environment);
+  }
+  evaluateFor(node2, environment) {
+    const scope = new Environment(environment);
+    let test, iterable;
+    if (node2.iterable.type === "SelectExpression") {
+      const select = node2.iterable;
+      iterable = this.evaluate(select.lhs, scope);
+      test = select.test;
+    } else {
+      iterable = this.evaluate(node2.iterable, scope);
+    }
+    if (!(iterable instanceof ArrayValue || iterable instanceof ObjectValue)) {
+      throw new Error(`Expected iterable or object type in for loop: got ${iterable.type}`);
+    }
+    if (iterable instanceof ObjectValue) {
+      iterable = iterable.keys();
+    }
+    const items = [];
+    const scopeUpdateFunctions = [];
+    for (let i = 0; i < iterable.value.length; ++i) {
+      const loopScope = new Environment(scope);
+      const current = iterable.value[i];
+      let scopeUpdateFunction;
+      if (node2.loopvar.type === "Identifier") {
+        scopeUpdateFunction = (scope2) => scope2.setVariable(node2.loopvar.value, current);
+      } else if (node2.loopvar.type === "TupleLiteral") {
+        const loopvar = node2.loopvar;
+        if (current.type !== "ArrayValue") {
+          throw new Error(`Cannot unpack non-iterable type: ${current.type}`);
+        }
+        const c = current;
+        if (loopvar.value.length !== c.value.length) {
+          throw new Error(`Too ${loopvar.value.length > c.value.length ? "few" : "many"} items to unpack`);
+        }
+        scopeUpdateFunction = (scope2) => {
+          for (let j = 0; j < loopvar.value.length; ++j) {
+            if (loopvar.value[j].type !== "Identifier") {
+              throw new Error(`Cannot unpack non-identifier type: ${loopvar.value[j].type}`);
+            }
+            scope2.setVariable(loopvar.value[j].value, c.value[j]);
+          }
+        };
+      } else {
+        throw new Error(`Invalid loop variable(s): ${node2.loopvar.type}`);
+      }
+      if (test) {
+        scopeUpdateFunction(loopScope);
+        const testValue = this.evaluate(test, loopScope);
+        if (!testValue.__bool__().value) {
+          continue;
+        }
+      }
+      items.push(current);
+      scopeUpdateFunctions.push(scopeUpdateFunction);
+    }
+    let result = "";
+    let noIteration = true;
+    for (let i = 0; i < items.length; ++i) {
+      const loop = /* @__PURE__ */ new Map([
+        ["index", new IntegerValue(i + 1)],
+        ["index0", new IntegerValue(i)],
+        ["revindex", new IntegerValue(items.length - i)],
+        ["revindex0", new IntegerValue(items.length - i - 1)],
+        ["first", new BooleanValue(i === 0)],
+        ["last", new BooleanValue(i === items.length - 1)],
+        ["length", new IntegerValue(items.length)],
+        ["previtem", i > 0 ? items[i - 1] : new UndefinedValue()],
+        ["nextitem", i < items.length - 1 ? items[i + 1] : new UndefinedValue()]
+      ]);
+      scope.setVariable("loop", new ObjectValue(loop));
+      scopeUpdateFunctions[i](scope);
+      try {
+        const evaluated = this.evaluateBlock(node2.body, scope);
+        result += evaluated.value;
+      } catch (err) {
+        if (err instanceof ContinueControl) {
+          continue;
+        }
+        if (err instanceof BreakControl) {
+          break;
+        }
+        throw err;
+      }
+      noIteration = false;
+    }
+    if (noIteration) {
+      const defaultEvaluated = this.evaluateBlock(node2.defaultBlock, scope);
+      result += defaultEvaluated.value;
+    }
+    return new StringValue(result);
+  }
+  /**
+   * Bind every parameter name and special argument before evaluating defaults,
+   * preventing unbound parameters from resolving in an outer scope.
+   */
+  bindMacroArguments(displayName, parameters, specialArguments, args, scope) {
+    const positionalArguments = args.slice();
+    let keywordArguments = /* @__PURE__ */ new Map();
+    if (positionalArguments.at(-1) instanceof KeywordArgumentsValue) {
+      keywordArguments = new Map(positionalArguments.pop().value);
+    }
+    const pendingDefaults = [];
+    for (let i = 0; i < parameters.length; ++i) {
+      const { name, defaultValue } = getParameterDescriptor(parameters[i]);
+      let value = positionalArguments[i];
+      if (value === void 0 && keywordArguments.has(name)) {
+        value = keywordArguments.get(name);
+        keywordArguments.delete(name);
+      }
+      if (value === void 0 && defaultValue !== void 0) {
+        pendingDefaults.push([name, defaultValue]);
+      }
+      scope.setVariable(name, value ?? new UndefinedValue());
+    }
+    if (specialArguments.has("kwargs")) {
+      scope.setVariable("kwargs", new ObjectValue(keywordArguments));
+    } else if (keywordArguments.size > 0) {
+      throw new Error(`macro ${displayName} takes no keyword argument '${keywordArguments.keys().next().value}'`);
+    }
+    if (specialArguments.has("varargs")) {
+      scope.setVariable("varargs", new ArrayValue(positionalArguments.slice(parameters.length)));
+    } else if (positionalArguments.length > parameters.length) {
+      throw new Error(`macro ${displayName} takes not more than ${parameters.length} argument(s)`);
+    }
+    for (const [name, defaultValue] of pendingDefaults) {
+      scope.setVariable(name, this.evaluate(defaultValue, scope));
+    }
+  }
+  /**
+   * See https://jinja.palletsprojects.com/en/3.1.x/templates/#macros for more information.
+   */
+  evaluateMacro(node2, environment) {
+    const specialArguments = findAccessedSpecialMacroArguments(node2.args, node2.body);
+    environment.setVariable(
+      node2.name.value,
+      new FunctionValue((args, scope) => {
+        const macroScope = new Environment(scope);
+        this.bindMacroArguments(`'${node2.name.value}'`, node2.args, specialArguments, args, macroScope);
+        return this.evaluateBlock(node2.body, macroScope);
+      })
+    );
+    return new NullValue();
+  }
+  evaluateCallStatement(node2, environment) {
+    const parameters = node2.callerArgs ?? [];
+    const specialArguments = findAccessedSpecialMacroArguments(parameters, node2.body);
+    const callerFn = new FunctionValue((callerArguments) => {
+      const callBlockEnv = new Environment(environment);
+      this.bindMacroArguments("None", parameters, specialArguments, callerArguments, callBlockEnv);
+      return this.evaluateBlock(node2.body, callBlockEnv);
+    });
+    const [macroArgs, macroKwargs] = this.evaluateArguments(node2.call.args, environment);
+    macroArgs.push(new KeywordArgumentsValue(macroKwargs));
+    const fn = this.evaluate(node2.call.callee, environment);
+    if (fn.type !== "FunctionValue") {
+      throw new Error(`Cannot call something that is not a function: got ${fn.type}`);
+    }
+    const newEnv = new Environment(environment);
+    newEnv.setVariable("caller", callerFn);
+    return fn.value(macroArgs, newEnv);
+  }
+  evaluateFilterStatement(node2, environment) {
+    const rendered = this.evaluateBlock(node2.body, environment);
+    return this.applyFilter(rendered, node2.filter, environment);
+  }
+  evaluate(statement, environment) {
+    if (!statement) {
+      return new UndefinedValue();
+    }
+    switch (statement.type) {
+      case "Program":
+        return this.evalProgram(statement, environment);
+      case "Set":
+        return this.evaluateSet(statement, environment);
+      case "If":
+        return this.evaluateIf(statement, environment);
+      case "For":
+        return this.evaluateFor(statement, environment);
+      case "Macro":
+        return this.evaluateMacro(statement, environment);
+      case "CallStatement":
+        return this.evaluateCallStatement(statement, environment);
+      case "Break":
+        throw new BreakControl();
+      case "Continue":
+        throw new ContinueControl();
+      case "IntegerLiteral":
+        return new IntegerValue(statement.value);
+      case "FloatLiteral":
+        return new FloatValue(statement.value);
+      case "StringLiteral":
+        return new StringValue(statement.value);
+      case "ArrayLiteral":
+        return new ArrayValue(statement.value.map((x) => this.evaluate(x, environment)));
+      case "TupleLiteral":
+        return new TupleValue(statement.value.map((x) => this.evaluate(x, environment)));
+      case "ObjectLiteral": {
+        const mapping = /* @__PURE__ */ new Map();
+        for (const [key, value] of statement.value) {
+          const evaluatedKey = this.evaluate(key, environment);
+          if (!(evaluatedKey instanceof StringValue)) {
+            throw new Error(`Object keys must be strings: got ${evaluatedKey.type}`);
+          }
+          mapping.set(evaluatedKey.value, this.evaluate(value, environment));
+        }
+        return new ObjectValue(mapping);
+      }
+      case "Identifier":
+        return this.evaluateIdentifier(statement, environment);
+      case "CallExpression":
+        return this.evaluateCallExpression(statement, environment);
+      case "MemberExpression":
+        return this.evaluateMemberExpression(statement, environment);
+      case "UnaryExpression":
+        return this.evaluateUnaryExpression(statement, environment);
+      case "BinaryExpression":
+        return this.evaluateBinaryExpression(statement, environment);
+      case "FilterExpression":
+        return this.evaluateFilterExpression(statement, environment);
+      case "FilterStatement":
+        return this.evaluateFilterStatement(statement, environment);
+      case "TestExpression":
+        return this.evaluateTestExpression(statement, environment);
+      case "SelectExpression":
+        return this.evaluateSelectExpression(statement, environment);
+      case "Ternary":
+        return this.evaluateTernaryExpression(statement, environment);
+      case "Comment":
+        return new NullValue();
+      default:
+        throw new SyntaxError(`Unknown node type: ${statement.type}`);
+    }
+  }
+};
+function convertToRuntimeValues(input2) {
+  switch (typeof input2) {
+    case "number":
+      return Number.isInteger(input2) ? new IntegerValue(input2) : new FloatValue(input2);
+    case "string":
+      return new StringValue(input2);
+    case "boolean":
+      return new BooleanValue(input2);
+    case "undefined":
+      return new UndefinedValue();
+    case "object":
+      if (input2 === null) {
+        return new NullValue();
+      } else if (Array.isArray(input2)) {
+        return new ArrayValue(input2.map(convertToRuntimeValues));
+      } else {
+        return new ObjectValue(
+          new Map(Object.entries(input2).map(([key, value]) => [key, convertToRuntimeValues(value)]))
+        );
+      }
+    case "function":
+      return new FunctionValue((args, _scope) => {
+        const result = input2(...args.map((x) => x.value)) ?? null;
+        return convertToRuntimeValues(result);
+      });
+    default:
+      throw new Error(`Cannot convert to runtime value: ${input2}`);
+  }
+}
+var NEWLINE = "\n";
+var OPEN_STATEMENT = "{%- ";
+var CLOSE_STATEMENT = " -%}";
+var PRECEDENCE = Object.freeze({
+  CONDITIONAL: 0,
+  // a if b else c
+  LOGICAL_OR: 1,
+  // or
+  LOGICAL_AND: 2,
+  // and
+  LOGICAL_NOT: 3,
+  // not a
+  COMPARISON: 4,
+  // == != < <= > >= in, not in
+  ADDITIVE: 5,
+  // + -
+  MULTIPLICATIVE: 6,
+  // * / // %
+  EXPONENTIATION: 7,
+  // **
+  TEST: 8,
+  // is
+  FILTER: 9,
+  // |
+  UNARY_SIGN: 10,
+  // -a +a
+  ATOM: 11
+  // literals, identifiers, calls, member accesses
+});
+function getBinaryOperatorPrecedence(expr) {
+  switch (expr.operator.type) {
+    case "ExponentiationBinaryOperator":
+      return PRECEDENCE.EXPONENTIATION;
+    case "MultiplicativeBinaryOperator":
+      return PRECEDENCE.MULTIPLICATIVE;
+    case "AdditiveBinaryOperator":
+      return PRECEDENCE.ADDITIVE;
+    case "ComparisonBinaryOperator":
+      return PRECEDENCE.COMPARISON;
+    case "Identifier":
+      if (expr.operator.value === "and") {
+        return PRECEDENCE.LOGICAL_AND;
+      }
+      if (expr.operator.value === "in" || expr.operator.value === "not in") {
+        return PRECEDENCE.COMPARISON;
+      }
+      return PRECEDENCE.LOGICAL_OR;
+  }
+  return PRECEDENCE.LOGICAL_OR;
+}
+function getPrecedence(node2) {
+  switch (node2.type) {
+    case "SelectExpression":
+    case "Ternary":
+      return PRECEDENCE.CONDITIONAL;
+    case "BinaryExpression":
+      return getBinaryOperatorPrecedence(node2);
+    case "UnaryExpression":
+      return node2.operator.value === "not" ? PRECEDENCE.LOGICAL_NOT : PRECEDENCE.UNARY_SIGN;
+    case "TestExpression":
+      return PRECEDENCE.TEST;
+    case "FilterExpression":
+      return PRECEDENCE.FILTER;
+    default:
+      return PRECEDENCE.ATOM;
+  }
+}
+function formatOperand(node2, minPrecedence) {
+  const expr = formatExpression(node2);
+  return getPrecedence(node2) < minPrecedence ? `(${expr})` : expr;
+}
+function format(program2, indent = "	") {
+  const indentStr = typeof indent === "number" ? " ".repeat(indent) : indent;
+  const body = formatStatements(program2.body, 0, indentStr);
+  return body.replace(/\n$/, "");
+}
+function createStatement(...text2) {
+  return OPEN_STATEMENT + text2.join(" ") + CLOSE_STATEMENT;
+}
+function formatStatements(stmts, depth, indentStr) {
+  return stmts.map((stmt) => formatStatement(stmt, depth, indentStr)).join(NEWLINE);
+}
+function formatExpressionList(expressions) {
+  return expressions.map((expression) => formatExpression(expression)).join(", ");
+}
+function formatStatement(node2, depth, indentStr) {
+  const pad = indentStr.repeat(depth);
+  switch (node2.type) {
+    case "Program":
+      return formatStatements(node2.body, depth, indentStr);
+    case "If":
+      return formatIf(node2, depth, indentStr);
+    case "For":
+      return formatFor(node2, depth, indentStr);
+    case "Set":
+      return formatSet(node2, depth, indentStr);
+    case "Macro":
+      return formatMacro(node2, depth, indentStr);
+    case "Break":
+      return pad + createStatement("break");
+    case "Continue":
+      return pad + createStatement("continue");
+    case "CallStatement":
+      return formatCallStatement(node2, depth, indentStr);
+    case "FilterStatement":
+      return formatFilterStatement(node2, depth, indentStr);
+    case "Comment":
+      return pad + "{# " + node2.value + " #}";
+    default:
+      return pad + "{{- " + formatExpression(node2) + " -}}";
+  }
+}
+function formatIf(node2, depth, indentStr) {
+  const pad = indentStr.repeat(depth);
+  const clauses = [];
+  let current = node2;
+  while (current) {
+    clauses.push({ test: current.test, body: current.body });
+    if (current.alternate.length === 1 && current.alternate[0].type === "If") {
+      current = current.alternate[0];
+    } else {
+      break;
+    }
+  }
+  let out = pad + createStatement("if", formatExpression(clauses[0].test)) + NEWLINE + formatStatements(clauses[0].body, depth + 1, indentStr);
+  for (let i = 1; i < clauses.length; ++i) {
+    out += NEWLINE + pad + createStatement("elif", formatExpression(clauses[i].test)) + NEWLINE + formatStatements(clauses[i].body, depth + 1, indentStr);
+  }
+  if (current && current.alternate.length > 0) {
+    out += NEWLINE + pad + createStatement("else") + NEWLINE + formatStatements(current.alternate, depth + 1, indentStr);
+  }
+  out += NEWLINE + pad + createStatement("endif");
+  return out;
+}
+function formatFor(node2, depth, indentStr) {
+  const pad = indentStr.repeat(depth);
+  let formattedIterable = "";
+  if (node2.iterable.type === "SelectExpression") {
+    const n = node2.iterable;
+    formattedIterable = `${formatExpression(n.lhs)} if ${formatExpression(n.test)}`;
+  } else {
+    formattedIterable = formatExpression(node2.iterable);
+  }
+  let out = pad + createStatement("for", formatExpression(node2.loopvar), "in", formattedIterable) + NEWLINE + formatStatements(node2.body, depth + 1, indentStr);
+  if (node2.defaultBlock.length > 0) {
+    out += NEWLINE + pad + createStatement("else") + NEWLINE + formatStatements(node2.defaultBlock, depth + 1, indentStr);
+  }
+  out += NEWLINE + pad + createStatement("endfor");
+  return out;
+}
+function formatSet(node2, depth, indentStr) {
+  const pad = indentStr.repeat(depth);
+  const left = formatExpression(node2.assignee);
+  const right = node2.value ? formatExpression(node2.value) : "";
+  const value = pad + createStatement("set", `${left}${node2.value ? " = " + right : ""}`);
+  if (node2.body.length === 0) {
+    return value;
+  }
+  return value + NEWLINE + formatStatements(node2.body, depth + 1, indentStr) + NEWLINE + pad + createStatement("endset");
+}
+function formatMacro(node2, depth, indentStr) {
+  const pad = indentStr.repeat(depth);
+  const args = formatExpressionList(node2.args);
+  return pad + createStatement("macro", `${node2.name.value}(${args})`) + NEWLINE + formatStatements(node2.body, depth + 1, indentStr) + NEWLINE + pad + createStatement("endmacro");
+}
+function formatCallStatement(node2, depth, indentStr) {
+  const pad = indentStr.repeat(depth);
+  const params = node2.callerArgs && node2.callerArgs.length > 0 ? `(${formatExpressionList(node2.callerArgs)})` : "";
+  const callExpr = formatExpression(node2.call);
+  let out = pad + createStatement(`call${params}`, callExpr) + NEWLINE;
+  out += formatStatements(node2.body, depth + 1, indentStr) + NEWLINE;
+  out += pad + createStatement("endcall");
+  return out;
+}
+function formatFilterStatement(node2, depth, indentStr) {
+  const pad = indentStr.repeat(depth);
+  const spec = node2.filter.type === "Identifier" ? node2.filter.value : formatExpression(node2.filter);
+  let out = pad + createStatement("filter", spec) + NEWLINE;
+  out += formatStatements(node2.body, depth + 1, indentStr) + NEWLINE;
+  out += pad + createStatement("endfilter");
+  return out;
+}
+function formatExpression(node2) {
+  switch (node2.type) {
+    case "SpreadExpression": {
+      const n = node2;
+      return `*${formatExpression(n.argument)}`;
+    }
+    case "KeywordSpreadExpression": {
+      const n = node2;
+      return `**${formatExpression(n.argument)}`;
+    }
+    case "Identifier":
+      return node2.value;
+    case "IntegerLiteral":
+      return `${node2.value}`;
+    case "FloatLiteral": {
+      const value = node2.value;
+      if (Object.is(value, -0)) {
+        return "-0.0";
+      }
+      return value % 1 === 0 ? value.toFixed(1) : value.toString();
+    }
+    case "StringLiteral":
+      return JSON.stringify(node2.value);
+    case "BinaryExpression": {
+      const n = node2;
+      const thisPrecedence = getBinaryOperatorPrecedence(n);
+      const left = formatOperand(n.left, thisPrecedence);
+      const right = formatOperand(n.right, thisPrecedence + 1);
+      return `${left} ${n.operator.value} ${right}`;
+    }
+    case "UnaryExpression": {
+      const n = node2;
+      const operandPrecedence = n.argument.type === "UnaryExpression" ? getPrecedence(n) : PRECEDENCE.ATOM;
+      return n.operator.value + (n.operator.value === "not" ? " " : "") + formatOperand(n.argument, operandPrecedence);
+    }
+    case "CallExpression": {
+      const n = node2;
+      const args = formatExpressionList(n.args);
+      return `${formatExpression(n.callee)}(${args})`;
+    }
+    case "MemberExpression": {
+      const n = node2;
+      const obj2 = formatOperand(n.object, PRECEDENCE.ATOM);
+      let prop = formatExpression(n.property);
+      if (!n.computed && n.property.type !== "Identifier" && n.property.type !== "IntegerLiteral") {
+        prop = `(${prop})`;
+      }
+      return n.computed ? `${obj2}[${prop}]` : `${obj2}.${prop}`;
+    }
+    case "FilterExpression": {
+      const n = node2;
+      const operand = formatOperand(n.operand, PRECEDENCE.FILTER);
+      if (n.filter.type === "CallExpression") {
+        return `${operand} | ${formatExpression(n.filter)}`;
+      }
+      return `${operand} | ${n.filter.value}`;
+    }
+    case "SelectExpression": {
+      const n = node2;
+      return `${formatOperand(n.lhs, PRECEDENCE.LOGICAL_OR)} if ${formatOperand(n.test, PRECEDENCE.LOGICAL_OR)}`;
+    }
+    case "TestExpression": {
+      const n = node2;
+      return `${formatOperand(n.operand, PRECEDENCE.TEST)} is${n.negate ? " not" : ""} ${n.test.value}`;
+    }
+    case "ArrayLiteral":
+    case "TupleLiteral": {
+      const elems = formatExpressionList(node2.value);
+      const brackets = node2.type === "ArrayLiteral" ? "[]" : "()";
+      return `${brackets[0]}${elems}${brackets[1]}`;
+    }
+    case "ObjectLiteral": {
+      const entries = Array.from(node2.value.entries()).map(
+        ([k, v]) => `${formatExpression(k)}: ${formatExpression(v)}`
+      );
+      return `{${entries.join(", ")}}`;
+    }
+    case "SliceExpression": {
+      const n = node2;
+      const s = n.start ? formatExpression(n.start) : "";
+      const t = n.stop ? formatExpression(n.stop) : "";
+      const st = n.step ? `:${formatExpression(n.step)}` : "";
+      return `${s}:${t}${st}`;
+    }
+    case "KeywordArgumentExpression": {
+      const n = node2;
+      return `${n.key.value}=${formatExpression(n.value)}`;
+    }
+    case "Ternary": {
+      const n = node2;
+      return `${formatOperand(n.trueExpr, PRECEDENCE.LOGICAL_OR)} if ${formatOperand(
+        n.condition,
+        PRECEDENCE.LOGICAL_OR
+      )} else ${formatOperand(n.falseExpr, PRECEDENCE.CONDITIONAL)}`;
+    }
+    default:
+      throw new Error(`Unknown expression type: ${node2.type}`);
+  }
+}
+var Template = class {
+  parsed;
+  /**
+   * @param {string} template The template string
+   */
+  constructor(template) {
+    const tokens = tokenize2(template, {
+      lstrip_blocks: true,
+      trim_blocks: true
+    });
+    this.parsed = parse3(tokens);
+  }
+  render(items) {
+    const env = new Environment();
+    setupGlobals(env);
+    if (items) {
+      for (const [key, value] of Object.entries(items)) {
+        env.set(key, value);
+      }
+    }
+    const interpreter = new Interpreter(env);
+    const result = interpreter.run(this.parsed);
+    return result.value;
+  }
+  format(options) {
+    return format(this.parsed, options?.indent || "	");
+  }
+};
+
+// node_modules/@huggingface/tokenizers/dist/tokenizers.mjs
+var DictionarySplitter = class {
+  /**
+   * @param dictionary The dictionary of words to use for splitting.
+   */
+  constructor(dictionary) {
+    this.trie = this._build_trie(dictionary);
+  }
+  /**
+   * Builds a trie from the given dictionary.
+   * @param dictionary The dictionary of words to build the trie from.
+   * @returns The root node of the trie.
+   * @private
+   */
+  _build_trie(dictionary) {
+    const trie = /* @__PURE__ */ Object.create(null);
+    for (const word of dictionary) {
+      let node2 = trie;
+      for (let i = 0; i < word.length; ++i) {
+        const char = word[i];
+        node2 = node2[char] ??= /* @__PURE__ */ Object.create(null);
+      }
+      node2.end = word;
+    }
+    return trie;
+  }
+  /**
+   * Splits the input text into tokens based on the dictionary.
+   * @param text The input text to split.
+   * @returns An array of tokens.
+   */
+  split(text2) {
+    const result = [];
+    const n = text2.length;
+    let start = 0;
+    let i = 0;
+    while (i < n) {
+      let node2 = this.trie;
+      let match = null;
+      let j = i;
+      while (j < n && (node2 = node2[text2[j]])) {
+        if (node2.end) {
+          match = node2.end;
+        }
+        ++j;
+      }
+      if (match) {
+        if (i > start) {
+          result.push(text2.slice(start, i));
+        }
+        result.push(match);
+        i += match.length;
+        start = i;
+      } else {
+        ++i;
+      }
+    }
+    if (start < n) {
+      result.push(text2.slice(start));
+    }
+    return result;
+  }
+};
+var DictionarySplitter_default = DictionarySplitter;
+var AddedToken = class {
+  /**
+   * Creates a new instance of AddedToken.
+   * @param config Added token configuration object.
+   */
+  constructor(config2) {
+    this.content = config2.content;
+    this.id = config2.id;
+    this.single_word = config2.single_word ?? false;
+    this.lstrip = config2.lstrip ?? false;
+    this.rstrip = config2.rstrip ?? false;
+    this.special = config2.special ?? false;
+    this.normalized = config2.normalized ?? !this.special;
+  }
+};
+var AddedToken_default = AddedToken;
+var compile_unicode_regexp = (source, flags) => {
+  try {
+    return new RegExp(source, flags);
+  } catch (error62) {
+    if (!(error62 instanceof SyntaxError)) throw error62;
+    const property_names = /* @__PURE__ */ new Map();
+    const rewritten = source.replace(
+      /(\\[pP])\{([^}=]+)\}/g,
+      (text2, p, n, offset) => {
+        let preceding_backslashes = 0;
+        for (let i = offset - 1; i >= 0 && source[i] === "\\"; --i) {
+          ++preceding_backslashes;
+        }
+        if (preceding_backslashes % 2 === 1) return text2;
+        let property_name = property_names.get(n);
+        if (property_name === void 0) {
+          try {
+            new RegExp(`\\p{${n}}`, "u");
+            property_name = n;
+          } catch {
+            property_name = `Script=${n}`;
+          }
+          property_names.set(n, property_name);
+        }
+        return `${p}{${property_name}}`;
+      }
+    );
+    if (rewritten === source) throw error62;
+    try {
+      return new RegExp(rewritten, flags);
+    } catch {
+      throw error62;
+    }
+  }
+};
+var clean_up_tokenization = (text2) => text2.replace(/ \./g, ".").replace(/ \?/g, "?").replace(/ \!/g, "!").replace(/ ,/g, ",").replace(/ \' /g, "'").replace(/ n't/g, "n't").replace(/ 'm/g, "'m").replace(/ 's/g, "'s").replace(/ 've/g, "'ve").replace(/ 're/g, "'re");
+var create_pattern = (pattern, invert = true) => {
+  if (pattern.Regex !== void 0) {
+    const regex = rewrite_oniguruma_to_js(
+      normalize_bloom_split_char_class(pattern.Regex)
+    );
+    return compile_unicode_regexp(regex, "gu");
+  } else if (pattern.String !== void 0) {
+    const escaped = escape_reg_exp(pattern.String);
+    return new RegExp(invert ? escaped : `(${escaped})`, "gu");
+  } else {
+    console.warn("Unknown pattern type:", pattern);
+    return null;
+  }
+};
+var UNICODE_WORD_CHARS_IN_CLASS = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}";
+var UNICODE_WORD_CHARS = `${UNICODE_WORD_CHARS_IN_CLASS}\\u00B2\\u00B3\\u00B9\\u00BC-\\u00BE`;
+var UNICODE_WORD_CLASS = `[${UNICODE_WORD_CHARS}]`;
+var UNICODE_NON_WORD_CLASS = `[^${UNICODE_WORD_CHARS}]`;
+var UNICODE_WORD_BOUNDARY = `(?:(?<!${UNICODE_WORD_CLASS})(?=${UNICODE_WORD_CLASS})|(?<=${UNICODE_WORD_CLASS})(?!${UNICODE_WORD_CLASS}))`;
+var UNICODE_NON_WORD_BOUNDARY = `(?:(?<!${UNICODE_WORD_CLASS})(?!${UNICODE_WORD_CLASS})|(?<=${UNICODE_WORD_CLASS})(?=${UNICODE_WORD_CLASS}))`;
+var LINE_START_ANCHOR = "(?:(?<![\\s\\S])|(?<=\\n))";
+var LINE_END_ANCHOR = "(?:(?=\\n)|(?![\\s\\S]))";
+var HEX_DIGIT_CHARS = "0-9A-Fa-f";
+var ESCAPE_REWRITES = /* @__PURE__ */ new Map([
+  ["A", "(?<![\\s\\S])"],
+  ["z", "(?![\\s\\S])"],
+  ["Z", "(?=\\n?(?![\\s\\S]))"],
+  // \Z permits a single optional final \n (not \r\n)
+  ["h", `[${HEX_DIGIT_CHARS}]`],
+  ["H", `[^${HEX_DIGIT_CHARS}]`],
+  ["w", UNICODE_WORD_CLASS],
+  ["W", UNICODE_NON_WORD_CLASS],
+  ["d", "\\p{Nd}"],
+  ["D", "\\P{Nd}"],
+  ["s", "\\p{White_Space}"],
+  // JS \s wrongly adds U+FEFF and misses \x85
+  ["S", "\\P{White_Space}"],
+  ["b", UNICODE_WORD_BOUNDARY],
+  ["B", UNICODE_NON_WORD_BOUNDARY],
+  ["a", "\\x07"],
+  ["e", "\\x1B"]
+]);
+var CLASS_ESCAPE_REWRITES = /* @__PURE__ */ new Map([
+  ["h", HEX_DIGIT_CHARS],
+  ["w", UNICODE_WORD_CHARS_IN_CLASS],
+  ["d", "\\p{Nd}"],
+  ["D", "\\P{Nd}"],
+  ["s", "\\p{White_Space}"],
+  ["S", "\\P{White_Space}"],
+  ["a", "\\x07"],
+  ["e", "\\x1B"]
+]);
+var CLASS_COMPLEMENT_ALTERNATIVES = /* @__PURE__ */ new Map([
+  ["W", `[^${UNICODE_WORD_CHARS_IN_CLASS}]`],
+  ["H", `[^${HEX_DIGIT_CHARS}]`]
+]);
+var RAW_WHITESPACE_ESCAPES = /* @__PURE__ */ new Map([
+  ["\n", "\\n"],
+  ["\r", "\\r"],
+  ["	", "\\t"],
+  ["\f", "\\f"],
+  ["\v", "\\v"]
+]);
+var POSIX_CLASS_FRAGMENTS = /* @__PURE__ */ new Map([
+  ["alpha", "\\p{Alphabetic}"],
+  ["alnum", "\\p{Alphabetic}\\p{Nd}"],
+  ["digit", "\\p{Nd}"],
+  ["lower", "\\p{Lowercase}"],
+  ["upper", "\\p{Uppercase}"],
+  ["space", "\\p{White_Space}"],
+  ["blank", "\\t\\p{Zs}"],
+  ["punct", "\\p{P}\\p{S}"],
+  ["cntrl", "\\p{Cc}"],
+  ["word", UNICODE_WORD_CHARS_IN_CLASS],
+  ["xdigit", HEX_DIGIT_CHARS]
+]);
+var JS_SYNTAX_CHARS = "^$\\.*+?()[]{}|/";
+var GROUP_PREFIX_RE = /^\(\?(?:<[=!]|<[A-Za-z_][A-Za-z0-9_]*>|[:=!>])/;
+var BRACED_ESCAPE_RE = /^\\([pPxu])\{([^}]*)\}/;
+var QUANTIFIER_BRACE_RE = /^\{(\d+(?:,\d*)?|,\d+)\}/;
+var POSIX_BRACKET_RE = new RegExp("^\\[:(\\^?)(\\p{Alphabetic}+):\\]", "u");
+var EMPTY_NEGATED_POSIX_BRACKET_RE = /^\[:\^:\]/;
+var UNSUPPORTED_POSIX_BRACKET_RE = /^\[(?:\.[^\]]*\.\]|=[^\]]*=\])/;
+var FIXED_WIDTH_ESCAPE_RE = /^(?:\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\c[A-Za-z])/;
+var is_ascii_letter = (char) => char >= "A" && char <= "Z" || char >= "a" && char <= "z";
+var character_at = (text2, index) => String.fromCodePoint(text2.codePointAt(index));
+var get_ascii_folded_hex_atom = (hex3) => {
+  if (!/^[0-9A-Fa-f]{1,8}$/.test(hex3)) return null;
+  const code_point = Number.parseInt(hex3, 16);
+  if (code_point > 127) return null;
+  const letter = String.fromCharCode(code_point);
+  return is_ascii_letter(letter) ? `[${letter.toLowerCase()}${letter.toUpperCase()}]` : null;
+};
+var normalize_bloom_split_char_class = (regex) => regex.replace(/\[\^\(\\s\|\[([^\]]+)\]\)\]/g, "[^()|\\s$1]");
+var ANY_CODE_POINT = "[\\s\\S]";
+var MAX_CHARACTER_CLASS_NESTING_DEPTH = 256;
+var create_character_class_operand = () => ({
+  fragment: "",
+  alternatives: [],
+  tail: null,
+  contains_complex_set: false
+});
+var throw_character_class_range_error = (index) => {
+  throw new SyntaxError(
+    `Unsupported range with a set-valued character-class operand at index ${index}`
+  );
+};
+var add_character_class_atom = (operand, atom, index, contains_complex_set = true) => {
+  if (operand.tail === "range") throw_character_class_range_error(index);
+  operand.alternatives.push(atom);
+  operand.tail = "set";
+  operand.contains_complex_set = operand.contains_complex_set || contains_complex_set;
+};
+var append_character_class_fragment = (operand, fragment, set_valued = false, index = -1) => {
+  if (set_valued && operand.tail === "range") {
+    throw_character_class_range_error(index);
+  }
+  if (operand.tail === "range") {
+    operand.fragment += fragment;
+    operand.tail = "complete_range";
+    return;
+  }
+  operand.fragment += fragment;
+  operand.tail = set_valued ? "set" : "scalar";
+  operand.contains_complex_set = operand.contains_complex_set || set_valued;
+};
+var rewrite_character_class_escape = (regex, index, operand) => {
+  const braced = BRACED_ESCAPE_RE.exec(regex.slice(index));
+  if (braced) {
+    const [text2, kind, body] = braced;
+    if (kind === "P" && body === "Word") {
+      add_character_class_atom(
+        operand,
+        `[^${UNICODE_WORD_CHARS_IN_CLASS}]`,
+        index
+      );
+    } else {
+      const replacement2 = kind === "x" ? `\\u{${body}}` : kind === "p" && body === "Word" ? UNICODE_WORD_CHARS_IN_CLASS : text2;
+      append_character_class_fragment(
+        operand,
+        replacement2,
+        kind === "p" || kind === "P",
+        index
+      );
+    }
+    return index + text2.length;
+  }
+  const fixed_width = FIXED_WIDTH_ESCAPE_RE.exec(regex.slice(index));
+  if (fixed_width) {
+    append_character_class_fragment(operand, fixed_width[0]);
+    return index + fixed_width[0].length;
+  }
+  if (index + 1 >= regex.length) {
+    throw new SyntaxError(
+      `Unterminated escape in character class at index ${index}`
+    );
+  }
+  const next = character_at(regex, index + 1);
+  const next_end = index + 1 + next.length;
+  const raw_whitespace = RAW_WHITESPACE_ESCAPES.get(next);
+  if (raw_whitespace !== void 0) {
+    append_character_class_fragment(operand, raw_whitespace);
+    return next_end;
+  }
+  const complement = CLASS_COMPLEMENT_ALTERNATIVES.get(next);
+  if (complement !== void 0) {
+    add_character_class_atom(operand, complement, index);
+    return next_end;
+  }
+  const rewrite = CLASS_ESCAPE_REWRITES.get(next);
+  let replacement;
+  let set_valued = false;
+  if (rewrite !== void 0) {
+    replacement = rewrite;
+    set_valued = next !== "a" && next !== "e";
+  } else if (/[A-Za-z0-9]/.test(next)) {
+    replacement = `\\${next}`;
+  } else if (JS_SYNTAX_CHARS.includes(next) || next === "-") {
+    replacement = `\\${next}`;
+  } else {
+    replacement = next;
+  }
+  append_character_class_fragment(operand, replacement, set_valued, index);
+  return next_end;
+};
+var compile_character_set_union = (pieces) => {
+  if (pieces.length === 1) return pieces[0];
+  return `(?:(?=(?:${pieces.join("|")}))${ANY_CODE_POINT})`;
+};
+var compile_character_class_operand = (operand) => {
+  const pieces = operand.fragment.length === 0 ? operand.alternatives : [`[${operand.fragment}]`, ...operand.alternatives];
+  return compile_character_set_union(pieces);
+};
+var get_ascii_fold_additions = (positive_atom) => {
+  const membership = compile_unicode_regexp(`^(?:${positive_atom})$`, "u");
+  let additions = "";
+  for (let offset = 0; offset < 26; ++offset) {
+    const upper = String.fromCharCode(65 + offset);
+    const lower = String.fromCharCode(97 + offset);
+    const has_upper = membership.test(upper);
+    const has_lower = membership.test(lower);
+    if (has_upper !== has_lower) additions += has_upper ? lower : upper;
+  }
+  return additions;
+};
+var parse_character_class = (regex, start, ascii_fold, apply_ascii_fold = true, nesting_depth = 1) => {
+  if (nesting_depth > MAX_CHARACTER_CLASS_NESTING_DEPTH) {
+    throw new SyntaxError(
+      `Maximum character-class nesting depth of ${MAX_CHARACTER_CLASS_NESTING_DEPTH} exceeded at index ${start}`
+    );
+  }
+  let i = start + 1;
+  const negated = regex[i] === "^";
+  if (negated) ++i;
+  const first_content_index = i;
+  const operands = [create_character_class_operand()];
+  let operand = operands[0];
+  let contains_nested_negated_complex_set = false;
+  while (i < regex.length) {
+    const char = character_at(regex, i);
+    if (char === "\\") {
+      i = rewrite_character_class_escape(regex, i, operand);
+      continue;
+    }
+    if (char === "]") {
+      if (i === first_content_index) {
+        append_character_class_fragment(operand, "\\]");
+        ++i;
+        continue;
+      }
+      if (operand.tail === null) {
+        if (operands.length > 1) {
+          throw new SyntaxError(
+            `Malformed character-class intersection with an empty operand at index ${i}`
+          );
+        }
+        throw new SyntaxError(`Empty character class at index ${start}`);
+      }
+      const contains_complex_set = operands.some(
+        (candidate) => candidate.contains_complex_set
+      );
+      if (negated && operands.length > 1 && contains_nested_negated_complex_set) {
+        throw new SyntaxError(
+          `Unsupported outer-negated character-class intersection with a nested negated class containing a Unicode property, POSIX class, or shorthand at index ${start}`
+        );
+      }
+      const first_atom = compile_character_class_operand(operands[0]);
+      let positive_atom = first_atom;
+      if (operands.length > 1) {
+        let lookaheads = "";
+        for (let j = 1; j < operands.length; ++j) {
+          lookaheads += `(?=${compile_character_class_operand(operands[j])})`;
+        }
+        positive_atom = `(?:${lookaheads}${first_atom})`;
+      }
+      const is_direct_class = operands.length === 1 && operand.alternatives.length === 0;
+      let direct_fragment = operand.fragment;
+      if (ascii_fold && apply_ascii_fold) {
+        const additions = get_ascii_fold_additions(positive_atom);
+        if (additions.length > 0) {
+          if (is_direct_class) {
+            direct_fragment += additions;
+            positive_atom = `[${direct_fragment}]`;
+          } else {
+            positive_atom = compile_character_set_union([
+              positive_atom,
+              `[${additions}]`
+            ]);
+          }
+        }
+      }
+      const atom = negated ? is_direct_class ? `[^${direct_fragment}]` : `(?:(?!${positive_atom})${ANY_CODE_POINT})` : positive_atom;
+      return {
+        atom,
+        end: i + 1,
+        negated,
+        contains_complex_set,
+        contains_nested_negated_complex_set
+      };
+    }
+    if (regex.startsWith("&&", i)) {
+      if (operand.tail === null) {
+        throw new SyntaxError(
+          `Malformed character-class intersection with an empty operand at index ${i}`
+        );
+      }
+      operand = create_character_class_operand();
+      operands.push(operand);
+      i += 2;
+      continue;
+    }
+    if (char === "[") {
+      const suffix = regex.slice(i);
+      if (EMPTY_NEGATED_POSIX_BRACKET_RE.test(suffix)) {
+        throw new SyntaxError(
+          `Malformed empty negated POSIX character class at index ${i}`
+        );
+      }
+      const posix = POSIX_BRACKET_RE.exec(suffix);
+      if (posix) {
+        const [, posix_negated, name] = posix;
+        const fragment = POSIX_CLASS_FRAGMENTS.get(name);
+        if (fragment === void 0) {
+          throw new SyntaxError(
+            `Unsupported POSIX character class "${name}" at index ${i}`
+          );
+        }
+        if (ascii_fold && posix_negated && (name === "lower" || name === "upper")) {
+          throw new SyntaxError(
+            `Unsupported negated POSIX ${name} class inside an inline case-insensitive group`
+          );
+        }
+        if (posix_negated) {
+          add_character_class_atom(operand, `[^${fragment}]`, i);
+        } else {
+          append_character_class_fragment(operand, fragment, true, i);
+        }
+        i += posix[0].length;
+        continue;
+      }
+      if (UNSUPPORTED_POSIX_BRACKET_RE.test(suffix)) {
+        throw new SyntaxError(
+          `Unsupported POSIX collating or equivalence bracket expression at index ${i}`
+        );
+      }
+      const nested = parse_character_class(
+        regex,
+        i,
+        ascii_fold,
+        false,
+        nesting_depth + 1
+      );
+      add_character_class_atom(
+        operand,
+        nested.atom,
+        i,
+        nested.contains_complex_set
+      );
+      contains_nested_negated_complex_set ||= nested.contains_nested_negated_complex_set || nested.negated && nested.contains_complex_set;
+      i = nested.end;
+      continue;
+    }
+    if (char === "-") {
+      const is_terminal_literal = regex[i + 1] === "]" || regex.startsWith("&&", i + 1);
+      if (operand.tail === "set" && !is_terminal_literal) {
+        throw_character_class_range_error(i);
+      }
+      if (operand.tail === null || operand.tail === "range" || operand.tail === "complete_range" || is_terminal_literal) {
+        append_character_class_fragment(operand, "\\-");
+      } else {
+        operand.fragment += "-";
+        operand.tail = "range";
+      }
+      ++i;
+      continue;
+    }
+    append_character_class_fragment(
+      operand,
+      char === "^" && operand.fragment.length === 0 ? "\\^" : char
+    );
+    i += char.length;
+  }
+  throw new SyntaxError(
+    `${operands.length > 1 ? "Unterminated character-class intersection" : "Unterminated character class"} at index ${start}`
+  );
+};
+var rewrite_oniguruma_to_js = (regex) => {
+  let out = "";
+  let atom_start = -1;
+  let last_was_quantifier = false;
+  let ascii_fold = false;
+  const group_states = [];
+  const emit_atom = (text2) => {
+    atom_start = out.length;
+    out += text2;
+    last_was_quantifier = false;
+  };
+  for (let i = 0; i < regex.length; ) {
+    const char = character_at(regex, i);
+    if (char === "\\") {
+      const braced = BRACED_ESCAPE_RE.exec(regex.slice(i));
+      if (braced) {
+        const [text2, kind, body] = braced;
+        let replacement2 = text2;
+        if (kind === "x") {
+          const code_point_escape = `\\u{${body}}`;
+          replacement2 = ascii_fold ? get_ascii_folded_hex_atom(body) ?? code_point_escape : code_point_escape;
+        } else if (body === "Word") {
+          replacement2 = kind === "p" ? UNICODE_WORD_CLASS : UNICODE_NON_WORD_CLASS;
+        }
+        emit_atom(replacement2);
+        i += text2.length;
+        continue;
+      }
+      const fixed_width = FIXED_WIDTH_ESCAPE_RE.exec(regex.slice(i));
+      if (fixed_width) {
+        const text2 = fixed_width[0];
+        const replacement2 = ascii_fold && text2[1] !== "c" ? get_ascii_folded_hex_atom(text2.slice(2)) ?? text2 : text2;
+        emit_atom(replacement2);
+        i += text2.length;
+        continue;
+      }
+      if (i + 1 >= regex.length) {
+        out += char;
+        break;
+      }
+      const next = character_at(regex, i + 1);
+      i += 1 + next.length;
+      if (next === "G") {
+        continue;
+      }
+      const raw_whitespace = RAW_WHITESPACE_ESCAPES.get(next);
+      if (raw_whitespace !== void 0) {
+        emit_atom(raw_whitespace);
+        continue;
+      }
+      const rewrite = ESCAPE_REWRITES.get(next);
+      let replacement;
+      if (rewrite !== void 0) {
+        replacement = rewrite;
+      } else if (/[A-Za-z0-9]/.test(next)) {
+        replacement = `\\${next}`;
+      } else if (JS_SYNTAX_CHARS.includes(next)) {
+        replacement = `\\${next}`;
+      } else {
+        replacement = next;
+      }
+      emit_atom(replacement);
+      continue;
+    }
+    switch (char) {
+      case "[": {
+        const parsed = parse_character_class(regex, i, ascii_fold);
+        emit_atom(parsed.atom);
+        i = parsed.end;
+        continue;
+      }
+      case "]":
+        emit_atom("\\]");
+        ++i;
+        continue;
+      case ".":
+        emit_atom("[^\\n]");
+        ++i;
+        continue;
+      case "^":
+        emit_atom(LINE_START_ANCHOR);
+        ++i;
+        continue;
+      case "$":
+        emit_atom(LINE_END_ANCHOR);
+        ++i;
+        continue;
+      case "(": {
+        const inline_case_insensitive = regex.startsWith("(?i:", i);
+        const source_prefix = inline_case_insensitive ? "(?i:" : GROUP_PREFIX_RE.exec(regex.slice(i))?.[0] ?? "(";
+        const output_prefix = inline_case_insensitive ? "(?:" : source_prefix === "(?>" ? "(?:" : source_prefix;
+        group_states.push([out.length, ascii_fold]);
+        if (inline_case_insensitive) ascii_fold = true;
+        out += output_prefix;
+        last_was_quantifier = false;
+        i += source_prefix.length;
+        continue;
+      }
+      case ")":
+        out += char;
+        [atom_start, ascii_fold] = group_states.pop() ?? [-1, false];
+        last_was_quantifier = false;
+        ++i;
+        continue;
+      case "|":
+        out += char;
+        atom_start = -1;
+        last_was_quantifier = false;
+        ++i;
+        continue;
+      case "{": {
+        const quant = QUANTIFIER_BRACE_RE.exec(regex.slice(i));
+        if (!quant || atom_start < 0) {
+          emit_atom("\\{");
+          ++i;
+          continue;
+        }
+        const body = quant[1].startsWith(",") ? `0${quant[1]}` : quant[1];
+        i += quant[0].length;
+        const following = regex[i];
+        if (following === "+" || following === "*") {
+          out = `${out.slice(0, atom_start)}(?:${out.slice(atom_start)}{${body}})${following}`;
+          ++i;
+        } else {
+          out += `{${body}}`;
+        }
+        last_was_quantifier = true;
+        continue;
+      }
+      case "}":
+        emit_atom("\\}");
+        ++i;
+        continue;
+      case "+":
+        if (last_was_quantifier) {
+          ++i;
+          continue;
+        }
+        out += char;
+        last_was_quantifier = true;
+        ++i;
+        continue;
+      case "*":
+      case "?":
+        out += char;
+        last_was_quantifier = true;
+        ++i;
+        continue;
+      default:
+        emit_atom(
+          ascii_fold && is_ascii_letter(char) ? `[${char.toLowerCase()}${char.toUpperCase()}]` : char
+        );
+        i += char.length;
+        continue;
+    }
+  }
+  return out;
+};
+var escape_reg_exp = (string4) => string4.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+var fuse_unk = (arr, tokens_to_ids, unk_token_id) => {
+  const fused = [];
+  let i = 0;
+  while (i < arr.length) {
+    fused.push(arr[i]);
+    const token_id = tokens_to_ids.get(arr[i]) ?? unk_token_id;
+    if (token_id !== unk_token_id) {
+      ++i;
+      continue;
+    }
+    while (++i < arr.length && (tokens_to_ids.get(arr[i]) ?? unk_token_id) === unk_token_id) {
+      if (tokens_to_ids.get(fused.at(-1)) !== unk_token_id) {
+        fused[fused.length - 1] += arr[i];
+      }
+    }
+  }
+  return fused;
+};
+var is_chinese_char = (cp) => cp >= 19968 && cp <= 40959 || cp >= 13312 && cp <= 19903 || cp >= 131072 && cp <= 173791 || cp >= 173824 && cp <= 177983 || cp >= 177984 && cp <= 178207 || cp >= 178208 && cp <= 183983 || cp >= 63744 && cp <= 64255 || cp >= 194560 && cp <= 195103;
+var is_integral_number = (x) => Number.isInteger(x) || typeof x === "bigint";
+var len = (s) => {
+  let length = 0;
+  for (const c of s) ++length;
+  return length;
+};
+var lowercase_and_remove_accents = (text2) => remove_accents(text2.toLowerCase());
+var merge_arrays = (...arrs) => Array.prototype.concat.apply([], arrs);
+var object_to_map = (obj2) => new Map(Object.entries(obj2));
+var regex_split = (text2, regex) => {
+  const result = [];
+  let prev = 0;
+  for (const match of text2.matchAll(regex)) {
+    const full_match = match[0];
+    if (prev < match.index) {
+      result.push(text2.slice(prev, match.index));
+    }
+    if (full_match.length > 0) {
+      result.push(full_match);
+    }
+    prev = match.index + full_match.length;
+  }
+  if (prev < text2.length) {
+    result.push(text2.slice(prev));
+  }
+  return result;
+};
+var remove_accents = (text2) => text2.replace(new RegExp("\\p{M}", "gu"), "");
+var validate_object = (obj2, name, required_keys = []) => {
+  if (!obj2 || Array.isArray(obj2) || typeof obj2 !== "object") {
+    return `${name} must be a valid object`;
+  }
+  for (const key of required_keys) {
+    if (!(key in obj2)) {
+      return `${name} must contain a "${key}" property`;
+    }
+  }
+  return null;
+};
+var whitespace_split = (text2) => text2.match(/\S+/g) || [];
+var Callable = class {
+  /**
+   * Creates a new instance of the Callable class.
+   */
+  constructor() {
+    const closure = function(...args) {
+      return closure._call(...args);
+    };
+    return Object.setPrototypeOf(closure, new.target.prototype);
+  }
+};
+var Callable_default = Callable;
+var Normalizer = class extends Callable_default {
+  /**
+   * @param config The configuration object for the normalizer.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+  }
+  /**
+   * Alias for {@link Normalizer#normalize}.
+   * @param text The text to normalize.
+   * @returns The normalized text.
+   */
+  _call(text2) {
+    return this.normalize(text2);
+  }
+};
+var Normalizer_default = Normalizer;
+var BertNormalizer = class extends Normalizer_default {
+  /**
+   * Adds whitespace around any CJK (Chinese, Japanese, or Korean) character in the input text.
+   *
+   * @param text The input text to tokenize.
+   * @returns The tokenized text with whitespace added around CJK characters.
+   */
+  tokenize_chinese_chars(text2) {
+    const output2 = [];
+    for (let i = 0; i < text2.length; ++i) {
+      const char = text2[i];
+      const cp = char.charCodeAt(0);
+      if (is_chinese_char(cp)) {
+        output2.push(" ");
+        output2.push(char);
+        output2.push(" ");
+      } else {
+        output2.push(char);
+      }
+    }
+    return output2.join("");
+  }
+  /**
+   * Strips accents from the given text.
+   * @param text The text to strip accents from.
+   * @returns The text with accents removed.
+   */
+  strip_accents(text2) {
+    return text2.normalize("NFD").replace(new RegExp("\\p{Mn}", "gu"), "");
+  }
+  /**
+   * Checks whether `char` is a control character.
+   * @param char The character to check.
+   * @returns Whether `char` is a control character.
+   */
+  is_control(char) {
+    switch (char) {
+      case "	":
+      case "\n":
+      case "\r":
+        return false;
+      default:
+        return new RegExp("^\\p{Cc}|\\p{Cf}|\\p{Co}|\\p{Cs}$", "u").test(char);
+    }
+  }
+  /**
+   * Performs invalid character removal and whitespace cleanup on text.
+   * @param text The text to clean.
+   * @returns The cleaned text.
+   */
+  clean_text(text2) {
+    const output2 = [];
+    for (const char of text2) {
+      const cp = char.charCodeAt(0);
+      if (cp === 0 || cp === 65533 || this.is_control(char)) {
+        continue;
+      }
+      if (/^\s$/.test(char)) {
+        output2.push(" ");
+      } else {
+        output2.push(char);
+      }
+    }
+    return output2.join("");
+  }
+  /**
+   * Normalizes the given text based on the configuration.
+   * @param text The text to normalize.
+   * @returns The normalized text.
+   */
+  normalize(text2) {
+    if (this.config.clean_text) {
+      text2 = this.clean_text(text2);
+    }
+    if (this.config.handle_chinese_chars) {
+      text2 = this.tokenize_chinese_chars(text2);
+    }
+    if (this.config.lowercase) {
+      text2 = text2.toLowerCase();
+      if (this.config.strip_accents !== false) {
+        text2 = this.strip_accents(text2);
+      }
+    } else if (this.config.strip_accents) {
+      text2 = this.strip_accents(text2);
+    }
+    return text2;
+  }
+};
+var BertNormalizer_default = BertNormalizer;
+var Precompiled = class extends Normalizer_default {
+  /**
+   * Create a new instance of Precompiled normalizer.
+   * @param config The configuration object.
+   */
+  constructor(config2) {
+    super(config2);
+    this.charsmap = config2.precompiled_charsmap ?? null;
+  }
+  /**
+   * Normalizes the given text by applying the precompiled charsmap.
+   * @param text The text to normalize.
+   * @returns The normalized text.
+   */
+  normalize(text2) {
+    text2 = text2.replace(
+      /[\u0001-\u0008\u000B\u000E-\u001F\u007F\u008F\u009F]/gm,
+      ""
+    );
+    text2 = text2.replace(
+      /[\u0009\u000A\u000C\u000D\u00A0\u1680\u2000-\u200F\u2028\u2029\u202F\u205F\u2581\u3000\uFEFF\uFFFD]/gm,
+      " "
+    );
+    if (text2.includes("～")) {
+      const parts = text2.split("～");
+      text2 = parts.map((part) => part.normalize("NFKC")).join("～");
+    } else {
+      text2 = text2.normalize("NFKC");
+    }
+    return text2;
+  }
+};
+var Precompiled_default = Precompiled;
+var Sequence = class extends Normalizer_default {
+  /**
+   * Create a new instance of NormalizerSequence.
+   * @param config The configuration object.
+   */
+  constructor(config2) {
+    super(config2);
+    this.normalizers = (config2.normalizers ?? []).map(
+      (x) => create_normalizer_default(x)
+    );
+  }
+  /**
+   * Apply a sequence of Normalizers to the input text.
+   * @param text The text to normalize.
+   * @returns The normalized text.
+   */
+  normalize(text2) {
+    return this.normalizers.reduce((t, normalizer) => {
+      return normalizer ? normalizer.normalize(t) : t;
+    }, text2);
+  }
+};
+var Sequence_default = Sequence;
+var Replace = class extends Normalizer_default {
+  /**
+   * @param config The configuration object for the normalizer.
+   */
+  constructor(config2) {
+    super(config2);
+    this.pattern = create_pattern(this.config.pattern ?? {});
+  }
+  /**
+   * Normalize the input text by replacing the pattern with the content.
+   * @param text The input text to be normalized.
+   * @returns The normalized text after replacing the pattern with the content.
+   */
+  normalize(text2) {
+    return this.pattern === null ? text2 : text2.replaceAll(this.pattern, this.config.content ?? "");
+  }
+};
+var Replace_default = Replace;
+var UnicodeNormalizer = class extends Normalizer_default {
+  constructor() {
+    super(...arguments);
+    this.form = "NFC";
+  }
+  /**
+   * Normalize the input text by applying Unicode normalization.
+   * @param text The input text to be normalized.
+   * @returns The normalized text.
+   */
+  normalize(text2) {
+    text2 = text2.normalize(this.form);
+    return text2;
+  }
+};
+var UnicodeNormalizer_default = UnicodeNormalizer;
+var NFC = class extends UnicodeNormalizer_default {
+  constructor() {
+    super(...arguments);
+    this.form = "NFC";
+  }
+};
+var NFC_default = NFC;
+var NFD = class extends UnicodeNormalizer_default {
+  constructor() {
+    super(...arguments);
+    this.form = "NFD";
+  }
+};
+var NFD_default = NFD;
+var NFKC = class extends UnicodeNormalizer_default {
+  constructor() {
+    super(...arguments);
+    this.form = "NFKC";
+  }
+};
+var NFKC_default = NFKC;
+var NFKD = class extends UnicodeNormalizer_default {
+  constructor() {
+    super(...arguments);
+    this.form = "NFKD";
+  }
+};
+var NFKD_default = NFKD;
+var Strip = class extends Normalizer_default {
+  /**
+   * Strip leading and/or trailing whitespace from the input text.
+   * @param text The input text.
+   * @returns The normalized text.
+   */
+  normalize(text2) {
+    if (this.config.strip_left && this.config.strip_right) {
+      text2 = text2.trim();
+    } else {
+      if (this.config.strip_left) {
+        text2 = text2.trimStart();
+      }
+      if (this.config.strip_right) {
+        text2 = text2.trimEnd();
+      }
+    }
+    return text2;
+  }
+};
+var Strip_default = Strip;
+var StripAccents = class extends Normalizer_default {
+  /**
+   * Remove all accents from the text.
+   * @param text The input text.
+   * @returns The normalized text without accents.
+   */
+  normalize(text2) {
+    return remove_accents(text2);
+  }
+};
+var StripAccents_default = StripAccents;
+var Lowercase = class extends Normalizer_default {
+  /**
+   * Lowercases the input string.
+   * @param {string} text The text to normalize.
+   * @returns {string} The normalized text.
+   */
+  normalize(text2) {
+    return text2.toLowerCase();
+  }
+};
+var Lowercase_default = Lowercase;
+var Prepend = class extends Normalizer_default {
+  /**
+   * Prepends the input string.
+   * @param text The text to normalize.
+   * @returns The normalized text.
+   */
+  normalize(text2) {
+    text2 = this.config.prepend + text2;
+    return text2;
+  }
+};
+var Prepend_default = Prepend;
+function create_normalizer(config2) {
+  if (config2 === null) return null;
+  switch (config2.type) {
+    case "BertNormalizer":
+      return new BertNormalizer_default(config2);
+    case "Precompiled":
+      return new Precompiled_default(config2);
+    case "Sequence":
+      return new Sequence_default(config2);
+    case "Replace":
+      return new Replace_default(config2);
+    case "NFC":
+      return new NFC_default(config2);
+    case "NFD":
+      return new NFD_default(config2);
+    case "NFKC":
+      return new NFKC_default(config2);
+    case "NFKD":
+      return new NFKD_default(config2);
+    case "Strip":
+      return new Strip_default(config2);
+    case "StripAccents":
+      return new StripAccents_default(config2);
+    case "Lowercase":
+      return new Lowercase_default(config2);
+    case "Prepend":
+      return new Prepend_default(config2);
+    default:
+      throw new Error(`Unknown Normalizer type: ${config2.type}`);
+  }
+}
+var create_normalizer_default = create_normalizer;
+var PreTokenizer = class extends Callable_default {
+  /**
+   * Tokenizes the given text into pre-tokens.
+   * @param text The text or array of texts to pre-tokenize.
+   * @param options Additional options for the pre-tokenization logic.
+   * @returns An array of pre-tokens.
+   */
+  pre_tokenize(text2, options) {
+    return (Array.isArray(text2) ? text2.map((x) => this.pre_tokenize_text(x, options)) : this.pre_tokenize_text(text2, options)).flat();
+  }
+  /**
+   * Alias for {@link PreTokenizer#pre_tokenize}.
+   * @param text The text or array of texts to pre-tokenize.
+   * @param options Additional options for the pre-tokenization logic.
+   * @returns An array of pre-tokens.
+   */
+  _call(text2, options) {
+    return this.pre_tokenize(text2, options);
+  }
+};
+var PreTokenizer_default = PreTokenizer;
+var BYTES_TO_UNICODE = (() => {
+  const bs = [
+    ...Array.from(
+      { length: "~".charCodeAt(0) - "!".charCodeAt(0) + 1 },
+      (_, i) => i + "!".charCodeAt(0)
+    ),
+    ...Array.from(
+      { length: "¬".charCodeAt(0) - "¡".charCodeAt(0) + 1 },
+      (_, i) => i + "¡".charCodeAt(0)
+    ),
+    ...Array.from(
+      { length: "ÿ".charCodeAt(0) - "®".charCodeAt(0) + 1 },
+      (_, i) => i + "®".charCodeAt(0)
+    )
+  ];
+  const cs = bs.slice();
+  let n = 0;
+  for (let b = 0; b < 256; ++b) {
+    if (!bs.includes(b)) {
+      bs.push(b);
+      cs.push(256 + n);
+      n += 1;
+    }
+  }
+  const ccs = cs.map((n2) => String.fromCharCode(n2));
+  return Object.fromEntries(bs.map((b, i) => [b, ccs[i]]));
+})();
+var reverse_dictionary = (data) => Object.fromEntries(Object.entries(data).map(([key, value]) => [value, key]));
+var UNICODE_TO_BYTES = reverse_dictionary(BYTES_TO_UNICODE);
+var PUNCTUATION_REGEX = "\\p{P}\\u0021-\\u002F\\u003A-\\u0040\\u005B-\\u0060\\u007B-\\u007E";
+var ByteLevel = class extends PreTokenizer_default {
+  /**
+   * Creates a new instance of the `ByteLevelPreTokenizer` class.
+   * @param config The configuration object.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+    this.add_prefix_space = this.config.add_prefix_space ?? false;
+    this.trim_offsets = this.config.trim_offsets ?? false;
+    this.use_regex = this.config.use_regex ?? true;
+    this.pattern = new RegExp("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", "gu");
+    this.byte_encoder = BYTES_TO_UNICODE;
+    this.text_encoder = new TextEncoder();
+  }
+  /**
+   * Tokenizes a single piece of text using byte-level tokenization.
+   * @param text The text to tokenize.
+   * @param options Additional options for the pre-tokenization logic.
+   * @returns An array of tokens.
+   */
+  pre_tokenize_text(text2, options) {
+    if (this.add_prefix_space && !text2.startsWith(" ")) {
+      text2 = " " + text2;
+    }
+    const tokens = this.use_regex ? text2.match(this.pattern) || [] : [text2];
+    return tokens.map(
+      (token) => Array.from(
+        this.text_encoder.encode(token),
+        (byte) => this.byte_encoder[byte]
+      ).join("")
+    );
+  }
+};
+var ByteLevel_default = ByteLevel;
+var Whitespace = class extends PreTokenizer_default {
+  /**
+   * Pre-tokenizes the input text by splitting it on word boundaries.
+   * @param text The text to be pre-tokenized.
+   * @param options Additional options for the pre-tokenization logic.
+   * @returns An array of tokens produced by splitting the input text on whitespace.
+   */
+  pre_tokenize_text(text2, options) {
+    return text2.match(/\w+|[^\w\s]+/g) || [];
+  }
+};
+var Whitespace_default = Whitespace;
+var Metaspace = class extends PreTokenizer_default {
+  /**
+   * @param config The configuration object for the MetaspacePreTokenizer.
+   */
+  constructor(config2) {
+    super();
+    this.replacement = config2.replacement ?? "▁";
+    this.str_rep = config2.str_rep || this.replacement;
+    this.prepend_scheme = config2.prepend_scheme ?? "always";
+  }
+  /**
+   * This method takes a string, replaces spaces with the replacement character,
+   * adds a prefix space if requested, and returns a new list of tokens.
+   * @param text The text to pre-tokenize.
+   * @param options The options for the pre-tokenization.
+   * @returns A new list of pre-tokenized tokens.
+   */
+  pre_tokenize_text(text2, options) {
+    const { section_index = void 0 } = options ?? {};
+    let normalized = text2.replaceAll(" ", this.str_rep);
+    if (
+      // We add a prefix space if:
+      //  (1) The normalized token does not already start with the replacement character.
+      !normalized.startsWith(this.replacement) && // and (2) either:
+      //  (a) prepend_scheme is 'always'
+      //  (b) prepend_scheme is 'first' and this is the first section
+      (this.prepend_scheme === "always" || this.prepend_scheme === "first" && section_index === 0)
+    ) {
+      normalized = this.str_rep + normalized;
+    }
+    return [normalized];
+  }
+};
+var Metaspace_default = Metaspace;
+var Split = class extends PreTokenizer_default {
+  /**
+   * @param config The configuration options for the pre-tokenizer.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+    this.pattern = create_pattern(
+      this.config.pattern ?? {},
+      this.config.invert ?? true
+    );
+  }
+  /**
+   * Tokenizes text by splitting it using the given pattern.
+   * @param text The text to tokenize.
+   * @returns An array of tokens.
+   */
+  pre_tokenize_text(text2) {
+    if (this.pattern === null) {
+      return [];
+    }
+    if (this.config.invert) {
+      return (text2.match(this.pattern) || []).filter((x) => x);
+    } else if (this.config.behavior?.toLowerCase() === "removed") {
+      return text2.split(this.pattern).filter((x) => x);
+    } else {
+      return regex_split(text2, this.pattern);
+    }
+  }
+};
+var Split_default = Split;
+var Punctuation = class extends PreTokenizer_default {
+  /**
+   * @param config The configuration options for the pre-tokenizer.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+    this.pattern = new RegExp(
+      `[^${PUNCTUATION_REGEX}]+|[${PUNCTUATION_REGEX}]+`,
+      "gu"
+    );
+  }
+  /**
+   * Tokenizes text by splitting it using the given pattern.
+   * @param text The text to tokenize.
+   * @returns An array of tokens.
+   */
+  pre_tokenize_text(text2) {
+    return text2.match(this.pattern) || [];
+  }
+};
+var Punctuation_default = Punctuation;
+var Digits = class extends PreTokenizer_default {
+  /**
+   * @param config The configuration options for the pre-tokenizer.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+    const digit_pattern = `[^\\d]+|\\d${this.config.individual_digits ? "" : "+"}`;
+    this.pattern = new RegExp(digit_pattern, "gu");
+  }
+  /**
+   * Tokenizes text by splitting it using the given pattern.
+   * @param text The text to tokenize.
+   * @returns An array of tokens.
+   */
+  pre_tokenize_text(text2) {
+    return text2.match(this.pattern) || [];
+  }
+};
+var Digits_default = Digits;
+var BertPreTokenizer = class extends PreTokenizer_default {
+  /**
+   * A PreTokenizer that splits text into wordpieces using a basic tokenization scheme
+   * similar to that used in the original implementation of BERT.
+   */
+  constructor() {
+    super();
+    this.pattern = new RegExp(
+      `[^\\s${PUNCTUATION_REGEX}]+|[${PUNCTUATION_REGEX}]`,
+      "gu"
+    );
+  }
+  /**
+   * Tokenizes a single text using the BERT pre-tokenization scheme.
+   *
+   * @param text The text to tokenize.
+   * @param options Additional options for the pre-tokenization logic.
+   * @returns An array of tokens.
+   */
+  pre_tokenize_text(text2, options) {
+    return text2.trim().match(this.pattern) || [];
+  }
+};
+var BertPreTokenizer_default = BertPreTokenizer;
+var Replace2 = class extends PreTokenizer_default {
+  /**
+   * @param config The configuration options for the pre-tokenizer.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+    this.pattern = create_pattern(this.config.pattern ?? {});
+    this.content = this.config.content ?? "";
+  }
+  /**
+   * Pre-tokenizes the input text by replacing certain characters.
+   * @param text The text to be pre-tokenized.
+   * @returns An array of tokens produced by replacing certain characters.
+   */
+  pre_tokenize_text(text2) {
+    if (this.pattern === null) {
+      return [text2];
+    }
+    return [text2.replaceAll(this.pattern, this.config.content ?? "")];
+  }
+};
+var Replace_default2 = Replace2;
+var Sequence2 = class extends PreTokenizer_default {
+  /**
+   * Creates an instance of PreTokenizerSequence.
+   * @param config The configuration object for the pre-tokenizer sequence.
+   */
+  constructor(config2) {
+    super();
+    this.tokenizers = (config2.pretokenizers ?? []).map(
+      (x) => create_pre_tokenizer_default(x)
+    );
+  }
+  /**
+   * Applies each pre-tokenizer in the sequence to the input text in turn.
+   * @param text The text to pre-tokenize.
+   * @param options Additional options for the pre-tokenization logic.
+   * @returns The pre-tokenized text.
+   */
+  pre_tokenize_text(text2, options) {
+    return this.tokenizers.reduce(
+      (pre_tokenized_text, tokenizer) => {
+        return tokenizer ? tokenizer.pre_tokenize(pre_tokenized_text, options) : pre_tokenized_text;
+      },
+      [text2]
+    );
+  }
+};
+var Sequence_default2 = Sequence2;
+var WhitespaceSplit = class extends PreTokenizer_default {
+  /**
+   * Pre-tokenizes the input text by splitting it on whitespace characters.
+   * @param text The text to be pre-tokenized.
+   * @returns An array of tokens produced by splitting the input text on whitespace.
+   */
+  pre_tokenize_text(text2) {
+    return whitespace_split(text2);
+  }
+};
+var WhitespaceSplit_default = WhitespaceSplit;
+var FixedLength = class extends PreTokenizer_default {
+  /**
+   * @param config The configuration options for the pre-tokenizer.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+    this._length = config2.length;
+  }
+  /**
+   * Pre-tokenizes the input text by splitting it into fixed-length tokens.
+   * @param text The text to be pre-tokenized.
+   * @returns An array of tokens produced by splitting the input text into fixed-length tokens.
+   */
+  pre_tokenize_text(text2) {
+    const tokens = [];
+    for (let i = 0; i < text2.length; i += this._length) {
+      tokens.push(text2.slice(i, i + this._length));
+    }
+    return tokens;
+  }
+};
+var FixedLength_default = FixedLength;
+function create_pre_tokenizer(config2) {
+  if (config2 === null) return null;
+  switch (config2.type) {
+    case "BertPreTokenizer":
+      return new BertPreTokenizer_default();
+    case "Sequence":
+      return new Sequence_default2(config2);
+    case "Whitespace":
+      return new Whitespace_default();
+    case "WhitespaceSplit":
+      return new WhitespaceSplit_default();
+    case "Metaspace":
+      return new Metaspace_default(config2);
+    case "ByteLevel":
+      return new ByteLevel_default(config2);
+    case "Split":
+      return new Split_default(config2);
+    case "Punctuation":
+      return new Punctuation_default(config2);
+    case "Digits":
+      return new Digits_default(config2);
+    case "Replace":
+      return new Replace_default2(config2);
+    case "FixedLength":
+      return new FixedLength_default(config2);
+    default:
+      throw new Error(`Unknown PreTokenizer type: ${config2.type}`);
+  }
+}
+var create_pre_tokenizer_default = create_pre_tokenizer;
+var TokenizerModel = class extends Callable_default {
+  /**
+   * Creates a new instance of TokenizerModel.
+   * @param config The configuration object for the TokenizerModel.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+    this.vocab = [];
+    this.tokens_to_ids = /* @__PURE__ */ new Map();
+    this.unk_token_id = void 0;
+    this.unk_token = void 0;
+    this.end_of_word_suffix = void 0;
+    this.fuse_unk = this.config.fuse_unk ?? false;
+  }
+  /**
+   * Internal function to call the TokenizerModel instance.
+   * @param tokens The tokens to encode.
+   * @returns The encoded tokens.
+   */
+  _call(tokens) {
+    let result = this.encode(tokens);
+    if (this.fuse_unk) {
+      result = fuse_unk(result, this.tokens_to_ids, this.unk_token_id);
+    }
+    return result;
+  }
+};
+var TokenizerModel_default = TokenizerModel;
+var WordPieceTokenizer = class extends TokenizerModel_default {
+  /**
+   * @param config The configuration object.
+   */
+  constructor(config2) {
+    super(config2);
+    this.max_input_chars_per_word = 100;
+    this.tokens_to_ids = object_to_map(config2.vocab);
+    this.unk_token_id = this.tokens_to_ids.get(config2.unk_token);
+    this.unk_token = config2.unk_token;
+    this.max_input_chars_per_word = config2.max_input_chars_per_word ?? 100;
+    this.vocab = new Array(this.tokens_to_ids.size);
+    for (const [key, value] of this.tokens_to_ids) {
+      this.vocab[value] = key;
+    }
+  }
+  /**
+   * Encodes an array of tokens using WordPiece encoding.
+   * @param tokens The tokens to encode.
+   * @returns An array of encoded tokens.
+   */
+  encode(tokens) {
+    const output_tokens = [];
+    for (const token of tokens) {
+      const chars = [...token];
+      if (chars.length > this.max_input_chars_per_word) {
+        output_tokens.push(this.unk_token);
+        continue;
+      }
+      let is_unknown = false;
+      let start = 0;
+      const sub_tokens = [];
+      while (start < chars.length) {
+        let end = chars.length;
+        let current_substring = null;
+        while (start < end) {
+          let substr = chars.slice(start, end).join("");
+          if (start > 0) {
+            substr = this.config.continuing_subword_prefix + substr;
+          }
+          if (this.tokens_to_ids.has(substr)) {
+            current_substring = substr;
+            break;
+          }
+          --end;
+        }
+        if (current_substring === null) {
+          is_unknown = true;
+          break;
+        }
+        sub_tokens.push(current_substring);
+        start = end;
+      }
+      if (is_unknown) {
+        output_tokens.push(this.unk_token);
+      } else {
+        output_tokens.push(...sub_tokens);
+      }
+    }
+    return output_tokens;
+  }
+};
+var WordPiece_default = WordPieceTokenizer;
+var CharTrieNode = class _CharTrieNode {
+  /**
+   * Create a new CharTrieNode.
+   * @param is_leaf Whether the node is a leaf node or not.
+   * @param children A map containing the node's children, where the key is a character and the value is a `CharTrieNode`.
+   */
+  constructor(is_leaf, children) {
+    this.is_leaf = is_leaf;
+    this.children = children;
+  }
+  /**
+   * Returns a new `CharTrieNode` instance with default values.
+   * @returns A new `CharTrieNode` instance with `is_leaf` set to `false` and an empty `children` map.
+   */
+  static default() {
+    return new _CharTrieNode(false, /* @__PURE__ */ new Map());
+  }
+};
+var CharTrie = class {
+  constructor() {
+    this.root = CharTrieNode.default();
+  }
+  /**
+   * Adds one or more `texts` to the trie.
+   * @param texts The strings to add to the trie.
+   */
+  extend(texts) {
+    for (const text2 of texts) {
+      this.push(text2);
+    }
+  }
+  /**
+   * Adds text to the trie.
+   * @param text The string to add to the trie.
+   */
+  push(text2) {
+    let node2 = this.root;
+    for (const ch of text2) {
+      let child = node2.children.get(ch);
+      if (child === void 0) {
+        child = CharTrieNode.default();
+        node2.children.set(ch, child);
+      }
+      node2 = child;
+    }
+    node2.is_leaf = true;
+  }
+  /**
+   * Searches the trie for stored strings that match `chars` starting at `start`.
+   * @param chars The input characters to search.
+   * @param start The index to start searching from.
+   * @yields Each stored string that is a prefix of `chars` starting at `start`.
+   */
+  *common_prefix_search(chars, start = 0) {
+    let node2 = this.root;
+    if (node2 === void 0) return;
+    let prefix = "";
+    for (let i = start; i < chars.length; ++i) {
+      const ch = chars[i];
+      prefix += ch;
+      node2 = node2.children.get(ch);
+      if (node2 === void 0) return;
+      if (node2.is_leaf) {
+        yield prefix;
+      }
+    }
+  }
+};
+var CharTrie_default = CharTrie;
+var TokenLatticeNode = class _TokenLatticeNode {
+  /**
+   * Represents a node in a token lattice for a given sentence.
+   * @param token_id The ID of the token associated with this node.
+   * @param node_id The ID of this node.
+   * @param pos The starting position of the token in the sentence.
+   * @param length The length of the token.
+   * @param score The score associated with the token.
+   */
+  constructor(token_id, node_id, pos, length, score2) {
+    this.token_id = token_id;
+    this.node_id = node_id;
+    this.pos = pos;
+    this.length = length;
+    this.score = score2;
+    this.prev = null;
+    this.backtrace_score = 0;
+  }
+  /**
+   * Returns a clone of this node.
+   * @returns A clone of this node.
+   */
+  clone() {
+    const n = new _TokenLatticeNode(
+      this.token_id,
+      this.node_id,
+      this.pos,
+      this.length,
+      this.score
+    );
+    n.prev = this.prev;
+    n.backtrace_score = this.backtrace_score;
+    return n;
+  }
+};
+var TokenLattice = class {
+  /**
+   * Creates a new TokenLattice instance.
+   *
+   * @param sentence The input sentence to be tokenized.
+   * @param bos_token_id The beginning-of-sequence token ID.
+   * @param eos_token_id The end-of-sequence token ID.
+   */
+  constructor(sentence, bos_token_id, eos_token_id) {
+    this.chars = Array.from(sentence);
+    this.len = this.chars.length;
+    this.bos_token_id = bos_token_id;
+    this.eos_token_id = eos_token_id;
+    this.nodes = [];
+    this.begin_nodes = Array.from(
+      { length: this.len + 1 },
+      () => []
+    );
+    this.end_nodes = Array.from({ length: this.len + 1 }, () => []);
+    const bos = new TokenLatticeNode(this.bos_token_id ?? 0, 0, 0, 0, 0);
+    const eos = new TokenLatticeNode(
+      this.eos_token_id ?? 0,
+      1,
+      this.len,
+      0,
+      0
+    );
+    this.nodes.push(bos.clone());
+    this.nodes.push(eos.clone());
+    this.begin_nodes[this.len].push(eos);
+    this.end_nodes[0].push(bos);
+  }
+  /**
+   * Inserts a new token node into the token lattice.
+   *
+   * @param pos The starting position of the token.
+   * @param length The length of the token.
+   * @param score The score of the token.
+   * @param token_id The token ID of the token.
+   */
+  insert(pos, length, score2, token_id) {
+    const node_id = this.nodes.length;
+    const node2 = new TokenLatticeNode(token_id, node_id, pos, length, score2);
+    this.begin_nodes[pos].push(node2);
+    this.end_nodes[pos + length].push(node2);
+    this.nodes.push(node2);
+  }
+  /**
+   * Implements the Viterbi algorithm to compute the most likely sequence of tokens.
+   *
+   * @returns The most likely sequence of tokens.
+   */
+  viterbi() {
+    const len2 = this.len;
+    let pos = 0;
+    while (pos <= len2) {
+      if (this.begin_nodes[pos].length == 0) {
+        return [];
+      }
+      for (let rnode of this.begin_nodes[pos]) {
+        rnode.prev = null;
+        let best_score = 0;
+        let best_node = null;
+        for (let lnode of this.end_nodes[pos]) {
+          const score2 = lnode.backtrace_score + rnode.score;
+          if (best_node === null || score2 > best_score) {
+            best_node = lnode.clone();
+            best_score = score2;
+          }
+        }
+        if (best_node !== null) {
+          rnode.prev = best_node;
+          rnode.backtrace_score = best_score;
+        } else {
+          return [];
+        }
+      }
+      ++pos;
+    }
+    const results = [];
+    const root = this.begin_nodes[len2][0];
+    const prev = root.prev;
+    if (prev === null) {
+      return [];
+    }
+    let node2 = prev.clone();
+    while (node2.prev !== null) {
+      results.push(node2.clone());
+      const n = node2.clone();
+      node2 = n.prev.clone();
+    }
+    results.reverse();
+    return results;
+  }
+  /**
+   * Get the text piece for a given node.
+   * @param node The node to get the piece for.
+   * @returns The array of nodes representing the most likely sequence of tokens.
+   */
+  piece(node2) {
+    return this.chars.slice(node2.pos, node2.pos + node2.length).join("");
+  }
+  /**
+   * @returns The most likely sequence of tokens.
+   */
+  tokens() {
+    const nodes = this.viterbi();
+    return nodes.map((x) => this.piece(x));
+  }
+  /**
+   * @returns The most likely sequence of token ids.
+   */
+  token_ids() {
+    const nodes = this.viterbi();
+    return nodes.map((x) => x.token_id);
+  }
+};
+var TokenLattice_default = TokenLattice;
+function min(arr) {
+  if (arr.length === 0) throw new Error("Array must not be empty");
+  let min_value = arr[0];
+  let index_of_min = 0;
+  for (let i = 1; i < arr.length; ++i) {
+    if (arr[i] < min_value) {
+      min_value = arr[i];
+      index_of_min = i;
+    }
+  }
+  return [min_value, index_of_min];
+}
+var Unigram = class extends TokenizerModel_default {
+  /**
+   * Create a new Unigram tokenizer model.
+   * @param config The configuration object for the Unigram model.
+   * @param eos_token
+   */
+  constructor(config2, eos_token) {
+    super(config2);
+    const vocab_size = config2.vocab.length;
+    this.vocab = new Array(vocab_size);
+    this.scores = new Array(vocab_size);
+    for (let i = 0; i < vocab_size; ++i) {
+      [this.vocab[i], this.scores[i]] = config2.vocab[i];
+    }
+    this.unk_token_id = config2.unk_id;
+    this.unk_token = this.vocab[config2.unk_id];
+    this.tokens_to_ids = new Map(this.vocab.map((x, i) => [x, i]));
+    this.bos_token = " ";
+    this.bos_token_id = this.tokens_to_ids.get(this.bos_token);
+    this.eos_token = eos_token;
+    this.eos_token_id = this.tokens_to_ids.get(this.eos_token);
+    this.unk_token = this.vocab[this.unk_token_id];
+    this.min_score = min(this.scores)[0];
+    this.unk_score = this.min_score - 10;
+    this.scores[this.unk_token_id] = this.unk_score;
+    this.trie = new CharTrie_default();
+    this.trie.extend(this.vocab);
+    this.fuse_unk = true;
+  }
+  /**
+   * Populates lattice nodes.
+   * @param lattice The token lattice to populate with nodes.
+   */
+  populate_nodes(lattice) {
+    const chars = lattice.chars;
+    const mblen = 1;
+    let begin_pos = 0;
+    while (begin_pos < chars.length) {
+      let has_single_node = false;
+      const prefixed_tokens = this.trie.common_prefix_search(chars, begin_pos);
+      for (const token of prefixed_tokens) {
+        const token_id = this.tokens_to_ids.get(token);
+        const token_score = this.scores[token_id];
+        const n = len(token);
+        lattice.insert(begin_pos, n, token_score, token_id);
+        if (!has_single_node && n === mblen) {
+          has_single_node = true;
+        }
+      }
+      if (!has_single_node) {
+        lattice.insert(begin_pos, mblen, this.unk_score, this.unk_token_id);
+      }
+      begin_pos += mblen;
+    }
+  }
+  /**
+   * Encodes an array of tokens into an array of subtokens using the unigram model.
+   *
+   * @param normalized The normalized string.
+   * @returns An array of subtokens obtained by encoding the input tokens using the unigram model.
+   */
+  tokenize(normalized) {
+    const lattice = new TokenLattice_default(
+      normalized,
+      this.bos_token_id,
+      this.eos_token_id
+    );
+    this.populate_nodes(lattice);
+    return lattice.tokens();
+  }
+  /**
+   * Encodes an array of tokens using Unigram encoding.
+   * @param tokens The tokens to encode.
+   * @returns An array of encoded tokens.
+   */
+  encode(tokens) {
+    const to_return = [];
+    for (const token of tokens) {
+      const tokenized = this.tokenize(token);
+      to_return.push(...tokenized);
+    }
+    return to_return;
+  }
+};
+var Unigram_default = Unigram;
+var PriorityQueue = class {
+  /**
+   * Create a new PriorityQueue.
+   * @param comparator Comparator function to determine priority. Defaults to a MaxHeap.
+   * @param max_size Maximum size of the queue. Defaults to Infinity.
+   */
+  constructor(comparator = (a, b) => a > b, max_size = Infinity) {
+    this._heap = [];
+    this._comparator = comparator;
+    this._max_size = max_size;
+  }
+  /**
+   * The size of the queue
+   */
+  get size() {
+    return this._heap.length;
+  }
+  /**
+   * Check if the queue is empty.
+   * @returns `true` if the queue is empty, `false` otherwise.
+   */
+  is_empty() {
+    return this.size === 0;
+  }
+  /**
+   * Return the element with the highest priority in the queue.
+   * @returns The highest priority element in the queue.
+   */
+  peek() {
+    return this._heap[0];
+  }
+  /**
+   * Add one or more elements to the queue.
+   * @param values The values to push into the queue.
+   * @returns The new size of the queue.
+   */
+  push(...values) {
+    return this.extend(values);
+  }
+  /**
+   * Add multiple elements to the queue.
+   * @param values The values to push into the queue.
+   * @returns The new size of the queue.
+   */
+  extend(values) {
+    for (const value of values) {
+      if (this.size < this._max_size) {
+        this._heap.push(value);
+        this._sift_up();
+      } else {
+        const smallest = this._smallest();
+        if (this._comparator(value, this._heap[smallest])) {
+          this._heap[smallest] = value;
+          this._sift_up_from(smallest);
+        }
+      }
+    }
+    return this.size;
+  }
+  /**
+   * Remove and return the element with the highest priority in the queue.
+   * @returns The element with the highest priority in the queue.
+   */
+  pop() {
+    const popped_value = this.peek();
+    const bottom = this.size - 1;
+    if (bottom > 0) {
+      this._swap(0, bottom);
+    }
+    this._heap.pop();
+    this._sift_down();
+    return popped_value;
+  }
+  /**
+   * Replace the element with the highest priority in the queue with a new value.
+   * @param value The new value.
+   * @returns The replaced value.
+   */
+  replace(value) {
+    const replaced_value = this.peek();
+    this._heap[0] = value;
+    this._sift_down();
+    return replaced_value;
+  }
+  /**
+   * Compute the index for the parent of the node at index `i`.
+   * @param i The index of the node to get the parent of.
+   * @returns The index of the parent node.
+   * @private
+   */
+  _parent(i) {
+    return (i + 1 >>> 1) - 1;
+  }
+  /**
+   * Compute the index for the left child of the node at index `i`.
+   * @param i The index of the node to get the left child of.
+   * @returns The index of the left child.
+   * @private
+   */
+  _left(i) {
+    return (i << 1) + 1;
+  }
+  /**
+   * Compute the index for the right child of the node at index `i`.
+   * @param i The index of the node to get the right child of.
+   * @returns The index of the right child.
+   * @private
+   */
+  _right(i) {
+    return i + 1 << 1;
+  }
+  /**
+   * Check if the element at index `i` is greater than the element at index `j`.
+   * @param i The index of the first element to compare.
+   * @param j The index of the second element to compare.
+   * @returns `true` if the element at index `i` is greater than the element at index `j`, `false` otherwise.
+   * @private
+   */
+  _greater(i, j) {
+    return this._comparator(this._heap[i], this._heap[j]);
+  }
+  /**
+   * Swap the elements at indices `i` and `j`.
+   * @param i The index of the first element to swap.
+   * @param j The index of the second element to swap.
+   * @private
+   */
+  _swap(i, j) {
+    const temp = this._heap[i];
+    this._heap[i] = this._heap[j];
+    this._heap[j] = temp;
+  }
+  /**
+   * Maintain the heap property by updating positions in the heap,
+   * starting at the last element and moving up the heap.
+   * @private
+   */
+  _sift_up() {
+    this._sift_up_from(this.size - 1);
+  }
+  /**
+   * Helper function to sift up from a given node.
+   * @param node The index of the node to start sifting up from.
+   */
+  _sift_up_from(node2) {
+    while (node2 > 0 && this._greater(node2, this._parent(node2))) {
+      this._swap(node2, this._parent(node2));
+      node2 = this._parent(node2);
+    }
+  }
+  /**
+   * Maintain the heap property by updating positions in the heap,
+   * starting at the first element and moving down the heap.
+   * @private
+   */
+  _sift_down() {
+    let node2 = 0;
+    while (this._left(node2) < this.size && this._greater(this._left(node2), node2) || this._right(node2) < this.size && this._greater(this._right(node2), node2)) {
+      const max_child = this._right(node2) < this.size && this._greater(this._right(node2), this._left(node2)) ? this._right(node2) : this._left(node2);
+      this._swap(node2, max_child);
+      node2 = max_child;
+    }
+  }
+  /**
+   * Get the index of the smallest element in the heap. Since we use an array-based heap,
+   * the index can be computed without needing to traverse the heap.
+   * @private
+   */
+  _smallest() {
+    return 2 ** Math.floor(Math.log2(this.size)) - 1;
+  }
+};
+var PriorityQueue_default = PriorityQueue;
+var LRUCache = class {
+  /**
+   * Creates an LRUCache instance.
+   * @param capacity The maximum number of items the cache can hold.
+   */
+  constructor(capacity) {
+    this.capacity = capacity;
+    this.cache = /* @__PURE__ */ new Map();
+  }
+  /**
+   * Retrieves the value associated with the given key and marks the key as recently used.
+   * @param key The key to retrieve.
+   * @returns The value associated with the key, or undefined if the key does not exist.
+   */
+  get(key) {
+    if (!this.cache.has(key)) return void 0;
+    const value = this.cache.get(key);
+    this.cache.delete(key);
+    this.cache.set(key, value);
+    return value;
+  }
+  /**
+   * Inserts or updates the key-value pair in the cache.
+   * If the key already exists, it is updated and marked as recently used.
+   * If the cache exceeds its capacity, the least recently used item is evicted.
+   * @param key The key to add or update.
+   * @param value The value to associate with the key.
+   */
+  put(key, value) {
+    if (this.cache.has(key)) {
+      this.cache.delete(key);
+    }
+    this.cache.set(key, value);
+    if (this.cache.size > this.capacity) {
+      this.cache.delete(this.cache.keys().next().value);
+    }
+  }
+  /**
+   * Clears the cache.
+   */
+  clear() {
+    this.cache.clear();
+  }
+};
+var LRUCache_default = LRUCache;
+var BPE = class extends TokenizerModel_default {
+  /**
+   * Create a BPE instance.
+   * @param config The configuration object for BPE.
+   */
+  constructor(config2) {
+    super(config2);
+    this.tokens_to_ids = object_to_map(config2.vocab);
+    this.unk_token_id = this.tokens_to_ids.get(config2.unk_token);
+    this.unk_token = config2.unk_token;
+    this.vocab = new Array(this.tokens_to_ids.size);
+    for (const [key, value] of this.tokens_to_ids) {
+      this.vocab[value] = key;
+    }
+    const use_new_merge_format = Array.isArray(config2.merges[0]);
+    this.merges = use_new_merge_format ? config2.merges : config2.merges.map(
+      (x) => x.split(" ", 2)
+    );
+    this.bpe_ranks = new Map(this.merges.map((x, i) => [JSON.stringify(x), i]));
+    this.end_of_word_suffix = config2.end_of_word_suffix;
+    this.continuing_subword_suffix = config2.continuing_subword_suffix ?? null;
+    this.byte_fallback = this.config.byte_fallback ?? false;
+    if (this.byte_fallback) {
+      this.text_encoder = new TextEncoder();
+    }
+    this.ignore_merges = this.config.ignore_merges ?? false;
+    this.max_length_to_cache = 256;
+    this.cache_capacity = 1e4;
+    this.cache = new LRUCache_default(this.cache_capacity);
+  }
+  /**
+   * Clears the cache.
+   */
+  clear_cache() {
+    this.cache.clear();
+  }
+  /**
+   * Apply Byte-Pair-Encoding (BPE) to a given token. Efficient heap-based priority
+   * queue implementation adapted from https://github.com/belladoreai/llama-tokenizer-js.
+   * @param token The token to encode.
+   * @returns The BPE encoded tokens.
+   */
+  bpe(token) {
+    if (token.length === 0) {
+      return [];
+    }
+    const cached2 = this.cache.get(token);
+    if (cached2 !== void 0) {
+      return cached2;
+    }
+    const word = Array.from(token);
+    if (this.end_of_word_suffix) {
+      word[word.length - 1] += this.end_of_word_suffix;
+    }
+    let result = [];
+    if (word.length > 1) {
+      const queue = new PriorityQueue_default((a, b) => a.score < b.score);
+      let starting_node = {
+        token: word[0],
+        bias: 0,
+        prev: null,
+        next: null
+      };
+      let previous_node = starting_node;
+      for (let i = 1; i < word.length; ++i) {
+        const current_node = {
+          bias: i / word.length,
+          // Add fractional component to break ties
+          token: word[i],
+          prev: previous_node,
+          next: null
+        };
+        previous_node.next = current_node;
+        this.add_node(queue, previous_node);
+        previous_node = current_node;
+      }
+      while (!queue.is_empty()) {
+        const node2 = queue.pop();
+        if (node2.deleted || !node2.next || node2.next.deleted) continue;
+        node2.deleted = true;
+        node2.next.deleted = true;
+        if (node2.prev) {
+          const new_previous_node = { ...node2.prev };
+          node2.prev.deleted = true;
+          node2.prev = new_previous_node;
+          if (new_previous_node.prev) {
+            new_previous_node.prev.next = new_previous_node;
+          } else {
+            starting_node = new_previous_node;
+          }
+        }
+        const merged = {
+          token: node2.token + node2.next.token,
+          bias: node2.bias,
+          prev: node2.prev,
+          next: node2.next.next
+        };
+        if (merged.prev) {
+          merged.prev.next = merged;
+          this.add_node(queue, merged.prev);
+        } else {
+          starting_node = merged;
+        }
+        if (merged.next) {
+          merged.next.prev = merged;
+          this.add_node(queue, merged);
+        }
+      }
+      for (let current_node = starting_node; current_node !== null; current_node = current_node.next) {
+        result.push(current_node.token);
+      }
+    } else {
+      result = word;
+    }
+    if (this.continuing_subword_suffix) {
+      for (let i = 0; i < result.length - 1; ++i) {
+        result[i] += this.continuing_subword_suffix;
+      }
+    }
+    if (token.length < this.max_length_to_cache) {
+      this.cache.put(token, result);
+    }
+    return result;
+  }
+  /**
+   * Helper function to add a node to the priority queue.
+   * @param queue
+   * @param node
+   */
+  add_node(queue, node2) {
+    const rank = this.bpe_ranks.get(
+      JSON.stringify([node2.token, node2.next.token])
+    );
+    if (rank !== void 0) {
+      node2.score = rank + node2.bias;
+      queue.push(node2);
+    }
+  }
+  /**
+   * Encodes the input sequence of tokens using the BPE algorithm and returns the resulting subword tokens.
+   * @param tokens The input sequence of tokens to encode.
+   * @returns The resulting subword tokens after applying the BPE algorithm to the input sequence of tokens.
+   */
+  encode(tokens) {
+    const output_tokens = [];
+    for (const token of tokens) {
+      if (this.ignore_merges && this.tokens_to_ids.has(token)) {
+        output_tokens.push(token);
+        continue;
+      }
+      const bpe_token_list = this.bpe(token);
+      for (const t of bpe_token_list) {
+        if (this.tokens_to_ids.has(t)) {
+          output_tokens.push(t);
+        } else if (this.byte_fallback) {
+          const byte_tokens = Array.from(this.text_encoder.encode(t)).map(
+            (x) => `<0x${x.toString(16).toUpperCase().padStart(2, "0")}>`
+          );
+          if (byte_tokens.every((x) => this.tokens_to_ids.has(x))) {
+            output_tokens.push(...byte_tokens);
+          } else if (this.unk_token != null) {
+            output_tokens.push(this.unk_token);
+          }
+        } else if (this.unk_token != null) {
+          output_tokens.push(this.unk_token);
+        }
+      }
+    }
+    return output_tokens;
+  }
+};
+var BPE_default = BPE;
+var Legacy = class extends TokenizerModel_default {
+  /**
+   * Create a Legacy tokenizer model instance.
+   * @param config The configuration object for Legacy tokenizer model.
+   * @param more_config Additional configuration object for the Legacy tokenizer model.
+   */
+  constructor(config2, more_config) {
+    super(config2);
+    const vocab = config2.vocab;
+    this.tokens_to_ids = object_to_map(
+      more_config.target_lang ? vocab[more_config.target_lang] : vocab
+    );
+    this.bos_token = more_config.bos_token;
+    this.bos_token_id = this.tokens_to_ids.get(this.bos_token);
+    this.eos_token = more_config.eos_token;
+    this.eos_token_id = this.tokens_to_ids.get(this.eos_token);
+    this.pad_token = more_config.pad_token;
+    this.pad_token_id = this.tokens_to_ids.get(this.pad_token);
+    this.unk_token = more_config.unk_token;
+    this.unk_token_id = this.tokens_to_ids.get(this.unk_token);
+    this.vocab = new Array(this.tokens_to_ids.size);
+    for (const [key, value] of this.tokens_to_ids) {
+      this.vocab[value] = key;
+    }
+  }
+  encode(tokens) {
+    return tokens;
+  }
+};
+var Legacy_default = Legacy;
+function create_tokenizer_model(model_config, config2) {
+  switch (model_config.type) {
+    case "WordPiece":
+      return new WordPiece_default(model_config);
+    case "Unigram":
+      return new Unigram_default(model_config, config2.eos_token);
+    case "BPE":
+      return new BPE_default(model_config);
+    default:
+      if (model_config.vocab) {
+        if (Array.isArray(model_config.vocab)) {
+          return new Unigram_default(model_config, config2.eos_token);
+        } else if (Object.hasOwn(model_config, "continuing_subword_prefix") && Object.hasOwn(model_config, "unk_token")) {
+          if (Object.hasOwn(model_config, "merges")) {
+            return new BPE_default(model_config);
+          } else {
+            return new WordPiece_default(model_config);
+          }
+        } else {
+          return new Legacy_default(model_config, {
+            target_lang: config2.target_lang,
+            bos_token: config2.bos_token,
+            eos_token: config2.eos_token,
+            pad_token: config2.pad_token,
+            unk_token: config2.unk_token
+          });
+        }
+      }
+      throw new Error(
+        `Unknown TokenizerModel type: ${model_config?.type}`
+      );
+  }
+}
+var create_tokenizer_model_default = create_tokenizer_model;
+var PostProcessor = class extends Callable_default {
+  /**
+   * @param config The configuration for the post-processor.
+   */
+  constructor(config2) {
+    super();
+    this.config = config2;
+  }
+  /**
+   * Alias for {@link PostProcessor#post_process}.
+   * @param tokens The text or array of texts to post-process.
+   * @param args Additional arguments required by the post-processing logic.
+   * @returns The post-processed tokens.
+   */
+  _call(tokens, ...args) {
+    return this.post_process(tokens, ...args);
+  }
+};
+var PostProcessor_default = PostProcessor;
+var TemplateProcessing = class extends PostProcessor_default {
+  /**
+   * Replaces special tokens in the template with actual tokens.
+   * @param tokens The list of tokens for the first sequence.
+   * @param tokens_pair The list of tokens for the second sequence (optional).
+   * @param add_special_tokens Whether to add the special tokens to the beginning and end of the input.
+   * @returns An object containing the list of tokens with the special tokens replaced with actual tokens.
+   */
+  post_process(tokens, tokens_pair = null, add_special_tokens = true) {
+    const type = tokens_pair === null ? this.config.single : this.config.pair;
+    let processed_tokens = [];
+    let types = [];
+    for (const item of type) {
+      if ("SpecialToken" in item) {
+        if (add_special_tokens) {
+          processed_tokens.push(item.SpecialToken.id);
+          types.push(item.SpecialToken.type_id);
+        }
+      } else if ("Sequence" in item) {
+        if (item.Sequence.id === "A") {
+          processed_tokens = merge_arrays(processed_tokens, tokens);
+          types = merge_arrays(
+            types,
+            new Array(tokens.length).fill(item.Sequence.type_id)
+          );
+        } else if (item.Sequence.id === "B") {
+          processed_tokens = merge_arrays(processed_tokens, tokens_pair);
+          types = merge_arrays(
+            types,
+            new Array(tokens_pair.length).fill(item.Sequence.type_id)
+          );
+        }
+      }
+    }
+    return { tokens: processed_tokens, token_type_ids: types };
+  }
+};
+var TemplateProcessing_default = TemplateProcessing;
+var ByteLevel2 = class extends PostProcessor_default {
+  /**
+   * Post process the given tokens.
+   * @param tokens The list of tokens for the first sequence.
+   * @param tokens_pair The list of tokens for the second sequence (optional).
+   * @returns An object containing the post-processed tokens.
+   */
+  post_process(tokens, tokens_pair = null) {
+    return { tokens, tokens_pair };
+  }
+};
+var ByteLevel_default2 = ByteLevel2;
+var BertProcessing = class extends PostProcessor_default {
+  /**
+   * @param config The configuration for the post-processor.
+   * @param config.cls The special tokens to add to the beginning of the input.
+   * @param config.sep The special tokens to add to the end of the input.
+   */
+  constructor(config2) {
+    super(config2);
+    this.sep = config2.sep;
+    this.cls = config2.cls;
+  }
+  /**
+   * Adds the special tokens to the beginning and end of the input.
+   * @param tokens The input tokens.
+   * @param tokens_pair An optional second set of input tokens.
+   * @param add_special_tokens Whether to add the special tokens to the beginning and end of the input.
+   * @returns The post-processed tokens with the special tokens added to the beginning and end.
+   */
+  post_process(tokens, tokens_pair = null, add_special_tokens = true) {
+    if (add_special_tokens) {
+      tokens = merge_arrays([this.cls[0]], tokens, [this.sep[0]]);
+    }
+    let token_type_ids = new Array(tokens.length).fill(0);
+    if (tokens_pair) {
+      const middle = [];
+      const after = add_special_tokens ? [this.sep[0]] : [];
+      tokens = merge_arrays(tokens, middle, tokens_pair, after);
+      token_type_ids = merge_arrays(
+        token_type_ids,
+        new Array(tokens_pair.length + middle.length + after.length).fill(1)
+      );
+    }
+    return { tokens, token_type_ids };
+  }
+};
+var BertProcessing_default = BertProcessing;
+var RobertaProcessing = class extends PostProcessor_default {
+  /**
+   * @param config The configuration for the post-processor.
+   * @param config.cls The special tokens to add to the beginning of the input.
+   * @param config.sep The special tokens to add to the end of the input.
+   */
+  constructor(config2) {
+    super(config2);
+    this.sep = config2.sep;
+    this.cls = config2.cls;
+  }
+  /**
+   * Adds the special tokens to the beginning and end of the input.
+   * @param tokens The input tokens.
+   * @param tokens_pair An optional second set of input tokens.
+   * @param add_special_tokens Whether to add the special tokens to the beginning and end of the input.
+   * @returns The post-processed tokens with the special tokens added to the beginning and end.
+   */
+  post_process(tokens, tokens_pair, add_special_tokens = true) {
+    if (add_special_tokens) {
+      tokens = merge_arrays([this.cls[0]], tokens, [this.sep[0]]);
+    }
+    let token_type_ids = new Array(tokens.length).fill(0);
+    if (tokens_pair) {
+      const middle = add_special_tokens ? [this.sep[0]] : [];
+      const after = add_special_tokens ? [this.sep[0]] : [];
+      tokens = merge_arrays(tokens, middle, tokens_pair, after);
+      token_type_ids = merge_arrays(
+        token_type_ids,
+        new Array(tokens_pair.length + middle.length + after.length).fill(1)
+      );
+    }
+    return { tokens, token_type_ids };
+  }
+};
+var RobertaProcessing_default = RobertaProcessing;
+var Sequence3 = class extends PostProcessor_default {
+  /**
+   * Creates a new instance of Sequence post-processor.
+   * @param config The configuration object.
+   */
+  constructor(config2) {
+    super(config2);
+    this.processors = (config2.processors ?? []).map((x) => create_post_processor_default(x));
+  }
+  /**
+   * Post process the given tokens.
+   * @param tokens The list of tokens for the first sequence.
+   * @param tokens_pair The list of tokens for the second sequence (optional).
+   * @param add_special_tokens Whether to add the special tokens to the beginning and end of the input.
+   * @returns An object containing the post-processed tokens.
+   */
+  post_process(tokens, tokens_pair = null, add_special_tokens = true) {
+    let processed_tokens = { tokens, tokens_pair };
+    for (const processor of this.processors) {
+      processed_tokens = processor.post_process(
+        processed_tokens.tokens,
+        processed_tokens.tokens_pair,
+        add_special_tokens
+      );
+    }
+    return processed_tokens;
+  }
+};
+var Sequence_default3 = Sequence3;
+function create_post_processor(config2) {
+  if (config2 === null) return null;
+  switch (config2.type) {
+    case "TemplateProcessing":
+      return new TemplateProcessing_default(config2);
+    case "ByteLevel":
+      return new ByteLevel_default2(config2);
+    case "BertProcessing":
+      return new BertProcessing_default(config2);
+    case "RobertaProcessing":
+      return new RobertaProcessing_default(config2);
+    case "Sequence":
+      return new Sequence_default3(config2);
+    default:
+      throw new Error(`Unknown PostProcessor type: ${config2.type}`);
+  }
+}
+var create_post_processor_default = create_post_processor;
+var Decoder = class extends Callable_default {
+  /**
+   * Creates an instance of `Decoder`.
+   * @param config The configuration object.
+   **/
+  constructor(config2) {
+    super();
+    this.config = config2;
+    this.added_tokens = [];
+    this.end_of_word_suffix = null;
+    this.trim_offsets = "trim_offsets" in config2 ? config2.trim_offsets : false;
+  }
+  /**
+   * Calls the `decode` method.
+   *
+   * @param tokens The list of tokens.
+   * @returns The decoded string.
+   */
+  _call(tokens) {
+    return this.decode(tokens);
+  }
+  /**
+   * Decodes a list of tokens.
+   * @param tokens The list of tokens.
+   * @returns The decoded string.
+   */
+  decode(tokens) {
+    return this.decode_chain(tokens).join("");
+  }
+};
+var Decoder_default = Decoder;
+var ByteLevel3 = class extends Decoder_default {
+  /**
+   * Create a `ByteLevelDecoder` object.
+   */
+  constructor(config2) {
+    super(config2);
+    this.byte_decoder = UNICODE_TO_BYTES;
+    this.text_decoder = new TextDecoder("utf-8", {
+      fatal: false,
+      // eslint-disable-next-line @typescript-eslint/naming-convention
+      ignoreBOM: true
+    });
+    this.end_of_word_suffix = null;
+  }
+  /**
+   * Convert an array of tokens to string by decoding each byte.
+   * @param tokens Array of tokens to be decoded.
+   * @returns The decoded string.
+   */
+  convert_tokens_to_string(tokens) {
+    const text2 = tokens.join("");
+    const byte_array = new Uint8Array(
+      [...text2].map((c) => this.byte_decoder[c])
+    );
+    return this.text_decoder.decode(byte_array);
+  }
+  decode_chain(tokens) {
+    const sub_texts = [];
+    let current_sub_text = [];
+    for (const token of tokens) {
+      if (this.added_tokens.find((x) => x.content === token) !== void 0) {
+        if (current_sub_text.length > 0) {
+          sub_texts.push(this.convert_tokens_to_string(current_sub_text));
+          current_sub_text = [];
+        }
+        sub_texts.push(token);
+      } else {
+        current_sub_text.push(token);
+      }
+    }
+    if (current_sub_text.length > 0) {
+      sub_texts.push(this.convert_tokens_to_string(current_sub_text));
+    }
+    return sub_texts;
+  }
+};
+var ByteLevel_default3 = ByteLevel3;
+var WordPiece = class extends Decoder_default {
+  /**
+   * Creates a new instance of WordPieceDecoder.
+   * @param config The configuration object.
+   */
+  constructor(config2) {
+    super(config2);
+    this.cleanup = config2.cleanup;
+  }
+  decode_chain(tokens) {
+    return tokens.map((token, i) => {
+      if (i !== 0) {
+        const prefix = this.config.prefix;
+        if (prefix && token.startsWith(prefix)) {
+          token = token.replace(prefix, "");
+        } else {
+          token = " " + token;
+        }
+      }
+      if (this.cleanup) {
+        token = clean_up_tokenization(token);
+      }
+      return token;
+    });
+  }
+};
+var WordPiece_default2 = WordPiece;
+var Metaspace2 = class extends Decoder_default {
+  /**
+   * Constructs a new MetaspaceDecoder object.
+   * @param config The configuration object for the MetaspaceDecoder.
+   */
+  constructor(config2) {
+    super(config2);
+    this.replacement = config2.replacement ?? "▁";
+  }
+  decode_chain(tokens) {
+    const result = [];
+    for (let i = 0; i < tokens.length; ++i) {
+      let normalized = tokens[i].replaceAll(this.replacement, " ");
+      if (i == 0 && normalized.startsWith(" ")) {
+        normalized = normalized.substring(1);
+      }
+      result.push(normalized);
+    }
+    return result;
+  }
+};
+var Metaspace_default2 = Metaspace2;
+var BPE2 = class extends Decoder_default {
+  constructor(config2) {
+    super(config2);
+    this.suffix = config2.suffix ?? "";
+  }
+  decode_chain(tokens) {
+    return tokens.map((token, i) => {
+      return token.replaceAll(this.suffix, i === tokens.length - 1 ? "" : " ");
+    });
+  }
+};
+var BPE_default2 = BPE2;
+var CTC = class extends Decoder_default {
+  constructor(config2) {
+    super(config2);
+    this.pad_token = config2.pad_token ?? "";
+    this.word_delimiter_token = config2.word_delimiter_token ?? "";
+    this.cleanup = config2.cleanup;
+  }
+  /**
+   * Converts a connectionist-temporal-classification (CTC) output tokens into a single string.
+   * @param tokens Array of tokens to be decoded.
+   * @returns The decoded string.
+   */
+  convert_tokens_to_string(tokens) {
+    if (tokens.length === 0) return "";
+    const grouped_tokens = [tokens[0]];
+    for (let i = 1; i < tokens.length; ++i) {
+      if (tokens[i] !== grouped_tokens.at(-1)) {
+        grouped_tokens.push(tokens[i]);
+      }
+    }
+    const filtered_tokens = grouped_tokens.filter(
+      (token) => token !== this.pad_token
+    );
+    let text2 = filtered_tokens.join("");
+    if (this.cleanup) {
+      text2 = clean_up_tokenization(text2).replaceAll(this.word_delimiter_token, " ").trim();
+    }
+    return text2;
+  }
+  decode_chain(tokens) {
+    return [this.convert_tokens_to_string(tokens)];
+  }
+};
+var CTC_default = CTC;
+var Sequence4 = class extends Decoder_default {
+  /**
+   * Creates a new instance of DecoderSequence.
+   * @param config The configuration object.
+   */
+  constructor(config2) {
+    super(config2);
+    this.decoders = (config2.decoders ?? []).map((x) => create_decoder_default(x));
+  }
+  decode_chain(tokens) {
+    return this.decoders.reduce((toks, decoder2) => {
+      return decoder2.decode_chain(toks);
+    }, tokens);
+  }
+};
+var Sequence_default4 = Sequence4;
+var Replace3 = class extends Decoder_default {
+  /**
+   * @param config The configuration object for the decoder.
+   */
+  constructor(config2) {
+    super(config2);
+    this.pattern = create_pattern(this.config.pattern);
+  }
+  decode_chain(tokens) {
+    const content = this.config.content ?? "";
+    const pattern = this.pattern;
+    return pattern === null ? tokens : tokens.map((token) => token.replaceAll(pattern, content));
+  }
+};
+var Replace_default3 = Replace3;
+var Fuse = class extends Decoder_default {
+  decode_chain(tokens) {
+    return [tokens.join("")];
+  }
+};
+var Fuse_default = Fuse;
+var Strip2 = class extends Decoder_default {
+  constructor(config2) {
+    super(config2);
+    this.content = config2.content ?? "";
+    this.start = config2.start ?? 0;
+    this.stop = config2.stop ?? 0;
+  }
+  decode_chain(tokens) {
+    return tokens.map((token) => {
+      let start_cut = 0;
+      for (let i = 0; i < this.start; ++i) {
+        if (token[i] === this.content) {
+          start_cut = i + 1;
+          continue;
+        } else {
+          break;
+        }
+      }
+      let stop_cut = token.length;
+      for (let i = 0; i < this.stop; ++i) {
+        const index = token.length - i - 1;
+        if (token[index] === this.content) {
+          stop_cut = index;
+          continue;
+        } else {
+          break;
+        }
+      }
+      return token.slice(start_cut, stop_cut);
+    });
+  }
+};
+var Strip_default2 = Strip2;
+var ByteFallback = class extends Decoder_default {
+  constructor(config2) {
+    super(config2);
+    this.text_decoder = new TextDecoder();
+  }
+  decode_chain(tokens) {
+    const new_tokens = [];
+    let previous_byte_tokens = [];
+    for (const token of tokens) {
+      let bytes = null;
+      if (token.length === 6 && token.startsWith("<0x") && token.endsWith(">")) {
+        const byte = parseInt(token.slice(3, 5), 16);
+        if (!isNaN(byte)) {
+          bytes = byte;
+        }
+      }
+      if (bytes !== null) {
+        previous_byte_tokens.push(bytes);
+      } else {
+        if (previous_byte_tokens.length > 0) {
+          const string4 = this.text_decoder.decode(
+            Uint8Array.from(previous_byte_tokens)
+          );
+          new_tokens.push(string4);
+          previous_byte_tokens = [];
+        }
+        new_tokens.push(token);
+      }
+    }
+    if (previous_byte_tokens.length > 0) {
+      const string4 = this.text_decoder.decode(
+        Uint8Array.from(previous_byte_tokens)
+      );
+      new_tokens.push(string4);
+      previous_byte_tokens = [];
+    }
+    return new_tokens;
+  }
+};
+var ByteFallback_default = ByteFallback;
+function create_decoder(config2) {
+  if (config2 === null) return null;
+  switch (config2.type) {
+    case "ByteLevel":
+      return new ByteLevel_default3(config2);
+    case "WordPiece":
+      return new WordPiece_default2(config2);
+    case "Metaspace":
+      return new Metaspace_default2(config2);
+    case "BPEDecoder":
+      return new BPE_default2(config2);
+    case "CTC":
+      return new CTC_default(config2);
+    case "Sequence":
+      return new Sequence_default4(config2);
+    case "Replace":
+      return new Replace_default3(config2);
+    case "Fuse":
+      return new Fuse_default(config2);
+    case "Strip":
+      return new Strip_default2(config2);
+    case "ByteFallback":
+      return new ByteFallback_default(config2);
+    default:
+      throw new Error(`Unknown Decoder type: ${config2.type}`);
+  }
+}
+var create_decoder_default = create_decoder;
+var Tokenizer = class {
+  constructor(tokenizer, config2) {
+    const tokenizer_error = validate_object(tokenizer, "Tokenizer", [
+      "model",
+      "decoder",
+      "post_processor",
+      "pre_tokenizer",
+      "normalizer"
+    ]);
+    if (tokenizer_error) {
+      throw new Error(tokenizer_error);
+    }
+    const config_error = validate_object(config2, "Config");
+    if (config_error) {
+      throw new Error(config_error);
+    }
+    this.tokenizer = tokenizer;
+    this.config = config2;
+    this.normalizer = create_normalizer_default(this.tokenizer.normalizer);
+    this.pre_tokenizer = create_pre_tokenizer_default(this.tokenizer.pre_tokenizer);
+    this.model = create_tokenizer_model_default(this.tokenizer.model, this.config);
+    this.post_processor = create_post_processor_default(this.tokenizer.post_processor);
+    this.decoder = create_decoder_default(this.tokenizer.decoder);
+    this.special_tokens = [];
+    this.all_special_ids = [];
+    this.added_tokens = [];
+    const unnormalized_contents = [];
+    const normalized_contents = [];
+    this.added_tokens_map = /* @__PURE__ */ new Map();
+    for (const added_token of this.tokenizer.added_tokens) {
+      const token = new AddedToken_default(added_token);
+      this.added_tokens.push(token);
+      this.model.tokens_to_ids.set(token.content, token.id);
+      this.model.vocab[token.id] = token.content;
+      if (token.special) {
+        this.special_tokens.push(token.content);
+        this.all_special_ids.push(token.id);
+      }
+      this.added_tokens_map.set(token.content, token);
+      if (token.normalized && this.normalizer !== null) {
+        const normalized_content = this.normalizer(token.content);
+        normalized_contents.push(normalized_content);
+        this.added_tokens_map.set(normalized_content, token);
+      } else {
+        unnormalized_contents.push(token.content);
+      }
+    }
+    (this.config.additional_special_tokens ?? []).forEach((token) => {
+      if (!this.special_tokens.includes(token)) this.special_tokens.push(token);
+    });
+    if (this.decoder) {
+      this.decoder.added_tokens = this.added_tokens;
+      this.decoder.end_of_word_suffix = this.model.end_of_word_suffix;
+    }
+    this.splitter_unnormalized = new DictionarySplitter_default(unnormalized_contents);
+    this.splitter_normalized = new DictionarySplitter_default(normalized_contents);
+    this.remove_space = this.config.remove_space;
+    this.clean_up_tokenization_spaces = this.config.clean_up_tokenization_spaces ?? true;
+    this.do_lowercase_and_remove_accent = this.config.do_lowercase_and_remove_accent ?? false;
+  }
+  // Implementation
+  encode(text2, {
+    text_pair = null,
+    add_special_tokens = true,
+    return_token_type_ids = null
+  } = {}) {
+    const { tokens, token_type_ids } = this.tokenize_helper(text2, {
+      text_pair,
+      add_special_tokens
+    });
+    const input_ids = tokens.map(
+      (t) => this.added_tokens_map.get(t)?.id ?? this.model.tokens_to_ids.get(t) ?? this.model.unk_token_id
+    );
+    const result = {
+      ids: input_ids,
+      tokens,
+      attention_mask: new Array(input_ids.length).fill(1)
+    };
+    if (return_token_type_ids && token_type_ids) {
+      result.token_type_ids = token_type_ids;
+    }
+    return result;
+  }
+  decode(token_ids, options = {}) {
+    if (!Array.isArray(token_ids) || token_ids.length === 0 || !is_integral_number(token_ids[0])) {
+      throw Error("token_ids must be a non-empty array of integers.");
+    }
+    let tokens = token_ids.map(
+      (i) => this.model.vocab[Number(i)] ?? this.model.unk_token
+    );
+    if (options.skip_special_tokens) {
+      tokens = tokens.filter((x) => !this.special_tokens.includes(x));
+    }
+    let decoded = this.decoder ? this.decoder(tokens) : tokens.join(" ");
+    if (this.decoder && this.decoder.end_of_word_suffix) {
+      decoded = decoded.replaceAll(this.decoder.end_of_word_suffix, " ");
+      if (options.skip_special_tokens) {
+        decoded = decoded.trim();
+      }
+    }
+    if (options.clean_up_tokenization_spaces ?? this.clean_up_tokenization_spaces) {
+      decoded = clean_up_tokenization(decoded);
+    }
+    return decoded;
+  }
+  /**
+   * Converts a string into a sequence of tokens.
+   * @param text The sequence to be encoded.
+   * @param options An optional object containing the following properties:
+   * @returns The list of tokens.
+   */
+  tokenize(text2, { text_pair = null, add_special_tokens = false } = {}) {
+    return this.tokenize_helper(text2, { text_pair, add_special_tokens }).tokens;
+  }
+  encode_text(text2) {
+    if (text2 === null) {
+      return null;
+    }
+    const sections = this.splitter_unnormalized.split(text2);
+    sections.forEach((section, i) => {
+      const added_token = this.added_tokens_map.get(section);
+      if (added_token) {
+        if (added_token.lstrip && i > 0) {
+          sections[i - 1] = sections[i - 1].trimEnd();
+        }
+        if (added_token.rstrip && i < sections.length - 1) {
+          sections[i + 1] = sections[i + 1].trimStart();
+        }
+      }
+    });
+    return sections.flatMap((processed_text, section_index) => {
+      if (processed_text.length === 0) {
+        return [];
+      }
+      if (this.added_tokens_map.has(processed_text)) {
+        return [processed_text];
+      }
+      if (this.remove_space === true) {
+        processed_text = processed_text.trim().split(/\s+/).join(" ");
+      }
+      if (this.do_lowercase_and_remove_accent) {
+        processed_text = lowercase_and_remove_accents(processed_text);
+      }
+      if (this.normalizer !== null) {
+        processed_text = this.normalizer(processed_text);
+      }
+      if (processed_text.length === 0) {
+        return [];
+      }
+      const subsections = this.splitter_normalized.split(processed_text);
+      subsections.forEach((subsection, j) => {
+        const added_token = this.added_tokens_map.get(subsection);
+        if (added_token) {
+          if (added_token.lstrip && j > 0) {
+            subsections[j - 1] = subsections[j - 1].trimEnd();
+          }
+          if (added_token.rstrip && j < subsections.length - 1) {
+            subsections[j + 1] = subsections[j + 1].trimStart();
+          }
+        }
+      });
+      return subsections.flatMap((subsection) => {
+        if (subsection.length === 0) {
+          return [];
+        }
+        if (this.added_tokens_map.has(subsection)) {
+          return [subsection];
+        }
+        const section_tokens = this.pre_tokenizer !== null ? this.pre_tokenizer(subsection, {
+          section_index
+        }) : [subsection];
+        return this.model(section_tokens);
+      });
+    });
+  }
+  tokenize_helper(text2, { text_pair = null, add_special_tokens = true }) {
+    const tokens1 = this.encode_text(text2);
+    const tokens2 = this.encode_text(text_pair || null);
+    return this.post_processor ? this.post_processor(tokens1, tokens2, add_special_tokens) : { tokens: merge_arrays(tokens1 ?? [], tokens2 ?? []) };
+  }
+  /**
+   * Converts a token string to its corresponding token ID.
+   * @param token The token string to convert.
+   * @returns The token ID, or undefined if the token is not in the vocabulary.
+   */
+  token_to_id(token) {
+    return this.model.tokens_to_ids.get(token);
+  }
+  /**
+   * Converts a token ID to its corresponding token string.
+   * @param id The token ID to convert.
+   * @returns The token string, or undefined if the ID is not in the vocabulary.
+   */
+  id_to_token(id) {
+    return this.model.vocab[id];
+  }
+  /**
+   * Returns a mapping of token IDs to AddedToken objects for all added tokens.
+   * @returns A Map where keys are token IDs and values are AddedToken objects.
+   */
+  get_added_tokens_decoder() {
+    const decoder2 = /* @__PURE__ */ new Map();
+    for (const token of this.added_tokens) {
+      decoder2.set(token.id, token);
+    }
+    return decoder2;
+  }
+  /**
+   * Get the underlying vocabulary
+   * @param with_added_tokens Whether to include the added tokens
+   * @returns The vocabulary
+   */
+  get_vocab(with_added_tokens = true) {
+    const vocab = /* @__PURE__ */ new Map();
+    for (let i = 0; i < this.model.vocab.length; ++i) {
+      const token = this.model.vocab[i];
+      if (with_added_tokens || !this.added_tokens_map.has(token)) {
+        vocab.set(token, i);
+      }
+    }
+    return vocab;
+  }
+};
+var Tokenizer_default = Tokenizer;
+
+// src/client/local-tokenizer.ts
+init_errors();
+function hubCache(env = process.env) {
+  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
+  if (env.HF_HOME) return join3(env.HF_HOME, "hub");
+  return join3(env.XDG_CACHE_HOME ?? join3(homedir(), ".cache"), "huggingface", "hub");
+}
+function resolveTokenizerDir(spec, env = process.env) {
+  if (existsSync2(spec) && statSync3(spec).isDirectory()) return { dir: spec, name: spec.replace(/\/+$/, "").split("/").slice(-2).join("/") };
+  const m = /^([\w.-]+\/[\w.-]+)(?:@([\w.-]+))?$/.exec(spec);
+  const cache = hubCache(env);
+  if (m === null) throw new UsageError(`--tokenizer ${spec}: no such directory, and not a Hugging Face model id (org/name)`);
+  const repo = join3(cache, `models--${m[1].replace("/", "--")}`);
+  const ref = m[2] ?? "main";
+  const refFile = join3(repo, "refs", ref);
+  const rev = existsSync2(refFile) ? readFileSync7(refFile, "utf8").trim() : /^[0-9a-f]{40}$/.test(ref) ? ref : null;
+  const dir = rev === null ? null : join3(repo, "snapshots", rev);
+  if (dir === null || !existsSync2(dir)) {
+    throw new UsageError(
+      `--tokenizer ${spec}: no directory ${spec}, and no snapshot of ${m[1]}${m[2] ? `@${m[2]}` : ""} in the Hugging Face cache at ${cache} (servegate reads tokenizers offline)`,
+      `Download its files first, e.g. huggingface-cli download ${m[1]} tokenizer.json tokenizer_config.json, or pass the directory that holds them.`
+    );
+  }
+  return { dir, name: `${m[1]}@${rev}` };
+}
+function readJson(path, required2) {
+  if (!existsSync2(path)) {
+    if (!required2) return null;
+    throw new UsageError(`--tokenizer: ${path} is missing: a Hugging Face tokenizer directory holds tokenizer.json (and tokenizer_config.json)`);
+  }
+  try {
+    const j = JSON.parse(readFileSync7(path, "utf8"));
+    if (j === null || typeof j !== "object" || Array.isArray(j)) throw new Error("expected a JSON object");
+    return j;
+  } catch (err) {
+    throw new UsageError(`--tokenizer: ${path} is not a tokenizer file: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+function tokenText(x) {
+  if (typeof x === "string") return x;
+  if (x !== null && typeof x === "object" && typeof x.content === "string") return x.content;
+  return "";
+}
+function chatTemplateOf(dir, config2) {
+  const file2 = join3(dir, "chat_template.jinja");
+  if (existsSync2(file2)) return { text: readFileSync7(file2, "utf8"), file: readFileSync7(file2, "utf8") };
+  const t = config2?.["chat_template"];
+  if (typeof t === "string") return { text: t, file: null };
+  if (Array.isArray(t)) {
+    const named = t.find((x) => x !== null && typeof x === "object" && x.name === "default");
+    if (typeof named?.template === "string") return { text: named.template, file: null };
+  }
+  return { text: null, file: null };
+}
+function loadLocalTokenizer(spec, env = process.env) {
+  const { dir, name } = resolveTokenizerDir(spec, env);
+  const tokenizerPath = join3(dir, "tokenizer.json");
+  const configPath = join3(dir, "tokenizer_config.json");
+  const tokenizerJson = readJson(tokenizerPath, true);
+  const config2 = readJson(configPath, false);
+  const template = chatTemplateOf(dir, config2);
+  const hash2 = createHash2("sha256");
+  hash2.update(readFileSync7(tokenizerPath));
+  if (existsSync2(configPath)) hash2.update(readFileSync7(configPath));
+  if (template.file !== null) hash2.update(template.file);
+  let tokenizer;
+  try {
+    tokenizer = new Tokenizer_default(tokenizerJson, config2 ?? {});
+  } catch (err) {
+    throw new UsageError(`--tokenizer: ${tokenizerPath} could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  let compiled = null;
+  if (template.text !== null) {
+    try {
+      compiled = new Template(template.text);
+    } catch (err) {
+      throw new UsageError(`--tokenizer: the chat template in ${dir} does not parse: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const specials = {
+    bos_token: tokenText(config2?.["bos_token"]),
+    eos_token: tokenText(config2?.["eos_token"]),
+    unk_token: tokenText(config2?.["unk_token"]),
+    pad_token: tokenText(config2?.["pad_token"])
+  };
+  return {
+    identity: { name, path: dir, sha256: hash2.digest("hex").slice(0, 16) },
+    hasChatTemplate: compiled !== null,
+    countText: (text2) => tokenizer.encode(text2, { add_special_tokens: false }).ids.length,
+    countChat(messages) {
+      if (compiled === null) throw new UsageError(`--tokenizer: ${dir} has no chat template, so it cannot size chat prompts`);
+      const text2 = compiled.render({ ...specials, messages: messages.map((m) => ({ ...m })), add_generation_prompt: true });
+      return tokenizer.encode(text2, { add_special_tokens: false }).ids.length;
+    }
+  };
+}
 
 // src/serve/command.ts
 var PORT_PLACEHOLDER = "{port}";
@@ -72729,7 +79069,7 @@ import { spawn as spawn2 } from "node:child_process";
 // src/serve/isolation.ts
 import { spawn } from "node:child_process";
 import { accessSync as accessSync2, constants as constants2 } from "node:fs";
-import { delimiter, join as join3 } from "node:path";
+import { delimiter, join as join4 } from "node:path";
 var MARK = "servegate-supervisor";
 var SUPERVISOR = `/* ${MARK} */
 const { spawn } = require('child_process')
@@ -72769,8 +79109,8 @@ function launchArgv(launch, command, stop, report) {
 function findExecutable(name, path) {
   for (const dir of [...(path ?? "").split(delimiter), "/usr/bin", "/bin"].filter((d) => d !== "")) {
     try {
-      accessSync2(join3(dir, name), constants2.X_OK);
-      return join3(dir, name);
+      accessSync2(join4(dir, name), constants2.X_OK);
+      return join4(dir, name);
     } catch {
     }
   }
@@ -73849,6 +80189,7 @@ async function measurePoint(point, ctx) {
 async function retokenize(records, ctx) {
   const done = records.filter((r) => r.error === null);
   if (done.length === 0) return null;
+  if (ctx.countText !== void 0) return done.reduce((n, r) => n + ctx.countText(r.text), 0);
   let total = 0;
   let next = 0;
   let unavailable = false;
@@ -74029,7 +80370,7 @@ function watchServer(server, user) {
 }
 async function sweepAgainst(root, cfg, deps, server) {
   const target = await probeTarget(root, cfg, deps, server);
-  const { result, plan } = cfg.resume && existsSync2(cfg.out) ? await resumeResult(target) : await freshResult(target);
+  const { result, plan } = cfg.resume && existsSync3(cfg.out) ? await resumeResult(target) : await freshResult(target);
   await measurePlan(target, result, plan);
   return { result, resultPath: cfg.out };
 }
@@ -74038,9 +80379,12 @@ async function probeTarget(root, cfg, deps, server) {
   const probeDeadlineMs = Math.min(PREFLIGHT_DEADLINE_MS2, (cfg.requestTimeoutS ?? Infinity) * 1e3);
   const { model } = await preflight2(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs, cfg.request?.extraBody);
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey });
+  const tokenizer = cfg.tokenizer ? await clientTokenizer(cfg.tokenizer, root, model, cfg, deps) : null;
+  const calibration = tokenizer !== null && cfg.server.api === "chat" && tokenizer.local.hasChatTemplate ? { mode: "tokenize", reason: null } : await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey });
   if (calibration.mode === "tokenize")
-    deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`);
+    deps.log(
+      tokenizer !== null && cfg.server.api === "chat" ? `Chat prompts are calibrated to exactly input_len tokens with the tokenizer ${tokenizer.local.identity.name} (its chat template included).` : `Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`
+    );
   if (calibration.mode === "none") {
     deps.log(
       `Chat prompts are input_len words, not calibrated: ${root} cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`
@@ -74061,7 +80405,17 @@ async function probeTarget(root, cfg, deps, server) {
     warn: deps.log
   };
   const serverProcesses = server === null ? { kind: "unknown" } : { kind: "group", pgid: server.pid, gpus: server.gpus ?? null };
-  return { root, cfg, deps, server, model, calibration, startedAt, gpuOnThisHost, envDeps, serverProcesses };
+  return { root, cfg, deps, server, model, calibration, tokenizer, startedAt, gpuOnThisHost, envDeps, serverProcesses };
+}
+async function clientTokenizer(spec, root, model, cfg, deps) {
+  const local = loadLocalTokenizer(spec);
+  const check2 = await crossCheckTokenizer(cfg.server.api, local, { root, model, apiKey: cfg.apiKey });
+  const id = `${local.identity.name} (sha256 ${local.identity.sha256})`;
+  if (check2.startsWith("disagrees"))
+    deps.log(`Warning: the tokenizer ${id} and ${root}/tokenize ${check2}: one of them is not the model's; prompts are sized with the tokenizer, and input_len_mismatch checks the server's usage.`);
+  else deps.log(`Tokenizer ${id}: against ${root}/tokenize it ${check2}.`);
+  if (cfg.server.api === "chat" && !local.hasChatTemplate) deps.log(`Warning: the tokenizer ${id} has no chat template: chat prompts are sized as the server allows.`);
+  return { local, record: { name: local.identity.name, sha256: local.identity.sha256, server_check: check2 } };
 }
 async function resumeResult(t) {
   const { cfg, deps, model, calibration } = t;
@@ -74071,7 +80425,12 @@ async function resumeResult(t) {
   const seed = cfg.seedPinned === true ? cfg.seed : recordedSeed(result) ?? freshSeed();
   const plan = buildPlan({ ...cfg, seed });
   const inexact = result.config.prompt_calibration_inexact;
-  result.config = { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, typeof inexact === "number" ? inexact : 0) };
+  result.config = {
+    ...configForResult({ ...cfg, seed }),
+    model,
+    ...calibrationConfig(calibration.mode, typeof inexact === "number" ? inexact : 0),
+    ...t.tokenizer !== null ? { tokenizer: t.tokenizer.record } : {}
+  };
   deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`);
   deps.onResume?.(countRuns(result), plan.length);
   return { result, plan };
@@ -74084,7 +80443,7 @@ async function freshResult(t) {
   if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`);
   const only = deps.onlyPoints ?? null;
   const plan = buildPlan({ ...cfg, seed }).filter((p) => only === null || only.has(pointScope(resultPoint(p))));
-  const previous = existsSync2(resultPath) ? await readResultFile(resultPath).catch(() => null) : null;
+  const previous = existsSync3(resultPath) ? await readResultFile(resultPath).catch(() => null) : null;
   if (previous !== null && countRuns(previous) > 0) {
     deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`);
   }
@@ -74093,7 +80452,7 @@ async function freshResult(t) {
     schema: RESULT_SCHEMA,
     harness: { name: "servegate", version: HARNESS_VERSION },
     env,
-    config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0) },
+    config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0), ...t.tokenizer !== null ? { tokenizer: t.tokenizer.record } : {} },
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     points: [],
     at_target: []
@@ -74108,7 +80467,7 @@ async function measurePlan(t, result, plan) {
   const resumeSalt = result.points.length > 0 && cfg.resume ? t.startedAt : null;
   delete result.interrupted;
   const stop = (cut) => stopSweep(t, result, plan.length, cut);
-  const counter = t.calibration.mode === "tokenize" ? tokenizeCounter({ root: t.root, model: t.model, apiKey: cfg.apiKey }) : null;
+  const counter = t.calibration.mode !== "tokenize" ? null : t.tokenizer !== null && t.tokenizer.local.hasChatTemplate ? localCounter(t.tokenizer.local) : tokenizeCounter({ root: t.root, model: t.model, apiKey: cfg.apiKey });
   const memo2 = /* @__PURE__ */ new Map();
   try {
     for (const [i, planned] of plan.entries()) {
@@ -74175,6 +80534,7 @@ async function measureRun(t, point, promptWords2, stop) {
     apiKey: cfg.apiKey,
     ...cfg.request ? { extraBody: cfg.request.extraBody } : {},
     promptCalibration: t.calibration.mode,
+    ...t.tokenizer !== null ? { countText: t.tokenizer.local.countText } : {},
     workers: cfg.workers,
     idleTimeoutMs: cfg.idleTimeoutMs,
     deadlineMs: requestDeadlineMs(cfg, point.shape),
@@ -74342,7 +80702,7 @@ function max2(x) {
   }
   return value;
 }
-function min(x) {
+function min2(x) {
   if (x.length === 0) {
     throw new Error("min requires at least one data point");
   }
@@ -74467,7 +80827,7 @@ function spread(values) {
   return {
     n: xs.length,
     median: median(xs),
-    min: min(xs),
+    min: min2(xs),
     max: max2(xs),
     mean: m,
     cv: sd === 0 ? 0 : sd / Math.abs(m)
@@ -75108,6 +81468,9 @@ function registerRunCommand(program2) {
   ).option(
     "--extra-body <json>",
     `a JSON object whose fields join every request body, e.g. '{"min_tokens": 128}' (the methodology's own fields are refused)`
+  ).option(
+    "--tokenizer <dir|org/name>",
+    "a Hugging Face tokenizer of the client's own (a directory, or a model id in this host's Hugging Face cache, read offline): sizes chat prompts exactly and re-counts output where the server's /tokenize cannot"
   ).option("--warmup <n>", "warmup requests per point, discarded (default: one per slot, at least 4)").option("--repeats <n>", "runs per point (default 3)").option(
     "--host-retries <n>",
     "measure a run again, with fresh prompts, when only the host spoiled it (client_saturated, gpu_shared, gpu_throttled), at most n times (default 0)"
@@ -75202,9 +81565,9 @@ function num3(raw, s) {
   const text2 = String(raw).trim();
   const v = Number(text2);
   const kind = s.int ? "an integer" : "a number";
-  const range = s.positive ? " > 0" : s.min !== void 0 && s.max !== void 0 ? ` in ${s.min}..${s.max}` : s.min !== void 0 ? ` ≥ ${s.min}` : "";
+  const range2 = s.positive ? " > 0" : s.min !== void 0 && s.max !== void 0 ? ` in ${s.min}..${s.max}` : s.min !== void 0 ? ` ≥ ${s.min}` : "";
   const ok = text2 !== "" && Number.isFinite(v) && (!s.int || Number.isInteger(v)) && (!s.positive || v > 0) && (s.min === void 0 || v >= s.min) && (s.max === void 0 || v <= s.max);
-  if (!ok) throw new UsageError(`${s.flag} "${text2}": expected ${kind}${range}`);
+  if (!ok) throw new UsageError(`${s.flag} "${text2}": expected ${kind}${range2}`);
   return v;
 }
 var faultKind = external_exports.enum(FAULT_KINDS);
@@ -76220,8 +82583,8 @@ var CAUSES = {
   ramp_dominated: "the runs were mostly ramp-up (ramp_dominated); raise prompts_per_concurrency",
   prefix_cache_contaminated: "the prefix cache served prompts the harness re-sent (prefix_cache_contaminated)"
 };
-function enoughValidRuns(valid, planned, min2 = 2) {
-  if (valid < min2) return false;
+function enoughValidRuns(valid, planned, min3 = 2) {
+  if (valid < min3) return false;
   return planned === null || valid * 3 >= planned * 2;
 }
 function unmeasuredCause(problems, extra = []) {
@@ -77019,7 +83382,7 @@ function registerCompareCommand(program2, io = defaultIo) {
 
 // src/cli/baseline.ts
 init_errors();
-import { existsSync as existsSync3 } from "node:fs";
+import { existsSync as existsSync4 } from "node:fs";
 import { basename as basename3 } from "node:path";
 var defaultIo2 = { print: (t) => void process.stdout.write(t) };
 function positiveInt4(flag, raw) {
@@ -77043,7 +83406,7 @@ function registerBaselineCommand(program2, io = defaultIo2) {
     const maxHistory = opts.maxHistory === void 0 ? DEFAULT_MAX_HISTORY : positiveInt4("--max-history", opts.maxHistory);
     assertWritableOutput(opts.into, "--into");
     const result = await readResultFile(resultPath);
-    const existing = !opts.reset && existsSync3(opts.into) ? await readBaseline(opts.into) : null;
+    const existing = !opts.reset && existsSync4(opts.into) ? await readBaseline(opts.into) : null;
     const name = existing?.name ?? opts.name ?? basename3(opts.into).replace(/\.json$/i, "");
     const appended = appendRefresh(existing, result, {
       name,
@@ -77595,12 +83958,12 @@ function registerReportCommand(program2, deps) {
 }
 
 // src/cli/ab.ts
-import { join as join5 } from "node:path";
+import { join as join6 } from "node:path";
 
 // src/ab/run-ab.ts
 init_errors();
 import { mkdirSync as mkdirSync2 } from "node:fs";
-import { join as join4 } from "node:path";
+import { join as join5 } from "node:path";
 
 // src/gate/merge.ts
 function mergeResults(first, extra) {
@@ -78071,7 +84434,7 @@ async function runAB(opts, deps) {
     if (problem !== null) throw new UsageError(problem);
   }
   mkdirSync2(opts.outDir, { recursive: true });
-  const paths = { a: join4(opts.outDir, "a.json"), b: join4(opts.outDir, "b.json") };
+  const paths = { a: join5(opts.outDir, "a.json"), b: join5(opts.outDir, "b.json") };
   const commands = ["A", "B"].filter((s) => cfgs[s].serve != null);
   const order = slotOrder(maxRounds);
   const starts = [];
@@ -78091,7 +84454,7 @@ async function runAB(opts, deps) {
         readyTimeoutMs: c.serve.readyTimeoutS * 1e3,
         stopTimeoutMs: c.serve.stopTimeoutS * 1e3,
         stopCommand: c.serve.stopCommand,
-        logPath: join4(opts.outDir, `${side.toLowerCase()}.server.log`),
+        logPath: join5(opts.outDir, `${side.toLowerCase()}.server.log`),
         // One log per side: each later start appends to it.
         appendLog: starts.some((s) => s.side === side),
         apiKey: c.apiKey,
@@ -78163,7 +84526,7 @@ ${server.log_tail.join("\n")}`);
       const up = running.get(side);
       up?.start.slots.push(slotNo);
       const kept = up?.handle;
-      const out = join4(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
+      const out = join5(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
       deps.log(`servegate ab: slot ${slotNo} of ${order.length} — ${side} (round ${round + 1})`);
       const cfg = {
         ...cfgs[side],
@@ -78260,7 +84623,7 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
     rounds: ran,
     max_rounds: maxRounds
   };
-  await writeFileAtomic(join4(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
+  await writeFileAtomic(join5(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
 `);
   const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null);
   verdict.cost = costOf(
@@ -78402,7 +84765,7 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
       const warning = failOnWarning(failOn);
       if (warning !== null) process.stdout.write(`Warning: ${warning}.
 `);
-      const md = join5(flags.outDir, "verdict.md");
+      const md = join6(flags.outDir, "verdict.md");
       await writeFileAtomic(md, renderAbMarkdown(outcome));
       log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`);
       process.exitCode = gateExit(outcome.verdict.verdict, failOn);
@@ -79026,7 +85389,7 @@ function registerImportCommand(program2, io = defaultIo3) {
 }
 
 // src/cli/export.ts
-import { join as join6 } from "node:path";
+import { join as join7 } from "node:path";
 init_errors();
 
 // src/formats/inferencex.ts
@@ -79156,8 +85519,8 @@ function registerExportCommand(program2, io = defaultIo4) {
 `
       );
     }
-    for (const f of files) assertWritableOutput(join6(opts.outDir, f.name), "--out-dir");
-    for (const f of files) await writeJsonAtomic(join6(opts.outDir, f.name), f.json);
+    for (const f of files) assertWritableOutput(join7(opts.outDir, f.name), "--out-dir");
+    for (const f of files) await writeJsonAtomic(join7(opts.outDir, f.name), f.json);
     io.print(`Wrote ${files.length} ${opts.format} file${files.length === 1 ? "" : "s"} to ${opts.outDir}
 `);
   });
@@ -79411,7 +85774,7 @@ function renderAggregateText(agg) {
 
 // src/store/record-file.ts
 import { readdir, stat } from "node:fs/promises";
-import { join as join7 } from "node:path";
+import { join as join8 } from "node:path";
 init_errors();
 
 // src/records/verdict-record.ts
@@ -79496,7 +85859,7 @@ async function jsonFilesUnder(dir) {
   const out = [];
   const entries = await readdir(dir, { withFileTypes: true });
   for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const path = join7(dir, e.name);
+    const path = join8(dir, e.name);
     if (e.isDirectory()) out.push(...await jsonFilesUnder(path));
     else if (e.isFile() && /\.json$/i.test(e.name)) out.push(path);
   }

@@ -457,6 +457,11 @@ export interface Fingerprint {
    */
   request_extras?: string
   /**
+   * Whose tokenizer sized chat prompts: the client's own (`NAME sha256:HASH`), else `server`
+   * (completions too: exact token ids). Absent in fingerprints stored before it.
+   */
+  tokenizer?: string
+  /**
    * The request deadline, s (config.request_timeout_s): one number, or each shape's derived one.
    * A shorter deadline turns the slowest requests into failures the failure budget may absorb.
    * Absent in fingerprints written before it was recorded (gate/fingerprint.ts refuses those).

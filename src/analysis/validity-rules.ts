@@ -161,7 +161,7 @@ const inputLenMismatch: Rule = (run, ctx, t) => {
   if (!fewer && ctx.api === 'chat' && ctx.promptCalibration === 'none') {
     return {
       code: 'prompt_uncalibrated',
-      detail: `The server's usage counts ${num(perRequest)} prompt tokens per completed request (${k.prompt_server_usage} in all), but the shape says ${num(inputLen)} (${off}): servegate could not size these chat prompts, because the server has no /tokenize that counts chat messages, so the chat template's tokens came on top of input_len words. This is servegate's gap, not the server's: measure this server with --api completions (exact token ids).`,
+      detail: `The server's usage counts ${num(perRequest)} prompt tokens per completed request (${k.prompt_server_usage} in all), but the shape says ${num(inputLen)} (${off}): servegate could not size these chat prompts, because the server has no /tokenize that counts chat messages, so the chat template's tokens came on top of input_len words. This is servegate's gap, not the server's: give servegate the model's tokenizer (--tokenizer DIR or a Hugging Face model id), or measure this server with --api completions (exact token ids).`,
     }
   }
   const why = fewer

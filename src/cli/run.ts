@@ -40,6 +40,10 @@ export function registerRunCommand(program: Command): void {
       '--extra-body <json>',
       "a JSON object whose fields join every request body, e.g. '{\"min_tokens\": 128}' (the methodology's own fields are refused)",
     )
+    .option(
+      '--tokenizer <dir|org/name>',
+      "a Hugging Face tokenizer of the client's own (a directory, or a model id in this host's Hugging Face cache, read offline): sizes chat prompts exactly and re-counts output where the server's /tokenize cannot",
+    )
     .option('--warmup <n>', 'warmup requests per point, discarded (default: one per slot, at least 4)')
     .option('--repeats <n>', 'runs per point (default 3)')
     .option(

@@ -49,6 +49,8 @@ export interface RunFlags {
   header?: string[]
   /** A JSON object whose fields join every generation request's body. */
   extraBody?: string
+  /** A Hugging Face tokenizer directory, or a model id in this host's Hugging Face cache (client/local-tokenizer.ts). */
+  tokenizer?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */

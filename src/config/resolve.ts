@@ -103,6 +103,8 @@ export interface ResolvedConfig {
   apiKey: string | null
   /** Headers and body fields every request carries beyond the methodology's (config/request-extras.ts); absent: none. */
   request?: RequestExtras
+  /** `--tokenizer` / `server.tokenizer`: a tokenizer of the client's own (client/local-tokenizer.ts); absent: the server's /tokenize. */
+  tokenizer?: string | null
   /**
    * Every secret value this configuration knows (the API key, secret-named variables' values,
    * credentials in the base URL and in the serve and reference commands), for the process's one
@@ -222,6 +224,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     apiKey,
     secrets,
     ...(Object.keys(extras.headers).length + Object.keys(extras.extraBody).length > 0 ? { request: extras } : {}),
+    ...((f.tokenizer ?? file?.server?.tokenizer) ? { tokenizer: f.tokenizer ?? file!.server!.tokenizer! } : {}),
     target,
     sweepName,
     shapes,
@@ -281,6 +284,7 @@ function parseFlags(flags: RunFlags, problems: Problems) {
     gpus: positiveIntFlag('--gpus', flags.gpus, problems),
     headers: parseHeaderFlags(flags.header, problems),
     extraBody: parseExtraBodyFlag(flags.extraBody, problems),
+    tokenizer: textFlag('--tokenizer', flags.tokenizer, problems),
   }
 }
 

@@ -205,6 +205,8 @@ const serverSchema = z.strictObject({
   isolation: z.enum(['auto', 'none'], { error: 'expected "auto" (a PID namespace of their own where the host allows it) or "none"' }).optional(),
   /** Headers sent with every request (a routing header, a tenant); values are secrets (config/request-extras.ts). */
   headers: z.record(z.string(), z.string({ error: 'expected a header value (a string)' }), { error: 'expected a map of header NAME: VALUE' }).optional(),
+  /** A tokenizer of the client's own: a Hugging Face tokenizer directory, or a model id in the Hugging Face cache. */
+  tokenizer: z.string({ error: 'expected a tokenizer directory or a Hugging Face model id, e.g. Qwen/Qwen3-8B' }).min(1).optional(),
   /** Fields added to every generation request's body; the methodology's own fields are refused. */
   extra_body: z.record(z.string(), z.unknown(), { error: 'expected a map of body fields, e.g. {chat_template_kwargs: {enable_thinking: false}}' }).optional(),
   /** Total deadline of one request, s (`--request-timeout`); absent: derived from each shape. */

@@ -66,8 +66,22 @@ export function fingerprintOf(result: ResultFile): Fingerprint {
     prompt_calibration: text(cfg['prompt_calibration']),
     load: loadPattern(cfg),
     request_extras: requestExtras(server),
+    tokenizer: tokenizerOf(cfg, server),
     ...recordedSince01(result),
   }
+}
+
+/**
+ * Whose tokenizer a chat sweep's prompts were sized with: the client's own (name and hash), or
+ * `server` (its /tokenize, or none: the prompt calibration says which). Completions prompts are
+ * exact token ids, so no client tokenizer enters them: `server` too.
+ */
+function tokenizerOf(cfg: Record<string, unknown>, server: Record<string, unknown> | null): string {
+  if (server?.['api'] !== 'chat') return 'server'
+  const t = obj(cfg['tokenizer'])
+  if (t !== null && typeof t['name'] === 'string' && typeof t['sha256'] === 'string') return `${t['name']} sha256:${t['sha256']}`
+  // Whether the server's /tokenize could size them is the prompt calibration's field.
+  return 'server'
 }
 
 /**
@@ -168,6 +182,8 @@ const FIELDS: Array<[string, (f: Fingerprint) => string]> = [
   ['load', (f) => f.load ?? 'closed'],
   // Absent in stored fingerprints written before requests could carry extras: those carried none.
   ['request extras', (f) => f.request_extras ?? 'none'],
+  // Absent in stored fingerprints written before a client tokenizer existed: unknown, never a difference.
+  ['tokenizer', (f) => f.tokenizer ?? 'unknown'],
   // Absent in fingerprints stored before they were recorded: nothing says they matched, so the
   // difference stands (a baseline refreshed since records them).
   ['request deadline', (f) => f.request_timeout ?? NOT_RECORDED],

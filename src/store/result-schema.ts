@@ -226,6 +226,7 @@ export const fingerprintSchema = z.object({
   prompt_calibration: z.string().optional(),
   load: z.string().optional(),
   request_extras: z.string().optional(),
+  tokenizer: z.string().optional(),
   request_timeout: z.string().optional(),
   workers: z.string().optional(),
   harness: z.string().optional(),

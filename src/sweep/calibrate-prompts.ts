@@ -10,9 +10,10 @@
  * words change only the tail.
  */
 import { Agent } from 'undici'
-import { tokenizeMessages, type TokenizeAnswer } from '../client/tokenize.js'
+import { tokenizeCount, tokenizeMessages, type TokenizeAnswer } from '../client/tokenize.js'
 import type { PlanPoint } from '../plan/plan.js'
 import { chatMessages, promptCount } from '../plan/prompts.js'
+import type { LocalTokenizer } from '../client/local-tokenizer.js'
 import type { Api } from '../types.js'
 
 /** How a sweep's prompts come to have input_len tokens (recorded as `config.prompt_calibration`). */
@@ -190,4 +191,42 @@ export function tokenizeCounter(t: CalibrationTarget): {
     },
     close: () => dispatcher.close(),
   }
+}
+
+/** A counter of a point's chat prompts with a tokenizer of the client's own (client/local-tokenizer.ts): no server asked. */
+export function localCounter(tokenizer: Pick<LocalTokenizer, 'countChat'>): ReturnType<typeof tokenizeCounter> {
+  return {
+    count: (point, serial, words) => Promise.resolve(tokenizer.countChat(chatMessages(point.seed, serial, words))),
+    close: () => Promise.resolve(),
+  }
+}
+
+/** Seed of the cross-check's prompts: fixed, so every sweep compares the two tokenizers alike. */
+const CROSS_CHECK_SEED = 0x70c1e5
+
+/**
+ * Where both exist, the client's tokenizer and the server's /tokenize are compared on the first
+ * prompts (chat prompts of 16, 128 and 1024 words for chat; their text for completions): `agrees`,
+ * or `disagrees: …` with both counts, or `not run: …` when the server cannot count. Reported,
+ * never hidden: a disagreement means one of them is not the model's tokenizer.
+ */
+export async function crossCheckTokenizer(api: Api, local: LocalTokenizer, t: CalibrationTarget): Promise<string> {
+  const sizes = [16, 128, 1024]
+  const pairs: Array<[number, number]> = []
+  for (const [i, words] of sizes.entries()) {
+    const messages = chatMessages(CROSS_CHECK_SEED, i, words)
+    if (api === 'chat') {
+      const a = await tokenizeMessages(t.root, t.model, messages, { apiKey: t.apiKey })
+      if (a.kind !== 'count') return `not run: the server's /tokenize cannot count chat messages (${a.reason})`
+      pairs.push([local.countChat(messages), a.count])
+    } else {
+      const text = messages.map((m) => m.content).join('\n')
+      const n = await tokenizeCount(t.root, t.model, text, t.apiKey)
+      if (n === null) return "not run: the server's /tokenize cannot count text"
+      pairs.push([local.countText(text), n])
+    }
+  }
+  const off = pairs.filter(([a, b]) => a !== b)
+  if (off.length === 0) return `agrees (${pairs.map(([a]) => a).join(', ')} tokens on ${sizes.length} prompts)`
+  return `disagrees: ${pairs.map(([a, b]) => `${a} vs ${b}`).join(', ')} tokens (the tokenizer's count vs the server's) on prompts of ${sizes.join(', ')} words`
 }

@@ -16,6 +16,8 @@ export interface MeasureContext {
   apiKey: string | null
   /** How the chat prompts got their length (sweep/calibrate-prompts.ts); absent: not known. */
   promptCalibration?: 'token_ids' | 'tokenize' | 'none'
+  /** A tokenizer of the client's own (--tokenizer): re-counts output without asking the server. Absent: the server's /tokenize. */
+  countText?: (text: string) => number
   /** Fields joining every request's body (--extra-body); absent: none. */
   extraBody?: Readonly<Record<string, unknown>>
   workers: number | 'auto'
@@ -107,6 +109,7 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
 async function retokenize(records: readonly RequestRecord[], ctx: MeasureContext): Promise<number | null> {
   const done = records.filter((r) => r.error === null)
   if (done.length === 0) return null
+  if (ctx.countText !== undefined) return done.reduce((n, r) => n + ctx.countText!(r.text), 0)
   let total = 0
   let next = 0
   let unavailable = false

@@ -21,7 +21,17 @@ import { assertWritableOutput } from '../store/output-path.js'
 import { HARNESS_VERSION } from '../version.js'
 import { spoiledOnlyByHost } from '../analysis/validity.js'
 import { RESULT_SCHEMA, SERVER_EXITED, type DiscardedAttempt, type PointResult, type ResultFile, type RunResult } from '../types.js'
-import { calibratePoint, describeMisses, detectPromptCalibration, tokenizeCounter, type CalibrationMemo, type PromptCalibration } from './calibrate-prompts.js'
+import {
+  calibratePoint,
+  crossCheckTokenizer,
+  describeMisses,
+  detectPromptCalibration,
+  localCounter,
+  tokenizeCounter,
+  type CalibrationMemo,
+  type PromptCalibration,
+} from './calibrate-prompts.js'
+import { loadLocalTokenizer, type LocalTokenizer } from '../client/local-tokenizer.js'
 import { defaultServerLogPath, describeExit, ServerExitedDuringSweep, ServerStartCancelled, startServer, type ServerHandle } from '../serve/index.js'
 import { measurePoint } from './measure-point.js'
 import { checkResumable, measuredRunKey } from './resume.js'
@@ -155,6 +165,8 @@ interface SweepTarget {
   server: ServerHandle | null
   model: string
   calibration: { mode: PromptCalibration; reason: string | null }
+  /** The tokenizer of the client's own (--tokenizer) and what the result records of it; null: the server's /tokenize. */
+  tokenizer: { local: LocalTokenizer; record: Record<string, unknown> } | null
   startedAt: string
   /** nvidia-smi sees this host's GPUs: they describe the server only when it runs here. */
   gpuOnThisHost: boolean
@@ -182,10 +194,19 @@ async function probeTarget(root: string, cfg: ResolvedConfig, deps: SweepDeps, s
   const probeDeadlineMs = Math.min(PREFLIGHT_DEADLINE_MS, (cfg.requestTimeoutS ?? Infinity) * 1000)
   const { model } = await preflight(root, cfg.server.model, cfg.server.api, cfg.apiKey, probeDeadlineMs, cfg.request?.extraBody)
   const startedAt = new Date().toISOString()
+  // A tokenizer of the client's own sizes chat prompts and re-counts output; the server's /tokenize is checked against it.
+  const tokenizer = cfg.tokenizer ? await clientTokenizer(cfg.tokenizer, root, model, cfg, deps) : null
   // Once per sweep: can chat prompts be calibrated to exactly input_len tokens with the server's /tokenize?
-  const calibration = await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey })
+  const calibration =
+    tokenizer !== null && cfg.server.api === 'chat' && tokenizer.local.hasChatTemplate
+      ? { mode: 'tokenize' as const, reason: null }
+      : await detectPromptCalibration(cfg.server.api, { root, model, apiKey: cfg.apiKey })
   if (calibration.mode === 'tokenize')
-    deps.log(`Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`)
+    deps.log(
+      tokenizer !== null && cfg.server.api === 'chat'
+        ? `Chat prompts are calibrated to exactly input_len tokens with the tokenizer ${tokenizer.local.identity.name} (its chat template included).`
+        : `Chat prompts are calibrated to exactly input_len tokens with ${root}/tokenize (the model's chat template included).`,
+    )
   if (calibration.mode === 'none') {
     deps.log(
       `Chat prompts are input_len words, not calibrated: ${root} cannot count chat messages (${calibration.reason}); input_len_mismatch checks the server's usage.prompt_tokens instead.`,
@@ -208,7 +229,25 @@ async function probeTarget(root: string, cfg: ResolvedConfig, deps: SweepDeps, s
     warn: deps.log,
   }
   const serverProcesses: ServerProcesses = server === null ? { kind: 'unknown' } : { kind: 'group', pgid: server.pid, gpus: server.gpus ?? null }
-  return { root, cfg, deps, server, model, calibration, startedAt, gpuOnThisHost, envDeps, serverProcesses }
+  return { root, cfg, deps, server, model, calibration, tokenizer, startedAt, gpuOnThisHost, envDeps, serverProcesses }
+}
+
+/** Load --tokenizer, check it against the server's /tokenize on the first prompts, and say what was found. */
+async function clientTokenizer(
+  spec: string,
+  root: string,
+  model: string,
+  cfg: ResolvedConfig,
+  deps: SweepDeps,
+): Promise<{ local: LocalTokenizer; record: Record<string, unknown> }> {
+  const local = loadLocalTokenizer(spec)
+  const check = await crossCheckTokenizer(cfg.server.api, local, { root, model, apiKey: cfg.apiKey })
+  const id = `${local.identity.name} (sha256 ${local.identity.sha256})`
+  if (check.startsWith('disagrees'))
+    deps.log(`Warning: the tokenizer ${id} and ${root}/tokenize ${check}: one of them is not the model's; prompts are sized with the tokenizer, and input_len_mismatch checks the server's usage.`)
+  else deps.log(`Tokenizer ${id}: against ${root}/tokenize it ${check}.`)
+  if (cfg.server.api === 'chat' && !local.hasChatTemplate) deps.log(`Warning: the tokenizer ${id} has no chat template: chat prompts are sized as the server allows.`)
+  return { local, record: { name: local.identity.name, sha256: local.identity.sha256, server_check: check } }
 }
 
 /** `--resume` on an existing file: its runs, checked to be from the same sweep and environment, and the plan now in force. */
@@ -224,7 +263,12 @@ async function resumeResult(t: SweepTarget): Promise<{ result: ResultFile; plan:
   const plan = buildPlan({ ...cfg, seed })
   // The sweep may have grown (more concurrencies or repeats): record the plan now in force.
   const inexact = result.config.prompt_calibration_inexact
-  result.config = { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, typeof inexact === 'number' ? inexact : 0) }
+  result.config = {
+    ...configForResult({ ...cfg, seed }),
+    model,
+    ...calibrationConfig(calibration.mode, typeof inexact === 'number' ? inexact : 0),
+    ...(t.tokenizer !== null ? { tokenizer: t.tokenizer.record } : {}),
+  }
   deps.log(`Resuming ${resultPath}: ${countRuns(result)} of ${plan.length} runs already measured.`)
   deps.onResume?.(countRuns(result), plan.length)
   return { result, plan }
@@ -252,7 +296,7 @@ async function freshResult(t: SweepTarget): Promise<{ result: ResultFile; plan: 
     schema: RESULT_SCHEMA,
     harness: { name: 'servegate', version: HARNESS_VERSION },
     env,
-    config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0) },
+    config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0), ...(t.tokenizer !== null ? { tokenizer: t.tokenizer.record } : {}) },
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     points: [],
     at_target: [],
@@ -276,7 +320,12 @@ async function measurePlan(t: SweepTarget, result: ResultFile, plan: PlanPoint[]
   // A resumed sweep continues the plan: the earlier stop no longer describes the file.
   delete result.interrupted
   const stop: Stop = (cut) => stopSweep(t, result, plan.length, cut)
-  const counter = t.calibration.mode === 'tokenize' ? tokenizeCounter({ root: t.root, model: t.model, apiKey: cfg.apiKey }) : null
+  const counter =
+    t.calibration.mode !== 'tokenize'
+      ? null
+      : t.tokenizer !== null && t.tokenizer.local.hasChatTemplate
+        ? localCounter(t.tokenizer.local)
+        : tokenizeCounter({ root: t.root, model: t.model, apiKey: cfg.apiKey })
   const memo: CalibrationMemo = new Map()
   try {
     for (const [i, planned] of plan.entries()) {
@@ -377,6 +426,7 @@ async function measureRun(t: SweepTarget, point: PlanPoint, promptWords: number[
     apiKey: cfg.apiKey,
     ...(cfg.request ? { extraBody: cfg.request.extraBody } : {}),
     promptCalibration: t.calibration.mode,
+    ...(t.tokenizer !== null ? { countText: t.tokenizer.local.countText } : {}),
     workers: cfg.workers,
     idleTimeoutMs: cfg.idleTimeoutMs,
     deadlineMs: requestDeadlineMs(cfg, point.shape),

@@ -48,7 +48,7 @@ describe('parseConfigText', () => {
   it('names the file, the path of an unknown key, the keys allowed there and the near miss', () => {
     const err = errorOf(() => parseConfigText('server:\n  baseUrl: http://x\n', 'my.yaml'))
     expect(err.message).toBe(
-      'my.yaml is not a valid servegate config:\n  server.baseUrl: unknown key (allowed here: base_url, model, api, api_key_env, command, ready_timeout, stop_timeout, stop_command, isolation, headers, extra_body, request_timeout, gpus, env); did you mean "base_url"?',
+      'my.yaml is not a valid servegate config:\n  server.baseUrl: unknown key (allowed here: base_url, model, api, api_key_env, command, ready_timeout, stop_timeout, stop_command, isolation, headers, tokenizer, extra_body, request_timeout, gpus, env); did you mean "base_url"?',
     )
     expect(err.hint).toMatch(/Unknown keys are errors/)
     expect(err.hint).toContain('docs/config.md')

@@ -14,6 +14,7 @@ describe('fingerprintOf', () => {
       concurrency: [1, 4, 16],
       prompts_per_concurrency: 12,
       request_extras: 'none',
+      tokenizer: 'server',
       warmup: 'auto',
       target: 'tpot p95 ≤ 50 ms',
       ignore_eos: true,
