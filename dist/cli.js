@@ -80412,9 +80412,13 @@ async function clientTokenizer(spec, root, model, cfg, deps) {
   const check2 = await crossCheckTokenizer(cfg.server.api, local, { root, model, apiKey: cfg.apiKey });
   const id = `${local.identity.name} (sha256 ${local.identity.sha256})`;
   if (check2.startsWith("disagrees"))
-    deps.log(`Warning: the tokenizer ${id} and ${root}/tokenize ${check2}: one of them is not the model's; prompts are sized with the tokenizer, and input_len_mismatch checks the server's usage.`);
-  else deps.log(`Tokenizer ${id}: against ${root}/tokenize it ${check2}.`);
-  if (cfg.server.api === "chat" && !local.hasChatTemplate) deps.log(`Warning: the tokenizer ${id} has no chat template: chat prompts are sized as the server allows.`);
+    deps.log(
+      `Warning: the tokenizer ${id} and ${root}/tokenize ${check2}: one of them is not the model's; prompts are sized with the tokenizer, and input_len_mismatch checks the server's usage.`
+    );
+  else if (check2.startsWith("agrees")) deps.log(`Tokenizer ${id}: it ${check2.replace(/^agrees/, `agrees with ${root}/tokenize`)}.`);
+  else deps.log(`Tokenizer ${id}: its cross-check with ${root}/tokenize was ${check2}.`);
+  if (cfg.server.api === "chat" && !local.hasChatTemplate)
+    deps.log(`Warning: the tokenizer ${id} has no chat template: chat prompts are sized as the server allows.`);
   return { local, record: { name: local.identity.name, sha256: local.identity.sha256, server_check: check2 } };
 }
 async function resumeResult(t) {
@@ -80452,7 +80456,12 @@ async function freshResult(t) {
     schema: RESULT_SCHEMA,
     harness: { name: "servegate", version: HARNESS_VERSION },
     env,
-    config: { ...configForResult({ ...cfg, seed }), model, ...calibrationConfig(calibration.mode, 0), ...t.tokenizer !== null ? { tokenizer: t.tokenizer.record } : {} },
+    config: {
+      ...configForResult({ ...cfg, seed }),
+      model,
+      ...calibrationConfig(calibration.mode, 0),
+      ...t.tokenizer !== null ? { tokenizer: t.tokenizer.record } : {}
+    },
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     points: [],
     at_target: []

@@ -65,6 +65,9 @@ describe('--tokenizer: a tokenizer of the client’s own', () => {
       server_check: "not run: the server's /tokenize cannot count chat messages (/tokenize: HTTP 404; /apply-template: HTTP 404)",
     })
     expect(lines).toContain(`Chat prompts are calibrated to exactly input_len tokens with the tokenizer ${local.identity.name} (its chat template included).`)
+    expect(
+      lines.some((l) => l.startsWith(`Tokenizer ${local.identity.name} (sha256 ${local.identity.sha256}): its cross-check with `) && l.includes('was not run')),
+    ).toBe(true)
     expect(fingerprintOf(result).tokenizer).toBe(`${local.identity.name} sha256:${local.identity.sha256}`)
     for (const run of runs(result)) {
       expect(codes(run)).toEqual([])
@@ -88,6 +91,9 @@ describe('--tokenizer: a tokenizer of the client’s own', () => {
   it("agrees with a server's /tokenize that counts alike, and reports one that does not", async () => {
     const agree = await sweep({}, { tokenizer: SIM_TOKENIZER })
     expect((agree.result.config['tokenizer'] as { server_check: string }).server_check).toMatch(/^agrees \(\d+, \d+, \d+ tokens on 3 prompts\)$/)
+    expect(agree.lines.some((l) => /^Tokenizer .*: it agrees with http:\/\/127\.0\.0\.1:\d+\/tokenize \(\d+, \d+, \d+ tokens on 3 prompts\)\.$/.test(l))).toBe(
+      true,
+    )
     // The same files with a template that adds one token a message: not the model's template.
     const other = join(dir, 'other-template')
     cpSync(SIM_TOKENIZER, other, { recursive: true })
@@ -96,7 +102,9 @@ describe('--tokenizer: a tokenizer of the client’s own', () => {
     writeFileSync(join(other, 'tokenizer_config.json'), JSON.stringify(config))
     const off = await sweep({}, { tokenizer: other })
     const check = (off.result.config['tokenizer'] as { server_check: string }).server_check
-    expect(check).toMatch(/^disagrees: (\d+) vs \d+, (\d+) vs \d+, (\d+) vs \d+ tokens \(the tokenizer's count vs the server's\) on prompts of 16, 128, 1024 words$/)
+    expect(check).toMatch(
+      /^disagrees: (\d+) vs \d+, (\d+) vs \d+, (\d+) vs \d+ tokens \(the tokenizer's count vs the server's\) on prompts of 16, 128, 1024 words$/,
+    )
     for (const [, a, b] of check.matchAll(/(\d+) vs (\d+)/g)) expect(Number(a)).toBe(Number(b) + 1)
     expect(off.lines.some((l) => l.startsWith('Warning: the tokenizer ') && l.includes('disagrees'))).toBe(true)
     // Sized by the wrong template, every prompt is one token short of what the server prefills: caught.
