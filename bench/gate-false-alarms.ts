@@ -62,7 +62,8 @@ import { execFileSync, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { slotOrder } from '../src/plan/ab-schedule.js'
 import { DEFAULT_MAX_ROUNDS, lookAt } from '../src/gate/ab-looks.js'
-import { replayEscalating } from '../src/gate/escalate.js'
+import { dropPartialCurves, notePlanned, openPoints, pointRepeats, replayEscalating } from '../src/gate/escalate.js'
+import { pointScope } from '../src/gate/metric-keys.js'
 import { firstStep, nextStep, stepOptions, type LadderStep } from '../src/gate/ladder.js'
 import { mergeResults } from '../src/gate/merge.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../src/gate/outcome.js'
@@ -284,6 +285,12 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
   }
 }
 
+/**
+ * The engine start that measured a repeat: the first sweep's repeats are start 0, and every later
+ * start adds one repeat (the Action's ladder numbers them so, src/github/job-ladder.ts).
+ */
+const startOf = (repeat: number): number => Math.max(0, repeat - FIRST_REPEATS)
+
 /** One PR through the ladder: the verdict, and what it cost. */
 function ladder(
   baseline: Baseline,
@@ -298,24 +305,25 @@ function ladder(
   let used = 1
   let candidate = starts[0]!
   const spend: Spend = { starts: 1, pointRuns: FIRST_REPEATS * points }
-  let v = checkRows(
-    compareStarts(baseline, candidate, stepOptions(step, climb), (r) => r - 1),
-    p,
-  )
+  let v = checkRows(compareStarts(baseline, candidate, stepOptions(step, climb), startOf), p)
   const path = [`baseline:${v.verdict}`]
   for (;;) {
     const next = nextStep(v, { step, canRestart: climb.canRestart && used < MAX_STARTS, hasReference, hostChanged: false })
     if (next === null) break
     if (next === 'starts') {
-      candidate = mergeResults(candidate, starts[used]!)
+      // Rows, not sweeps: the new start measures only the open rows' points, as the Action's ladder does.
+      const open = openPoints(v, candidate)
+      const only = open.size > 0 ? open : null
+      const fresh = starts[used]!
+      const extra = only === null ? fresh : dropPartialCurves({ ...fresh, points: fresh.points.filter((q) => only.has(pointScope(q))) }, only, candidate)
+      candidate = mergeResults(candidate, extra)
+      if (only !== null || pointRepeats(candidate) !== null)
+        candidate = notePlanned(candidate, only, Math.max(...candidate.points.flatMap((q) => q.runs.map((r) => r.repeat))))
       used++
       spend.starts++
-      spend.pointRuns += points
+      spend.pointRuns += only === null ? points : only.size
       const opts = { ...stepOptions('baseline', climb), ...(used >= MAX_STARTS ? { look: 'last' as const } : {}) }
-      v = checkRows(
-        compareStarts(baseline, candidate, opts, (r) => r - 1),
-        p,
-      )
+      v = checkRows(compareStarts(baseline, candidate, opts, startOf), p)
     } else {
       // Rows, not sweeps: after each look the next round measures only the open rows' points.
       const ran = replayEscalating(job!.a, job!.b, ROUNDS, MAX_ROUNDS, (a, b, r) =>

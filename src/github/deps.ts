@@ -46,7 +46,10 @@ export interface ActionStages {
   /** Parse config text (the base branch's copy); `source` names it in messages. */
   parseConfigText(text: string, source: string): ConfigFile
   resolveConfig(input: ResolveInput): ResolvedConfig
-  runSweep(cfg: ResolvedConfig, deps: { log(line: string): void; signal?: AbortSignal }): Promise<{ result: ResultFile; resultPath: string }>
+  runSweep(
+    cfg: ResolvedConfig,
+    deps: { log(line: string): void; signal?: AbortSignal; onlyPoints?: ReadonlySet<string> | null },
+  ): Promise<{ result: ResultFile; resultPath: string }>
   writeResultFile(path: string, result: ResultFile): Promise<void>
   /** The first result with the runs of `extra` appended (confirmation repeats). */
   mergeResults(first: ResultFile, extra: ResultFile): ResultFile

@@ -11,6 +11,7 @@ import type { GateOptions, Baseline, Verdict } from '../gate/types.js'
 import { escalationReason, nextStep, stepOptions, sweepGpuMinutes, type LadderStep } from '../gate/ladder.js'
 import { capLine, costOf } from '../gate/cost.js'
 import { hostChangedSince } from '../gate/host-change.js'
+import { openPoints } from '../gate/escalate.js'
 import { confirmVerdict } from '../sweep/confirm.js'
 import type { ResultFile } from '../types.js'
 import type { ActionDeps } from './deps.js'
@@ -70,6 +71,7 @@ export async function climbLadder(deps: ActionDeps, job: Job, baseline: Baseline
     const canRestart = restartable && starts.length < climb.maxStarts && !(capped = cap !== null && sum(spent) >= cap)
     const next = nextStep(verdict, { step, canRestart, hasReference: climb.hasReference, hostChanged })
     if (next !== 'starts') break
+    const open = openPoints(verdict, measured)
     const extra = await confirmVerdict(
       {
         runSweep: stages.runSweep.bind(stages),
@@ -82,6 +84,8 @@ export async function climbLadder(deps: ActionDeps, job: Job, baseline: Baseline
       measured,
       sweep.resultPath,
       1,
+      // Rows, not sweeps: the new start measures only the points of rows still open.
+      open.size > 0 ? open : null,
     )
     const before = repeatsOf(measured)
     measured = extra.measured

@@ -7,10 +7,14 @@
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { ResultFile } from '../types.js'
 import { deriveSeed } from '../util/rng.js'
+import { dropPartialCurves, notePlanned, pointRepeats } from '../gate/escalate.js'
 
 /** What confirmation needs: the sweep, the merge, the result file writer, and the log. */
 export interface ConfirmDeps {
-  runSweep(cfg: ResolvedConfig, deps: { log(line: string): void; signal?: AbortSignal }): Promise<{ result: ResultFile }>
+  runSweep(
+    cfg: ResolvedConfig,
+    deps: { log(line: string): void; signal?: AbortSignal; onlyPoints?: ReadonlySet<string> | null },
+  ): Promise<{ result: ResultFile }>
   /** The first result with the runs of `extra` appended. */
   mergeResults(first: ResultFile, extra: ResultFile): ResultFile
   writeResultFile(path: string, result: ResultFile): Promise<void>
@@ -27,15 +31,22 @@ export interface Confirmation {
   note: string
 }
 
-/** Run `extraRepeats` more repeats of `cfg` and merge them into `first`, written over it at `resultPath`. */
+/**
+ * Run `extraRepeats` more repeats of `cfg` and merge them into `first`, written over it at
+ * `resultPath`. `onlyPoints`: the point scopes of the rows still open (gate/escalate.ts), the
+ * only ones measured again; the merged result records each point's planned repeats.
+ */
 export async function confirmVerdict(
   deps: ConfirmDeps,
   cfg: ResolvedConfig,
   first: ResultFile,
   resultPath: string,
   extraRepeats: number,
+  onlyPoints: ReadonlySet<string> | null = null,
 ): Promise<Confirmation> {
-  deps.log(`servegate: undecided after ${cfg.repeats} repeat(s); running ${extraRepeats} more to decide.`)
+  const all = first.points.length
+  const which = onlyPoints === null || onlyPoints.size >= all ? '' : ` of ${onlyPoints.size} of ${all} points (${[...onlyPoints].join(', ')})`
+  deps.log(`servegate: undecided after ${cfg.repeats} repeat(s); running ${extraRepeats} more${which} to decide.`)
   // A fresh seed gives the extra repeats their own prompts, so none hits a prefix cached by the first sweep.
   const extraCfg: ResolvedConfig = {
     ...cfg,
@@ -44,8 +55,14 @@ export async function confirmVerdict(
     resume: false,
     out: resultPath.replace(/\.json$/i, '') + '.confirm.json',
   }
-  const extra = await deps.runSweep(extraCfg, { log: deps.log, ...(deps.signal ? { signal: deps.signal } : {}) })
-  const measured = deps.mergeResults(first, extra.result)
+  const ran = await deps.runSweep(extraCfg, { log: deps.log, ...(deps.signal ? { signal: deps.signal } : {}), ...(onlyPoints !== null ? { onlyPoints } : {}) })
+  // Rows, not sweeps: a partial curve draws no throughput at target, and each point keeps the repeats it was planned for.
+  const extra = { result: dropPartialCurves(ran.result, onlyPoints, first) }
+  let measured = deps.mergeResults(first, extra.result)
+  if (onlyPoints !== null || pointRepeats(first) !== null) {
+    const last = Math.max(0, ...measured.points.flatMap((p) => p.runs.map((r) => r.repeat)))
+    measured = notePlanned(measured, onlyPoints, last)
+  }
   await deps.writeResultFile(resultPath, measured)
   const note = `The first ${cfg.repeats} repeat(s) were undecided; ${extraRepeats} more were run and the verdict is over all of them.`
   return { measured, extra: extra.result, note }

@@ -23,6 +23,8 @@ export interface Recorded {
   state: Map<string, string>
   summary: string
   sweeps: ResolvedConfig[]
+  /** The points each sweep was told to measure (null: every point), in order. */
+  sweepPoints: Array<string[] | null>
   resolveInputs: ResolveInput[]
   comments: IssueComment[]
   commentCalls: string[]
@@ -117,6 +119,7 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
     state: new Map(o.state ?? []),
     summary: '',
     sweeps: [],
+    sweepPoints: [],
     resolveInputs: [],
     comments: [...(o.comments ?? [])],
     commentCalls: [],
@@ -255,8 +258,9 @@ export function fakeDeps(o: FakeOptions = {}): { deps: ActionDeps; rec: Recorded
         rec.resolveInputs.push(input)
         return resolved(input.flags, o)
       },
-      runSweep: async (cfg): Promise<{ result: ResultFile; resultPath: string }> => {
+      runSweep: async (cfg, sweepDeps): Promise<{ result: ResultFile; resultPath: string }> => {
         rec.sweeps.push(cfg)
+        rec.sweepPoints.push(sweepDeps.onlyPoints == null ? null : [...sweepDeps.onlyPoints].sort())
         if (o.sweepError) throw o.sweepError
         return { result: (o.sweepResult ?? resultFixture)(), resultPath: cfg.out }
       },

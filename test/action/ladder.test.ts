@@ -66,6 +66,8 @@ describe('the escalation ladder in gate mode', () => {
     expect(rec.failed).toEqual([])
     expect(rec.summary).toContain("The candidate's engine was started 3 times (one run per point after the first sweep)")
     expect(rec.summary).toMatch(/cost: 3 engine starts, /)
+    // Rows, not sweeps: the later starts measure only the open row's point (c = 16), not c = 1 as well.
+    expect(rec.sweepPoints).toEqual([null, ['128x32@c16'], ['128x32@c16']])
   })
 
   it('without a reference and with confirm off, an open row stands undecided and fails the check', async () => {

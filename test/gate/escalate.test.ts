@@ -107,3 +107,40 @@ describe('escalate rows, not sweeps', () => {
     expect(v.reasons.join('\n')).toContain('64x16@c16: the candidate has 2 of the 4 repeats it planned')
   })
 })
+
+describe('more candidate starts, rows not sweeps (the Action’s ladder without a reference)', () => {
+  it('measures only the open points in a later start, and the merged file plans each point’s own repeats', async () => {
+    const { confirmVerdict } = await import('../../src/sweep/confirm.js')
+    const { mergeResults } = await import('../../src/gate/merge.js')
+    const first = side(() => 1, 3, 0)
+    const asked: Array<ReadonlySet<string> | null> = []
+    const { measured, extra } = await confirmVerdict(
+      {
+        // The sweep measures the points it is told to: here the one open point, c = 16, one repeat.
+        runSweep: async (_cfg, deps) => {
+          asked.push(deps.onlyPoints ?? null)
+          const one = pipelineResult({ concurrency: [16], repeats: 1, itl: () => ITL[16]! })
+          return { result: { ...one, config: { ...one.config, concurrency: [1, 4, 16] } } }
+        },
+        mergeResults,
+        writeResultFile: async () => {},
+        log: () => {},
+      },
+      { repeats: 3, seed: 1, out: 'x.json' } as never,
+      first,
+      'x.json',
+      1,
+      new Set(['64x16@c16']),
+    )
+    expect(asked).toEqual([new Set(['64x16@c16'])])
+    // Its throughput at target was drawn through c = 16 alone: not the sweep's figure, dropped.
+    expect(extra.at_target).toEqual([])
+    expect(measured.points.map((p) => p.runs.map((r) => r.repeat))).toEqual([
+      [1, 2, 3],
+      [1, 2, 3],
+      [1, 2, 3, 4],
+    ])
+    expect(pointRepeats(measured)).toEqual({ '64x16@c1': 3, '64x16@c4': 3, '64x16@c16': 4 })
+    expect(measured.at_target[0]!.runs.map((r) => r.repeat)).toEqual([1, 2, 3])
+  })
+})
