@@ -82695,7 +82695,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider, stored = 
         `tokens per chunk changed from ${tpc.baseline.toFixed(1)} to ${tpc.candidate.toFixed(1)}: the gaps between chunks are gated as measured, and per token in the row beside`
       );
     }
-    const measured = decider !== void 0 ? enoughValidRuns(usable2.length, planned, 1) && enoughValidRuns(decision.nBaseline, planned, 1) : enoughValidRuns(usable2.length, planned) && decision.nBaseline >= 2;
+    const measured = decider !== void 0 ? enoughValidRuns(usable2.length, planned, 1) && enoughValidRuns(decision.nBaseline, decision.baselinePlanned ?? planned, 1) : enoughValidRuns(usable2.length, planned) && decision.nBaseline >= 2;
     const row2 = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 };
     rows.push(row2);
     if (gated && (row2.status === "invalid" || row2.status === "unmeasured")) {

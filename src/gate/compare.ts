@@ -164,7 +164,7 @@ export function compareToBaseline(
     // A sequential row (a decider) needs one increment: each carries the host's design noise.
     const measured =
       decider !== undefined
-        ? enoughValidRuns(usable.length, planned, 1) && enoughValidRuns(decision.nBaseline, planned, 1)
+        ? enoughValidRuns(usable.length, planned, 1) && enoughValidRuns(decision.nBaseline, decision.baselinePlanned ?? planned, 1)
         : enoughValidRuns(usable.length, planned) && decision.nBaseline >= 2
     const row: GateRow = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 }
     rows.push(row)

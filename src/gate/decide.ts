@@ -45,6 +45,12 @@ export interface Decision {
   level: number | null
   df: number | null
   nBaseline: number
+  /**
+   * Runs the reference side planned, where they are not the candidate's plan: a stored baseline's
+   * centre is its refreshes' runs, whatever the candidate planned. Absent: the candidate's plan
+   * (an A/B's reference planned the same rounds).
+   */
+  baselinePlanned?: number
   nCandidate: number
   history: number
   /** For an undecided decision: extra candidate repeats likely to resolve it within budget, else null. */

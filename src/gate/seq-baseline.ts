@@ -60,8 +60,11 @@ export function compareStarts(baseline: Baseline, candidate: ResultFile, options
         },
         opts,
       )
-      // The baseline's side of "measured": its refreshes' runs in the centre window.
-      return { ...d, nBaseline: used.reduce((a, r) => a + r.length, 0), nCandidate: values.length }
+      // The baseline's side of "measured": its refreshes' valid runs in the centre window, which are
+      // its own plan (invalid ones never entered it), not the candidate's: more starts of the candidate
+      // never make the stored baseline short of runs.
+      const nBaseline = used.reduce((a, r) => a + r.length, 0)
+      return { ...d, nBaseline, baselinePlanned: Math.max(1, nBaseline), nCandidate: values.length }
     },
     true,
   )

@@ -108,3 +108,20 @@ describe('a 12 % slower engine against three refreshes', () => {
     expect(gateExit(last.verdict, DEFAULT_FAIL_ON)).toBe(0)
   })
 })
+
+describe('more candidate starts against a stored baseline of one refresh', () => {
+  it('keep every row measured: the stored centre is held to its own runs, not to the candidate’s growing plan', async () => {
+    const { mergeResults } = await import('../../src/gate/merge.js')
+    const one = appendRefresh(null, start(201, 3, 1, 1), { name: 'one' })
+    // The first sweep (3 repeats, start 0), then two fresh starts of one run each (repeats 4 and 5).
+    const candidate = [start(301, 1, 1), start(302, 1, 1)].reduce((c, s) => mergeResults(c, s), start(300, 3, 1))
+    expect(candidate.config.repeats).toBe(5)
+    const v = compareStarts(one, candidate, { look: 'last', maxLooks: 8 }, (r) => Math.max(0, r - 3))
+    const gated = v.rows.filter((r) => r.gated)
+    // Before, a centre of 3 runs against 5 planned read as "no valid measurement on one side".
+    expect(gated.map((r) => r.status).filter((s) => s === 'unmeasured' || s === 'invalid')).toEqual([])
+    // One refresh leaves its centre too uncertain to rule 10 % out: undecided (red), never unmeasured.
+    expect(v.verdict).toBe('undecided')
+    expect(gated.every((r) => r.n_baseline === 3 && r.n_candidate === 5)).toBe(true)
+  })
+})
