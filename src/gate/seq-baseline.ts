@@ -60,11 +60,16 @@ export function compareStarts(baseline: Baseline, candidate: ResultFile, options
         },
         opts,
       )
-      // The baseline's side of "measured": its refreshes' valid runs in the centre window, which are
-      // its own plan (invalid ones never entered it), not the candidate's: more starts of the candidate
-      // never make the stored baseline short of runs.
+      // The baseline's side of "measured": its refreshes' valid runs in the centre window, held to the
+      // runs those refreshes planned (the valid ones and those the host spoiled), not to the
+      // candidate's plan: more starts of the candidate never make the stored baseline short of runs,
+      // and a refresh the host spoiled still counts its spoiled runs against it.
       const nBaseline = used.reduce((a, r) => a + r.length, 0)
-      return { ...d, nBaseline, baselinePlanned: Math.max(1, nBaseline), nCandidate: values.length }
+      const scope = key.slice(key.indexOf('@') + 1)
+      const planned = onHost
+        .slice(-Math.max(1, opts.centerWindow))
+        .reduce((a, r) => a + (r.runs[key]?.length ?? 0) + r.invalid.filter((i) => i.scope === scope).length, 0)
+      return { ...d, nBaseline, baselinePlanned: Math.max(1, planned), nCandidate: values.length }
     },
     true,
   )

@@ -125,3 +125,22 @@ describe('more candidate starts against a stored baseline of one refresh', () =>
     expect(gated.every((r) => r.n_baseline === 3 && r.n_candidate === 5)).toBe(true)
   })
 })
+
+describe('a stored refresh the host spoiled in part', () => {
+  it('leaves a row whose centre kept 1 valid run of the 3 it planned unmeasured', () => {
+    // The refresh's c = 16 runs 0 and 1 were client_saturated: one valid run remains of the three it planned.
+    const spoiled = pipelineResult({
+      concurrency: CONCURRENCY,
+      repeats: 3,
+      itl: (c) => ITL[c]!,
+      run: (c, rep) => (c === 16 && rep < 2 ? { saturated: true } : {}),
+      env: (e) => void (e.finished_at = new Date(Date.UTC(2025, 0, 1)).toISOString()),
+    })
+    const one = appendRefresh(null, spoiled, { name: 'spoiled' })
+    const v = compareStarts(one, start(400, 3, 1), { look: 'last', maxLooks: 8 }, () => 0)
+    const status = Object.fromEntries(v.rows.filter((r) => r.gated).map((r) => [r.key, r.status]))
+    expect(status['itl_p95@64x16@c16']).toBe('unmeasured')
+    expect(status['itl_p95@64x16@c1']).toBe('pass')
+    expect(v.verdict).toBe('unmeasured')
+  })
+})
