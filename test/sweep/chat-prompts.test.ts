@@ -1,54 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
-import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js'
-import { runSweep } from '../../src/sweep/run-sweep.js'
-import type { ResultFile, RunResult } from '../../src/types.js'
+import { describe, expect, it } from 'vitest'
+import { codesOf, runsOf, useSimSweep } from '../fixtures/sim-sweep.js'
 import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.js'
 
 // Chat and completions sweeps through runSweep against the simulator, whose ChatML template
 // adds 5 tokens to every one-message prompt: what the server prefilled, request by request.
 describe('prompt lengths through a sweep', () => {
-  let dir: string
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'servegate-chat-prompts-'))
-  })
-  afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-  async function sweep(sim: Partial<SimOptions>, flags: RunFlags, baseUrl?: (s: SimHandle) => Promise<{ url: string; close(): Promise<void> }>) {
-    const handle = await startSim({ ttftMs: 2, itlMs: 1, ...sim })
-    const front = baseUrl ? await baseUrl(handle) : { url: handle.url, close: async () => {} }
-    const lines: string[] = []
-    try {
-      const cfg = resolveConfig({
-        file: null,
-        filePath: null,
-        flags: {
-          baseUrl: front.url,
-          inputLen: '64',
-          outputLen: '12',
-          concurrency: '1,4',
-          repeats: '1',
-          promptsPerConcurrency: '10',
-          warmup: '2',
-          out: join(dir, `${Math.random()}.json`),
-          ...flags,
-        },
-        env: {},
-      })
-      const { result } = await runSweep(cfg, { log: (l) => lines.push(l) })
-      // The sweep's own requests (warmup and measured), not the preflight probe.
-      const traces = handle.traces().filter((t) => /^sg-64x12@c\d+#r\d+-[wm]\d+$/.test(t.requestId))
-      return { result, lines, traces }
-    } finally {
-      await front.close()
-      await handle.close()
-    }
-  }
-  const runs = (r: ResultFile): RunResult[] => r.points.flatMap((p) => p.runs)
-  const codes = (run: RunResult) => run.validity.issues.map((i) => i.code)
+  const { sweep } = useSimSweep('chat-prompts', { inputLen: '64', outputLen: '12', concurrency: '1,4', repeats: '1', promptsPerConcurrency: '10', warmup: '2' })
+  const runs = runsOf
+  const codes = codesOf
 
   it('calibrates every chat prompt so the server prefills exactly input_len tokens, template included', async () => {
     const { result, lines, traces } = await sweep({}, { api: 'chat' })

@@ -1,14 +1,10 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loadLocalTokenizer, resolveTokenizerDir } from '../../src/client/local-tokenizer.js'
-import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
 import { UsageError } from '../../src/errors.js'
 import { fingerprintOf } from '../../src/gate/fingerprint.js'
-import { startSim, type SimOptions } from '../../src/sim/index.js'
-import { runSweep } from '../../src/sweep/run-sweep.js'
-import type { ResultFile, RunResult } from '../../src/types.js'
+import { codesOf, runsOf, useSimSweep } from '../fixtures/sim-sweep.js'
 
 // A tokenizer of the client's own (--tokenizer): examples/sim-tokenizer is the simulator's
 // tokenizer and chat template in Hugging Face's files (a word is a token; ChatML rendered as
@@ -18,41 +14,17 @@ import type { ResultFile, RunResult } from '../../src/types.js'
 const SIM_TOKENIZER = join(import.meta.dirname, '../../examples/sim-tokenizer')
 
 describe('--tokenizer: a tokenizer of the client’s own', () => {
-  let dir: string
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'servegate-client-tokenizer-'))
+  const { sweep, dir } = useSimSweep('client-tokenizer', {
+    api: 'chat',
+    inputLen: '48',
+    outputLen: '12',
+    concurrency: '2',
+    repeats: '1',
+    promptsPerConcurrency: '6',
+    warmup: '1',
   })
-  afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-  async function sweep(sim: Partial<SimOptions>, flags: RunFlags): Promise<{ result: ResultFile; lines: string[] }> {
-    const handle = await startSim({ ttftMs: 2, itlMs: 1, ...sim })
-    const lines: string[] = []
-    try {
-      const cfg = resolveConfig({
-        file: null,
-        filePath: null,
-        flags: {
-          baseUrl: handle.url,
-          api: 'chat',
-          inputLen: '48',
-          outputLen: '12',
-          concurrency: '2',
-          repeats: '1',
-          promptsPerConcurrency: '6',
-          warmup: '1',
-          out: join(dir, `${Math.random()}.json`),
-          ...flags,
-        },
-        env: {},
-      })
-      const { result } = await runSweep(cfg, { log: (l) => lines.push(l) })
-      return { result, lines }
-    } finally {
-      await handle.close()
-    }
-  }
-  const runs = (r: ResultFile): RunResult[] => r.points.flatMap((p) => p.runs)
-  const codes = (run: RunResult): string[] => run.validity.issues.map((i) => i.code)
+  const runs = runsOf
+  const codes = codesOf
 
   it("sizes chat prompts exactly against a server with no /tokenize, and records the tokenizer's identity", async () => {
     const { result, lines } = await sweep({ tokenize: 'none' }, { tokenizer: SIM_TOKENIZER })
@@ -95,7 +67,7 @@ describe('--tokenizer: a tokenizer of the client’s own', () => {
       true,
     )
     // The same files with a template that adds one token a message: not the model's template.
-    const other = join(dir, 'other-template')
+    const other = join(dir(), 'other-template')
     cpSync(SIM_TOKENIZER, other, { recursive: true })
     const config = JSON.parse(readFileSync(join(other, 'tokenizer_config.json'), 'utf8')) as { chat_template: string }
     config.chat_template = config.chat_template.replace("'<|im_start|> ' + message['role']", "'<|im_start|> system-note ' + message['role']")
@@ -112,17 +84,17 @@ describe('--tokenizer: a tokenizer of the client’s own', () => {
   })
 
   it('reads a model id from the Hugging Face cache offline, and names what is missing in one line', () => {
-    const hub = join(dir, 'hub')
+    const hub = join(dir(), 'hub')
     const snap = join(hub, 'models--servegate--sim-model', 'snapshots', 'a'.repeat(40))
     cpSync(SIM_TOKENIZER, snap, { recursive: true })
-    writeFileSync(join(dir, 'main'), 'a'.repeat(40))
-    cpSync(join(dir, 'main'), join(hub, 'models--servegate--sim-model', 'refs', 'main'))
+    writeFileSync(join(dir(), 'main'), 'a'.repeat(40))
+    cpSync(join(dir(), 'main'), join(hub, 'models--servegate--sim-model', 'refs', 'main'))
     expect(resolveTokenizerDir('servegate/sim-model', { HF_HUB_CACHE: hub })).toEqual({ dir: snap, name: `servegate/sim-model@${'a'.repeat(40)}` })
     const missing = (): unknown => resolveTokenizerDir('servegate/other-model', { HF_HUB_CACHE: hub })
     expect(missing).toThrow(UsageError)
     expect(missing).toThrow(
       `--tokenizer servegate/other-model: no directory servegate/other-model, and no snapshot of servegate/other-model in the Hugging Face cache at ${hub} (servegate reads tokenizers offline)`,
     )
-    expect(() => loadLocalTokenizer(dir)).toThrow(`--tokenizer: ${join(dir, 'tokenizer.json')} is missing`)
+    expect(() => loadLocalTokenizer(dir())).toThrow(`--tokenizer: ${join(dir(), 'tokenizer.json')} is missing`)
   })
 })

@@ -1,12 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { tokenizeCount, tokenizeMessages } from '../../src/client/tokenize.js'
-import { resolveConfig, type RunFlags } from '../../src/config/resolve.js'
-import { startSim, type SimHandle, type SimOptions } from '../../src/sim/index.js'
-import { runSweep } from '../../src/sweep/run-sweep.js'
-import type { ResultFile, RunResult } from '../../src/types.js'
+import { startSim } from '../../src/sim/index.js'
+import { codesOf, runsOf, useSimSweep } from '../fixtures/sim-sweep.js'
 import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.js'
 
 // llama.cpp's llama-server reads only `content` at POST /tokenize and answers {tokens: []}, status
@@ -14,43 +9,16 @@ import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.j
 // speaks that shape with `tokenize: 'llama-server'`. A count of 0 for a non-empty text is never
 // taken: servegate asks in llama-server's shape, and where nothing counts, says the check did not run.
 describe('a llama-server-shaped /tokenize', () => {
-  let dir: string
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'servegate-tokenize-dialects-'))
+  const { sweep } = useSimSweep('tokenize-dialects', {
+    inputLen: '48',
+    outputLen: '12',
+    concurrency: '2',
+    repeats: '1',
+    promptsPerConcurrency: '6',
+    warmup: '1',
   })
-  afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-  async function sweep(sim: Partial<SimOptions>, flags: RunFlags, front?: (s: SimHandle) => Promise<{ url: string; close(): Promise<void> }>) {
-    const handle = await startSim({ ttftMs: 2, itlMs: 1, ...sim })
-    const proxy = front ? await front(handle) : { url: handle.url, close: async () => {} }
-    const lines: string[] = []
-    try {
-      const cfg = resolveConfig({
-        file: null,
-        filePath: null,
-        flags: {
-          baseUrl: proxy.url,
-          inputLen: '48',
-          outputLen: '12',
-          concurrency: '2',
-          repeats: '1',
-          promptsPerConcurrency: '6',
-          warmup: '1',
-          out: join(dir, `${Math.random()}.json`),
-          ...flags,
-        },
-        env: {},
-      })
-      const { result } = await runSweep(cfg, { log: (l) => lines.push(l) })
-      const traces = handle.traces().filter((t) => /^sg-48x12@c\d+#r\d+-[wm]\d+$/.test(t.requestId))
-      return { result, lines, traces }
-    } finally {
-      await proxy.close()
-      await handle.close()
-    }
-  }
-  const runs = (r: ResultFile): RunResult[] => r.points.flatMap((p) => p.runs)
-  const codes = (run: RunResult) => run.validity.issues.map((i) => i.code)
+  const runs = runsOf
+  const codes = codesOf
 
   it('counts a text and a chat prompt in its shape, as the completion tokenizes them', async () => {
     const sim = await startSim({ ttftMs: 2, itlMs: 1, tokenize: 'llama-server' })
