@@ -62,10 +62,9 @@ import { execFileSync, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { slotOrder } from '../src/plan/ab-schedule.js'
 import { DEFAULT_MAX_ROUNDS, lookAt } from '../src/gate/ab-looks.js'
-import { dropPartialCurves, notePlanned, openPoints, pointRepeats, replayEscalating } from '../src/gate/escalate.js'
+import { mergeStart, openPoints, replayEscalating } from '../src/gate/escalate.js'
 import { pointScope } from '../src/gate/metric-keys.js'
 import { firstStep, nextStep, stepOptions, type LadderStep } from '../src/gate/ladder.js'
-import { mergeResults } from '../src/gate/merge.js'
 import { DEFAULT_FAIL_ON, gateExit } from '../src/gate/outcome.js'
 import { compareStarts } from '../src/gate/seq-baseline.js'
 import type { Baseline, Verdict } from '../src/gate/types.js'
@@ -315,10 +314,7 @@ function ladder(
       const open = openPoints(v, candidate)
       const only = open.size > 0 ? open : null
       const fresh = starts[used]!
-      const extra = only === null ? fresh : dropPartialCurves({ ...fresh, points: fresh.points.filter((q) => only.has(pointScope(q))) }, only, candidate)
-      candidate = mergeResults(candidate, extra)
-      if (only !== null || pointRepeats(candidate) !== null)
-        candidate = notePlanned(candidate, only, Math.max(...candidate.points.flatMap((q) => q.runs.map((r) => r.repeat))))
+      candidate = mergeStart(candidate, only === null ? fresh : { ...fresh, points: fresh.points.filter((q) => only.has(pointScope(q))) }, only)
       used++
       spend.starts++
       spend.pointRuns += only === null ? points : only.size

@@ -82329,6 +82329,42 @@ function refreshesOnHost(refreshes, candidate, name) {
   };
 }
 
+// src/gate/merge.ts
+function mergeResults(first, extra) {
+  const maxRepeat = Math.max(-1, ...first.points.flatMap((p) => p.runs.map((r) => r.repeat)), ...first.at_target.flatMap((s) => s.runs.map((r) => r.repeat)));
+  const minExtra = Math.min(
+    Infinity,
+    ...extra.points.flatMap((p) => p.runs.map((r) => r.repeat)),
+    ...extra.at_target.flatMap((s) => s.runs.map((r) => r.repeat))
+  );
+  const shift = Number.isFinite(minExtra) && minExtra <= maxRepeat ? maxRepeat + 1 - minExtra : 0;
+  const points = first.points.map((p) => ({ ...p, runs: [...p.runs] }));
+  for (const p of extra.points) {
+    const runs = p.runs.map((r) => ({ ...r, repeat: r.repeat + shift }));
+    const same = points.find((q) => q.input_len === p.input_len && q.output_len === p.output_len && q.concurrency === p.concurrency);
+    if (same) same.runs.push(...runs);
+    else points.push({ ...p, runs });
+  }
+  const atTarget = first.at_target.map((s) => ({ ...s, runs: [...s.runs] }));
+  for (const s of extra.at_target) {
+    const runs = s.runs.map((r) => ({ ...r, repeat: r.repeat + shift }));
+    const same = atTarget.find((q) => q.input_len === s.input_len && q.output_len === s.output_len);
+    if (same) same.runs.push(...runs);
+    else atTarget.push({ ...s, runs });
+  }
+  const planned = (r) => typeof r.config.repeats === "number" ? r.config.repeats : null;
+  const repeats = planned(first) !== null && planned(extra) !== null ? planned(first) + planned(extra) : first.config.repeats;
+  const merged = {
+    ...first,
+    config: { ...first.config, repeats },
+    env: { ...first.env, finished_at: extra.env.finished_at },
+    points,
+    at_target: atTarget
+  };
+  if (first.fingerprint !== void 0) merged.fingerprint = fingerprintOf(merged);
+  return merged;
+}
+
 // src/gate/escalate.ts
 var DECIDED = /* @__PURE__ */ new Set(["pass", "improvement", "regression"]);
 function open3(row2) {
@@ -82373,6 +82409,13 @@ function dropPartialCurves(slot, measured, sweep) {
   const out = { ...slot, at_target: slot.at_target.filter((s) => whole(s.input_len, s.output_len)) };
   if (slot.fingerprint !== void 0) out.fingerprint = fingerprintOf(out);
   return out;
+}
+function mergeStart(first, slot, measured, merge2 = mergeResults) {
+  const kept = dropPartialCurves(slot, measured, first);
+  const merged = first === void 0 ? kept : merge2(first, kept);
+  if (measured === null && pointRepeats(merged) === null) return merged;
+  const newest = Math.max(0, ...merged.points.flatMap((p) => p.runs.map((r) => r.repeat)));
+  return notePlanned(merged, measured, newest);
 }
 
 // src/gate/completeness.ts
@@ -83971,47 +84014,9 @@ import { join as join6 } from "node:path";
 
 // src/ab/run-ab.ts
 init_errors();
+init_base_url();
 import { mkdirSync as mkdirSync2 } from "node:fs";
 import { join as join5 } from "node:path";
-
-// src/gate/merge.ts
-function mergeResults(first, extra) {
-  const maxRepeat = Math.max(-1, ...first.points.flatMap((p) => p.runs.map((r) => r.repeat)), ...first.at_target.flatMap((s) => s.runs.map((r) => r.repeat)));
-  const minExtra = Math.min(
-    Infinity,
-    ...extra.points.flatMap((p) => p.runs.map((r) => r.repeat)),
-    ...extra.at_target.flatMap((s) => s.runs.map((r) => r.repeat))
-  );
-  const shift = Number.isFinite(minExtra) && minExtra <= maxRepeat ? maxRepeat + 1 - minExtra : 0;
-  const points = first.points.map((p) => ({ ...p, runs: [...p.runs] }));
-  for (const p of extra.points) {
-    const runs = p.runs.map((r) => ({ ...r, repeat: r.repeat + shift }));
-    const same = points.find((q) => q.input_len === p.input_len && q.output_len === p.output_len && q.concurrency === p.concurrency);
-    if (same) same.runs.push(...runs);
-    else points.push({ ...p, runs });
-  }
-  const atTarget = first.at_target.map((s) => ({ ...s, runs: [...s.runs] }));
-  for (const s of extra.at_target) {
-    const runs = s.runs.map((r) => ({ ...r, repeat: r.repeat + shift }));
-    const same = atTarget.find((q) => q.input_len === s.input_len && q.output_len === s.output_len);
-    if (same) same.runs.push(...runs);
-    else atTarget.push({ ...s, runs });
-  }
-  const planned = (r) => typeof r.config.repeats === "number" ? r.config.repeats : null;
-  const repeats = planned(first) !== null && planned(extra) !== null ? planned(first) + planned(extra) : first.config.repeats;
-  const merged = {
-    ...first,
-    config: { ...first.config, repeats },
-    env: { ...first.env, finished_at: extra.env.finished_at },
-    points,
-    at_target: atTarget
-  };
-  if (first.fingerprint !== void 0) merged.fingerprint = fingerprintOf(merged);
-  return merged;
-}
-
-// src/ab/run-ab.ts
-init_base_url();
 
 // src/plan/ab-schedule.ts
 var MIN_AB_ROUNDS = 2;
@@ -84499,10 +84504,8 @@ async function runAB(opts, deps) {
   let capped = false;
   const gpuSoFar = () => (opts.spentGpuMinutes ?? 0) + gpuMinutes((Date.now() - t0) / 6e4, gpusHeld(inventory.count, gpus));
   let measured = null;
-  const keep2 = async (side, whole, round) => {
-    const slot = dropPartialCurves(whole, measured, acc[side]);
-    let merged = acc[side] === void 0 ? slot : mergeResults(acc[side], slot);
-    if (measured !== null || pointRepeats(merged) !== null) merged = notePlanned(merged, measured, round);
+  const keep2 = async (side, slot) => {
+    const merged = mergeStart(acc[side], slot, measured);
     merged.config = { ...merged.config, repeats: maxRounds };
     if (slot.interrupted !== void 0) merged.interrupted = slot.interrupted;
     acc[side] = merged;
@@ -84572,7 +84575,7 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
           ...kept ? { server: kept } : {}
         };
         const { result } = await runSweep(cfg, { ...sweepDeps, onlyPoints: measured });
-        await keep2(side, result, round + 1);
+        await keep2(side, result);
         for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`);
       } catch (err) {
         if (!(err instanceof ServerExitedDuringSweep)) {
@@ -84582,7 +84585,7 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
         }
         if (side === "A") throw new UsageError(`servegate ab: A (the reference) failed in slot ${slotNo}: ${err.message}`, err.hint);
         deps.log(`servegate ab: B's server exited during slot ${slotNo}: ${err.message.split("\n")[0]}`);
-        await keep2(side, await readResultFile(out), round + 1);
+        await keep2(side, await readResultFile(out));
         break;
       }
       deps.onSlotDone?.(side, round, i, order.length);

@@ -27,7 +27,6 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { UsageError } from '../errors.js'
 import type { ResolvedConfig } from '../config/resolve.js'
-import { mergeResults } from '../gate/merge.js'
 import type { Baseline, GateOptions, Verdict } from '../gate/types.js'
 import { normalizeBaseUrl } from '../util/base-url.js'
 import { describeExit, ServerExitedDuringSweep, ServerStartCancelled, ServerStartFailed, startServer, type ServerHandle } from '../serve/index.js'
@@ -54,7 +53,7 @@ import {
 import { compareAB, invalidSlotLines, type AbOutcome } from '../gate/ab-verdict.js'
 import { firstRounds, lookAt, lookRounds, maxRoundsProblem } from '../gate/ab-looks.js'
 import { capLine, costOf } from '../gate/cost.js'
-import { dropPartialCurves, notePlanned, openPoints, pointRepeats } from '../gate/escalate.js'
+import { mergeStart, openPoints } from '../gate/escalate.js'
 
 export { slotOrder, type AbOutcome, type AbSchedule, type AbStart, type Side }
 
@@ -206,11 +205,9 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   const gpuSoFar = (): number => (opts.spentGpuMinutes ?? 0) + gpuMinutes((Date.now() - t0) / 60_000, gpusHeld(inventory.count, gpus))
   // The point scopes this round measures: every point until a look has decided some rows, then only open rows' points.
   let measured: Set<string> | null = null
-  const keep = async (side: Side, whole: ResultFile, round: number): Promise<void> => {
-    const slot = dropPartialCurves(whole, measured, acc[side])
-    let merged = acc[side] === undefined ? slot : mergeResults(acc[side]!, slot)
-    // Once rounds measure part of the sweep, each point records the rounds it was planned for.
-    if (measured !== null || pointRepeats(merged) !== null) merged = notePlanned(merged, measured, round)
+  const keep = async (side: Side, slot: ResultFile): Promise<void> => {
+    // Slot r of a side is its repeat r: once rounds measure part of the sweep, each point records the rounds it was planned for.
+    const merged = mergeStart(acc[side], slot, measured)
     // The side's file plans all rounds: a job cut short reads as incomplete, never as fewer repeats.
     merged.config = { ...merged.config, repeats: maxRounds }
     if (slot.interrupted !== undefined) merged.interrupted = slot.interrupted
@@ -284,7 +281,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
           ...(kept ? { server: kept } : {}),
         }
         const { result } = await runSweep(cfg, { ...sweepDeps, onlyPoints: measured })
-        await keep(side, result, round + 1)
+        await keep(side, result)
         for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`)
       } catch (err) {
         if (!(err instanceof ServerExitedDuringSweep)) {
@@ -295,7 +292,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         }
         if (side === 'A') throw new UsageError(`servegate ab: A (the reference) failed in slot ${slotNo}: ${err.message}`, err.hint)
         deps.log(`servegate ab: B's server exited during slot ${slotNo}: ${err.message.split('\n')[0]}`)
-        await keep(side, await readResultFile(out), round + 1)
+        await keep(side, await readResultFile(out))
         break
       }
       deps.onSlotDone?.(side, round, i, order.length)

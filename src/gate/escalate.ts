@@ -17,6 +17,7 @@
  */
 import type { ResultFile } from '../types.js'
 import { fingerprintOf } from './fingerprint.js'
+import { mergeResults } from './merge.js'
 import { KIND_INFO, parseMetricKey, pointScope, shapeLabel } from './metric-keys.js'
 import type { Verdict } from './types.js'
 
@@ -88,6 +89,25 @@ export function dropPartialCurves(slot: ResultFile, measured: ReadonlySet<string
   const out: ResultFile = { ...slot, at_target: slot.at_target.filter((s) => whole(s.input_len, s.output_len)) }
   if (slot.fingerprint !== undefined) out.fingerprint = fingerprintOf(out)
   return out
+}
+
+/**
+ * `first` with a further engine start's `slot` merged in, as an escalating job keeps it: a partial
+ * curve's throughput at target dropped, and, once any start measured part of the sweep, each
+ * point's planned repeats recorded (the slot's repeat is the merged file's newest). `measured`:
+ * the point scopes the slot measured (null: all); `merge` appends the slot's runs (./merge.ts).
+ */
+export function mergeStart(
+  first: ResultFile | undefined,
+  slot: ResultFile,
+  measured: ReadonlySet<string> | null,
+  merge: (first: ResultFile, extra: ResultFile) => ResultFile = mergeResults,
+): ResultFile {
+  const kept = dropPartialCurves(slot, measured, first)
+  const merged = first === undefined ? kept : merge(first, kept)
+  if (measured === null && pointRepeats(merged) === null) return merged
+  const newest = Math.max(0, ...merged.points.flatMap((p) => p.runs.map((r) => r.repeat)))
+  return notePlanned(merged, measured, newest)
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { ResultFile } from '../types.js'
 import { deriveSeed } from '../util/rng.js'
-import { dropPartialCurves, notePlanned, pointRepeats } from '../gate/escalate.js'
+import { dropPartialCurves, mergeStart } from '../gate/escalate.js'
 
 /** What confirmation needs: the sweep, the merge, the result file writer, and the log. */
 export interface ConfirmDeps {
@@ -57,12 +57,8 @@ export async function confirmVerdict(
   }
   const ran = await deps.runSweep(extraCfg, { log: deps.log, ...(deps.signal ? { signal: deps.signal } : {}), ...(onlyPoints !== null ? { onlyPoints } : {}) })
   // Rows, not sweeps: a partial curve draws no throughput at target, and each point keeps the repeats it was planned for.
+  const measured = mergeStart(first, ran.result, onlyPoints, deps.mergeResults.bind(deps))
   const extra = { result: dropPartialCurves(ran.result, onlyPoints, first) }
-  let measured = deps.mergeResults(first, extra.result)
-  if (onlyPoints !== null || pointRepeats(first) !== null) {
-    const last = Math.max(0, ...measured.points.flatMap((p) => p.runs.map((r) => r.repeat)))
-    measured = notePlanned(measured, onlyPoints, last)
-  }
   await deps.writeResultFile(resultPath, measured)
   const note = `The first ${cfg.repeats} repeat(s) were undecided; ${extraRepeats} more were run and the verdict is over all of them.`
   return { measured, extra: extra.result, note }
