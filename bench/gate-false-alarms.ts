@@ -68,7 +68,7 @@ import { firstStep, nextStep, stepOptions, type LadderStep } from '../src/gate/l
 import { DEFAULT_FAIL_ON, gateExit } from '../src/gate/outcome.js'
 import { compareStarts } from '../src/gate/seq-baseline.js'
 import type { Baseline, Verdict } from '../src/gate/types.js'
-import { appendRefresh } from '../src/gate/refresh.js'
+import { appendNoise, appendRefresh } from '../src/gate/refresh.js'
 import type { ResultFile } from '../src/types.js'
 import { createRng, type Rng } from '../src/util/rng.js'
 import { arg, day, GPU, hash, runLogWorse, type NoiseModel } from './lib/noise-model.js'
@@ -114,6 +114,12 @@ const REFRESHES = [1, 3, 10]
 const MAX_REFRESHES = Math.max(...REFRESHES)
 /** Runs per point of a baseline refresh. */
 const REFRESH_REPEATS = 3
+/**
+ * Earlier starts of the base engine in the baseline's noise history (`--noise-history`; each one
+ * start of REFRESH_REPEATS runs, as the scheduled watch records them): σ's history, as deep as
+ * the design needs, whatever the refreshes that form the centre.
+ */
+const NOISE_STARTS = arg('noise-history', 30)
 /** Runs per point of the PR's first sweep (`--first-repeats`): the gated sweep's repeats, as the Action runs it. */
 const FIRST_REPEATS = arg('first-repeats', 3)
 const SCENARIOS = ['u', 'r', 'all', 'faster', 'step', 'apart'] as const
@@ -262,9 +268,18 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
       d,
     ),
   )
+  // The noise history: starts before the refreshes, kept for their spread alone (0 with --noise-history 0).
+  const noiseRng = createRng(seedOf(t, `noise history ${p.rows}`))
+  const noiseStarts = Array.from({ length: NOISE_STARTS }, (_, d) =>
+    p.factory.result(
+      startSweep(noiseRng, model, p, REFRESH_REPEATS, () => 1),
+      d,
+    ),
+  )
   const baselines = REFRESHES.map((h) => {
     let b: Baseline | null = null
     for (const r of refreshes.slice(-h)) b = appendRefresh(b, r, { maxHistory: h })
+    for (const r of noiseStarts) b = appendNoise(b!, r, { maxNoise: NOISE_STARTS })
     return b!
   })
   for (const sc of SCENARIOS) {

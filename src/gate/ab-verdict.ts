@@ -7,7 +7,7 @@ import { decidePaired, pairUp } from './paired.js'
 import { BASELINE_SCHEMA, type Baseline, type GateOptions, type Verdict } from './types.js'
 import { baselineFromResult, profileOf, refreshFromResult } from './refresh.js'
 import { CODE_BLAME } from './invariants.js'
-import { refreshesOnHost } from './host-history.js'
+import { spreadOnHost } from './host-history.js'
 
 const BOTH: Restarts = { A: true, B: true }
 import { slotOf, type AbSchedule, type Side } from '../plan/ab-schedule.js'
@@ -37,8 +37,8 @@ export function compareAB(
   options = { maxLooks: Math.max(1, rounds), ...options }
   const opts = resolveGateOptions(baseline, options)
   const figuresA = extractFigures(a, opts)
-  // Only the refreshes of this host describe its noise.
-  const onHost = history === null ? [] : refreshesOnHost(history.refreshes, b.env, history.name).refreshes
+  // Only the base engine's starts on this host (its noise history and refreshes) describe its noise.
+  const onHost = history === null ? [] : spreadOnHost(history, b.env)
   const logsOf = (key: string): number[][] => onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x)))
   const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
     const { pairs } = pairUp(figuresA.get(key) ?? [], candidateRuns)

@@ -16,7 +16,7 @@
 import type { EnvRecord } from '../types.js'
 import { describeChanges, diffEnv, isKnownChange } from './env-diff.js'
 import { IDENTITY_FIELD_NAMES, servingMachine } from './host-identity.js'
-import type { BaselineRefresh } from './types.js'
+import type { Baseline, BaselineRefresh } from './types.js'
 
 /** The part of the host that is the machine itself (env-diff.ts field names); driver and CUDA are software on it. */
 const MACHINE_FIELDS: readonly string[] = ['GPU', 'GPU count', ...IDENTITY_FIELD_NAMES]
@@ -77,4 +77,13 @@ export function refreshesOnHost<R extends Pick<BaselineRefresh, 'env'>>(
     refreshes: kept,
     note: `the spread is drawn from the ${kept.length} of ${refreshes.length} refreshes of baseline ${name} measured on ${where}; the others were measured on another host`,
   }
+}
+
+/**
+ * The engine starts a sequential row draws its σ from on `candidate`'s host: the baseline's
+ * noise history (starts kept for their spread alone) and its refreshes, oldest first, with the
+ * same host rule as refreshesOnHost. Never the centre: that is the refreshes' alone.
+ */
+export function spreadOnHost(baseline: Pick<Baseline, 'refreshes' | 'noise_history' | 'name'>, candidate: EnvRecord): BaselineRefresh[] {
+  return refreshesOnHost([...(baseline.noise_history ?? []), ...baseline.refreshes], candidate, baseline.name).refreshes
 }

@@ -17,12 +17,19 @@ import { BASELINE_SCHEMA, type Baseline, type BaselineInvalidRun, type BaselineR
 
 /** Refreshes kept by default: enough for a robust day-to-day spread, recent enough to reflect today's machine. */
 export const DEFAULT_MAX_HISTORY = 10
+/**
+ * Starts kept in a baseline's noise history (for the spread alone): about 100 degrees of freedom
+ * with the refreshes, where the upper bound σ is designed with comes within 10 % of the estimate.
+ */
+export const DEFAULT_MAX_NOISE = 30
 
 export interface AppendOptions {
   /** Name of a new baseline (ignored when appending to an existing one). */
   name?: string
   /** Refreshes to keep, newest last. */
   maxHistory?: number
+  /** Starts to keep in the noise history, newest last (DEFAULT_MAX_NOISE). */
+  maxNoise?: number
   /** Commit of the project measured. */
   commit?: string
   /** Where the result came from, for error messages. */
@@ -122,14 +129,63 @@ export function appendRefresh(existing: Baseline | null, result: ResultFile, opt
   }
   assertSameConfig(existing, result, profile, source)
   assertSameHost(existing, result, source)
+  // A refresh that leaves the history keeps its spread: it moves to the noise history.
+  const all = [...existing.refreshes, refresh]
+  const left = all.slice(0, Math.max(0, all.length - maxHistory))
   return {
     schema: existing.schema,
     name: existing.name,
     target: existing.target,
     profile: existing.profile,
-    refreshes: [...existing.refreshes, refresh].slice(-maxHistory),
+    refreshes: all.slice(-maxHistory),
+    ...withNoise([...(existing.noise_history ?? []), ...left], opts.maxNoise),
     ...gateSettingsFor(result, existing),
   }
+}
+
+function withNoise(starts: BaselineRefresh[], maxNoise = DEFAULT_MAX_NOISE): Pick<Baseline, 'noise_history'> {
+  if (!Number.isInteger(maxNoise) || maxNoise < 0) throw new UsageError(`--max-noise ${maxNoise}: expected a whole number`)
+  const kept = maxNoise === 0 ? [] : starts.slice(-maxNoise)
+  return kept.length > 0 ? { noise_history: kept } : {}
+}
+
+/**
+ * `existing` with `result` kept in its noise history: a start of the base branch's engine on the
+ * history's host, measured for its spread alone (the scheduled watch's start), never the centre.
+ * The same checks as a refresh: the same gated sweep and settings, the same host.
+ */
+export function appendNoise(existing: Baseline, result: ResultFile, opts: AppendOptions = {}): Baseline {
+  const source = opts.source ?? 'the result'
+  const profile = profileOf(result)
+  if (profile.shapes.length === 0 || profile.concurrency.length === 0 || recordedBracket(result) !== null) {
+    throw new UsageError(`${source} is not a whole gated sweep; the noise history keeps whole sweeps only`)
+  }
+  assertSameConfig(existing, result, profile, source)
+  assertSameHost(existing, result, source)
+  const start = refreshFromResult(result, opts.commit)
+  if (!Object.values(start.runs).some((v) => v.length > 0)) {
+    throw new UsageError(`${source} has no valid runs; nothing of its spread to keep`, 'Look at the validity issues of its runs.')
+  }
+  return { ...existing, ...withNoise([...(existing.noise_history ?? []), start], opts.maxNoise) }
+}
+
+/**
+ * A new history from `result` (`baseline update --reset`, after an intentional performance
+ * change) that keeps the spread of `previous`: its refreshes and noise history move to the new
+ * one's noise history where they measured the same gated sweep with the same settings (fingerprint)
+ * on the same host. The centre
+ * starts afresh; this host's noise is no different for it.
+ */
+export function resetKeepingNoise(previous: Baseline | null, result: ResultFile, opts: AppendOptions = {}): Baseline {
+  const fresh = appendRefresh(null, result, opts)
+  if (previous === null) return fresh
+  const same = (p: Baseline['profile']): string => JSON.stringify(p)
+  if (same(previous.profile) !== same(fresh.profile)) return fresh
+  const measuredAlike = (r: BaselineRefresh): boolean => r.fingerprint !== undefined && diffFingerprint(r.fingerprint, resultFingerprint(result)).length === 0
+  const kept = [...(previous.noise_history ?? []), ...previous.refreshes].filter(
+    (r) => hostFingerprintChanges(r.env, result.env).length === 0 && measuredAlike(r),
+  )
+  return { ...fresh, ...withNoise(kept, opts.maxNoise) }
 }
 
 function assertSameConfig(b: Baseline, result: ResultFile, profile: Baseline['profile'], source: string): void {

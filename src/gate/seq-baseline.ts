@@ -11,7 +11,7 @@
  */
 import type { ResultFile } from '../types.js'
 import { compareToBaseline } from './compare.js'
-import { refreshesOnHost } from './host-history.js'
+import { refreshesOnHost, spreadOnHost } from './host-history.js'
 import { rowNoise } from './seq-noise.js'
 import { decideAtZeros, decideSequentialRow } from './seq-row.js'
 import type { Baseline, GateOptions, Verdict } from './types.js'
@@ -23,7 +23,10 @@ import { median } from '../util/median.js'
  */
 export function compareStarts(baseline: Baseline, candidate: ResultFile, options: Partial<GateOptions>, startOf: (repeat: number) => number): Verdict {
   const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name).refreshes
-  const window = (key: string): number[][] => onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x))).filter((xs) => xs.length > 0)
+  const spread = spreadOnHost(baseline, candidate.env)
+  const logs = (from: readonly Baseline['refreshes'][number][], key: string): number[][] =>
+    from.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x))).filter((xs) => xs.length > 0)
+  const window = (key: string): number[][] => logs(onHost, key)
   return compareToBaseline(
     baseline,
     candidate,
@@ -51,7 +54,9 @@ export function compareStarts(baseline: Baseline, candidate: ResultFile, options
       const d = decideSequentialRow(
         {
           increments,
-          noise: rowNoise(history, { kind: 'baseline' }, opts),
+          // σ from every start of the base engine on this host (noise history and refreshes); the centre's
+          // own variance from the refreshes that form it.
+          noise: rowNoise(logs(spread, key), { kind: 'baseline' }, opts, history.slice(-Math.max(1, opts.centerWindow)).length),
           design: info.design,
           tolerance: info.tolerance,
           baseline: centre === null ? null : Math.exp(centre),

@@ -64,15 +64,20 @@ export interface RowNoise {
 
 type NoiseOptions = Pick<GateOptions, 'centerWindow' | 'minHistory' | 'dayFloor' | 'withinFloor'>
 
-/** The design noise of one row from its history (log values per refresh, oldest first). */
-export function rowNoise(historyLogs: readonly number[][], source: IncrementSource, opts: NoiseOptions): RowNoise {
+/**
+ * The design noise of one row from its history (log values per engine start of the base engine,
+ * oldest first: the noise history, then the refreshes). `centre`: how many of the newest form the
+ * stored centre (a candidate start's shared variance); the history's centre window when not given.
+ */
+export function rowNoise(historyLogs: readonly number[][], source: IncrementSource, opts: NoiseOptions, centre?: number): RowNoise {
   const n: Noise = estimateNoise(historyLogs, [], opts)
+  const window = centre ?? n.window
   const day2 = n.day2 * safetyFactor(n.dayDf)
   const within2 = n.within2 * safetyFactor(n.withinDf)
   const base = { day2: n.day2, within2: n.within2, refreshes: n.refreshes }
   if (source.kind === 'baseline') {
     // The centre's variance as noise.ts computes it, with the bounded components.
-    const center2 = n.window > 0 ? varMedianFactor(n.window) * (day2 + varMedianFactor(n.runsPerRefresh) * within2) : Infinity
+    const center2 = window > 0 ? varMedianFactor(window) * (day2 + varMedianFactor(n.runsPerRefresh) * within2) : Infinity
     return { ...base, v: (runs) => day2 + varMedianFactor(Math.max(1, runs)) * within2, shared: center2 }
   }
   const restarted = [source.restarted.A, source.restarted.B].filter((r) => r).length

@@ -38,6 +38,11 @@ export interface ActionCore {
 export interface RefreshInfo {
   name: string
   commit: string | null
+  /**
+   * `append` (default): the newest refresh; `reset`: a new history, the old one's starts on this
+   * host kept for the spread; `noise`: a start kept in the noise history alone.
+   */
+  how?: 'append' | 'reset' | 'noise'
 }
 
 /** The servegate stages the action calls, with the signatures their modules export. */

@@ -50,6 +50,8 @@ export interface ActionInputs {
   refreshPush: boolean
   /** refresh mode: start a new baseline history (required when the host changed) instead of appending. */
   reset: boolean
+  /** refresh mode: keep the run in the baseline's noise history (the spread alone), not as a refresh. */
+  noiseOnly: boolean
   workingDirectory: string
   out: string
   /** NAME in the sticky comment's marker `<!-- servegate:NAME -->`; when absent the baseline's file stem. */
@@ -105,6 +107,7 @@ export const INPUT_NAMES = [
   'refresh-commit',
   'refresh-push',
   'reset',
+  'noise-only',
   'working-directory',
   'out',
   'comment-key',
@@ -183,6 +186,7 @@ const schema = z.object({
   'refresh-commit': bool(true),
   'refresh-push': bool(true),
   reset: bool(false),
+  'noise-only': bool(false),
   'working-directory': optional,
   out: optional,
   'comment-key': optional.refine((s) => s === undefined || /^[A-Za-z0-9._-]+$/.test(s), {
@@ -272,6 +276,7 @@ export function readInputs(read: InputReader): ActionInputs {
     refreshCommit: p['refresh-commit'],
     refreshPush: p['refresh-push'],
     reset: p.reset,
+    noiseOnly: p['noise-only'],
     workingDirectory: p['working-directory'] ?? '.',
     out: p.out ?? 'servegate-result.json',
     commentKey: p['comment-key'],

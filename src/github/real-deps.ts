@@ -3,6 +3,7 @@
  * summary; @actions/github for the event and the REST API; git on PATH; the
  * file system; and servegate's stages. Only this folder imports @actions/*.
  */
+import { UsageError } from '../errors.js'
 import * as core from '@actions/core'
 import { context } from '@actions/github'
 import { existsSync } from 'node:fs'
@@ -18,7 +19,7 @@ import { renderMarkdownReport } from '../report/markdown.js'
 import { renderMermaidCurve } from '../report/mermaid.js'
 import { renderVerdictMarkdown } from '../report/verdict-markdown.js'
 import { parseBaseline, readBaseline, writeBaseline } from '../store/baseline.js'
-import { appendRefresh } from '../gate/refresh.js'
+import { appendNoise, appendRefresh, resetKeepingNoise } from '../gate/refresh.js'
 import { parseJsonText } from '../util/json-file.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { runSweep } from '../sweep/run-sweep.js'
@@ -41,7 +42,16 @@ export const realStages: ActionStages = {
   readResultFile,
   compareToBaseline: (baseline, candidate, cfg, step) => compareToBaseline(baseline, candidate, { ...optionsFromGateSettings(cfg.gate), ...step }),
   compareStarts: (baseline, candidate, cfg, step, startOf) => compareStarts(baseline, candidate, { ...optionsFromGateSettings(cfg.gate), ...step }, startOf),
-  appendRefresh: (existing, result, info) => appendRefresh(existing, result, { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }),
+  appendRefresh: (existing, result, info) => {
+    const opts = { name: info.name, ...(info.commit !== null ? { commit: info.commit } : {}) }
+    if (info.how === 'reset') return resetKeepingNoise(existing, result, opts)
+    if (info.how === 'noise') {
+      if (existing === null)
+        throw new UsageError('noise-only: there is no baseline to keep the start beside; store a refresh first (mode refresh without noise-only)')
+      return appendNoise(existing, result, opts)
+    }
+    return appendRefresh(existing, result, opts)
+  },
   writeBaseline,
   renderVerdictMarkdown,
   renderMarkdownReport,

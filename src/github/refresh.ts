@@ -16,7 +16,7 @@ import { commitBaseline, type RebuiltFile } from './refresh-commit.js'
 
 export interface RefreshStep {
   /** `reset`: the run starts a new history (the existing one is replaced, also on a branch that moved). */
-  inputs: { refreshCommit: boolean; refreshPush: boolean; reset?: boolean }
+  inputs: { refreshCommit: boolean; refreshPush: boolean; reset?: boolean; noiseOnly?: boolean }
   /** Working directory (the git checkout) and the baseline path relative to it and absolute. */
   wd: string
   baselineRel: string
@@ -31,24 +31,26 @@ export interface RefreshStep {
 /** Append, write and (optionally) commit the baseline; returns a note for the summary. */
 export async function refreshBaseline(deps: ActionDeps, step: RefreshStep): Promise<string> {
   const { core, stages } = deps
-  const info = { name: step.name, commit: deps.env['GITHUB_SHA'] ?? null }
-  const reset = step.inputs.reset === true
-  const updated = stages.appendRefresh(reset ? null : step.existing, step.result, info, step.cfg)
+  const how = step.inputs.noiseOnly === true ? 'noise' : step.inputs.reset === true ? 'reset' : 'append'
+  const info = { name: step.name, commit: deps.env['GITHUB_SHA'] ?? null, how } as const
+  // A reset starts a new history from the baseline as it is (its starts on this host keep informing the spread).
+  const updated = stages.appendRefresh(step.existing, step.result, info, step.cfg)
   await stages.writeBaseline(step.baselineAbs, updated)
   core.setOutput('baseline-path', step.baselineAbs)
   if (!step.inputs.refreshCommit) {
     return `Baseline: wrote ${step.baselineRel}, not committed (refresh-commit: false), for a following step to commit or open a pull request.`
   }
   const messageFor = (b: Baseline): string => commitMessage(step.baselineRel, step.cfg.sweepName, step.result, step.runUrl, trendText(b, step.cfg))
-  const ours = updated.refreshes.at(-1)
+  const kept = (b: Baseline): Baseline['refreshes'] => (how === 'noise' ? (b.noise_history ?? []) : b.refreshes)
+  const ours = kept(updated).at(-1)
   // The branch moved before the push: append this run's refresh to the baseline as the new head holds it.
   const rebuild = (remoteText: string | null): RebuiltFile => {
     const remote = remoteText === null ? null : stages.parseBaselineText(remoteText, `${step.baselineRel} on the branch's new head`)
     // A push that landed although git reported a failure, or a rerun: never append the same refresh twice.
-    if (remote !== null && ours !== undefined && remote.refreshes.some((r) => r.at === ours.at && (r.commit ?? null) === (ours.commit ?? null))) {
+    if (remote !== null && ours !== undefined && kept(remote).some((r) => r.at === ours.at && (r.commit ?? null) === (ours.commit ?? null))) {
       return { text: remoteText!, message: '' }
     }
-    const merged = stages.appendRefresh(reset ? null : remote, step.result, info, step.cfg)
+    const merged = stages.appendRefresh(remote, step.result, info, step.cfg)
     return { text: baselineText(merged), message: messageFor(merged) }
   }
   const ref = deps.env['GITHUB_REF']

@@ -49,6 +49,14 @@ export interface Baseline {
   }
   /** Newest last, trimmed to the configured history length. */
   refreshes: BaselineRefresh[]
+  /**
+   * Earlier engine starts of the base branch's engine, kept for their spread alone and never for the
+   * centre, newest last: refreshes that left `refreshes` (trimmed, or set aside by `--reset`) and
+   * starts recorded with `baseline update --noise-only` (the scheduled watch). The sequential
+   * decision draws σ from these and the refreshes together, so a short or newly reset history still
+   * has a deep estimate of this host's noise. Absent: none yet.
+   */
+  noise_history?: BaselineRefresh[]
   /** The config's gate tolerances when the newest refresh was stored, so a bare `compare` decides like the Action. */
   tolerances?: Tolerances
   /** The config's `gate.max_failed_requests` when the newest refresh was stored. */

@@ -21,6 +21,15 @@ const tolerances = z.strictObject({
 
 const metricKind = z.enum(['itl_p95', 'tput_at_target', 'ttft_p95', 'tpot_p95', 'e2el_p95', 'req_tput', 'output_tput', 'goodput'])
 
+const refresh = z.object({
+  at: z.string(),
+  env: envRecordSchema,
+  commit: z.string().optional(),
+  runs: z.record(z.string(), z.array(z.number().nonnegative())),
+  invalid: z.array(z.object({ scope: z.string(), repeat: z.number().int().nonnegative(), codes: z.array(z.string()) })),
+  fingerprint: fingerprintSchema.optional(),
+})
+
 export const baselineSchema = z.object({
   schema: z.literal(BASELINE_SCHEMA),
   name: z.string().min(1),
@@ -33,16 +42,8 @@ export const baselineSchema = z.object({
       .min(1)
       .optional(),
   }),
-  refreshes: z.array(
-    z.object({
-      at: z.string(),
-      env: envRecordSchema,
-      commit: z.string().optional(),
-      runs: z.record(z.string(), z.array(z.number().nonnegative())),
-      invalid: z.array(z.object({ scope: z.string(), repeat: z.number().int().nonnegative(), codes: z.array(z.string()) })),
-      fingerprint: fingerprintSchema.optional(),
-    }),
-  ),
+  refreshes: z.array(refresh),
+  noise_history: z.array(refresh).optional(),
   tolerances: tolerances.optional(),
   max_failed_requests: z.number().int().nonnegative().optional(),
   gated: z.array(metricKind).min(1).optional(),

@@ -131,7 +131,7 @@ describe('run (full and refresh modes)', () => {
     await run(deps)
     expect(rec.failed).toEqual([])
     expect(rec.outputs.get('verdict')).toBe('refreshed')
-    expect(rec.refreshInfo).toEqual([{ name: 'gate', commit: 'cafe' }])
+    expect(rec.refreshInfo).toEqual([{ name: 'gate', commit: 'cafe', how: 'append' }])
     expect(rec.baselinesWritten.map((b) => b.path)).toEqual([BASELINE])
     const commit = rec.git.find((a) => a.includes('commit'))!
     expect(commit).toEqual(expect.arrayContaining(['-c', 'user.name=github-actions[bot]', '--', 'baselines/gate.json']))
@@ -139,6 +139,18 @@ describe('run (full and refresh modes)', () => {
     expect(rec.git).toContainEqual(['push', 'origin', 'HEAD:refs/heads/main'])
     expect(rec.outputs.get('commit-sha')).toBe('0123456789abcdef0123')
     expect(rec.commentCalls).toEqual([])
+  })
+
+  it('refresh with noise-only keeps the run in the noise history, and with reset starts a history that keeps the old spread', async () => {
+    for (const [inputs, how] of [
+      [{ 'noise-only': 'true' }, 'noise'],
+      [{ reset: 'true' }, 'reset'],
+    ] as const) {
+      const { deps, rec } = gate({ inputs: { mode: 'refresh', ...inputs }, eventName: 'push', payload: PUSH_MAIN, verdicts: [verdict('pass')] })
+      await run(deps)
+      expect(rec.failed).toEqual([])
+      expect(rec.refreshInfo).toEqual([{ name: 'gate', commit: 'cafe', how }])
+    }
   })
 
   it('refresh with refresh-commit false writes the file and leaves git alone', async () => {

@@ -71,6 +71,8 @@ describe('servegate baseline update', () => {
     const b = await readBaseline(into)
     expect(b.refreshes).toHaveLength(1)
     expect(b.refreshes[0]!.fingerprint?.warmup).toBe(2)
+    // Measured otherwise: the old refresh does not inform the new history's spread either.
+    expect(b.noise_history).toBeUndefined()
   })
 
   it('refuses a refresh from another host (GPU, driver, CUDA) and leaves the file untouched; --reset starts a history on the new host', async () => {
@@ -93,6 +95,29 @@ describe('servegate baseline update', () => {
     expect(b.refreshes).toHaveLength(1)
     expect(b.refreshes[0]!.env.gpu.names).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H100 80GB HBM3'])
     expect(printed).toMatch(/baseline b: created a refresh from .*h100\.json/)
+  })
+
+  it('keeps a start in the noise history with --noise-only, and the old refreshes for the spread after --reset', async () => {
+    const into = join(dir, 'b.json')
+    for (const d of [0, 1, 2]) await writeResultFile(join(dir, `d${d}.json`), pipeDay(d))
+    await expect(update(join(dir, 'd0.json'), '--into', into, '--noise-only')).rejects.toThrow(
+      `--noise-only: ${into} does not exist; the noise history joins a baseline's refreshes`,
+    )
+    await update(join(dir, 'd0.json'), '--into', into)
+    await update(join(dir, 'd1.json'), '--into', into, '--noise-only', '--max-noise', '5')
+    let b = await readBaseline(into)
+    expect(b.refreshes).toHaveLength(1)
+    expect(b.noise_history).toHaveLength(1)
+    expect(printed).toContain(
+      `baseline b: kept a start from ${join(dir, 'd1.json')} in the noise history (the spread only, not the centre); 1 start kept (max 5) in ${into}`,
+    )
+    await expect(update(join(dir, 'd2.json'), '--into', into, '--noise-only', '--reset')).rejects.toThrow('--noise-only and --reset: expected one of them')
+    await expect(update(join(dir, 'd2.json'), '--into', into, '--max-noise', 'x')).rejects.toThrow('--max-noise "x": expected a whole number')
+    await update(join(dir, 'd2.json'), '--into', into, '--reset')
+    b = await readBaseline(into)
+    expect(b.refreshes).toHaveLength(1)
+    expect(b.noise_history).toHaveLength(2)
+    expect(printed).toMatch(/created a refresh from .*d2\.json; 1 refresh kept \(max 10\) in .*; 2 earlier starts in the noise history/)
   })
 
   it('stores the gate settings the result was measured with, so a bare compare agrees with the Action', async () => {

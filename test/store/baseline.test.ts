@@ -4,8 +4,9 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/errors.js'
 import { parseBaseline, readBaseline, writeBaseline } from '../../src/store/baseline.js'
-import { appendRefresh, baselineFromResult, profileOf } from '../../src/gate/refresh.js'
-import { dayResult, makeResult } from '../gate/fixtures.js'
+import { appendNoise, appendRefresh, baselineFromResult, profileOf, resetKeepingNoise } from '../../src/gate/refresh.js'
+import { compareStarts } from '../../src/gate/seq-baseline.js'
+import { dayResult, makeResult, makeEnv } from '../gate/fixtures.js'
 
 let dir: string
 beforeEach(async () => {
@@ -141,5 +142,58 @@ describe('baseline files', () => {
     expect(msg).toContain('refreshes.0.runs.itl_p95@4096x512@c1.1: Invalid input: expected number, received string')
     expect(msg).toMatch(/profile\.concurrency: Too small/)
     expect(msg).toMatch(/tolerances: Unrecognized key: "itl"/)
+  })
+})
+
+describe('the noise history: starts kept for the spread alone', () => {
+  const ats = (rs: readonly { at: string }[] | undefined): string[] => (rs ?? []).map((r) => r.at.slice(0, 10))
+
+  it('keeps a refresh that leaves the history as a noise start, up to maxNoise', () => {
+    let b = appendRefresh(null, dayResult(0), { name: 'gate', maxHistory: 2, maxNoise: 2 })
+    for (let d = 1; d < 5; d++) b = appendRefresh(b, dayResult(d), { maxHistory: 2, maxNoise: 2 })
+    expect(ats(b.refreshes)).toEqual(['2025-01-04', '2025-01-05'])
+    expect(ats(b.noise_history)).toEqual(['2025-01-02', '2025-01-03'])
+    // It survives a write and a read: the file's schema holds it.
+    expect(parseBaseline(JSON.parse(JSON.stringify(b)), 'b.json').noise_history).toHaveLength(2)
+  })
+
+  it('appendNoise keeps a start beside the refreshes, with the same checks as a refresh', () => {
+    const b = appendNoise(baselineFromResult(dayResult(0), 'gate'), dayResult(1), { source: 'watch.json' })
+    expect(ats(b.refreshes)).toEqual(['2025-01-01'])
+    expect(ats(b.noise_history)).toEqual(['2025-01-02'])
+    expect(() => appendNoise(b, makeResult({ itl: { 1: [10], 64: [30] } }), { source: 'watch.json' })).toThrow(
+      /watch.json was measured with a different gated sweep than baseline gate:\n {2}concurrency: baseline 1, 16, result 1, 64/,
+    )
+    const elsewhere = dayResult(2)
+    elsewhere.env = makeEnv((e) => {
+      e.gpu.driver_version = '999.1'
+    })
+    expect(() => appendNoise(b, elsewhere, { source: 'watch.json' })).toThrow(/watch.json was measured on another host than baseline gate's history: driver/)
+  })
+
+  it('a reset starts the centre afresh and keeps the old starts of this host and sweep for the spread', () => {
+    let old = appendRefresh(null, dayResult(0), { name: 'gate' })
+    old = appendRefresh(old, dayResult(1))
+    old = appendNoise(old, dayResult(2))
+    const reset = resetKeepingNoise(old, dayResult(5, 1.3), { name: 'gate' })
+    expect(ats(reset.refreshes)).toEqual(['2025-01-06'])
+    expect(ats(reset.noise_history)).toEqual(['2025-01-03', '2025-01-01', '2025-01-02'])
+    // Another sweep has other rows: nothing of it is kept.
+    expect(resetKeepingNoise(old, makeResult({ itl: { 1: [10], 64: [30] } }), { name: 'gate' }).noise_history).toBeUndefined()
+    expect(resetKeepingNoise(null, dayResult(5), { name: 'gate' }).noise_history).toBeUndefined()
+  })
+
+  it("draws a sequential row's σ from the noise history too, never its centre", () => {
+    const one = baselineFromResult(dayResult(0), 'gate')
+    // Thirty noise starts, each 20 % slower: they would move a centre far, and must not.
+    let deep = one
+    for (let d = 1; d <= 30; d++) deep = appendNoise(deep, dayResult(d, 1.2))
+    const candidate = dayResult(40)
+    const row = (b: typeof one) => compareStarts(b, candidate, {}, () => 0).rows.find((r) => r.key === 'itl_p95@4096x512@c16')!
+    expect(row(deep).baseline).toBe(row(one).baseline)
+    expect(row(one).history).toBe(1)
+    expect(row(deep).history).toBe(31)
+    // One refresh leans on the priors and their wide bound; thirty-one starts of small wiggles design σ narrower.
+    expect(row(deep).sigma_pct!).toBeLessThan(row(one).sigma_pct!)
   })
 })
