@@ -53,7 +53,7 @@ import {
 import { compareAB, invalidSlotLines, type AbOutcome } from '../gate/ab-verdict.js'
 import { firstRounds, lookAt, lookRounds, maxRoundsProblem } from '../gate/ab-looks.js'
 import { capLine, costOf } from '../gate/cost.js'
-import { mergeStart, openPoints } from '../gate/escalate.js'
+import { mergeStart, openPoints, pointScopesOf } from '../gate/escalate.js'
 
 export { slotOrder, type AbOutcome, type AbSchedule, type AbStart, type Side }
 
@@ -314,8 +314,9 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
         // Rows, not sweeps: the next round measures only the points of rows still open.
         measured = openPoints(look.verdict, acc.A)
         const all = acc.A.points.length
+        const points = pointScopesOf(measured)
         deps.log(
-          `servegate ab: the look after round ${round + 1} left gated rows open; one more round, measuring ${measured.size === all ? 'every point' : `${measured.size} of ${all} points (${[...measured].join(', ')})`}`,
+          `servegate ab: the look after round ${round + 1} left gated rows open; one more round, measuring ${points.length === all ? 'every point' : `${points.length} of ${all} points (${points.join(', ')})`}`,
         )
       }
     }

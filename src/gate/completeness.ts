@@ -7,7 +7,7 @@ import { expectedConcurrency } from './bracket.js'
 import type { FigureRun } from './extract.js'
 import type { Problem } from './invariants.js'
 import { KIND_INFO, metricKey, pointScope, shapeLabel } from './metric-keys.js'
-import { pointRepeats } from './escalate.js'
+import { curveRepeats, pointRepeats, wholeCurveRounds } from './escalate.js'
 import type { Baseline, MetricKind } from './types.js'
 
 /** Repeats the candidate planned per point (its recorded config), when known. */
@@ -17,15 +17,18 @@ export function plannedRepeats(candidate: ResultFile): number | null {
 }
 
 /**
- * Repeats the candidate planned for one row: an escalating A/B records the rounds each point was
- * planned for (./escalate.ts), and a shape's curve (throughput at target) was planned whole for
- * the rounds every one of its points was; otherwise the candidate's repeats.
+ * Repeats the candidate planned for one row: an escalating job records the rounds each point was
+ * planned for and the rounds each shape's throughput row was (./escalate.ts; a file that recorded
+ * only the points planned a curve for the rounds every one of its points was); otherwise the
+ * candidate's repeats.
  */
 export function plannedFor(candidate: ResultFile, kind: MetricKind, scope: string): number | null {
   const all = plannedRepeats(candidate)
   const per = pointRepeats(candidate)
   if (per === null) return all
   if (!KIND_INFO[kind].perShape) return per[scope] ?? all
+  const curve = curveRepeats(candidate)?.[scope]
+  if (curve !== undefined) return curve
   const mine = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope).map((p) => per[pointScope(p)] ?? all ?? 0)
   return mine.length > 0 ? Math.min(...mine) : all
 }
@@ -65,16 +68,23 @@ export function completenessProblems(
     return problems
   }
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope)
-  // An escalating A/B measured the whole curve only in the rounds its throughput row was open.
-  const whole = pointRepeats(candidate) === null ? Infinity : (planned ?? Infinity)
-  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].filter((r) => r <= whole).sort((a, b) => a - b)
+  // An escalating job measured the curve (whole, then around its crossing) only in the rounds its throughput row was open.
+  const curve = pointRepeats(candidate) === null ? Infinity : (planned ?? Infinity)
+  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].filter((r) => r <= curve).sort((a, b) => a - b)
   if (repeats.length > 0 && repeats.length < expected) {
     problems.push({ blame: 'incomplete', text: `${scope}: the candidate has ${repeats.length} of ${why}` })
   }
   const { xs, name } = curveAxis(baseline, candidate, scope)
+  // Rounds after the whole curve measured only the points around its crossing: a run whose crossing
+  // left them gives no increment, which is no one's fault unless the row is left short of them.
+  const whole = wholeCurveRounds(candidate, scope)
+  const left: number[] = []
   for (const rep of repeats) {
     const have = cut.get(rep)
-    if (have !== undefined) {
+    const spoiled = shapePoints.some((p) => p.runs.some((r) => r.repeat === rep && !r.validity.valid))
+    if (have === undefined && rep > whole && !spoiled && !runs.some((r) => r.repeat === rep)) {
+      left.push(rep)
+    } else if (have !== undefined) {
       problems.push({ blame: 'incomplete', text: `repeat ${rep}: the curve stopped early (measured ${name}=${have.join(', ') || 'none'} of ${xs.join(', ')})` })
     } else if (!runs.some((r) => r.repeat === rep)) {
       // Name why, as a point's row names its invalid runs: a busy host's codes are the cause a reader needs.
@@ -90,6 +100,13 @@ export function completenessProblems(
         ...(codes.length > 0 ? { codes } : {}),
       })
     }
+  }
+  const valid = runs.filter((r) => r.valid).length
+  if (left.length > 0 && valid < Math.max(1, Math.ceil((2 / 3) * expected))) {
+    problems.push({
+      blame: 'incomplete',
+      text: `repeat ${left.join(', ')}: the crossing left the points measured around it, so ${valid} of ${why} drew a figure; the whole curve would be needed to measure it`,
+    })
   }
   return problems
 }
@@ -111,8 +128,8 @@ function curveAxis(
 /** Repeats of a shape whose curve lacks some of the baseline's points (concurrencies or rates) → the points it has. */
 export function cutRepeats(baseline: Baseline, candidate: ResultFile, shape: string): Map<number, Array<number | 'inf'>> {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape)
-  // Rounds of an escalating A/B that measured part of the curve on purpose are not cut: they carry no throughput at target.
-  const whole = pointRepeats(candidate) === null ? Infinity : (plannedFor(candidate, 'tput_at_target', shape) ?? Infinity)
+  // Rounds of an escalating job that measured part of the curve on purpose are not cut: each kept only the runs whose crossing they measured.
+  const whole = wholeCurveRounds(candidate, shape)
   const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)).filter((r) => r <= whole))
   const axis = curveAxis(baseline, candidate, shape)
   const out = new Map<number, Array<number | 'inf'>>()

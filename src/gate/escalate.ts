@@ -5,21 +5,29 @@
  * it (the test stops at the first crossing). So after each look an A/B job
  * measures only the points whose rows are still open:
  * - a per-point row (p95 ITL, …) needs its own point;
- * - a per-shape row (throughput at target) needs its shape's whole curve,
- *   since the crossing is drawn through the curve's points;
+ * - a per-shape row (throughput at target) needs the points of its shape's
+ *   curve around the crossing (the two that bracket it, and the next one
+ *   where the crossing lies near a point; ./at-target's walk draws the same
+ *   figure through them as through the whole curve), and the round is
+ *   planned for that curve: the set holds the shape's label too;
  * - a row that is blind (no round could decide it) needs nothing more.
  * Rows the host spoiled so far stay open: a later round may measure them.
  *
  * The side files record what each point was planned for, `config.point_repeats`
- * (point scope → rounds), so a point left out of later rounds is complete with
- * the rounds it was planned for, and a shape's throughput at target counts only
- * the rounds that measured its whole curve (./completeness.ts).
+ * (point scope → rounds), and each shape's throughput row, `config.curve_repeats`
+ * (shape → rounds), so a point left out of later rounds is complete with the
+ * rounds it was planned for (./completeness.ts). A round that measured part of
+ * a curve keeps a run's throughput at target only where the run's crossing lies
+ * between two measured points adjacent on the whole curve; elsewhere the run
+ * gives no increment.
  */
 import type { ResultFile } from '../types.js'
 import { fingerprintOf } from './fingerprint.js'
 import { mergeResults } from './merge.js'
 import { KIND_INFO, parseMetricKey, pointScope, shapeLabel } from './metric-keys.js'
 import type { Verdict } from './types.js'
+import type { AtTargetRun } from '../types.js'
+import { median } from '../util/median.js'
 
 /** Row statuses a later round cannot change. */
 const DECIDED = new Set(['pass', 'improvement', 'regression'])
@@ -31,11 +39,13 @@ function open(row: Verdict['rows'][number]): boolean {
 }
 
 /**
- * The point scopes (`64x16@c16`) the next round must measure after a look whose verdict is `v`:
- * the points of its open gated rows. `result` is a side's file so far (its points name the curve
- * of each shape).
+ * What the next round must measure after a look whose verdict is `v`: the point scopes
+ * (`64x16@c16`) of its open gated rows, and the shape label (`64x16`) of each open throughput row,
+ * whose curve the round is planned for (it measures the points around that curve's crossing).
+ * `result` is a side's file so far (its points name the curve of each shape, its earlier rounds
+ * where the curve crossed).
  */
-export function openPoints(v: Verdict, result: Pick<ResultFile, 'points'>): Set<string> {
+export function openPoints(v: Verdict, result: Pick<ResultFile, 'points' | 'at_target' | 'config'>): Set<string> {
   const need = new Set<string>()
   for (const row of v.rows) {
     if (!row.gated || !open(row)) continue
@@ -43,12 +53,83 @@ export function openPoints(v: Verdict, result: Pick<ResultFile, 'points'>): Set<
     const kind = key?.kind
     const scope = key?.scope ?? row.key.slice(row.key.indexOf('@') + 1)
     if (kind !== undefined && KIND_INFO[kind].perShape) {
-      for (const p of result.points) if (shapeLabel(p.input_len, p.output_len) === scope) need.add(pointScope(p))
+      need.add(scope)
+      const block = new Set(curveBlock(result, scope))
+      for (const p of result.points) if (shapeLabel(p.input_len, p.output_len) === scope && block.has(p.concurrency)) need.add(pointScope(p))
     } else {
       need.add(scope)
     }
   }
   return need
+}
+
+/** The point scopes of a set `openPoints` returned (its shape labels left out), for logs. */
+export function pointScopesOf(measured: ReadonlySet<string>): string[] {
+  return [...measured].filter((k) => k.includes('@'))
+}
+
+/** How far from the median crossing (as a factor on concurrency) the points measured around it reach, at least. */
+const BLOCK_MARGIN = 1.25
+
+/**
+ * The concurrencies of a shape's curve that a round measures while its throughput row is open:
+ * from the highest point at or below the median crossing ÷ 1.25 to the lowest at or above it × 1.25,
+ * the crossing drawn from the runs of the rounds that measured the whole curve (so the points
+ * only shrink as a job goes on). The whole curve where no crossing was interpolated yet, and for
+ * an open-loop curve (rates).
+ */
+export function curveBlock(result: Pick<ResultFile, 'points' | 'at_target' | 'config'>, shape: string): number[] {
+  const mine = result.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape)
+  const concs = [...new Set(mine.map((p) => p.concurrency))].sort((a, b) => a - b)
+  if (mine.some((p) => p.request_rate !== undefined) || concs.length <= 2) return concs
+  const whole = wholeCurveRounds(result, shape)
+  const xs = (result.at_target.find((s) => shapeLabel(s.input_len, s.output_len) === shape)?.runs ?? [])
+    .filter((r) => r.repeat <= whole && (r.bound === 'interpolated' || r.bound === 'exact') && r.concurrency !== null)
+    .map((r) => r.concurrency as number)
+  if (xs.length === 0) return concs
+  const m = median(xs)
+  const lo = Math.max(concs[0]!, ...concs.filter((c) => c <= m / BLOCK_MARGIN))
+  const hi = Math.min(concs.at(-1)!, ...concs.filter((c) => c >= m * BLOCK_MARGIN))
+  return concs.filter((c) => c >= lo && c <= hi)
+}
+
+/** The rounds that measured a shape's whole curve: every round, unless an escalating file recorded fewer for some of its points. */
+export function wholeCurveRounds(r: Pick<ResultFile, 'points' | 'config'>, shape: string): number {
+  const per = pointRepeats(r)
+  if (per === null) return Infinity
+  const mine = r.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape).map((p) => per[pointScope(p)] ?? 0)
+  return mine.length > 0 ? Math.min(...mine) : 0
+}
+
+/**
+ * Whether a run's throughput at target, drawn through the measured concurrencies `measured` of a
+ * curve whose points are `all`, is the figure the whole curve gives (the walk of
+ * analysis/at-target.ts, on a curve that holds the target below its crossing): its crossing lies
+ * between two measured points adjacent on the whole curve; a lower bound needs the curve's top
+ * measured, an unreachable target its lowest point.
+ */
+export function crossingMeasured(run: Pick<AtTargetRun, 'bound' | 'concurrency'>, measured: ReadonlySet<number>, all: readonly number[]): boolean {
+  if (all.every((c) => measured.has(c))) return true
+  if (run.bound === 'unreachable') return all.length > 0 && measured.has(all[0]!)
+  if (run.bound === 'lower_bound') return all.length > 0 && measured.has(all.at(-1)!)
+  const c = run.concurrency
+  if (c === null) return false
+  for (let i = 0; i < all.length; i++) {
+    const here = all[i]!
+    const next = all[i + 1]
+    if (c === here) return measured.has(here) && (next === undefined || measured.has(next))
+    if (next !== undefined && here < c && c < next) return measured.has(here) && measured.has(next)
+  }
+  return false
+}
+
+/** The rounds each shape's throughput row was planned for, as recorded (`config.curve_repeats`); null when not recorded. */
+export function curveRepeats(r: Pick<ResultFile, 'config'>): Record<string, number> | null {
+  const per = r.config['curve_repeats']
+  if (per === null || typeof per !== 'object' || Array.isArray(per)) return null
+  const out: Record<string, number> = {}
+  for (const [k, n] of Object.entries(per as Record<string, unknown>)) if (typeof n === 'number' && Number.isInteger(n) && n >= 0) out[k] = n
+  return out
 }
 
 /** The rounds each point was planned for, as recorded (`config.point_repeats`); null where every point planned `repeats`. */
@@ -67,26 +148,38 @@ export function pointRepeats(r: Pick<ResultFile, 'config'>): Record<string, numb
  */
 export function notePlanned(r: ResultFile, measured: ReadonlySet<string> | null, round: number): ResultFile {
   const before = pointRepeats(r) ?? {}
+  const curvesBefore = curveRepeats(r) ?? {}
   const per: Record<string, number> = {}
+  const curves: Record<string, number> = {}
   for (const p of r.points) {
     const scope = pointScope(p)
     per[scope] = measured === null || measured.has(scope) ? round : (before[scope] ?? round - 1)
+    const shape = shapeLabel(p.input_len, p.output_len)
+    curves[shape] = measured === null || measured.has(shape) ? round : (curvesBefore[shape] ?? round - 1)
   }
-  return { ...r, config: { ...r.config, point_repeats: per } }
+  return { ...r, config: { ...r.config, point_repeats: per, curve_repeats: curves } }
 }
 
 /**
- * Throughput-at-target runs of a slot that measured only part of a shape's curve are dropped: a
- * crossing drawn through part of the curve is not the sweep's figure. `measured`: the point
- * scopes of the slot (null: all); `sweep`: a file holding every point of the sweep (the side's
- * earlier rounds).
+ * A slot's throughput at target where it measured part of a shape's curve: kept for a curve the
+ * round was planned for (its shape label in `measured`) and only the runs whose crossing lies
+ * between measured points adjacent on the whole curve (crossingMeasured); dropped for any other
+ * partial curve. `measured`: what the slot measured (null: all); `sweep`: a file holding every
+ * point of the sweep (the side's earlier rounds).
  */
 export function dropPartialCurves(slot: ResultFile, measured: ReadonlySet<string> | null, sweep: Pick<ResultFile, 'points'> | undefined): ResultFile {
   if (measured === null) return slot
   const points = sweep?.points ?? slot.points
-  const whole = (input: number, output: number): boolean =>
-    points.filter((p) => p.input_len === input && p.output_len === output).every((p) => measured.has(pointScope(p)))
-  const out: ResultFile = { ...slot, at_target: slot.at_target.filter((s) => whole(s.input_len, s.output_len)) }
+  const at_target = slot.at_target.flatMap((s) => {
+    const mine = points.filter((p) => p.input_len === s.input_len && p.output_len === s.output_len)
+    if (mine.every((p) => measured.has(pointScope(p)))) return [s]
+    if (!measured.has(shapeLabel(s.input_len, s.output_len)) || mine.some((p) => p.request_rate !== undefined)) return []
+    const all = [...new Set(mine.map((p) => p.concurrency))].sort((a, b) => a - b)
+    const got = new Set(mine.filter((p) => measured.has(pointScope(p))).map((p) => p.concurrency))
+    const runs = s.runs.filter((run) => crossingMeasured(run, got, all))
+    return runs.length > 0 ? [{ ...s, runs }] : []
+  })
+  const out: ResultFile = { ...slot, at_target }
   if (slot.fingerprint !== undefined) out.fingerprint = fingerprintOf(out)
   return out
 }
@@ -116,13 +209,27 @@ export function mergeStart(
  * curve, and `config.point_repeats` recorded. For callers that hold every round's runs (the
  * bench, replays).
  */
-export function keepPlanned(r: ResultFile, planned: Readonly<Record<string, number>>): ResultFile {
+export function keepPlanned(r: ResultFile, planned: Readonly<Record<string, number>>, curves: Readonly<Record<string, number>> = {}): ResultFile {
   const of = (scope: string): number => planned[scope] ?? 0
   const points = r.points.map((p) => ({ ...p, runs: p.runs.filter((run) => run.repeat <= of(pointScope(p))) }))
-  const shapeRounds = (s: { input_len: number; output_len: number }): number =>
-    Math.min(...r.points.filter((p) => p.input_len === s.input_len && p.output_len === s.output_len).map((p) => of(pointScope(p))))
-  const at_target = r.at_target.map((s) => ({ ...s, runs: s.runs.filter((run) => run.repeat <= shapeRounds(s)) }))
-  const out: ResultFile = { ...r, points, at_target, config: { ...r.config, point_repeats: { ...planned } } }
+  const at_target = r.at_target.map((s) => {
+    const mine = r.points.filter((p) => p.input_len === s.input_len && p.output_len === s.output_len)
+    const all = [...new Set(mine.map((p) => p.concurrency))].sort((a, b) => a - b)
+    const whole = Math.min(...mine.map((p) => of(pointScope(p))))
+    const curve = Math.max(whole, curves[shapeLabel(s.input_len, s.output_len)] ?? 0)
+    // Round k measured the points planned for k rounds or more (a point once left out is never measured again).
+    const kept = (run: AtTargetRun): boolean =>
+      run.repeat <= whole ||
+      (run.repeat <= curve && crossingMeasured(run, new Set(mine.filter((p) => of(pointScope(p)) >= run.repeat).map((p) => p.concurrency)), all))
+    return { ...s, runs: s.runs.filter(kept) }
+  })
+  const curveRounds = Object.fromEntries(
+    [...new Set(r.points.map((p) => shapeLabel(p.input_len, p.output_len)))].map((sh) => {
+      const whole = Math.min(...r.points.filter((p) => shapeLabel(p.input_len, p.output_len) === sh).map((p) => of(pointScope(p))))
+      return [sh, Math.max(whole, curves[sh] ?? 0)]
+    }),
+  )
+  const out: ResultFile = { ...r, points, at_target, config: { ...r.config, point_repeats: { ...planned }, curve_repeats: curveRounds } }
   if (r.fingerprint !== undefined) out.fingerprint = fingerprintOf(out)
   return out
 }
@@ -149,14 +256,19 @@ export function replayEscalating(
   look: (a: ResultFile, b: ResultFile, round: number) => { verdict: Verdict; done: boolean },
 ): EscalatedJob {
   const planned: Record<string, number> = Object.fromEntries(a.points.map((p) => [pointScope(p), 0]))
-  let measured = new Set(Object.keys(planned))
+  const curves: Record<string, number> = Object.fromEntries(a.points.map((p) => [shapeLabel(p.input_len, p.output_len), 0]))
+  let measured = new Set([...Object.keys(planned), ...Object.keys(curves)])
   let pointRuns = 0
   for (let round = 1; ; round++) {
-    for (const k of measured) planned[k] = round
-    pointRuns += 2 * measured.size
+    for (const k of measured) {
+      if (k in planned) planned[k] = round
+      else if (k in curves) curves[k] = round
+    }
+    pointRuns += 2 * pointScopesOf(measured).length
     if (round < firstLook && round < maxRounds) continue
-    const out = look(keepPlanned(a, planned), keepPlanned(b, planned), round)
+    const sideA = keepPlanned(a, planned, curves)
+    const out = look(sideA, keepPlanned(b, planned, curves), round)
     if (out.done || round >= maxRounds) return { verdict: out.verdict, rounds: round, planned, pointRuns }
-    measured = openPoints(out.verdict, a)
+    measured = openPoints(out.verdict, sideA)
   }
 }

@@ -7,7 +7,7 @@
 import type { ResolvedConfig } from '../config/resolve.js'
 import type { ResultFile } from '../types.js'
 import { deriveSeed } from '../util/rng.js'
-import { dropPartialCurves, mergeStart } from '../gate/escalate.js'
+import { dropPartialCurves, mergeStart, pointScopesOf } from '../gate/escalate.js'
 
 /** What confirmation needs: the sweep, the merge, the result file writer, and the log. */
 export interface ConfirmDeps {
@@ -45,7 +45,8 @@ export async function confirmVerdict(
   onlyPoints: ReadonlySet<string> | null = null,
 ): Promise<Confirmation> {
   const all = first.points.length
-  const which = onlyPoints === null || onlyPoints.size >= all ? '' : ` of ${onlyPoints.size} of ${all} points (${[...onlyPoints].join(', ')})`
+  const points = onlyPoints === null ? [] : pointScopesOf(onlyPoints)
+  const which = onlyPoints === null || points.length >= all ? '' : ` of ${points.length} of ${all} points (${points.join(', ')})`
   deps.log(`servegate: undecided after ${cfg.repeats} repeat(s); running ${extraRepeats} more${which} to decide.`)
   // A fresh seed gives the extra repeats their own prompts, so none hits a prefix cached by the first sweep.
   const extraCfg: ResolvedConfig = {
