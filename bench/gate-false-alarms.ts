@@ -14,8 +14,8 @@
  *
  *   npm run bench -- gate-false-alarms
  *   npx tsx bench/gate-false-alarms.ts [--trials N] [--seed N] [--only ladder|starts]
- *     [--rounds 2] [--max-rounds 32] [--max-starts 8] [--workers 2] [--first-repeats 3]
- *     [--rows 4,7,14] [--drifts 0,0.02,0.03,0.05]
+ *     [--rounds 2] [--max-rounds 32] [--max-starts 8] [--workers 2] [--first-repeats 1]
+ *     [--noise-history 30] [--rows 4,7,14] [--drifts 0,0.02,0.03,0.05]
  *
  * Noise model. Every ENGINE START draws a log offset ~ N(0, drift) shared by
  * every metric of that start (drift 0 / 2 / 3 / 5 %: placement, clocks,
@@ -26,9 +26,13 @@
  * drawn: it follows from each repeat's curve, as the product computes it.
  * - a baseline refresh is one start with 3 repeats; refreshes are the last
  *   1 / 3 / 10 of the same 10 starts (one baseline per history length);
- * - the candidate's first sweep is one start with 3 runs per point (the gated
- *   sweep's repeats, as the Action runs it; --first-repeats); every later
- *   candidate start, one run per point;
+ * - every baseline also holds a noise history of 30 earlier starts of the
+ *   base engine, 3 repeats each (--noise-history; what a nightly
+ *   `noise-only` refresh records in a month): σ's history, about 90 degrees
+ *   of freedom with the refreshes, whatever the refreshes forming the centre;
+ * - the candidate's first sweep is one start with 1 run per point (as the
+ *   Action runs it where a sequential step can follow; --first-repeats); every
+ *   later candidate start, one run per point;
  * - the A/B starts each side afresh for every slot, one run per point, in
  *   slotOrder (A B, B A, …), looking after every round from --rounds on; after
  *   each look the next round measures only the points of rows still open
@@ -120,8 +124,11 @@ const REFRESH_REPEATS = 3
  * the design needs, whatever the refreshes that form the centre.
  */
 const NOISE_STARTS = arg('noise-history', 30)
-/** Runs per point of the PR's first sweep (`--first-repeats`): the gated sweep's repeats, as the Action runs it. */
-const FIRST_REPEATS = arg('first-repeats', 3)
+/**
+ * Runs per point of the PR's first sweep (`--first-repeats`): one, as the Action runs it where a
+ * sequential step can follow (a reference command, or starts of the candidate's engine).
+ */
+const FIRST_REPEATS = arg('first-repeats', 1)
 const SCENARIOS = ['u', 'r', 'all', 'faster', 'step', 'apart'] as const
 type Scenario = (typeof SCENARIOS)[number]
 /** Scenarios that must stay green, and those that must be called a regression. */

@@ -68788,6 +68788,14 @@ var tolerances = external_exports.strictObject({
   goodput: fraction.optional()
 });
 var metricKind = external_exports.enum(["itl_p95", "tput_at_target", "ttft_p95", "tpot_p95", "e2el_p95", "req_tput", "output_tput", "goodput"]);
+var refresh = external_exports.object({
+  at: external_exports.string(),
+  env: envRecordSchema,
+  commit: external_exports.string().optional(),
+  runs: external_exports.record(external_exports.string(), external_exports.array(external_exports.number().nonnegative())),
+  invalid: external_exports.array(external_exports.object({ scope: external_exports.string(), repeat: external_exports.number().int().nonnegative(), codes: external_exports.array(external_exports.string()) })),
+  fingerprint: fingerprintSchema.optional()
+});
 var baselineSchema = external_exports.object({
   schema: external_exports.literal(BASELINE_SCHEMA),
   name: external_exports.string().min(1),
@@ -68797,16 +68805,8 @@ var baselineSchema = external_exports.object({
     concurrency: external_exports.array(positiveInt3).min(1),
     request_rates: external_exports.array(external_exports.union([external_exports.number().positive(), external_exports.literal("inf")])).min(1).optional()
   }),
-  refreshes: external_exports.array(
-    external_exports.object({
-      at: external_exports.string(),
-      env: envRecordSchema,
-      commit: external_exports.string().optional(),
-      runs: external_exports.record(external_exports.string(), external_exports.array(external_exports.number().nonnegative())),
-      invalid: external_exports.array(external_exports.object({ scope: external_exports.string(), repeat: external_exports.number().int().nonnegative(), codes: external_exports.array(external_exports.string()) })),
-      fingerprint: fingerprintSchema.optional()
-    })
-  ),
+  refreshes: external_exports.array(refresh),
+  noise_history: external_exports.array(refresh).optional(),
   tolerances: tolerances.optional(),
   max_failed_requests: external_exports.number().int().nonnegative().optional(),
   gated: external_exports.array(metricKind).min(1).optional()
@@ -82328,6 +82328,9 @@ function refreshesOnHost(refreshes, candidate, name) {
     note: `the spread is drawn from the ${kept.length} of ${refreshes.length} refreshes of baseline ${name} measured on ${where}; the others were measured on another host`
   };
 }
+function spreadOnHost(baseline, candidate) {
+  return refreshesOnHost([...baseline.noise_history ?? [], ...baseline.refreshes], candidate, baseline.name).refreshes;
+}
 
 // src/gate/merge.ts
 function mergeResults(first, extra) {
@@ -82379,12 +82382,57 @@ function openPoints(v, result) {
     const kind = key?.kind;
     const scope = key?.scope ?? row2.key.slice(row2.key.indexOf("@") + 1);
     if (kind !== void 0 && KIND_INFO[kind].perShape) {
-      for (const p of result.points) if (shapeLabel(p.input_len, p.output_len) === scope) need.add(pointScope(p));
+      need.add(scope);
+      const block = new Set(curveBlock(result, scope));
+      for (const p of result.points) if (shapeLabel(p.input_len, p.output_len) === scope && block.has(p.concurrency)) need.add(pointScope(p));
     } else {
       need.add(scope);
     }
   }
   return need;
+}
+function pointScopesOf(measured) {
+  return [...measured].filter((k) => k.includes("@"));
+}
+var BLOCK_MARGIN = 1.25;
+function curveBlock(result, shape) {
+  const mine = result.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape);
+  const concs = [...new Set(mine.map((p) => p.concurrency))].sort((a, b) => a - b);
+  if (mine.some((p) => p.request_rate !== void 0) || concs.length <= 2) return concs;
+  const whole = wholeCurveRounds(result, shape);
+  const xs = (result.at_target.find((s) => shapeLabel(s.input_len, s.output_len) === shape)?.runs ?? []).filter((r) => r.repeat <= whole && (r.bound === "interpolated" || r.bound === "exact") && r.concurrency !== null).map((r) => r.concurrency);
+  if (xs.length === 0) return concs;
+  const m = median(xs);
+  const lo = Math.max(concs[0], ...concs.filter((c) => c <= m / BLOCK_MARGIN));
+  const hi = Math.min(concs.at(-1), ...concs.filter((c) => c >= m * BLOCK_MARGIN));
+  return concs.filter((c) => c >= lo && c <= hi);
+}
+function wholeCurveRounds(r, shape) {
+  const per = pointRepeats(r);
+  if (per === null) return Infinity;
+  const mine = r.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape).map((p) => per[pointScope(p)] ?? 0);
+  return mine.length > 0 ? Math.min(...mine) : 0;
+}
+function crossingMeasured(run, measured, all) {
+  if (all.every((c2) => measured.has(c2))) return true;
+  if (run.bound === "unreachable") return all.length > 0 && measured.has(all[0]);
+  if (run.bound === "lower_bound") return all.length > 0 && measured.has(all.at(-1));
+  const c = run.concurrency;
+  if (c === null) return false;
+  for (let i = 0; i < all.length; i++) {
+    const here = all[i];
+    const next = all[i + 1];
+    if (c === here) return measured.has(here) && (next === void 0 || measured.has(next));
+    if (next !== void 0 && here < c && c < next) return measured.has(here) && measured.has(next);
+  }
+  return false;
+}
+function curveRepeats(r) {
+  const per = r.config["curve_repeats"];
+  if (per === null || typeof per !== "object" || Array.isArray(per)) return null;
+  const out = {};
+  for (const [k, n] of Object.entries(per)) if (typeof n === "number" && Number.isInteger(n) && n >= 0) out[k] = n;
+  return out;
 }
 function pointRepeats(r) {
   const per = r.config["point_repeats"];
@@ -82395,18 +82443,30 @@ function pointRepeats(r) {
 }
 function notePlanned(r, measured, round) {
   const before = pointRepeats(r) ?? {};
+  const curvesBefore = curveRepeats(r) ?? {};
   const per = {};
+  const curves = {};
   for (const p of r.points) {
     const scope = pointScope(p);
     per[scope] = measured === null || measured.has(scope) ? round : before[scope] ?? round - 1;
+    const shape = shapeLabel(p.input_len, p.output_len);
+    curves[shape] = measured === null || measured.has(shape) ? round : curvesBefore[shape] ?? round - 1;
   }
-  return { ...r, config: { ...r.config, point_repeats: per } };
+  return { ...r, config: { ...r.config, point_repeats: per, curve_repeats: curves } };
 }
 function dropPartialCurves(slot, measured, sweep) {
   if (measured === null) return slot;
   const points = sweep?.points ?? slot.points;
-  const whole = (input2, output2) => points.filter((p) => p.input_len === input2 && p.output_len === output2).every((p) => measured.has(pointScope(p)));
-  const out = { ...slot, at_target: slot.at_target.filter((s) => whole(s.input_len, s.output_len)) };
+  const at_target = slot.at_target.flatMap((s) => {
+    const mine = points.filter((p) => p.input_len === s.input_len && p.output_len === s.output_len);
+    if (mine.every((p) => measured.has(pointScope(p)))) return [s];
+    if (!measured.has(shapeLabel(s.input_len, s.output_len)) || mine.some((p) => p.request_rate !== void 0)) return [];
+    const all = [...new Set(mine.map((p) => p.concurrency))].sort((a, b) => a - b);
+    const got = new Set(mine.filter((p) => measured.has(pointScope(p))).map((p) => p.concurrency));
+    const runs = s.runs.filter((run) => crossingMeasured(run, got, all));
+    return runs.length > 0 ? [{ ...s, runs }] : [];
+  });
+  const out = { ...slot, at_target };
   if (slot.fingerprint !== void 0) out.fingerprint = fingerprintOf(out);
   return out;
 }
@@ -82428,6 +82488,8 @@ function plannedFor(candidate, kind, scope) {
   const per = pointRepeats(candidate);
   if (per === null) return all;
   if (!KIND_INFO[kind].perShape) return per[scope] ?? all;
+  const curve = curveRepeats(candidate)?.[scope];
+  if (curve !== void 0) return curve;
   const mine = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope).map((p) => per[pointScope(p)] ?? all ?? 0);
   return mine.length > 0 ? Math.min(...mine) : all;
 }
@@ -82448,15 +82510,20 @@ function completenessProblems(baseline, candidate, kind, scope, runs, planned, c
     return problems;
   }
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === scope);
-  const whole = pointRepeats(candidate) === null ? Infinity : planned ?? Infinity;
-  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].filter((r) => r <= whole).sort((a, b) => a - b);
+  const curve = pointRepeats(candidate) === null ? Infinity : planned ?? Infinity;
+  const repeats = [...new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)))].filter((r) => r <= curve).sort((a, b) => a - b);
   if (repeats.length > 0 && repeats.length < expected) {
     problems.push({ blame: "incomplete", text: `${scope}: the candidate has ${repeats.length} of ${why}` });
   }
   const { xs, name } = curveAxis(baseline, candidate, scope);
+  const whole = wholeCurveRounds(candidate, scope);
+  const left = [];
   for (const rep of repeats) {
     const have = cut.get(rep);
-    if (have !== void 0) {
+    const spoiled = shapePoints.some((p) => p.runs.some((r) => r.repeat === rep && !r.validity.valid));
+    if (have === void 0 && rep > whole && !spoiled && !runs.some((r) => r.repeat === rep)) {
+      left.push(rep);
+    } else if (have !== void 0) {
       problems.push({ blame: "incomplete", text: `repeat ${rep}: the curve stopped early (measured ${name}=${have.join(", ") || "none"} of ${xs.join(", ")})` });
     } else if (!runs.some((r) => r.repeat === rep)) {
       const codes = [
@@ -82472,6 +82539,13 @@ function completenessProblems(baseline, candidate, kind, scope, runs, planned, c
       });
     }
   }
+  const valid = runs.filter((r) => r.valid).length;
+  if (left.length > 0 && valid < Math.max(1, Math.ceil(2 / 3 * expected))) {
+    problems.push({
+      blame: "incomplete",
+      text: `repeat ${left.join(", ")}: the crossing left the points measured around it, so ${valid} of ${why} drew a figure; the whole curve would be needed to measure it`
+    });
+  }
   return problems;
 }
 function curveAxis(baseline, candidate, shape) {
@@ -82481,7 +82555,7 @@ function curveAxis(baseline, candidate, shape) {
 }
 function cutRepeats(baseline, candidate, shape) {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape);
-  const whole = pointRepeats(candidate) === null ? Infinity : plannedFor(candidate, "tput_at_target", shape) ?? Infinity;
+  const whole = wholeCurveRounds(candidate, shape);
   const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)).filter((r) => r <= whole));
   const axis = curveAxis(baseline, candidate, shape);
   const out = /* @__PURE__ */ new Map();
@@ -83234,6 +83308,7 @@ function renderVerdictText(v, opts = {}) {
 // src/gate/refresh.ts
 init_errors();
 var DEFAULT_MAX_HISTORY = 10;
+var DEFAULT_MAX_NOISE = 30;
 function profileOf(result) {
   const shapes = /* @__PURE__ */ new Map();
   for (const p of [...result.points, ...result.at_target]) {
@@ -83297,8 +83372,8 @@ function appendRefresh(existing, result, opts = {}) {
   if (profile.shapes.length === 0 || profile.concurrency.length === 0) {
     throw new UsageError(`${source} has no measured points; nothing to store in a baseline`);
   }
-  const refresh = refreshFromResult(result, opts.commit);
-  if (!Object.values(refresh.runs).some((v) => v.length > 0)) {
+  const refresh2 = refreshFromResult(result, opts.commit);
+  if (!Object.values(refresh2.runs).some((v) => v.length > 0)) {
     throw new UsageError(`${source} has no valid runs; a baseline refresh needs at least one`, "Look at the validity issues of its runs.");
   }
   if (existing === null) {
@@ -83307,20 +83382,53 @@ function appendRefresh(existing, result, opts = {}) {
       name: opts.name ?? "baseline",
       target: result.target,
       profile,
-      refreshes: [refresh],
+      refreshes: [refresh2],
       ...gateSettingsFor(result, null)
     };
   }
   assertSameConfig(existing, result, profile, source);
   assertSameHost(existing, result, source);
+  const all = [...existing.refreshes, refresh2];
+  const left = all.slice(0, Math.max(0, all.length - maxHistory));
   return {
     schema: existing.schema,
     name: existing.name,
     target: existing.target,
     profile: existing.profile,
-    refreshes: [...existing.refreshes, refresh].slice(-maxHistory),
+    refreshes: all.slice(-maxHistory),
+    ...withNoise([...existing.noise_history ?? [], ...left], opts.maxNoise),
     ...gateSettingsFor(result, existing)
   };
+}
+function withNoise(starts, maxNoise = DEFAULT_MAX_NOISE) {
+  if (!Number.isInteger(maxNoise) || maxNoise < 0) throw new UsageError(`--max-noise ${maxNoise}: expected a whole number`);
+  const kept = maxNoise === 0 ? [] : starts.slice(-maxNoise);
+  return kept.length > 0 ? { noise_history: kept } : {};
+}
+function appendNoise(existing, result, opts = {}) {
+  const source = opts.source ?? "the result";
+  const profile = profileOf(result);
+  if (profile.shapes.length === 0 || profile.concurrency.length === 0 || recordedBracket(result) !== null) {
+    throw new UsageError(`${source} is not a whole gated sweep; the noise history keeps whole sweeps only`);
+  }
+  assertSameConfig(existing, result, profile, source);
+  assertSameHost(existing, result, source);
+  const start = refreshFromResult(result, opts.commit);
+  if (!Object.values(start.runs).some((v) => v.length > 0)) {
+    throw new UsageError(`${source} has no valid runs; nothing of its spread to keep`, "Look at the validity issues of its runs.");
+  }
+  return { ...existing, ...withNoise([...existing.noise_history ?? [], start], opts.maxNoise) };
+}
+function resetKeepingNoise(previous, result, opts = {}) {
+  const fresh = appendRefresh(null, result, opts);
+  if (previous === null) return fresh;
+  const same = (p) => JSON.stringify(p);
+  if (same(previous.profile) !== same(fresh.profile)) return fresh;
+  const measuredAlike = (r) => r.fingerprint !== void 0 && diffFingerprint(r.fingerprint, resultFingerprint(result)).length === 0;
+  const kept = [...previous.noise_history ?? [], ...previous.refreshes].filter(
+    (r) => hostFingerprintChanges(r.env, result.env).length === 0 && measuredAlike(r)
+  );
+  return { ...fresh, ...withNoise(kept, opts.maxNoise) };
 }
 function assertSameConfig(b, result, profile, source) {
   const problems = [];
@@ -83442,6 +83550,10 @@ function positiveInt4(flag, raw) {
   if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(n) || n < 1) throw new UsageError(`${flag} ${JSON.stringify(raw)}: expected a positive integer`);
   return n;
 }
+function wholeNumber(flag, raw) {
+  if (!/^\d+$/.test(raw.trim())) throw new UsageError(`${flag} ${JSON.stringify(raw)}: expected a whole number`);
+  return Number(raw);
+}
 function withGateSettings(b, o) {
   const { tolerances: _t, max_failed_requests: _m, ...rest } = b;
   void _t;
@@ -83454,23 +83566,44 @@ function withGateSettings(b, o) {
 }
 function registerBaselineCommand(program2, io = defaultIo2) {
   const baseline = program2.command("baseline").description("Manage stored baselines (servegate.baseline/v1)");
-  baseline.command("update").description("Append RESULT as the newest refresh of the baseline in --into (created when absent), keeping the last N refreshes").argument("<result>", "result file of a gated sweep (servegate.result/v1)").requiredOption("--into <file>", "baseline file, e.g. baselines/gate.json").option("--max-history <n>", `refreshes to keep (default ${DEFAULT_MAX_HISTORY})`).option("--name <name>", "name of a new baseline (default: the file name)").option("--commit <sha>", "commit of the project measured, recorded with the refresh").option("--reset", "start a new history (after an intentional performance change) instead of appending").option("--config <file>", "store this config's gate settings (gate.tolerance_pct, gate.max_failed_requests) instead of those the result recorded").action(async (resultPath, opts) => {
+  baseline.command("update").description("Append RESULT as the newest refresh of the baseline in --into (created when absent), keeping the last N refreshes").argument("<result>", "result file of a gated sweep (servegate.result/v1)").requiredOption("--into <file>", "baseline file, e.g. baselines/gate.json").option("--max-history <n>", `refreshes to keep (default ${DEFAULT_MAX_HISTORY})`).option("--name <name>", "name of a new baseline (default: the file name)").option("--commit <sha>", "commit of the project measured, recorded with the refresh").option(
+    "--reset",
+    "start a new history (after an intentional performance change) instead of appending; the old refreshes on this host keep informing the noise"
+  ).option(
+    "--noise-only",
+    "keep RESULT in the noise history alone (a start of the base branch's engine, such as the scheduled watch's): it informs the spread, never the centre"
+  ).option("--max-noise <n>", `starts to keep in the noise history (default ${DEFAULT_MAX_NOISE}; 0 keeps none)`).option("--config <file>", "store this config's gate settings (gate.tolerance_pct, gate.max_failed_requests) instead of those the result recorded").action(async (resultPath, opts) => {
     const maxHistory = opts.maxHistory === void 0 ? DEFAULT_MAX_HISTORY : positiveInt4("--max-history", opts.maxHistory);
+    const maxNoise = opts.maxNoise === void 0 ? DEFAULT_MAX_NOISE : wholeNumber("--max-noise", opts.maxNoise);
+    if (opts.noiseOnly && opts.reset) throw new UsageError("--noise-only and --reset: expected one of them (a noise start joins an existing history)");
     assertWritableOutput(opts.into, "--into");
     const result = await readResultFile(resultPath);
-    const existing = !opts.reset && existsSync4(opts.into) ? await readBaseline(opts.into) : null;
+    const previous = existsSync4(opts.into) ? await readBaseline(opts.into) : null;
+    const existing = opts.reset ? null : previous;
     const name = existing?.name ?? opts.name ?? basename3(opts.into).replace(/\.json$/i, "");
-    const appended = appendRefresh(existing, result, {
-      name,
-      maxHistory,
-      source: resultPath,
-      ...opts.commit === void 0 ? {} : { commit: opts.commit }
-    });
+    const append = { name, maxHistory, maxNoise, source: resultPath, ...opts.commit === void 0 ? {} : { commit: opts.commit } };
+    if (opts.noiseOnly) {
+      if (existing === null)
+        throw new UsageError(
+          `--noise-only: ${opts.into} does not exist; the noise history joins a baseline's refreshes`,
+          "Store a refresh first (servegate baseline update RESULT --into FILE)."
+        );
+      const updated2 = appendNoise(existing, result, append);
+      await writeBaseline(opts.into, updated2);
+      const n = updated2.noise_history?.length ?? 0;
+      io.print(
+        `baseline ${updated2.name}: kept a start from ${resultPath} in the noise history (the spread only, not the centre); ${n} start${n === 1 ? "" : "s"} kept (max ${maxNoise}) in ${opts.into}
+`
+      );
+      return;
+    }
+    const appended = opts.reset ? resetKeepingNoise(previous, result, append) : appendRefresh(existing, result, append);
     const updated = opts.config === void 0 ? appended : withGateSettings(appended, await gateOptionsOfConfig(opts.config));
     await writeBaseline(opts.into, updated);
     const newest = updated.refreshes.at(-1);
+    const noise = updated.noise_history?.length ?? 0;
     const lines2 = [
-      `baseline ${updated.name}: ${existing === null ? "created" : "appended"} a refresh from ${resultPath}; ${updated.refreshes.length} refresh${updated.refreshes.length === 1 ? "" : "es"} kept (max ${maxHistory}) in ${opts.into}`
+      `baseline ${updated.name}: ${existing === null ? "created" : "appended"} a refresh from ${resultPath}; ${updated.refreshes.length} refresh${updated.refreshes.length === 1 ? "" : "es"} kept (max ${maxHistory}) in ${opts.into}` + (noise > 0 ? `; ${noise} earlier start${noise === 1 ? "" : "s"} in the noise history` : "")
     ];
     const tol = Object.entries(updated.tolerances ?? {}).map(([k, v]) => `${k} ${Math.round(v * 1e3) / 10} %`);
     if (tol.length > 0 || updated.max_failed_requests !== void 0) {
@@ -84105,13 +84238,14 @@ function safetyFactor(df) {
   if (!Number.isFinite(df)) return 1;
   return 1 / Math.max(1e-6, chi2Ratio(Math.max(PRIOR_BOUND_DF, df), -1.2816));
 }
-function rowNoise(historyLogs, source, opts) {
+function rowNoise(historyLogs, source, opts, centre) {
   const n = estimateNoise(historyLogs, [], opts);
+  const window2 = centre ?? n.window;
   const day2 = n.day2 * safetyFactor(n.dayDf);
   const within2 = n.within2 * safetyFactor(n.withinDf);
   const base = { day2: n.day2, within2: n.within2, refreshes: n.refreshes };
   if (source.kind === "baseline") {
-    const center2 = n.window > 0 ? varMedianFactor(n.window) * (day2 + varMedianFactor(n.runsPerRefresh) * within2) : Infinity;
+    const center2 = window2 > 0 ? varMedianFactor(window2) * (day2 + varMedianFactor(n.runsPerRefresh) * within2) : Infinity;
     return { ...base, v: (runs) => day2 + varMedianFactor(Math.max(1, runs)) * within2, shared: center2 };
   }
   const restarted = [source.restarted.A, source.restarted.B].filter((r) => r).length;
@@ -84296,7 +84430,7 @@ function compareAB(a, b, options = {}, restarted = BOTH, history = null) {
   options = { maxLooks: Math.max(1, rounds), ...options };
   const opts = resolveGateOptions(baseline, options);
   const figuresA = extractFigures(a, opts);
-  const onHost = history === null ? [] : refreshesOnHost(history.refreshes, b.env, history.name).refreshes;
+  const onHost = history === null ? [] : spreadOnHost(history, b.env);
   const logsOf = (key) => onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x)));
   const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
     const { pairs } = pairUp(figuresA.get(key) ?? [], candidateRuns);
@@ -84356,9 +84490,9 @@ function issueWhy(detail) {
   return (colon >= 0 ? detail.slice(colon + 2) : detail).replace(/\.$/, "").trim();
 }
 function referenceBaseline(a) {
-  const refresh = refreshFromResult(a);
-  if (Object.values(refresh.runs).some((v) => v.length > 0)) return baselineFromResult(a, "A");
-  return { schema: BASELINE_SCHEMA, name: "A", target: a.target, profile: profileOf(a), refreshes: [refresh] };
+  const refresh2 = refreshFromResult(a);
+  if (Object.values(refresh2.runs).some((v) => v.length > 0)) return baselineFromResult(a, "A");
+  return { schema: BASELINE_SCHEMA, name: "A", target: a.target, profile: profileOf(a), refreshes: [refresh2] };
 }
 function referenceTroubles(a) {
   const out = [];
@@ -84603,8 +84737,9 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
         }
         measured = openPoints(look.verdict, acc.A);
         const all = acc.A.points.length;
+        const points = pointScopesOf(measured);
         deps.log(
-          `servegate ab: the look after round ${round + 1} left gated rows open; one more round, measuring ${measured.size === all ? "every point" : `${measured.size} of ${all} points (${[...measured].join(", ")})`}`
+          `servegate ab: the look after round ${round + 1} left gated rows open; one more round, measuring ${points.length === all ? "every point" : `${points.length} of ${all} points (${points.join(", ")})`}`
         );
       }
     }

@@ -45,13 +45,29 @@ export async function runGate(deps: ActionDeps, progress: Progress, given: Actio
   if (reference !== null && alwaysAB(job.inputs, job.terms)) return ab(job.terms, null)
   const baseline = requireBaseline(job.terms)
 
-  const sweep = await sweepJob(deps, job, true)
+  const sweep = await sweepJob(deps, firstStart(job, reference !== null), true)
   const climb = await climbLadder(deps, job, baseline, sweep, { hasReference: reference !== null, hostChangeIsFinding: false })
   if (climb.escalate !== null && reference !== null) {
     deps.core.info(`servegate: escalating to A/B with the reference engine: ${climb.escalate.reason}.`)
     return ab({ ...job.terms, cfg: job.cfg }, climb.escalate)
   }
   await publishJobReport(deps, job, { outcome: climb.verdict.verdict, measured: climb.measured, verdict: climb.verdict, reportPath: sweep.reportPath })
+}
+
+/**
+ * The PR's first sweep as the first engine start of a sequential test: one run per point where a
+ * sequential step can follow it (an A/B with the reference engine, or more starts of the
+ * candidate's engine that servegate starts), since each later step measures one run per point per
+ * start and the drift lives between starts, not runs. A gate that can only look once (a base URL,
+ * no reference) keeps the sweep's repeats: its one look draws its spread from them.
+ */
+function firstStart(job: Job, hasReference: boolean): Job {
+  const sequential = hasReference || (job.inputs.confirm && job.cfg.serve != null)
+  if (!sequential || job.cfg.repeats <= 1) return job
+  job.notes.push(
+    `The first sweep ran one run per point (the sweep's repeats: ${job.cfg.repeats}): it is the candidate's first engine start of a sequential test, and each later start adds one run per point.`,
+  )
+  return { ...job, cfg: { ...job.cfg, repeats: 1 } }
 }
 
 function abJob(job: Job, terms: Terms, reference: AbJob['reference'], ladder: AbJob['ladder']): AbJob {

@@ -23,8 +23,10 @@ describe('the escalation ladder in gate mode', () => {
   it('climbs from a row the stored baseline left open straight to A/B, and publishes the A/B verdict with why and what it cost', async () => {
     const { deps, rec } = gate({ verdicts: [verdict('undecided'), verdict('regression')] })
     await run(deps)
-    // The gated sweep (the candidate's first start), then the A/B with the reference as A: no start of the candidate alone.
-    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3])
+    // The gated sweep (the candidate's first start, one run per point: an A/B may follow), then the A/B
+    // with the reference as A: no start of the candidate alone.
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([1])
+    expect(rec.summary).toContain("The first sweep ran one run per point (the sweep's repeats: 3)")
     expect(rec.abRuns).toHaveLength(1)
     expect(rec.resolveInputs.some((i) => i.flags.serve === REFERENCE)).toBe(true)
     expect(rec.outputs.get('verdict')).toBe('regression')
@@ -60,7 +62,7 @@ describe('the escalation ladder in gate mode', () => {
     const { deps, rec } = gate({ inputs: { 'reference-serve': '' }, verdicts: [verdict('undecided'), verdict('undecided'), verdict('pass')] })
     await run(deps)
     // The first sweep, then two fresh starts of the candidate's engine (each sweep starts it anew), one repeat each.
-    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3, 1, 1])
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([1, 1, 1])
     expect(rec.abRuns).toHaveLength(0)
     expect(rec.outputs.get('verdict')).toBe('pass')
     expect(rec.failed).toEqual([])
@@ -73,7 +75,9 @@ describe('the escalation ladder in gate mode', () => {
   it('without a reference and with confirm off, an open row stands undecided and fails the check', async () => {
     const { deps, rec } = gate({ inputs: { 'reference-serve': '', confirm: 'false' }, verdicts: [verdict('undecided'), verdict('pass')] })
     await run(deps)
+    // One look and no step after it: the sweep keeps its repeats, which that look draws its spread from.
     expect(rec.sweeps.map((c) => c.repeats)).toEqual([3])
+    expect(rec.summary).not.toContain('The first sweep ran one run per point')
     expect(rec.outputs.get('verdict')).toBe('undecided')
     expect(rec.failed).toHaveLength(1)
   })
@@ -82,7 +86,7 @@ describe('the escalation ladder in gate mode', () => {
     const blind = verdict('undecided', { blind: ['p95 ITL 128×32 c=16'] })
     const { deps, rec } = gate({ inputs: { 'reference-serve': '' }, verdicts: [blind, verdict('pass')] })
     await run(deps)
-    expect(rec.sweeps.map((c) => c.repeats)).toEqual([3])
+    expect(rec.sweeps.map((c) => c.repeats)).toEqual([1])
     expect(rec.outputs.get('verdict')).toBe('undecided')
   })
 
