@@ -129,6 +129,8 @@ const NOISE_STARTS = arg('noise-history', 30)
  * sequential step can follow (a reference command, or starts of the candidate's engine).
  */
 const FIRST_REPEATS = arg('first-repeats', 1)
+/** The Action keeps a one-run first sweep as the A/B's first B slot (src/github/mode-ab.ts). */
+const REUSE_FIRST = FIRST_REPEATS === 1
 const SCENARIOS = ['u', 'r', 'all', 'faster', 'step', 'apart'] as const
 type Scenario = (typeof SCENARIOS)[number]
 /** Scenarios that must stay green, and those that must be called a regression. */
@@ -246,14 +248,18 @@ function startSweep(rng: Rng, model: NoiseModel, p: Profile, runs: number, facto
   return Array.from({ length: runs }, () => sweep(rng, model, p, start, 1).map((v, i) => v * factor(i) * host))
 }
 
-/** An A/B job drawn up to MAX_ROUNDS rounds, each slot a fresh start of its side; looks see its first rounds. */
-function abJob(seed: number, p: Profile, model: NoiseModel, sc: Scenario, at: number): { a: ResultFile; b: ResultFile } {
+/**
+ * An A/B job drawn up to MAX_ROUNDS rounds, each slot a fresh start of its side; looks see its first
+ * rounds. `firstB`: the PR's first sweep (one run per point), which the Action keeps as round 1's B slot.
+ */
+function abJob(seed: number, p: Profile, model: NoiseModel, sc: Scenario, at: number, firstB: number[][] | null): { a: ResultFile; b: ResultFile } {
   const rng = createRng(seed)
   const ch = change(p, sc)
   const values: { A: number[][]; B: number[][] } = { A: [], B: [] }
   for (const [i, side] of slotOrder(MAX_ROUNDS).entries()) {
     const host = ch.round(Math.floor(i / 2))
-    values[side].push(...startSweep(rng, model, p, 1, side === 'B' ? ch.point : () => 1, side === 'B' ? host.b : host.a))
+    const drawn = startSweep(rng, model, p, 1, side === 'B' ? ch.point : () => 1, side === 'B' ? host.b : host.a)
+    values[side].push(...(side === 'B' && i === 1 && firstB !== null ? firstB : drawn))
   }
   // Round r of a side is its repeat r, as run-ab.ts writes each side's file (planned: every round).
   return { a: p.factory.result(values.A, at), b: p.factory.result(values.B, at) }
@@ -293,10 +299,9 @@ function gateTrial(t: number, p: Profile, drift: number, counts: Counts): void {
     const ch = change(p, sc)
     // The candidate's starts: the first sweep, then one start per escalation, one run per point each.
     const crng = createRng(seedOf(t, `candidate ${p.rows}`))
-    const starts = Array.from({ length: MAX_STARTS }, (_, k) =>
-      p.factory.result(startSweep(crng, model, p, k === 0 ? FIRST_REPEATS : 1, ch.point), MAX_REFRESHES),
-    )
-    const job = RUN_LADDER ? abJob(seedOf(t, `ab ${p.rows}`), p, model, sc, MAX_REFRESHES) : null
+    const startValues = Array.from({ length: MAX_STARTS }, (_, k) => startSweep(crng, model, p, k === 0 ? FIRST_REPEATS : 1, ch.point))
+    const starts = startValues.map((v) => p.factory.result(v, MAX_REFRESHES))
+    const job = RUN_LADDER ? abJob(seedOf(t, `ab ${p.rows}`), p, model, sc, MAX_REFRESHES, REUSE_FIRST ? startValues[0]! : null) : null
     for (const [hi, h] of REFRESHES.entries()) {
       const baseline = baselines[hi]!
       const cell = `${p.rows}|${drift}|${h}|${sc}`
@@ -348,8 +353,9 @@ function ladder(
         lookAt(a, b, r, MAX_ROUNDS, stepOptions('ab', climb), { A: true, B: true }, baseline),
       )
       v = checkRows(ran.verdict, p)
-      spend.starts += 2 * ran.rounds
-      spend.pointRuns += ran.pointRuns
+      // The first sweep, one run per point, is round 1's B slot: B is started once fewer, and its runs were counted.
+      spend.starts += 2 * ran.rounds - (REUSE_FIRST ? 1 : 0)
+      spend.pointRuns += ran.pointRuns - (REUSE_FIRST ? points : 0)
     }
     step = next
     path.push(`${step}:${v.verdict}`)

@@ -84585,6 +84585,7 @@ async function runAB(opts, deps) {
   const paths = { a: join5(opts.outDir, "a.json"), b: join5(opts.outDir, "b.json") };
   const commands = ["A", "B"].filter((s) => cfgs[s].serve != null);
   const order = slotOrder(maxRounds);
+  const reused = mode === "exclusive" && commands.includes("B") && opts.bFirst !== void 0 ? opts.bFirst : null;
   const starts = [];
   for (const side of commands) {
     if (cfgs[side].warmup === 0) deps.log(`servegate ab: warning: warmup is 0, so the first requests after each start of ${side} meet a cold engine`);
@@ -84665,6 +84666,13 @@ ${server.log_tail.join("\n")}`);
     for (const [i, side] of order.entries()) {
       const round = Math.floor(i / 2);
       const slotNo = i + 1;
+      if (reused !== null && i === 1) {
+        await stopSide("A");
+        deps.log(`servegate ab: slot 2 of ${order.length} — B (round 1): the PR's first sweep, measured on an engine start of its own before the job`);
+        await keep2("B", reused);
+        deps.onSlotDone?.("B", round, i, order.length);
+        continue;
+      }
       if (mode === "exclusive") {
         for (const s of ["A", "B"]) await stopSide(s);
         await startSide(side, slotNo);
@@ -84774,7 +84782,11 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
 `);
   const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null);
   verdict.cost = costOf(
-    { engineStarts: starts.length + (opts.spent?.engineStarts ?? 0), pointRuns: pointRuns(acc.A) + pointRuns(acc.B) + (opts.spent?.pointRuns ?? 0) },
+    {
+      engineStarts: starts.length + (opts.spent?.engineStarts ?? 0),
+      // The reused first sweep's runs are in B's file and in what the ladder spent: counted once.
+      pointRuns: pointRuns(acc.A) + pointRuns(acc.B) - (reused === null || acc.B === void 0 ? 0 : pointRuns(reused)) + (opts.spent?.pointRuns ?? 0)
+    },
     (opts.spentGpuMinutes ?? 0) + schedule.gpu_minutes,
     opts.maxGpuMinutes ?? null,
     // The cap "ended" the job only where it stopped it with gated rows still open.

@@ -86,6 +86,12 @@ export interface AbOptions {
   spentGpuMinutes?: number
   /** Engine starts and point-runs the ladder spent before the A/B (the candidate's first sweep). */
   spent?: { engineStarts: number; pointRuns: number }
+  /**
+   * B's first slot, measured before the job: the PR's first sweep, one start of B's engine with one
+   * run per point of the whole sweep (counted in `spent`). The job keeps it as slot 2 (round 1's B)
+   * instead of starting B for it; ignored where B is not started afresh for every slot.
+   */
+  bFirst?: ResultFile
   outDir: string
   gateOptions: Partial<GateOptions>
   /**
@@ -146,6 +152,7 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   const paths = { a: join(opts.outDir, 'a.json'), b: join(opts.outDir, 'b.json') }
   const commands = (['A', 'B'] as const).filter((s) => cfgs[s].serve != null)
   const order = slotOrder(maxRounds)
+  const reused = mode === 'exclusive' && commands.includes('B') && opts.bFirst !== undefined ? opts.bFirst : null
   const starts: AbStart[] = []
   for (const side of commands) {
     if (cfgs[side].warmup === 0) deps.log(`servegate ab: warning: warmup is 0, so the first requests after each start of ${side} meet a cold engine`)
@@ -234,7 +241,14 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
     for (const [i, side] of order.entries()) {
       const round = Math.floor(i / 2)
       const slotNo = i + 1
-      // Exclusive: the other side leaves the GPU before this one starts; adjacent slots of one side share a start.
+      if (reused !== null && i === 1) {
+        // Round 1's B slot is the PR's first sweep: B's engine is not started for it again.
+        await stopSide('A')
+        deps.log(`servegate ab: slot 2 of ${order.length} — B (round 1): the PR's first sweep, measured on an engine start of its own before the job`)
+        await keep('B', reused)
+        deps.onSlotDone?.('B', round, i, order.length)
+        continue
+      }
       // Exclusive: the other side leaves the GPU before this one starts, and every slot is a start of its own.
       if (mode === 'exclusive') {
         for (const s of ['A', 'B'] as const) await stopSide(s)
@@ -352,7 +366,11 @@ export async function runAB(opts: AbOptions, deps: AbDeps): Promise<AbOutcome> {
   await writeFileAtomic(join(opts.outDir, 'schedule.json'), `${JSON.stringify(schedule, null, 2)}\n`)
   const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null)
   verdict.cost = costOf(
-    { engineStarts: starts.length + (opts.spent?.engineStarts ?? 0), pointRuns: pointRuns(acc.A) + pointRuns(acc.B) + (opts.spent?.pointRuns ?? 0) },
+    {
+      engineStarts: starts.length + (opts.spent?.engineStarts ?? 0),
+      // The reused first sweep's runs are in B's file and in what the ladder spent: counted once.
+      pointRuns: pointRuns(acc.A) + pointRuns(acc.B) - (reused === null || acc.B === undefined ? 0 : pointRuns(reused)) + (opts.spent?.pointRuns ?? 0),
+    },
     (opts.spentGpuMinutes ?? 0) + schedule.gpu_minutes,
     opts.maxGpuMinutes ?? null,
     // The cap "ended" the job only where it stopped it with gated rows still open.

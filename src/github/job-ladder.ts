@@ -106,7 +106,16 @@ export async function climbLadder(deps: ActionDeps, job: Job, baseline: Baseline
   const next = nextStep(verdict, { step, canRestart: false, hasReference: climb.hasReference, hostChanged })
   const escalate =
     next === 'ab' && opts.hasReference
-      ? { from: verdict, reason: escalationReason(verdict, hostChanged), gpuMinutes: sum(spent), baselineRel: job.terms.baselineRel, engineStarts, pointRuns }
+      ? {
+          from: verdict,
+          reason: escalationReason(verdict, hostChanged),
+          gpuMinutes: sum(spent),
+          baselineRel: job.terms.baselineRel,
+          engineStarts,
+          pointRuns,
+          // One start of the candidate's engine so far: the A/B may take it as its first B slot.
+          ...(starts.length === 1 ? { first: measured } : {}),
+        }
       : null
   return { verdict, measured, escalate }
 }

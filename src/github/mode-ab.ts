@@ -15,6 +15,8 @@ import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
 import type { Verdict } from '../gate/types.js'
 import { referenceBaseline } from '../gate/ab-verdict.js'
+import { recordedBracket } from '../gate/bracket.js'
+import type { ResultFile } from '../types.js'
 import { runFlags, type Terms } from './base-terms.js'
 import { runStamp, type RunContext } from './context.js'
 import type { ActionDeps } from './deps.js'
@@ -53,7 +55,16 @@ export interface AbJob {
    * why it could not stand, and the GPU-minutes the sweep and any confirmation already cost. Null
    * when every PR is measured A/B (mode ab, gate.reference_mode: always, no baseline yet).
    */
-  ladder: { from: Verdict; reason: string; gpuMinutes: number; baselineRel: string; engineStarts: number; pointRuns: number } | null
+  ladder: {
+    from: Verdict
+    reason: string
+    gpuMinutes: number
+    baselineRel: string
+    engineStarts: number
+    pointRuns: number
+    /** The PR's first sweep when it is one engine start of the candidate, one run per point: the A/B's first B slot. */
+    first?: ResultFile
+  } | null
 }
 
 /** The reference serve command gate mode re-measures: the input's, else the config's `gate.reference_command`; null when neither. */
@@ -162,6 +173,11 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
     ),
   )
 
+  // Nothing measured twice for nothing: the PR's first sweep, one start of B's engine with one run per
+  // point of the whole sweep, is the job's first B slot (each later slot a fresh start of its own).
+  const bFirst = firstSlotOf(job, cfgB, inputs.resident)
+  if (bFirst !== null)
+    notes.push("The PR's first sweep (one run per point, an engine start of its own) is the A/B's first B slot: B's engine was started once fewer.")
   const outcome = await stages.runAB(
     {
       a: cfgA,
@@ -176,6 +192,7 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
       ...(job.ladder !== null
         ? { spentGpuMinutes: job.ladder.gpuMinutes, spent: { engineStarts: job.ladder.engineStarts, pointRuns: job.ladder.pointRuns } }
         : {}),
+      ...(bFirst !== null ? { bFirst } : {}),
       resident: inputs.resident,
       gpus: { ...(inputs.aGpus !== undefined ? { A: inputs.aGpus } : {}), ...(inputs.bGpus !== undefined ? { B: inputs.bGpus } : {}) },
       names: { resident: 'the input resident', aGpus: 'the input a-gpus', bGpus: 'the input b-gpus', maxRounds: 'the input max-rounds' },
@@ -251,4 +268,19 @@ function roundsRan(s: { rounds?: number; max_rounds?: number; order: readonly un
   const ran = s.rounds ?? s.order.length / 2
   const most = s.max_rounds ?? planned
   return most > ran ? `${ran} paired rounds (a look after round ${ran} settled every gated row; at most ${most})` : `${ran} paired rounds`
+}
+
+/**
+ * The ladder's first sweep when it can be the A/B's first B slot: the candidate's engine started
+ * by servegate for it alone (B is restarted for every slot), one run per point of the whole
+ * sweep the A/B measures (no bracket), nothing cut short. Null otherwise.
+ */
+function firstSlotOf(job: AbJob, cfgB: ResolvedConfig, resident: boolean): ResultFile | null {
+  const first = job.ladder?.first
+  if (first === undefined || resident || cfgB.serve == null || first.interrupted !== undefined) return null
+  if (first.config['repeats'] !== 1 || recordedBracket(first) !== null) return null
+  const want = cfgB.shapes.flatMap((s) => cfgB.concurrency.map((c) => `${s.inputLen}x${s.outputLen}@c${c}`)).sort()
+  const have = first.points.map((p) => `${p.input_len}x${p.output_len}@c${p.concurrency}`).sort()
+  const oneRun = first.points.every((p) => p.runs.length === 1)
+  return oneRun && want.length === have.length && want.every((k, i) => k === have[i]) ? first : null
 }

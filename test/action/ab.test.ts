@@ -183,6 +183,38 @@ describe('gate mode with a reference serve command', () => {
     expect(rec.failed).toEqual([])
   })
 
+  it("keeps the PR's one-run first sweep as the A/B's first B slot, and starts B afresh for it where resident", async () => {
+    // The sweep as the Action runs it before an A/B: one run per point of the whole sweep.
+    const oneRun = () => {
+      const r = resultFixture()
+      r.config = { repeats: 1 }
+      for (const p of r.points) p.runs = p.runs.slice(0, 1)
+      for (const t of r.at_target) t.runs = t.runs.slice(0, 1)
+      return r
+    }
+    const sweep = { shapes: [{ input_len: 128, output_len: 32 }], concurrency: [1, 16] }
+    for (const [inputs, reused] of [
+      [{}, true],
+      [{ resident: 'true' }, false],
+    ] as const) {
+      const { deps, rec } = gate({
+        inputs: { serve: B_SERVE, 'reference-serve': A_SERVE, rounds: '4', ...inputs },
+        verdicts: [verdict('undecided'), verdict('pass')],
+        sweepResult: oneRun,
+      })
+      deps.stages.loadConfigFile = async () => ({ sweeps: { gate: sweep } })
+      await run(deps)
+      expect(rec.sweeps.map((c) => c.repeats)).toEqual([1])
+      expect(rec.abRuns[0]!.bFirst !== undefined).toBe(reused)
+      if (reused) expect(rec.abRuns[0]!.bFirst!.points.map((p) => p.runs.length)).toEqual([1, 1])
+      expect(rec.summary.includes("The PR's first sweep (one run per point, an engine start of its own) is the A/B's first B slot")).toBe(reused)
+    }
+    // A first sweep of three runs per point is no slot: the A/B starts B for every slot.
+    const { deps, rec } = gate({ inputs: { serve: B_SERVE, 'reference-serve': A_SERVE, rounds: '4' }, verdicts: [verdict('undecided'), verdict('pass')] })
+    await run(deps)
+    expect(rec.abRuns[0]!.bFirst).toBeUndefined()
+  })
+
   it('decides on the stored baseline alone when it passes: the reference is never started', async () => {
     const { deps, rec } = gate({ inputs: { serve: B_SERVE, 'reference-serve': A_SERVE, rounds: '4' }, verdicts: [verdict('pass')] })
     await run(deps)
