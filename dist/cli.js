@@ -5653,7 +5653,7 @@ ${indent}${line}` : "\n";
           str2 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines2.reduce((sum2, line) => sum2 + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines2.reduce((sum3, line) => sum3 + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
             str2 += ",";
@@ -5669,7 +5669,7 @@ ${indent}${line}` : "\n";
         return start + end;
       } else {
         if (!reqNewline) {
-          const len2 = lines2.reduce((sum2, line) => sum2 + line.length + 2, 2);
+          const len2 = lines2.reduce((sum3, line) => sum3 + line.length + 2, 2);
           reqNewline = ctx.options.lineWidth > 0 && len2 > ctx.options.lineWidth;
         }
         if (reqNewline) {
@@ -50619,13 +50619,13 @@ var CC_SANITIZE = /[- ]/g;
 function isLuhnAlgo(digits) {
   let length = digits.length;
   let bit = 1;
-  let sum2 = 0;
+  let sum3 = 0;
   while (length) {
     const value = digits.charCodeAt(--length) - 48;
     bit ^= 1;
-    sum2 += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
+    sum3 += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
   }
-  return sum2 % 10 === 0;
+  return sum3 % 10 === 0;
 }
 function isValidCreditCard(input2) {
   if (!creditCard.test(input2))
@@ -80028,10 +80028,10 @@ function histogramDelta(before, after, base) {
     }
     return { le, count: count3 };
   });
-  const sum2 = counterDelta(before, after, `${base}_sum`);
+  const sum3 = counterDelta(before, after, `${base}_sum`);
   const count2 = counterDelta(before, after, `${base}_count`);
   const total = buckets[buckets.length - 1]?.count ?? 0;
-  return { buckets, sum: sum2 ?? Number.NaN, count: count2 ?? total };
+  return { buckets, sum: sum3 ?? Number.NaN, count: count2 ?? total };
 }
 function bucketQuantile(q, buckets) {
   const total = buckets[buckets.length - 1]?.count ?? 0;
@@ -80644,25 +80644,25 @@ function sum(x) {
   if (x.length === 0) {
     return 0;
   }
-  var sum2 = x[0];
+  var sum3 = x[0];
   var correction = 0;
   var transition;
-  if (typeof sum2 !== "number") {
+  if (typeof sum3 !== "number") {
     return Number.NaN;
   }
   for (var i = 1; i < x.length; i++) {
     if (typeof x[i] !== "number") {
       return Number.NaN;
     }
-    transition = sum2 + x[i];
-    if (Math.abs(sum2) >= Math.abs(x[i])) {
-      correction += sum2 - transition + x[i];
+    transition = sum3 + x[i];
+    if (Math.abs(sum3) >= Math.abs(x[i])) {
+      correction += sum3 - transition + x[i];
     } else {
-      correction += x[i] - transition + sum2;
+      correction += x[i] - transition + sum3;
     }
-    sum2 = transition;
+    sum3 = transition;
   }
-  return sum2 + correction;
+  return sum3 + correction;
 }
 function mean(x) {
   if (x.length === 0) {
@@ -80672,20 +80672,20 @@ function mean(x) {
 }
 function sumNthPowerDeviations(x, n) {
   var meanValue = mean(x);
-  var sum2 = 0;
+  var sum3 = 0;
   var tempValue;
   var i;
   if (n === 2) {
     for (i = 0; i < x.length; i++) {
       tempValue = x[i] - meanValue;
-      sum2 += tempValue * tempValue;
+      sum3 += tempValue * tempValue;
     }
   } else {
     for (i = 0; i < x.length; i++) {
-      sum2 += Math.pow(x[i] - meanValue, n);
+      sum3 += Math.pow(x[i] - meanValue, n);
     }
   }
-  return sum2;
+  return sum3;
 }
 function sampleVariance(x) {
   if (x.length < 2) {
@@ -80772,13 +80772,13 @@ var g = 607 / 128;
 var LOGSQRT2PI = Math.log(Math.sqrt(2 * Math.PI));
 var SQRT_2PI$1 = Math.sqrt(2 * Math.PI);
 function cumulativeDistribution(z3) {
-  var sum2 = z3;
+  var sum3 = z3;
   var tmp = z3;
   for (var i = 1; i < 30; i++) {
     tmp *= z3 * z3 / (2 * i + 1);
-    sum2 += tmp;
+    sum3 += tmp;
   }
-  return Math.round((0.5 + sum2 / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
+  return Math.round((0.5 + sum3 / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
 }
 var standardNormalTable = [];
 for (z2 = 0; z2 <= 3.09; z2 += 0.01) {
@@ -81793,14 +81793,14 @@ function regularizedGammaP(a, x) {
   if (x <= 0) return 0;
   const lnFront = -x + a * Math.log(x) - lnGamma(a);
   if (x < a + 1) {
-    let sum2 = 1 / a;
-    let term = sum2;
+    let sum3 = 1 / a;
+    let term = sum3;
     for (let n = 1; n < 500; n++) {
       term *= x / (a + n);
-      sum2 += term;
-      if (Math.abs(term) < Math.abs(sum2) * 1e-15) break;
+      sum3 += term;
+      if (Math.abs(term) < Math.abs(sum3) * 1e-15) break;
     }
-    return sum2 * Math.exp(lnFront);
+    return sum3 * Math.exp(lnFront);
   }
   const tiny = 1e-300;
   let b = x + 1 - a;
@@ -82399,8 +82399,8 @@ function curveBlock(result, shape) {
   const mine = result.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape);
   const concs = [...new Set(mine.map((p) => p.concurrency))].sort((a, b) => a - b);
   if (mine.some((p) => p.request_rate !== void 0) || concs.length <= 2) return concs;
-  const whole = wholeCurveRounds(result, shape);
-  const xs = (result.at_target.find((s) => shapeLabel(s.input_len, s.output_len) === shape)?.runs ?? []).filter((r) => r.repeat <= whole && (r.bound === "interpolated" || r.bound === "exact") && r.concurrency !== null).map((r) => r.concurrency);
+  const whole2 = wholeCurveRounds(result, shape);
+  const xs = (result.at_target.find((s) => shapeLabel(s.input_len, s.output_len) === shape)?.runs ?? []).filter((r) => r.repeat <= whole2 && (r.bound === "interpolated" || r.bound === "exact") && r.concurrency !== null).map((r) => r.concurrency);
   if (xs.length === 0) return concs;
   const m = median(xs);
   const lo = Math.max(concs[0], ...concs.filter((c) => c <= m / BLOCK_MARGIN));
@@ -82516,12 +82516,12 @@ function completenessProblems(baseline, candidate, kind, scope, runs, planned, c
     problems.push({ blame: "incomplete", text: `${scope}: the candidate has ${repeats.length} of ${why}` });
   }
   const { xs, name } = curveAxis(baseline, candidate, scope);
-  const whole = wholeCurveRounds(candidate, scope);
+  const whole2 = wholeCurveRounds(candidate, scope);
   const left = [];
   for (const rep of repeats) {
     const have = cut.get(rep);
     const spoiled = shapePoints.some((p) => p.runs.some((r) => r.repeat === rep && !r.validity.valid));
-    if (have === void 0 && rep > whole && !spoiled && !runs.some((r) => r.repeat === rep)) {
+    if (have === void 0 && rep > whole2 && !spoiled && !runs.some((r) => r.repeat === rep)) {
       left.push(rep);
     } else if (have !== void 0) {
       problems.push({ blame: "incomplete", text: `repeat ${rep}: the curve stopped early (measured ${name}=${have.join(", ") || "none"} of ${xs.join(", ")})` });
@@ -82555,8 +82555,8 @@ function curveAxis(baseline, candidate, shape) {
 }
 function cutRepeats(baseline, candidate, shape) {
   const shapePoints = candidate.points.filter((p) => shapeLabel(p.input_len, p.output_len) === shape);
-  const whole = wholeCurveRounds(candidate, shape);
-  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)).filter((r) => r <= whole));
+  const whole2 = wholeCurveRounds(candidate, shape);
+  const repeats = new Set(shapePoints.flatMap((p) => p.runs.map((r) => r.repeat)).filter((r) => r <= whole2));
   const axis = curveAxis(baseline, candidate, shape);
   const out = /* @__PURE__ */ new Map();
   for (const rep of repeats) {
@@ -82686,6 +82686,10 @@ function hostChanges(baselineEnv, candidateEnv) {
   return diffEnv(baselineEnv, candidateEnv).changes.filter((c) => c.blame === "host" && (isKnownChange(c) || GPU_FACTS.includes(c.field) && (known(c.baseline) || known(c.candidate)))).map(({ field, baseline, candidate }) => ({ field, baseline, candidate }));
 }
 var describeHostChanges = describeChanges;
+function hostChangedSince(baseline, candidate) {
+  const newest = baseline.refreshes.at(-1);
+  return newest !== void 0 && hostChanges(newest.env, candidate.env).length > 0;
+}
 function hostChangeCause(changes) {
   const what = describeHostChanges(changes);
   if (changes.some((c) => IDENTITY_FIELD_NAMES.includes(c.field)))
@@ -83540,6 +83544,945 @@ function registerCompareCommand(program2, io = defaultIo) {
   });
 }
 
+// src/cli/gate.ts
+init_errors();
+import { join as join6 } from "node:path";
+
+// src/ab/run-ab.ts
+init_errors();
+import { mkdirSync as mkdirSync2 } from "node:fs";
+import { join as join5 } from "node:path";
+init_base_url();
+
+// src/plan/ab-schedule.ts
+var MIN_AB_ROUNDS = 2;
+function roundsProblem(rounds) {
+  if (Number.isInteger(rounds) && rounds >= MIN_AB_ROUNDS) return null;
+  return `expected a whole number of at least ${MIN_AB_ROUNDS} rounds (the first look needs a round of each order, A B and B A)`;
+}
+function slotOrder(rounds) {
+  const order = [];
+  for (let r = 0; r < rounds; r++) order.push(...r % 2 === 0 ? ["A", "B"] : ["B", "A"]);
+  return order;
+}
+function slotOf(side, repeat) {
+  const round = repeat - 1;
+  const first = round % 2 === 0 ? "A" : "B";
+  return 2 * round + (side === first ? 1 : 2);
+}
+function parseGpuList(value, what) {
+  const list = value.split(",").map((g2) => g2.trim());
+  const bad = list.find((g2) => !/^(\d+|(GPU|MIG)-[A-Za-z0-9/-]+)$/.test(g2));
+  if (list.length === 0 || bad !== void 0) throw new Error(`${what} "${value}": expected GPU indices or UUIDs separated by commas, e.g. 0,1`);
+  if (new Set(list).size !== list.length) throw new Error(`${what} "${value}": a GPU is named twice`);
+  return list;
+}
+var CLI_NAMES = { resident: "--resident", aGpus: "--a-gpus", bGpus: "--b-gpus", maxRounds: "--max-rounds" };
+function residentProblem(hostGpus, gpus, names = CLI_NAMES) {
+  if (hostGpus === "unknown" || hostGpus === 0) return null;
+  const drop = `or drop ${names.resident} so that each side is started only for its own slots`;
+  const a = gpus.A;
+  const b = gpus.B;
+  if (a === void 0 || b === void 0) {
+    return `servegate ab: ${names.resident}: A and B would share this host's ${hostGpus === 1 ? "GPU" : `${hostGpus} GPUs`}: give each side GPUs of its own with ${names.aGpus} and ${names.bGpus} (disjoint, e.g. 0 and 1), ${drop}`;
+  }
+  const shared = a.filter((g2) => b.includes(g2));
+  if (shared.length > 0)
+    return `servegate ab: ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(", ")}: give each side GPUs of its own, ${drop}`;
+  return null;
+}
+function gpuMinutes(wallMinutes, gpus) {
+  return gpus > 0 ? wallMinutes * gpus : wallMinutes;
+}
+function gpusHeld(hostGpus, gpus) {
+  const union2 = /* @__PURE__ */ new Set([...gpus.A ?? [], ...gpus.B ?? []]);
+  if (gpus.A !== void 0 && gpus.B !== void 0) return union2.size;
+  return typeof hostGpus === "number" ? hostGpus : union2.size;
+}
+function modeWhy(mode, gpus, commands, names = CLI_NAMES) {
+  const on = ["A", "B"].filter((s) => gpus[s] !== void 0).map((s) => `${s} on GPUs ${gpus[s].join(",")}`);
+  const byUrl = ["A", "B"].filter((s) => !commands.includes(s)).map((s) => `${s} is a server given by URL, up for the whole job`);
+  const parts = [
+    mode === "resident" ? `resident: ${names.resident}` : "exclusive: the default; each side is started afresh for each of its slots and stopped before the other's"
+  ];
+  parts.push(...on.length > 0 || mode === "exclusive" ? on : ["both engines up for the whole job (no GPU seen on this host)"]);
+  return [parts.join(", "), ...byUrl].join("; ");
+}
+function scheduleLines(s) {
+  const lines2 = [`Mode: ${s.why}.`, `Slots: ${s.order.map((side, i) => `${i + 1}:${side}`).join(" ")}.`];
+  if (s.rounds !== void 0 && s.max_rounds !== void 0 && s.max_rounds > s.rounds) {
+    lines2.push(`Rounds: ${s.rounds} of at most ${s.max_rounds}: the look after round ${s.rounds} decided every gated row.`);
+  } else if (s.rounds !== void 0) {
+    lines2.push(`Rounds: ${s.rounds}.`);
+  }
+  if (s.starts.length > 0) {
+    const starts = s.starts.map(
+      (st) => `${st.side} for slot${st.slots.length === 1 ? "" : "s"} ${st.slots.join(",") || "none"} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`
+    );
+    lines2.push(`Engine starts (${s.starts.length}): ${starts.join("; ")}.`);
+  } else {
+    lines2.push("Engine starts: none (both sides are servers given by URL).");
+  }
+  lines2.push(
+    s.gpus > 0 ? `GPU-minutes: ${round1(s.gpu_minutes)} (${round1(s.wall_minutes)} wall minutes × ${s.gpus} GPU${s.gpus === 1 ? "" : "s"}).` : `GPU-minutes: no GPU was seen on this host; the job took ${round1(s.wall_minutes)} wall minutes.`
+  );
+  return lines2;
+}
+function seconds(s) {
+  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
+}
+function round1(x) {
+  return x < 10 ? x.toFixed(2) : x.toFixed(1);
+}
+
+// src/gate/seq-noise.ts
+var PRIOR_BOUND_DF = 30;
+function safetyFactor(df) {
+  if (!Number.isFinite(df)) return 1;
+  return 1 / Math.max(1e-6, chi2Ratio(Math.max(PRIOR_BOUND_DF, df), -1.2816));
+}
+function rowNoise(historyLogs, source, opts, centre) {
+  const n = estimateNoise(historyLogs, [], opts);
+  const window2 = centre ?? n.window;
+  const day2 = n.day2 * safetyFactor(n.dayDf);
+  const within2 = n.within2 * safetyFactor(n.withinDf);
+  const base = { day2: n.day2, within2: n.within2, refreshes: n.refreshes };
+  if (source.kind === "baseline") {
+    const center2 = window2 > 0 ? varMedianFactor(window2) * (day2 + varMedianFactor(n.runsPerRefresh) * within2) : Infinity;
+    return { ...base, v: (runs) => day2 + varMedianFactor(Math.max(1, runs)) * within2, shared: center2 };
+  }
+  const restarted = [source.restarted.A, source.restarted.B].filter((r) => r).length;
+  return { ...base, v: (runs) => restarted * day2 + 2 * varMedianFactor(Math.max(1, runs)) * within2, shared: (2 - restarted) * day2 };
+}
+function checkedVariance(xs, v) {
+  const df = xs.length - 1;
+  if (df < 2) return { v, wider: false, observed: NaN };
+  const s2 = sampleVariance2(xs);
+  if (s2 <= v * chi2Ratio(df, 2.326)) return { v, wider: false, observed: s2 };
+  return { v: Math.max(v, s2 / chi2Ratio(df, -1.645)), wider: true, observed: s2 };
+}
+
+// src/gate/sequential.ts
+var TIE = 1e-9;
+var DEFAULT_CLIP = 2.5;
+function logLikelihoodRatio(incs, d) {
+  let w = 0;
+  let t = 0;
+  let raw = 0;
+  for (const { x, v, maxStep, clip: clip2 } of incs) {
+    const half = d.delta / 2;
+    const c = Math.min((clip2 ?? d.clip) * Math.sqrt(v + d.shared), maxStep === void 0 ? Infinity : maxStep * v / d.delta);
+    const clipped = half + Math.min(c, Math.max(-c, x - half));
+    w += 1 / v;
+    t += clipped / v;
+    raw += x / v;
+  }
+  return { llr: d.delta * (t - d.delta * w / 2) / (1 + d.shared * w), w, t, mean: raw / w };
+}
+function boundaries(d) {
+  return { upper: Math.log(1 / d.alpha), lower: Math.log(d.beta) };
+}
+function decideSequential(incs, d, final = false) {
+  const { upper, lower } = boundaries(d);
+  let out = { status: "continue", look: 0, llr: 0, upper, lower, mean: 0, se: Infinity };
+  for (let n = 1; n <= incs.length; n++) {
+    const { llr, w, mean: mean2 } = logLikelihoodRatio(incs.slice(0, n), d);
+    out = { status: "continue", look: n, llr, upper, lower, mean: mean2, se: Math.sqrt(1 / w + d.shared) };
+    if (llr >= upper - TIE && mean2 > d.tolerance) return { ...out, status: "regression" };
+    if (llr <= lower + TIE) {
+      const better = -mean2 > d.tolerance && -mean2 > Math.sqrt(2 * upper) * out.se;
+      return { ...out, status: better ? "improvement" : "pass" };
+    }
+    if (n >= d.maxLooks) return { ...out, status: "undecided" };
+  }
+  return final && incs.length > 0 ? { ...out, status: "undecided" } : out;
+}
+function incrementsToDecide(v, d) {
+  const { upper, lower } = boundaries(d);
+  const need = (b) => {
+    const denom = d.delta * d.delta / 2 - b * d.shared;
+    return denom <= 0 ? Infinity : b * v / denom;
+  };
+  return { pass: need(-lower), regression: need(upper) };
+}
+
+// src/gate/seq-row.ts
+function decideSequentialRow(input2, opts) {
+  const n = input2.increments.length;
+  const out = noDecision(n, n, input2.noise.refreshes);
+  out.baseline = input2.baseline;
+  out.candidate = input2.candidate;
+  if (n === 0) {
+    out.notes.push(`no ${input2.unit} with a valid measurement on both sides`);
+    return out;
+  }
+  const alpha = opts.alpha * opts.alphaShare / Math.max(1, opts.rows);
+  const xs = input2.increments.map((i) => i.x);
+  const runs = Math.round(input2.increments.reduce((a, i) => a + i.runs, 0) / n);
+  const check2 = input2.noise.shared > 0 ? { v: input2.noise.v(runs), wider: false, observed: NaN } : checkedVariance(xs, input2.noise.v(runs));
+  const scale = check2.v / input2.noise.v(runs);
+  const half = Math.log(1 / alpha) / 3;
+  const incs = input2.increments.map((i) => ({
+    x: i.x,
+    v: input2.noise.v(i.runs) * scale,
+    ...i.runs <= 1 ? { maxStep: half } : {},
+    ...i.runs >= 3 ? { clip: Infinity } : {}
+  }));
+  const designed = Math.max(input2.design, 2 * input2.tolerance);
+  const design = {
+    delta: Math.log(1 + designed),
+    alpha,
+    beta: 1 - opts.power,
+    shared: input2.noise.shared,
+    tolerance: Math.log(1 + input2.tolerance),
+    clip: DEFAULT_CLIP,
+    maxLooks: opts.maxLooks
+  };
+  const r = decideSequential(incs, design, opts.look === "last");
+  const vNow = incs.slice(0, r.look).reduce((a, i) => a + 1 / i.v, 0);
+  const at = (b) => design.delta / 2 + b * (1 + design.shared * vNow) / (design.delta * vNow);
+  const blind = !Number.isFinite(incrementsToDecide(check2.v, design).pass);
+  Object.assign(out, {
+    d: r.mean,
+    bar: at(r.upper),
+    margin: at(r.upper) - at(r.lower),
+    sigma: r.se,
+    mdc: design.delta,
+    blind,
+    level: alpha,
+    df: Infinity
+  });
+  if (check2.wider) {
+    out.notes.push(
+      `this job's ${input2.unit}s spread wider (σ ${(Math.sqrt(check2.observed) * 100).toFixed(1)} %) than the host's history allows (${(Math.sqrt(input2.noise.v(runs)) * 100).toFixed(1)} %): decided with their own upper bound`
+    );
+  }
+  const where = `Λ ${r.llr.toFixed(2)} at ${input2.unit} ${r.look}`;
+  if (r.status === "regression") {
+    out.notes.push(`${where} crossed the regression boundary ln(1/α) = ${r.upper.toFixed(2)}`);
+    return { ...out, status: "regression" };
+  }
+  if (r.status === "pass" || r.status === "improvement") {
+    out.notes.push(`${where} crossed the pass boundary ln β = ${r.lower.toFixed(2)}: a change of ${(designed * 100).toFixed(0)} % is ruled out`);
+    return { ...out, status: r.status };
+  }
+  if (blind) {
+    out.notes.push(
+      `blind: the reference's own uncertainty (σ ${(Math.sqrt(design.shared) * 100).toFixed(1)} %) leaves too little information to rule out ${(designed * 100).toFixed(0)} % however many ${input2.unit}s follow; engine starts of both sides (a serve command) would give it power`
+    );
+  } else if (r.status === "undecided") {
+    out.notes.push(`${where} is between the boundaries ${r.lower.toFixed(2)} and ${r.upper.toFixed(2)} after the last ${input2.unit} allowed`);
+  } else {
+    out.notes.push(`${where} is between the boundaries ${r.lower.toFixed(2)} and ${r.upper.toFixed(2)}: more ${input2.unit}s needed`);
+  }
+  return { ...out, status: "undecided", blind };
+}
+function decideAtZeros(pairs, higherIsBetter, history) {
+  const n = pairs.length;
+  const zerosA = pairs.filter(([a]) => !(a > 0)).length;
+  const zerosB = pairs.filter(([, b]) => !(b > 0)).length;
+  if (zerosA === 0 && zerosB === 0) return null;
+  const base = noDecision(n, n, history);
+  base.baseline = zerosA === n ? 0 : null;
+  base.candidate = zerosB === n ? 0 : null;
+  if (zerosA === n && zerosB === n) {
+    base.notes.push("zero on both sides (the target is unreachable for A and for B)");
+    return { ...base, status: "pass" };
+  }
+  const candidateZero = zerosB >= n - allowedDisagreements(n) && zerosA <= allowedDisagreements(n);
+  const referenceZero = zerosA >= n - allowedDisagreements(n) && zerosB <= allowedDisagreements(n);
+  if (candidateZero || referenceZero) {
+    base.notes.push(candidateZero ? "B dropped to zero" : "B rose from zero");
+    return { ...base, status: candidateZero === higherIsBetter ? "regression" : "improvement" };
+  }
+  base.notes.push(`zeros in ${zerosA} A and ${zerosB} B ${n === 1 ? "pair" : "pairs"} of ${n}`);
+  return { ...base, status: "undecided" };
+}
+
+// src/gate/paired.ts
+function decidePaired(input2, opts) {
+  const zeros = decideAtZeros(input2.pairs, input2.higherIsBetter, input2.history.length);
+  if (zeros !== null) return zeros;
+  const sign = input2.higherIsBetter ? -1 : 1;
+  const geo = (xs) => xs.length === 0 ? null : Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+  return decideSequentialRow(
+    {
+      increments: input2.pairs.map(([a, b]) => ({ x: sign * (Math.log(b) - Math.log(a)), runs: 1 })),
+      noise: rowNoise(input2.history, { kind: "ab", restarted: input2.restarted }, opts),
+      design: input2.design,
+      tolerance: input2.tolerance,
+      baseline: geo(input2.pairs.map(([a]) => a)),
+      candidate: geo(input2.pairs.map(([, b]) => b)),
+      unit: "round"
+    },
+    opts
+  );
+}
+function pairUp(a, b) {
+  const usable2 = (r) => r.valid && r.value !== null;
+  const byRepeat = new Map(a.filter(usable2).map((r) => [r.repeat, r.value]));
+  const kept = b.filter(usable2).filter((r) => byRepeat.has(r.repeat)).sort((x, y) => x.repeat - y.repeat);
+  return { pairs: kept.map((r) => [byRepeat.get(r.repeat), r.value]), rounds: kept.map((r) => r.repeat) };
+}
+
+// src/gate/ab-verdict.ts
+var BOTH = { A: true, B: true };
+function compareAB(a, b, options = {}, restarted = BOTH, history = null) {
+  const baseline = referenceBaseline(a);
+  const rounds = typeof a.config.repeats === "number" ? a.config.repeats : 1;
+  options = { maxLooks: Math.max(1, rounds), ...options };
+  const opts = resolveGateOptions(baseline, options);
+  const figuresA = extractFigures(a, opts);
+  const onHost = history === null ? [] : spreadOnHost(history, b.env);
+  const logsOf = (key) => onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x)));
+  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
+    const { pairs } = pairUp(figuresA.get(key) ?? [], candidateRuns);
+    return decidePaired({ pairs, restarted, history: logsOf(key), ...info }, rowOpts);
+  });
+  const spoiled = verdict.rows.some((r) => r.gated && (r.status === "unmeasured" || r.status === "invalid"));
+  const troubles = referenceTroubles(a);
+  if (verdict.verdict === "unmeasured" && spoiled && troubles.length > 0) {
+    verdict.reasons.unshift(`unmeasured: the reference A broke or was spoiled, so B could not be measured against it: ${troubles.join("; ")}`);
+  }
+  const spoiledB = invalidSlotLines("B", null, b);
+  if (verdict.verdict === "unmeasured" && spoiledB.length > 0)
+    verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join("; ")}`);
+  if (verdict.verdict === "broken") {
+    const failed2 = failedSlotLines("B", b);
+    verdict.reasons.unshift(`broken: B (the candidate) broke${failed2.length > 0 ? `: ${failed2.join("; ")}` : ""}`);
+  }
+  if (verdict.verdict === "regression") verdict.reasons.unshift(`B regressed: ${verdict.regressions.join(", ")} (B is worse than A beyond the bar)`);
+  const fixed = ["A", "B"].filter((s) => !restarted[s]);
+  if (verdict.verdict === "undecided" && fixed.length > 0) {
+    verdict.reasons.splice(
+      1,
+      0,
+      `${fixed.join(" and ")} ${fixed.length === 1 ? "was" : "were"} never restarted (a server given by URL, or resident): ${fixed.length === 1 ? "its start offset is" : "their start offsets are"} shared by every round and never average away; serve commands for both sides, started afresh for every slot, would let the gate decide`
+    );
+  }
+  return verdict;
+}
+function invalidSlotLines(side, slot, result) {
+  const bySlot = /* @__PURE__ */ new Map();
+  for (const p of result.points) {
+    for (const r of p.runs) {
+      if (r.validity.valid) continue;
+      const n = slot ?? slotOf(side, r.repeat);
+      for (const issue2 of r.validity.issues) {
+        if (issue2.code === "checks_not_run" || CODE_BLAME[issue2.code] !== "unmeasured") continue;
+        const codes = bySlot.get(n) ?? /* @__PURE__ */ new Map();
+        if (!codes.has(issue2.code)) codes.set(issue2.code, issueWhy(issue2.detail));
+        bySlot.set(n, codes);
+      }
+    }
+  }
+  return [...bySlot.entries()].sort((x, y) => x[0] - y[0]).map(([n, codes]) => `${side}'s runs in slot ${n} are invalid: ${[...codes].map(([code, why]) => why === "" ? code : `${code} (${why})`).join(", ")}`);
+}
+function failedSlotLines(side, result) {
+  const out = [];
+  for (const p of result.points) {
+    for (const r of p.runs) {
+      const failed2 = failedText2(r);
+      if (failed2 !== null) out.push(`${side}'s run in slot ${slotOf(side, r.repeat)} at ${p.input_len}x${p.output_len}@c${p.concurrency}: ${failed2}`);
+    }
+  }
+  return out;
+}
+function issueWhy(detail) {
+  const colon = detail.indexOf(": ");
+  return (colon >= 0 ? detail.slice(colon + 2) : detail).replace(/\.$/, "").trim();
+}
+function referenceBaseline(a) {
+  const refresh2 = refreshFromResult(a);
+  if (Object.values(refresh2.runs).some((v) => v.length > 0)) return baselineFromResult(a, "A");
+  return { schema: BASELINE_SCHEMA, name: "A", target: a.target, profile: profileOf(a), refreshes: [refresh2] };
+}
+function referenceTroubles(a) {
+  const out = [];
+  for (const p of a.points) {
+    for (const r of p.runs) {
+      if (r.validity.valid && r.failed === 0) continue;
+      const where = `A's run ${r.repeat} at ${p.input_len}x${p.output_len}@c${p.concurrency}`;
+      const codes = [...new Set(r.validity.issues.map((i) => i.code))];
+      out.push(`${where}: ${[failedText2(r), codes.length > 0 ? codes.join(", ") : null].filter((x) => x !== null).join(", ")}`);
+    }
+  }
+  return out;
+}
+function failedText2(r) {
+  if (r.failed === 0) return null;
+  const kinds = Object.entries(r.errors ?? {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ×${n}`);
+  return `${r.failed} request${r.failed === 1 ? "" : "s"} failed${kinds.length > 0 ? ` (${kinds.join(", ")})` : ""}`;
+}
+
+// src/gate/ab-looks.ts
+var DEFAULT_MAX_ROUNDS = 32;
+function lookRounds(rounds, maxRounds) {
+  const out = [];
+  for (let r = rounds; r <= Math.max(rounds, maxRounds); r++) out.push(r);
+  return out;
+}
+function maxRoundsProblem(rounds, maxRounds) {
+  if (Number.isInteger(maxRounds) && maxRounds >= rounds) return null;
+  return `expected a whole number of rounds no smaller than the first look's ${rounds}`;
+}
+function settled(v) {
+  if (v.verdict === "regression" || v.verdict === "broken" || v.verdict === "not_comparable") return true;
+  const gated = v.rows.filter((r) => r.gated);
+  return gated.length > 0 && gated.every((r) => r.status === "pass" || r.status === "improvement" || r.status === "undecided" && r.blind === true);
+}
+function firstRounds(result, rounds) {
+  const keep2 = (runs) => runs.filter((r) => r.repeat <= rounds);
+  const per = pointRepeats(result);
+  const cut = {
+    ...result,
+    // An escalating job's points keep the rounds they were planned for, up to this one.
+    config: {
+      ...result.config,
+      repeats: rounds,
+      ...per === null ? {} : { point_repeats: Object.fromEntries(Object.entries(per).map(([k, n]) => [k, Math.min(n, rounds)])) }
+    },
+    points: result.points.map((p) => ({ ...p, runs: keep2(p.runs) })),
+    at_target: result.at_target.map((s) => ({ ...s, runs: keep2(s.runs) }))
+  };
+  if (result.fingerprint !== void 0) cut.fingerprint = fingerprintOf(cut);
+  return cut;
+}
+function lookAt(a, b, round, maxRounds, opts, restarted, history = null) {
+  const last = round >= maxRounds;
+  const verdict = compareAB(firstRounds(a, round), firstRounds(b, round), { ...opts, look: last ? "last" : "screen", maxLooks: maxRounds }, restarted, history);
+  return { verdict, done: last || settled(verdict) };
+}
+
+// src/ab/run-ab.ts
+var CandidateBrokeBeforeMeasuring = class extends UsageError {
+};
+async function runAB(opts, deps) {
+  const rounds = roundsProblem(opts.rounds);
+  if (rounds !== null) throw new UsageError(`servegate ab: --rounds ${opts.rounds}: ${rounds}`);
+  const names = opts.names ?? CLI_NAMES;
+  const maxRounds = opts.maxRounds ?? opts.rounds;
+  const maxProblem = maxRoundsProblem(opts.rounds, maxRounds);
+  if (maxProblem !== null) throw new UsageError(`servegate ab: ${names.maxRounds} ${maxRounds}: ${maxProblem}`);
+  const looks = new Set(lookRounds(opts.rounds, maxRounds));
+  const cfgs = { A: opts.a, B: opts.b };
+  const gpus = opts.gpus ?? {};
+  for (const side of ["A", "B"]) {
+    const c = cfgs[side];
+    if (c.serve == null && c.server.baseUrl === null)
+      throw new UsageError(`servegate ab: side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`);
+    if (gpus[side] !== void 0 && c.serve == null) {
+      throw new UsageError(
+        `servegate ab: ${side === "A" ? names.aGpus : names.bGpus} needs ${side}'s serve command: servegate sets CUDA_VISIBLE_DEVICES only for a command it starts`
+      );
+    }
+  }
+  const t0 = Date.now();
+  const exec = deps.exec ?? createExec();
+  const inventory = await queryGpuInventory(exec);
+  const mode = opts.resident === true ? "resident" : "exclusive";
+  if (mode === "resident") {
+    const problem = residentProblem(inventory.count, gpus, names);
+    if (problem !== null) throw new UsageError(problem);
+  }
+  mkdirSync2(opts.outDir, { recursive: true });
+  const paths = { a: join5(opts.outDir, "a.json"), b: join5(opts.outDir, "b.json") };
+  const commands = ["A", "B"].filter((s) => cfgs[s].serve != null);
+  const order = slotOrder(maxRounds);
+  const reused = mode === "exclusive" && commands.includes("B") && opts.bFirst !== void 0 ? opts.bFirst : null;
+  const starts = [];
+  for (const side of commands) {
+    if (cfgs[side].warmup === 0) deps.log(`servegate ab: warning: warmup is 0, so the first requests after each start of ${side} meet a cold engine`);
+  }
+  const running = /* @__PURE__ */ new Map();
+  const startSide = async (side, slot) => {
+    const c = cfgs[side];
+    if (!c.serve) return;
+    const at = Date.now();
+    let handle;
+    try {
+      handle = await startServer({
+        command: c.serve.command,
+        baseUrl: c.server.baseUrl === null ? null : normalizeBaseUrl(c.server.baseUrl).root,
+        readyTimeoutMs: c.serve.readyTimeoutS * 1e3,
+        stopTimeoutMs: c.serve.stopTimeoutS * 1e3,
+        stopCommand: c.serve.stopCommand,
+        logPath: join5(opts.outDir, `${side.toLowerCase()}.server.log`),
+        // One log per side: each later start appends to it.
+        appendLog: starts.some((s) => s.side === side),
+        apiKey: c.apiKey,
+        secrets: c.serve.secrets,
+        ...c.serve.env !== void 0 ? { passEnv: c.serve.env } : {},
+        extraEnv: gpuEnv(gpus[side]),
+        isolation: c.isolation ?? "auto",
+        log: (line) => deps.log(`${side}: ${line}`),
+        ...deps.signal ? { signal: deps.signal } : {}
+      });
+    } catch (err) {
+      if (err instanceof ServerStartCancelled)
+        throw new UsageError(`servegate ab: interrupted while ${side}'s server was starting for slot ${slot}; finished slots are in ${opts.outDir}`);
+      if (!(err instanceof ServerStartFailed)) throw err;
+      const what = `servegate ab: ${side}'s server did not start for slot ${slot}: ${err.message}`;
+      if (side === "A") throw new UsageError(what, err.hint);
+      throw new BStartFailed(what, err);
+    }
+    const start = { side, slots: [], ready_s: round2(handle.readyS ?? (Date.now() - at) / 1e3), wall_s: 0 };
+    starts.push(start);
+    running.set(side, { handle, start, at });
+  };
+  const stopSide = async (side) => {
+    const up = running.get(side);
+    if (up === void 0) return;
+    running.delete(side);
+    await up.handle.stop();
+    up.start.wall_s = round2((Date.now() - up.at) / 1e3);
+  };
+  const acc = {};
+  const restarted = { A: mode === "exclusive" && commands.includes("A"), B: mode === "exclusive" && commands.includes("B") };
+  let stopped = null;
+  let capped = false;
+  const gpuSoFar = () => (opts.spentGpuMinutes ?? 0) + gpuMinutes((Date.now() - t0) / 6e4, gpusHeld(inventory.count, gpus));
+  let measured = null;
+  const keep2 = async (side, slot) => {
+    const merged = mergeStart(acc[side], slot, measured);
+    merged.config = { ...merged.config, repeats: maxRounds };
+    if (slot.interrupted !== void 0) merged.interrupted = slot.interrupted;
+    acc[side] = merged;
+    await writeResultFile(side === "A" ? paths.a : paths.b, merged);
+  };
+  const bBroke = async (what, server) => {
+    deps.log(what.split("\n")[0]);
+    const b = acc.B;
+    if (b === void 0) throw new CandidateBrokeBeforeMeasuring(`${what.split("\n")[0]}, so no slot of B was measured
+${server.log_tail.join("\n")}`);
+    b.interrupted = {
+      at: (/* @__PURE__ */ new Date()).toISOString(),
+      reason: SERVER_EXITED,
+      cut_run: null,
+      finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
+      planned_runs: b.points.length * maxRounds,
+      server
+    };
+    await writeResultFile(paths.b, b);
+  };
+  try {
+    if (mode === "resident") for (const side of ["A", "B"]) await startSide(side, order.indexOf(side) + 1);
+    for (const [i, side] of order.entries()) {
+      const round = Math.floor(i / 2);
+      const slotNo = i + 1;
+      if (reused !== null && i === 1) {
+        await stopSide("A");
+        deps.log(`servegate ab: slot 2 of ${order.length} — B (round 1): the PR's first sweep, measured on an engine start of its own before the job`);
+        await keep2("B", reused);
+        deps.onSlotDone?.("B", round, i, order.length);
+        continue;
+      }
+      if (mode === "exclusive") {
+        for (const s of ["A", "B"]) await stopSide(s);
+        await startSide(side, slotNo);
+      }
+      const up = running.get(side);
+      up?.start.slots.push(slotNo);
+      const kept = up?.handle;
+      const out = join5(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
+      deps.log(`servegate ab: slot ${slotNo} of ${order.length} — ${side} (round ${round + 1})`);
+      const cfg = {
+        ...cfgs[side],
+        repeats: 1,
+        resume: false,
+        // Every slot draws prompts of its own: a server's prefix cache never serves a later slot.
+        seedPinned: false,
+        out
+      };
+      const diedBefore = async () => {
+        if (kept === void 0) return false;
+        if (kept.exit() === null) await Promise.race([kept.exited, new Promise((r) => setTimeout(r, 1e3))]);
+        return kept.exit() !== null;
+      };
+      const deadSide = async () => {
+        const exit = kept.exit();
+        await kept.settleLog(1e3);
+        const what = `${side}'s server ${describeExit(exit)} before slot ${slotNo}`;
+        if (side === "A")
+          throw new UsageError(`servegate ab: A (the reference) failed: ${what}
+${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
+        await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept.tail() });
+      };
+      if (kept !== void 0 && kept.exit() !== null) {
+        await deadSide();
+        break;
+      }
+      try {
+        const sweepDeps = {
+          ...deps.sweepDeps,
+          log: deps.log,
+          ...deps.exec ? { exec: deps.exec } : {},
+          ...deps.signal ? { signal: deps.signal } : {},
+          ...kept ? { server: kept } : {}
+        };
+        const { result } = await runSweep(cfg, { ...sweepDeps, onlyPoints: measured });
+        await keep2(side, result);
+        for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`);
+      } catch (err) {
+        if (!(err instanceof ServerExitedDuringSweep)) {
+          if (!await diedBefore()) throw err;
+          await deadSide();
+          break;
+        }
+        if (side === "A") throw new UsageError(`servegate ab: A (the reference) failed in slot ${slotNo}: ${err.message}`, err.hint);
+        deps.log(`servegate ab: B's server exited during slot ${slotNo}: ${err.message.split("\n")[0]}`);
+        await keep2(side, await readResultFile(out));
+        break;
+      }
+      deps.onSlotDone?.(side, round, i, order.length);
+      if (i % 2 === 1 && looks.has(round + 1) && acc.A !== void 0 && acc.B !== void 0) {
+        const cap = opts.maxGpuMinutes ?? null;
+        capped = cap !== null && gpuSoFar() >= cap && round + 1 < maxRounds;
+        const look = lookAt(acc.A, acc.B, round + 1, capped ? round + 1 : maxRounds, opts.gateOptions, restarted, opts.history ?? null);
+        if (look.done) {
+          stopped = { rounds: round + 1, verdict: look.verdict };
+          const open4 = look.verdict.rows.filter((r) => r.gated && r.status === "undecided").length;
+          deps.log(
+            capped && open4 > 0 ? `servegate ab: ${capLine(cap, gpuSoFar())}; the job stops after round ${round + 1}` : `servegate ab: the look after round ${round + 1} decided every gated row it can; the job stops (at most ${maxRounds} rounds)`
+          );
+          break;
+        }
+        measured = openPoints(look.verdict, acc.A);
+        const all = acc.A.points.length;
+        const points = pointScopesOf(measured);
+        deps.log(
+          `servegate ab: the look after round ${round + 1} left gated rows open; one more round, measuring ${points.length === all ? "every point" : `${points.length} of ${all} points (${points.join(", ")})`}`
+        );
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof BStartFailed)) throw err;
+    await bBroke(err.message, { exit_code: null, signal: null, log_tail: [...err.cause.logTail] });
+  } finally {
+    for (const side of [...running.keys()]) await stopSide(side);
+  }
+  if (acc.A === void 0 || acc.B === void 0) throw new UsageError("servegate ab: a side has no finished slot, so there is nothing to compare");
+  const wallMinutes = (Date.now() - t0) / 6e4;
+  const held = gpusHeld(inventory.count, gpus);
+  if (stopped !== null) {
+    for (const side of ["A", "B"]) {
+      acc[side] = firstRounds(acc[side], stopped.rounds);
+      await writeResultFile(side === "A" ? paths.a : paths.b, acc[side]);
+    }
+  }
+  const ran = stopped?.rounds ?? maxRounds;
+  const schedule = {
+    order: order.slice(0, 2 * ran),
+    mode,
+    why: modeWhy(mode, gpus, commands, names),
+    starts,
+    gpus: held,
+    wall_minutes: round2(wallMinutes),
+    gpu_minutes: round2(gpuMinutes(wallMinutes, held)),
+    rounds: ran,
+    max_rounds: maxRounds
+  };
+  await writeFileAtomic(join5(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
+`);
+  const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null);
+  verdict.cost = costOf(
+    {
+      engineStarts: starts.length + (opts.spent?.engineStarts ?? 0),
+      // The reused first sweep's runs are in B's file and in what the ladder spent: counted once.
+      pointRuns: pointRuns(acc.A) + pointRuns(acc.B) - (reused === null || acc.B === void 0 ? 0 : pointRuns(reused)) + (opts.spent?.pointRuns ?? 0)
+    },
+    (opts.spentGpuMinutes ?? 0) + schedule.gpu_minutes,
+    opts.maxGpuMinutes ?? null,
+    // The cap "ended" the job only where it stopped it with gated rows still open.
+    capped && verdict.rows.some((r) => r.gated && r.status === "undecided")
+  );
+  if (verdict.cost.capped && verdict.verdict === "undecided") verdict.reasons.unshift(`undecided: ${capLine(opts.maxGpuMinutes, verdict.cost.gpu_minutes)}`);
+  return { verdict, a: acc.A, b: acc.B, paths, order: schedule.order, schedule };
+}
+var BStartFailed = class extends Error {
+  constructor(message, cause) {
+    super(message);
+    this.cause = cause;
+  }
+  cause;
+};
+function pointRuns(r) {
+  return r.points.reduce((n, p) => n + p.runs.length, 0);
+}
+function round2(x) {
+  return Math.round(x * 100) / 100;
+}
+function reusableFirstSlot(first, cfgB, resident) {
+  if (first === void 0 || resident || cfgB.serve == null || first.interrupted !== void 0) return null;
+  if (first.config["repeats"] !== 1 || recordedBracket(first) !== null) return null;
+  const want = cfgB.shapes.flatMap((s) => cfgB.concurrency.map((c) => `${s.inputLen}x${s.outputLen}@c${c}`)).sort();
+  const have = first.points.map((p) => `${p.input_len}x${p.output_len}@c${p.concurrency}`).sort();
+  const oneRun = first.points.every((p) => p.runs.length === 1);
+  return oneRun && want.length === have.length && want.every((k, i) => k === have[i]) ? first : null;
+}
+
+// src/gate/ladder.ts
+function baselineSideUnmeasured(v, hostChanged) {
+  if (v.verdict !== "unmeasured") return false;
+  if (hostChanged) return true;
+  const gated = v.rows.filter((r) => r.gated);
+  if (gated.length === 0) return false;
+  return gated.every((r) => r.status !== "invalid" && r.status !== "missing" && (r.status !== "unmeasured" || r.n_candidate >= 1));
+}
+function startsCanDecide(v) {
+  return v.verdict === "undecided" && v.blind.length === 0 && v.rows.some((r) => r.gated && r.status === "undecided");
+}
+function nextStep(verdict, state) {
+  if (state.step === "ab") return null;
+  const v = verdict.verdict;
+  const toReference = state.hasReference ? "ab" : null;
+  if (v === "broken" || v === "incomplete" || v === "not_comparable") return null;
+  if (state.hostChanged) return toReference;
+  if (v === "pass" || v === "improvement") return null;
+  if (v === "undecided" || v === "regression") {
+    if (state.hasReference) return "ab";
+    return v === "undecided" && state.canRestart && startsCanDecide(verdict) ? "starts" : null;
+  }
+  if (v === "unmeasured") return baselineSideUnmeasured(verdict, state.hostChanged) ? toReference : null;
+  return null;
+}
+function stepOptions(step, s) {
+  if (step === "ab") return { alphaShare: 1 };
+  const later = s.hasReference || s.canRestart;
+  return { look: later ? "screen" : "last", alphaShare: 1, maxLooks: s.canRestart && !s.hasReference ? s.maxStarts : 1 };
+}
+function escalationReason(v, hostChanged) {
+  if (hostChanged) return "the host changed since the baseline, so the stored baseline cannot tell the PR from the host";
+  if (v.verdict === "regression") return `the stored baseline shows a regression (${v.regressions.join(", ")}), confirmed side by side before the PR is blamed`;
+  if (v.verdict === "unmeasured") return "the stored baseline has no valid measurement to judge against";
+  const rows = v.rows.filter((r) => r.gated && r.status === "undecided");
+  const blind = rows.filter((r) => r.blind === true).map((r) => r.label);
+  return blind.length > 0 ? `the stored baseline's centre is too uncertain to ever decide ${blind.join(", ")}` : `the stored baseline left ${rows.map((r) => r.label).join(", ")} between the boundaries`;
+}
+function sweepGpuMinutes(r) {
+  const ms = Date.parse(r.env.finished_at) - Date.parse(r.env.started_at);
+  const gpus = typeof r.env.gpu.count === "number" && r.env.gpu.count > 0 ? r.env.gpu.count : 1;
+  return Number.isFinite(ms) && ms > 0 ? ms / 6e4 * gpus : 0;
+}
+
+// src/gate/seq-baseline.ts
+function compareStarts(baseline, candidate, options, startOf) {
+  const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name).refreshes;
+  const spread2 = spreadOnHost(baseline, candidate.env);
+  const logs = (from, key) => from.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x))).filter((xs) => xs.length > 0);
+  const window2 = (key) => logs(onHost, key);
+  return compareToBaseline(
+    baseline,
+    candidate,
+    options,
+    (key, runs, info, opts) => {
+      const history = window2(key);
+      const used = history.slice(-Math.max(1, opts.centerWindow));
+      const values = runs.map((r) => r.value);
+      const centre = used.length > 0 ? median(used.map((r) => median(r))) : null;
+      if (centre !== null) {
+        const zeros = decideAtZeros(
+          values.map((v) => [Math.exp(centre), v]),
+          info.higherIsBetter,
+          history.length
+        );
+        if (zeros !== null) return zeros;
+      }
+      const byStart = /* @__PURE__ */ new Map();
+      for (const r of [...runs].sort((x, y) => x.repeat - y.repeat)) {
+        const k = startOf(r.repeat);
+        byStart.set(k, [...byStart.get(k) ?? [], Math.log(r.value)]);
+      }
+      const sign = info.higherIsBetter ? -1 : 1;
+      const increments = centre === null ? [] : [...byStart.values()].map((xs) => ({ x: sign * (median(xs) - centre), runs: xs.length }));
+      const d = decideSequentialRow(
+        {
+          increments,
+          // σ from every start of the base engine on this host (noise history and refreshes); the centre's
+          // own variance from the refreshes that form it.
+          noise: rowNoise(logs(spread2, key), { kind: "baseline" }, opts, history.slice(-Math.max(1, opts.centerWindow)).length),
+          design: info.design,
+          tolerance: info.tolerance,
+          baseline: centre === null ? null : Math.exp(centre),
+          candidate: values.length > 0 ? median(values) : null,
+          unit: "start"
+        },
+        opts
+      );
+      const nBaseline = used.reduce((a, r) => a + r.length, 0);
+      const scope = key.slice(key.indexOf("@") + 1);
+      const planned = onHost.slice(-Math.max(1, opts.centerWindow)).reduce((a, r) => a + (r.runs[key]?.length ?? 0) + r.invalid.filter((i) => i.scope === scope).length, 0);
+      return { ...d, nBaseline, baselinePlanned: Math.max(1, planned), nCandidate: values.length };
+    },
+    true
+  );
+}
+
+// src/sweep/confirm.ts
+init_rng();
+async function confirmVerdict(deps, cfg, first, resultPath, extraRepeats, onlyPoints = null) {
+  const all = first.points.length;
+  const points = onlyPoints === null ? [] : pointScopesOf(onlyPoints);
+  const which = onlyPoints === null || points.length >= all ? "" : ` of ${points.length} of ${all} points (${points.join(", ")})`;
+  deps.log(`servegate: undecided after ${cfg.repeats} repeat(s); running ${extraRepeats} more${which} to decide.`);
+  const extraCfg = {
+    ...cfg,
+    repeats: extraRepeats,
+    seed: deriveSeed(cfg.seed, "confirm"),
+    resume: false,
+    out: resultPath.replace(/\.json$/i, "") + ".confirm.json"
+  };
+  const ran = await deps.runSweep(extraCfg, { log: deps.log, ...deps.signal ? { signal: deps.signal } : {}, ...onlyPoints !== null ? { onlyPoints } : {} });
+  const measured = mergeStart(first, ran.result, onlyPoints, deps.mergeResults.bind(deps));
+  const extra = { result: dropPartialCurves(ran.result, onlyPoints, first) };
+  await deps.writeResultFile(resultPath, measured);
+  const note = `The first ${cfg.repeats} repeat(s) were undecided; ${extraRepeats} more were run and the verdict is over all of them.`;
+  return { measured, extra: extra.result, note };
+}
+
+// src/sweep/climb.ts
+async function climbStarts(deps, input2) {
+  const { cfg, baseline, hasReference, hostChanged } = input2;
+  const climb = { hasReference, canRestart: input2.canRestart, maxStarts: input2.maxStarts };
+  const look = (step2, last = false) => ({
+    ...stepOptions(step2, climb),
+    ...last ? { look: "last" } : {},
+    ...input2.hostChangeIsFinding ? { onHostChange: "judge" } : {}
+  });
+  const starts = [repeatsOf(input2.result)];
+  const startOf = (repeat) => Math.max(
+    0,
+    starts.findIndex((s) => s.has(repeat))
+  );
+  const spent = [sweepGpuMinutes(input2.result)];
+  const cap = cfg.gate.maxGpuMinutes ?? null;
+  let measured = input2.result;
+  let step = "baseline";
+  let verdict = deps.compareStarts(baseline, measured, look("baseline"), startOf);
+  let capped = false;
+  for (; ; ) {
+    const canRestart = input2.canRestart && starts.length < climb.maxStarts && !(capped = cap !== null && sum2(spent) >= cap);
+    if (nextStep(verdict, { step, canRestart, hasReference, hostChanged }) !== "starts") break;
+    const open4 = openPoints(verdict, measured);
+    const extra = await confirmVerdict(deps, cfg, measured, input2.resultPath, 1, open4.size > 0 ? open4 : null);
+    const before = repeatsOf(measured);
+    measured = extra.measured;
+    starts.push(new Set([...repeatsOf(measured)].filter((r) => !before.has(r))));
+    spent.push(sweepGpuMinutes(extra.extra));
+    step = "starts";
+    const last = starts.length >= climb.maxStarts || cap !== null && sum2(spent) >= cap;
+    verdict = deps.compareStarts(baseline, measured, look("baseline", last), startOf);
+  }
+  const next = nextStep(verdict, { step, canRestart: false, hasReference, hostChanged });
+  return { verdict, measured, starts: starts.length, spent, capped, next: next === "ab" && hasReference ? "ab" : null };
+}
+function repeatsOf(r) {
+  return new Set(r.points.flatMap((p) => p.runs.map((x) => x.repeat)));
+}
+function sum2(xs) {
+  return xs.reduce((a, x) => a + x, 0);
+}
+
+// src/cli/gate.ts
+init_redact();
+function whole(flag, raw, min3) {
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min3)
+    throw new UsageError(`servegate gate ${flag} ${JSON.stringify(raw)}: expected a whole number of at least ${min3}`);
+  return Number(raw);
+}
+function registerGateCommand(program2) {
+  program2.command("gate").description(
+    "Gate a candidate as the Action does: its sweep against a stored baseline, then more starts of its engine or an A/B with the reference engine where the baseline leaves a row open (exit codes as compare's)"
+  ).requiredOption("--baseline <file>", "stored baseline (servegate.baseline/v1) of the gated sweep on this host").option("--config <file>", "config file with the gated sweep and its gate settings (gate.reference_command, gate.max_gpu_minutes, …)").option("--sweep <name>", "named sweep of the config file (default: gate, else the only one)").option("--base-url <url>", "the candidate's server root (it is never restarted: one look, then undecided rows stay open)").option("--serve <cmd>", "start the candidate's engine with this command ({port}: a free loopback port); each further start is a fresh one").option("--model <id>", "model to request (default: the first of /v1/models)").option(
+    "--reference <cmd>",
+    "the base branch's engine as a serve command (default: gate.reference_command): decides what the baseline leaves open, side by side"
+  ).option("--no-confirm", "never start the candidate again: one look against the baseline").option("--max-starts <n>", "engine starts of the candidate in all, without a reference (default 8)", "8").option("--rounds <n>", "A/B: the first look after this many rounds (default 2)", "2").option("--max-rounds <n>", `A/B: look after every round up to this many (default ${DEFAULT_MAX_ROUNDS})`, String(DEFAULT_MAX_ROUNDS)).option("--out <file>", "result file of the candidate (default servegate-result.json); an A/B writes its sides in <out>-ab/").option("--markdown <file>", "also write the verdict as markdown").option("--json <file>", "also write the verdict as JSON").option("--fail-on <list>", `verdicts that fail, comma-separated (default ${DEFAULT_FAIL_ON.join(",")})`, DEFAULT_FAIL_ON.join(",")).action(async (flags) => {
+    const failOn = parseFailOn(flags.failOn, "--fail-on");
+    const maxStarts = whole("--max-starts", flags.maxStarts, 1);
+    const rounds = whole("--rounds", flags.rounds, 0);
+    const maxRounds = whole("--max-rounds", flags.maxRounds, 0);
+    const roundsWhy = roundsProblem(rounds) ?? maxRoundsProblem(rounds, maxRounds);
+    if (roundsWhy !== null) throw new UsageError(`servegate gate --rounds ${rounds} --max-rounds ${maxRounds}: ${roundsWhy}`);
+    for (const [path, flag] of [
+      [flags.markdown, "--markdown"],
+      [flags.json, "--json"],
+      [flags.out, "--out"]
+    ])
+      assertWritableOutput(path, flag);
+    const file2 = flags.config ? await loadConfigFile(flags.config) : null;
+    const runFlags = {
+      ...flags.sweep !== void 0 ? { sweep: flags.sweep } : {},
+      ...flags.baseUrl !== void 0 ? { baseUrl: flags.baseUrl } : {},
+      ...flags.serve !== void 0 ? { serve: flags.serve } : {},
+      ...flags.model !== void 0 ? { model: flags.model } : {},
+      ...flags.out !== void 0 ? { out: flags.out } : {}
+    };
+    const cfg = resolveConfig({ file: file2, filePath: flags.config ?? null, flags: runFlags, env: process.env });
+    const reference = flags.reference ?? cfg.gate.referenceCommand ?? null;
+    rememberSecrets([...cfg.secrets ?? [], ...reference === null ? [] : [reference]]);
+    const log = (line) => void process.stderr.write(`${redactSecrets(line)}
+`);
+    if (cfg.serve == null && cfg.server.baseUrl === null) {
+      throw new UsageError("servegate gate: the candidate has no server: give --serve or --base-url (or server.command / server.base_url in the config)");
+    }
+    const baseline = await readBaseline(flags.baseline);
+    const canRestart = flags.confirm && cfg.serve != null;
+    const sequential = reference !== null || canRestart;
+    const firstCfg = sequential && cfg.repeats > 1 ? { ...cfg, repeats: 1 } : cfg;
+    if (firstCfg !== cfg)
+      log(`servegate gate: the first sweep runs one run per point (the sweep's repeats: ${cfg.repeats}): a sequential step may follow it.`);
+    const { result, resultPath } = await runSweep(firstCfg, { log });
+    const hostChanged = hostChangedSince(baseline, result);
+    const gateOptions = optionsFromGateSettings(cfg.gate);
+    const climbed = await climbStarts(
+      {
+        runSweep,
+        mergeResults,
+        writeResultFile,
+        compareStarts: (b, candidate, step, startOf) => compareStarts(b, candidate, { ...gateOptions, ...step }, startOf),
+        log
+      },
+      { cfg, baseline, result, resultPath, hasReference: reference !== null, canRestart, maxStarts, hostChangeIsFinding: false, hostChanged }
+    );
+    const cap = cfg.gate.maxGpuMinutes ?? null;
+    const engineStarts = cfg.serve != null ? climbed.starts : 0;
+    const pointRuns2 = climbed.measured.points.reduce((n, p) => n + p.runs.length, 0);
+    let verdict = climbed.verdict;
+    verdict.cost = costOf({ engineStarts, pointRuns: pointRuns2 }, sum2(climbed.spent), cap, climbed.capped && verdict.verdict === "undecided");
+    if (verdict.cost.capped) verdict.reasons.unshift(`undecided: ${capLine(cap, sum2(climbed.spent))}`);
+    if (climbed.starts > 1)
+      log(`servegate gate: the candidate's engine was started ${climbed.starts} times; every start is an increment of the same sequential test.`);
+    if (climbed.next === "ab" && reference !== null) {
+      log(`servegate gate: escalating to A/B with the reference engine: ${escalationReason(verdict, hostChanged)}.`);
+      const cfgA = resolveConfig({ file: file2, filePath: flags.config ?? null, flags: { ...runFlags, baseUrl: void 0, serve: reference }, env: process.env });
+      const bFirst = climbed.starts === 1 ? reusableFirstSlot(climbed.measured, cfg, false) : null;
+      const outDir = join6(resultPath.replace(/\.json$/i, "") + "-ab");
+      const outcome = await runAB(
+        {
+          a: cfgA,
+          b: cfg,
+          rounds,
+          maxRounds,
+          outDir,
+          gateOptions,
+          history: baseline,
+          maxGpuMinutes: cap,
+          spentGpuMinutes: sum2(climbed.spent),
+          spent: { engineStarts, pointRuns: pointRuns2 },
+          ...bFirst !== null ? { bFirst } : {}
+        },
+        { log }
+      );
+      verdict = outcome.verdict;
+      verdict.reasons.unshift(`escalated to A/B with the reference engine (files in ${outDir}): ${escalationReason(climbed.verdict, hostChanged)}`);
+    }
+    process.stdout.write(renderVerdictText(verdict));
+    if (flags.markdown) await writeFileAtomic(flags.markdown, renderVerdictMarkdown(verdict));
+    if (flags.json) await writeJsonAtomic(flags.json, { schema: "servegate.verdict/v1", baseline: flags.baseline, candidate: resultPath, ...verdict });
+    process.exitCode = gateExit(verdict.verdict, failOn);
+  });
+}
+
 // src/cli/baseline.ts
 init_errors();
 import { existsSync as existsSync4 } from "node:fs";
@@ -84143,671 +85086,7 @@ function registerReportCommand(program2, deps) {
 }
 
 // src/cli/ab.ts
-import { join as join6 } from "node:path";
-
-// src/ab/run-ab.ts
-init_errors();
-init_base_url();
-import { mkdirSync as mkdirSync2 } from "node:fs";
-import { join as join5 } from "node:path";
-
-// src/plan/ab-schedule.ts
-var MIN_AB_ROUNDS = 2;
-function roundsProblem(rounds) {
-  if (Number.isInteger(rounds) && rounds >= MIN_AB_ROUNDS) return null;
-  return `expected a whole number of at least ${MIN_AB_ROUNDS} rounds (the first look needs a round of each order, A B and B A)`;
-}
-function slotOrder(rounds) {
-  const order = [];
-  for (let r = 0; r < rounds; r++) order.push(...r % 2 === 0 ? ["A", "B"] : ["B", "A"]);
-  return order;
-}
-function slotOf(side, repeat) {
-  const round = repeat - 1;
-  const first = round % 2 === 0 ? "A" : "B";
-  return 2 * round + (side === first ? 1 : 2);
-}
-function parseGpuList(value, what) {
-  const list = value.split(",").map((g2) => g2.trim());
-  const bad = list.find((g2) => !/^(\d+|(GPU|MIG)-[A-Za-z0-9/-]+)$/.test(g2));
-  if (list.length === 0 || bad !== void 0) throw new Error(`${what} "${value}": expected GPU indices or UUIDs separated by commas, e.g. 0,1`);
-  if (new Set(list).size !== list.length) throw new Error(`${what} "${value}": a GPU is named twice`);
-  return list;
-}
-var CLI_NAMES = { resident: "--resident", aGpus: "--a-gpus", bGpus: "--b-gpus", maxRounds: "--max-rounds" };
-function residentProblem(hostGpus, gpus, names = CLI_NAMES) {
-  if (hostGpus === "unknown" || hostGpus === 0) return null;
-  const drop = `or drop ${names.resident} so that each side is started only for its own slots`;
-  const a = gpus.A;
-  const b = gpus.B;
-  if (a === void 0 || b === void 0) {
-    return `servegate ab: ${names.resident}: A and B would share this host's ${hostGpus === 1 ? "GPU" : `${hostGpus} GPUs`}: give each side GPUs of its own with ${names.aGpus} and ${names.bGpus} (disjoint, e.g. 0 and 1), ${drop}`;
-  }
-  const shared = a.filter((g2) => b.includes(g2));
-  if (shared.length > 0)
-    return `servegate ab: ${names.resident}: ${names.aGpus} and ${names.bGpus} both name GPU ${shared.join(", ")}: give each side GPUs of its own, ${drop}`;
-  return null;
-}
-function gpuMinutes(wallMinutes, gpus) {
-  return gpus > 0 ? wallMinutes * gpus : wallMinutes;
-}
-function gpusHeld(hostGpus, gpus) {
-  const union2 = /* @__PURE__ */ new Set([...gpus.A ?? [], ...gpus.B ?? []]);
-  if (gpus.A !== void 0 && gpus.B !== void 0) return union2.size;
-  return typeof hostGpus === "number" ? hostGpus : union2.size;
-}
-function modeWhy(mode, gpus, commands, names = CLI_NAMES) {
-  const on = ["A", "B"].filter((s) => gpus[s] !== void 0).map((s) => `${s} on GPUs ${gpus[s].join(",")}`);
-  const byUrl = ["A", "B"].filter((s) => !commands.includes(s)).map((s) => `${s} is a server given by URL, up for the whole job`);
-  const parts = [
-    mode === "resident" ? `resident: ${names.resident}` : "exclusive: the default; each side is started afresh for each of its slots and stopped before the other's"
-  ];
-  parts.push(...on.length > 0 || mode === "exclusive" ? on : ["both engines up for the whole job (no GPU seen on this host)"]);
-  return [parts.join(", "), ...byUrl].join("; ");
-}
-function scheduleLines(s) {
-  const lines2 = [`Mode: ${s.why}.`, `Slots: ${s.order.map((side, i) => `${i + 1}:${side}`).join(" ")}.`];
-  if (s.rounds !== void 0 && s.max_rounds !== void 0 && s.max_rounds > s.rounds) {
-    lines2.push(`Rounds: ${s.rounds} of at most ${s.max_rounds}: the look after round ${s.rounds} decided every gated row.`);
-  } else if (s.rounds !== void 0) {
-    lines2.push(`Rounds: ${s.rounds}.`);
-  }
-  if (s.starts.length > 0) {
-    const starts = s.starts.map(
-      (st) => `${st.side} for slot${st.slots.length === 1 ? "" : "s"} ${st.slots.join(",") || "none"} (ready after ${seconds(st.ready_s)}, up ${seconds(st.wall_s)})`
-    );
-    lines2.push(`Engine starts (${s.starts.length}): ${starts.join("; ")}.`);
-  } else {
-    lines2.push("Engine starts: none (both sides are servers given by URL).");
-  }
-  lines2.push(
-    s.gpus > 0 ? `GPU-minutes: ${round1(s.gpu_minutes)} (${round1(s.wall_minutes)} wall minutes × ${s.gpus} GPU${s.gpus === 1 ? "" : "s"}).` : `GPU-minutes: no GPU was seen on this host; the job took ${round1(s.wall_minutes)} wall minutes.`
-  );
-  return lines2;
-}
-function seconds(s) {
-  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
-}
-function round1(x) {
-  return x < 10 ? x.toFixed(2) : x.toFixed(1);
-}
-
-// src/gate/seq-noise.ts
-var PRIOR_BOUND_DF = 30;
-function safetyFactor(df) {
-  if (!Number.isFinite(df)) return 1;
-  return 1 / Math.max(1e-6, chi2Ratio(Math.max(PRIOR_BOUND_DF, df), -1.2816));
-}
-function rowNoise(historyLogs, source, opts, centre) {
-  const n = estimateNoise(historyLogs, [], opts);
-  const window2 = centre ?? n.window;
-  const day2 = n.day2 * safetyFactor(n.dayDf);
-  const within2 = n.within2 * safetyFactor(n.withinDf);
-  const base = { day2: n.day2, within2: n.within2, refreshes: n.refreshes };
-  if (source.kind === "baseline") {
-    const center2 = window2 > 0 ? varMedianFactor(window2) * (day2 + varMedianFactor(n.runsPerRefresh) * within2) : Infinity;
-    return { ...base, v: (runs) => day2 + varMedianFactor(Math.max(1, runs)) * within2, shared: center2 };
-  }
-  const restarted = [source.restarted.A, source.restarted.B].filter((r) => r).length;
-  return { ...base, v: (runs) => restarted * day2 + 2 * varMedianFactor(Math.max(1, runs)) * within2, shared: (2 - restarted) * day2 };
-}
-function checkedVariance(xs, v) {
-  const df = xs.length - 1;
-  if (df < 2) return { v, wider: false, observed: NaN };
-  const s2 = sampleVariance2(xs);
-  if (s2 <= v * chi2Ratio(df, 2.326)) return { v, wider: false, observed: s2 };
-  return { v: Math.max(v, s2 / chi2Ratio(df, -1.645)), wider: true, observed: s2 };
-}
-
-// src/gate/sequential.ts
-var TIE = 1e-9;
-var DEFAULT_CLIP = 2.5;
-function logLikelihoodRatio(incs, d) {
-  let w = 0;
-  let t = 0;
-  let raw = 0;
-  for (const { x, v, maxStep, clip: clip2 } of incs) {
-    const half = d.delta / 2;
-    const c = Math.min((clip2 ?? d.clip) * Math.sqrt(v + d.shared), maxStep === void 0 ? Infinity : maxStep * v / d.delta);
-    const clipped = half + Math.min(c, Math.max(-c, x - half));
-    w += 1 / v;
-    t += clipped / v;
-    raw += x / v;
-  }
-  return { llr: d.delta * (t - d.delta * w / 2) / (1 + d.shared * w), w, t, mean: raw / w };
-}
-function boundaries(d) {
-  return { upper: Math.log(1 / d.alpha), lower: Math.log(d.beta) };
-}
-function decideSequential(incs, d, final = false) {
-  const { upper, lower } = boundaries(d);
-  let out = { status: "continue", look: 0, llr: 0, upper, lower, mean: 0, se: Infinity };
-  for (let n = 1; n <= incs.length; n++) {
-    const { llr, w, mean: mean2 } = logLikelihoodRatio(incs.slice(0, n), d);
-    out = { status: "continue", look: n, llr, upper, lower, mean: mean2, se: Math.sqrt(1 / w + d.shared) };
-    if (llr >= upper - TIE && mean2 > d.tolerance) return { ...out, status: "regression" };
-    if (llr <= lower + TIE) {
-      const better = -mean2 > d.tolerance && -mean2 > Math.sqrt(2 * upper) * out.se;
-      return { ...out, status: better ? "improvement" : "pass" };
-    }
-    if (n >= d.maxLooks) return { ...out, status: "undecided" };
-  }
-  return final && incs.length > 0 ? { ...out, status: "undecided" } : out;
-}
-function incrementsToDecide(v, d) {
-  const { upper, lower } = boundaries(d);
-  const need = (b) => {
-    const denom = d.delta * d.delta / 2 - b * d.shared;
-    return denom <= 0 ? Infinity : b * v / denom;
-  };
-  return { pass: need(-lower), regression: need(upper) };
-}
-
-// src/gate/seq-row.ts
-function decideSequentialRow(input2, opts) {
-  const n = input2.increments.length;
-  const out = noDecision(n, n, input2.noise.refreshes);
-  out.baseline = input2.baseline;
-  out.candidate = input2.candidate;
-  if (n === 0) {
-    out.notes.push(`no ${input2.unit} with a valid measurement on both sides`);
-    return out;
-  }
-  const alpha = opts.alpha * opts.alphaShare / Math.max(1, opts.rows);
-  const xs = input2.increments.map((i) => i.x);
-  const runs = Math.round(input2.increments.reduce((a, i) => a + i.runs, 0) / n);
-  const check2 = input2.noise.shared > 0 ? { v: input2.noise.v(runs), wider: false, observed: NaN } : checkedVariance(xs, input2.noise.v(runs));
-  const scale = check2.v / input2.noise.v(runs);
-  const half = Math.log(1 / alpha) / 3;
-  const incs = input2.increments.map((i) => ({
-    x: i.x,
-    v: input2.noise.v(i.runs) * scale,
-    ...i.runs <= 1 ? { maxStep: half } : {},
-    ...i.runs >= 3 ? { clip: Infinity } : {}
-  }));
-  const designed = Math.max(input2.design, 2 * input2.tolerance);
-  const design = {
-    delta: Math.log(1 + designed),
-    alpha,
-    beta: 1 - opts.power,
-    shared: input2.noise.shared,
-    tolerance: Math.log(1 + input2.tolerance),
-    clip: DEFAULT_CLIP,
-    maxLooks: opts.maxLooks
-  };
-  const r = decideSequential(incs, design, opts.look === "last");
-  const vNow = incs.slice(0, r.look).reduce((a, i) => a + 1 / i.v, 0);
-  const at = (b) => design.delta / 2 + b * (1 + design.shared * vNow) / (design.delta * vNow);
-  const blind = !Number.isFinite(incrementsToDecide(check2.v, design).pass);
-  Object.assign(out, {
-    d: r.mean,
-    bar: at(r.upper),
-    margin: at(r.upper) - at(r.lower),
-    sigma: r.se,
-    mdc: design.delta,
-    blind,
-    level: alpha,
-    df: Infinity
-  });
-  if (check2.wider) {
-    out.notes.push(
-      `this job's ${input2.unit}s spread wider (σ ${(Math.sqrt(check2.observed) * 100).toFixed(1)} %) than the host's history allows (${(Math.sqrt(input2.noise.v(runs)) * 100).toFixed(1)} %): decided with their own upper bound`
-    );
-  }
-  const where = `Λ ${r.llr.toFixed(2)} at ${input2.unit} ${r.look}`;
-  if (r.status === "regression") {
-    out.notes.push(`${where} crossed the regression boundary ln(1/α) = ${r.upper.toFixed(2)}`);
-    return { ...out, status: "regression" };
-  }
-  if (r.status === "pass" || r.status === "improvement") {
-    out.notes.push(`${where} crossed the pass boundary ln β = ${r.lower.toFixed(2)}: a change of ${(designed * 100).toFixed(0)} % is ruled out`);
-    return { ...out, status: r.status };
-  }
-  if (blind) {
-    out.notes.push(
-      `blind: the reference's own uncertainty (σ ${(Math.sqrt(design.shared) * 100).toFixed(1)} %) leaves too little information to rule out ${(designed * 100).toFixed(0)} % however many ${input2.unit}s follow; engine starts of both sides (a serve command) would give it power`
-    );
-  } else if (r.status === "undecided") {
-    out.notes.push(`${where} is between the boundaries ${r.lower.toFixed(2)} and ${r.upper.toFixed(2)} after the last ${input2.unit} allowed`);
-  } else {
-    out.notes.push(`${where} is between the boundaries ${r.lower.toFixed(2)} and ${r.upper.toFixed(2)}: more ${input2.unit}s needed`);
-  }
-  return { ...out, status: "undecided", blind };
-}
-function decideAtZeros(pairs, higherIsBetter, history) {
-  const n = pairs.length;
-  const zerosA = pairs.filter(([a]) => !(a > 0)).length;
-  const zerosB = pairs.filter(([, b]) => !(b > 0)).length;
-  if (zerosA === 0 && zerosB === 0) return null;
-  const base = noDecision(n, n, history);
-  base.baseline = zerosA === n ? 0 : null;
-  base.candidate = zerosB === n ? 0 : null;
-  if (zerosA === n && zerosB === n) {
-    base.notes.push("zero on both sides (the target is unreachable for A and for B)");
-    return { ...base, status: "pass" };
-  }
-  const candidateZero = zerosB >= n - allowedDisagreements(n) && zerosA <= allowedDisagreements(n);
-  const referenceZero = zerosA >= n - allowedDisagreements(n) && zerosB <= allowedDisagreements(n);
-  if (candidateZero || referenceZero) {
-    base.notes.push(candidateZero ? "B dropped to zero" : "B rose from zero");
-    return { ...base, status: candidateZero === higherIsBetter ? "regression" : "improvement" };
-  }
-  base.notes.push(`zeros in ${zerosA} A and ${zerosB} B ${n === 1 ? "pair" : "pairs"} of ${n}`);
-  return { ...base, status: "undecided" };
-}
-
-// src/gate/paired.ts
-function decidePaired(input2, opts) {
-  const zeros = decideAtZeros(input2.pairs, input2.higherIsBetter, input2.history.length);
-  if (zeros !== null) return zeros;
-  const sign = input2.higherIsBetter ? -1 : 1;
-  const geo = (xs) => xs.length === 0 ? null : Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
-  return decideSequentialRow(
-    {
-      increments: input2.pairs.map(([a, b]) => ({ x: sign * (Math.log(b) - Math.log(a)), runs: 1 })),
-      noise: rowNoise(input2.history, { kind: "ab", restarted: input2.restarted }, opts),
-      design: input2.design,
-      tolerance: input2.tolerance,
-      baseline: geo(input2.pairs.map(([a]) => a)),
-      candidate: geo(input2.pairs.map(([, b]) => b)),
-      unit: "round"
-    },
-    opts
-  );
-}
-function pairUp(a, b) {
-  const usable2 = (r) => r.valid && r.value !== null;
-  const byRepeat = new Map(a.filter(usable2).map((r) => [r.repeat, r.value]));
-  const kept = b.filter(usable2).filter((r) => byRepeat.has(r.repeat)).sort((x, y) => x.repeat - y.repeat);
-  return { pairs: kept.map((r) => [byRepeat.get(r.repeat), r.value]), rounds: kept.map((r) => r.repeat) };
-}
-
-// src/gate/ab-verdict.ts
-var BOTH = { A: true, B: true };
-function compareAB(a, b, options = {}, restarted = BOTH, history = null) {
-  const baseline = referenceBaseline(a);
-  const rounds = typeof a.config.repeats === "number" ? a.config.repeats : 1;
-  options = { maxLooks: Math.max(1, rounds), ...options };
-  const opts = resolveGateOptions(baseline, options);
-  const figuresA = extractFigures(a, opts);
-  const onHost = history === null ? [] : spreadOnHost(history, b.env);
-  const logsOf = (key) => onHost.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x)));
-  const verdict = compareToBaseline(baseline, b, options, (key, candidateRuns, info, rowOpts) => {
-    const { pairs } = pairUp(figuresA.get(key) ?? [], candidateRuns);
-    return decidePaired({ pairs, restarted, history: logsOf(key), ...info }, rowOpts);
-  });
-  const spoiled = verdict.rows.some((r) => r.gated && (r.status === "unmeasured" || r.status === "invalid"));
-  const troubles = referenceTroubles(a);
-  if (verdict.verdict === "unmeasured" && spoiled && troubles.length > 0) {
-    verdict.reasons.unshift(`unmeasured: the reference A broke or was spoiled, so B could not be measured against it: ${troubles.join("; ")}`);
-  }
-  const spoiledB = invalidSlotLines("B", null, b);
-  if (verdict.verdict === "unmeasured" && spoiledB.length > 0)
-    verdict.reasons.unshift(`unmeasured: B (the candidate) was not measured cleanly: ${spoiledB.join("; ")}`);
-  if (verdict.verdict === "broken") {
-    const failed2 = failedSlotLines("B", b);
-    verdict.reasons.unshift(`broken: B (the candidate) broke${failed2.length > 0 ? `: ${failed2.join("; ")}` : ""}`);
-  }
-  if (verdict.verdict === "regression") verdict.reasons.unshift(`B regressed: ${verdict.regressions.join(", ")} (B is worse than A beyond the bar)`);
-  const fixed = ["A", "B"].filter((s) => !restarted[s]);
-  if (verdict.verdict === "undecided" && fixed.length > 0) {
-    verdict.reasons.splice(
-      1,
-      0,
-      `${fixed.join(" and ")} ${fixed.length === 1 ? "was" : "were"} never restarted (a server given by URL, or resident): ${fixed.length === 1 ? "its start offset is" : "their start offsets are"} shared by every round and never average away; serve commands for both sides, started afresh for every slot, would let the gate decide`
-    );
-  }
-  return verdict;
-}
-function invalidSlotLines(side, slot, result) {
-  const bySlot = /* @__PURE__ */ new Map();
-  for (const p of result.points) {
-    for (const r of p.runs) {
-      if (r.validity.valid) continue;
-      const n = slot ?? slotOf(side, r.repeat);
-      for (const issue2 of r.validity.issues) {
-        if (issue2.code === "checks_not_run" || CODE_BLAME[issue2.code] !== "unmeasured") continue;
-        const codes = bySlot.get(n) ?? /* @__PURE__ */ new Map();
-        if (!codes.has(issue2.code)) codes.set(issue2.code, issueWhy(issue2.detail));
-        bySlot.set(n, codes);
-      }
-    }
-  }
-  return [...bySlot.entries()].sort((x, y) => x[0] - y[0]).map(([n, codes]) => `${side}'s runs in slot ${n} are invalid: ${[...codes].map(([code, why]) => why === "" ? code : `${code} (${why})`).join(", ")}`);
-}
-function failedSlotLines(side, result) {
-  const out = [];
-  for (const p of result.points) {
-    for (const r of p.runs) {
-      const failed2 = failedText2(r);
-      if (failed2 !== null) out.push(`${side}'s run in slot ${slotOf(side, r.repeat)} at ${p.input_len}x${p.output_len}@c${p.concurrency}: ${failed2}`);
-    }
-  }
-  return out;
-}
-function issueWhy(detail) {
-  const colon = detail.indexOf(": ");
-  return (colon >= 0 ? detail.slice(colon + 2) : detail).replace(/\.$/, "").trim();
-}
-function referenceBaseline(a) {
-  const refresh2 = refreshFromResult(a);
-  if (Object.values(refresh2.runs).some((v) => v.length > 0)) return baselineFromResult(a, "A");
-  return { schema: BASELINE_SCHEMA, name: "A", target: a.target, profile: profileOf(a), refreshes: [refresh2] };
-}
-function referenceTroubles(a) {
-  const out = [];
-  for (const p of a.points) {
-    for (const r of p.runs) {
-      if (r.validity.valid && r.failed === 0) continue;
-      const where = `A's run ${r.repeat} at ${p.input_len}x${p.output_len}@c${p.concurrency}`;
-      const codes = [...new Set(r.validity.issues.map((i) => i.code))];
-      out.push(`${where}: ${[failedText2(r), codes.length > 0 ? codes.join(", ") : null].filter((x) => x !== null).join(", ")}`);
-    }
-  }
-  return out;
-}
-function failedText2(r) {
-  if (r.failed === 0) return null;
-  const kinds = Object.entries(r.errors ?? {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ×${n}`);
-  return `${r.failed} request${r.failed === 1 ? "" : "s"} failed${kinds.length > 0 ? ` (${kinds.join(", ")})` : ""}`;
-}
-
-// src/gate/ab-looks.ts
-function lookRounds(rounds, maxRounds) {
-  const out = [];
-  for (let r = rounds; r <= Math.max(rounds, maxRounds); r++) out.push(r);
-  return out;
-}
-function maxRoundsProblem(rounds, maxRounds) {
-  if (Number.isInteger(maxRounds) && maxRounds >= rounds) return null;
-  return `expected a whole number of rounds no smaller than the first look's ${rounds}`;
-}
-function settled(v) {
-  if (v.verdict === "regression" || v.verdict === "broken" || v.verdict === "not_comparable") return true;
-  const gated = v.rows.filter((r) => r.gated);
-  return gated.length > 0 && gated.every((r) => r.status === "pass" || r.status === "improvement" || r.status === "undecided" && r.blind === true);
-}
-function firstRounds(result, rounds) {
-  const keep2 = (runs) => runs.filter((r) => r.repeat <= rounds);
-  const per = pointRepeats(result);
-  const cut = {
-    ...result,
-    // An escalating job's points keep the rounds they were planned for, up to this one.
-    config: {
-      ...result.config,
-      repeats: rounds,
-      ...per === null ? {} : { point_repeats: Object.fromEntries(Object.entries(per).map(([k, n]) => [k, Math.min(n, rounds)])) }
-    },
-    points: result.points.map((p) => ({ ...p, runs: keep2(p.runs) })),
-    at_target: result.at_target.map((s) => ({ ...s, runs: keep2(s.runs) }))
-  };
-  if (result.fingerprint !== void 0) cut.fingerprint = fingerprintOf(cut);
-  return cut;
-}
-function lookAt(a, b, round, maxRounds, opts, restarted, history = null) {
-  const last = round >= maxRounds;
-  const verdict = compareAB(firstRounds(a, round), firstRounds(b, round), { ...opts, look: last ? "last" : "screen", maxLooks: maxRounds }, restarted, history);
-  return { verdict, done: last || settled(verdict) };
-}
-
-// src/ab/run-ab.ts
-var CandidateBrokeBeforeMeasuring = class extends UsageError {
-};
-async function runAB(opts, deps) {
-  const rounds = roundsProblem(opts.rounds);
-  if (rounds !== null) throw new UsageError(`servegate ab: --rounds ${opts.rounds}: ${rounds}`);
-  const names = opts.names ?? CLI_NAMES;
-  const maxRounds = opts.maxRounds ?? opts.rounds;
-  const maxProblem = maxRoundsProblem(opts.rounds, maxRounds);
-  if (maxProblem !== null) throw new UsageError(`servegate ab: ${names.maxRounds} ${maxRounds}: ${maxProblem}`);
-  const looks = new Set(lookRounds(opts.rounds, maxRounds));
-  const cfgs = { A: opts.a, B: opts.b };
-  const gpus = opts.gpus ?? {};
-  for (const side of ["A", "B"]) {
-    const c = cfgs[side];
-    if (c.serve == null && c.server.baseUrl === null)
-      throw new UsageError(`servegate ab: side ${side}: no server: give --${side.toLowerCase()}-base-url or --${side.toLowerCase()}-serve`);
-    if (gpus[side] !== void 0 && c.serve == null) {
-      throw new UsageError(
-        `servegate ab: ${side === "A" ? names.aGpus : names.bGpus} needs ${side}'s serve command: servegate sets CUDA_VISIBLE_DEVICES only for a command it starts`
-      );
-    }
-  }
-  const t0 = Date.now();
-  const exec = deps.exec ?? createExec();
-  const inventory = await queryGpuInventory(exec);
-  const mode = opts.resident === true ? "resident" : "exclusive";
-  if (mode === "resident") {
-    const problem = residentProblem(inventory.count, gpus, names);
-    if (problem !== null) throw new UsageError(problem);
-  }
-  mkdirSync2(opts.outDir, { recursive: true });
-  const paths = { a: join5(opts.outDir, "a.json"), b: join5(opts.outDir, "b.json") };
-  const commands = ["A", "B"].filter((s) => cfgs[s].serve != null);
-  const order = slotOrder(maxRounds);
-  const reused = mode === "exclusive" && commands.includes("B") && opts.bFirst !== void 0 ? opts.bFirst : null;
-  const starts = [];
-  for (const side of commands) {
-    if (cfgs[side].warmup === 0) deps.log(`servegate ab: warning: warmup is 0, so the first requests after each start of ${side} meet a cold engine`);
-  }
-  const running = /* @__PURE__ */ new Map();
-  const startSide = async (side, slot) => {
-    const c = cfgs[side];
-    if (!c.serve) return;
-    const at = Date.now();
-    let handle;
-    try {
-      handle = await startServer({
-        command: c.serve.command,
-        baseUrl: c.server.baseUrl === null ? null : normalizeBaseUrl(c.server.baseUrl).root,
-        readyTimeoutMs: c.serve.readyTimeoutS * 1e3,
-        stopTimeoutMs: c.serve.stopTimeoutS * 1e3,
-        stopCommand: c.serve.stopCommand,
-        logPath: join5(opts.outDir, `${side.toLowerCase()}.server.log`),
-        // One log per side: each later start appends to it.
-        appendLog: starts.some((s) => s.side === side),
-        apiKey: c.apiKey,
-        secrets: c.serve.secrets,
-        ...c.serve.env !== void 0 ? { passEnv: c.serve.env } : {},
-        extraEnv: gpuEnv(gpus[side]),
-        isolation: c.isolation ?? "auto",
-        log: (line) => deps.log(`${side}: ${line}`),
-        ...deps.signal ? { signal: deps.signal } : {}
-      });
-    } catch (err) {
-      if (err instanceof ServerStartCancelled)
-        throw new UsageError(`servegate ab: interrupted while ${side}'s server was starting for slot ${slot}; finished slots are in ${opts.outDir}`);
-      if (!(err instanceof ServerStartFailed)) throw err;
-      const what = `servegate ab: ${side}'s server did not start for slot ${slot}: ${err.message}`;
-      if (side === "A") throw new UsageError(what, err.hint);
-      throw new BStartFailed(what, err);
-    }
-    const start = { side, slots: [], ready_s: round2(handle.readyS ?? (Date.now() - at) / 1e3), wall_s: 0 };
-    starts.push(start);
-    running.set(side, { handle, start, at });
-  };
-  const stopSide = async (side) => {
-    const up = running.get(side);
-    if (up === void 0) return;
-    running.delete(side);
-    await up.handle.stop();
-    up.start.wall_s = round2((Date.now() - up.at) / 1e3);
-  };
-  const acc = {};
-  const restarted = { A: mode === "exclusive" && commands.includes("A"), B: mode === "exclusive" && commands.includes("B") };
-  let stopped = null;
-  let capped = false;
-  const gpuSoFar = () => (opts.spentGpuMinutes ?? 0) + gpuMinutes((Date.now() - t0) / 6e4, gpusHeld(inventory.count, gpus));
-  let measured = null;
-  const keep2 = async (side, slot) => {
-    const merged = mergeStart(acc[side], slot, measured);
-    merged.config = { ...merged.config, repeats: maxRounds };
-    if (slot.interrupted !== void 0) merged.interrupted = slot.interrupted;
-    acc[side] = merged;
-    await writeResultFile(side === "A" ? paths.a : paths.b, merged);
-  };
-  const bBroke = async (what, server) => {
-    deps.log(what.split("\n")[0]);
-    const b = acc.B;
-    if (b === void 0) throw new CandidateBrokeBeforeMeasuring(`${what.split("\n")[0]}, so no slot of B was measured
-${server.log_tail.join("\n")}`);
-    b.interrupted = {
-      at: (/* @__PURE__ */ new Date()).toISOString(),
-      reason: SERVER_EXITED,
-      cut_run: null,
-      finished_runs: b.points.reduce((n, p) => n + p.runs.length, 0),
-      planned_runs: b.points.length * maxRounds,
-      server
-    };
-    await writeResultFile(paths.b, b);
-  };
-  try {
-    if (mode === "resident") for (const side of ["A", "B"]) await startSide(side, order.indexOf(side) + 1);
-    for (const [i, side] of order.entries()) {
-      const round = Math.floor(i / 2);
-      const slotNo = i + 1;
-      if (reused !== null && i === 1) {
-        await stopSide("A");
-        deps.log(`servegate ab: slot 2 of ${order.length} — B (round 1): the PR's first sweep, measured on an engine start of its own before the job`);
-        await keep2("B", reused);
-        deps.onSlotDone?.("B", round, i, order.length);
-        continue;
-      }
-      if (mode === "exclusive") {
-        for (const s of ["A", "B"]) await stopSide(s);
-        await startSide(side, slotNo);
-      }
-      const up = running.get(side);
-      up?.start.slots.push(slotNo);
-      const kept = up?.handle;
-      const out = join5(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
-      deps.log(`servegate ab: slot ${slotNo} of ${order.length} — ${side} (round ${round + 1})`);
-      const cfg = {
-        ...cfgs[side],
-        repeats: 1,
-        resume: false,
-        // Every slot draws prompts of its own: a server's prefix cache never serves a later slot.
-        seedPinned: false,
-        out
-      };
-      const diedBefore = async () => {
-        if (kept === void 0) return false;
-        if (kept.exit() === null) await Promise.race([kept.exited, new Promise((r) => setTimeout(r, 1e3))]);
-        return kept.exit() !== null;
-      };
-      const deadSide = async () => {
-        const exit = kept.exit();
-        await kept.settleLog(1e3);
-        const what = `${side}'s server ${describeExit(exit)} before slot ${slotNo}`;
-        if (side === "A")
-          throw new UsageError(`servegate ab: A (the reference) failed: ${what}
-${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
-        await bBroke(what, { exit_code: exit.code, signal: exit.signal, log_tail: kept.tail() });
-      };
-      if (kept !== void 0 && kept.exit() !== null) {
-        await deadSide();
-        break;
-      }
-      try {
-        const sweepDeps = {
-          ...deps.sweepDeps,
-          log: deps.log,
-          ...deps.exec ? { exec: deps.exec } : {},
-          ...deps.signal ? { signal: deps.signal } : {},
-          ...kept ? { server: kept } : {}
-        };
-        const { result } = await runSweep(cfg, { ...sweepDeps, onlyPoints: measured });
-        await keep2(side, result);
-        for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`);
-      } catch (err) {
-        if (!(err instanceof ServerExitedDuringSweep)) {
-          if (!await diedBefore()) throw err;
-          await deadSide();
-          break;
-        }
-        if (side === "A") throw new UsageError(`servegate ab: A (the reference) failed in slot ${slotNo}: ${err.message}`, err.hint);
-        deps.log(`servegate ab: B's server exited during slot ${slotNo}: ${err.message.split("\n")[0]}`);
-        await keep2(side, await readResultFile(out));
-        break;
-      }
-      deps.onSlotDone?.(side, round, i, order.length);
-      if (i % 2 === 1 && looks.has(round + 1) && acc.A !== void 0 && acc.B !== void 0) {
-        const cap = opts.maxGpuMinutes ?? null;
-        capped = cap !== null && gpuSoFar() >= cap && round + 1 < maxRounds;
-        const look = lookAt(acc.A, acc.B, round + 1, capped ? round + 1 : maxRounds, opts.gateOptions, restarted, opts.history ?? null);
-        if (look.done) {
-          stopped = { rounds: round + 1, verdict: look.verdict };
-          const open4 = look.verdict.rows.filter((r) => r.gated && r.status === "undecided").length;
-          deps.log(
-            capped && open4 > 0 ? `servegate ab: ${capLine(cap, gpuSoFar())}; the job stops after round ${round + 1}` : `servegate ab: the look after round ${round + 1} decided every gated row it can; the job stops (at most ${maxRounds} rounds)`
-          );
-          break;
-        }
-        measured = openPoints(look.verdict, acc.A);
-        const all = acc.A.points.length;
-        const points = pointScopesOf(measured);
-        deps.log(
-          `servegate ab: the look after round ${round + 1} left gated rows open; one more round, measuring ${points.length === all ? "every point" : `${points.length} of ${all} points (${points.join(", ")})`}`
-        );
-      }
-    }
-  } catch (err) {
-    if (!(err instanceof BStartFailed)) throw err;
-    await bBroke(err.message, { exit_code: null, signal: null, log_tail: [...err.cause.logTail] });
-  } finally {
-    for (const side of [...running.keys()]) await stopSide(side);
-  }
-  if (acc.A === void 0 || acc.B === void 0) throw new UsageError("servegate ab: a side has no finished slot, so there is nothing to compare");
-  const wallMinutes = (Date.now() - t0) / 6e4;
-  const held = gpusHeld(inventory.count, gpus);
-  if (stopped !== null) {
-    for (const side of ["A", "B"]) {
-      acc[side] = firstRounds(acc[side], stopped.rounds);
-      await writeResultFile(side === "A" ? paths.a : paths.b, acc[side]);
-    }
-  }
-  const ran = stopped?.rounds ?? maxRounds;
-  const schedule = {
-    order: order.slice(0, 2 * ran),
-    mode,
-    why: modeWhy(mode, gpus, commands, names),
-    starts,
-    gpus: held,
-    wall_minutes: round2(wallMinutes),
-    gpu_minutes: round2(gpuMinutes(wallMinutes, held)),
-    rounds: ran,
-    max_rounds: maxRounds
-  };
-  await writeFileAtomic(join5(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
-`);
-  const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null);
-  verdict.cost = costOf(
-    {
-      engineStarts: starts.length + (opts.spent?.engineStarts ?? 0),
-      // The reused first sweep's runs are in B's file and in what the ladder spent: counted once.
-      pointRuns: pointRuns(acc.A) + pointRuns(acc.B) - (reused === null || acc.B === void 0 ? 0 : pointRuns(reused)) + (opts.spent?.pointRuns ?? 0)
-    },
-    (opts.spentGpuMinutes ?? 0) + schedule.gpu_minutes,
-    opts.maxGpuMinutes ?? null,
-    // The cap "ended" the job only where it stopped it with gated rows still open.
-    capped && verdict.rows.some((r) => r.gated && r.status === "undecided")
-  );
-  if (verdict.cost.capped && verdict.verdict === "undecided") verdict.reasons.unshift(`undecided: ${capLine(opts.maxGpuMinutes, verdict.cost.gpu_minutes)}`);
-  return { verdict, a: acc.A, b: acc.B, paths, order: schedule.order, schedule };
-}
-var BStartFailed = class extends Error {
-  constructor(message, cause) {
-    super(message);
-    this.cause = cause;
-  }
-  cause;
-};
-function pointRuns(r) {
-  return r.points.reduce((n, p) => n + p.runs.length, 0);
-}
-function round2(x) {
-  return Math.round(x * 100) / 100;
-}
+import { join as join7 } from "node:path";
 
 // src/report/ab-report.ts
 init_markdown_escape();
@@ -84924,7 +85203,7 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
       const warning = failOnWarning(failOn);
       if (warning !== null) process.stdout.write(`Warning: ${warning}.
 `);
-      const md = join6(flags.outDir, "verdict.md");
+      const md = join7(flags.outDir, "verdict.md");
       await writeFileAtomic(md, renderAbMarkdown(outcome));
       log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`);
       process.exitCode = gateExit(outcome.verdict.verdict, failOn);
@@ -85016,16 +85295,16 @@ function changePoints(values, tolerance, sigmaFloor) {
     const n = hi - lo;
     if (n < 2 * MIN_SEGMENT) return;
     let best = null;
-    let sum2 = 0;
+    let sum3 = 0;
     let total = 0;
     for (let i = lo; i < hi; i++) total += logs[i];
     for (let k = lo + 1; k < hi; k++) {
-      sum2 += logs[k - 1];
+      sum3 += logs[k - 1];
       const n1 = k - lo;
       const n2 = hi - k;
       if (n1 < MIN_SEGMENT || n2 < MIN_SEGMENT) continue;
-      const shift = (total - sum2) / n2 - sum2 / n1;
-      const mid = sum2 / n1 + shift / 2;
+      const shift = (total - sum3) / n2 - sum3 / n1;
+      const mid = sum3 / n1 + shift / 2;
       if ((logs[k] - mid) * shift <= 0 || (logs[k - 1] - mid) * shift >= 0) continue;
       const z3 = Math.abs(shift) / bar(n1, n2);
       if (best === null || z3 > best.z) best = { k, z: z3, shift };
@@ -85548,7 +85827,7 @@ function registerImportCommand(program2, io = defaultIo3) {
 }
 
 // src/cli/export.ts
-import { join as join7 } from "node:path";
+import { join as join8 } from "node:path";
 init_errors();
 
 // src/formats/inferencex.ts
@@ -85678,8 +85957,8 @@ function registerExportCommand(program2, io = defaultIo4) {
 `
       );
     }
-    for (const f of files) assertWritableOutput(join7(opts.outDir, f.name), "--out-dir");
-    for (const f of files) await writeJsonAtomic(join7(opts.outDir, f.name), f.json);
+    for (const f of files) assertWritableOutput(join8(opts.outDir, f.name), "--out-dir");
+    for (const f of files) await writeJsonAtomic(join8(opts.outDir, f.name), f.json);
     io.print(`Wrote ${files.length} ${opts.format} file${files.length === 1 ? "" : "s"} to ${opts.outDir}
 `);
   });
@@ -85888,10 +86167,10 @@ function details(row2) {
 function matrixCostLine(agg) {
   const costs = agg.rows.flatMap((r) => r.record?.cost !== void 0 ? [r.record.cost] : []);
   if (costs.length === 0) return null;
-  const sum2 = (f) => costs.reduce((t, c) => t + f(c), 0);
+  const sum3 = (f) => costs.reduce((t, c) => t + f(c), 0);
   const total = costOf(
-    { engineStarts: sum2((c) => c.engine_starts), pointRuns: sum2((c) => c.point_runs) },
-    sum2((c) => c.gpu_minutes),
+    { engineStarts: sum3((c) => c.engine_starts), pointRuns: sum3((c) => c.point_runs) },
+    sum3((c) => c.gpu_minutes),
     null,
     false
   );
@@ -85933,7 +86212,7 @@ function renderAggregateText(agg) {
 
 // src/store/record-file.ts
 import { readdir, stat } from "node:fs/promises";
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 init_errors();
 
 // src/records/verdict-record.ts
@@ -86018,7 +86297,7 @@ async function jsonFilesUnder(dir) {
   const out = [];
   const entries = await readdir(dir, { withFileTypes: true });
   for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const path = join8(dir, e.name);
+    const path = join9(dir, e.name);
     if (e.isDirectory()) out.push(...await jsonFilesUnder(path));
     else if (e.isFile() && /\.json$/i.test(e.name)) out.push(path);
   }
@@ -86091,6 +86370,7 @@ function buildProgram() {
   registerRunCommand(program2);
   registerSimCommand(program2);
   registerCompareCommand(program2);
+  registerGateCommand(program2);
   registerBaselineCommand(program2);
   registerReportCommand(program2, { readResult: readResultFile });
   registerAbCommand(program2);

@@ -7,6 +7,7 @@ import { HARNESS_VERSION } from './version.js'
 import { registerRunCommand } from './cli/run.js'
 import { registerSimCommand } from './cli/sim.js'
 import { registerCompareCommand } from './cli/compare.js'
+import { registerGateCommand } from './cli/gate.js'
 import { registerBaselineCommand } from './cli/baseline.js'
 import { registerReportCommand } from './cli/report.js'
 import { registerAbCommand } from './cli/ab.js'
@@ -28,6 +29,7 @@ function buildProgram(): Command {
   registerRunCommand(program)
   registerSimCommand(program)
   registerCompareCommand(program)
+  registerGateCommand(program)
   registerBaselineCommand(program)
   registerReportCommand(program, { readResult: readResultFile })
   registerAbCommand(program)

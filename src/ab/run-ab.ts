@@ -27,6 +27,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { UsageError } from '../errors.js'
 import type { ResolvedConfig } from '../config/resolve.js'
+import { recordedBracket } from '../gate/bracket.js'
 import type { Baseline, GateOptions, Verdict } from '../gate/types.js'
 import { normalizeBaseUrl } from '../util/base-url.js'
 import { describeExit, ServerExitedDuringSweep, ServerStartCancelled, ServerStartFailed, startServer, type ServerHandle } from '../serve/index.js'
@@ -397,4 +398,18 @@ function pointRuns(r: ResultFile): number {
 
 function round2(x: number): number {
   return Math.round(x * 100) / 100
+}
+
+/**
+ * The gate's first sweep when it can be an A/B's first B slot (`bFirst`): the candidate's engine
+ * started by servegate for it alone (B is restarted for every slot), one run per point of the
+ * whole sweep the A/B measures (no bracket), nothing cut short. Null otherwise.
+ */
+export function reusableFirstSlot(first: ResultFile | undefined, cfgB: ResolvedConfig, resident: boolean): ResultFile | null {
+  if (first === undefined || resident || cfgB.serve == null || first.interrupted !== undefined) return null
+  if (first.config['repeats'] !== 1 || recordedBracket(first) !== null) return null
+  const want = cfgB.shapes.flatMap((s) => cfgB.concurrency.map((c) => `${s.inputLen}x${s.outputLen}@c${c}`)).sort()
+  const have = first.points.map((p) => `${p.input_len}x${p.output_len}@c${p.concurrency}`).sort()
+  const oneRun = first.points.every((p) => p.runs.length === 1)
+  return oneRun && want.length === have.length && want.every((k, i) => k === have[i]) ? first : null
 }

@@ -15,8 +15,8 @@ import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
 import type { Verdict } from '../gate/types.js'
 import { referenceBaseline } from '../gate/ab-verdict.js'
-import { recordedBracket } from '../gate/bracket.js'
 import type { ResultFile } from '../types.js'
+import { reusableFirstSlot } from '../ab/run-ab.js'
 import { runFlags, type Terms } from './base-terms.js'
 import { runStamp, type RunContext } from './context.js'
 import type { ActionDeps } from './deps.js'
@@ -175,7 +175,7 @@ export async function runAbDecision(deps: ActionDeps, job: AbJob): Promise<void>
 
   // Nothing measured twice for nothing: the PR's first sweep, one start of B's engine with one run per
   // point of the whole sweep, is the job's first B slot (each later slot a fresh start of its own).
-  const bFirst = firstSlotOf(job, cfgB, inputs.resident)
+  const bFirst = reusableFirstSlot(job.ladder?.first, cfgB, inputs.resident)
   if (bFirst !== null)
     notes.push("The PR's first sweep (one run per point, an engine start of its own) is the A/B's first B slot: B's engine was started once fewer.")
   const outcome = await stages.runAB(
@@ -268,19 +268,4 @@ function roundsRan(s: { rounds?: number; max_rounds?: number; order: readonly un
   const ran = s.rounds ?? s.order.length / 2
   const most = s.max_rounds ?? planned
   return most > ran ? `${ran} paired rounds (a look after round ${ran} settled every gated row; at most ${most})` : `${ran} paired rounds`
-}
-
-/**
- * The ladder's first sweep when it can be the A/B's first B slot: the candidate's engine started
- * by servegate for it alone (B is restarted for every slot), one run per point of the whole
- * sweep the A/B measures (no bracket), nothing cut short. Null otherwise.
- */
-function firstSlotOf(job: AbJob, cfgB: ResolvedConfig, resident: boolean): ResultFile | null {
-  const first = job.ladder?.first
-  if (first === undefined || resident || cfgB.serve == null || first.interrupted !== undefined) return null
-  if (first.config['repeats'] !== 1 || recordedBracket(first) !== null) return null
-  const want = cfgB.shapes.flatMap((s) => cfgB.concurrency.map((c) => `${s.inputLen}x${s.outputLen}@c${c}`)).sort()
-  const have = first.points.map((p) => `${p.input_len}x${p.output_len}@c${p.concurrency}`).sort()
-  const oneRun = first.points.every((p) => p.runs.length === 1)
-  return oneRun && want.length === have.length && want.every((k, i) => k === have[i]) ? first : null
 }
