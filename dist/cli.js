@@ -84221,6 +84221,13 @@ function reusableFirstSlot(first, cfgB, resident) {
   return oneRun && want.length === have.length && want.every((k, i) => k === have[i]) ? first : null;
 }
 
+// src/config/reference-file.ts
+function referenceFile(file2) {
+  if (file2?.server === void 0) return file2;
+  const { base_url: _url2, command: _command, stop_command: _stop, ...server } = file2.server;
+  return { ...file2, server };
+}
+
 // src/gate/ladder.ts
 function baselineSideUnmeasured(v, hostChanged) {
   if (v.verdict !== "unmeasured") return false;
@@ -84454,7 +84461,8 @@ function registerGateCommand(program2) {
       log(`servegate gate: the candidate's engine was started ${climbed.starts} times; every start is an increment of the same sequential test.`);
     if (climbed.next === "ab" && reference !== null) {
       log(`servegate gate: escalating to A/B with the reference engine: ${escalationReason(verdict, hostChanged)}.`);
-      const cfgA = resolveConfig({ file: file2, filePath: flags.config ?? null, flags: { ...runFlags, baseUrl: void 0, serve: reference }, env: process.env });
+      const { baseUrl: _b, serve: _s, ...common } = runFlags;
+      const cfgA = resolveConfig({ file: referenceFile(file2), filePath: flags.config ?? null, flags: { ...common, serve: reference }, env: process.env });
       const bFirst = climbed.starts === 1 ? reusableFirstSlot(climbed.measured, cfg, false) : null;
       const outDir = join6(resultPath.replace(/\.json$/i, "") + "-ab");
       const outcome = await runAB(

@@ -14,6 +14,7 @@ import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { reusableFirstSlot, runAB } from '../ab/run-ab.js'
 import { loadConfigFile } from '../config/load.js'
+import { referenceFile } from '../config/reference-file.js'
 import { resolveConfig, type RunFlags } from '../config/resolve.js'
 import { DEFAULT_MAX_ROUNDS, maxRoundsProblem } from '../gate/ab-looks.js'
 import { capLine, costOf } from '../gate/cost.js'
@@ -142,7 +143,9 @@ export function registerGateCommand(program: Command): void {
         log(`servegate gate: the candidate's engine was started ${climbed.starts} times; every start is an increment of the same sequential test.`)
       if (climbed.next === 'ab' && reference !== null) {
         log(`servegate gate: escalating to A/B with the reference engine: ${escalationReason(verdict, hostChanged)}.`)
-        const cfgA = resolveConfig({ file, filePath: flags.config ?? null, flags: { ...runFlags, baseUrl: undefined, serve: reference }, env: process.env })
+        // The reference reads the same sweep and gate settings, none of the candidate's server.
+        const { baseUrl: _b, serve: _s, ...common } = runFlags
+        const cfgA = resolveConfig({ file: referenceFile(file), filePath: flags.config ?? null, flags: { ...common, serve: reference }, env: process.env })
         const bFirst = climbed.starts === 1 ? reusableFirstSlot(climbed.measured, cfg, false) : null
         const outDir = join(resultPath.replace(/\.json$/i, '') + '-ab')
         const outcome = await runAB(

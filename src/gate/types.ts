@@ -88,7 +88,7 @@ export interface GateRow {
   /** Valid runs in the baseline centre window, and in the candidate. */
   n_baseline: number
   n_candidate: number
-  /** Refreshes in the history the noise came from. */
+  /** Starts of the base engine the noise came from: the refreshes, and for a sequential row the noise history too. */
   history: number
   /** Change in the worse direction detected with 90 % probability (the gate's power) at this noise, % (unsigned). */
   mdc_pct: number | null

@@ -11,8 +11,8 @@
  */
 import { join, resolve } from 'node:path'
 import type { ResolvedConfig } from '../config/resolve.js'
-import type { ConfigFile } from '../config/schema.js'
 import { UsageError } from '../errors.js'
+import { referenceFile } from '../config/reference-file.js'
 import type { Verdict } from '../gate/types.js'
 import { referenceBaseline } from '../gate/ab-verdict.js'
 import type { ResultFile } from '../types.js'
@@ -88,12 +88,6 @@ function abOutDir(wd: string, out: string): string {
  * server's URL, command and stop command, which are B's (A's server is its own input; B's stop
  * command run for A could stop B's container).
  */
-function referenceFile(file: ConfigFile | null): ConfigFile | null {
-  if (file?.server === undefined) return file
-  const { base_url: _url, command: _command, stop_command: _stop, ...server } = file.server
-  return { ...file, server }
-}
-
 function register(deps: ActionDeps, progress: AbProgress, values: readonly (string | null | undefined)[]): void {
   for (const v of values) {
     if (typeof v !== 'string' || v.length < 4 || progress.secrets.includes(v)) continue
