@@ -59,23 +59,23 @@ const UNIT: string[] = (JSON.parse(readFileSync(new URL('./test/unit-lane.json',
 // regression), and the gate, history and Action tests that compare a baseline and a candidate measured
 // minutes apart on the simulator (also the Action's 10 %-slower A/B, unmeasured three times over beside
 // them, the matrix's 15 %-slower job judged a pass, and the deterministic sweep's TTFT 106 ms against 105).
-// Longest first (seconds in a quiet fresh-clone CI, three at a time), so no long file starts last.
+// Longest first (seconds in a quiet fresh-clone CI, three at a time, 2026-12-07), so no long file starts last.
 const TIMED = [
-  'test/gate/e2e-sim.test.ts', // 148
+  'test/action/dist-ab.test.ts', // 123
+  'test/action/dist-fail-closed.test.ts', // 106
   // The 10 %-slower A/B and the same-engine one, in turn: side by side they fell in step (the file's header).
-  'test/ab/ab-cli.test.ts', // 86, but 160 in a slow run (an A/B the host spoiled is run again)
-  'test/ab/ab-gpu.test.ts', // 73
-  'test/gate/open-loop-gate.test.ts', // 72
-  'test/action/dist-fail-closed.test.ts', // 63
-  'test/action/base-terms.test.ts', // 57
-  'test/action/dist-watch.test.ts', // 55
-  'test/action/dist-ab.test.ts', // 41
-  'test/gate/bracket-sim.test.ts', // 41
-  'test/action/dist-matrix.test.ts', // 39
-  'test/sweep/acceptance.test.ts', // 34
-  'test/gate/sim-gate.test.ts', // 34
-  'test/gate/history-acceptance.test.ts', // 27
-  'test/sweep/deterministic.test.ts', // 17
+  'test/ab/ab-cli.test.ts', // 105, but 160 in a slow run (an A/B the host spoiled is run again)
+  'test/ab/ab-gpu.test.ts', // 90
+  'test/gate/e2e-sim.test.ts', // 87
+  'test/gate/history-acceptance.test.ts', // 50
+  'test/gate/sim-gate.test.ts', // 50
+  'test/action/dist-watch.test.ts', // 48
+  'test/action/base-terms.test.ts', // 46
+  'test/action/dist-matrix.test.ts', // 40
+  'test/sweep/acceptance.test.ts', // 33
+  'test/gate/open-loop-gate.test.ts', // 27
+  'test/gate/bracket-sim.test.ts', // 13–22
+  'test/sweep/deterministic.test.ts', // 16
   'test/sweep/resume-cli.test.ts',
 ]
 
@@ -90,13 +90,15 @@ const LLAMA = ['test/llama/**/*.test.ts']
 
 // The integration lane's longest files, started first for the same reason (the rest take 12 s or less).
 const INTEGRATION_LONGEST = [
-  'test/report/html-browser.test.ts', // 60
-  'test/action/dist.test.ts', // 44
-  'test/github/refresh-commit.test.ts', // 23
-  'test/serve/serve-cli.test.ts', // 23
-  'test/action/dist-secrets.test.ts', // 21
+  'test/action/dist.test.ts', // 71
+  'test/report/html-browser.test.ts', // 68
+  'test/cli/gate-cli.test.ts', // 53
+  'test/serve/serve-cli.test.ts', // 20
   'test/sweep/hostile-cli.test.ts', // 18
+  'test/github/refresh-commit.test.ts', // 17
   'test/sim/batching.test.ts', // 17
+  'test/action/dist-secrets.test.ts', // 16
+  'test/sweep/host-retries-cli.test.ts', // 14
   'test/sweep/cancel-cli.test.ts', // 14
 ]
 

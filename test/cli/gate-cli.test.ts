@@ -11,17 +11,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { parseResult } from '../../src/store/result-file.js'
 import { SIM } from '../ab/ab-cli-harness.js'
-import { AB_TEST_CONFIG } from '../action/dist-harness.js'
 import { expectHonest, judgedFromText } from '../fixtures/honest-verdict.js'
 import { runCli } from '../sweep/cli-child.js'
 
+// One shape, two concurrencies, the fewest prompts a p95 of the gaps at c = 1 takes: each engine start is a few seconds.
+const CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
+sweeps:
+  gate:
+    shapes: [{input_len: 32, output_len: 8}]
+    concurrency: [1, 4]
+    prompts_per_concurrency: 15
+    warmup: 1
+    host_retries: 2
+`
 let dir = ''
 let url: SimHandle | undefined
 const ENGINE = `${SIM} --profile default`
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'servegate-gate-cli-'))
-  writeFileSync(join(dir, 'servegate.yml'), AB_TEST_CONFIG)
+  writeFileSync(join(dir, 'servegate.yml'), CONFIG)
   url = await startSim({ ttftMs: 20, itlMs: 10 })
   const base = await runCli(['run', '--config', join(dir, 'servegate.yml'), '--serve', ENGINE, '--out', join(dir, 'base.json')])
   expect(base.code, base.stderr).toBe(0)
@@ -35,11 +44,11 @@ afterAll(async () => {
 })
 
 describe('servegate gate', () => {
-  it('escalates to an A/B with the reference engine and calls a 50 % slower candidate a regression, its first sweep the first B slot', async () => {
+  it('escalates to an A/B with the reference engine and calls a twice as slow candidate a regression, its first sweep the first B slot', async () => {
     const r = await runCli([
       'gate',
       ...['--baseline', join(dir, 'gate.json'), '--config', join(dir, 'servegate.yml')],
-      ...['--serve', `${ENGINE} --slowdown 1.5`, '--reference', ENGINE, '--max-rounds', '8'],
+      ...['--serve', `${ENGINE} --slowdown 2`, '--reference', ENGINE, '--max-rounds', '6'],
       ...['--out', join(dir, 'slow.json'), '--json', join(dir, 'slow.verdict.json')],
     ])
     if (expectHonest(judgedFromText(r.stdout), 'regression') !== 'regression') return
