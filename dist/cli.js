@@ -82428,14 +82428,13 @@ function crossingMeasured(run, measured, all) {
   return false;
 }
 function curveRepeats(r) {
-  const per = r.config["curve_repeats"];
-  if (per === null || typeof per !== "object" || Array.isArray(per)) return null;
-  const out = {};
-  for (const [k, n] of Object.entries(per)) if (typeof n === "number" && Number.isInteger(n) && n >= 0) out[k] = n;
-  return out;
+  return roundsRecord(r, "curve_repeats");
 }
 function pointRepeats(r) {
-  const per = r.config["point_repeats"];
+  return roundsRecord(r, "point_repeats");
+}
+function roundsRecord(r, key) {
+  const per = r.config[key];
   if (per === null || typeof per !== "object" || Array.isArray(per)) return null;
   const out = {};
   for (const [k, n] of Object.entries(per)) if (typeof n === "number" && Number.isInteger(n) && n >= 0) out[k] = n;

@@ -125,16 +125,17 @@ export function crossingMeasured(run: Pick<AtTargetRun, 'bound' | 'concurrency'>
 
 /** The rounds each shape's throughput row was planned for, as recorded (`config.curve_repeats`); null when not recorded. */
 export function curveRepeats(r: Pick<ResultFile, 'config'>): Record<string, number> | null {
-  const per = r.config['curve_repeats']
-  if (per === null || typeof per !== 'object' || Array.isArray(per)) return null
-  const out: Record<string, number> = {}
-  for (const [k, n] of Object.entries(per as Record<string, unknown>)) if (typeof n === 'number' && Number.isInteger(n) && n >= 0) out[k] = n
-  return out
+  return roundsRecord(r, 'curve_repeats')
 }
 
 /** The rounds each point was planned for, as recorded (`config.point_repeats`); null where every point planned `repeats`. */
 export function pointRepeats(r: Pick<ResultFile, 'config'>): Record<string, number> | null {
-  const per = r.config['point_repeats']
+  return roundsRecord(r, 'point_repeats')
+}
+
+/** A recorded map of scope → rounds from the file's config, its whole non-negative numbers only; null when absent. */
+function roundsRecord(r: Pick<ResultFile, 'config'>, key: 'point_repeats' | 'curve_repeats'): Record<string, number> | null {
+  const per = r.config[key]
   if (per === null || typeof per !== 'object' || Array.isArray(per)) return null
   const out: Record<string, number> = {}
   for (const [k, n] of Object.entries(per as Record<string, unknown>)) if (typeof n === 'number' && Number.isInteger(n) && n >= 0) out[k] = n
