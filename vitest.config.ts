@@ -69,7 +69,6 @@ const TIMED = [
   'test/gate/e2e-sim.test.ts', // 87
   'test/gate/history-acceptance.test.ts', // 50
   'test/gate/sim-gate.test.ts', // 50
-  'test/action/dist-watch.test.ts', // 48
   'test/action/base-terms.test.ts', // 46
   'test/action/dist-matrix.test.ts', // 40
   'test/sweep/acceptance.test.ts', // 33
@@ -79,9 +78,13 @@ const TIMED = [
   'test/sweep/resume-cli.test.ts',
 ]
 
-// Last, one at a time, a few seconds each: sub-millisecond bounds that a neighbouring file's CPU
-// burst spoils even among the timed files (the client's ITL error p99 8.0 ms against 6 there).
-const ALONE = ['test/load/fidelity.test.ts', 'test/sim/knobs.test.ts']
+// Last, one at a time: sub-millisecond bounds that a neighbouring file's CPU burst spoils even
+// among the timed files (the client's ITL error p99 8.0 ms against 6 there), a few seconds each;
+// and the watch's acceptance (about 35 s), whose unchanged engine is judged by one look against
+// six refreshes taken a minute before: beside two timed files, a CPU burst during its one sweep
+// read as p95 ITL +15.5 % and +24.6 % against bars of +13.7 % and +18.9 % (two fresh-clone CIs
+// in a row, 2026-12-07), while alone it passes.
+const ALONE = ['test/load/fidelity.test.ts', 'test/sim/knobs.test.ts', 'test/action/dist-watch.test.ts']
 
 // The llama lane, last and one file at a time: servegate against llama.cpp on the CPU (test/llama).
 // Its engine keeps a core busy while it generates, so beside any other file it would be the busy
