@@ -84425,7 +84425,7 @@ function registerGateCommand(program2) {
     };
     const cfg = resolveConfig({ file: file2, filePath: flags.config ?? null, flags: runFlags, env: process.env });
     const reference = flags.reference ?? cfg.gate.referenceCommand ?? null;
-    rememberSecrets([...cfg.secrets ?? [], ...reference === null ? [] : [reference]]);
+    rememberSecrets(cfg.secrets ?? []);
     const log = (line) => void process.stderr.write(`${redactSecrets(line)}
 `);
     if (cfg.serve == null && cfg.server.baseUrl === null) {
@@ -84462,6 +84462,7 @@ function registerGateCommand(program2) {
       log(`servegate gate: escalating to A/B with the reference engine: ${escalationReason(verdict, hostChanged)}.`);
       const { baseUrl: _b, serve: _s, ...common } = runFlags;
       const cfgA = resolveConfig({ file: referenceFile(file2), filePath: flags.config ?? null, flags: { ...common, serve: reference }, env: process.env });
+      rememberSecrets(cfgA.secrets ?? []);
       const bFirst = climbed.starts === 1 ? reusableFirstSlot(climbed.measured, cfg, false) : null;
       const outDir = join6(resultPath.replace(/\.json$/i, "") + "-ab");
       const outcome = await runAB(

@@ -108,7 +108,7 @@ export function registerGateCommand(program: Command): void {
       }
       const cfg = resolveConfig({ file, filePath: flags.config ?? null, flags: runFlags, env: process.env })
       const reference = flags.reference ?? cfg.gate.referenceCommand ?? null
-      rememberSecrets([...(cfg.secrets ?? []), ...(reference === null ? [] : [reference])])
+      rememberSecrets(cfg.secrets ?? [])
       const log = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`)
       if (cfg.serve == null && cfg.server.baseUrl === null) {
         throw new UsageError('servegate gate: the candidate has no server: give --serve or --base-url (or server.command / server.base_url in the config)')
@@ -146,6 +146,8 @@ export function registerGateCommand(program: Command): void {
         // The reference reads the same sweep and gate settings, none of the candidate's server.
         const { baseUrl: _b, serve: _s, ...common } = runFlags
         const cfgA = resolveConfig({ file: referenceFile(file), filePath: flags.config ?? null, flags: { ...common, serve: reference }, env: process.env })
+        // The secrets in the reference's command (an API key, a token in its environment), as for any serve command.
+        rememberSecrets(cfgA.secrets ?? [])
         const bFirst = climbed.starts === 1 ? reusableFirstSlot(climbed.measured, cfg, false) : null
         const outDir = join(resultPath.replace(/\.json$/i, '') + '-ab')
         const outcome = await runAB(
