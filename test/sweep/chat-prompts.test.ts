@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { codesOf, runsOf, useSimSweep } from '../fixtures/sim-sweep.js'
+import { codesOf as codes, runsOf as runs, useSimSweep } from '../fixtures/sim-sweep.js'
 import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.js'
 
 // Chat and completions sweeps through runSweep against the simulator, whose ChatML template
 // adds 5 tokens to every one-message prompt: what the server prefilled, request by request.
 describe('prompt lengths through a sweep', () => {
   const { sweep } = useSimSweep('chat-prompts', { inputLen: '64', outputLen: '12', concurrency: '1,4', repeats: '1', promptsPerConcurrency: '10', warmup: '2' })
-  const runs = runsOf
-  const codes = codesOf
 
   it('calibrates every chat prompt so the server prefills exactly input_len tokens, template included', async () => {
     const { result, lines, traces } = await sweep({}, { api: 'chat' })

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { loadLocalTokenizer, resolveTokenizerDir } from '../../src/client/local-tokenizer.js'
 import { UsageError } from '../../src/errors.js'
 import { fingerprintOf } from '../../src/gate/fingerprint.js'
-import { codesOf, runsOf, useSimSweep } from '../fixtures/sim-sweep.js'
+import { codesOf as codes, runsOf as runs, SMALL_SWEEP, useSimSweep } from '../fixtures/sim-sweep.js'
 
 // A tokenizer of the client's own (--tokenizer): examples/sim-tokenizer is the simulator's
 // tokenizer and chat template in Hugging Face's files (a word is a token; ChatML rendered as
@@ -14,17 +14,7 @@ import { codesOf, runsOf, useSimSweep } from '../fixtures/sim-sweep.js'
 const SIM_TOKENIZER = join(import.meta.dirname, '../../examples/sim-tokenizer')
 
 describe('--tokenizer: a tokenizer of the client’s own', () => {
-  const { sweep, dir } = useSimSweep('client-tokenizer', {
-    api: 'chat',
-    inputLen: '48',
-    outputLen: '12',
-    concurrency: '2',
-    repeats: '1',
-    promptsPerConcurrency: '6',
-    warmup: '1',
-  })
-  const runs = runsOf
-  const codes = codesOf
+  const { sweep, dir } = useSimSweep('client-tokenizer', { api: 'chat', ...SMALL_SWEEP })
 
   it("sizes chat prompts exactly against a server with no /tokenize, and records the tokenizer's identity", async () => {
     const { result, lines } = await sweep({ tokenize: 'none' }, { tokenizer: SIM_TOKENIZER })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { tokenizeCount, tokenizeMessages } from '../../src/client/tokenize.js'
 import { startSim } from '../../src/sim/index.js'
-import { codesOf, runsOf, useSimSweep } from '../fixtures/sim-sweep.js'
+import { codesOf as codes, runsOf as runs, SMALL_SWEEP, useSimSweep } from '../fixtures/sim-sweep.js'
 import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.js'
 
 // llama.cpp's llama-server reads only `content` at POST /tokenize and answers {tokens: []}, status
@@ -9,16 +9,7 @@ import { answerJson, startFront, type HttpFront } from '../fixtures/http-front.j
 // speaks that shape with `tokenize: 'llama-server'`. A count of 0 for a non-empty text is never
 // taken: servegate asks in llama-server's shape, and where nothing counts, says the check did not run.
 describe('a llama-server-shaped /tokenize', () => {
-  const { sweep } = useSimSweep('tokenize-dialects', {
-    inputLen: '48',
-    outputLen: '12',
-    concurrency: '2',
-    repeats: '1',
-    promptsPerConcurrency: '6',
-    warmup: '1',
-  })
-  const runs = runsOf
-  const codes = codesOf
+  const { sweep } = useSimSweep('tokenize-dialects', SMALL_SWEEP)
 
   it('counts a text and a chat prompt in its shape, as the completion tokenizes them', async () => {
     const sim = await startSim({ ttftMs: 2, itlMs: 1, tokenize: 'llama-server' })
