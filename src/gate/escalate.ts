@@ -213,23 +213,25 @@ export function mergeStart(
 export function keepPlanned(r: ResultFile, planned: Readonly<Record<string, number>>, curves: Readonly<Record<string, number>> = {}): ResultFile {
   const of = (scope: string): number => planned[scope] ?? 0
   const points = r.points.map((p) => ({ ...p, runs: p.runs.filter((run) => run.repeat <= of(pointScope(p))) }))
+  // Per shape: the rounds that measured its whole curve, and those planned for its throughput row.
+  const shapeOf = (p: { input_len: number; output_len: number }): string => shapeLabel(p.input_len, p.output_len)
+  const curveRounds: Record<string, number> = {}
+  const wholeRounds: Record<string, number> = {}
+  for (const sh of new Set(r.points.map(shapeOf))) {
+    wholeRounds[sh] = Math.min(...r.points.filter((p) => shapeOf(p) === sh).map((p) => of(pointScope(p))))
+    curveRounds[sh] = Math.max(wholeRounds[sh], curves[sh] ?? 0)
+  }
   const at_target = r.at_target.map((s) => {
-    const mine = r.points.filter((p) => p.input_len === s.input_len && p.output_len === s.output_len)
+    const mine = r.points.filter((p) => shapeOf(p) === shapeOf(s))
     const all = [...new Set(mine.map((p) => p.concurrency))].sort((a, b) => a - b)
-    const whole = Math.min(...mine.map((p) => of(pointScope(p))))
-    const curve = Math.max(whole, curves[shapeLabel(s.input_len, s.output_len)] ?? 0)
+    const whole = wholeRounds[shapeOf(s)] ?? 0
+    const curve = curveRounds[shapeOf(s)] ?? 0
     // Round k measured the points planned for k rounds or more (a point once left out is never measured again).
     const kept = (run: AtTargetRun): boolean =>
       run.repeat <= whole ||
       (run.repeat <= curve && crossingMeasured(run, new Set(mine.filter((p) => of(pointScope(p)) >= run.repeat).map((p) => p.concurrency)), all))
     return { ...s, runs: s.runs.filter(kept) }
   })
-  const curveRounds = Object.fromEntries(
-    [...new Set(r.points.map((p) => shapeLabel(p.input_len, p.output_len)))].map((sh) => {
-      const whole = Math.min(...r.points.filter((p) => shapeLabel(p.input_len, p.output_len) === sh).map((p) => of(pointScope(p))))
-      return [sh, Math.max(whole, curves[sh] ?? 0)]
-    }),
-  )
   const out: ResultFile = { ...r, points, at_target, config: { ...r.config, point_repeats: { ...planned }, curve_repeats: curveRounds } }
   if (r.fingerprint !== undefined) out.fingerprint = fingerprintOf(out)
   return out
