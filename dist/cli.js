@@ -70873,6 +70873,7 @@ function createExec(options = {}) {
 
 // src/env/collect.ts
 init_http();
+init_endpoints();
 
 // src/env/harness.ts
 import { readFileSync as readFileSync3, realpathSync } from "node:fs";
@@ -71119,14 +71120,30 @@ function countForeign(apps, server, pgidOf = readProcessGroup) {
 // src/env/server-info.ts
 init_endpoints();
 var ENGINES_BY_OWNER = /* @__PURE__ */ new Set(["vllm", "sglang", "llamacpp", "tensorrt_llm"]);
+var ENGINES_BY_METRIC_PREFIX = [
+  ["vllm:", "vllm"],
+  ["sglang:", "sglang"],
+  ["trtllm_", "tensorrt_llm"],
+  ["llamacpp:", "llamacpp"],
+  ["dynamo_frontend_", "dynamo"]
+];
+function engineFromMetrics(text2) {
+  if (text2 === null) return null;
+  const seen = /* @__PURE__ */ new Set();
+  for (const line of text2.split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    for (const [prefix, engine] of ENGINES_BY_METRIC_PREFIX) if (line.startsWith(prefix)) seen.add(engine);
+  }
+  return seen.size === 1 ? [...seen][0] : null;
+}
 var str = (v) => typeof v === "string" && v.trim() !== "" ? v.trim() : null;
-async function queryServerInfo(fetchJson2, root, model) {
-  const [version2, models2] = await Promise.all([fetchJson2(`${root}/version`), fetchJson2(`${root}/v1/models`)]);
+async function queryServerInfo(fetchJson2, root, model, scrape = async () => null) {
+  const [version2, models2, metrics] = await Promise.all([fetchJson2(`${root}/version`), fetchJson2(`${root}/v1/models`), scrape().catch(() => null)]);
   const v = version2 && typeof version2 === "object" ? version2 : {};
   const cards = modelCards(models2) ?? [];
   const card = (model !== null ? cards.find((c) => c.id === model) : cards[0]) ?? null;
   const owner = str(card?.owned_by)?.toLowerCase() ?? null;
-  const engineName = str(v.engine) ?? (owner && ENGINES_BY_OWNER.has(owner) ? owner : null);
+  const engineName = str(v.engine) ?? (owner && ENGINES_BY_OWNER.has(owner) ? owner : null) ?? engineFromMetrics(metrics);
   const rootPath = str(card?.root);
   return {
     engine: { name: engineName ?? "unknown", version: str(v.version) ?? "unknown" },
@@ -71147,7 +71164,7 @@ async function collectEnv(deps) {
   const root = deps.harnessRoot === void 0 ? findHarnessRoot() : deps.harnessRoot;
   const onThisHost = deps.gpuOnThisHost !== false;
   const [server, gpu, uuids, gitCommit] = await Promise.all([
-    queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model),
+    queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model, deps.scrapeMetrics),
     onThisHost ? queryGpuInventory(deps.exec) : Promise.resolve(unknownGpuInventory()),
     onThisHost ? queryGpuUuids(deps.exec) : Promise.resolve([]),
     harnessGitCommit(deps.exec, root)
@@ -71179,6 +71196,7 @@ function defaultEnvDeps(input2) {
     serveCommand: input2.serveCommand,
     startedAt: input2.startedAt,
     fetchJson: createFetchJson({ apiKey: input2.apiKey }),
+    scrapeMetrics: () => scrapeMetrics(input2.root, input2.apiKey),
     exec: createExec()
   };
 }

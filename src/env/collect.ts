@@ -3,6 +3,7 @@ import type { EnvRecord } from '../types.js'
 import { DEFINITIONS } from './definitions.js'
 import { createExec, type ExecFn } from './exec.js'
 import { createFetchJson, type FetchJsonFn } from '../client/http.js'
+import { scrapeMetrics } from '../client/endpoints.js'
 import { findHarnessRoot, harnessGitCommit, harnessVersion } from './harness.js'
 import { localMachine, serverHostOf, type LocalMachine } from './local-host.js'
 import { queryGpuInventory, queryGpuUuids, unknownGpuInventory } from './nvidia-smi.js'
@@ -20,6 +21,8 @@ export interface EnvDeps {
   /** ISO time it finished; absent: 'unknown' (set it later with withFinishedAt). */
   finishedAt?: string | null
   fetchJson: FetchJsonFn
+  /** The server's Prometheus text, or null (engine detection from its metric families); absent: not read. */
+  scrapeMetrics?: () => Promise<string | null>
   exec: ExecFn
   /** servegate's package directory; default: found from this module. */
   harnessRoot?: string | null
@@ -41,7 +44,7 @@ export async function collectEnv(deps: EnvDeps): Promise<EnvRecord> {
   const root = deps.harnessRoot === undefined ? findHarnessRoot() : deps.harnessRoot
   const onThisHost = deps.gpuOnThisHost !== false
   const [server, gpu, uuids, gitCommit] = await Promise.all([
-    queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model),
+    queryServerInfo(deps.fetchJson, deps.baseUrl, deps.model, deps.scrapeMetrics),
     onThisHost ? queryGpuInventory(deps.exec) : Promise.resolve(unknownGpuInventory()),
     onThisHost ? queryGpuUuids(deps.exec) : Promise.resolve([]),
     harnessGitCommit(deps.exec, root),
@@ -87,6 +90,7 @@ export function defaultEnvDeps(input: {
     serveCommand: input.serveCommand,
     startedAt: input.startedAt,
     fetchJson: createFetchJson({ apiKey: input.apiKey }),
+    scrapeMetrics: () => scrapeMetrics(input.root, input.apiKey),
     exec: createExec(),
   }
 }
