@@ -58,13 +58,20 @@ describe('batching mode (default profile)', () => {
     const s = sim
     const decoders = Array.from({ length: 4 }, () => post(`${s.url}/v1/completions`, completionBody(16, 150), { agent }))
     await new Promise((r) => setTimeout(r, 200))
+    const prefillsAt = process.hrtime.bigint()
     const prefills = Array.from({ length: 3 }, () => post(`${s.url}/v1/completions`, completionBody(8000, 2), { agent }))
     const done = await Promise.all(decoders)
     await Promise.all(prefills)
     const itl = done.flatMap((r) => gapsMs(r.tokenChunkNs)).map((g) => g / 0.5)
+    // The plain decode steps before the long prompts arrived, as this host ran them: a busy host
+    // lengthens every step by about the same delay, so the spike is read against these, not a clock.
+    const decodeOnly = done.flatMap((r) => gapsMs(r.tokenChunkNs.filter((t) => t < prefillsAt))).map((g) => g / 0.5)
+    expect(decodeOnly.length).toBeGreaterThan(20)
+    const step = percentile(decodeOnly, 50)
     const p50 = percentile(itl, 50)
     // Steps carrying a 2048-token prefill chunk cost ≈ 9.9 + 51 ms; plain decode steps ≈ 10.7 ms.
-    expect(p50).toBeLessThan(14)
+    // Most gaps stay plain decode steps, and the p99 is a prefill step's, several of them long.
+    expect(p50).toBeLessThan(step * 1.3)
     expect(percentile(itl, 99)).toBeGreaterThan(3 * p50)
   }, 20_000)
 
