@@ -42,18 +42,32 @@ export interface Front {
   url: string
   model: string
   child: ChildProcess
-  /** Its own clock for one request (see front.mjs): arrival, each streamed token's write, end; ns. */
-  trace(id: string): Promise<{ arrival_ns: string; prompt_tokens: number; token_ns: string[]; end_ns: string | null }>
+  /** Its own clock for one request (see front.mjs): arrival, each streamed token's write, end (ns), its prompt's tokens and those reused from the cache. */
+  trace(id: string): Promise<{ arrival_ns: string; prompt_tokens: number; cached_tokens: number; token_ns: string[]; end_ns: string | null }>
   /** Its /metrics counters. */
   counters(): Promise<Record<string, number>>
   close(): Promise<void>
 }
 
+/** How a front speaks and keeps its sequences (kit/front.mjs's flags). */
+export interface FrontOptions {
+  /** The engine whose API it speaks (default vllm). */
+  dialect?: 'vllm' | 'llama-server' | 'trtllm' | 'sglang'
+  /** Keep each sequence's history and reuse a prompt's cached prefix (SGLang's radix cache, llama-server's cache_prompt). */
+  prefixCache?: boolean
+  sequences?: number
+  /** Tokens per sequence. */
+  contextSize?: number
+}
+
 /** Start the front on a free port and wait until it serves (the model loaded). */
-export async function startFront(spec: TestModelSpec = BASE): Promise<Front> {
-  const child = spawn(process.execPath, [FRONT, '--model', ensureTestModel(spec), '--served-model-name', MODEL_ID, '--port', '0', '--threads', '1'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+export async function startFront(spec: TestModelSpec = BASE, opts: FrontOptions = {}): Promise<Front> {
+  const args = [FRONT, '--model', ensureTestModel(spec), '--served-model-name', MODEL_ID, '--port', '0', '--threads', '1']
+  if (opts.dialect) args.push('--dialect', opts.dialect)
+  if (opts.prefixCache) args.push('--prefix-cache')
+  if (opts.sequences !== undefined) args.push('--sequences', String(opts.sequences))
+  if (opts.contextSize !== undefined) args.push('--context-size', String(opts.contextSize))
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`llama front did not start in 30 s: ${output}`)), 30_000)

@@ -50,7 +50,8 @@ const BYTE = 6
 /** Letters by rough English frequency, so the filler pieces look like word parts. */
 const LETTERS = 'eeeeeeeeeeeetttttttttaaaaaaaaooooooooiiiiiiinnnnnnnssssssrrrrrrhhhhhhllllddddccccuuummmwwffggyyppbbvkjxqz'
 
-interface Vocab {
+/** The model's SentencePiece vocabulary as its GGUF file holds it (hf-tokenizer.ts exports the same pieces). */
+export interface Vocab {
   tokens: string[]
   scores: Float32Array
   types: Int32Array
@@ -58,7 +59,8 @@ interface Vocab {
   banned: number[]
 }
 
-function vocabulary(spec: TestModelSpec): Vocab {
+/** The vocabulary of the model `spec` describes: the pieces, scores and types its GGUF file holds. */
+export function vocabulary(spec: TestModelSpec): Vocab {
   const tokens: string[] = [...CONTROL]
   const types: number[] = [UNKNOWN, CONTROL_TYPE, CONTROL_TYPE, CONTROL_TYPE, CONTROL_TYPE]
   for (let b = 0; b < 256; b++) {
@@ -167,10 +169,15 @@ function metadata(spec: TestModelSpec, vocab: Vocab): Array<[string, GgufValue]>
 
 export const MODELS_DIR = fileURLToPath(new URL('./kit/.models/', import.meta.url))
 
+/** Where the model file for `spec` lives: named by a hash of its parameters and this maker's version. */
+export function testModelPath(spec: TestModelSpec = BASE_MODEL): string {
+  const id = createHash('sha256').update(JSON.stringify(spec)).update(CHAT_TEMPLATE).update(`maker-v2`).digest('hex').slice(0, 12)
+  return join(MODELS_DIR, `servegate-test-llama-${spec.layers}l-${id}.gguf`)
+}
+
 /** The model file for `spec`, written once (atomically) and reused while its parameters and this maker stay the same. */
 export function ensureTestModel(spec: TestModelSpec = BASE_MODEL): string {
-  const id = createHash('sha256').update(JSON.stringify(spec)).update(CHAT_TEMPLATE).update(`maker-v2`).digest('hex').slice(0, 12)
-  const file = join(MODELS_DIR, `servegate-test-llama-${spec.layers}l-${id}.gguf`)
+  const file = testModelPath(spec)
   if (existsSync(file)) return file
   mkdirSync(MODELS_DIR, { recursive: true })
   const vocab = vocabulary(spec)

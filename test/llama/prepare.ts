@@ -2,7 +2,8 @@
  * Prepare the llama lane, in a process of its own that the lane's global setup (setup.ts) starts
  * when the test run starts, so the install overlaps the other lanes: install the engine kit
  * (test/llama/kit: node-llama-cpp with only its linux-x64 CPU build, from the kit's own lock)
- * when its node_modules is missing or older than the lock, and write the lane's two models. It
+ * when its node_modules is missing or older than the lock, and write the lane's two models and the
+ * base model's tokenizer as a Hugging Face tokenizer directory (hf-tokenizer.ts). It
  * ends by writing READY (`{"ok": true}`, or `{"ok": false, "error": …}`), which the lane's tests
  * wait for (engine.ts, kitReady).
  */
@@ -11,6 +12,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BASE, DEEPER } from './engine.js'
+import { ensureTestTokenizer } from './hf-tokenizer.js'
 import { ensureTestModel, MODELS_DIR } from './model.js'
 import { KIT, READY } from './kit-paths.js'
 
@@ -37,6 +39,8 @@ function prepare(): string[] {
   }
   ensureTestModel(BASE)
   ensureTestModel(DEEPER)
+  // The base model's tokenizer in Hugging Face's files, for `--tokenizer` (engines.test.ts).
+  ensureTestTokenizer(BASE)
   return done
 }
 
