@@ -72207,7 +72207,7 @@ var prefixCacheContaminated = (run, ctx, t) => {
   const q = fromMetrics ? s.prefix_cache_queries : run.tokens.prompt_server_usage;
   if (q !== null && q > 0 && hits / q <= t.prefixCacheMaxHitFraction) return null;
   const requests = run.completed + run.failed;
-  if (hits <= (ctx.api === "chat" ? t.chatPreambleTokens : 0) * requests) return null;
+  if (hits <= (ctx.api === "chat" ? t.chatPreambleTokens : t.promptCodeSharedTokens) * requests) return null;
   const share = q !== null && q > 0 ? ` of ${q} ${fromMetrics ? "queried" : "prompt tokens"} (${pct(hits / q)})` : "";
   const source = fromMetrics ? "The server's prefix cache served" : "The server's usage (prompt_tokens_details.cached_tokens) says its prefix cache served";
   return {
@@ -72359,6 +72359,13 @@ var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
   // cache (SGLang's radix tree) every preamble token. 64 per request covers both; a repeated
   // prompt of the sizes servegate sends (hundreds to thousands of tokens) is far above it.
   chatPreambleTokens: 64,
+  // A completions prompt starts with its unique code (plan/prompts.ts): the serial's two digits,
+  // then the point seed's three. Two prompts share at most its first four tokens (the serial's high
+  // digit is the same below 16,384; the same serial in two points differs only in the seed's
+  // digits, at worst the last). A block cache (vLLM's 16 tokens) never hits on that, but a
+  // token-level one (SGLang's radix tree, one token a page) does, on every request: up to 4 per
+  // request is the code's shared head, not reuse. A repeated prompt hits all of its tokens.
+  promptCodeSharedTokens: 4,
   // With 12 prompts per slot a healthy run spends ~5–15% filling and draining.
   rampFractionMax: 0.25,
   // Fewer than 10 requests make TTFT/TPOT/E2EL p50 and p95 single samples. The methodology's
@@ -80098,27 +80105,29 @@ var NAMES = {
     "trtllm_e2e_request_latency_seconds",
     "dynamo_frontend_request_duration_seconds"
   ],
-  promptTokens: ["vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total"],
+  promptTokens: ["vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total", "trtllm_prompt_tokens_total"],
   generationTokens: [
     "vllm:generation_tokens_total",
     "vllm:generation_tokens",
     "sglang:generation_tokens_total",
-    "dynamo_frontend_output_tokens_total",
-    "llamacpp:tokens_predicted_total"
+    "trtllm_generation_tokens_total",
+    "dynamo_frontend_output_tokens_total"
   ],
   prefixQueries: [
     "vllm:prefix_cache_queries_total",
     "vllm:gpu_prefix_cache_queries_total",
     "vllm:prefix_cache_queries",
     "vllm:gpu_prefix_cache_queries",
-    "sglang:prompt_tokens_total"
+    "sglang:prompt_tokens_total",
+    "trtllm_prompt_tokens_total"
   ],
   prefixHits: [
     "vllm:prefix_cache_hits_total",
     "vllm:gpu_prefix_cache_hits_total",
     "vllm:prefix_cache_hits",
     "vllm:gpu_prefix_cache_hits",
-    "sglang:cached_tokens_total"
+    "sglang:cached_tokens_total",
+    "trtllm_prompt_cached_tokens_total"
   ]
 };
 function firstHistogram(before, after, names) {
@@ -80128,15 +80137,18 @@ function firstHistogram(before, after, names) {
   }
   return null;
 }
-function firstCounter(before, after, names) {
+function firstCounter(before, after, afterTypes, names) {
   for (const name of names) {
     if (after.some((s) => s.name === name)) return counterDelta(before, after, name);
+    if (afterTypes.get(name) === "counter" || afterTypes.get(name.replace(/_total$/, "")) === "counter") return 0;
   }
   return null;
 }
 function serverSideFigures(before, after) {
   const b = parsePrometheusText(before).samples;
-  const a = parsePrometheusText(after).samples;
+  const parsedAfter = parsePrometheusText(after);
+  const a = parsedAfter.samples;
+  const types = parsedAfter.types;
   const ttft = firstHistogram(b, a, NAMES.ttft);
   const e2el = firstHistogram(b, a, NAMES.e2el);
   const itl = firstHistogram(b, a, NAMES.itl);
@@ -80150,10 +80162,10 @@ function serverSideFigures(before, after) {
     itl_ms: stats2(itl),
     tpot_ms: stats2(tpot),
     e2el_ms: stats2(e2el),
-    prompt_tokens: firstCounter(b, a, NAMES.promptTokens),
-    generation_tokens: firstCounter(b, a, NAMES.generationTokens),
-    prefix_cache_queries: firstCounter(b, a, NAMES.prefixQueries),
-    prefix_cache_hits: firstCounter(b, a, NAMES.prefixHits)
+    prompt_tokens: firstCounter(b, a, types, NAMES.promptTokens),
+    generation_tokens: firstCounter(b, a, types, NAMES.generationTokens),
+    prefix_cache_queries: firstCounter(b, a, types, NAMES.prefixQueries),
+    prefix_cache_hits: firstCounter(b, a, types, NAMES.prefixHits)
   };
 }
 

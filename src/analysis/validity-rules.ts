@@ -182,9 +182,10 @@ const prefixCacheContaminated: Rule = (run, ctx, t) => {
   if (hits === null || hits <= 0) return null
   const q = fromMetrics ? s.prefix_cache_queries : run.tokens.prompt_server_usage
   if (q !== null && q > 0 && hits / q <= t.prefixCacheMaxHitFraction) return null
-  // The shared preamble may be served from cache for every request; only hits beyond it are reuse.
+  // The chat template's shared preamble, or the head of the completions prompts' unique code, may be
+  // served from a token-level cache for every request; only hits beyond it are reuse.
   const requests = run.completed + run.failed
-  if (hits <= (ctx.api === 'chat' ? t.chatPreambleTokens : 0) * requests) return null
+  if (hits <= (ctx.api === 'chat' ? t.chatPreambleTokens : t.promptCodeSharedTokens) * requests) return null
   const share = q !== null && q > 0 ? ` of ${q} ${fromMetrics ? 'queried' : 'prompt tokens'} (${pct(hits / q)})` : ''
   const source = fromMetrics ? "The server's prefix cache served" : "The server's usage (prompt_tokens_details.cached_tokens) says its prefix cache served"
   return {

@@ -26,6 +26,8 @@ export interface ValidityThresholds {
   prefixCacheMaxHitFraction: number
   /** prefix_cache_contaminated with the chat API: cache hits per request tolerated for the chat template's shared preamble. */
   chatPreambleTokens: number
+  /** prefix_cache_contaminated with the completions API: cache hits per request tolerated for the unique code's shared head. */
+  promptCodeSharedTokens: number
   /** ramp_dominated: share of the run outside the all-slots-busy window above which the point describes the ramp, not the load. */
   rampFractionMax: number
   /** too_few_requests: completed requests below which percentiles are a handful of samples. */
@@ -94,6 +96,13 @@ export const DEFAULT_VALIDITY_THRESHOLDS: Readonly<ValidityThresholds> = Object.
   // cache (SGLang's radix tree) every preamble token. 64 per request covers both; a repeated
   // prompt of the sizes servegate sends (hundreds to thousands of tokens) is far above it.
   chatPreambleTokens: 64,
+  // A completions prompt starts with its unique code (plan/prompts.ts): the serial's two digits,
+  // then the point seed's three. Two prompts share at most its first four tokens (the serial's high
+  // digit is the same below 16,384; the same serial in two points differs only in the seed's
+  // digits, at worst the last). A block cache (vLLM's 16 tokens) never hits on that, but a
+  // token-level one (SGLang's radix tree, one token a page) does, on every request: up to 4 per
+  // request is the code's shared head, not reuse. A repeated prompt hits all of its tokens.
+  promptCodeSharedTokens: 4,
   // With 12 prompts per slot a healthy run spends ~5–15% filling and draining.
   rampFractionMax: 0.25,
   // Fewer than 10 requests make TTFT/TPOT/E2EL p50 and p95 single samples. The methodology's

@@ -1,14 +1,16 @@
 /**
  * POST {root}/tokenize: the token count of a generated text (tokenizeCount),
  * and of a chat prompt under the model's own template and tokenizer
- * (tokenizeMessages). For messages, vLLM and SGLang accept
+ * (tokenizeMessages). For messages, vLLM (and Dynamo's frontend) accept
  * `{model, messages}` there, apply the chat template (with the generation
  * prompt, as a chat completion does) and answer `{count, tokens, ...}`.
+ * SGLang's reads `prompt` only (its serving_tokenize.py): a `{messages}` body
+ * is refused, so its chat prompts are sized by `--tokenizer` or not at all.
  * Failures are values: a server without the endpoint is `unsupported`, a
  * transient fault is `error`.
  *
- * Two shapes of the endpoint are spoken. vLLM's (and SGLang's) reads `prompt`
- * or `messages`; llama.cpp's `llama-server` reads only `content` and answers
+ * Two shapes of the endpoint are spoken. vLLM's reads `prompt` or `messages`
+ * (SGLang's `prompt` alone); llama.cpp's `llama-server` reads only `content` and answers
  * `{tokens: []}` with status 200 to any other body, and templates chat at
  * `POST /apply-template`. An answer of 0 tokens for a non-empty text cannot be
  * right: it is never taken as a count. servegate then asks in llama-server's

@@ -139,8 +139,12 @@ function histogramStatsMs(h: PromHistogramData): LatencyStats {
  * exposes. vLLM (`vllm:`); SGLang with --enable-metrics (`sglang:`; its prefix cache is counted
  * in prompt tokens served from cache, `cached_tokens_total`, out of `prompt_tokens_total`);
  * TensorRT-LLM's trtllm-serve (`trtllm_`, at /prometheus/metrics; its time per output token is
- * per request, so TPOT); Dynamo's frontend (`dynamo_frontend_`); llama.cpp's llama-server
- * (`llamacpp:`, token counters only, so no server-side latencies).
+ * per request, so TPOT; its token counters `trtllm_prompt_tokens_total` and
+ * `trtllm_generation_tokens_total`, and the prompt tokens its KV cache served,
+ * `trtllm_prompt_cached_tokens_total`, in tensorrt_llm/metrics/collector.py); Dynamo's frontend
+ * (`dynamo_frontend_`). llama.cpp's llama-server has no latency histograms, so no server-side
+ * figures (its `llamacpp:prompt_tokens_total` counts only the prompt tokens it evaluated, not
+ * those its slot's cache kept, so it could not count queries either).
  */
 const NAMES = {
   ttft: [
@@ -164,13 +168,13 @@ const NAMES = {
     'trtllm_e2e_request_latency_seconds',
     'dynamo_frontend_request_duration_seconds',
   ],
-  promptTokens: ['vllm:prompt_tokens_total', 'vllm:prompt_tokens', 'sglang:prompt_tokens_total', 'llamacpp:prompt_tokens_total'],
+  promptTokens: ['vllm:prompt_tokens_total', 'vllm:prompt_tokens', 'sglang:prompt_tokens_total', 'trtllm_prompt_tokens_total'],
   generationTokens: [
     'vllm:generation_tokens_total',
     'vllm:generation_tokens',
     'sglang:generation_tokens_total',
+    'trtllm_generation_tokens_total',
     'dynamo_frontend_output_tokens_total',
-    'llamacpp:tokens_predicted_total',
   ],
   prefixQueries: [
     'vllm:prefix_cache_queries_total',
@@ -178,6 +182,7 @@ const NAMES = {
     'vllm:prefix_cache_queries',
     'vllm:gpu_prefix_cache_queries',
     'sglang:prompt_tokens_total',
+    'trtllm_prompt_tokens_total',
   ],
   prefixHits: [
     'vllm:prefix_cache_hits_total',
@@ -185,6 +190,7 @@ const NAMES = {
     'vllm:prefix_cache_hits',
     'vllm:gpu_prefix_cache_hits',
     'sglang:cached_tokens_total',
+    'trtllm_prompt_cached_tokens_total',
   ],
 } as const
 
@@ -196,9 +202,15 @@ function firstHistogram(before: PromSample[], after: PromSample[], names: readon
   return null
 }
 
-function firstCounter(before: PromSample[], after: PromSample[], names: readonly string[]): number | null {
+/**
+ * The first of `names` the server counts. A counter declared (`# TYPE`) with no sample yet has
+ * counted nothing: a labelled counter gets its first series on its first increment (SGLang's
+ * `sglang:cached_tokens_total` before any prompt token is served from cache), so it reads 0.
+ */
+function firstCounter(before: PromSample[], after: PromSample[], afterTypes: ReadonlyMap<string, string>, names: readonly string[]): number | null {
   for (const name of names) {
     if (after.some((s) => s.name === name)) return counterDelta(before, after, name)
+    if (afterTypes.get(name) === 'counter' || afterTypes.get(name.replace(/_total$/, '')) === 'counter') return 0
   }
   return null
 }
@@ -210,7 +222,9 @@ function firstCounter(before: PromSample[], after: PromSample[], names: readonly
  */
 export function serverSideFigures(before: string, after: string): ServerSide | null {
   const b = parsePrometheusText(before).samples
-  const a = parsePrometheusText(after).samples
+  const parsedAfter = parsePrometheusText(after)
+  const a = parsedAfter.samples
+  const types = parsedAfter.types
   const ttft = firstHistogram(b, a, NAMES.ttft)
   const e2el = firstHistogram(b, a, NAMES.e2el)
   const itl = firstHistogram(b, a, NAMES.itl)
@@ -224,9 +238,9 @@ export function serverSideFigures(before: string, after: string): ServerSide | n
     itl_ms: stats(itl),
     tpot_ms: stats(tpot),
     e2el_ms: stats(e2el) as LatencyStats,
-    prompt_tokens: firstCounter(b, a, NAMES.promptTokens),
-    generation_tokens: firstCounter(b, a, NAMES.generationTokens),
-    prefix_cache_queries: firstCounter(b, a, NAMES.prefixQueries),
-    prefix_cache_hits: firstCounter(b, a, NAMES.prefixHits),
+    prompt_tokens: firstCounter(b, a, types, NAMES.promptTokens),
+    generation_tokens: firstCounter(b, a, types, NAMES.generationTokens),
+    prefix_cache_queries: firstCounter(b, a, types, NAMES.prefixQueries),
+    prefix_cache_hits: firstCounter(b, a, types, NAMES.prefixHits),
   }
 }

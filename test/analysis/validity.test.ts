@@ -137,6 +137,14 @@ describe('assessValidity', () => {
       const repeated = cleanRun({ server_side: server({ prefix_cache_hits: 48 * 64 + 1 }) })
       expect(codes(repeated, { ...CTX, api: 'chat' })).toEqual(['prefix_cache_contaminated'])
     })
+    it("lets completions prompts share their unique code's head on a token-level cache (4 tokens a request), and no more", () => {
+      // SGLang's radix tree matches token by token: every prompt's first code token (the serial's
+      // high digit) is the same, and the same serial in two points shares up to four.
+      const head = cleanRun({ server_side: server({ prefix_cache_hits: 48 * 4 }) })
+      expect(codes(head, { ...CTX, api: 'completions' })).toEqual([])
+      const beyond = cleanRun({ server_side: server({ prefix_cache_hits: 48 * 4 + 1 }) })
+      expect(codes(beyond, { ...CTX, api: 'completions' })).toEqual(['prefix_cache_contaminated'])
+    })
   })
 
   describe('ramp_dominated', () => {

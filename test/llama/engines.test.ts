@@ -175,6 +175,8 @@ describe("TensorRT-LLM's trtllm-serve", () => {
     expect(run.tokens).toMatchObject({ prompt_expected: INPUT * n, prompt_server_usage: INPUT * n, server_usage: OUTPUT * n, retokenized: OUTPUT * n })
     expect(result.env.engine).toMatchObject({ name: 'tensorrt_llm' })
     const s = run.server_side!
+    // Its token counters agree with usage; a version without trtllm_prompt_cached_tokens_total leaves the cache check unrun.
+    expect(s).toMatchObject({ prompt_tokens: INPUT * n, generation_tokens: OUTPUT * n, prefix_cache_queries: INPUT * n, prefix_cache_hits: null })
     // The front's clock starts when the request arrives and stops as it writes: inside the client's.
     expect(s.ttft_ms.mean).toBeGreaterThan(0)
     expect(s.ttft_ms.mean).toBeLessThan(run.ttft_ms.mean!)
@@ -211,8 +213,9 @@ describe('SGLang', () => {
     expect(result.env.engine).toMatchObject({ name: 'sglang' })
     const s = run.server_side!
     expect(s).toMatchObject({ prompt_tokens: INPUT * n, generation_tokens: OUTPUT * n, prefix_cache_queries: INPUT * n })
-    // No cache (the front clears each sequence, as --disable-radix-cache): SGLang's cached-token counter has no sample.
-    expect(s.prefix_cache_hits).toBeNull()
+    // No cache (the front clears each sequence, as --disable-radix-cache): SGLang's cached-token counter,
+    // declared with no sample yet, has counted nothing, and the cache check ran.
+    expect(s.prefix_cache_hits).toBe(0)
     expect(s.ttft_ms.mean).toBeGreaterThan(0)
     expect(s.ttft_ms.mean).toBeLessThan(run.ttft_ms.mean!)
     expect(s.e2el_ms.mean).toBeLessThan(run.e2el_ms.mean!)
@@ -225,9 +228,9 @@ describe('SGLang', () => {
     const first = await sweep('sglang-cache-first', args, true)
     const again = await sweep('sglang-cache-again', args, true)
     // The first time, each prompt took a sequence of its own (none held half of it): nothing reused,
-    // and SGLang's cached-token counter has no sample yet.
+    // and SGLang's cached-token counter, declared with no sample yet, reads 0.
     expect(codes(first.run), first.out).toEqual([])
-    expect(first.run.server_side!.prefix_cache_hits).toBeNull()
+    expect(first.run.server_side!.prefix_cache_hits).toBe(0)
     const n = again.run.completed
     // llama.cpp reused each prompt's KV cache but for its last token, which it evaluates to sample from.
     const hits = n * (INPUT - 1)

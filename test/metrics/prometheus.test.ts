@@ -153,6 +153,46 @@ describe('serverSideFigures', () => {
     expect(serverSideFigures(AFTER, BEFORE)).toBeNull()
   })
 
+  // Each engine's names, as its own exposition writes them: a labelled counter (prometheus_client)
+  // is declared with no sample until its first increment.
+  const engine = (ttft: string, e2e: string, counters: string, n: number): string =>
+    [ttft, e2e].map((h) => `# TYPE ${h} histogram\n${h}_bucket{le="0.1"} ${n}\n${h}_bucket{le="+Inf"} ${n}\n${h}_sum ${0.05 * n}\n${h}_count ${n}\n`).join('') +
+    counters
+
+  it("reads SGLang's cached-token counter as 0 while it is declared with no sample, and its count once it has one", () => {
+    const sglang = (prompt: number, cached: number | null): string =>
+      engine(
+        'sglang:time_to_first_token_seconds',
+        'sglang:e2e_request_latency_seconds',
+        `# TYPE sglang:prompt_tokens_total counter\nsglang:prompt_tokens_total{model_name="m"} ${prompt}\n` +
+          `# HELP sglang:cached_tokens_total Number of cached prompt tokens.\n# TYPE sglang:cached_tokens_total counter\n` +
+          (cached === null ? '' : `sglang:cached_tokens_total{model_name="m"} ${cached}\n`),
+        prompt / 32,
+      )
+    expect(serverSideFigures(sglang(0, null), sglang(320, null))).toMatchObject({ prefix_cache_queries: 320, prefix_cache_hits: 0 })
+    expect(serverSideFigures(sglang(320, null), sglang(640, 310))).toMatchObject({ prefix_cache_queries: 320, prefix_cache_hits: 310 })
+    // Undeclared, it was never counted: not run, never 0.
+    const bare = engine('sglang:time_to_first_token_seconds', 'sglang:e2e_request_latency_seconds', 'sglang:prompt_tokens_total 64\n', 2)
+    expect(serverSideFigures('', bare)?.prefix_cache_hits).toBeNull()
+  })
+
+  it("reads TensorRT-LLM's token counters and the prompt tokens its KV cache served", () => {
+    const trt = (prompt: number, gen: number, cached: number): string =>
+      engine(
+        'trtllm_time_to_first_token_seconds',
+        'trtllm_e2e_request_latency_seconds',
+        `trtllm_prompt_tokens_total{model_name="m"} ${prompt}\ntrtllm_generation_tokens_total{model_name="m"} ${gen}\n` +
+          `trtllm_prompt_cached_tokens_total{model_name="m"} ${cached}\n`,
+        prompt / 32,
+      )
+    expect(serverSideFigures(trt(64, 24, 0), trt(384, 144, 32))).toMatchObject({
+      prompt_tokens: 320,
+      generation_tokens: 120,
+      prefix_cache_queries: 320,
+      prefix_cache_hits: 32,
+    })
+  })
+
   it('treats a series missing before the run as starting from zero', () => {
     const s = serverSideFigures('', AFTER)
     expect(s?.ttft_ms.p50).toBeCloseTo(10 + (40 * (7 - 3)) / 6, 9) // buckets 3,9,12,14: rank 7
