@@ -80,12 +80,12 @@ describe('examples/servegate-matrix.yml', () => {
   })
 
   it('uploads every record, even after a failure or a cancel, under a name the download pattern matches', () => {
-    const up = step(bench, 'actions/upload-artifact@v4')
+    const up = step(bench, 'actions/upload-artifact@v6')
     expect(evaluateIf(up.if, pr(), { status: 'failure' })).toBe(true)
     expect(evaluateIf(up.if, pr(), { status: 'cancelled' })).toBe(true)
     expect(String(up.with!['path'])).toContain('steps.servegate.outputs.record-path')
     expect(up.with!['overwrite']).toBe(true)
-    const down = step(aggregate, 'actions/download-artifact@v4')
+    const down = step(aggregate, 'actions/download-artifact@v7')
     expect(down.with).toMatchObject({ pattern: 'servegate-record-*', 'merge-multiple': false })
     const names = matrix.map((m) => interpolate(String(up.with!['name']), { ...pr(), matrix: m as Contexts[string] }))
     expect(names).toEqual(labels.map((l) => `servegate-record-${l}`))
@@ -98,7 +98,7 @@ describe('examples/servegate-matrix.yml', () => {
     expect(evaluateIf(aggregate.if, pr('mallory/serving'))).toBe(false)
     expect(runnerLabels(aggregate['runs-on'])).not.toContain('self-hosted')
     const sg = step(aggregate, 'servegate/servegate')
-    const down = step(aggregate, 'actions/download-artifact@v4')
+    const down = step(aggregate, 'actions/download-artifact@v7')
     expect(sg.with).toMatchObject({ mode: 'aggregate', records: down.with!['path'] })
     expect(parseExpect(String(sg.with!['expect']), 'expect').sort()).toEqual([...labels].sort())
   })
