@@ -68736,7 +68736,19 @@ var resultFileSchema = external_exports.object({
     planned_runs: count,
     server: external_exports.object({ exit_code: external_exports.number().int().nullable(), signal: external_exports.string().nullable(), log_tail: external_exports.array(external_exports.string()) }).optional()
   }).optional(),
-  source: external_exports.object({ tool: external_exports.string(), files: external_exports.array(external_exports.string()), imported_at: external_exports.string() }).optional()
+  source: external_exports.object({ tool: external_exports.string(), files: external_exports.array(external_exports.string()), imported_at: external_exports.string() }).optional(),
+  client_headroom: external_exports.object({
+    input_len: positiveInt2,
+    output_len: positiveInt2,
+    concurrency: positiveInt2,
+    request_rate: external_exports.union([num.positive(), external_exports.literal("inf")]).optional(),
+    repeat: count,
+    events_per_second: num.positive(),
+    event_loop_utilization: num.positive(),
+    capacity_events_per_second: num.positive(),
+    headroom: num.positive(),
+    load_hosts_needed: positiveInt2.nullable()
+  }).nullable().optional()
 }).superRefine((file2, ctx) => {
   const firstPoint = /* @__PURE__ */ new Map();
   file2.points.forEach((p, i) => {
@@ -68834,6 +68846,118 @@ async function readBaseline(path) {
 }
 async function writeBaseline(path, b) {
   await writeJsonAtomic(path, b);
+}
+
+// src/analysis/validity-thresholds.ts
+var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
+  // Calibrated with bench/client-saturation.ts against the simulator's ground truth (table and
+  // reasoning in docs/validity.md): 2 cores shared by server, client and other jobs, lockstep
+  // bursts of C tokens per step, 78 runs from 1.6k to 157k token events/s, 1 and 2 load threads.
+  // The bound to protect: |client ITL − true ITL| p50 ≤ 0.5 ms and p99 ≤ 5 ms.
+  //
+  // Event-loop delay is how late a due callback ran; a token arriving meanwhile is timestamped
+  // that late, so a delay p99 above 5 ms means > 1% of the run had timestamps > 5 ms late and the
+  // p99 bound cannot hold. Clean runs: 0.9–4.1 ms. Every run above 5 ms broke the bound (error
+  // p99 6–88 ms), including loops that were idle but kept off a shared CPU.
+  clientEventLoopDelayP99MaxMs: 5,
+  // Utilisation catches the loop that is busy but not yet stalling: the C tokens of one engine
+  // step queue behind each other for ~ELU × step. One thread kept the bound at ELU ≤ 0.39
+  // (C = 256 × 10 ms, 24k events/s) unless the delay showed contention, split at 0.46–0.52
+  // (256 × 5 ms, 46k events/s) and broke it in every run at ≥ 0.54 (54k events/s and up), often
+  // with the delay p99 still under 5 ms. (0.7 missed runs at 0.50–0.58 with error p99 5–7 ms.)
+  clientEluMax: 0.5,
+  // A closed loop refills a slot within a fraction of a ms of a request lasting far longer: clean
+  // runs held ≥ 0.974 × C even with all C requests ending together; below 0.95 the load was not C.
+  // (Send lag is not a trigger: C refills after a lockstep step queue behind each other, 12–17 ms
+  // p99 at C = 256 on runs that kept the bound. It is reported in the detail.)
+  inFlightMinFraction: 0.95,
+  // Open loop: a request is due at its scheduled time; Node timers fire ~1 ms late and a busy
+  // 2-core host adds a few ms (the event-loop delay bound above is 5 ms at p99). 10 ms at p95 is
+  // twice that bound, and a fifth of the mean gap at 20 req/s: beyond it the gaps the server saw
+  // are not the gamma gaps asked for (at 100 req/s a 10 ms lateness is a whole mean gap).
+  openLoopLatenessP95MaxMs: 10,
+  // The measured rate is compared with the schedule's own rate over the same requests (no
+  // sampling noise: the same draws), so a shortfall is the client's drift alone. Lateness bounded
+  // by the rule above stretches a run of hundreds of requests by well under 1%; 5% short means the
+  // sends drifted seconds behind by the end.
+  openLoopRateMinFraction: 0.95,
+  tokenCountTolerance: 0.02,
+  retokenizedTolerance: 0.1,
+  // With ignore_eos every request must produce exactly max_tokens: any shortfall is an early stop.
+  outputShortfallTolerance: 0,
+  // Completions prompts are exactly input_len token ids and chat prompts calibrated with the
+  // server's /tokenize hit it exactly, so a correct server reports input_len per request. Prefill
+  // time is close to linear in prompt tokens: 2% more or fewer moves TTFT by ~2%, within run-to-run
+  // noise (CV 2–3%) and under the gate's 5% tolerance, whereas a truncating server typically cuts far
+  // more. Uncalibrated chat (no /tokenize) passes when the template's few to ~30 tokens are within 2%
+  // of input_len (4,096 in: yes) and is flagged when they are not (128 in: the shape is not 128).
+  inputLenTolerance: 0.02,
+  // Prompts are seeded and unique per repeat: any hit means reuse.
+  prefixCacheMaxHitFraction: 0,
+  // Chat prompts are wrapped in the model's template, whose preamble (role markers, a default
+  // system prompt: ~25–30 tokens for Llama 3 and Qwen templates) is the same for every request,
+  // so an engine that caches in 16-token blocks (vLLM) hits one or two blocks and a token-level
+  // cache (SGLang's radix tree) every preamble token. 64 per request covers both; a repeated
+  // prompt of the sizes servegate sends (hundreds to thousands of tokens) is far above it.
+  chatPreambleTokens: 64,
+  // A completions prompt starts with its unique code (plan/prompts.ts): the serial's two digits,
+  // then the point seed's three. Two prompts share at most its first four tokens (the serial's high
+  // digit is the same below 16,384; the same serial in two points differs only in the seed's
+  // digits, at worst the last). A block cache (vLLM's 16 tokens) never hits on that, but a
+  // token-level one (SGLang's radix tree, one token a page) does, on every request: up to 4 per
+  // request is the code's shared head, not reuse. A repeated prompt hits all of its tokens.
+  promptCodeSharedTokens: 4,
+  // With 12 prompts per slot a healthy run spends ~5–15% filling and draining.
+  rampFractionMax: 0.25,
+  // Fewer than 10 requests make TTFT/TPOT/E2EL p50 and p95 single samples. The methodology's
+  // C = 1 point (12 prompts) passes: its TTFT p99 is near the maximum, but it is the prescribed
+  // sample, reported as is; its ITL p99 rests on 12 × (output_len − 1) gaps.
+  minCompletedRequests: 10,
+  // p99 of fewer than 100 samples is the maximum or next to it.
+  minItlSamples: 100,
+  // Boost clocks vary by a few %; 20% below max under load is a power or thermal cut.
+  smClockMinFraction: 0.8,
+  gpuBusyUtilizationPct: 50,
+  benignThrottleReasons: Object.freeze(["gpu_idle", "idle", "applications_clocks_setting", "sync_boost", "none", "not_active"]),
+  // A data-centre GPU under heavy load routinely runs at its power limit and reports
+  // sw_power_cap while its clock stays near the maximum: that is the GPU doing its job, and
+  // flagging it would void most heavy runs. It counts when the clock really dropped.
+  clockBoundThrottleReasons: Object.freeze(["sw_power_cap"])
+});
+
+// src/analysis/headroom.ts
+var HEADROOM_TARGET = 1.5;
+function clientHeadroom(points, eluMax = DEFAULT_VALIDITY_THRESHOLDS.clientEluMax) {
+  let heaviest = null;
+  for (const point of points) {
+    for (const run of point.runs) {
+      const c = run.client;
+      if (c === null || !(c.events_per_second > 0) || !(c.event_loop_utilization > 0)) continue;
+      if (heaviest === null || c.events_per_second > heaviest.events) heaviest = { point, run, events: c.events_per_second, elu: c.event_loop_utilization };
+    }
+  }
+  if (heaviest === null) return null;
+  const headroom = eluMax / heaviest.elu;
+  return {
+    input_len: heaviest.point.input_len,
+    output_len: heaviest.point.output_len,
+    concurrency: heaviest.point.concurrency,
+    ...heaviest.point.request_rate !== void 0 ? { request_rate: heaviest.point.request_rate } : {},
+    repeat: heaviest.run.repeat,
+    events_per_second: heaviest.events,
+    event_loop_utilization: heaviest.elu,
+    capacity_events_per_second: heaviest.events * headroom,
+    headroom,
+    load_hosts_needed: headroom < HEADROOM_TARGET ? Math.ceil(HEADROOM_TARGET / headroom) : null
+  };
+}
+function headroomLine(h) {
+  if (h === null) return "Client headroom: not measured (no run recorded its load client).";
+  const where = `${h.input_len}×${h.output_len} ${h.request_rate !== void 0 ? `rate ${h.request_rate}` : `c=${h.concurrency}`}`;
+  const k = (n) => n >= 1e4 ? `${(n / 1e3).toFixed(0)}k` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : n.toFixed(0);
+  const base = `Client headroom: ×${h.headroom.toFixed(1)} at ${where}, its heaviest point (${k(h.events_per_second)} token events/s, against the ${k(h.capacity_events_per_second)} this client handles before its busiest load thread is ${Math.round(h.event_loop_utilization * h.headroom * 100)} % busy, where client_saturated fires)`;
+  if (h.load_hosts_needed === null) return `${base}.`;
+  return `${base}: under ×${HEADROOM_TARGET}, so a busier server or host would saturate it; ${h.load_hosts_needed} load hosts sharing the load would restore ×${HEADROOM_TARGET}.`;
 }
 
 // src/sweep/run-sweep.ts
@@ -72306,83 +72430,6 @@ var RULES2 = [
   gpuThrottled,
   gpuShared
 ];
-
-// src/analysis/validity-thresholds.ts
-var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
-  // Calibrated with bench/client-saturation.ts against the simulator's ground truth (table and
-  // reasoning in docs/validity.md): 2 cores shared by server, client and other jobs, lockstep
-  // bursts of C tokens per step, 78 runs from 1.6k to 157k token events/s, 1 and 2 load threads.
-  // The bound to protect: |client ITL − true ITL| p50 ≤ 0.5 ms and p99 ≤ 5 ms.
-  //
-  // Event-loop delay is how late a due callback ran; a token arriving meanwhile is timestamped
-  // that late, so a delay p99 above 5 ms means > 1% of the run had timestamps > 5 ms late and the
-  // p99 bound cannot hold. Clean runs: 0.9–4.1 ms. Every run above 5 ms broke the bound (error
-  // p99 6–88 ms), including loops that were idle but kept off a shared CPU.
-  clientEventLoopDelayP99MaxMs: 5,
-  // Utilisation catches the loop that is busy but not yet stalling: the C tokens of one engine
-  // step queue behind each other for ~ELU × step. One thread kept the bound at ELU ≤ 0.39
-  // (C = 256 × 10 ms, 24k events/s) unless the delay showed contention, split at 0.46–0.52
-  // (256 × 5 ms, 46k events/s) and broke it in every run at ≥ 0.54 (54k events/s and up), often
-  // with the delay p99 still under 5 ms. (0.7 missed runs at 0.50–0.58 with error p99 5–7 ms.)
-  clientEluMax: 0.5,
-  // A closed loop refills a slot within a fraction of a ms of a request lasting far longer: clean
-  // runs held ≥ 0.974 × C even with all C requests ending together; below 0.95 the load was not C.
-  // (Send lag is not a trigger: C refills after a lockstep step queue behind each other, 12–17 ms
-  // p99 at C = 256 on runs that kept the bound. It is reported in the detail.)
-  inFlightMinFraction: 0.95,
-  // Open loop: a request is due at its scheduled time; Node timers fire ~1 ms late and a busy
-  // 2-core host adds a few ms (the event-loop delay bound above is 5 ms at p99). 10 ms at p95 is
-  // twice that bound, and a fifth of the mean gap at 20 req/s: beyond it the gaps the server saw
-  // are not the gamma gaps asked for (at 100 req/s a 10 ms lateness is a whole mean gap).
-  openLoopLatenessP95MaxMs: 10,
-  // The measured rate is compared with the schedule's own rate over the same requests (no
-  // sampling noise: the same draws), so a shortfall is the client's drift alone. Lateness bounded
-  // by the rule above stretches a run of hundreds of requests by well under 1%; 5% short means the
-  // sends drifted seconds behind by the end.
-  openLoopRateMinFraction: 0.95,
-  tokenCountTolerance: 0.02,
-  retokenizedTolerance: 0.1,
-  // With ignore_eos every request must produce exactly max_tokens: any shortfall is an early stop.
-  outputShortfallTolerance: 0,
-  // Completions prompts are exactly input_len token ids and chat prompts calibrated with the
-  // server's /tokenize hit it exactly, so a correct server reports input_len per request. Prefill
-  // time is close to linear in prompt tokens: 2% more or fewer moves TTFT by ~2%, within run-to-run
-  // noise (CV 2–3%) and under the gate's 5% tolerance, whereas a truncating server typically cuts far
-  // more. Uncalibrated chat (no /tokenize) passes when the template's few to ~30 tokens are within 2%
-  // of input_len (4,096 in: yes) and is flagged when they are not (128 in: the shape is not 128).
-  inputLenTolerance: 0.02,
-  // Prompts are seeded and unique per repeat: any hit means reuse.
-  prefixCacheMaxHitFraction: 0,
-  // Chat prompts are wrapped in the model's template, whose preamble (role markers, a default
-  // system prompt: ~25–30 tokens for Llama 3 and Qwen templates) is the same for every request,
-  // so an engine that caches in 16-token blocks (vLLM) hits one or two blocks and a token-level
-  // cache (SGLang's radix tree) every preamble token. 64 per request covers both; a repeated
-  // prompt of the sizes servegate sends (hundreds to thousands of tokens) is far above it.
-  chatPreambleTokens: 64,
-  // A completions prompt starts with its unique code (plan/prompts.ts): the serial's two digits,
-  // then the point seed's three. Two prompts share at most its first four tokens (the serial's high
-  // digit is the same below 16,384; the same serial in two points differs only in the seed's
-  // digits, at worst the last). A block cache (vLLM's 16 tokens) never hits on that, but a
-  // token-level one (SGLang's radix tree, one token a page) does, on every request: up to 4 per
-  // request is the code's shared head, not reuse. A repeated prompt hits all of its tokens.
-  promptCodeSharedTokens: 4,
-  // With 12 prompts per slot a healthy run spends ~5–15% filling and draining.
-  rampFractionMax: 0.25,
-  // Fewer than 10 requests make TTFT/TPOT/E2EL p50 and p95 single samples. The methodology's
-  // C = 1 point (12 prompts) passes: its TTFT p99 is near the maximum, but it is the prescribed
-  // sample, reported as is; its ITL p99 rests on 12 × (output_len − 1) gaps.
-  minCompletedRequests: 10,
-  // p99 of fewer than 100 samples is the maximum or next to it.
-  minItlSamples: 100,
-  // Boost clocks vary by a few %; 20% below max under load is a power or thermal cut.
-  smClockMinFraction: 0.8,
-  gpuBusyUtilizationPct: 50,
-  benignThrottleReasons: Object.freeze(["gpu_idle", "idle", "applications_clocks_setting", "sync_boost", "none", "not_active"]),
-  // A data-centre GPU under heavy load routinely runs at its power limit and reports
-  // sw_power_cap while its clock stays near the maximum: that is the GPU doing its job, and
-  // flagging it would void most heavy runs. It counts when the clock really dropped.
-  clockBoundThrottleReasons: Object.freeze(["sw_power_cap"])
-});
 
 // src/analysis/validity.ts
 function assessValidity(run, ctx) {
@@ -80517,6 +80564,7 @@ async function measurePlan(t, result, plan) {
       const { run, firstError } = await measureAttempts(t, result, point, { counter, memo: memo2, usedSeeds }, stop);
       addRun(result, point, run);
       result.at_target = atTargetForResult(result.points, result.target);
+      result.client_headroom = clientHeadroom(result.points);
       result.fingerprint = fingerprintOf(result);
       result.env.finished_at = (/* @__PURE__ */ new Date()).toISOString();
       await writeResultFile(cfg.out, result);
@@ -81189,7 +81237,9 @@ function buildReportModel(result) {
     source: sourceLine(result),
     env: result.env,
     shapes,
-    interrupted: interruptedLine(result)
+    interrupted: interruptedLine(result),
+    // A result written before the headroom was recorded gets it from its runs, as the sweep would have.
+    headroom: headroomLine(result.client_headroom !== void 0 ? result.client_headroom : clientHeadroom(result.points))
   };
 }
 function interruptedLine(result) {
@@ -81370,6 +81420,7 @@ function renderConsoleTable(result) {
   out.push(perGpuLine(model.gpus));
   if (model.source !== null) out.push(model.source);
   if (model.interrupted !== null) out.push(model.interrupted);
+  out.push(model.headroom);
   for (const shape of model.shapes) {
     out.push("", shape.title);
     out.push(
@@ -84843,6 +84894,7 @@ function renderHtmlReport(result, opts) {
   body.push(`<p class="sub">${e(environmentLine(result.env))}</p>`);
   body.push(`<p class="sub">Target: ${e(frontier.targetLabel)}. Measured ${e(result.env.started_at)} → ${e(result.env.finished_at)}.</p>`);
   if (model.interrupted !== null) body.push(`<p class="warn">${e(model.interrupted)}</p>`);
+  body.push(`<p class="sub">${e(model.headroom)}</p>`);
   if (opts.verdict) body.push(verdictHtml(opts.verdict));
   for (const shape of model.shapes) body.push(shapeHtml(shape, specs, frontier));
   body.push(validityHtml(result), methodologyHtml(result, model.target), environmentHtml(result));
@@ -85025,6 +85077,7 @@ function renderMarkdownReport(result, opts = {}) {
   out.push(escapeCell(perGpuLine(model.gpus)), "");
   if (model.source !== null) out.push(`**${escapeCell(model.source)}**`, "");
   if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, "");
+  out.push(escapeCell(model.headroom), "");
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, "");
     const cols = shape.columns ?? COLUMNS;

@@ -487,6 +487,31 @@ export interface ResultFile {
   interrupted?: Interruption
   /** Present when the figures were measured by another tool and imported (`servegate import`): not a servegate measurement. */
   source?: ResultSource
+  /**
+   * The load client's headroom at the sweep's heaviest point (analysis/headroom.ts); null when no
+   * run recorded its client. Absent in results written before it was recorded: the report derives it.
+   */
+  client_headroom?: ClientHeadroom | null
+}
+
+/** The client's headroom at the sweep's heaviest point (`client_headroom` in the result file; analysis/headroom.ts). */
+export interface ClientHeadroom {
+  input_len: number
+  output_len: number
+  concurrency: number
+  /** Open-loop points: the point's request rate. */
+  request_rate?: number | 'inf'
+  repeat: number
+  /** Token events a second the client handled in that run (all its load threads). */
+  events_per_second: number
+  /** Its busiest load thread's event-loop utilisation (0..1). */
+  event_loop_utilization: number
+  /** Token events a second this client would handle at the utilisation where client_saturated fires. */
+  capacity_events_per_second: number
+  /** capacity ÷ events: 2 means the client could have handled twice the traffic. */
+  headroom: number
+  /** When headroom < 1.5: the load hosts that would bring it back to 1.5; null otherwise. */
+  load_hosts_needed: number | null
 }
 
 /** Where an imported result's figures come from. */

@@ -68,6 +68,7 @@ export function renderHtmlReport(result: ResultFile, opts: HtmlReportOptions): s
   body.push(`<p class="sub">${e(environmentLine(result.env))}</p>`)
   body.push(`<p class="sub">Target: ${e(frontier.targetLabel)}. Measured ${e(result.env.started_at)} → ${e(result.env.finished_at)}.</p>`)
   if (model.interrupted !== null) body.push(`<p class="warn">${e(model.interrupted)}</p>`)
+  body.push(`<p class="sub">${e(model.headroom)}</p>`)
   if (opts.verdict) body.push(verdictHtml(opts.verdict))
   for (const shape of model.shapes) body.push(shapeHtml(shape, specs, frontier))
   body.push(validityHtml(result), methodologyHtml(result, model.target), environmentHtml(result))

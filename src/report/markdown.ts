@@ -25,6 +25,7 @@ export function renderMarkdownReport(result: ResultFile, opts: MarkdownReportOpt
   out.push(escapeCell(perGpuLine(model.gpus)), '')
   if (model.source !== null) out.push(`**${escapeCell(model.source)}**`, '')
   if (model.interrupted !== null) out.push(`**${escapeCell(model.interrupted)}**`, '')
+  out.push(escapeCell(model.headroom), '')
   for (const shape of model.shapes) {
     out.push(`### ${shape.title}`, '')
     const cols = shape.columns ?? COLUMNS

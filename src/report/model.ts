@@ -10,6 +10,7 @@ import { spread } from '../analysis/spread.js'
 import { tokenNotes } from '../analysis/validity.js'
 import { gpuCount, interactivity, perGpu } from '../analysis/per-gpu.js'
 import { figuresView } from '../analysis/unchecked.js'
+import { clientHeadroom, headroomLine } from '../analysis/headroom.js'
 import { fmtInt, fmtMs, fmtPct, fmtRate, plainValidity, summarize, withSpread } from './format.js'
 import { buildServerSideRows } from './server-side.js'
 import { buildSpreadRows } from './spread-rows.js'
@@ -70,6 +71,8 @@ export interface ReportModel {
   shapes: ShapeReport[]
   /** Says the sweep was stopped early and which run was dropped; null for a sweep not stopped. */
   interrupted: string | null
+  /** The load client's headroom at the heaviest point (analysis/headroom.ts), as a sentence. */
+  headroom: string
 }
 
 /** `Imported from vllm bench serve (a.json, b.json) …`, or null for a servegate measurement. */
@@ -131,6 +134,8 @@ export function buildReportModel(result: ResultFile): ReportModel {
     env: result.env,
     shapes,
     interrupted: interruptedLine(result),
+    // A result written before the headroom was recorded gets it from its runs, as the sweep would have.
+    headroom: headroomLine(result.client_headroom !== undefined ? result.client_headroom : clientHeadroom(result.points)),
   }
 }
 

@@ -13,6 +13,7 @@ export function renderConsoleTable(result: ResultFile): string {
   out.push(perGpuLine(model.gpus))
   if (model.source !== null) out.push(model.source)
   if (model.interrupted !== null) out.push(model.interrupted)
+  out.push(model.headroom)
   for (const shape of model.shapes) {
     out.push('', shape.title)
     // Concurrency and the numeric columns right-aligned, like the markdown table.

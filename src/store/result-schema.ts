@@ -275,6 +275,21 @@ export const resultFileSchema = z
       })
       .optional(),
     source: z.object({ tool: z.string(), files: z.array(z.string()), imported_at: z.string() }).optional(),
+    client_headroom: z
+      .object({
+        input_len: positiveInt,
+        output_len: positiveInt,
+        concurrency: positiveInt,
+        request_rate: z.union([num.positive(), z.literal('inf')]).optional(),
+        repeat: count,
+        events_per_second: num.positive(),
+        event_loop_utilization: num.positive(),
+        capacity_events_per_second: num.positive(),
+        headroom: num.positive(),
+        load_hosts_needed: positiveInt.nullable(),
+      })
+      .nullable()
+      .optional(),
   })
   .superRefine((file, ctx) => {
     // One sweep measures each point once and each repeat of it once: a second copy would be

@@ -1,3 +1,4 @@
+import { clientHeadroom } from '../analysis/headroom.js'
 import { setRequestHeaders } from '../util/auth.js'
 import { randomInt } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -345,6 +346,7 @@ async function measurePlan(t: SweepTarget, result: ResultFile, plan: PlanPoint[]
       const { run, firstError } = await measureAttempts(t, result, point, { counter, memo, usedSeeds }, stop)
       addRun(result, point, run)
       result.at_target = atTargetForResult(result.points, result.target)
+      result.client_headroom = clientHeadroom(result.points)
       result.fingerprint = fingerprintOf(result)
       result.env.finished_at = new Date().toISOString()
       await writeResultFile(cfg.out, result)

@@ -35,6 +35,7 @@ describe('renderConsoleTable', () => {
       Engine: vllm 0.11.0 · Model: zai-org/GLM-5.3-Flash (revision abc123) · GPU: 4× NVIDIA B200 (driver 570.86, CUDA 12.8)
       Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.
       Per GPU: output tok/s ÷ GPUs serving the model (over 4 GPUs). Tok/s/user at p95 TPOT: 1000 / p95 TPOT, the decode speed the slowest 5 % of requests saw.
+      Client headroom: ×5.0 at 4096×512 c=1, its heaviest point (100 token events/s, against the 500 this client handles before its busiest load thread is 50 % busy, where client_saturated fires).
 
       4,096 in / 512 out
       Concurrency  TTFT p50 / p99             ITL p50 / p99                Output tok/s    Tok/s/user  Output tok/s per GPU  Tok/s/user at p95 TPOT
@@ -54,6 +55,7 @@ describe('renderConsoleTable', () => {
       Engine: vllm 0.11.0 · Model: zai-org/GLM-5.3-Flash (revision abc123) · GPU: 4× NVIDIA B200 (driver 570.86, CUDA 12.8)
       Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.
       Per GPU: output tok/s ÷ GPUs serving the model (over 4 GPUs). Tok/s/user at p95 TPOT: 1000 / p95 TPOT, the decode speed the slowest 5 % of requests saw.
+      Client headroom: not measured (no run recorded its load client).
 
       4,096 in / 512 out
       Concurrency  TTFT p50 / p99  ITL p50 / p99  Output tok/s  Tok/s/user  Output tok/s per GPU  Tok/s/user at p95 TPOT
@@ -76,6 +78,8 @@ describe('renderMarkdownReport', () => {
       Latencies in ms, client-side clock (monotonic, at the load generator; TTFT = request sent → first content token). Each cell: median across repeats (±half the min–max range); invalid runs are left out and noted.
 
       Per GPU: output tok/s ÷ GPUs serving the model (over 4 GPUs). Tok/s/user at p95 TPOT: 1000 / p95 TPOT, the decode speed the slowest 5 % of requests saw.
+
+      Client headroom: ×5.0 at 4096×512 c=1, its heaviest point (100 token events/s, against the 500 this client handles before its busiest load thread is 50 % busy, where client_saturated fires).
 
       ### 4,096 in / 512 out
 

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { BUILTIN_PROFILES, startSim, type SimHandle } from '../../src/sim/index.js'
 import { readResult, runCli } from './cli-child.js'
+import { clientHeadroom, headroomLine } from '../../src/analysis/headroom.js'
 
 // Issue 20, case 11: a server that refuses every request of the sweep must not end `servegate run`
 // with exit 0 and nothing on screen but INVALID. Its refusal is caught by the probe (exit 2, the
@@ -69,5 +70,11 @@ describe('servegate run against a server that refuses the sweep', () => {
     expect(codes.filter((c) => c !== 'client_saturated')).toEqual([])
     expect(r.code, r.stderr).toBe(run.validity.valid ? 0 : 1)
     if (run.validity.valid) expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`Result written to ${out}`)
+    // The file states the load client's headroom at its heaviest run, and the console says it.
+    const result = readResult(out)!
+    expect(result.client_headroom).toEqual(clientHeadroom(result.points))
+    expect(result.client_headroom).toMatchObject({ input_len: 16, output_len: 16, concurrency: 1, repeat: 1 })
+    expect(result.client_headroom!.events_per_second).toBe(run.client!.events_per_second)
+    expect(r.stdout).toContain(`\n${headroomLine(result.client_headroom!)}\n`)
   }, 60_000)
 })
