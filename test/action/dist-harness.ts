@@ -239,7 +239,11 @@ export function pullRequestCheckout(
   return { checkout, headSha, event: prEvent(false, { headSha, headRef: branch, base: { ref: 'main', sha: baseSha } }) }
 }
 
-/** A tiny deterministic gate sweep: 10 requests per point is the validity floor; 2 repeats keep a step under a minute. */
+/**
+ * A tiny deterministic gate sweep: 10 requests per point is the validity floor; 2 repeats keep a
+ * step under a minute. A run this shared host spoils is measured again in place (host_retries),
+ * a run rather than the whole step.
+ */
 export const TINY_GATE_CONFIG = `target: {metric: tpot, percentile: 95, threshold_ms: 50}
 sweeps:
   gate:
@@ -248,6 +252,7 @@ sweeps:
     prompts_per_concurrency: 10
     warmup: 2
     repeats: 2
+    host_retries: 2
 `
 
 /**
