@@ -223,6 +223,20 @@ describe('SGLang', () => {
     if (clientHeld(run)) expect(Math.abs(s.itl_ms!.mean! - run.itl_ms.mean!)).toBeLessThan(1)
   }, 120_000)
 
+  it('sizes chat prompts with --tokenizer, its /tokenize taking no messages; without it names --tokenizer, blaming no run on the engine', async () => {
+    const sized = await sweep('sglang-chat', ['--base-url', fronts!.sglang.url, '--api', 'chat', '--tokenizer', tokenizerDir, ...SHAPE])
+    expect(sized.code, sized.out).toBe(0)
+    expect(sized.result.config).toMatchObject({ prompt_calibration: 'tokenize', prompt_calibration_inexact: 0 })
+    expect(codes(sized.run), sized.out).toEqual([])
+    // Every prompt exactly 32 tokens by llama.cpp's own count (usage).
+    expect(sized.run.tokens).toMatchObject({ prompt_server_usage: INPUT * sized.run.completed, server_usage: OUTPUT * sized.run.completed })
+    const bare = await sweep('sglang-chat-uncalibrated', ['--base-url', fronts!.sglang.url, '--api', 'chat', ...SHAPE])
+    expect(bare.code, bare.out).toBe(1)
+    expect(bare.result.config).toMatchObject({ prompt_calibration: 'none' })
+    expect(codes(bare.run)).toEqual(['prompt_uncalibrated'])
+    expect(bare.run.validity.issues.find((i) => i.code === 'prompt_uncalibrated')!.detail).toContain('--tokenizer')
+  }, 120_000)
+
   it('catches a contaminated prefix cache on its names: the same prompts again, served from the KV cache llama.cpp kept', async () => {
     const args = ['--base-url', fronts!.sglangCache.url, '--seed', '4242', ...SHAPE]
     const first = await sweep('sglang-cache-first', args, true)

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { loadLocalTokenizer, resolveTokenizerDir } from '../../src/client/local-tokenizer.js'
 import { UsageError } from '../../src/errors.js'
 import { fingerprintOf } from '../../src/gate/fingerprint.js'
+import { HOST_CODES } from '../fixtures/honest-verdict.js'
 import { codesOf as codes, runsOf as runs, SMALL_SWEEP, useSimSweep } from '../fixtures/sim-sweep.js'
 
 // A tokenizer of the client's own (--tokenizer): examples/sim-tokenizer is the simulator's
@@ -32,7 +33,8 @@ describe('--tokenizer: a tokenizer of the client’s own', () => {
     ).toBe(true)
     expect(fingerprintOf(result).tokenizer).toBe(`${local.identity.name} sha256:${local.identity.sha256}`)
     for (const run of runs(result)) {
-      expect(codes(run)).toEqual([])
+      // Nothing but what a busy host may still leave after the run's two retries: the prompts' lengths hold either way.
+      expect(codes(run).filter((c) => !(HOST_CODES as readonly string[]).includes(c))).toEqual([])
       // Every prompt exactly input_len tokens by the server's own count, and the output re-counted by the client.
       expect(run.tokens.prompt_server_usage).toBe(run.completed * 48)
       expect(run.tokens.retokenized).toBe(run.completed * 12)
