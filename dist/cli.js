@@ -72331,7 +72331,10 @@ var prefixCacheContaminated = (run, ctx, t) => {
   const q = fromMetrics ? s.prefix_cache_queries : run.tokens.prompt_server_usage;
   if (q !== null && q > 0 && hits / q <= t.prefixCacheMaxHitFraction) return null;
   const requests = run.completed + run.failed;
-  if (hits <= (ctx.api === "chat" ? t.chatPreambleTokens : t.promptCodeSharedTokens) * requests) return null;
+  const expected = run.tokens.prompt_expected;
+  const promptLen = expected !== null && expected !== void 0 && run.completed > 0 ? expected / run.completed : Number.POSITIVE_INFINITY;
+  const codeHead = Math.min(t.promptCodeSharedTokens, Math.max(0, promptLen - 1));
+  if (hits <= (ctx.api === "chat" ? t.chatPreambleTokens : codeHead) * requests) return null;
   const share = q !== null && q > 0 ? ` of ${q} ${fromMetrics ? "queried" : "prompt tokens"} (${pct(hits / q)})` : "";
   const source = fromMetrics ? "The server's prefix cache served" : "The server's usage (prompt_tokens_details.cached_tokens) says its prefix cache served";
   return {

@@ -185,7 +185,12 @@ const prefixCacheContaminated: Rule = (run, ctx, t) => {
   // The chat template's shared preamble, or the head of the completions prompts' unique code, may be
   // served from a token-level cache for every request; only hits beyond it are reuse.
   const requests = run.completed + run.failed
-  if (hits <= (ctx.api === 'chat' ? t.chatPreambleTokens : t.promptCodeSharedTokens) * requests) return null
+  // A prompt shorter than the code shares at most all but its last token with another (a result
+  // written before prompts were counted is taken to hold prompts longer than the code).
+  const expected = run.tokens.prompt_expected
+  const promptLen = expected !== null && expected !== undefined && run.completed > 0 ? expected / run.completed : Number.POSITIVE_INFINITY
+  const codeHead = Math.min(t.promptCodeSharedTokens, Math.max(0, promptLen - 1))
+  if (hits <= (ctx.api === 'chat' ? t.chatPreambleTokens : codeHead) * requests) return null
   const share = q !== null && q > 0 ? ` of ${q} ${fromMetrics ? 'queried' : 'prompt tokens'} (${pct(hits / q)})` : ''
   const source = fromMetrics ? "The server's prefix cache served" : "The server's usage (prompt_tokens_details.cached_tokens) says its prefix cache served"
   return {

@@ -144,6 +144,18 @@ describe('assessValidity', () => {
       expect(codes(head, { ...CTX, api: 'completions' })).toEqual([])
       const beyond = cleanRun({ server_side: server({ prefix_cache_hits: 48 * 4 + 1 }) })
       expect(codes(beyond, { ...CTX, api: 'completions' })).toEqual(['prefix_cache_contaminated'])
+      // A 4-token prompt served whole from the cache is reuse: it shares at most 3 tokens with another.
+      const short = cleanRun({
+        tokens: tokens({ prompt_expected: 48 * 4, prompt_server_usage: 48 * 4 }),
+        server_side: server({ prefix_cache_hits: 48 * 4, prefix_cache_queries: 48 * 4 }),
+      })
+      expect(codes(short, { ...CTX, api: 'completions' })).toEqual(['prefix_cache_contaminated'])
+      expect(
+        codes(cleanRun({ tokens: tokens({ prompt_expected: 48 * 4, prompt_server_usage: 48 * 4 }), server_side: server({ prefix_cache_hits: 48 * 3 }) }), {
+          ...CTX,
+          api: 'completions',
+        }),
+      ).toEqual([])
     })
   })
 
