@@ -82859,6 +82859,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider, stored = 
   const extraRepeats = [];
   let unresolvable = 0;
   const unmeasuredProblems = [];
+  const shortfalls = [];
   const planRows = [];
   for (const kind of METRIC_KINDS) {
     const gated = opts.gated.includes(kind);
@@ -82901,6 +82902,15 @@ function compareToBaseline(baseline, candidate, options = {}, decider, stored = 
     }
     const measured = decider !== void 0 ? enoughValidRuns(usable2.length, planned, 1) && enoughValidRuns(decision.nBaseline, decision.baselinePlanned ?? planned, 1) : enoughValidRuns(usable2.length, planned) && decision.nBaseline >= 2;
     const row2 = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 };
+    if (gated && row2.status === "unmeasured" && decision.status !== "missing" && !measured && problems.every((p) => (p.codes ?? []).length === 0)) {
+      const min3 = decider !== void 0 ? 1 : 2;
+      const basePlanned = decision.baselinePlanned ?? planned;
+      const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))];
+      const short = !enoughValidRuns(usable2.length, planned, min3) ? `the candidate has ${usable2.length} usable run${usable2.length === 1 ? "" : "s"}${planned === null ? "" : ` of the ${planned} planned`}` : `the baseline has ${decision.nBaseline} usable run${decision.nBaseline === 1 ? "" : "s"}${basePlanned === null ? "" : ` of the ${basePlanned} its refreshes planned`}${spoiledBy.length > 0 ? ` (the others were invalid: ${spoiledBy.join(", ")}; refresh it)` : ""}`;
+      const shortfall = `${short}, and a measured row needs at least ${min3} and two thirds of those planned`;
+      row2.notes.unshift(shortfall);
+      shortfalls.push(`${row2.label}: ${shortfall}`);
+    }
     rows.push(row2);
     if (gated && (row2.status === "invalid" || row2.status === "unmeasured")) {
       unmeasuredProblems.push(...problems);
@@ -82948,7 +82958,7 @@ function compareToBaseline(baseline, candidate, options = {}, decider, stored = 
   const claimed = verdict === "regression" ? regressed : [];
   for (const r of claimed) reasons.push(`${r.label}: ${describeChange(r)}, beyond the bar of ${r.higher_is_better ? "−" : "+"}${(r.bar_pct ?? 0).toFixed(1)} %`);
   if (verdict === "unmeasured") {
-    const cause = gatedRows.length === 0 ? "no gated metric had a row: nothing was measured that could pass" : unmeasuredCause(unmeasuredProblems, [...new Set(baselineCauses)]);
+    const cause = gatedRows.length === 0 ? "no gated metric had a row: nothing was measured that could pass" : unmeasuredCause(unmeasuredProblems, [...new Set(baselineCauses), ...shortfalls]);
     reasons.unshift(`unmeasured: ${cause}`);
   }
   const blocking = ["broken", "missing", "incomplete", "invalid", "unmeasured", "undecided"];

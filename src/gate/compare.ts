@@ -106,6 +106,8 @@ export function compareToBaseline(
   const extraRepeats: number[] = []
   let unresolvable = 0
   const unmeasuredProblems: Problem[] = []
+  /** Gated rows unmeasured for too few usable runs that no validity code explains. */
+  const shortfalls: string[] = []
   // Every row first: each gated row's false-alarm level is the PR's alpha split over all of them.
   const planRows: Array<{ kind: MetricKind; gated: boolean; scope: string; rowKey: string; dataKey: string; perToken: boolean }> = []
   for (const kind of METRIC_KINDS) {
@@ -167,6 +169,21 @@ export function compareToBaseline(
         ? enoughValidRuns(usable.length, planned, 1) && enoughValidRuns(decision.nBaseline, decision.baselinePlanned ?? planned, 1)
         : enoughValidRuns(usable.length, planned) && decision.nBaseline >= 2
     const row: GateRow = { ...toRow(rowKey, kind, gated, decision, runs, problems, notes, isPerToken, measured), tolerance_pct: info.tolerance * 100 }
+    // A row unmeasured for too few usable runs, where no validity code says why (a repeat whose curve
+    // gave no figure at the target, say), names the shortfall first: its decision's note alone would
+    // read as a verdict the runs could not support.
+    if (gated && row.status === 'unmeasured' && decision.status !== 'missing' && !measured && problems.every((p) => (p.codes ?? []).length === 0)) {
+      const min = decider !== undefined ? 1 : 2
+      const basePlanned = decision.baselinePlanned ?? planned
+      // The refreshes keep why their runs were left out: a baseline short of runs names that cause too.
+      const spoiledBy = [...new Set(onHost.refreshes.flatMap((r) => r.invalid.filter((i) => i.scope === scope).flatMap((i) => i.codes)))]
+      const short = !enoughValidRuns(usable.length, planned, min)
+        ? `the candidate has ${usable.length} usable run${usable.length === 1 ? '' : 's'}${planned === null ? '' : ` of the ${planned} planned`}`
+        : `the baseline has ${decision.nBaseline} usable run${decision.nBaseline === 1 ? '' : 's'}${basePlanned === null ? '' : ` of the ${basePlanned} its refreshes planned`}${spoiledBy.length > 0 ? ` (the others were invalid: ${spoiledBy.join(', ')}; refresh it)` : ''}`
+      const shortfall = `${short}, and a measured row needs at least ${min} and two thirds of those planned`
+      row.notes.unshift(shortfall)
+      shortfalls.push(`${row.label}: ${shortfall}`)
+    }
     rows.push(row)
     if (gated && (row.status === 'invalid' || row.status === 'unmeasured')) {
       unmeasuredProblems.push(...problems)
@@ -223,7 +240,7 @@ export function compareToBaseline(
     const cause =
       gatedRows.length === 0
         ? 'no gated metric had a row: nothing was measured that could pass'
-        : unmeasuredCause(unmeasuredProblems, [...new Set(baselineCauses)])
+        : unmeasuredCause(unmeasuredProblems, [...new Set(baselineCauses), ...shortfalls])
     reasons.unshift(`unmeasured: ${cause}`)
   }
   const blocking: RowStatus[] = ['broken', 'missing', 'incomplete', 'invalid', 'unmeasured', 'undecided']

@@ -143,4 +143,27 @@ describe('a stored refresh the host spoiled in part', () => {
     expect(status['itl_p95@64x16@c1']).toBe('pass')
     expect(v.verdict).toBe('unmeasured')
   })
+
+  it('names the shortfall of a centre that kept 3 valid runs of the 6 its refreshes planned, and why the others went', () => {
+    // Three refreshes of 2 repeats, each with its first c = 16 run client_saturated: 3 valid of 6 planned.
+    const refresh = (day: number): ResultFile =>
+      pipelineResult({
+        concurrency: CONCURRENCY,
+        repeats: 2,
+        itl: (c) => ITL[c]!,
+        run: (c, rep) => (c === 16 && rep === 0 ? { saturated: true } : {}),
+        env: (e) => void (e.finished_at = new Date(Date.UTC(2025, 0, 1 + day)).toISOString()),
+      })
+    const three = [1, 2, 3].reduce<Baseline | null>((b, day) => appendRefresh(b, refresh(day), { name: 'thin' }), null)!
+    const v = compareStarts(three, start(500, 2, 1), { look: 'last', maxLooks: 8 }, () => 0)
+    const row = v.rows.find((r) => r.key === 'itl_p95@64x16@c16')!
+    expect(row.status).toBe('unmeasured')
+    const shortfall =
+      'the baseline has 3 usable runs of the 6 its refreshes planned (the others were invalid: client_saturated; refresh it), and a measured row needs at least 1 and two thirds of those planned'
+    // The row says so before its decision's note, and the verdict's cause names it instead of a bare "no valid measurement".
+    expect(row.notes[0]).toBe(shortfall)
+    expect(v.verdict).toBe('unmeasured')
+    // Throughput at target is short alike: each refresh's curve with a saturated c = 16 run gave no figure.
+    expect(v.reasons[0]).toBe(`unmeasured: p95 ITL 64×16 c=16: ${shortfall}; throughput at target 64×16: ${shortfall}`)
+  })
 })
