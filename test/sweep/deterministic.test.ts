@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { startSim, type SimHandle } from '../../src/sim/index.js'
 import { resolveConfig } from '../../src/config/resolve.js'
 import { runSweep } from '../../src/sweep/run-sweep.js'
@@ -23,6 +24,8 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
   let result: ResultFile
   /** The server's own TTFT (its first chunk written − the request's arrival), p50 in ms, per concurrency. */
   let serverTtft = new Map<number, number>()
+  /** How late this thread's loop, which the simulator runs in, ran its callbacks during the sweep: p99, ms. */
+  let serverLoopDelayMs = 0
 
   /**
    * From the simulator's ground truth: the sweep runs C = 1, 16 and 64 in turn, each point's warmup
@@ -61,7 +64,11 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
     // A sweep whose client a busy host kept off the CPU (client_saturated) is measured again, at most twice.
     for (let attempt = 0; attempt < 3 && (attempt === 0 || hostSpoiled(result)); attempt++) {
       sim.clearTraces()
+      const delay = monitorEventLoopDelay({ resolution: 1 })
+      delay.enable()
       result = (await runSweep(cfg, { log: () => {} })).result
+      delay.disable()
+      serverLoopDelayMs = delay.percentile(99) / 1e6
     }
     serverTtft = serverTtftP50()
   }, 180_000)
@@ -90,10 +97,16 @@ describe('a sweep against the deterministic simulator (TTFT 100 ms, ITL 20 ms)',
       // server late too (103.7 ms at C=64 beside one busy loop; 107.3 ms in a CI run). The sweep
       // must report the TTFT the server gave, its 100 ms and any lateness of its own, within 5 ms
       // (the client's own error is pinned against each request's send times in test/load/fidelity.test.ts).
-      it('reports TTFT p50 at least the server’s 100 ms and within 5 ms of what the server took', () => {
+      // The server stamps a request's arrival when its loop gets to it: a request that waited in that
+      // loop behind others (64 arriving at once on a loaded host) has the wait in the client's TTFT and
+      // not in the server's, so the bound also allows the loop's own lateness (its delay p99 during the
+      // sweep): beside a busy loop the client read 107.0 ms against the server's 100.7 at C=64.
+      it('reports TTFT p50 at least the server’s 100 ms and within 5 ms of what the server took, and its loop’s lateness', () => {
         expect(serverTtft.get(c)!).toBeGreaterThanOrEqual(100)
         expect(run().ttft_ms.p50).toBeGreaterThanOrEqual(100)
-        expect(run().ttft_ms.p50).toBeLessThanOrEqual(serverTtft.get(c)! + 5)
+        expect(run().ttft_ms.p50, `server TTFT ${serverTtft.get(c)} ms, its loop late by up to ${serverLoopDelayMs} ms`).toBeLessThanOrEqual(
+          serverTtft.get(c)! + 5 + serverLoopDelayMs,
+        )
         expect(run().ttft_ms.p50).toBeGreaterThanOrEqual(serverTtft.get(c)! - 1)
       })
 
