@@ -75,6 +75,8 @@ const TIMED = [
   'test/gate/open-loop-gate.test.ts', // 27
   'test/gate/bracket-sim.test.ts', // 13–22
   'test/sweep/deterministic.test.ts', // 16
+  // Two shard processes aligned to 25 ms, a 15 %-tolerance compare of their merge against ten refreshes.
+  'test/sweep/shards-cli.test.ts',
   'test/sweep/resume-cli.test.ts',
 ]
 

@@ -779,8 +779,8 @@ ${itemIndentStr}`);
         const rawLines = str2.split(/\r\n|\n/);
         const chunkPattern = /[\s]*[^\s]+/g;
         const wrappedLines = [];
-        rawLines.forEach((line) => {
-          const chunks = line.match(chunkPattern);
+        rawLines.forEach((line2) => {
+          const chunks = line2.match(chunkPattern);
           if (chunks === null) {
             wrappedLines.push("");
             return;
@@ -3990,13 +3990,13 @@ var require_directives = __commonJS({
        * @param onError - May be called even if the action was successful
        * @returns `true` on success
        */
-      add(line, onError) {
+      add(line2, onError) {
         if (this.atNextDocument) {
           this.yaml = { explicit: _Directives.defaultYaml.explicit, version: "1.1" };
           this.tags = Object.assign({}, _Directives.defaultTags);
           this.atNextDocument = false;
         }
-        const parts = line.trim().split(/[ \t]+/);
+        const parts = line2.trim().split(/[ \t]+/);
         const name = parts.shift();
         switch (name) {
           case "%TAG": {
@@ -5593,9 +5593,9 @@ var require_stringifyCollection = __commonJS({
       } else {
         str2 = lines2[0];
         for (let i = 1; i < lines2.length; ++i) {
-          const line = lines2[i];
-          str2 += line ? `
-${indent}${line}` : "\n";
+          const line2 = lines2[i];
+          str2 += line2 ? `
+${indent}${line2}` : "\n";
         }
       }
       if (comment) {
@@ -5653,7 +5653,7 @@ ${indent}${line}` : "\n";
           str2 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines2.reduce((sum3, line) => sum3 + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines2.reduce((sum3, line2) => sum3 + line2.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
             str2 += ",";
@@ -5669,14 +5669,14 @@ ${indent}${line}` : "\n";
         return start + end;
       } else {
         if (!reqNewline) {
-          const len2 = lines2.reduce((sum3, line) => sum3 + line.length + 2, 2);
+          const len2 = lines2.reduce((sum3, line2) => sum3 + line2.length + 2, 2);
           reqNewline = ctx.options.lineWidth > 0 && len2 > ctx.options.lineWidth;
         }
         if (reqNewline) {
           let str2 = start;
-          for (const line of lines2)
-            str2 += line ? `
-${indentStep}${indent}${line}` : "\n";
+          for (const line2 of lines2)
+            str2 += line2 ? `
+${indentStep}${indent}${line2}` : "\n";
           return `${str2}
 ${indent}${end}`;
         } else {
@@ -6068,9 +6068,9 @@ var require_stringifyNumber = __commonJS({
     function stringifyNumber({ format: format2, minFractionDigits, tag, value }) {
       if (typeof value === "bigint")
         return String(value);
-      const num5 = typeof value === "number" ? value : Number(value);
-      if (!isFinite(num5))
-        return isNaN(num5) ? ".nan" : num5 < 0 ? "-.inf" : ".inf";
+      const num6 = typeof value === "number" ? value : Number(value);
+      if (!isFinite(num6))
+        return isNaN(num6) ? ".nan" : num6 < 0 ? "-.inf" : ".inf";
       let n = Object.is(value, -0) ? "-0" : JSON.stringify(value);
       if (!format2 && minFractionDigits && (!tag || tag === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
         let i = n.indexOf(".");
@@ -6110,8 +6110,8 @@ var require_float = __commonJS({
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
       resolve: (str2) => parseFloat(str2),
       stringify(node2) {
-        const num5 = Number(node2.value);
-        return isFinite(num5) ? num5.toExponential() : stringifyNumber.stringifyNumber(node2);
+        const num6 = Number(node2.value);
+        return isFinite(num6) ? num6.toExponential() : stringifyNumber.stringifyNumber(node2);
       }
     };
     var float = {
@@ -6550,8 +6550,8 @@ var require_float2 = __commonJS({
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
       resolve: (str2) => parseFloat(str2.replace(/_/g, "")),
       stringify(node2) {
-        const num5 = Number(node2.value);
-        return isFinite(num5) ? num5.toExponential() : stringifyNumber.stringifyNumber(node2);
+        const num6 = Number(node2.value);
+        return isFinite(num6) ? num6.toExponential() : stringifyNumber.stringifyNumber(node2);
       }
     };
     var float = {
@@ -6753,23 +6753,23 @@ var require_timestamp = __commonJS({
     function parseSexagesimal(str2, asBigInt) {
       const sign = str2[0];
       const parts = sign === "-" || sign === "+" ? str2.substring(1) : str2;
-      const num5 = (n) => asBigInt ? BigInt(n) : Number(n);
-      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num5(60) + num5(p), num5(0));
-      return sign === "-" ? num5(-1) * res : res;
+      const num6 = (n) => asBigInt ? BigInt(n) : Number(n);
+      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num6(60) + num6(p), num6(0));
+      return sign === "-" ? num6(-1) * res : res;
     }
     function stringifySexagesimal(node2) {
       let { value } = node2;
-      let num5 = (n) => n;
+      let num6 = (n) => n;
       if (typeof value === "bigint")
-        num5 = (n) => BigInt(n);
+        num6 = (n) => BigInt(n);
       else if (isNaN(value) || !isFinite(value))
         return stringifyNumber.stringifyNumber(node2);
       let sign = "";
       if (value < 0) {
         sign = "-";
-        value *= num5(-1);
+        value *= num6(-1);
       }
-      const _60 = num5(60);
+      const _60 = num6(60);
       const parts = [value % _60];
       if (value < 60) {
         parts.unshift(0);
@@ -7419,10 +7419,10 @@ var require_errors = __commonJS({
       if (error62.pos[0] === -1)
         return;
       error62.linePos = error62.pos.map((pos) => lc.linePos(pos));
-      const { line, col } = error62.linePos[0];
-      error62.message += ` at line ${line}, column ${col}`;
+      const { line: line2, col } = error62.linePos[0];
+      error62.message += ` at line ${line2}, column ${col}`;
       let ci = col - 1;
-      let lineStr = src.substring(lc.lineStarts[line - 1], lc.lineStarts[line]).replace(/[\n\r]+$/, "");
+      let lineStr = src.substring(lc.lineStarts[line2 - 1], lc.lineStarts[line2]).replace(/[\n\r]+$/, "");
       if (ci >= 60 && lineStr.length > 80) {
         const trimStart = Math.min(ci - 39, lineStr.length - 79);
         lineStr = "…" + lineStr.substring(trimStart);
@@ -7430,8 +7430,8 @@ var require_errors = __commonJS({
       }
       if (lineStr.length > 80)
         lineStr = lineStr.substring(0, 79) + "…";
-      if (line > 1 && /^ *$/.test(lineStr.substring(0, ci))) {
-        let prev = src.substring(lc.lineStarts[line - 2], lc.lineStarts[line - 1]);
+      if (line2 > 1 && /^ *$/.test(lineStr.substring(0, ci))) {
+        let prev = src.substring(lc.lineStarts[line2 - 2], lc.lineStarts[line2 - 1]);
         if (prev.length > 80)
           prev = prev.substring(0, 79) + "…\n";
         lineStr = prev + lineStr;
@@ -7439,7 +7439,7 @@ var require_errors = __commonJS({
       if (/[^ ]/.test(lineStr)) {
         let count2 = 1;
         const end = error62.linePos[1];
-        if (end?.line === line && end.col > col) {
+        if (end?.line === line2 && end.col > col) {
           count2 = Math.max(1, Math.min(end.col - col, 80 - ci));
         }
         const pointer = " ".repeat(ci) + "^".repeat(count2);
@@ -8388,8 +8388,8 @@ var require_resolve_flow_scalar = __commonJS({
       return unfoldLines(source.slice(1, -1)).replace(/''/g, "'");
     }
     function unfoldLines(source) {
-      const line = /(.*?)\r?\n/sy;
-      let match = line.exec(source);
+      const line2 = /(.*?)\r?\n/sy;
+      let match = line2.exec(source);
       if (!match)
         return source;
       let trimEnd, trimBoth;
@@ -8402,8 +8402,8 @@ var require_resolve_flow_scalar = __commonJS({
       }
       let res = match[1].replace(trimEnd, "");
       let sep = " ";
-      let pos = line.lastIndex;
-      while (match = line.exec(source)) {
+      let pos = line2.lastIndex;
+      while (match = line2.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
           if (sep === "\n")
@@ -8414,7 +8414,7 @@ var require_resolve_flow_scalar = __commonJS({
           res += sep + lm;
           sep = " ";
         }
-        pos = line.lastIndex;
+        pos = line2.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
@@ -9544,40 +9544,40 @@ var require_lexer = __commonJS({
         }
       }
       *parseStream() {
-        let line = this.getLine();
-        if (line === null)
+        let line2 = this.getLine();
+        if (line2 === null)
           return this.setNext("stream");
-        if (line[0] === cst.BOM) {
+        if (line2[0] === cst.BOM) {
           yield* this.pushCount(1);
-          line = line.substring(1);
+          line2 = line2.substring(1);
         }
-        if (line[0] === "%") {
-          let dirEnd = line.length;
-          let cs = line.indexOf("#");
+        if (line2[0] === "%") {
+          let dirEnd = line2.length;
+          let cs = line2.indexOf("#");
           while (cs !== -1) {
-            const ch = line[cs - 1];
+            const ch = line2[cs - 1];
             if (ch === " " || ch === "	") {
               dirEnd = cs - 1;
               break;
             } else {
-              cs = line.indexOf("#", cs + 1);
+              cs = line2.indexOf("#", cs + 1);
             }
           }
           while (true) {
-            const ch = line[dirEnd - 1];
+            const ch = line2[dirEnd - 1];
             if (ch === " " || ch === "	")
               dirEnd -= 1;
             else
               break;
           }
           const n = (yield* this.pushCount(dirEnd)) + (yield* this.pushSpaces(true));
-          yield* this.pushCount(line.length - n);
+          yield* this.pushCount(line2.length - n);
           this.pushNewline();
           return "stream";
         }
         if (this.atLineEnd()) {
           const sp = yield* this.pushSpaces(true);
-          yield* this.pushCount(line.length - sp);
+          yield* this.pushCount(line2.length - sp);
           yield* this.pushNewline();
           return "stream";
         }
@@ -9618,13 +9618,13 @@ var require_lexer = __commonJS({
       }
       *parseDocument() {
         yield* this.pushSpaces(true);
-        const line = this.getLine();
-        if (line === null)
+        const line2 = this.getLine();
+        if (line2 === null)
           return this.setNext("doc");
         let n = yield* this.pushIndicators();
-        switch (line[n]) {
+        switch (line2[n]) {
           case "#":
-            yield* this.pushCount(line.length - n);
+            yield* this.pushCount(line2.length - n);
           // fallthrough
           case void 0:
             yield* this.pushNewline();
@@ -9649,7 +9649,7 @@ var require_lexer = __commonJS({
           case ">":
             n += yield* this.parseBlockScalarHeader();
             n += yield* this.pushSpaces(true);
-            yield* this.pushCount(line.length - n);
+            yield* this.pushCount(line2.length - n);
             yield* this.pushNewline();
             return yield* this.parseBlockScalar();
           default:
@@ -9669,11 +9669,11 @@ var require_lexer = __commonJS({
           }
           sp += yield* this.pushSpaces(true);
         } while (nl + sp > 0);
-        const line = this.getLine();
-        if (line === null)
+        const line2 = this.getLine();
+        if (line2 === null)
           return this.setNext("flow");
-        if (indent !== -1 && indent < this.indentNext && line[0] !== "#" || indent === 0 && (line.startsWith("---") || line.startsWith("...")) && isEmpty(line[3])) {
-          const atFlowEndMarker = indent === this.indentNext - 1 && this.flowLevel === 1 && (line[0] === "]" || line[0] === "}");
+        if (indent !== -1 && indent < this.indentNext && line2[0] !== "#" || indent === 0 && (line2.startsWith("---") || line2.startsWith("...")) && isEmpty(line2[3])) {
+          const atFlowEndMarker = indent === this.indentNext - 1 && this.flowLevel === 1 && (line2[0] === "]" || line2[0] === "}");
           if (!atFlowEndMarker) {
             this.flowLevel = 0;
             yield cst.FLOW_END;
@@ -9681,17 +9681,17 @@ var require_lexer = __commonJS({
           }
         }
         let n = 0;
-        while (line[n] === ",") {
+        while (line2[n] === ",") {
           n += yield* this.pushCount(1);
           n += yield* this.pushSpaces(true);
           this.flowKey = false;
         }
         n += yield* this.pushIndicators();
-        switch (line[n]) {
+        switch (line2[n]) {
           case void 0:
             return "flow";
           case "#":
-            yield* this.pushCount(line.length - n);
+            yield* this.pushCount(line2.length - n);
             return "flow";
           case "{":
           case "[":
@@ -14102,14 +14102,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname: hostname4, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect2({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname4;
+          const sessionKey = servername || hostname5;
           assert2(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -14124,7 +14124,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname4
+            host: hostname5
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -14138,7 +14138,7 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname4
+            host: hostname5
           });
           if (useH2c === true) {
             socket.alpnProtocol = "h2";
@@ -14148,7 +14148,7 @@ var require_connect = __commonJS({
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = util.setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname4, port });
+        const clearConnectTimeout = util.setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname5, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -19438,8 +19438,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream = null;
-      const { hostname: hostname4, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname4}${port ? `:${port}` : ""}`;
+      const { hostname: hostname5, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname5}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (err) => {
         if (request2.aborted || request2.completed) {
@@ -19936,7 +19936,7 @@ var require_client = __commonJS({
         tls,
         strictContentLength,
         maxCachedSessions,
-        connect: connect2,
+        connect: connect3,
         maxRequestsPerClient,
         localAddress,
         maxResponseSize,
@@ -19995,7 +19995,7 @@ var require_client = __commonJS({
         if (bodyTimeout != null && (!Number.isInteger(bodyTimeout) || bodyTimeout < 0)) {
           throw new InvalidArgumentError2("bodyTimeout must be a positive integer or zero");
         }
-        if (connect2 != null && typeof connect2 !== "function" && typeof connect2 !== "object") {
+        if (connect3 != null && typeof connect3 !== "function" && typeof connect3 !== "object") {
           throw new InvalidArgumentError2("connect must be a function or an object");
         }
         if (maxRequestsPerClient != null && (!Number.isInteger(maxRequestsPerClient) || maxRequestsPerClient < 0)) {
@@ -20029,8 +20029,8 @@ var require_client = __commonJS({
           throw new InvalidArgumentError2("pingInterval must be a positive integer, greater or equal to 0");
         }
         super({ webSocket, eventSource });
-        if (typeof connect2 !== "function") {
-          connect2 = buildConnector({
+        if (typeof connect3 !== "function") {
+          connect3 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
@@ -20038,18 +20038,18 @@ var require_client = __commonJS({
             socketPath,
             timeout: connectTimeout,
             ...typeof autoSelectFamily === "boolean" ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect2
+            ...connect3
           });
         } else {
-          const customConnect = connect2;
-          connect2 = (opts, callback) => customConnect({
+          const customConnect = connect3;
+          connect3 = (opts, callback) => customConnect({
             ...opts,
             ...socketPath != null ? { socketPath } : null,
             ...allowH2 != null ? { allowH2 } : null
           }, callback);
         }
         this[kUrl] = util.parseOrigin(url2);
-        this[kConnector] = connect2;
+        this[kConnector] = connect3;
         this[kPipelining] = pipelining != null ? pipelining : 1;
         this[kMaxHeadersSize] = maxHeaderSize;
         this[kKeepAliveDefaultTimeout] = keepAliveTimeout == null ? 4e3 : keepAliveTimeout;
@@ -20107,7 +20107,7 @@ var require_client = __commonJS({
         );
       }
       [kConnect](cb) {
-        connect(this);
+        connect2(this);
         this.once("connect", cb);
       }
       [kDispatch](opts, handler) {
@@ -20173,23 +20173,23 @@ var require_client = __commonJS({
         assert2(client[kSize] === 0);
       }
     }
-    function connect(client) {
+    function connect2(client) {
       assert2(!client[kConnecting]);
       assert2(!client[kHTTPContext]);
-      let { host, hostname: hostname4, protocol, port } = client[kUrl];
-      if (hostname4[0] === "[") {
-        const idx = hostname4.indexOf("]");
+      let { host, hostname: hostname5, protocol, port } = client[kUrl];
+      if (hostname5[0] === "[") {
+        const idx = hostname5.indexOf("]");
         assert2(idx !== -1);
-        const ip = hostname4.substring(1, idx);
+        const ip = hostname5.substring(1, idx);
         assert2(net.isIPv6(ip));
-        hostname4 = ip;
+        hostname5 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname: hostname4,
+            hostname: hostname5,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -20202,14 +20202,14 @@ var require_client = __commonJS({
       try {
         client[kConnector]({
           host,
-          hostname: hostname4,
+          hostname: hostname5,
           protocol,
           port,
           servername: client[kServerName],
           localAddress: client[kLocalAddress]
         }, (err, socket) => {
           if (err) {
-            handleConnectError(client, err, { host, hostname: hostname4, protocol, port });
+            handleConnectError(client, err, { host, hostname: hostname5, protocol, port });
             client[kResume]();
             return;
           }
@@ -20223,7 +20223,7 @@ var require_client = __commonJS({
             client[kHTTPContext] = socket.alpnProtocol === "h2" ? connectH2(client, socket) : connectH1(client, socket);
           } catch (err2) {
             socket.destroy().on("error", noop);
-            handleConnectError(client, err2, { host, hostname: hostname4, protocol, port });
+            handleConnectError(client, err2, { host, hostname: hostname5, protocol, port });
             client[kResume]();
             return;
           }
@@ -20236,7 +20236,7 @@ var require_client = __commonJS({
             channels.connected.publish({
               connectParams: {
                 host,
-                hostname: hostname4,
+                hostname: hostname5,
                 protocol,
                 port,
                 version: client[kHTTPContext]?.version,
@@ -20251,11 +20251,11 @@ var require_client = __commonJS({
           client[kResume]();
         });
       } catch (err) {
-        handleConnectError(client, err, { host, hostname: hostname4, protocol, port });
+        handleConnectError(client, err, { host, hostname: hostname5, protocol, port });
         client[kResume]();
       }
     }
-    function handleConnectError(client, err, { host, hostname: hostname4, protocol, port }) {
+    function handleConnectError(client, err, { host, hostname: hostname5, protocol, port }) {
       if (client.destroyed) {
         return;
       }
@@ -20264,7 +20264,7 @@ var require_client = __commonJS({
         channels.connectError.publish({
           connectParams: {
             host,
-            hostname: hostname4,
+            hostname: hostname5,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -20352,7 +20352,7 @@ var require_client = __commonJS({
           return;
         }
         if (!client[kHTTPContext]) {
-          connect(client);
+          connect2(client);
           return;
         }
         if (client[kHTTPContext].destroyed) {
@@ -20648,7 +20648,7 @@ var require_pool = __commonJS({
       constructor(origin, {
         connections,
         factory = defaultFactory,
-        connect,
+        connect: connect2,
         connectTimeout,
         tls,
         maxCachedSessions,
@@ -20665,24 +20665,24 @@ var require_pool = __commonJS({
         if (typeof factory !== "function") {
           throw new InvalidArgumentError2("factory must be a function.");
         }
-        if (connect != null && typeof connect !== "function" && typeof connect !== "object") {
+        if (connect2 != null && typeof connect2 !== "function" && typeof connect2 !== "object") {
           throw new InvalidArgumentError2("connect must be a function or an object");
         }
-        if (typeof connect !== "function") {
-          connect = buildConnector({
+        if (typeof connect2 !== "function") {
+          connect2 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...typeof autoSelectFamily === "boolean" ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect
+            ...connect2
           });
         }
         super(options);
         this[kConnections] = connections || null;
         this[kUrl] = util.parseOrigin(origin);
-        this[kOptions] = { ...util.deepClone(options), connect, allowH2, clientTtl, socketPath };
+        this[kOptions] = { ...util.deepClone(options), connect: connect2, allowH2, clientTtl, socketPath };
         this[kOptions].interceptors = options.interceptors ? { ...options.interceptors } : void 0;
         this[kFactory] = factory;
         this.on("connect", (origin2, targets) => {
@@ -20761,14 +20761,14 @@ var require_balanced_pool = __commonJS({
       return new Pool(origin, opts);
     }
     var BalancedPool = class extends PoolBase {
-      constructor(upstreams = [], { factory = defaultFactory, connect, tls, ...opts } = {}) {
+      constructor(upstreams = [], { factory = defaultFactory, connect: connect2, tls, ...opts } = {}) {
         if (typeof factory !== "function") {
           throw new InvalidArgumentError2("factory must be a function.");
         }
         super(opts);
-        if (connect && typeof connect !== "function") connect = { ...connect };
+        if (connect2 && typeof connect2 !== "function") connect2 = { ...connect2 };
         if (tls && typeof tls !== "function") tls = { ...tls };
-        this[kOptions] = { ...util.deepClone(opts), connect, tls };
+        this[kOptions] = { ...util.deepClone(opts), connect: connect2, tls };
         this[kOptions].interceptors = opts.interceptors ? { ...opts.interceptors } : void 0;
         this[kIndex] = -1;
         this[kCurrentWeight] = 0;
@@ -20901,7 +20901,7 @@ var require_round_robin_pool = __commonJS({
       constructor(origin, {
         connections,
         factory = defaultFactory,
-        connect,
+        connect: connect2,
         connectTimeout,
         tls,
         maxCachedSessions,
@@ -20918,24 +20918,24 @@ var require_round_robin_pool = __commonJS({
         if (typeof factory !== "function") {
           throw new InvalidArgumentError2("factory must be a function.");
         }
-        if (connect != null && typeof connect !== "function" && typeof connect !== "object") {
+        if (connect2 != null && typeof connect2 !== "function" && typeof connect2 !== "object") {
           throw new InvalidArgumentError2("connect must be a function or an object");
         }
-        if (typeof connect !== "function") {
-          connect = buildConnector({
+        if (typeof connect2 !== "function") {
+          connect2 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...typeof autoSelectFamily === "boolean" ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect
+            ...connect2
           });
         }
         super();
         this[kConnections] = connections || null;
         this[kUrl] = util.parseOrigin(origin);
-        this[kOptions] = { ...util.deepClone(options), connect, allowH2, clientTtl, socketPath };
+        this[kOptions] = { ...util.deepClone(options), connect: connect2, allowH2, clientTtl, socketPath };
         this[kOptions].interceptors = options.interceptors ? { ...options.interceptors } : void 0;
         this[kFactory] = factory;
         this[kIndex] = -1;
@@ -21009,24 +21009,24 @@ var require_agent = __commonJS({
       return opts && opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
     }
     var Agent5 = class extends DispatcherBase {
-      constructor({ factory = defaultFactory, maxOrigins = Infinity, connect, tls, ...options } = {}) {
+      constructor({ factory = defaultFactory, maxOrigins = Infinity, connect: connect2, tls, ...options } = {}) {
         if (typeof factory !== "function") {
           throw new InvalidArgumentError2("factory must be a function.");
         }
-        if (connect != null && typeof connect !== "function" && typeof connect !== "object") {
+        if (connect2 != null && typeof connect2 !== "function" && typeof connect2 !== "object") {
           throw new InvalidArgumentError2("connect must be a function or an object");
         }
         if (typeof maxOrigins !== "number" || Number.isNaN(maxOrigins) || maxOrigins <= 0) {
           throw new InvalidArgumentError2("maxOrigins must be a number greater than 0");
         }
         super(options);
-        if (connect && typeof connect !== "function") {
-          connect = { ...connect };
+        if (connect2 && typeof connect2 !== "function") {
+          connect2 = { ...connect2 };
         }
         if (tls && typeof tls !== "function") {
           tls = { ...tls };
         }
-        this[kOptions] = { ...util.deepClone(options), maxOrigins, connect, tls };
+        this[kOptions] = { ...util.deepClone(options), maxOrigins, connect: connect2, tls };
         this[kFactory] = factory;
         this[kClients] = /* @__PURE__ */ new Map();
         this[kOrigins] = /* @__PURE__ */ new Set();
@@ -21857,16 +21857,16 @@ var require_proxy_agent = __commonJS({
     }
     var Http1ProxyWrapper = class extends DispatcherBase {
       #client;
-      constructor(proxyUrl, { headers = {}, connect, factory }) {
+      constructor(proxyUrl, { headers = {}, connect: connect2, factory }) {
         if (!proxyUrl) {
           throw new InvalidArgumentError2("Proxy URL is mandatory");
         }
         super();
         this[kProxyHeaders] = headers;
         if (factory) {
-          this.#client = factory(proxyUrl, { connect });
+          this.#client = factory(proxyUrl, { connect: connect2 });
         } else {
-          this.#client = new Client(proxyUrl, { connect });
+          this.#client = new Client(proxyUrl, { connect: connect2 });
         }
       }
       [kDispatch](opts, handler) {
@@ -21927,7 +21927,7 @@ var require_proxy_agent = __commonJS({
         } else if (username && password) {
           this[kProxyHeaders]["proxy-authorization"] = `Basic ${Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString("base64")}`;
         }
-        const connect = buildConnector({ ...opts.proxyTls });
+        const connect2 = buildConnector({ ...opts.proxyTls });
         this[kConnectEndpoint] = buildConnector({ ...opts.requestTls });
         const agentFactory = opts.factory || defaultAgentFactory;
         const factory = (origin2, options) => {
@@ -21935,7 +21935,7 @@ var require_proxy_agent = __commonJS({
           if (this[kProxy].protocol === "socks5:" || this[kProxy].protocol === "socks:") {
             return new Socks5ProxyAgent(this[kProxy].uri, {
               headers: this[kProxyHeaders],
-              connect,
+              connect: connect2,
               factory: agentFactory,
               username: opts.username || username,
               password: opts.password || password,
@@ -21946,7 +21946,7 @@ var require_proxy_agent = __commonJS({
           if (!this[kTunnelProxy] && protocol2 === "http:" && this[kProxy].protocol === "http:") {
             return new Http1ProxyWrapper(this[kProxy].uri, {
               headers: this[kProxyHeaders],
-              connect,
+              connect: connect2,
               factory: agentFactory
             });
           }
@@ -21955,7 +21955,7 @@ var require_proxy_agent = __commonJS({
         if (protocol === "socks5:" || protocol === "socks:") {
           this[kClient] = null;
         } else {
-          this[kClient] = clientFactory(url2, { connect });
+          this[kClient] = clientFactory(url2, { connect: connect2 });
         }
         this[kAgent] = new Agent5({
           ...opts,
@@ -22133,10 +22133,10 @@ var require_env_http_proxy_agent = __commonJS({
         ]);
       }
       #getProxyAgentForUrl(url2) {
-        let { protocol, host: hostname4, port } = url2;
-        hostname4 = hostname4.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname5, port } = url2;
+        hostname5 = hostname5.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname4, port)) {
+        if (!this.#shouldProxy(hostname5, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -22144,7 +22144,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname4, port) {
+      #shouldProxy(hostname5, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -22159,10 +22159,10 @@ var require_env_http_proxy_agent = __commonJS({
           if (entry.port && entry.port !== port) {
             continue;
           }
-          if (hostname4 === entry.hostname) {
+          if (hostname5 === entry.hostname) {
             return false;
           }
-          if (hostname4.slice(-(entry.hostname.length + 1)) === `.${entry.hostname}`) {
+          if (hostname5.slice(-(entry.hostname.length + 1)) === `.${entry.hostname}`) {
             return false;
           }
         }
@@ -23839,10 +23839,10 @@ var require_api_connect = __commonJS({
         }
       }
     };
-    function connect(opts, callback) {
+    function connect2(opts, callback) {
       if (callback === void 0) {
         return new Promise((resolve3, reject) => {
-          connect.call(this, opts, (err, data) => {
+          connect2.call(this, opts, (err, data) => {
             return err ? reject(err) : resolve3(data);
           });
         });
@@ -23859,7 +23859,7 @@ var require_api_connect = __commonJS({
         queueMicrotask(() => callback(err, { opaque }));
       }
     }
-    module2.exports = connect;
+    module2.exports = connect2;
   }
 });
 
@@ -25116,8 +25116,8 @@ var require_snapshot_utils = __commonJS({
 var require_snapshot_recorder = __commonJS({
   "node_modules/undici/lib/mock/snapshot-recorder.js"(exports2, module2) {
     "use strict";
-    var { writeFile: writeFile2, readFile: readFile3, mkdir: mkdir2 } = __require("node:fs/promises");
-    var { dirname: dirname5, resolve: resolve3 } = __require("node:path");
+    var { writeFile: writeFile2, readFile: readFile4, mkdir: mkdir2 } = __require("node:fs/promises");
+    var { dirname: dirname7, resolve: resolve3 } = __require("node:path");
     var { setTimeout: setTimeout2, clearTimeout: clearTimeout2 } = __require("node:timers");
     var { InvalidArgumentError: InvalidArgumentError2, UndiciError } = require_errors2();
     var { hashId, isUrlExcludedFactory, normalizeHeaders, createHeaderFilters } = require_snapshot_utils();
@@ -25318,7 +25318,7 @@ var require_snapshot_recorder = __commonJS({
           throw new InvalidArgumentError2("Snapshot path is required");
         }
         try {
-          const data = await readFile3(resolve3(path), "utf8");
+          const data = await readFile4(resolve3(path), "utf8");
           const parsed = JSON.parse(data);
           if (Array.isArray(parsed)) {
             this.#snapshots.clear();
@@ -25348,7 +25348,7 @@ var require_snapshot_recorder = __commonJS({
           throw new InvalidArgumentError2("Snapshot path is required");
         }
         const resolvedPath = resolve3(path);
-        await mkdir2(dirname5(resolvedPath), { recursive: true });
+        await mkdir2(dirname7(resolvedPath), { recursive: true });
         const data = Array.from(this.#snapshots.entries()).map(([hash2, snapshot]) => ({
           hash: hash2,
           snapshot
@@ -26271,8 +26271,8 @@ var require_dump = __commonJS({
 var require_dns = __commonJS({
   "node_modules/undici/lib/interceptor/dns.js"(exports2, module2) {
     "use strict";
-    var { isIP } = __require("node:net");
-    var { lookup } = __require("node:dns");
+    var { isIP: isIP2 } = __require("node:net");
+    var { lookup: lookup2 } = __require("node:dns");
     var DecoratorHandler = require_decorator_handler();
     var { InvalidArgumentError: InvalidArgumentError2, InformationalError } = require_errors2();
     var maxInt = Math.pow(2, 31) - 1;
@@ -26364,14 +26364,14 @@ var require_dns = __commonJS({
       get size() {
         return this.#records.size;
       }
-      get(hostname4) {
-        return this.#records.get(hostname4) ?? null;
+      get(hostname5) {
+        return this.#records.get(hostname5) ?? null;
       }
-      set(hostname4, records) {
-        this.#records.set(hostname4, records);
+      set(hostname5, records) {
+        this.#records.set(hostname5, records);
       }
-      delete(hostname4) {
-        this.#records.delete(hostname4);
+      delete(hostname5) {
+        this.#records.delete(hostname5);
       }
       // Delegate to storage decide can we do more lookups or not
       full() {
@@ -26462,7 +26462,7 @@ var require_dns = __commonJS({
         }
       }
       #defaultLookup(origin, opts, cb) {
-        lookup(
+        lookup2(
           origin.hostname,
           {
             all: true,
@@ -26550,17 +26550,17 @@ var require_dns = __commonJS({
         const timestamp = Date.now();
         const records = { records: { 4: null, 6: null } };
         let minTTL = this.#maxTTL;
-        for (const record2 of addresses) {
-          record2.timestamp = timestamp;
-          if (typeof record2.ttl === "number") {
-            record2.ttl = Math.min(record2.ttl, this.#maxTTL);
-            minTTL = Math.min(minTTL, record2.ttl);
+        for (const record3 of addresses) {
+          record3.timestamp = timestamp;
+          if (typeof record3.ttl === "number") {
+            record3.ttl = Math.min(record3.ttl, this.#maxTTL);
+            minTTL = Math.min(minTTL, record3.ttl);
           } else {
-            record2.ttl = this.#maxTTL;
+            record3.ttl = this.#maxTTL;
           }
-          const familyRecords = records.records[record2.family] ?? { ips: [] };
-          familyRecords.ips.push(record2);
-          records.records[record2.family] = familyRecords;
+          const familyRecords = records.records[record3.family] ?? { ips: [] };
+          familyRecords.ips.push(record3);
+          records.records[record3.family] = familyRecords;
         }
         this.storage.set(origin.hostname, records, { ttl: minTTL });
       }
@@ -26677,7 +26677,7 @@ var require_dns = __commonJS({
       return (dispatch) => {
         return function dnsInterceptor(origDispatchOpts, handler) {
           const origin = origDispatchOpts.origin.constructor === URL ? origDispatchOpts.origin : new URL(origDispatchOpts.origin);
-          if (isIP(origin.hostname) !== 0) {
+          if (isIP2(origin.hostname) !== 0) {
             return dispatch(origDispatchOpts, handler);
           }
           instance.runLookup(origin, origDispatchOpts, (err, newOrigin) => {
@@ -35129,8 +35129,8 @@ var require_util5 = __commonJS({
           return false;
         }
       }
-      const num5 = Number.parseInt(value, 10);
-      return num5 >= 8 && num5 <= 15;
+      const num6 = Number.parseInt(value, 10);
+      return num6 >= 8 && num6 <= 15;
     }
     function getURLRecord(url2, baseURL) {
       let urlRecord;
@@ -36945,12 +36945,12 @@ var require_eventsource_stream = __commonJS({
       }
       return true;
     }
-    function isFieldName(line, length, field) {
+    function isFieldName(line2, length, field) {
       if (length !== field.length) {
         return false;
       }
       for (let i = 0; i < length; i++) {
-        if (line[i] !== field[i]) {
+        if (line2[i] !== field[i]) {
           return false;
         }
       }
@@ -37097,31 +37097,31 @@ var require_eventsource_stream = __commonJS({
        * @param {Buffer} line
        * @param {EventSourceStreamEvent} event
        */
-      parseLine(line, event) {
-        if (line.length === 0) {
+      parseLine(line2, event) {
+        if (line2.length === 0) {
           return;
         }
-        const colonPosition = line.indexOf(COLON2);
+        const colonPosition = line2.indexOf(COLON2);
         if (colonPosition === 0) {
           return;
         }
-        let fieldLength = line.length;
-        let valueStart = line.length;
+        let fieldLength = line2.length;
+        let valueStart = line2.length;
         if (colonPosition !== -1) {
           fieldLength = colonPosition;
           valueStart = colonPosition + 1;
-          if (line[valueStart] === SPACE2) {
+          if (line2[valueStart] === SPACE2) {
             ++valueStart;
           }
         }
-        if (isFieldName(line, fieldLength, DATA)) {
+        if (isFieldName(line2, fieldLength, DATA)) {
           if (this.maxEventSize > 0 && this.dataLineCount >= this.maxDataLines) {
             throw createMaxEventSizeExceededError();
           }
-          const valueBytes = line.length - valueStart;
+          const valueBytes = line2.length - valueStart;
           const dataSize = this.eventFieldSizes.data + (event.data === void 0 ? 0 : 1) + valueBytes;
           this.setEventFieldSize("data", dataSize);
-          const value = line.toString("utf8", valueStart);
+          const value = line2.toString("utf8", valueStart);
           if (event.data === void 0) {
             event.data = value;
           } else {
@@ -37131,24 +37131,24 @@ ${value}`;
           this.dataLineCount++;
           return;
         }
-        if (isFieldName(line, fieldLength, RETRY)) {
-          if (isASCIINumberBytes(line, valueStart)) {
-            this.setEventFieldSize("retry", line.length - valueStart);
-            event.retry = line.toString("utf8", valueStart);
+        if (isFieldName(line2, fieldLength, RETRY)) {
+          if (isASCIINumberBytes(line2, valueStart)) {
+            this.setEventFieldSize("retry", line2.length - valueStart);
+            event.retry = line2.toString("utf8", valueStart);
           }
           return;
         }
-        if (isFieldName(line, fieldLength, ID)) {
-          if (isValidLastEventIdBytes(line, valueStart)) {
-            this.setEventFieldSize("id", line.length - valueStart);
-            event.id = line.toString("utf8", valueStart);
+        if (isFieldName(line2, fieldLength, ID)) {
+          if (isValidLastEventIdBytes(line2, valueStart)) {
+            this.setEventFieldSize("id", line2.length - valueStart);
+            event.id = line2.toString("utf8", valueStart);
           }
           return;
         }
-        if (isFieldName(line, fieldLength, EVENT)) {
-          if (valueStart < line.length) {
-            this.setEventFieldSize("event", line.length - valueStart);
-            event.event = line.toString("utf8", valueStart);
+        if (isFieldName(line2, fieldLength, EVENT)) {
+          if (valueStart < line2.length) {
+            this.setEventFieldSize("event", line2.length - valueStart);
+            event.event = line2.toString("utf8", valueStart);
           }
         }
       }
@@ -38459,8 +38459,8 @@ function httpDetail(status, body) {
     else if (j.detail !== void 0) message = JSON.stringify(j.detail);
   } catch {
   }
-  const line = message === null ? oneLine(body, MAX_EXCERPT_CHARS) : oneLine(message, MAX_MESSAGE_CHARS);
-  return line.length > 0 ? `HTTP ${status}: ${line}` : `HTTP ${status}`;
+  const line2 = message === null ? oneLine(body, MAX_EXCERPT_CHARS) : oneLine(message, MAX_MESSAGE_CHARS);
+  return line2.length > 0 ? `HTTP ${status}: ${line2}` : `HTTP ${status}`;
 }
 function noTokensDetail(state) {
   return `stream ended without a content token (${state.events} events${state.sawDone ? ", [DONE] seen" : ""})`;
@@ -40034,12 +40034,12 @@ var require_base64_js = __commonJS({
     exports2.byteLength = byteLength;
     exports2.toByteArray = toByteArray;
     exports2.fromByteArray = fromByteArray;
-    var lookup = [];
+    var lookup2 = [];
     var revLookup = [];
     var Arr = typeof Uint8Array !== "undefined" ? Uint8Array : Array;
     var code = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     for (i = 0, len2 = code.length; i < len2; ++i) {
-      lookup[i] = code[i];
+      lookup2[i] = code[i];
       revLookup[code.charCodeAt(i)] = i;
     }
     var i;
@@ -40091,8 +40091,8 @@ var require_base64_js = __commonJS({
       }
       return arr;
     }
-    function tripletToBase64(num5) {
-      return lookup[num5 >> 18 & 63] + lookup[num5 >> 12 & 63] + lookup[num5 >> 6 & 63] + lookup[num5 & 63];
+    function tripletToBase64(num6) {
+      return lookup2[num6 >> 18 & 63] + lookup2[num6 >> 12 & 63] + lookup2[num6 >> 6 & 63] + lookup2[num6 & 63];
     }
     function encodeChunk(uint8, start, end) {
       var tmp;
@@ -40115,12 +40115,12 @@ var require_base64_js = __commonJS({
       if (extraBytes === 1) {
         tmp = uint8[len3 - 1];
         parts.push(
-          lookup[tmp >> 2] + lookup[tmp << 4 & 63] + "=="
+          lookup2[tmp >> 2] + lookup2[tmp << 4 & 63] + "=="
         );
       } else if (extraBytes === 2) {
         tmp = (uint8[len3 - 2] << 8) + uint8[len3 - 1];
         parts.push(
-          lookup[tmp >> 10] + lookup[tmp >> 4 & 63] + lookup[tmp << 2 & 63] + "="
+          lookup2[tmp >> 10] + lookup2[tmp >> 4 & 63] + lookup2[tmp << 2 & 63] + "="
         );
       }
       return parts.join("");
@@ -44417,9 +44417,9 @@ var require_umd = __commonJS({
           return getStringImpl(memory.buffer, ptr);
         }
         const env = imports.env = imports.env || {};
-        env.abort = env.abort || function abort(msg, file2, line, colm) {
+        env.abort = env.abort || function abort(msg, file2, line2, colm) {
           const memory = extendedExports.memory || env.memory;
-          throw Error(`abort: ${getString(memory, msg)} at ${getString(memory, file2)}:${line}:${colm}`);
+          throw Error(`abort: ${getString(memory, msg)} at ${getString(memory, file2)}:${line2}:${colm}`);
         };
         env.trace = env.trace || function trace(msg, n, ...args) {
           const memory = extendedExports.memory || env.memory;
@@ -46181,18 +46181,18 @@ var require_HistogramLogReader = __commonJS({
         }
         return null;
       }
-      parseStartTimeFromLine(line) {
-        this.startTimeSec = Number.parseFloat(line.split(" ")[1]);
+      parseStartTimeFromLine(line2) {
+        this.startTimeSec = Number.parseFloat(line2.split(" ")[1]);
       }
-      parseBaseTimeFromLine(line) {
-        this.baseTimeSec = Number.parseFloat(line.split(" ")[1]);
+      parseBaseTimeFromLine(line2) {
+        this.baseTimeSec = Number.parseFloat(line2.split(" ")[1]);
       }
     };
     var splitLines = (logContent) => logContent.split(/\r\n|\r|\n/g);
-    var shouldIncludeNoTag = (lines2) => lines2.find((line) => !line.startsWith("#") && !line.startsWith('"') && !line.startsWith(TAG_PREFIX) && line.includes(","));
+    var shouldIncludeNoTag = (lines2) => lines2.find((line2) => !line2.startsWith("#") && !line2.startsWith('"') && !line2.startsWith(TAG_PREFIX) && line2.includes(","));
     var listTags = (content) => {
       const lines2 = splitLines(content);
-      const tags = lines2.filter((line) => line.includes(",") && line.startsWith(TAG_PREFIX)).map((line) => line.substring(TAG_PREFIX_LENGTH, line.indexOf(",")));
+      const tags = lines2.filter((line2) => line2.includes(",") && line2.startsWith(TAG_PREFIX)).map((line2) => line2.substring(TAG_PREFIX_LENGTH, line2.indexOf(",")));
       const tagsWithoutDuplicates = new Set(tags);
       const result = Array.from(tagsWithoutDuplicates);
       if (shouldIncludeNoTag(lines2)) {
@@ -50135,8 +50135,8 @@ var Doc = class {
     const lines2 = content.split("\n").filter((x) => x);
     const minIndent = Math.min(...lines2.map((x) => x.length - x.trimStart().length));
     const dedented = lines2.map((x) => x.slice(minIndent)).map((x) => " ".repeat(this.indent * 2) + x);
-    for (const line of dedented) {
-      this.content.push(line);
+    for (const line2 of dedented) {
+      this.content.push(line2);
     }
   }
   compile() {
@@ -50376,9 +50376,9 @@ var asciiTabOrNewline = /[\t\n\r]/g;
 function stripTabAndNewline(value) {
   return value.replace(asciiTabOrNewline, "");
 }
-function urlHostnameOk(url2, hostname4) {
-  hostname4.lastIndex = 0;
-  return hostname4.test(url2.hostname);
+function urlHostnameOk(url2, hostname5) {
+  hostname5.lastIndex = 0;
+  return hostname5.test(url2.hostname);
 }
 function urlProtocolOk(url2, protocol) {
   protocol.lastIndex = 0;
@@ -52632,11 +52632,11 @@ function isRecursive(inst, stack, resolve3) {
         result = answer;
     }
   };
-  const shape = (sh, spread2) => {
+  const shape = (sh, spread3) => {
     let answer = NONE;
     for (const key of Reflect.ownKeys(sh)) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
-      if (spread2 && !desc.enumerable)
+      if (spread3 && !desc.enumerable)
         continue;
       const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve3) : NONE;
       if (child > answer)
@@ -60771,9 +60771,9 @@ function codePointLengthVar(doc, ctx, accessor, inDoubt) {
   doc.write(`const ${v} = typeof ${accessor} === "string" && ${inDoubt} ? ${cpLen}(${accessor}) : ${accessor}.length;`);
   return v;
 }
-function numericOperand(value, label3) {
+function numericOperand(value, label4) {
   if (typeof value !== "number" || !Number.isFinite(value)) {
-    throw new ZodCompileUnsupportedError(`${label3} bound of type ${typeof value}`);
+    throw new ZodCompileUnsupportedError(`${label4} bound of type ${typeof value}`);
   }
   return `${value}`;
 }
@@ -64203,8 +64203,8 @@ function rewriteKeyNames(ctx) {
       bySchema.set(entry.schema, entry);
   }
   const rewrites = /* @__PURE__ */ new Map();
-  for (const record2 of pendingRecords.get(ctx) ?? []) {
-    const seen = ctx.seen.get(record2);
+  for (const record3 of pendingRecords.get(ctx) ?? []) {
+    const seen = ctx.seen.get(record3);
     const names = (seen?.def ?? seen?.schema)?.propertyNames;
     if (!names || names === true || rewrites.has(names))
       continue;
@@ -67469,6 +67469,15 @@ var targetSchema = external_exports.strictObject({
   percentile: external_exports.number({ error: "expected 50, 95 or 99 (the percentiles every run records)" }).refine((p) => TARGET_PERCENTILES.includes(p), { error: "expected 50, 95 or 99 (the percentiles every run records)" }).optional(),
   threshold_ms: external_exports.number({ error: "expected a latency in ms (a positive number)" }).positive({ error: "expected a latency in ms (a positive number)" }).optional()
 });
+var shardSchema = external_exports.strictObject({
+  index: external_exports.union([nonNegativeInt("a shard index"), external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)], {
+    error: "expected a shard index from 0, or the NAME of the variable holding it (JOB_COMPLETION_INDEX, SLURM_PROCID)"
+  }).optional(),
+  count: positiveInt("a number of shards"),
+  start_at: external_exports.string({ error: "expected an ISO 8601 time with its zone, e.g. 2026-12-07T10:00:00Z" }).optional(),
+  slot_s: external_exports.number({ error: "expected seconds (a positive number)" }).positive({ error: "expected seconds (a positive number)" }).optional(),
+  time_server: external_exports.string({ error: "expected an NTP server, HOST or HOST:PORT" }).min(1, { error: "expected an NTP server, HOST or HOST:PORT" }).optional()
+});
 var SWEEP_NAME = /^[A-Za-z0-9_.-]+$/;
 var SWEEP_NAME_RULE = 'expected a sweep name of letters, digits, "_", "-" or "."';
 var configFileSchema = external_exports.strictObject({
@@ -67480,7 +67489,8 @@ var configFileSchema = external_exports.strictObject({
     error: (iss) => iss.code === "invalid_key" ? SWEEP_NAME_RULE : "expected a map of sweep names to sweeps"
   }).refine((s) => Object.keys(s).length > 0, { error: "expected at least one named sweep" }).optional(),
   gate: gateSchema.optional(),
-  goodput: goodputSchema.optional()
+  goodput: goodputSchema.optional(),
+  shard: shardSchema.optional()
 });
 
 // src/config/load.ts
@@ -67853,6 +67863,78 @@ function goodputFlag(raw, problems) {
   return g2;
 }
 
+// src/config/shard.ts
+var MAX_SHARDS = 1024;
+function resolveShard(flags, file2, fileName, env, ctx, problems) {
+  const fromFile = file2?.shard;
+  const where = (flag, key) => flags[flag] !== void 0 ? `--${kebab(flag)}` : `${fileName}: shard.${key}`;
+  const rawSpec = flags.shard ?? (fromFile ? `${fromFile.index ?? ""}/${fromFile.count}` : void 0);
+  if (rawSpec === void 0) {
+    for (const f of ["startAt", "slot", "timeServer"])
+      if (flags[f] !== void 0) problems.push(`--${kebab(f)} belongs to a sharded sweep: give --shard I/N too`);
+    return null;
+  }
+  const before = problems.length;
+  const parsed = parseShardSpec(rawSpec, env);
+  if ("problem" in parsed) problems.push(`${where("shard", "index")} ${JSON.stringify(rawSpec)}: ${parsed.problem}`);
+  const rawStart = flags.startAt ?? fromFile?.start_at;
+  let startAtMs = null;
+  if (rawStart === void 0)
+    problems.push("--shard needs --start-at TIME: the same ISO 8601 time on every shard, a little in the future, where their schedule begins");
+  else {
+    const t = parseStartAt(rawStart);
+    if (typeof t === "number") startAtMs = t;
+    else problems.push(`${where("startAt", "start_at")} ${JSON.stringify(rawStart)}: ${t.problem}`);
+  }
+  let slotS = fromFile?.slot_s ?? null;
+  if (flags.slot !== void 0) {
+    const n = Number(flags.slot.trim());
+    if (!/^\d+(\.\d+)?$/.test(flags.slot.trim()) || !(n > 0))
+      problems.push(`--slot ${JSON.stringify(flags.slot)}: expected seconds above 0, longer than the sweep's longest run`);
+    else slotS = n;
+  }
+  if (slotS === null && flags.slot === void 0)
+    problems.push("--shard needs --slot SECONDS: how long each run is given on every shard (longer than the longest run, its warmup included)");
+  if (ctx.openLoop) problems.push("--shard runs closed-loop sweeps only: an open-loop sweep (--request-rate) cannot be split yet");
+  if (ctx.resume) problems.push("--shard cannot --resume: the schedule the other shards keep has moved on; run the sharded sweep again");
+  if (ctx.serve)
+    problems.push("--shard measures one server that the launcher started, given by --base-url: drop --serve (every shard would start a server of its own)");
+  if (problems.length > before || "problem" in parsed || startAtMs === null || slotS === null) return null;
+  if (parsed.spec.count > MAX_SHARDS) return null;
+  return {
+    ...parsed.spec,
+    indexFrom: parsed.indexFrom,
+    startAt: rawStart.trim(),
+    startAtMs,
+    slotS,
+    timeServer: flags.timeServer ?? fromFile?.time_server ?? null
+  };
+}
+function kebab(flag) {
+  return flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+function parseShardSpec(raw, env) {
+  const m = /^\s*([A-Za-z_][A-Za-z0-9_]*|\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
+  const expected = "expected I/N: I from 0 to N−1, or the name of the variable holding it (JOB_COMPLETION_INDEX/4, SLURM_PROCID/8)";
+  if (m === null) return { problem: expected };
+  const count2 = Number(m[2]);
+  if (!Number.isSafeInteger(count2) || count2 < 1 || count2 > MAX_SHARDS) return { problem: `expected N from 1 to ${MAX_SHARDS} shards` };
+  const name = /^\d+$/.test(m[1]) ? null : m[1];
+  const text2 = name === null ? m[1] : env[name];
+  if (text2 === void 0) return { problem: `the variable ${name} is not set (the launcher sets it: a Kubernetes Indexed Job, Slurm's srun)` };
+  if (!/^\s*\d+\s*$/.test(text2)) return { problem: `${name} is ${JSON.stringify(text2)}: expected a shard index from 0 to ${count2 - 1}` };
+  const index = Number(text2);
+  if (index >= count2) return { problem: `${name === null ? "shard index" : `${name}=${index}`} is not below N = ${count2}: indices run from 0 to ${count2 - 1}` };
+  return { spec: { index, count: count2 }, indexFrom: name };
+}
+function parseStartAt(raw) {
+  const s = raw.trim();
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s))
+    return { problem: "expected an ISO 8601 time with its zone, e.g. 2026-12-07T10:00:00Z (every shard reads it alike)" };
+  const ms = Date.parse(s);
+  return Number.isFinite(ms) ? ms : { problem: "expected a valid date and time, e.g. 2026-12-07T10:00:00Z" };
+}
+
 // src/config/placement.ts
 function concurrencyFor(cfg, shape) {
   const placed = cfg.bracket?.shapes[`${shape.inputLen}x${shape.outputLen}`];
@@ -67893,6 +67975,14 @@ function resolveConfig(input2) {
   const extras = resolveRequestExtras(file2?.server, fileName, f, problems);
   checkDesign(file2, fileName, problems);
   const { placement, itlConcurrency } = resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems);
+  const shard = resolveShard(
+    flags,
+    file2,
+    fileName,
+    env,
+    { openLoop: openLoop !== null, resume: flags.resume === true, serve: (f.start ?? file2?.server?.command) !== void 0 },
+    problems
+  );
   const fileTarget = file2?.target;
   const target = f.target ?? {
     metric: fileTarget?.metric ?? DEFAULTS.target.metric,
@@ -67941,7 +68031,8 @@ ${problems.map((p) => `  ${p}`).join("\n")}`;
     gate: gateSettings(file2),
     openLoop,
     goodput,
-    ...placement === "bracket" ? { placement, itlConcurrency } : {}
+    ...placement === "bracket" ? { placement, itlConcurrency } : {},
+    ...shard !== null ? { shard } : {}
   };
 }
 function parseFlags(flags, problems) {
@@ -68293,17 +68384,17 @@ function bracketPlacement(baseline, cfg) {
   const shapes = {};
   const notes = [];
   for (const s of cfg.shapes) {
-    const label3 = shapeLabel(s.inputLen, s.outputLen);
-    const crossing = baselineCrossing(baseline, label3);
+    const label4 = shapeLabel(s.inputLen, s.outputLen);
+    const crossing = baselineCrossing(baseline, label4);
     if ("fallback" in crossing) {
-      shapes[label3] = { concurrency: [...cfg.concurrency].sort((a, b) => a - b), below: null, above: null, fallback: crossing.fallback };
-      notes.push(`${label3}: no bracket (${crossing.fallback}); running the whole list ${cfg.concurrency.join(", ")}`);
+      shapes[label4] = { concurrency: [...cfg.concurrency].sort((a, b) => a - b), below: null, above: null, fallback: crossing.fallback };
+      notes.push(`${label4}: no bracket (${crossing.fallback}); running the whole list ${cfg.concurrency.join(", ")}`);
       continue;
     }
     const concurrency = [.../* @__PURE__ */ new Set([...itl, crossing.below, crossing.above])].sort((a, b) => a - b);
-    shapes[label3] = { concurrency, below: crossing.below, above: crossing.above };
+    shapes[label4] = { concurrency, below: crossing.below, above: crossing.above };
     notes.push(
-      `${label3}: the baseline crossed ${describeTarget(baseline.target)} between c=${crossing.below} and c=${crossing.above}; running c=${concurrency.join(", ")} instead of ${cfg.concurrency.join(", ")}`
+      `${label4}: the baseline crossed ${describeTarget(baseline.target)} between c=${crossing.below} and c=${crossing.above}; running c=${concurrency.join(", ")} instead of ${cfg.concurrency.join(", ")}`
     );
   }
   return { bracket: { baseline: baseline.name, refreshes: Math.min(BRACKET_REFRESHES, baseline.refreshes.length), itlConcurrency: itl, shapes }, notes };
@@ -68343,11 +68434,11 @@ function recordedBracket(result) {
   const ints = (x) => Array.isArray(x) && x.every((c) => Number.isInteger(c) && c > 0) ? [...x].sort((a, b) => a - b) : null;
   const edge = (x) => Number.isInteger(x) && x > 0 ? x : null;
   const shapes = /* @__PURE__ */ new Map();
-  for (const [label3, raw] of Object.entries(p.shapes)) {
+  for (const [label4, raw] of Object.entries(p.shapes)) {
     const s = raw;
     const concurrency = ints(s?.concurrency);
     if (concurrency === null) return null;
-    shapes.set(label3, { concurrency, below: edge(s?.below), above: edge(s?.above), ...typeof s?.fallback === "string" ? { fallback: s.fallback } : {} });
+    shapes.set(label4, { concurrency, below: edge(s?.below), above: edge(s?.above), ...typeof s?.fallback === "string" ? { fallback: s.fallback } : {} });
   }
   return { itlConcurrency: ints(p.itl_concurrency) ?? [], shapes };
 }
@@ -68458,6 +68549,7 @@ init_errors();
 var BASELINE_SCHEMA = "servegate.baseline/v1";
 
 // src/types.ts
+var SHARD_RECORDS_SCHEMA = "servegate.shard-records/v1";
 var RESULT_SCHEMA = "servegate.result/v1";
 var SERVER_EXITED = "server_exited";
 
@@ -68531,7 +68623,8 @@ var validityCode = external_exports.enum([
   "too_few_requests",
   "gpu_throttled",
   "gpu_shared",
-  "checks_not_run"
+  "checks_not_run",
+  "shards_unaligned"
 ]);
 var steadyState = external_exports.object({
   start_s: num,
@@ -68565,6 +68658,8 @@ var gpuSample = external_exports.object({
   throttle_reasons: external_exports.array(external_exports.string()),
   foreign_processes: num.nullable()
 });
+var positiveIntNum = external_exports.number().int().positive();
+var hostClock = external_exports.object({ server: external_exports.string().nullable(), offset_ms: external_exports.number().nullable(), uncertainty_ms: external_exports.number().nonnegative().nullable() });
 var runResult = external_exports.object({
   repeat: count,
   // Null in runs imported from another tool's file, which does not record them.
@@ -68638,7 +68733,32 @@ var runResult = external_exports.object({
       finished_at: external_exports.string(),
       issues: external_exports.array(external_exports.object({ code: validityCode, detail: external_exports.string() })).min(1)
     })
-  ).optional()
+  ).optional(),
+  // A run merged from a sharded sweep's shards (servegate merge); absent otherwise.
+  shards: external_exports.object({
+    count: positiveIntNum,
+    parts: external_exports.array(
+      external_exports.object({
+        index: count,
+        concurrency: positiveIntNum,
+        seed: num,
+        host: external_exports.string(),
+        completed: count,
+        failed: count,
+        issues: external_exports.array(validityCode),
+        late_ms: num.nonnegative()
+      })
+    ).min(1),
+    alignment: external_exports.object({
+      start_spread_ms: num.nonnegative(),
+      measure_spread_ms: num.nonnegative(),
+      end_spread_ms: num.nonnegative(),
+      bound_ms: num.positive(),
+      start_bound_ms: num.positive(),
+      end_bound_ms: num.positive(),
+      clock_uncertainty_ms: num.nonnegative().nullable()
+    })
+  }).optional()
 });
 function positiveIntOrNull() {
   return external_exports.number().int().positive().nullable();
@@ -68663,6 +68783,8 @@ var envRecordSchema = external_exports.object({
   serve_command: external_exports.string(),
   harness: external_exports.object({ version: external_exports.string(), git_commit: external_exports.string(), node_version: external_exports.string() }),
   host: external_exports.object({ hostname: external_exports.string(), platform: external_exports.string(), cpus: external_exports.union([num, external_exports.literal("unknown")]) }),
+  // A merged sharded sweep: every load host and the shards it ran.
+  load_hosts: external_exports.array(external_exports.object({ hostname: external_exports.string(), platform: external_exports.string(), cpus: external_exports.union([num, external_exports.literal("unknown")]), shards: external_exports.array(count).min(1) })).optional(),
   // Absent in results and baselines written before the serving machine's identity was recorded.
   server_host: external_exports.object({
     location: external_exports.enum(["local", "remote"]),
@@ -68747,8 +68869,28 @@ var resultFileSchema = external_exports.object({
     event_loop_utilization: num.positive(),
     capacity_events_per_second: num.positive(),
     headroom: num.positive(),
-    load_hosts_needed: positiveInt2.nullable()
-  }).nullable().optional()
+    load_hosts_needed: positiveInt2.nullable(),
+    load_hosts: positiveInt2.optional()
+  }).nullable().optional(),
+  // One shard's result (run --shard I/N): not comparable until merged.
+  shard: external_exports.object({
+    index: count,
+    count: positiveInt2,
+    index_from: external_exports.string().nullable(),
+    start_at: external_exports.string(),
+    slot_s: num.positive(),
+    host: external_exports.string(),
+    boot_id: external_exports.string().nullable(),
+    clock: hostClock,
+    records: external_exports.string().min(1)
+  }).optional(),
+  // A result merged from shards (servegate merge).
+  shards: external_exports.object({
+    count: positiveInt2,
+    start_at: external_exports.string(),
+    slot_s: num.positive(),
+    shards: external_exports.array(external_exports.object({ index: count, host: external_exports.string(), boot_id: external_exports.string().nullable(), clock: hostClock, file: external_exports.string() })).min(1)
+  }).optional()
 }).superRefine((file2, ctx) => {
   const firstPoint = /* @__PURE__ */ new Map();
   file2.points.forEach((p, i) => {
@@ -68927,7 +69069,7 @@ var DEFAULT_VALIDITY_THRESHOLDS = Object.freeze({
 
 // src/analysis/headroom.ts
 var HEADROOM_TARGET = 1.5;
-function clientHeadroom(points, eluMax = DEFAULT_VALIDITY_THRESHOLDS.clientEluMax) {
+function clientHeadroom(points, eluMax = DEFAULT_VALIDITY_THRESHOLDS.clientEluMax, hosts = 1) {
   let heaviest = null;
   for (const point of points) {
     for (const run of point.runs) {
@@ -68948,14 +69090,16 @@ function clientHeadroom(points, eluMax = DEFAULT_VALIDITY_THRESHOLDS.clientEluMa
     event_loop_utilization: heaviest.elu,
     capacity_events_per_second: heaviest.events * headroom,
     headroom,
-    load_hosts_needed: headroom < HEADROOM_TARGET ? Math.ceil(HEADROOM_TARGET / headroom) : null
+    load_hosts_needed: headroom < HEADROOM_TARGET ? Math.ceil(hosts * HEADROOM_TARGET / headroom) : null,
+    ...hosts > 1 ? { load_hosts: hosts } : {}
   };
 }
 function headroomLine(h) {
   if (h === null) return "Client headroom: not measured (no run recorded its load client).";
   const where = `${h.input_len}×${h.output_len} ${h.request_rate !== void 0 ? `rate ${h.request_rate}` : `c=${h.concurrency}`}`;
   const k = (n) => n >= 1e4 ? `${(n / 1e3).toFixed(0)}k` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : n.toFixed(0);
-  const base = `Client headroom: ×${h.headroom.toFixed(1)} at ${where}, its heaviest point (${k(h.events_per_second)} token events/s, against the ${k(h.capacity_events_per_second)} this client handles before its busiest load thread is ${Math.round(h.event_loop_utilization * h.headroom * 100)} % busy, where client_saturated fires)`;
+  const who = h.load_hosts !== void 0 && h.load_hosts > 1 ? `these ${h.load_hosts} load hosts handle` : "this client handles";
+  const base = `Client headroom: ×${h.headroom.toFixed(1)} at ${where}, its heaviest point (${k(h.events_per_second)} token events/s, against the ${k(h.capacity_events_per_second)} ${who} before its busiest load thread is ${Math.round(h.event_loop_utilization * h.headroom * 100)} % busy, where client_saturated fires)`;
   if (h.load_hosts_needed === null) return `${base}.`;
   return `${base}: under ×${HEADROOM_TARGET}, so a busier server or host would saturate it; ${h.load_hosts_needed} load hosts sharing the load would restore ×${HEADROOM_TARGET}.`;
 }
@@ -69237,10 +69381,10 @@ var DriftFile = class {
     if (v === null) return;
     this.stamp = stamp;
     if (Number.isNaN(v)) {
-      const line = `--drift-file ${this.path}: "${text2.trim().slice(0, 40)}" is not a number > 0 (the step-time factor); keeping ${this.value}`;
-      if (atStart) throw new UsageError(line.replace(/; keeping .*$/, ""), "Write one number, e.g. 1.2 for steps 20 % slower.");
-      if (line !== this.lastBad) this.warn(line);
-      this.lastBad = line;
+      const line2 = `--drift-file ${this.path}: "${text2.trim().slice(0, 40)}" is not a number > 0 (the step-time factor); keeping ${this.value}`;
+      if (atStart) throw new UsageError(line2.replace(/; keeping .*$/, ""), "Write one number, e.g. 1.2 for steps 20 % slower.");
+      if (line2 !== this.lastBad) this.warn(line2);
+      this.lastBad = line2;
       return;
     }
     this.value = v;
@@ -70887,7 +71031,7 @@ async function startSim(partial2 = {}) {
   const jitterCv = opts.jitterCv > 0 ? opts.jitterCv : det ? 0 : profile.jitterCv;
   const noiseRng = createRng(deriveSeed(opts.seed, "noise"));
   const jitterRng = createRng(deriveSeed(opts.seed, "jitter"));
-  const warn = (line) => void process.stderr.write(`servegate sim: ${line}
+  const warn = (line2) => void process.stderr.write(`servegate sim: ${line2}
 `);
   const drift = createHostDrift({ driftFile: opts.driftFile ?? null, driftPerMin: opts.driftPerMin }, nowNs(), warn);
   let engine;
@@ -71127,8 +71271,8 @@ var THROTTLE_REASON_FIELDS = [
   "sync_boost"
 ];
 var REASON_PREFIXES = ["clocks_event_reasons", "clocks_throttle_reasons"];
-function splitCsvLine(line) {
-  return line.split(",").map((f) => f.trim());
+function splitCsvLine(line2) {
+  return line2.split(",").map((f) => f.trim());
 }
 function lines(stdout) {
   return stdout.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
@@ -71222,8 +71366,8 @@ async function queryComputeApps(exec) {
   const res = await exec("nvidia-smi", ["--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv,noheader"]);
   if (!res) return null;
   const out = [];
-  for (const line of lines(res.stdout)) {
-    const f = splitCsvLine(line);
+  for (const line2 of lines(res.stdout)) {
+    const f = splitCsvLine(line2);
     const pid = numberField(f[1]);
     if (f.length < 3 || pid === null) continue;
     out.push({ gpuUuid: f[0], pid, name: f.slice(2).join(",") });
@@ -71254,9 +71398,9 @@ var ENGINES_BY_METRIC_PREFIX = [
 function engineFromMetrics(text2) {
   if (text2 === null) return null;
   const seen = /* @__PURE__ */ new Set();
-  for (const line of text2.split("\n")) {
-    if (line === "" || line.startsWith("#")) continue;
-    for (const [prefix, engine] of ENGINES_BY_METRIC_PREFIX) if (line.startsWith(prefix)) seen.add(engine);
+  for (const line2 of text2.split("\n")) {
+    if (line2 === "" || line2.startsWith("#")) continue;
+    for (const [prefix, engine] of ENGINES_BY_METRIC_PREFIX) if (line2.startsWith(prefix)) seen.add(engine);
   }
   return seen.size === 1 ? [...seen][0] : null;
 }
@@ -72146,6 +72290,14 @@ ${formatIssues(r.error)}`,
   }
   return r.data;
 }
+function assertWholeSweep(result, source) {
+  const s = result.shard;
+  if (s === void 0) return result;
+  throw new UsageError(
+    `${source} is shard ${s.index} of ${s.count} of a sharded sweep: it carried a share of each point's load, so it is not comparable on its own`,
+    `Merge every shard first: servegate merge <the ${s.count} shard results> --out result.json`
+  );
+}
 async function readResultFile(path) {
   return parseResult(await readJsonFile(path), path);
 }
@@ -72953,14 +73105,14 @@ function tokenize2(source, options = {}) {
             break;
           default: {
             ++cursorPosition;
-            let num5 = consumeWhile(isInteger);
-            if (num5.length > 0 && src[cursorPosition] === "." && isInteger(src[cursorPosition + 1])) {
+            let num6 = consumeWhile(isInteger);
+            if (num6.length > 0 && src[cursorPosition] === "." && isInteger(src[cursorPosition + 1])) {
               ++cursorPosition;
               const frac = consumeWhile(isInteger);
-              num5 = `${num5}.${frac}`;
+              num6 = `${num6}.${frac}`;
             }
             tokens.push(
-              new Token(`${char}${num5}`, num5.length > 0 ? TOKEN_TYPES.NumericLiteral : TOKEN_TYPES.UnaryOperator)
+              new Token(`${char}${num6}`, num6.length > 0 ? TOKEN_TYPES.NumericLiteral : TOKEN_TYPES.UnaryOperator)
             );
             continue;
           }
@@ -72992,13 +73144,13 @@ function tokenize2(source, options = {}) {
         continue;
       }
       if (isInteger(char)) {
-        let num5 = consumeWhile(isInteger);
+        let num6 = consumeWhile(isInteger);
         if (tokens.at(-1)?.type !== TOKEN_TYPES.Dot && src[cursorPosition] === "." && isInteger(src[cursorPosition + 1])) {
           ++cursorPosition;
           const frac = consumeWhile(isInteger);
-          num5 = `${num5}.${frac}`;
+          num6 = `${num6}.${frac}`;
         }
-        tokens.push(new Token(num5, TOKEN_TYPES.NumericLiteral));
+        tokens.push(new Token(num6, TOKEN_TYPES.NumericLiteral));
         continue;
       }
       if (isWord(char)) {
@@ -73729,8 +73881,8 @@ function parse3(tokens) {
     const token = tokens[current++];
     switch (token.type) {
       case TOKEN_TYPES.NumericLiteral: {
-        const num5 = token.value;
-        return num5.includes(".") ? new FloatLiteral(Number(num5)) : new IntegerLiteral(Number(num5));
+        const num6 = token.value;
+        return num6.includes(".") ? new FloatLiteral(Number(num6)) : new IntegerLiteral(Number(num6));
       }
       case TOKEN_TYPES.StringLiteral: {
         let value = token.value;
@@ -79008,7 +79160,7 @@ var ServerLog = class {
       const text2 = this.partial.get(stream) + chunk;
       const parts = text2.split(/\r?\n|\r/);
       this.partial.set(stream, parts.pop());
-      for (const line of parts) this.add(line);
+      for (const line2 of parts) this.add(line2);
     });
     const end = () => {
       if (!this.open.delete(stream)) return;
@@ -79021,8 +79173,8 @@ var ServerLog = class {
     stream.on("error", end);
   }
   /** Write one line of servegate's own (marked as such) into the log. */
-  note(line) {
-    this.add(`[servegate] ${line}`);
+  note(line2) {
+    this.add(`[servegate] ${line2}`);
   }
   /** Resolves when every followed stream has ended, or after `maxMs` (a grandchild may hold a pipe open). */
   async settle(maxMs) {
@@ -79045,17 +79197,17 @@ var ServerLog = class {
     await new Promise((resolve3) => this.file.end(resolve3));
   }
   add(raw) {
-    const line = redactSecrets(raw, this.secrets);
-    this.file.write(`${line}
+    const line2 = redactSecrets(raw, this.secrets);
+    this.file.write(`${line2}
 `);
-    this.lines.push(line);
+    this.lines.push(line2);
     if (this.lines.length > KEEP_LINES) this.lines.splice(0, this.lines.length - KEEP_LINES);
   }
 };
 var ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])/g;
 var INVISIBLE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
-function printableLine(line) {
-  const l = line.replace(ESCAPES, "").replace(INVISIBLE, "").replace(/\t/g, " ");
+function printableLine(line2) {
+  const l = line2.replace(ESCAPES, "").replace(INVISIBLE, "").replace(/\t/g, " ");
   return l.length > MAX_TAIL_LINE ? `${l.slice(0, MAX_TAIL_LINE)} …` : l;
 }
 function publicTail(lines2, n = TAIL_LINES) {
@@ -79383,7 +79535,7 @@ var Reports = class {
     r.on("data", (chunk) => {
       const lines2 = (rest + chunk).split("\n");
       rest = lines2.pop();
-      for (const line of lines2) this.take(line);
+      for (const line2 of lines2) this.take(line2);
     });
     for (const ev of ["end", "close", "error"]) r.on(ev, () => this.end());
   }
@@ -79398,9 +79550,9 @@ var Reports = class {
       });
     });
   }
-  take(line) {
-    if (line.trim() === "up") return this.onUp();
-    const m = /^(exit|stop) (code|signal) (\S+)$/.exec(line.trim());
+  take(line2) {
+    if (line2.trim() === "up") return this.onUp();
+    const m = /^(exit|stop) (code|signal) (\S+)$/.exec(line2.trim());
     if (m === null) return;
     const e = m[2] === "code" ? { code: Number(m[3]), signal: null } : { code: null, signal: m[3] };
     if (m[1] === "exit") this.exit ??= e;
@@ -79992,24 +80144,24 @@ function parsePrometheusText(text2) {
   const types = /* @__PURE__ */ new Map();
   let skippedLines = 0;
   for (const rawLine of text2.split("\n")) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    if (line.startsWith("#")) {
-      const m = /^#\s*TYPE\s+(\S+)\s+(\S+)/.exec(line);
+    const line2 = rawLine.trim();
+    if (line2 === "") continue;
+    if (line2.startsWith("#")) {
+      const m = /^#\s*TYPE\s+(\S+)\s+(\S+)/.exec(line2);
       if (m) types.set(m[1], m[2]);
       continue;
     }
-    const sample = parseSampleLine(line);
+    const sample = parseSampleLine(line2);
     if (sample === null) skippedLines++;
     else samples.push(sample);
   }
   return { samples, types, skippedLines };
 }
-function parseSampleLine(line) {
-  const nameMatch = NAME_RE.exec(line);
+function parseSampleLine(line2) {
+  const nameMatch = NAME_RE.exec(line2);
   if (!nameMatch) return null;
   const name = nameMatch[0];
-  let rest = line.slice(name.length);
+  let rest = line2.slice(name.length);
   const labels = {};
   if (rest.startsWith("{")) {
     rest = rest.slice(1);
@@ -80227,10 +80379,13 @@ async function measurePoint(point, ctx) {
     { root: ctx.root, model: ctx.model, api: ctx.api, apiKey: ctx.apiKey, ...ctx.extraBody ? { extraBody: ctx.extraBody } : {} },
     ctx.promptWords ?? null
   );
-  const atStart = { metrics: null, sampler: null };
+  const atStart = { metrics: null, sampler: null, warmDoneUnixMs: 0 };
   let raw;
+  const epochNs = process.hrtime.bigint();
+  const epochUnixMs = performance.timeOrigin + performance.now();
   try {
     raw = await runPoint({
+      epochNs,
       concurrency: point.concurrency,
       workers: ctx.workers,
       // Open loop: the point's seed draws its prompts and its arrival schedule (recorded as run.seed).
@@ -80241,8 +80396,10 @@ async function measurePoint(point, ctx) {
       measured,
       ...ctx.signal ? { signal: ctx.signal } : {},
       beforeMeasure: async () => {
+        atStart.warmDoneUnixMs = performance.timeOrigin + performance.now();
         atStart.metrics = await scrapeMetrics(ctx.root, ctx.apiKey);
         atStart.sampler = ctx.sampleGpu();
+        await ctx.shard?.untilMeasure();
       }
     });
   } catch (err) {
@@ -80254,7 +80411,8 @@ async function measurePoint(point, ctx) {
   const first = everyRequestFailed(raw.records);
   if (first !== null) ctx.onEveryRequestFailed?.(first);
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts, goodput: ctx.goodput ?? null });
-  run.server_side = atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null;
+  run.server_side = ctx.shard === void 0 && atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null;
+  ctx.shard?.keep(raw, { epochUnixMs, warmupDoneUnixMs: atStart.warmDoneUnixMs, metricsBefore: atStart.metrics, metricsAfter: after });
   run.gpu = gpu.length > 0 ? gpu : null;
   run.tokens.retokenized = await retokenize(raw.records, ctx);
   run.validity = assessValidity(run, {
@@ -80293,6 +80451,539 @@ function everyRequestFailed(records) {
   const e = first?.error ?? null;
   if (e === null) return null;
   return e.kind === "http_status" ? e.detail : `${e.kind}: ${e.detail}`;
+}
+
+// src/sweep/shard-run.ts
+init_errors();
+import { readFileSync as readFileSync8 } from "node:fs";
+import { hostname as hostname4 } from "node:os";
+import { basename as basename3 } from "node:path";
+
+// src/plan/shard.ts
+init_defaults();
+init_rng();
+var WARMUP_SHARE = 0.25;
+function shareOf(total, spec) {
+  const base = Math.floor(total / spec.count);
+  return base + (spec.index < total % spec.count ? 1 : 0);
+}
+function splitOf(total, count2) {
+  return Array.from({ length: count2 }, (_, index) => shareOf(total, { index, count: count2 }));
+}
+function shardSeed(pointSeed, spec) {
+  return deriveSeed(pointSeed, "shard", spec.index, spec.count);
+}
+function shardPlan(plan, spec, warmup) {
+  return plan.map((p, slotIndex) => {
+    const share = shareOf(p.concurrency, spec);
+    if (share === 0) return { slotIndex, point: null };
+    const perSlot = p.numPrompts / p.concurrency;
+    return {
+      slotIndex,
+      point: {
+        ...p,
+        key: `${p.key}/s${spec.index}of${spec.count}`,
+        concurrency: share,
+        numPrompts: share * perSlot,
+        warmupRequests: Math.ceil((warmup === "auto" ? autoWarmupRequests(p.concurrency) : warmup) * share / p.concurrency),
+        seed: shardSeed(p.seed, spec),
+        shard: { index: spec.index, count: spec.count, totalConcurrency: p.concurrency, pointSeed: p.seed, slotIndex }
+      }
+    };
+  });
+}
+function scheduleSeed(startAt, count2) {
+  return deriveSeed(24301, "start-at", startAt, count2);
+}
+function slotStartMs(startAtMs, slotS, k) {
+  return startAtMs + k * slotS * 1e3;
+}
+function measureAtMs(startAtMs, slotS, k) {
+  return slotStartMs(startAtMs, slotS, k) + slotS * 1e3 * WARMUP_SHARE;
+}
+
+// src/store/shard-records.ts
+import { appendFile, readFile as readFile3 } from "node:fs/promises";
+import { basename as basename2, dirname as dirname5, join as join5 } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
+init_errors();
+init_redact();
+function recordsPathFor(resultPath) {
+  const name = basename2(resultPath).replace(/\.json$/i, "");
+  return join5(dirname5(resultPath), `${name}.records.jsonl.gz`);
+}
+async function startShardRecords(path) {
+  await writeFileAtomic(path, "");
+}
+async function appendShardRun(path, run) {
+  await appendFile(path, gzipSync(`${JSON.stringify(redactStrings(run))}
+`));
+}
+var num3 = external_exports.number();
+var record2 = external_exports.object({
+  id: external_exports.string(),
+  startMs: num3,
+  ttftMs: num3.nullable(),
+  chunkArrivalsMs: external_exports.array(num3),
+  e2elMs: num3.nullable(),
+  streamEndMs: num3,
+  contentChunks: num3,
+  usageCompletionTokens: num3.nullable(),
+  usagePromptTokens: num3.nullable(),
+  usageCachedTokens: num3.optional(),
+  promptTokens: num3,
+  maxTokens: num3,
+  sawDone: external_exports.boolean(),
+  finishReason: external_exports.string().nullable(),
+  error: external_exports.object({ kind: external_exports.string(), detail: external_exports.string() }).nullable(),
+  scheduledMs: num3.optional(),
+  queueMs: num3.optional()
+});
+var line = external_exports.object({
+  schema: external_exports.literal(SHARD_RECORDS_SCHEMA),
+  input_len: num3.int().positive(),
+  output_len: num3.int().positive(),
+  concurrency: num3.int().positive(),
+  repeat: num3.int().positive(),
+  slot_index: num3.int().nonnegative(),
+  point_seed: num3,
+  shard: external_exports.object({ index: num3.int().nonnegative(), concurrency: num3.int().positive(), seed: num3 }),
+  epoch_unix_ms: num3,
+  late_ms: num3.nonnegative(),
+  warmup_done_unix_ms: num3,
+  raw: external_exports.object({
+    concurrency: num3,
+    records: external_exports.array(record2),
+    warmupRequests: num3,
+    startMs: num3,
+    endMs: num3,
+    client: external_exports.object({
+      workers: num3,
+      eventLoopUtilization: num3,
+      eventLoopDelayP99Ms: num3,
+      sendLagP50Ms: num3,
+      sendLagP99Ms: num3,
+      meanInFlight: num3,
+      eventsPerSecond: num3
+    }),
+    startedAt: external_exports.string(),
+    finishedAt: external_exports.string()
+  }),
+  metrics_before: external_exports.string().nullable(),
+  metrics_after: external_exports.string().nullable(),
+  retokenized: num3.nullable(),
+  gpu: external_exports.array(external_exports.record(external_exports.string(), external_exports.unknown())).nullable(),
+  issues: external_exports.array(external_exports.object({ code: external_exports.string(), detail: external_exports.string() }))
+});
+async function readShardRecords(path) {
+  let bytes;
+  try {
+    bytes = await readFile3(path);
+  } catch (err) {
+    const code = err.code;
+    throw new UsageError(
+      `${path}: ${code === "ENOENT" ? "not found" : `cannot be read (${code ?? String(err)})`}: a shard's records file lies beside its result`,
+      "Copy every shard result together with its .records.jsonl.gz file."
+    );
+  }
+  let text2;
+  try {
+    text2 = bytes.length === 0 ? "" : gunzipSync(bytes).toString("utf8");
+  } catch (err) {
+    throw new UsageError(`${path}: not a complete gzip file (${err.message}): the shard was cut while writing it, or the copy is partial`);
+  }
+  const runs = [];
+  text2.split("\n").forEach((l, i) => {
+    if (l.trim() === "") return;
+    let json2;
+    try {
+      json2 = JSON.parse(l);
+    } catch {
+      throw new UsageError(`${path}: line ${i + 1}: not JSON`);
+    }
+    const parsed = line.safeParse(json2);
+    if (!parsed.success) {
+      const issue2 = parsed.error.issues[0];
+      throw new UsageError(`${path}: line ${i + 1}: ${issue2.path.join(".") || "(the line)"}: ${issue2.message} (expected a ${SHARD_RECORDS_SCHEMA} line)`);
+    }
+    runs.push(json2);
+  });
+  return runs;
+}
+
+// src/client/sntp.ts
+init_errors();
+import { createSocket } from "node:dgram";
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+var SntpReplyError = class extends Error {
+  constructor(kind, detail, message) {
+    super(message);
+    this.kind = kind;
+    this.detail = detail;
+  }
+  kind;
+  detail;
+  name = "SntpReplyError";
+};
+var NTP_UNIX_OFFSET_S = 2208988800;
+var TWO_32 = 2 ** 32;
+var NTP_PACKET_BYTES = 48;
+var MODE_CLIENT = 3;
+var MODE_SERVER = 4;
+var DEFAULT_PORT = 123;
+var DEFAULT_SAMPLES = 8;
+var DEFAULT_TIMEOUT_MS = 1e3;
+var KINDS = ["timeout", "kiss_of_death", "bad_reply", "unsynchronised", "socket_error"];
+function sntpOffset(t1, t2, t3, t4) {
+  return { offsetMs: (t2 - t1 + (t3 - t4)) / 2, delayMs: t4 - t1 - (t3 - t2) };
+}
+function writeNtpTimestamp(buf, at, unixMs) {
+  let seconds3 = Math.floor(unixMs / 1e3);
+  let fraction2 = Math.round((unixMs - seconds3 * 1e3) / 1e3 * TWO_32);
+  if (fraction2 >= TWO_32) {
+    seconds3 += 1;
+    fraction2 -= TWO_32;
+  }
+  const ntpSeconds = ((seconds3 + NTP_UNIX_OFFSET_S) % TWO_32 + TWO_32) % TWO_32;
+  buf.writeUInt32BE(ntpSeconds, at);
+  buf.writeUInt32BE(fraction2, at + 4);
+}
+function readNtpTimestamp(buf, at, nearUnixMs) {
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const seconds3 = view.readUInt32BE(at);
+  const fraction2 = view.readUInt32BE(at + 4);
+  const era = Math.round((Math.floor(nearUnixMs / 1e3) + NTP_UNIX_OFFSET_S - seconds3) / TWO_32);
+  return (era * TWO_32 + seconds3 - NTP_UNIX_OFFSET_S) * 1e3 + fraction2 / TWO_32 * 1e3;
+}
+function encodeSntpRequest(sentMs) {
+  const buf = Buffer.alloc(NTP_PACKET_BYTES);
+  buf[0] = 0 << 6 | 4 << 3 | MODE_CLIENT;
+  writeNtpTimestamp(buf, 40, sentMs);
+  return buf;
+}
+function echoes(reply, request2) {
+  if (reply.length < 32 || request2.length < NTP_PACKET_BYTES) return false;
+  for (let i = 0; i < 8; i++) if (reply[24 + i] !== request2[40 + i]) return false;
+  return true;
+}
+function kissCode(packet) {
+  let code = "";
+  for (let i = 12; i < 16; i++) {
+    const c = packet[i] ?? 0;
+    if (c === 0) break;
+    code += c >= 33 && c <= 126 ? String.fromCharCode(c) : "?";
+  }
+  return code === "" ? "?" : code;
+}
+function decodeSntpReply(packet, sentMs) {
+  if (packet.length < NTP_PACKET_BYTES)
+    throw new SntpReplyError("bad_reply", "short", `the reply is ${packet.length} bytes; an NTP packet has at least ${NTP_PACKET_BYTES}`);
+  const b0 = packet[0] ?? 0;
+  const leap = b0 >> 6;
+  const version2 = b0 >> 3 & 7;
+  const mode = b0 & 7;
+  if (mode !== MODE_SERVER) throw new SntpReplyError("bad_reply", `mode ${mode}`, `the reply is mode ${mode}, not ${MODE_SERVER} (server)`);
+  if (version2 !== 3 && version2 !== 4) throw new SntpReplyError("bad_reply", `version ${version2}`, `the reply is NTP version ${version2}, not 3 or 4`);
+  if (!echoes(packet, encodeSntpRequest(sentMs)))
+    throw new SntpReplyError(
+      "bad_reply",
+      "originate not echoed",
+      "the reply's originate timestamp is not the query's transmit timestamp: a stray or spoofed reply"
+    );
+  const stratum = packet[1] ?? 0;
+  if (stratum === 0) {
+    const code = kissCode(packet);
+    throw new SntpReplyError("kiss_of_death", code, `the server sent a kiss-o'-death (${code}): it asks the client to stop or slow down`);
+  }
+  if (leap === 3) throw new SntpReplyError("unsynchronised", "LI 3", "the server says its clock is unsynchronised (leap indicator 3)");
+  if (stratum === 16) throw new SntpReplyError("unsynchronised", "stratum 16", "the server says its clock is unsynchronised (stratum 16)");
+  if (stratum > 16) throw new SntpReplyError("bad_reply", `stratum ${stratum}`, `the reply's stratum ${stratum} is not 1 to 15`);
+  if (packet.slice(40, 48).every((x) => x === 0))
+    throw new SntpReplyError("bad_reply", "zero transmit", "the reply's transmit timestamp is zero: the server did not say when it answered");
+  const view = Buffer.from(packet.buffer, packet.byteOffset, packet.byteLength);
+  return {
+    leap,
+    version: version2,
+    stratum,
+    // NTP short format: unsigned 16.16 fixed-point seconds.
+    rootDelayMs: view.readUInt32BE(4) / 65536 * 1e3,
+    rootDispersionMs: view.readUInt32BE(8) / 65536 * 1e3,
+    receiveMs: readNtpTimestamp(packet, 32, sentMs),
+    transmitMs: readNtpTimestamp(packet, 40, sentMs)
+  };
+}
+function parseTimeServer(server) {
+  const bad = (why) => new UsageError(`time server ${JSON.stringify(server)}: ${why}`, "Name the time server as host, host:port or [ipv6]:port (the port defaults to 123).");
+  let host;
+  let port;
+  const bracketed = /^\[([^\]]*)\](?::([^:]*))?$/.exec(server);
+  if (bracketed) {
+    host = bracketed[1] ?? "";
+    port = bracketed[2];
+    if (isIP(host) !== 6) throw bad(`${JSON.stringify(host)} in brackets is not an IPv6 address`);
+  } else if (server.split(":").length > 2) {
+    host = server;
+    if (isIP(host) !== 6) throw bad("not an IPv6 address, and a port after an IPv6 address needs brackets ([ipv6]:port)");
+  } else {
+    const colon = server.indexOf(":");
+    host = colon < 0 ? server : server.slice(0, colon);
+    port = colon < 0 ? void 0 : server.slice(colon + 1);
+    if (!/^[A-Za-z0-9._-]+$/.test(host)) throw bad("not a host name or address");
+  }
+  if (port === void 0) return { host, port: DEFAULT_PORT };
+  const n = /^\d{1,5}$/.test(port) ? Number(port) : NaN;
+  if (!(n >= 1 && n <= 65535)) throw bad(`port ${JSON.stringify(port)} is not 1 to 65535`);
+  return { host, port: n };
+}
+function hostPort(host, port) {
+  return isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
+}
+function wallNow() {
+  return performance.timeOrigin + performance.now();
+}
+async function measureClockOffset(server, opts = {}) {
+  const samples = opts.samples ?? DEFAULT_SAMPLES;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isInteger(samples) || samples < 1) throw new UsageError(`SNTP samples must be a whole number of at least 1, not ${samples}`);
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new UsageError(`SNTP timeout must be a positive number of ms, not ${timeoutMs}`);
+  const { host, port } = parseTimeServer(server);
+  const name = hostPort(host, port);
+  const signal = opts.signal;
+  signal?.throwIfAborted();
+  let address = host;
+  if (isIP(host) === 0) {
+    try {
+      address = (await lookup(host)).address;
+    } catch (err) {
+      throw new UsageError(`time server ${name}: cannot resolve ${host}: ${describeError(err)}`);
+    }
+    signal?.throwIfAborted();
+  }
+  const socket = createSocket(isIP(address) === 6 ? "udp6" : "udp4");
+  let waiting = null;
+  socket.on("message", (msg) => {
+    const atMs = wallNow();
+    waiting?.({ type: "message", msg, atMs });
+  });
+  socket.on("error", (err) => waiting?.({ type: "error", err }));
+  const onAbort = () => waiting?.({ type: "abort" });
+  signal?.addEventListener("abort", onAbort);
+  try {
+    await connect(socket, port, address, signal, (w) => waiting = w);
+    const sent = [];
+    const good = [];
+    const failures = /* @__PURE__ */ new Map();
+    let kissed = false;
+    for (let i = 0; i < samples && !kissed; i++) {
+      signal?.throwIfAborted();
+      const outcome = await exchange(socket, timeoutMs, sent, (w) => waiting = w);
+      if (outcome === "aborted") throw signal?.reason ?? new Error("aborted");
+      if (outcome.ok) {
+        good.push(outcome);
+        continue;
+      }
+      const f = failures.get(outcome.kind) ?? { count: 0, details: /* @__PURE__ */ new Set() };
+      f.count++;
+      if (outcome.detail !== void 0) f.details.add(outcome.detail);
+      failures.set(outcome.kind, f);
+      if (outcome.kind === "kiss_of_death") kissed = true;
+    }
+    if (good.length === 0) {
+      const counts = KINDS.flatMap((k) => {
+        const f = failures.get(k);
+        if (f === void 0) return [];
+        return [`${k} ${f.count}${f.details.size > 0 ? ` (${[...f.details].join(", ")})` : ""}`];
+      });
+      const n = sent.length;
+      const stopped = kissed && n < samples ? ` (it sent a kiss-o'-death, so no more were sent)` : "";
+      throw new UsageError(`time server ${name} gave no usable reply to ${n} ${n === 1 ? "query" : "queries"}${stopped}: ${counts.join(", ")}`);
+    }
+    const delay3 = (s) => Math.max(0, sntpOffset(s.t1, s.t2, s.t3, s.t4).delayMs);
+    const best = good.reduce((a, b) => delay3(b) < delay3(a) ? b : a);
+    const { offsetMs } = sntpOffset(best.t1, best.t2, best.t3, best.t4);
+    return {
+      server: name,
+      offset_ms: offsetMs,
+      uncertainty_ms: delay3(best) / 2 + best.reply.rootDispersionMs + best.reply.rootDelayMs / 2,
+      samples: good.length,
+      measured_at: new Date(best.t4).toISOString()
+    };
+  } finally {
+    waiting = null;
+    signal?.removeEventListener("abort", onAbort);
+    socket.close();
+  }
+}
+function connect(socket, port, address, signal, wait) {
+  return new Promise((resolve3, reject) => {
+    wait((e) => {
+      if (e.type === "message") return;
+      wait(null);
+      reject(
+        e.type === "abort" ? signal?.reason ?? new Error("aborted") : new UsageError(`cannot open a UDP socket to ${hostPort(address, port)}: ${describeError(e.err)}`)
+      );
+    });
+    socket.connect(port, address, () => {
+      wait(null);
+      resolve3();
+    });
+  });
+}
+function exchange(socket, timeoutMs, sent, wait) {
+  return new Promise((resolve3) => {
+    let stray = false;
+    let done = false;
+    const finish = (o) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      wait(null);
+      resolve3(o);
+    };
+    const timer = setTimeout(() => finish(stray ? { ok: false, kind: "bad_reply", detail: "originate not echoed" } : { ok: false, kind: "timeout" }), timeoutMs);
+    const t1 = wallNow();
+    const request2 = encodeSntpRequest(t1);
+    const earlier = sent.slice();
+    sent.push(request2);
+    wait((e) => {
+      if (e.type === "abort") return finish("aborted");
+      if (e.type === "error") return finish({ ok: false, kind: "socket_error", detail: socketErrorLabel(e.err) });
+      if (e.msg.length >= 32 && !echoes(e.msg, request2)) {
+        if (!earlier.some((r) => echoes(e.msg, r))) stray = true;
+        return;
+      }
+      try {
+        const reply = decodeSntpReply(e.msg, t1);
+        finish({ ok: true, t1, t2: reply.receiveMs, t3: reply.transmitMs, t4: e.atMs, reply });
+      } catch (err) {
+        if (err instanceof SntpReplyError) finish({ ok: false, kind: err.kind, detail: err.detail });
+        else finish({ ok: false, kind: "bad_reply", detail: describeError(err) });
+      }
+    });
+    socket.send(request2, (err) => {
+      if (err) finish({ ok: false, kind: "socket_error", detail: socketErrorLabel(err) });
+    });
+  });
+}
+function socketErrorLabel(err) {
+  const code = err.code;
+  return typeof code === "string" ? code : describeError(err);
+}
+
+// src/sweep/shard-run.ts
+function commonNow(offsetMs) {
+  return performance.timeOrigin + performance.now() + offsetMs;
+}
+function bootId() {
+  try {
+    return readFileSync8("/proc/sys/kernel/random/boot_id", "utf8").trim() || null;
+  } catch {
+    return null;
+  }
+}
+async function prepareShard(settings, resultPath, runs, loadThreads, log) {
+  const threads = Array.from({ length: loadThreads }, () => acquireLoadWorker());
+  for (const w of threads) releaseLoadWorker(w);
+  let clock = { server: null, offset_ms: null, uncertainty_ms: null };
+  if (settings.timeServer !== null) {
+    const c = await measureClockOffset(settings.timeServer).catch((err) => {
+      throw new UsageError(
+        `--time-server: ${err.message}`,
+        "Every shard needs the time server to align with the others; check the host reaches it (UDP 123), or run the shards on one host without --time-server."
+      );
+    });
+    clock = { server: c.server, offset_ms: c.offset_ms, uncertainty_ms: c.uncertainty_ms };
+    log(
+      `Shard ${settings.index} of ${settings.count}: this host's clock is ${Math.abs(c.offset_ms).toFixed(1)} ms ${c.offset_ms >= 0 ? "behind" : "ahead of"} ${c.server} (± ${c.uncertainty_ms.toFixed(1)} ms).`
+    );
+  }
+  const offsetMs = clock.offset_ms ?? 0;
+  const late = commonNow(offsetMs) - settings.startAtMs;
+  if (late > 0)
+    throw new UsageError(
+      `--start-at ${settings.startAt} passed ${(late / 1e3).toFixed(1)} s ago: this shard would start late against the others`,
+      "Give every shard the same --start-at a little in the future (far enough for the last shard to start and probe the server)."
+    );
+  const recordsPath = recordsPathFor(resultPath);
+  await startShardRecords(recordsPath);
+  const end = new Date(slotStartMs(settings.startAtMs, settings.slotS, runs)).toISOString();
+  log(`Shard ${settings.index} of ${settings.count}: ${runs} slots of ${settings.slotS} s from ${settings.startAt} to ${end}; records go to ${recordsPath}.`);
+  return {
+    settings,
+    recordsPath,
+    offsetMs,
+    info: {
+      index: settings.index,
+      count: settings.count,
+      index_from: settings.indexFrom,
+      start_at: settings.startAt,
+      slot_s: settings.slotS,
+      host: hostname4(),
+      boot_id: bootId(),
+      clock,
+      records: basename3(recordsPath)
+    }
+  };
+}
+async function until(session, atMs, signal) {
+  for (; ; ) {
+    const left = atMs - commonNow(session.offsetMs);
+    if (left <= 0 || signal?.aborted === true) return;
+    await new Promise((resolve3) => {
+      const t = setTimeout(done, Math.min(left, 6e4));
+      function done() {
+        clearTimeout(t);
+        signal?.removeEventListener("abort", done);
+        resolve3();
+      }
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+}
+async function enterSlot(session, point, log, signal) {
+  const s = point.shard;
+  if (s === void 0) throw new Error(`${point.key}: not a shard's run`);
+  const { startAtMs, slotS } = session.settings;
+  const start = slotStartMs(startAtMs, slotS, s.slotIndex);
+  await until(session, start, signal);
+  const lateMs = Math.max(0, commonNow(session.offsetMs) - start);
+  if (lateMs > 1e3)
+    log(
+      `Shard ${s.index}: run ${s.slotIndex + 1} began ${(lateMs / 1e3).toFixed(1)} s after its slot (the run before it overran ${slotS} s): lengthen --slot; the merge will find this run unaligned.`
+    );
+  let kept = null;
+  return {
+    lateMs,
+    hooks: {
+      untilMeasure: () => until(session, measureAtMs(startAtMs, slotS, s.slotIndex), signal),
+      keep: (raw, extra) => void (kept = { raw, ...extra })
+    },
+    record: async (run) => {
+      if (kept === null) throw new Error(`${point.key}: measured without its records`);
+      const { raw, epochUnixMs, warmupDoneUnixMs, metricsBefore, metricsAfter } = kept;
+      await appendShardRun(session.recordsPath, {
+        schema: SHARD_RECORDS_SCHEMA,
+        input_len: point.shape.inputLen,
+        output_len: point.shape.outputLen,
+        concurrency: s.totalConcurrency,
+        repeat: point.repeat,
+        slot_index: s.slotIndex,
+        point_seed: s.pointSeed,
+        shard: { index: s.index, concurrency: point.concurrency, seed: point.seed },
+        epoch_unix_ms: epochUnixMs,
+        late_ms: lateMs,
+        warmup_done_unix_ms: warmupDoneUnixMs,
+        // The text was re-counted here; the merge needs the timings and counts.
+        raw: { ...raw, records: raw.records.map(({ text: _text, ...rest }) => rest) },
+        metrics_before: metricsBefore,
+        metrics_after: metricsAfter,
+        retokenized: run.tokens.retokenized,
+        gpu: run.gpu,
+        issues: run.validity.issues
+      });
+    }
+  };
 }
 
 // src/sweep/resume.ts
@@ -80523,10 +81214,11 @@ async function freshResult(t) {
   const { cfg, deps, model, calibration } = t;
   const resultPath = cfg.out;
   if (cfg.resume) deps.log(`--resume: ${resultPath} does not exist yet, starting a new sweep.`);
-  const seed = cfg.seedPinned === true ? cfg.seed : freshSeed();
+  const seed = cfg.seedPinned === true ? cfg.seed : cfg.shard ? scheduleSeed(cfg.shard.startAt, cfg.shard.count) : freshSeed();
   if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`);
   const only = deps.onlyPoints ?? null;
-  const plan = buildPlan({ ...cfg, seed }).filter((p) => only === null || only.has(pointScope(resultPoint(p))));
+  const whole2 = buildPlan({ ...cfg, seed }).filter((p) => only === null || only.has(pointScope(resultPoint(p))));
+  const plan = cfg.shard ? shardPlan(whole2, cfg.shard, cfg.warmup).flatMap((r) => r.point === null ? [] : [r.point]) : whole2;
   const previous = existsSync3(resultPath) ? await readResultFile(resultPath).catch(() => null) : null;
   if (previous !== null && countRuns(previous) > 0) {
     deps.log(`Replacing ${resultPath}, which held ${countRuns(previous)} finished runs (add --resume to continue a sweep instead).`);
@@ -80546,6 +81238,15 @@ async function freshResult(t) {
     points: [],
     at_target: []
   };
+  if (cfg.shard) {
+    const threads = Math.max(0, ...plan.map((p) => resolveWorkers(cfg.workers, p.concurrency)));
+    t.shard = await prepareShard(cfg.shard, resultPath, whole2.length, threads, deps.log);
+    result.shard = t.shard.info;
+    if ((cfg.hostRetries ?? 0) > 0)
+      deps.log(
+        `host_retries is off for a shard: a second attempt would leave the schedule the other shards keep (a saturated shard makes its point invalid instead).`
+      );
+  }
   await writeResultFile(resultPath, result);
   return { result, plan };
 }
@@ -80579,12 +81280,15 @@ async function measurePlan(t, result, plan) {
   }
 }
 async function measureAttempts(t, result, point, kit, stop) {
-  const retries = t.cfg.hostRetries ?? 0;
+  const retries = t.shard ? 0 : t.cfg.hostRetries ?? 0;
   const discarded = [];
   let attempt = point;
   for (; ; ) {
     const promptWords2 = kit.counter === null ? null : await calibrateRun(t, result, attempt, kit.counter, kit.memo, stop);
-    const measured = await measureRun(t, attempt, promptWords2, stop);
+    const slot = t.shard ? await enterSlot(t.shard, attempt, t.deps.log, t.deps.signal) : null;
+    if (slot !== null && t.deps.signal?.aborted) await stop(point);
+    const measured = await measureRun(t, attempt, promptWords2, stop, slot);
+    await slot?.record(measured.run);
     const { run } = measured;
     if (discarded.length >= retries || !spoiledOnlyByHost(run.validity)) {
       if (discarded.length > 0) run.discarded_attempts = discarded;
@@ -80609,7 +81313,7 @@ async function calibrateRun(t, result, point, counter, memo2, stop) {
   if (t.deps.signal?.aborted) await stop(point);
   return cal.words;
 }
-async function measureRun(t, point, promptWords2, stop) {
+async function measureRun(t, point, promptWords2, stop, slot) {
   const { cfg, deps, server } = t;
   const gpuExec = t.envDeps.exec;
   const serverProcesses = t.serverProcesses;
@@ -80629,6 +81333,7 @@ async function measureRun(t, point, promptWords2, stop) {
     idleTimeoutMs: cfg.idleTimeoutMs,
     deadlineMs: requestDeadlineMs(cfg, point.shape),
     goodput: cfg.goodput ?? null,
+    ...slot !== null ? { shard: slot.hooks } : {},
     sampleGpu: () => {
       if (!t.gpuOnThisHost) return { stop: () => [] };
       const s = startGpuSampler(gpuExec, 1e3, { server: serverProcesses });
@@ -80684,7 +81389,8 @@ function resultPoint(point) {
   return {
     input_len: point.shape.inputLen,
     output_len: point.shape.outputLen,
-    concurrency: point.concurrency,
+    // A shard's run belongs to the whole point (its share is in the records file).
+    concurrency: point.shard?.totalConcurrency ?? point.concurrency,
     ...point.openLoop ? { request_rate: rateLabel(point.openLoop.rate) } : {},
     runs: []
   };
@@ -80886,8 +81592,8 @@ PerceptronModel.prototype.predict = function predict(features) {
     return 0;
   }
 };
-PerceptronModel.prototype.train = function train2(features, label3) {
-  if (label3 !== 0 && label3 !== 1) {
+PerceptronModel.prototype.train = function train2(features, label4) {
+  if (label4 !== 0 && label4 !== 1) {
     return null;
   }
   if (features.length !== this.weights.length) {
@@ -80895,8 +81601,8 @@ PerceptronModel.prototype.train = function train2(features, label3) {
     this.bias = 1;
   }
   var prediction = this.predict(features);
-  if (typeof prediction === "number" && prediction !== label3) {
-    var gradient = label3 - prediction;
+  if (typeof prediction === "number" && prediction !== label4) {
+    var gradient = label4 - prediction;
     for (var i = 0; i < this.weights.length; i++) {
       this.weights[i] += gradient * features[i];
     }
@@ -81010,7 +81716,8 @@ var PLAIN = {
   too_few_requests: "too few measured requests for the percentiles reported",
   gpu_throttled: "the GPU was throttled",
   gpu_shared: "another process was using the GPU",
-  checks_not_run: "imported: some checks could not be made"
+  checks_not_run: "imported: some checks could not be made",
+  shards_unaligned: "the shards' load did not line up in time (a sharded sweep's schedule or clocks)"
 };
 function plainValidity(code) {
   return PLAIN[code] ?? code;
@@ -81033,8 +81740,8 @@ function buildServerSideRows(concurrencies, points) {
   return concurrencies.map((c) => serverRow(c, points.find((p) => p.concurrency === c)?.runs ?? []));
 }
 function serverRow(concurrency, runs) {
-  const label3 = String(concurrency);
-  const fill = (word) => [label3, ...SERVER_COLUMNS.slice(1).map(() => word)];
+  const label4 = String(concurrency);
+  const fill = (word) => [label4, ...SERVER_COLUMNS.slice(1).map(() => word)];
   if (runs.length === 0) return fill("pending");
   const valid = runs.filter((r) => r.validity.valid);
   if (valid.length === 0) return fill("invalid");
@@ -81050,7 +81757,7 @@ function serverRow(concurrency, runs) {
     return p50 === "n/a" && p99 === "n/a" ? "n/a" : `${p50} / ${p99}`;
   };
   return [
-    label3,
+    label4,
     pair((r) => r.server_side?.ttft_ms),
     pair((r) => r.server_side?.itl_ms),
     pair((r) => r.server_side?.tpot_ms),
@@ -81274,9 +81981,9 @@ function openLoopShape(result, inputLen, outputLen, points, plannedRepeats2, gpu
   const xOf = (r) => r === "inf" ? Infinity : typeof r === "number" ? r : null;
   const rates = [...new Set([...cfgRates.map(xOf), ...points.map((p) => xOf(p.request_rate))].filter((x) => x !== null))].sort((a, b) => a - b);
   const notes = [];
-  const label3 = (x) => rateCell(x === Infinity ? "inf" : x);
+  const label4 = (x) => rateCell(x === Infinity ? "inf" : x);
   const find = (x) => points.find((p) => xOf(p.request_rate) === x) ?? null;
-  const rows = rates.map((x) => buildRow(0, find(x), plannedRepeats2, notes, gpus, { cell: label3(x), note: `rate ${label3(x)}` }));
+  const rows = rates.map((x) => buildRow(0, find(x), plannedRepeats2, notes, gpus, { cell: label4(x), note: `rate ${label4(x)}` }));
   const at = result.at_target.find((a) => a.input_len === inputLen && a.output_len === outputLen) ?? null;
   const pending = rates.some((x) => (find(x)?.runs.length ?? 0) < (plannedRepeats2 ?? 1));
   return {
@@ -81311,12 +82018,12 @@ function buildRow(concurrency, point, plannedRepeats2, notes, gpus, names) {
     notes.push(n);
     return `[${notes.length}]`;
   });
-  const label3 = refs.length > 0 ? `${cellName} ${refs.join("")}` : cellName;
-  if (valid.length === 0) return { cells: [label3, "invalid", "invalid", "invalid", "invalid", "invalid", "invalid"] };
+  const label4 = refs.length > 0 ? `${cellName} ${refs.join("")}` : cellName;
+  if (valid.length === 0) return { cells: [label4, "invalid", "invalid", "invalid", "invalid", "invalid", "invalid"] };
   const pair = (a, b) => `${withSpread(valid.map(a), fmtMs)} / ${withSpread(valid.map(b), fmtMs)}`;
   return {
     cells: [
-      label3,
+      label4,
       pair(
         (r) => r.ttft_ms.p50,
         (r) => r.ttft_ms.p99
@@ -81447,8 +82154,8 @@ function renderConsoleTable(result) {
 function drawTable(columns, body, rightAligned) {
   const rows = [columns, ...body];
   const widths = columns.map((_, i) => Math.max(...rows.map((r) => width(r[i] ?? ""))));
-  const line = (cells2) => cells2.map((c, i) => rightAligned(i) ? padStart(c, widths[i]) : padEnd(c, widths[i])).join("  ").trimEnd();
-  return [line(columns), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)];
+  const line2 = (cells2) => cells2.map((c, i) => rightAligned(i) ? padStart(c, widths[i]) : padEnd(c, widths[i])).join("  ").trimEnd();
+  return [line2(columns), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line2)];
 }
 function width(s) {
   return [...s].length;
@@ -81480,17 +82187,17 @@ function createProgress(total, opts) {
 }
 function lineProgress(total, stream, now, began, eta, count2) {
   let stopped = false;
-  const write = (line) => void stream.write(`${line}
+  const write = (line2) => void stream.write(`${line2}
 `);
   return {
-    start(label3) {
+    start(label4) {
       if (stopped) return;
-      write(`[${count2.skipped + count2.finished + 1}/${total}] running ${label3} (elapsed ${formatDuration(now() - began)})`);
+      write(`[${count2.skipped + count2.finished + 1}/${total}] running ${label4} (elapsed ${formatDuration(now() - began)})`);
     },
-    done(label3, summary) {
+    done(label4, summary) {
       if (stopped) return;
       count2.finished++;
-      write(`[${count2.skipped + count2.finished}/${total}] done ${label3}: ${summary} (elapsed ${formatDuration(now() - began)}, about ${eta()} left)`);
+      write(`[${count2.skipped + count2.finished}/${total}] done ${label4}: ${summary} (elapsed ${formatDuration(now() - began)}, about ${eta()} left)`);
     },
     skip(n) {
       if (stopped || n <= 0) return;
@@ -81515,13 +82222,13 @@ function barProgress(total, stream, eta, count2) {
   const bar = multi.create(total, 0, { label: "starting", left: "unknown" });
   let stopped = false;
   return {
-    start(label3) {
-      if (!stopped) bar.update({ label: label3 });
+    start(label4) {
+      if (!stopped) bar.update({ label: label4 });
     },
-    done(label3, summary) {
+    done(label4, summary) {
       if (stopped) return;
       count2.finished++;
-      multi.log(`✓ ${label3}: ${summary}
+      multi.log(`✓ ${label4}: ${summary}
 `);
       bar.increment(1, { left: eta(), label: "next point" });
       multi.update();
@@ -81573,13 +82280,16 @@ function registerRunCommand(program2) {
   ).option("--gpus <n>", "GPUs serving the model, for throughput per GPU (default: what nvidia-smi sees on a local server, else unknown)").option("--container-digest <digest>", "image digest of the server, recorded in the result").option("--serve <cmd>", "start the server with this shell command ({port}: a free loopback port, the base URL follows it), watch it, stop it at the end").option("--ready-timeout <s>", "seconds a started server may take to answer /health or /v1/models (default 1800)").option("--serve-command <cmd>", "the command that started the server, recorded in the result").option(
     "--bracket-baseline <file>",
     "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)"
-  ).option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
+  ).option(
+    "--shard <I/N>",
+    "run shard I of N of a sharded sweep (I from 0; or the variable holding it: JOB_COMPLETION_INDEX/4, SLURM_PROCID/8); merge the shards with servegate merge"
+  ).option("--start-at <time>", "sharded sweep: when the schedule begins, the same ISO 8601 time on every shard (e.g. 2026-12-07T10:00:00Z)").option("--slot <s>", "sharded sweep: seconds each run is given on every shard (its first quarter is the warmup's); longer than the longest run").option("--time-server <host[:port]>", "sharded sweep: an NTP server every load host reaches; each shard measures its clock offset against it").option("--out <file>", "result file (default servegate-result.json)").option("--resume", "continue an interrupted sweep in --out without redoing finished runs").action(async (opts) => {
     const flags = opts;
     const configPath = typeof opts.config === "string" ? opts.config : null;
     const file2 = configPath ? await loadConfigFile(configPath) : null;
     let cfg = resolveConfig({ file: file2, filePath: configPath, flags, env: process.env });
     rememberSecrets(cfg.secrets ?? []);
-    const log = (line) => void process.stderr.write(`${redactSecrets(line)}
+    const log = (line2) => void process.stderr.write(`${redactSecrets(line2)}
 `);
     if (cfg.placement === "bracket" && flags.bracketBaseline === void 0) {
       log(
@@ -81624,7 +82334,11 @@ ${sig} received: stopping the sweep (the run in progress is dropped; press Ctrl-
       process.stdout.write(`${renderConsoleTable(result)}
 `);
       const invalid = noValidRun(result);
-      if (invalid === null) log(`Result written to ${resultPath}`);
+      if (result.shard !== void 0)
+        log(
+          `Shard ${result.shard.index} of ${result.shard.count} written to ${resultPath} (records: ${result.shard.records}); merge every shard with: servegate merge <the ${result.shard.count} shard results> --out result.json`
+        );
+      else if (invalid === null) log(`Result written to ${resultPath}`);
       else {
         log(`servegate: no run of the sweep is valid (${invalid}); the result is written to ${resultPath}`);
         process.exitCode = 1;
@@ -81653,7 +82367,7 @@ function label2(p) {
 
 // src/cli/sim.ts
 init_errors();
-function num3(raw, s) {
+function num4(raw, s) {
   if (raw === void 0) return void 0;
   const text2 = String(raw).trim();
   const v = Number(text2);
@@ -81670,33 +82384,33 @@ function parseSimFlags(f) {
     if (!r.success) throw new UsageError(`--fault "${k}": expected one of ${FAULT_KINDS.join(", ")}`);
     return r.data;
   });
-  const rate = num3(f.faultRate, { flag: "--fault-rate", min: 0, max: 1 });
+  const rate = num4(f.faultRate, { flag: "--fault-rate", min: 0, max: 1 });
   if (faults.length > 0 && rate === void 0) throw new UsageError("--fault needs --fault-rate P (the share of requests to fail, 0..1)");
   if (faults.length === 0 && rate !== void 0) throw new UsageError("--fault-rate needs at least one --fault KIND");
-  const stopEarly = num3(f.stopEarlyAt, { flag: "--stop-early-at", int: true, min: 1 });
-  const truncate = num3(f.truncatePrompt, { flag: "--truncate-prompt", int: true, min: 1 });
-  const vocab = num3(f.vocab, { flag: "--vocab", int: true, min: 1 });
+  const stopEarly = num4(f.stopEarlyAt, { flag: "--stop-early-at", int: true, min: 1 });
+  const truncate = num4(f.truncatePrompt, { flag: "--truncate-prompt", int: true, min: 1 });
+  const vocab = num4(f.vocab, { flag: "--vocab", int: true, min: 1 });
   const out = {
     host: typeof f.host === "string" ? f.host : void 0,
-    port: num3(f.port, { flag: "--port", int: true, min: 0, max: 65535 }),
+    port: num4(f.port, { flag: "--port", int: true, min: 0, max: 65535 }),
     model: typeof f.model === "string" ? f.model : void 0,
-    ttftMs: num3(f.ttftMs, { flag: "--ttft-ms", min: 0 }),
-    itlMs: num3(f.itlMs, { flag: "--itl-ms", min: 0 }),
+    ttftMs: num4(f.ttftMs, { flag: "--ttft-ms", min: 0 }),
+    itlMs: num4(f.itlMs, { flag: "--itl-ms", min: 0 }),
     profile: typeof f.profile === "string" ? f.profile : void 0,
-    timeScale: num3(f.timeScale, { flag: "--time-scale", positive: true }),
-    seed: num3(f.seed, { flag: "--seed", int: true }),
-    slowdown: num3(f.slowdown, { flag: "--slowdown", positive: true }),
+    timeScale: num4(f.timeScale, { flag: "--time-scale", positive: true }),
+    seed: num4(f.seed, { flag: "--seed", int: true }),
+    slowdown: num4(f.slowdown, { flag: "--slowdown", positive: true }),
     driftFile: typeof f.driftFile === "string" ? f.driftFile : void 0,
-    driftPerMin: num3(f.driftPerMin, { flag: "--drift-per-min", min: 0 }),
-    noiseCv: num3(f.noiseCv, { flag: "--noise-cv", min: 0 }),
-    jitterCv: num3(f.jitterCv, { flag: "--jitter-cv", min: 0 }),
+    driftPerMin: num4(f.driftPerMin, { flag: "--drift-per-min", min: 0 }),
+    noiseCv: num4(f.noiseCv, { flag: "--noise-cv", min: 0 }),
+    jitterCv: num4(f.jitterCv, { flag: "--jitter-cv", min: 0 }),
     faults: faults.map((kind) => ({ kind, rate: rate ?? 0 })),
-    stallMs: num3(f.stallMs, { flag: "--stall-ms", min: 0 }),
-    faultIntervalMs: num3(f.faultIntervalMs, { flag: "--fault-interval-ms", positive: true }),
-    hugeLineBytes: num3(f.hugeLineBytes, { flag: "--huge-line-bytes", int: true, min: 1 }),
-    tokensPerChunk: num3(f.tokensPerChunk, { flag: "--tokens-per-chunk", int: true, min: 1 }),
-    reasoningTokens: num3(f.reasoningTokens, { flag: "--reasoning-tokens", int: true, min: 0 }),
-    usageSkew: num3(f.usageSkew, { flag: "--usage-skew", min: 0 }),
+    stallMs: num4(f.stallMs, { flag: "--stall-ms", min: 0 }),
+    faultIntervalMs: num4(f.faultIntervalMs, { flag: "--fault-interval-ms", positive: true }),
+    hugeLineBytes: num4(f.hugeLineBytes, { flag: "--huge-line-bytes", int: true, min: 1 }),
+    tokensPerChunk: num4(f.tokensPerChunk, { flag: "--tokens-per-chunk", int: true, min: 1 }),
+    reasoningTokens: num4(f.reasoningTokens, { flag: "--reasoning-tokens", int: true, min: 0 }),
+    usageSkew: num4(f.usageSkew, { flag: "--usage-skew", min: 0 }),
     stopEarlyAt: stopEarly ?? void 0,
     truncatePrompt: truncate ?? void 0,
     vocab: vocab ?? void 0,
@@ -81705,8 +82419,8 @@ function parseSimFlags(f) {
     keepAliveComments: f.keepAliveComments === true ? true : void 0,
     crlf: f.crlf === true ? true : void 0,
     omitDone: f.omitDone === true ? true : void 0,
-    frontDelayMs: num3(f.frontDelayMs, { flag: "--front-delay-ms", min: 0 }),
-    traceLimit: num3(f.traceLimit, { flag: "--trace-limit", int: true, min: 1 })
+    frontDelayMs: num4(f.frontDelayMs, { flag: "--front-delay-ms", min: 0 }),
+    traceLimit: num4(f.traceLimit, { flag: "--trace-limit", int: true, min: 1 })
   };
   if (out.ttftMs === void 0 !== (out.itlMs === void 0)) {
     throw new UsageError("--ttft-ms and --itl-ms go together (deterministic mode needs both)");
@@ -81757,7 +82471,7 @@ seeded by --seed and the request id; intervals are model time, × --time-scale l
 The last four affect streamed responses only; they leave the engine (its batch slot and KV are freed)
 when they take over, still count as running in /metrics, and stop when the client disconnects.`;
 function registerSimCommand(program2, deps = {}) {
-  const log = deps.log ?? ((line) => void process.stderr.write(`${line}
+  const log = deps.log ?? ((line2) => void process.stderr.write(`${line2}
 `));
   const collect = (v, prev) => [...prev, v];
   program2.command("sim").description("Serve the built-in simulated engine (OpenAI/vLLM-compatible) until interrupted").option("--port <n>", "port to listen on (0: a free one)", "8000").option("--host <addr>", "address to bind", "127.0.0.1").option("--model <id>", "model id to serve", "servegate/sim-model").option("--ttft-ms <ms>", "deterministic mode: first token this long after arrival (with --itl-ms)").option("--itl-ms <ms>", "deterministic mode: one chunk every this many ms, whatever the load").option("--profile <name|file>", "batching mode: built-in profile (default, small, large) or YAML/JSON file").option("--time-scale <f>", "wall time = model time × F (0.1 runs ten times faster)").option("--seed <n>", "seed of every random choice").option("--slowdown <f>", "multiply every step time by F (a fake regression)").option("--drift-file <path>", "host drift: multiply every step time by the number in this file, re-read while running (missing: 1)").option("--drift-per-min <x>", "host drift: multiply every step time by 1 + X × minutes since start (wall time)").option("--noise-cv <x>", "run-to-run noise: a lognormal factor with this CV drawn at start").option("--jitter-cv <x>", "per-step jitter CV").option("--fault <kind>", `inject a fault (repeatable): ${FAULT_KINDS.join(", ")}; see "Faults" below`, collect, []).option("--fault-rate <p>", "share of requests that suffer each --fault (0..1)").option("--stall-ms <ms>", "length of a stall fault (default 2000)").option("--fault-interval-ms <ms>", 'keepalive fault: one ": keep-alive" comment, trickle fault: one byte, every this many ms (default 50)').option("--huge-line-bytes <n>", "huge-line fault: length of its one data: line in bytes (default 8388608 = 8 MiB)").option("--tokens-per-chunk <n>", "tokens per streamed chunk (speculative-decoding-like)").option("--reasoning-tokens <n>", "chat: reasoning_content tokens before the content").option("--usage-skew <f>", "report usage.completion_tokens = round(true × F)").option("--stop-early-at <n>", "stop every request after N tokens, even with ignore_eos").option("--truncate-prompt <n>", "keep only the last N prompt tokens of every request (usage.prompt_tokens < what was sent)").option("--vocab <n>", "vocabulary size: refuse a completions prompt of token ids with an id ≥ N (HTTP 400, as vLLM does)").option("--tokenize <dialect>", `the /tokenize this server speaks: ${TOKENIZE_DIALECTS.join(", ")} (default vllm)`).option("--prefix-cache", "reuse repeated prompt prefixes and count hits in /metrics").option("--front-delay-ms <ms>", "delay before a request reaches the engine (a proxy in front)").option("--keep-alive-comments", 'write ": keep-alive" SSE comments').option("--crlf", "end SSE lines with CRLF").option("--omit-done", "never send data: [DONE]").option("--trace-limit <n>", "keep ground-truth traces of at most N requests").addHelpText("after", FAULTS_HELP).action(async (flags) => {
@@ -81774,7 +82488,7 @@ function registerSimCommand(program2, deps = {}) {
 
 // src/cli/compare.ts
 init_errors();
-import { basename as basename2 } from "node:path";
+import { basename as basename4 } from "node:path";
 
 // src/gate/stats.ts
 function sampleVariance2(xs) {
@@ -82663,6 +83377,8 @@ var CODE_BLAME = {
   too_few_requests: "unmeasured",
   prefix_cache_contaminated: "unmeasured",
   prompt_uncalibrated: "unmeasured",
+  // The shards' schedule (or their clocks) failed, not the engine: the harness's gap.
+  shards_unaligned: "unmeasured",
   // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
   checks_not_run: "unmeasured"
 };
@@ -82794,7 +83510,8 @@ var CAUSES = {
   gpu_throttled: "the GPU throttled its clocks (gpu_throttled); check cooling and power limits",
   too_few_requests: "too few measurable requests or gaps per run (too_few_requests): a change in how the server streams (fewer, larger chunks) or a sweep too short for its concurrency",
   ramp_dominated: "the runs were mostly ramp-up (ramp_dominated); raise prompts_per_concurrency",
-  prefix_cache_contaminated: "the prefix cache served prompts the harness re-sent (prefix_cache_contaminated)"
+  prefix_cache_contaminated: "the prefix cache served prompts the harness re-sent (prefix_cache_contaminated)",
+  shards_unaligned: "the shards of a sharded sweep did not line up in time (shards_unaligned): lengthen --slot, or give every shard --time-server so hosts' clocks are compared"
 };
 function enoughValidRuns(valid, planned, min3 = 2) {
   if (valid < min3) return false;
@@ -83459,7 +84176,7 @@ function appendRefresh(existing, result, opts = {}) {
   }
   const narrowed = [...recordedBracket(result)?.shapes.entries() ?? []].filter(([, s]) => s.below !== null);
   if (narrowed.length > 0) {
-    const where = narrowed.map(([label3, s]) => `${label3} at c=${s.concurrency.join(", ")}`).join("; ");
+    const where = narrowed.map(([label4, s]) => `${label4} at c=${s.concurrency.join(", ")}`).join("; ");
     throw new UsageError(
       `${source} is a bracketed sweep (${where} only); a baseline refresh needs the whole concurrency list`,
       "Refresh the baseline with the same sweep run without --bracket-baseline."
@@ -83583,7 +84300,7 @@ var defaultIo = { print: (t) => void process.stdout.write(t) };
 async function loadBaselineOrResult(path) {
   const json2 = await readJsonFile(path);
   const schema = json2?.schema;
-  if (schema === RESULT_SCHEMA) return baselineFromResult(parseResult(json2, path), basename2(path).replace(/\.json$/i, ""));
+  if (schema === RESULT_SCHEMA) return baselineFromResult(assertWholeSweep(parseResult(json2, path), path), basename4(path).replace(/\.json$/i, ""));
   if (schema === BASELINE_SCHEMA) return parseBaseline(json2, path);
   throw new UsageError(
     `${path} is neither a servegate baseline nor a result: schema is ${JSON.stringify(schema)}, expected "${BASELINE_SCHEMA}" or "${RESULT_SCHEMA}"`
@@ -83615,7 +84332,7 @@ function registerCompareCommand(program2, io = defaultIo) {
       assertWritableOutput(path, flag);
     const gateOptions = opts.config === void 0 ? {} : await gateOptionsOfConfig(opts.config);
     const baseline = await loadBaselineOrResult(baselinePath);
-    const candidate = parseResult(await readJsonFile(candidatePath), candidatePath);
+    const candidate = assertWholeSweep(parseResult(await readJsonFile(candidatePath), candidatePath), candidatePath);
     const verdict = compareToBaseline(baseline, candidate, gateOptions);
     io.print(renderVerdictText(verdict));
     const warning = failOnWarning(failOn);
@@ -83639,12 +84356,12 @@ function registerCompareCommand(program2, io = defaultIo) {
 
 // src/cli/gate.ts
 init_errors();
-import { join as join6 } from "node:path";
+import { join as join7 } from "node:path";
 
 // src/ab/run-ab.ts
 init_errors();
 import { mkdirSync as mkdirSync2 } from "node:fs";
-import { join as join5 } from "node:path";
+import { join as join6 } from "node:path";
 init_base_url();
 
 // src/plan/ab-schedule.ts
@@ -84079,7 +84796,7 @@ async function runAB(opts, deps) {
     if (problem !== null) throw new UsageError(problem);
   }
   mkdirSync2(opts.outDir, { recursive: true });
-  const paths = { a: join5(opts.outDir, "a.json"), b: join5(opts.outDir, "b.json") };
+  const paths = { a: join6(opts.outDir, "a.json"), b: join6(opts.outDir, "b.json") };
   const commands = ["A", "B"].filter((s) => cfgs[s].serve != null);
   const order = slotOrder(maxRounds);
   const reused = mode === "exclusive" && commands.includes("B") && opts.bFirst !== void 0 ? opts.bFirst : null;
@@ -84100,7 +84817,7 @@ async function runAB(opts, deps) {
         readyTimeoutMs: c.serve.readyTimeoutS * 1e3,
         stopTimeoutMs: c.serve.stopTimeoutS * 1e3,
         stopCommand: c.serve.stopCommand,
-        logPath: join5(opts.outDir, `${side.toLowerCase()}.server.log`),
+        logPath: join6(opts.outDir, `${side.toLowerCase()}.server.log`),
         // One log per side: each later start appends to it.
         appendLog: starts.some((s) => s.side === side),
         apiKey: c.apiKey,
@@ -84108,7 +84825,7 @@ async function runAB(opts, deps) {
         ...c.serve.env !== void 0 ? { passEnv: c.serve.env } : {},
         extraEnv: gpuEnv(gpus[side]),
         isolation: c.isolation ?? "auto",
-        log: (line) => deps.log(`${side}: ${line}`),
+        log: (line2) => deps.log(`${side}: ${line2}`),
         ...deps.signal ? { signal: deps.signal } : {}
       });
     } catch (err) {
@@ -84177,7 +84894,7 @@ ${server.log_tail.join("\n")}`);
       const up = running.get(side);
       up?.start.slots.push(slotNo);
       const kept = up?.handle;
-      const out = join5(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
+      const out = join6(opts.outDir, `slot-${String(slotNo).padStart(2, "0")}-${side.toLowerCase()}.json`);
       deps.log(`servegate ab: slot ${slotNo} of ${order.length} — ${side} (round ${round + 1})`);
       const cfg = {
         ...cfgs[side],
@@ -84215,7 +84932,7 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
         };
         const { result } = await runSweep(cfg, { ...sweepDeps, onlyPoints: measured });
         await keep2(side, result);
-        for (const line of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line}`);
+        for (const line2 of invalidSlotLines(side, slotNo, result)) deps.log(`servegate ab: ${line2}`);
       } catch (err) {
         if (!(err instanceof ServerExitedDuringSweep)) {
           if (!await diedBefore()) throw err;
@@ -84275,7 +84992,7 @@ ${kept.tail().join("\n")}`, `The whole server log is in ${kept.logPath}.`);
     rounds: ran,
     max_rounds: maxRounds
   };
-  await writeFileAtomic(join5(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
+  await writeFileAtomic(join6(opts.outDir, "schedule.json"), `${JSON.stringify(schedule, null, 2)}
 `);
   const verdict = stopped?.verdict ?? compareAB(acc.A, acc.B, { ...opts.gateOptions, maxLooks: maxRounds }, restarted, opts.history ?? null);
   verdict.cost = costOf(
@@ -84368,7 +85085,7 @@ function sweepGpuMinutes(r) {
 // src/gate/seq-baseline.ts
 function compareStarts(baseline, candidate, options, startOf) {
   const onHost = refreshesOnHost(baseline.refreshes, candidate.env, baseline.name).refreshes;
-  const spread2 = spreadOnHost(baseline, candidate.env);
+  const spread3 = spreadOnHost(baseline, candidate.env);
   const logs = (from, key) => from.map((r) => (r.runs[key] ?? []).filter((x) => x > 0).map((x) => Math.log(x))).filter((xs) => xs.length > 0);
   const window2 = (key) => logs(onHost, key);
   return compareToBaseline(
@@ -84400,7 +85117,7 @@ function compareStarts(baseline, candidate, options, startOf) {
           increments,
           // σ from every start of the base engine on this host (noise history and refreshes); the centre's
           // own variance from the refreshes that form it.
-          noise: rowNoise(logs(spread2, key), { kind: "baseline" }, opts, history.slice(-Math.max(1, opts.centerWindow)).length),
+          noise: rowNoise(logs(spread3, key), { kind: "baseline" }, opts, history.slice(-Math.max(1, opts.centerWindow)).length),
           design: info.design,
           tolerance: info.tolerance,
           baseline: centre === null ? null : Math.exp(centre),
@@ -84520,7 +85237,7 @@ function registerGateCommand(program2) {
     const cfg = resolveConfig({ file: file2, filePath: flags.config ?? null, flags: runFlags, env: process.env });
     const reference = flags.reference ?? cfg.gate.referenceCommand ?? null;
     rememberSecrets(cfg.secrets ?? []);
-    const log = (line) => void process.stderr.write(`${redactSecrets(line)}
+    const log = (line2) => void process.stderr.write(`${redactSecrets(line2)}
 `);
     if (cfg.serve == null && cfg.server.baseUrl === null) {
       throw new UsageError("servegate gate: the candidate has no server: give --serve or --base-url (or server.command / server.base_url in the config)");
@@ -84558,7 +85275,7 @@ function registerGateCommand(program2) {
       const cfgA = resolveConfig({ file: referenceFile(file2), filePath: flags.config ?? null, flags: { ...common, serve: reference }, env: process.env });
       rememberSecrets(cfgA.secrets ?? []);
       const bFirst = climbed.starts === 1 ? reusableFirstSlot(climbed.measured, cfg, false) : null;
-      const outDir = join6(resultPath.replace(/\.json$/i, "") + "-ab");
+      const outDir = join7(resultPath.replace(/\.json$/i, "") + "-ab");
       const outcome = await runAB(
         {
           a: cfgA,
@@ -84588,7 +85305,7 @@ function registerGateCommand(program2) {
 // src/cli/baseline.ts
 init_errors();
 import { existsSync as existsSync4 } from "node:fs";
-import { basename as basename3 } from "node:path";
+import { basename as basename5 } from "node:path";
 var defaultIo2 = { print: (t) => void process.stdout.write(t) };
 function positiveInt4(flag, raw) {
   const n = Number(raw);
@@ -84622,10 +85339,10 @@ function registerBaselineCommand(program2, io = defaultIo2) {
     const maxNoise = opts.maxNoise === void 0 ? DEFAULT_MAX_NOISE : wholeNumber("--max-noise", opts.maxNoise);
     if (opts.noiseOnly && opts.reset) throw new UsageError("--noise-only and --reset: expected one of them (a noise start joins an existing history)");
     assertWritableOutput(opts.into, "--into");
-    const result = await readResultFile(resultPath);
+    const result = assertWholeSweep(await readResultFile(resultPath), resultPath);
     const previous = existsSync4(opts.into) ? await readBaseline(opts.into) : null;
     const existing = opts.reset ? null : previous;
-    const name = existing?.name ?? opts.name ?? basename3(opts.into).replace(/\.json$/i, "");
+    const name = existing?.name ?? opts.name ?? basename5(opts.into).replace(/\.json$/i, "");
     const append = { name, maxHistory, maxNoise, source: resultPath, ...opts.commit === void 0 ? {} : { commit: opts.commit } };
     if (opts.noiseOnly) {
       if (existing === null)
@@ -85103,7 +85820,7 @@ function renderMarkdownReport(result, opts = {}) {
     );
     if (shape.warmup !== null) out.push("", escapeCell(shape.warmup));
     out.push("", `**${escapeCell(shape.atTarget)}**`);
-    for (const line of shape.extra ?? []) out.push("", escapeCell(line));
+    for (const line2 of shape.extra ?? []) out.push("", escapeCell(line2));
     if (shape.notes.length > 0) {
       out.push("");
       for (const [i, n] of shape.notes.entries()) out.push(`${i + 1}. ${escapeMarkdown(n)}`);
@@ -85190,7 +85907,7 @@ function registerReportCommand(program2, deps) {
 }
 
 // src/cli/ab.ts
-import { join as join7 } from "node:path";
+import { join as join8 } from "node:path";
 
 // src/report/ab-report.ts
 init_markdown_escape();
@@ -85276,7 +85993,7 @@ function registerAbCommand(program2) {
     };
     const cfgA = sideConfig("a", flags.aBaseUrl, flags.aServe);
     const cfgB = sideConfig("b", flags.bBaseUrl, flags.bServe);
-    const log = (line) => void process.stderr.write(`${redactSecrets(line)}
+    const log = (line2) => void process.stderr.write(`${redactSecrets(line2)}
 `);
     const abort = new AbortController();
     const onSignal = (sig) => {
@@ -85307,7 +86024,7 @@ ${sig} received: stopping (the slot in progress is dropped; finished slots are i
       const warning = failOnWarning(failOn);
       if (warning !== null) process.stdout.write(`Warning: ${warning}.
 `);
-      const md = join7(flags.outDir, "verdict.md");
+      const md = join8(flags.outDir, "verdict.md");
       await writeFileAtomic(md, renderAbMarkdown(outcome));
       log(`A: ${outcome.paths.a}, B: ${outcome.paths.b}, verdict: ${md}`);
       process.exitCode = gateExit(outcome.verdict.verdict, failOn);
@@ -85555,7 +86272,7 @@ function parseVllmFile(json2, source) {
     throw new UsageError(`${source}: "${key}" is ${show(o[key])}, expected ${expected}`, "Is this a file written by `vllm bench serve --save-result`?");
   };
   const has = (key) => o[key] !== void 0 && o[key] !== null;
-  const num5 = (key, rule = "nonneg") => {
+  const num6 = (key, rule = "nonneg") => {
     if (!has(key)) return null;
     const v = o[key];
     const ok = typeof v === "number" && Number.isFinite(v) && (rule === "any" || (rule === "nonneg" ? v >= 0 : v > 0));
@@ -85584,7 +86301,7 @@ function parseVllmFile(json2, source) {
   if (rate !== void 0 && rate !== null && rate !== "inf" && rate !== Infinity) {
     requestRate = typeof rate === "number" && Number.isFinite(rate) && rate > 0 ? rate : bad("request_rate", 'a number above 0 or "inf"');
   }
-  const latency2 = Object.fromEntries(VLLM_METRICS.map((m) => [m, latencyOf(o, m, num5)]));
+  const latency2 = Object.fromEntries(VLLM_METRICS.map((m) => [m, latencyOf(o, m, num6)]));
   const meta3 = {};
   for (const k of ["isl", "osl", "random_input_len", "random_output_len", "input_len", "output_len"]) {
     const v = o[k];
@@ -85599,29 +86316,29 @@ function parseVllmFile(json2, source) {
     numPrompts: int2("num_prompts"),
     maxConcurrency,
     requestRate,
-    burstiness: num5("burstiness", "positive"),
+    burstiness: num6("burstiness", "positive"),
     completed: required2("completed", int2("completed"), "the number of requests that completed"),
     failed: int2("failed"),
     totalInputTokens: int2("total_input_tokens"),
     totalOutputTokens: int2("total_output_tokens"),
-    durationS: required2("duration", num5("duration", "positive"), "the benchmark duration in seconds"),
-    requestThroughput: num5("request_throughput"),
-    outputThroughput: num5("output_throughput"),
-    totalTokenThroughput: num5("total_token_throughput"),
+    durationS: required2("duration", num6("duration", "positive"), "the benchmark duration in seconds"),
+    requestThroughput: num6("request_throughput"),
+    outputThroughput: num6("output_throughput"),
+    totalTokenThroughput: num6("total_token_throughput"),
     latency: latency2,
     requests: requestsOf(o, source, bad),
     meta: meta3
   };
 }
-function latencyOf(o, m, num5) {
+function latencyOf(o, m, num6) {
   const percentiles = /* @__PURE__ */ new Map();
   const pattern = new RegExp(`^p(\\d+(?:\\.\\d+)?)_${m}_ms$`);
   for (const key of Object.keys(o)) {
     const match = pattern.exec(key);
-    const v = match ? num5(key) : null;
+    const v = match ? num6(key) : null;
     if (match && v !== null) percentiles.set(match[1], v);
   }
-  return { mean: num5(`mean_${m}_ms`), median: num5(`median_${m}_ms`), std: num5(`std_${m}_ms`), percentiles };
+  return { mean: num6(`mean_${m}_ms`), median: num6(`median_${m}_ms`), std: num6(`std_${m}_ms`), percentiles };
 }
 function requestsOf(o, source, bad) {
   const keys2 = ["ttfts", "itls", "latencies", "input_lens", "output_lens"];
@@ -85931,7 +86648,7 @@ function registerImportCommand(program2, io = defaultIo3) {
 }
 
 // src/cli/export.ts
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 init_errors();
 
 // src/formats/inferencex.ts
@@ -86061,8 +86778,8 @@ function registerExportCommand(program2, io = defaultIo4) {
 `
       );
     }
-    for (const f of files) assertWritableOutput(join8(opts.outDir, f.name), "--out-dir");
-    for (const f of files) await writeJsonAtomic(join8(opts.outDir, f.name), f.json);
+    for (const f of files) assertWritableOutput(join9(opts.outDir, f.name), "--out-dir");
+    for (const f of files) await writeJsonAtomic(join9(opts.outDir, f.name), f.json);
     io.print(`Wrote ${files.length} ${opts.format} file${files.length === 1 ? "" : "s"} to ${opts.outDir}
 `);
   });
@@ -86141,14 +86858,14 @@ ${refused.map((p) => `  ${p}`).join("\n")}`,
   const labels = [...new Set(expected)];
   const others = [...byLabel.keys()].filter((l) => !labels.includes(l)).sort();
   const rows = [];
-  for (const label3 of [...labels, ...others]) {
-    const isExpected = labels.includes(label3);
-    const all = [...byLabel.get(label3) ?? []].sort((a, b) => time3(b.record) - time3(a.record));
+  for (const label4 of [...labels, ...others]) {
+    const isExpected = labels.includes(label4);
+    const all = [...byLabel.get(label4) ?? []].sort((a, b) => time3(b.record) - time3(a.record));
     const notes = [];
     if (!isExpected) notes.push("not an expected configuration (add it to expect, or remove it from the matrix); its verdict counts");
     const newest = all[0];
     if (newest === void 0) {
-      rows.push({ label: label3, verdict: "incomplete", recorded: null, record: null, path: null, expected: true, notes: [NO_RECORD] });
+      rows.push({ label: label4, verdict: "incomplete", recorded: null, record: null, path: null, expected: true, notes: [NO_RECORD] });
       continue;
     }
     if (all.length > 1) {
@@ -86162,7 +86879,7 @@ ${refused.map((p) => `  ${p}`).join("\n")}`,
       notes.push("the record gated no metric: nothing was measured that could pass, counted as unmeasured");
       verdict = "unmeasured";
     }
-    rows.push({ label: label3, verdict, recorded: r.verdict, record: r, path: newest.path, expected: isExpected, notes });
+    rows.push({ label: label4, verdict, recorded: r.verdict, record: r, path: newest.path, expected: isExpected, notes });
   }
   const order = (l) => labels.includes(l) ? labels.indexOf(l) : labels.length;
   rows.sort((a, b) => verdictRank(a.verdict) - verdictRank(b.verdict) || order(a.label) - order(b.label) || a.label.localeCompare(b.label));
@@ -86284,8 +87001,8 @@ function matrixCostLine(agg) {
 function renderAggregateTable(agg) {
   const lines2 = ["| configuration | verdict | why | runner | job |", "|---|---|---|---|---|"];
   for (const row2 of agg.rows) {
-    const label3 = `${escapeMarkdown(row2.label)}${row2.expected ? "" : " ⚑"}`;
-    lines2.push(`| ${label3} | ${ICON[row2.verdict]} ${row2.verdict.replace("_", " ")} | ${escapeMarkdown(rowWhy(row2))} | ${runnerCell(row2)} | ${jobCell(row2)} |`);
+    const label4 = `${escapeMarkdown(row2.label)}${row2.expected ? "" : " ⚑"}`;
+    lines2.push(`| ${label4} | ${ICON[row2.verdict]} ${row2.verdict.replace("_", " ")} | ${escapeMarkdown(rowWhy(row2))} | ${runnerCell(row2)} | ${jobCell(row2)} |`);
   }
   return lines2.join("\n");
 }
@@ -86316,7 +87033,7 @@ function renderAggregateText(agg) {
 
 // src/store/record-file.ts
 import { readdir, stat } from "node:fs/promises";
-import { join as join9 } from "node:path";
+import { join as join10 } from "node:path";
 init_errors();
 
 // src/records/verdict-record.ts
@@ -86341,7 +87058,7 @@ var ROW_STATUSES = ["regression", "improvement", "pass", "undecided", "unmeasure
 var OLD_VERDICT = "inconclusive";
 var text = external_exports.string();
 var maybe = external_exports.string().nullable();
-var num4 = external_exports.number().nullable();
+var num5 = external_exports.number().nullable();
 var recordSchema = external_exports.looseObject({
   schema: external_exports.literal(RECORD_SCHEMA),
   label: external_exports.string().min(1, "expected a non-empty configuration label"),
@@ -86355,16 +87072,16 @@ var recordSchema = external_exports.looseObject({
       label: text,
       status: external_exports.enum([OLD_VERDICT, ...ROW_STATUSES]).transform((s) => s === OLD_VERDICT ? "undecided" : s),
       unit: text,
-      baseline: num4,
-      candidate: num4,
-      delta_pct: num4
+      baseline: num5,
+      candidate: num5,
+      delta_pct: num5
     })
   ),
   regressions: external_exports.array(text),
   blind: external_exports.array(text).default([]),
   reasons: external_exports.array(text),
   // Absent in records written before verdicts stated their cost, and in records without a verdict.
-  cost: external_exports.looseObject({ engine_starts: external_exports.number(), point_runs: external_exports.number(), gpu_minutes: external_exports.number(), max_gpu_minutes: num4, capped: external_exports.boolean() }).optional(),
+  cost: external_exports.looseObject({ engine_starts: external_exports.number(), point_runs: external_exports.number(), gpu_minutes: external_exports.number(), max_gpu_minutes: num5, capped: external_exports.boolean() }).optional(),
   env: external_exports.looseObject({
     gpu: text,
     gpu_count: external_exports.union([external_exports.number(), external_exports.literal("unknown")]),
@@ -86401,7 +87118,7 @@ async function jsonFilesUnder(dir) {
   const out = [];
   const entries = await readdir(dir, { withFileTypes: true });
   for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const path = join9(dir, e.name);
+    const path = join10(dir, e.name);
     if (e.isDirectory()) out.push(...await jsonFilesUnder(path));
     else if (e.isFile() && /\.json$/i.test(e.name)) out.push(path);
   }
@@ -86467,6 +87184,370 @@ function parseHeadSha(raw) {
   return sha;
 }
 
+// src/cli/merge.ts
+import { dirname as dirname6, join as join11 } from "node:path";
+
+// src/analysis/shard-merge.ts
+init_errors();
+
+// src/metrics/merge-shards.ts
+function mergeShardRaws(parts) {
+  if (parts.length === 0) throw new Error("mergeShardRaws: no part to merge");
+  const epochs = parts.map((p) => p.entry.epoch_unix_ms + p.offsetMs);
+  const epochMs = Math.min(...epochs);
+  const records = [];
+  const times = [];
+  parts.forEach((p, i) => {
+    const shift = epochs[i] - epochMs;
+    const raw = p.entry.raw;
+    for (const r of raw.records) {
+      records.push({
+        ...r,
+        // Ids repeat across shards' logs only by their shard prefix; the text was checked in the shard.
+        id: `s${p.entry.shard.index}-${r.id}`,
+        text: "",
+        startMs: r.startMs + shift,
+        ...r.scheduledMs !== void 0 ? { scheduledMs: r.scheduledMs + shift } : {}
+      });
+    }
+    times.push({ index: p.entry.shard.index, startMs: shift, measureMs: raw.startMs + shift, endMs: raw.endMs + shift });
+  });
+  records.sort((a, b) => a.startMs - b.startMs || (a.id < b.id ? -1 : 1));
+  const raws = parts.map((p) => p.entry.raw);
+  const startMs = Math.min(...times.map((t) => t.measureMs));
+  const endMs = Math.max(...times.map((t) => t.endMs));
+  return {
+    epochMs,
+    times,
+    raw: {
+      concurrency: parts.reduce((n, p) => n + p.entry.shard.concurrency, 0),
+      records,
+      warmupRequests: raws.reduce((n, r) => n + r.warmupRequests, 0),
+      startMs,
+      endMs,
+      client: mergeClients(raws.map((r) => r.client)),
+      startedAt: raws.map((r) => r.startedAt).sort()[0],
+      finishedAt: raws.map((r) => r.finishedAt).sort().at(-1)
+    }
+  };
+}
+function mergeClients(clients) {
+  const max3 = (f) => Math.max(...clients.map(f));
+  const sum3 = (f) => clients.reduce((n, c) => n + f(c), 0);
+  return {
+    workers: sum3((c) => c.workers),
+    eventLoopUtilization: max3((c) => c.eventLoopUtilization),
+    eventLoopDelayP99Ms: max3((c) => c.eventLoopDelayP99Ms),
+    sendLagP50Ms: max3((c) => c.sendLagP50Ms),
+    sendLagP99Ms: max3((c) => c.sendLagP99Ms),
+    meanInFlight: sum3((c) => c.meanInFlight),
+    eventsPerSecond: sum3((c) => c.eventsPerSecond)
+  };
+}
+
+// src/analysis/shard-alignment.ts
+var ALIGN_MS = 25;
+function clockUncertainty(parts) {
+  const byHost = /* @__PURE__ */ new Map();
+  for (const p of parts) {
+    const u = p.clock.offset_ms === null ? null : p.clock.uncertainty_ms ?? null;
+    const prev = byHost.get(p.hostKey);
+    byHost.set(p.hostKey, prev === void 0 ? u : prev === null || u === null ? null : Math.max(prev, u));
+  }
+  if (byHost.size <= 1) return 0;
+  const us = [...byHost.values()];
+  if (us.some((u) => u === null)) return null;
+  const sorted = us.sort((a, b) => b - a);
+  return sorted[0] + sorted[1];
+}
+var spread2 = (xs) => xs.length === 0 ? 0 : Math.max(...xs) - Math.min(...xs);
+function judgeAlignment(parts, e2elP99Ms, slotS) {
+  const u = clockUncertainty(parts);
+  const bound = ALIGN_MS + (u ?? 0);
+  const alignment = {
+    start_spread_ms: spread2(parts.map((p) => p.startMs)),
+    measure_spread_ms: spread2(parts.map((p) => p.measureMs)),
+    end_spread_ms: spread2(parts.map((p) => p.endMs)),
+    bound_ms: bound,
+    start_bound_ms: bound + slotS * 1e3 * WARMUP_SHARE * 0.1,
+    end_bound_ms: bound + (e2elP99Ms ?? 0),
+    clock_uncertainty_ms: u
+  };
+  const f = (x) => `${x.toFixed(1)} ms`;
+  const which = (key) => {
+    const sorted = [...parts].sort((a, b) => a[key] - b[key]);
+    return `shard ${sorted[0].index} first, shard ${sorted.at(-1).index} last`;
+  };
+  const why = [];
+  if (u === null) {
+    const unmeasured = [...new Set(parts.filter((p) => p.clock.offset_ms === null).map((p) => p.index))];
+    why.push(
+      `the shards ran on ${new Set(parts.map((p) => p.hostKey)).size} hosts and the clock${unmeasured.length === 1 ? "" : "s"} of shard${unmeasured.length === 1 ? "" : "s"} ${unmeasured.join(", ")} ${unmeasured.length === 1 ? "was" : "were"} not compared with a time server (--time-server), so their alignment cannot be shown`
+    );
+  }
+  if (alignment.start_spread_ms > alignment.start_bound_ms)
+    why.push(`their warmups started ${f(alignment.start_spread_ms)} apart (${which("startMs")}; bound ${f(alignment.start_bound_ms)})`);
+  if (alignment.measure_spread_ms > bound)
+    why.push(`their measured requests started ${f(alignment.measure_spread_ms)} apart (${which("measureMs")}; bound ${f(bound)})`);
+  if (alignment.end_spread_ms > alignment.end_bound_ms)
+    why.push(`they ended ${f(alignment.end_spread_ms)} apart (${which("endMs")}; bound ${f(alignment.end_bound_ms)}, one p99 E2EL over the start bound)`);
+  if (why.length === 0) return { alignment, issue: null };
+  return {
+    alignment,
+    issue: {
+      code: "shards_unaligned",
+      detail: `The shards did not keep one schedule: ${why.join("; ")}. For part of the window the server carried fewer than the point's streams.`
+    }
+  };
+}
+
+// src/analysis/shard-merge.ts
+var PER_SHARD_CONFIG = /* @__PURE__ */ new Set(["config_file", "host_retries"]);
+function mergeShards(inputs) {
+  const shards = checkShards(inputs);
+  const first = shards[0];
+  const info0 = first.result.shard;
+  const count2 = info0.count;
+  const cfg = first.result.config;
+  const ppc = typeof cfg["prompts_per_concurrency"] === "number" ? cfg["prompts_per_concurrency"] : null;
+  const goodput = cfg["goodput"] ?? null;
+  const api = cfg["server"]?.api === "chat" ? "chat" : "completions";
+  const calibration = cfg["prompt_calibration"];
+  const notes = [];
+  const byRun = /* @__PURE__ */ new Map();
+  for (const s of shards)
+    for (const entry of s.runs) {
+      const key = runKey(entry);
+      const list = byRun.get(key) ?? [];
+      if (list.some((x) => x.shard.result.shard.index === s.result.shard.index))
+        throw new UsageError(`${s.file}: its records hold ${label3(entry)} twice (a records file from two sweeps?)`);
+      list.push({ shard: s, entry });
+      byRun.set(key, list);
+    }
+  const points = [];
+  const runsInOrder = [...byRun.values()].sort((a, b) => a[0].entry.slot_index - b[0].entry.slot_index);
+  for (const group of runsInOrder) {
+    const e0 = group[0].entry;
+    const split = splitOf(e0.concurrency, count2);
+    const expected = split.flatMap((share, index) => share > 0 ? [index] : []);
+    const have = new Set(group.map((g2) => g2.entry.shard.index));
+    const missing = expected.filter((i) => !have.has(i));
+    if (missing.length > 0) {
+      notes.push(`${label3(e0)}: left out, shard${missing.length === 1 ? "" : "s"} ${missing.join(", ")} did not finish it`);
+      continue;
+    }
+    const run = mergeRun(
+      group.sort((a, b) => a.entry.shard.index - b.entry.shard.index),
+      { ppc, goodput, api, calibration }
+    );
+    let point = points.find((p) => p.input_len === e0.input_len && p.output_len === e0.output_len && p.concurrency === e0.concurrency);
+    if (point === void 0) {
+      point = { input_len: e0.input_len, output_len: e0.output_len, concurrency: e0.concurrency, runs: [] };
+      points.push(point);
+    }
+    point.runs.push(run);
+    point.runs.sort((a, b) => a.repeat - b.repeat);
+  }
+  const hosts = loadHosts(shards);
+  const result = {
+    schema: first.result.schema,
+    harness: first.result.harness,
+    env: {
+      ...first.result.env,
+      load_hosts: hosts,
+      started_at: shards.map((s) => s.result.env.started_at).sort()[0],
+      finished_at: shards.map((s) => s.result.env.finished_at).sort().at(-1)
+    },
+    config: cfg,
+    target: first.result.target,
+    points,
+    at_target: atTargetForResult(points, first.result.target),
+    client_headroom: clientHeadroom(points, void 0, hosts.length),
+    shards: {
+      count: count2,
+      start_at: info0.start_at,
+      slot_s: info0.slot_s,
+      shards: shards.map((s) => ({
+        index: s.result.shard.index,
+        host: s.result.shard.host,
+        boot_id: s.result.shard.boot_id,
+        clock: s.result.shard.clock,
+        file: s.file
+      }))
+    }
+  };
+  const cut = shards.find((s) => s.result.interrupted !== void 0);
+  if (cut !== void 0) {
+    const i = cut.result.interrupted;
+    const finished = points.reduce((n, p) => n + p.runs.length, 0);
+    result.interrupted = {
+      ...i,
+      reason: `shard ${cut.result.shard.index}: ${i.reason}`,
+      finished_runs: finished,
+      planned_runs: Math.max(i.planned_runs, finished)
+    };
+    notes.push(`shard ${cut.result.shard.index} (${cut.file}) was stopped early (${i.reason}): the merged result is marked interrupted`);
+  }
+  return { result, notes };
+}
+function runKey(e) {
+  return `${e.input_len}x${e.output_len}@c${e.concurrency}#r${e.repeat}`;
+}
+function label3(e) {
+  return `${e.input_len} in / ${e.output_len} out, C=${e.concurrency}, repeat ${e.repeat}`;
+}
+function checkShards(inputs) {
+  if (inputs.length === 0) throw new UsageError("servegate merge: expected the result files of a sharded sweep, one per shard");
+  for (const s of inputs)
+    if (s.result.shard === void 0)
+      throw new UsageError(`${s.file}: not a shard's result (no shard field): merge takes the results of servegate run --shard I/N`);
+  const sorted = [...inputs].sort((a2, b) => a2.result.shard.index - b.result.shard.index);
+  const first = sorted[0];
+  const a = first.result.shard;
+  const seen = /* @__PURE__ */ new Map();
+  for (const s of sorted) {
+    const b = s.result.shard;
+    const differs = (what, x, y) => new UsageError(`${s.file}: ${what} ${JSON.stringify(y)}, but ${first.file} has ${JSON.stringify(x)}: the shards are not of one sharded sweep`);
+    if (b.count !== a.count) throw differs("shard count", a.count, b.count);
+    if (b.start_at !== a.start_at) throw differs("--start-at", a.start_at, b.start_at);
+    if (b.slot_s !== a.slot_s) throw differs("--slot", a.slot_s, b.slot_s);
+    const other = seen.get(b.index);
+    if (other !== void 0) throw new UsageError(`${s.file}: shard ${b.index} of ${b.count} again (also ${other}): give each shard once`);
+    seen.set(b.index, s.file);
+    const key = firstDifference(first.result.config, s.result.config);
+    if (key !== null)
+      throw new UsageError(
+        `${s.file}: config.${key} differs from ${first.file}'s: the shards are not of one sweep (every shard runs the same config, seed included)`
+      );
+  }
+  const missing = Array.from({ length: a.count }, (_, i) => i).filter((i) => !seen.has(i));
+  if (missing.length > 0)
+    throw new UsageError(
+      `servegate merge: shard${missing.length === 1 ? "" : "s"} ${missing.join(", ")} of ${a.count} missing: a merged point must carry every shard's share of its load`,
+      "Give every shard result of the sweep (each with its .records.jsonl.gz beside it)."
+    );
+  return sorted;
+}
+function firstDifference(a, b) {
+  const keys2 = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !PER_SHARD_CONFIG.has(k)).sort();
+  for (const k of keys2) if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) return k;
+  return null;
+}
+function loadHosts(shards) {
+  const hosts = [];
+  for (const s of shards) {
+    const h = s.result.env.host;
+    const known2 = hosts.find((x) => x.hostname === h.hostname && x.platform === h.platform);
+    if (known2) known2.shards.push(s.result.shard.index);
+    else hosts.push({ hostname: h.hostname, platform: h.platform, cpus: h.cpus, shards: [s.result.shard.index] });
+  }
+  return hosts;
+}
+function mergeRun(group, ctx) {
+  const parts = group.map((g2) => ({ entry: g2.entry, offsetMs: g2.shard.result.shard.clock.offset_ms ?? 0 }));
+  const merged = mergeShardRaws(parts);
+  const e0 = group[0].entry;
+  const numPrompts = ctx.ppc !== null ? ctx.ppc * e0.concurrency : merged.raw.records.length;
+  const run = summarizeRun(merged.raw, { repeat: e0.repeat, seed: e0.point_seed, numPrompts, goodput: ctx.goodput });
+  const t = new Map(merged.times.map((x) => [x.index, x]));
+  const warmDone = (g2) => g2.entry.warmup_done_unix_ms + (g2.shard.result.shard.clock.offset_ms ?? 0);
+  const lastWarm = [...group].sort((a, b) => warmDone(b) - warmDone(a))[0];
+  const byEnd = [...group].sort((a, b) => t.get(b.entry.shard.index).endMs - t.get(a.entry.shard.index).endMs);
+  const spans = warmDone(lastWarm) - merged.epochMs <= Math.min(...merged.times.map((x) => x.measureMs));
+  const before = lastWarm.entry.metrics_before;
+  const after = byEnd[0].entry.metrics_after;
+  run.server_side = spans && before !== null && after !== null ? serverSideFigures(before, after) : null;
+  run.gpu = group.map((g2) => g2.entry.gpu).find((g2) => g2 !== null && g2.length > 0) ?? null;
+  const counted = group.map((g2) => g2.entry.retokenized);
+  run.tokens.retokenized = counted.every((n) => n !== null) ? counted.reduce((a, b) => a + b, 0) : null;
+  const validity = assessValidity(run, {
+    concurrency: e0.concurrency,
+    ignoreEos: true,
+    expectPrefixCacheMisses: true,
+    api: ctx.api,
+    ...ctx.calibration ? { promptCalibration: ctx.calibration } : {}
+  });
+  const { alignment, issue: issue2 } = judgeAlignment(
+    group.map((g2) => {
+      const x = t.get(g2.entry.shard.index);
+      const info = g2.shard.result.shard;
+      return { index: info.index, hostKey: info.boot_id ?? info.host, clock: info.clock, startMs: x.startMs, measureMs: x.measureMs, endMs: x.endMs };
+    }),
+    run.e2el_ms.p99,
+    group[0].shard.result.shard.slot_s
+  );
+  if (issue2 !== null) validity.issues.push(issue2);
+  if (!validity.issues.some((i) => i.code === "client_saturated")) {
+    const saturated = group.find((g2) => g2.entry.issues.some((i) => i.code === "client_saturated"));
+    if (saturated !== void 0) {
+      const detail = saturated.entry.issues.find((i) => i.code === "client_saturated").detail;
+      validity.issues.push({ code: "client_saturated", detail: `Shard ${saturated.entry.shard.index} (${saturated.shard.result.shard.host}): ${detail}` });
+    }
+  }
+  validity.valid = validity.issues.length === 0;
+  run.validity = validity;
+  run.shards = {
+    count: group[0].shard.result.shard.count,
+    parts: group.map((g2) => ({
+      index: g2.entry.shard.index,
+      concurrency: g2.entry.shard.concurrency,
+      seed: g2.entry.shard.seed,
+      host: g2.shard.result.shard.host,
+      completed: g2.entry.raw.records.filter((r) => r.error === null).length,
+      failed: g2.entry.raw.records.filter((r) => r.error !== null).length,
+      issues: [...new Set(g2.entry.issues.map((i) => i.code))],
+      late_ms: g2.entry.late_ms
+    })),
+    alignment
+  };
+  return run;
+}
+
+// src/cli/merge.ts
+init_errors();
+function registerMergeCommand(program2) {
+  program2.command("merge").description("Merge a sharded sweep's shard results (run --shard I/N) into one result, re-summarising every shard's requests").argument("<shards...>", "every shard's result file, each with its .records.jsonl.gz beside it").option("--out <file>", "merged result file", "servegate-result.json").action(async (files, opts) => {
+    assertWritableOutput(opts.out, "--out");
+    const inputs = [];
+    for (const file2 of files) {
+      const result2 = await readResultFile(file2);
+      if (result2.shard === void 0)
+        throw new UsageError(`${file2}: not a shard's result (no shard field): merge takes the results of servegate run --shard I/N`);
+      inputs.push({ file: file2, result: result2, runs: await readShardRecords(join11(dirname6(file2), result2.shard.records)) });
+    }
+    const { result, notes } = mergeShards(inputs);
+    result.fingerprint = fingerprintOf(result);
+    await writeResultFile(opts.out, result);
+    const log = (line2) => void process.stderr.write(`${line2}
+`);
+    for (const n of notes) log(`servegate merge: ${n}`);
+    process.stdout.write(`${renderConsoleTable(result)}
+`);
+    for (const line2 of alignmentLines(result)) log(line2);
+    const invalid = noValidRun(result);
+    if (invalid === null) log(`Merged ${inputs.length} shards into ${opts.out}`);
+    else {
+      log(`servegate merge: no merged run is valid (${invalid}); the result is written to ${opts.out}`);
+      process.exitCode = 1;
+    }
+  });
+}
+function alignmentLines(result) {
+  const lines2 = [];
+  for (const p of result.points)
+    for (const r of p.runs) {
+      const s = r.shards;
+      if (s === void 0) continue;
+      const a = s.alignment;
+      const split = s.parts.map((x) => x.concurrency).join("+");
+      const ok = r.validity.issues.some((i) => i.code === "shards_unaligned") ? "UNALIGNED" : "aligned";
+      lines2.push(
+        `${p.input_len}×${p.output_len} c=${p.concurrency} (${split}) repeat ${r.repeat}: ${ok}, warmups started ${a.start_spread_ms.toFixed(1)} ms apart (bound ${a.start_bound_ms.toFixed(1)} ms), measured starts ${a.measure_spread_ms.toFixed(1)} ms (bound ${a.bound_ms.toFixed(1)} ms), ends ${a.end_spread_ms.toFixed(1)} ms (bound ${a.end_bound_ms.toFixed(1)} ms)`
+      );
+    }
+  return lines2;
+}
+
 // src/cli.ts
 function buildProgram() {
   const program2 = new Command();
@@ -86482,6 +87563,7 @@ function buildProgram() {
   registerImportCommand(program2);
   registerExportCommand(program2);
   registerAggregateCommand(program2);
+  registerMergeCommand(program2);
   return program2;
 }
 async function main(argv) {

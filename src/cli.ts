@@ -15,6 +15,7 @@ import { registerHistoryCommand } from './cli/history.js'
 import { registerImportCommand } from './cli/import.js'
 import { registerExportCommand } from './cli/export.js'
 import { registerAggregateCommand } from './cli/aggregate.js'
+import { registerMergeCommand } from './cli/merge.js'
 import { readResultFile } from './store/result-file.js'
 
 /** Build the `servegate` command tree. */
@@ -37,6 +38,7 @@ function buildProgram(): Command {
   registerImportCommand(program)
   registerExportCommand(program)
   registerAggregateCommand(program)
+  registerMergeCommand(program)
   return program
 }
 

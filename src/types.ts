@@ -129,6 +129,46 @@ export interface RawRun {
   openLoop?: OpenLoopSettings
 }
 
+/** The schema line of a shard's records file (`<result>.records.jsonl.gz`, store/shard-records.ts). */
+export const SHARD_RECORDS_SCHEMA = 'servegate.shard-records/v1'
+
+/** A request's record as a shard keeps it for the merge: the generated text is left out (the checks that read it ran in the shard). */
+export type ShardRequestRecord = Omit<RequestRecord, 'text'>
+
+/**
+ * One measured run of one shard, as its records file keeps it: one JSON line each, for
+ * `servegate merge`, which re-summarises the union of every shard's records (sweep/merge-shards.ts).
+ */
+export interface ShardRunRecords {
+  schema: typeof SHARD_RECORDS_SCHEMA
+  input_len: number
+  output_len: number
+  /** The point's total concurrency C (the shard ran its share). */
+  concurrency: number
+  repeat: number
+  /** The run's place in the schedule (0-based over the whole plan): its slot starts at start_at + slot_index × slot_s. */
+  slot_index: number
+  /** The plan's seed for the point (the merged run records it); the shard's prompts came from its own, derived from it. */
+  point_seed: number
+  /** This shard's part: its index, share of C, and the seed its prompts came from. */
+  shard: { index: number; concurrency: number; seed: number }
+  /** The run's epoch (its records' startMs 0) on this host's wall clock, ms since 1970. */
+  epoch_unix_ms: number
+  /** How late the run began against its slot, ms (≥ 0). */
+  late_ms: number
+  /** When every load thread of the shard had finished its warmup (its scrape before the measured window followed), this host's wall clock. */
+  warmup_done_unix_ms: number
+  raw: Omit<RawRun, 'records'> & { records: ShardRequestRecord[] }
+  /** The server's /metrics text at the barrier and after the run (null: not scraped); the merge reads the run's server-side figures from them. */
+  metrics_before: string | null
+  metrics_after: string | null
+  /** The run's output re-counted by a tokenizer (its share); null: not counted. */
+  retokenized: number | null
+  gpu: GpuSample[] | null
+  /** The shard's own validity issues, judged on its share without server-side figures. */
+  issues: ValidityIssue[]
+}
+
 /** An open-loop point's arrival process (vLLM's --request-rate, --burstiness, --max-concurrency). */
 export interface OpenLoopSettings {
   /** Requests per second; Infinity: every request at once. */
@@ -167,6 +207,8 @@ export type ValidityCode =
   | 'gpu_shared'
   /** The run was imported from another tool's file: the checks it names could not be made (docs/validity.md). */
   | 'checks_not_run'
+  /** A merged run whose shards started, warmed up or ended further apart than the alignment bound (docs/validity.md): the harness's gap. */
+  | 'shards_unaligned'
 
 export interface ValidityIssue {
   code: ValidityCode
@@ -294,6 +336,55 @@ export interface RunResult {
    * (sweep `host_retries`), oldest first; absent when the first attempt was kept.
    */
   discarded_attempts?: DiscardedAttempt[]
+  /** A run merged from the shards of a sharded sweep (`servegate merge`): how C was split and how well the shards aligned. */
+  shards?: RunShards
+}
+
+/**
+ * How a merged run's shards shared its load and lined up (analysis/shard-alignment.ts). Times are
+ * on the common clock: each shard's own, corrected by its measured offset to the time server.
+ */
+export interface RunShards {
+  /** Shards of the sweep (N). */
+  count: number
+  /** Each shard's part of the run; a shard whose share of C was 0 sent nothing and is absent. */
+  parts: RunShardPart[]
+  alignment: ShardAlignment
+}
+
+/** One shard's part of a merged run. */
+export interface RunShardPart {
+  index: number
+  /** Its share of C (C split as evenly as possible, the lower indices taking the remainder). */
+  concurrency: number
+  /** Its prompts' seed, derived from the point's seed and the shard's index. */
+  seed: number
+  /** The load host (hostname) it ran on. */
+  host: string
+  completed: number
+  failed: number
+  /** The codes of the issues its own run had, judged on its own share (client_saturated makes the merged run invalid). */
+  issues: ValidityCode[]
+  /** How late it began the run against its slot, ms (≥ 0; a previous run that overran its slot makes it late). */
+  late_ms: number
+}
+
+/** How far apart the shards of one run started, began measuring and ended, against the bound they must keep. */
+export interface ShardAlignment {
+  /** Spread of the shards' warmup starts (the slot's start), ms. */
+  start_spread_ms: number
+  /** Spread of their first measured sends (the end of the slot's warmup window), ms. */
+  measure_spread_ms: number
+  /** Spread of their last measured completions, ms. */
+  end_spread_ms: number
+  /** The bound measure_spread_ms must keep: ALIGN_MS plus the clocks' uncertainty. */
+  bound_ms: number
+  /** The bound start_spread_ms must keep: bound_ms plus a tenth of the slot's warmup window (a warmup that began a little late still ends before the measure instant). */
+  start_bound_ms: number
+  /** The bound end_spread_ms must keep: bound_ms plus the run's p99 E2EL (closed loop ends within about one request). */
+  end_bound_ms: number
+  /** What the clocks add: the two largest offset uncertainties of the shards' hosts (0 on one host); null when a host's offset was not measured. */
+  clock_uncertainty_ms: number | null
 }
 
 /** One attempt at a run that only the host spoiled (client_saturated, gpu_shared, gpu_throttled), discarded and measured again. */
@@ -420,6 +511,8 @@ export interface EnvRecord {
   harness: { version: string; git_commit: string; node_version: string }
   /** The host servegate ran on, which generated the load (the client); not the serving machine's identity. */
   host: { hostname: string; platform: string; cpus: number | 'unknown' }
+  /** A merged sharded sweep: every load host (env.host is shard 0's); absent: env.host alone. */
+  load_hosts?: Array<{ hostname: string; platform: string; cpus: number | 'unknown'; shards: number[] }>
   /** The machine that served the model; absent in results written before it was recorded (gate/host-identity.ts derives it). */
   server_host?: ServerHost
   base_url: string
@@ -492,6 +585,45 @@ export interface ResultFile {
    * run recorded its client. Absent in results written before it was recorded: the report derives it.
    */
   client_headroom?: ClientHeadroom | null
+  /** Present in the result of one shard of a sharded sweep (`run --shard I/N`): not comparable until merged. */
+  shard?: ShardInfo
+  /** Present in a result merged from shards (`servegate merge`): the sweep's load hosts and schedule. */
+  shards?: ShardsSummary
+}
+
+/** A load host's clock against the time server (client/sntp.ts): offset = server − local. */
+export interface HostClock {
+  /** The time server asked (`--time-server`); null: not measured. */
+  server: string | null
+  offset_ms: number | null
+  uncertainty_ms: number | null
+}
+
+/** What one shard's result records of its place in the sharded sweep. */
+export interface ShardInfo {
+  index: number
+  count: number
+  /** The environment variable the index was read from (`JOB_COMPLETION_INDEX`); null: given as a number. */
+  index_from: string | null
+  /** The schedule's origin (`--start-at`), ISO 8601. */
+  start_at: string
+  /** Each run's slot, s: run k starts at start_at + k × slot_s on the common clock. */
+  slot_s: number
+  /** The load host: its name and its kernel's boot id (shards with one boot id share one clock). */
+  host: string
+  boot_id: string | null
+  clock: HostClock
+  /** The per-request records beside the result, for `servegate merge` (file name, relative to the result). */
+  records: string
+}
+
+/** A merged result's record of its shards. */
+export interface ShardsSummary {
+  count: number
+  start_at: string
+  slot_s: number
+  /** Each shard's host and clock, by index. */
+  shards: Array<{ index: number; host: string; boot_id: string | null; clock: HostClock; file: string }>
 }
 
 /** The client's headroom at the sweep's heaviest point (`client_headroom` in the result file; analysis/headroom.ts). */
@@ -512,6 +644,8 @@ export interface ClientHeadroom {
   headroom: number
   /** When headroom < 1.5: the load hosts that would bring it back to 1.5; null otherwise. */
   load_hosts_needed: number | null
+  /** Load hosts that shared the sweep (a merged sharded sweep); absent: one. */
+  load_hosts?: number
 }
 
 /** Where an imported result's figures come from. */

@@ -16,6 +16,10 @@
  * Under ×1.5 the client is close to the bound where a busier server or a noisier host tips a run
  * into client_saturated, and more load hosts would restore it: N hosts share the events, so N
  * with clientEluMax ÷ (utilisation ÷ N) ≥ 1.5.
+ *
+ * A merged sharded sweep's run carries the busiest thread of any shard and the events of all of
+ * them (metrics/merge-shards.ts): its capacity is then the hosts' together, its headroom the
+ * weakest host's, and the hosts that would restore ×1.5 count from the ones it had.
  */
 import type { ClientHeadroom, PointResult, RunResult } from '../types.js'
 import { DEFAULT_VALIDITY_THRESHOLDS } from './validity-thresholds.js'
@@ -28,7 +32,7 @@ export const HEADROOM_TARGET = 1.5
  * heaviest repeat), from the runs whose client measured itself; null when none did (an imported
  * result, or a sweep with no finished run).
  */
-export function clientHeadroom(points: readonly PointResult[], eluMax: number = DEFAULT_VALIDITY_THRESHOLDS.clientEluMax): ClientHeadroom | null {
+export function clientHeadroom(points: readonly PointResult[], eluMax: number = DEFAULT_VALIDITY_THRESHOLDS.clientEluMax, hosts = 1): ClientHeadroom | null {
   let heaviest: { point: PointResult; run: RunResult; events: number; elu: number } | null = null
   for (const point of points) {
     for (const run of point.runs) {
@@ -49,7 +53,8 @@ export function clientHeadroom(points: readonly PointResult[], eluMax: number = 
     event_loop_utilization: heaviest.elu,
     capacity_events_per_second: heaviest.events * headroom,
     headroom,
-    load_hosts_needed: headroom < HEADROOM_TARGET ? Math.ceil(HEADROOM_TARGET / headroom) : null,
+    load_hosts_needed: headroom < HEADROOM_TARGET ? Math.ceil((hosts * HEADROOM_TARGET) / headroom) : null,
+    ...(hosts > 1 ? { load_hosts: hosts } : {}),
   }
 }
 
@@ -58,7 +63,8 @@ export function headroomLine(h: ClientHeadroom | null): string {
   if (h === null) return 'Client headroom: not measured (no run recorded its load client).'
   const where = `${h.input_len}×${h.output_len} ${h.request_rate !== undefined ? `rate ${h.request_rate}` : `c=${h.concurrency}`}`
   const k = (n: number): string => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : n.toFixed(0))
-  const base = `Client headroom: ×${h.headroom.toFixed(1)} at ${where}, its heaviest point (${k(h.events_per_second)} token events/s, against the ${k(h.capacity_events_per_second)} this client handles before its busiest load thread is ${Math.round(h.event_loop_utilization * h.headroom * 100)} % busy, where client_saturated fires)`
+  const who = h.load_hosts !== undefined && h.load_hosts > 1 ? `these ${h.load_hosts} load hosts handle` : 'this client handles'
+  const base = `Client headroom: ×${h.headroom.toFixed(1)} at ${where}, its heaviest point (${k(h.events_per_second)} token events/s, against the ${k(h.capacity_events_per_second)} ${who} before its busiest load thread is ${Math.round(h.event_loop_utilization * h.headroom * 100)} % busy, where client_saturated fires)`
   if (h.load_hosts_needed === null) return `${base}.`
   return `${base}: under ×${HEADROOM_TARGET}, so a busier server or host would saturate it; ${h.load_hosts_needed} load hosts sharing the load would restore ×${HEADROOM_TARGET}.`
 }

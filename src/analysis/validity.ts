@@ -55,6 +55,8 @@ const DESCRIPTIONS: Record<ValidityCode, string> = {
   too_few_requests: 'Too few requests or tokens were measured for the reported percentiles to mean much.',
   gpu_throttled: 'The GPU slowed its clocks (power or heat) during the run, so the engine ran below its normal speed.',
   gpu_shared: 'Another process was using the GPU during the run, so the engine did not have it to itself.',
+  shards_unaligned:
+    "The run's shards (load hosts of a sharded sweep) started, began measuring or ended further apart than the alignment bound, so for part of the window the server carried less than the point's concurrency.",
   checks_not_run:
     'The run was measured by another tool and imported, so servegate could not make the checks it names; its figures are used, marked unverified.',
 }

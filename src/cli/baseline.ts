@@ -7,7 +7,7 @@ import type { Baseline, GateOptions } from '../gate/types.js'
 import { gateOptionsOfConfig } from './compare.js'
 import { readBaseline, writeBaseline } from '../store/baseline.js'
 import { DEFAULT_MAX_HISTORY, DEFAULT_MAX_NOISE, appendNoise, appendRefresh, resetKeepingNoise } from '../gate/refresh.js'
-import { readResultFile } from '../store/result-file.js'
+import { assertWholeSweep, readResultFile } from '../store/result-file.js'
 import { assertWritableOutput } from '../store/output-path.js'
 
 export interface BaselineIo {
@@ -76,7 +76,7 @@ export function registerBaselineCommand(program: Command, io: BaselineIo = defau
       const maxNoise = opts.maxNoise === undefined ? DEFAULT_MAX_NOISE : wholeNumber('--max-noise', opts.maxNoise)
       if (opts.noiseOnly && opts.reset) throw new UsageError('--noise-only and --reset: expected one of them (a noise start joins an existing history)')
       assertWritableOutput(opts.into, '--into')
-      const result = await readResultFile(resultPath)
+      const result = assertWholeSweep(await readResultFile(resultPath), resultPath)
       const previous = existsSync(opts.into) ? await readBaseline(opts.into) : null
       const existing = opts.reset ? null : previous
       const name = existing?.name ?? opts.name ?? basename(opts.into).replace(/\.json$/i, '')

@@ -23,7 +23,7 @@ import { writeFileAtomic, writeJsonAtomic } from '../store/atomic-write.js'
 import { parseBaseline } from '../store/baseline.js'
 import { baselineFromResult } from '../gate/refresh.js'
 import { readJsonFile } from '../util/json-file.js'
-import { parseResult } from '../store/result-file.js'
+import { assertWholeSweep, parseResult } from '../store/result-file.js'
 import { assertWritableOutput } from '../store/output-path.js'
 import { RESULT_SCHEMA } from '../types.js'
 
@@ -38,7 +38,7 @@ const defaultIo: CompareIo = { print: (t) => void process.stdout.write(t) }
 export async function loadBaselineOrResult(path: string): Promise<Baseline> {
   const json = await readJsonFile(path)
   const schema = (json as { schema?: unknown } | null)?.schema
-  if (schema === RESULT_SCHEMA) return baselineFromResult(parseResult(json, path), basename(path).replace(/\.json$/i, ''))
+  if (schema === RESULT_SCHEMA) return baselineFromResult(assertWholeSweep(parseResult(json, path), path), basename(path).replace(/\.json$/i, ''))
   if (schema === BASELINE_SCHEMA) return parseBaseline(json, path)
   throw new UsageError(
     `${path} is neither a servegate baseline nor a result: schema is ${JSON.stringify(schema)}, expected "${BASELINE_SCHEMA}" or "${RESULT_SCHEMA}"`,
@@ -89,7 +89,7 @@ export function registerCompareCommand(program: Command, io: CompareIo = default
         assertWritableOutput(path, flag)
       const gateOptions = opts.config === undefined ? {} : await gateOptionsOfConfig(opts.config)
       const baseline = await loadBaselineOrResult(baselinePath)
-      const candidate = parseResult(await readJsonFile(candidatePath), candidatePath)
+      const candidate = assertWholeSweep(parseResult(await readJsonFile(candidatePath), candidatePath), candidatePath)
       const verdict = compareToBaseline(baseline, candidate, gateOptions)
       io.print(renderVerdictText(verdict))
       const warning = failOnWarning(failOn)

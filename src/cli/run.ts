@@ -67,6 +67,13 @@ export function registerRunCommand(program: Command): void {
       '--bracket-baseline <file>',
       "run per shape only the two concurrencies around this baseline's crossing of the target, plus the sweep's itl_concurrency (placement: bracket)",
     )
+    .option(
+      '--shard <I/N>',
+      'run shard I of N of a sharded sweep (I from 0; or the variable holding it: JOB_COMPLETION_INDEX/4, SLURM_PROCID/8); merge the shards with servegate merge',
+    )
+    .option('--start-at <time>', 'sharded sweep: when the schedule begins, the same ISO 8601 time on every shard (e.g. 2026-12-07T10:00:00Z)')
+    .option('--slot <s>', "sharded sweep: seconds each run is given on every shard (its first quarter is the warmup's); longer than the longest run")
+    .option('--time-server <host[:port]>', 'sharded sweep: an NTP server every load host reaches; each shard measures its clock offset against it')
     .option('--out <file>', 'result file (default servegate-result.json)')
     .option('--resume', 'continue an interrupted sweep in --out without redoing finished runs')
     .action(async (opts: Record<string, string | boolean | undefined>) => {
@@ -124,7 +131,12 @@ export function registerRunCommand(program: Command): void {
         progress.stop()
         process.stdout.write(`${renderConsoleTable(result)}\n`)
         const invalid = noValidRun(result)
-        if (invalid === null) log(`Result written to ${resultPath}`)
+        if (result.shard !== undefined)
+          // A shard's runs are judged on its share alone (too few requests, a ramp): the merge judges each point over every shard.
+          log(
+            `Shard ${result.shard.index} of ${result.shard.count} written to ${resultPath} (records: ${result.shard.records}); merge every shard with: servegate merge <the ${result.shard.count} shard results> --out result.json`,
+          )
+        else if (invalid === null) log(`Result written to ${resultPath}`)
         else {
           // A sweep that measured nothing valid must not look like a success to a script or CI step;
           // its file is still written, since the runs' validity issues say what went wrong.

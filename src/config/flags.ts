@@ -51,6 +51,14 @@ export interface RunFlags {
   extraBody?: string
   /** A Hugging Face tokenizer directory, or a model id in this host's Hugging Face cache (client/local-tokenizer.ts). */
   tokenizer?: string
+  /** `I/N`: run shard I of N of a sharded sweep (config/shard.ts); I may name the variable holding it. */
+  shard?: string
+  /** The sharded sweep's schedule origin, ISO 8601 with its zone. */
+  startAt?: string
+  /** Each run's slot in a sharded sweep, s. */
+  slot?: string
+  /** An NTP server (HOST[:PORT]) each shard measures its clock against. */
+  timeServer?: string
 }
 
 /** Collects problems; `flag` names are written as the user typed them (`--input-len`). */

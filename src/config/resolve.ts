@@ -27,6 +27,7 @@ import {
   type RunFlags,
 } from './flags.js'
 import type { ConfigFile, SweepConfig } from './schema.js'
+import { resolveShard, type ShardSettings } from './shard.js'
 import { bracketForResult, type BracketPlacement, type Placement } from './placement.js'
 
 export type { RunFlags } from './flags.js'
@@ -168,6 +169,8 @@ export interface ResolvedConfig {
   itlConcurrency?: number[]
   /** The bracket in force (gate/bracket.ts applyBracket); null or absent: every concurrency of the list. */
   bracket?: BracketPlacement | null
+  /** `--shard I/N`: this process runs one shard of a sharded sweep (config/shard.ts); null or absent: the whole sweep. */
+  shard?: ShardSettings | null
 }
 
 /** Points per shape of the sweep: its concurrencies, or its request rates in open loop. */
@@ -196,6 +199,14 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
   const extras = resolveRequestExtras(file?.server, fileName, f, problems)
   checkDesign(file, fileName, problems)
   const { placement, itlConcurrency } = resolvePlacement(sweep, sweepName, fileName, flags, openLoop, concurrency, problems)
+  const shard = resolveShard(
+    flags,
+    file,
+    fileName,
+    env,
+    { openLoop: openLoop !== null, resume: flags.resume === true, serve: (f.start ?? file?.server?.command) !== undefined },
+    problems,
+  )
 
   const fileTarget = file?.target
   const target: Target = f.target ?? {
@@ -250,6 +261,7 @@ export function resolveConfig(input: ResolveInput): ResolvedConfig {
     openLoop,
     goodput,
     ...(placement === 'bracket' ? { placement, itlConcurrency } : {}),
+    ...(shard !== null ? { shard } : {}),
   }
 }
 

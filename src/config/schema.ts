@@ -259,6 +259,22 @@ const targetSchema = z.strictObject({
     .optional(),
 })
 
+/**
+ * `shard:` — this process runs one shard of a sharded sweep (`--shard I/N`, `--start-at`, `--slot`,
+ * `--time-server`; the flags win). The index may name the variable the launcher sets.
+ */
+const shardSchema = z.strictObject({
+  index: z
+    .union([nonNegativeInt('a shard index'), z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)], {
+      error: 'expected a shard index from 0, or the NAME of the variable holding it (JOB_COMPLETION_INDEX, SLURM_PROCID)',
+    })
+    .optional(),
+  count: positiveInt('a number of shards'),
+  start_at: z.string({ error: 'expected an ISO 8601 time with its zone, e.g. 2026-12-07T10:00:00Z' }).optional(),
+  slot_s: z.number({ error: 'expected seconds (a positive number)' }).positive({ error: 'expected seconds (a positive number)' }).optional(),
+  time_server: z.string({ error: 'expected an NTP server, HOST or HOST:PORT' }).min(1, { error: 'expected an NTP server, HOST or HOST:PORT' }).optional(),
+})
+
 const SWEEP_NAME = /^[A-Za-z0-9_.-]+$/
 const SWEEP_NAME_RULE = 'expected a sweep name of letters, digits, "_", "-" or "."'
 
@@ -276,6 +292,7 @@ export const configFileSchema = z.strictObject({
     .optional(),
   gate: gateSchema.optional(),
   goodput: goodputSchema.optional(),
+  shard: shardSchema.optional(),
 })
 
 export type ConfigFile = z.infer<typeof configFileSchema>

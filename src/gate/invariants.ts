@@ -55,6 +55,8 @@ export const CODE_BLAME: Record<ValidityCode, Exclude<Blame, 'not_comparable' | 
   too_few_requests: 'unmeasured',
   prefix_cache_contaminated: 'unmeasured',
   prompt_uncalibrated: 'unmeasured',
+  // The shards' schedule (or their clocks) failed, not the engine: the harness's gap.
+  shards_unaligned: 'unmeasured',
   // Never a problem on its own: gate/extract.ts accepts a run whose only issue it is (docs/validity.md).
   checks_not_run: 'unmeasured',
 }

@@ -14,6 +14,8 @@ const CAUSES: Record<string, string> = {
     'too few measurable requests or gaps per run (too_few_requests): a change in how the server streams (fewer, larger chunks) or a sweep too short for its concurrency',
   ramp_dominated: 'the runs were mostly ramp-up (ramp_dominated); raise prompts_per_concurrency',
   prefix_cache_contaminated: 'the prefix cache served prompts the harness re-sent (prefix_cache_contaminated)',
+  shards_unaligned:
+    "the shards of a sharded sweep did not line up in time (shards_unaligned): lengthen --slot, or give every shard --time-server so hosts' clocks are compared",
 }
 
 /**

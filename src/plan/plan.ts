@@ -27,6 +27,20 @@ export interface PlanPoint {
   numPrompts: number
   /** Requests sent first and discarded. */
   warmupRequests: number
+  /** One shard's part of the point in a sharded sweep (plan/shard.ts); absent: the whole point. */
+  shard?: ShardOfPoint
+}
+
+/** What a planned run of one shard carries about the whole point it is part of (plan/shard.ts). */
+export interface ShardOfPoint {
+  index: number
+  count: number
+  /** The point's total concurrency C. */
+  totalConcurrency: number
+  /** The plan's seed for the whole point (the merged run records it). */
+  pointSeed: number
+  /** The run's slot in the schedule (0-based over the whole plan). */
+  slotIndex: number
 }
 
 /** Stable key of a point: `{input}x{output}@c{C}#r{repeat}`. */

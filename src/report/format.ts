@@ -83,6 +83,7 @@ const PLAIN: Record<ValidityCode, string> = {
   gpu_throttled: 'the GPU was throttled',
   gpu_shared: 'another process was using the GPU',
   checks_not_run: 'imported: some checks could not be made',
+  shards_unaligned: "the shards' load did not line up in time (a sharded sweep's schedule or clocks)",
 }
 
 /** A validity code in plain words. */

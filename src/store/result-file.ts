@@ -24,6 +24,19 @@ export function parseResult(json: unknown, source: string): ResultFile {
   return r.data
 }
 
+/**
+ * Refuse one shard's result where a whole sweep's is expected (compare, baseline update): it
+ * measured a share of each point's load, so its figures describe no point of the sweep.
+ */
+export function assertWholeSweep(result: ResultFile, source: string): ResultFile {
+  const s = result.shard
+  if (s === undefined) return result
+  throw new UsageError(
+    `${source} is shard ${s.index} of ${s.count} of a sharded sweep: it carried a share of each point's load, so it is not comparable on its own`,
+    `Merge every shard first: servegate merge <the ${s.count} shard results> --out result.json`,
+  )
+}
+
 /** Read and validate a result file. */
 export async function readResultFile(path: string): Promise<ResultFile> {
   return parseResult(await readJsonFile(path), path)

@@ -44,6 +44,7 @@ const validityCode = z.enum([
   'gpu_throttled',
   'gpu_shared',
   'checks_not_run',
+  'shards_unaligned',
 ])
 
 const steadyState = z.object({
@@ -80,6 +81,9 @@ const gpuSample = z.object({
   throttle_reasons: z.array(z.string()),
   foreign_processes: num.nullable(),
 })
+
+const positiveIntNum = z.number().int().positive()
+const hostClock = z.object({ server: z.string().nullable(), offset_ms: z.number().nullable(), uncertainty_ms: z.number().nonnegative().nullable() })
 
 const runResult = z.object({
   repeat: count,
@@ -163,6 +167,35 @@ const runResult = z.object({
       }),
     )
     .optional(),
+  // A run merged from a sharded sweep's shards (servegate merge); absent otherwise.
+  shards: z
+    .object({
+      count: positiveIntNum,
+      parts: z
+        .array(
+          z.object({
+            index: count,
+            concurrency: positiveIntNum,
+            seed: num,
+            host: z.string(),
+            completed: count,
+            failed: count,
+            issues: z.array(validityCode),
+            late_ms: num.nonnegative(),
+          }),
+        )
+        .min(1),
+      alignment: z.object({
+        start_spread_ms: num.nonnegative(),
+        measure_spread_ms: num.nonnegative(),
+        end_spread_ms: num.nonnegative(),
+        bound_ms: num.positive(),
+        start_bound_ms: num.positive(),
+        end_bound_ms: num.positive(),
+        clock_uncertainty_ms: num.nonnegative().nullable(),
+      }),
+    })
+    .optional(),
 })
 
 function positiveIntOrNull() {
@@ -192,6 +225,10 @@ export const envRecordSchema = z.object({
   serve_command: z.string(),
   harness: z.object({ version: z.string(), git_commit: z.string(), node_version: z.string() }),
   host: z.object({ hostname: z.string(), platform: z.string(), cpus: z.union([num, z.literal('unknown')]) }),
+  // A merged sharded sweep: every load host and the shards it ran.
+  load_hosts: z
+    .array(z.object({ hostname: z.string(), platform: z.string(), cpus: z.union([num, z.literal('unknown')]), shards: z.array(count).min(1) }))
+    .optional(),
   // Absent in results and baselines written before the serving machine's identity was recorded.
   server_host: z
     .object({
@@ -287,8 +324,32 @@ export const resultFileSchema = z
         capacity_events_per_second: num.positive(),
         headroom: num.positive(),
         load_hosts_needed: positiveInt.nullable(),
+        load_hosts: positiveInt.optional(),
       })
       .nullable()
+      .optional(),
+    // One shard's result (run --shard I/N): not comparable until merged.
+    shard: z
+      .object({
+        index: count,
+        count: positiveInt,
+        index_from: z.string().nullable(),
+        start_at: z.string(),
+        slot_s: num.positive(),
+        host: z.string(),
+        boot_id: z.string().nullable(),
+        clock: hostClock,
+        records: z.string().min(1),
+      })
+      .optional(),
+    // A result merged from shards (servegate merge).
+    shards: z
+      .object({
+        count: positiveInt,
+        start_at: z.string(),
+        slot_s: num.positive(),
+        shards: z.array(z.object({ index: count, host: z.string(), boot_id: z.string().nullable(), clock: hostClock, file: z.string() })).min(1),
+      })
       .optional(),
   })
   .superRefine((file, ctx) => {

@@ -6,7 +6,7 @@ import { serverSideFigures } from '../metrics/prometheus.js'
 import { assessValidity } from '../analysis/validity.js'
 import { buildRequests, type PromptWordCounts } from '../plan/prompts.js'
 import type { PlanPoint } from '../plan/plan.js'
-import type { Api, GoodputSlo, GpuSample, RequestRecord, RunResult } from '../types.js'
+import type { Api, GoodputSlo, GpuSample, RawRun, RequestRecord, RunResult } from '../types.js'
 
 /** Everything measuring one point needs from outside. */
 export interface MeasureContext {
@@ -38,6 +38,20 @@ export interface MeasureContext {
    * point that failed whole is best explained by the server's own words.
    */
   onEveryRequestFailed?: (firstError: string) => void
+  /**
+   * One shard of a sharded sweep: the measured requests wait for the slot's measure instant, the
+   * server-side figures are left to the merge (the server's counters hold every shard's traffic),
+   * and the run's raw material goes to the records file.
+   */
+  shard?: ShardHooks
+}
+
+/** What measuring one shard's run needs from its schedule and records file (sweep/shard-run.ts). */
+export interface ShardHooks {
+  /** Resolves at the instant the measured requests start on every shard. */
+  untilMeasure: () => Promise<void>
+  /** Receives the run's records and scrapes for the records file. */
+  keep: (raw: RawRun, extra: { epochUnixMs: number; warmupDoneUnixMs: number; metricsBefore: string | null; metricsAfter: string | null }) => void
 }
 
 /** A running GPU sampler: stop() returns its samples. */
@@ -63,10 +77,15 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
   // threads, so the measured requests find warm connection pools and a heap
   // already collected (load/share.ts).
   // Filled at the barrier, inside runPoint.
-  const atStart: { metrics: string | null; sampler: GpuSampling | null } = { metrics: null, sampler: null }
+  const atStart: { metrics: string | null; sampler: GpuSampling | null; warmDoneUnixMs: number } = { metrics: null, sampler: null, warmDoneUnixMs: 0 }
   let raw: Awaited<ReturnType<typeof runPoint>>
+  // The run's epoch on the monotonic clock and on the wall clock, read together: a shard's records
+  // are placed on the common clock from it.
+  const epochNs = process.hrtime.bigint()
+  const epochUnixMs = performance.timeOrigin + performance.now()
   try {
     raw = await runPoint({
+      epochNs,
       concurrency: point.concurrency,
       workers: ctx.workers,
       // Open loop: the point's seed draws its prompts and its arrival schedule (recorded as run.seed).
@@ -77,8 +96,14 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
       measured,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       beforeMeasure: async () => {
+        atStart.warmDoneUnixMs = performance.timeOrigin + performance.now()
         atStart.metrics = await scrapeMetrics(ctx.root, ctx.apiKey)
         atStart.sampler = ctx.sampleGpu()
+        // A shard scrapes once its own warmup is done and then waits for the instant every shard
+        // starts at, so nothing between that instant and its first request can make it late (a
+        // scrape and a sampler start took up to 140 ms on a loaded host); the merge reads the
+        // server-side figures from the last shard's scrape, taken after every warmup.
+        await ctx.shard?.untilMeasure()
       },
     })
   } catch (err) {
@@ -92,7 +117,9 @@ export async function measurePoint(point: PlanPoint, ctx: MeasureContext): Promi
   const first = everyRequestFailed(raw.records)
   if (first !== null) ctx.onEveryRequestFailed?.(first)
   const run = summarizeRun(raw, { repeat: point.repeat, seed: point.seed, numPrompts: point.numPrompts, goodput: ctx.goodput ?? null })
-  run.server_side = atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null
+  // A shard's scrapes hold every shard's traffic: its server-side figures come from the merge.
+  run.server_side = ctx.shard === undefined && atStart.metrics !== null && after !== null ? serverSideFigures(atStart.metrics, after) : null
+  ctx.shard?.keep(raw, { epochUnixMs, warmupDoneUnixMs: atStart.warmDoneUnixMs, metricsBefore: atStart.metrics, metricsAfter: after })
   run.gpu = gpu.length > 0 ? gpu : null
   run.tokens.retokenized = await retokenize(raw.records, ctx)
   run.validity = assessValidity(run, {

@@ -13,7 +13,7 @@ import { startGpuSampler } from '../env/gpu-sampler.js'
 import type { ExecFn } from '../env/exec.js'
 import type { ServerProcesses } from '../env/nvidia-smi.js'
 import { isServerOnThisHost } from '../env/local-host.js'
-import { LoadAborted, workersWarning } from '../load/run-point.js'
+import { LoadAborted, resolveWorkers, workersWarning } from '../load/run-point.js'
 import { atTargetForResult } from '../analysis/at-target.js'
 import { fingerprintOf } from '../gate/fingerprint.js'
 import { pointScope } from '../gate/metric-keys.js'
@@ -35,6 +35,8 @@ import {
 import { loadLocalTokenizer, type LocalTokenizer } from '../client/local-tokenizer.js'
 import { defaultServerLogPath, describeExit, ServerExitedDuringSweep, ServerStartCancelled, startServer, type ServerHandle } from '../serve/index.js'
 import { measurePoint } from './measure-point.js'
+import { enterSlot, prepareShard, type ShardSession, type ShardSlot } from './shard-run.js'
+import { scheduleSeed, shardPlan } from '../plan/shard.js'
 import { checkResumable, measuredRunKey } from './resume.js'
 
 /** How a sweep talks to the outside world (the terminal, an abort signal). */
@@ -174,6 +176,8 @@ interface SweepTarget {
   envDeps: EnvDeps
   /** A server servegate started runs in a process group of its own: its processes are never foreign to its runs. */
   serverProcesses: ServerProcesses
+  /** One shard of a sharded sweep: its schedule and records file (set by freshResult); absent: the whole sweep. */
+  shard?: ShardSession
 }
 
 async function sweepAgainst(
@@ -287,10 +291,13 @@ async function freshResult(t: SweepTarget): Promise<{ result: ResultFile; plan: 
   // METHODOLOGY: prompts a server has seen before may be served from its prefix cache (vLLM's
   // default), and a sweep against a long-running server follows earlier sweeps: each invocation
   // draws prompts of its own unless the seed is pinned. The seed is recorded to replay them.
-  const seed = cfg.seedPinned === true ? cfg.seed : freshSeed()
+  // A shard plans from the seed every shard of its launch shares (plan/shard.ts scheduleSeed).
+  const seed = cfg.seedPinned === true ? cfg.seed : cfg.shard ? scheduleSeed(cfg.shard.startAt, cfg.shard.count) : freshSeed()
   if (cfg.seedPinned !== true) deps.log(`Prompts from a fresh seed, ${seed} (recorded in the result; --seed ${seed} replays them).`)
   const only = deps.onlyPoints ?? null
-  const plan = buildPlan({ ...cfg, seed }).filter((p) => only === null || only.has(pointScope(resultPoint(p))))
+  const whole = buildPlan({ ...cfg, seed }).filter((p) => only === null || only.has(pointScope(resultPoint(p))))
+  // A shard runs its share of every point where it has one; each run keeps its slot in the whole plan's schedule.
+  const plan = cfg.shard ? shardPlan(whole, cfg.shard, cfg.warmup).flatMap((r) => (r.point === null ? [] : [r.point])) : whole
   // Say so when a new sweep replaces finished runs: the user may have meant --resume.
   const previous = existsSync(resultPath) ? await readResultFile(resultPath).catch(() => null) : null
   if (previous !== null && countRuns(previous) > 0) {
@@ -310,6 +317,15 @@ async function freshResult(t: SweepTarget): Promise<{ result: ResultFile; plan: 
     target: { metric: cfg.target.metric, percentile: cfg.target.percentile, threshold_ms: cfg.target.thresholdMs },
     points: [],
     at_target: [],
+  }
+  if (cfg.shard) {
+    const threads = Math.max(0, ...plan.map((p) => resolveWorkers(cfg.workers, p.concurrency)))
+    t.shard = await prepareShard(cfg.shard, resultPath, whole.length, threads, deps.log)
+    result.shard = t.shard.info
+    if ((cfg.hostRetries ?? 0) > 0)
+      deps.log(
+        `host_retries is off for a shard: a second attempt would leave the schedule the other shards keep (a saturated shard makes its point invalid instead).`,
+      )
   }
   // Write the empty result first: a path that passed the check but still fails (a full disk) fails before any load is sent.
   await writeResultFile(resultPath, result)
@@ -380,13 +396,18 @@ async function measureAttempts(
   kit: AttemptKit,
   stop: Stop,
 ): Promise<{ run: RunResult; firstError: string | null }> {
-  const retries = t.cfg.hostRetries ?? 0
+  // A shard's schedule has no room for a second attempt.
+  const retries = t.shard ? 0 : (t.cfg.hostRetries ?? 0)
   const discarded: DiscardedAttempt[] = []
   let attempt = point
   for (;;) {
     // Before the point's requests are built, and before its warmup: tokenize calls never overlap the load.
     const promptWords = kit.counter === null ? null : await calibrateRun(t, result, attempt, kit.counter, kit.memo, stop)
-    const measured = await measureRun(t, attempt, promptWords, stop)
+    // A shard waits for its slot once its prompts are ready.
+    const slot = t.shard ? await enterSlot(t.shard, attempt, t.deps.log, t.deps.signal) : null
+    if (slot !== null && t.deps.signal?.aborted) await stop(point)
+    const measured = await measureRun(t, attempt, promptWords, stop, slot)
+    await slot?.record(measured.run)
     const { run } = measured
     if (discarded.length >= retries || !spoiledOnlyByHost(run.validity)) {
       if (discarded.length > 0) run.discarded_attempts = discarded
@@ -422,7 +443,13 @@ async function calibrateRun(
 }
 
 /** Measure one run; a cancel, or a server that died under it, stops the sweep instead. */
-async function measureRun(t: SweepTarget, point: PlanPoint, promptWords: number[] | null, stop: Stop): Promise<{ run: RunResult; firstError: string | null }> {
+async function measureRun(
+  t: SweepTarget,
+  point: PlanPoint,
+  promptWords: number[] | null,
+  stop: Stop,
+  slot: ShardSlot | null,
+): Promise<{ run: RunResult; firstError: string | null }> {
   const { cfg, deps, server } = t
   const gpuExec = t.envDeps.exec
   const serverProcesses = t.serverProcesses
@@ -442,6 +469,7 @@ async function measureRun(t: SweepTarget, point: PlanPoint, promptWords: number[
     idleTimeoutMs: cfg.idleTimeoutMs,
     deadlineMs: requestDeadlineMs(cfg, point.shape),
     goodput: cfg.goodput ?? null,
+    ...(slot !== null ? { shard: slot.hooks } : {}),
     sampleGpu: () => {
       if (!t.gpuOnThisHost) return { stop: () => [] }
       const s = startGpuSampler(gpuExec, 1000, { server: serverProcesses })
@@ -509,7 +537,8 @@ function resultPoint(point: PlanPoint): PointResult {
   return {
     input_len: point.shape.inputLen,
     output_len: point.shape.outputLen,
-    concurrency: point.concurrency,
+    // A shard's run belongs to the whole point (its share is in the records file).
+    concurrency: point.shard?.totalConcurrency ?? point.concurrency,
     ...(point.openLoop ? { request_rate: rateLabel(point.openLoop.rate) } : {}),
     runs: [],
   }
