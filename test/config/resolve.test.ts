@@ -305,3 +305,50 @@ describe('gate.design_pct and gate.max_gpu_minutes', () => {
     expect(resolve({}, gateFile('{design_pct: {tput_at_target: 40}}'), {}).gate.designPct).toEqual({ tput_at_target: 40 })
   })
 })
+
+describe('a sharded sweep’s settings (--shard, --start-at, --slot, --time-server, config shard:)', () => {
+  const shard = { shard: 'JOB_COMPLETION_INDEX/4', startAt: '2026-12-07T10:00:00Z', slot: '90', timeServer: 'ntp.example.com' }
+
+  it('reads the index from the variable the launcher sets, and the schedule', () => {
+    expect(resolve(shard, null, { JOB_COMPLETION_INDEX: '2' }).shard).toEqual({
+      index: 2,
+      count: 4,
+      indexFrom: 'JOB_COMPLETION_INDEX',
+      startAt: '2026-12-07T10:00:00Z',
+      startAtMs: Date.UTC(2026, 11, 7, 10),
+      slotS: 90,
+      timeServer: 'ntp.example.com',
+    })
+    expect(resolve({}, null, {}).shard).toBeUndefined()
+  })
+
+  it('takes the config file’s shard: with the flags winning', () => {
+    const file = parseConfigText('shard: {index: SLURM_PROCID, count: 8, start_at: "2026-12-07T10:00:00Z", slot_s: 60}\n', 'sg.yaml')
+    expect(resolve({ slot: '45' }, file, { SLURM_PROCID: '7' }).shard).toMatchObject({ index: 7, count: 8, slotS: 45, timeServer: null })
+  })
+
+  it('refuses a shard without its schedule, schedule flags without a shard, and what a schedule cannot keep', () => {
+    expect(problemOf(() => resolve({ shard: '0/2' }, null, {}))).toBe(
+      'invalid options:\n  --shard needs --start-at TIME: the same ISO 8601 time on every shard, a little in the future, where their schedule begins\n  --shard needs --slot SECONDS: how long each run is given on every shard (longer than the longest run, its warmup included)',
+    )
+    expect(problemOf(() => resolve({ startAt: '2026-12-07T10:00:00Z' }, null, {}))).toBe('--start-at belongs to a sharded sweep: give --shard I/N too')
+    expect(problemOf(() => resolve({ ...shard, shard: '1/2', startAt: '10:00' }, null, {}))).toBe(
+      '--start-at "10:00": expected an ISO 8601 time with its zone, e.g. 2026-12-07T10:00:00Z (every shard reads it alike)',
+    )
+    expect(problemOf(() => resolve(shard, null, {}))).toBe(
+      '--shard "JOB_COMPLETION_INDEX/4": the variable JOB_COMPLETION_INDEX is not set (the launcher sets it: a Kubernetes Indexed Job, Slurm\'s srun)',
+    )
+    expect(problemOf(() => resolve({ ...shard, shard: '0/2', resume: true }, null, {}))).toBe(
+      '--shard cannot --resume: the schedule the other shards keep has moved on; run the sharded sweep again',
+    )
+    expect(problemOf(() => resolve({ ...shard, shard: '0/2', serve: 'vllm serve m --port {port}' }, null, {}))).toBe(
+      '--shard measures one server that the launcher started, given by --base-url: drop --serve (every shard would start a server of its own)',
+    )
+    expect(problemOf(() => resolve({ ...shard, shard: '0/2', requestRate: '5' }, null, {}))).toBe(
+      '--shard runs closed-loop sweeps only: an open-loop sweep (--request-rate) cannot be split yet',
+    )
+    expect(problemOf(() => resolve({ ...shard, shard: '0/2', slot: '0' }, null, {}))).toBe(
+      '--slot "0": expected seconds above 0, longer than the sweep\'s longest run',
+    )
+  })
+})
