@@ -80887,7 +80887,7 @@ async function prepareShard(settings, resultPath, runs, loadThreads, log) {
   for (const w of threads) releaseLoadWorker(w);
   let clock = { server: null, offset_ms: null, uncertainty_ms: null };
   if (settings.timeServer !== null) {
-    const c = await measureClockOffset(settings.timeServer).catch((err) => {
+    const c = await measureClockOffset(settings.timeServer, { samples: 4 }).catch((err) => {
       throw new UsageError(
         `--time-server: ${err.message}`,
         "Every shard needs the time server to align with the others; check the host reaches it (UDP 123), or run the shards on one host without --time-server."
@@ -81896,6 +81896,12 @@ var COLUMNS = [
   "Tok/s/user at p95 TPOT"
 ];
 function sourceLine(result) {
+  const shard = result.shard;
+  if (shard !== void 0)
+    return `Shard ${shard.index} of ${shard.count} of a sharded sweep (from ${shard.start_at}, ${shard.slot_s} s a run): every figure is this shard's share of each point's load, not the point's; merge the ${shard.count} shards (servegate merge) for the sweep's figures.`;
+  const merged = result.shards;
+  if (merged !== void 0)
+    return `Merged from ${merged.count} shards on ${new Set(merged.shards.map((x) => x.boot_id ?? x.host)).size} load host(s) (from ${merged.start_at}, ${merged.slot_s} s a run): every run is the union of its shards' requests; how they lined up is in each run's shards.alignment.`;
   const s = result.source;
   if (s === void 0) return null;
   return `Imported from ${s.tool} (${s.files.join(", ")}) on ${s.imported_at}: not measured by servegate. The checks its files could not support were not made, so every figure is unverified (checks_not_run).`;

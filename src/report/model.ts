@@ -77,6 +77,12 @@ export interface ReportModel {
 
 /** `Imported from vllm bench serve (a.json, b.json) …`, or null for a servegate measurement. */
 function sourceLine(result: ResultFile): string | null {
+  const shard = result.shard
+  if (shard !== undefined)
+    return `Shard ${shard.index} of ${shard.count} of a sharded sweep (from ${shard.start_at}, ${shard.slot_s} s a run): every figure is this shard's share of each point's load, not the point's; merge the ${shard.count} shards (servegate merge) for the sweep's figures.`
+  const merged = result.shards
+  if (merged !== undefined)
+    return `Merged from ${merged.count} shards on ${new Set(merged.shards.map((x) => x.boot_id ?? x.host)).size} load host(s) (from ${merged.start_at}, ${merged.slot_s} s a run): every run is the union of its shards' requests; how they lined up is in each run's shards.alignment.`
   const s = result.source
   if (s === undefined) return null
   return `Imported from ${s.tool} (${s.files.join(', ')}) on ${s.imported_at}: not measured by servegate. The checks its files could not support were not made, so every figure is unverified (checks_not_run).`

@@ -62,7 +62,8 @@ export async function prepareShard(
   for (const w of threads) releaseLoadWorker(w)
   let clock: HostClock = { server: null, offset_ms: null, uncertainty_ms: null }
   if (settings.timeServer !== null) {
-    const c = await measureClockOffset(settings.timeServer).catch((err: unknown) => {
+    // Four queries: a public NTP server may rate-limit a burst (the lowest-delay reply is kept).
+    const c = await measureClockOffset(settings.timeServer, { samples: 4 }).catch((err: unknown) => {
       throw new UsageError(
         `--time-server: ${(err as Error).message}`,
         'Every shard needs the time server to align with the others; check the host reaches it (UDP 123), or run the shards on one host without --time-server.',
