@@ -87499,8 +87499,8 @@ function mergeRun(group, ctx) {
       concurrency: g2.entry.shard.concurrency,
       seed: g2.entry.shard.seed,
       host: g2.shard.result.shard.host,
-      completed: g2.entry.raw.records.filter((r) => r.error === null).length,
-      failed: g2.entry.raw.records.filter((r) => r.error !== null).length,
+      completed: g2.entry.raw.records.filter(isCompleted).length,
+      failed: g2.entry.raw.records.filter((r) => !isCompleted(r)).length,
       issues: [...new Set(g2.entry.issues.map((i) => i.code))],
       late_ms: g2.entry.late_ms
     })),
@@ -87510,16 +87510,13 @@ function mergeRun(group, ctx) {
 }
 
 // src/cli/merge.ts
-init_errors();
 function registerMergeCommand(program2) {
   program2.command("merge").description("Merge a sharded sweep's shard results (run --shard I/N) into one result, re-summarising every shard's requests").argument("<shards...>", "every shard's result file, each with its .records.jsonl.gz beside it").option("--out <file>", "merged result file", "servegate-result.json").action(async (files, opts) => {
     assertWritableOutput(opts.out, "--out");
     const inputs = [];
     for (const file2 of files) {
       const result2 = await readResultFile(file2);
-      if (result2.shard === void 0)
-        throw new UsageError(`${file2}: not a shard's result (no shard field): merge takes the results of servegate run --shard I/N`);
-      inputs.push({ file: file2, result: result2, runs: await readShardRecords(join11(dirname6(file2), result2.shard.records)) });
+      inputs.push({ file: file2, result: result2, runs: result2.shard === void 0 ? [] : await readShardRecords(join11(dirname6(file2), result2.shard.records)) });
     }
     const { result, notes } = mergeShards(inputs);
     result.fingerprint = fingerprintOf(result);

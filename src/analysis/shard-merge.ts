@@ -12,6 +12,7 @@
  */
 import { UsageError } from '../errors.js'
 import { mergeShardRaws, type ShardPart } from '../metrics/merge-shards.js'
+import { isCompleted } from '../metrics/per-request.js'
 import { serverSideFigures } from '../metrics/prometheus.js'
 import { summarizeRun } from '../metrics/summarize.js'
 import { splitOf } from '../plan/shard.js'
@@ -266,8 +267,8 @@ function mergeRun(group: ReadonlyArray<{ shard: ShardInput; entry: ShardRunRecor
       concurrency: g.entry.shard.concurrency,
       seed: g.entry.shard.seed,
       host: g.shard.result.shard!.host,
-      completed: g.entry.raw.records.filter((r) => r.error === null).length,
-      failed: g.entry.raw.records.filter((r) => r.error !== null).length,
+      completed: g.entry.raw.records.filter(isCompleted).length,
+      failed: g.entry.raw.records.filter((r) => !isCompleted(r)).length,
       issues: [...new Set(g.entry.issues.map((i) => i.code as ValidityCode))],
       late_ms: g.entry.late_ms,
     })),

@@ -14,7 +14,6 @@ import { assertWritableOutput } from '../store/output-path.js'
 import { readResultFile, writeResultFile } from '../store/result-file.js'
 import { readShardRecords } from '../store/shard-records.js'
 import { noValidRun } from '../sweep/no-valid-run.js'
-import { UsageError } from '../errors.js'
 import type { ResultFile } from '../types.js'
 
 /** Register `servegate merge`. */
@@ -29,9 +28,8 @@ export function registerMergeCommand(program: Command): void {
       const inputs: ShardInput[] = []
       for (const file of files) {
         const result = await readResultFile(file)
-        if (result.shard === undefined)
-          throw new UsageError(`${file}: not a shard's result (no shard field): merge takes the results of servegate run --shard I/N`)
-        inputs.push({ file, result, runs: await readShardRecords(join(dirname(file), result.shard.records)) })
+        // A file without a shard field has no records file: mergeShards refuses it, naming it.
+        inputs.push({ file, result, runs: result.shard === undefined ? [] : await readShardRecords(join(dirname(file), result.shard.records)) })
       }
       const { result, notes } = mergeShards(inputs)
       result.fingerprint = fingerprintOf(result)

@@ -22,7 +22,7 @@ export interface RequestFigures {
 }
 
 /** A request counts as completed when it carries no error. */
-export function isCompleted(rec: RequestRecord): boolean {
+export function isCompleted(rec: Pick<RequestRecord, 'error'>): boolean {
   return rec.error === null
 }
 

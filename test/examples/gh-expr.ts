@@ -301,3 +301,13 @@ export function evaluateValue(v: unknown, ctx: Contexts, job: JobStatus = {}): V
   const inner = /^\s*\$\{\{([\s\S]*)\}\}\s*$/.exec(v)
   return inner ? evaluate(inner[1] as string, ctx, job) : v
 }
+
+/** Whether a glob, as download-artifact's `pattern` reads it (only `*` is used in the examples), matches an artifact name. */
+export function globMatches(glob: string, name: string): boolean {
+  return new RegExp(
+    `^${glob
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(name)
+}

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { parseExpect } from '../../src/gate/aggregate.js'
-import { type Contexts, evaluateIf, interpolate } from './gh-expr.js'
+import { type Contexts, evaluateIf, globMatches, interpolate } from './gh-expr.js'
 import { runnerGroup, runnerLabels, type RunsOn } from './runner.js'
 
 // The matrix example users copy: each configuration's job uploads its verdict record, and the
@@ -45,14 +45,6 @@ function pr(headRepo = REPO): Contexts {
     },
   }
 }
-/** A glob as download-artifact's `pattern` reads it (only `*` is used here). */
-const globMatches = (glob: string, name: string) =>
-  new RegExp(
-    `^${glob
-      .split('*')
-      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  ).test(name)
 
 describe('examples/servegate-matrix.yml', () => {
   it('runs on pull requests, grants nothing at the top, and runs a matrix of at least two configurations on self-hosted runners', () => {

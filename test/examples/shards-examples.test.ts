@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { parse, parseAllDocuments } from 'yaml'
-import { type Contexts, evaluateIf, interpolate } from './gh-expr.js'
+import { type Contexts, evaluateIf, globMatches, interpolate } from './gh-expr.js'
 import { runnerLabels, type RunsOn } from './runner.js'
 
 // The three examples that launch a sharded sweep (servegate run --shard I/N on N load hosts, one
@@ -446,14 +446,6 @@ const ctx = (shard: number): Contexts => ({
   matrix: { shard },
   needs: { plan: { result: 'success', outputs: { start_at: '2026-12-07T10:00:00Z' } } },
 })
-/** A glob as download-artifact's `pattern` reads it (only `*` is used here). */
-const globMatches = (glob: string, name: string) =>
-  new RegExp(
-    `^${glob
-      .split('*')
-      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  ).test(name)
 
 describe('examples/servegate-shards.yml', () => {
   it('runs by hand with a base-url input, reading the repository and writing nothing', () => {

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
+import { useTmpDirs } from './tmp-dirs.js'
 import { type Contexts, interpolate } from './gh-expr.js'
 
 // The shell of the sharded-sweep examples, run for real with bash: `srun` and `npx` are stand-ins
@@ -15,15 +15,7 @@ import { type Contexts, interpolate } from './gh-expr.js'
 const ROOT = new URL('../../', import.meta.url)
 const SLURM = fileURLToPath(new URL('examples/slurm-shards.sh', ROOT))
 
-const dirs: string[] = []
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'servegate-shards-'))
-  dirs.push(d)
-  return d
-}
+const tmp = useTmpDirs('servegate-shards-')
 
 // One call per line: the task's SLURM_PROCID (or -), then the arguments, separated by a unit separator.
 // `servegate run` writes its --out and the records file beside it, `merge` its --out, `report` its

@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
+import { useTmpDirs } from './tmp-dirs.js'
 
 // The shell steps of the example and of the release workflow, run for real with
 // bash: `docker` and `curl` are stand-ins on PATH that record what they were
@@ -45,15 +45,7 @@ function readOutputs(text: string): Record<string, string> {
   return out
 }
 
-const dirs: string[] = []
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'servegate-wf-'))
-  dirs.push(d)
-  return d
-}
+const tmp = useTmpDirs('servegate-wf-')
 
 const FAKE_DOCKER = `#!/usr/bin/env bash
 all="$*"
